@@ -1,0 +1,574 @@
+//! The shared state of one run of the simulated chip, and the worker pool that executes it.
+//!
+//! # Task lifecycle
+//!
+//! 1. The orchestrator fills a slot, wires the task into its producers' fanout lists and
+//!    releases its self-reference on `fanin_remaining` ([`crate::orchestrator`]).
+//! 2. Whoever brings `fanin_remaining` to zero calls [`Chip::make_ready`]: a task with
+//!    subtasks is pushed to the ready queue (once per worker that can help, at most one per
+//!    subtask); a dummy or allocation task completes on the spot.
+//! 3. Workers pop task ids and claim subtasks (`block × active slot`) with `claim`;
+//!    each subtask runs the kernel on a logical core the worker owns.
+//! 4. The thread finishing the last subtask completes the task: under the fanout lock it
+//!    marks it `Completed` and counts down each consumer (readying those that reach zero);
+//!    then it releases the producers it retained.
+//! 5. A task is `Consumed` once completed and every reference (its scope's, each retaining
+//!    consumer's) is released; the ring then reclaims consecutive consumed slots, advancing
+//!    `last_alive`, the heap tail and the dep-pool tail, which unblocks the orchestrator.
+//!
+//! # Sleep and wake-up
+//!
+//! Workers spin briefly on an empty queue, then sleep on [`Waiter`]. A pusher increments
+//! nothing on the fast path: it checks `Waiter::sleepers` after its push. The sleeper
+//! registers (a SeqCst read-modify-write) *before* re-checking the queue under the mutex,
+//! and the pusher's queue push is followed by a SeqCst read-modify-write on a counter before
+//! it reads `sleepers`, so in the single total order either the sleeper sees the item or
+//! the pusher sees the sleeper (and notifies under the mutex, which the sleeper holds until
+//! it waits). Waits also time out, so a mistake here costs latency, never a hang.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use crossbeam_queue::ArrayQueue;
+use parking_lot::{Condvar, Mutex};
+
+use crate::config::{ChipConfig, N_RINGS};
+use crate::error::{ErrorCode, RuntimeError};
+use crate::ffi::{GlobalContext, LocalContext, DISPATCH_MAX_ARGS, GLOBAL_CONTEXT_INDEX, LOCAL_CONTEXT_INDEX};
+use crate::memory::DeviceMemory;
+use crate::platform::{CoreType, Topology};
+use crate::program::KernelTable;
+use crate::task::{claim_subtask, SlotState, TaskId, TaskSlot};
+
+/// A mutex + condvar pair with a count of sleepers, used for workers waiting for work and
+/// for threads waiting for progress (see the module docs for the protocol).
+pub struct Waiter {
+    sleepers: AtomicU32,
+    lock: Mutex<()>,
+    cond: Condvar,
+}
+
+impl Waiter {
+    fn new() -> Waiter {
+        Waiter { sleepers: AtomicU32::new(0), lock: Mutex::new(()), cond: Condvar::new() }
+    }
+
+    /// Sleeps until notified or `timeout`, unless `ready()` already holds once registered.
+    pub fn wait_until(&self, timeout: Duration, ready: &dyn Fn() -> bool) {
+        let mut guard = self.lock.lock();
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        if !ready() {
+            self.cond.wait_for(&mut guard, timeout);
+        }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Wakes one sleeper, if any. The caller has just done a SeqCst read-modify-write.
+    pub fn notify_one(&self) {
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _guard = self.lock.lock();
+            self.cond.notify_one();
+        }
+    }
+
+    /// Wakes every sleeper, if any. The caller has just done a SeqCst read-modify-write.
+    pub fn notify_all(&self) {
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _guard = self.lock.lock();
+            self.cond.notify_all();
+        }
+    }
+}
+
+/// One scope-depth ring: its task window, heap and dep-pool frontiers.
+pub struct Ring {
+    /// Ring index (0..4).
+    pub index: usize,
+    /// Task window size (power of two).
+    pub window: u64,
+    slots: OnceLock<Box<[TaskSlot]>>,
+    /// Next local id (published by the orchestrator after filling a slot).
+    pub head: AtomicU64,
+    /// Oldest local id not yet reclaimed.
+    pub last_alive: AtomicU64,
+    /// Heap capacity in bytes.
+    pub heap_size: u64,
+    heap: OnceLock<Result<DeviceMemory, String>>,
+    /// Cumulative heap bytes reclaimed.
+    pub heap_tail: AtomicU64,
+    /// Dep pool capacity (entries).
+    pub dep_capacity: u64,
+    /// Cumulative dep-pool entries reclaimed.
+    pub dep_tail: AtomicU64,
+    reclaim_lock: Mutex<()>,
+    reclaim_pending: AtomicBool,
+}
+
+impl Ring {
+    fn new(index: usize, window: u64, heap_size: u64, dep_capacity: u64) -> Ring {
+        Ring {
+            index,
+            window,
+            slots: OnceLock::new(),
+            head: AtomicU64::new(0),
+            last_alive: AtomicU64::new(0),
+            heap_size,
+            heap: OnceLock::new(),
+            heap_tail: AtomicU64::new(0),
+            dep_capacity,
+            dep_tail: AtomicU64::new(0),
+            reclaim_lock: Mutex::new(()),
+            reclaim_pending: AtomicBool::new(false),
+        }
+    }
+
+    /// The slot of local id `local`.
+    pub fn slot(&self, local: u64) -> &TaskSlot {
+        let slots = self.slots.get_or_init(|| (0..self.window).map(|_| TaskSlot::new()).collect());
+        &slots[(local & (self.window - 1)) as usize]
+    }
+
+    /// Base address of the heap (mapped on first use).
+    pub fn heap_base(&self) -> Result<*mut u8, RuntimeError> {
+        match self.heap.get_or_init(|| DeviceMemory::new(self.heap_size as usize).map_err(|e| e.to_string())) {
+            Ok(mem) => Ok(mem.base()),
+            Err(message) => Err(RuntimeError::Io {
+                what: format!("heap ring {}", self.index),
+                source: std::io::Error::other(message.clone()),
+            }),
+        }
+    }
+
+    /// Whether the task `id` (of this ring) has been reclaimed.
+    pub fn is_retired(&self, local: u64) -> bool {
+        local < self.last_alive.load(Ordering::Acquire)
+    }
+}
+
+/// A fatal error, latched once.
+pub struct FatalLatch {
+    set: AtomicBool,
+    first: Mutex<Option<(ErrorCode, String)>>,
+}
+
+impl FatalLatch {
+    fn new() -> FatalLatch {
+        FatalLatch { set: AtomicBool::new(false), first: Mutex::new(None) }
+    }
+
+    /// Whether a fatal error has been latched.
+    pub fn is_set(&self) -> bool {
+        self.set.load(Ordering::Acquire)
+    }
+
+    /// Latches `code` / `message` unless an earlier error is already latched.
+    pub fn raise(&self, code: ErrorCode, message: String) {
+        let mut first = self.first.lock();
+        if first.is_none() {
+            tracing::error!("{} ({}): {message}", code.name(), code.code());
+            *first = Some((code, message));
+            self.set.store(true, Ordering::Release);
+        }
+    }
+
+    /// The latched error.
+    pub fn take(&self) -> Option<(ErrorCode, String)> {
+        self.first.lock().clone()
+    }
+}
+
+/// What a worker is running, for timeout messages.
+pub struct WorkerStatus {
+    /// Raw task id, or `u64::MAX` when idle.
+    pub task: AtomicU64,
+    /// Logical core.
+    pub core: AtomicUsize,
+    /// When the subtask started (ns since run start).
+    pub since_ns: AtomicU64,
+    /// Set once the worker thread has exited.
+    pub exited: AtomicBool,
+}
+
+/// The shared state of one run.
+pub struct Chip {
+    /// Configuration.
+    pub config: ChipConfig,
+    /// Logical cores.
+    pub topology: Topology,
+    /// Kernels by func_id (keeps their libraries loaded).
+    pub kernels: Arc<KernelTable>,
+    /// The four rings.
+    pub rings: [Ring; N_RINGS],
+    ready: ArrayQueue<u64>,
+    /// Workers waiting for work.
+    pub work: Waiter,
+    /// Threads waiting for task completions.
+    pub progress: Waiter,
+    /// Tasks submitted (including dummy and allocation tasks).
+    pub submitted: AtomicU64,
+    /// Tasks completed.
+    pub completed: AtomicU64,
+    /// The first fatal error.
+    pub fatal: FatalLatch,
+    /// Set when the orchestration thread has finished.
+    pub orchestration_done: AtomicBool,
+    /// Tells workers to exit.
+    pub shutdown: AtomicBool,
+    /// Per-worker status.
+    pub workers: Box<[WorkerStatus]>,
+    /// Run start.
+    pub t0: Instant,
+    /// ns since `t0` when the last task finished.
+    pub last_end_ns: AtomicU64,
+}
+
+impl Chip {
+    /// Shared state for a run with `n_workers` workers.
+    pub fn new(config: ChipConfig, kernels: Arc<KernelTable>, n_workers: usize) -> Chip {
+        let topology = config.platform.topology(n_workers);
+        let r = &config.rings;
+        let rings = std::array::from_fn(|i| Ring::new(i, r.task_window[i], r.heap[i], r.dep_pool[i]));
+        // Every live task is queued at most once per worker (SPMD copies), and at most
+        // `window - 1` tasks per ring are live.
+        let live: u64 = r.task_window.iter().sum();
+        let capacity = (live as usize).saturating_mul(n_workers.max(1)).clamp(1024, 1 << 24);
+        Chip {
+            topology,
+            kernels,
+            rings,
+            ready: ArrayQueue::new(capacity),
+            work: Waiter::new(),
+            progress: Waiter::new(),
+            submitted: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+            fatal: FatalLatch::new(),
+            orchestration_done: AtomicBool::new(false),
+            shutdown: AtomicBool::new(false),
+            workers: (0..n_workers)
+                .map(|_| WorkerStatus {
+                    task: AtomicU64::new(u64::MAX),
+                    core: AtomicUsize::new(0),
+                    since_ns: AtomicU64::new(0),
+                    exited: AtomicBool::new(false),
+                })
+                .collect(),
+            t0: Instant::now(),
+            last_end_ns: AtomicU64::new(0),
+            config,
+        }
+    }
+
+    /// The slot of task `id`.
+    pub fn slot(&self, id: TaskId) -> &TaskSlot {
+        self.rings[id.ring()].slot(id.local())
+    }
+
+    /// Whether task `id` has been reclaimed.
+    pub fn is_retired(&self, id: TaskId) -> bool {
+        self.rings[id.ring()].is_retired(id.local())
+    }
+
+    /// ns since run start.
+    pub fn now_ns(&self) -> u64 {
+        self.t0.elapsed().as_nanos() as u64
+    }
+
+    /// Makes a task whose fanin reached zero runnable (see the module docs, step 2). Dummy
+    /// tasks are pushed to `inline` for the caller to complete without recursion.
+    pub fn make_ready(&self, id: TaskId, inline: &mut Vec<TaskId>) {
+        // SAFETY: the task is published (its fanin reached zero after wiring) and pending.
+        let total = unsafe { self.slot(id).payload() }.subtasks_total;
+        if total == 0 {
+            inline.push(id);
+            return;
+        }
+        let copies = (total as usize).min(self.workers.len()).max(1);
+        for _ in 0..copies {
+            let mut raw = id.0;
+            // The queue is sized for every live task times the workers; a full queue means
+            // workers are behind by more than that, so yield until one pops.
+            while let Err(back) = self.ready.push(raw) {
+                raw = back;
+                if self.fatal.is_set() {
+                    return;
+                }
+                std::thread::yield_now();
+            }
+        }
+        // SeqCst RMW before reading the sleeper count (module docs).
+        self.submitted.fetch_add(0, Ordering::SeqCst);
+        if copies > 1 {
+            self.work.notify_all();
+        } else {
+            self.work.notify_one();
+        }
+    }
+
+    /// Completes task `id` and any dummy tasks this readies, iteratively.
+    pub fn complete(&self, id: TaskId, inline: &mut Vec<TaskId>) {
+        inline.push(id);
+        while let Some(id) = inline.pop() {
+            self.complete_one(id, inline);
+        }
+    }
+
+    fn complete_one(&self, id: TaskId, inline: &mut Vec<TaskId>) {
+        let slot = self.slot(id);
+        let end = self.now_ns();
+        slot.end_ns.store(end, Ordering::Relaxed);
+        // Release retained producers first, while this task is still pending: once it is
+        // marked completed another thread may consume and reclaim its slot.
+        // SAFETY: published, still-pending task: its payload is immutable and live.
+        let payload = unsafe { slot.payload() };
+        for &producer in &payload.retained {
+            self.release(producer);
+        }
+        let consumed = {
+            let mut fanout = slot.fanout.lock();
+            fanout.state = SlotState::Completed;
+            for i in 0..fanout.consumers.len() {
+                let consumer = fanout.consumers[i];
+                if self.slot(consumer).fanin_remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    self.make_ready(consumer, inline);
+                }
+            }
+            fanout.consumers.clear();
+            let consumed = fanout.released == fanout.fanout_count;
+            if consumed {
+                fanout.state = SlotState::Consumed;
+            }
+            consumed
+        };
+        if consumed {
+            self.try_advance(id.ring());
+        }
+        self.last_end_ns.fetch_max(end, Ordering::Relaxed);
+        self.completed.fetch_add(1, Ordering::SeqCst);
+        self.progress.notify_all();
+    }
+
+    /// Releases one reference on `id` (a scope's or a retaining consumer's).
+    pub fn release(&self, id: TaskId) {
+        let consumed = {
+            let mut fanout = self.slot(id).fanout.lock();
+            fanout.released += 1;
+            let consumed = fanout.state == SlotState::Completed && fanout.released == fanout.fanout_count;
+            if consumed {
+                fanout.state = SlotState::Consumed;
+            }
+            consumed
+        };
+        if consumed {
+            self.try_advance(id.ring());
+        }
+    }
+
+    /// Reclaims consecutive consumed slots at the tail of `ring` (try-lock; a contended
+    /// call leaves a note that the lock holder picks up).
+    pub fn try_advance(&self, ring: usize) {
+        let ring = &self.rings[ring];
+        loop {
+            let Some(_guard) = ring.reclaim_lock.try_lock() else {
+                ring.reclaim_pending.store(true, Ordering::Release);
+                return;
+            };
+            ring.reclaim_pending.store(false, Ordering::Release);
+            self.advance_locked(ring);
+            drop(_guard);
+            if !ring.reclaim_pending.load(Ordering::Acquire) {
+                return;
+            }
+        }
+    }
+
+    /// Like [`Chip::try_advance`] but waits for the lock (orchestrator under back-pressure).
+    pub fn advance_blocking(&self, ring: usize) {
+        let ring = &self.rings[ring];
+        let _guard = ring.reclaim_lock.lock();
+        ring.reclaim_pending.store(false, Ordering::Release);
+        self.advance_locked(ring);
+    }
+
+    fn advance_locked(&self, ring: &Ring) {
+        let mut local = ring.last_alive.load(Ordering::Relaxed);
+        let head = ring.head.load(Ordering::Acquire);
+        let start = local;
+        let mut heap_tail = None;
+        let mut dep_tail = None;
+        while local < head {
+            let slot = ring.slot(local);
+            let mut fanout = slot.fanout.lock();
+            if fanout.state != SlotState::Consumed {
+                break;
+            }
+            fanout.state = SlotState::Free;
+            drop(fanout);
+            // SAFETY: consumed: no thread reads or writes the payload any more.
+            let payload = unsafe { slot.payload() };
+            heap_tail = Some(payload.heap_end);
+            dep_tail = Some(payload.dep_mark);
+            local += 1;
+        }
+        if local != start {
+            if let Some(h) = heap_tail {
+                ring.heap_tail.fetch_max(h, Ordering::Release);
+            }
+            if let Some(d) = dep_tail {
+                ring.dep_tail.fetch_max(d, Ordering::Release);
+            }
+            ring.last_alive.store(local, Ordering::Release);
+            self.completed.fetch_add(0, Ordering::SeqCst);
+            self.progress.notify_all();
+        }
+    }
+
+    /// Whether every submitted task has completed.
+    pub fn quiescent(&self) -> bool {
+        self.completed.load(Ordering::SeqCst) == self.submitted.load(Ordering::SeqCst)
+    }
+
+    /// Latches a fatal error and wakes everyone.
+    pub fn raise(&self, code: ErrorCode, message: String) {
+        self.fatal.raise(code, message);
+        self.completed.fetch_add(0, Ordering::SeqCst);
+        self.progress.notify_all();
+        self.work.notify_all();
+    }
+
+    /// The fatal error as a [`RuntimeError`], if any.
+    pub fn fatal_error(&self) -> Option<RuntimeError> {
+        self.fatal.take().map(|(code, message)| RuntimeError::Fatal { code, message })
+    }
+}
+
+/// The logical cores a worker runs subtasks on: worker `w` of `n` owns clusters
+/// `w, w + n, ...` and rotates through them so the swimlane spreads over the chip.
+struct WorkerCores {
+    clusters: Vec<usize>,
+    next: [usize; 3],
+}
+
+impl WorkerCores {
+    fn new(topology: Topology, worker: usize, n_workers: usize) -> WorkerCores {
+        let mut clusters: Vec<usize> = (worker..topology.n_clusters).step_by(n_workers.max(1)).collect();
+        if clusters.is_empty() {
+            clusters.push(worker % topology.n_clusters.max(1));
+        }
+        WorkerCores { clusters, next: [0; 3] }
+    }
+
+    /// A logical core for cluster slot `slot` (0 = AIC, 1 = AIV0, 2 = AIV1).
+    fn pick(&mut self, topology: &Topology, slot: usize) -> usize {
+        let i = self.next[slot] % self.clusters.len();
+        self.next[slot] = self.next[slot].wrapping_add(1);
+        topology.core_of(self.clusters[i], slot)
+    }
+}
+
+/// How long an idle worker spins before sleeping.
+const SPIN_ROUNDS: u32 = 64;
+/// How long a sleeping worker waits before re-checking the queue on its own.
+const IDLE_WAIT: Duration = Duration::from_millis(20);
+
+/// The body of worker thread `index`.
+pub fn worker_main(chip: &Chip, index: usize) {
+    let n_workers = chip.workers.len();
+    let mut cores = WorkerCores::new(chip.topology, index, n_workers);
+    let mut inline: Vec<TaskId> = Vec::with_capacity(64);
+    let status = &chip.workers[index];
+    'outer: loop {
+        let mut spins = 0u32;
+        let raw = loop {
+            if let Some(raw) = chip.ready.pop() {
+                break raw;
+            }
+            if chip.shutdown.load(Ordering::Acquire) {
+                break 'outer;
+            }
+            spins += 1;
+            if spins < SPIN_ROUNDS {
+                std::hint::spin_loop();
+            } else if spins < SPIN_ROUNDS + 16 {
+                std::thread::yield_now();
+            } else {
+                chip.work.wait_until(IDLE_WAIT, &|| !chip.ready.is_empty() || chip.shutdown.load(Ordering::Acquire));
+                spins = SPIN_ROUNDS;
+            }
+        };
+        run_task(chip, TaskId(raw), status, &mut cores, &mut inline);
+    }
+    status.exited.store(true, Ordering::Release);
+}
+
+fn run_task(chip: &Chip, id: TaskId, status: &WorkerStatus, cores: &mut WorkerCores, inline: &mut Vec<TaskId>) {
+    let slot = chip.slot(id);
+    let mut args = [0i64; DISPATCH_MAX_ARGS];
+    while let Some((i, total)) = claim_subtask(slot, id) {
+        // SAFETY: a successful claim means the slot holds this (published) task, and it
+        // cannot be reclaimed before the claimed subtask is counted done below.
+        let payload = unsafe { slot.payload() };
+        if !chip.fatal.is_set() {
+            let n_active = payload.n_active.max(1) as u32;
+            let (slot_idx, entry) = payload.active[(i % n_active) as usize];
+            let block = i / n_active;
+            let core = cores.pick(&chip.topology, slot_idx as usize);
+            let local = LocalContext { block_idx: block as i32, block_num: payload.block_num as i32 };
+            let global = GlobalContext { sub_block_id: chip.topology.sub_block(core), core_id: core as i32 };
+            let n_t = payload.tensors.len();
+            for (a, t) in args.iter_mut().zip(&payload.tensors) {
+                *a = t as *const _ as i64;
+            }
+            for (a, s) in args[n_t..].iter_mut().zip(&payload.scalars) {
+                *a = *s as i64;
+            }
+            args[LOCAL_CONTEXT_INDEX] = &local as *const LocalContext as i64;
+            args[GLOBAL_CONTEXT_INDEX] = &global as *const GlobalContext as i64;
+            status.core.store(core, Ordering::Relaxed);
+            status.since_ns.store(chip.now_ns(), Ordering::Relaxed);
+            status.task.store(id.0, Ordering::Release);
+            if let Some(entry) = entry {
+                // SAFETY: `entry` is a `kernel_entry` resolved from a library the chip keeps
+                // loaded; `args` follows the kernel ABI (tensor pointers into the payload,
+                // which outlives the call, then scalars, then the two context pointers).
+                unsafe { entry(args.as_mut_ptr()) };
+            }
+            status.task.store(u64::MAX, Ordering::Release);
+        }
+        if slot.subtasks_done.fetch_add(1, Ordering::AcqRel) + 1 == total {
+            chip.complete(id, inline);
+            return;
+        }
+    }
+}
+
+/// The status of one stuck worker, for the timeout message.
+pub fn describe_running(chip: &Chip) -> Vec<String> {
+    let now = chip.now_ns();
+    chip.workers
+        .iter()
+        .filter_map(|w| {
+            let raw = w.task.load(Ordering::Acquire);
+            if raw == u64::MAX {
+                return None;
+            }
+            let id = TaskId(raw);
+            let core = w.core.load(Ordering::Relaxed);
+            let since = w.since_ns.load(Ordering::Relaxed);
+            // SAFETY: a running task's slot cannot be reclaimed.
+            let payload = unsafe { chip.slot(id).payload() };
+            let func = payload.kernel_ids.iter().copied().find(|&k| k >= 0).unwrap_or(-1);
+            let name = chip.kernels.name(func).unwrap_or("?");
+            let kind = match chip.topology.core_type(core) {
+                CoreType::Aic => "AIC",
+                CoreType::Aiv => "AIV",
+            };
+            Some(format!(
+                "task {id} (kernel {func} '{name}', submitted at {}) has run on {kind} core {} for {:.1} s",
+                payload.site.render(),
+                chip.topology.core_label(core),
+                (now.saturating_sub(since)) as f64 / 1e9
+            ))
+        })
+        .collect()
+}

@@ -1,0 +1,226 @@
+//! Per-run configuration of the chip runtime: platform, ring sizes, timeouts, workers.
+//!
+//! Ring sizes resolve with Simpler's precedence: a per-run override (scalar or one value per
+//! ring) beats the `PTO2_RING_TASK_WINDOW` / `PTO2_RING_HEAP` / `PTO2_RING_DEP_POOL`
+//! environment variables (scalar or `a,b,c,d`), which beat the defaults. Validation follows
+//! Simpler: a task window is a power of two in `[4, i32::MAX]`, a heap at least 1024 bytes,
+//! a dep pool in `[4, i32::MAX]`.
+
+use std::time::Duration;
+
+use crate::error::RuntimeError;
+use crate::platform::Platform;
+
+/// Number of scope-depth rings.
+pub const N_RINGS: usize = 4;
+/// Default task window slots per ring.
+pub const DEFAULT_TASK_WINDOW: u64 = 16384;
+/// Default heap bytes per ring.
+pub const DEFAULT_HEAP: u64 = 256 * 1024 * 1024;
+/// Default dependency-list pool entries per ring.
+pub const DEFAULT_DEP_POOL: u64 = 16384;
+/// Default TensorMap entry pool size (global).
+pub const DEFAULT_TENSORMAP_POOL: usize = 65536;
+/// Default scheduler timeout (Simpler's `PLATFORM_SCHEDULER_TIMEOUT_MS`).
+pub const DEFAULT_SCHEDULER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A per-ring override: one value for every ring, or one per ring (0 = keep the default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingOverride {
+    /// The same value for all four rings.
+    All(u64),
+    /// One value per ring; 0 keeps that ring's default.
+    PerRing([u64; N_RINGS]),
+}
+
+impl RingOverride {
+    /// Parses `1024` or `1024,2048,0,0` (the environment variable syntax).
+    pub fn parse(text: &str) -> Option<RingOverride> {
+        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+        match parts.as_slice() {
+            [one] => one.parse().ok().map(RingOverride::All),
+            [a, b, c, d] => Some(RingOverride::PerRing([
+                a.parse().ok()?,
+                b.parse().ok()?,
+                c.parse().ok()?,
+                d.parse().ok()?,
+            ])),
+            _ => None,
+        }
+    }
+
+    fn apply(self, values: &mut [u64; N_RINGS]) {
+        match self {
+            RingOverride::All(0) => {}
+            RingOverride::All(v) => *values = [v; N_RINGS],
+            RingOverride::PerRing(per) => {
+                for (slot, v) in values.iter_mut().zip(per) {
+                    if v != 0 {
+                        *slot = v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The ring overrides a caller asks for (before environment and defaults).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RingOverrides {
+    /// `ring_task_window`.
+    pub task_window: Option<RingOverride>,
+    /// `ring_heap`.
+    pub heap: Option<RingOverride>,
+    /// `ring_dep_pool`.
+    pub dep_pool: Option<RingOverride>,
+}
+
+/// Resolved and validated ring sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingSizes {
+    /// Task window slots per ring (powers of two).
+    pub task_window: [u64; N_RINGS],
+    /// Heap bytes per ring.
+    pub heap: [u64; N_RINGS],
+    /// Dependency-list pool entries per ring.
+    pub dep_pool: [u64; N_RINGS],
+    /// TensorMap entry pool size.
+    pub tensormap_pool: usize,
+}
+
+impl RingSizes {
+    /// Resolves overrides > `PTO2_RING_*` environment > defaults, then validates.
+    pub fn resolve(overrides: &RingOverrides) -> Result<RingSizes, RuntimeError> {
+        Self::resolve_with_env(overrides, &|name| std::env::var(name).ok())
+    }
+
+    /// [`RingSizes::resolve`] with an explicit environment (for tests).
+    pub fn resolve_with_env(
+        overrides: &RingOverrides,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<RingSizes, RuntimeError> {
+        let resolve_one = |default: u64,
+                           over: Option<RingOverride>,
+                           var: &str|
+         -> Result<[u64; N_RINGS], RuntimeError> {
+            let mut values = [default; N_RINGS];
+            if let Some(text) = env(var).filter(|t| !t.trim().is_empty()) {
+                let parsed = RingOverride::parse(&text).ok_or_else(|| RuntimeError::InvalidConfig {
+                    message: format!(
+                        "{var}={text:?} is not a number or four comma-separated numbers (e.g. 1024 or 1024,1024,256,256)"
+                    ),
+                })?;
+                parsed.apply(&mut values);
+            }
+            if let Some(over) = over {
+                over.apply(&mut values);
+            }
+            Ok(values)
+        };
+        let sizes = RingSizes {
+            task_window: resolve_one(DEFAULT_TASK_WINDOW, overrides.task_window, "PTO2_RING_TASK_WINDOW")?,
+            heap: resolve_one(DEFAULT_HEAP, overrides.heap, "PTO2_RING_HEAP")?,
+            dep_pool: resolve_one(DEFAULT_DEP_POOL, overrides.dep_pool, "PTO2_RING_DEP_POOL")?,
+            tensormap_pool: DEFAULT_TENSORMAP_POOL,
+        };
+        sizes.validate()?;
+        Ok(sizes)
+    }
+
+    fn validate(&self) -> Result<(), RuntimeError> {
+        let bad = |message: String| Err(RuntimeError::InvalidConfig { message });
+        for ring in 0..N_RINGS {
+            let w = self.task_window[ring];
+            if !w.is_power_of_two() || !(4..=i32::MAX as u64).contains(&w) {
+                return bad(format!(
+                    "ring_task_window[{ring}] = {w}: a task window must be a power of two in [4, {}]",
+                    i32::MAX
+                ));
+            }
+            let h = self.heap[ring];
+            if h < 1024 {
+                return bad(format!("ring_heap[{ring}] = {h}: a heap ring must be at least 1024 bytes"));
+            }
+            let d = self.dep_pool[ring];
+            if !(4..=i32::MAX as u64).contains(&d) {
+                return bad(format!("ring_dep_pool[{ring}] = {d}: a dep pool must hold between 4 and {} entries", i32::MAX));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Everything the runtime needs for one run. Built by the runner from the user's
+/// `RunConfig`; the runtime itself knows nothing of build directories or front ends.
+#[derive(Clone, Debug)]
+pub struct ChipConfig {
+    /// The platform to simulate.
+    pub platform: Platform,
+    /// Resolved ring sizes.
+    pub rings: RingSizes,
+    /// No task finishing for this long while tasks run is a fatal `SCHEDULER_TIMEOUT`.
+    pub scheduler_timeout: Duration,
+    /// Worker threads; `None` = the host's available parallelism.
+    pub n_workers: Option<usize>,
+}
+
+impl ChipConfig {
+    /// A configuration with default rings (after the environment) and timeout
+    /// (`SIMPLER_SCHEDULER_TIMEOUT_MS` when set).
+    pub fn new(platform: Platform) -> Result<ChipConfig, RuntimeError> {
+        let scheduler_timeout = match std::env::var("SIMPLER_SCHEDULER_TIMEOUT_MS") {
+            Ok(text) if !text.trim().is_empty() => {
+                let ms: u64 = text.trim().parse().map_err(|_| RuntimeError::InvalidConfig {
+                    message: format!("SIMPLER_SCHEDULER_TIMEOUT_MS={text:?} is not a number of milliseconds"),
+                })?;
+                Duration::from_millis(ms)
+            }
+            _ => DEFAULT_SCHEDULER_TIMEOUT,
+        };
+        Ok(ChipConfig {
+            platform,
+            rings: RingSizes::resolve(&RingOverrides::default())?,
+            scheduler_timeout,
+            n_workers: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(over: RingOverrides, env: &[(&str, &str)]) -> Result<RingSizes, String> {
+        let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        RingSizes::resolve_with_env(&over, &|name| {
+            env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults_then_env_then_override() {
+        let s = resolve(RingOverrides::default(), &[]).unwrap();
+        assert_eq!(s.task_window, [16384; 4]);
+        assert_eq!(s.heap, [256 << 20; 4]);
+        let s = resolve(RingOverrides::default(), &[("PTO2_RING_TASK_WINDOW", "64,128,0,0")]).unwrap();
+        assert_eq!(s.task_window, [64, 128, 16384, 16384]);
+        let over = RingOverrides { task_window: Some(RingOverride::All(8)), ..Default::default() };
+        let s = resolve(over, &[("PTO2_RING_TASK_WINDOW", "64")]).unwrap();
+        assert_eq!(s.task_window, [8; 4]);
+    }
+
+    #[test]
+    fn simpler_validation_rules() {
+        let check = |over: RingOverrides, needle: &str| {
+            let err = resolve(over, &[]).unwrap_err();
+            assert!(err.contains(needle), "{err}");
+        };
+        check(RingOverrides { task_window: Some(RingOverride::All(6)), ..Default::default() }, "power of two");
+        check(RingOverrides { task_window: Some(RingOverride::All(2)), ..Default::default() }, "power of two");
+        check(RingOverrides { heap: Some(RingOverride::All(512)), ..Default::default() }, "at least 1024");
+        check(RingOverrides { dep_pool: Some(RingOverride::All(3)), ..Default::default() }, "between 4");
+        let err = resolve(RingOverrides::default(), &[("PTO2_RING_HEAP", "lots")]).unwrap_err();
+        assert!(err.contains("PTO2_RING_HEAP"), "{err}");
+    }
+}

@@ -1,0 +1,39 @@
+//! The simulated Ascend chip: it runs a compiled orchestration and its kernels with
+//! Simpler's dependency semantics.
+//!
+//! - [`Program`] loads the orchestration shared object and the kernels ([`program`]).
+//! - [`run`] executes it once on a fresh chip described by a [`ChipConfig`] ([`run`](mod@run)).
+//! - The orchestration calls back through the C function table in [`ops`], which drives the
+//!   [`orchestrator`]: submit, scopes, TensorMap ([`tensor_map`]) and rings.
+//! - [`chip`] holds the shared state and the worker pool that executes tasks on logical cores.
+//!
+//! A key design decision is that logical cores are scheduling slots, not threads (see
+//! [`platform`]); another is that the whole submit / dispatch / completion path is
+//! lock-free except for per-task fanout locks and allocation-free in steady state: task
+//! slots, TensorMap entries and queue cells are preallocated and reused.
+//!
+//! This crate knows nothing of build directories, command lines or Python: it takes a
+//! typed configuration and host tensors.
+
+#![deny(missing_docs)]
+
+pub mod chip;
+pub mod config;
+pub mod dtype;
+pub mod error;
+pub mod ffi;
+pub mod memory;
+pub mod ops;
+pub mod orchestrator;
+pub mod platform;
+pub mod program;
+pub mod run;
+pub mod task;
+pub mod tensor_map;
+
+pub use config::{ChipConfig, RingOverride, RingOverrides, RingSizes};
+pub use error::{ErrorCode, RuntimeError};
+pub use platform::{CoreType, Platform};
+pub use program::{KernelSpec, Program, ProgramSpec};
+pub use run::{run, ArgDirection, HostTensor, OrchArg, RunReport};
+pub use task::TaskId;

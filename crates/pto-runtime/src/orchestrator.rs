@@ -1,0 +1,904 @@
+//! The orchestrator: the submit path, scopes and blocking tensor access, on the
+//! orchestration thread.
+//!
+//! Everything here runs on the one thread that called the orchestration entry, so the
+//! TensorMap, the scope stack and the ring frontiers it allocates from (`head`, heap top,
+//! dep-pool top) are plain fields. What other threads need (ring heads, slots) is published
+//! through [`Chip`].
+//!
+//! # Submit, step by step (Simpler's `submit_task_common`)
+//!
+//! 1. Validate the arguments (a latched argument error, unknown kernel ids, views outside
+//!    their buffer, ...): a problem is a fatal `INVALID_ARGS` naming the task and the line.
+//! 2. Allocate a slot in the current ring's task window and the outputs' bytes in its heap
+//!    (back-pressure: wait for reclaim; if every submitted task has completed and there is
+//!    still no room, the scope itself holds the ring: a deadlock with the ring, limit and fix).
+//! 3. Compute the fanin: explicit deps (skipping retired ones), creator edges to each
+//!    tensor's owner (WAIT|RETAIN), and, outside manual scopes, TensorMap lookups for
+//!    INPUT / INOUT (WAIT; an INOUT covering an entry supersedes it).
+//! 4. Register INOUT / OUTPUT_EXISTING regions in the TensorMap (outside manual scopes).
+//! 5. Fill the payload, publish the slot, wire the task into each live producer's fanout
+//!    list, then drop the self-reference: a task whose producers are all done is ready now.
+
+use std::ffi::c_char;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::chip::Chip;
+use crate::config::N_RINGS;
+use crate::dtype;
+use crate::error::ErrorCode;
+use crate::ffi::{
+    arg_error, ArgSlot, ChipTensor, MixedKernels, TaskArgsData, TaskOutputTensors, TensorArgType,
+    INVALID_TASK_ID, MAX_SCALAR_ARGS, MAX_TENSOR_ARGS, MAX_TENSOR_DIMS,
+};
+use crate::platform::CoreType;
+use crate::task::{pack_claim, ArgInfo, SlotState, TaskId, MAX_SUBTASKS};
+use crate::tensor_map::{TensorMap, ViewGeometry};
+use crate::task::Site;
+
+/// Heap allocations are aligned to this many bytes per output tensor.
+pub const HEAP_ALIGN: u64 = 1024;
+
+/// Scope modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScopeMode {
+    /// Dependencies inferred through the TensorMap.
+    Auto,
+    /// Explicit dependencies (and creator edges) only.
+    Manual,
+}
+
+struct Scope {
+    mode: ScopeMode,
+    site: Site,
+    first_task: usize,
+}
+
+#[derive(Clone, Copy)]
+struct Fanin {
+    producer: TaskId,
+    wait: bool,
+    retain: bool,
+}
+
+/// What the orchestration thread reports back when it finishes.
+#[derive(Debug, Default, Clone)]
+pub struct OrchestratorSummary {
+    /// Submits ignored because a fatal error was latched before them.
+    pub ignored_submits: u64,
+    /// Where the first ignored submit happened.
+    pub first_ignored_site: Option<String>,
+    /// Tasks submitted (kernel, dummy and allocation tasks).
+    pub n_tasks: u64,
+}
+
+/// The orchestrator state (see the module docs).
+pub struct Orchestrator {
+    chip: Arc<Chip>,
+    tensor_map: TensorMap,
+    heads: [u64; N_RINGS],
+    heap_top: [u64; N_RINGS],
+    dep_top: [u64; N_RINGS],
+    scopes: Vec<Scope>,
+    scope_tasks: Vec<TaskId>,
+    fanin: Vec<Fanin>,
+    inline: Vec<TaskId>,
+    summary: OrchestratorSummary,
+    orch_done: bool,
+}
+
+/// An empty `TaskOutputTensors` (what a rejected submit returns).
+pub fn empty_outputs() -> TaskOutputTensors {
+    TaskOutputTensors {
+        task_id: INVALID_TASK_ID,
+        count: 0,
+        pad0: 0,
+        tensors: [std::ptr::null(); MAX_TENSOR_ARGS],
+    }
+}
+
+fn align_up(v: u64, a: u64) -> u64 {
+    v.div_ceil(a) * a
+}
+
+impl Orchestrator {
+    /// A fresh orchestrator for `chip`.
+    pub fn new(chip: Arc<Chip>) -> Orchestrator {
+        let capacity = chip.config.rings.tensormap_pool;
+        Orchestrator {
+            chip,
+            tensor_map: TensorMap::new(capacity),
+            heads: [0; N_RINGS],
+            heap_top: [0; N_RINGS],
+            dep_top: [0; N_RINGS],
+            scopes: Vec::with_capacity(16),
+            scope_tasks: Vec::with_capacity(1024),
+            fanin: Vec::with_capacity(64),
+            inline: Vec::with_capacity(64),
+            summary: OrchestratorSummary::default(),
+            orch_done: false,
+        }
+    }
+
+    /// The chip.
+    pub fn chip(&self) -> &Chip {
+        &self.chip
+    }
+
+    /// What happened, for the run report.
+    pub fn summary(&self) -> OrchestratorSummary {
+        let mut s = self.summary.clone();
+        s.n_tasks = self.heads.iter().sum();
+        s
+    }
+
+    /// Live TensorMap entries.
+    pub fn tensormap_live(&self) -> usize {
+        self.tensor_map.live()
+    }
+
+    /// Current ring (scope depth clamped to 3).
+    fn current_ring(&self) -> usize {
+        self.scopes.len().saturating_sub(1).min(N_RINGS - 1)
+    }
+
+    fn in_manual_scope(&self) -> bool {
+        self.scopes.last().is_some_and(|s| s.mode == ScopeMode::Manual)
+    }
+
+    fn fail(&mut self, code: ErrorCode, message: String) {
+        self.chip.raise(code, message);
+    }
+
+    fn note_ignored(&mut self, site: Site) {
+        self.summary.ignored_submits += 1;
+        if self.summary.first_ignored_site.is_none() {
+            self.summary.first_ignored_site = Some(site.render());
+        }
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Scopes
+    // ---------------------------------------------------------------------------------
+
+    /// Opens a scope at `site`.
+    pub fn scope_begin(&mut self, mode: ScopeMode, site: Site) {
+        if mode == ScopeMode::Auto && self.in_manual_scope() {
+            let outer = self.scopes.last().map(|s| s.site.render()).unwrap_or_default();
+            self.fail(
+                ErrorCode::InvalidArgs,
+                format!(
+                    "the AUTO scope at {} is nested inside the MANUAL scope at {outer}; AUTO scopes cannot nest in MANUAL ones (make the inner scope MANUAL too)",
+                    site.render()
+                ),
+            );
+        }
+        self.scopes.push(Scope { mode, site, first_task: self.scope_tasks.len() });
+    }
+
+    /// Closes the innermost scope, releasing its reference on each of its tasks.
+    pub fn scope_end(&mut self) {
+        let Some(scope) = self.scopes.pop() else {
+            self.fail(ErrorCode::InvalidArgs, "scope_end without an open scope".to_string());
+            return;
+        };
+        for i in scope.first_task..self.scope_tasks.len() {
+            self.chip.release(self.scope_tasks[i]);
+        }
+        self.scope_tasks.truncate(scope.first_task);
+    }
+
+    /// Closes every open scope (end of orchestration or after a fatal error).
+    pub fn close_all_scopes(&mut self) {
+        while !self.scopes.is_empty() {
+            self.scope_end();
+        }
+    }
+
+    /// Marks submission as finished.
+    pub fn orchestration_done(&mut self) {
+        self.orch_done = true;
+    }
+
+    /// Whether `orchestration_done` was called.
+    pub fn is_done(&self) -> bool {
+        self.orch_done
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Submit
+    // ---------------------------------------------------------------------------------
+
+    /// Submits a task (`alloc` = an allocation-only task from `alloc_tensors`).
+    pub fn submit(&mut self, kernels: MixedKernels, args: &TaskArgsData, site: Site, alloc: bool) -> TaskOutputTensors {
+        if self.chip.fatal.is_set() {
+            self.note_ignored(site);
+            return empty_outputs();
+        }
+        if self.scopes.is_empty() {
+            self.fail(ErrorCode::InvalidArgs, format!("submit at {} outside any scope", site.render()));
+            return empty_outputs();
+        }
+        let ring = self.current_ring();
+        let id = TaskId::new(ring as u32, self.heads[ring]);
+        let validated = match self.validate(kernels, args, alloc) {
+            Ok(v) => v,
+            Err(problem) => {
+                self.fail(ErrorCode::InvalidArgs, format!("task {id} submitted at {}: {problem}", site.render()));
+                return empty_outputs();
+            }
+        };
+
+        // Step 2: slot, then heap.
+        if !self.reserve_slot(ring, id, site) {
+            return empty_outputs();
+        }
+        let out_bytes: u64 = (0..args.n_tensors as usize)
+            .filter(|&i| args.tensors[i].arg_type == TensorArgType::Output as u8)
+            .map(|i| align_up(create_info_bytes(&args.tensors[i]), HEAP_ALIGN))
+            .sum();
+        let Some(heap_start) = self.reserve_heap(ring, id, site, out_bytes) else {
+            return empty_outputs();
+        };
+        let heap_base = if out_bytes > 0 {
+            match self.chip.rings[ring].heap_base() {
+                Ok(base) => base,
+                Err(e) => {
+                    self.fail(ErrorCode::HeapRingDeadlock, e.to_string());
+                    return empty_outputs();
+                }
+            }
+        } else {
+            std::ptr::null_mut()
+        };
+
+        // Step 3: fanin.
+        self.fanin.clear();
+        if let Err(problem) = self.collect_fanin(args, id) {
+            self.fail(ErrorCode::InvalidArgs, format!("task {id} submitted at {}: {problem}", site.render()));
+            return empty_outputs();
+        }
+        let n_wait = self.fanin.iter().filter(|f| f.wait).count() as u64;
+        if !self.reserve_dep_pool(ring, id, site, n_wait) {
+            return empty_outputs();
+        }
+
+        // Step 5a: fill the payload while the slot is unpublished.
+        let chip = Arc::clone(&self.chip);
+        let slot = chip.slot(id);
+        let mut outputs = empty_outputs();
+        outputs.task_id = id.0;
+        {
+            // SAFETY: the slot is free (reserve_slot waited for its reclaim) and unpublished:
+            // only this thread touches the payload until the self-reference is dropped.
+            let payload = unsafe { &mut *slot.payload.get() };
+            payload.id = id;
+            payload.kernel_ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
+            payload.active = validated.active;
+            payload.n_active = validated.n_active;
+            payload.block_num = validated.block_num;
+            payload.subtasks_total = validated.subtasks;
+            payload.site = site;
+            payload.tensors.clear();
+            payload.args.clear();
+            payload.scalars.clear();
+            payload.retained.clear();
+            let mut heap_off = heap_start;
+            for i in 0..args.n_tensors as usize {
+                let a = &args.tensors[i];
+                let arg_type = TensorArgType::from_raw(a.arg_type).unwrap_or(TensorArgType::Input);
+                let t = if arg_type == TensorArgType::Output {
+                    let bytes = create_info_bytes(a);
+                    let phys = heap_off % chip.rings[ring].heap_size;
+                    // SAFETY: [phys, phys + bytes) lies inside the heap mapping (reserve_heap
+                    // never lets an allocation straddle the end) and belongs to this task.
+                    let addr = unsafe { heap_base.add(phys as usize) };
+                    heap_off += align_up(bytes, HEAP_ALIGN);
+                    materialize_output(a, addr, bytes, id)
+                } else {
+                    // SAFETY: validated non-null; the orchestration keeps the tensor alive for
+                    // the duration of the submit call.
+                    unsafe { *a.tensor }
+                };
+                payload.tensors.push(t);
+                payload.args.push(ArgInfo { arg_type, dump: a.dump != 0 || args.dump_all != 0 });
+            }
+            payload.scalars.extend_from_slice(&args.scalars[..args.n_scalars as usize]);
+            payload.heap_end = heap_start + out_bytes;
+            self.heap_top[ring] = heap_start + out_bytes;
+            self.dep_top[ring] += n_wait;
+            payload.dep_mark = self.dep_top[ring];
+            let mut n_out = 0;
+            for (i, info) in payload.args.iter().enumerate() {
+                if info.arg_type == TensorArgType::Output {
+                    outputs.tensors[n_out] = &payload.tensors[i];
+                    n_out += 1;
+                }
+            }
+            outputs.count = n_out as u32;
+        }
+
+        // Step 4: register the regions this task writes.
+        if !self.in_manual_scope() {
+            for i in 0..args.n_tensors as usize {
+                let a = &args.tensors[i];
+                let ty = TensorArgType::from_raw(a.arg_type);
+                if !matches!(ty, Some(TensorArgType::InOut | TensorArgType::OutputExisting)) {
+                    continue;
+                }
+                // SAFETY: validated non-null for non-OUTPUT arguments.
+                let t = unsafe { &*a.tensor };
+                if t.manual_dep {
+                    continue;
+                }
+                if !self.insert_tensormap(ViewGeometry::of(t), id, site) {
+                    return outputs;
+                }
+            }
+        }
+
+        // Step 5b: publish and wire.
+        slot.subtasks_done.store(0, Ordering::Relaxed);
+        slot.fanin_remaining.store(1, Ordering::Relaxed);
+        slot.claim.store(pack_claim(id, 0, validated.subtasks), Ordering::Relaxed);
+        {
+            let mut fanout = slot.fanout.lock();
+            fanout.state = SlotState::Pending;
+            fanout.consumers.clear();
+            fanout.fanout_count = 1;
+            fanout.released = 0;
+        }
+        self.heads[ring] += 1;
+        chip.rings[ring].head.store(self.heads[ring], Ordering::Release);
+        chip.submitted.fetch_add(1, Ordering::SeqCst);
+        for k in 0..self.fanin.len() {
+            let f = self.fanin[k];
+            self.wire(id, f);
+        }
+        self.scope_tasks.push(id);
+        if slot.fanin_remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let mut inline = std::mem::take(&mut self.inline);
+            chip.make_ready(id, &mut inline);
+            while let Some(t) = inline.pop() {
+                chip.complete(t, &mut inline);
+            }
+            self.inline = inline;
+        }
+        outputs
+    }
+
+    fn wire(&mut self, me: TaskId, f: Fanin) {
+        let chip = &*self.chip;
+        let producer = chip.slot(f.producer);
+        let mut fanout = producer.fanout.lock();
+        // Re-check under the lock: only this thread reuses slots, so a producer that is not
+        // retired now stays in its slot while we hold the lock.
+        if chip.is_retired(f.producer) || fanout.state == SlotState::Consumed || fanout.state == SlotState::Free {
+            return;
+        }
+        if f.wait && fanout.state == SlotState::Pending {
+            chip.slot(me).fanin_remaining.fetch_add(1, Ordering::AcqRel);
+            fanout.consumers.push(me);
+        }
+        if f.retain {
+            fanout.fanout_count += 1;
+            // SAFETY: `me` is unpublished (self-reference held); only this thread writes it.
+            unsafe { &mut *chip.slot(me).payload.get() }.retained.push(f.producer);
+        }
+    }
+
+    fn add_fanin(&mut self, producer: TaskId, wait: bool, retain: bool) {
+        if let Some(f) = self.fanin.iter_mut().find(|f| f.producer == producer) {
+            f.wait |= wait;
+            f.retain |= retain;
+        } else {
+            self.fanin.push(Fanin { producer, wait, retain });
+        }
+    }
+
+    fn collect_fanin(&mut self, args: &TaskArgsData, me: TaskId) -> Result<(), String> {
+        // Explicit dependencies.
+        for k in 0..args.n_deps as usize {
+            // SAFETY: validate() checked `deps` is non-null when n_deps > 0; the array is
+            // the caller's and outlives the submit (API contract).
+            let raw = unsafe { *args.deps.add(k) };
+            let dep = TaskId(raw);
+            if !dep.is_valid() {
+                continue;
+            }
+            if dep.ring() >= N_RINGS || dep.local() >= self.heads[dep.ring()] {
+                return Err(format!("explicit dependency {k} names task {dep}, which has not been submitted"));
+            }
+            if !self.chip.is_retired(dep) {
+                self.add_fanin(dep, true, true);
+            }
+        }
+        let manual_scope = self.in_manual_scope();
+        for i in 0..args.n_tensors as usize {
+            let a = &args.tensors[i];
+            let Some(ty) = TensorArgType::from_raw(a.arg_type) else { continue };
+            if ty == TensorArgType::Output {
+                continue;
+            }
+            // SAFETY: validated non-null for non-OUTPUT arguments.
+            let t = unsafe { &*a.tensor };
+            // A: creator edge.
+            let owner = TaskId(t.owner_task_id);
+            if owner.is_valid() && owner != me {
+                if owner.ring() >= N_RINGS || owner.local() >= self.heads[owner.ring()] {
+                    return Err(format!(
+                        "tensor argument {i} claims to be owned by task {owner}, which was never submitted (an uninitialised ChipTensor?)"
+                    ));
+                }
+                if !self.chip.is_retired(owner) {
+                    self.add_fanin(owner, true, true);
+                }
+            }
+            // B: TensorMap lookup.
+            if manual_scope || t.manual_dep || !matches!(ty, TensorArgType::Input | TensorArgType::InOut) {
+                continue;
+            }
+            let geometry = ViewGeometry::of(t);
+            let chip = Arc::clone(&self.chip);
+            let retired = |p: TaskId| chip.is_retired(p);
+            let mut hits: [TaskId; 16] = [TaskId::INVALID; 16];
+            let mut n_hits = 0usize;
+            let mut overflow: Vec<TaskId> = Vec::new();
+            self.tensor_map.lookup(&geometry, ty == TensorArgType::InOut, &retired, &mut |hit| {
+                if n_hits < hits.len() {
+                    hits[n_hits] = hit.producer;
+                    n_hits += 1;
+                } else {
+                    overflow.push(hit.producer);
+                }
+            });
+            for &p in hits[..n_hits].iter().chain(overflow.iter()) {
+                if p != me {
+                    self.add_fanin(p, true, false);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate(&self, kernels: MixedKernels, args: &TaskArgsData, alloc: bool) -> Result<Validated, String> {
+        match args.error {
+            arg_error::OK => {}
+            arg_error::TENSOR_AFTER_SCALAR => {
+                return Err(format!(
+                    "tensor argument {} was added after a scalar; add every tensor before the first add_scalar",
+                    args.error_index
+                ))
+            }
+            arg_error::TOO_MANY_TENSORS => {
+                return Err(format!("more than {MAX_TENSOR_ARGS} tensor arguments; split the task"))
+            }
+            arg_error::TOO_MANY_SCALARS => {
+                return Err(format!("more than {MAX_SCALAR_ARGS} scalar arguments; pack them into a tensor"))
+            }
+            arg_error::DUMP_UNKNOWN => {
+                return Err("dump(...) names a value that was not added to this task's arguments".to_string())
+            }
+            other => return Err(format!("argument error code {other}")),
+        }
+        if args.n_tensors as usize > MAX_TENSOR_ARGS || args.n_scalars as usize > MAX_SCALAR_ARGS {
+            return Err("corrupt argument block (too many arguments)".to_string());
+        }
+        if args.n_deps > 0 && args.deps.is_null() {
+            return Err("set_dependencies was given a null array".to_string());
+        }
+        for i in 0..args.n_tensors as usize {
+            let a = &args.tensors[i];
+            let Some(ty) = TensorArgType::from_raw(a.arg_type) else {
+                return Err(format!("tensor argument {i} has an unknown argument type {}", a.arg_type));
+            };
+            if ty == TensorArgType::Output {
+                let ci = &a.create_info;
+                if ci.ndims == 0 || ci.ndims as usize > MAX_TENSOR_DIMS {
+                    return Err(format!(
+                        "output {i} has {} dimensions; a TensorCreateInfo needs 1 to {MAX_TENSOR_DIMS}",
+                        ci.ndims
+                    ));
+                }
+                continue;
+            }
+            if alloc {
+                return Err(format!("alloc_tensors takes only TensorCreateInfo outputs (argument {i} is {})", ty.name()));
+            }
+            if a.tensor.is_null() {
+                return Err(format!("tensor argument {i} is a null pointer"));
+            }
+            // SAFETY: non-null, and the orchestration passes live lvalues (API contract).
+            let t = unsafe { &*a.tensor };
+            check_view(t).map_err(|p| format!("tensor argument {i} ({}): {p}", ty.name()))?;
+        }
+        let ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
+        let mut active = [(0u8, None); 3];
+        let mut n_active = 0u8;
+        for (slot_idx, &k) in ids.iter().enumerate() {
+            if k < 0 {
+                continue;
+            }
+            if alloc {
+                return Err("alloc_tensors cannot run a kernel".to_string());
+            }
+            let Some(kernel) = self.chip.kernels.get(k) else {
+                let known = self.chip.kernels.ids();
+                return Err(format!(
+                    "kernel id {k} has no kernel (known func_ids: {known:?}); check the func_id against kernel_config.py"
+                ));
+            };
+            let want = if slot_idx == 0 { CoreType::Aic } else { CoreType::Aiv };
+            if kernel.core_type != want {
+                return Err(format!(
+                    "kernel {k} '{}' is an {} kernel but was submitted to the {} slot",
+                    kernel.name,
+                    kernel.core_type.name().to_uppercase(),
+                    want.name().to_uppercase()
+                ));
+            }
+            active[n_active as usize] = (slot_idx as u8, Some(kernel.entry));
+            n_active += 1;
+        }
+        let block_num = args.launch_spec.block_num;
+        if block_num == 0 {
+            return Err("launch_spec.set_block_num(0): a task needs at least one block".to_string());
+        }
+        let subtasks = if n_active == 0 { 0 } else { block_num as u64 * n_active as u64 };
+        if subtasks > MAX_SUBTASKS as u64 {
+            return Err(format!(
+                "{block_num} blocks × {n_active} slots = {subtasks} subtasks; at most {MAX_SUBTASKS} per task"
+            ));
+        }
+        Ok(Validated { active, n_active, block_num, subtasks: subtasks as u32 })
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Back-pressure
+    // ---------------------------------------------------------------------------------
+
+    /// The innermost open scope on `ring`, and how many of its tasks are on that ring.
+    fn blocking_scope(&self, ring: usize) -> (String, usize) {
+        for (depth, scope) in self.scopes.iter().enumerate().rev() {
+            if depth.min(N_RINGS - 1) == ring {
+                let n = self.scope_tasks[scope.first_task..].iter().filter(|t| t.ring() == ring).count();
+                return (scope.site.render(), n);
+            }
+        }
+        ("?".to_string(), 0)
+    }
+
+    /// Waits until `has_space` holds; raises `deadlock()` if every submitted task has
+    /// finished and there is still no space. Returns false on a fatal error.
+    fn back_pressure(
+        &self,
+        ring: usize,
+        has_space: &dyn Fn(&Chip) -> bool,
+        deadlock: &dyn Fn() -> (ErrorCode, String),
+    ) -> bool {
+        let chip = &*self.chip;
+        loop {
+            if has_space(chip) {
+                return true;
+            }
+            chip.advance_blocking(ring);
+            if has_space(chip) {
+                return true;
+            }
+            if chip.fatal.is_set() {
+                return false;
+            }
+            if chip.quiescent() {
+                for r in 0..N_RINGS {
+                    chip.advance_blocking(r);
+                }
+                if has_space(chip) {
+                    return true;
+                }
+                let (code, message) = deadlock();
+                chip.raise(code, message);
+                return false;
+            }
+            chip.progress.wait_until(Duration::from_millis(10), &|| {
+                has_space(chip) || chip.fatal.is_set() || chip.quiescent()
+            });
+        }
+    }
+
+    fn reserve_slot(&mut self, ring: usize, id: TaskId, site: Site) -> bool {
+        let head = self.heads[ring];
+        let window = self.chip.rings[ring].window;
+        let has_space = |chip: &Chip| head - chip.rings[ring].last_alive.load(Ordering::Acquire) < window - 1;
+        let (scope_site, n) = self.blocking_scope(ring);
+        let deadlock = || {
+            (
+                ErrorCode::FlowControlDeadlock,
+                format!(
+                    "task window {window} of ring {ring} is smaller than the {} tasks of the scope at {scope_site} (task {id} at {}); a scope's tasks stay live until it ends and a ring holds at most window-1 = {} of them; raise ring_task_window (or PTO2_RING_TASK_WINDOW) to at least {}",
+                    n + 1,
+                    site.render(),
+                    window - 1,
+                    (n as u64 + 2).next_power_of_two()
+                ),
+            )
+        };
+        self.back_pressure(ring, &has_space, &deadlock)
+    }
+
+    fn reserve_heap(&mut self, ring: usize, id: TaskId, site: Site, bytes: u64) -> Option<u64> {
+        let size = self.chip.rings[ring].heap_size;
+        if bytes > size {
+            self.fail(
+                ErrorCode::HeapRingDeadlock,
+                format!(
+                    "task {id} at {} needs {bytes} bytes of outputs but the heap of ring {ring} is {size} bytes; raise ring_heap (or PTO2_RING_HEAP)",
+                    site.render()
+                ),
+            );
+            return None;
+        }
+        let top = self.heap_top[ring];
+        let phys = top % size;
+        // Never straddle the end of the ring: skip to the next wrap instead.
+        let start = if bytes > 0 && phys + bytes > size { top + (size - phys) } else { top };
+        let end = start + bytes;
+        let has_space = |chip: &Chip| end - chip.rings[ring].heap_tail.load(Ordering::Acquire) <= size;
+        let (scope_site, n) = self.blocking_scope(ring);
+        let deadlock = || {
+            (
+                ErrorCode::HeapRingDeadlock,
+                format!(
+                    "heap of ring {ring} ({size} bytes) cannot fit the {bytes} bytes of outputs of task {id} at {} while the {n} live tasks of the scope at {scope_site} hold the rest; raise ring_heap (or PTO2_RING_HEAP)",
+                    site.render()
+                ),
+            )
+        };
+        self.back_pressure(ring, &has_space, &deadlock).then_some(start)
+    }
+
+    fn reserve_dep_pool(&mut self, ring: usize, id: TaskId, site: Site, entries: u64) -> bool {
+        let capacity = self.chip.rings[ring].dep_capacity;
+        let end = self.dep_top[ring] + entries;
+        if entries > capacity {
+            self.fail(
+                ErrorCode::DepPoolOverflow,
+                format!(
+                    "task {id} at {} has {entries} producers but the dep pool of ring {ring} holds {capacity} entries; raise ring_dep_pool (or PTO2_RING_DEP_POOL)",
+                    site.render()
+                ),
+            );
+            return false;
+        }
+        let has_space = |chip: &Chip| end - chip.rings[ring].dep_tail.load(Ordering::Acquire) <= capacity;
+        let (scope_site, n) = self.blocking_scope(ring);
+        let deadlock = || {
+            (
+                ErrorCode::DepPoolOverflow,
+                format!(
+                    "dep pool of ring {ring} ({capacity} entries) is full with the dependencies of the {n} live tasks of the scope at {scope_site} (task {id} at {}); raise ring_dep_pool (or PTO2_RING_DEP_POOL)",
+                    site.render()
+                ),
+            )
+        };
+        self.back_pressure(ring, &has_space, &deadlock)
+    }
+
+    fn insert_tensormap(&mut self, geometry: ViewGeometry, id: TaskId, site: Site) -> bool {
+        loop {
+            let chip = Arc::clone(&self.chip);
+            let retired = |p: TaskId| chip.is_retired(p);
+            if self.tensor_map.insert(geometry, id, &retired) {
+                return true;
+            }
+            let capacity = self.tensor_map.capacity();
+            let ring = id.ring();
+            let (scope_site, n) = self.blocking_scope(ring);
+            let before: Vec<u64> = (0..N_RINGS).map(|r| chip.rings[r].last_alive.load(Ordering::Acquire)).collect();
+            let progressed = |c: &Chip| (0..N_RINGS).any(|r| c.rings[r].last_alive.load(Ordering::Acquire) != before[r]);
+            let deadlock = || {
+                (
+                    ErrorCode::TensorMapOverflow,
+                    format!(
+                        "the TensorMap pool ({capacity} entries) is full with regions written by live tasks (task {id} at {}, {n} tasks in the scope at {scope_site}); close scopes sooner or mark scratch tensors manual_dep",
+                        site.render()
+                    ),
+                )
+            };
+            if !self.back_pressure(ring, &progressed, &deadlock) {
+                return false;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Blocking tensor access
+    // ---------------------------------------------------------------------------------
+
+    fn wait_tasks_done(&mut self, pending: &dyn Fn(&Chip) -> bool, what: &str, site: Site) -> bool {
+        let timeout = self.chip.config.scheduler_timeout;
+        let started = Instant::now();
+        let chip = Arc::clone(&self.chip);
+        loop {
+            if !pending(&chip) {
+                return true;
+            }
+            if chip.fatal.is_set() {
+                return false;
+            }
+            if started.elapsed() > timeout {
+                self.fail(
+                    ErrorCode::TensorWaitTimeout,
+                    format!(
+                        "{what} at {} waited {:.1} s for its producers; a kernel may be stuck (raise the scheduler timeout if it is just slow)",
+                        site.render(),
+                        timeout.as_secs_f64()
+                    ),
+                );
+                return false;
+            }
+            chip.progress.wait_until(Duration::from_millis(10), &|| !pending(&chip) || chip.fatal.is_set());
+        }
+    }
+
+    fn element_address(&mut self, t: &ChipTensor, ndims: u32, idx: &[u32], what: &str, site: Site) -> Option<*mut u8> {
+        let fail = |s: &mut Self, p: String| {
+            s.fail(ErrorCode::InvalidArgs, format!("{what} at {}: {p}", site.render()));
+            None
+        };
+        if let Err(p) = check_view(t) {
+            return fail(self, p);
+        }
+        if ndims != t.ndims {
+            return fail(self, format!("{ndims} indices for a {}-dimensional tensor", t.ndims));
+        }
+        let mut off = t.start_offset;
+        for d in 0..t.dims() {
+            if idx[d] >= t.shapes[d] {
+                return fail(self, format!("index {} is out of range for dimension {d} of size {}", idx[d], t.shapes[d]));
+            }
+            off += idx[d] as u64 * t.strides[d] as u64;
+        }
+        Some((t.buffer.addr + off * dtype::elem_size(t.dtype) as u64) as *mut u8)
+    }
+
+    /// Blocking read of one element; returns its bits (0 after a fatal error).
+    pub fn get_tensor_data(&mut self, t: &ChipTensor, ndims: u32, idx: &[u32], site: Site) -> u64 {
+        if self.chip.fatal.is_set() {
+            return 0;
+        }
+        let Some(addr) = self.element_address(t, ndims, idx, "get_tensor_data", site) else { return 0 };
+        let chip = Arc::clone(&self.chip);
+        let conservative = t.manual_dep || self.in_manual_scope();
+        let ok = if conservative {
+            self.wait_tasks_done(&|c| !c.quiescent(), "get_tensor_data", site)
+        } else {
+            let mut producers: Vec<TaskId> = Vec::new();
+            let owner = TaskId(t.owner_task_id);
+            if owner.is_valid() && owner.ring() < N_RINGS && owner.local() < self.heads[owner.ring()] {
+                producers.push(owner);
+            }
+            let retired = |p: TaskId| chip.is_retired(p);
+            self.tensor_map.lookup(&ViewGeometry::of(t), false, &retired, &mut |hit| producers.push(hit.producer));
+            let pending = |c: &Chip| {
+                producers.iter().any(|&p| !c.is_retired(p) && c.slot(p).fanout.lock().state == SlotState::Pending)
+            };
+            self.wait_tasks_done(&pending, "get_tensor_data", site)
+        };
+        if !ok {
+            return 0;
+        }
+        let size = dtype::elem_size(t.dtype);
+        let mut bits = [0u8; 8];
+        // SAFETY: element_address checked the index against the view and check_view the
+        // view against the buffer; producers have finished writing (waited above).
+        unsafe { std::ptr::copy_nonoverlapping(addr, bits.as_mut_ptr(), size.min(8)) };
+        u64::from_le_bytes(bits)
+    }
+
+    /// Blocking write of one element, after every submitted task has finished.
+    pub fn set_tensor_data(&mut self, t: &ChipTensor, ndims: u32, idx: &[u32], value: u64, site: Site) {
+        if self.chip.fatal.is_set() {
+            return;
+        }
+        let Some(addr) = self.element_address(t, ndims, idx, "set_tensor_data", site) else { return };
+        if !self.wait_tasks_done(&|c| !c.quiescent(), "set_tensor_data", site) {
+            return;
+        }
+        let size = dtype::elem_size(t.dtype);
+        let bits = value.to_le_bytes();
+        // SAFETY: as in get_tensor_data; no task is running, so nothing races the write.
+        unsafe { std::ptr::copy_nonoverlapping(bits.as_ptr(), addr, size.min(8)) };
+    }
+
+    /// Reports a fatal error from the orchestration (`rt_report_fatal`).
+    pub fn report_fatal(&mut self, code: i32, func: &str, message: &str, site: Site) {
+        let code = ErrorCode::from_code(code);
+        let at = if site.file.is_null() { String::new() } else { format!(" at {}", site.render()) };
+        self.fail(code, format!("orchestration reported a fatal error in {func}{at}: {message}"));
+    }
+}
+
+struct Validated {
+    active: [(u8, Option<crate::ffi::KernelEntryFn>); 3],
+    n_active: u8,
+    block_num: u32,
+    subtasks: u32,
+}
+
+fn create_info_bytes(a: &ArgSlot) -> u64 {
+    let ci = &a.create_info;
+    let n: u64 = ci.shapes[..(ci.ndims as usize).min(MAX_TENSOR_DIMS)].iter().map(|&s| s as u64).product();
+    n * dtype::elem_size(ci.dtype) as u64
+}
+
+fn materialize_output(a: &ArgSlot, addr: *mut u8, bytes: u64, owner: TaskId) -> ChipTensor {
+    let ci = &a.create_info;
+    let mut t = ChipTensor::zeroed();
+    t.buffer.addr = addr as u64;
+    t.buffer.size = bytes;
+    t.owner_task_id = owner.0;
+    t.ndims = ci.ndims;
+    t.dtype = ci.dtype;
+    t.manual_dep = ci.manual_dep;
+    t.is_contiguous = true;
+    let dims = (ci.ndims as usize).min(MAX_TENSOR_DIMS);
+    let mut stride = 1u32;
+    for d in (0..dims).rev() {
+        t.shapes[d] = ci.shapes[d];
+        t.strides[d] = stride;
+        stride = stride.saturating_mul(ci.shapes[d]);
+    }
+    t.extent_elem_cache = t.extent();
+    if ci.has_initial_value != 0 {
+        let es = dtype::elem_size(ci.dtype);
+        let pattern = ci.initial_value.to_le_bytes();
+        let n = bytes as usize / es;
+        for i in 0..n {
+            // SAFETY: the element lies inside this task's fresh heap allocation.
+            unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), addr.add(i * es), es) };
+        }
+    }
+    t
+}
+
+/// Checks that a view is well formed and lies inside its buffer.
+pub fn check_view(t: &ChipTensor) -> Result<(), String> {
+    if t.ndims as usize > MAX_TENSOR_DIMS {
+        return Err(format!("{} dimensions; at most {MAX_TENSOR_DIMS}", t.ndims));
+    }
+    if t.buffer.addr == 0 && t.buffer.size > 0 {
+        return Err("null buffer address".to_string());
+    }
+    for d in 0..t.dims() {
+        if t.strides[d] == 0 && t.shapes[d] > 1 {
+            return Err(format!("stride of dimension {d} is 0"));
+        }
+    }
+    let extent = t.extent();
+    if extent == 0 {
+        return Ok(());
+    }
+    let es = dtype::elem_size(t.dtype) as u64;
+    let end = (t.start_offset + extent) * es;
+    if end > t.buffer.size {
+        return Err(format!(
+            "the view (offset {} + {} elements of {} bytes) ends at byte {end}, outside its {}-byte buffer",
+            t.start_offset,
+            extent,
+            es,
+            t.buffer.size
+        ));
+    }
+    Ok(())
+}
+
+/// The C string at `p`, or "?".
+pub fn c_str(p: *const c_char) -> String {
+    if p.is_null() {
+        return "?".to_string();
+    }
+    // SAFETY: the C++ side passes NUL-terminated strings (literals or formatted buffers).
+    unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}

@@ -1,0 +1,193 @@
+//! Loading a compiled program: the orchestration shared object and one kernel shared object
+//! per `func_id`, resolved with `dlopen` / `dlsym`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::RuntimeError;
+use crate::ffi::{BindRuntimeFn, KernelEntryFn, OrchConfigFn, OrchEntryFn};
+use crate::platform::CoreType;
+
+/// What the caller knows about one kernel.
+#[derive(Clone, Debug)]
+pub struct KernelSpec {
+    /// The id orchestrations pass to `rt_submit_*`.
+    pub func_id: i32,
+    /// Human-readable name (from `kernel_config.py`).
+    pub name: String,
+    /// The core type it was compiled for.
+    pub core_type: CoreType,
+    /// The compiled shared object.
+    pub so_path: PathBuf,
+}
+
+/// What the caller knows about the program.
+#[derive(Clone, Debug)]
+pub struct ProgramSpec {
+    /// The compiled orchestration.
+    pub orchestration_so: PathBuf,
+    /// The entry symbol (`aicpu_orchestration_entry` unless `kernel_config.py` says otherwise).
+    pub entry_symbol: String,
+    /// The kernels.
+    pub kernels: Vec<KernelSpec>,
+}
+
+/// One loaded kernel.
+pub struct LoadedKernel {
+    /// `func_id`.
+    pub func_id: i32,
+    /// Name.
+    pub name: String,
+    /// Core type.
+    pub core_type: CoreType,
+    /// `kernel_entry`.
+    pub entry: KernelEntryFn,
+    _library: Arc<libloading::Library>,
+}
+
+/// Kernels indexed by `func_id`. Holding the table keeps the libraries loaded.
+#[derive(Default)]
+pub struct KernelTable {
+    by_id: Vec<Option<LoadedKernel>>,
+}
+
+impl KernelTable {
+    /// The kernel with `func_id`.
+    pub fn get(&self, func_id: i32) -> Option<&LoadedKernel> {
+        usize::try_from(func_id).ok().and_then(|i| self.by_id.get(i)).and_then(Option::as_ref)
+    }
+
+    /// The name of `func_id`.
+    pub fn name(&self, func_id: i32) -> Option<&str> {
+        self.get(func_id).map(|k| k.name.as_str())
+    }
+
+    /// The known func_ids, ascending.
+    pub fn ids(&self) -> Vec<i32> {
+        self.by_id.iter().flatten().map(|k| k.func_id).collect()
+    }
+
+    /// Builds a table from already resolved entry points (tests and benchmarks).
+    pub fn insert(&mut self, kernel: LoadedKernel) {
+        let idx = kernel.func_id as usize;
+        if self.by_id.len() <= idx {
+            self.by_id.resize_with(idx + 1, || None);
+        }
+        self.by_id[idx] = Some(kernel);
+    }
+}
+
+/// A loaded program, ready to run any number of times.
+pub struct Program {
+    pub(crate) entry: OrchEntryFn,
+    pub(crate) config: Option<OrchConfigFn>,
+    pub(crate) bind: BindRuntimeFn,
+    pub(crate) kernels: Arc<KernelTable>,
+    pub(crate) orchestration: Arc<libloading::Library>,
+    orchestration_path: PathBuf,
+}
+
+fn open(path: &Path) -> Result<Arc<libloading::Library>, RuntimeError> {
+    if !path.exists() {
+        return Err(RuntimeError::Load { path: path.to_path_buf(), message: "no such file".to_string() });
+    }
+    // SAFETY: loading a user shared object runs its static initializers; that is the
+    // contract of running user code at all. RTLD_LOCAL keeps its symbols private.
+    let lib = unsafe {
+        libloading::os::unix::Library::open(Some(path), libc::RTLD_NOW | libc::RTLD_LOCAL)
+    }
+    .map_err(|e| RuntimeError::Load { path: path.to_path_buf(), message: e.to_string() })?;
+    Ok(Arc::new(libloading::Library::from(lib)))
+}
+
+fn symbol<T: Copy>(lib: &libloading::Library, path: &Path, name: &str, hint: &str) -> Result<T, RuntimeError> {
+    // SAFETY: the caller names the C type of the symbol; the ABI is documented in
+    // include/pto and the symbol is only called with matching arguments.
+    let sym = unsafe { lib.get::<T>(name.as_bytes()) }.map_err(|_| RuntimeError::Load {
+        path: path.to_path_buf(),
+        message: format!("no `{name}` symbol; {hint}"),
+    })?;
+    Ok(*sym)
+}
+
+impl Program {
+    /// Loads the orchestration and every kernel.
+    pub fn load(spec: &ProgramSpec) -> Result<Program, RuntimeError> {
+        let orch_path = &spec.orchestration_so;
+        let orchestration = open(orch_path)?;
+        let entry: OrchEntryFn = symbol(
+            &orchestration,
+            orch_path,
+            &spec.entry_symbol,
+            "export it as extern \"C\" void aicpu_orchestration_entry(const ChipTaskArgs&)",
+        )?;
+        let config: Option<OrchConfigFn> = symbol(&orchestration, orch_path, "aicpu_orchestration_config", "").ok();
+        let bind: BindRuntimeFn = symbol(
+            &orchestration,
+            orch_path,
+            "framework_bind_runtime",
+            "include \"pto_orchestration_api.h\" in the orchestration source",
+        )?;
+        let mut table = KernelTable::default();
+        for k in &spec.kernels {
+            if k.func_id < 0 {
+                return Err(RuntimeError::Load {
+                    path: k.so_path.clone(),
+                    message: format!("kernel '{}' has a negative func_id {}", k.name, k.func_id),
+                });
+            }
+            if table.get(k.func_id).is_some() {
+                return Err(RuntimeError::Load {
+                    path: k.so_path.clone(),
+                    message: format!("func_id {} is used by two kernels", k.func_id),
+                });
+            }
+            let library = open(&k.so_path)?;
+            let entry: KernelEntryFn = symbol(
+                &library,
+                &k.so_path,
+                "kernel_entry",
+                &format!(
+                    "kernel '{}' (func_id {}) must define extern \"C\" void kernel_entry(int64_t* args)",
+                    k.name, k.func_id
+                ),
+            )?;
+            table.insert(LoadedKernel {
+                func_id: k.func_id,
+                name: k.name.clone(),
+                core_type: k.core_type,
+                entry,
+                _library: library,
+            });
+        }
+        Ok(Program { entry, config, bind, kernels: Arc::new(table), orchestration, orchestration_path: orch_path.clone() })
+    }
+
+    /// The kernels.
+    pub fn kernels(&self) -> &KernelTable {
+        &self.kernels
+    }
+
+    /// The orchestration shared object.
+    pub fn orchestration_path(&self) -> &Path {
+        &self.orchestration_path
+    }
+}
+
+impl LoadedKernel {
+    /// A kernel from an entry point that lives in the current executable (tests, benches).
+    ///
+    /// # Safety
+    /// `entry` must follow the kernel ABI for as long as the table lives.
+    pub unsafe fn from_static(func_id: i32, name: &str, core_type: CoreType, entry: KernelEntryFn) -> LoadedKernel {
+        // The library handle of the running executable keeps nothing extra loaded.
+        let this = libloading::os::unix::Library::this();
+        LoadedKernel {
+            func_id,
+            name: name.to_string(),
+            core_type,
+            entry,
+            _library: Arc::new(libloading::Library::from(this)),
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! One run: bind the orchestration arguments, start the workers and the orchestration
+//! thread, wait for the end (or a fatal error, or the scheduler timeout), copy results back.
+//!
+//! # Fatal errors and timeouts
+//!
+//! A fatal error (latched by the orchestrator, an op, or the watchdog below) turns every
+//! later submit into a no-op and stops workers from running kernels; the run then returns
+//! the error. The watchdog is this function's wait loop: while tasks are in flight and none
+//! has completed for `scheduler_timeout`, it raises `SCHEDULER_TIMEOUT` naming the running
+//! tasks. A kernel that never returns keeps its worker thread forever: that thread (and the
+//! `Arc<Chip>` it holds, with the device memory and libraries) is detached and leaked rather
+//! than unmapped under it, and the caller gets the error instead of a hang.
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::chip::{describe_running, worker_main, Chip};
+use crate::config::ChipConfig;
+use crate::error::{ErrorCode, RuntimeError};
+use crate::ffi::{ChipTaskArgs, ChipTensor, RuntimeHandle};
+use crate::memory::DeviceMemory;
+use crate::ops::OPS;
+use crate::orchestrator::{Orchestrator, OrchestratorSummary, ScopeMode};
+use crate::platform::Platform;
+use crate::program::Program;
+use crate::task::Site;
+
+/// How the orchestration signature uses a tensor argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgDirection {
+    /// Copied in; not copied back.
+    In,
+    /// Not copied in (zero-filled); copied back.
+    Out,
+    /// Copied in and back.
+    InOut,
+}
+
+/// A host tensor bound to an orchestration argument.
+#[derive(Debug)]
+pub struct HostTensor<'a> {
+    /// Direction in the orchestration signature.
+    pub direction: ArgDirection,
+    /// Element type code.
+    pub dtype: u8,
+    /// Shape (row-major, contiguous).
+    pub shape: Vec<u32>,
+    /// The bytes (`numel × elem_size`).
+    pub data: &'a mut [u8],
+}
+
+/// One orchestration argument.
+#[derive(Debug)]
+pub enum OrchArg<'a> {
+    /// A tensor.
+    Tensor(HostTensor<'a>),
+    /// Raw 64-bit scalar bits.
+    Scalar(u64),
+}
+
+/// What a successful run reports.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// Tasks submitted (kernel, dummy and allocation tasks).
+    pub n_tasks: u64,
+    /// Host wall time of the whole run (binding to copy-back).
+    pub wall: Duration,
+    /// Device time: orchestration start to the end of the last task.
+    pub device_time: Duration,
+    /// Worker threads used.
+    pub n_workers: usize,
+    /// The platform.
+    pub platform: Platform,
+}
+
+/// Runs `program` once on a fresh simulated chip.
+pub fn run(program: &Program, args: &mut [OrchArg<'_>], config: &ChipConfig) -> Result<RunReport, RuntimeError> {
+    let started = Instant::now();
+    config.platform.check_available()?;
+    let n_workers = config
+        .n_workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))
+        .max(1);
+
+    // Bind: one device buffer per tensor; copy in everything that is not a pure output.
+    let mut memory = Vec::new();
+    let mut descriptors: Vec<ChipTensor> = Vec::new();
+    let mut scalars: Vec<u64> = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        match arg {
+            OrchArg::Scalar(bits) => scalars.push(*bits),
+            OrchArg::Tensor(t) => {
+                let numel: u64 = t.shape.iter().map(|&s| s as u64).product();
+                let bytes = numel * crate::dtype::elem_size(t.dtype) as u64;
+                if bytes != t.data.len() as u64 || t.shape.len() > crate::ffi::MAX_TENSOR_DIMS {
+                    return Err(RuntimeError::BadArguments {
+                        message: format!(
+                            "orchestration argument {i}: shape {:?} of {} needs {bytes} bytes but {} were given",
+                            t.shape,
+                            crate::dtype::name(t.dtype),
+                            t.data.len()
+                        ),
+                    });
+                }
+                let mem = DeviceMemory::new(bytes as usize)?;
+                if t.direction != ArgDirection::Out {
+                    // SAFETY: the mapping has at least `bytes` bytes; source and
+                    // destination do not overlap.
+                    unsafe { std::ptr::copy_nonoverlapping(t.data.as_ptr(), mem.base(), t.data.len()) };
+                }
+                let mut d = ChipTensor::zeroed();
+                d.buffer.addr = mem.base() as u64;
+                d.buffer.size = bytes;
+                d.ndims = t.shape.len() as u32;
+                d.dtype = t.dtype;
+                let mut stride = 1u32;
+                for k in (0..t.shape.len()).rev() {
+                    d.shapes[k] = t.shape[k];
+                    d.strides[k] = stride;
+                    stride = stride.saturating_mul(t.shape[k]);
+                }
+                d.extent_elem_cache = d.extent();
+                descriptors.push(d);
+                memory.push(mem);
+            }
+        }
+    }
+    let n_args = (descriptors.len() + scalars.len()) as i32;
+
+    let chip = Arc::new(Chip::new(config.clone(), Arc::clone(&program.kernels), n_workers));
+    let bound = Arc::new(memory);
+
+    let mut workers: Vec<JoinHandle<()>> = Vec::with_capacity(n_workers);
+    for w in 0..n_workers {
+        let chip = Arc::clone(&chip);
+        let pin = config.platform == Platform::Cpu;
+        let handle = std::thread::Builder::new()
+            .name(format!("pto-worker-{w}"))
+            .spawn(move || {
+                if pin {
+                    pin_to_cpu(w);
+                }
+                worker_main(&chip, w)
+            })
+            .map_err(|source| RuntimeError::Io { what: "spawning a worker thread".to_string(), source })?;
+        workers.push(handle);
+    }
+
+    let orch_start = Arc::new(AtomicU64::new(0));
+    let orchestration = {
+        let chip = Arc::clone(&chip);
+        let bound = Arc::clone(&bound);
+        let library = Arc::clone(&program.orchestration);
+        let (entry, cfg, bind) = (program.entry, program.config, program.bind);
+        let orch_start = Arc::clone(&orch_start);
+        std::thread::Builder::new()
+            .name("pto-orchestrator".to_string())
+            .stack_size(16 << 20)
+            .spawn(move || {
+                let _keep = (library, bound);
+                let mut orch = Box::new(Orchestrator::new(Arc::clone(&chip)));
+                let mut handle = Box::new(RuntimeHandle {
+                    ops: &OPS,
+                    pending_scope_mode: 0,
+                    pad: [0; 7],
+                    context: &mut *orch as *mut Orchestrator as *mut c_void,
+                });
+                let cargs = ChipTaskArgs {
+                    n_tensors: descriptors.len() as u32,
+                    n_scalars: scalars.len() as u32,
+                    tensors: descriptors.as_ptr(),
+                    scalars: scalars.as_ptr(),
+                };
+                // SAFETY: `bind` is the orchestration's framework_bind_runtime; the handle
+                // outlives every call the orchestration makes (this closure's scope).
+                unsafe { bind(&mut *handle) };
+                let expected = match cfg {
+                    // SAFETY: the config export takes the bound arguments by reference.
+                    Some(cfg) => unsafe { cfg(&cargs) }.expected_arg_count,
+                    None => 0,
+                };
+                if expected > n_args {
+                    chip.raise(
+                        ErrorCode::InvalidArgs,
+                        format!(
+                            "the orchestration expects {expected} arguments (tensors + scalars) but the call passed {n_args}; pass every parameter of the orchestration signature"
+                        ),
+                    );
+                } else {
+                    orch.scope_begin(ScopeMode::Auto, Site { file: c"<orchestration entry>".as_ptr(), line: 0 });
+                    orch_start.store(chip.now_ns(), Ordering::Release);
+                    // SAFETY: the entry follows the orchestration ABI; `cargs` points to
+                    // descriptors and scalars that live until this closure returns.
+                    unsafe { entry(&cargs) };
+                    orch.close_all_scopes();
+                }
+                let summary = orch.summary();
+                // SAFETY: unbind so a stray call after the run cannot reach a freed orchestrator.
+                unsafe { bind(std::ptr::null_mut()) };
+                drop(handle);
+                chip.orchestration_done.store(true, Ordering::Release);
+                chip.completed.fetch_add(0, Ordering::SeqCst);
+                chip.progress.notify_all();
+                summary
+            })
+            .map_err(|source| RuntimeError::Io { what: "spawning the orchestration thread".to_string(), source })?
+    };
+
+    // Watchdog / wait loop.
+    let timeout = config.scheduler_timeout;
+    let mut last_completed = 0u64;
+    let mut last_progress = Instant::now();
+    loop {
+        if chip.fatal.is_set() {
+            break;
+        }
+        if chip.orchestration_done.load(Ordering::Acquire) && chip.quiescent() {
+            break;
+        }
+        let completed = chip.completed.load(Ordering::Acquire);
+        if completed != last_completed {
+            last_completed = completed;
+            last_progress = Instant::now();
+        } else if chip.submitted.load(Ordering::Acquire) > completed && last_progress.elapsed() >= timeout {
+            let running = describe_running(&chip);
+            let detail = if running.is_empty() {
+                "tasks are in flight but none is running".to_string()
+            } else {
+                running.join("; ")
+            };
+            chip.raise(
+                ErrorCode::SchedulerTimeout,
+                format!(
+                    "no task finished for {:.1} s: {detail}; a kernel may never return (raise the scheduler timeout with SIMPLER_SCHEDULER_TIMEOUT_MS if it is just slow)",
+                    timeout.as_secs_f64()
+                ),
+            );
+            break;
+        }
+        let c = &chip;
+        chip.progress.wait_until(Duration::from_millis(50), &|| {
+            c.fatal.is_set() || (c.orchestration_done.load(Ordering::Acquire) && c.quiescent())
+        });
+    }
+
+    // Shut down: workers exit once idle; stuck ones are detached (module docs).
+    chip.shutdown.store(true, Ordering::Release);
+    chip.completed.fetch_add(0, Ordering::SeqCst);
+    chip.work.notify_all();
+    let fatal = chip.fatal.is_set();
+    let grace = Instant::now() + Duration::from_secs(2);
+    let mut summary = OrchestratorSummary::default();
+    if !fatal || wait_finished(&|| orchestration.is_finished(), grace) {
+        if let Ok(s) = orchestration.join() {
+            summary = s;
+        }
+    }
+    for (w, handle) in workers.into_iter().enumerate() {
+        let status = &chip.workers[w];
+        if !fatal || wait_finished(&|| status.exited.load(Ordering::Acquire), grace) {
+            let _ = handle.join();
+        }
+    }
+
+    if let Some(err) = chip.fatal_error() {
+        return Err(match err {
+            RuntimeError::Fatal { code, mut message } => {
+                if summary.ignored_submits > 0 {
+                    message.push_str(&format!(
+                        " ({} later submits were ignored, the first at {})",
+                        summary.ignored_submits,
+                        summary.first_ignored_site.as_deref().unwrap_or("?")
+                    ));
+                }
+                RuntimeError::Fatal { code, message }
+            }
+            other => other,
+        });
+    }
+
+    // Copy back every tensor that is not a pure input.
+    let mut k = 0;
+    for arg in args.iter_mut() {
+        if let OrchArg::Tensor(t) = arg {
+            if t.direction != ArgDirection::In {
+                // SAFETY: the device buffer has exactly `t.data.len()` bytes and every task
+                // has finished.
+                unsafe { std::ptr::copy_nonoverlapping(bound[k].base(), t.data.as_mut_ptr(), t.data.len()) };
+            }
+            k += 1;
+        }
+    }
+    let start_ns = orch_start.load(Ordering::Acquire);
+    let end_ns = chip.last_end_ns.load(Ordering::Acquire).max(start_ns);
+    Ok(RunReport {
+        n_tasks: summary.n_tasks,
+        wall: started.elapsed(),
+        device_time: Duration::from_nanos(end_ns - start_ns),
+        n_workers,
+        platform: config.platform,
+    })
+}
+
+fn wait_finished(done: &dyn Fn() -> bool, deadline: Instant) -> bool {
+    while !done() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    true
+}
+
+fn pin_to_cpu(worker: usize) {
+    let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET writes within it; the call affects only
+    // the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(worker % n, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            tracing::warn!("could not pin worker {worker}: {}", std::io::Error::last_os_error());
+        }
+    }
+}

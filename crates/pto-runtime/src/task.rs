@@ -1,0 +1,273 @@
+//! Task ids and task slots.
+//!
+//! A task lives in a slot of its ring's task window (`slot = local & (window - 1)`). Access
+//! rules, per field of [`TaskSlot`]:
+//!
+//! - `payload` is written only by the orchestrator, and only while the task is unpublished
+//!   (before its self-reference on `fanin_remaining` is released). Everyone else reads it
+//!   after receiving the task id through the ready queue or a fanout list, both of which
+//!   synchronize with the orchestrator's writes (release/acquire). The reclaimer reads
+//!   `heap_end` / `dep_mark` after observing `Consumed` under the fanout lock.
+//! - `fanout` (state, consumer list, reference counts) is only touched under its mutex:
+//!   the orchestrator wiring a consumer, the completing worker, a consumer releasing its
+//!   retain, the scope releasing its reference, and the reclaimer.
+//! - `fanin_remaining` starts at 1 (the orchestrator's self-reference during wiring) plus one
+//!   per waited-on producer; the thread that brings it to zero makes the task ready, exactly once.
+//! - `claim` hands out (block, slot) subtasks to workers. It packs the task's generation
+//!   (low 32 bits of its local id), the next subtask index and the subtask total into one
+//!   word, so a stale ready-queue entry of an earlier task in the same slot can never claim
+//!   work of the slot's new task: its generation no longer matches. Only a successful claim
+//!   makes reading the payload safe. `subtasks_done` counts subtasks back; the thread that
+//!   finishes the last one completes the task.
+
+use std::cell::UnsafeCell;
+use std::ffi::c_char;
+use std::fmt;
+use std::sync::atomic::{AtomicU32, AtomicU64};
+
+use parking_lot::Mutex;
+
+use crate::ffi::{ChipTensor, KernelEntryFn, TensorArgType};
+
+/// A task id: `(ring << 32) | local`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId(pub u64);
+
+impl TaskId {
+    /// The invalid id (all ones).
+    pub const INVALID: TaskId = TaskId(u64::MAX);
+
+    /// The id of task `local` of `ring`.
+    pub fn new(ring: u32, local: u64) -> TaskId {
+        TaskId(((ring as u64) << 32) | (local & 0xFFFF_FFFF))
+    }
+
+    /// The ring.
+    pub fn ring(self) -> usize {
+        ((self.0 >> 32) & 0xFF) as usize
+    }
+
+    /// The id within the ring.
+    pub fn local(self) -> u64 {
+        self.0 & 0xFFFF_FFFF
+    }
+
+    /// Whether this is a real id.
+    pub fn is_valid(self) -> bool {
+        self != TaskId::INVALID
+    }
+}
+
+impl fmt::Display for TaskId {
+    /// `t5` in ring 0, `r1t5` otherwise (Simpler's `format_task_display`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.is_valid() {
+            f.write_str("t?")
+        } else if self.ring() == 0 {
+            write!(f, "t{}", self.local())
+        } else {
+            write!(f, "r{}t{}", self.ring(), self.local())
+        }
+    }
+}
+
+impl fmt::Debug for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Where in the orchestration source something happened (`__FILE__`, `__LINE__`).
+#[derive(Clone, Copy, Debug)]
+pub struct Site {
+    /// A C string literal inside the orchestration shared object (valid while it is loaded).
+    pub file: *const c_char,
+    /// Line number.
+    pub line: i32,
+}
+
+// SAFETY: `file` points to a string literal in a loaded shared object; it is only read.
+unsafe impl Send for Site {}
+// SAFETY: as above, the pointee is immutable.
+unsafe impl Sync for Site {}
+
+impl Site {
+    /// No known site.
+    pub const UNKNOWN: Site = Site { file: std::ptr::null(), line: 0 };
+
+    /// `orch.cpp:41` (the file's basename), or `?` when unknown.
+    pub fn render(&self) -> String {
+        if self.file.is_null() {
+            return "?".to_string();
+        }
+        // SAFETY: non-null `file` is a NUL-terminated literal of the loaded orchestration.
+        let full = unsafe { std::ffi::CStr::from_ptr(self.file) }.to_string_lossy();
+        let base = full.rsplit('/').next().unwrap_or(&full);
+        format!("{base}:{}", self.line)
+    }
+}
+
+/// Most subtasks (`block_num × active slots`) one task may have.
+pub const MAX_SUBTASKS: u32 = 0xFFFF;
+
+/// Packs a claim word: generation, next subtask index, total subtasks.
+pub fn pack_claim(id: TaskId, next: u32, total: u32) -> u64 {
+    ((id.local() & 0xFFFF_FFFF) << 32) | ((next as u64 & 0xFFFF) << 16) | (total as u64 & 0xFFFF)
+}
+
+/// Claims the next subtask of task `id`: `Some((index, total))`, or `None` when every
+/// subtask is taken or the slot now holds another task.
+pub fn claim_subtask(slot: &TaskSlot, id: TaskId) -> Option<(u32, u32)> {
+    use std::sync::atomic::Ordering;
+    let mut cur = slot.claim.load(Ordering::Acquire);
+    loop {
+        if cur >> 32 != id.local() & 0xFFFF_FFFF {
+            return None;
+        }
+        let next = ((cur >> 16) & 0xFFFF) as u32;
+        let total = (cur & 0xFFFF) as u32;
+        if next >= total {
+            return None;
+        }
+        match slot.claim.compare_exchange_weak(cur, cur + (1 << 16), Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return Some((next, total)),
+            Err(actual) => cur = actual,
+        }
+    }
+}
+
+/// Lifecycle of a slot (under the fanout lock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotState {
+    /// Reclaimed; may be reused by the orchestrator.
+    Free,
+    /// Submitted, not finished.
+    Pending,
+    /// All subtasks finished.
+    Completed,
+    /// Completed and every reference released; the ring may reclaim it.
+    Consumed,
+}
+
+/// The part of a slot guarded by its fanout lock.
+pub struct Fanout {
+    /// Lifecycle state.
+    pub state: SlotState,
+    /// Tasks waiting for this one.
+    pub consumers: Vec<TaskId>,
+    /// References that must be released before the slot is consumed: the scope's, plus one
+    /// per retaining consumer.
+    pub fanout_count: u32,
+    /// References released so far.
+    pub released: u32,
+}
+
+/// How a task's argument tensors are used (for DFX collectors and messages).
+#[derive(Clone, Copy, Debug)]
+pub struct ArgInfo {
+    /// The argument type.
+    pub arg_type: TensorArgType,
+    /// Marked by `dump(...)`.
+    pub dump: bool,
+}
+
+/// What the orchestrator writes once per task (see the module docs for access rules).
+pub struct TaskPayload {
+    /// The task's id.
+    pub id: TaskId,
+    /// Kernel ids of the AIC, AIV0, AIV1 slots (−1 inactive).
+    pub kernel_ids: [i32; 3],
+    /// Kernel entry points of the active slots, in slot order.
+    pub active: [(u8, Option<KernelEntryFn>); 3],
+    /// Number of active slots.
+    pub n_active: u8,
+    /// SPMD blocks.
+    pub block_num: u32,
+    /// `block_num * n_active` (0 for dummy and allocation tasks).
+    pub subtasks_total: u32,
+    /// Tensor arguments as the kernel sees them.
+    pub tensors: Vec<ChipTensor>,
+    /// How each tensor is used.
+    pub args: Vec<ArgInfo>,
+    /// Scalar arguments.
+    pub scalars: Vec<u64>,
+    /// Producers this task retains until it completes.
+    pub retained: Vec<TaskId>,
+    /// Cumulative heap offset just past this task's outputs.
+    pub heap_end: u64,
+    /// Cumulative dep-pool top after wiring this task.
+    pub dep_mark: u64,
+    /// Where it was submitted.
+    pub site: Site,
+}
+
+impl TaskPayload {
+    fn empty() -> TaskPayload {
+        TaskPayload {
+            id: TaskId::INVALID,
+            kernel_ids: [-1; 3],
+            active: [(0, None); 3],
+            n_active: 0,
+            block_num: 1,
+            subtasks_total: 0,
+            tensors: Vec::new(),
+            args: Vec::new(),
+            scalars: Vec::new(),
+            retained: Vec::new(),
+            heap_end: 0,
+            dep_mark: 0,
+            site: Site::UNKNOWN,
+        }
+    }
+}
+
+/// One slot of a task window.
+pub struct TaskSlot {
+    /// Written by the orchestrator before publication (module docs).
+    pub payload: UnsafeCell<TaskPayload>,
+    /// Producers not yet finished, plus the orchestrator's self-reference while wiring.
+    pub fanin_remaining: AtomicU32,
+    /// `generation << 32 | next << 16 | total` (see [`pack_claim`]).
+    pub claim: AtomicU64,
+    /// Subtasks finished.
+    pub subtasks_done: AtomicU32,
+    /// Nanoseconds (since run start) when the last subtask finished.
+    pub end_ns: AtomicU64,
+    /// State, consumers and references.
+    pub fanout: Mutex<Fanout>,
+}
+
+// SAFETY: `payload` follows the single-writer-before-publication protocol in the module
+// docs; every other field is atomic or behind a mutex.
+unsafe impl Sync for TaskSlot {}
+
+impl TaskSlot {
+    /// An empty, free slot.
+    pub fn new() -> TaskSlot {
+        TaskSlot {
+            payload: UnsafeCell::new(TaskPayload::empty()),
+            fanin_remaining: AtomicU32::new(0),
+            claim: AtomicU64::new(u64::MAX),
+            subtasks_done: AtomicU32::new(0),
+            end_ns: AtomicU64::new(0),
+            fanout: Mutex::new(Fanout { state: SlotState::Free, consumers: Vec::new(), fanout_count: 0, released: 0 }),
+        }
+    }
+
+    /// The payload, for readers that received the task id through a synchronizing handoff.
+    ///
+    /// # Safety
+    /// The caller must have obtained the task id after its publication (ready queue, fanout
+    /// list, or being the orchestrator itself after writing it), and the slot must not be
+    /// reclaimed while the reference lives.
+    pub unsafe fn payload(&self) -> &TaskPayload {
+        // SAFETY: per the caller's contract no writer is active.
+        unsafe { &*self.payload.get() }
+    }
+}
+
+impl Default for TaskSlot {
+    fn default() -> TaskSlot {
+        TaskSlot::new()
+    }
+}

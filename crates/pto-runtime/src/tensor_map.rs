@@ -1,0 +1,438 @@
+//! The TensorMap: which task last wrote which region of which buffer.
+//!
+//! Owned by the orchestrator thread alone (like Simpler's AICPU-private map), so it needs no
+//! lock. Entries are keyed by buffer base address only, so every view of one buffer lands in
+//! one chain; the overlap test then decides, per entry, whether a new access depends on it:
+//!
+//! 1. element (byte) ranges `[start, start + extent)` that do not intersect: no overlap;
+//! 2. same dtype, rank and strides in a canonical row-major layout: an exact per-dimension
+//!    hyper-rectangle test, giving no overlap, *covered* (the entry's region lies inside the
+//!    access) or other;
+//! 3. anything else (different strides, transposes, dtypes): conservatively *other*.
+//!
+//! A newer `version` on the access forces *other*. Entries whose producer has retired are
+//! stale: lookups unlink them lazily, and a full pool is swept before it reports overflow.
+//! The pool is a fixed array with a free list: inserting allocates nothing.
+
+use crate::ffi::{ChipTensor, MAX_TENSOR_DIMS};
+use crate::task::TaskId;
+
+/// Result of comparing an access with a TensorMap entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlap {
+    /// Disjoint regions.
+    None,
+    /// The entry's region lies entirely inside the access.
+    Covered,
+    /// Any other (possible) intersection.
+    Other,
+}
+
+impl Overlap {
+    /// The spelling in `deps.json` (`no_overlap`, `covered`, `other`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Overlap::None => "no_overlap",
+            Overlap::Covered => "covered",
+            Overlap::Other => "other",
+        }
+    }
+}
+
+/// The geometry of a view, as stored in entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViewGeometry {
+    /// Buffer base address (the key).
+    pub addr: u64,
+    /// Element offset of the origin.
+    pub start_offset: u64,
+    /// Extents.
+    pub shapes: [u32; MAX_TENSOR_DIMS],
+    /// Element strides.
+    pub strides: [u32; MAX_TENSOR_DIMS],
+    /// Rank.
+    pub ndims: u8,
+    /// Element type code.
+    pub dtype: u8,
+    /// Element size in bytes.
+    pub elem_size: u8,
+    /// Version tag.
+    pub version: i32,
+}
+
+impl ViewGeometry {
+    /// The geometry of a descriptor.
+    pub fn of(t: &ChipTensor) -> ViewGeometry {
+        ViewGeometry {
+            addr: t.buffer.addr,
+            start_offset: t.start_offset,
+            shapes: t.shapes,
+            strides: t.strides,
+            ndims: t.dims() as u8,
+            dtype: t.dtype,
+            elem_size: crate::dtype::elem_size(t.dtype) as u8,
+            version: t.version,
+        }
+    }
+
+    fn dims(&self) -> usize {
+        self.ndims as usize
+    }
+
+    /// Byte range `[begin, end)` spanned by the view, relative to the buffer base.
+    fn byte_range(&self) -> (u64, u64) {
+        let dims = self.dims();
+        if self.shapes[..dims].contains(&0) {
+            return (0, 0);
+        }
+        let extent: u64 = 1 + (0..dims)
+            .map(|d| (self.shapes[d] as u64 - 1) * self.strides[d] as u64)
+            .sum::<u64>();
+        let es = self.elem_size.max(1) as u64;
+        (self.start_offset * es, (self.start_offset + extent) * es)
+    }
+
+    /// Per-dimension `[begin, end)` element coordinates of the view inside the row-major
+    /// parent that its strides describe, or `None` if the strides are not canonical
+    /// row-major or the view wraps a parent dimension.
+    fn rectangle(&self) -> Option<[(u64, u64); MAX_TENSOR_DIMS]> {
+        let dims = self.dims();
+        let mut rect = [(0u64, 0u64); MAX_TENSOR_DIMS];
+        if dims == 0 {
+            return Some(rect);
+        }
+        if self.strides[dims - 1] != 1 {
+            return None;
+        }
+        let origin = self.start_offset;
+        for d in 0..dims {
+            let stride = self.strides[d] as u64;
+            if stride == 0 {
+                return None;
+            }
+            // The parent's extent in dimension d, unbounded for the outermost one.
+            let parent = if d == 0 {
+                u64::MAX
+            } else {
+                let outer = self.strides[d - 1] as u64;
+                if outer % stride != 0 {
+                    return None;
+                }
+                outer / stride
+            };
+            let coord = if d == 0 { origin / stride } else { (origin / stride) % parent };
+            let end = coord + self.shapes[d] as u64;
+            if end > parent {
+                return None;
+            }
+            rect[d] = (coord, end);
+        }
+        Some(rect)
+    }
+}
+
+/// Compares an access (`input`) with an entry's region.
+pub fn check_overlap(input: &ViewGeometry, entry: &ViewGeometry) -> Overlap {
+    let (a0, a1) = input.byte_range();
+    let (b0, b1) = entry.byte_range();
+    if a0 >= a1 || b0 >= b1 || a1 <= b0 || b1 <= a0 {
+        return Overlap::None;
+    }
+    if input.version > entry.version {
+        return Overlap::Other;
+    }
+    let same_layout = input.dtype == entry.dtype
+        && input.ndims == entry.ndims
+        && input.strides[..input.dims()] == entry.strides[..entry.dims()];
+    if !same_layout {
+        return Overlap::Other;
+    }
+    let (Some(ra), Some(rb)) = (input.rectangle(), entry.rectangle()) else {
+        return Overlap::Other;
+    };
+    let mut covered = true;
+    for d in 0..input.dims() {
+        let (a0, a1) = ra[d];
+        let (b0, b1) = rb[d];
+        if a1 <= b0 || b1 <= a0 {
+            return Overlap::None;
+        }
+        if b0 < a0 || b1 > a1 {
+            covered = false;
+        }
+    }
+    if covered {
+        Overlap::Covered
+    } else {
+        Overlap::Other
+    }
+}
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+struct Entry {
+    geometry: ViewGeometry,
+    producer: TaskId,
+    next: u32,
+}
+
+/// One producer found by [`TensorMap::lookup`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hit {
+    /// The producing task.
+    pub producer: TaskId,
+    /// How the access overlaps the producer's region.
+    pub overlap: Overlap,
+    /// The producer's region.
+    pub geometry: ViewGeometry,
+}
+
+/// The map. See the module docs.
+pub struct TensorMap {
+    buckets: Box<[u32]>,
+    entries: Box<[Entry]>,
+    free_head: u32,
+    bump: u32,
+    live: usize,
+}
+
+impl TensorMap {
+    /// A map with room for `capacity` entries.
+    pub fn new(capacity: usize) -> TensorMap {
+        let n_buckets = (capacity / 4).next_power_of_two().max(64);
+        let empty = Entry {
+            geometry: ViewGeometry {
+                addr: 0,
+                start_offset: 0,
+                shapes: [0; MAX_TENSOR_DIMS],
+                strides: [0; MAX_TENSOR_DIMS],
+                ndims: 0,
+                dtype: 0,
+                elem_size: 0,
+                version: 0,
+            },
+            producer: TaskId::INVALID,
+            next: NIL,
+        };
+        TensorMap {
+            buckets: vec![NIL; n_buckets].into_boxed_slice(),
+            entries: vec![empty; capacity].into_boxed_slice(),
+            free_head: NIL,
+            bump: 0,
+            live: 0,
+        }
+    }
+
+    /// Live (not yet reclaimed) entries.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Capacity of the entry pool.
+    pub fn capacity(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn bucket(&self, addr: u64) -> usize {
+        let h = addr.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> 32) as usize & (self.buckets.len() - 1)
+    }
+
+    fn free(&mut self, idx: u32) {
+        self.entries[idx as usize].next = self.free_head;
+        self.entries[idx as usize].producer = TaskId::INVALID;
+        self.free_head = idx;
+        self.live -= 1;
+    }
+
+    /// Calls `on_hit` for every live entry that overlaps `input`, newest first. Entries for
+    /// which `retired(producer)` holds are unlinked on the way; with `supersede`, entries the
+    /// access covers are removed after being reported (INOUT semantics).
+    pub fn lookup(
+        &mut self,
+        input: &ViewGeometry,
+        supersede: bool,
+        retired: &dyn Fn(TaskId) -> bool,
+        on_hit: &mut dyn FnMut(Hit),
+    ) {
+        let b = self.bucket(input.addr);
+        let mut prev = NIL;
+        let mut cur = self.buckets[b];
+        while cur != NIL {
+            let entry = self.entries[cur as usize];
+            let next = entry.next;
+            let stale = retired(entry.producer);
+            let mut remove = stale;
+            if !stale && entry.geometry.addr == input.addr {
+                let overlap = check_overlap(input, &entry.geometry);
+                if overlap != Overlap::None {
+                    on_hit(Hit { producer: entry.producer, overlap, geometry: entry.geometry });
+                    remove = supersede && overlap == Overlap::Covered;
+                }
+            }
+            if remove {
+                if prev == NIL {
+                    self.buckets[b] = next;
+                } else {
+                    self.entries[prev as usize].next = next;
+                }
+                self.free(cur);
+            } else {
+                prev = cur;
+            }
+            cur = next;
+        }
+    }
+
+    /// Records `producer` as the latest writer of `geometry`. Returns `false` when the pool
+    /// is full even after sweeping retired entries (the caller back-pressures and retries).
+    pub fn insert(&mut self, geometry: ViewGeometry, producer: TaskId, retired: &dyn Fn(TaskId) -> bool) -> bool {
+        if self.free_head == NIL && self.bump as usize == self.entries.len() {
+            self.sweep(retired);
+        }
+        let idx = if self.free_head != NIL {
+            let idx = self.free_head;
+            self.free_head = self.entries[idx as usize].next;
+            idx
+        } else if (self.bump as usize) < self.entries.len() {
+            self.bump += 1;
+            self.bump - 1
+        } else {
+            return false;
+        };
+        let b = self.bucket(geometry.addr);
+        self.entries[idx as usize] = Entry { geometry, producer, next: self.buckets[b] };
+        self.buckets[b] = idx;
+        self.live += 1;
+        true
+    }
+
+    /// Frees every entry whose producer has retired.
+    pub fn sweep(&mut self, retired: &dyn Fn(TaskId) -> bool) {
+        for b in 0..self.buckets.len() {
+            let mut prev = NIL;
+            let mut cur = self.buckets[b];
+            while cur != NIL {
+                let next = self.entries[cur as usize].next;
+                if retired(self.entries[cur as usize].producer) {
+                    if prev == NIL {
+                        self.buckets[b] = next;
+                    } else {
+                        self.entries[prev as usize].next = next;
+                    }
+                    self.free(cur);
+                } else {
+                    prev = cur;
+                }
+                cur = next;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A view of a row-major buffer of `parent` shape: `shape` at `offsets`.
+    fn view(parent: &[u32], shape: &[u32], offsets: &[u32]) -> ViewGeometry {
+        let n = parent.len();
+        let mut strides = [0u32; MAX_TENSOR_DIMS];
+        let mut s = 1;
+        for d in (0..n).rev() {
+            strides[d] = s;
+            s *= parent[d];
+        }
+        let mut shapes = [0u32; MAX_TENSOR_DIMS];
+        shapes[..n].copy_from_slice(shape);
+        let start: u64 = (0..n).map(|d| offsets[d] as u64 * strides[d] as u64).sum();
+        ViewGeometry {
+            addr: 0x1000,
+            start_offset: start,
+            shapes,
+            strides,
+            ndims: n as u8,
+            dtype: 0,
+            elem_size: 4,
+            version: 0,
+        }
+    }
+
+    fn check(input: ViewGeometry, entry: ViewGeometry, expected: Overlap) {
+        assert_eq!(check_overlap(&input, &entry), expected, "input {input:?} entry {entry:?}");
+    }
+
+    #[test]
+    fn overlap_cases() {
+        let p = [8, 8];
+        // Disjoint row blocks.
+        check(view(&p, &[4, 8], &[0, 0]), view(&p, &[4, 8], &[4, 0]), Overlap::None);
+        // Disjoint column blocks share element ranges but not rectangles.
+        check(view(&p, &[8, 4], &[0, 0]), view(&p, &[8, 4], &[0, 4]), Overlap::None);
+        // Identical views: covered.
+        check(view(&p, &[8, 8], &[0, 0]), view(&p, &[8, 8], &[0, 0]), Overlap::Covered);
+        // The entry (a tile) lies inside the access (the whole buffer): covered.
+        check(view(&p, &[8, 8], &[0, 0]), view(&p, &[2, 2], &[3, 3]), Overlap::Covered);
+        // The access is a tile inside the entry: other.
+        check(view(&p, &[2, 2], &[3, 3]), view(&p, &[8, 8], &[0, 0]), Overlap::Other);
+        // Partial overlap.
+        check(view(&p, &[4, 4], &[0, 0]), view(&p, &[4, 4], &[2, 2]), Overlap::Other);
+    }
+
+    #[test]
+    fn different_strides_are_conservative() {
+        let p = [8, 8];
+        let a = view(&p, &[8, 8], &[0, 0]);
+        let mut t = a;
+        t.strides.swap(0, 1); // a transposed view of the same buffer
+        check(a, t, Overlap::Other);
+        // Different dtype over the same bytes.
+        let mut h = view(&[8, 16], &[8, 16], &[0, 0]);
+        h.dtype = 1;
+        h.elem_size = 2;
+        check(a, h, Overlap::Other);
+    }
+
+    #[test]
+    fn newer_version_forces_other() {
+        let p = [8, 8];
+        let mut a = view(&p, &[8, 8], &[0, 0]);
+        a.version = 1;
+        check(a, view(&p, &[8, 8], &[0, 0]), Overlap::Other);
+    }
+
+    #[test]
+    fn lookup_supersedes_covered_entries_and_skips_retired() {
+        let p = [8, 8];
+        let mut map = TensorMap::new(8);
+        let never = |_: TaskId| false;
+        assert!(map.insert(view(&p, &[4, 8], &[0, 0]), TaskId::new(0, 1), &never));
+        assert!(map.insert(view(&p, &[4, 8], &[4, 0]), TaskId::new(0, 2), &never));
+        let mut hits = Vec::new();
+        map.lookup(&view(&p, &[8, 8], &[0, 0]), true, &never, &mut |h| hits.push(h.producer.local()));
+        assert_eq!(hits, [2, 1]);
+        assert_eq!(map.live(), 0, "an INOUT over the whole buffer supersedes both halves");
+
+        assert!(map.insert(view(&p, &[8, 8], &[0, 0]), TaskId::new(0, 3), &never));
+        let retired = |t: TaskId| t.local() <= 3;
+        let mut hits = Vec::new();
+        map.lookup(&view(&p, &[1, 1], &[0, 0]), false, &retired, &mut |h| hits.push(h.producer));
+        assert!(hits.is_empty());
+        assert_eq!(map.live(), 0, "retired entries are unlinked lazily");
+    }
+
+    #[test]
+    fn full_pool_sweeps_retired_entries() {
+        let p = [8, 8];
+        let mut map = TensorMap::new(2);
+        let never = |_: TaskId| false;
+        for i in 0..2 {
+            assert!(map.insert(view(&p, &[1, 8], &[i, 0]), TaskId::new(0, i), &never));
+        }
+        assert!(!map.insert(view(&p, &[1, 8], &[5, 0]), TaskId::new(0, 5), &never));
+        let retired = |t: TaskId| t.local() == 0;
+        assert!(map.insert(view(&p, &[1, 8], &[5, 0]), TaskId::new(0, 5), &retired));
+        assert_eq!(map.live(), 2);
+    }
+}

@@ -1,0 +1,71 @@
+use pto_runtime::{run, ArgDirection, CoreType, HostTensor, OrchArg};
+
+use crate::common::{build, bytes_of, config, Kernel};
+
+const ADD_KERNEL: &str = r#"
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t* args) {
+    ChipTensor* a = kernel_tensor(args, 0);
+    ChipTensor* b = kernel_tensor(args, 1);
+    ChipTensor* c = kernel_tensor(args, 2);
+    uint64_t n = c->numel();
+    int32_t blk = get_block_idx(args), nb = get_block_num(args);
+    uint64_t lo = n * blk / nb, hi = n * (blk + 1) / nb;
+    for (uint64_t i = lo; i < hi; ++i) c->data<float>()[i] = a->data<float>()[i] + b->data<float>()[i];
+}
+"#;
+
+const VECTOR_ADD_ORCH: &str = r#"
+#include "pto_orchestration_api.h"
+extern "C" __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs&) {
+    return PTO2OrchestrationConfig{.expected_arg_count = 3};
+}
+extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
+    ChipTensor a = orch_args.tensor(0).ref();
+    ChipTensor b = orch_args.tensor(1).ref();
+    ChipTensor c = orch_args.tensor(2).ref();
+    uint32_t tile = 256;
+    uint32_t n = a.shapes[0];
+    for (uint32_t off = 0; off < n; off += tile) {
+        PTO2_SCOPE() {
+            uint32_t shp[1] = {tile};
+            uint32_t o[1] = {off};
+            ChipTensor av = a.view(shp, o), bv = b.view(shp, o), cv = c.view(shp, o);
+            TensorCreateInfo ci(shp, 1, DataType::FLOAT32);
+            CoreTaskArgs p;
+            p.add_input(av, bv);
+            p.add_output(ci);
+            TaskOutputTensors t = rt_submit_aiv_task(0, p);
+            CoreTaskArgs q;
+            q.add_input(t.get_ref(0), bv);
+            q.add_output(cv);
+            q.launch_spec.set_block_num(4);
+            rt_submit_aiv_task(0, q);
+        }
+    }
+}
+"#;
+
+#[test]
+fn vector_add_runs_and_matches() {
+    let program = build(
+        "vector_add",
+        VECTOR_ADD_ORCH,
+        &[Kernel { func_id: 0, name: "add", core: CoreType::Aiv, source: ADD_KERNEL }],
+    );
+    let n = 4096;
+    let mut a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut b: Vec<f32> = (0..n).map(|i| 0.5 * i as f32).collect();
+    let mut c = vec![0f32; n];
+    let expected: Vec<f32> = (0..n).map(|i| a[i] + 2.0 * b[i]).collect();
+    let shape = vec![n as u32];
+    let mut args = vec![
+        OrchArg::Tensor(HostTensor { direction: ArgDirection::In, dtype: 0, shape: shape.clone(), data: bytes_of(&mut a) }),
+        OrchArg::Tensor(HostTensor { direction: ArgDirection::In, dtype: 0, shape: shape.clone(), data: bytes_of(&mut b) }),
+        OrchArg::Tensor(HostTensor { direction: ArgDirection::Out, dtype: 0, shape, data: bytes_of(&mut c) }),
+    ];
+    let report = run(&program, &mut args, &config()).unwrap();
+    drop(args);
+    assert_eq!(c, expected);
+    assert_eq!(report.n_tasks, 32);
+}

@@ -1,0 +1,73 @@
+//! Shared helpers: compile real C++ with the project's toolchain and load it.
+
+use std::path::PathBuf;
+
+use pto_runtime::{ChipConfig, CoreType, KernelSpec, Platform, Program, ProgramSpec};
+use pto_toolchain::{CompileUnit, CoreKind, Toolchain, UnitKind};
+
+/// A kernel source for [`build`].
+pub struct Kernel<'a> {
+    pub func_id: i32,
+    pub name: &'a str,
+    pub core: CoreType,
+    pub source: &'a str,
+}
+
+fn toolchain() -> Toolchain {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pto-cache");
+    match Toolchain::discover(&root) {
+        Ok(t) => t,
+        Err(e) => panic!("no toolchain: {e}"),
+    }
+}
+
+/// Compiles an orchestration and kernels (written to a temp dir) and loads them.
+pub fn build(name: &str, orchestration: &str, kernels: &[Kernel<'_>]) -> Program {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("programs").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let tc = toolchain();
+    let orch_path = dir.join(format!("{name}_orch.cpp"));
+    std::fs::write(&orch_path, orchestration).unwrap();
+    let mut units = vec![CompileUnit::new(orch_path, UnitKind::Orchestration)];
+    for k in kernels {
+        let p = dir.join(format!("{}.cpp", k.name));
+        std::fs::write(&p, k.source).unwrap();
+        let kind = match k.core {
+            CoreType::Aic => CoreKind::Aic,
+            CoreType::Aiv => CoreKind::Aiv,
+        };
+        units.push(CompileUnit::new(p, UnitKind::Kernel(kind)));
+    }
+    let results = tc.compile_all(&units);
+    let mut objects = Vec::new();
+    for r in results {
+        match r {
+            Ok(o) => objects.push(o.so_path),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let spec = ProgramSpec {
+        orchestration_so: objects[0].clone(),
+        entry_symbol: "aicpu_orchestration_entry".to_string(),
+        kernels: kernels
+            .iter()
+            .zip(&objects[1..])
+            .map(|(k, so)| KernelSpec { func_id: k.func_id, name: k.name.to_string(), core_type: k.core, so_path: so.clone() })
+            .collect(),
+    };
+    match Program::load(&spec) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// A default a2a3sim configuration.
+pub fn config() -> ChipConfig {
+    ChipConfig::new(Platform::A2a3Sim).unwrap()
+}
+
+/// f32 slice as bytes.
+pub fn bytes_of(v: &mut [f32]) -> &mut [u8] {
+    // SAFETY: f32 has no invalid bit patterns and u8 alignment is 1.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), v.len() * 4) }
+}

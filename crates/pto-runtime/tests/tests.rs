@@ -1,0 +1,5 @@
+//! Integration tests: real C++ orchestrations and kernels through the real runtime.
+
+mod common;
+
+mod basics;

@@ -1,0 +1,39 @@
+//! Compiles PTO orchestrations and kernels (C++) into shared objects for the
+//! CPU-simulation runtime, with a content-addressed cache.
+//!
+//! * [`Toolchain::discover`] finds the system C++ compiler (`$CXX` or `c++`)
+//!   and writes the PTO headers, embedded into this crate at build time from
+//!   the repository's `include/pto/`, into the cache ([`materialize_headers`]),
+//!   so binaries need nothing but a compiler at run time.
+//! * [`Toolchain::compile`] / [`Toolchain::compile_all`] turn a
+//!   [`CompileUnit`] into a `.so` under `<cache_root>/objects/`.
+//!
+//! # Cache
+//!
+//! Modelled on ccache's direct mode: an unchanged unit is never recompiled,
+//! and a change to the source, a flag, the compiler (`--version` output), the
+//! embedded headers or any non-system header it includes is never served
+//! stale. Per source, a manifest under `objects/manifests/` remembers the
+//! headers recent compiles read (from `-MMD`) with their content hashes; a
+//! lookup re-hashes them and returns the matching object. Several header
+//! versions are remembered, so reverting an edit hits again. All writes are
+//! temp-file + rename, so concurrent processes sharing a cache root are safe
+//! without locks.
+//!
+//! Known limits (shared with ccache): system headers (`-MMD` omits them) are
+//! covered only by the compiler's `--version` identity, and a *new* header
+//! created earlier in the include search path than the one previously found
+//! is not detected.
+
+mod depfile;
+mod error;
+mod fsutil;
+mod headers;
+mod manifest;
+mod toolchain;
+
+pub use error::{Result, ToolchainError};
+pub use headers::{embedded_headers, header_identity, materialize_headers};
+pub use toolchain::{
+    default_cache_root, CompileUnit, CompiledObject, CoreKind, Toolchain, UnitKind,
+};

@@ -1,0 +1,575 @@
+//! Compiler discovery, compile flags and cached compilation.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::depfile;
+use crate::error::{Result, ToolchainError};
+use crate::fsutil::{self, KeyHasher, TempPath};
+use crate::headers;
+use crate::manifest::{Entry, Manifest};
+
+/// Version of the cache key derivation and layout. Bump it whenever the
+/// meaning of a key changes, so old entries are never misread.
+const CACHE_FORMAT: &str = "pto-toolchain-cache-v1";
+
+/// Which simulated AI core a kernel targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CoreKind {
+    /// The cube (matrix) core; kernels are compiled with `-D__DAV_CUBE__`.
+    Aic,
+    /// The vector core; kernels are compiled with `-D__DAV_VEC__`.
+    Aiv,
+}
+
+/// What a compilation unit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnitKind {
+    /// A host-side orchestration function.
+    Orchestration,
+    /// A kernel for the given core kind.
+    Kernel(CoreKind),
+}
+
+/// One C++ source file to compile into a shared object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileUnit {
+    /// The `.cpp` file.
+    pub source: PathBuf,
+    /// Orchestration or kernel (decides the core-specific defines).
+    pub kind: UnitKind,
+    /// Additional `-I` directories, searched after the PTO headers.
+    pub extra_include_dirs: Vec<PathBuf>,
+}
+
+impl CompileUnit {
+    /// A unit with no extra include directories.
+    pub fn new(source: impl Into<PathBuf>, kind: UnitKind) -> Self {
+        CompileUnit {
+            source: source.into(),
+            kind,
+            extra_include_dirs: Vec::new(),
+        }
+    }
+
+    /// Adds an extra `-I` directory (builder style).
+    #[must_use]
+    pub fn with_include_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.extra_include_dirs.push(dir.into());
+        self
+    }
+}
+
+/// The result of a successful [`Toolchain::compile`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompiledObject {
+    /// The shared object, `<cache_root>/objects/<key>.so`. Never rewritten
+    /// in place, so it stays valid while loaded.
+    pub so_path: PathBuf,
+    /// Whether the object came from the cache without running the compiler.
+    pub cache_hit: bool,
+    /// The object key (hex SHA-256), also the file stem of `so_path`.
+    pub key: String,
+}
+
+/// A C++ compiler plus a content-addressed object cache.
+///
+/// Cheap to share across threads (`&Toolchain` is all [`Toolchain::compile`]
+/// needs); several processes may use the same cache root concurrently.
+#[derive(Debug, Clone)]
+pub struct Toolchain {
+    compiler: PathBuf,
+    compiler_args: Vec<String>,
+    compiler_identity: String,
+    gcc_flags: bool,
+    cache_root: PathBuf,
+    include_dir: PathBuf,
+    header_identity: String,
+}
+
+/// The default cache root: `$PTO_CACHE_DIR`, else `$XDG_CACHE_HOME/pto`,
+/// else `$HOME/.cache/pto`, else `<temp dir>/pto-cache`. Empty variables and
+/// a relative `XDG_CACHE_HOME` are ignored.
+pub fn default_cache_root() -> PathBuf {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(dir) = var("PTO_CACHE_DIR") {
+        return dir;
+    }
+    if let Some(xdg) = var("XDG_CACHE_HOME").filter(|p| p.is_absolute()) {
+        return xdg.join("pto");
+    }
+    if let Some(home) = var("HOME") {
+        return home.join(".cache").join("pto");
+    }
+    std::env::temp_dir().join("pto-cache")
+}
+
+impl Toolchain {
+    /// Finds the C++ compiler and prepares `cache_root`.
+    ///
+    /// The compiler is `$CXX` if set (split on whitespace, so a launcher such
+    /// as `ccache g++` works), else the first of `c++`, `g++`, `clang++` on
+    /// `PATH`. The embedded PTO headers are materialized under `cache_root`.
+    pub fn discover(cache_root: &Path) -> Result<Toolchain> {
+        let cxx = std::env::var_os("CXX").filter(|v| !v.is_empty());
+        let (compiler, args) = match cxx {
+            Some(cxx) => match cxx.to_str() {
+                Some(s) => {
+                    let mut words = s.split_whitespace().map(str::to_owned);
+                    let program = words.next().ok_or(ToolchainError::NoCompiler)?;
+                    (PathBuf::from(program), words.collect())
+                }
+                None => (PathBuf::from(cxx), Vec::new()),
+            },
+            None => {
+                let found = ["c++", "g++", "clang++"]
+                    .iter()
+                    .find_map(|name| find_in_path(name));
+                (found.ok_or(ToolchainError::NoCompiler)?, Vec::new())
+            }
+        };
+        Self::with_compiler_args(compiler, args, cache_root)
+    }
+
+    /// Uses an explicit compiler (path or name on `PATH`) instead of
+    /// discovering one.
+    pub fn with_compiler(compiler: impl Into<PathBuf>, cache_root: &Path) -> Result<Toolchain> {
+        Self::with_compiler_args(compiler.into(), Vec::new(), cache_root)
+    }
+
+    fn with_compiler_args(
+        compiler: PathBuf,
+        compiler_args: Vec<String>,
+        cache_root: &Path,
+    ) -> Result<Toolchain> {
+        let output = Command::new(&compiler)
+            .args(&compiler_args)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|source| ToolchainError::Spawn {
+                program: compiler.clone(),
+                source,
+            })?;
+        if !output.status.success() {
+            return Err(ToolchainError::CompilerIdentity {
+                program: compiler,
+                status: output.status.to_string(),
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            });
+        }
+        let compiler_identity = String::from_utf8_lossy(&output.stdout).into_owned();
+        let gcc_flags = !compiler_identity.contains("clang");
+        let cache_root = std::path::absolute(cache_root)
+            .map_err(|e| ToolchainError::io("cannot resolve cache directory", cache_root, e))?;
+        let include_dir = headers::materialize_headers(&cache_root)?;
+        let toolchain = Toolchain {
+            compiler,
+            compiler_args,
+            compiler_identity,
+            gcc_flags,
+            cache_root,
+            include_dir,
+            header_identity: headers::header_identity(),
+        };
+        tracing::debug!(
+            compiler = %toolchain.compiler.display(),
+            version = toolchain.compiler_identity.lines().next().unwrap_or(""),
+            cache = %toolchain.cache_root.display(),
+            "C++ toolchain ready"
+        );
+        Ok(toolchain)
+    }
+
+    /// The compiler program.
+    pub fn compiler(&self) -> &Path {
+        &self.compiler
+    }
+
+    /// The compiler's `--version` output, hashed into every cache key.
+    pub fn compiler_identity(&self) -> &str {
+        &self.compiler_identity
+    }
+
+    /// The (absolute) cache root.
+    pub fn cache_root(&self) -> &Path {
+        &self.cache_root
+    }
+
+    /// The materialized PTO include directory (passed as the first `-I`).
+    pub fn include_dir(&self) -> &Path {
+        &self.include_dir
+    }
+
+    /// Where compiled objects are stored: `<cache_root>/objects`.
+    pub fn objects_dir(&self) -> PathBuf {
+        self.cache_root.join("objects")
+    }
+
+    /// The compiler flags for `unit`, excluding the source, output and
+    /// dependency-file arguments:
+    /// `-std=c++17 -O2 -fPIC -shared -fno-gnu-unique -pthread -D__CPU_SIM
+    /// -DPTO_CPU_SIM [-D__DAV_CUBE__ | -D__DAV_VEC__] -I<include_dir>
+    /// [-I<extra dir>...]`. Extra directories are made absolute.
+    /// (`-fno-gnu-unique` is omitted for clang, which rejects it.)
+    pub fn flags(&self, unit: &CompileUnit) -> Vec<String> {
+        self.args(unit, self.include_dir.as_os_str(), &absolute_dirs(unit))
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn args(
+        &self,
+        unit: &CompileUnit,
+        include_dir: &OsStr,
+        extra_dirs: &[PathBuf],
+    ) -> Vec<OsString> {
+        let mut args: Vec<OsString> = ["-std=c++17", "-O2", "-fPIC", "-shared"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        if self.gcc_flags {
+            args.push("-fno-gnu-unique".into());
+        }
+        args.extend(
+            ["-pthread", "-D__CPU_SIM", "-DPTO_CPU_SIM"]
+                .iter()
+                .map(OsString::from),
+        );
+        match unit.kind {
+            UnitKind::Orchestration => {}
+            UnitKind::Kernel(CoreKind::Aic) => args.push("-D__DAV_CUBE__".into()),
+            UnitKind::Kernel(CoreKind::Aiv) => args.push("-D__DAV_VEC__".into()),
+        }
+        for dir in std::iter::once(include_dir).chain(extra_dirs.iter().map(|d| d.as_os_str())) {
+            let mut flag = OsString::from("-I");
+            flag.push(dir);
+            args.push(flag);
+        }
+        args
+    }
+
+    /// Compiles several units, at most `available_parallelism()` at a time.
+    /// Results are in input order; one failure does not stop the others.
+    pub fn compile_all(&self, units: &[CompileUnit]) -> Vec<Result<CompiledObject>> {
+        let workers = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(units.len());
+        if workers <= 1 {
+            return units.iter().map(|u| self.compile(u)).collect();
+        }
+        let next = AtomicUsize::new(0);
+        let mut slots: Vec<Option<Result<CompiledObject>>> = units.iter().map(|_| None).collect();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(unit) = units.get(i) else { break };
+                            done.push((i, self.compile(unit)));
+                        }
+                        done
+                    })
+                })
+                .collect();
+            for handle in handles {
+                match handle.join() {
+                    Ok(done) => {
+                        for (i, r) in done {
+                            slots[i] = Some(r);
+                        }
+                    }
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+        });
+        slots
+            .into_iter()
+            .zip(units)
+            .map(|(slot, unit)| slot.unwrap_or_else(|| self.compile(unit)))
+            .collect()
+    }
+
+    /// Compiles `unit` to a shared object, or returns the cached one.
+    ///
+    /// The cache works like ccache's direct mode. A *manifest key* hashes the
+    /// cache format, compiler identity, flags (with the include directory
+    /// replaced by [`crate::header_identity`] and extra directories
+    /// canonicalized), the source file name and content, and the source's
+    /// directory. The manifest remembers, for recent compiles, every
+    /// non-system header read and its content hash; if all of one entry's
+    /// headers still hash the same and its object exists, that object is
+    /// returned without running the compiler. The object key additionally
+    /// covers the header hashes but not the source directory, so identical
+    /// sources with identical headers share one object file.
+    pub fn compile(&self, unit: &CompileUnit) -> Result<CompiledObject> {
+        let source_err = |source| ToolchainError::Source {
+            path: unit.source.clone(),
+            source,
+        };
+        let source = std::fs::canonicalize(&unit.source).map_err(source_err)?;
+        let content = std::fs::read(&source).map_err(source_err)?;
+        let source_dir = source.parent().unwrap_or(Path::new("/"));
+
+        let content_key = self.content_key(unit, &source, &content);
+        let manifest_key = {
+            let mut h = KeyHasher::new(CACHE_FORMAT);
+            h.field(b"manifest").field(content_key.as_bytes());
+            h.field(source_dir.as_os_str().as_encoded_bytes());
+            h.finish()
+        };
+
+        let objects = self.objects_dir();
+        let manifests = objects.join("manifests");
+        let tmp_dir = objects.join("tmp");
+        fsutil::create_dir_all(&manifests)?;
+        fsutil::create_dir_all(&tmp_dir)?;
+        let manifest_path = manifests.join(format!("{manifest_key}.txt"));
+
+        // Lookup.
+        let mut hashes = HashCache::default();
+        for entry in Manifest::load(&manifest_path).entries {
+            let so_path = objects.join(format!("{}.so", entry.object_key));
+            if so_path.is_file() && entry.deps.iter().all(|(p, h)| hashes.get(p) == Some(h)) {
+                tracing::debug!(source = %unit.source.display(), key = %entry.object_key, "cache hit");
+                return Ok(CompiledObject {
+                    so_path,
+                    cache_hit: true,
+                    key: entry.object_key,
+                });
+            }
+        }
+        tracing::debug!(source = %unit.source.display(), manifest = %manifest_key, "cache miss");
+        tracing::info!("compiling {}", unit.source.display());
+
+        let flags = self.args(unit, self.include_dir.as_os_str(), &absolute_dirs(unit));
+
+        // Snapshot the headers before compiling: an entry is only recorded if
+        // every header the compiler read is unchanged afterwards, so a header
+        // edited mid-compile can never produce a stale entry.
+        let pre_deps = TempPath::new(tmp_dir.join(fsutil::unique_name("pre-", ".d")));
+        let mut args = flags.clone();
+        args.extend([
+            "-MM".into(),
+            "-MF".into(),
+            pre_deps.path().into(),
+            source.clone().into(),
+        ]);
+        let before: Option<HashMap<PathBuf, String>> = match self.run(&args) {
+            Ok(out) if out.status.success() => {
+                std::fs::read_to_string(pre_deps.path()).ok().map(|text| {
+                    self.deps(&text, &source)
+                        .into_iter()
+                        .filter_map(|p| hash_file(&p).map(|h| (p, h)))
+                        .collect()
+                })
+            }
+            Ok(_) => None, // the real compile reports the error
+            Err(e) => return Err(e),
+        };
+        drop(pre_deps);
+
+        // The real compile.
+        let tmp_so = TempPath::new(tmp_dir.join(fsutil::unique_name("obj-", ".so")));
+        let dep_file = TempPath::new(tmp_dir.join(fsutil::unique_name("dep-", ".d")));
+        let mut args = flags;
+        args.extend([
+            "-MMD".into(),
+            "-MF".into(),
+            dep_file.path().into(),
+            "-o".into(),
+            tmp_so.path().into(),
+            source.clone().into(),
+        ]);
+        let out = self.run(&args)?;
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        if !out.status.success() {
+            return Err(ToolchainError::Compile {
+                source_file: unit.source.clone(),
+                stderr,
+            });
+        }
+        if !stderr.trim().is_empty() {
+            tracing::warn!(
+                "compiler output for {}:\n{}",
+                unit.source.display(),
+                stderr.trim_end()
+            );
+        }
+
+        // Hash what the compiler actually depended on and check it against
+        // the snapshot (and the source against what was hashed into the key).
+        let dep_text = std::fs::read_to_string(dep_file.path())
+            .map_err(|e| ToolchainError::io("cannot read dependency file", dep_file.path(), e))?;
+        let mut deps = Vec::new();
+        let mut consistent =
+            before.is_some() && std::fs::read(&source).ok().as_deref() == Some(&content[..]);
+        for path in self.deps(&dep_text, &source) {
+            match hash_file(&path) {
+                Some(h) => {
+                    consistent &= before.as_ref().and_then(|b| b.get(&path)) == Some(&h);
+                    deps.push((path, h));
+                }
+                None => consistent = false,
+            }
+        }
+
+        let object_key = {
+            let mut h = KeyHasher::new(CACHE_FORMAT);
+            h.field(b"object").field(content_key.as_bytes());
+            h.field(&(deps.len() as u64).to_le_bytes());
+            for (_, hash) in &deps {
+                h.field(hash.as_bytes());
+            }
+            h.finish()
+        };
+
+        if !consistent {
+            // Inputs changed while compiling: the object is valid for this
+            // call but must not be found by future lookups.
+            tracing::debug!(source = %unit.source.display(), "inputs changed during compile; not caching");
+            let so_path = objects.join(fsutil::unique_name("uncached-", ".so"));
+            let mut tmp_so = tmp_so;
+            std::fs::rename(tmp_so.path(), &so_path)
+                .map_err(|e| ToolchainError::io("cannot rename into", &so_path, e))?;
+            tmp_so.disarm();
+            return Ok(CompiledObject {
+                so_path,
+                cache_hit: false,
+                key: object_key,
+            });
+        }
+
+        let so_path = objects.join(format!("{object_key}.so"));
+        if !so_path.is_file() {
+            // Atomic: a concurrent compile of the same unit renames an
+            // equivalent object; either one is complete.
+            let mut tmp_so = tmp_so;
+            std::fs::rename(tmp_so.path(), &so_path)
+                .map_err(|e| ToolchainError::io("cannot rename into", &so_path, e))?;
+            tmp_so.disarm();
+        }
+
+        // Re-load right before writing to keep entries other processes added.
+        let mut manifest = Manifest::load(&manifest_path);
+        manifest.insert(Entry {
+            object_key: object_key.clone(),
+            deps,
+        });
+        match manifest.serialize() {
+            Some(text) => fsutil::write_atomic(&tmp_dir, &manifest_path, text.as_bytes())?,
+            None => {
+                tracing::debug!(source = %unit.source.display(), "dependency path not representable; not caching")
+            }
+        }
+        tracing::debug!(source = %unit.source.display(), key = %object_key, "cached object");
+        Ok(CompiledObject {
+            so_path,
+            cache_hit: false,
+            key: object_key,
+        })
+    }
+
+    /// Hash of everything that determines the object except header contents
+    /// and the source's location.
+    fn content_key(&self, unit: &CompileUnit, source: &Path, content: &[u8]) -> String {
+        let canonical_extra: Vec<PathBuf> = absolute_dirs(unit)
+            .into_iter()
+            .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
+            .collect();
+        let key_flags = self.args(unit, OsStr::new(&self.header_identity), &canonical_extra);
+        let mut h = KeyHasher::new(CACHE_FORMAT);
+        h.field(b"content").field(self.compiler_identity.as_bytes());
+        h.field(&(self.compiler_args.len() as u64).to_le_bytes());
+        for a in &self.compiler_args {
+            h.field(a.as_bytes());
+        }
+        h.field(&(key_flags.len() as u64).to_le_bytes());
+        for f in &key_flags {
+            h.field(f.as_encoded_bytes());
+        }
+        h.field(
+            source
+                .file_name()
+                .map(OsStr::as_encoded_bytes)
+                .unwrap_or_default(),
+        );
+        h.field(content);
+        h.finish()
+    }
+
+    /// Prerequisites from a dependency file, absolute, without the source.
+    fn deps(&self, depfile_text: &str, source: &Path) -> Vec<PathBuf> {
+        depfile::parse_prerequisites(depfile_text)
+            .into_iter()
+            .filter_map(|p| std::path::absolute(&p).ok())
+            .filter(|p| p != source)
+            .collect()
+    }
+
+    fn run(&self, args: &[OsString]) -> Result<Output> {
+        Command::new(&self.compiler)
+            .args(&self.compiler_args)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|source| ToolchainError::Spawn {
+                program: self.compiler.clone(),
+                source,
+            })
+    }
+}
+
+/// Memoized content hashes for one lookup (`None`: unreadable).
+#[derive(Default)]
+struct HashCache(HashMap<PathBuf, Option<String>>);
+
+impl HashCache {
+    fn get(&mut self, path: &Path) -> Option<&String> {
+        self.0
+            .entry(path.to_path_buf())
+            .or_insert_with(|| hash_file(path))
+            .as_ref()
+    }
+}
+
+fn hash_file(path: &Path) -> Option<String> {
+    std::fs::read(path)
+        .ok()
+        .map(|data| fsutil::sha256_hex(&data))
+}
+
+fn absolute_dirs(unit: &CompileUnit) -> Vec<PathBuf> {
+    unit.extra_include_dirs
+        .iter()
+        .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+        .collect()
+}
+
+fn find_in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(path: &Path) -> bool {
+    path.is_file()
+}
