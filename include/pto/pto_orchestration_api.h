@@ -77,7 +77,7 @@ struct CoreTaskArgs : PTO2TaskArgsData {
         if (n_scalars > 0) { latch(PTO2_ARG_TENSOR_AFTER_SCALAR, n_tensors); return; }
         if (n_tensors >= MAX_TENSOR_ARGS) { latch(PTO2_ARG_TOO_MANY_TENSORS, n_tensors); return; }
         PTO2ArgSlot& s = tensors[n_tensors++];
-        s.tensor = t;
+        s.tensor = *t;
         s.source = source;
         s.create_info = TensorCreateInfo();
         s.type = type;
@@ -87,7 +87,7 @@ struct CoreTaskArgs : PTO2TaskArgsData {
         if (n_scalars > 0) { latch(PTO2_ARG_TENSOR_AFTER_SCALAR, n_tensors); return; }
         if (n_tensors >= MAX_TENSOR_ARGS) { latch(PTO2_ARG_TOO_MANY_TENSORS, n_tensors); return; }
         PTO2ArgSlot& s = tensors[n_tensors++];
-        s.tensor = nullptr;
+        memset(&s.tensor, 0, sizeof(s.tensor));
         s.source = &ci;
         s.create_info = ci;
         s.type = TensorArgType::OUTPUT;

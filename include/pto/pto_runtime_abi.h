@@ -52,16 +52,19 @@ struct TensorCreateInfo {
 };
 static_assert(sizeof(TensorCreateInfo) == 40, "TensorCreateInfo layout");
 
-/// One tensor argument of a task.
+/// One tensor argument of a task. Existing tensors are copied by value, so views built
+/// inline (`p.add_input(x.view(s, o))`) are safe.
 struct PTO2ArgSlot {
-    const ChipTensor* tensor;     ///< existing tensor (null for OUTPUT)
+    ChipTensor tensor;            ///< existing tensor (unused for OUTPUT)
     const void* source;           ///< address of the caller's object, used by dump(...)
     TensorCreateInfo create_info; ///< for OUTPUT
     TensorArgType type;
     uint8_t dump;                 ///< marked by dump(...)
-    uint8_t _pad[6];
 };
-static_assert(sizeof(PTO2ArgSlot) == 64, "PTO2ArgSlot layout");
+static_assert(sizeof(PTO2ArgSlot) == 192, "PTO2ArgSlot layout");
+static_assert(offsetof(PTO2ArgSlot, source) == 128, "PTO2ArgSlot layout");
+static_assert(offsetof(PTO2ArgSlot, create_info) == 136, "PTO2ArgSlot layout");
+static_assert(offsetof(PTO2ArgSlot, type) == 176, "PTO2ArgSlot layout");
 
 /// SPMD launch parameters of a task.
 struct PTO2LaunchSpec {

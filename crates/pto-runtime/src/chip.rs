@@ -35,7 +35,9 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::config::{ChipConfig, N_RINGS};
 use crate::error::{ErrorCode, RuntimeError};
-use crate::ffi::{GlobalContext, LocalContext, DISPATCH_MAX_ARGS, GLOBAL_CONTEXT_INDEX, LOCAL_CONTEXT_INDEX};
+use crate::ffi::{
+    GlobalContext, LocalContext, DISPATCH_MAX_ARGS, GLOBAL_CONTEXT_INDEX, LOCAL_CONTEXT_INDEX,
+};
 use crate::memory::DeviceMemory;
 use crate::platform::{CoreType, Topology};
 use crate::program::KernelTable;
@@ -51,7 +53,11 @@ pub struct Waiter {
 
 impl Waiter {
     fn new() -> Waiter {
-        Waiter { sleepers: AtomicU32::new(0), lock: Mutex::new(()), cond: Condvar::new() }
+        Waiter {
+            sleepers: AtomicU32::new(0),
+            lock: Mutex::new(()),
+            cond: Condvar::new(),
+        }
     }
 
     /// Sleeps until notified or `timeout`, unless `ready()` already holds once registered.
@@ -125,13 +131,18 @@ impl Ring {
 
     /// The slot of local id `local`.
     pub fn slot(&self, local: u64) -> &TaskSlot {
-        let slots = self.slots.get_or_init(|| (0..self.window).map(|_| TaskSlot::new()).collect());
+        let slots = self
+            .slots
+            .get_or_init(|| (0..self.window).map(|_| TaskSlot::new()).collect());
         &slots[(local & (self.window - 1)) as usize]
     }
 
     /// Base address of the heap (mapped on first use).
     pub fn heap_base(&self) -> Result<*mut u8, RuntimeError> {
-        match self.heap.get_or_init(|| DeviceMemory::new(self.heap_size as usize).map_err(|e| e.to_string())) {
+        match self
+            .heap
+            .get_or_init(|| DeviceMemory::new(self.heap_size as usize).map_err(|e| e.to_string()))
+        {
             Ok(mem) => Ok(mem.base()),
             Err(message) => Err(RuntimeError::Io {
                 what: format!("heap ring {}", self.index),
@@ -154,7 +165,10 @@ pub struct FatalLatch {
 
 impl FatalLatch {
     fn new() -> FatalLatch {
-        FatalLatch { set: AtomicBool::new(false), first: Mutex::new(None) }
+        FatalLatch {
+            set: AtomicBool::new(false),
+            first: Mutex::new(None),
+        }
     }
 
     /// Whether a fatal error has been latched.
@@ -228,11 +242,14 @@ impl Chip {
     pub fn new(config: ChipConfig, kernels: Arc<KernelTable>, n_workers: usize) -> Chip {
         let topology = config.platform.topology(n_workers);
         let r = &config.rings;
-        let rings = std::array::from_fn(|i| Ring::new(i, r.task_window[i], r.heap[i], r.dep_pool[i]));
+        let rings =
+            std::array::from_fn(|i| Ring::new(i, r.task_window[i], r.heap[i], r.dep_pool[i]));
         // Every live task is queued at most once per worker (SPMD copies), and at most
         // `window - 1` tasks per ring are live.
         let live: u64 = r.task_window.iter().sum();
-        let capacity = (live as usize).saturating_mul(n_workers.max(1)).clamp(1024, 1 << 24);
+        let capacity = (live as usize)
+            .saturating_mul(n_workers.max(1))
+            .clamp(1024, 1 << 24);
         Chip {
             topology,
             kernels,
@@ -329,7 +346,12 @@ impl Chip {
             fanout.state = SlotState::Completed;
             for i in 0..fanout.consumers.len() {
                 let consumer = fanout.consumers[i];
-                if self.slot(consumer).fanin_remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+                if self
+                    .slot(consumer)
+                    .fanin_remaining
+                    .fetch_sub(1, Ordering::AcqRel)
+                    == 1
+                {
                     self.make_ready(consumer, inline);
                 }
             }
@@ -353,7 +375,8 @@ impl Chip {
         let consumed = {
             let mut fanout = self.slot(id).fanout.lock();
             fanout.released += 1;
-            let consumed = fanout.state == SlotState::Completed && fanout.released == fanout.fanout_count;
+            let consumed =
+                fanout.state == SlotState::Completed && fanout.released == fanout.fanout_count;
             if consumed {
                 fanout.state = SlotState::Consumed;
             }
@@ -438,7 +461,9 @@ impl Chip {
 
     /// The fatal error as a [`RuntimeError`], if any.
     pub fn fatal_error(&self) -> Option<RuntimeError> {
-        self.fatal.take().map(|(code, message)| RuntimeError::Fatal { code, message })
+        self.fatal
+            .take()
+            .map(|(code, message)| RuntimeError::Fatal { code, message })
     }
 }
 
@@ -451,11 +476,16 @@ struct WorkerCores {
 
 impl WorkerCores {
     fn new(topology: Topology, worker: usize, n_workers: usize) -> WorkerCores {
-        let mut clusters: Vec<usize> = (worker..topology.n_clusters).step_by(n_workers.max(1)).collect();
+        let mut clusters: Vec<usize> = (worker..topology.n_clusters)
+            .step_by(n_workers.max(1))
+            .collect();
         if clusters.is_empty() {
             clusters.push(worker % topology.n_clusters.max(1));
         }
-        WorkerCores { clusters, next: [0; 3] }
+        WorkerCores {
+            clusters,
+            next: [0; 3],
+        }
     }
 
     /// A logical core for cluster slot `slot` (0 = AIC, 1 = AIV0, 2 = AIV1).
@@ -492,7 +522,9 @@ pub fn worker_main(chip: &Chip, index: usize) {
             } else if spins < SPIN_ROUNDS + 16 {
                 std::thread::yield_now();
             } else {
-                chip.work.wait_until(IDLE_WAIT, &|| !chip.ready.is_empty() || chip.shutdown.load(Ordering::Acquire));
+                chip.work.wait_until(IDLE_WAIT, &|| {
+                    !chip.ready.is_empty() || chip.shutdown.load(Ordering::Acquire)
+                });
                 spins = SPIN_ROUNDS;
             }
         };
@@ -501,7 +533,13 @@ pub fn worker_main(chip: &Chip, index: usize) {
     status.exited.store(true, Ordering::Release);
 }
 
-fn run_task(chip: &Chip, id: TaskId, status: &WorkerStatus, cores: &mut WorkerCores, inline: &mut Vec<TaskId>) {
+fn run_task(
+    chip: &Chip,
+    id: TaskId,
+    status: &WorkerStatus,
+    cores: &mut WorkerCores,
+    inline: &mut Vec<TaskId>,
+) {
     let slot = chip.slot(id);
     let mut args = [0i64; DISPATCH_MAX_ARGS];
     while let Some((i, total)) = claim_subtask(slot, id) {
@@ -513,8 +551,14 @@ fn run_task(chip: &Chip, id: TaskId, status: &WorkerStatus, cores: &mut WorkerCo
             let (slot_idx, entry) = payload.active[(i % n_active) as usize];
             let block = i / n_active;
             let core = cores.pick(&chip.topology, slot_idx as usize);
-            let local = LocalContext { block_idx: block as i32, block_num: payload.block_num as i32 };
-            let global = GlobalContext { sub_block_id: chip.topology.sub_block(core), core_id: core as i32 };
+            let local = LocalContext {
+                block_idx: block as i32,
+                block_num: payload.block_num as i32,
+            };
+            let global = GlobalContext {
+                sub_block_id: chip.topology.sub_block(core),
+                core_id: core as i32,
+            };
             let n_t = payload.tensors.len();
             for (a, t) in args.iter_mut().zip(&payload.tensors) {
                 *a = t as *const _ as i64;

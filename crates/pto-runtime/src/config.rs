@@ -118,7 +118,11 @@ impl RingSizes {
             Ok(values)
         };
         let sizes = RingSizes {
-            task_window: resolve_one(DEFAULT_TASK_WINDOW, overrides.task_window, "PTO2_RING_TASK_WINDOW")?,
+            task_window: resolve_one(
+                DEFAULT_TASK_WINDOW,
+                overrides.task_window,
+                "PTO2_RING_TASK_WINDOW",
+            )?,
             heap: resolve_one(DEFAULT_HEAP, overrides.heap, "PTO2_RING_HEAP")?,
             dep_pool: resolve_one(DEFAULT_DEP_POOL, overrides.dep_pool, "PTO2_RING_DEP_POOL")?,
             tensormap_pool: DEFAULT_TENSORMAP_POOL,
@@ -139,11 +143,16 @@ impl RingSizes {
             }
             let h = self.heap[ring];
             if h < 1024 {
-                return bad(format!("ring_heap[{ring}] = {h}: a heap ring must be at least 1024 bytes"));
+                return bad(format!(
+                    "ring_heap[{ring}] = {h}: a heap ring must be at least 1024 bytes"
+                ));
             }
             let d = self.dep_pool[ring];
             if !(4..=i32::MAX as u64).contains(&d) {
-                return bad(format!("ring_dep_pool[{ring}] = {d}: a dep pool must hold between 4 and {} entries", i32::MAX));
+                return bad(format!(
+                    "ring_dep_pool[{ring}] = {d}: a dep pool must hold between 4 and {} entries",
+                    i32::MAX
+                ));
             }
         }
         Ok(())
@@ -162,6 +171,8 @@ pub struct ChipConfig {
     pub scheduler_timeout: Duration,
     /// Worker threads; `None` = the host's available parallelism.
     pub n_workers: Option<usize>,
+    /// Record submits and edges for `deps.json` (dep_gen).
+    pub record_deps: bool,
 }
 
 impl ChipConfig {
@@ -170,9 +181,14 @@ impl ChipConfig {
     pub fn new(platform: Platform) -> Result<ChipConfig, RuntimeError> {
         let scheduler_timeout = match std::env::var("SIMPLER_SCHEDULER_TIMEOUT_MS") {
             Ok(text) if !text.trim().is_empty() => {
-                let ms: u64 = text.trim().parse().map_err(|_| RuntimeError::InvalidConfig {
-                    message: format!("SIMPLER_SCHEDULER_TIMEOUT_MS={text:?} is not a number of milliseconds"),
-                })?;
+                let ms: u64 = text
+                    .trim()
+                    .parse()
+                    .map_err(|_| RuntimeError::InvalidConfig {
+                        message: format!(
+                            "SIMPLER_SCHEDULER_TIMEOUT_MS={text:?} is not a number of milliseconds"
+                        ),
+                    })?;
                 Duration::from_millis(ms)
             }
             _ => DEFAULT_SCHEDULER_TIMEOUT,
@@ -182,6 +198,7 @@ impl ChipConfig {
             rings: RingSizes::resolve(&RingOverrides::default())?,
             scheduler_timeout,
             n_workers: None,
+            record_deps: false,
         })
     }
 }
@@ -191,7 +208,10 @@ mod tests {
     use super::*;
 
     fn resolve(over: RingOverrides, env: &[(&str, &str)]) -> Result<RingSizes, String> {
-        let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         RingSizes::resolve_with_env(&over, &|name| {
             env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
         })
@@ -203,9 +223,16 @@ mod tests {
         let s = resolve(RingOverrides::default(), &[]).unwrap();
         assert_eq!(s.task_window, [16384; 4]);
         assert_eq!(s.heap, [256 << 20; 4]);
-        let s = resolve(RingOverrides::default(), &[("PTO2_RING_TASK_WINDOW", "64,128,0,0")]).unwrap();
+        let s = resolve(
+            RingOverrides::default(),
+            &[("PTO2_RING_TASK_WINDOW", "64,128,0,0")],
+        )
+        .unwrap();
         assert_eq!(s.task_window, [64, 128, 16384, 16384]);
-        let over = RingOverrides { task_window: Some(RingOverride::All(8)), ..Default::default() };
+        let over = RingOverrides {
+            task_window: Some(RingOverride::All(8)),
+            ..Default::default()
+        };
         let s = resolve(over, &[("PTO2_RING_TASK_WINDOW", "64")]).unwrap();
         assert_eq!(s.task_window, [8; 4]);
     }
@@ -216,10 +243,34 @@ mod tests {
             let err = resolve(over, &[]).unwrap_err();
             assert!(err.contains(needle), "{err}");
         };
-        check(RingOverrides { task_window: Some(RingOverride::All(6)), ..Default::default() }, "power of two");
-        check(RingOverrides { task_window: Some(RingOverride::All(2)), ..Default::default() }, "power of two");
-        check(RingOverrides { heap: Some(RingOverride::All(512)), ..Default::default() }, "at least 1024");
-        check(RingOverrides { dep_pool: Some(RingOverride::All(3)), ..Default::default() }, "between 4");
+        check(
+            RingOverrides {
+                task_window: Some(RingOverride::All(6)),
+                ..Default::default()
+            },
+            "power of two",
+        );
+        check(
+            RingOverrides {
+                task_window: Some(RingOverride::All(2)),
+                ..Default::default()
+            },
+            "power of two",
+        );
+        check(
+            RingOverrides {
+                heap: Some(RingOverride::All(512)),
+                ..Default::default()
+            },
+            "at least 1024",
+        );
+        check(
+            RingOverrides {
+                dep_pool: Some(RingOverride::All(3)),
+                ..Default::default()
+            },
+            "between 4",
+        );
         let err = resolve(RingOverrides::default(), &[("PTO2_RING_HEAP", "lots")]).unwrap_err();
         assert!(err.contains("PTO2_RING_HEAP"), "{err}");
     }

@@ -95,7 +95,9 @@ pub enum RuntimeError {
         name: String,
     },
     /// A hardware platform on a machine without the hardware.
-    #[error("platform '{platform}': no Ascend device on this machine; use 'a2a3sim', 'a5sim' or 'cpu'")]
+    #[error(
+        "platform '{platform}': no Ascend device on this machine; use 'a2a3sim', 'a5sim' or 'cpu'"
+    )]
     NoDevice {
         /// The platform asked for.
         platform: &'static str,

@@ -93,7 +93,10 @@ impl ChipTensor {
 
     /// Number of elements of the view.
     pub fn numel(&self) -> u64 {
-        self.shapes[..self.dims()].iter().map(|&s| s as u64).product()
+        self.shapes[..self.dims()]
+            .iter()
+            .map(|&s| s as u64)
+            .product()
     }
 
     /// Elements spanned from the view origin to its last element, plus one (0 when empty).
@@ -169,12 +172,12 @@ impl TensorArgType {
     }
 }
 
-/// `PTO2ArgSlot`: one tensor argument of a submit.
-#[repr(C)]
+/// `PTO2ArgSlot`: one tensor argument of a submit (existing tensors by value).
+#[repr(C, align(64))]
 #[derive(Clone, Copy, Debug)]
 pub struct ArgSlot {
-    /// Existing tensor (null for OUTPUT).
-    pub tensor: *const ChipTensor,
+    /// Existing tensor (unused for OUTPUT).
+    pub tensor: ChipTensor,
     /// Address of the caller's object (for `dump(...)`).
     pub source: *const c_void,
     /// For OUTPUT.
@@ -183,8 +186,6 @@ pub struct ArgSlot {
     pub arg_type: u8,
     /// Marked by `dump(...)`.
     pub dump: u8,
-    /// Padding.
-    pub pad: [u8; 6],
 }
 
 /// `PTO2LaunchSpec`.
@@ -412,11 +413,12 @@ const _: () = {
     assert!(offset_of!(ChipTensor, extent_elem_cache) == 64);
     assert!(offset_of!(ChipTensor, strides) == 72);
     assert!(size_of::<TensorCreateInfo>() == 40);
-    assert!(size_of::<ArgSlot>() == 64);
-    assert!(offset_of!(ArgSlot, create_info) == 16);
-    assert!(offset_of!(ArgSlot, arg_type) == 56);
+    assert!(size_of::<ArgSlot>() == 192);
+    assert!(offset_of!(ArgSlot, source) == 128);
+    assert!(offset_of!(ArgSlot, create_info) == 136);
+    assert!(offset_of!(ArgSlot, arg_type) == 176);
     assert!(size_of::<LaunchSpec>() == 8);
-    assert!(offset_of!(TaskArgsData, scalars) == 64 * MAX_TENSOR_ARGS);
+    assert!(offset_of!(TaskArgsData, scalars) == 192 * MAX_TENSOR_ARGS);
     assert!(size_of::<MixedKernels>() == 12);
     assert!(offset_of!(TaskOutputTensors, tensors) == 16);
     assert!(offset_of!(RuntimeHandle, context) == 16);

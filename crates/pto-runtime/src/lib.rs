@@ -19,6 +19,7 @@
 
 pub mod chip;
 pub mod config;
+pub mod deps;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
@@ -32,6 +33,7 @@ pub mod task;
 pub mod tensor_map;
 
 pub use config::{ChipConfig, RingOverride, RingOverrides, RingSizes};
+pub use deps::{DepLog, EdgeRecord, EdgeSource, TaskRecord};
 pub use error::{ErrorCode, RuntimeError};
 pub use platform::{CoreType, Platform};
 pub use program::{KernelSpec, Program, ProgramSpec};

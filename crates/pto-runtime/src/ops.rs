@@ -7,7 +7,10 @@ use std::ffi::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::error::ErrorCode;
-use crate::ffi::{ChipTensor, MixedKernels, RuntimeHandle, RuntimeOps, TaskArgsData, TaskOutputTensors, MAX_TENSOR_DIMS};
+use crate::ffi::{
+    ChipTensor, MixedKernels, RuntimeHandle, RuntimeOps, TaskArgsData, TaskOutputTensors,
+    MAX_TENSOR_DIMS,
+};
 use crate::orchestrator::{c_str, empty_outputs, Orchestrator, ScopeMode};
 use crate::task::Site;
 
@@ -32,7 +35,11 @@ pub static OPS: RuntimeOps = RuntimeOps {
 /// # Safety
 /// `rt` must be the handle the runtime bound for this orchestration thread; its context
 /// points to the live `Orchestrator`, which only this thread uses.
-unsafe fn with_orch<R>(rt: *mut RuntimeHandle, fallback: R, f: impl FnOnce(&mut Orchestrator) -> R) -> R {
+unsafe fn with_orch<R>(
+    rt: *mut RuntimeHandle,
+    fallback: R,
+    f: impl FnOnce(&mut Orchestrator) -> R,
+) -> R {
     if rt.is_null() {
         return fallback;
     }
@@ -46,7 +53,10 @@ unsafe fn with_orch<R>(rt: *mut RuntimeHandle, fallback: R, f: impl FnOnce(&mut 
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".to_string());
-            orch.chip().raise(ErrorCode::ExplicitOrchFatal, format!("internal runtime error: {what}"));
+            orch.chip().raise(
+                ErrorCode::ExplicitOrchFatal,
+                format!("internal runtime error: {what}"),
+            );
             fallback
         }
     }
@@ -65,7 +75,10 @@ unsafe extern "C" fn submit_task(
     let res = unsafe {
         with_orch(rt, empty_outputs(), |o| {
             if kernels.is_null() || args.is_null() {
-                o.chip().raise(ErrorCode::InvalidArgs, format!("submit at {} with null arguments", site.render()));
+                o.chip().raise(
+                    ErrorCode::InvalidArgs,
+                    format!("submit at {} with null arguments", site.render()),
+                );
                 return empty_outputs();
             }
             o.submit(*kernels, &*args, site, false)
@@ -85,7 +98,11 @@ unsafe extern "C" fn alloc_tensors(
     out: *mut TaskOutputTensors,
 ) {
     let site = Site { file, line };
-    let none = MixedKernels { aic: -1, aiv0: -1, aiv1: -1 };
+    let none = MixedKernels {
+        aic: -1,
+        aiv0: -1,
+        aiv1: -1,
+    };
     // SAFETY: as in submit_task.
     let res = unsafe {
         with_orch(rt, empty_outputs(), |o| {
@@ -102,7 +119,11 @@ unsafe extern "C" fn alloc_tensors(
 }
 
 unsafe extern "C" fn scope_begin(rt: *mut RuntimeHandle, mode: u8, file: *const c_char, line: i32) {
-    let mode = if mode == 1 { ScopeMode::Manual } else { ScopeMode::Auto };
+    let mode = if mode == 1 {
+        ScopeMode::Manual
+    } else {
+        ScopeMode::Auto
+    };
     // SAFETY: bound handle on the orchestration thread.
     unsafe { with_orch(rt, (), |o| o.scope_begin(mode, Site { file, line })) }
 }
@@ -131,13 +152,22 @@ unsafe extern "C" fn report_fatal(
     line: i32,
 ) {
     // SAFETY: bound handle; strings are NUL-terminated (C++ API).
-    unsafe { with_orch(rt, (), |o| o.report_fatal(code, &c_str(func), &c_str(message), Site { file, line })) }
+    unsafe {
+        with_orch(rt, (), |o| {
+            o.report_fatal(code, &c_str(func), &c_str(message), Site { file, line })
+        })
+    }
 }
 
-unsafe extern "C" fn log(_rt: *mut RuntimeHandle, level: i32, func: *const c_char, message: *const c_char) {
+unsafe extern "C" fn log(
+    _rt: *mut RuntimeHandle,
+    level: i32,
+    func: *const c_char,
+    message: *const c_char,
+) {
     let _ = catch_unwind(|| {
-        let func = c_str(func);
-        let message = c_str(message);
+        // SAFETY: the C++ API passes NUL-terminated strings (`__func__`, a formatted buffer).
+        let (func, message) = unsafe { (c_str(func), c_str(message)) };
         match level {
             l if l >= 40 => tracing::error!(target: "pto::orchestration", "{func}: {message}"),
             l if l >= 30 => tracing::warn!(target: "pto::orchestration", "{func}: {message}"),
@@ -176,7 +206,10 @@ unsafe extern "C" fn get_tensor_data(
             _ => {
                 o.chip().raise(
                     ErrorCode::InvalidArgs,
-                    format!("get_tensor_data at {}: null tensor or more than {MAX_TENSOR_DIMS} indices", site.render()),
+                    format!(
+                        "get_tensor_data at {}: null tensor or more than {MAX_TENSOR_DIMS} indices",
+                        site.render()
+                    ),
                 );
                 0
             }
@@ -200,7 +233,10 @@ unsafe extern "C" fn set_tensor_data(
             (Some(t), Some(ix)) => o.set_tensor_data(t, ndims, &ix, bits, site),
             _ => o.chip().raise(
                 ErrorCode::InvalidArgs,
-                format!("set_tensor_data at {}: null tensor or more than {MAX_TENSOR_DIMS} indices", site.render()),
+                format!(
+                    "set_tensor_data at {}: null tensor or more than {MAX_TENSOR_DIMS} indices",
+                    site.render()
+                ),
             ),
         })
     }

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::chip::Chip;
 use crate::config::N_RINGS;
+use crate::deps::{DepLog, EdgeRecord, EdgeSource, TaskRecord};
 use crate::dtype;
 use crate::error::ErrorCode;
 use crate::ffi::{
@@ -34,9 +35,9 @@ use crate::ffi::{
     INVALID_TASK_ID, MAX_SCALAR_ARGS, MAX_TENSOR_ARGS, MAX_TENSOR_DIMS,
 };
 use crate::platform::CoreType;
+use crate::task::Site;
 use crate::task::{pack_claim, ArgInfo, SlotState, TaskId, MAX_SUBTASKS};
 use crate::tensor_map::{TensorMap, ViewGeometry};
-use crate::task::Site;
 
 /// Heap allocations are aligned to this many bytes per output tensor.
 pub const HEAP_ALIGN: u64 = 1024;
@@ -87,6 +88,7 @@ pub struct Orchestrator {
     inline: Vec<TaskId>,
     summary: OrchestratorSummary,
     orch_done: bool,
+    deps: Option<DepLog>,
 }
 
 /// An empty `TaskOutputTensors` (what a rejected submit returns).
@@ -108,7 +110,6 @@ impl Orchestrator {
     pub fn new(chip: Arc<Chip>) -> Orchestrator {
         let capacity = chip.config.rings.tensormap_pool;
         Orchestrator {
-            chip,
             tensor_map: TensorMap::new(capacity),
             heads: [0; N_RINGS],
             heap_top: [0; N_RINGS],
@@ -119,6 +120,12 @@ impl Orchestrator {
             inline: Vec::with_capacity(64),
             summary: OrchestratorSummary::default(),
             orch_done: false,
+            deps: if chip.config.record_deps {
+                Some(DepLog::default())
+            } else {
+                None
+            },
+            chip,
         }
     }
 
@@ -134,6 +141,11 @@ impl Orchestrator {
         s
     }
 
+    /// Takes the dependency log (when recording was on).
+    pub fn take_deps(&mut self) -> Option<DepLog> {
+        self.deps.take()
+    }
+
     /// Live TensorMap entries.
     pub fn tensormap_live(&self) -> usize {
         self.tensor_map.live()
@@ -145,7 +157,9 @@ impl Orchestrator {
     }
 
     fn in_manual_scope(&self) -> bool {
-        self.scopes.last().is_some_and(|s| s.mode == ScopeMode::Manual)
+        self.scopes
+            .last()
+            .is_some_and(|s| s.mode == ScopeMode::Manual)
     }
 
     fn fail(&mut self, code: ErrorCode, message: String) {
@@ -166,7 +180,11 @@ impl Orchestrator {
     /// Opens a scope at `site`.
     pub fn scope_begin(&mut self, mode: ScopeMode, site: Site) {
         if mode == ScopeMode::Auto && self.in_manual_scope() {
-            let outer = self.scopes.last().map(|s| s.site.render()).unwrap_or_default();
+            let outer = self
+                .scopes
+                .last()
+                .map(|s| s.site.render())
+                .unwrap_or_default();
             self.fail(
                 ErrorCode::InvalidArgs,
                 format!(
@@ -175,13 +193,20 @@ impl Orchestrator {
                 ),
             );
         }
-        self.scopes.push(Scope { mode, site, first_task: self.scope_tasks.len() });
+        self.scopes.push(Scope {
+            mode,
+            site,
+            first_task: self.scope_tasks.len(),
+        });
     }
 
     /// Closes the innermost scope, releasing its reference on each of its tasks.
     pub fn scope_end(&mut self) {
         let Some(scope) = self.scopes.pop() else {
-            self.fail(ErrorCode::InvalidArgs, "scope_end without an open scope".to_string());
+            self.fail(
+                ErrorCode::InvalidArgs,
+                "scope_end without an open scope".to_string(),
+            );
             return;
         };
         for i in scope.first_task..self.scope_tasks.len() {
@@ -212,13 +237,22 @@ impl Orchestrator {
     // ---------------------------------------------------------------------------------
 
     /// Submits a task (`alloc` = an allocation-only task from `alloc_tensors`).
-    pub fn submit(&mut self, kernels: MixedKernels, args: &TaskArgsData, site: Site, alloc: bool) -> TaskOutputTensors {
+    pub fn submit(
+        &mut self,
+        kernels: MixedKernels,
+        args: &TaskArgsData,
+        site: Site,
+        alloc: bool,
+    ) -> TaskOutputTensors {
         if self.chip.fatal.is_set() {
             self.note_ignored(site);
             return empty_outputs();
         }
         if self.scopes.is_empty() {
-            self.fail(ErrorCode::InvalidArgs, format!("submit at {} outside any scope", site.render()));
+            self.fail(
+                ErrorCode::InvalidArgs,
+                format!("submit at {} outside any scope", site.render()),
+            );
             return empty_outputs();
         }
         let ring = self.current_ring();
@@ -226,7 +260,10 @@ impl Orchestrator {
         let validated = match self.validate(kernels, args, alloc) {
             Ok(v) => v,
             Err(problem) => {
-                self.fail(ErrorCode::InvalidArgs, format!("task {id} submitted at {}: {problem}", site.render()));
+                self.fail(
+                    ErrorCode::InvalidArgs,
+                    format!("task {id} submitted at {}: {problem}", site.render()),
+                );
                 return empty_outputs();
             }
         };
@@ -257,8 +294,34 @@ impl Orchestrator {
         // Step 3: fanin.
         self.fanin.clear();
         if let Err(problem) = self.collect_fanin(args, id) {
-            self.fail(ErrorCode::InvalidArgs, format!("task {id} submitted at {}: {problem}", site.render()));
+            self.fail(
+                ErrorCode::InvalidArgs,
+                format!("task {id} submitted at {}: {problem}", site.render()),
+            );
             return empty_outputs();
+        }
+        if let Some(log) = self.deps.as_mut() {
+            let manual_scope = self
+                .scopes
+                .last()
+                .is_some_and(|s| s.mode == ScopeMode::Manual);
+            log.tasks.push(TaskRecord {
+                id,
+                manual_scope,
+                early_dispatch: args.launch_spec.allow_early_resolve != 0,
+                kernel_ids: [kernels.aic, kernels.aiv0, kernels.aiv1],
+                block_num: args.launch_spec.block_num,
+                is_alloc: alloc,
+                args: (0..args.n_tensors as usize)
+                    .map(|i| {
+                        let a = &args.tensors[i];
+                        let ty =
+                            TensorArgType::from_raw(a.arg_type).unwrap_or(TensorArgType::Input);
+                        let t = (ty != TensorArgType::Output).then_some(a.tensor);
+                        (ty, t)
+                    })
+                    .collect(),
+            });
         }
         let n_wait = self.fanin.iter().filter(|f| f.wait).count() as u64;
         if !self.reserve_dep_pool(ring, id, site, n_wait) {
@@ -298,14 +361,17 @@ impl Orchestrator {
                     heap_off += align_up(bytes, HEAP_ALIGN);
                     materialize_output(a, addr, bytes, id)
                 } else {
-                    // SAFETY: validated non-null; the orchestration keeps the tensor alive for
-                    // the duration of the submit call.
-                    unsafe { *a.tensor }
+                    a.tensor
                 };
                 payload.tensors.push(t);
-                payload.args.push(ArgInfo { arg_type, dump: a.dump != 0 || args.dump_all != 0 });
+                payload.args.push(ArgInfo {
+                    arg_type,
+                    dump: a.dump != 0 || args.dump_all != 0,
+                });
             }
-            payload.scalars.extend_from_slice(&args.scalars[..args.n_scalars as usize]);
+            payload
+                .scalars
+                .extend_from_slice(&args.scalars[..args.n_scalars as usize]);
             payload.heap_end = heap_start + out_bytes;
             self.heap_top[ring] = heap_start + out_bytes;
             self.dep_top[ring] += n_wait;
@@ -325,11 +391,13 @@ impl Orchestrator {
             for i in 0..args.n_tensors as usize {
                 let a = &args.tensors[i];
                 let ty = TensorArgType::from_raw(a.arg_type);
-                if !matches!(ty, Some(TensorArgType::InOut | TensorArgType::OutputExisting)) {
+                if !matches!(
+                    ty,
+                    Some(TensorArgType::InOut | TensorArgType::OutputExisting)
+                ) {
                     continue;
                 }
-                // SAFETY: validated non-null for non-OUTPUT arguments.
-                let t = unsafe { &*a.tensor };
+                let t = &a.tensor;
                 if t.manual_dep {
                     continue;
                 }
@@ -342,7 +410,8 @@ impl Orchestrator {
         // Step 5b: publish and wire.
         slot.subtasks_done.store(0, Ordering::Relaxed);
         slot.fanin_remaining.store(1, Ordering::Relaxed);
-        slot.claim.store(pack_claim(id, 0, validated.subtasks), Ordering::Relaxed);
+        slot.claim
+            .store(pack_claim(id, 0, validated.subtasks), Ordering::Relaxed);
         {
             let mut fanout = slot.fanout.lock();
             fanout.state = SlotState::Pending;
@@ -351,7 +420,9 @@ impl Orchestrator {
             fanout.released = 0;
         }
         self.heads[ring] += 1;
-        chip.rings[ring].head.store(self.heads[ring], Ordering::Release);
+        chip.rings[ring]
+            .head
+            .store(self.heads[ring], Ordering::Release);
         chip.submitted.fetch_add(1, Ordering::SeqCst);
         for k in 0..self.fanin.len() {
             let f = self.fanin[k];
@@ -375,7 +446,10 @@ impl Orchestrator {
         let mut fanout = producer.fanout.lock();
         // Re-check under the lock: only this thread reuses slots, so a producer that is not
         // retired now stays in its slot while we hold the lock.
-        if chip.is_retired(f.producer) || fanout.state == SlotState::Consumed || fanout.state == SlotState::Free {
+        if chip.is_retired(f.producer)
+            || fanout.state == SlotState::Consumed
+            || fanout.state == SlotState::Free
+        {
             return;
         }
         if f.wait && fanout.state == SlotState::Pending {
@@ -385,7 +459,9 @@ impl Orchestrator {
         if f.retain {
             fanout.fanout_count += 1;
             // SAFETY: `me` is unpublished (self-reference held); only this thread writes it.
-            unsafe { &mut *chip.slot(me).payload.get() }.retained.push(f.producer);
+            unsafe { &mut *chip.slot(me).payload.get() }
+                .retained
+                .push(f.producer);
         }
     }
 
@@ -394,7 +470,11 @@ impl Orchestrator {
             f.wait |= wait;
             f.retain |= retain;
         } else {
-            self.fanin.push(Fanin { producer, wait, retain });
+            self.fanin.push(Fanin {
+                producer,
+                wait,
+                retain,
+            });
         }
     }
 
@@ -409,21 +489,36 @@ impl Orchestrator {
                 continue;
             }
             if dep.ring() >= N_RINGS || dep.local() >= self.heads[dep.ring()] {
-                return Err(format!("explicit dependency {k} names task {dep}, which has not been submitted"));
+                return Err(format!(
+                    "explicit dependency {k} names task {dep}, which has not been submitted"
+                ));
             }
             if !self.chip.is_retired(dep) {
                 self.add_fanin(dep, true, true);
+                if let Some(log) = self.deps.as_mut() {
+                    log.edges.push(EdgeRecord {
+                        pred: dep,
+                        succ: me,
+                        arg: -1,
+                        source: EdgeSource::Explicit,
+                        retain: true,
+                        overlap: None,
+                        consumer: None,
+                        producer: None,
+                    });
+                }
             }
         }
         let manual_scope = self.in_manual_scope();
         for i in 0..args.n_tensors as usize {
             let a = &args.tensors[i];
-            let Some(ty) = TensorArgType::from_raw(a.arg_type) else { continue };
+            let Some(ty) = TensorArgType::from_raw(a.arg_type) else {
+                continue;
+            };
             if ty == TensorArgType::Output {
                 continue;
             }
-            // SAFETY: validated non-null for non-OUTPUT arguments.
-            let t = unsafe { &*a.tensor };
+            let t = &a.tensor;
             // A: creator edge.
             let owner = TaskId(t.owner_task_id);
             if owner.is_valid() && owner != me {
@@ -434,10 +529,25 @@ impl Orchestrator {
                 }
                 if !self.chip.is_retired(owner) {
                     self.add_fanin(owner, true, true);
+                    if let Some(log) = self.deps.as_mut() {
+                        log.edges.push(EdgeRecord {
+                            pred: owner,
+                            succ: me,
+                            arg: i as i32,
+                            source: EdgeSource::Creator,
+                            retain: true,
+                            overlap: None,
+                            consumer: Some(*t),
+                            producer: None,
+                        });
+                    }
                 }
             }
             // B: TensorMap lookup.
-            if manual_scope || t.manual_dep || !matches!(ty, TensorArgType::Input | TensorArgType::InOut) {
+            if manual_scope
+                || t.manual_dep
+                || !matches!(ty, TensorArgType::Input | TensorArgType::InOut)
+            {
                 continue;
             }
             let geometry = ViewGeometry::of(t);
@@ -446,14 +556,32 @@ impl Orchestrator {
             let mut hits: [TaskId; 16] = [TaskId::INVALID; 16];
             let mut n_hits = 0usize;
             let mut overflow: Vec<TaskId> = Vec::new();
-            self.tensor_map.lookup(&geometry, ty == TensorArgType::InOut, &retired, &mut |hit| {
-                if n_hits < hits.len() {
-                    hits[n_hits] = hit.producer;
-                    n_hits += 1;
-                } else {
-                    overflow.push(hit.producer);
-                }
-            });
+            let log = &mut self.deps;
+            self.tensor_map.lookup(
+                &geometry,
+                ty == TensorArgType::InOut,
+                &retired,
+                &mut |hit| {
+                    if n_hits < hits.len() {
+                        hits[n_hits] = hit.producer;
+                        n_hits += 1;
+                    } else {
+                        overflow.push(hit.producer);
+                    }
+                    if let Some(log) = log.as_mut() {
+                        log.edges.push(EdgeRecord {
+                            pred: hit.producer,
+                            succ: me,
+                            arg: i as i32,
+                            source: EdgeSource::TensorMap,
+                            retain: false,
+                            overlap: Some(hit.overlap),
+                            consumer: Some(*t),
+                            producer: Some(hit.geometry),
+                        });
+                    }
+                },
+            );
             for &p in hits[..n_hits].iter().chain(overflow.iter()) {
                 if p != me {
                     self.add_fanin(p, true, false);
@@ -463,7 +591,12 @@ impl Orchestrator {
         Ok(())
     }
 
-    fn validate(&self, kernels: MixedKernels, args: &TaskArgsData, alloc: bool) -> Result<Validated, String> {
+    fn validate(
+        &self,
+        kernels: MixedKernels,
+        args: &TaskArgsData,
+        alloc: bool,
+    ) -> Result<Validated, String> {
         match args.error {
             arg_error::OK => {}
             arg_error::TENSOR_AFTER_SCALAR => {
@@ -492,7 +625,10 @@ impl Orchestrator {
         for i in 0..args.n_tensors as usize {
             let a = &args.tensors[i];
             let Some(ty) = TensorArgType::from_raw(a.arg_type) else {
-                return Err(format!("tensor argument {i} has an unknown argument type {}", a.arg_type));
+                return Err(format!(
+                    "tensor argument {i} has an unknown argument type {}",
+                    a.arg_type
+                ));
             };
             if ty == TensorArgType::Output {
                 let ci = &a.create_info;
@@ -505,13 +641,12 @@ impl Orchestrator {
                 continue;
             }
             if alloc {
-                return Err(format!("alloc_tensors takes only TensorCreateInfo outputs (argument {i} is {})", ty.name()));
+                return Err(format!(
+                    "alloc_tensors takes only TensorCreateInfo outputs (argument {i} is {})",
+                    ty.name()
+                ));
             }
-            if a.tensor.is_null() {
-                return Err(format!("tensor argument {i} is a null pointer"));
-            }
-            // SAFETY: non-null, and the orchestration passes live lvalues (API contract).
-            let t = unsafe { &*a.tensor };
+            let t = &a.tensor;
             check_view(t).map_err(|p| format!("tensor argument {i} ({}): {p}", ty.name()))?;
         }
         let ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
@@ -530,7 +665,11 @@ impl Orchestrator {
                     "kernel id {k} has no kernel (known func_ids: {known:?}); check the func_id against kernel_config.py"
                 ));
             };
-            let want = if slot_idx == 0 { CoreType::Aic } else { CoreType::Aiv };
+            let want = if slot_idx == 0 {
+                CoreType::Aic
+            } else {
+                CoreType::Aiv
+            };
             if kernel.core_type != want {
                 return Err(format!(
                     "kernel {k} '{}' is an {} kernel but was submitted to the {} slot",
@@ -544,15 +683,26 @@ impl Orchestrator {
         }
         let block_num = args.launch_spec.block_num;
         if block_num == 0 {
-            return Err("launch_spec.set_block_num(0): a task needs at least one block".to_string());
+            return Err(
+                "launch_spec.set_block_num(0): a task needs at least one block".to_string(),
+            );
         }
-        let subtasks = if n_active == 0 { 0 } else { block_num as u64 * n_active as u64 };
+        let subtasks = if n_active == 0 {
+            0
+        } else {
+            block_num as u64 * n_active as u64
+        };
         if subtasks > MAX_SUBTASKS as u64 {
             return Err(format!(
                 "{block_num} blocks × {n_active} slots = {subtasks} subtasks; at most {MAX_SUBTASKS} per task"
             ));
         }
-        Ok(Validated { active, n_active, block_num, subtasks: subtasks as u32 })
+        Ok(Validated {
+            active,
+            n_active,
+            block_num,
+            subtasks: subtasks as u32,
+        })
     }
 
     // ---------------------------------------------------------------------------------
@@ -563,7 +713,10 @@ impl Orchestrator {
     fn blocking_scope(&self, ring: usize) -> (String, usize) {
         for (depth, scope) in self.scopes.iter().enumerate().rev() {
             if depth.min(N_RINGS - 1) == ring {
-                let n = self.scope_tasks[scope.first_task..].iter().filter(|t| t.ring() == ring).count();
+                let n = self.scope_tasks[scope.first_task..]
+                    .iter()
+                    .filter(|t| t.ring() == ring)
+                    .count();
                 return (scope.site.render(), n);
             }
         }
@@ -610,7 +763,8 @@ impl Orchestrator {
     fn reserve_slot(&mut self, ring: usize, id: TaskId, site: Site) -> bool {
         let head = self.heads[ring];
         let window = self.chip.rings[ring].window;
-        let has_space = |chip: &Chip| head - chip.rings[ring].last_alive.load(Ordering::Acquire) < window - 1;
+        let has_space =
+            |chip: &Chip| head - chip.rings[ring].last_alive.load(Ordering::Acquire) < window - 1;
         let (scope_site, n) = self.blocking_scope(ring);
         let deadlock = || {
             (
@@ -642,9 +796,14 @@ impl Orchestrator {
         let top = self.heap_top[ring];
         let phys = top % size;
         // Never straddle the end of the ring: skip to the next wrap instead.
-        let start = if bytes > 0 && phys + bytes > size { top + (size - phys) } else { top };
+        let start = if bytes > 0 && phys + bytes > size {
+            top + (size - phys)
+        } else {
+            top
+        };
         let end = start + bytes;
-        let has_space = |chip: &Chip| end - chip.rings[ring].heap_tail.load(Ordering::Acquire) <= size;
+        let has_space =
+            |chip: &Chip| end - chip.rings[ring].heap_tail.load(Ordering::Acquire) <= size;
         let (scope_site, n) = self.blocking_scope(ring);
         let deadlock = || {
             (
@@ -655,7 +814,8 @@ impl Orchestrator {
                 ),
             )
         };
-        self.back_pressure(ring, &has_space, &deadlock).then_some(start)
+        self.back_pressure(ring, &has_space, &deadlock)
+            .then_some(start)
     }
 
     fn reserve_dep_pool(&mut self, ring: usize, id: TaskId, site: Site, entries: u64) -> bool {
@@ -671,7 +831,8 @@ impl Orchestrator {
             );
             return false;
         }
-        let has_space = |chip: &Chip| end - chip.rings[ring].dep_tail.load(Ordering::Acquire) <= capacity;
+        let has_space =
+            |chip: &Chip| end - chip.rings[ring].dep_tail.load(Ordering::Acquire) <= capacity;
         let (scope_site, n) = self.blocking_scope(ring);
         let deadlock = || {
             (
@@ -695,8 +856,12 @@ impl Orchestrator {
             let capacity = self.tensor_map.capacity();
             let ring = id.ring();
             let (scope_site, n) = self.blocking_scope(ring);
-            let before: Vec<u64> = (0..N_RINGS).map(|r| chip.rings[r].last_alive.load(Ordering::Acquire)).collect();
-            let progressed = |c: &Chip| (0..N_RINGS).any(|r| c.rings[r].last_alive.load(Ordering::Acquire) != before[r]);
+            let before: Vec<u64> = (0..N_RINGS)
+                .map(|r| chip.rings[r].last_alive.load(Ordering::Acquire))
+                .collect();
+            let progressed = |c: &Chip| {
+                (0..N_RINGS).any(|r| c.rings[r].last_alive.load(Ordering::Acquire) != before[r])
+            };
             let deadlock = || {
                 (
                     ErrorCode::TensorMapOverflow,
@@ -738,27 +903,48 @@ impl Orchestrator {
                 );
                 return false;
             }
-            chip.progress.wait_until(Duration::from_millis(10), &|| !pending(&chip) || chip.fatal.is_set());
+            chip.progress.wait_until(Duration::from_millis(10), &|| {
+                !pending(&chip) || chip.fatal.is_set()
+            });
         }
     }
 
-    fn element_address(&mut self, t: &ChipTensor, ndims: u32, idx: &[u32], what: &str, site: Site) -> Option<*mut u8> {
+    fn element_address(
+        &mut self,
+        t: &ChipTensor,
+        ndims: u32,
+        idx: &[u32],
+        what: &str,
+        site: Site,
+    ) -> Option<*mut u8> {
         let fail = |s: &mut Self, p: String| {
-            s.fail(ErrorCode::InvalidArgs, format!("{what} at {}: {p}", site.render()));
+            s.fail(
+                ErrorCode::InvalidArgs,
+                format!("{what} at {}: {p}", site.render()),
+            );
             None
         };
         if let Err(p) = check_view(t) {
             return fail(self, p);
         }
         if ndims != t.ndims {
-            return fail(self, format!("{ndims} indices for a {}-dimensional tensor", t.ndims));
+            return fail(
+                self,
+                format!("{ndims} indices for a {}-dimensional tensor", t.ndims),
+            );
         }
         let mut off = t.start_offset;
-        for d in 0..t.dims() {
-            if idx[d] >= t.shapes[d] {
-                return fail(self, format!("index {} is out of range for dimension {d} of size {}", idx[d], t.shapes[d]));
+        for (d, &ix) in idx.iter().enumerate().take(t.dims()) {
+            if ix >= t.shapes[d] {
+                return fail(
+                    self,
+                    format!(
+                        "index {} is out of range for dimension {d} of size {}",
+                        ix, t.shapes[d]
+                    ),
+                );
             }
-            off += idx[d] as u64 * t.strides[d] as u64;
+            off += ix as u64 * t.strides[d] as u64;
         }
         Some((t.buffer.addr + off * dtype::elem_size(t.dtype) as u64) as *mut u8)
     }
@@ -768,7 +954,9 @@ impl Orchestrator {
         if self.chip.fatal.is_set() {
             return 0;
         }
-        let Some(addr) = self.element_address(t, ndims, idx, "get_tensor_data", site) else { return 0 };
+        let Some(addr) = self.element_address(t, ndims, idx, "get_tensor_data", site) else {
+            return 0;
+        };
         let chip = Arc::clone(&self.chip);
         let conservative = t.manual_dep || self.in_manual_scope();
         let ok = if conservative {
@@ -776,13 +964,21 @@ impl Orchestrator {
         } else {
             let mut producers: Vec<TaskId> = Vec::new();
             let owner = TaskId(t.owner_task_id);
-            if owner.is_valid() && owner.ring() < N_RINGS && owner.local() < self.heads[owner.ring()] {
+            if owner.is_valid()
+                && owner.ring() < N_RINGS
+                && owner.local() < self.heads[owner.ring()]
+            {
                 producers.push(owner);
             }
             let retired = |p: TaskId| chip.is_retired(p);
-            self.tensor_map.lookup(&ViewGeometry::of(t), false, &retired, &mut |hit| producers.push(hit.producer));
+            self.tensor_map
+                .lookup(&ViewGeometry::of(t), false, &retired, &mut |hit| {
+                    producers.push(hit.producer)
+                });
             let pending = |c: &Chip| {
-                producers.iter().any(|&p| !c.is_retired(p) && c.slot(p).fanout.lock().state == SlotState::Pending)
+                producers.iter().any(|&p| {
+                    !c.is_retired(p) && c.slot(p).fanout.lock().state == SlotState::Pending
+                })
             };
             self.wait_tasks_done(&pending, "get_tensor_data", site)
         };
@@ -798,11 +994,20 @@ impl Orchestrator {
     }
 
     /// Blocking write of one element, after every submitted task has finished.
-    pub fn set_tensor_data(&mut self, t: &ChipTensor, ndims: u32, idx: &[u32], value: u64, site: Site) {
+    pub fn set_tensor_data(
+        &mut self,
+        t: &ChipTensor,
+        ndims: u32,
+        idx: &[u32],
+        value: u64,
+        site: Site,
+    ) {
         if self.chip.fatal.is_set() {
             return;
         }
-        let Some(addr) = self.element_address(t, ndims, idx, "set_tensor_data", site) else { return };
+        let Some(addr) = self.element_address(t, ndims, idx, "set_tensor_data", site) else {
+            return;
+        };
         if !self.wait_tasks_done(&|c| !c.quiescent(), "set_tensor_data", site) {
             return;
         }
@@ -815,8 +1020,15 @@ impl Orchestrator {
     /// Reports a fatal error from the orchestration (`rt_report_fatal`).
     pub fn report_fatal(&mut self, code: i32, func: &str, message: &str, site: Site) {
         let code = ErrorCode::from_code(code);
-        let at = if site.file.is_null() { String::new() } else { format!(" at {}", site.render()) };
-        self.fail(code, format!("orchestration reported a fatal error in {func}{at}: {message}"));
+        let at = if site.file.is_null() {
+            String::new()
+        } else {
+            format!(" at {}", site.render())
+        };
+        self.fail(
+            code,
+            format!("orchestration reported a fatal error in {func}{at}: {message}"),
+        );
     }
 }
 
@@ -829,7 +1041,10 @@ struct Validated {
 
 fn create_info_bytes(a: &ArgSlot) -> u64 {
     let ci = &a.create_info;
-    let n: u64 = ci.shapes[..(ci.ndims as usize).min(MAX_TENSOR_DIMS)].iter().map(|&s| s as u64).product();
+    let n: u64 = ci.shapes[..(ci.ndims as usize).min(MAX_TENSOR_DIMS)]
+        .iter()
+        .map(|&s| s as u64)
+        .product();
     n * dtype::elem_size(ci.dtype) as u64
 }
 
@@ -895,10 +1110,15 @@ pub fn check_view(t: &ChipTensor) -> Result<(), String> {
 }
 
 /// The C string at `p`, or "?".
-pub fn c_str(p: *const c_char) -> String {
+///
+/// # Safety
+/// `p` must be null or point to a NUL-terminated string.
+pub unsafe fn c_str(p: *const c_char) -> String {
     if p.is_null() {
         return "?".to_string();
     }
     // SAFETY: the C++ side passes NUL-terminated strings (literals or formatted buffers).
-    unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned()
 }

@@ -43,7 +43,9 @@ impl Platform {
     /// Whether this platform can run here (the hardware ones cannot).
     pub fn check_available(self) -> Result<(), RuntimeError> {
         match self {
-            Platform::A2a3 | Platform::A5 => Err(RuntimeError::NoDevice { platform: self.name() }),
+            Platform::A2a3 | Platform::A5 => Err(RuntimeError::NoDevice {
+                platform: self.name(),
+            }),
             _ => Ok(()),
         }
     }
@@ -83,7 +85,11 @@ impl FromStr for Platform {
             "cpu" => Platform::Cpu,
             "a2a3" => Platform::A2a3,
             "a5" => Platform::A5,
-            _ => return Err(RuntimeError::UnknownPlatform { name: s.to_string() }),
+            _ => {
+                return Err(RuntimeError::UnknownPlatform {
+                    name: s.to_string(),
+                })
+            }
         })
     }
 }

@@ -54,7 +54,10 @@ pub struct KernelTable {
 impl KernelTable {
     /// The kernel with `func_id`.
     pub fn get(&self, func_id: i32) -> Option<&LoadedKernel> {
-        usize::try_from(func_id).ok().and_then(|i| self.by_id.get(i)).and_then(Option::as_ref)
+        usize::try_from(func_id)
+            .ok()
+            .and_then(|i| self.by_id.get(i))
+            .and_then(Option::as_ref)
     }
 
     /// The name of `func_id`.
@@ -89,18 +92,29 @@ pub struct Program {
 
 fn open(path: &Path) -> Result<Arc<libloading::Library>, RuntimeError> {
     if !path.exists() {
-        return Err(RuntimeError::Load { path: path.to_path_buf(), message: "no such file".to_string() });
+        return Err(RuntimeError::Load {
+            path: path.to_path_buf(),
+            message: "no such file".to_string(),
+        });
     }
     // SAFETY: loading a user shared object runs its static initializers; that is the
     // contract of running user code at all. RTLD_LOCAL keeps its symbols private.
     let lib = unsafe {
         libloading::os::unix::Library::open(Some(path), libc::RTLD_NOW | libc::RTLD_LOCAL)
     }
-    .map_err(|e| RuntimeError::Load { path: path.to_path_buf(), message: e.to_string() })?;
+    .map_err(|e| RuntimeError::Load {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     Ok(Arc::new(libloading::Library::from(lib)))
 }
 
-fn symbol<T: Copy>(lib: &libloading::Library, path: &Path, name: &str, hint: &str) -> Result<T, RuntimeError> {
+fn symbol<T: Copy>(
+    lib: &libloading::Library,
+    path: &Path,
+    name: &str,
+    hint: &str,
+) -> Result<T, RuntimeError> {
     // SAFETY: the caller names the C type of the symbol; the ABI is documented in
     // include/pto and the symbol is only called with matching arguments.
     let sym = unsafe { lib.get::<T>(name.as_bytes()) }.map_err(|_| RuntimeError::Load {
@@ -121,7 +135,8 @@ impl Program {
             &spec.entry_symbol,
             "export it as extern \"C\" void aicpu_orchestration_entry(const ChipTaskArgs&)",
         )?;
-        let config: Option<OrchConfigFn> = symbol(&orchestration, orch_path, "aicpu_orchestration_config", "").ok();
+        let config: Option<OrchConfigFn> =
+            symbol(&orchestration, orch_path, "aicpu_orchestration_config", "").ok();
         let bind: BindRuntimeFn = symbol(
             &orchestration,
             orch_path,
@@ -160,7 +175,14 @@ impl Program {
                 _library: library,
             });
         }
-        Ok(Program { entry, config, bind, kernels: Arc::new(table), orchestration, orchestration_path: orch_path.clone() })
+        Ok(Program {
+            entry,
+            config,
+            bind,
+            kernels: Arc::new(table),
+            orchestration,
+            orchestration_path: orch_path.clone(),
+        })
     }
 
     /// The kernels.
@@ -179,7 +201,12 @@ impl LoadedKernel {
     ///
     /// # Safety
     /// `entry` must follow the kernel ABI for as long as the table lives.
-    pub unsafe fn from_static(func_id: i32, name: &str, core_type: CoreType, entry: KernelEntryFn) -> LoadedKernel {
+    pub unsafe fn from_static(
+        func_id: i32,
+        name: &str,
+        core_type: CoreType,
+        entry: KernelEntryFn,
+    ) -> LoadedKernel {
         // The library handle of the running executable keeps nothing extra loaded.
         let this = libloading::os::unix::Library::this();
         LoadedKernel {

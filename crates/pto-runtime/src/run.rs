@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::chip::{describe_running, worker_main, Chip};
 use crate::config::ChipConfig;
+use crate::deps::DepLog;
 use crate::error::{ErrorCode, RuntimeError};
 use crate::ffi::{ChipTaskArgs, ChipTensor, RuntimeHandle};
 use crate::memory::DeviceMemory;
@@ -74,15 +75,25 @@ pub struct RunReport {
     pub n_workers: usize,
     /// The platform.
     pub platform: Platform,
+    /// Submits and edges, when `record_deps` was on.
+    pub deps: Option<DepLog>,
 }
 
 /// Runs `program` once on a fresh simulated chip.
-pub fn run(program: &Program, args: &mut [OrchArg<'_>], config: &ChipConfig) -> Result<RunReport, RuntimeError> {
+pub fn run(
+    program: &Program,
+    args: &mut [OrchArg<'_>],
+    config: &ChipConfig,
+) -> Result<RunReport, RuntimeError> {
     let started = Instant::now();
     config.platform.check_available()?;
     let n_workers = config
         .n_workers
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+        })
         .max(1);
 
     // Bind: one device buffer per tensor; copy in everything that is not a pure output.
@@ -109,7 +120,9 @@ pub fn run(program: &Program, args: &mut [OrchArg<'_>], config: &ChipConfig) -> 
                 if t.direction != ArgDirection::Out {
                     // SAFETY: the mapping has at least `bytes` bytes; source and
                     // destination do not overlap.
-                    unsafe { std::ptr::copy_nonoverlapping(t.data.as_ptr(), mem.base(), t.data.len()) };
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(t.data.as_ptr(), mem.base(), t.data.len())
+                    };
                 }
                 let mut d = ChipTensor::zeroed();
                 d.buffer.addr = mem.base() as u64;
@@ -130,7 +143,11 @@ pub fn run(program: &Program, args: &mut [OrchArg<'_>], config: &ChipConfig) -> 
     }
     let n_args = (descriptors.len() + scalars.len()) as i32;
 
-    let chip = Arc::new(Chip::new(config.clone(), Arc::clone(&program.kernels), n_workers));
+    let chip = Arc::new(Chip::new(
+        config.clone(),
+        Arc::clone(&program.kernels),
+        n_workers,
+    ));
     let bound = Arc::new(memory);
 
     let mut workers: Vec<JoinHandle<()>> = Vec::with_capacity(n_workers);
@@ -145,7 +162,10 @@ pub fn run(program: &Program, args: &mut [OrchArg<'_>], config: &ChipConfig) -> 
                 }
                 worker_main(&chip, w)
             })
-            .map_err(|source| RuntimeError::Io { what: "spawning a worker thread".to_string(), source })?;
+            .map_err(|source| RuntimeError::Io {
+                what: "spawning a worker thread".to_string(),
+                source,
+            })?;
         workers.push(handle);
     }
 
@@ -197,7 +217,7 @@ pub fn run(program: &Program, args: &mut [OrchArg<'_>], config: &ChipConfig) -> 
                     unsafe { entry(&cargs) };
                     orch.close_all_scopes();
                 }
-                let summary = orch.summary();
+                let summary = (orch.summary(), orch.take_deps());
                 // SAFETY: unbind so a stray call after the run cannot reach a freed orchestrator.
                 unsafe { bind(std::ptr::null_mut()) };
                 drop(handle);
@@ -224,7 +244,9 @@ pub fn run(program: &Program, args: &mut [OrchArg<'_>], config: &ChipConfig) -> 
         if completed != last_completed {
             last_completed = completed;
             last_progress = Instant::now();
-        } else if chip.submitted.load(Ordering::Acquire) > completed && last_progress.elapsed() >= timeout {
+        } else if chip.submitted.load(Ordering::Acquire) > completed
+            && last_progress.elapsed() >= timeout
+        {
             let running = describe_running(&chip);
             let detail = if running.is_empty() {
                 "tasks are in flight but none is running".to_string()
@@ -253,9 +275,11 @@ pub fn run(program: &Program, args: &mut [OrchArg<'_>], config: &ChipConfig) -> 
     let fatal = chip.fatal.is_set();
     let grace = Instant::now() + Duration::from_secs(2);
     let mut summary = OrchestratorSummary::default();
+    let mut deps = None;
     if !fatal || wait_finished(&|| orchestration.is_finished(), grace) {
-        if let Ok(s) = orchestration.join() {
+        if let Ok((s, d)) = orchestration.join() {
             summary = s;
+            deps = d;
         }
     }
     for (w, handle) in workers.into_iter().enumerate() {
@@ -288,7 +312,13 @@ pub fn run(program: &Program, args: &mut [OrchArg<'_>], config: &ChipConfig) -> 
             if t.direction != ArgDirection::In {
                 // SAFETY: the device buffer has exactly `t.data.len()` bytes and every task
                 // has finished.
-                unsafe { std::ptr::copy_nonoverlapping(bound[k].base(), t.data.as_mut_ptr(), t.data.len()) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        bound[k].base(),
+                        t.data.as_mut_ptr(),
+                        t.data.len(),
+                    )
+                };
             }
             k += 1;
         }
@@ -301,6 +331,7 @@ pub fn run(program: &Program, args: &mut [OrchArg<'_>], config: &ChipConfig) -> 
         device_time: Duration::from_nanos(end_ns - start_ns),
         n_workers,
         platform: config.platform,
+        deps,
     })
 }
 
@@ -315,14 +346,19 @@ fn wait_finished(done: &dyn Fn() -> bool, deadline: Instant) -> bool {
 }
 
 fn pin_to_cpu(worker: usize) {
-    let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let n = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     // SAFETY: a zeroed cpu_set_t is valid; CPU_SET writes within it; the call affects only
     // the calling thread.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(worker % n, &mut set);
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            tracing::warn!("could not pin worker {worker}: {}", std::io::Error::last_os_error());
+            tracing::warn!(
+                "could not pin worker {worker}: {}",
+                std::io::Error::last_os_error()
+            );
         }
     }
 }

@@ -93,7 +93,10 @@ unsafe impl Sync for Site {}
 
 impl Site {
     /// No known site.
-    pub const UNKNOWN: Site = Site { file: std::ptr::null(), line: 0 };
+    pub const UNKNOWN: Site = Site {
+        file: std::ptr::null(),
+        line: 0,
+    };
 
     /// `orch.cpp:41` (the file's basename), or `?` when unknown.
     pub fn render(&self) -> String {
@@ -129,7 +132,12 @@ pub fn claim_subtask(slot: &TaskSlot, id: TaskId) -> Option<(u32, u32)> {
         if next >= total {
             return None;
         }
-        match slot.claim.compare_exchange_weak(cur, cur + (1 << 16), Ordering::AcqRel, Ordering::Acquire) {
+        match slot.claim.compare_exchange_weak(
+            cur,
+            cur + (1 << 16),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
             Ok(_) => return Some((next, total)),
             Err(actual) => cur = actual,
         }
@@ -250,7 +258,12 @@ impl TaskSlot {
             claim: AtomicU64::new(u64::MAX),
             subtasks_done: AtomicU32::new(0),
             end_ns: AtomicU64::new(0),
-            fanout: Mutex::new(Fanout { state: SlotState::Free, consumers: Vec::new(), fanout_count: 0, released: 0 }),
+            fanout: Mutex::new(Fanout {
+                state: SlotState::Free,
+                consumers: Vec::new(),
+                fanout_count: 0,
+                released: 0,
+            }),
         }
     }
 

@@ -85,9 +85,10 @@ impl ViewGeometry {
         if self.shapes[..dims].contains(&0) {
             return (0, 0);
         }
-        let extent: u64 = 1 + (0..dims)
-            .map(|d| (self.shapes[d] as u64 - 1) * self.strides[d] as u64)
-            .sum::<u64>();
+        let extent: u64 = 1
+            + (0..dims)
+                .map(|d| (self.shapes[d] as u64 - 1) * self.strides[d] as u64)
+                .sum::<u64>();
         let es = self.elem_size.max(1) as u64;
         (self.start_offset * es, (self.start_offset + extent) * es)
     }
@@ -95,6 +96,7 @@ impl ViewGeometry {
     /// Per-dimension `[begin, end)` element coordinates of the view inside the row-major
     /// parent that its strides describe, or `None` if the strides are not canonical
     /// row-major or the view wraps a parent dimension.
+    #[allow(clippy::needless_range_loop)] // indexes shapes, strides and rect together
     fn rectangle(&self) -> Option<[(u64, u64); MAX_TENSOR_DIMS]> {
         let dims = self.dims();
         let mut rect = [(0u64, 0u64); MAX_TENSOR_DIMS];
@@ -115,12 +117,16 @@ impl ViewGeometry {
                 u64::MAX
             } else {
                 let outer = self.strides[d - 1] as u64;
-                if outer % stride != 0 {
+                if !outer.is_multiple_of(stride) {
                     return None;
                 }
                 outer / stride
             };
-            let coord = if d == 0 { origin / stride } else { (origin / stride) % parent };
+            let coord = if d == 0 {
+                origin / stride
+            } else {
+                (origin / stride) % parent
+            };
             let end = coord + self.shapes[d] as u64;
             if end > parent {
                 return None;
@@ -267,7 +273,11 @@ impl TensorMap {
             if !stale && entry.geometry.addr == input.addr {
                 let overlap = check_overlap(input, &entry.geometry);
                 if overlap != Overlap::None {
-                    on_hit(Hit { producer: entry.producer, overlap, geometry: entry.geometry });
+                    on_hit(Hit {
+                        producer: entry.producer,
+                        overlap,
+                        geometry: entry.geometry,
+                    });
                     remove = supersede && overlap == Overlap::Covered;
                 }
             }
@@ -287,7 +297,12 @@ impl TensorMap {
 
     /// Records `producer` as the latest writer of `geometry`. Returns `false` when the pool
     /// is full even after sweeping retired entries (the caller back-pressures and retries).
-    pub fn insert(&mut self, geometry: ViewGeometry, producer: TaskId, retired: &dyn Fn(TaskId) -> bool) -> bool {
+    pub fn insert(
+        &mut self,
+        geometry: ViewGeometry,
+        producer: TaskId,
+        retired: &dyn Fn(TaskId) -> bool,
+    ) -> bool {
         if self.free_head == NIL && self.bump as usize == self.entries.len() {
             self.sweep(retired);
         }
@@ -302,7 +317,11 @@ impl TensorMap {
             return false;
         };
         let b = self.bucket(geometry.addr);
-        self.entries[idx as usize] = Entry { geometry, producer, next: self.buckets[b] };
+        self.entries[idx as usize] = Entry {
+            geometry,
+            producer,
+            next: self.buckets[b],
+        };
         self.buckets[b] = idx;
         self.live += 1;
         true
@@ -360,24 +379,52 @@ mod tests {
     }
 
     fn check(input: ViewGeometry, entry: ViewGeometry, expected: Overlap) {
-        assert_eq!(check_overlap(&input, &entry), expected, "input {input:?} entry {entry:?}");
+        assert_eq!(
+            check_overlap(&input, &entry),
+            expected,
+            "input {input:?} entry {entry:?}"
+        );
     }
 
     #[test]
     fn overlap_cases() {
         let p = [8, 8];
         // Disjoint row blocks.
-        check(view(&p, &[4, 8], &[0, 0]), view(&p, &[4, 8], &[4, 0]), Overlap::None);
+        check(
+            view(&p, &[4, 8], &[0, 0]),
+            view(&p, &[4, 8], &[4, 0]),
+            Overlap::None,
+        );
         // Disjoint column blocks share element ranges but not rectangles.
-        check(view(&p, &[8, 4], &[0, 0]), view(&p, &[8, 4], &[0, 4]), Overlap::None);
+        check(
+            view(&p, &[8, 4], &[0, 0]),
+            view(&p, &[8, 4], &[0, 4]),
+            Overlap::None,
+        );
         // Identical views: covered.
-        check(view(&p, &[8, 8], &[0, 0]), view(&p, &[8, 8], &[0, 0]), Overlap::Covered);
+        check(
+            view(&p, &[8, 8], &[0, 0]),
+            view(&p, &[8, 8], &[0, 0]),
+            Overlap::Covered,
+        );
         // The entry (a tile) lies inside the access (the whole buffer): covered.
-        check(view(&p, &[8, 8], &[0, 0]), view(&p, &[2, 2], &[3, 3]), Overlap::Covered);
+        check(
+            view(&p, &[8, 8], &[0, 0]),
+            view(&p, &[2, 2], &[3, 3]),
+            Overlap::Covered,
+        );
         // The access is a tile inside the entry: other.
-        check(view(&p, &[2, 2], &[3, 3]), view(&p, &[8, 8], &[0, 0]), Overlap::Other);
+        check(
+            view(&p, &[2, 2], &[3, 3]),
+            view(&p, &[8, 8], &[0, 0]),
+            Overlap::Other,
+        );
         // Partial overlap.
-        check(view(&p, &[4, 4], &[0, 0]), view(&p, &[4, 4], &[2, 2]), Overlap::Other);
+        check(
+            view(&p, &[4, 4], &[0, 0]),
+            view(&p, &[4, 4], &[2, 2]),
+            Overlap::Other,
+        );
     }
 
     #[test]
@@ -410,14 +457,22 @@ mod tests {
         assert!(map.insert(view(&p, &[4, 8], &[0, 0]), TaskId::new(0, 1), &never));
         assert!(map.insert(view(&p, &[4, 8], &[4, 0]), TaskId::new(0, 2), &never));
         let mut hits = Vec::new();
-        map.lookup(&view(&p, &[8, 8], &[0, 0]), true, &never, &mut |h| hits.push(h.producer.local()));
+        map.lookup(&view(&p, &[8, 8], &[0, 0]), true, &never, &mut |h| {
+            hits.push(h.producer.local())
+        });
         assert_eq!(hits, [2, 1]);
-        assert_eq!(map.live(), 0, "an INOUT over the whole buffer supersedes both halves");
+        assert_eq!(
+            map.live(),
+            0,
+            "an INOUT over the whole buffer supersedes both halves"
+        );
 
         assert!(map.insert(view(&p, &[8, 8], &[0, 0]), TaskId::new(0, 3), &never));
         let retired = |t: TaskId| t.local() <= 3;
         let mut hits = Vec::new();
-        map.lookup(&view(&p, &[1, 1], &[0, 0]), false, &retired, &mut |h| hits.push(h.producer));
+        map.lookup(&view(&p, &[1, 1], &[0, 0]), false, &retired, &mut |h| {
+            hits.push(h.producer)
+        });
         assert!(hits.is_empty());
         assert_eq!(map.live(), 0, "retired entries are unlinked lazily");
     }
@@ -428,7 +483,7 @@ mod tests {
         let mut map = TensorMap::new(2);
         let never = |_: TaskId| false;
         for i in 0..2 {
-            assert!(map.insert(view(&p, &[1, 8], &[i, 0]), TaskId::new(0, i), &never));
+            assert!(map.insert(view(&p, &[1, 8], &[i, 0]), TaskId::new(0, i as u64), &never));
         }
         assert!(!map.insert(view(&p, &[1, 8], &[5, 0]), TaskId::new(0, 5), &never));
         let retired = |t: TaskId| t.local() == 0;

@@ -51,7 +51,12 @@ fn vector_add_runs_and_matches() {
     let program = build(
         "vector_add",
         VECTOR_ADD_ORCH,
-        &[Kernel { func_id: 0, name: "add", core: CoreType::Aiv, source: ADD_KERNEL }],
+        &[Kernel {
+            func_id: 0,
+            name: "add",
+            core: CoreType::Aiv,
+            source: ADD_KERNEL,
+        }],
     );
     let n = 4096;
     let mut a: Vec<f32> = (0..n).map(|i| i as f32).collect();
@@ -60,9 +65,24 @@ fn vector_add_runs_and_matches() {
     let expected: Vec<f32> = (0..n).map(|i| a[i] + 2.0 * b[i]).collect();
     let shape = vec![n as u32];
     let mut args = vec![
-        OrchArg::Tensor(HostTensor { direction: ArgDirection::In, dtype: 0, shape: shape.clone(), data: bytes_of(&mut a) }),
-        OrchArg::Tensor(HostTensor { direction: ArgDirection::In, dtype: 0, shape: shape.clone(), data: bytes_of(&mut b) }),
-        OrchArg::Tensor(HostTensor { direction: ArgDirection::Out, dtype: 0, shape, data: bytes_of(&mut c) }),
+        OrchArg::Tensor(HostTensor {
+            direction: ArgDirection::In,
+            dtype: 0,
+            shape: shape.clone(),
+            data: bytes_of(&mut a),
+        }),
+        OrchArg::Tensor(HostTensor {
+            direction: ArgDirection::In,
+            dtype: 0,
+            shape: shape.clone(),
+            data: bytes_of(&mut b),
+        }),
+        OrchArg::Tensor(HostTensor {
+            direction: ArgDirection::Out,
+            dtype: 0,
+            shape,
+            data: bytes_of(&mut c),
+        }),
     ];
     let report = run(&program, &mut args, &config()).unwrap();
     drop(args);

@@ -23,7 +23,9 @@ fn toolchain() -> Toolchain {
 
 /// Compiles an orchestration and kernels (written to a temp dir) and loads them.
 pub fn build(name: &str, orchestration: &str, kernels: &[Kernel<'_>]) -> Program {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("programs").join(name);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("programs")
+        .join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let tc = toolchain();
     let orch_path = dir.join(format!("{name}_orch.cpp"));
@@ -52,7 +54,12 @@ pub fn build(name: &str, orchestration: &str, kernels: &[Kernel<'_>]) -> Program
         kernels: kernels
             .iter()
             .zip(&objects[1..])
-            .map(|(k, so)| KernelSpec { func_id: k.func_id, name: k.name.to_string(), core_type: k.core, so_path: so.clone() })
+            .map(|(k, so)| KernelSpec {
+                func_id: k.func_id,
+                name: k.name.to_string(),
+                core_type: k.core,
+                so_path: so.clone(),
+            })
             .collect(),
     };
     match Program::load(&spec) {
@@ -70,4 +77,67 @@ pub fn config() -> ChipConfig {
 pub fn bytes_of(v: &mut [f32]) -> &mut [u8] {
     // SAFETY: f32 has no invalid bit patterns and u8 alignment is 1.
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), v.len() * 4) }
+}
+
+/// An empty kernel.
+pub const NOOP: &str = r#"
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t* args) { (void)args; }
+"#;
+
+/// The exports every test orchestration needs, then `body` as the entry's body.
+pub fn orchestration(expected_args: u32, body: &str) -> String {
+    format!(
+        r#"#include "pto_orchestration_api.h"
+extern "C" __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs&) {{
+    return PTO2OrchestrationConfig{{.expected_arg_count = {expected_args}}};
+}}
+extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {{
+    (void)orch_args;
+{body}
+}}
+"#
+    )
+}
+
+/// One f32 tensor argument.
+pub fn f32_arg<'a>(
+    direction: pto_runtime::ArgDirection,
+    shape: &[u32],
+    data: &'a mut [f32],
+) -> pto_runtime::OrchArg<'a> {
+    pto_runtime::OrchArg::Tensor(pto_runtime::HostTensor {
+        direction,
+        dtype: 0,
+        shape: shape.to_vec(),
+        data: bytes_of(data),
+    })
+}
+
+/// Builds and runs an orchestration body with no-op kernels 0 (AIV) and 1 (AIC).
+pub fn run_body(
+    name: &str,
+    body: &str,
+    args: &mut [pto_runtime::OrchArg<'_>],
+    config: &ChipConfig,
+) -> Result<pto_runtime::RunReport, pto_runtime::RuntimeError> {
+    let program = build(
+        name,
+        &orchestration(args.len() as u32, body),
+        &[
+            Kernel {
+                func_id: 0,
+                name: "noop_aiv",
+                core: CoreType::Aiv,
+                source: NOOP,
+            },
+            Kernel {
+                func_id: 1,
+                name: "noop_aic",
+                core: CoreType::Aic,
+                source: NOOP,
+            },
+        ],
+    );
+    pto_runtime::run(&program, args, config)
 }

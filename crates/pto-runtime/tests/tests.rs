@@ -2,4 +2,8 @@
 
 mod common;
 
+mod abi;
 mod basics;
+mod errors;
+mod inference;
+mod rings;

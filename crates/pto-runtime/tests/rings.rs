@@ -1,0 +1,178 @@
+//! Ring back-pressure, exhaustion messages, SPMD and the scheduler timeout.
+
+use std::time::{Duration, Instant};
+
+use pto_runtime::{
+    ArgDirection, ChipConfig, CoreType, ErrorCode, RingOverride, RingOverrides, RingSizes,
+    RuntimeError,
+};
+
+use crate::common::{build, config, f32_arg, orchestration, run_body, Kernel, NOOP};
+
+fn with_rings(over: RingOverrides) -> ChipConfig {
+    let mut cfg = config();
+    cfg.rings = RingSizes::resolve_with_env(&over, &|_| None).unwrap();
+    cfg
+}
+
+fn fatal(res: Result<pto_runtime::RunReport, RuntimeError>) -> (ErrorCode, String) {
+    match res {
+        Err(RuntimeError::Fatal { code, message }) => (code, message),
+        Err(other) => panic!("expected a fatal error, got {other}"),
+        Ok(_) => panic!("expected a fatal error, the run succeeded"),
+    }
+}
+
+const NINE_TASKS_IN_ONE_SCOPE: &str = r#"
+    ChipTensor x = orch_args.tensor(0).ref();
+    PTO2_SCOPE() {
+        for (int i = 0; i < 9; ++i) { CoreTaskArgs p; p.add_inout(x); rt_submit_aiv_task(0, p); }
+    }
+"#;
+
+#[test]
+fn tiny_task_window_is_a_clear_deadlock() {
+    let mut x = vec![0f32; 16];
+    let mut args = [f32_arg(ArgDirection::InOut, &[16], &mut x)];
+    let cfg = with_rings(RingOverrides {
+        task_window: Some(RingOverride::All(4)),
+        ..Default::default()
+    });
+    let started = Instant::now();
+    let (code, msg) = fatal(run_body(
+        "window4",
+        NINE_TASKS_IN_ONE_SCOPE,
+        &mut args,
+        &cfg,
+    ));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(code, ErrorCode::FlowControlDeadlock);
+    assert!(msg.contains("task window 4 of ring 1"), "{msg}");
+    assert!(msg.contains("window4_orch.cpp:"), "{msg}");
+    assert!(msg.contains("raise ring_task_window"), "{msg}");
+}
+
+#[test]
+fn small_window_back_pressures_without_deadlock() {
+    // 200 scopes of 2 tasks each through a window of 4: the orchestrator waits for reclaim.
+    let body = r#"
+    ChipTensor x = orch_args.tensor(0).ref();
+    for (int s = 0; s < 200; ++s) {
+        PTO2_SCOPE() {
+            for (int i = 0; i < 2; ++i) { CoreTaskArgs p; p.add_inout(x); rt_submit_aiv_task(0, p); }
+        }
+    }"#;
+    let mut x = vec![0f32; 16];
+    let mut args = [f32_arg(ArgDirection::InOut, &[16], &mut x)];
+    let cfg = with_rings(RingOverrides {
+        task_window: Some(RingOverride::PerRing([8, 4, 0, 0])),
+        dep_pool: Some(RingOverride::All(4)),
+        ..Default::default()
+    });
+    let report = run_body("backpressure", body, &mut args, &cfg).unwrap();
+    assert_eq!(report.n_tasks, 400);
+}
+
+#[test]
+fn heap_exhaustion_names_the_ring_and_the_fix() {
+    let too_big = r#"
+    PTO2_SCOPE() { uint32_t s[1] = {1024}; TensorCreateInfo ci(s, 1); CoreTaskArgs p; p.add_output(ci); rt_submit_aiv_task(0, p); }"#;
+    let cfg = with_rings(RingOverrides {
+        heap: Some(RingOverride::All(2048)),
+        ..Default::default()
+    });
+    let (code, msg) = fatal(run_body("heap_big", too_big, &mut [], &cfg));
+    assert_eq!(code, ErrorCode::HeapRingDeadlock);
+    assert!(
+        msg.contains("needs 4096 bytes") && msg.contains("raise ring_heap"),
+        "{msg}"
+    );
+
+    let held = r#"
+    PTO2_SCOPE() { uint32_t s[1] = {256}; TensorCreateInfo ci(s, 1);
+        for (int i = 0; i < 3; ++i) { CoreTaskArgs p; p.add_output(ci); rt_submit_aiv_task(0, p); } }"#;
+    let (code, msg) = fatal(run_body("heap_held", held, &mut [], &cfg));
+    assert_eq!(code, ErrorCode::HeapRingDeadlock);
+    assert!(
+        msg.contains("heap of ring 1 (2048 bytes)") && msg.contains("heap_held_orch.cpp"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn spmd_and_mixed_tasks_run_every_block_and_slot() {
+    let kernel = r#"
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t* args) {
+    ChipTensor* out = kernel_tensor(args, 0);
+    int32_t slot = kernel_scalar<int32_t>(args, 1);
+    // One cell per (block, slot); AIV slots tell sub-blocks apart.
+    int32_t sub = get_sub_block_id(args);
+    out->data<float>()[get_block_idx(args) * 3 + slot + sub] += 1.0f + get_block_num(args) * 0.0f;
+}
+"#;
+    let body = r#"
+    ChipTensor out = orch_args.tensor(0).ref();
+    PTO2_SCOPE() {
+        CoreTaskArgs p; p.add_inout(out); p.add_scalar((int32_t)0); p.launch_spec.set_block_num(4);
+        rt_submit_aic_task(0, p);
+        CoreTaskArgs q; q.add_inout(out); q.add_scalar((int32_t)1); q.launch_spec.set_block_num(4);
+        rt_submit_task(MixedKernels{INVALID_KERNEL_ID, 1, 1}, q);
+    }"#;
+    let program = build(
+        "spmd",
+        &orchestration(1, body),
+        &[
+            Kernel {
+                func_id: 0,
+                name: "mark_aic",
+                core: CoreType::Aic,
+                source: kernel,
+            },
+            Kernel {
+                func_id: 1,
+                name: "mark_aiv",
+                core: CoreType::Aiv,
+                source: kernel,
+            },
+        ],
+    );
+    let mut out = vec![0f32; 12];
+    let mut args = [f32_arg(ArgDirection::InOut, &[12], &mut out)];
+    pto_runtime::run(&program, &mut args, &config()).unwrap();
+    assert_eq!(
+        out,
+        vec![1.0; 12],
+        "every block of the AIC task and both AIV slots ran once"
+    );
+}
+
+#[test]
+fn a_kernel_that_never_returns_trips_the_scheduler_timeout() {
+    // Sleeps forever without burning a CPU (the stuck worker is leaked by design).
+    let stuck = r#"
+#include <time.h>
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t*) { for (;;) { struct timespec ts = {0, 50000000}; nanosleep(&ts, nullptr); } }
+"#;
+    let body = r#"
+    PTO2_SCOPE() { CoreTaskArgs p; rt_submit_aiv_task(0, p); }"#;
+    let program = build(
+        "stuck",
+        &orchestration(0, body),
+        &[Kernel {
+            func_id: 0,
+            name: "spin_forever",
+            core: CoreType::Aiv,
+            source: stuck,
+        }],
+    );
+    let mut cfg = config();
+    cfg.scheduler_timeout = Duration::from_millis(300);
+    let started = Instant::now();
+    let (code, msg) = fatal(pto_runtime::run(&program, &mut [], &cfg));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(code, ErrorCode::SchedulerTimeout);
+    assert!(msg.contains("task r1t0 (kernel 0 'spin_forever'"), "{msg}");
+    let _ = NOOP;
+}
