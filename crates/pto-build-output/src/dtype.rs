@@ -1,0 +1,512 @@
+//! Element types of host tensors, and their names in every file format.
+//!
+//! One [`DType`] has several spellings, one per consumer:
+//!
+//! | [`DType`] | PyPTO `str(DataType)` | Simpler name / code | `.npy` descr | bytes |
+//! |---|---|---|---|---|
+//! | `Float32` | `fp32` | `FLOAT32` / 0 | `<f4` | 4 |
+//! | `Float16` | `fp16` | `FLOAT16` / 1 | `<f2` | 2 |
+//! | `Int32` | `int32` | `INT32` / 2 | `<i4` | 4 |
+//! | `Int16` | `int16` | `INT16` / 3 | `<i2` | 2 |
+//! | `Int8` | `int8` | `INT8` / 4 | `\|i1` | 1 |
+//! | `UInt8` | `uint8` | `UINT8` / 5 | `\|u1` | 1 |
+//! | `BFloat16` | `bfloat16` (also `bf16`) | `BFLOAT16` / 6 | `\|V2` | 2 |
+//! | `Int64` | `int64` (also `index`) | `INT64` / 7 | `<i8` | 8 |
+//! | `UInt64` | `uint64` | `UINT64` / 8 | `<u8` | 8 |
+//! | `UInt16` | `uint16` | `UINT16` / 9 | `<u2` | 2 |
+//! | `UInt32` | `uint32` | `UINT32` / 10 | `<u4` | 4 |
+//! | `Bool` | `bool` | `BOOL` / 11 | `\|b1` | 1 |
+//!
+//! **bfloat16 in `.npy` files.** NumPy has no bfloat16. The ml_dtypes
+//! convention is used: a bfloat16 array is stored as 2-byte void records
+//! (descr `|V2`, the raw little-endian bf16 bits). [`DType::from_npy_descr`]
+//! also accepts `<V2`, which is what `np.save` writes for an ml_dtypes
+//! bfloat16 array. Any other void width stays unsupported, so a `|V2` file is
+//! always read as bfloat16.
+//!
+//! PyPTO knows more data types than a host tensor can hold here (`fp8e4m3fn`,
+//! `fp4`, `hf8`, ...). [`is_known_pypto_dtype`] accepts every name PyPTO
+//! writes (what `compiled_meta.json` validation needs);
+//! [`DType::from_pypto_str`] only the ones that map to a [`DType`].
+//!
+//! Values convert to and from `f64` for comparisons ([`DType::decode_f64`],
+//! [`DType::encode_f64`]); fp16 and bf16 go through the `half` crate.
+//! 64-bit integers beyond 2^53 lose precision in `f64`.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The element type of a host tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    /// IEEE 754 single precision.
+    Float32,
+    /// IEEE 754 half precision.
+    Float16,
+    /// Brain floating point (8-bit exponent, 7-bit mantissa).
+    BFloat16,
+    /// Signed 8-bit integer.
+    Int8,
+    /// Signed 16-bit integer.
+    Int16,
+    /// Signed 32-bit integer.
+    Int32,
+    /// Signed 64-bit integer.
+    Int64,
+    /// Unsigned 8-bit integer.
+    UInt8,
+    /// Unsigned 16-bit integer.
+    UInt16,
+    /// Unsigned 32-bit integer.
+    UInt32,
+    /// Unsigned 64-bit integer.
+    UInt64,
+    /// Boolean stored as one byte (0 or 1).
+    Bool,
+}
+
+/// Every name `str(DataType)` gives in PyPTO, sorted as Python's `sorted()`
+/// sorts them (the order of the `known: [...]` list in errors).
+pub const KNOWN_PYPTO_DTYPES: &[&str] = &[
+    "bfloat16",
+    "bool",
+    "fp16",
+    "fp32",
+    "fp4",
+    "fp8e4m3fn",
+    "fp8e5m2",
+    "fp8e8m0",
+    "hf4",
+    "hf8",
+    "index",
+    "int16",
+    "int32",
+    "int4",
+    "int64",
+    "int8",
+    "uint16",
+    "uint32",
+    "uint4",
+    "uint64",
+    "uint8",
+];
+
+/// Whether `name` is a data type name PyPTO writes (`str(DataType)`).
+pub fn is_known_pypto_dtype(name: &str) -> bool {
+    KNOWN_PYPTO_DTYPES.contains(&name)
+}
+
+/// Checks a PyPTO data type name, failing with PyPTO's exact message
+/// (`Unknown DataType string 'fp99'; known: [...]`).
+pub fn check_pypto_dtype(name: &str) -> Result<(), DTypeError> {
+    if is_known_pypto_dtype(name) {
+        Ok(())
+    } else {
+        Err(DTypeError::UnknownPyptoName {
+            name: name.to_string(),
+        })
+    }
+}
+
+/// A data type name or code that does not map to a [`DType`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DTypeError {
+    /// Not a name PyPTO's `str(DataType)` ever gives.
+    #[error("Unknown DataType string {}; known: {}", crate::pyrepr::repr_str(name), crate::pyrepr::repr_str_list(KNOWN_PYPTO_DTYPES.iter().copied()))]
+    UnknownPyptoName {
+        /// The name as found.
+        name: String,
+    },
+    /// A PyPTO data type that host tensors here cannot hold.
+    #[error("DataType {} has no host element type here; supported: {}", crate::pyrepr::repr_str(name), crate::pyrepr::repr_str_list(DType::ALL.iter().map(|d| d.pypto_name())))]
+    NoHostType {
+        /// The PyPTO name.
+        name: String,
+    },
+    /// Not one of Simpler's `DataType` enum values 0..=11.
+    #[error("unknown Simpler DataType code {code}; supported codes are 0..=11 (FLOAT32..BOOL)")]
+    UnknownRuntimeCode {
+        /// The code as found.
+        code: u8,
+    },
+    /// Not one of Simpler's upper-case data type names.
+    #[error("unknown Simpler DataType name {}; known: {}", crate::pyrepr::repr_str(name), crate::pyrepr::repr_str_list(DType::ALL.iter().map(|d| d.simpler_name())))]
+    UnknownSimplerName {
+        /// The name as found.
+        name: String,
+    },
+    /// An `.npy` dtype descr with no [`DType`].
+    #[error("unsupported .npy dtype {}; supported: {}", crate::pyrepr::repr_str(descr), crate::pyrepr::repr_str_list(DType::ALL.iter().map(|d| d.npy_descr())))]
+    UnsupportedNpyDescr {
+        /// The descr as found.
+        descr: String,
+    },
+}
+
+impl DType {
+    /// All element types, in Simpler code order.
+    pub const ALL: [DType; 12] = [
+        DType::Float32,
+        DType::Float16,
+        DType::Int32,
+        DType::Int16,
+        DType::Int8,
+        DType::UInt8,
+        DType::BFloat16,
+        DType::Int64,
+        DType::UInt64,
+        DType::UInt16,
+        DType::UInt32,
+        DType::Bool,
+    ];
+
+    /// Size of one element in bytes.
+    pub fn elem_size(self) -> usize {
+        match self {
+            DType::Int8 | DType::UInt8 | DType::Bool => 1,
+            DType::Float16 | DType::BFloat16 | DType::Int16 | DType::UInt16 => 2,
+            DType::Float32 | DType::Int32 | DType::UInt32 => 4,
+            DType::Int64 | DType::UInt64 => 8,
+        }
+    }
+
+    /// Simpler's `DataType` enum value (`data_type.h`).
+    pub fn runtime_code(self) -> u8 {
+        match self {
+            DType::Float32 => 0,
+            DType::Float16 => 1,
+            DType::Int32 => 2,
+            DType::Int16 => 3,
+            DType::Int8 => 4,
+            DType::UInt8 => 5,
+            DType::BFloat16 => 6,
+            DType::Int64 => 7,
+            DType::UInt64 => 8,
+            DType::UInt16 => 9,
+            DType::UInt32 => 10,
+            DType::Bool => 11,
+        }
+    }
+
+    /// The element type with Simpler's `DataType` enum value `code`.
+    pub fn from_runtime_code(code: u8) -> Result<DType, DTypeError> {
+        DType::ALL
+            .get(usize::from(code))
+            .copied()
+            .ok_or(DTypeError::UnknownRuntimeCode { code })
+    }
+
+    /// Simpler's upper-case name (`get_dtype_name`): `FLOAT32`, `BFLOAT16`, ...
+    pub fn simpler_name(self) -> &'static str {
+        match self {
+            DType::Float32 => "FLOAT32",
+            DType::Float16 => "FLOAT16",
+            DType::BFloat16 => "BFLOAT16",
+            DType::Int8 => "INT8",
+            DType::Int16 => "INT16",
+            DType::Int32 => "INT32",
+            DType::Int64 => "INT64",
+            DType::UInt8 => "UINT8",
+            DType::UInt16 => "UINT16",
+            DType::UInt32 => "UINT32",
+            DType::UInt64 => "UINT64",
+            DType::Bool => "BOOL",
+        }
+    }
+
+    /// The element type with Simpler's upper-case name `name`.
+    pub fn from_simpler_name(name: &str) -> Result<DType, DTypeError> {
+        DType::ALL
+            .into_iter()
+            .find(|d| d.simpler_name() == name)
+            .ok_or_else(|| DTypeError::UnknownSimplerName {
+                name: name.to_string(),
+            })
+    }
+
+    /// PyPTO's canonical `str(DataType)` name: `fp32`, `bfloat16`, `int32`, ...
+    pub fn pypto_name(self) -> &'static str {
+        match self {
+            DType::Float32 => "fp32",
+            DType::Float16 => "fp16",
+            DType::BFloat16 => "bfloat16",
+            DType::Int8 => "int8",
+            DType::Int16 => "int16",
+            DType::Int32 => "int32",
+            DType::Int64 => "int64",
+            DType::UInt8 => "uint8",
+            DType::UInt16 => "uint16",
+            DType::UInt32 => "uint32",
+            DType::UInt64 => "uint64",
+            DType::Bool => "bool",
+        }
+    }
+
+    /// Parses a PyPTO data type name (`str(DataType)`, plus `bf16`).
+    /// `index` is PyPTO's 64-bit index type and maps to [`DType::Int64`].
+    pub fn from_pypto_str(name: &str) -> Result<DType, DTypeError> {
+        if let Some(d) = DType::ALL.into_iter().find(|d| d.pypto_name() == name) {
+            return Ok(d);
+        }
+        match name {
+            "bf16" => Ok(DType::BFloat16),
+            "index" => Ok(DType::Int64),
+            _ if is_known_pypto_dtype(name) => Err(DTypeError::NoHostType {
+                name: name.to_string(),
+            }),
+            _ => Err(DTypeError::UnknownPyptoName {
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// The `.npy` header descr this crate writes (little-endian).
+    pub fn npy_descr(self) -> &'static str {
+        match self {
+            DType::Float32 => "<f4",
+            DType::Float16 => "<f2",
+            DType::BFloat16 => "|V2",
+            DType::Int8 => "|i1",
+            DType::Int16 => "<i2",
+            DType::Int32 => "<i4",
+            DType::Int64 => "<i8",
+            DType::UInt8 => "|u1",
+            DType::UInt16 => "<u2",
+            DType::UInt32 => "<u4",
+            DType::UInt64 => "<u8",
+            DType::Bool => "|b1",
+        }
+    }
+
+    /// Parses a little-endian (or byte-order-free) `.npy` descr. One-byte
+    /// types accept `|`, `<` and `=`; wider ones `<` only (and `=` on
+    /// little-endian hosts), so big-endian data is rejected.
+    pub fn from_npy_descr(descr: &str) -> Result<DType, DTypeError> {
+        let unsupported = || DTypeError::UnsupportedNpyDescr {
+            descr: descr.to_string(),
+        };
+        let (order, code) = match descr.chars().next() {
+            Some(c @ ('<' | '>' | '|' | '=')) => (c, &descr[1..]),
+            _ => ('=', descr),
+        };
+        let dtype = match code {
+            "f4" => DType::Float32,
+            "f2" => DType::Float16,
+            "V2" => DType::BFloat16,
+            "i1" => DType::Int8,
+            "i2" => DType::Int16,
+            "i4" => DType::Int32,
+            "i8" => DType::Int64,
+            "u1" => DType::UInt8,
+            "u2" => DType::UInt16,
+            "u4" => DType::UInt32,
+            "u8" => DType::UInt64,
+            "b1" => DType::Bool,
+            _ => return Err(unsupported()),
+        };
+        let byte_order_ok = match (order, dtype.elem_size()) {
+            (_, 1) | ('<', _) => true,
+            ('=', _) => cfg!(target_endian = "little"),
+            // Void records carry no byte order; NumPy writes `|V2`.
+            ('|', _) => dtype == DType::BFloat16,
+            _ => false,
+        };
+        if byte_order_ok {
+            Ok(dtype)
+        } else {
+            Err(unsupported())
+        }
+    }
+
+    /// True for `Float32`, `Float16` and `BFloat16`.
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::Float32 | DType::Float16 | DType::BFloat16)
+    }
+
+    /// Reads one little-endian element from the start of `bytes` as `f64`
+    /// (`Bool` gives 0.0 or 1.0). `None` if `bytes` is shorter than
+    /// [`DType::elem_size`].
+    pub fn decode_f64(self, bytes: &[u8]) -> Option<f64> {
+        fn arr<const N: usize>(bytes: &[u8]) -> Option<[u8; N]> {
+            bytes.get(..N)?.try_into().ok()
+        }
+        let value = match self {
+            DType::Float32 => f64::from(f32::from_le_bytes(arr(bytes)?)),
+            DType::Float16 => half::f16::from_le_bytes(arr(bytes)?).to_f64(),
+            DType::BFloat16 => half::bf16::from_le_bytes(arr(bytes)?).to_f64(),
+            DType::Int8 => f64::from(i8::from_le_bytes(arr(bytes)?)),
+            DType::Int16 => f64::from(i16::from_le_bytes(arr(bytes)?)),
+            DType::Int32 => f64::from(i32::from_le_bytes(arr(bytes)?)),
+            // Precision loss beyond 2^53 is inherent in comparing as f64.
+            DType::Int64 => i64::from_le_bytes(arr(bytes)?) as f64,
+            DType::UInt8 => f64::from(u8::from_le_bytes(arr(bytes)?)),
+            DType::UInt16 => f64::from(u16::from_le_bytes(arr(bytes)?)),
+            DType::UInt32 => f64::from(u32::from_le_bytes(arr(bytes)?)),
+            DType::UInt64 => u64::from_le_bytes(arr(bytes)?) as f64,
+            DType::Bool => {
+                if *bytes.first()? != 0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+        };
+        Some(value)
+    }
+
+    /// Appends `value` as one little-endian element to `out`. Floats round
+    /// to nearest; integers truncate toward zero and saturate (NaN gives 0);
+    /// `Bool` stores 1 for any non-zero value.
+    pub fn encode_f64(self, value: f64, out: &mut Vec<u8>) {
+        match self {
+            DType::Float32 => out.extend_from_slice(&(value as f32).to_le_bytes()),
+            DType::Float16 => out.extend_from_slice(&half::f16::from_f64(value).to_le_bytes()),
+            DType::BFloat16 => out.extend_from_slice(&half::bf16::from_f64(value).to_le_bytes()),
+            DType::Int8 => out.extend_from_slice(&(value as i8).to_le_bytes()),
+            DType::Int16 => out.extend_from_slice(&(value as i16).to_le_bytes()),
+            DType::Int32 => out.extend_from_slice(&(value as i32).to_le_bytes()),
+            DType::Int64 => out.extend_from_slice(&(value as i64).to_le_bytes()),
+            DType::UInt8 => out.extend_from_slice(&(value as u8).to_le_bytes()),
+            DType::UInt16 => out.extend_from_slice(&(value as u16).to_le_bytes()),
+            DType::UInt32 => out.extend_from_slice(&(value as u32).to_le_bytes()),
+            DType::UInt64 => out.extend_from_slice(&(value as u64).to_le_bytes()),
+            DType::Bool => out.push(u8::from(value != 0.0 && !value.is_nan())),
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    /// Writes the PyPTO name (`fp32`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.pypto_name())
+    }
+}
+
+impl FromStr for DType {
+    type Err = DTypeError;
+
+    /// Parses a PyPTO name, as [`DType::from_pypto_str`].
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DType::from_pypto_str(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spelling_round_trips() {
+        for (i, d) in DType::ALL.into_iter().enumerate() {
+            assert_eq!(usize::from(d.runtime_code()), i);
+            assert_eq!(DType::from_runtime_code(d.runtime_code()), Ok(d));
+            assert_eq!(DType::from_simpler_name(d.simpler_name()), Ok(d));
+            assert_eq!(DType::from_pypto_str(d.pypto_name()), Ok(d));
+            assert_eq!(DType::from_npy_descr(d.npy_descr()), Ok(d));
+            assert!(is_known_pypto_dtype(d.pypto_name()), "{d}");
+        }
+    }
+
+    #[test]
+    fn known_names_are_sorted_like_python() {
+        let mut sorted = KNOWN_PYPTO_DTYPES.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, KNOWN_PYPTO_DTYPES);
+    }
+
+    fn check_pypto(input: &str, expected: Result<DType, &str>) {
+        let res = DType::from_pypto_str(input).map_err(|e| e.to_string());
+        match expected {
+            Ok(d) => assert_eq!(res, Ok(d), "{input}"),
+            Err(head) => {
+                let err = res.expect_err(input);
+                assert!(err.starts_with(head), "{input}: {err}");
+            }
+        }
+    }
+
+    #[test]
+    fn pypto_names() {
+        check_pypto("fp32", Ok(DType::Float32));
+        check_pypto("bf16", Ok(DType::BFloat16));
+        check_pypto("bfloat16", Ok(DType::BFloat16));
+        check_pypto("index", Ok(DType::Int64));
+        check_pypto("uint64", Ok(DType::UInt64));
+        check_pypto(
+            "fp99",
+            Err("Unknown DataType string 'fp99'; known: ['bfloat16', 'bool', 'fp16', "),
+        );
+        check_pypto(
+            "fp8e4m3fn",
+            Err("DataType 'fp8e4m3fn' has no host element type here; supported: ['fp32', 'fp16', "),
+        );
+        check_pypto("FP32", Err("Unknown DataType string 'FP32'"));
+    }
+
+    #[test]
+    fn pypto_name_check_matches_pypto_text() {
+        assert_eq!(check_pypto_dtype("fp8e5m2"), Ok(()));
+        let err = check_pypto_dtype("fp99").unwrap_err().to_string();
+        assert!(err.ends_with("'uint4', 'uint64', 'uint8']"), "{err}");
+    }
+
+    fn check_descr(input: &str, expected: Option<DType>) {
+        assert_eq!(DType::from_npy_descr(input).ok(), expected, "{input}");
+    }
+
+    #[test]
+    fn npy_descrs() {
+        check_descr("<f4", Some(DType::Float32));
+        check_descr("<i1", Some(DType::Int8));
+        check_descr("|i1", Some(DType::Int8));
+        check_descr("|u1", Some(DType::UInt8));
+        check_descr("|b1", Some(DType::Bool));
+        check_descr("<V2", Some(DType::BFloat16));
+        check_descr("|V2", Some(DType::BFloat16));
+        check_descr(">f4", None);
+        check_descr(">V2", None);
+        check_descr("<f8", None);
+        check_descr("|V4", None);
+        check_descr("", None);
+        let err = DType::from_npy_descr("<c8").unwrap_err().to_string();
+        assert!(
+            err.starts_with("unsupported .npy dtype '<c8'; supported: ['<f4', "),
+            "{err}"
+        );
+    }
+
+    fn check_value(dtype: DType, value: f64, expected_bytes: &[u8], expected_back: f64) {
+        let mut bytes = Vec::new();
+        dtype.encode_f64(value, &mut bytes);
+        assert_eq!(bytes, expected_bytes, "{dtype} encode {value}");
+        assert_eq!(
+            dtype.decode_f64(&bytes),
+            Some(expected_back),
+            "{dtype} decode"
+        );
+    }
+
+    #[test]
+    fn f64_conversions() {
+        check_value(DType::Float32, 1.5, &[0, 0, 0xc0, 0x3f], 1.5);
+        check_value(DType::Float16, 1.0, &[0x00, 0x3c], 1.0);
+        check_value(DType::BFloat16, 1.0, &[0x80, 0x3f], 1.0);
+        check_value(DType::BFloat16, 1.00390625, &[0x80, 0x3f], 1.0);
+        check_value(DType::Int8, -2.0, &[0xfe], -2.0);
+        check_value(DType::Int8, 300.0, &[0x7f], 127.0);
+        check_value(DType::UInt16, 513.0, &[0x01, 0x02], 513.0);
+        check_value(DType::Int64, -1.0, &[0xff; 8], -1.0);
+        check_value(DType::Bool, 7.0, &[1], 1.0);
+        check_value(DType::Bool, 0.0, &[0], 0.0);
+        assert_eq!(DType::Int32.decode_f64(&[1, 0]), None);
+    }
+
+    #[test]
+    fn runtime_code_out_of_range() {
+        assert_eq!(
+            DType::from_runtime_code(12).unwrap_err().to_string(),
+            "unknown Simpler DataType code 12; supported codes are 0..=11 (FLOAT32..BOOL)"
+        );
+    }
+}

@@ -1,0 +1,569 @@
+//! NumPy `.npy` files: the tensors at the boundary (`data/in`, `data/out`).
+//!
+//! [`read_npy`] accepts format versions 1.0, 2.0 and 3.0 with a
+//! little-endian (or byte-order-free) dtype from [`DType`], C order only.
+//! [`write_npy`] writes version 1.0 (2.0 only when the header would not fit
+//! a 16-bit length), with the header padded so the data starts at a multiple
+//! of 64 bytes, as NumPy does, and replaces the file atomically.
+//!
+//! The header is a Python dict literal; it is read with this crate's strict
+//! Python-literal reader, so `{'descr': '<f4', 'fortran_order': False,
+//! 'shape': (2, 3), }` parses and anything unusual fails with a message that
+//! names the file.
+
+use std::path::{Path, PathBuf};
+
+use crate::dtype::DType;
+use crate::fs::WriteError;
+use crate::pysyntax::{self, ExprKind};
+
+const MAGIC: &[u8; 6] = b"\x93NUMPY";
+const ALIGN: usize = 64;
+
+/// An n-dimensional array in C order with little-endian elements.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NpyArray {
+    /// The element type.
+    pub dtype: DType,
+    /// The dimensions; empty for a 0-d (scalar) array.
+    pub shape: Vec<usize>,
+    /// `numel() * dtype.elem_size()` bytes of element data.
+    pub data: Vec<u8>,
+}
+
+/// Reading or writing an `.npy` file failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NpyError {
+    /// The file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a valid `.npy` file this crate supports.
+    #[error("{}: {message}; write it with numpy.save() (C order, little-endian)", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// `data` does not hold `numel * elem_size` bytes.
+    #[error("array data has {actual} bytes but shape {shape:?} of {dtype} needs {expected}")]
+    DataLength {
+        /// The element type.
+        dtype: DType,
+        /// The shape.
+        shape: Vec<usize>,
+        /// Bytes the shape needs.
+        expected: usize,
+        /// Bytes present.
+        actual: usize,
+    },
+    /// The shape's element count or byte size overflows `usize`.
+    #[error("shape {shape:?} is too large to address")]
+    TooLarge {
+        /// The shape.
+        shape: Vec<usize>,
+    },
+    /// Writing failed.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+impl NpyError {
+    /// True when the error means the file does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, NpyError::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
+fn checked_numel(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
+}
+
+fn checked_nbytes(dtype: DType, shape: &[usize]) -> Result<usize, NpyError> {
+    checked_numel(shape)
+        .and_then(|n| n.checked_mul(dtype.elem_size()))
+        .ok_or_else(|| NpyError::TooLarge {
+            shape: shape.to_vec(),
+        })
+}
+
+impl NpyArray {
+    /// An array from parts, checking that `data` has exactly the bytes the
+    /// shape needs.
+    pub fn new(dtype: DType, shape: Vec<usize>, data: Vec<u8>) -> Result<NpyArray, NpyError> {
+        let array = NpyArray { dtype, shape, data };
+        array.check_data_len()?;
+        Ok(array)
+    }
+
+    /// Checks that `data` holds exactly the bytes the shape needs (the
+    /// fields are public, so an array can be built inconsistent).
+    pub fn check_data_len(&self) -> Result<(), NpyError> {
+        let expected = checked_nbytes(self.dtype, &self.shape)?;
+        if self.data.len() == expected {
+            Ok(())
+        } else {
+            Err(NpyError::DataLength {
+                dtype: self.dtype,
+                shape: self.shape.clone(),
+                expected,
+                actual: self.data.len(),
+            })
+        }
+    }
+
+    /// An all-zero array.
+    pub fn zeros(dtype: DType, shape: &[usize]) -> Result<NpyArray, NpyError> {
+        let nbytes = checked_nbytes(dtype, shape)?;
+        Ok(NpyArray {
+            dtype,
+            shape: shape.to_vec(),
+            data: vec![0; nbytes],
+        })
+    }
+
+    /// An array holding `values` converted to `dtype` (see
+    /// [`DType::encode_f64`]); `values.len()` must equal the shape's count.
+    pub fn from_f64(dtype: DType, shape: &[usize], values: &[f64]) -> Result<NpyArray, NpyError> {
+        let mut data = Vec::with_capacity(values.len().saturating_mul(dtype.elem_size()));
+        for &v in values {
+            dtype.encode_f64(v, &mut data);
+        }
+        NpyArray::new(dtype, shape.to_vec(), data)
+    }
+
+    /// The number of elements (1 for a 0-d array).
+    pub fn numel(&self) -> usize {
+        checked_numel(&self.shape).unwrap_or(usize::MAX)
+    }
+
+    /// Element `i` (flat, C order) as `f64`, or `None` past the end.
+    pub fn get_f64(&self, i: usize) -> Option<f64> {
+        let size = self.dtype.elem_size();
+        let start = i.checked_mul(size)?;
+        self.dtype
+            .decode_f64(self.data.get(start..start.checked_add(size)?)?)
+    }
+
+    /// All elements as `f64`, in C order.
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        self.data
+            .chunks_exact(self.dtype.elem_size())
+            .filter_map(|chunk| self.dtype.decode_f64(chunk))
+            .collect()
+    }
+}
+
+/// Reads an `.npy` file.
+pub fn read_npy(path: &Path) -> Result<NpyArray, NpyError> {
+    let bytes = std::fs::read(path).map_err(|source| NpyError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_npy(&bytes).map_err(|message| NpyError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    })
+}
+
+/// Parses `.npy` bytes; the error is a message without the file name.
+fn parse_npy(bytes: &[u8]) -> Result<NpyArray, String> {
+    if bytes.len() < 8 || &bytes[..6] != MAGIC {
+        return Err("not an .npy file (missing the \\x93NUMPY magic)".to_string());
+    }
+    let (major, minor) = (bytes[6], bytes[7]);
+    let (len_size, utf8) = match (major, minor) {
+        (1, 0) => (2, false),
+        (2, 0) => (4, false),
+        (3, 0) => (4, true),
+        _ => {
+            return Err(format!(
+                ".npy format version {major}.{minor} is not supported (only 1.0, 2.0 and 3.0 are)"
+            ))
+        }
+    };
+    let header_start = 8 + len_size;
+    let len_bytes = bytes
+        .get(8..header_start)
+        .ok_or("the file ends inside the header length")?;
+    let header_len = len_bytes
+        .iter()
+        .rev()
+        .fold(0usize, |acc, &b| (acc << 8) | usize::from(b));
+    let data_start = header_start
+        .checked_add(header_len)
+        .ok_or("the header length is out of range")?;
+    let header_bytes = bytes
+        .get(header_start..data_start)
+        .ok_or_else(|| format!("the file ends inside the {header_len}-byte header"))?;
+    let header: String = if utf8 {
+        String::from_utf8(header_bytes.to_vec())
+            .map_err(|_| "the version 3.0 header is not valid UTF-8".to_string())?
+    } else {
+        header_bytes.iter().map(|&b| char::from(b)).collect()
+    };
+    let (dtype, shape) = parse_header(&header)?;
+    let expected = checked_nbytes(dtype, &shape).map_err(|e| e.to_string())?;
+    let data = &bytes[data_start..];
+    if data.len() != expected {
+        return Err(format!(
+            "the data has {} bytes but shape {shape:?} of {} needs {expected}",
+            data.len(),
+            dtype.npy_descr()
+        ));
+    }
+    Ok(NpyArray {
+        dtype,
+        shape,
+        data: data.to_vec(),
+    })
+}
+
+fn parse_header(header: &str) -> Result<(DType, Vec<usize>), String> {
+    let located = |e: pysyntax::SyntaxError| {
+        format!(
+            "the header is not a Python dict literal ({} at column {})",
+            e.message, e.pos.col
+        )
+    };
+    let expr = pysyntax::parse_single_expr(header).map_err(located)?;
+    let ExprKind::Dict(items) = expr.kind else {
+        return Err(format!("the header is {}, not a dict", expr.describe()));
+    };
+    let mut descr = None;
+    let mut fortran_order = None;
+    let mut shape = None;
+    for (key, value) in items {
+        let ExprKind::Str(key) = key.kind else {
+            return Err(format!(
+                "the header has a non-string key ({})",
+                key.describe()
+            ));
+        };
+        match key.as_str() {
+            "descr" => match value.kind {
+                ExprKind::Str(s) => descr = Some(s),
+                _ => {
+                    return Err(format!(
+                        "'descr' is {}; structured dtypes are not supported",
+                        value.describe()
+                    ))
+                }
+            },
+            "fortran_order" => match value.kind {
+                ExprKind::Bool(b) => fortran_order = Some(b),
+                _ => return Err(format!("'fortran_order' is {}, not a bool", value.describe())),
+            },
+            "shape" => {
+                let ExprKind::Tuple(dims) = value.kind else {
+                    return Err(format!("'shape' is {}, not a tuple", value.describe()));
+                };
+                let mut out = Vec::with_capacity(dims.len());
+                for dim in dims {
+                    match dim.kind {
+                        ExprKind::Int(d) if d >= 0 => {
+                            out.push(usize::try_from(d).map_err(|_| format!("dimension {d} is too large"))?)
+                        }
+                        _ => {
+                            return Err(format!(
+                                "'shape' holds {}, not a non-negative int",
+                                dim.describe()
+                            ))
+                        }
+                    }
+                }
+                shape = Some(out);
+            }
+            other => {
+                return Err(format!(
+                    "the header has the unexpected key {}; expected exactly 'descr', 'fortran_order' and 'shape'",
+                    crate::pyrepr::repr_str(other)
+                ))
+            }
+        }
+    }
+    let missing = |key: &str| format!("the header has no {key:?} key");
+    let descr = descr.ok_or_else(|| missing("descr"))?;
+    let fortran_order = fortran_order.ok_or_else(|| missing("fortran_order"))?;
+    let shape = shape.ok_or_else(|| missing("shape"))?;
+    if fortran_order {
+        return Err(
+            "the array is stored in Fortran order, which is not supported; save a C-contiguous array (numpy.ascontiguousarray)"
+                .to_string(),
+        );
+    }
+    let dtype = DType::from_npy_descr(&descr).map_err(|e| e.to_string())?;
+    Ok((dtype, shape))
+}
+
+fn shape_repr(shape: &[usize]) -> String {
+    match shape {
+        [] => "()".to_string(),
+        [d] => format!("({d},)"),
+        dims => {
+            let parts: Vec<String> = dims.iter().map(usize::to_string).collect();
+            format!("({})", parts.join(", "))
+        }
+    }
+}
+
+/// The bytes of an `.npy` file holding `array` (checked against its shape).
+pub fn encode_npy(array: &NpyArray) -> Result<Vec<u8>, NpyError> {
+    array.check_data_len()?;
+    let dict = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
+        array.dtype.npy_descr(),
+        shape_repr(&array.shape)
+    );
+    // Version 1.0 has a 2-byte header length; fall back to 2.0 (4 bytes).
+    let mut len_size = 2;
+    let mut total = (10 + dict.len() + 1).div_ceil(ALIGN) * ALIGN;
+    if total - 10 > usize::from(u16::MAX) {
+        len_size = 4;
+        total = (12 + dict.len() + 1).div_ceil(ALIGN) * ALIGN;
+    }
+    let header_len = total - 8 - len_size;
+    let mut out = Vec::with_capacity(total + array.data.len());
+    out.extend_from_slice(MAGIC);
+    if len_size == 2 {
+        out.extend_from_slice(&[1, 0]);
+        out.extend_from_slice(&u16::try_from(header_len).unwrap_or(u16::MAX).to_le_bytes());
+    } else {
+        out.extend_from_slice(&[2, 0]);
+        let len32 = u32::try_from(header_len).map_err(|_| NpyError::TooLarge {
+            shape: array.shape.clone(),
+        })?;
+        out.extend_from_slice(&len32.to_le_bytes());
+    }
+    out.extend_from_slice(dict.as_bytes());
+    out.resize(total - 1, b' ');
+    out.push(b'\n');
+    out.extend_from_slice(&array.data);
+    Ok(out)
+}
+
+/// Writes `array` to `path` atomically (see [`encode_npy`] for the format).
+pub fn write_npy(path: &Path, array: &NpyArray) -> Result<(), NpyError> {
+    let bytes = encode_npy(array)?;
+    crate::fs::write_atomic(path, &bytes)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn npy_bytes(version: (u8, u8), header: &str, data: &[u8]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&[version.0, version.1]);
+        if version.0 == 1 {
+            out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        } else {
+            out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+        }
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    fn check_parse(bytes: &[u8], expected: Result<(DType, &[usize], Vec<f64>), &str>) {
+        let res = parse_npy(bytes);
+        match expected {
+            Ok((dtype, shape, values)) => {
+                let array = res.expect("parses");
+                assert_eq!((array.dtype, array.shape.as_slice()), (dtype, shape));
+                assert_eq!(array.to_f64_vec(), values);
+            }
+            Err(head) => {
+                let err = res.expect_err("must fail");
+                assert!(err.starts_with(head), "got: {err}\nwant: {head}");
+            }
+        }
+    }
+
+    #[test]
+    fn reads_versions_and_dtypes() {
+        let h = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }   \n";
+        let data = [0, 0, 0x80, 0x3f, 0, 0, 0, 0x40];
+        check_parse(
+            &npy_bytes((1, 0), h, &data),
+            Ok((DType::Float32, &[2], vec![1.0, 2.0])),
+        );
+        check_parse(
+            &npy_bytes((2, 0), h, &data),
+            Ok((DType::Float32, &[2], vec![1.0, 2.0])),
+        );
+        check_parse(
+            &npy_bytes((3, 0), h, &data),
+            Ok((DType::Float32, &[2], vec![1.0, 2.0])),
+        );
+        let h = "{'descr': '|b1', 'fortran_order': False, 'shape': (1, 2)}\n";
+        check_parse(
+            &npy_bytes((1, 0), h, &[1, 0]),
+            Ok((DType::Bool, &[1, 2], vec![1.0, 0.0])),
+        );
+        let h = "{'descr': '<i8', 'fortran_order': False, 'shape': ()}\n";
+        check_parse(
+            &npy_bytes((1, 0), h, &[0xff; 8]),
+            Ok((DType::Int64, &[], vec![-1.0])),
+        );
+        let h = "{'descr': '|V2', 'fortran_order': False, 'shape': (0, 3)}\n";
+        check_parse(
+            &npy_bytes((1, 0), h, &[]),
+            Ok((DType::BFloat16, &[0, 3], vec![])),
+        );
+    }
+
+    #[test]
+    fn rejects_bad_files() {
+        let ok_dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }\n";
+        check_parse(b"PK\x03\x04", Err("not an .npy file"));
+        check_parse(
+            &npy_bytes((4, 0), ok_dict, &[0; 4]),
+            Err(".npy format version 4.0 is not supported"),
+        );
+        check_parse(
+            &npy_bytes((1, 0), ok_dict, &[0; 3]),
+            Err("the data has 3 bytes but shape [1] of <f4 needs 4"),
+        );
+        check_parse(
+            &npy_bytes((1, 0), ok_dict, &[0; 5]),
+            Err("the data has 5 bytes but shape [1] of <f4 needs 4"),
+        );
+        check_parse(
+            &npy_bytes(
+                (1, 0),
+                "{'descr': '<f4', 'fortran_order': True, 'shape': (1,)}\n",
+                &[0; 4],
+            ),
+            Err("the array is stored in Fortran order, which is not supported"),
+        );
+        check_parse(
+            &npy_bytes(
+                (1, 0),
+                "{'descr': '>f4', 'fortran_order': False, 'shape': (1,)}\n",
+                &[0; 4],
+            ),
+            Err("unsupported .npy dtype '>f4'"),
+        );
+        check_parse(
+            &npy_bytes(
+                (1, 0),
+                "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}\n",
+                &[0; 4],
+            ),
+            Err("'descr' is a list; structured dtypes are not supported"),
+        );
+        check_parse(
+            &npy_bytes((1, 0), "{'descr': '<f4', 'shape': (1,)}\n", &[0; 4]),
+            Err("the header has no \"fortran_order\" key"),
+        );
+        check_parse(
+            &npy_bytes(
+                (1, 0),
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}\n",
+                &[],
+            ),
+            Err("'shape' holds int -1, not a non-negative int"),
+        );
+        check_parse(
+            &npy_bytes(
+                (1, 0),
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}\n",
+                &[0; 4],
+            ),
+            Err("the header has the unexpected key 'x'"),
+        );
+        check_parse(
+            &npy_bytes(
+                (1, 0),
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)\n",
+                &[0; 4],
+            ),
+            Err("the header is not a Python dict literal (`{` is never closed at column 1)"),
+        );
+        let mut truncated = npy_bytes((1, 0), ok_dict, &[]);
+        truncated.truncate(20);
+        check_parse(&truncated, Err("the file ends inside the"));
+    }
+
+    fn check_write(shape: &[usize], expected_dict: &str) {
+        let array = NpyArray::zeros(DType::Float16, shape).unwrap();
+        let bytes = encode_npy(&array).unwrap();
+        let header_len = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+        let data_start = 10 + header_len;
+        assert_eq!(data_start % ALIGN, 0);
+        let header = std::str::from_utf8(&bytes[10..data_start]).unwrap();
+        assert_eq!(header.trim_end(), expected_dict);
+        assert!(header.ends_with('\n'));
+        assert_eq!(parse_npy(&bytes).unwrap(), array);
+    }
+
+    #[test]
+    fn writes_numpy_style_headers() {
+        check_write(
+            &[],
+            "{'descr': '<f2', 'fortran_order': False, 'shape': (), }",
+        );
+        check_write(
+            &[5],
+            "{'descr': '<f2', 'fortran_order': False, 'shape': (5,), }",
+        );
+        check_write(
+            &[2, 3],
+            "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }",
+        );
+    }
+
+    #[test]
+    fn file_round_trip_and_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.npy");
+        let array = NpyArray::from_f64(DType::BFloat16, &[2, 2], &[1.0, -2.0, 0.5, 3.0]).unwrap();
+        write_npy(&path, &array).unwrap();
+        assert_eq!(read_npy(&path).unwrap(), array);
+        assert_eq!(array.get_f64(1), Some(-2.0));
+        assert_eq!(array.get_f64(4), None);
+        assert_eq!(array.numel(), 4);
+
+        let missing = dir.path().join("missing.npy");
+        let err = read_npy(&missing).unwrap_err();
+        assert!(err.is_not_found());
+        assert!(err
+            .to_string()
+            .starts_with(&format!("cannot read {}", missing.display())));
+
+        std::fs::write(&path, b"junk").unwrap();
+        let err = read_npy(&path).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{}: not an .npy file (missing the \\x93NUMPY magic); write it with numpy.save() (C order, little-endian)",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn data_length_is_checked() {
+        let err = NpyArray::new(DType::Int32, vec![2], vec![0; 7]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "array data has 7 bytes but shape [2] of int32 needs 8"
+        );
+        let bad = NpyArray {
+            dtype: DType::Int32,
+            shape: vec![2],
+            data: vec![0; 4],
+        };
+        assert!(encode_npy(&bad).is_err());
+        assert!(NpyArray::zeros(DType::Int64, &[usize::MAX, 2]).is_err());
+    }
+}
