@@ -1,3 +1,237 @@
-fn main() {
-    println!("Hello, world!");
+//! `pto`: run, replay and diagnose PTO task-graph programs on a simulated Ascend chip.
+//!
+//! Exit codes: 0 success, 1 a clean "no" (golden mismatch), 2 usage or infrastructure error.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use pto_runner::demo::{example_names, run_demo};
+use pto_runner::{replay, ReplayOptions, RunConfig};
+
+/// Run, replay and diagnose PTO task-graph programs on a simulated Ascend chip.
+///
+/// Exit codes: 0 success, 1 golden mismatch, 2 usage or infrastructure error.
+#[derive(Parser)]
+#[command(name = "pto", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run an existing build_output/<dir>/ (a single-chip build) and optionally validate it.
+    Replay(ReplayArgs),
+    /// Write the bundled examples, run and validate each, and print a summary.
+    Demo(DemoArgs),
+}
+
+/// Options shared by commands that run a program.
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Platform: a2a3sim (default), a5sim, cpu; a2a3 / a5 need real hardware.
+    #[arg(long, default_value = "a2a3sim")]
+    platform: String,
+    /// Log level: debug, info, timing, warn, error or null. Default: $PYPTO_RUNTIME_LOG, else warn.
+    #[arg(long, value_name = "LEVEL")]
+    log_level: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct ReplayArgs {
+    /// The build directory (contains kernel_config.py).
+    dir: PathBuf,
+    /// Compare every output with data/out/<name>.npy and write data/actual/<name>.npy.
+    #[arg(long)]
+    validate: bool,
+    /// Reuse cached binaries when they match instead of recompiling.
+    #[arg(long)]
+    no_recompile: bool,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(clap::Args)]
+struct DemoArgs {
+    /// Where to write the examples (default: a fresh directory under the system temp dir).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// PyPTO's level names mapped onto a tracing filter.
+fn init_logging(level: Option<&str>) -> anyhow::Result<()> {
+    let level = match level {
+        Some(l) => l.to_string(),
+        None => std::env::var("PYPTO_RUNTIME_LOG").unwrap_or_else(|_| "warn".to_string()),
+    };
+    let filter = match level.to_ascii_lowercase().as_str() {
+        "debug" => "debug",
+        "info" => "info",
+        "timing" => "warn,pto::timing=info",
+        "warn" | "warning" => "warn",
+        "error" => "error",
+        "null" | "off" | "none" => "off",
+        other => anyhow::bail!(
+            "unknown log level `{other}`; use debug, info, timing, warn, error or null"
+        ),
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
+    Ok(())
+}
+
+fn run_config(args: &RunArgs) -> anyhow::Result<RunConfig> {
+    Ok(RunConfig::new(Some(&args.platform))?)
+}
+
+fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
+    let config = run_config(&args.run)?;
+    let options = ReplayOptions {
+        validate: args.validate,
+        recompile: !args.no_recompile,
+    };
+    let outcome = replay(&args.dir, &config, &options)?;
+    let r = &outcome.report;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{}: {} tasks on {} in {:.2} ms (device {:.2} ms)",
+        args.dir.display(),
+        r.n_tasks,
+        r.platform,
+        r.wall.as_secs_f64() * 1e3,
+        r.device_time.as_secs_f64() * 1e3
+    )?;
+    if !args.validate {
+        return Ok(ExitCode::SUCCESS);
+    }
+    for c in &outcome.checks {
+        let cmp = &c.comparison;
+        if cmp.passed() {
+            writeln!(
+                out,
+                "  {}: PASS ({}/{} elements matched)",
+                c.name, cmp.n_total, cmp.n_total
+            )?;
+        } else {
+            writeln!(out, "  {}: FAIL\n{}", c.name, indent(&cmp.report(&c.name)))?;
+        }
+    }
+    let actual_dir = outcome.dir.join("data").join("actual");
+    writeln!(out, "actual outputs written to {}", actual_dir.display())?;
+    if outcome.passed() {
+        writeln!(out, "PASS")?;
+        Ok(ExitCode::SUCCESS)
+    } else {
+        writeln!(out, "FAIL: golden mismatch")?;
+        Ok(ExitCode::from(1))
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn cmd_demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
+    let config = run_config(&args.run)?;
+    let out_dir = match &args.out {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("pto-demo-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("creating `{}`", out_dir.display()))?;
+    eprintln!(
+        "writing {} examples to {}",
+        example_names().len(),
+        out_dir.display()
+    );
+    let rows = run_demo(&out_dir, &config)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{:<18} {:>8} {:>12}  result",
+        "example", "tasks", "wall (ms)"
+    )?;
+    let mut all_ok = true;
+    let mut any_error = false;
+    for row in &rows {
+        let result = match &row.result {
+            Ok(true) => "PASS".to_string(),
+            Ok(false) => {
+                all_ok = false;
+                "FAIL (golden mismatch)".to_string()
+            }
+            Err(e) => {
+                all_ok = false;
+                any_error = true;
+                format!("ERROR: {e}")
+            }
+        };
+        writeln!(
+            out,
+            "{:<18} {:>8} {:>12.2}  {result}",
+            row.name,
+            row.n_tasks,
+            row.wall.as_secs_f64() * 1e3
+        )?;
+    }
+    writeln!(
+        out,
+        "examples are in {}; replay one with `pto replay {} --validate`",
+        out_dir.display(),
+        example_path(&out_dir, &rows)
+    )?;
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else if any_error {
+        ExitCode::from(2)
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn example_path(out_dir: &Path, rows: &[pto_runner::demo::DemoRow]) -> String {
+    rows.first()
+        .map(|r| out_dir.join(&r.name).display().to_string())
+        .unwrap_or_default()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let log_level = match &cli.command {
+        Command::Replay(a) => a.run.log_level.clone(),
+        Command::Demo(a) => a.run.log_level.clone(),
+    };
+    if let Err(e) = init_logging(log_level.as_deref()) {
+        eprintln!("error: {e:#}");
+        return ExitCode::from(2);
+    }
+    let res = match &cli.command {
+        Command::Replay(a) => cmd_replay(a),
+        Command::Demo(a) => cmd_demo(a),
+    };
+    match res {
+        Ok(code) => code,
+        Err(e) => {
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -1,14 +1,25 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! The runner: what both front ends (the `pto` command line and the `pypto` Python package)
+//! call. It turns a [`RunConfig`] into a runtime configuration, reads a build directory,
+//! compiles and runs it, and validates its outputs.
+//!
+//! - [`config`]: `RunConfig` and the diagnostics switches, validated once.
+//! - [`replay`](mod@replay): run an existing `build_output/<dir>/` ([`replay()`]).
+//! - [`build`]: compile and load a build directory's program.
+//! - [`inputs`]: bind `data/in/*.npy` to the orchestration signature.
+//! - [`demo`]: the bundled examples.
+//!
+//! **API boundary:** this crate's public API is the contract of the front ends; they add
+//! argument parsing and presentation only.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+#![deny(missing_docs)]
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub mod build;
+pub mod config;
+pub mod demo;
+pub mod error;
+pub mod inputs;
+pub mod replay;
+
+pub use config::{DfxOptions, RingValue, RunConfig};
+pub use error::{ErrorKind, RunnerError};
+pub use replay::{replay, OutputCheck, ReplayOptions, ReplayOutcome};

@@ -1,0 +1,252 @@
+//! `RunConfig`: the seed's per-call configuration, validated once, on construction, so the
+//! command line and the Python package reject the same input with the same words.
+
+use std::time::Duration;
+
+use pto_runtime::{ChipConfig, Platform, RingOverride, RingOverrides, RingSizes};
+
+use crate::error::RunnerError;
+
+/// A ring override as the user wrote it: one value, or one per scope-depth ring.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RingValue {
+    /// The same value for all four rings (`ring_heap=1048576`).
+    Scalar(u64),
+    /// One value per ring, 0 keeping that ring's default (`ring_task_window=[0, 64, 0, 0]`).
+    PerRing(Vec<u64>),
+}
+
+/// The five diagnostics, each independent of the others.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DfxOptions {
+    /// Chip swimlane level 0–4 (0 off).
+    pub chip_swimlane: u8,
+    /// Args dump level 0–3 (0 off, 1 partial, 2 full, 3 hybrid).
+    pub dump_args: u8,
+    /// PMU event type (0 off).
+    pub pmu: u32,
+    /// Dependency graph (`deps.json`).
+    pub dep_gen: bool,
+    /// Scope statistics (`scope_stats.jsonl`).
+    pub scope_stats: bool,
+}
+
+impl DfxOptions {
+    /// `any_dfx_enabled()`.
+    pub fn any(&self) -> bool {
+        self.chip_swimlane > 0
+            || self.dump_args > 0
+            || self.pmu > 0
+            || self.dep_gen
+            || self.scope_stats
+    }
+
+    /// Checks the levels' ranges.
+    pub fn validate(&self) -> Result<(), RunnerError> {
+        if self.chip_swimlane > 4 {
+            return Err(RunnerError::config(format!(
+                "enable_chip_swimlane must be a collection level in [0, 4] (0=off, 1=AICore timing, 2=+dispatch/finish, 3=+sched phases, 4=+orch phases), got {}",
+                self.chip_swimlane
+            )));
+        }
+        if self.dump_args > 3 {
+            return Err(RunnerError::config(format!(
+                "enable_dump_args must be 0 (off), 1 (partial), 2 (full) or 3 (hybrid), got {}",
+                self.dump_args
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Per-call configuration (the seed's `RunConfig`, the fields this runtime uses).
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    platform: Platform,
+    /// The diagnostics.
+    pub dfx: DfxOptions,
+    /// `ring_task_window`.
+    pub ring_task_window: Option<RingValue>,
+    /// `ring_heap`.
+    pub ring_heap: Option<RingValue>,
+    /// `ring_dep_pool`.
+    pub ring_dep_pool: Option<RingValue>,
+    /// Golden comparison tolerances when `golden.py` has none.
+    pub rtol: f64,
+    /// See `rtol`.
+    pub atol: f64,
+    /// Scheduler timeout; `None` = `SIMPLER_SCHEDULER_TIMEOUT_MS` or 10 s.
+    pub scheduler_timeout: Option<Duration>,
+    /// Worker threads; `None` = the host's parallelism.
+    pub n_workers: Option<usize>,
+}
+
+/// The platforms error messages list.
+pub const PLATFORM_CHOICES: &str = "'a2a3sim', 'a2a3', 'a5sim', 'a5', or 'cpu'";
+
+impl RunConfig {
+    /// The defaults of the seed for `platform` (`a2a3sim` when `None`).
+    pub fn new(platform: Option<&str>) -> Result<RunConfig, RunnerError> {
+        let platform = parse_platform(platform.unwrap_or("a2a3sim"))?;
+        Ok(RunConfig {
+            platform,
+            dfx: DfxOptions::default(),
+            ring_task_window: None,
+            ring_heap: None,
+            ring_dep_pool: None,
+            rtol: 1e-5,
+            atol: 1e-5,
+            scheduler_timeout: None,
+            n_workers: None,
+        })
+    }
+
+    /// The platform.
+    pub fn platform(&self) -> Platform {
+        self.platform
+    }
+
+    /// Validates every field (the seed's `__post_init__` checks).
+    pub fn validate(&self) -> Result<(), RunnerError> {
+        self.dfx.validate()?;
+        check_ring(
+            "ring_task_window",
+            &self.ring_task_window,
+            "be a power of 2 and >= 4",
+            |v| v.is_power_of_two() && v >= 4 && v <= i32::MAX as u64,
+        )?;
+        check_ring(
+            "ring_heap",
+            &self.ring_heap,
+            "be a power of 2 and >= 1024",
+            |v| v.is_power_of_two() && v >= 1024,
+        )?;
+        check_ring(
+            "ring_dep_pool",
+            &self.ring_dep_pool,
+            "be in [4, 2147483647]",
+            |v| (4..=i32::MAX as u64).contains(&v),
+        )?;
+        Ok(())
+    }
+
+    /// The runtime's configuration for this call.
+    pub fn chip_config(&self) -> Result<ChipConfig, RunnerError> {
+        self.validate()?;
+        let mut chip = ChipConfig::new(self.platform)?;
+        let over = |v: &Option<RingValue>| {
+            v.as_ref().map(|v| match v {
+                RingValue::Scalar(s) => RingOverride::All(*s),
+                RingValue::PerRing(per) => {
+                    let mut a = [0u64; 4];
+                    a.copy_from_slice(&per[..4]);
+                    RingOverride::PerRing(a)
+                }
+            })
+        };
+        chip.rings = RingSizes::resolve(&RingOverrides {
+            task_window: over(&self.ring_task_window),
+            heap: over(&self.ring_heap),
+            dep_pool: over(&self.ring_dep_pool),
+        })?;
+        if let Some(t) = self.scheduler_timeout {
+            chip.scheduler_timeout = t;
+        }
+        chip.n_workers = self.n_workers;
+        chip.record_deps = self.dfx.dep_gen;
+        Ok(chip)
+    }
+}
+
+/// Parses a platform name with the seed's error text (extended with `cpu`).
+pub fn parse_platform(name: &str) -> Result<Platform, RunnerError> {
+    name.parse::<Platform>().map_err(|_| {
+        RunnerError::config(format!(
+            "Invalid platform '{name}'. Expected {PLATFORM_CHOICES}."
+        ))
+    })
+}
+
+fn check_ring(
+    field: &str,
+    value: &Option<RingValue>,
+    phrase: &str,
+    ok: impl Fn(u64) -> bool,
+) -> Result<(), RunnerError> {
+    match value {
+        None => Ok(()),
+        Some(RingValue::Scalar(v)) => {
+            if ok(*v) {
+                Ok(())
+            } else {
+                Err(RunnerError::config(format!(
+                    "{field} must {phrase}, got {v}"
+                )))
+            }
+        }
+        Some(RingValue::PerRing(per)) => {
+            if per.len() != 4 {
+                return Err(RunnerError::config(format!(
+                    "{field} must have exactly 4 entries (one per scope-depth ring), got {}",
+                    per.len()
+                )));
+            }
+            for &v in per {
+                if v != 0 && !ok(v) {
+                    return Err(RunnerError::config(format!(
+                        "{field} entries must {phrase} (or 0 to keep default), got {v}"
+                    )));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(edit: impl Fn(&mut RunConfig), expected: Option<&str>) {
+        let mut c = RunConfig::new(None).unwrap();
+        edit(&mut c);
+        let got = c.validate().err().map(|e| e.to_string());
+        assert_eq!(got.as_deref(), expected);
+    }
+
+    #[test]
+    fn ring_validation_texts() {
+        check(|c| c.ring_task_window = Some(RingValue::Scalar(64)), None);
+        check(
+            |c| c.ring_task_window = Some(RingValue::Scalar(6)),
+            Some("ring_task_window must be a power of 2 and >= 4, got 6"),
+        );
+        check(
+            |c| c.ring_heap = Some(RingValue::PerRing(vec![0, 1024, 0])),
+            Some("ring_heap must have exactly 4 entries (one per scope-depth ring), got 3"),
+        );
+        check(
+            |c| c.ring_dep_pool = Some(RingValue::PerRing(vec![0, 2, 0, 0])),
+            Some("ring_dep_pool entries must be in [4, 2147483647] (or 0 to keep default), got 2"),
+        );
+        check(
+            |c| c.ring_heap = Some(RingValue::Scalar(0)),
+            Some("ring_heap must be a power of 2 and >= 1024, got 0"),
+        );
+    }
+
+    #[test]
+    fn platforms_and_levels() {
+        assert!(RunConfig::new(Some("cpu")).is_ok());
+        let err = RunConfig::new(Some("gpu")).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "Invalid platform 'gpu'. Expected 'a2a3sim', 'a2a3', 'a5sim', 'a5', or 'cpu'."
+        );
+        check(|c| c.dfx.chip_swimlane = 5, Some("enable_chip_swimlane must be a collection level in [0, 4] (0=off, 1=AICore timing, 2=+dispatch/finish, 3=+sched phases, 4=+orch phases), got 5"));
+        check(
+            |c| c.dfx.dump_args = 4,
+            Some("enable_dump_args must be 0 (off), 1 (partial), 2 (full) or 3 (hybrid), got 4"),
+        );
+    }
+}

@@ -1,0 +1,101 @@
+//! Errors of the runner: each names the file, parameter or task and the fix.
+
+use std::path::PathBuf;
+
+/// What kind of failure, for front ends that map errors to exception types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A file or directory is missing (`FileNotFoundError`).
+    NotFound,
+    /// A value is invalid (`ValueError`).
+    Invalid,
+    /// A value has the wrong type (`TypeError`).
+    Type,
+    /// Running failed (`RuntimeError`).
+    Runtime,
+}
+
+/// Everything that can fail while preparing, running or validating a build directory.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunnerError {
+    /// Invalid configuration.
+    #[error("{message}")]
+    Config {
+        /// What is wrong and how to fix it.
+        message: String,
+        /// The kind.
+        kind: ErrorKind,
+    },
+    /// The build directory's layout.
+    #[error(transparent)]
+    Layout(#[from] pto_build_output::LayoutError),
+    /// `kernel_config.py`.
+    #[error(transparent)]
+    KernelConfig(#[from] pto_build_output::KernelConfigError),
+    /// A sidecar.
+    #[error(transparent)]
+    Meta(#[from] pto_build_output::MetaError),
+    /// An `.npy` file.
+    #[error(transparent)]
+    Npy(#[from] pto_build_output::NpyError),
+    /// `golden.py` or a comparison.
+    #[error(transparent)]
+    Golden(#[from] pto_build_output::GoldenError),
+    /// A dtype.
+    #[error(transparent)]
+    DType(#[from] pto_build_output::DTypeError),
+    /// Writing a file.
+    #[error(transparent)]
+    Write(#[from] pto_build_output::WriteError),
+    /// Compiling C++.
+    #[error(transparent)]
+    Toolchain(#[from] pto_toolchain::ToolchainError),
+    /// Loading or running on the chip.
+    #[error(transparent)]
+    Runtime(#[from] pto_runtime::RuntimeError),
+    /// An input or golden tensor that does not fit the orchestration signature.
+    #[error("{}: {message}", path.display())]
+    Data {
+        /// The file (or the one that was expected).
+        path: PathBuf,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// Any other file-system failure.
+    #[error("{action} `{}`: {source}", path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl RunnerError {
+    /// A configuration error (`ValueError`).
+    pub fn config(message: String) -> RunnerError {
+        RunnerError::Config {
+            message,
+            kind: ErrorKind::Invalid,
+        }
+    }
+
+    /// The kind, for exception mapping.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            RunnerError::Config { kind, .. } => *kind,
+            RunnerError::Layout(e) if e.is_not_found() => ErrorKind::NotFound,
+            RunnerError::Meta(e) if e.kind() == pto_build_output::MetaErrorKind::NotFound => {
+                ErrorKind::NotFound
+            }
+            RunnerError::Data { path, .. } if !path.exists() => ErrorKind::NotFound,
+            RunnerError::Runtime(_) | RunnerError::Toolchain(_) => ErrorKind::Runtime,
+            _ => ErrorKind::Invalid,
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Binding a build directory's data to the orchestration signature.
+//!
+//! Parameters come from `compiled_meta.json`, in orchestration order. A tensor parameter
+//! reads `data/in/<name>.npy` (a pure output may be absent: it starts zero-filled); its
+//! dtype and shape must match the sidecar (`-1` matches any extent). A scalar parameter
+//! reads a 0-d (or one-element) `data/in/<name>.npy`; its bytes are placed in the low
+//! bytes of the 64-bit scalar slot, as `add_scalar` does in C++.
+
+use std::path::{Path, PathBuf};
+
+use pto_build_output::{read_npy, CompiledMeta, DType, NpyArray, ParamDirection};
+use pto_runtime::{ArgDirection, HostTensor, OrchArg};
+
+use crate::error::RunnerError;
+
+/// One bound parameter.
+#[derive(Debug)]
+pub enum BoundParam {
+    /// A tensor and its host bytes.
+    Tensor {
+        /// Parameter name.
+        name: String,
+        /// Direction.
+        direction: ParamDirection,
+        /// The data (outputs are overwritten by the run).
+        array: NpyArray,
+    },
+    /// A scalar.
+    Scalar {
+        /// Parameter name.
+        name: String,
+        /// Raw 64-bit slot.
+        bits: u64,
+    },
+}
+
+/// `DIR/data/in/<name>.npy`.
+pub fn input_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join("data").join("in").join(format!("{name}.npy"))
+}
+
+/// Reads every parameter's data (see the module docs).
+pub fn bind_inputs(dir: &Path, meta: &CompiledMeta) -> Result<Vec<BoundParam>, RunnerError> {
+    let mut out = Vec::with_capacity(meta.params.len());
+    for p in &meta.params {
+        let path = input_path(dir, &p.name);
+        let dtype = p.host_dtype()?;
+        let data_err = |message: String| RunnerError::Data {
+            path: path.clone(),
+            message,
+        };
+        match &p.shape {
+            None => {
+                if !path.exists() {
+                    return Err(data_err(format!(
+                        "scalar parameter '{}' ({}) has no value; write it as a 0-d array with numpy.save",
+                        p.name, p.dtype
+                    )));
+                }
+                let a = read_npy(&path)?;
+                if a.dtype != dtype || a.numel() != 1 {
+                    return Err(data_err(format!(
+                        "scalar parameter '{}' must be one {} value, got {} with shape {:?}",
+                        p.name,
+                        p.dtype,
+                        a.dtype.pypto_name(),
+                        a.shape
+                    )));
+                }
+                let mut slot = [0u8; 8];
+                slot[..a.data.len().min(8)].copy_from_slice(&a.data[..a.data.len().min(8)]);
+                out.push(BoundParam::Scalar {
+                    name: p.name.clone(),
+                    bits: u64::from_le_bytes(slot),
+                });
+            }
+            Some(shape) => {
+                let array = if path.exists() {
+                    let a = read_npy(&path)?;
+                    check_tensor(&p.name, &p.dtype, dtype, shape, &a).map_err(data_err)?;
+                    a
+                } else if p.direction == ParamDirection::Out {
+                    let dims = concrete_shape(shape).ok_or_else(|| {
+                        data_err(format!(
+                            "output '{}' has a dynamic shape {shape:?}; provide data/in/{}.npy with the concrete shape",
+                            p.name, p.name
+                        ))
+                    })?;
+                    NpyArray::zeros(dtype, &dims)?
+                } else {
+                    return Err(data_err(format!(
+                        "missing input for parameter '{}' ({} {:?}); regenerate the data or copy it there",
+                        p.name, p.dtype, shape
+                    )));
+                };
+                out.push(BoundParam::Tensor {
+                    name: p.name.clone(),
+                    direction: p.direction,
+                    array,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn concrete_shape(shape: &[i64]) -> Option<Vec<usize>> {
+    shape.iter().map(|&d| usize::try_from(d).ok()).collect()
+}
+
+/// Checks an array against a parameter's dtype and shape.
+pub fn check_tensor(
+    name: &str,
+    dtype_name: &str,
+    dtype: DType,
+    shape: &[i64],
+    a: &NpyArray,
+) -> Result<(), String> {
+    let shape_ok = a.shape.len() == shape.len()
+        && a.shape
+            .iter()
+            .zip(shape)
+            .all(|(&got, &want)| want < 0 || got as i64 == want);
+    if a.dtype != dtype || !shape_ok {
+        return Err(format!(
+            "parameter '{name}' expects {dtype_name} {shape:?} but the file holds {} {:?}; fix the data or recompile",
+            a.dtype.pypto_name(),
+            a.shape
+        ));
+    }
+    Ok(())
+}
+
+/// The runtime's view of the bound parameters.
+pub fn orch_args(params: &mut [BoundParam]) -> Result<Vec<OrchArg<'_>>, RunnerError> {
+    let mut args = Vec::with_capacity(params.len());
+    for p in params.iter_mut() {
+        match p {
+            BoundParam::Scalar { bits, .. } => args.push(OrchArg::Scalar(*bits)),
+            BoundParam::Tensor {
+                name,
+                direction,
+                array,
+            } => {
+                let shape = array
+                    .shape
+                    .iter()
+                    .map(|&d| u32::try_from(d))
+                    .collect::<Result<Vec<u32>, _>>()
+                    .map_err(|_| {
+                        RunnerError::config(format!(
+                            "parameter '{name}' has a dimension above 2^32"
+                        ))
+                    })?;
+                args.push(OrchArg::Tensor(HostTensor {
+                    direction: match direction {
+                        ParamDirection::In => ArgDirection::In,
+                        ParamDirection::Out => ArgDirection::Out,
+                        ParamDirection::InOut => ArgDirection::InOut,
+                    },
+                    dtype: array.dtype.runtime_code(),
+                    shape,
+                    data: &mut array.data,
+                }));
+            }
+        }
+    }
+    Ok(args)
+}

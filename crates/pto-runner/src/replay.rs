@@ -1,0 +1,176 @@
+//! `replay`: run an existing single-chip build directory, optionally validate it against its
+//! golden data.
+
+use std::path::{Path, PathBuf};
+
+use pto_build_output::{
+    compare, read_npy, read_tolerances, write_npy, BuildLayout, Comparison, ParamDirection,
+    Tolerances,
+};
+use pto_runtime::RunReport;
+use pto_toolchain::{default_cache_root, Toolchain};
+
+use crate::build::{load_build, CompileSummary};
+use crate::config::RunConfig;
+use crate::error::RunnerError;
+use crate::inputs::{bind_inputs, orch_args, BoundParam};
+
+/// How to replay.
+#[derive(Clone, Debug)]
+pub struct ReplayOptions {
+    /// Compare outputs with `data/out/*.npy` and write `data/actual/*.npy`.
+    pub validate: bool,
+    /// Recompile (the default). Without it, cached binaries are reused when they match.
+    pub recompile: bool,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> ReplayOptions {
+        ReplayOptions {
+            validate: false,
+            recompile: true,
+        }
+    }
+}
+
+/// One output's check.
+#[derive(Clone, Debug)]
+pub struct OutputCheck {
+    /// Parameter name.
+    pub name: String,
+    /// Where the actual output was written.
+    pub actual_path: PathBuf,
+    /// The comparison.
+    pub comparison: Comparison,
+}
+
+/// What a replay did.
+#[derive(Debug)]
+pub struct ReplayOutcome {
+    /// The build directory.
+    pub dir: PathBuf,
+    /// The runtime's report.
+    pub report: RunReport,
+    /// Compilation.
+    pub compile: CompileSummary,
+    /// Per-output checks (empty unless validating).
+    pub checks: Vec<OutputCheck>,
+    /// The final parameter values (outputs as computed).
+    pub params: Vec<BoundParam>,
+}
+
+impl ReplayOutcome {
+    /// Whether every validated output matched (true when not validating).
+    pub fn passed(&self) -> bool {
+        self.checks.iter().all(|c| c.comparison.passed())
+    }
+}
+
+/// Runs `dir` once (see the module docs).
+pub fn replay(
+    dir: &Path,
+    config: &RunConfig,
+    options: &ReplayOptions,
+) -> Result<ReplayOutcome, RunnerError> {
+    let chip_config = config.chip_config()?;
+    match BuildLayout::detect(dir)? {
+        BuildLayout::SingleChip => {}
+        other => {
+            return Err(RunnerError::config(format!(
+                "{}: a {:?} build cannot be replayed on one chip yet; replay one of its single-chip sub-builds (next_levels/<name>/) instead",
+                dir.display(),
+                other.kind()
+            )))
+        }
+    }
+    let toolchain = Toolchain::discover(&default_cache_root())?;
+    let build = load_build(dir, &toolchain)?;
+    tracing::info!(
+        "compiled {} units ({} from the cache) in {:.2} s",
+        build.compile.n_units,
+        build.compile.n_cached,
+        build.compile.elapsed.as_secs_f64()
+    );
+    let mut params = bind_inputs(dir, &build.meta)?;
+    let report = {
+        let mut args = orch_args(&mut params)?;
+        pto_runtime::run(&build.program, &mut args, &chip_config)?
+    };
+    tracing::info!(
+        "ran {} tasks on {} in {:.3} ms (device {:.3} ms)",
+        report.n_tasks,
+        report.platform,
+        report.wall.as_secs_f64() * 1e3,
+        report.device_time.as_secs_f64() * 1e3
+    );
+    let checks = if options.validate {
+        validate(dir, config, &params)?
+    } else {
+        Vec::new()
+    };
+    Ok(ReplayOutcome {
+        dir: dir.to_path_buf(),
+        report,
+        compile: build.compile,
+        checks,
+        params,
+    })
+}
+
+/// Compares each output with `data/out/<name>.npy` and writes `data/actual/<name>.npy`.
+fn validate(
+    dir: &Path,
+    config: &RunConfig,
+    params: &[BoundParam],
+) -> Result<Vec<OutputCheck>, RunnerError> {
+    let golden_py = dir.join("golden.py");
+    let tolerances = if golden_py.exists() {
+        read_tolerances(&golden_py)?
+    } else {
+        Tolerances {
+            rtol: config.rtol,
+            atol: config.atol,
+        }
+    };
+    let mut checks = Vec::new();
+    for p in params {
+        let BoundParam::Tensor {
+            name,
+            direction,
+            array,
+        } = p
+        else {
+            continue;
+        };
+        if *direction == ParamDirection::In {
+            continue;
+        }
+        let golden_path = dir.join("data").join("out").join(format!("{name}.npy"));
+        if !golden_path.exists() {
+            return Err(RunnerError::Data {
+                path: golden_path,
+                message: format!("no golden data for output '{name}'; regenerate the goldens or run without --validate"),
+            });
+        }
+        let expected = read_npy(&golden_path)?;
+        let actual_path = dir.join("data").join("actual").join(format!("{name}.npy"));
+        if let Some(parent) = actual_path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| RunnerError::Io {
+                action: "creating",
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        write_npy(&actual_path, array)?;
+        let comparison = compare(array, &expected, tolerances).map_err(|e| RunnerError::Data {
+            path: golden_path.clone(),
+            message: e.to_string(),
+        })?;
+        checks.push(OutputCheck {
+            name: name.clone(),
+            actual_path,
+            comparison,
+        });
+    }
+    Ok(checks)
+}

@@ -1,0 +1,139 @@
+use std::path::PathBuf;
+
+use pto_build_output::{write_npy, DType, NpyArray};
+use pto_runner::{replay, ErrorKind, ReplayOptions, RunConfig};
+
+use crate::fixture::scale_add;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay")
+}
+
+fn validate() -> ReplayOptions {
+    ReplayOptions {
+        validate: true,
+        recompile: true,
+    }
+}
+
+fn err_text(dir: &std::path::Path) -> (ErrorKind, String) {
+    match replay(dir, &RunConfig::new(None).unwrap(), &validate()) {
+        Ok(_) => panic!("replay of {} should fail", dir.display()),
+        Err(e) => (e.kind(), e.to_string()),
+    }
+}
+
+#[test]
+fn replay_validates_and_writes_actual_outputs() {
+    let dir = scale_add(&root(), "ok");
+    for platform in ["a2a3sim", "a5sim", "cpu"] {
+        let outcome = replay(&dir, &RunConfig::new(Some(platform)).unwrap(), &validate()).unwrap();
+        assert!(outcome.passed(), "{platform}");
+        assert_eq!(outcome.report.n_tasks, 1);
+        assert_eq!(outcome.checks.len(), 1);
+        assert!(dir.join("data/actual/c.npy").exists());
+    }
+}
+
+#[test]
+fn golden_mismatch_is_reported_not_an_error() {
+    let dir = scale_add(&root(), "mismatch");
+    let wrong = NpyArray::from_f64(DType::Float32, &[64], &[1.0; 64]).unwrap();
+    write_npy(&dir.join("data/out/c.npy"), &wrong).unwrap();
+    let outcome = replay(&dir, &RunConfig::new(None).unwrap(), &validate()).unwrap();
+    assert!(!outcome.passed());
+    let report = outcome.checks[0].comparison.report("c");
+    assert!(
+        report.starts_with("Output 'c' does not match golden.\nMismatched elements:"),
+        "{report}"
+    );
+}
+
+#[test]
+fn missing_directory_and_markers() {
+    let (kind, msg) = err_text(&root().join("does_not_exist"));
+    assert_eq!(kind, ErrorKind::NotFound);
+    assert!(msg.contains("does_not_exist"), "{msg}");
+    let empty = root().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (kind, msg) = err_text(&empty);
+    assert_eq!(kind, ErrorKind::NotFound);
+    assert!(msg.contains("is not a build_output directory (missing kernel_config.py and orchestration/host_orch.py)"), "{msg}");
+}
+
+#[test]
+fn malformed_kernel_config_names_the_line() {
+    let dir = scale_add(&root(), "bad_config");
+    let path = dir.join("kernel_config.py");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}\nimport os\n")).unwrap();
+    let (_, msg) = err_text(&dir);
+    assert!(
+        msg.contains("kernel_config.py") && msg.contains("line"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn missing_input_and_golden_name_the_file() {
+    let dir = scale_add(&root(), "missing_input");
+    std::fs::remove_file(dir.join("data/in/b.npy")).unwrap();
+    let (kind, msg) = err_text(&dir);
+    assert_eq!(kind, ErrorKind::NotFound);
+    assert!(
+        msg.contains("data/in/b.npy") && msg.contains("missing input for parameter 'b'"),
+        "{msg}"
+    );
+
+    let dir = scale_add(&root(), "missing_golden");
+    std::fs::remove_file(dir.join("data/out/c.npy")).unwrap();
+    let (_, msg) = err_text(&dir);
+    assert!(
+        msg.contains("data/out/c.npy") && msg.contains("no golden data for output 'c'"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn shape_and_dtype_mismatch_name_the_parameter() {
+    let dir = scale_add(&root(), "bad_shape");
+    write_npy(
+        &dir.join("data/in/a.npy"),
+        &NpyArray::from_f64(DType::Float32, &[32], &[0.0; 32]).unwrap(),
+    )
+    .unwrap();
+    let (_, msg) = err_text(&dir);
+    assert!(
+        msg.contains("parameter 'a' expects fp32 [64]") && msg.contains("[32]"),
+        "{msg}"
+    );
+
+    let dir = scale_add(&root(), "bad_dtype");
+    write_npy(
+        &dir.join("data/in/b.npy"),
+        &NpyArray::from_f64(DType::Int32, &[64], &[0.0; 64]).unwrap(),
+    )
+    .unwrap();
+    let (_, msg) = err_text(&dir);
+    assert!(
+        msg.contains("parameter 'b' expects fp32") && msg.contains("int32"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn corrupt_sidecar_names_the_fix() {
+    let dir = scale_add(&root(), "bad_meta");
+    std::fs::write(
+        dir.join("compiled_meta.json"),
+        "{\"schema\": 1, \"params\": \"x\"}",
+    )
+    .unwrap();
+    let (kind, msg) = err_text(&dir);
+    assert_eq!(kind, ErrorKind::Invalid);
+    assert!(
+        msg.contains("'params' must be a list, got str")
+            && msg.contains("recompile via ir.compile()"),
+        "{msg}"
+    );
+}

@@ -1,0 +1,4 @@
+//! Replay of real build directories through the real toolchain and runtime.
+
+mod fixture;
+mod replay;
