@@ -13,9 +13,23 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include <type_traits>
+
 #include "pto_runtime_abi.h"
 
 namespace pto_detail {
+/// The DataType a scalar of C++ type T is recorded as in the args dump (doubles and other
+/// 8-byte types are recorded as raw UINT64 bits).
+template <class T> constexpr DataType scalar_dtype() {
+    if (std::is_same<T, bool>::value) return DataType::BOOL;
+    if (std::is_same<T, float>::value) return DataType::FLOAT32;
+    if (!std::is_integral<T>::value) return DataType::UINT64;
+    if (sizeof(T) == 1) return std::is_signed<T>::value ? DataType::INT8 : DataType::UINT8;
+    if (sizeof(T) == 2) return std::is_signed<T>::value ? DataType::INT16 : DataType::UINT16;
+    if (sizeof(T) == 4) return std::is_signed<T>::value ? DataType::INT32 : DataType::UINT32;
+    return std::is_signed<T>::value ? DataType::INT64 : DataType::UINT64;
+}
+
 // The runtime bound to this thread. Thread-local so that two runs of the same orchestration
 // shared object in one process (each on its own orchestration thread) do not interfere.
 inline thread_local PTO2Runtime* g_runtime = nullptr;
@@ -140,6 +154,7 @@ struct CoreTaskArgs : PTO2TaskArgsData {
             memcpy(&bits, &v, sizeof(T));
             scalar_sources[n_scalars] = &v;
             scalar_dump[n_scalars] = 0;
+            scalar_dtype[n_scalars] = (uint8_t)pto_detail::scalar_dtype<T>();
             scalars[n_scalars++] = bits;
         }
         if constexpr (sizeof...(rest) > 0) add_scalar(rest...);

@@ -92,6 +92,7 @@ struct PTO2TaskArgsData {
     uint64_t scalars[MAX_SCALAR_ARGS];
     const void* scalar_sources[MAX_SCALAR_ARGS];
     uint8_t scalar_dump[MAX_SCALAR_ARGS];
+    uint8_t scalar_dtype[MAX_SCALAR_ARGS];  ///< DataType of each scalar (for the args dump)
     uint32_t n_tensors;
     uint32_t n_scalars;
     const PTO2TaskId* deps;

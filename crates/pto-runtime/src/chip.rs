@@ -34,6 +34,8 @@ use crossbeam_queue::ArrayQueue;
 use parking_lot::{Condvar, Mutex};
 
 use crate::config::{ChipConfig, N_RINGS};
+use crate::dfx::{now_ns, DumpCollector, DumpStage, PmuRecord, SchedPhaseKind, SchedPhaseRecord, SubtaskRecord, WorkerRecords};
+use crate::perf::{PerfGroup, MAX_COUNTERS};
 use crate::error::{ErrorCode, RuntimeError};
 use crate::ffi::{
     GlobalContext, LocalContext, DISPATCH_MAX_ARGS, GLOBAL_CONTEXT_INDEX, LOCAL_CONTEXT_INDEX,
@@ -235,11 +237,18 @@ pub struct Chip {
     pub t0: Instant,
     /// ns since `t0` when the last task finished.
     pub last_end_ns: AtomicU64,
+    /// The args-dump collector, when the dump is on.
+    pub dump: Option<Arc<DumpCollector>>,
 }
 
 impl Chip {
     /// Shared state for a run with `n_workers` workers.
-    pub fn new(config: ChipConfig, kernels: Arc<KernelTable>, n_workers: usize) -> Chip {
+    pub fn new(
+        config: ChipConfig,
+        kernels: Arc<KernelTable>,
+        n_workers: usize,
+        dump: Option<Arc<DumpCollector>>,
+    ) -> Chip {
         let topology = config.platform.topology(n_workers);
         let r = &config.rings;
         let rings =
@@ -272,6 +281,7 @@ impl Chip {
                 .collect(),
             t0: Instant::now(),
             last_end_ns: AtomicU64::new(0),
+            dump,
             config,
         }
     }
@@ -299,6 +309,10 @@ impl Chip {
         if total == 0 {
             inline.push(id);
             return;
+        }
+        if let Some(dump) = &self.dump {
+            // SAFETY: as above; inputs are captured before any subtask can run.
+            dump.capture(unsafe { self.slot(id).payload() }, DumpStage::BeforeDispatch);
         }
         let copies = (total as usize).min(self.workers.len()).max(1);
         for _ in 0..copies {
@@ -340,6 +354,12 @@ impl Chip {
         let payload = unsafe { slot.payload() };
         for &producer in &payload.retained {
             self.release(producer);
+        }
+        if let Some(dump) = &self.dump {
+            if payload.subtasks_total > 0 {
+                // Outputs are captured before any consumer is released.
+                dump.capture(payload, DumpStage::AfterCompletion);
+            }
         }
         let consumed = {
             let mut fanout = slot.fanout.lock();
@@ -496,16 +516,68 @@ impl WorkerCores {
     }
 }
 
+/// For each logical core, the worker that runs its subtasks (swimlane `core_to_thread`).
+pub fn core_to_worker(topology: &Topology, n_workers: usize) -> Vec<i32> {
+    let mut map = vec![-1i32; topology.n_cores()];
+    for w in 0..n_workers {
+        for slot in 0..3 {
+            for &c in &WorkerCores::new(*topology, w, n_workers).clusters {
+                map[topology.core_of(c, slot)] = w as i32;
+            }
+        }
+    }
+    map
+}
+
 /// How long an idle worker spins before sleeping.
 const SPIN_ROUNDS: u32 = 64;
 /// How long a sleeping worker waits before re-checking the queue on its own.
 const IDLE_WAIT: Duration = Duration::from_millis(20);
 
-/// The body of worker thread `index`.
-pub fn worker_main(chip: &Chip, index: usize) {
+/// Per-worker diagnostic state.
+struct Recorder {
+    swimlane: u8,
+    records: WorkerRecords,
+    perf: Option<PerfGroup>,
+    pmu_on: bool,
+    reg_task_id: Vec<u32>,
+    loop_iter: u32,
+    pop_hit: u32,
+    pop_miss: u32,
+}
+
+impl Recorder {
+    fn new(chip: &Chip) -> Recorder {
+        let dfx = &chip.config.dfx;
+        let pmu_on = dfx.pmu > 0;
+        let perf = if pmu_on { PerfGroup::open() } else { None };
+        let mut records = WorkerRecords::default();
+        if let Some(p) = &perf {
+            records.pmu_names = p.names().to_vec();
+        }
+        Recorder {
+            swimlane: dfx.swimlane,
+            records,
+            perf,
+            pmu_on,
+            reg_task_id: vec![0; chip.topology.n_cores()],
+            loop_iter: 0,
+            pop_hit: 0,
+            pop_miss: 0,
+        }
+    }
+
+    fn active(&self) -> bool {
+        self.swimlane > 0 || self.pmu_on
+    }
+}
+
+/// The body of worker thread `index`; returns what it recorded.
+pub fn worker_main(chip: &Chip, index: usize) -> WorkerRecords {
     let n_workers = chip.workers.len();
     let mut cores = WorkerCores::new(chip.topology, index, n_workers);
     let mut inline: Vec<TaskId> = Vec::with_capacity(64);
+    let mut rec = Recorder::new(chip);
     let status = &chip.workers[index];
     'outer: loop {
         let mut spins = 0u32;
@@ -513,6 +585,7 @@ pub fn worker_main(chip: &Chip, index: usize) {
             if let Some(raw) = chip.ready.pop() {
                 break raw;
             }
+            rec.pop_miss = rec.pop_miss.wrapping_add(1);
             if chip.shutdown.load(Ordering::Acquire) {
                 break 'outer;
             }
@@ -522,43 +595,64 @@ pub fn worker_main(chip: &Chip, index: usize) {
             } else if spins < SPIN_ROUNDS + 16 {
                 std::thread::yield_now();
             } else {
-                chip.work.wait_until(IDLE_WAIT, &|| {
-                    !chip.ready.is_empty() || chip.shutdown.load(Ordering::Acquire)
-                });
+                chip.work.wait_until(IDLE_WAIT, &|| !chip.ready.is_empty() || chip.shutdown.load(Ordering::Acquire));
                 spins = SPIN_ROUNDS;
             }
         };
-        run_task(chip, TaskId(raw), status, &mut cores, &mut inline);
+        rec.pop_hit = rec.pop_hit.wrapping_add(1);
+        rec.loop_iter = rec.loop_iter.wrapping_add(1);
+        run_task(chip, index, TaskId(raw), status, &mut cores, &mut inline, &mut rec);
     }
     status.exited.store(true, Ordering::Release);
+    rec.records
+}
+
+fn queue_depth(chip: &Chip, shape: usize) -> [i16; 3] {
+    let mut d = [0i16; 3];
+    d[shape] = chip.ready.len().min(i16::MAX as usize) as i16;
+    d
 }
 
 fn run_task(
     chip: &Chip,
+    worker: usize,
     id: TaskId,
     status: &WorkerStatus,
     cores: &mut WorkerCores,
     inline: &mut Vec<TaskId>,
+    rec: &mut Recorder,
 ) {
     let slot = chip.slot(id);
     let mut args = [0i64; DISPATCH_MAX_ARGS];
-    while let Some((i, total)) = claim_subtask(slot, id) {
+    let recording = rec.active();
+    loop {
+        let dispatch_ns = if recording { now_ns() } else { 0 };
+        let Some((i, total)) = claim_subtask(slot, id) else { return };
         // SAFETY: a successful claim means the slot holds this (published) task, and it
         // cannot be reclaimed before the claimed subtask is counted done below.
         let payload = unsafe { slot.payload() };
+        let mut sub = SubtaskRecord {
+            core: 0,
+            task: id.0,
+            reg_task_id: 0,
+            dispatch_ns,
+            receive_ns: 0,
+            start_ns: 0,
+            end_ns: 0,
+            finish_ns: 0,
+        };
+        let mut shape = 1usize;
+        let mut func_id = -1;
+        let mut counters = [[0u64; MAX_COUNTERS]; 2];
         if !chip.fatal.is_set() {
             let n_active = payload.n_active.max(1) as u32;
             let (slot_idx, entry) = payload.active[(i % n_active) as usize];
+            shape = if payload.n_active > 1 { 2 } else if slot_idx == 0 { 0 } else { 1 };
+            func_id = payload.kernel_ids[slot_idx as usize];
             let block = i / n_active;
             let core = cores.pick(&chip.topology, slot_idx as usize);
-            let local = LocalContext {
-                block_idx: block as i32,
-                block_num: payload.block_num as i32,
-            };
-            let global = GlobalContext {
-                sub_block_id: chip.topology.sub_block(core),
-                core_id: core as i32,
-            };
+            let local = LocalContext { block_idx: block as i32, block_num: payload.block_num as i32 };
+            let global = GlobalContext { sub_block_id: chip.topology.sub_block(core), core_id: core as i32 };
             let n_t = payload.tensors.len();
             for (a, t) in args.iter_mut().zip(&payload.tensors) {
                 *a = t as *const _ as i64;
@@ -571,16 +665,86 @@ fn run_task(
             status.core.store(core, Ordering::Relaxed);
             status.since_ns.store(chip.now_ns(), Ordering::Relaxed);
             status.task.store(id.0, Ordering::Release);
+            if recording {
+                sub.core = core as u32;
+                let reg = &mut rec.reg_task_id[core];
+                *reg = reg.wrapping_add(1).max(1);
+                sub.reg_task_id = *reg;
+                sub.receive_ns = now_ns();
+                if let Some(p) = &rec.perf {
+                    p.read(&mut counters[0]);
+                }
+                sub.start_ns = now_ns();
+            }
             if let Some(entry) = entry {
                 // SAFETY: `entry` is a `kernel_entry` resolved from a library the chip keeps
                 // loaded; `args` follows the kernel ABI (tensor pointers into the payload,
                 // which outlives the call, then scalars, then the two context pointers).
                 unsafe { entry(args.as_mut_ptr()) };
             }
+            if recording {
+                sub.end_ns = now_ns();
+                if let Some(p) = &rec.perf {
+                    p.read(&mut counters[1]);
+                }
+            }
             status.task.store(u64::MAX, Ordering::Release);
         }
-        if slot.subtasks_done.fetch_add(1, Ordering::AcqRel) + 1 == total {
+        let last = slot.subtasks_done.fetch_add(1, Ordering::AcqRel) + 1 == total;
+        let complete_start = if recording && rec.swimlane >= 3 { now_ns() } else { 0 };
+        let depth_before = if rec.swimlane >= 3 { queue_depth(chip, shape) } else { [0; 3] };
+        if last {
             chip.complete(id, inline);
+        }
+        if recording && sub.start_ns != 0 {
+            sub.finish_ns = now_ns();
+            if rec.swimlane > 0 {
+                rec.records.subtasks.push(sub);
+            }
+            if rec.perf.is_some() || rec.pmu_on {
+                let mut deltas = [0u64; MAX_COUNTERS];
+                for k in 0..MAX_COUNTERS {
+                    deltas[k] = counters[1][k].wrapping_sub(counters[0][k]);
+                }
+                rec.records.pmu.push(PmuRecord {
+                    worker: worker as u32,
+                    core: sub.core,
+                    task: id.0,
+                    func_id,
+                    core_type: (chip.topology.core_type(sub.core as usize) != CoreType::Aic) as u8,
+                    duration_ns: sub.end_ns - sub.start_ns,
+                    counters: deltas,
+                });
+            }
+            if rec.swimlane >= 3 {
+                let depth_after = queue_depth(chip, shape);
+                rec.records.phases.push(SchedPhaseRecord {
+                    kind: SchedPhaseKind::Dispatch,
+                    start_ns: sub.dispatch_ns,
+                    end_ns: sub.start_ns,
+                    loop_iter: rec.loop_iter,
+                    tasks_processed: 1,
+                    pop_hit: rec.pop_hit,
+                    pop_miss: rec.pop_miss,
+                    shared_at_start: depth_before,
+                    shared_at_end: depth_before,
+                });
+                rec.pop_hit = 0;
+                rec.pop_miss = 0;
+                rec.records.phases.push(SchedPhaseRecord {
+                    kind: SchedPhaseKind::Complete,
+                    start_ns: complete_start,
+                    end_ns: sub.finish_ns,
+                    loop_iter: rec.loop_iter,
+                    tasks_processed: last as u32,
+                    pop_hit: 0,
+                    pop_miss: 0,
+                    shared_at_start: depth_before,
+                    shared_at_end: depth_after,
+                });
+            }
+        }
+        if last {
             return;
         }
     }

@@ -173,6 +173,8 @@ pub struct ChipConfig {
     pub n_workers: Option<usize>,
     /// Record submits and edges for `deps.json` (dep_gen).
     pub record_deps: bool,
+    /// The other diagnostics.
+    pub dfx: crate::dfx::DfxConfig,
 }
 
 impl ChipConfig {
@@ -199,6 +201,7 @@ impl ChipConfig {
             scheduler_timeout,
             n_workers: None,
             record_deps: false,
+            dfx: crate::dfx::DfxConfig::default(),
         })
     }
 }

@@ -227,6 +227,8 @@ pub struct TaskArgsData {
     pub scalar_sources: [*const c_void; MAX_SCALAR_ARGS],
     /// Scalar dump marks.
     pub scalar_dump: [u8; MAX_SCALAR_ARGS],
+    /// Scalar element types (`DataType` codes).
+    pub scalar_dtype: [u8; MAX_SCALAR_ARGS],
     /// Tensors in use.
     pub n_tensors: u32,
     /// Scalars in use.

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use crate::chip::Chip;
 use crate::config::N_RINGS;
 use crate::deps::{DepLog, EdgeRecord, EdgeSource, TaskRecord};
+use crate::dfx::{now_ns, OrchRecord, ScopeSample};
 use crate::dtype;
 use crate::error::ErrorCode;
 use crate::ffi::{
@@ -89,6 +90,9 @@ pub struct Orchestrator {
     summary: OrchestratorSummary,
     orch_done: bool,
     deps: Option<DepLog>,
+    orch_records: Vec<OrchRecord>,
+    scope_samples: Vec<ScopeSample>,
+    n_submits: u32,
 }
 
 /// An empty `TaskOutputTensors` (what a rejected submit returns).
@@ -125,6 +129,9 @@ impl Orchestrator {
             } else {
                 None
             },
+            orch_records: Vec::new(),
+            scope_samples: Vec::new(),
+            n_submits: 0,
             chip,
         }
     }
@@ -139,6 +146,27 @@ impl Orchestrator {
         let mut s = self.summary.clone();
         s.n_tasks = self.heads.iter().sum();
         s
+    }
+
+    /// Takes the orchestrator's swimlane records and scope samples.
+    pub fn take_dfx(&mut self) -> (Vec<OrchRecord>, Vec<ScopeSample>) {
+        (std::mem::take(&mut self.orch_records), std::mem::take(&mut self.scope_samples))
+    }
+
+    fn sample_scope(&mut self, depth: usize, site: Site, is_end: bool) {
+        let ring = depth.min(N_RINGS - 1);
+        let r = &self.chip.rings[ring];
+        let sample = ScopeSample {
+            site: site.render(),
+            is_end,
+            depth: depth as u32,
+            ring: ring as u32,
+            task_window: (r.last_alive.load(Ordering::Acquire), self.heads[ring]),
+            heap: (r.heap_tail.load(Ordering::Acquire), self.heap_top[ring]),
+            dep_pool: (r.dep_tail.load(Ordering::Acquire), self.dep_top[ring]),
+            tensormap: self.tensor_map.live() as u64,
+        };
+        self.scope_samples.push(sample);
     }
 
     /// Takes the dependency log (when recording was on).
@@ -213,6 +241,9 @@ impl Orchestrator {
             self.chip.release(self.scope_tasks[i]);
         }
         self.scope_tasks.truncate(scope.first_task);
+        if self.chip.config.dfx.scope_stats {
+            self.sample_scope(self.scopes.len(), scope.site, true);
+        }
     }
 
     /// Closes every open scope (end of orchestration or after a fatal error).
@@ -238,6 +269,23 @@ impl Orchestrator {
 
     /// Submits a task (`alloc` = an allocation-only task from `alloc_tensors`).
     pub fn submit(
+        &mut self,
+        kernels: MixedKernels,
+        args: &TaskArgsData,
+        site: Site,
+        alloc: bool,
+    ) -> TaskOutputTensors {
+        if self.chip.config.dfx.swimlane < 4 {
+            return self.submit_inner(kernels, args, site, alloc);
+        }
+        let start_ns = now_ns();
+        let out = self.submit_inner(kernels, args, site, alloc);
+        self.orch_records.push(OrchRecord { submit_idx: self.n_submits, task: out.task_id, start_ns, end_ns: now_ns() });
+        self.n_submits += 1;
+        out
+    }
+
+    fn submit_inner(
         &mut self,
         kernels: MixedKernels,
         args: &TaskArgsData,

@@ -17,9 +17,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::chip::{describe_running, worker_main, Chip};
+use crate::chip::{core_to_worker, describe_running, worker_main, Chip};
 use crate::config::ChipConfig;
 use crate::deps::DepLog;
+use crate::dfx::{DumpCollector, DumpResult, OrchRecord, ScopeSample, WorkerRecords};
 use crate::error::{ErrorCode, RuntimeError};
 use crate::ffi::{ChipTaskArgs, ChipTensor, RuntimeHandle};
 use crate::memory::DeviceMemory;
@@ -63,7 +64,7 @@ pub enum OrchArg<'a> {
 }
 
 /// What a successful run reports.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct RunReport {
     /// Tasks submitted (kernel, dummy and allocation tasks).
     pub n_tasks: u64,
@@ -77,6 +78,25 @@ pub struct RunReport {
     pub platform: Platform,
     /// Submits and edges, when `record_deps` was on.
     pub deps: Option<DepLog>,
+    /// The other diagnostics' records.
+    pub dfx: DfxData,
+}
+
+/// Everything the diagnostics collected during a run.
+#[derive(Debug, Default)]
+pub struct DfxData {
+    /// Per worker: swimlane, scheduler-phase and PMU records.
+    pub workers: Vec<WorkerRecords>,
+    /// Orchestrator submit records (swimlane level 4).
+    pub orchestrator: Vec<OrchRecord>,
+    /// Scope statistics samples.
+    pub scopes: Vec<ScopeSample>,
+    /// The args dump.
+    pub dump: Option<DumpResult>,
+    /// For each logical core, its worker.
+    pub core_to_worker: Vec<i32>,
+    /// The logical core topology.
+    pub topology: Option<crate::platform::Topology>,
 }
 
 /// Runs `program` once on a fresh simulated chip.
@@ -143,14 +163,21 @@ pub fn run(
     }
     let n_args = (descriptors.len() + scalars.len()) as i32;
 
-    let chip = Arc::new(Chip::new(
-        config.clone(),
-        Arc::clone(&program.kernels),
-        n_workers,
-    ));
+    let dump = if config.dfx.dump_args > 0 {
+        let dir = config.dfx.dump_dir.clone().ok_or_else(|| RuntimeError::InvalidConfig {
+            message: "the args dump is on but no output directory was given".to_string(),
+        })?;
+        Some(
+            DumpCollector::start(config.dfx.dump_args, dir)
+                .map_err(|source| RuntimeError::Io { what: "starting the args-dump writer".to_string(), source })?,
+        )
+    } else {
+        None
+    };
+    let chip = Arc::new(Chip::new(config.clone(), Arc::clone(&program.kernels), n_workers, dump.clone()));
     let bound = Arc::new(memory);
 
-    let mut workers: Vec<JoinHandle<()>> = Vec::with_capacity(n_workers);
+    let mut workers: Vec<JoinHandle<WorkerRecords>> = Vec::with_capacity(n_workers);
     for w in 0..n_workers {
         let chip = Arc::clone(&chip);
         let pin = config.platform == Platform::Cpu;
@@ -217,7 +244,7 @@ pub fn run(
                     unsafe { entry(&cargs) };
                     orch.close_all_scopes();
                 }
-                let summary = (orch.summary(), orch.take_deps());
+                let summary = (orch.summary(), orch.take_deps(), orch.take_dfx());
                 // SAFETY: unbind so a stray call after the run cannot reach a freed orchestrator.
                 unsafe { bind(std::ptr::null_mut()) };
                 drop(handle);
@@ -276,16 +303,30 @@ pub fn run(
     let grace = Instant::now() + Duration::from_secs(2);
     let mut summary = OrchestratorSummary::default();
     let mut deps = None;
+    let mut dfx = DfxData {
+        core_to_worker: core_to_worker(&chip.topology, n_workers),
+        topology: Some(chip.topology),
+        ..Default::default()
+    };
     if !fatal || wait_finished(&|| orchestration.is_finished(), grace) {
-        if let Ok((s, d)) = orchestration.join() {
+        if let Ok((s, d, (orch_records, scopes))) = orchestration.join() {
             summary = s;
             deps = d;
+            dfx.orchestrator = orch_records;
+            dfx.scopes = scopes;
         }
     }
     for (w, handle) in workers.into_iter().enumerate() {
         let status = &chip.workers[w];
         if !fatal || wait_finished(&|| status.exited.load(Ordering::Acquire), grace) {
-            let _ = handle.join();
+            if let Ok(records) = handle.join() {
+                dfx.workers.push(records);
+            }
+        }
+    }
+    if let Some(dump) = &dump {
+        if !fatal || chip.workers.iter().all(|w| w.exited.load(Ordering::Acquire)) {
+            dfx.dump = Some(dump.finish());
         }
     }
 
@@ -332,6 +373,7 @@ pub fn run(
         n_workers,
         platform: config.platform,
         deps,
+        dfx,
     })
 }
 

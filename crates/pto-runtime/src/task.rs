@@ -199,6 +199,8 @@ pub struct TaskPayload {
     pub args: Vec<ArgInfo>,
     /// Scalar arguments.
     pub scalars: Vec<u64>,
+    /// Per scalar: element type code and `dump(...)` mark.
+    pub scalar_info: Vec<(u8, bool)>,
     /// Producers this task retains until it completes.
     pub retained: Vec<TaskId>,
     /// Cumulative heap offset just past this task's outputs.
@@ -221,6 +223,7 @@ impl TaskPayload {
             tensors: Vec::new(),
             args: Vec::new(),
             scalars: Vec::new(),
+            scalar_info: Vec::new(),
             retained: Vec::new(),
             heap_end: 0,
             dep_mark: 0,

@@ -1,0 +1,485 @@
+//! Diagnostic collectors: swimlane timing, PMU counters, args dump and scope statistics.
+//!
+//! Each switch is independent. Collection happens where the event happens and never takes a
+//! global lock on the task path:
+//!
+//! - swimlane and PMU records go to the recording worker's own buffers ([`WorkerRecords`]),
+//!   handed back when the worker exits; orchestrator submit records and scope statistics
+//!   to the orchestrator's (single-threaded) buffers;
+//! - the args dump copies a task's inputs when it becomes ready (before dispatch) and its
+//!   outputs when it completes (before any consumer is released), and hands the bytes to a
+//!   writer thread that appends them to `args.bin`. In-flight bytes are bounded: a producer
+//!   waits (back-pressure) rather than dropping, and a record the writer could not store is
+//!   counted in the manifest, never lost silently.
+//!
+//! Timestamps are host monotonic nanoseconds; the runner converts them to the platform's
+//! counter ticks when it writes the files.
+
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+use std::path::PathBuf;
+use std::sync::mpsc::{channel, Sender};
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::ffi::{ChipTensor, TensorArgType};
+use crate::task::{TaskId, TaskPayload};
+
+/// Which diagnostics to collect.
+#[derive(Clone, Debug, Default)]
+pub struct DfxConfig {
+    /// Swimlane level 0–4.
+    pub swimlane: u8,
+    /// Args dump level 0–3.
+    pub dump_args: u8,
+    /// Where `args.bin` goes (required when `dump_args > 0`).
+    pub dump_dir: Option<PathBuf>,
+    /// PMU event type (0 off).
+    pub pmu: u32,
+    /// Scope statistics.
+    pub scope_stats: bool,
+}
+
+/// Monotonic host time in nanoseconds.
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: CLOCK_MONOTONIC with a valid out pointer cannot fail.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// One kernel execution on a logical core (swimlane `aicore_tasks` + `aicpu_tasks`).
+#[derive(Clone, Copy, Debug)]
+pub struct SubtaskRecord {
+    /// Logical core.
+    pub core: u32,
+    /// Raw task id.
+    pub task: u64,
+    /// Per-core dispatch token (starts at 1).
+    pub reg_task_id: u32,
+    /// Worker popped the task (dispatch).
+    pub dispatch_ns: u64,
+    /// Arguments ready, about to call (receive).
+    pub receive_ns: u64,
+    /// Kernel call start.
+    pub start_ns: u64,
+    /// Kernel call end.
+    pub end_ns: u64,
+    /// Completion processing done (finish).
+    pub finish_ns: u64,
+}
+
+/// Scheduler phase kinds this runtime emits (Simpler's names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedPhaseKind {
+    /// Pop, claim and argument preparation.
+    Dispatch,
+    /// Completion processing: consumers, releases, reclaim.
+    Complete,
+}
+
+impl SchedPhaseKind {
+    /// `dispatch` / `complete`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedPhaseKind::Dispatch => "dispatch",
+            SchedPhaseKind::Complete => "complete",
+        }
+    }
+}
+
+/// One scheduler phase of a worker.
+#[derive(Clone, Copy, Debug)]
+pub struct SchedPhaseRecord {
+    /// Kind.
+    pub kind: SchedPhaseKind,
+    /// Start.
+    pub start_ns: u64,
+    /// End.
+    pub end_ns: u64,
+    /// The worker loop iteration.
+    pub loop_iter: u32,
+    /// Tasks handled in the phase.
+    pub tasks_processed: u32,
+    /// Successful pops since the previous dispatch record.
+    pub pop_hit: u32,
+    /// Empty pops since the previous dispatch record.
+    pub pop_miss: u32,
+    /// Ready-queue depth at start, by shape `[aic, aiv, mix]`.
+    pub shared_at_start: [i16; 3],
+    /// Ready-queue depth at end.
+    pub shared_at_end: [i16; 3],
+}
+
+/// One orchestrator submit (`submit_task` / `alloc_tensors`).
+#[derive(Clone, Copy, Debug)]
+pub struct OrchRecord {
+    /// Submit ordinal.
+    pub submit_idx: u32,
+    /// Raw task id.
+    pub task: u64,
+    /// Start.
+    pub start_ns: u64,
+    /// End.
+    pub end_ns: u64,
+}
+
+/// One PMU sample: counters around one kernel execution.
+#[derive(Clone, Copy, Debug)]
+pub struct PmuRecord {
+    /// Worker thread.
+    pub worker: u32,
+    /// Logical core.
+    pub core: u32,
+    /// Raw task id.
+    pub task: u64,
+    /// Kernel id.
+    pub func_id: i32,
+    /// 0 AIC, 1 AIV.
+    pub core_type: u8,
+    /// Kernel duration in ns.
+    pub duration_ns: u64,
+    /// Counter deltas in [`WorkerRecords::pmu_names`] order.
+    pub counters: [u64; crate::perf::MAX_COUNTERS],
+}
+
+/// What one worker recorded.
+#[derive(Debug, Default)]
+pub struct WorkerRecords {
+    /// Kernel executions.
+    pub subtasks: Vec<SubtaskRecord>,
+    /// Scheduler phases (level ≥ 3).
+    pub phases: Vec<SchedPhaseRecord>,
+    /// PMU samples.
+    pub pmu: Vec<PmuRecord>,
+    /// Counter names of `pmu` samples (empty when counters were unavailable).
+    pub pmu_names: Vec<&'static str>,
+}
+
+/// One scope-statistics sample.
+#[derive(Clone, Debug)]
+pub struct ScopeSample {
+    /// `file:line` of the scope.
+    pub site: String,
+    /// `begin` or `end`.
+    pub is_end: bool,
+    /// Scope depth.
+    pub depth: u32,
+    /// Ring.
+    pub ring: u32,
+    /// Task window tail (`last_alive`) and head.
+    pub task_window: (u64, u64),
+    /// Heap reclaimed and allocated cumulative bytes.
+    pub heap: (u64, u64),
+    /// Dep pool tail and top.
+    pub dep_pool: (u64, u64),
+    /// Live TensorMap entries.
+    pub tensormap: u64,
+}
+
+/// The role of a dumped argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DumpRole {
+    /// Read.
+    Input,
+    /// Written.
+    Output,
+    /// Read and written.
+    InOut,
+}
+
+/// When an argument was captured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DumpStage {
+    /// Before the task ran.
+    BeforeDispatch,
+    /// After it completed.
+    AfterCompletion,
+}
+
+/// One args-dump manifest entry.
+#[derive(Clone, Debug)]
+pub struct DumpEntry {
+    /// Raw task id.
+    pub task: u64,
+    /// Active kernel ids in slot order.
+    pub func_ids: Vec<i32>,
+    /// Tensor slot, or `n_tensors + scalar index`.
+    pub arg_index: u32,
+    /// Role.
+    pub role: DumpRole,
+    /// Stage.
+    pub stage: DumpStage,
+    /// Scalar value bits (None for tensors).
+    pub scalar: Option<u64>,
+    /// Element type code.
+    pub dtype: u8,
+    /// View geometry (tensors).
+    pub shape: Vec<u32>,
+    /// Element strides.
+    pub strides: Vec<u32>,
+    /// Element offset of the view.
+    pub start_offset: u64,
+    /// Contiguous view.
+    pub is_contiguous: bool,
+    /// Offset in `args.bin`.
+    pub bin_offset: u64,
+    /// Bytes stored.
+    pub bin_size: u64,
+    /// Larger than the per-record limit: only the first part is stored.
+    pub truncated: bool,
+    /// Payload lost (write failure).
+    pub overwritten: bool,
+}
+
+/// What the args dump produced.
+#[derive(Debug, Default)]
+pub struct DumpResult {
+    /// Manifest entries in collection order.
+    pub entries: Vec<DumpEntry>,
+    /// Whether `args.bin` exists.
+    pub bin_written: bool,
+    /// Records whose payload could not be written.
+    pub dropped_records: u64,
+    /// Bytes written to `args.bin`.
+    pub bytes: u64,
+    /// The first write error, if any.
+    pub error: Option<String>,
+}
+
+/// Largest payload stored for one argument (Simpler keeps half its 128 MiB arena).
+pub const MAX_RECORD_BYTES: usize = 64 << 20;
+/// Bytes in flight between producers and the writer before producers wait.
+pub const DUMP_BUDGET_BYTES: usize = 256 << 20;
+
+struct DumpMsg {
+    entry: DumpEntry,
+    payload: Vec<u8>,
+}
+
+/// The args-dump collector (see the module docs).
+pub struct DumpCollector {
+    level: u8,
+    tx: Mutex<Option<Sender<DumpMsg>>>,
+    in_flight: Mutex<usize>,
+    drained: Condvar,
+    writer: Mutex<Option<JoinHandle<DumpResult>>>,
+}
+
+impl DumpCollector {
+    /// Starts the writer thread for `dir/args.bin` at `level` (1 partial, 2 full, 3 hybrid).
+    pub fn start(level: u8, dir: PathBuf) -> std::io::Result<std::sync::Arc<DumpCollector>> {
+        let (tx, rx) = channel::<DumpMsg>();
+        let collector = std::sync::Arc::new(DumpCollector {
+            level,
+            tx: Mutex::new(Some(tx)),
+            in_flight: Mutex::new(0),
+            drained: Condvar::new(),
+            writer: Mutex::new(None),
+        });
+        let weak = std::sync::Arc::downgrade(&collector);
+        let handle = std::thread::Builder::new().name("pto-dump-writer".into()).spawn(move || {
+            let mut res = DumpResult::default();
+            let mut out: Option<BufWriter<File>> = None;
+            let eager = level != 3;
+            for msg in rx {
+                let DumpMsg { mut entry, payload } = msg;
+                let want_file = !payload.is_empty() || eager;
+                if want_file && out.is_none() && res.error.is_none() {
+                    let opened = std::fs::create_dir_all(&dir).and_then(|_| File::create(dir.join("args.bin")));
+                    match opened {
+                        Ok(f) => {
+                            out = Some(BufWriter::with_capacity(4 << 20, f));
+                            res.bin_written = true;
+                        }
+                        Err(e) => res.error = Some(format!("creating {}: {e}", dir.join("args.bin").display())),
+                    }
+                }
+                if !payload.is_empty() {
+                    match out.as_mut().map(|w| w.write_all(&payload)) {
+                        Some(Ok(())) => {
+                            entry.bin_offset = res.bytes;
+                            entry.bin_size = payload.len() as u64;
+                            res.bytes += payload.len() as u64;
+                        }
+                        Some(Err(e)) => {
+                            res.error.get_or_insert_with(|| format!("writing args.bin: {e}"));
+                            entry.overwritten = true;
+                            res.dropped_records += 1;
+                        }
+                        None => {
+                            entry.overwritten = true;
+                            res.dropped_records += 1;
+                        }
+                    }
+                    if let Some(c) = weak.upgrade() {
+                        let mut inflight = c.in_flight.lock();
+                        *inflight -= payload.len();
+                        c.drained.notify_all();
+                    }
+                }
+                res.entries.push(entry);
+            }
+            if let Some(mut w) = out {
+                if let Err(e) = w.flush() {
+                    res.error.get_or_insert_with(|| format!("writing args.bin: {e}"));
+                }
+            }
+            res
+        })?;
+        *collector.writer.lock() = Some(handle);
+        Ok(collector)
+    }
+
+    fn send(&self, entry: DumpEntry, payload: Vec<u8>) {
+        if !payload.is_empty() {
+            let mut inflight = self.in_flight.lock();
+            // Back-pressure: wait for the writer rather than drop (an oversized record is
+            // let through alone).
+            while *inflight > 0 && *inflight + payload.len() > DUMP_BUDGET_BYTES {
+                self.drained.wait(&mut inflight);
+            }
+            *inflight += payload.len();
+        }
+        if let Some(tx) = self.tx.lock().as_ref() {
+            let _ = tx.send(DumpMsg { entry, payload });
+        }
+    }
+
+    /// Captures the arguments of `payload` for `stage` (inputs before dispatch, outputs
+    /// after completion), following the dump level and the task's `dump(...)` marks.
+    pub fn capture(&self, payload: &TaskPayload, stage: DumpStage) {
+        let func_ids: Vec<i32> = payload.kernel_ids.iter().copied().filter(|&k| k >= 0).collect();
+        let n_tensors = payload.tensors.len() as u32;
+        for (i, (t, info)) in payload.tensors.iter().zip(&payload.args).enumerate() {
+            let role = match info.arg_type {
+                TensorArgType::Input | TensorArgType::NoDep => DumpRole::Input,
+                TensorArgType::Output | TensorArgType::OutputExisting => DumpRole::Output,
+                TensorArgType::InOut => DumpRole::InOut,
+            };
+            let at_stage = match stage {
+                DumpStage::BeforeDispatch => role != DumpRole::Output,
+                DumpStage::AfterCompletion => role != DumpRole::Input,
+            };
+            if !at_stage {
+                continue;
+            }
+            let (meta, bytes) = match self.level {
+                1 => (info.dump, info.dump),
+                2 => (true, true),
+                _ => (true, info.dump),
+            };
+            if !meta {
+                continue;
+            }
+            let (payload_bytes, truncated) = if bytes { gather(t) } else { (Vec::new(), false) };
+            let dims = t.dims();
+            self.send(
+                DumpEntry {
+                    task: payload.id.0,
+                    func_ids: func_ids.clone(),
+                    arg_index: i as u32,
+                    role,
+                    stage,
+                    scalar: None,
+                    dtype: t.dtype,
+                    shape: t.shapes[..dims].to_vec(),
+                    strides: t.strides[..dims].to_vec(),
+                    start_offset: t.start_offset,
+                    is_contiguous: t.is_contiguous,
+                    bin_offset: 0,
+                    bin_size: 0,
+                    truncated,
+                    overwritten: false,
+                },
+                payload_bytes,
+            );
+        }
+        if stage == DumpStage::BeforeDispatch {
+            for (j, (&bits, &(dtype, marked))) in payload.scalars.iter().zip(&payload.scalar_info).enumerate() {
+                if self.level == 1 && !marked {
+                    continue;
+                }
+                self.send(
+                    DumpEntry {
+                        task: payload.id.0,
+                        func_ids: func_ids.clone(),
+                        arg_index: n_tensors + j as u32,
+                        role: DumpRole::Input,
+                        stage,
+                        scalar: Some(bits),
+                        dtype,
+                        shape: Vec::new(),
+                        strides: Vec::new(),
+                        start_offset: 0,
+                        is_contiguous: true,
+                        bin_offset: 0,
+                        bin_size: 0,
+                        truncated: false,
+                        overwritten: false,
+                    },
+                    Vec::new(),
+                );
+            }
+        }
+    }
+
+    /// Stops the writer and returns what it wrote.
+    pub fn finish(&self) -> DumpResult {
+        drop(self.tx.lock().take());
+        let handle = self.writer.lock().take();
+        match handle.map(JoinHandle::join) {
+            Some(Ok(res)) => res,
+            _ => DumpResult { error: Some("the args-dump writer thread failed".into()), ..Default::default() },
+        }
+    }
+}
+
+/// The logical (row-major) bytes of a view, truncated to [`MAX_RECORD_BYTES`].
+pub fn gather(t: &ChipTensor) -> (Vec<u8>, bool) {
+    let es = crate::dtype::elem_size(t.dtype);
+    let numel = t.numel() as usize;
+    let total = numel * es;
+    let keep = total.min(MAX_RECORD_BYTES);
+    let mut out = Vec::with_capacity(keep);
+    let base = t.buffer.addr as *const u8;
+    if base.is_null() || numel == 0 {
+        return (out, false);
+    }
+    if t.is_contiguous {
+        // SAFETY: the runtime validated the view against its buffer at submit; `keep` bytes
+        // from the view origin lie inside it, and the task that writes it is not running.
+        unsafe {
+            out.extend_from_slice(std::slice::from_raw_parts(base.add(t.start_offset as usize * es), keep));
+        }
+        return (out, total > keep);
+    }
+    let dims = t.dims();
+    let mut idx = [0u32; crate::ffi::MAX_TENSOR_DIMS];
+    'outer: while out.len() < keep {
+        let off: u64 = t.start_offset + (0..dims).map(|d| idx[d] as u64 * t.strides[d] as u64).sum::<u64>();
+        // SAFETY: every multi-index below the shape addresses an element inside the
+        // validated view.
+        unsafe { out.extend_from_slice(std::slice::from_raw_parts(base.add(off as usize * es), es)) };
+        let mut d = dims;
+        loop {
+            if d == 0 {
+                break 'outer;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < t.shapes[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    out.truncate(keep);
+    (out, total > keep)
+}
+
+/// A task id for logs.
+pub fn display(task: u64) -> String {
+    TaskId(task).to_string()
+}
