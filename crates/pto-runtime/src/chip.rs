@@ -34,13 +34,16 @@ use crossbeam_queue::ArrayQueue;
 use parking_lot::{Condvar, Mutex};
 
 use crate::config::{ChipConfig, N_RINGS};
-use crate::dfx::{now_ns, DumpCollector, DumpStage, PmuRecord, SchedPhaseKind, SchedPhaseRecord, SubtaskRecord, WorkerRecords};
-use crate::perf::{PerfGroup, MAX_COUNTERS};
+use crate::dfx::{
+    now_ns, DumpCollector, DumpStage, PmuRecord, SchedPhaseKind, SchedPhaseRecord, SubtaskRecord,
+    WorkerRecords,
+};
 use crate::error::{ErrorCode, RuntimeError};
 use crate::ffi::{
     GlobalContext, LocalContext, DISPATCH_MAX_ARGS, GLOBAL_CONTEXT_INDEX, LOCAL_CONTEXT_INDEX,
 };
 use crate::memory::DeviceMemory;
+use crate::perf::{PerfGroup, MAX_COUNTERS};
 use crate::platform::{CoreType, Topology};
 use crate::program::KernelTable;
 use crate::task::{claim_subtask, SlotState, TaskId, TaskSlot};
@@ -312,7 +315,10 @@ impl Chip {
         }
         if let Some(dump) = &self.dump {
             // SAFETY: as above; inputs are captured before any subtask can run.
-            dump.capture(unsafe { self.slot(id).payload() }, DumpStage::BeforeDispatch);
+            dump.capture(
+                unsafe { self.slot(id).payload() },
+                DumpStage::BeforeDispatch,
+            );
         }
         let copies = (total as usize).min(self.workers.len()).max(1);
         for _ in 0..copies {
@@ -595,13 +601,23 @@ pub fn worker_main(chip: &Chip, index: usize) -> WorkerRecords {
             } else if spins < SPIN_ROUNDS + 16 {
                 std::thread::yield_now();
             } else {
-                chip.work.wait_until(IDLE_WAIT, &|| !chip.ready.is_empty() || chip.shutdown.load(Ordering::Acquire));
+                chip.work.wait_until(IDLE_WAIT, &|| {
+                    !chip.ready.is_empty() || chip.shutdown.load(Ordering::Acquire)
+                });
                 spins = SPIN_ROUNDS;
             }
         };
         rec.pop_hit = rec.pop_hit.wrapping_add(1);
         rec.loop_iter = rec.loop_iter.wrapping_add(1);
-        run_task(chip, index, TaskId(raw), status, &mut cores, &mut inline, &mut rec);
+        run_task(
+            chip,
+            index,
+            TaskId(raw),
+            status,
+            &mut cores,
+            &mut inline,
+            &mut rec,
+        );
     }
     status.exited.store(true, Ordering::Release);
     rec.records
@@ -627,7 +643,9 @@ fn run_task(
     let recording = rec.active();
     loop {
         let dispatch_ns = if recording { now_ns() } else { 0 };
-        let Some((i, total)) = claim_subtask(slot, id) else { return };
+        let Some((i, total)) = claim_subtask(slot, id) else {
+            return;
+        };
         // SAFETY: a successful claim means the slot holds this (published) task, and it
         // cannot be reclaimed before the claimed subtask is counted done below.
         let payload = unsafe { slot.payload() };
@@ -647,12 +665,24 @@ fn run_task(
         if !chip.fatal.is_set() {
             let n_active = payload.n_active.max(1) as u32;
             let (slot_idx, entry) = payload.active[(i % n_active) as usize];
-            shape = if payload.n_active > 1 { 2 } else if slot_idx == 0 { 0 } else { 1 };
+            shape = if payload.n_active > 1 {
+                2
+            } else if slot_idx == 0 {
+                0
+            } else {
+                1
+            };
             func_id = payload.kernel_ids[slot_idx as usize];
             let block = i / n_active;
             let core = cores.pick(&chip.topology, slot_idx as usize);
-            let local = LocalContext { block_idx: block as i32, block_num: payload.block_num as i32 };
-            let global = GlobalContext { sub_block_id: chip.topology.sub_block(core), core_id: core as i32 };
+            let local = LocalContext {
+                block_idx: block as i32,
+                block_num: payload.block_num as i32,
+            };
+            let global = GlobalContext {
+                sub_block_id: chip.topology.sub_block(core),
+                core_id: core as i32,
+            };
             let n_t = payload.tensors.len();
             for (a, t) in args.iter_mut().zip(&payload.tensors) {
                 *a = t as *const _ as i64;
@@ -691,8 +721,16 @@ fn run_task(
             status.task.store(u64::MAX, Ordering::Release);
         }
         let last = slot.subtasks_done.fetch_add(1, Ordering::AcqRel) + 1 == total;
-        let complete_start = if recording && rec.swimlane >= 3 { now_ns() } else { 0 };
-        let depth_before = if rec.swimlane >= 3 { queue_depth(chip, shape) } else { [0; 3] };
+        let complete_start = if recording && rec.swimlane >= 3 {
+            now_ns()
+        } else {
+            0
+        };
+        let depth_before = if rec.swimlane >= 3 {
+            queue_depth(chip, shape)
+        } else {
+            [0; 3]
+        };
         if last {
             chip.complete(id, inline);
         }

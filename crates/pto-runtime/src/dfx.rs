@@ -43,7 +43,10 @@ pub struct DfxConfig {
 
 /// Monotonic host time in nanoseconds.
 pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: CLOCK_MONOTONIC with a valid out pointer cannot fail.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -279,55 +282,65 @@ impl DumpCollector {
             writer: Mutex::new(None),
         });
         let weak = std::sync::Arc::downgrade(&collector);
-        let handle = std::thread::Builder::new().name("pto-dump-writer".into()).spawn(move || {
-            let mut res = DumpResult::default();
-            let mut out: Option<BufWriter<File>> = None;
-            let eager = level != 3;
-            for msg in rx {
-                let DumpMsg { mut entry, payload } = msg;
-                let want_file = !payload.is_empty() || eager;
-                if want_file && out.is_none() && res.error.is_none() {
-                    let opened = std::fs::create_dir_all(&dir).and_then(|_| File::create(dir.join("args.bin")));
-                    match opened {
-                        Ok(f) => {
-                            out = Some(BufWriter::with_capacity(4 << 20, f));
-                            res.bin_written = true;
-                        }
-                        Err(e) => res.error = Some(format!("creating {}: {e}", dir.join("args.bin").display())),
-                    }
-                }
-                if !payload.is_empty() {
-                    match out.as_mut().map(|w| w.write_all(&payload)) {
-                        Some(Ok(())) => {
-                            entry.bin_offset = res.bytes;
-                            entry.bin_size = payload.len() as u64;
-                            res.bytes += payload.len() as u64;
-                        }
-                        Some(Err(e)) => {
-                            res.error.get_or_insert_with(|| format!("writing args.bin: {e}"));
-                            entry.overwritten = true;
-                            res.dropped_records += 1;
-                        }
-                        None => {
-                            entry.overwritten = true;
-                            res.dropped_records += 1;
+        let handle = std::thread::Builder::new()
+            .name("pto-dump-writer".into())
+            .spawn(move || {
+                let mut res = DumpResult::default();
+                let mut out: Option<BufWriter<File>> = None;
+                let eager = level != 3;
+                for msg in rx {
+                    let DumpMsg { mut entry, payload } = msg;
+                    let want_file = !payload.is_empty() || eager;
+                    if want_file && out.is_none() && res.error.is_none() {
+                        let opened = std::fs::create_dir_all(&dir)
+                            .and_then(|_| File::create(dir.join("args.bin")));
+                        match opened {
+                            Ok(f) => {
+                                out = Some(BufWriter::with_capacity(4 << 20, f));
+                                res.bin_written = true;
+                            }
+                            Err(e) => {
+                                res.error = Some(format!(
+                                    "creating {}: {e}",
+                                    dir.join("args.bin").display()
+                                ))
+                            }
                         }
                     }
-                    if let Some(c) = weak.upgrade() {
-                        let mut inflight = c.in_flight.lock();
-                        *inflight -= payload.len();
-                        c.drained.notify_all();
+                    if !payload.is_empty() {
+                        match out.as_mut().map(|w| w.write_all(&payload)) {
+                            Some(Ok(())) => {
+                                entry.bin_offset = res.bytes;
+                                entry.bin_size = payload.len() as u64;
+                                res.bytes += payload.len() as u64;
+                            }
+                            Some(Err(e)) => {
+                                res.error
+                                    .get_or_insert_with(|| format!("writing args.bin: {e}"));
+                                entry.overwritten = true;
+                                res.dropped_records += 1;
+                            }
+                            None => {
+                                entry.overwritten = true;
+                                res.dropped_records += 1;
+                            }
+                        }
+                        if let Some(c) = weak.upgrade() {
+                            let mut inflight = c.in_flight.lock();
+                            *inflight -= payload.len();
+                            c.drained.notify_all();
+                        }
+                    }
+                    res.entries.push(entry);
+                }
+                if let Some(mut w) = out {
+                    if let Err(e) = w.flush() {
+                        res.error
+                            .get_or_insert_with(|| format!("writing args.bin: {e}"));
                     }
                 }
-                res.entries.push(entry);
-            }
-            if let Some(mut w) = out {
-                if let Err(e) = w.flush() {
-                    res.error.get_or_insert_with(|| format!("writing args.bin: {e}"));
-                }
-            }
-            res
-        })?;
+                res
+            })?;
         *collector.writer.lock() = Some(handle);
         Ok(collector)
     }
@@ -350,7 +363,12 @@ impl DumpCollector {
     /// Captures the arguments of `payload` for `stage` (inputs before dispatch, outputs
     /// after completion), following the dump level and the task's `dump(...)` marks.
     pub fn capture(&self, payload: &TaskPayload, stage: DumpStage) {
-        let func_ids: Vec<i32> = payload.kernel_ids.iter().copied().filter(|&k| k >= 0).collect();
+        let func_ids: Vec<i32> = payload
+            .kernel_ids
+            .iter()
+            .copied()
+            .filter(|&k| k >= 0)
+            .collect();
         let n_tensors = payload.tensors.len() as u32;
         for (i, (t, info)) in payload.tensors.iter().zip(&payload.args).enumerate() {
             let role = match info.arg_type {
@@ -373,7 +391,11 @@ impl DumpCollector {
             if !meta {
                 continue;
             }
-            let (payload_bytes, truncated) = if bytes { gather(t) } else { (Vec::new(), false) };
+            let (payload_bytes, truncated) = if bytes {
+                gather(t)
+            } else {
+                (Vec::new(), false)
+            };
             let dims = t.dims();
             self.send(
                 DumpEntry {
@@ -397,7 +419,9 @@ impl DumpCollector {
             );
         }
         if stage == DumpStage::BeforeDispatch {
-            for (j, (&bits, &(dtype, marked))) in payload.scalars.iter().zip(&payload.scalar_info).enumerate() {
+            for (j, (&bits, &(dtype, marked))) in
+                payload.scalars.iter().zip(&payload.scalar_info).enumerate()
+            {
                 if self.level == 1 && !marked {
                     continue;
                 }
@@ -431,7 +455,10 @@ impl DumpCollector {
         let handle = self.writer.lock().take();
         match handle.map(JoinHandle::join) {
             Some(Ok(res)) => res,
-            _ => DumpResult { error: Some("the args-dump writer thread failed".into()), ..Default::default() },
+            _ => DumpResult {
+                error: Some("the args-dump writer thread failed".into()),
+                ..Default::default()
+            },
         }
     }
 }
@@ -451,17 +478,25 @@ pub fn gather(t: &ChipTensor) -> (Vec<u8>, bool) {
         // SAFETY: the runtime validated the view against its buffer at submit; `keep` bytes
         // from the view origin lie inside it, and the task that writes it is not running.
         unsafe {
-            out.extend_from_slice(std::slice::from_raw_parts(base.add(t.start_offset as usize * es), keep));
+            out.extend_from_slice(std::slice::from_raw_parts(
+                base.add(t.start_offset as usize * es),
+                keep,
+            ));
         }
         return (out, total > keep);
     }
     let dims = t.dims();
     let mut idx = [0u32; crate::ffi::MAX_TENSOR_DIMS];
     'outer: while out.len() < keep {
-        let off: u64 = t.start_offset + (0..dims).map(|d| idx[d] as u64 * t.strides[d] as u64).sum::<u64>();
+        let off: u64 = t.start_offset
+            + (0..dims)
+                .map(|d| idx[d] as u64 * t.strides[d] as u64)
+                .sum::<u64>();
         // SAFETY: every multi-index below the shape addresses an element inside the
         // validated view.
-        unsafe { out.extend_from_slice(std::slice::from_raw_parts(base.add(off as usize * es), es)) };
+        unsafe {
+            out.extend_from_slice(std::slice::from_raw_parts(base.add(off as usize * es), es))
+        };
         let mut d = dims;
         loop {
             if d == 0 {

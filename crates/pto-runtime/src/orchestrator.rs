@@ -150,7 +150,10 @@ impl Orchestrator {
 
     /// Takes the orchestrator's swimlane records and scope samples.
     pub fn take_dfx(&mut self) -> (Vec<OrchRecord>, Vec<ScopeSample>) {
-        (std::mem::take(&mut self.orch_records), std::mem::take(&mut self.scope_samples))
+        (
+            std::mem::take(&mut self.orch_records),
+            std::mem::take(&mut self.scope_samples),
+        )
     }
 
     fn sample_scope(&mut self, depth: usize, site: Site, is_end: bool) {
@@ -280,7 +283,12 @@ impl Orchestrator {
         }
         let start_ns = now_ns();
         let out = self.submit_inner(kernels, args, site, alloc);
-        self.orch_records.push(OrchRecord { submit_idx: self.n_submits, task: out.task_id, start_ns, end_ns: now_ns() });
+        self.orch_records.push(OrchRecord {
+            submit_idx: self.n_submits,
+            task: out.task_id,
+            start_ns,
+            end_ns: now_ns(),
+        });
         self.n_submits += 1;
         out
     }

@@ -71,7 +71,14 @@ fn open_counter(type_: u32, config: u64, group: RawFd) -> Option<RawFd> {
         // SAFETY: `attr` is a valid perf_event_attr of the declared size; pid 0 / cpu -1
         // measures the calling thread; the returned descriptor is owned by the group.
         let fd = unsafe {
-            libc::syscall(libc::SYS_perf_event_open, &attr as *const PerfEventAttr, 0, -1, group, 0u64)
+            libc::syscall(
+                libc::SYS_perf_event_open,
+                &attr as *const PerfEventAttr,
+                0,
+                -1,
+                group,
+                0u64,
+            )
         };
         if fd >= 0 {
             return Some(fd as RawFd);
@@ -85,12 +92,23 @@ impl PerfGroup {
     /// the software task clock is refused (perf_event_paranoid, seccomp).
     pub fn open() -> Option<PerfGroup> {
         let leader = open_counter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, -1)?;
-        let mut g = PerfGroup { fds: vec![leader], names: vec!["task_clock_ns"] };
+        let mut g = PerfGroup {
+            fds: vec![leader],
+            names: vec!["task_clock_ns"],
+        };
         let others: [(u32, u64, &'static str); 4] = [
-            (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "context_switches"),
+            (
+                PERF_TYPE_SOFTWARE,
+                PERF_COUNT_SW_CONTEXT_SWITCHES,
+                "context_switches",
+            ),
             (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page_faults"),
             (PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cpu_cycles"),
-            (PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "instructions"),
+            (
+                PERF_TYPE_HARDWARE,
+                PERF_COUNT_HW_INSTRUCTIONS,
+                "instructions",
+            ),
         ];
         for (t, c, name) in others {
             if let Some(fd) = open_counter(t, c, leader) {
@@ -110,7 +128,13 @@ impl PerfGroup {
     pub fn read(&self, out: &mut [u64; MAX_COUNTERS]) -> bool {
         let mut buf = [0u64; MAX_COUNTERS + 1];
         // SAFETY: reading at most `size_of_val(&buf)` bytes into `buf` from our own fd.
-        let n = unsafe { libc::read(self.fds[0], buf.as_mut_ptr().cast(), std::mem::size_of_val(&buf)) };
+        let n = unsafe {
+            libc::read(
+                self.fds[0],
+                buf.as_mut_ptr().cast(),
+                std::mem::size_of_val(&buf),
+            )
+        };
         if n < 8 {
             return false;
         }

@@ -164,17 +164,28 @@ pub fn run(
     let n_args = (descriptors.len() + scalars.len()) as i32;
 
     let dump = if config.dfx.dump_args > 0 {
-        let dir = config.dfx.dump_dir.clone().ok_or_else(|| RuntimeError::InvalidConfig {
-            message: "the args dump is on but no output directory was given".to_string(),
-        })?;
+        let dir = config
+            .dfx
+            .dump_dir
+            .clone()
+            .ok_or_else(|| RuntimeError::InvalidConfig {
+                message: "the args dump is on but no output directory was given".to_string(),
+            })?;
         Some(
-            DumpCollector::start(config.dfx.dump_args, dir)
-                .map_err(|source| RuntimeError::Io { what: "starting the args-dump writer".to_string(), source })?,
+            DumpCollector::start(config.dfx.dump_args, dir).map_err(|source| RuntimeError::Io {
+                what: "starting the args-dump writer".to_string(),
+                source,
+            })?,
         )
     } else {
         None
     };
-    let chip = Arc::new(Chip::new(config.clone(), Arc::clone(&program.kernels), n_workers, dump.clone()));
+    let chip = Arc::new(Chip::new(
+        config.clone(),
+        Arc::clone(&program.kernels),
+        n_workers,
+        dump.clone(),
+    ));
     let bound = Arc::new(memory);
 
     let mut workers: Vec<JoinHandle<WorkerRecords>> = Vec::with_capacity(n_workers);
@@ -325,7 +336,12 @@ pub fn run(
         }
     }
     if let Some(dump) = &dump {
-        if !fatal || chip.workers.iter().all(|w| w.exited.load(Ordering::Acquire)) {
+        if !fatal
+            || chip
+                .workers
+                .iter()
+                .all(|w| w.exited.load(Ordering::Acquire))
+        {
             dfx.dump = Some(dump.finish());
         }
     }

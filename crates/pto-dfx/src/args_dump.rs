@@ -1,0 +1,693 @@
+//! `args_dump/args_dump.json`: the manifest of dumped task arguments.
+//!
+//! The manifest lists one entry per dumped argument (tensor or scalar, before
+//! dispatch or after completion); tensor payloads live in `args.bin` (see
+//! [`crate::args_bin`]) at `bin_offset` / `bin_size`.
+//!
+//! [`render`] reproduces the hand-built layout: a two-space-indented object,
+//! then `"args"` with one entry per line (`", "` between keys, `": "` after
+//! them), entries joined by `",\n"`. Task ids are `"0x%016x"`. A float scalar
+//! is printed like C++ `ostream` does by default (6 significant digits, `%g`)
+//! with `.0` appended when the text has neither `.` nor `e`; NaN is `null`
+//! and ±infinity the strings `"$Inf"` / `"-$Inf"` (see [`ScalarValue`]).
+//! The writer keeps the entries in the order given; [`sort_args`] (or
+//! [`ArgsDumpManifest::new`]) puts them in Simpler's order first.
+//!
+//! [`read`] also accepts the older or documented variants: the legacy
+//! `tensors` key for `args`, a missing `bin_file` (meaning `"args.bin"`, as
+//! the dump viewer assumes), a missing `numel` (the product of the shape) and
+//! any dtype case. A damaged entry is skipped with a [`Problem`].
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::atomic::atomic_write;
+use crate::dtype::DataType;
+use crate::error::{Loaded, Problem, ReadError, WriteError};
+use crate::json::{self, Issue, Node, Out};
+use crate::task_id::{format_task_hex, parse_task_id, TaskId};
+
+/// The directory under the output prefix.
+pub const DIR_NAME: &str = "args_dump";
+/// The manifest's file name inside [`DIR_NAME`].
+pub const MANIFEST_FILE_NAME: &str = "args_dump.json";
+/// The payload file's default name inside [`DIR_NAME`].
+pub const BIN_FILE_NAME: &str = "args.bin";
+
+/// The whole manifest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArgsDumpManifest {
+    /// `run_dir`: `"args_dump"`.
+    pub run_dir: String,
+    /// `bin_format`.
+    pub bin_format: BinFormat,
+    /// `dump_args_level`: 1 partial, 2 full, 3 hybrid (0 off).
+    pub dump_args_level: u32,
+    /// `total_args`.
+    pub total_args: u64,
+    /// `before_dispatch`: entries with that stage.
+    pub before_dispatch: u64,
+    /// `after_completion`: entries with that stage.
+    pub after_completion: u64,
+    /// `input_args`.
+    pub input_args: u64,
+    /// `output_args`.
+    pub output_args: u64,
+    /// `inout_args`.
+    pub inout_args: u64,
+    /// `truncated_args`.
+    pub truncated_args: u64,
+    /// `dropped_records`: records lost on the device.
+    pub dropped_records: u64,
+    /// `dropped_overwrite`: payloads overwritten before the host drained them.
+    pub dropped_overwrite: u64,
+    /// `bin_file`: `"args.bin"`, or `None` (`null`) when no payload was written.
+    pub bin_file: Option<String>,
+    /// `args`.
+    pub args: Vec<ArgRecord>,
+}
+
+impl ArgsDumpManifest {
+    /// A manifest over `args`, sorted into Simpler's order, with the
+    /// counters tallied from them: `total_args` is the number of entries,
+    /// the stage / role / truncation counters count matching entries.
+    pub fn new(
+        dump_args_level: u32,
+        bin_file: Option<String>,
+        mut args: Vec<ArgRecord>,
+        dropped_records: u64,
+        dropped_overwrite: u64,
+    ) -> Self {
+        sort_args(&mut args);
+        let [total_args, before_dispatch, after_completion, input_args, output_args, inout_args, truncated_args] =
+            tally(&args);
+        Self {
+            run_dir: DIR_NAME.to_string(),
+            bin_format: BinFormat::logical_contiguous_le(),
+            dump_args_level,
+            total_args,
+            before_dispatch,
+            after_completion,
+            input_args,
+            output_args,
+            inout_args,
+            truncated_args,
+            dropped_records,
+            dropped_overwrite,
+            bin_file,
+            args,
+        }
+    }
+}
+
+/// `[total, before_dispatch, after_completion, input, output, inout, truncated]`.
+fn tally(args: &[ArgRecord]) -> [u64; 7] {
+    let count = |f: &dyn Fn(&ArgRecord) -> bool| args.iter().filter(|a| f(a)).count() as u64;
+    [
+        args.len() as u64,
+        count(&|a| a.stage == DumpStage::BeforeDispatch),
+        count(&|a| a.stage == DumpStage::AfterCompletion),
+        count(&|a| a.role == ArgRole::Input),
+        count(&|a| a.role == ArgRole::Output),
+        count(&|a| a.role == ArgRole::Inout),
+        count(&|a| a.truncated),
+    ]
+}
+
+/// `bin_format`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BinFormat {
+    /// `type`: `"logical_contiguous"`.
+    pub layout: String,
+    /// `byte_order`: `"little_endian"`.
+    pub byte_order: String,
+}
+
+impl BinFormat {
+    /// `{"type": "logical_contiguous", "byte_order": "little_endian"}`, the
+    /// only format Simpler writes and its consumers accept.
+    pub fn logical_contiguous_le() -> Self {
+        Self {
+            layout: String::from("logical_contiguous"),
+            byte_order: String::from("little_endian"),
+        }
+    }
+}
+
+/// `role`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ArgRole {
+    /// `"input"`.
+    Input,
+    /// `"output"`.
+    Output,
+    /// `"inout"`.
+    Inout,
+}
+
+impl ArgRole {
+    /// The name written in `role`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Input => "input",
+            Self::Output => "output",
+            Self::Inout => "inout",
+        }
+    }
+
+    /// The role named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "input" => Some(Self::Input),
+            "output" => Some(Self::Output),
+            "inout" => Some(Self::Inout),
+            _ => None,
+        }
+    }
+}
+
+/// `stage`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DumpStage {
+    /// `"before_dispatch"`.
+    BeforeDispatch,
+    /// `"after_completion"`.
+    AfterCompletion,
+}
+
+impl DumpStage {
+    /// The name written in `stage`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::BeforeDispatch => "before_dispatch",
+            Self::AfterCompletion => "after_completion",
+        }
+    }
+
+    /// The stage named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "before_dispatch" => Some(Self::BeforeDispatch),
+            "after_completion" => Some(Self::AfterCompletion),
+            _ => None,
+        }
+    }
+}
+
+/// `kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArgKind {
+    /// `"tensor"`.
+    Tensor,
+    /// `"scalar"`.
+    Scalar,
+}
+
+impl ArgKind {
+    /// The name written in `kind`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Tensor => "tensor",
+            Self::Scalar => "scalar",
+        }
+    }
+
+    /// The kind named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "tensor" => Some(Self::Tensor),
+            "scalar" => Some(Self::Scalar),
+            _ => None,
+        }
+    }
+}
+
+/// A scalar argument's `value`.
+///
+/// Simpler writes FLOAT32 as [`ScalarValue::F32`], INT32 / INT64 as
+/// [`ScalarValue::I64`], UINT32 and every other dtype (the raw 64-bit slot)
+/// as [`ScalarValue::U64`], BOOL as [`ScalarValue::Bool`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarValue {
+    /// A float: `%g` with 6 significant digits plus `.0` if needed; NaN is
+    /// `null`, ±infinity `"$Inf"` / `"-$Inf"`. Only 6 digits survive a round trip.
+    F32(f32),
+    /// A signed decimal.
+    I64(i64),
+    /// An unsigned decimal.
+    U64(u64),
+    /// `true` / `false`.
+    Bool(bool),
+}
+
+/// One `args` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArgRecord {
+    /// `task_id`, written `"0x%016x"`.
+    pub task_id: TaskId,
+    /// `func_id`: the task's active-subtask kernel ids in slot order (−1 for
+    /// an unknown id; `[-1]` on host_build_graph); at most 3.
+    pub func_id: Vec<i32>,
+    /// `arg_index`: the tensor slot, or `tensor_count + scalar_index`.
+    pub arg_index: u32,
+    /// `role`.
+    pub role: ArgRole,
+    /// `stage`.
+    pub stage: DumpStage,
+    /// `kind`.
+    pub kind: ArgKind,
+    /// `dtype`, e.g. `FLOAT32`.
+    pub dtype: String,
+    /// `value`: written iff `Some` (Simpler: scalars only).
+    pub value: Option<ScalarValue>,
+    /// `is_contiguous`.
+    pub is_contiguous: bool,
+    /// `shape`; `[]` for scalars.
+    pub shape: Vec<u64>,
+    /// `strides`, in elements; `[]` for scalars.
+    pub strides: Vec<u64>,
+    /// `start_offset`, in elements.
+    pub start_offset: u64,
+    /// `numel`: the product of `shape`, 1 when it is empty.
+    pub numel: u64,
+    /// `arg_index_ambiguous`: written (as `true`) iff true.
+    pub arg_index_ambiguous: bool,
+    /// `bin_offset` in `args.bin`; 0 whenever `bin_size` is 0.
+    pub bin_offset: u64,
+    /// `bin_size`: bytes stored (0 for scalars, overwritten and unmarked entries).
+    pub bin_size: u64,
+    /// `truncated`: only the first half-arena of the logical bytes was stored.
+    pub truncated: bool,
+    /// `overwritten`: the payload was lost (host drained too slowly).
+    pub overwritten: bool,
+}
+
+impl ArgRecord {
+    /// The dtype, if its name is known (any case).
+    pub fn data_type(&self) -> Option<DataType> {
+        DataType::from_name(&self.dtype)
+    }
+
+    /// Simpler's sort key: `(task_id, stage, arg_index, role)`.
+    pub fn sort_key(&self) -> (u64, DumpStage, u32, ArgRole) {
+        (self.task_id.raw(), self.stage, self.arg_index, self.role)
+    }
+}
+
+/// The product of `shape`, 1 for an empty shape (saturating).
+pub fn numel(shape: &[u64]) -> u64 {
+    shape.iter().fold(1u64, |acc, &d| acc.saturating_mul(d))
+}
+
+/// Sorts entries into Simpler's order (stable): task id, stage
+/// (before < after), arg index, role (input < output < inout).
+pub fn sort_args(args: &mut [ArgRecord]) {
+    args.sort_by_key(ArgRecord::sort_key);
+}
+
+/// C++ `ostream << float` (6 significant digits, `%g`), plus `.0` when the
+/// text has neither `.` nor `e`: `1.5`, `100.0`, `1.23457e+08`, `1e-05`.
+/// NaN and infinities have no number form; see [`ScalarValue::F32`].
+pub fn format_float_value(v: f32) -> String {
+    let mut text = format_general(f64::from(v), 6);
+    if !text.contains('.') && !text.contains('e') {
+        text.push_str(".0");
+    }
+    text
+}
+
+/// C's `%.{precision}g` for a finite value.
+fn format_general(x: f64, precision: usize) -> String {
+    let precision = precision.max(1);
+    if x == 0.0 {
+        return String::from(if x.is_sign_negative() { "-0" } else { "0" });
+    }
+    let sci = format!("{:.*e}", precision - 1, x);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    if exp < -4 || exp >= precision as i64 {
+        let mantissa = trim_fraction_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
+    } else {
+        let decimals = usize::try_from(precision as i64 - 1 - exp).unwrap_or(0);
+        trim_fraction_zeros(&format!("{x:.decimals$}")).to_string()
+    }
+}
+
+fn trim_fraction_zeros(text: &str) -> &str {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        text
+    }
+}
+
+// ---------------------------------------------------------------- writer
+
+fn render_value(out: &mut Out, v: &ScalarValue) {
+    match *v {
+        ScalarValue::F32(f) if f.is_nan() => out.s("null"),
+        ScalarValue::F32(f) if f.is_infinite() => {
+            out.s(if f > 0.0 { "\"$Inf\"" } else { "\"-$Inf\"" })
+        }
+        ScalarValue::F32(f) => out.s(&format_float_value(f)),
+        ScalarValue::I64(i) => out.i(i),
+        ScalarValue::U64(u) => out.u(u),
+        ScalarValue::Bool(b) => out.b(b),
+    };
+}
+
+fn render_entry(out: &mut Out, a: &ArgRecord) {
+    out.s("{\"task_id\": ")
+        .q(&format_task_hex(a.task_id.raw()))
+        .s(", \"func_id\": ")
+        .list(&a.func_id, ", ")
+        .s(", \"arg_index\": ")
+        .u(u64::from(a.arg_index))
+        .s(", \"role\": ")
+        .q(a.role.as_str())
+        .s(", \"stage\": ")
+        .q(a.stage.as_str())
+        .s(", \"kind\": ")
+        .q(a.kind.as_str())
+        .s(", \"dtype\": ")
+        .q(&a.dtype);
+    if let Some(v) = &a.value {
+        out.s(", \"value\": ");
+        render_value(out, v);
+    }
+    out.s(", \"is_contiguous\": ")
+        .b(a.is_contiguous)
+        .s(", \"shape\": ")
+        .list(&a.shape, ", ")
+        .s(", \"strides\": ")
+        .list(&a.strides, ", ")
+        .s(", \"start_offset\": ")
+        .u(a.start_offset)
+        .s(", \"numel\": ")
+        .u(a.numel);
+    if a.arg_index_ambiguous {
+        out.s(", \"arg_index_ambiguous\": true");
+    }
+    out.s(", \"bin_offset\": ")
+        .u(a.bin_offset)
+        .s(", \"bin_size\": ")
+        .u(a.bin_size)
+        .s(", \"truncated\": ")
+        .b(a.truncated)
+        .s(", \"overwritten\": ")
+        .b(a.overwritten)
+        .s("}");
+}
+
+/// The manifest's exact bytes.
+pub fn render(m: &ArgsDumpManifest) -> String {
+    let mut out = Out::with_capacity(512 + 400 * m.args.len());
+    out.s("{\n  \"run_dir\": ")
+        .q(&m.run_dir)
+        .s(",\n  \"bin_format\": {\n    \"type\": ")
+        .q(&m.bin_format.layout)
+        .s(",\n    \"byte_order\": ")
+        .q(&m.bin_format.byte_order)
+        .s("\n  },\n  \"dump_args_level\": ")
+        .u(u64::from(m.dump_args_level));
+    for (name, v) in counters(m) {
+        out.s(",\n  \"").s(name).s("\": ").u(v);
+    }
+    out.s(",\n  \"bin_file\": ");
+    match &m.bin_file {
+        Some(name) => out.q(name),
+        None => out.s("null"),
+    };
+    out.s(",\n  \"args\": [\n");
+    for (i, a) in m.args.iter().enumerate() {
+        out.s(if i > 0 { ",\n    " } else { "    " });
+        render_entry(&mut out, a);
+    }
+    out.s("\n  ]\n}\n");
+    out.into_string()
+}
+
+fn counters(m: &ArgsDumpManifest) -> [(&'static str, u64); 9] {
+    [
+        ("total_args", m.total_args),
+        ("before_dispatch", m.before_dispatch),
+        ("after_completion", m.after_completion),
+        ("input_args", m.input_args),
+        ("output_args", m.output_args),
+        ("inout_args", m.inout_args),
+        ("truncated_args", m.truncated_args),
+        ("dropped_records", m.dropped_records),
+        ("dropped_overwrite", m.dropped_overwrite),
+    ]
+}
+
+/// Writes the manifest to `path` (normally `<prefix>/args_dump/args_dump.json`) atomically.
+pub fn write(path: &Path, manifest: &ArgsDumpManifest) -> Result<(), WriteError> {
+    atomic_write(path, render(manifest).as_bytes())
+}
+
+// ---------------------------------------------------------------- reader
+
+/// Reads the manifest at `path`.
+pub fn read(path: &Path) -> Result<Loaded<ArgsDumpManifest>, ReadError> {
+    parse(&json::read_file(path)?, path)
+}
+
+/// Parses manifest content; `path` only names the file in messages.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<Loaded<ArgsDumpManifest>, ReadError> {
+    let value = json::parse(bytes, path)?;
+    let mut problems = Vec::new();
+    let m = parse_root(&Node::root(&value), &mut problems).map_err(|e| e.into_read_error(path))?;
+    Ok(Loaded { value: m, problems })
+}
+
+fn parse_root(root: &Node<'_, '_>, problems: &mut Vec<Problem>) -> Result<ArgsDumpManifest, Issue> {
+    root.object()?;
+    let args_node = match root.opt_field("args")? {
+        Some(n) => n,
+        // The legacy key; without either, report the missing `args`.
+        None => match root.opt_field("tensors")? {
+            Some(n) => n,
+            None => root.field("args")?,
+        },
+    };
+    let dump_args_level = root.field("dump_args_level")?.u32()?;
+    let items = args_node.array()?;
+
+    let mut args = Vec::with_capacity(items.len());
+    for (i, v) in items.iter().enumerate() {
+        match parse_entry(&args_node.item(i, v), problems) {
+            Ok(a) => args.push(a),
+            Err(issue) => problems.push(issue.into_problem("skipped the entry")),
+        }
+    }
+
+    let run_dir = match root
+        .field("run_dir")
+        .and_then(|n| n.str().map(str::to_string))
+    {
+        Ok(s) => s,
+        Err(issue) => {
+            problems.push(issue.into_problem("used \"args_dump\""));
+            DIR_NAME.to_string()
+        }
+    };
+    let bin_format = match root.field("bin_format").and_then(|n| {
+        Ok(BinFormat {
+            layout: n.field("type")?.str()?.to_string(),
+            byte_order: n.field("byte_order")?.str()?.to_string(),
+        })
+    }) {
+        Ok(f) => f,
+        Err(issue) => {
+            problems.push(issue.into_problem("assumed logical_contiguous, little_endian"));
+            BinFormat::logical_contiguous_le()
+        }
+    };
+    let bin_file = match root.opt_field("bin_file")? {
+        Some(n) => match n.opt_str() {
+            Ok(s) => s.map(str::to_string),
+            Err(issue) => {
+                problems.push(issue.into_problem("assumed \"args.bin\""));
+                Some(BIN_FILE_NAME.to_string())
+            }
+        },
+        None => Some(BIN_FILE_NAME.to_string()),
+    };
+
+    // Counters: read when present, otherwise tallied from the entries read.
+    let tallied = tally(&args);
+    let names = [
+        "total_args",
+        "before_dispatch",
+        "after_completion",
+        "input_args",
+        "output_args",
+        "inout_args",
+        "truncated_args",
+        "dropped_records",
+        "dropped_overwrite",
+    ];
+    let mut values = [0u64; 9];
+    for (i, name) in names.iter().enumerate() {
+        let fallback = tallied.get(i).copied().unwrap_or(0);
+        values[i] = match root.field(name).and_then(|n| n.u64()) {
+            Ok(v) => v,
+            Err(issue) => {
+                problems.push(issue.into_problem(&format!("used {fallback}")));
+                fallback
+            }
+        };
+    }
+    let [total_args, before_dispatch, after_completion, input_args, output_args, inout_args, truncated_args, dropped_records, dropped_overwrite] =
+        values;
+    let m = ArgsDumpManifest {
+        run_dir,
+        bin_format,
+        dump_args_level,
+        total_args,
+        before_dispatch,
+        after_completion,
+        input_args,
+        output_args,
+        inout_args,
+        truncated_args,
+        dropped_records,
+        dropped_overwrite,
+        bin_file,
+        args,
+    };
+    Ok(m)
+}
+
+fn named<T>(
+    n: &Node<'_, '_>,
+    from_name: fn(&str) -> Option<T>,
+    expected: &str,
+) -> Result<T, Issue> {
+    let text = n.str()?;
+    from_name(text).ok_or_else(|| n.invalid(format!("is {text:?}; expected {expected}")))
+}
+
+fn parse_entry(n: &Node<'_, '_>, problems: &mut Vec<Problem>) -> Result<ArgRecord, Issue> {
+    let task_node = n.field("task_id")?;
+    let task_id = match task_node.value {
+        Value::String(s) => parse_task_id(s).ok_or_else(|| {
+            task_node.invalid(format!("is {s:?}; expected \"0x\" and 16 hex digits"))
+        })?,
+        _ => task_node.u64()?,
+    };
+    let dtype = n.field("dtype")?.str()?.to_string();
+    let shape = n.field("shape")?.vec(|x| x.u64())?;
+    let value = match n.opt_field("value")? {
+        Some(v) => Some(parse_value(&v, &dtype)?),
+        None => None,
+    };
+    let numel_value = match n.opt_field("numel")? {
+        Some(x) => x.u64()?,
+        None => numel(&shape),
+    };
+    let record = ArgRecord {
+        task_id: TaskId(task_id),
+        func_id: n.field("func_id")?.vec(|x| x.i32())?,
+        arg_index: n.field("arg_index")?.u32()?,
+        role: named(
+            &n.field("role")?,
+            ArgRole::from_name,
+            "input, output or inout",
+        )?,
+        stage: named(
+            &n.field("stage")?,
+            DumpStage::from_name,
+            "before_dispatch or after_completion",
+        )?,
+        kind: named(&n.field("kind")?, ArgKind::from_name, "tensor or scalar")?,
+        dtype,
+        value,
+        is_contiguous: n.field("is_contiguous")?.bool()?,
+        strides: n.field("strides")?.vec(|x| x.u64())?,
+        shape,
+        start_offset: n.field("start_offset")?.u64()?,
+        numel: numel_value,
+        arg_index_ambiguous: match n.opt_field("arg_index_ambiguous")? {
+            Some(x) => x.bool()?,
+            None => false,
+        },
+        bin_offset: n.field("bin_offset")?.u64()?,
+        bin_size: n.field("bin_size")?.u64()?,
+        truncated: n.field("truncated")?.bool()?,
+        overwritten: n.field("overwritten")?.bool()?,
+    };
+    if record.shape.len() != record.strides.len() {
+        problems.push(Problem::new(
+            n.key.to_string(),
+            format!(
+                "shape has {} dimensions but strides {}; kept as written",
+                record.shape.len(),
+                record.strides.len()
+            ),
+        ));
+    }
+    Ok(record)
+}
+
+fn parse_value(v: &Node<'_, '_>, dtype: &str) -> Result<ScalarValue, Issue> {
+    let dt = DataType::from_name(dtype);
+    match v.value {
+        Value::Null => Ok(ScalarValue::F32(f32::NAN)),
+        Value::Bool(b) => Ok(ScalarValue::Bool(*b)),
+        Value::String(s) if s == "$Inf" => Ok(ScalarValue::F32(f32::INFINITY)),
+        Value::String(s) if s == "-$Inf" => Ok(ScalarValue::F32(f32::NEG_INFINITY)),
+        Value::Number(num) => {
+            if num.is_f64() || dt == Some(DataType::Float32) {
+                Ok(ScalarValue::F32(num.as_f64().unwrap_or(f64::NAN) as f32))
+            } else if let Some(i) = num.as_i64().filter(|i| *i < 0) {
+                Ok(ScalarValue::I64(i))
+            } else if matches!(dt, Some(DataType::Int32 | DataType::Int64)) {
+                num.as_i64()
+                    .map(ScalarValue::I64)
+                    .ok_or_else(|| v.invalid(format!("is {num}; does not fit {dtype}")))
+            } else {
+                num.as_u64()
+                    .map(ScalarValue::U64)
+                    .ok_or_else(|| v.wrong_type("an integer"))
+            }
+        }
+        _ => Err(v.wrong_type("a number, a boolean, null, \"$Inf\" or \"-$Inf\"")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_values_follow_cpp_ostream() {
+        // Expected texts are C's "%g" (checked with Python's '%g' on the
+        // same f32 values, widened to double), plus ".0" where needed.
+        let cases: [(f32, &str); 16] = [
+            (1.5, "1.5"),
+            (100.0, "100.0"),
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (-2.0, "-2.0"),
+            (123_456_789.0, "1.23457e+08"),
+            (123_456.0, "123456.0"),
+            (1_234_567.0, "1.23457e+06"),
+            (999_999.5, "1e+06"),
+            (0.0001, "0.0001"),
+            (0.000_01, "1e-05"),
+            (0.1, "0.1"),
+            (1.0 / 3.0, "0.333333"),
+            (f32::MAX, "3.40282e+38"),
+            (f32::MIN_POSITIVE, "1.17549e-38"),
+            (1e16, "1e+16"),
+        ];
+        for (v, expected) in cases {
+            assert_eq!(format_float_value(v), expected, "{v:e}");
+        }
+    }
+}

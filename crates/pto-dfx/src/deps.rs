@@ -1,0 +1,595 @@
+//! `deps.json`: the dependency graph the dep_gen pass records.
+//!
+//! One line, no spaces, a trailing `\n`; keys in a fixed order. Every
+//! 64-bit value (task ids, tensor ids, addresses, element counts and
+//! offsets) is a JSON **string** so JavaScript loses no precision; `int32`
+//! and `uint32` values are plain numbers. [`render`] writes exactly that.
+//!
+//! [`read`] accepts 64-bit values as strings or numbers and wraps negative
+//! ones to `u64` (the tools normalize with `& (2^64 - 1)`), and takes a
+//! missing `early_dispatch` (absent from the documented schema) as `false`.
+//! A damaged task, tensor or edge is skipped with a [`Problem`]; a missing
+//! or mistyped `tasks` / `tensors` / `edges` is an error.
+//!
+//! [`tensor_id`] is the FNV-1a 64 hash that names a tensor version.
+
+use std::path::Path;
+
+use crate::atomic::atomic_write;
+use crate::error::{Loaded, Problem, ReadError, WriteError};
+use crate::json::{self, Issue, Node, Out};
+use crate::task_id::TaskId;
+
+pub use crate::task_id::format_task_display;
+
+/// The file name under the output prefix.
+pub const FILE_NAME: &str = "deps.json";
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// The id of version `version` of the buffer at `buffer_addr`: FNV-1a 64
+/// over the 8 little-endian bytes of `buffer_addr`, then the 4 little-endian
+/// bytes of `version as u32`.
+pub fn tensor_id(buffer_addr: u64, version: i32) -> u64 {
+    let mut hash = FNV_OFFSET;
+    let addr = buffer_addr.to_le_bytes();
+    let ver = (version as u32).to_le_bytes();
+    for byte in addr.iter().chain(ver.iter()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(FNV_PRIME);
+    }
+    hash
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DepsFile {
+    /// `tasks`, in submission order (`alloc_tensors()` pseudo-tasks are absent).
+    pub tasks: Vec<DepsTask>,
+    /// `tensors`, in first-seen order.
+    pub tensors: Vec<DepsTensor>,
+    /// `edges`, in emission order; the same `(pred, succ)` may repeat.
+    pub edges: Vec<DepsEdge>,
+}
+
+/// Whether a task was submitted inside a manual scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScopeMode {
+    /// `"auto"`.
+    Auto,
+    /// `"manual"`.
+    Manual,
+}
+
+impl ScopeMode {
+    /// The name written in `scope`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Manual => "manual",
+        }
+    }
+
+    /// The mode named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "auto" => Some(Self::Auto),
+            "manual" => Some(Self::Manual),
+            _ => None,
+        }
+    }
+}
+
+/// One `tasks[]` entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DepsTask {
+    /// `task_id`.
+    pub task_id: TaskId,
+    /// `scope`.
+    pub scope: ScopeMode,
+    /// `early_dispatch`.
+    pub early_dispatch: bool,
+    /// `kernel_ids`: `[aic, aiv0, aiv1]`, −1 for an inactive slot; all −1
+    /// marks a dummy task. Simpler always writes 3; the tools ignore other lengths.
+    pub kernel_ids: Vec<i32>,
+    /// `block_num`: SPMD logical block count (> 1 means SPMD).
+    pub block_num: u32,
+    /// `args`.
+    pub args: Vec<DepsArg>,
+}
+
+impl DepsTask {
+    /// Whether every kernel slot is inactive (`submit_dummy_task`).
+    pub fn is_dummy(&self) -> bool {
+        self.kernel_ids.iter().all(|&k| k < 0)
+    }
+}
+
+/// The direction of a task argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArgDirection {
+    /// `"INPUT"`.
+    Input,
+    /// `"OUTPUT"`.
+    Output,
+    /// `"INOUT"`.
+    Inout,
+    /// `"OUTPUT_EXISTING"`.
+    OutputExisting,
+}
+
+impl ArgDirection {
+    /// The name written in `type`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Input => "INPUT",
+            Self::Output => "OUTPUT",
+            Self::Inout => "INOUT",
+            Self::OutputExisting => "OUTPUT_EXISTING",
+        }
+    }
+
+    /// The direction named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "INPUT" => Some(Self::Input),
+            "OUTPUT" => Some(Self::Output),
+            "INOUT" => Some(Self::Inout),
+            "OUTPUT_EXISTING" => Some(Self::OutputExisting),
+            _ => None,
+        }
+    }
+}
+
+/// One `args[]` entry of a task.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DepsArg {
+    /// `idx`.
+    pub idx: i32,
+    /// `type`.
+    pub direction: ArgDirection,
+    /// The tensor fields; `None` when there is no tensor info (plain
+    /// `OUTPUT` slots at submit time).
+    pub tensor: Option<TensorView>,
+}
+
+/// A tensor slice: which tensor and the view geometry (element units).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorView {
+    /// `tensor_id` / `consumer_tensor_id`.
+    pub tensor_id: u64,
+    /// `dtype`, e.g. `FLOAT32`.
+    pub dtype: String,
+    /// `shape`.
+    pub shape: Vec<u32>,
+    /// `start_offset`, in elements.
+    pub start_offset: u64,
+    /// `strides`, in elements.
+    pub strides: Vec<u32>,
+}
+
+/// One `tensors[]` entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DepsTensor {
+    /// `tensor_id`: [`tensor_id`]`(buffer_addr, version)`.
+    pub tensor_id: u64,
+    /// `buffer_addr`.
+    pub buffer_addr: u64,
+    /// `version`.
+    pub version: i32,
+    /// `dtype`.
+    pub dtype: String,
+    /// `buffer_numel`: elements of the underlying storage.
+    pub buffer_numel: u64,
+}
+
+/// Where an edge came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EdgeSource {
+    /// `"explicit"`: a user dependency (`arg` is −1).
+    Explicit,
+    /// `"creator"`: from the task that allocated the buffer.
+    Creator,
+    /// `"tensormap"`: from a TensorMap overlap lookup.
+    Tensormap,
+}
+
+impl EdgeSource {
+    /// The name written in `source`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Explicit => "explicit",
+            Self::Creator => "creator",
+            Self::Tensormap => "tensormap",
+        }
+    }
+
+    /// The source named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "explicit" => Some(Self::Explicit),
+            "creator" => Some(Self::Creator),
+            "tensormap" => Some(Self::Tensormap),
+            _ => None,
+        }
+    }
+}
+
+/// `flags`: written `["wait","retain"]`, `["wait"]`, `["retain"]` or `[]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DepFlags {
+    /// `"wait"`: the successor waits for the predecessor.
+    pub wait: bool,
+    /// `"retain"`: the successor keeps the predecessor's output alive.
+    pub retain: bool,
+}
+
+impl DepFlags {
+    /// `["wait","retain"]`: creator and explicit edges.
+    pub const WAIT_RETAIN: Self = Self {
+        wait: true,
+        retain: true,
+    };
+    /// `["wait"]`: TensorMap edges.
+    pub const WAIT: Self = Self {
+        wait: true,
+        retain: false,
+    };
+}
+
+/// How a TensorMap edge's consumer and producer views overlap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Overlap {
+    /// `"covered"`.
+    Covered,
+    /// `"other"`.
+    Other,
+    /// `"no_overlap"`.
+    NoOverlap,
+}
+
+impl Overlap {
+    /// The name written in `overlap`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Covered => "covered",
+            Self::Other => "other",
+            Self::NoOverlap => "no_overlap",
+        }
+    }
+
+    /// The overlap named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "covered" => Some(Self::Covered),
+            "other" => Some(Self::Other),
+            "no_overlap" => Some(Self::NoOverlap),
+            _ => None,
+        }
+    }
+}
+
+/// The producer side of a TensorMap edge (`producer_*` keys).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProducerView {
+    /// `producer_shape`.
+    pub shape: Vec<u32>,
+    /// `producer_start_offset`.
+    pub start_offset: u64,
+    /// `producer_strides`.
+    pub strides: Vec<u32>,
+}
+
+/// One `edges[]` entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DepsEdge {
+    /// `pred`: the predecessor (may be an `alloc_tensors()` pseudo-task on creator edges).
+    pub pred: TaskId,
+    /// `succ`.
+    pub succ: TaskId,
+    /// `arg`: the consumer's arg index, −1 for explicit edges.
+    pub arg: i32,
+    /// `source`.
+    pub source: EdgeSource,
+    /// `flags`.
+    pub flags: DepFlags,
+    /// `overlap` (Simpler: TensorMap edges only).
+    pub overlap: Option<Overlap>,
+    /// `tensor_id`, `consumer_dtype`, `consumer_shape`,
+    /// `consumer_start_offset`, `consumer_strides` (Simpler: all but explicit edges).
+    pub consumer: Option<TensorView>,
+    /// `producer_shape`, `producer_start_offset`, `producer_strides`
+    /// (Simpler: TensorMap edges only).
+    pub producer: Option<ProducerView>,
+}
+
+// ---------------------------------------------------------------- writer
+
+/// The file's exact bytes.
+pub fn render(file: &DepsFile) -> String {
+    let mut out = Out::with_capacity(
+        64 + 160 * file.tasks.len() + 128 * file.tensors.len() + 256 * file.edges.len(),
+    );
+    out.s("{\"tasks\":[");
+    for (i, t) in file.tasks.iter().enumerate() {
+        if i > 0 {
+            out.s(",");
+        }
+        out.s("{\"task_id\":")
+            .qu(t.task_id.raw())
+            .s(",\"scope\":")
+            .q(t.scope.as_str())
+            .s(",\"early_dispatch\":")
+            .b(t.early_dispatch)
+            .s(",\"kernel_ids\":")
+            .list(&t.kernel_ids, ",")
+            .s(",\"block_num\":")
+            .u(u64::from(t.block_num))
+            .s(",\"args\":[");
+        for (j, a) in t.args.iter().enumerate() {
+            if j > 0 {
+                out.s(",");
+            }
+            out.s("{\"idx\":")
+                .i(i64::from(a.idx))
+                .s(",\"type\":")
+                .q(a.direction.as_str());
+            if let Some(v) = &a.tensor {
+                out.s(",\"tensor_id\":")
+                    .qu(v.tensor_id)
+                    .s(",\"dtype\":")
+                    .q(&v.dtype)
+                    .s(",\"shape\":")
+                    .list(&v.shape, ",")
+                    .s(",\"start_offset\":")
+                    .qu(v.start_offset)
+                    .s(",\"strides\":")
+                    .list(&v.strides, ",");
+            }
+            out.s("}");
+        }
+        out.s("]}");
+    }
+    out.s("],\"tensors\":[");
+    for (i, t) in file.tensors.iter().enumerate() {
+        if i > 0 {
+            out.s(",");
+        }
+        out.s("{\"tensor_id\":")
+            .qu(t.tensor_id)
+            .s(",\"buffer_addr\":")
+            .qu(t.buffer_addr)
+            .s(",\"version\":")
+            .i(i64::from(t.version))
+            .s(",\"dtype\":")
+            .q(&t.dtype)
+            .s(",\"buffer_numel\":")
+            .qu(t.buffer_numel)
+            .s("}");
+    }
+    out.s("],\"edges\":[");
+    for (i, e) in file.edges.iter().enumerate() {
+        if i > 0 {
+            out.s(",");
+        }
+        out.s("{\"pred\":")
+            .qu(e.pred.raw())
+            .s(",\"succ\":")
+            .qu(e.succ.raw())
+            .s(",\"arg\":")
+            .i(i64::from(e.arg))
+            .s(",\"source\":")
+            .q(e.source.as_str())
+            .s(",\"flags\":")
+            .s(match (e.flags.wait, e.flags.retain) {
+                (true, true) => "[\"wait\",\"retain\"]",
+                (true, false) => "[\"wait\"]",
+                (false, true) => "[\"retain\"]",
+                (false, false) => "[]",
+            });
+        if let Some(o) = e.overlap {
+            out.s(",\"overlap\":").q(o.as_str());
+        }
+        if let Some(c) = &e.consumer {
+            out.s(",\"tensor_id\":")
+                .qu(c.tensor_id)
+                .s(",\"consumer_dtype\":")
+                .q(&c.dtype)
+                .s(",\"consumer_shape\":")
+                .list(&c.shape, ",")
+                .s(",\"consumer_start_offset\":")
+                .qu(c.start_offset)
+                .s(",\"consumer_strides\":")
+                .list(&c.strides, ",");
+        }
+        if let Some(p) = &e.producer {
+            out.s(",\"producer_shape\":")
+                .list(&p.shape, ",")
+                .s(",\"producer_start_offset\":")
+                .qu(p.start_offset)
+                .s(",\"producer_strides\":")
+                .list(&p.strides, ",");
+        }
+        out.s("}");
+    }
+    out.s("]}\n");
+    out.into_string()
+}
+
+/// Writes `file` to `path` atomically.
+pub fn write(path: &Path, file: &DepsFile) -> Result<(), WriteError> {
+    atomic_write(path, render(file).as_bytes())
+}
+
+// ---------------------------------------------------------------- reader
+
+/// Reads the file at `path`.
+pub fn read(path: &Path) -> Result<Loaded<DepsFile>, ReadError> {
+    parse(&json::read_file(path)?, path)
+}
+
+/// Parses file content; `path` only names the file in messages.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<Loaded<DepsFile>, ReadError> {
+    let value = json::parse(bytes, path)?;
+    let root = Node::root(&value);
+    let mut problems = Vec::new();
+    let file = parse_root(&root, &mut problems).map_err(|e| e.into_read_error(path))?;
+    Ok(Loaded {
+        value: file,
+        problems,
+    })
+}
+
+fn parse_root(root: &Node<'_, '_>, problems: &mut Vec<Problem>) -> Result<DepsFile, Issue> {
+    root.object()?;
+    // Check all three keys before reading items, so a missing key wins over item damage.
+    let tasks_node = root.field("tasks")?;
+    let tensors_node = root.field("tensors")?;
+    let edges_node = root.field("edges")?;
+    let tasks = items(&tasks_node, problems, |n| {
+        let kernel_ids = n.field("kernel_ids")?.vec(|k| k.i32())?;
+        Ok(DepsTask {
+            task_id: TaskId(n.field("task_id")?.u64_lenient()?),
+            scope: named(
+                &n.field("scope")?,
+                ScopeMode::from_name,
+                "\"auto\" or \"manual\"",
+            )?,
+            early_dispatch: match n.opt_field("early_dispatch")? {
+                Some(e) => e.bool()?,
+                None => false,
+            },
+            kernel_ids,
+            block_num: n.field("block_num")?.u32()?,
+            args: n.field("args")?.vec(parse_arg)?,
+        })
+    })?;
+    for (i, t) in tasks.iter().enumerate() {
+        if t.kernel_ids.len() != 3 {
+            problems.push(Problem::new(
+                format!("tasks[{i}].kernel_ids"),
+                format!(
+                    "has {} entries; expected 3 ([aic, aiv0, aiv1]); kept as written",
+                    t.kernel_ids.len()
+                ),
+            ));
+        }
+    }
+    let tensors = items(&tensors_node, problems, |n| {
+        Ok(DepsTensor {
+            tensor_id: n.field("tensor_id")?.u64_lenient()?,
+            buffer_addr: n.field("buffer_addr")?.u64_lenient()?,
+            version: n.field("version")?.i32()?,
+            dtype: n.field("dtype")?.str()?.to_string(),
+            buffer_numel: n.field("buffer_numel")?.u64_lenient()?,
+        })
+    })?;
+    let edges = items(&edges_node, problems, parse_edge)?;
+    Ok(DepsFile {
+        tasks,
+        tensors,
+        edges,
+    })
+}
+
+fn items<T>(
+    node: &Node<'_, '_>,
+    problems: &mut Vec<Problem>,
+    mut item: impl FnMut(&Node<'_, '_>) -> Result<T, Issue>,
+) -> Result<Vec<T>, Issue> {
+    let values = node.array()?;
+    let mut out = Vec::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        match item(&node.item(i, v)) {
+            Ok(x) => out.push(x),
+            Err(issue) => problems.push(issue.into_problem("skipped the entry")),
+        }
+    }
+    Ok(out)
+}
+
+fn named<T>(
+    n: &Node<'_, '_>,
+    from_name: fn(&str) -> Option<T>,
+    expected: &str,
+) -> Result<T, Issue> {
+    let text = n.str()?;
+    from_name(text).ok_or_else(|| n.invalid(format!("is {text:?}; expected {expected}")))
+}
+
+fn parse_arg(n: &Node<'_, '_>) -> Result<DepsArg, Issue> {
+    let tensor = match n.opt_field("tensor_id")? {
+        Some(id) => Some(TensorView {
+            tensor_id: id.u64_lenient()?,
+            dtype: n.field("dtype")?.str()?.to_string(),
+            shape: n.field("shape")?.vec(|x| x.u32())?,
+            start_offset: n.field("start_offset")?.u64_lenient()?,
+            strides: n.field("strides")?.vec(|x| x.u32())?,
+        }),
+        None => None,
+    };
+    Ok(DepsArg {
+        idx: n.field("idx")?.i32()?,
+        direction: named(
+            &n.field("type")?,
+            ArgDirection::from_name,
+            "INPUT, OUTPUT, INOUT or OUTPUT_EXISTING",
+        )?,
+        tensor,
+    })
+}
+
+fn parse_edge(n: &Node<'_, '_>) -> Result<DepsEdge, Issue> {
+    let flags_node = n.field("flags")?;
+    let mut flags = DepFlags::default();
+    for (i, v) in flags_node.array()?.iter().enumerate() {
+        let f = flags_node.item(i, v);
+        match f.str()? {
+            "wait" => flags.wait = true,
+            "retain" => flags.retain = true,
+            other => {
+                return Err(f.invalid(format!("is {other:?}; expected \"wait\" or \"retain\"")))
+            }
+        }
+    }
+    let consumer = match n.opt_field("tensor_id")? {
+        Some(id) => Some(TensorView {
+            tensor_id: id.u64_lenient()?,
+            dtype: n.field("consumer_dtype")?.str()?.to_string(),
+            shape: n.field("consumer_shape")?.vec(|x| x.u32())?,
+            start_offset: n.field("consumer_start_offset")?.u64_lenient()?,
+            strides: n.field("consumer_strides")?.vec(|x| x.u32())?,
+        }),
+        None => None,
+    };
+    let producer = match n.opt_field("producer_shape")? {
+        Some(shape) => Some(ProducerView {
+            shape: shape.vec(|x| x.u32())?,
+            start_offset: n.field("producer_start_offset")?.u64_lenient()?,
+            strides: n.field("producer_strides")?.vec(|x| x.u32())?,
+        }),
+        None => None,
+    };
+    Ok(DepsEdge {
+        pred: TaskId(n.field("pred")?.u64_lenient()?),
+        succ: TaskId(n.field("succ")?.u64_lenient()?),
+        arg: n.field("arg")?.i32()?,
+        source: named(
+            &n.field("source")?,
+            EdgeSource::from_name,
+            "explicit, creator or tensormap",
+        )?,
+        flags,
+        overlap: match n.opt_field("overlap")? {
+            Some(o) => Some(named(
+                &o,
+                Overlap::from_name,
+                "covered, other or no_overlap",
+            )?),
+            None => None,
+        },
+        consumer,
+        producer,
+    })
+}

@@ -1,0 +1,421 @@
+//! JSON plumbing shared by the readers and writers (crate-private).
+//!
+//! Reading: the text is parsed into a `serde_json::Value`, then walked with
+//! [`Node`], which knows the key path of every value (`edges[2].pred`) but
+//! renders it only when something is wrong. A typed accessor returns an
+//! [`Issue`]; the caller turns it into a [`ReadError`] (unrecoverable) or a
+//! [`Problem`] (skip the item and go on).
+//!
+//! Writing: the Simpler writers build their JSON by hand (`ofstream <<`,
+//! `fprintf`), so ours do too, with [`Out`] appending to a `String`.
+
+use std::fmt::{self, Write as _};
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Problem, ReadError, ReadErrorKind};
+
+/// Reads a whole file, mapping failure to [`ReadErrorKind::Io`].
+pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, ReadError> {
+    std::fs::read(path).map_err(|error| ReadError::new(path, ReadErrorKind::Io { error }))
+}
+
+/// Parses JSON text; `path` is only for the message.
+pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<Value, ReadError> {
+    serde_json::from_slice(bytes).map_err(|error| json_error(path, error))
+}
+
+pub(crate) fn json_error(path: &Path, error: serde_json::Error) -> ReadError {
+    let truncated = error.classify() == serde_json::error::Category::Eof;
+    ReadError::new(
+        path,
+        ReadErrorKind::Json {
+            line: error.line(),
+            column: error.column(),
+            truncated,
+            error,
+        },
+    )
+}
+
+// ---------------------------------------------------------------- reading
+
+/// Where a value sits in the document; rendered only for messages.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Key<'k> {
+    /// The document root.
+    Root,
+    /// Line `n` (1-based) of an NDJSON file.
+    Line(usize),
+    /// Field `name` of the parent object.
+    Field(&'k Key<'k>, &'k str),
+    /// Element `i` of the parent array.
+    Index(&'k Key<'k>, usize),
+}
+
+impl fmt::Display for Key<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Key::Root => f.write_str("(root)"),
+            Key::Line(n) => write!(f, "line {n}"),
+            Key::Field(Key::Root, name) => f.write_str(name),
+            Key::Field(Key::Line(n), name) => write!(f, "line {n}: {name}"),
+            Key::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Key::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
+
+/// What is wrong with one value.
+#[derive(Debug)]
+pub(crate) struct Issue {
+    pub key: String,
+    pub kind: IssueKind,
+}
+
+#[derive(Debug)]
+pub(crate) enum IssueKind {
+    Missing,
+    WrongType {
+        expected: &'static str,
+        found: &'static str,
+    },
+    Invalid(String),
+}
+
+impl Issue {
+    pub(crate) fn invalid(key: &Key<'_>, reason: impl Into<String>) -> Self {
+        Self {
+            key: key.to_string(),
+            kind: IssueKind::Invalid(reason.into()),
+        }
+    }
+
+    pub(crate) fn into_read_error(self, path: &Path) -> ReadError {
+        let kind = match self.kind {
+            IssueKind::Missing => ReadErrorKind::MissingKey { key: self.key },
+            IssueKind::WrongType { expected, found } => ReadErrorKind::WrongType {
+                key: self.key,
+                expected,
+                found,
+            },
+            IssueKind::Invalid(reason) => ReadErrorKind::InvalidValue {
+                key: self.key,
+                reason,
+            },
+        };
+        ReadError::new(path, kind)
+    }
+
+    /// A problem saying the issue made the reader `action` (e.g. "skipped the row").
+    pub(crate) fn into_problem(self, action: &str) -> Problem {
+        let what = match self.kind {
+            IssueKind::Missing => String::from("missing key"),
+            IssueKind::WrongType { expected, found } => {
+                format!("should be {expected}, found {found}")
+            }
+            IssueKind::Invalid(reason) => reason,
+        };
+        Problem::new(self.key, format!("{what}; {action}"))
+    }
+}
+
+pub(crate) fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a float",
+        Value::Number(n) if n.is_i64() && n.as_i64().is_some_and(|v| v < 0) => "a negative integer",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A value plus its key path.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Node<'v, 'k> {
+    pub value: &'v Value,
+    pub key: Key<'k>,
+}
+
+impl<'v> Node<'v, 'static> {
+    pub(crate) fn root(value: &'v Value) -> Self {
+        Self {
+            value,
+            key: Key::Root,
+        }
+    }
+
+    pub(crate) fn line(value: &'v Value, line: usize) -> Self {
+        Self {
+            value,
+            key: Key::Line(line),
+        }
+    }
+}
+
+impl<'v, 'k> Node<'v, 'k> {
+    pub(crate) fn wrong_type(&self, expected: &'static str) -> Issue {
+        Issue {
+            key: self.key.to_string(),
+            kind: IssueKind::WrongType {
+                expected,
+                found: type_name(self.value),
+            },
+        }
+    }
+
+    pub(crate) fn invalid(&self, reason: impl Into<String>) -> Issue {
+        Issue::invalid(&self.key, reason)
+    }
+
+    pub(crate) fn object(&self) -> Result<&'v Map<String, Value>, Issue> {
+        self.value
+            .as_object()
+            .ok_or_else(|| self.wrong_type("an object"))
+    }
+
+    pub(crate) fn array(&self) -> Result<&'v [Value], Issue> {
+        self.value
+            .as_array()
+            .map(Vec::as_slice)
+            .ok_or_else(|| self.wrong_type("an array"))
+    }
+
+    /// The required field `name`.
+    pub(crate) fn field<'s>(&'s self, name: &'s str) -> Result<Node<'v, 's>, Issue> {
+        match self.opt_field(name)? {
+            Some(node) => Ok(node),
+            None => Err(Issue {
+                key: Key::Field(&self.key, name).to_string(),
+                kind: IssueKind::Missing,
+            }),
+        }
+    }
+
+    /// The optional field `name` (present even when `null`).
+    pub(crate) fn opt_field<'s>(&'s self, name: &'s str) -> Result<Option<Node<'v, 's>>, Issue> {
+        Ok(self.object()?.get(name).map(|value| Node {
+            value,
+            key: Key::Field(&self.key, name),
+        }))
+    }
+
+    /// Element `i` (taken from this node's array) as a node.
+    pub(crate) fn item<'s>(&'s self, i: usize, value: &'v Value) -> Node<'v, 's> {
+        Node {
+            value,
+            key: Key::Index(&self.key, i),
+        }
+    }
+
+    pub(crate) fn str(&self) -> Result<&'v str, Issue> {
+        self.value
+            .as_str()
+            .ok_or_else(|| self.wrong_type("a string"))
+    }
+
+    /// A string, or `None` for `null`.
+    pub(crate) fn opt_str(&self) -> Result<Option<&'v str>, Issue> {
+        match self.value {
+            Value::Null => Ok(None),
+            _ => self.str().map(Some),
+        }
+    }
+
+    pub(crate) fn bool(&self) -> Result<bool, Issue> {
+        self.value
+            .as_bool()
+            .ok_or_else(|| self.wrong_type("a boolean"))
+    }
+
+    pub(crate) fn u64(&self) -> Result<u64, Issue> {
+        self.value
+            .as_u64()
+            .ok_or_else(|| self.wrong_type("an unsigned integer"))
+    }
+
+    pub(crate) fn i64(&self) -> Result<i64, Issue> {
+        self.value
+            .as_i64()
+            .ok_or_else(|| self.wrong_type("an integer"))
+    }
+
+    pub(crate) fn u32(&self) -> Result<u32, Issue> {
+        let v = self.u64()?;
+        u32::try_from(v).map_err(|_| self.invalid(format!("is {v}; expected at most {}", u32::MAX)))
+    }
+
+    pub(crate) fn i32(&self) -> Result<i32, Issue> {
+        let v = self.i64()?;
+        i32::try_from(v).map_err(|_| self.invalid(format!("is {v}; expected a 32-bit integer")))
+    }
+
+    pub(crate) fn i16(&self) -> Result<i16, Issue> {
+        let v = self.i64()?;
+        i16::try_from(v).map_err(|_| self.invalid(format!("is {v}; expected a 16-bit integer")))
+    }
+
+    /// A 64-bit value written as a decimal string or as a number; negative
+    /// values wrap to `u64` (`& (2^64 - 1)`), as the tools normalize them.
+    pub(crate) fn u64_lenient(&self) -> Result<u64, Issue> {
+        match self.value {
+            Value::String(text) => parse_u64_lenient(text).ok_or_else(|| {
+                self.invalid(format!("is {text:?}; expected a decimal 64-bit integer"))
+            }),
+            Value::Number(n) => n
+                .as_u64()
+                .or_else(|| n.as_i64().map(|v| v as u64))
+                .ok_or_else(|| self.wrong_type("an integer or a decimal string")),
+            _ => Err(self.wrong_type("an integer or a decimal string")),
+        }
+    }
+
+    /// An array of elements read with `f`.
+    pub(crate) fn vec<T>(
+        &self,
+        mut f: impl FnMut(&Node<'v, '_>) -> Result<T, Issue>,
+    ) -> Result<Vec<T>, Issue> {
+        let items = self.array()?;
+        let mut out = Vec::with_capacity(items.len());
+        for (i, value) in items.iter().enumerate() {
+            out.push(f(&self.item(i, value))?);
+        }
+        Ok(out)
+    }
+}
+
+fn parse_u64_lenient(text: &str) -> Option<u64> {
+    if let Some(neg) = text.strip_prefix('-') {
+        if !neg.is_empty() && neg.bytes().all(|b| b.is_ascii_digit()) {
+            return neg.parse::<i64>().ok().map(|v| v.wrapping_neg() as u64);
+        }
+        return None;
+    }
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        text.parse().ok()
+    } else {
+        None
+    }
+}
+
+// ---------------------------------------------------------------- writing
+
+/// An output buffer for hand-built JSON and CSV.
+#[derive(Default)]
+pub(crate) struct Out {
+    pub buf: String,
+}
+
+impl Out {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Self {
+            buf: String::with_capacity(n),
+        }
+    }
+
+    pub(crate) fn s(&mut self, text: &str) -> &mut Self {
+        self.buf.push_str(text);
+        self
+    }
+
+    pub(crate) fn u(&mut self, v: u64) -> &mut Self {
+        // Writing to a `String` cannot fail.
+        let _ = write!(self.buf, "{v}");
+        self
+    }
+
+    pub(crate) fn i(&mut self, v: i64) -> &mut Self {
+        let _ = write!(self.buf, "{v}");
+        self
+    }
+
+    pub(crate) fn b(&mut self, v: bool) -> &mut Self {
+        self.buf.push_str(if v { "true" } else { "false" });
+        self
+    }
+
+    /// A JSON string literal with minimal escaping (quote, backslash, control
+    /// characters); other characters are written as UTF-8, as the C++
+    /// writers do for the plain-ASCII names they emit.
+    pub(crate) fn q(&mut self, text: &str) -> &mut Self {
+        self.buf.push('"');
+        for c in text.chars() {
+            match c {
+                '"' => self.buf.push_str("\\\""),
+                '\\' => self.buf.push_str("\\\\"),
+                '\n' => self.buf.push_str("\\n"),
+                '\r' => self.buf.push_str("\\r"),
+                '\t' => self.buf.push_str("\\t"),
+                '\u{8}' => self.buf.push_str("\\b"),
+                '\u{c}' => self.buf.push_str("\\f"),
+                c if (c as u32) < 0x20 => {
+                    let _ = write!(self.buf, "\\u{:04x}", c as u32);
+                }
+                c => self.buf.push(c),
+            }
+        }
+        self.buf.push('"');
+        self
+    }
+
+    /// A decimal 64-bit value as a JSON string (`"123"`).
+    pub(crate) fn qu(&mut self, v: u64) -> &mut Self {
+        self.buf.push('"');
+        self.u(v);
+        self.buf.push('"');
+        self
+    }
+
+    /// `[a<sep>b<sep>c]` of integers.
+    pub(crate) fn list<T: Copy + Into<i128>>(&mut self, items: &[T], sep: &str) -> &mut Self {
+        self.buf.push('[');
+        for (i, v) in items.iter().enumerate() {
+            if i > 0 {
+                self.buf.push_str(sep);
+            }
+            let v: i128 = (*v).into();
+            let _ = write!(self.buf, "{v}");
+        }
+        self.buf.push(']');
+        self
+    }
+
+    pub(crate) fn into_string(self) -> String {
+        self.buf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_rendering() {
+        let root = Key::Root;
+        let edges = Key::Field(&root, "edges");
+        let e2 = Key::Index(&edges, 2);
+        assert_eq!(Key::Field(&e2, "pred").to_string(), "edges[2].pred");
+        let line = Key::Line(3);
+        assert_eq!(Key::Field(&line, "depth").to_string(), "line 3: depth");
+    }
+
+    #[test]
+    fn lenient_u64() {
+        assert_eq!(parse_u64_lenient("18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_u64_lenient("-1"), Some(u64::MAX));
+        assert_eq!(parse_u64_lenient("1x"), None);
+        assert_eq!(parse_u64_lenient(""), None);
+        assert_eq!(parse_u64_lenient("-"), None);
+    }
+
+    #[test]
+    fn string_escaping() {
+        let mut out = Out::default();
+        out.q("a\"b\\c\n\u{1}é");
+        assert_eq!(out.into_string(), "\"a\\\"b\\\\c\\n\\u0001é\"");
+    }
+}

@@ -1,0 +1,71 @@
+//! DFX formats: typed writers and readers for every diagnostic artifact.
+//!
+//! A run with diagnostics on leaves files under its output prefix; this
+//! crate owns their formats, one module per artifact:
+//!
+//! | Module | File | Records |
+//! |---|---|---|
+//! | [`swimlane`] | `chip_swimlane_records.json` | [`swimlane::SwimlaneFile`] |
+//! | [`deps`] | `deps.json` | [`deps::DepsFile`], [`deps::tensor_id`] |
+//! | [`args_dump`] | `args_dump/args_dump.json` | [`args_dump::ArgsDumpManifest`] |
+//! | [`args_bin`] | `args_dump/args.bin` | [`args_bin::ArgsBin`], [`args_bin::gather_logical`] |
+//! | [`pmu`] | `pmu.csv` | [`pmu::PmuRow`] |
+//! | [`scope_stats`] | `scope_stats/scope_stats.jsonl` | [`scope_stats::ScopeStatsFile`] |
+//! | [`name_map`] | `name_map_<label>.json` | [`name_map::NameMap`] |
+//!
+//! Each module has `render` (the exact bytes), `write` (atomic, through
+//! [`atomic`]) and `read` / `parse`, which return a [`Loaded`]: the records
+//! plus a list of [`Problem`]s for damage the reader stepped over (a bad
+//! row, a truncated last line). Damage it cannot step over, such as
+//! truncated JSON, a missing top-level key or a swimlane level outside
+//! 1..=4, is a [`ReadError`] naming the file and the key. The shared
+//! vocabulary is [`TaskId`], [`DataType`] and [`CoreType`].
+//!
+//! # Key decision: byte-exact Simpler formats
+//!
+//! A key design decision made in this crate is that every writer produces
+//! *exactly* the bytes Simpler's writers produce (key order, separators,
+//! spacing, line breaks, number formatting, 64-bit values as strings in
+//! `deps.json`, `0x%016x` task ids, the C++ float formatting of scalar
+//! values), and every reader accepts Simpler's files, older variants
+//! included (5-column AICore rows, the legacy `tensors` key, missing
+//! `early_dispatch`). The reasons:
+//!
+//! - Simpler's offline tools (swimlane converter, deps viewer, critical path,
+//!   dump viewer, scope-stats plot), Perfetto pipelines and users' scripts
+//!   then work on our runs unchanged, and our viewers on theirs.
+//! - Byte equality is testable: a golden file either matches or not, so a
+//!   drift in our writers cannot hide behind "equivalent JSON".
+//! - Several formats are not plain JSON-serializer output (a hand-built
+//!   layout with per-row lines, `[a,b,c]` without spaces next to `", "`
+//!   elsewhere, C `%g` floats), so a generic serializer could not match them.
+//!
+//! Where we record more than Simpler (host PMU counters, for instance), we
+//! add columns or keys and never change the meaning of existing ones.
+//!
+//! This crate depends on no other crate of the workspace: a viewer needs
+//! only files, never a runtime. The record types are this crate's own;
+//! runtime structs are converted at the boundary.
+#![deny(missing_docs)]
+
+pub mod args_bin;
+pub mod args_dump;
+pub mod atomic;
+pub mod core_type;
+pub mod deps;
+pub mod dtype;
+pub mod error;
+mod json;
+pub mod name_map;
+pub mod pmu;
+pub mod scope_stats;
+pub mod swimlane;
+pub mod task_id;
+
+pub use atomic::atomic_write;
+pub use core_type::CoreType;
+pub use dtype::DataType;
+pub use error::{
+    InvalidRecord, Loaded, Problem, ReadError, ReadErrorKind, WriteError, WriteErrorKind,
+};
+pub use task_id::{format_task_display, format_task_hex, TaskId};

@@ -1,0 +1,88 @@
+//! The example build directories of the project and their deterministic generator.
+//!
+//! Each example is what a PyPTO user gets from `ir.compile` plus the test harness: a
+//! `build_output/<dir>/` with `kernel_config.py`, `compiled_meta.json`, the orchestration and
+//! kernel C++ sources, `golden.py` and `data/{in,out}/*.npy` (see [`example`] for the layout).
+//!
+//! | example | orchestration | kernels | tasks |
+//! |---|---|---|---|
+//! | [`vector_add`] | `c = a + b`, 8 SPMD tasks of 4 blocks | `kernel_add` (AIV) | 8 |
+//! | [`bgemm`] | `C += A @ B` in 64 x 64 tiles, k chained by INOUT | `kernel_matmul` (AIC), `kernel_add` (AIV) | 128 |
+//! | [`paged_attention`] | MQA decode over a paged KV cache, online softmax | QK, PV (AIC), SF, UP (AIV) | 80 |
+//!
+//! The C++ is hand-written in PyPTO's codegen layout and lives in this crate's `cpp/`
+//! directory (embedded at build time); inputs come from a seeded [`rng::SplitMix64`] and
+//! golden outputs are computed here in `f64` and rounded to `f32`, so [`generate`] writes
+//! byte-identical files on every run. The `gen-examples` binary calls [`generate`] on the
+//! workspace's `examples/` directory.
+
+#![deny(missing_docs)]
+
+pub mod bgemm;
+pub mod example;
+pub mod golden_py;
+pub mod paged_attention;
+pub mod rng;
+pub mod vector_add;
+
+use std::path::{Path, PathBuf};
+
+pub use example::{Example, KernelSource, Param, ParamValue, Scalar, TensorParam};
+
+/// Generating an example failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A directory could not be created.
+    #[error("cannot create directory {}: {source}", path.display())]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An array could not be built or written.
+    #[error(transparent)]
+    Npy(#[from] pto_build_output::NpyError),
+    /// `compiled_meta.json` could not be written.
+    #[error(transparent)]
+    Meta(#[from] pto_build_output::WriteError),
+    /// `kernel_config.py` could not be written.
+    #[error(transparent)]
+    KernelConfig(#[from] pto_build_output::KernelConfigError),
+    /// Something the generator cannot express.
+    #[error("unsupported: {what}")]
+    Unsupported {
+        /// What is unsupported.
+        what: String,
+    },
+}
+
+/// Every example, with its data computed.
+pub fn examples() -> Result<Vec<Example>, Error> {
+    Ok(vec![
+        vector_add::example()?,
+        bgemm::example()?,
+        paged_attention::example()?,
+    ])
+}
+
+/// Writes every example into `out_dir/<example name>/` (directories are created as needed)
+/// and returns the files written.
+pub fn generate(out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut written = Vec::new();
+    for example in examples()? {
+        written.extend(example.write(&out_dir.join(example.name))?);
+    }
+    Ok(written)
+}

@@ -1,0 +1,551 @@
+//! End to end: generate the example build directories, compile them with the project's
+//! toolchain, run them on the simulated chip (`a2a3sim`) and on `cpu`, and compare every
+//! output with `data/out/*.npy`. Also checks the PyPTO layout of the generated files, that
+//! generation is deterministic, the tile library's self-test, and (when NumPy is installed)
+//! that `golden.py` reproduces `data/out`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use pto_build_output::{
+    compare, read_npy, read_tolerances, CompiledMeta, KernelConfig, NpyArray, ParamDirection,
+    Tolerances,
+};
+use pto_examples::Example;
+use pto_runtime::{
+    ArgDirection, ChipConfig, CoreType, HostTensor, KernelSpec, OrchArg, Platform, Program,
+    ProgramSpec,
+};
+use pto_toolchain::{CompileUnit, CoreKind, Toolchain, UnitKind};
+
+fn tmp_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pto-examples")
+}
+
+/// Generates every example into a fresh directory named `tag`.
+fn generate_into(tag: &str) -> PathBuf {
+    let dir = tmp_root().join(format!("{tag}-{}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    pto_examples::generate(&dir).unwrap_or_else(|e| panic!("generate: {e}"));
+    dir
+}
+
+/// The examples generated once for this test process.
+fn generated() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| generate_into("generated"))
+}
+
+fn example(name: &str) -> Example {
+    let all = pto_examples::examples().unwrap();
+    all.into_iter().find(|e| e.name == name).unwrap()
+}
+
+fn toolchain() -> Toolchain {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pto-cache");
+    Toolchain::discover(&root).unwrap_or_else(|e| panic!("no toolchain: {e}"))
+}
+
+/// Compiles and loads a build directory the way a runner would: from its kernel_config.py.
+fn load_program(dir: &Path) -> Program {
+    let config =
+        KernelConfig::load(&dir.join("kernel_config.py")).unwrap_or_else(|e| panic!("{e}"));
+    let mut units = vec![CompileUnit::new(
+        &config.orchestration.source,
+        UnitKind::Orchestration,
+    )];
+    for k in &config.kernels {
+        let core = match k.core_type {
+            pto_build_output::CoreType::Aic => CoreKind::Aic,
+            pto_build_output::CoreType::Aiv => CoreKind::Aiv,
+        };
+        units.push(CompileUnit::new(&k.source, UnitKind::Kernel(core)));
+    }
+    let objects: Vec<PathBuf> = toolchain()
+        .compile_all(&units)
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|e| panic!("{e}")).so_path)
+        .collect();
+    let spec = ProgramSpec {
+        orchestration_so: objects[0].clone(),
+        entry_symbol: config.orchestration.function_name.clone(),
+        kernels: config
+            .kernels
+            .iter()
+            .zip(&objects[1..])
+            .map(|(k, so)| KernelSpec {
+                func_id: k.func_id,
+                name: k.name.clone(),
+                core_type: match k.core_type {
+                    pto_build_output::CoreType::Aic => CoreType::Aic,
+                    pto_build_output::CoreType::Aiv => CoreType::Aiv,
+                },
+                so_path: so.clone(),
+            })
+            .collect(),
+    };
+    Program::load(&spec).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs a loaded build directory once on `platform`: binds `data/in/*.npy` in parameter order
+/// (pure outputs zero-filled, scalars from the example), runs, and compares every Out / InOut
+/// tensor with `data/out/*.npy`. Returns the number of tasks submitted.
+fn run_and_check(dir: &Path, program: &Program, ex: &Example, platform: Platform) -> u64 {
+    let meta = CompiledMeta::load(dir).unwrap_or_else(|e| panic!("{e}"));
+    let tol = read_tolerances(&dir.join("golden.py")).unwrap_or_else(|e| panic!("{e}"));
+
+    // Host buffers first (the OrchArgs borrow them).
+    let mut buffers: Vec<(usize, NpyArray)> = Vec::new();
+    for (i, p) in meta.params.iter().enumerate() {
+        if p.is_scalar() {
+            continue;
+        }
+        let dtype = p.host_dtype().unwrap();
+        let shape: Vec<usize> = p
+            .shape
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|&d| d as usize)
+            .collect();
+        let array = if p.direction == ParamDirection::Out {
+            NpyArray::zeros(dtype, &shape).unwrap()
+        } else {
+            let a = read_npy(&dir.join("data/in").join(format!("{}.npy", p.name))).unwrap();
+            assert_eq!(
+                (a.dtype, &a.shape),
+                (dtype, &shape),
+                "{}: data/in does not match compiled_meta",
+                p.name
+            );
+            a
+        };
+        buffers.push((i, array));
+    }
+    let mut tensors: BTreeMap<usize, &mut NpyArray> =
+        buffers.iter_mut().map(|(i, a)| (*i, a)).collect();
+    let mut args: Vec<OrchArg<'_>> = Vec::new();
+    for (i, p) in meta.params.iter().enumerate() {
+        if p.is_scalar() {
+            continue;
+        }
+        let array = tensors.remove(&i).unwrap();
+        args.push(OrchArg::Tensor(HostTensor {
+            direction: match p.direction {
+                ParamDirection::In => ArgDirection::In,
+                ParamDirection::Out => ArgDirection::Out,
+                ParamDirection::InOut => ArgDirection::InOut,
+            },
+            dtype: array.dtype.runtime_code(),
+            shape: array.shape.iter().map(|&d| d as u32).collect(),
+            data: &mut array.data,
+        }));
+    }
+    for p in meta.params.iter().filter(|p| p.is_scalar()) {
+        let value = ex
+            .params
+            .iter()
+            .find(|q| q.name == p.name)
+            .and_then(|q| q.scalar_value())
+            .unwrap();
+        args.push(OrchArg::Scalar(value.bits()));
+    }
+
+    let config = ChipConfig::new(platform).unwrap();
+    let report = pto_runtime::run(program, &mut args, &config)
+        .unwrap_or_else(|e| panic!("{} on {}: {e}", ex.name, platform.name()));
+    drop(args);
+
+    for (i, actual) in &buffers {
+        let p = &meta.params[*i];
+        if p.direction == ParamDirection::In {
+            continue;
+        }
+        let golden = read_npy(&dir.join("data/out").join(format!("{}.npy", p.name))).unwrap();
+        let cmp = compare(actual, &golden, tol).unwrap();
+        eprintln!(
+            "{} on {}: {}: max |actual - golden| = {:e} over {} elements",
+            ex.name,
+            platform.name(),
+            p.name,
+            cmp.max_abs_diff,
+            cmp.n_total
+        );
+        assert!(
+            cmp.passed(),
+            "{} on {}:\n{}",
+            ex.name,
+            platform.name(),
+            cmp.report(&p.name)
+        );
+    }
+    report.n_tasks
+}
+
+fn check_example(name: &str) {
+    let ex = example(name);
+    let dir = generated().join(name);
+    let program = load_program(&dir);
+    let tasks = run_and_check(&dir, &program, &ex, Platform::A2a3Sim);
+    assert_eq!(
+        tasks, ex.expected_tasks,
+        "{name}: tasks submitted on a2a3sim"
+    );
+    let tasks = run_and_check(&dir, &program, &ex, Platform::Cpu);
+    assert_eq!(tasks, ex.expected_tasks, "{name}: tasks submitted on cpu");
+}
+
+#[test]
+fn vector_add_matches_golden() {
+    check_example("vector_add");
+}
+
+#[test]
+fn bgemm_matches_golden() {
+    check_example("bgemm");
+}
+
+#[test]
+fn paged_attention_matches_golden() {
+    check_example("paged_attention");
+}
+
+#[test]
+fn task_counts() {
+    let counts: Vec<(&str, u64)> = pto_examples::examples()
+        .unwrap()
+        .iter()
+        .map(|e| (e.name, e.expected_tasks))
+        .collect();
+    assert_eq!(
+        counts,
+        vec![("vector_add", 8), ("bgemm", 128), ("paged_attention", 80)]
+    );
+}
+
+/// Every file under `dir`, relative, sorted.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// PyPTO creates no empty directories (e.g. no `kernels/aic/` without cube kernels).
+fn assert_no_empty_dirs(dir: &Path) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            assert!(
+                std::fs::read_dir(&path).unwrap().next().is_some(),
+                "{} is empty",
+                path.display()
+            );
+            assert_no_empty_dirs(&path);
+        }
+    }
+}
+
+#[test]
+fn generation_is_deterministic() {
+    let a = generate_into("determinism-a");
+    let b = generate_into("determinism-b");
+    // Generating over existing files gives the same bytes too.
+    let written = pto_examples::generate(&b).unwrap();
+    let files = files_under(&a);
+    assert_eq!(files, files_under(&b));
+    let mut reported: Vec<PathBuf> = written
+        .iter()
+        .map(|p| p.strip_prefix(&b).unwrap().to_path_buf())
+        .collect();
+    reported.sort();
+    assert_eq!(
+        files, reported,
+        "generate() reports exactly the files it writes"
+    );
+    for f in &files {
+        assert!(
+            std::fs::read(a.join(f)).unwrap() == std::fs::read(b.join(f)).unwrap(),
+            "{} differs",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn build_directories_follow_the_pypto_layout() {
+    let root = generated();
+    for ex in pto_examples::examples().unwrap() {
+        let dir = root.join(ex.name);
+        let mut expected = vec![
+            PathBuf::from("compiled_meta.json"),
+            PathBuf::from("golden.py"),
+            PathBuf::from("kernel_config.py"),
+            ex.orchestration_relative_path(),
+        ];
+        for k in &ex.kernels {
+            expected.push(k.relative_path());
+        }
+        for p in &ex.params {
+            if p.scalar_value().is_some() {
+                // Scalars are stored as 0-d arrays for tools without Python.
+                expected.push(PathBuf::from(format!("data/in/{}.npy", p.name)));
+            }
+            if let Some(t) = p.tensor() {
+                if t.input.is_some() {
+                    expected.push(PathBuf::from(format!("data/in/{}.npy", p.name)));
+                }
+                if t.golden.is_some() {
+                    expected.push(PathBuf::from(format!("data/out/{}.npy", p.name)));
+                }
+                // Pure outputs have no data/in file; pure inputs no data/out file.
+                assert_eq!(
+                    t.input.is_some(),
+                    p.direction != ParamDirection::Out,
+                    "{}",
+                    p.name
+                );
+                assert_eq!(
+                    t.golden.is_some(),
+                    p.direction != ParamDirection::In,
+                    "{}",
+                    p.name
+                );
+            }
+        }
+        expected.sort();
+        assert_eq!(files_under(&dir), expected, "{}", ex.name);
+        assert_no_empty_dirs(&dir);
+
+        // The orchestration header PyPTO writes.
+        let orch = std::fs::read_to_string(dir.join(ex.orchestration_relative_path())).unwrap();
+        assert!(
+            orch.starts_with(&format!(
+                "// Orchestration Function: {}\n// Generated by PyPTO IR Compiler\n\n",
+                ex.name
+            )),
+            "{}",
+            ex.name
+        );
+        for needle in [
+            "aicpu_orchestration_config",
+            ".expected_arg_count",
+            "aicpu_orchestration_entry(const ChipTaskArgs& orch_args)",
+            "PTO2_SCOPE()",
+            "CoreTaskArgs params_t0;",
+        ] {
+            assert!(
+                orch.contains(needle),
+                "{}: orchestration lacks {needle}",
+                ex.name
+            );
+        }
+
+        // Kernel wrappers: header, sentinels in order, static body, kernel_entry after the end sentinel.
+        for k in &ex.kernels {
+            let text = std::fs::read_to_string(dir.join(k.relative_path())).unwrap();
+            assert!(
+                text.starts_with(&format!("// Kernel Function: {}\n", k.name)),
+                "{}",
+                k.name
+            );
+            let begin = text
+                .find("\n// --- ptoas-generated code ---\n")
+                .expect("begin sentinel");
+            let end = text
+                .find("\n// --- Kernel entry point ---\n")
+                .expect("end sentinel");
+            let body = &text[begin..end];
+            let entry = text
+                .find("extern \"C\" void kernel_entry(int64_t* args) {")
+                .expect("kernel_entry");
+            assert!(begin < end && end < entry, "{}", k.name);
+            assert!(
+                body.contains(&format!("static __aicore__ void {}(", k.name)),
+                "{}: static body",
+                k.name
+            );
+            assert!(
+                text[entry..].contains(&format!("{}(", k.name)),
+                "{}: entry calls the body",
+                k.name
+            );
+        }
+
+        // kernel_config.py reads back as what was written, with absolute sources.
+        let config = KernelConfig::load(&dir.join("kernel_config.py")).unwrap();
+        let mut again = ex.kernel_config();
+        again.orchestration.source = dir.join(&again.orchestration.source);
+        for k in &mut again.kernels {
+            k.source = dir.join(&k.source);
+        }
+        assert_eq!(config, again, "{}", ex.name);
+        let text = std::fs::read_to_string(dir.join("kernel_config.py")).unwrap();
+        assert!(text.contains(&format!(
+            "\"source\": str(_ROOT_DIR / \"orchestration\" / \"{}.cpp\"),",
+            ex.name
+        )));
+
+        assert_eq!(
+            CompiledMeta::load(&dir).unwrap(),
+            ex.compiled_meta(),
+            "{}",
+            ex.name
+        );
+        assert_eq!(
+            read_tolerances(&dir.join("golden.py")).unwrap(),
+            Tolerances {
+                rtol: ex.rtol,
+                atol: ex.atol
+            },
+            "{}",
+            ex.name
+        );
+    }
+}
+
+#[test]
+fn compiled_meta_of_paged_attention_has_the_scalar_last() {
+    let meta = CompiledMeta::load(&generated().join("paged_attention")).unwrap();
+    let names: Vec<&str> = meta.params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "query",
+            "key_cache",
+            "value_cache",
+            "block_table",
+            "context_lens",
+            "out",
+            "scale"
+        ]
+    );
+    let scale = &meta.params[6];
+    assert_eq!((scale.shape.as_ref(), scale.dtype.as_str()), (None, "fp32"));
+    assert_eq!(meta.params[3].dtype, "int32");
+    assert_eq!(meta.num_return_types, 1);
+    assert_eq!(meta.platform.as_deref(), Some("a2a3sim"));
+}
+
+fn python_with_numpy() -> Option<&'static str> {
+    let ok = Command::new("python3")
+        .args(["-c", "import numpy"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    ok.then_some("python3")
+}
+
+const GOLDEN_CHECK: &str = r#"
+import importlib.util, sys
+import numpy as np
+d = sys.argv[1]
+spec = importlib.util.spec_from_file_location("golden", d + "/golden.py")
+g = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(g)
+inputs = g.generate_inputs({"name": "Default"})
+tensors = dict(inputs)
+g.compute_golden(tensors, {"name": "Default"})
+for name in g.__outputs__:
+    want = np.load(d + "/data/out/" + name + ".npy")
+    got = tensors[name]
+    assert got.dtype == want.dtype and got.shape == want.shape, name
+    assert np.allclose(got, want, rtol=g.RTOL, atol=g.ATOL), (name, float(np.abs(got - want).max()))
+print("ok")
+"#;
+
+#[test]
+fn golden_py_reproduces_data_out_with_numpy() {
+    let Some(python) = python_with_numpy() else {
+        eprintln!("skipping golden_py_reproduces_data_out_with_numpy: python3 with numpy is not installed");
+        return;
+    };
+    for ex in pto_examples::examples().unwrap() {
+        let dir = generated().join(ex.name);
+        let out = Command::new(python)
+            .arg("-c")
+            .arg(GOLDEN_CHECK)
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: golden.py check failed:\n{}{}",
+            ex.name,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Compiles `args` with the toolchain's compiler; panics with its output on failure.
+fn cxx(args: &[&std::ffi::OsStr]) {
+    let tc = toolchain();
+    let out = Command::new(tc.compiler()).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{} {:?} failed:\n{}",
+        tc.compiler().display(),
+        args,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn tile_library_selftest() {
+    let tc = toolchain();
+    let include = format!("-I{}", tc.include_dir().display());
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tile_selftest.cpp");
+    let exe = tmp_root().join(format!("tile_selftest-{}", std::process::id()));
+    std::fs::create_dir_all(tmp_root()).unwrap();
+    let flags = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-o"];
+    let mut args: Vec<&std::ffi::OsStr> = flags.iter().map(|f| f.as_ref()).collect();
+    args.extend([exe.as_os_str(), include.as_ref(), src.as_os_str()]);
+    cxx(&args);
+    let out = Command::new(&exe).output().unwrap();
+    assert!(
+        out.status.success(),
+        "tile self-test failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+}
+
+#[test]
+fn example_sources_compile_without_warnings() {
+    let tc = toolchain();
+    let include = format!("-I{}", tc.include_dir().display());
+    let cpp = Path::new(env!("CARGO_MANIFEST_DIR")).join("cpp");
+    let mut sources = files_under(&cpp);
+    sources.retain(|p| p.extension().is_some_and(|e| e == "cpp"));
+    assert_eq!(sources.len(), 10);
+    for rel in sources {
+        let src = cpp.join(&rel);
+        let flags = [
+            "-std=c++17",
+            "-fsyntax-only",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-D__CPU_SIM",
+            "-DPTO_CPU_SIM",
+        ];
+        let mut args: Vec<&std::ffi::OsStr> = flags.iter().map(|f| f.as_ref()).collect();
+        args.extend([include.as_ref(), src.as_os_str()]);
+        cxx(&args);
+    }
+}
