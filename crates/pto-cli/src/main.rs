@@ -29,6 +29,38 @@ enum Command {
     Demo(DemoArgs),
 }
 
+/// The five diagnostics; each writes under `<build>/dfx_outputs/`.
+#[derive(clap::Args)]
+struct DfxArgs {
+    /// Chip swimlane at LEVEL 1-4 (bare flag = 4): chip_swimlane_records.json.
+    #[arg(long, value_name = "LEVEL", num_args = 0..=1, default_missing_value = "4", value_parser = clap::value_parser!(u8).range(0..=4))]
+    swimlane: Option<u8>,
+    /// Args dump at LEVEL 1 partial, 2 full, 3 hybrid (bare flag = 1): args_dump/.
+    #[arg(long, value_name = "LEVEL", num_args = 0..=1, default_missing_value = "1", value_parser = clap::value_parser!(u8).range(0..=3))]
+    dump_args: Option<u8>,
+    /// Per-task PMU counters with event type N (bare flag = 2): pmu.csv.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "2")]
+    pmu: Option<u32>,
+    /// Dependency graph: deps.json.
+    #[arg(long)]
+    dep_gen: bool,
+    /// Scope statistics: scope_stats/scope_stats.jsonl.
+    #[arg(long)]
+    scope_stats: bool,
+}
+
+impl DfxArgs {
+    fn options(&self) -> pto_runner::DfxOptions {
+        pto_runner::DfxOptions {
+            chip_swimlane: self.swimlane.unwrap_or(0),
+            dump_args: self.dump_args.unwrap_or(0),
+            pmu: self.pmu.unwrap_or(0),
+            dep_gen: self.dep_gen,
+            scope_stats: self.scope_stats,
+        }
+    }
+}
+
 /// Options shared by commands that run a program.
 #[derive(clap::Args)]
 struct RunArgs {
@@ -50,6 +82,8 @@ struct ReplayArgs {
     /// Reuse cached binaries when they match instead of recompiling.
     #[arg(long)]
     no_recompile: bool,
+    #[command(flatten)]
+    dfx: DfxArgs,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -94,7 +128,8 @@ fn run_config(args: &RunArgs) -> anyhow::Result<RunConfig> {
 }
 
 fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
-    let config = run_config(&args.run)?;
+    let mut config = run_config(&args.run)?;
+    config.dfx = args.dfx.options();
     let options = ReplayOptions {
         validate: args.validate,
         recompile: !args.no_recompile,
@@ -111,6 +146,21 @@ fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         r.wall.as_secs_f64() * 1e3,
         r.device_time.as_secs_f64() * 1e3
     )?;
+    for w in &outcome.dfx.warnings {
+        eprintln!("warning: {w}");
+    }
+    if !outcome.dfx.files.is_empty() {
+        writeln!(out, "DFX artifacts under {}:", outcome.dir.join("dfx_outputs").display())?;
+        for f in &outcome.dfx.files {
+            writeln!(out, "  {}", f.display())?;
+        }
+        if !outcome.dfx.hints.is_empty() {
+            writeln!(out, "view them with:")?;
+            for h in &outcome.dfx.hints {
+                writeln!(out, "  {h}")?;
+            }
+        }
+    }
     if !args.validate {
         return Ok(ExitCode::SUCCESS);
     }

@@ -241,6 +241,23 @@ pub enum ScalarValue {
     Bool(bool),
 }
 
+impl ScalarValue {
+    /// The value Simpler writes for a raw 64-bit scalar slot of type `dtype`
+    /// (`write_scalar_json_value`): FLOAT32 from the low 32 bits, INT32
+    /// sign-extended from the low 32 bits, UINT32 the low 32 bits, INT64 the
+    /// slot as signed, BOOL non-zero, any other dtype the raw slot.
+    pub fn from_raw(dtype: Option<DataType>, raw: u64) -> Self {
+        match dtype {
+            Some(DataType::Float32) => Self::F32(f32::from_bits(raw as u32)),
+            Some(DataType::Int32) => Self::I64(i64::from(raw as u32 as i32)),
+            Some(DataType::UInt32) => Self::U64(u64::from(raw as u32)),
+            Some(DataType::Int64) => Self::I64(raw as i64),
+            Some(DataType::Bool) => Self::Bool(raw != 0),
+            _ => Self::U64(raw),
+        }
+    }
+}
+
 /// One `args` entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArgRecord {
@@ -663,6 +680,24 @@ fn parse_value(v: &Node<'_, '_>, dtype: &str) -> Result<ScalarValue, Issue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_slots_become_typed_values() {
+        let f = |d, raw| ScalarValue::from_raw(Some(d), raw);
+        assert_eq!(
+            f(DataType::Float32, u64::from(1.5f32.to_bits())),
+            ScalarValue::F32(1.5)
+        );
+        assert_eq!(f(DataType::Int32, 0xffff_ffff), ScalarValue::I64(-1));
+        assert_eq!(
+            f(DataType::UInt32, 0x1_ffff_ffff),
+            ScalarValue::U64(0xffff_ffff)
+        );
+        assert_eq!(f(DataType::Int64, u64::MAX), ScalarValue::I64(-1));
+        assert_eq!(f(DataType::Bool, 2), ScalarValue::Bool(true));
+        assert_eq!(f(DataType::Float16, 0x3c00), ScalarValue::U64(0x3c00));
+        assert_eq!(ScalarValue::from_raw(None, 9), ScalarValue::U64(9));
+    }
 
     #[test]
     fn float_values_follow_cpp_ostream() {

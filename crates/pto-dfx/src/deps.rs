@@ -53,6 +53,40 @@ pub struct DepsFile {
     pub edges: Vec<DepsEdge>,
 }
 
+impl DepsFile {
+    /// Cross-record checks Simpler's dep_gen test applies, as problems:
+    /// every `tensors[]` id is [`tensor_id`]`(buffer_addr, version)`, and
+    /// every non-explicit edge's `tensor_id` is listed in `tensors[]`.
+    pub fn check_consistency(&self) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        let mut known = std::collections::HashSet::with_capacity(self.tensors.len());
+        for (i, t) in self.tensors.iter().enumerate() {
+            known.insert(t.tensor_id);
+            let expected = tensor_id(t.buffer_addr, t.version);
+            if t.tensor_id != expected {
+                problems.push(Problem::new(
+                    format!("tensors[{i}].tensor_id"),
+                    format!(
+                        "is {} but (buffer_addr {}, version {}) hashes to {expected}",
+                        t.tensor_id, t.buffer_addr, t.version
+                    ),
+                ));
+            }
+        }
+        for (i, e) in self.edges.iter().enumerate() {
+            if let Some(c) = &e.consumer {
+                if !known.contains(&c.tensor_id) {
+                    problems.push(Problem::new(
+                        format!("edges[{i}].tensor_id"),
+                        format!("{} is not listed in tensors[]", c.tensor_id),
+                    ));
+                }
+            }
+        }
+        problems
+    }
+}
+
 /// Whether a task was submitted inside a manual scope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScopeMode {

@@ -106,8 +106,9 @@ pub enum ReadErrorKind {
     },
     /// The text is not JSON: truncated (`truncated` is true) or corrupt.
     #[error(
-        "{} JSON ({error}); the run that wrote it may have been cut short",
-        if *truncated { "truncated" } else { "invalid" }
+        "{} JSON ({error}){}",
+        if *truncated { "truncated" } else { "invalid" },
+        if *truncated { "; the run that wrote it may have been cut short" } else { "" }
     )]
     Json {
         /// 1-based line of the failure.

@@ -21,6 +21,19 @@
 //! 1..=4, is a [`ReadError`] naming the file and the key. The shared
 //! vocabulary is [`TaskId`], [`DataType`] and [`CoreType`].
 //!
+//! ```
+//! use pto_dfx::deps::{self, DepsFile};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("run").join(deps::FILE_NAME);
+//! deps::write(&path, &DepsFile::default())?;
+//! assert_eq!(std::fs::read_to_string(&path)?, "{\"tasks\":[],\"tensors\":[],\"edges\":[]}\n");
+//! let loaded = deps::read(&path)?;
+//! assert!(loaded.problems.is_empty());
+//! assert_eq!(loaded.value, DepsFile::default());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Key decision: byte-exact Simpler formats
 //!
 //! A key design decision made in this crate is that every writer produces

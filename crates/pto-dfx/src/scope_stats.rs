@@ -126,6 +126,21 @@ impl ScopeRecord {
     }
 }
 
+/// The `site` text for a scope opened at `line` of `source_file`: the
+/// file's basename cut to 31 bytes (Simpler keeps it in a `char[32]`), a
+/// colon and the line.
+pub fn format_site(source_file: &str, line: u32) -> String {
+    let base = source_file
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(source_file);
+    let mut end = base.len().min(31);
+    while !base.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}:{line}", &base[..end])
+}
+
 /// A resource the report tracks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScopeResource {
@@ -485,4 +500,20 @@ fn parse_record(n: &Node<'_, '_>) -> Result<ScopeRecord, Issue> {
         dep_pool_end: n.field("dep_pool_end")?.i32()?,
         tensormap: n.field("tensormap")?.i32()?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sites_use_the_basename_cut_to_31_bytes() {
+        assert_eq!(format_site("/src/kernels/orch.cpp", 77), "orch.cpp:77");
+        assert_eq!(format_site("C:\\src\\orch.cpp", 5), "orch.cpp:5");
+        let long = format!("/x/{}.cpp", "a".repeat(40));
+        assert_eq!(format_site(&long, 1), format!("{}:1", "a".repeat(31)));
+        // Never splits a UTF-8 sequence.
+        let wide = format!("{}é.cpp", "a".repeat(30));
+        assert_eq!(format_site(&wide, 2), format!("{}:2", "a".repeat(30)));
+    }
 }

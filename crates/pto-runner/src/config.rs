@@ -1,9 +1,10 @@
 //! `RunConfig`: the seed's per-call configuration, validated once, on construction, so the
 //! command line and the Python package reject the same input with the same words.
 
+use std::path::Path;
 use std::time::Duration;
 
-use pto_runtime::{ChipConfig, Platform, RingOverride, RingOverrides, RingSizes};
+use pto_runtime::{ChipConfig, DfxConfig, Platform, RingOverride, RingOverrides, RingSizes};
 
 use crate::error::RunnerError;
 
@@ -130,9 +131,17 @@ impl RunConfig {
         Ok(())
     }
 
-    /// The runtime's configuration for this call.
-    pub fn chip_config(&self) -> Result<ChipConfig, RunnerError> {
+    /// The runtime's configuration for this call. `output_prefix` is the directory the
+    /// diagnostics write into; it is required when any of them is on (the seed's contract,
+    /// checked before anything runs).
+    pub fn chip_config(&self, output_prefix: Option<&Path>) -> Result<ChipConfig, RunnerError> {
         self.validate()?;
+        let prefix = output_prefix.filter(|p| !p.as_os_str().is_empty());
+        if self.dfx.any() && prefix.is_none() {
+            return Err(RunnerError::config(
+                "execute_on_device: output_prefix is required when any DFX flag (enable_chip_swimlane / enable_dump_args / enable_pmu / enable_dep_gen / enable_scope_stats) is enabled — runtime CallConfig::validate() would otherwise reject the call.".to_string(),
+            ));
+        }
         let mut chip = ChipConfig::new(self.platform)?;
         let over = |v: &Option<RingValue>| {
             v.as_ref().map(|v| match v {
@@ -154,6 +163,13 @@ impl RunConfig {
         }
         chip.n_workers = self.n_workers;
         chip.record_deps = self.dfx.dep_gen;
+        chip.dfx = DfxConfig {
+            swimlane: self.dfx.chip_swimlane,
+            dump_args: self.dfx.dump_args,
+            dump_dir: prefix.map(|p| p.join("args_dump")),
+            pmu: self.dfx.pmu,
+            scope_stats: self.dfx.scope_stats,
+        };
         Ok(chip)
     }
 }
@@ -233,6 +249,18 @@ mod tests {
             |c| c.ring_heap = Some(RingValue::Scalar(0)),
             Some("ring_heap must be a power of 2 and >= 1024, got 0"),
         );
+    }
+
+    #[test]
+    fn any_dfx_flag_needs_an_output_prefix() {
+        let mut c = RunConfig::new(None).unwrap();
+        c.dfx.dep_gen = true;
+        let err = c.chip_config(None).unwrap_err().to_string();
+        assert!(err.starts_with("execute_on_device: output_prefix is required when any DFX flag"), "{err}");
+        assert!(c.chip_config(Some(Path::new(""))).is_err());
+        assert!(c.chip_config(Some(Path::new("/tmp/x"))).is_ok());
+        c.dfx = DfxOptions::default();
+        assert!(c.chip_config(None).is_ok());
     }
 
     #[test]

@@ -16,6 +16,7 @@
 pub mod build;
 pub mod config;
 pub mod demo;
+pub mod dfx_output;
 pub mod error;
 pub mod inputs;
 pub mod replay;

@@ -12,6 +12,7 @@ use pto_toolchain::{default_cache_root, Toolchain};
 
 use crate::build::{load_build, CompileSummary};
 use crate::config::RunConfig;
+use crate::dfx_output::{dfx_dir, write_artifacts, DfxSummary};
 use crate::error::RunnerError;
 use crate::inputs::{bind_inputs, orch_args, BoundParam};
 
@@ -57,6 +58,8 @@ pub struct ReplayOutcome {
     pub checks: Vec<OutputCheck>,
     /// The final parameter values (outputs as computed).
     pub params: Vec<BoundParam>,
+    /// Diagnostics written, hints and warnings.
+    pub dfx: DfxSummary,
 }
 
 impl ReplayOutcome {
@@ -72,7 +75,8 @@ pub fn replay(
     config: &RunConfig,
     options: &ReplayOptions,
 ) -> Result<ReplayOutcome, RunnerError> {
-    let chip_config = config.chip_config()?;
+    let dfx_out = dfx_dir(dir);
+    let chip_config = config.chip_config(config.dfx.any().then_some(dfx_out.as_path()))?;
     match BuildLayout::detect(dir)? {
         BuildLayout::SingleChip => {}
         other => {
@@ -103,6 +107,9 @@ pub fn replay(
         report.wall.as_secs_f64() * 1e3,
         report.device_time.as_secs_f64() * 1e3
     );
+    let label = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let names = build.kernel_config.name_map();
+    let dfx = write_artifacts(&dfx_out, &config.dfx, &report, &chip_config, &names, &label)?;
     let checks = if options.validate {
         validate(dir, config, &params)?
     } else {
@@ -114,6 +121,7 @@ pub fn replay(
         compile: build.compile,
         checks,
         params,
+        dfx,
     })
 }
 

@@ -43,12 +43,17 @@ extern "C" void kernel_entry(int64_t* args) {
 
 /// Writes the fixture under `root/name` and returns its path.
 pub fn scale_add(root: &Path, name: &str) -> PathBuf {
+    with_orchestration(root, name, ORCH)
+}
+
+/// The fixture with another orchestration body over the same parameters (a, b, c, s).
+pub fn with_orchestration(root: &Path, name: &str, orch: &str) -> PathBuf {
     let dir = root.join(name);
     let _ = std::fs::remove_dir_all(&dir);
     for sub in ["orchestration", "kernels/aiv", "data/in", "data/out"] {
         std::fs::create_dir_all(dir.join(sub)).unwrap();
     }
-    std::fs::write(dir.join("orchestration/scale_add.cpp"), ORCH).unwrap();
+    std::fs::write(dir.join("orchestration/scale_add.cpp"), orch).unwrap();
     std::fs::write(dir.join("kernels/aiv/kernel_scale_add.cpp"), KERNEL).unwrap();
     let kc = KernelConfig {
         runtime: RuntimeConfig::default(),

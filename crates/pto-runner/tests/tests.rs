@@ -1,4 +1,5 @@
 //! Replay of real build directories through the real toolchain and runtime.
 
+mod dfx;
 mod fixture;
 mod replay;

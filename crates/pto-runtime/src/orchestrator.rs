@@ -229,6 +229,9 @@ impl Orchestrator {
             site,
             first_task: self.scope_tasks.len(),
         });
+        if self.chip.config.dfx.scope_stats {
+            self.sample_scope(self.scopes.len() - 1, site, false);
+        }
     }
 
     /// Closes the innermost scope, releasing its reference on each of its tasks.
@@ -428,6 +431,11 @@ impl Orchestrator {
             payload
                 .scalars
                 .extend_from_slice(&args.scalars[..args.n_scalars as usize]);
+            payload.scalar_info.clear();
+            for j in 0..args.n_scalars as usize {
+                let marked = args.scalar_dump[j] != 0 || args.dump_all != 0;
+                payload.scalar_info.push((args.scalar_dtype[j], marked));
+            }
             payload.heap_end = heap_start + out_bytes;
             self.heap_top[ring] = heap_start + out_bytes;
             self.dep_top[ring] += n_wait;

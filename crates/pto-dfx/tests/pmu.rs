@@ -1,0 +1,208 @@
+//! `pmu.csv`: golden layout, counter tables, host counters, damage.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use pto_dfx::pmu::{self, a2a3_counter_names, a5_counter_names, PmuEventType, PmuRow};
+use pto_dfx::{CoreType, ReadErrorKind, TaskId, WriteErrorKind};
+
+use crate::common::*;
+
+/// The row of the reference example (§5.3): a2a3, event type 2.
+fn example_row() -> PmuRow {
+    let values = [1024, 0, 512, 0, 256, 128, 3, 448];
+    PmuRow {
+        thread_id: 2,
+        core_id: 5,
+        task_id: TaskId(0x0000_0002_0000_0a00),
+        func_id: 0,
+        core_type: CoreType::Aiv,
+        pmu_total_cycles: 18432,
+        counters: a2a3_counter_names(PmuEventType::PipeUtilization)
+            .iter()
+            .zip(values)
+            .map(|(n, v)| (Cow::Borrowed(*n), v))
+            .collect(),
+        event_type: 2,
+    }
+}
+
+fn host_row(task: u32, values: [u64; 5]) -> PmuRow {
+    let names = [
+        "task_clock_ns",
+        "context_switches",
+        "page_faults",
+        "instructions",
+        "cycles",
+    ];
+    PmuRow {
+        thread_id: 0,
+        core_id: task,
+        task_id: TaskId::new(0, task),
+        func_id: u32::MAX,
+        core_type: CoreType::Aic,
+        pmu_total_cycles: values[4],
+        counters: names
+            .iter()
+            .zip(values)
+            .map(|(n, v)| (Cow::Borrowed(*n), v))
+            .collect(),
+        event_type: 0,
+    }
+}
+
+#[test]
+fn golden_example_reads_and_renders_byte_exact() {
+    let loaded = pmu::read(&data(pmu::FILE_NAME)).unwrap();
+    assert_eq!(loaded.problems, vec![]);
+    assert_eq!(loaded.value.rows, vec![example_row()]);
+    assert_eq!(
+        loaded.value.counter_names,
+        a2a3_counter_names(PmuEventType::PipeUtilization)
+    );
+    assert_eq!(
+        pmu::render(&[example_row()]).unwrap(),
+        golden_text(pmu::FILE_NAME)
+    );
+    let header = pmu::render_header(a2a3_counter_names(PmuEventType::PipeUtilization));
+    assert!(golden_text(pmu::FILE_NAME).starts_with(&header));
+}
+
+#[test]
+fn counter_tables() {
+    assert_eq!(
+        a2a3_counter_names(PmuEventType::ResourceConflict),
+        [
+            "bankgroup_stall_cycles",
+            "bank_stall_cycles",
+            "vec_resc_conflict_cycles"
+        ]
+    );
+    // a5 lists icache_req before icache_miss; a2a3 the other way round.
+    let a5 = a5_counter_names(PmuEventType::PipeUtilization);
+    assert_eq!(&a5[6..8], ["icache_req", "icache_miss"]);
+    let a2a3 = a2a3_counter_names(PmuEventType::PipeUtilization);
+    assert_eq!(&a2a3[6..8], ["icache_miss", "icache_req"]);
+    let sizes: Vec<usize> = [1, 2, 4, 5, 6, 7, 8]
+        .iter()
+        .map(|&n| a2a3_counter_names(PmuEventType::from_number(n).unwrap()).len())
+        .collect();
+    assert_eq!(sizes, vec![7, 8, 8, 6, 3, 8, 6]);
+    assert_eq!(PmuEventType::from_number(3), None);
+    assert_eq!(
+        PmuEventType::resolve(3),
+        Some(PmuEventType::PipeUtilization)
+    );
+    assert_eq!(PmuEventType::resolve(0), None);
+    assert_eq!(PmuEventType::resolve(4), Some(PmuEventType::Memory));
+}
+
+#[test]
+fn host_counters_write_their_own_header_and_round_trip() {
+    let rows = vec![
+        host_row(0, [1500, 0, 2, 90_000, 120_000]),
+        host_row(1, [2500, 1, 0, u64::from(u32::MAX) + 1, 5]),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dfx").join(pmu::FILE_NAME);
+    pmu::write(&path, &rows).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        text,
+        "thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles,task_clock_ns,context_switches,page_faults,instructions,cycles,event_type\n\
+         0,0,0x0000000000000000,4294967295,0,120000,1500,0,2,90000,120000,0\n\
+         0,1,0x0000000000000001,4294967295,0,5,2500,1,0,4294967296,5,0\n"
+    );
+    let loaded = pmu::read(&path).unwrap();
+    assert_eq!(loaded.problems, vec![]);
+    assert_eq!(loaded.value.rows, rows);
+}
+
+#[test]
+fn no_rows_write_a_header_without_counters() {
+    assert_eq!(
+        pmu::render(&[]).unwrap(),
+        "thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles,event_type\n"
+    );
+    let loaded = pmu::parse(pmu::render(&[]).unwrap().as_bytes(), Path::new("p.csv")).unwrap();
+    assert_eq!(loaded.value, pmu::PmuFile::default());
+}
+
+#[test]
+fn rows_with_other_counters_are_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(pmu::FILE_NAME);
+    let err = pmu::write(&path, &[example_row(), host_row(1, [0; 5])]).unwrap_err();
+    assert!(matches!(
+        &err.kind,
+        WriteErrorKind::InvalidRecord(r) if r.key == "rows[1].counters"
+    ));
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "cannot write {}: `rows[1].counters` are [",
+            path.display()
+        )),
+        "{text}"
+    );
+    assert!(!path.exists());
+
+    let mut bad = example_row();
+    bad.counters[0].0 = Cow::Borrowed("a,b");
+    let err = pmu::render(&[bad]).unwrap_err();
+    assert_eq!(err.key, "rows[0].counters[0]");
+}
+
+#[test]
+fn damaged_rows_are_skipped_with_problems() {
+    let text = "thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles,cycles,event_type\r\n\
+                1,2,0x0000000000000003,-1,1,10,11,2\r\n\
+                1,2,0x00000000000000zz,0,1,10,11,2\r\n\
+                1,2,3\r\n\
+                1,2,7,0,2,10,11,2\r\n\
+                \r\n\
+                -1,4,4294967296,5,0,20,21,4\r\n";
+    let loaded = pmu::parse(text.as_bytes(), Path::new("pmu.csv")).unwrap();
+    let rows = &loaded.value.rows;
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].func_id, u32::MAX);
+    assert_eq!(rows[0].counters, vec![(Cow::Borrowed("cycles"), 11)]);
+    assert_eq!(
+        (rows[1].thread_id, rows[1].task_id),
+        (-1, TaskId::new(1, 0))
+    );
+    assert_eq!(
+        problem_keys(&loaded.problems),
+        vec!["line 3", "line 4", "line 5"]
+    );
+    assert_eq!(
+        loaded.problems[0].to_string(),
+        "`line 3`: column task_id is \"0x00000000000000zz\"; expected 0x and 16 hex digits; skipped the row"
+    );
+    assert_eq!(
+        loaded.problems[1].message,
+        "has 3 fields; the header has 8; skipped the row"
+    );
+}
+
+#[test]
+fn bad_headers_are_errors_naming_file_and_column() {
+    let p = Path::new("/o/pmu.csv");
+    let err = pmu::parse(b"", p).unwrap_err();
+    assert_names(&err, p, None);
+    assert!(matches!(err.kind, ReadErrorKind::Empty { .. }));
+
+    let err = pmu::parse(b"thread_id,core_id,func_id\n", p).unwrap_err();
+    assert_names(&err, p, Some("task_id"));
+    assert_eq!(
+        err.to_string(),
+        "cannot read /o/pmu.csv: the header lacks column `task_id`"
+    );
+
+    let err = pmu::parse(
+        b"thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles,cycles\n",
+        p,
+    )
+    .unwrap_err();
+    assert_names(&err, p, Some("event_type"));
+}

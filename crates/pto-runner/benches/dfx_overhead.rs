@@ -1,0 +1,125 @@
+//! Overhead of the diagnostics on real examples, and the args-dump throughput.
+//!
+//! `cargo bench -p pto-runner --bench dfx_overhead`. For bgemm and paged_attention it
+//! replays the embedded example with no diagnostic, with swimlane level 4 and with dep_gen,
+//! and reports the median device time over many rounds. Then it measures the full args dump
+//! on a program whose tensors are large enough to time (3 × 64 MiB per run).
+//! Results go to docs/PERFORMANCE.md.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pto_build_output::{write_npy, DType, NpyArray};
+use pto_runner::demo::write_examples;
+use pto_runner::{replay, DfxOptions, ReplayOptions, RunConfig};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn measure(dir: &Path, dfx: DfxOptions, rounds: usize) -> (Duration, Duration) {
+    let mut config = RunConfig::new(None).unwrap_or_else(|e| panic!("{e}"));
+    config.dfx = dfx;
+    let options = ReplayOptions { validate: false, recompile: true };
+    let mut device = Vec::new();
+    let mut wall = Vec::new();
+    for _ in 0..rounds {
+        let o = replay(dir, &config, &options).unwrap_or_else(|e| panic!("{e}"));
+        device.push(o.report.device_time);
+        wall.push(o.report.wall);
+    }
+    (median(device), median(wall))
+}
+
+fn pct(base: Duration, x: Duration) -> f64 {
+    (x.as_secs_f64() / base.as_secs_f64() - 1.0) * 100.0
+}
+
+fn main() {
+    let root = std::env::temp_dir().join(format!("pto-dfx-bench-{}", std::process::id()));
+    let dirs = write_examples(&root).unwrap_or_else(|e| panic!("{e}"));
+    let rounds: usize = std::env::var("PTO_BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
+    println!("{:<16} {:>14} {:>14} {:>10} {:>14} {:>10}", "example", "no DFX (ms)", "swimlane 4", "overhead", "dep_gen", "overhead");
+    for dir in dirs.iter().filter(|d| !d.ends_with("vector_add")) {
+        let _ = measure(dir, DfxOptions::default(), 3); // warm the compile cache and pages
+        let (base, _) = measure(dir, DfxOptions::default(), rounds);
+        let (swim, _) = measure(dir, DfxOptions { chip_swimlane: 4, ..Default::default() }, rounds);
+        let (deps, _) = measure(dir, DfxOptions { dep_gen: true, ..Default::default() }, rounds);
+        println!(
+            "{:<16} {:>14.3} {:>14.3} {:>9.1}% {:>14.3} {:>9.1}%",
+            dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            base.as_secs_f64() * 1e3,
+            swim.as_secs_f64() * 1e3,
+            pct(base, swim),
+            deps.as_secs_f64() * 1e3,
+            pct(base, deps)
+        );
+    }
+
+    // Args-dump throughput: a copy kernel over 16 Mi f32 elements (64 MiB per tensor).
+    let dir = big_copy(&root);
+    let _ = measure(&dir, DfxOptions::default(), 1);
+    let (base_dev, base_wall) = measure(&dir, DfxOptions::default(), 5);
+    let (dump_dev, dump_wall) = measure(&dir, DfxOptions { dump_args: 2, ..Default::default() }, 5);
+    let bytes = std::fs::metadata(dir.join("dfx_outputs/args_dump/args.bin")).map(|m| m.len()).unwrap_or(0);
+    let extra = dump_wall.saturating_sub(base_wall).as_secs_f64().max(1e-9);
+    println!(
+        "args dump: {:.1} MiB per run; run {:.1} ms without / {:.1} ms with (device {:.1} / {:.1} ms); {:.2} GB/s over the whole dump run, {:.2} GB/s over the added time",
+        bytes as f64 / (1 << 20) as f64,
+        base_wall.as_secs_f64() * 1e3,
+        dump_wall.as_secs_f64() * 1e3,
+        base_dev.as_secs_f64() * 1e3,
+        dump_dev.as_secs_f64() * 1e3,
+        bytes as f64 / dump_wall.as_secs_f64() / 1e9,
+        bytes as f64 / extra / 1e9
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A single-task build directory copying a 64 MiB tensor (c = a + 0 * b).
+fn big_copy(root: &Path) -> PathBuf {
+    let dir = root.join("big_copy");
+    let examples = root.join("vector_add");
+    // Reuse vector_add's files for the layout, then replace sources, sidecar and data.
+    copy_dir(&examples, &dir);
+    let n: usize = 16 << 20;
+    std::fs::write(
+        dir.join("orchestration/vector_add.cpp"),
+        r#"#include "pto_orchestration_api.h"
+extern "C" __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs&) {
+    return PTO2OrchestrationConfig{.expected_arg_count = 3};
+}
+extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
+    ChipTensor a = orch_args.tensor(0).ref(), b = orch_args.tensor(1).ref(), c = orch_args.tensor(2).ref();
+    PTO2_SCOPE() { CoreTaskArgs p; p.add_input(a, b); p.add_output(c); rt_submit_aiv_task(0, p); }
+}
+"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        dir.join("kernels/aiv/kernel_add.cpp"),
+        "#include <string.h>\n#include \"tensor.h\"\n// --- ptoas-generated code ---\n// --- Kernel entry point ---\nextern \"C\" void kernel_entry(int64_t* args) { ChipTensor* a = kernel_tensor(args, 0); ChipTensor* c = kernel_tensor(args, 2); memcpy(c->data<float>(), a->data<float>(), c->numel() * 4); }\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let meta = std::fs::read_to_string(dir.join("compiled_meta.json")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("compiled_meta.json"), meta.replace("16384", &n.to_string())).unwrap_or_else(|e| panic!("{e}"));
+    let data: Vec<u8> = (0..n).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let arr = NpyArray::new(DType::Float32, vec![n], data).unwrap_or_else(|e| panic!("{e}"));
+    write_npy(&dir.join("data/in/a.npy"), &arr).unwrap_or_else(|e| panic!("{e}"));
+    write_npy(&dir.join("data/in/b.npy"), &arr).unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")).flatten() {
+        let p = entry.path();
+        let dest = to.join(entry.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}

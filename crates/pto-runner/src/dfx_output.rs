@@ -1,0 +1,438 @@
+//! Post-run collection: turn the runtime's diagnostic records into Simpler's files under
+//! `<build>/dfx_outputs/`, synthesise the name map, and compose the viewer hints.
+//!
+//! The runtime records host monotonic nanoseconds; swimlane files carry the platform's
+//! counter ticks (`clock_freq_hz`), converted here.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use pto_dfx::args_dump::{ArgKind, ArgRecord, ArgRole, ArgsDumpManifest, DumpStage, ScalarValue};
+use pto_dfx::deps::{
+    ArgDirection as DepsDirection, DepFlags, DepsArg, DepsEdge, DepsFile, DepsTask, DepsTensor, EdgeSource,
+    Overlap as DepsOverlap, ProducerView, ScopeMode, TensorView,
+};
+use pto_dfx::pmu::PmuRow;
+use pto_dfx::scope_stats::{ScopePhase, ScopeRecord, ScopeStatsFile, ScopeStatsMeta};
+use pto_dfx::swimlane::{
+    AicoreTaskRow, AicpuTaskRow, OrchPhaseRecord, PopCounts, SchedPhaseKind, SchedPhaseRecord, SwimlaneFile,
+    SwimlaneLevel, SwimlaneMetadata,
+};
+use pto_dfx::{CoreType as DfxCore, TaskId as DfxTaskId};
+use pto_runtime::deps::{DepLog, EdgeSource as RtSource};
+use pto_runtime::dfx::{DumpResult, DumpRole, DumpStage as RtStage};
+use pto_runtime::ffi::{ChipTensor, TensorArgType};
+use pto_runtime::tensor_map::Overlap as RtOverlap;
+use pto_runtime::{ChipConfig, CoreType, RunReport};
+
+use crate::config::DfxOptions;
+use crate::error::RunnerError;
+
+/// The directory of a build's diagnostics.
+pub fn dfx_dir(build: &Path) -> PathBuf {
+    build.join("dfx_outputs")
+}
+
+/// What post-run collection wrote and what to tell the user.
+#[derive(Clone, Debug, Default)]
+pub struct DfxSummary {
+    /// Files written.
+    pub files: Vec<PathBuf>,
+    /// Ready-to-paste commands for the viewers.
+    pub hints: Vec<String>,
+    /// Problems that did not stop the run (counted drops, capture failures).
+    pub warnings: Vec<String>,
+}
+
+fn ticks(ns: u64, freq: u64) -> u64 {
+    ((ns as u128 * freq as u128) / 1_000_000_000u128) as u64
+}
+
+fn write_err(e: pto_dfx::WriteError) -> RunnerError {
+    RunnerError::config(e.to_string())
+}
+
+/// Writes every enabled artifact of `report` into `out` (see the module docs).
+pub fn write_artifacts(
+    out: &Path,
+    options: &DfxOptions,
+    report: &RunReport,
+    chip: &ChipConfig,
+    names: &BTreeMap<i32, String>,
+    build_label: &str,
+) -> Result<DfxSummary, RunnerError> {
+    let mut summary = DfxSummary::default();
+    if !options.any() {
+        return Ok(summary);
+    }
+    std::fs::create_dir_all(out).map_err(|source| RunnerError::Io { action: "creating", path: out.to_path_buf(), source })?;
+    let show = |p: &Path| p.display().to_string();
+    if options.chip_swimlane > 0 {
+        let path = out.join("chip_swimlane_records.json");
+        let file = swimlane_file(options.chip_swimlane, report, chip);
+        if file.aicore_tasks.is_empty() {
+            summary.warnings.push("chip swimlane: no task ran, nothing to write".to_string());
+        } else {
+            pto_dfx::swimlane::write(&path, &file).map_err(write_err)?;
+            summary.hints.push(format!("pto swimlane-converter {}", show(&path)));
+            summary.files.push(path);
+        }
+    }
+    if options.dep_gen {
+        if let Some(log) = &report.deps {
+            let path = out.join("deps.json");
+            pto_dfx::deps::write(&path, &deps_file(log)).map_err(write_err)?;
+            summary.hints.push(format!("pto deps-viewer {} --format html", show(&path)));
+            summary.hints.push(format!("pto critical-path {}", show(out)));
+            summary.files.push(path);
+        }
+    }
+    if options.dump_args > 0 {
+        if let Some(dump) = &report.dfx.dump {
+            if let Some(path) = write_dump_manifest(out, options.dump_args, dump, &mut summary)? {
+                summary.hints.push(format!("pto dump-viewer {} --list", show(path.parent().unwrap_or(out))));
+                summary.files.push(path);
+            }
+        }
+    }
+    if options.pmu > 0 {
+        let path = out.join("pmu.csv");
+        let (rows, names_used) = pmu_rows(options.pmu, report, chip);
+        if names_used.is_empty() {
+            summary.warnings.push(
+                "pmu: perf_event_open is not permitted here (perf_event_paranoid or seccomp); pmu.csv has no host counters"
+                    .to_string(),
+            );
+        }
+        let text = pto_dfx::pmu::render(&rows).map_err(|e| RunnerError::config(e.to_string()))?;
+        let text = if rows.is_empty() { pto_dfx::pmu::render_header(&[]) } else { text };
+        pto_dfx::atomic_write(&path, text.as_bytes()).map_err(write_err)?;
+        summary.files.push(path);
+    }
+    if options.scope_stats {
+        let path = out.join("scope_stats").join("scope_stats.jsonl");
+        pto_dfx::scope_stats::write(&path, &scope_file(report, chip)).map_err(write_err)?;
+        summary.hints.push(format!("pto scope-stats-plot {}", show(&path)));
+        summary.files.push(path);
+    }
+    if options.chip_swimlane > 0 || options.dep_gen {
+        let map = pto_dfx::name_map::NameMap {
+            level: Some(2),
+            orchestrator_name: None,
+            callable_id_to_name: names.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        };
+        let path = out.join(format!("{}{build_label}.json", pto_dfx::name_map::FILE_PREFIX));
+        pto_dfx::name_map::write(&path, &map).map_err(write_err)?;
+        summary.files.push(path);
+    }
+    Ok(summary)
+}
+
+fn core_type(t: CoreType) -> DfxCore {
+    match t {
+        CoreType::Aic => DfxCore::Aic,
+        CoreType::Aiv => DfxCore::Aiv,
+    }
+}
+
+/// The swimlane file at `level` (1–4).
+pub fn swimlane_file(level: u8, report: &RunReport, chip: &ChipConfig) -> SwimlaneFile {
+    let freq = chip.platform.clock_freq_hz();
+    let topology = report.dfx.topology.unwrap_or_else(|| chip.platform.topology(report.n_workers));
+    let mut subtasks: Vec<_> = report.dfx.workers.iter().flat_map(|w| w.subtasks.iter().copied()).collect();
+    // Grouped by core ascending, collection order within a core (stable sort).
+    subtasks.sort_by_key(|s| s.core);
+    let aicore_tasks = subtasks
+        .iter()
+        .map(|s| AicoreTaskRow {
+            core_id: s.core,
+            task_token: DfxTaskId(s.task),
+            reg_task_id: s.reg_task_id,
+            start_cycles: ticks(s.start_ns, freq),
+            end_cycles: ticks(s.end_ns, freq),
+            receive_to_start_cycles: (ticks(s.start_ns, freq) - ticks(s.receive_ns, freq)) as u32,
+        })
+        .collect();
+    let aicpu_tasks = if level >= 2 {
+        subtasks
+            .iter()
+            .map(|s| AicpuTaskRow {
+                core_id: s.core,
+                reg_task_id: s.reg_task_id,
+                dispatch_cycles: ticks(s.dispatch_ns, freq),
+                finish_cycles: ticks(s.finish_ns, freq),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let scheduler_phases = (level >= 3).then(|| {
+        report
+            .dfx
+            .workers
+            .iter()
+            .map(|w| {
+                w.phases
+                    .iter()
+                    .map(|p| SchedPhaseRecord {
+                        kind: SchedPhaseKind::from_name(p.kind.name()),
+                        start_cycles: ticks(p.start_ns, freq),
+                        end_cycles: ticks(p.end_ns, freq),
+                        loop_iter: p.loop_iter,
+                        tasks_processed: p.tasks_processed,
+                        pop: (p.kind == pto_runtime::dfx::SchedPhaseKind::Dispatch)
+                            .then_some(PopCounts { hit: p.pop_hit, miss: p.pop_miss }),
+                        task_id: None,
+                        shared_at_start: Some(p.shared_at_start),
+                        shared_at_end: Some(p.shared_at_end),
+                    })
+                    .collect()
+            })
+            .collect()
+    });
+    let orchestrator_phases = (level >= 4 && !report.dfx.orchestrator.is_empty()).then(|| {
+        vec![report
+            .dfx
+            .orchestrator
+            .iter()
+            .map(|o| OrchPhaseRecord {
+                submit_idx: o.submit_idx,
+                task_id: DfxTaskId(o.task),
+                start_cycles: ticks(o.start_ns, freq),
+                end_cycles: ticks(o.end_ns, freq),
+            })
+            .collect()]
+    });
+    SwimlaneFile {
+        level: SwimlaneLevel::from_number(level as u64).unwrap_or(SwimlaneLevel::from_number(1).expect("level 1 exists")),
+        metadata: SwimlaneMetadata {
+            clock_freq_hz: freq,
+            num_cores: topology.n_cores() as u32,
+            core_types: (0..topology.n_cores()).map(|c| core_type(topology.core_type(c))).collect(),
+            host: None,
+            clock_anchors: None,
+            core_to_thread: if level >= 3 { report.dfx.core_to_worker.clone() } else { Vec::new() },
+        },
+        aicore_tasks,
+        aicpu_tasks,
+        scheduler_phases,
+        orchestrator_phases,
+        host_orchestrator_phases: None,
+        host_device_uploads: None,
+    }
+}
+
+fn view(t: &ChipTensor) -> TensorView {
+    let dims = t.dims();
+    TensorView {
+        tensor_id: pto_dfx::deps::tensor_id(t.buffer.addr, t.version),
+        dtype: pto_runtime::dtype::name(t.dtype).to_string(),
+        shape: t.shapes[..dims].to_vec(),
+        start_offset: t.start_offset,
+        strides: t.strides[..dims].to_vec(),
+    }
+}
+
+/// `deps.json` from the runtime's dependency log.
+pub fn deps_file(log: &DepLog) -> DepsFile {
+    let mut file = DepsFile::default();
+    let mut seen = std::collections::HashSet::new();
+    let mut note_tensor = |file: &mut DepsFile, t: &ChipTensor| {
+        let id = pto_dfx::deps::tensor_id(t.buffer.addr, t.version);
+        if seen.insert(id) {
+            let es = pto_runtime::dtype::elem_size(t.dtype) as u64;
+            file.tensors.push(DepsTensor {
+                tensor_id: id,
+                buffer_addr: t.buffer.addr,
+                version: t.version,
+                dtype: pto_runtime::dtype::name(t.dtype).to_string(),
+                buffer_numel: t.buffer.size / es.max(1),
+            });
+        }
+    };
+    for task in log.tasks.iter().filter(|t| !t.is_alloc) {
+        let mut args = Vec::new();
+        for (i, (ty, t)) in task.args.iter().enumerate() {
+            let direction = match ty {
+                TensorArgType::Input | TensorArgType::NoDep => DepsDirection::Input,
+                TensorArgType::Output => DepsDirection::Output,
+                TensorArgType::InOut => DepsDirection::Inout,
+                TensorArgType::OutputExisting => DepsDirection::OutputExisting,
+            };
+            if let Some(t) = t {
+                note_tensor(&mut file, t);
+            }
+            args.push(DepsArg { idx: i as i32, direction, tensor: t.as_ref().map(view) });
+        }
+        file.tasks.push(DepsTask {
+            task_id: DfxTaskId(task.id.0),
+            scope: if task.manual_scope { ScopeMode::Manual } else { ScopeMode::Auto },
+            early_dispatch: task.early_dispatch,
+            kernel_ids: task.kernel_ids.to_vec(),
+            block_num: task.block_num,
+            args,
+        });
+    }
+    for e in &log.edges {
+        if let Some(t) = &e.consumer {
+            note_tensor(&mut file, t);
+        }
+        file.edges.push(DepsEdge {
+            pred: DfxTaskId(e.pred.0),
+            succ: DfxTaskId(e.succ.0),
+            arg: e.arg,
+            source: match e.source {
+                RtSource::Explicit => EdgeSource::Explicit,
+                RtSource::Creator => EdgeSource::Creator,
+                RtSource::TensorMap => EdgeSource::Tensormap,
+            },
+            // Explicit edges are always written wait+retain (Simpler's replay limitation).
+            flags: if e.retain || e.source == RtSource::Explicit { DepFlags::WAIT_RETAIN } else { DepFlags::WAIT },
+            overlap: e.overlap.map(|o| match o {
+                RtOverlap::None => DepsOverlap::NoOverlap,
+                RtOverlap::Covered => DepsOverlap::Covered,
+                RtOverlap::Other => DepsOverlap::Other,
+            }),
+            consumer: e.consumer.as_ref().map(view),
+            producer: e.producer.as_ref().map(|g| {
+                let dims = g.ndims as usize;
+                ProducerView { shape: g.shapes[..dims].to_vec(), start_offset: g.start_offset, strides: g.strides[..dims].to_vec() }
+            }),
+        });
+    }
+    file
+}
+
+fn scalar_value(dtype: u8, bits: u64) -> ScalarValue {
+    match dtype {
+        0 => ScalarValue::F32(f32::from_bits(bits as u32)),
+        2 => ScalarValue::I64(bits as u32 as i32 as i64),
+        3 => ScalarValue::I64(bits as u16 as i16 as i64),
+        4 => ScalarValue::I64(bits as u8 as i8 as i64),
+        7 => ScalarValue::I64(bits as i64),
+        11 => ScalarValue::Bool(bits & 0xFF != 0),
+        5 => ScalarValue::U64(bits & 0xFF),
+        9 => ScalarValue::U64(bits & 0xFFFF),
+        10 => ScalarValue::U64(bits & 0xFFFF_FFFF),
+        _ => ScalarValue::U64(bits),
+    }
+}
+
+fn write_dump_manifest(
+    out: &Path,
+    level: u8,
+    dump: &DumpResult,
+    summary: &mut DfxSummary,
+) -> Result<Option<PathBuf>, RunnerError> {
+    if let Some(e) = &dump.error {
+        summary.warnings.push(format!("args dump: {e}"));
+    }
+    if dump.entries.is_empty() {
+        summary.warnings.push(match level {
+            1 => "args dump (partial): no task marks an argument with dump(...), nothing to write".to_string(),
+            _ => "args dump: no records".to_string(),
+        });
+        return Ok(None);
+    }
+    if dump.dropped_records > 0 {
+        summary.warnings.push(format!("args dump: {} records lost their payload (counted in the manifest)", dump.dropped_records));
+    }
+    let args = dump
+        .entries
+        .iter()
+        .map(|e| {
+            let shape: Vec<u64> = e.shape.iter().map(|&d| d as u64).collect();
+            ArgRecord {
+                task_id: DfxTaskId(e.task),
+                func_id: e.func_ids.clone(),
+                arg_index: e.arg_index,
+                role: match e.role {
+                    DumpRole::Input => ArgRole::Input,
+                    DumpRole::Output => ArgRole::Output,
+                    DumpRole::InOut => ArgRole::Inout,
+                },
+                stage: match e.stage {
+                    RtStage::BeforeDispatch => DumpStage::BeforeDispatch,
+                    RtStage::AfterCompletion => DumpStage::AfterCompletion,
+                },
+                kind: if e.scalar.is_some() { ArgKind::Scalar } else { ArgKind::Tensor },
+                dtype: pto_runtime::dtype::name(e.dtype).to_string(),
+                value: e.scalar.map(|bits| scalar_value(e.dtype, bits)),
+                is_contiguous: e.is_contiguous,
+                numel: pto_dfx::args_dump::numel(&shape),
+                shape,
+                strides: e.strides.iter().map(|&s| s as u64).collect(),
+                start_offset: e.start_offset,
+                arg_index_ambiguous: false,
+                bin_offset: e.bin_offset,
+                bin_size: e.bin_size,
+                truncated: e.truncated,
+                overwritten: e.overwritten,
+            }
+        })
+        .collect();
+    let manifest = ArgsDumpManifest::new(
+        level as u32,
+        dump.bin_written.then(|| pto_dfx::args_dump::BIN_FILE_NAME.to_string()),
+        args,
+        dump.dropped_records,
+        dump.entries.iter().filter(|e| e.overwritten).count() as u64,
+    );
+    let path = out.join("args_dump").join("args_dump.json");
+    pto_dfx::args_dump::write(&path, &manifest).map_err(write_err)?;
+    Ok(Some(path))
+}
+
+fn pmu_rows(event: u32, report: &RunReport, chip: &ChipConfig) -> (Vec<PmuRow>, Vec<&'static str>) {
+    let freq = chip.platform.clock_freq_hz();
+    let names: Vec<&'static str> = report.dfx.workers.iter().find(|w| !w.pmu_names.is_empty()).map(|w| w.pmu_names.clone()).unwrap_or_default();
+    let rows = report
+        .dfx
+        .workers
+        .iter()
+        .flat_map(|w| w.pmu.iter())
+        .map(|r| PmuRow {
+            thread_id: r.worker as i32,
+            core_id: r.core,
+            task_id: DfxTaskId(r.task),
+            func_id: r.func_id as u32,
+            core_type: if r.core_type == 0 { DfxCore::Aic } else { DfxCore::Aiv },
+            pmu_total_cycles: ticks(r.duration_ns, freq),
+            counters: names.iter().zip(r.counters.iter()).map(|(n, v)| (Cow::Borrowed(*n), *v)).collect(),
+            event_type: event,
+        })
+        .collect();
+    (rows, names)
+}
+
+fn scope_file(report: &RunReport, chip: &ChipConfig) -> ScopeStatsFile {
+    let r = &chip.rings;
+    let clamp = |v: u64| v.min(i32::MAX as u64) as i32;
+    let mut meta = ScopeStatsMeta::new(
+        r.task_window.map(clamp),
+        r.heap,
+        r.dep_pool.map(clamp),
+        r.tensormap_pool.min(i32::MAX as usize) as i32,
+    );
+    let records: Vec<ScopeRecord> = report
+        .dfx
+        .scopes
+        .iter()
+        .map(|s| ScopeRecord {
+            site: s.site.clone(),
+            phase: if s.is_end { ScopePhase::End } else { ScopePhase::Begin },
+            depth: s.depth as i32,
+            ring: s.ring as i32,
+            task_window_start: clamp(s.task_window.0),
+            task_window_end: clamp(s.task_window.1),
+            heap_start: s.heap.0,
+            heap_end: s.heap.1,
+            dep_pool_start: clamp(s.dep_pool.0),
+            dep_pool_end: clamp(s.dep_pool.1),
+            tensormap: clamp(s.tensormap),
+        })
+        .collect();
+    meta.total = records.len() as u32;
+    ScopeStatsFile { meta, records }
+}

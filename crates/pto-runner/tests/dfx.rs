@@ -1,0 +1,176 @@
+//! The five diagnostics through a real replay: each artifact read back with the format
+//! crate's readers, checked against what the run did.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use pto_build_output::read_npy;
+use pto_runner::{replay, DfxOptions, ReplayOptions, RunConfig};
+
+use crate::fixture::{scale_add, with_orchestration};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dfx")
+}
+
+fn run(dir: &std::path::Path, dfx: DfxOptions) -> pto_runner::ReplayOutcome {
+    let mut config = RunConfig::new(None).unwrap();
+    config.dfx = dfx;
+    replay(dir, &config, &ReplayOptions { validate: true, recompile: true }).unwrap()
+}
+
+const ALL: DfxOptions = DfxOptions { chip_swimlane: 4, dump_args: 2, pmu: 2, dep_gen: true, scope_stats: true };
+
+/// One outer task, then four tasks in an inner manual scope with explicit deps (Simpler's
+/// dep_gen validation graph), each kernel computing c = a + s * b on disjoint halves.
+const KNOWN_GRAPH: &str = r#"
+#include "pto_orchestration_api.h"
+extern "C" __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs&) {
+    return PTO2OrchestrationConfig{.expected_arg_count = 4};
+}
+extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
+    ChipTensor a = orch_args.tensor(0).ref(), b = orch_args.tensor(1).ref(), c = orch_args.tensor(2).ref();
+    uint64_t s = orch_args.scalar(0);
+    CoreTaskArgs p0; p0.add_input(a, b); p0.add_output(c); p0.add_scalar(s);
+    PTO2TaskId t0 = rt_submit_aiv_task(0, p0).task_id();
+    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+        CoreTaskArgs p1; p1.add_input(a, b); p1.add_inout(c); p1.add_scalar(s); p1.set_dependencies(&t0, 1);
+        PTO2TaskId t1 = rt_submit_aiv_task(0, p1).task_id();
+        CoreTaskArgs p2; p2.add_input(a, b); p2.add_inout(c); p2.add_scalar(s); p2.set_dependencies(&t0, 1);
+        PTO2TaskId t2 = rt_submit_aiv_task(0, p2).task_id();
+        PTO2TaskId d3[2] = {t1, t2};
+        CoreTaskArgs p3; p3.add_input(a, b); p3.add_inout(c); p3.add_scalar(s); p3.set_dependencies(d3, 2);
+        PTO2TaskId t3 = rt_submit_aiv_task(0, p3).task_id();
+        PTO2TaskId d4[2] = {t0, t3};
+        CoreTaskArgs p4; p4.add_input(a, b); p4.add_output(c); p4.add_scalar(s); p4.set_dependencies(d4, 2);
+        p4.dump(c);
+        rt_submit_aiv_task(0, p4);
+    }
+}
+"#;
+
+#[test]
+fn deps_json_of_the_known_graph() {
+    let dir = with_orchestration(&root(), "known_graph", KNOWN_GRAPH);
+    let outcome = run(&dir, DfxOptions { dep_gen: true, ..Default::default() });
+    let deps = pto_dfx::deps::read(&dir.join("dfx_outputs/deps.json")).unwrap().value;
+    let ids: Vec<String> = deps.tasks.iter().map(|t| pto_dfx::format_task_display(t.task_id.0)).collect();
+    assert_eq!(ids, ["t0", "r1t0", "r1t1", "r1t2", "r1t3"]);
+    let edges: BTreeSet<(String, String)> = deps
+        .edges
+        .iter()
+        .map(|e| (pto_dfx::format_task_display(e.pred.0), pto_dfx::format_task_display(e.succ.0)))
+        .collect();
+    let want: BTreeSet<(String, String)> = [("t0", "r1t0"), ("t0", "r1t1"), ("r1t0", "r1t2"), ("r1t1", "r1t2"), ("t0", "r1t3"), ("r1t2", "r1t3")]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(edges, want);
+    assert!(deps.tasks[1..].iter().all(|t| t.scope == pto_dfx::deps::ScopeMode::Manual));
+    // Every non-explicit edge names a tensor listed in `tensors`.
+    let tensors: BTreeSet<u64> = deps.tensors.iter().map(|t| t.tensor_id).collect();
+    for e in &deps.edges {
+        if let Some(v) = &e.consumer {
+            assert!(tensors.contains(&v.tensor_id));
+        }
+    }
+    // The file is one line.
+    let text = std::fs::read_to_string(dir.join("dfx_outputs/deps.json")).unwrap();
+    assert_eq!(text.matches('\n').count(), 1);
+    assert!(outcome.dfx.files.iter().any(|f| f.ends_with("name_map_known_graph.json")));
+}
+
+#[test]
+fn swimlane_rows_are_tasks_times_blocks_at_every_level() {
+    let dir = with_orchestration(
+        &root(),
+        "spmd_swimlane",
+        &KNOWN_GRAPH.replace("p0.add_scalar(s);", "p0.add_scalar(s); p0.launch_spec.set_block_num(3);"),
+    );
+    for level in 1..=4u8 {
+        run(&dir, DfxOptions { chip_swimlane: level, ..Default::default() });
+        let f = pto_dfx::swimlane::read(&dir.join("dfx_outputs/chip_swimlane_records.json")).unwrap().value;
+        assert_eq!(f.level.number(), level);
+        // Five tasks, the first with three blocks.
+        assert_eq!(f.aicore_tasks.len(), 7, "level {level}");
+        assert_eq!(f.aicpu_tasks.len(), if level >= 2 { 7 } else { 0 });
+        assert_eq!(f.scheduler_phases.is_some(), level >= 3);
+        assert_eq!(!f.metadata.core_to_thread.is_empty(), level >= 3);
+        assert_eq!(f.orchestrator_phases.as_ref().map(|o| o[0].len()), (level == 4).then_some(5));
+        assert_eq!(f.metadata.clock_freq_hz, 50_000_000);
+        // The join key (core, reg_task_id) is unique.
+        let keys: BTreeSet<(u32, u32)> = f.aicore_tasks.iter().map(|r| (r.core_id, r.reg_task_id)).collect();
+        assert_eq!(keys.len(), 7);
+        for r in &f.aicore_tasks {
+            assert!(r.start_cycles > 0 && r.end_cycles >= r.start_cycles);
+        }
+    }
+}
+
+#[test]
+fn dumped_bytes_equal_the_tensors() {
+    let dir = scale_add(&root(), "dump_full");
+    run(&dir, DfxOptions { dump_args: 2, ..Default::default() });
+    let dump_dir = dir.join("dfx_outputs/args_dump");
+    let manifest = pto_dfx::args_dump::read(&dump_dir.join("args_dump.json")).unwrap().value;
+    let bin = std::fs::read(dump_dir.join("args.bin")).unwrap();
+    let slice = |arg: u32, stage: pto_dfx::args_dump::DumpStage| {
+        let r = manifest.args.iter().find(|r| r.arg_index == arg && r.stage == stage).unwrap();
+        bin[r.bin_offset as usize..(r.bin_offset + r.bin_size) as usize].to_vec()
+    };
+    use pto_dfx::args_dump::DumpStage::*;
+    assert_eq!(slice(0, BeforeDispatch), read_npy(&dir.join("data/in/a.npy")).unwrap().data);
+    assert_eq!(slice(1, BeforeDispatch), read_npy(&dir.join("data/in/b.npy")).unwrap().data);
+    assert_eq!(slice(2, AfterCompletion), read_npy(&dir.join("data/actual/c.npy")).unwrap().data);
+    // The scalar is recorded with its value.
+    let s = manifest.args.iter().find(|r| r.arg_index == 3).unwrap();
+    assert_eq!(s.kind, pto_dfx::args_dump::ArgKind::Scalar);
+    assert_eq!(manifest.total_args, 4);
+}
+
+#[test]
+fn partial_dump_keeps_only_marked_arguments() {
+    let dir = with_orchestration(&root(), "dump_partial", KNOWN_GRAPH);
+    run(&dir, DfxOptions { dump_args: 1, ..Default::default() });
+    let manifest = pto_dfx::args_dump::read(&dir.join("dfx_outputs/args_dump/args_dump.json")).unwrap().value;
+    assert_eq!(manifest.args.len(), 1);
+    assert_eq!(pto_dfx::format_task_display(manifest.args[0].task_id.0), "r1t3");
+    assert_eq!(manifest.args[0].arg_index, 2);
+
+    // Hybrid: metadata for every argument, payload only for the marked one.
+    run(&dir, DfxOptions { dump_args: 3, ..Default::default() });
+    let manifest = pto_dfx::args_dump::read(&dir.join("dfx_outputs/args_dump/args_dump.json")).unwrap().value;
+    assert!(manifest.args.len() > 10);
+    assert_eq!(manifest.args.iter().filter(|r| r.bin_size > 0).count(), 1);
+}
+
+#[test]
+fn every_flag_on_and_none() {
+    let dir = scale_add(&root(), "all_flags");
+    let outcome = run(&dir, ALL);
+    assert!(outcome.passed());
+    let out = dir.join("dfx_outputs");
+    for f in [
+        "chip_swimlane_records.json",
+        "deps.json",
+        "args_dump/args_dump.json",
+        "args_dump/args.bin",
+        "pmu.csv",
+        "scope_stats/scope_stats.jsonl",
+        "name_map_all_flags.json",
+    ] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let pmu = std::fs::read_to_string(out.join("pmu.csv")).unwrap();
+    assert!(pmu.starts_with("thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles,"), "{pmu}");
+    assert_eq!(pmu.lines().count(), 2, "one row per task: {pmu}");
+    let stats = pto_dfx::scope_stats::read(&out.join("scope_stats/scope_stats.jsonl")).unwrap().value;
+    assert_eq!(stats.meta.version, 6);
+    assert_eq!(stats.records.len(), 4, "root and one scope, begin and end");
+    assert_eq!(stats.records[1].site.split(':').next(), Some("scale_add.cpp"));
+
+    let clean = scale_add(&root(), "no_flags");
+    let outcome = run(&clean, DfxOptions::default());
+    assert!(outcome.dfx.files.is_empty());
+    assert!(!clean.join("dfx_outputs").exists());
+}
