@@ -20,8 +20,11 @@ pub struct CompileSummary {
     pub elapsed: Duration,
 }
 
-/// A build directory ready to run.
-pub struct LoadedBuild {
+/// A build directory compiled and loaded, ready to run any number of times
+/// (`CompiledProgram.from_dir`).
+pub struct CompiledBuild {
+    /// The build directory.
+    pub dir: std::path::PathBuf,
     /// `kernel_config.py`.
     pub kernel_config: KernelConfig,
     /// `compiled_meta.json`.
@@ -32,9 +35,27 @@ pub struct LoadedBuild {
     pub compile: CompileSummary,
 }
 
+/// Loads a single-chip build directory: checks its layout, then [`load_build`] with the
+/// default toolchain. Like `CompiledProgram.from_dir`, it never splices `.pto` files nor
+/// invalidates cached binaries.
+pub fn load(dir: &Path) -> Result<CompiledBuild, RunnerError> {
+    match pto_build_output::BuildLayout::detect(dir)? {
+        pto_build_output::BuildLayout::SingleChip => {}
+        other => {
+            return Err(RunnerError::config(format!(
+                "{}: a {:?} build cannot be run on one chip; load one of its single-chip sub-builds (next_levels/<name>/) instead",
+                dir.display(),
+                other.kind()
+            )))
+        }
+    }
+    let toolchain = Toolchain::discover(&pto_toolchain::default_cache_root())?;
+    load_build(dir, &toolchain)
+}
+
 /// Loads `kernel_config.py` and `compiled_meta.json`, compiles every unit (through the
 /// content-addressed cache) and loads the program.
-pub fn load_build(dir: &Path, toolchain: &Toolchain) -> Result<LoadedBuild, RunnerError> {
+pub fn load_build(dir: &Path, toolchain: &Toolchain) -> Result<CompiledBuild, RunnerError> {
     let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
     let meta = CompiledMeta::load(dir)?;
     check_signature(dir, &kernel_config, &meta)?;
@@ -85,7 +106,8 @@ pub fn load_build(dir: &Path, toolchain: &Toolchain) -> Result<LoadedBuild, Runn
             .collect(),
     };
     let program = Program::load(&spec)?;
-    Ok(LoadedBuild {
+    Ok(CompiledBuild {
+        dir: dir.to_path_buf(),
         kernel_config,
         meta,
         program,

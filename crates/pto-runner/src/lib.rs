@@ -18,9 +18,13 @@ pub mod config;
 pub mod demo;
 pub mod dfx_output;
 pub mod error;
+pub mod execute;
 pub mod inputs;
 pub mod replay;
 
+pub use build::{load, CompiledBuild};
 pub use config::{DfxOptions, RingValue, RunConfig};
+pub use execute::ExecuteOutcome;
+pub use inputs::BoundParam;
 pub use error::{ErrorKind, RunnerError};
 pub use replay::{replay, OutputCheck, ReplayOptions, ReplayOutcome};

@@ -3,18 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-use pto_build_output::{
-    compare, read_npy, read_tolerances, write_npy, BuildLayout, Comparison, ParamDirection,
-    Tolerances,
-};
+use pto_build_output::{compare, read_npy, read_tolerances, write_npy, Comparison, ParamDirection, Tolerances};
 use pto_runtime::RunReport;
-use pto_toolchain::{default_cache_root, Toolchain};
 
-use crate::build::{load_build, CompileSummary};
+use crate::build::{load, CompileSummary};
 use crate::config::RunConfig;
-use crate::dfx_output::{dfx_dir, write_artifacts, DfxSummary};
+use crate::dfx_output::DfxSummary;
+use crate::execute::ExecuteOutcome;
 use crate::error::RunnerError;
-use crate::inputs::{bind_inputs, orch_args, BoundParam};
+use crate::inputs::{bind_inputs, BoundParam};
 
 /// How to replay.
 #[derive(Clone, Debug)]
@@ -70,25 +67,9 @@ impl ReplayOutcome {
 }
 
 /// Runs `dir` once (see the module docs).
-pub fn replay(
-    dir: &Path,
-    config: &RunConfig,
-    options: &ReplayOptions,
-) -> Result<ReplayOutcome, RunnerError> {
-    let dfx_out = dfx_dir(dir);
-    let chip_config = config.chip_config(config.dfx.any().then_some(dfx_out.as_path()))?;
-    match BuildLayout::detect(dir)? {
-        BuildLayout::SingleChip => {}
-        other => {
-            return Err(RunnerError::config(format!(
-                "{}: a {:?} build cannot be replayed on one chip yet; replay one of its single-chip sub-builds (next_levels/<name>/) instead",
-                dir.display(),
-                other.kind()
-            )))
-        }
-    }
-    let toolchain = Toolchain::discover(&default_cache_root())?;
-    let build = load_build(dir, &toolchain)?;
+pub fn replay(dir: &Path, config: &RunConfig, options: &ReplayOptions) -> Result<ReplayOutcome, RunnerError> {
+    config.validate()?;
+    let build = load(dir)?;
     tracing::info!(
         "compiled {} units ({} from the cache) in {:.2} s",
         build.compile.n_units,
@@ -96,33 +77,9 @@ pub fn replay(
         build.compile.elapsed.as_secs_f64()
     );
     let mut params = bind_inputs(dir, &build.meta)?;
-    let report = {
-        let mut args = orch_args(&mut params)?;
-        pto_runtime::run(&build.program, &mut args, &chip_config)?
-    };
-    tracing::info!(
-        "ran {} tasks on {} in {:.3} ms (device {:.3} ms)",
-        report.n_tasks,
-        report.platform,
-        report.wall.as_secs_f64() * 1e3,
-        report.device_time.as_secs_f64() * 1e3
-    );
-    let label = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let names = build.kernel_config.name_map();
-    let dfx = write_artifacts(&dfx_out, &config.dfx, &report, &chip_config, &names, &label)?;
-    let checks = if options.validate {
-        validate(dir, config, &params)?
-    } else {
-        Vec::new()
-    };
-    Ok(ReplayOutcome {
-        dir: dir.to_path_buf(),
-        report,
-        compile: build.compile,
-        checks,
-        params,
-        dfx,
-    })
+    let ExecuteOutcome { report, dfx } = build.execute(&mut params, config)?;
+    let checks = if options.validate { validate(dir, config, &params)? } else { Vec::new() };
+    Ok(ReplayOutcome { dir: dir.to_path_buf(), report, compile: build.compile, checks, params, dfx })
 }
 
 /// Compares each output with `data/out/<name>.npy` and writes `data/actual/<name>.npy`.
