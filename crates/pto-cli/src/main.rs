@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use pto_runner::demo::{example_names, run_demo};
-use pto_runner::{replay, ReplayOptions, RunConfig};
+use pto_runner::{ReplayOptions, RunConfig};
 
 /// Run, replay and diagnose PTO task-graph programs on a simulated Ascend chip.
 ///
@@ -27,6 +27,12 @@ enum Command {
     Replay(ReplayArgs),
     /// Write the bundled examples, run and validate each, and print a summary.
     Demo(DemoArgs),
+    /// Internal: the graph pass of the two-pass swimlane (run by `pto` itself).
+    #[command(name = "__dep-gen-capture", hide = true)]
+    DepGenCapture {
+        /// The spec written by the timing pass.
+        spec: PathBuf,
+    },
 }
 
 /// The five diagnostics; each writes under `<build>/dfx_outputs/`.
@@ -134,7 +140,8 @@ fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         validate: args.validate,
         recompile: !args.no_recompile,
     };
-    let outcome = replay(&args.dir, &config, &options)?;
+    let outcome =
+        pto_runner::replay_with(&args.dir, &config, &options, &mut |line| println!("{line}"))?;
     let r = &outcome.report;
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -150,7 +157,11 @@ fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {w}");
     }
     if !outcome.dfx.files.is_empty() {
-        writeln!(out, "DFX artifacts under {}:", outcome.dir.join("dfx_outputs").display())?;
+        writeln!(
+            out,
+            "DFX artifacts under {}:",
+            outcome.dir.join("dfx_outputs").display()
+        )?;
         for f in &outcome.dfx.files {
             writeln!(out, "  {}", f.display())?;
         }
@@ -263,6 +274,7 @@ fn main() -> ExitCode {
     let log_level = match &cli.command {
         Command::Replay(a) => a.run.log_level.clone(),
         Command::Demo(a) => a.run.log_level.clone(),
+        Command::DepGenCapture { .. } => None,
     };
     if let Err(e) = init_logging(log_level.as_deref()) {
         eprintln!("error: {e:#}");
@@ -271,6 +283,12 @@ fn main() -> ExitCode {
     let res = match &cli.command {
         Command::Replay(a) => cmd_replay(a),
         Command::Demo(a) => cmd_demo(a),
+        Command::DepGenCapture { spec } => {
+            println!("[swimlane:dep_gen subprocess] capturing the task dependency graph for the swimlane; the following compile/run output is for deps.json only (timing is discarded).");
+            pto_runner::two_pass::capture_main(spec)
+                .map(|()| ExitCode::SUCCESS)
+                .map_err(anyhow::Error::from)
+        }
     };
     match res {
         Ok(code) => code,

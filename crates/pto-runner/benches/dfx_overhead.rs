@@ -21,7 +21,10 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn measure(dir: &Path, dfx: DfxOptions, rounds: usize) -> (Duration, Duration) {
     let mut config = RunConfig::new(None).unwrap_or_else(|e| panic!("{e}"));
     config.dfx = dfx;
-    let options = ReplayOptions { validate: false, recompile: true };
+    let options = ReplayOptions {
+        validate: false,
+        recompile: true,
+    };
     let mut device = Vec::new();
     let mut wall = Vec::new();
     for _ in 0..rounds {
@@ -39,16 +42,38 @@ fn pct(base: Duration, x: Duration) -> f64 {
 fn main() {
     let root = std::env::temp_dir().join(format!("pto-dfx-bench-{}", std::process::id()));
     let dirs = write_examples(&root).unwrap_or_else(|e| panic!("{e}"));
-    let rounds: usize = std::env::var("PTO_BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
-    println!("{:<16} {:>14} {:>14} {:>10} {:>14} {:>10}", "example", "no DFX (ms)", "swimlane 4", "overhead", "dep_gen", "overhead");
+    let rounds: usize = std::env::var("PTO_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    println!(
+        "{:<16} {:>14} {:>14} {:>10} {:>14} {:>10}",
+        "example", "no DFX (ms)", "swimlane 4", "overhead", "dep_gen", "overhead"
+    );
     for dir in dirs.iter().filter(|d| !d.ends_with("vector_add")) {
         let _ = measure(dir, DfxOptions::default(), 3); // warm the compile cache and pages
         let (base, _) = measure(dir, DfxOptions::default(), rounds);
-        let (swim, _) = measure(dir, DfxOptions { chip_swimlane: 4, ..Default::default() }, rounds);
-        let (deps, _) = measure(dir, DfxOptions { dep_gen: true, ..Default::default() }, rounds);
+        let (swim, _) = measure(
+            dir,
+            DfxOptions {
+                chip_swimlane: 4,
+                ..Default::default()
+            },
+            rounds,
+        );
+        let (deps, _) = measure(
+            dir,
+            DfxOptions {
+                dep_gen: true,
+                ..Default::default()
+            },
+            rounds,
+        );
         println!(
             "{:<16} {:>14.3} {:>14.3} {:>9.1}% {:>14.3} {:>9.1}%",
-            dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
             base.as_secs_f64() * 1e3,
             swim.as_secs_f64() * 1e3,
             pct(base, swim),
@@ -61,8 +86,17 @@ fn main() {
     let dir = big_copy(&root);
     let _ = measure(&dir, DfxOptions::default(), 1);
     let (base_dev, base_wall) = measure(&dir, DfxOptions::default(), 5);
-    let (dump_dev, dump_wall) = measure(&dir, DfxOptions { dump_args: 2, ..Default::default() }, 5);
-    let bytes = std::fs::metadata(dir.join("dfx_outputs/args_dump/args.bin")).map(|m| m.len()).unwrap_or(0);
+    let (dump_dev, dump_wall) = measure(
+        &dir,
+        DfxOptions {
+            dump_args: 2,
+            ..Default::default()
+        },
+        5,
+    );
+    let bytes = std::fs::metadata(dir.join("dfx_outputs/args_dump/args.bin"))
+        .map(|m| m.len())
+        .unwrap_or(0);
     let extra = dump_wall.saturating_sub(base_wall).as_secs_f64().max(1e-9);
     println!(
         "args dump: {:.1} MiB per run; run {:.1} ms without / {:.1} ms with (device {:.1} / {:.1} ms); {:.2} GB/s over the whole dump run, {:.2} GB/s over the added time",
@@ -102,8 +136,13 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
         "#include <string.h>\n#include \"tensor.h\"\n// --- ptoas-generated code ---\n// --- Kernel entry point ---\nextern \"C\" void kernel_entry(int64_t* args) { ChipTensor* a = kernel_tensor(args, 0); ChipTensor* c = kernel_tensor(args, 2); memcpy(c->data<float>(), a->data<float>(), c->numel() * 4); }\n",
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let meta = std::fs::read_to_string(dir.join("compiled_meta.json")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(dir.join("compiled_meta.json"), meta.replace("16384", &n.to_string())).unwrap_or_else(|e| panic!("{e}"));
+    let meta =
+        std::fs::read_to_string(dir.join("compiled_meta.json")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        dir.join("compiled_meta.json"),
+        meta.replace("16384", &n.to_string()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let data: Vec<u8> = (0..n).flat_map(|i| (i as f32).to_le_bytes()).collect();
     let arr = NpyArray::new(DType::Float32, vec![n], data).unwrap_or_else(|e| panic!("{e}"));
     write_npy(&dir.join("data/in/a.npy"), &arr).unwrap_or_else(|e| panic!("{e}"));
@@ -113,7 +152,10 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
-    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")).flatten() {
+    for entry in std::fs::read_dir(from)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .flatten()
+    {
         let p = entry.path();
         let dest = to.join(entry.file_name());
         if p.is_dir() {

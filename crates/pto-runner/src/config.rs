@@ -256,7 +256,10 @@ mod tests {
         let mut c = RunConfig::new(None).unwrap();
         c.dfx.dep_gen = true;
         let err = c.chip_config(None).unwrap_err().to_string();
-        assert!(err.starts_with("execute_on_device: output_prefix is required when any DFX flag"), "{err}");
+        assert!(
+            err.starts_with("execute_on_device: output_prefix is required when any DFX flag"),
+            "{err}"
+        );
         assert!(c.chip_config(Some(Path::new(""))).is_err());
         assert!(c.chip_config(Some(Path::new("/tmp/x"))).is_ok());
         c.dfx = DfxOptions::default();

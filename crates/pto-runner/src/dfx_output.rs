@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 
 use pto_dfx::args_dump::{ArgKind, ArgRecord, ArgRole, ArgsDumpManifest, DumpStage, ScalarValue};
 use pto_dfx::deps::{
-    ArgDirection as DepsDirection, DepFlags, DepsArg, DepsEdge, DepsFile, DepsTask, DepsTensor, EdgeSource,
-    Overlap as DepsOverlap, ProducerView, ScopeMode, TensorView,
+    ArgDirection as DepsDirection, DepFlags, DepsArg, DepsEdge, DepsFile, DepsTask, DepsTensor,
+    EdgeSource, Overlap as DepsOverlap, ProducerView, ScopeMode, TensorView,
 };
 use pto_dfx::pmu::PmuRow;
 use pto_dfx::scope_stats::{ScopePhase, ScopeRecord, ScopeStatsFile, ScopeStatsMeta};
 use pto_dfx::swimlane::{
-    AicoreTaskRow, AicpuTaskRow, OrchPhaseRecord, PopCounts, SchedPhaseKind, SchedPhaseRecord, SwimlaneFile,
-    SwimlaneLevel, SwimlaneMetadata,
+    AicoreTaskRow, AicpuTaskRow, OrchPhaseRecord, PopCounts, SchedPhaseKind, SchedPhaseRecord,
+    SwimlaneFile, SwimlaneLevel, SwimlaneMetadata,
 };
 use pto_dfx::{CoreType as DfxCore, TaskId as DfxTaskId};
 use pto_runtime::deps::{DepLog, EdgeSource as RtSource};
@@ -66,16 +66,24 @@ pub fn write_artifacts(
     if !options.any() {
         return Ok(summary);
     }
-    std::fs::create_dir_all(out).map_err(|source| RunnerError::Io { action: "creating", path: out.to_path_buf(), source })?;
+    std::fs::create_dir_all(out).map_err(|source| RunnerError::Io {
+        action: "creating",
+        path: out.to_path_buf(),
+        source,
+    })?;
     let show = |p: &Path| p.display().to_string();
     if options.chip_swimlane > 0 {
         let path = out.join("chip_swimlane_records.json");
         let file = swimlane_file(options.chip_swimlane, report, chip);
         if file.aicore_tasks.is_empty() {
-            summary.warnings.push("chip swimlane: no task ran, nothing to write".to_string());
+            summary
+                .warnings
+                .push("chip swimlane: no task ran, nothing to write".to_string());
         } else {
             pto_dfx::swimlane::write(&path, &file).map_err(write_err)?;
-            summary.hints.push(format!("pto swimlane-converter {}", show(&path)));
+            summary
+                .hints
+                .push(format!("pto swimlane-converter {}", show(&path)));
             summary.files.push(path);
         }
     }
@@ -83,15 +91,22 @@ pub fn write_artifacts(
         if let Some(log) = &report.deps {
             let path = out.join("deps.json");
             pto_dfx::deps::write(&path, &deps_file(log)).map_err(write_err)?;
-            summary.hints.push(format!("pto deps-viewer {} --format html", show(&path)));
-            summary.hints.push(format!("pto critical-path {}", show(out)));
+            summary
+                .hints
+                .push(format!("pto deps-viewer {} --format html", show(&path)));
+            summary
+                .hints
+                .push(format!("pto critical-path {}", show(out)));
             summary.files.push(path);
         }
     }
     if options.dump_args > 0 {
         if let Some(dump) = &report.dfx.dump {
             if let Some(path) = write_dump_manifest(out, options.dump_args, dump, &mut summary)? {
-                summary.hints.push(format!("pto dump-viewer {} --list", show(path.parent().unwrap_or(out))));
+                summary.hints.push(format!(
+                    "pto dump-viewer {} --list",
+                    show(path.parent().unwrap_or(out))
+                ));
                 summary.files.push(path);
             }
         }
@@ -106,23 +121,35 @@ pub fn write_artifacts(
             );
         }
         let text = pto_dfx::pmu::render(&rows).map_err(|e| RunnerError::config(e.to_string()))?;
-        let text = if rows.is_empty() { pto_dfx::pmu::render_header(&[]) } else { text };
+        let text = if rows.is_empty() {
+            pto_dfx::pmu::render_header(&[])
+        } else {
+            text
+        };
         pto_dfx::atomic_write(&path, text.as_bytes()).map_err(write_err)?;
         summary.files.push(path);
     }
     if options.scope_stats {
         let path = out.join("scope_stats").join("scope_stats.jsonl");
         pto_dfx::scope_stats::write(&path, &scope_file(report, chip)).map_err(write_err)?;
-        summary.hints.push(format!("pto scope-stats-plot {}", show(&path)));
+        summary
+            .hints
+            .push(format!("pto scope-stats-plot {}", show(&path)));
         summary.files.push(path);
     }
     if options.chip_swimlane > 0 || options.dep_gen {
         let map = pto_dfx::name_map::NameMap {
             level: Some(2),
             orchestrator_name: None,
-            callable_id_to_name: names.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            callable_id_to_name: names
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
         };
-        let path = out.join(format!("{}{build_label}.json", pto_dfx::name_map::FILE_PREFIX));
+        let path = out.join(format!(
+            "{}{build_label}.json",
+            pto_dfx::name_map::FILE_PREFIX
+        ));
         pto_dfx::name_map::write(&path, &map).map_err(write_err)?;
         summary.files.push(path);
     }
@@ -139,8 +166,16 @@ fn core_type(t: CoreType) -> DfxCore {
 /// The swimlane file at `level` (1–4).
 pub fn swimlane_file(level: u8, report: &RunReport, chip: &ChipConfig) -> SwimlaneFile {
     let freq = chip.platform.clock_freq_hz();
-    let topology = report.dfx.topology.unwrap_or_else(|| chip.platform.topology(report.n_workers));
-    let mut subtasks: Vec<_> = report.dfx.workers.iter().flat_map(|w| w.subtasks.iter().copied()).collect();
+    let topology = report
+        .dfx
+        .topology
+        .unwrap_or_else(|| chip.platform.topology(report.n_workers));
+    let mut subtasks: Vec<_> = report
+        .dfx
+        .workers
+        .iter()
+        .flat_map(|w| w.subtasks.iter().copied())
+        .collect();
     // Grouped by core ascending, collection order within a core (stable sort).
     subtasks.sort_by_key(|s| s.core);
     let aicore_tasks = subtasks
@@ -181,8 +216,12 @@ pub fn swimlane_file(level: u8, report: &RunReport, chip: &ChipConfig) -> Swimla
                         end_cycles: ticks(p.end_ns, freq),
                         loop_iter: p.loop_iter,
                         tasks_processed: p.tasks_processed,
-                        pop: (p.kind == pto_runtime::dfx::SchedPhaseKind::Dispatch)
-                            .then_some(PopCounts { hit: p.pop_hit, miss: p.pop_miss }),
+                        pop: (p.kind == pto_runtime::dfx::SchedPhaseKind::Dispatch).then_some(
+                            PopCounts {
+                                hit: p.pop_hit,
+                                miss: p.pop_miss,
+                            },
+                        ),
                         task_id: None,
                         shared_at_start: Some(p.shared_at_start),
                         shared_at_end: Some(p.shared_at_end),
@@ -205,14 +244,21 @@ pub fn swimlane_file(level: u8, report: &RunReport, chip: &ChipConfig) -> Swimla
             .collect()]
     });
     SwimlaneFile {
-        level: SwimlaneLevel::from_number(level as u64).unwrap_or(SwimlaneLevel::from_number(1).expect("level 1 exists")),
+        level: SwimlaneLevel::from_number(level as u64)
+            .unwrap_or(SwimlaneLevel::from_number(1).expect("level 1 exists")),
         metadata: SwimlaneMetadata {
             clock_freq_hz: freq,
             num_cores: topology.n_cores() as u32,
-            core_types: (0..topology.n_cores()).map(|c| core_type(topology.core_type(c))).collect(),
+            core_types: (0..topology.n_cores())
+                .map(|c| core_type(topology.core_type(c)))
+                .collect(),
             host: None,
             clock_anchors: None,
-            core_to_thread: if level >= 3 { report.dfx.core_to_worker.clone() } else { Vec::new() },
+            core_to_thread: if level >= 3 {
+                report.dfx.core_to_worker.clone()
+            } else {
+                Vec::new()
+            },
         },
         aicore_tasks,
         aicpu_tasks,
@@ -263,11 +309,19 @@ pub fn deps_file(log: &DepLog) -> DepsFile {
             if let Some(t) = t {
                 note_tensor(&mut file, t);
             }
-            args.push(DepsArg { idx: i as i32, direction, tensor: t.as_ref().map(view) });
+            args.push(DepsArg {
+                idx: i as i32,
+                direction,
+                tensor: t.as_ref().map(view),
+            });
         }
         file.tasks.push(DepsTask {
             task_id: DfxTaskId(task.id.0),
-            scope: if task.manual_scope { ScopeMode::Manual } else { ScopeMode::Auto },
+            scope: if task.manual_scope {
+                ScopeMode::Manual
+            } else {
+                ScopeMode::Auto
+            },
             early_dispatch: task.early_dispatch,
             kernel_ids: task.kernel_ids.to_vec(),
             block_num: task.block_num,
@@ -288,7 +342,11 @@ pub fn deps_file(log: &DepLog) -> DepsFile {
                 RtSource::TensorMap => EdgeSource::Tensormap,
             },
             // Explicit edges are always written wait+retain (Simpler's replay limitation).
-            flags: if e.retain || e.source == RtSource::Explicit { DepFlags::WAIT_RETAIN } else { DepFlags::WAIT },
+            flags: if e.retain || e.source == RtSource::Explicit {
+                DepFlags::WAIT_RETAIN
+            } else {
+                DepFlags::WAIT
+            },
             overlap: e.overlap.map(|o| match o {
                 RtOverlap::None => DepsOverlap::NoOverlap,
                 RtOverlap::Covered => DepsOverlap::Covered,
@@ -297,7 +355,11 @@ pub fn deps_file(log: &DepLog) -> DepsFile {
             consumer: e.consumer.as_ref().map(view),
             producer: e.producer.as_ref().map(|g| {
                 let dims = g.ndims as usize;
-                ProducerView { shape: g.shapes[..dims].to_vec(), start_offset: g.start_offset, strides: g.strides[..dims].to_vec() }
+                ProducerView {
+                    shape: g.shapes[..dims].to_vec(),
+                    start_offset: g.start_offset,
+                    strides: g.strides[..dims].to_vec(),
+                }
             }),
         });
     }
@@ -330,13 +392,17 @@ fn write_dump_manifest(
     }
     if dump.entries.is_empty() {
         summary.warnings.push(match level {
-            1 => "args dump (partial): no task marks an argument with dump(...), nothing to write".to_string(),
+            1 => "args dump (partial): no task marks an argument with dump(...), nothing to write"
+                .to_string(),
             _ => "args dump: no records".to_string(),
         });
         return Ok(None);
     }
     if dump.dropped_records > 0 {
-        summary.warnings.push(format!("args dump: {} records lost their payload (counted in the manifest)", dump.dropped_records));
+        summary.warnings.push(format!(
+            "args dump: {} records lost their payload (counted in the manifest)",
+            dump.dropped_records
+        ));
     }
     let args = dump
         .entries
@@ -356,7 +422,11 @@ fn write_dump_manifest(
                     RtStage::BeforeDispatch => DumpStage::BeforeDispatch,
                     RtStage::AfterCompletion => DumpStage::AfterCompletion,
                 },
-                kind: if e.scalar.is_some() { ArgKind::Scalar } else { ArgKind::Tensor },
+                kind: if e.scalar.is_some() {
+                    ArgKind::Scalar
+                } else {
+                    ArgKind::Tensor
+                },
                 dtype: pto_runtime::dtype::name(e.dtype).to_string(),
                 value: e.scalar.map(|bits| scalar_value(e.dtype, bits)),
                 is_contiguous: e.is_contiguous,
@@ -374,7 +444,8 @@ fn write_dump_manifest(
         .collect();
     let manifest = ArgsDumpManifest::new(
         level as u32,
-        dump.bin_written.then(|| pto_dfx::args_dump::BIN_FILE_NAME.to_string()),
+        dump.bin_written
+            .then(|| pto_dfx::args_dump::BIN_FILE_NAME.to_string()),
         args,
         dump.dropped_records,
         dump.entries.iter().filter(|e| e.overwritten).count() as u64,
@@ -386,7 +457,13 @@ fn write_dump_manifest(
 
 fn pmu_rows(event: u32, report: &RunReport, chip: &ChipConfig) -> (Vec<PmuRow>, Vec<&'static str>) {
     let freq = chip.platform.clock_freq_hz();
-    let names: Vec<&'static str> = report.dfx.workers.iter().find(|w| !w.pmu_names.is_empty()).map(|w| w.pmu_names.clone()).unwrap_or_default();
+    let names: Vec<&'static str> = report
+        .dfx
+        .workers
+        .iter()
+        .find(|w| !w.pmu_names.is_empty())
+        .map(|w| w.pmu_names.clone())
+        .unwrap_or_default();
     let rows = report
         .dfx
         .workers
@@ -397,9 +474,17 @@ fn pmu_rows(event: u32, report: &RunReport, chip: &ChipConfig) -> (Vec<PmuRow>, 
             core_id: r.core,
             task_id: DfxTaskId(r.task),
             func_id: r.func_id as u32,
-            core_type: if r.core_type == 0 { DfxCore::Aic } else { DfxCore::Aiv },
+            core_type: if r.core_type == 0 {
+                DfxCore::Aic
+            } else {
+                DfxCore::Aiv
+            },
             pmu_total_cycles: ticks(r.duration_ns, freq),
-            counters: names.iter().zip(r.counters.iter()).map(|(n, v)| (Cow::Borrowed(*n), *v)).collect(),
+            counters: names
+                .iter()
+                .zip(r.counters.iter())
+                .map(|(n, v)| (Cow::Borrowed(*n), *v))
+                .collect(),
             event_type: event,
         })
         .collect();
@@ -421,7 +506,11 @@ fn scope_file(report: &RunReport, chip: &ChipConfig) -> ScopeStatsFile {
         .iter()
         .map(|s| ScopeRecord {
             site: s.site.clone(),
-            phase: if s.is_end { ScopePhase::End } else { ScopePhase::Begin },
+            phase: if s.is_end {
+                ScopePhase::End
+            } else {
+                ScopePhase::Begin
+            },
             depth: s.depth as i32,
             ring: s.ring as i32,
             task_window_start: clamp(s.task_window.0),

@@ -7,6 +7,7 @@ use crate::config::RunConfig;
 use crate::dfx_output::{dfx_dir, write_artifacts, DfxSummary};
 use crate::error::RunnerError;
 use crate::inputs::{orch_args, BoundParam};
+use crate::two_pass;
 
 /// What one execution did.
 #[derive(Debug)]
@@ -23,9 +24,50 @@ impl CompiledBuild {
         self.meta.params.iter().map(|p| p.name.as_str()).collect()
     }
 
-    /// Runs once with `params` (outputs are written back into them). Diagnostics enabled
-    /// in `config` go to `<build>/dfx_outputs/`.
-    pub fn execute(&self, params: &mut [BoundParam], config: &RunConfig) -> Result<ExecuteOutcome, RunnerError> {
+    /// Runs with `params` (outputs are written back into them). Diagnostics enabled in
+    /// `config` go to `<build>/dfx_outputs/`; a swimlane on `cpu` takes the two-pass path
+    /// ([`crate::two_pass`]). Progress lines the seeds print go to `say`.
+    pub fn execute_with(
+        &self,
+        params: &mut [BoundParam],
+        config: &RunConfig,
+        say: &mut dyn FnMut(&str),
+    ) -> Result<ExecuteOutcome, RunnerError> {
+        self.check_arity(params)?;
+        let out = dfx_dir(&self.dir);
+        if !two_pass::applies(config) {
+            return self.execute_pass(params, config, &out);
+        }
+        config.chip_config(Some(&out))?;
+        for line in two_pass::BANNER {
+            say(line);
+        }
+        for line in two_pass::capture_deps(&self.dir, &out, params, config) {
+            say(&line);
+        }
+        let mut timing = config.clone();
+        timing.dfx.dep_gen = false;
+        let mut outcome = self.execute_pass(params, &timing, &out)?;
+        if config.dfx.dep_gen && out.join("deps.json").exists() {
+            let deps = out.join("deps.json");
+            outcome
+                .dfx
+                .hints
+                .push(format!("pto deps-viewer {} --format html", deps.display()));
+        }
+        Ok(outcome)
+    }
+
+    /// [`CompiledBuild::execute_with`] without progress lines.
+    pub fn execute(
+        &self,
+        params: &mut [BoundParam],
+        config: &RunConfig,
+    ) -> Result<ExecuteOutcome, RunnerError> {
+        self.execute_with(params, config, &mut |_| {})
+    }
+
+    fn check_arity(&self, params: &[BoundParam]) -> Result<(), RunnerError> {
         if params.len() != self.meta.params.len() {
             return Err(RunnerError::Config {
                 message: format!(
@@ -38,8 +80,18 @@ impl CompiledBuild {
                 kind: crate::error::ErrorKind::Type,
             });
         }
-        let out = dfx_dir(&self.dir);
-        let chip_config = config.chip_config(config.dfx.any().then_some(out.as_path()))?;
+        Ok(())
+    }
+
+    /// One run writing its diagnostics into `out` (no two-pass protocol).
+    pub fn execute_pass(
+        &self,
+        params: &mut [BoundParam],
+        config: &RunConfig,
+        out: &std::path::Path,
+    ) -> Result<ExecuteOutcome, RunnerError> {
+        self.check_arity(params)?;
+        let chip_config = config.chip_config(config.dfx.any().then_some(out))?;
         let report = {
             let mut args = orch_args(params)?;
             pto_runtime::run(&self.program, &mut args, &chip_config)?
@@ -51,8 +103,19 @@ impl CompiledBuild {
             report.wall.as_secs_f64() * 1e3,
             report.device_time.as_secs_f64() * 1e3
         );
-        let label = self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let dfx = write_artifacts(&out, &config.dfx, &report, &chip_config, &self.kernel_config.name_map(), &label)?;
+        let label = self
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dfx = write_artifacts(
+            out,
+            &config.dfx,
+            &report,
+            &chip_config,
+            &self.kernel_config.name_map(),
+            &label,
+        )?;
         Ok(ExecuteOutcome { report, dfx })
     }
 }

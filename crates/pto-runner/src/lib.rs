@@ -21,10 +21,11 @@ pub mod error;
 pub mod execute;
 pub mod inputs;
 pub mod replay;
+pub mod two_pass;
 
 pub use build::{load, CompiledBuild};
 pub use config::{DfxOptions, RingValue, RunConfig};
+pub use error::{ErrorKind, RunnerError};
 pub use execute::ExecuteOutcome;
 pub use inputs::BoundParam;
-pub use error::{ErrorKind, RunnerError};
-pub use replay::{replay, OutputCheck, ReplayOptions, ReplayOutcome};
+pub use replay::{replay, replay_with, OutputCheck, ReplayOptions, ReplayOutcome};

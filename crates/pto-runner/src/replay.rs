@@ -3,14 +3,16 @@
 
 use std::path::{Path, PathBuf};
 
-use pto_build_output::{compare, read_npy, read_tolerances, write_npy, Comparison, ParamDirection, Tolerances};
+use pto_build_output::{
+    compare, read_npy, read_tolerances, write_npy, Comparison, ParamDirection, Tolerances,
+};
 use pto_runtime::RunReport;
 
 use crate::build::{load, CompileSummary};
 use crate::config::RunConfig;
 use crate::dfx_output::DfxSummary;
-use crate::execute::ExecuteOutcome;
 use crate::error::RunnerError;
+use crate::execute::ExecuteOutcome;
 use crate::inputs::{bind_inputs, BoundParam};
 
 /// How to replay.
@@ -67,7 +69,21 @@ impl ReplayOutcome {
 }
 
 /// Runs `dir` once (see the module docs).
-pub fn replay(dir: &Path, config: &RunConfig, options: &ReplayOptions) -> Result<ReplayOutcome, RunnerError> {
+pub fn replay(
+    dir: &Path,
+    config: &RunConfig,
+    options: &ReplayOptions,
+) -> Result<ReplayOutcome, RunnerError> {
+    replay_with(dir, config, options, &mut |_| {})
+}
+
+/// [`replay`], with the seeds' progress lines sent to `say` as they happen.
+pub fn replay_with(
+    dir: &Path,
+    config: &RunConfig,
+    options: &ReplayOptions,
+    say: &mut dyn FnMut(&str),
+) -> Result<ReplayOutcome, RunnerError> {
     config.validate()?;
     let build = load(dir)?;
     tracing::info!(
@@ -77,9 +93,20 @@ pub fn replay(dir: &Path, config: &RunConfig, options: &ReplayOptions) -> Result
         build.compile.elapsed.as_secs_f64()
     );
     let mut params = bind_inputs(dir, &build.meta)?;
-    let ExecuteOutcome { report, dfx } = build.execute(&mut params, config)?;
-    let checks = if options.validate { validate(dir, config, &params)? } else { Vec::new() };
-    Ok(ReplayOutcome { dir: dir.to_path_buf(), report, compile: build.compile, checks, params, dfx })
+    let ExecuteOutcome { report, dfx } = build.execute_with(&mut params, config, say)?;
+    let checks = if options.validate {
+        validate(dir, config, &params)?
+    } else {
+        Vec::new()
+    };
+    Ok(ReplayOutcome {
+        dir: dir.to_path_buf(),
+        report,
+        compile: build.compile,
+        checks,
+        params,
+        dfx,
+    })
 }
 
 /// Compares each output with `data/out/<name>.npy` and writes `data/actual/<name>.npy`.

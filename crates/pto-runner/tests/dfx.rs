@@ -16,10 +16,24 @@ fn root() -> PathBuf {
 fn run(dir: &std::path::Path, dfx: DfxOptions) -> pto_runner::ReplayOutcome {
     let mut config = RunConfig::new(None).unwrap();
     config.dfx = dfx;
-    replay(dir, &config, &ReplayOptions { validate: true, recompile: true }).unwrap()
+    replay(
+        dir,
+        &config,
+        &ReplayOptions {
+            validate: true,
+            recompile: true,
+        },
+    )
+    .unwrap()
 }
 
-const ALL: DfxOptions = DfxOptions { chip_swimlane: 4, dump_args: 2, pmu: 2, dep_gen: true, scope_stats: true };
+const ALL: DfxOptions = DfxOptions {
+    chip_swimlane: 4,
+    dump_args: 2,
+    pmu: 2,
+    dep_gen: true,
+    scope_stats: true,
+};
 
 /// One outer task, then four tasks in an inner manual scope with explicit deps (Simpler's
 /// dep_gen validation graph), each kernel computing c = a + s * b on disjoint halves.
@@ -52,21 +66,47 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
 #[test]
 fn deps_json_of_the_known_graph() {
     let dir = with_orchestration(&root(), "known_graph", KNOWN_GRAPH);
-    let outcome = run(&dir, DfxOptions { dep_gen: true, ..Default::default() });
-    let deps = pto_dfx::deps::read(&dir.join("dfx_outputs/deps.json")).unwrap().value;
-    let ids: Vec<String> = deps.tasks.iter().map(|t| pto_dfx::format_task_display(t.task_id.0)).collect();
+    let outcome = run(
+        &dir,
+        DfxOptions {
+            dep_gen: true,
+            ..Default::default()
+        },
+    );
+    let deps = pto_dfx::deps::read(&dir.join("dfx_outputs/deps.json"))
+        .unwrap()
+        .value;
+    let ids: Vec<String> = deps
+        .tasks
+        .iter()
+        .map(|t| pto_dfx::format_task_display(t.task_id.0))
+        .collect();
     assert_eq!(ids, ["t0", "r1t0", "r1t1", "r1t2", "r1t3"]);
     let edges: BTreeSet<(String, String)> = deps
         .edges
         .iter()
-        .map(|e| (pto_dfx::format_task_display(e.pred.0), pto_dfx::format_task_display(e.succ.0)))
+        .map(|e| {
+            (
+                pto_dfx::format_task_display(e.pred.0),
+                pto_dfx::format_task_display(e.succ.0),
+            )
+        })
         .collect();
-    let want: BTreeSet<(String, String)> = [("t0", "r1t0"), ("t0", "r1t1"), ("r1t0", "r1t2"), ("r1t1", "r1t2"), ("t0", "r1t3"), ("r1t2", "r1t3")]
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
+    let want: BTreeSet<(String, String)> = [
+        ("t0", "r1t0"),
+        ("t0", "r1t1"),
+        ("r1t0", "r1t2"),
+        ("r1t1", "r1t2"),
+        ("t0", "r1t3"),
+        ("r1t2", "r1t3"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
     assert_eq!(edges, want);
-    assert!(deps.tasks[1..].iter().all(|t| t.scope == pto_dfx::deps::ScopeMode::Manual));
+    assert!(deps.tasks[1..]
+        .iter()
+        .all(|t| t.scope == pto_dfx::deps::ScopeMode::Manual));
     // Every non-explicit edge names a tensor listed in `tensors`.
     let tensors: BTreeSet<u64> = deps.tensors.iter().map(|t| t.tensor_id).collect();
     for e in &deps.edges {
@@ -77,7 +117,11 @@ fn deps_json_of_the_known_graph() {
     // The file is one line.
     let text = std::fs::read_to_string(dir.join("dfx_outputs/deps.json")).unwrap();
     assert_eq!(text.matches('\n').count(), 1);
-    assert!(outcome.dfx.files.iter().any(|f| f.ends_with("name_map_known_graph.json")));
+    assert!(outcome
+        .dfx
+        .files
+        .iter()
+        .any(|f| f.ends_with("name_map_known_graph.json")));
 }
 
 #[test]
@@ -85,21 +129,39 @@ fn swimlane_rows_are_tasks_times_blocks_at_every_level() {
     let dir = with_orchestration(
         &root(),
         "spmd_swimlane",
-        &KNOWN_GRAPH.replace("p0.add_scalar(s);", "p0.add_scalar(s); p0.launch_spec.set_block_num(3);"),
+        &KNOWN_GRAPH.replace(
+            "p0.add_scalar(s);",
+            "p0.add_scalar(s); p0.launch_spec.set_block_num(3);",
+        ),
     );
     for level in 1..=4u8 {
-        run(&dir, DfxOptions { chip_swimlane: level, ..Default::default() });
-        let f = pto_dfx::swimlane::read(&dir.join("dfx_outputs/chip_swimlane_records.json")).unwrap().value;
+        run(
+            &dir,
+            DfxOptions {
+                chip_swimlane: level,
+                ..Default::default()
+            },
+        );
+        let f = pto_dfx::swimlane::read(&dir.join("dfx_outputs/chip_swimlane_records.json"))
+            .unwrap()
+            .value;
         assert_eq!(f.level.number(), level);
         // Five tasks, the first with three blocks.
         assert_eq!(f.aicore_tasks.len(), 7, "level {level}");
         assert_eq!(f.aicpu_tasks.len(), if level >= 2 { 7 } else { 0 });
         assert_eq!(f.scheduler_phases.is_some(), level >= 3);
         assert_eq!(!f.metadata.core_to_thread.is_empty(), level >= 3);
-        assert_eq!(f.orchestrator_phases.as_ref().map(|o| o[0].len()), (level == 4).then_some(5));
+        assert_eq!(
+            f.orchestrator_phases.as_ref().map(|o| o[0].len()),
+            (level == 4).then_some(5)
+        );
         assert_eq!(f.metadata.clock_freq_hz, 50_000_000);
         // The join key (core, reg_task_id) is unique.
-        let keys: BTreeSet<(u32, u32)> = f.aicore_tasks.iter().map(|r| (r.core_id, r.reg_task_id)).collect();
+        let keys: BTreeSet<(u32, u32)> = f
+            .aicore_tasks
+            .iter()
+            .map(|r| (r.core_id, r.reg_task_id))
+            .collect();
         assert_eq!(keys.len(), 7);
         for r in &f.aicore_tasks {
             assert!(r.start_cycles > 0 && r.end_cycles >= r.start_cycles);
@@ -110,18 +172,39 @@ fn swimlane_rows_are_tasks_times_blocks_at_every_level() {
 #[test]
 fn dumped_bytes_equal_the_tensors() {
     let dir = scale_add(&root(), "dump_full");
-    run(&dir, DfxOptions { dump_args: 2, ..Default::default() });
+    run(
+        &dir,
+        DfxOptions {
+            dump_args: 2,
+            ..Default::default()
+        },
+    );
     let dump_dir = dir.join("dfx_outputs/args_dump");
-    let manifest = pto_dfx::args_dump::read(&dump_dir.join("args_dump.json")).unwrap().value;
+    let manifest = pto_dfx::args_dump::read(&dump_dir.join("args_dump.json"))
+        .unwrap()
+        .value;
     let bin = std::fs::read(dump_dir.join("args.bin")).unwrap();
     let slice = |arg: u32, stage: pto_dfx::args_dump::DumpStage| {
-        let r = manifest.args.iter().find(|r| r.arg_index == arg && r.stage == stage).unwrap();
+        let r = manifest
+            .args
+            .iter()
+            .find(|r| r.arg_index == arg && r.stage == stage)
+            .unwrap();
         bin[r.bin_offset as usize..(r.bin_offset + r.bin_size) as usize].to_vec()
     };
     use pto_dfx::args_dump::DumpStage::*;
-    assert_eq!(slice(0, BeforeDispatch), read_npy(&dir.join("data/in/a.npy")).unwrap().data);
-    assert_eq!(slice(1, BeforeDispatch), read_npy(&dir.join("data/in/b.npy")).unwrap().data);
-    assert_eq!(slice(2, AfterCompletion), read_npy(&dir.join("data/actual/c.npy")).unwrap().data);
+    assert_eq!(
+        slice(0, BeforeDispatch),
+        read_npy(&dir.join("data/in/a.npy")).unwrap().data
+    );
+    assert_eq!(
+        slice(1, BeforeDispatch),
+        read_npy(&dir.join("data/in/b.npy")).unwrap().data
+    );
+    assert_eq!(
+        slice(2, AfterCompletion),
+        read_npy(&dir.join("data/actual/c.npy")).unwrap().data
+    );
     // The scalar is recorded with its value.
     let s = manifest.args.iter().find(|r| r.arg_index == 3).unwrap();
     assert_eq!(s.kind, pto_dfx::args_dump::ArgKind::Scalar);
@@ -131,15 +214,34 @@ fn dumped_bytes_equal_the_tensors() {
 #[test]
 fn partial_dump_keeps_only_marked_arguments() {
     let dir = with_orchestration(&root(), "dump_partial", KNOWN_GRAPH);
-    run(&dir, DfxOptions { dump_args: 1, ..Default::default() });
-    let manifest = pto_dfx::args_dump::read(&dir.join("dfx_outputs/args_dump/args_dump.json")).unwrap().value;
+    run(
+        &dir,
+        DfxOptions {
+            dump_args: 1,
+            ..Default::default()
+        },
+    );
+    let manifest = pto_dfx::args_dump::read(&dir.join("dfx_outputs/args_dump/args_dump.json"))
+        .unwrap()
+        .value;
     assert_eq!(manifest.args.len(), 1);
-    assert_eq!(pto_dfx::format_task_display(manifest.args[0].task_id.0), "r1t3");
+    assert_eq!(
+        pto_dfx::format_task_display(manifest.args[0].task_id.0),
+        "r1t3"
+    );
     assert_eq!(manifest.args[0].arg_index, 2);
 
     // Hybrid: metadata for every argument, payload only for the marked one.
-    run(&dir, DfxOptions { dump_args: 3, ..Default::default() });
-    let manifest = pto_dfx::args_dump::read(&dir.join("dfx_outputs/args_dump/args_dump.json")).unwrap().value;
+    run(
+        &dir,
+        DfxOptions {
+            dump_args: 3,
+            ..Default::default()
+        },
+    );
+    let manifest = pto_dfx::args_dump::read(&dir.join("dfx_outputs/args_dump/args_dump.json"))
+        .unwrap()
+        .value;
     assert!(manifest.args.len() > 10);
     assert_eq!(manifest.args.iter().filter(|r| r.bin_size > 0).count(), 1);
 }
@@ -162,12 +264,20 @@ fn every_flag_on_and_none() {
         assert!(out.join(f).exists(), "{f}");
     }
     let pmu = std::fs::read_to_string(out.join("pmu.csv")).unwrap();
-    assert!(pmu.starts_with("thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles,"), "{pmu}");
+    assert!(
+        pmu.starts_with("thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles,"),
+        "{pmu}"
+    );
     assert_eq!(pmu.lines().count(), 2, "one row per task: {pmu}");
-    let stats = pto_dfx::scope_stats::read(&out.join("scope_stats/scope_stats.jsonl")).unwrap().value;
+    let stats = pto_dfx::scope_stats::read(&out.join("scope_stats/scope_stats.jsonl"))
+        .unwrap()
+        .value;
     assert_eq!(stats.meta.version, 6);
     assert_eq!(stats.records.len(), 4, "root and one scope, begin and end");
-    assert_eq!(stats.records[1].site.split(':').next(), Some("scale_add.cpp"));
+    assert_eq!(
+        stats.records[1].site.split(':').next(),
+        Some("scale_add.cpp")
+    );
 
     let clean = scale_add(&root(), "no_flags");
     let outcome = run(&clean, DfxOptions::default());

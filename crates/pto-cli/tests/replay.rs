@@ -1,0 +1,256 @@
+//! The `pto` binary as a user runs it: exit codes, messages, the demo, two-pass swimlane.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn pto(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pto"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        let dest = to.join(e.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+fn example(name: &str, as_name: &str) -> PathBuf {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name);
+    let dst = scratch(as_name).join(name);
+    copy_dir(&src, &dst);
+    dst
+}
+
+#[test]
+fn replay_validate_passes_and_mismatch_exits_1() {
+    let dir = example("vector_add", "ok");
+    let o = pto(&["replay", dir.to_str().unwrap(), "--validate"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("c: PASS (16384/16384 elements matched)"),
+        "{}",
+        text(&o)
+    );
+    assert!(dir.join("data/actual/c.npy").exists());
+
+    // Corrupt the golden: a clean "no", exit 1, with the mismatch report.
+    let golden = dir.join("data/out/c.npy");
+    let mut bytes = std::fs::read(&golden).unwrap();
+    let n = bytes.len();
+    bytes[n - 4..].copy_from_slice(&1234.5f32.to_le_bytes());
+    std::fs::write(&golden, bytes).unwrap();
+    let o = pto(&["replay", dir.to_str().unwrap(), "--validate"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("Mismatched elements: 1/16384") && t.contains("FAIL"),
+        "{t}"
+    );
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_file_and_the_fix() {
+    let root = scratch("bad");
+    let missing = root.join("nope");
+    let o = pto(&["replay", missing.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("nope"), "{}", text(&o));
+
+    let empty = root.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = pto(&["replay", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("is not a build_output directory (missing kernel_config.py and orchestration/host_orch.py)"), "{}", text(&o));
+
+    let dir = example("vector_add", "bad_config");
+    std::fs::write(
+        dir.join("kernel_config.py"),
+        "KERNELS = [\n  {\"func_id\": 0,}\n]\nexec('x')\n",
+    )
+    .unwrap();
+    let o = pto(&["replay", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("kernel_config.py") && text(&o).contains("line"),
+        "{}",
+        text(&o)
+    );
+
+    let dir = example("vector_add", "no_input");
+    std::fs::remove_file(dir.join("data/in/a.npy")).unwrap();
+    let o = pto(&["replay", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("data/in/a.npy"), "{}", text(&o));
+
+    let o = pto(&["replay", dir.to_str().unwrap(), "--platform", "a5"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = pto(&["replay", dir.to_str().unwrap(), "--log-level", "loud"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("unknown log level"), "{}", text(&o));
+}
+
+#[test]
+fn hardware_platform_says_no_device() {
+    let dir = example("vector_add", "hw");
+    let o = pto(&["replay", dir.to_str().unwrap(), "--platform", "a2a3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("no Ascend device on this machine"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn demo_runs_every_example_from_any_directory() {
+    let out = scratch("demo");
+    let o = Command::new(env!("CARGO_BIN_EXE_pto"))
+        .args(["demo", "--out", out.to_str().unwrap()])
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    for name in ["vector_add", "bgemm", "paged_attention"] {
+        let line = t
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} missing: {t}"));
+        assert!(line.ends_with("PASS"), "{line}");
+    }
+}
+
+#[test]
+fn two_pass_swimlane_on_cpu_leaves_deps_and_resolvable_records() {
+    let dir = example("bgemm", "two_pass");
+    let o = pto(&[
+        "replay",
+        dir.to_str().unwrap(),
+        "--platform",
+        "cpu",
+        "--swimlane",
+        "--validate",
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("[swimlane] run 1/2") && t.contains("[swimlane] run 2/2"),
+        "{t}"
+    );
+    let out = dir.join("dfx_outputs");
+    let deps = pto_dfx::deps::read(&out.join("deps.json")).unwrap().value;
+    let lanes = pto_dfx::swimlane::read(&out.join("chip_swimlane_records.json"))
+        .unwrap()
+        .value;
+    assert_eq!(lanes.metadata.clock_freq_hz, 1_000_000_000);
+    // Every swimlane row's task is in the graph, so its kernel name resolves.
+    let ids: std::collections::HashSet<u64> = deps.tasks.iter().map(|t| t.task_id.0).collect();
+    assert_eq!(lanes.aicore_tasks.len(), 128);
+    assert!(lanes
+        .aicore_tasks
+        .iter()
+        .all(|r| ids.contains(&r.task_token.0)));
+    // The staged spec and inputs are removed after a successful capture.
+    let leftovers: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("_dep_gen"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn failed_graph_capture_warns_keeps_the_spec_and_still_times() {
+    let dir = example("vector_add", "two_pass_fail");
+    let o = Command::new(env!("CARGO_BIN_EXE_pto"))
+        .args([
+            "replay",
+            dir.to_str().unwrap(),
+            "--platform",
+            "cpu",
+            "--swimlane",
+        ])
+        .env("PTO_DEP_GEN_CAPTURE", "false")
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("dep_gen graph capture subprocess failed (exit 1)")
+            && t.contains("Inputs kept at"),
+        "{t}"
+    );
+    let out = dir.join("dfx_outputs");
+    assert!(out.join("chip_swimlane_records.json").exists());
+    assert!(!out.join("deps.json").exists());
+    assert!(std::fs::read_dir(&out).unwrap().flatten().any(|e| e
+        .file_name()
+        .to_string_lossy()
+        .starts_with("_dep_gen_spec_")));
+}
+
+#[test]
+fn all_five_diagnostics_on_paged_attention() {
+    let dir = example("paged_attention", "all_dfx");
+    let o = pto(&[
+        "replay",
+        dir.to_str().unwrap(),
+        "--validate",
+        "--swimlane",
+        "--dump-args",
+        "2",
+        "--pmu",
+        "--dep-gen",
+        "--scope-stats",
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let out = dir.join("dfx_outputs");
+    assert!(pto_dfx::swimlane::read(&out.join("chip_swimlane_records.json")).is_ok());
+    assert!(pto_dfx::deps::read(&out.join("deps.json")).is_ok());
+    assert!(pto_dfx::args_dump::read(&out.join("args_dump/args_dump.json")).is_ok());
+    assert!(pto_dfx::scope_stats::read(&out.join("scope_stats/scope_stats.jsonl")).is_ok());
+    assert!(pto_dfx::name_map::read(&out.join("name_map_paged_attention.json")).is_ok());
+    assert!(
+        std::fs::read_to_string(out.join("pmu.csv"))
+            .unwrap()
+            .lines()
+            .count()
+            > 1
+    );
+    assert!(
+        t.contains("pto deps-viewer")
+            && t.contains("pto scope-stats-plot")
+            && t.contains("pto dump-viewer"),
+        "{t}"
+    );
+}
