@@ -1,11 +1,24 @@
-//! Embeds the workspace's `include/pto/` headers into the crate.
+//! Embeds the workspace's `include/pto/` headers and the runtime revision
+//! into the crate.
 //!
-//! Walks `<workspace>/include/pto` recursively and generates
+//! Headers: walks `<workspace>/include/pto` recursively and generates
 //! `$OUT_DIR/embedded_headers.rs`, a sorted static table of
 //! `(relative path, include_bytes!(absolute path))`. Hidden files (names
 //! starting with `.`, e.g. editor swap files) are skipped. A missing
 //! directory yields an empty table (and, because the watched path does not
 //! exist, cargo re-runs this script until it appears).
+//!
+//! Revision: sets `PTO_TOOLCHAIN_GIT_REVISION` to the workspace's
+//! `git rev-parse HEAD` when `git status --porcelain=v1
+//! --untracked-files=normal` reports a clean tree, and to the empty string
+//! when the tree is dirty, git is missing or the workspace is not a
+//! checkout. The binary cache (`src/binary_cache.rs`) trusts cached binaries
+//! only under a known revision. To keep the value current the script re-runs
+//! when `.git/HEAD`, the index, the checked-out branch ref or `packed-refs`
+//! change, and when any tracked file changes (an edit makes the tree dirty
+//! without touching the index). A new untracked file alone is noticed at
+//! the next change to one of those (e.g. `git add`, or the edit that
+//! references it).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -22,7 +35,7 @@ fn run() -> Result<(), String> {
     let manifest_dir =
         std::env::var_os("CARGO_MANIFEST_DIR").ok_or("CARGO_MANIFEST_DIR not set")?;
     let out_dir = std::env::var_os("OUT_DIR").ok_or("OUT_DIR not set")?;
-    let include_root = PathBuf::from(manifest_dir).join("../../include/pto");
+    let include_root = PathBuf::from(&manifest_dir).join("../../include/pto");
     let include_root = include_root.canonicalize().unwrap_or(include_root);
 
     println!("cargo:rerun-if-changed={}", include_root.display());
@@ -49,7 +62,92 @@ fn run() -> Result<(), String> {
     code.push_str("];\n");
 
     let dest = Path::new(&out_dir).join("embedded_headers.rs");
-    std::fs::write(&dest, code).map_err(|e| format!("writing {}: {e}", dest.display()))
+    std::fs::write(&dest, code).map_err(|e| format!("writing {}: {e}", dest.display()))?;
+
+    embed_revision(Path::new(&manifest_dir).join("../.."));
+    Ok(())
+}
+
+/// Emits `PTO_TOOLCHAIN_GIT_REVISION` (a clean commit, or empty) and the
+/// `rerun-if-changed` lines that keep it current. Never fails: any problem
+/// means "no identity".
+fn embed_revision(workspace: PathBuf) {
+    let workspace = workspace.canonicalize().unwrap_or(workspace);
+    watch_workspace(&workspace);
+    let revision = clean_revision(&workspace).unwrap_or_default();
+    println!("cargo:rustc-env=PTO_TOOLCHAIN_GIT_REVISION={revision}");
+}
+
+/// Runs `git <args>` in `dir` without taking optional locks (so `git status`
+/// never rewrites the index this script watches); `None` on any failure.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("--no-optional-locks")
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8(out.stdout).ok()
+}
+
+/// The HEAD commit when the checkout is clean (untracked files count as dirty).
+fn clean_revision(workspace: &Path) -> Option<String> {
+    let head = git(workspace, &["rev-parse", "HEAD"])?;
+    let head = head.trim();
+    if head.is_empty() || !head.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let status = git(
+        workspace,
+        &["status", "--porcelain=v1", "--untracked-files=normal"],
+    )?;
+    if !status.trim().is_empty() {
+        return None;
+    }
+    Some(head.to_owned())
+}
+
+/// Watches the git metadata that moves with commits and checkouts, and
+/// every tracked file (an edit to one makes the tree dirty without touching
+/// the index). Ignored run outputs (`*.so`, `examples/*/cache/`) are not
+/// watched, so replays do not re-run this script. Only existing paths are
+/// watched: cargo treats a missing one as always changed.
+fn watch_workspace(workspace: &Path) {
+    let watch = |p: &Path| {
+        if p.exists() {
+            println!("cargo:rerun-if-changed={}", p.display());
+        }
+    };
+    let git_path = |args: &[&str]| {
+        git(workspace, args).map(|s| {
+            let p = PathBuf::from(s.trim());
+            if p.is_absolute() {
+                p
+            } else {
+                workspace.join(p)
+            }
+        })
+    };
+    if let Some(git_dir) = git_path(&["rev-parse", "--git-dir"]) {
+        watch(&git_dir.join("HEAD"));
+        watch(&git_dir.join("index"));
+    }
+    if let Some(common) = git_path(&["rev-parse", "--git-common-dir"]) {
+        watch(&common.join("packed-refs"));
+        if let Some(branch) = git(workspace, &["symbolic-ref", "-q", "HEAD"]) {
+            watch(&common.join(branch.trim()));
+        }
+    }
+    if let Some(files) = git(workspace, &["ls-files", "-z"]) {
+        for rel in files.split('\0').filter(|f| !f.is_empty()) {
+            watch(&workspace.join(rel));
+        }
+    }
 }
 
 /// Collects `(relative path with '/' separators, absolute path)` for every

@@ -19,6 +19,9 @@
 //!   PyPTO, Simpler and NumPy names.
 //! - [`golden`]: `RTOL`/`ATOL` from `golden.py` and the element-wise
 //!   comparison of outputs with goldens ([`compare`], [`Comparison`]).
+//! - [`pto_rebuild`]: replay's `.pto` → `.cpp` splice: regenerate kernel
+//!   bodies from edited `ptoas/*.pto` with a discovered `ptoas`
+//!   ([`rebuild_kernel_cpp_from_pto`]).
 //!
 //! A key design decision: Python files (`kernel_config.py`, the tolerance
 //! lines of `golden.py`, the `.npy` header dict) are *parsed*, never run,
@@ -64,6 +67,7 @@ pub mod golden;
 pub mod kernel_config;
 pub mod layout;
 pub mod npy;
+pub mod pto_rebuild;
 mod pyrepr;
 mod pysyntax;
 
@@ -80,6 +84,10 @@ pub use kernel_config::{
 };
 pub use layout::{drop_foreign_build_markers, BuildKind, BuildLayout, LayoutError};
 pub use npy::{read_npy, write_npy, NpyArray, NpyError};
+pub use pto_rebuild::{
+    rebuild_kernel_cpp_from_pto, rebuild_kernel_cpp_from_pto_with, PtoRebuildError, RebuildEnv,
+    RebuildOptions, RebuildReport, RebuildStatus,
+};
 
 /// Any error of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -109,6 +117,9 @@ pub enum BuildOutputError {
     /// Writing a file.
     #[error(transparent)]
     Write(#[from] WriteError),
+    /// The `.pto` → `.cpp` splice.
+    #[error(transparent)]
+    PtoRebuild(#[from] PtoRebuildError),
 }
 
 impl BuildOutputError {

@@ -13,6 +13,7 @@
 
 #![deny(missing_docs)]
 
+pub mod bench_stats;
 pub mod build;
 pub mod config;
 pub mod demo;

@@ -16,12 +16,12 @@
 //! counter ticks when it writes the files.
 
 use std::fs::File;
-use std::io::{BufWriter, Write as _};
+use std::os::unix::fs::FileExt as _;
 use std::path::PathBuf;
-use std::sync::mpsc::{channel, Sender};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use crate::ffi::{ChipTensor, TensorArgType};
 use crate::task::{TaskId, TaskPayload};
@@ -253,111 +253,82 @@ pub struct DumpResult {
 
 /// Largest payload stored for one argument (Simpler keeps half its 128 MiB arena).
 pub const MAX_RECORD_BYTES: usize = 64 << 20;
-/// Bytes in flight between producers and the writer before producers wait.
-pub const DUMP_BUDGET_BYTES: usize = 256 << 20;
-
-struct DumpMsg {
-    entry: DumpEntry,
-    payload: Vec<u8>,
-}
 
 /// The args-dump collector (see the module docs).
+///
+/// Capturing threads write payloads straight into `args.bin` at offsets they reserve
+/// atomically (`pwrite`), so a payload is never buffered twice and memory stays bounded by
+/// one gather buffer per non-contiguous view; a capture returns once its bytes are in the
+/// file (that wait is the back-pressure). The file is written under a temporary name and
+/// renamed into place by [`DumpCollector::finish`].
 pub struct DumpCollector {
     level: u8,
-    tx: Mutex<Option<Sender<DumpMsg>>>,
-    in_flight: Mutex<usize>,
-    drained: Condvar,
-    writer: Mutex<Option<JoinHandle<DumpResult>>>,
+    dir: PathBuf,
+    tmp_path: PathBuf,
+    file: OnceLock<Result<File, String>>,
+    next_offset: AtomicU64,
+    entries: Mutex<Vec<DumpEntry>>,
+    dropped: AtomicU64,
+    error: Mutex<Option<String>>,
 }
 
 impl DumpCollector {
-    /// Starts the writer thread for `dir/args.bin` at `level` (1 partial, 2 full, 3 hybrid).
+    /// A collector for `dir/args.bin` at `level` (1 partial, 2 full, 3 hybrid).
     pub fn start(level: u8, dir: PathBuf) -> std::io::Result<std::sync::Arc<DumpCollector>> {
-        let (tx, rx) = channel::<DumpMsg>();
-        let collector = std::sync::Arc::new(DumpCollector {
+        let tmp_path = dir.join(format!("args.bin.{}.tmp", std::process::id()));
+        Ok(std::sync::Arc::new(DumpCollector {
             level,
-            tx: Mutex::new(Some(tx)),
-            in_flight: Mutex::new(0),
-            drained: Condvar::new(),
-            writer: Mutex::new(None),
-        });
-        let weak = std::sync::Arc::downgrade(&collector);
-        let handle = std::thread::Builder::new()
-            .name("pto-dump-writer".into())
-            .spawn(move || {
-                let mut res = DumpResult::default();
-                let mut out: Option<BufWriter<File>> = None;
-                let eager = level != 3;
-                for msg in rx {
-                    let DumpMsg { mut entry, payload } = msg;
-                    let want_file = !payload.is_empty() || eager;
-                    if want_file && out.is_none() && res.error.is_none() {
-                        let opened = std::fs::create_dir_all(&dir)
-                            .and_then(|_| File::create(dir.join("args.bin")));
-                        match opened {
-                            Ok(f) => {
-                                out = Some(BufWriter::with_capacity(4 << 20, f));
-                                res.bin_written = true;
-                            }
-                            Err(e) => {
-                                res.error = Some(format!(
-                                    "creating {}: {e}",
-                                    dir.join("args.bin").display()
-                                ))
-                            }
-                        }
-                    }
-                    if !payload.is_empty() {
-                        match out.as_mut().map(|w| w.write_all(&payload)) {
-                            Some(Ok(())) => {
-                                entry.bin_offset = res.bytes;
-                                entry.bin_size = payload.len() as u64;
-                                res.bytes += payload.len() as u64;
-                            }
-                            Some(Err(e)) => {
-                                res.error
-                                    .get_or_insert_with(|| format!("writing args.bin: {e}"));
-                                entry.overwritten = true;
-                                res.dropped_records += 1;
-                            }
-                            None => {
-                                entry.overwritten = true;
-                                res.dropped_records += 1;
-                            }
-                        }
-                        if let Some(c) = weak.upgrade() {
-                            let mut inflight = c.in_flight.lock();
-                            *inflight -= payload.len();
-                            c.drained.notify_all();
-                        }
-                    }
-                    res.entries.push(entry);
-                }
-                if let Some(mut w) = out {
-                    if let Err(e) = w.flush() {
-                        res.error
-                            .get_or_insert_with(|| format!("writing args.bin: {e}"));
-                    }
-                }
-                res
-            })?;
-        *collector.writer.lock() = Some(handle);
-        Ok(collector)
+            dir,
+            tmp_path,
+            file: OnceLock::new(),
+            next_offset: AtomicU64::new(0),
+            entries: Mutex::new(Vec::new()),
+            dropped: AtomicU64::new(0),
+            error: Mutex::new(None),
+        }))
     }
 
-    fn send(&self, entry: DumpEntry, payload: Vec<u8>) {
-        if !payload.is_empty() {
-            let mut inflight = self.in_flight.lock();
-            // Back-pressure: wait for the writer rather than drop (an oversized record is
-            // let through alone).
-            while *inflight > 0 && *inflight + payload.len() > DUMP_BUDGET_BYTES {
-                self.drained.wait(&mut inflight);
+    fn file(&self) -> Result<&File, String> {
+        let opened = self.file.get_or_init(|| {
+            std::fs::create_dir_all(&self.dir)
+                .and_then(|_| File::create(&self.tmp_path))
+                .map_err(|e| format!("creating {}: {e}", self.tmp_path.display()))
+        });
+        opened.as_ref().map_err(Clone::clone)
+    }
+
+    fn note_error(&self, e: String) {
+        self.error.lock().get_or_insert(e);
+    }
+
+    /// Stores one record: its payload (if any) goes to the file first.
+    fn send(&self, mut entry: DumpEntry, payload: &[u8]) {
+        let eager = self.level != 3;
+        if payload.is_empty() {
+            if eager {
+                // Levels 1 and 2 create args.bin with the first record, even if empty.
+                if let Err(e) = self.file() {
+                    self.note_error(e);
+                }
             }
-            *inflight += payload.len();
+        } else {
+            let stored = self.file().and_then(|f| {
+                let offset = self.next_offset.fetch_add(payload.len() as u64, Ordering::Relaxed);
+                f.write_all_at(payload, offset).map(|()| offset).map_err(|e| format!("writing args.bin: {e}"))
+            });
+            match stored {
+                Ok(offset) => {
+                    entry.bin_offset = offset;
+                    entry.bin_size = payload.len() as u64;
+                }
+                Err(e) => {
+                    self.note_error(e);
+                    entry.overwritten = true;
+                    self.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+            }
         }
-        if let Some(tx) = self.tx.lock().as_ref() {
-            let _ = tx.send(DumpMsg { entry, payload });
-        }
+        self.entries.lock().push(entry);
     }
 
     /// Captures the arguments of `payload` for `stage` (inputs before dispatch, outputs
@@ -391,10 +362,15 @@ impl DumpCollector {
             if !meta {
                 continue;
             }
-            let (payload_bytes, truncated) = if bytes {
-                gather(t)
+            let mut scratch = Vec::new();
+            let (payload_bytes, truncated): (&[u8], bool) = if !bytes {
+                (&[], false)
+            } else if let Some((view, truncated)) = contiguous_bytes(t) {
+                (view, truncated)
             } else {
-                (Vec::new(), false)
+                let (buf, truncated) = gather_into(t, std::mem::take(&mut scratch));
+                scratch = buf;
+                (&scratch, truncated)
             };
             let dims = t.dims();
             self.send(
@@ -443,33 +419,64 @@ impl DumpCollector {
                         truncated: false,
                         overwritten: false,
                     },
-                    Vec::new(),
+                    &[],
                 );
             }
         }
     }
 
-    /// Stops the writer and returns what it wrote.
+    /// Closes `args.bin` (renaming it into place) and returns what was recorded.
     pub fn finish(&self) -> DumpResult {
-        drop(self.tx.lock().take());
-        let handle = self.writer.lock().take();
-        match handle.map(JoinHandle::join) {
-            Some(Ok(res)) => res,
-            _ => DumpResult {
-                error: Some("the args-dump writer thread failed".into()),
-                ..Default::default()
-            },
+        let mut res = DumpResult {
+            entries: std::mem::take(&mut *self.entries.lock()),
+            dropped_records: self.dropped.load(Ordering::Relaxed),
+            bytes: self.next_offset.load(Ordering::Relaxed),
+            error: self.error.lock().clone(),
+            bin_written: false,
+        };
+        if let Some(Ok(_)) = self.file.get() {
+            match std::fs::rename(&self.tmp_path, self.dir.join("args.bin")) {
+                Ok(()) => res.bin_written = true,
+                Err(e) => {
+                    res.error.get_or_insert(format!("writing args.bin: {e}"));
+                    let _ = std::fs::remove_file(&self.tmp_path);
+                }
+            }
         }
+        res
     }
+}
+
+/// The bytes of a contiguous view in place (truncated to [`MAX_RECORD_BYTES`]), or `None`
+/// for a view that needs gathering.
+pub fn contiguous_bytes(t: &ChipTensor) -> Option<(&[u8], bool)> {
+    let es = crate::dtype::elem_size(t.dtype);
+    let total = t.numel() as usize * es;
+    let keep = total.min(MAX_RECORD_BYTES);
+    let base = t.buffer.addr as *const u8;
+    if !t.is_contiguous || base.is_null() || total == 0 {
+        return None;
+    }
+    // SAFETY: the runtime validated the view against its buffer at submit; `keep` bytes
+    // from the view origin lie inside it, the buffer outlives the capture, and no task
+    // writes it while it is captured (inputs before dispatch, outputs after completion).
+    let bytes = unsafe { std::slice::from_raw_parts(base.add(t.start_offset as usize * es), keep) };
+    Some((bytes, total > keep))
 }
 
 /// The logical (row-major) bytes of a view, truncated to [`MAX_RECORD_BYTES`].
 pub fn gather(t: &ChipTensor) -> (Vec<u8>, bool) {
+    gather_into(t, Vec::new())
+}
+
+/// [`gather`] into a reused buffer.
+pub fn gather_into(t: &ChipTensor, mut out: Vec<u8>) -> (Vec<u8>, bool) {
     let es = crate::dtype::elem_size(t.dtype);
     let numel = t.numel() as usize;
     let total = numel * es;
     let keep = total.min(MAX_RECORD_BYTES);
-    let mut out = Vec::with_capacity(keep);
+    out.clear();
+    out.reserve(keep);
     let base = t.buffer.addr as *const u8;
     if base.is_null() || numel == 0 {
         return (out, false);

@@ -59,6 +59,10 @@ pub enum ToolchainError {
         /// The underlying I/O error.
         source: std::io::Error,
     },
+
+    /// The per-build-directory binary cache (stamp, lock, installed binaries).
+    #[error(transparent)]
+    BinaryCache(#[from] crate::binary_cache::BinaryCacheError),
 }
 
 impl ToolchainError {

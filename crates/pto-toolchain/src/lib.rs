@@ -20,11 +20,18 @@
 //! temp-file + rename, so concurrent processes sharing a cache root are safe
 //! without locks.
 //!
+//! # Per-directory binary cache
+//!
+//! [`binary_cache`] keeps compiled binaries next to their sources in a build
+//! directory, guarded by a compatibility stamp (runtime revision, headers,
+//! compiler, flags) and an `flock`, following PyPTO's replay contract.
+//!
 //! Known limits (shared with ccache): system headers (`-MMD` omits them) are
 //! covered only by the compiler's `--version` identity, and a *new* header
 //! created earlier in the include search path than the one previously found
 //! is not detected.
 
+pub mod binary_cache;
 mod depfile;
 mod error;
 mod fsutil;
@@ -32,6 +39,10 @@ mod headers;
 mod manifest;
 mod toolchain;
 
+pub use binary_cache::{
+    runtime_revision, BinaryCacheBuild, BinaryCacheError, BinaryCacheLock, BinaryContext, Prepared,
+    StampState, TreeInvalidation,
+};
 pub use error::{Result, ToolchainError};
 pub use headers::{embedded_headers, header_identity, materialize_headers};
 pub use toolchain::{

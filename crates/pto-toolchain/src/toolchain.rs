@@ -226,6 +226,33 @@ impl Toolchain {
             .collect()
     }
 
+    /// Hex SHA-256 identifying the flags this toolchain passes, independent
+    /// of where the cache lives: the launcher arguments (`$CXX` words after
+    /// the program) and [`Toolchain::flags`] of an orchestration, an AIC and
+    /// an AIV unit with no extra include directories, the include directory
+    /// replaced by [`crate::header_identity`]. Per-unit extra include
+    /// directories are not covered.
+    pub fn flags_hash(&self) -> String {
+        let mut h = KeyHasher::new("pto-toolchain-flags-v1");
+        h.field(&(self.compiler_args.len() as u64).to_le_bytes());
+        for a in &self.compiler_args {
+            h.field(a.as_bytes());
+        }
+        for kind in [
+            UnitKind::Orchestration,
+            UnitKind::Kernel(CoreKind::Aic),
+            UnitKind::Kernel(CoreKind::Aiv),
+        ] {
+            let unit = CompileUnit::new(PathBuf::new(), kind);
+            let flags = self.args(&unit, OsStr::new(&self.header_identity), &[]);
+            h.field(&(flags.len() as u64).to_le_bytes());
+            for f in &flags {
+                h.field(f.as_encoded_bytes());
+            }
+        }
+        h.finish()
+    }
+
     fn args(
         &self,
         unit: &CompileUnit,

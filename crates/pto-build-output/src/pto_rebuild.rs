@@ -1,0 +1,1574 @@
+//! The `.pto` → `.cpp` splice of replay: regenerate kernel bodies from edited
+//! `ptoas/<unit>.pto` files with a discovered `ptoas`, and splice them into
+//! the kernel wrappers between the ptoas sentinels.
+//!
+//! This is PyPTO's `debug/pto_rebuild.py` contract. Replay runs it *before*
+//! invalidating binaries, so the cpp → `.so` rebuild sees the new bodies:
+//!
+//! | what changed | what runs |
+//! |---|---|
+//! | only `kernels/<core>/<func>.cpp` | cpp → `.so` (this module does nothing) |
+//! | only `ptoas/<unit>.pto` | pto → cpp (here) → `.so` |
+//! | both | the `.pto` decides the body; edits outside the sentinels are kept |
+//!
+//! # Steps ([`rebuild_kernel_cpp_from_pto_with`])
+//!
+//! 1. `enabled == false` (`--no-rebuild-from-pto`): `[pto->cpp] skipped
+//!    (rebuild_from_pto=False)`. `PYPTO_REBUILD_FROM_PTO` in `0|false|no`
+//!    (case-insensitive, stripped): `[pto->cpp] skipped
+//!    (PYPTO_REBUILD_FROM_PTO=0)`.
+//! 2. Scan directories: the build directory and every `next_levels/*/`,
+//!    each only if it has a `ptoas/` subdirectory. None: nothing, silently.
+//! 3. [`find_ptoas`]; not found: `[pto->cpp] skipped: ptoas binary not found
+//!    (set PTOAS_ROOT or PATH)` and no error.
+//! 4. Per `ptoas/<unit>.pto` (name order): skipped when `ptoas/<unit>.cpp`
+//!    exists and its mtime is not older than the `.pto`'s. Otherwise
+//!    `[pto->cpp] regenerating from <rel .pto>`, then `ptoas <pto> -o <out>
+//!    --enable-insert-sync --pto-level=<level>` ([`pto_level`]) with a 60 s
+//!    timeout. For each entry function ([`aicore_functions`]) with a
+//!    `kernels/aic/<fn>.cpp` or `kernels/aiv/<fn>.cpp`, the preprocessed
+//!    output ([`preprocess_ptoas_output`]) replaces the region between the
+//!    sentinels ([`splice_body`]), then `[pto->cpp]   spliced -> <rel>`.
+//!    Functions without a kernel file (helpers) are skipped.
+//! 5. `[pto->cpp] no .pto changes detected` or `[pto->cpp] updated N kernel
+//!    cpp(s)`.
+//!
+//! Relative paths are relative to the build directory, with `/`
+//! separators (`kernels/aiv/foo.cpp`, `next_levels/<x>/kernels/...`).
+//!
+//! # Failure safety
+//!
+//! A key design decision: `ptoas/<unit>.cpp`, the raw ptoas output, doubles
+//! as the unit's build stamp (its mtime), so it must advance only when the
+//! whole unit succeeded. ptoas therefore writes `ptoas/<unit>.<pid>.tmp.cpp`;
+//! only after every kernel cpp has been spliced (each written atomically) is
+//! it renamed to `ptoas/<unit>.cpp`. A failing ptoas, a timeout or a kernel
+//! without sentinels leaves the old stamp, so the next replay retries
+//! instead of silently skipping the unit. PyPTO passes `-o ptoas/<unit>.cpp`
+//! directly; the command line is otherwise the same.
+//!
+//! This module never prints: it returns the printable lines
+//! ([`RebuildReport::lines`]) and can stream them to a callback.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Read as _};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::fs::{write_atomic, WriteError};
+use crate::layout::NEXT_LEVELS_DIR;
+
+/// The line that opens the ptoas body region of a kernel wrapper.
+pub const PTOAS_BODY_BEGIN: &str = "// --- ptoas-generated code ---";
+
+/// The line that closes the ptoas body region (the kernel entry follows).
+pub const PTOAS_BODY_END: &str = "// --- Kernel entry point ---";
+
+/// How long one ptoas run may take.
+pub const PTOAS_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The environment variable that turns the rebuild off (`0`, `false`, `no`).
+pub const REBUILD_FROM_PTO_ENV: &str = "PYPTO_REBUILD_FROM_PTO";
+
+/// The environment variable naming the ptoas installation directory.
+pub const PTOAS_ROOT_ENV: &str = "PTOAS_ROOT";
+
+/// What went wrong while regenerating kernel cpps.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PtoRebuildError {
+    /// ptoas exited with a non-zero status (PyPTO's `RuntimeError` text),
+    /// or succeeded without writing its output.
+    #[error("ptoas rebuild failed for {pto_name}: {stderr}")]
+    PtoasFailed {
+        /// The `.pto` file name, e.g. `add.pto`.
+        pto_name: String,
+        /// ptoas's standard error (trailing whitespace trimmed), or what was
+        /// missing.
+        stderr: String,
+    },
+
+    /// ptoas ran longer than the timeout and was killed.
+    #[error(
+        "ptoas rebuild failed for {pto_name}: timed out after {} s; check {} for what makes ptoas hang, or skip the rebuild with --no-rebuild-from-pto / PYPTO_REBUILD_FROM_PTO=0",
+        timeout.as_secs_f64(),
+        pto.display()
+    )]
+    PtoasTimeout {
+        /// The `.pto` file name.
+        pto_name: String,
+        /// The `.pto` file.
+        pto: PathBuf,
+        /// The timeout that expired.
+        timeout: Duration,
+    },
+
+    /// ptoas could not be started.
+    #[error("cannot run ptoas `{}`: {source}; check PTOAS_ROOT or PATH", ptoas.display())]
+    PtoasSpawn {
+        /// The ptoas found by [`find_ptoas`].
+        ptoas: PathBuf,
+        /// The underlying I/O error.
+        #[source]
+        source: io::Error,
+    },
+
+    /// A kernel cpp has no (or out-of-order) sentinels (PyPTO's text).
+    #[error("{}: cannot splice — missing or out-of-order ptoas sentinels. This build_output predates the .pto rebuild feature; recompile via ir.compile() to refresh.", cpp.display())]
+    MissingSentinels {
+        /// The kernel cpp.
+        cpp: PathBuf,
+    },
+
+    /// Reading a file or listing a directory failed.
+    #[error("cannot {action} {}: {source}; check that the build directory is readable", path.display())]
+    Io {
+        /// What was being done (`read`, `list`, `stat`, `rename`).
+        action: &'static str,
+        /// The path involved.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+
+    /// Writing a spliced kernel cpp failed.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+fn io_err<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(io::Error) -> PtoRebuildError + 'a {
+    move |source| PtoRebuildError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The environment the rebuild reads, captured explicitly so it can be
+/// given (tests, embedders) instead of read from the process.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RebuildEnv {
+    /// `PYPTO_REBUILD_FROM_PTO`.
+    pub rebuild_from_pto: Option<OsString>,
+    /// `PTOAS_ROOT`.
+    pub ptoas_root: Option<OsString>,
+    /// `PATH`.
+    pub path: Option<OsString>,
+}
+
+impl RebuildEnv {
+    /// The three variables of this process.
+    pub fn from_process() -> Self {
+        RebuildEnv {
+            rebuild_from_pto: std::env::var_os(REBUILD_FROM_PTO_ENV),
+            ptoas_root: std::env::var_os(PTOAS_ROOT_ENV),
+            path: std::env::var_os("PATH"),
+        }
+    }
+
+    /// True when `PYPTO_REBUILD_FROM_PTO` (whitespace-stripped, any case)
+    /// is `0`, `false` or `no`.
+    pub fn opted_out(&self) -> bool {
+        self.rebuild_from_pto.as_deref().is_some_and(|v| {
+            let v = v.to_string_lossy().trim().to_ascii_lowercase();
+            matches!(v.as_str(), "0" | "false" | "no")
+        })
+    }
+}
+
+/// How to run the rebuild.
+#[derive(Debug, Clone)]
+pub struct RebuildOptions {
+    /// False for `--no-rebuild-from-pto` / `rebuild_from_pto=False`.
+    pub enabled: bool,
+    /// The environment to read.
+    pub env: RebuildEnv,
+    /// The ptoas timeout, [`PTOAS_TIMEOUT`] normally.
+    pub timeout: Duration,
+}
+
+impl RebuildOptions {
+    /// `enabled`, this process's environment and the 60 s timeout.
+    pub fn from_process(enabled: bool) -> Self {
+        RebuildOptions {
+            enabled,
+            env: RebuildEnv::from_process(),
+            timeout: PTOAS_TIMEOUT,
+        }
+    }
+}
+
+/// Why the rebuild did or did not scan for `.pto` changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RebuildStatus {
+    /// The caller disabled it (`--no-rebuild-from-pto`).
+    DisabledByCaller,
+    /// `PYPTO_REBUILD_FROM_PTO` disabled it.
+    DisabledByEnv,
+    /// No directory has a `ptoas/` subdirectory.
+    NothingToScan,
+    /// ptoas was not found.
+    PtoasNotFound,
+    /// The `.pto` files were checked (and regenerated where newer).
+    Scanned,
+}
+
+/// The outcome of a successful rebuild.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RebuildReport {
+    /// What happened.
+    pub status: RebuildStatus,
+    /// The ptoas used, when one was found.
+    pub ptoas: Option<PathBuf>,
+    /// The `.pto` files regenerated, relative to the build directory.
+    pub regenerated: Vec<String>,
+    /// The kernel cpps spliced, relative to the build directory (PyPTO's
+    /// return value).
+    pub touched: Vec<String>,
+    /// The printable lines, in order (`[pto->cpp] ...`).
+    pub lines: Vec<String>,
+}
+
+/// [`rebuild_kernel_cpp_from_pto_with`] with this process's environment,
+/// the 60 s timeout and no streaming.
+pub fn rebuild_kernel_cpp_from_pto(
+    dir: &Path,
+    enabled: bool,
+) -> Result<RebuildReport, PtoRebuildError> {
+    rebuild_kernel_cpp_from_pto_with(dir, &RebuildOptions::from_process(enabled), &mut |_| {})
+}
+
+/// Regenerates the kernel cpps of `dir` (and its `next_levels/*/`) from
+/// every `.pto` newer than its ptoas output; see the module docs for the
+/// steps. Each printable line is passed to `on_line` as soon as it is known
+/// (so a front end can show progress before a slow ptoas) and collected in
+/// the report. On error, the lines already passed stay valid; the error's
+/// text is the line to print next.
+pub fn rebuild_kernel_cpp_from_pto_with(
+    dir: &Path,
+    options: &RebuildOptions,
+    on_line: &mut dyn FnMut(&str),
+) -> Result<RebuildReport, PtoRebuildError> {
+    let mut report = RebuildReport {
+        status: RebuildStatus::Scanned,
+        ptoas: None,
+        regenerated: Vec::new(),
+        touched: Vec::new(),
+        lines: Vec::new(),
+    };
+    let mut emit = |report: &mut RebuildReport, line: String| {
+        on_line(&line);
+        report.lines.push(line);
+    };
+    if !options.enabled {
+        report.status = RebuildStatus::DisabledByCaller;
+        emit(
+            &mut report,
+            "[pto->cpp] skipped (rebuild_from_pto=False)".into(),
+        );
+        return Ok(report);
+    }
+    if options.env.opted_out() {
+        report.status = RebuildStatus::DisabledByEnv;
+        emit(
+            &mut report,
+            "[pto->cpp] skipped (PYPTO_REBUILD_FROM_PTO=0)".into(),
+        );
+        return Ok(report);
+    }
+    let scan_dirs = scan_dirs(dir)?;
+    if scan_dirs.is_empty() {
+        report.status = RebuildStatus::NothingToScan;
+        return Ok(report);
+    }
+    let Some(ptoas) = find_ptoas(&options.env) else {
+        report.status = RebuildStatus::PtoasNotFound;
+        emit(
+            &mut report,
+            "[pto->cpp] skipped: ptoas binary not found (set PTOAS_ROOT or PATH)".into(),
+        );
+        return Ok(report);
+    };
+    report.ptoas = Some(ptoas.clone());
+    for scan_dir in &scan_dirs {
+        for pto in stale_units(scan_dir)? {
+            let rel_pto = relative(dir, &pto);
+            emit(
+                &mut report,
+                format!("[pto->cpp] regenerating from {rel_pto}"),
+            );
+            report.regenerated.push(rel_pto);
+            for cpp in regenerate_unit(&ptoas, scan_dir, &pto, options.timeout)? {
+                let rel = relative(dir, &cpp);
+                emit(&mut report, format!("[pto->cpp]   spliced -> {rel}"));
+                report.touched.push(rel);
+            }
+        }
+    }
+    let summary = match report.touched.len() {
+        0 => "[pto->cpp] no .pto changes detected".to_owned(),
+        n => format!("[pto->cpp] updated {n} kernel cpp(s)"),
+    };
+    emit(&mut report, summary);
+    Ok(report)
+}
+
+/// `dir` and its `next_levels/*/`, in that order (sub-builds by name), each
+/// only when it has a `ptoas/` subdirectory.
+fn scan_dirs(dir: &Path) -> Result<Vec<PathBuf>, PtoRebuildError> {
+    let mut dirs = Vec::new();
+    if dir.join("ptoas").is_dir() {
+        dirs.push(dir.to_path_buf());
+    }
+    let next_levels = dir.join(NEXT_LEVELS_DIR);
+    if next_levels.is_dir() {
+        let mut subs = Vec::new();
+        for entry in std::fs::read_dir(&next_levels).map_err(io_err("list", &next_levels))? {
+            let path = entry.map_err(io_err("list", &next_levels))?.path();
+            if path.join("ptoas").is_dir() {
+                subs.push(path);
+            }
+        }
+        subs.sort();
+        dirs.extend(subs);
+    }
+    Ok(dirs)
+}
+
+/// The `ptoas/*.pto` of `scan_dir`, by name, whose `ptoas/<unit>.cpp` is
+/// missing or older than the `.pto`.
+fn stale_units(scan_dir: &Path) -> Result<Vec<PathBuf>, PtoRebuildError> {
+    let ptoas_dir = scan_dir.join("ptoas");
+    let mut ptos = Vec::new();
+    for entry in std::fs::read_dir(&ptoas_dir).map_err(io_err("list", &ptoas_dir))? {
+        let path = entry.map_err(io_err("list", &ptoas_dir))?.path();
+        if path.extension() == Some(OsStr::new("pto")) && path.is_file() {
+            ptos.push(path);
+        }
+    }
+    ptos.sort();
+    let mut stale = Vec::new();
+    for pto in ptos {
+        let pto_mtime = std::fs::metadata(&pto)
+            .and_then(|m| m.modified())
+            .map_err(io_err("stat", &pto))?;
+        let cpp = pto.with_extension("cpp");
+        let up_to_date = match std::fs::metadata(&cpp) {
+            Ok(m) => m.modified().map_err(io_err("stat", &cpp))? >= pto_mtime,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+            Err(e) => return Err(io_err("stat", &cpp)(e)),
+        };
+        if !up_to_date {
+            stale.push(pto);
+        }
+    }
+    Ok(stale)
+}
+
+/// Runs ptoas on one unit, splices every matching kernel cpp and finally
+/// moves the raw output to `ptoas/<unit>.cpp`. Returns the spliced cpps.
+fn regenerate_unit(
+    ptoas: &Path,
+    scan_dir: &Path,
+    pto: &Path,
+    timeout: Duration,
+) -> Result<Vec<PathBuf>, PtoRebuildError> {
+    let stem = pto
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp_out = pto.with_file_name(format!("{stem}.{}.tmp.cpp", std::process::id()));
+    let res = (|| {
+        run_ptoas(ptoas, pto, &tmp_out, timeout)?;
+        let generated = std::fs::read(&tmp_out).map_err(|e| {
+            if e.kind() == io::ErrorKind::NotFound {
+                PtoRebuildError::PtoasFailed {
+                    pto_name: file_name(pto),
+                    stderr: format!(
+                        "ptoas exited successfully but wrote no {}",
+                        tmp_out.display()
+                    ),
+                }
+            } else {
+                io_err("read", &tmp_out)(e)
+            }
+        })?;
+        let body = preprocess_ptoas_output(&generated);
+        let mut spliced = Vec::new();
+        for name in aicore_functions(&generated) {
+            for core in ["aic", "aiv"] {
+                let cpp = scan_dir
+                    .join("kernels")
+                    .join(core)
+                    .join(format!("{name}.cpp"));
+                if !cpp.is_file() {
+                    continue;
+                }
+                let text = std::fs::read(&cpp).map_err(io_err("read", &cpp))?;
+                let new_text = splice_body(&text, &body)
+                    .ok_or_else(|| PtoRebuildError::MissingSentinels { cpp: cpp.clone() })?;
+                if new_text != text {
+                    write_atomic(&cpp, &new_text)?;
+                }
+                spliced.push(cpp);
+            }
+        }
+        let raw_cpp = pto.with_extension("cpp");
+        std::fs::rename(&tmp_out, &raw_cpp).map_err(io_err("rename", &raw_cpp))?;
+        Ok(spliced)
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp_out);
+    }
+    res
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// `path` relative to `base` with `/` separators (the full path if it is
+/// not under `base`).
+fn relative(base: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(base).unwrap_or(path);
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Runs `ptoas <pto> -o <out> --enable-insert-sync --pto-level=<level>`,
+/// killing it after `timeout`.
+fn run_ptoas(
+    ptoas: &Path,
+    pto: &Path,
+    out: &Path,
+    timeout: Duration,
+) -> Result<(), PtoRebuildError> {
+    let pto_text = std::fs::read(pto).map_err(io_err("read", pto))?;
+    let level = pto_level(&String::from_utf8_lossy(&pto_text));
+    let mut child = Command::new(ptoas)
+        .arg(pto)
+        .arg("-o")
+        .arg(out)
+        .arg("--enable-insert-sync")
+        .arg(format!("--pto-level={level}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| PtoRebuildError::PtoasSpawn {
+            ptoas: ptoas.to_path_buf(),
+            source,
+        })?;
+    // Drain both pipes on their own threads so a chatty ptoas cannot block
+    // on a full pipe. After a timeout the readers are abandoned: a
+    // grandchild may still hold the pipes open.
+    let (tx, rx) = mpsc::channel::<(bool, Vec<u8>)>();
+    if let Some(mut stdout) = child.stdout.take() {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = stdout.read_to_end(&mut buf);
+            let _ = tx.send((false, buf));
+        });
+    }
+    if let Some(mut stderr) = child.stderr.take() {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = stderr.read_to_end(&mut buf);
+            let _ = tx.send((true, buf));
+        });
+    }
+    drop(tx);
+    let timed_out = || PtoRebuildError::PtoasTimeout {
+        pto_name: file_name(pto),
+        pto: pto.to_path_buf(),
+        timeout,
+    };
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|source| PtoRebuildError::PtoasSpawn {
+                ptoas: ptoas.to_path_buf(),
+                source,
+            })?
+        {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(timed_out());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut stderr = Vec::new();
+    for _ in 0..2 {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(remaining) {
+            Ok((true, buf)) => stderr = buf,
+            Ok((false, _)) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => return Err(timed_out()),
+        }
+    }
+    if !status.success() {
+        let text = String::from_utf8_lossy(&stderr).trim_end().to_owned();
+        return Err(PtoRebuildError::PtoasFailed {
+            pto_name: file_name(pto),
+            stderr: if text.is_empty() {
+                format!("(no error output; {status})")
+            } else {
+                text
+            },
+        });
+    }
+    Ok(())
+}
+
+/// Finds ptoas. When `PTOAS_ROOT` is set (non-empty) only that directory is
+/// searched, in order `ptoas` (≤ v0.50 launcher), `ptoas.sh` (v0.55+),
+/// `bin/ptoas`; otherwise `ptoas` on `PATH`. A candidate must be a regular
+/// file (after following symbolic links) with an execute bit set.
+pub fn find_ptoas(env: &RebuildEnv) -> Option<PathBuf> {
+    if let Some(root) = env.ptoas_root.as_deref().filter(|r| !r.is_empty()) {
+        let root = Path::new(root);
+        return ["ptoas", "ptoas.sh", "bin/ptoas"]
+            .iter()
+            .map(|c| root.join(c))
+            .find(|p| is_executable_file(p));
+    }
+    let path = env.path.as_deref()?;
+    std::env::split_paths(path)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.join("ptoas"))
+        .find(|p| is_executable_file(p))
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The `--pto-level` for a `.pto` text: `level3` when some line has
+/// `pto.alloc_tile` followed on the same line by `addr`, optional spaces or
+/// tabs, and `=` (an explicitly placed tile); otherwise `level2`.
+pub fn pto_level(pto_text: &str) -> &'static str {
+    let explicit = pto_text.lines().any(|line| {
+        line.find("pto.alloc_tile").is_some_and(|at| {
+            let rest = &line[at..];
+            rest.match_indices("addr").any(|(i, m)| {
+                rest[i + m.len()..]
+                    .trim_start_matches([' ', '\t'])
+                    .starts_with('=')
+            })
+        })
+    });
+    if explicit {
+        "level3"
+    } else {
+        "level2"
+    }
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Python's `\s` on ASCII: space, `\t`, `\n`, `\r`, `\x0b`, `\x0c`.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+/// An identifier in code (not in a comment or a literal).
+struct Ident {
+    start: usize,
+    end: usize,
+}
+
+/// The identifiers of C++ `text` outside comments, string and character
+/// literals (raw strings included) and numbers (digit separators included).
+fn code_identifiers(text: &[u8]) -> Vec<Ident> {
+    let mut out = Vec::new();
+    let n = text.len();
+    let mut i = 0;
+    while i < n {
+        let b = text[i];
+        if b == b'/' && text.get(i + 1) == Some(&b'/') {
+            while i < n && text[i] != b'\n' {
+                i += 1;
+            }
+        } else if b == b'/' && text.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i < n && !(text[i] == b'*' && text.get(i + 1) == Some(&b'/')) {
+                i += 1;
+            }
+            i = (i + 2).min(n);
+        } else if b == b'"' || b == b'\'' {
+            i = skip_quoted(text, i);
+        } else if b.is_ascii_digit()
+            || (b == b'.' && text.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
+            // A pp-number: digits, letters, '_', '.', digit separators and
+            // exponent signs.
+            i += 1;
+            while i < n {
+                let c = text[i];
+                if is_ident_byte(c) || c == b'.' {
+                    i += 1;
+                } else if c == b'\'' && text.get(i + 1).is_some_and(|d| is_ident_byte(*d)) {
+                    i += 2;
+                } else if matches!(c, b'+' | b'-')
+                    && matches!(text[i - 1], b'e' | b'E' | b'p' | b'P')
+                {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+        } else if is_ident_byte(b) {
+            let start = i;
+            while i < n && is_ident_byte(text[i]) {
+                i += 1;
+            }
+            let ident = &text[start..i];
+            if text.get(i) == Some(&b'"') && matches!(ident, b"R" | b"u8R" | b"uR" | b"UR" | b"LR")
+            {
+                i = skip_raw_string(text, i);
+            } else {
+                out.push(Ident { start, end: i });
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Skips a `"..."` or `'...'` literal starting at `i`; returns the index
+/// after it (or the end of the line for an unterminated one).
+fn skip_quoted(text: &[u8], i: usize) -> usize {
+    let quote = text[i];
+    let mut j = i + 1;
+    while j < text.len() {
+        match text[j] {
+            b'\\' => j += 2,
+            b'\n' => return j,
+            c if c == quote => return j + 1,
+            _ => j += 1,
+        }
+    }
+    text.len()
+}
+
+/// Skips a raw string `"delim( ... )delim"` whose `"` is at `i`.
+fn skip_raw_string(text: &[u8], i: usize) -> usize {
+    let Some(open) = text[i + 1..].iter().position(|&c| c == b'(') else {
+        return skip_quoted(text, i);
+    };
+    let delim = &text[i + 1..i + 1 + open];
+    let body_start = i + 1 + open + 1;
+    let mut closing = Vec::with_capacity(delim.len() + 2);
+    closing.push(b')');
+    closing.extend_from_slice(delim);
+    closing.push(b'"');
+    match find(&text[body_start..], &closing) {
+        Some(at) => body_start + at + closing.len(),
+        None => text.len(),
+    }
+}
+
+/// One entry-function head: `[__global__ <ws>]AICORE <ws> void <ws> NAME`.
+struct Head {
+    /// Where the head starts (`__global__` when present, else `AICORE`).
+    start: usize,
+    /// Where `NAME` starts.
+    name_start: usize,
+    /// The function name.
+    name: String,
+}
+
+/// The heads of `(?:__global__\s+)?AICORE\s+void\s+(\w+)\s*\(` in code,
+/// with `AICORE` and `__global__` as whole identifiers.
+fn heads(text: &[u8]) -> Vec<Head> {
+    let idents = code_identifiers(text);
+    let mut out = Vec::new();
+    for (k, id) in idents.iter().enumerate() {
+        if &text[id.start..id.end] != b"AICORE" {
+            continue;
+        }
+        let mut p = id.end;
+        let skip_spaces = |mut p: usize| {
+            while p < text.len() && is_space(text[p]) {
+                p += 1;
+            }
+            p
+        };
+        let q = skip_spaces(p);
+        if q == p || !text[q..].starts_with(b"void") {
+            continue;
+        }
+        p = q + 4;
+        let q = skip_spaces(p);
+        if q == p || q >= text.len() || !is_ident_byte(text[q]) || text[q].is_ascii_digit() {
+            continue;
+        }
+        let name_start = q;
+        let mut name_end = q;
+        while name_end < text.len() && is_ident_byte(text[name_end]) {
+            name_end += 1;
+        }
+        if text.get(skip_spaces(name_end)) != Some(&b'(') {
+            continue;
+        }
+        let mut start = id.start;
+        if let Some(prev) = k.checked_sub(1).map(|j| &idents[j]) {
+            let between = &text[prev.end..id.start];
+            if &text[prev.start..prev.end] == b"__global__"
+                && !between.is_empty()
+                && between.iter().all(|&c| is_space(c))
+            {
+                start = prev.start;
+            }
+        }
+        out.push(Head {
+            start,
+            name_start,
+            name: String::from_utf8_lossy(&text[name_start..name_end]).into_owned(),
+        });
+    }
+    out
+}
+
+/// The entry functions of a ptoas output, in order of first appearance
+/// without duplicates: the names matched by PyPTO's
+/// `(?:__global__\s+)?AICORE\s+void\s+(\w+)\s*\(`. Unlike a plain regular
+/// expression, matches inside comments and string literals are ignored and
+/// `AICORE` must be a whole identifier (`MY_AICORE void f(` is no match).
+pub fn aicore_functions(cpp: &[u8]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for head in heads(cpp) {
+        if !names.contains(&head.name) {
+            names.push(head.name);
+        }
+    }
+    names
+}
+
+/// Turns raw ptoas output into the body spliced between the sentinels. The
+/// exact transformation:
+///
+/// 1. Lines whose first non-blank characters are `#include` are dropped:
+///    the wrapper's header (above the begin sentinel) owns the includes,
+///    and ptoas's device headers do not exist in the simulator.
+/// 2. Every entry-function head ([`aicore_functions`]) `[__global__
+///    ]AICORE void NAME` becomes `static __aicore__ void NAME` (just
+///    `__aicore__ void NAME` when `static` already precedes it on the same
+///    line), the way the wrapper generator marks bodies: internal linkage,
+///    so only `kernel_entry` is exported. The rest of the line (the
+///    whitespace before `(` and the parameters) is kept.
+/// 3. Leading and trailing blank lines are removed and the body ends with
+///    exactly one newline (an empty output gives an empty body).
+///
+/// Everything else (helpers, constants, comments) is kept verbatim, and the
+/// same body goes into every kernel cpp of the unit.
+pub fn preprocess_ptoas_output(cpp: &[u8]) -> Vec<u8> {
+    // Step 2 on the whole text, then step 1 line by line (an include line
+    // never holds a head).
+    let mut rewritten = Vec::with_capacity(cpp.len() + 64);
+    let mut at = 0;
+    for head in heads(cpp) {
+        rewritten.extend_from_slice(&cpp[at..head.start]);
+        let line_start = cpp[..head.start]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |p| p + 1);
+        let before = &cpp[line_start..head.start];
+        let trimmed = trim_end_spaces(before);
+        let has_static = trimmed.ends_with(b"static")
+            && (trimmed.len() == 6 || !is_ident_byte(trimmed[trimmed.len() - 7]));
+        if !has_static {
+            rewritten.extend_from_slice(b"static ");
+        }
+        rewritten.extend_from_slice(b"__aicore__ void ");
+        at = head.name_start;
+    }
+    rewritten.extend_from_slice(&cpp[at..]);
+
+    let mut lines: Vec<&[u8]> = rewritten
+        .split_inclusive(|&c| c == b'\n')
+        .filter(|line| !trim_start_spaces(line).starts_with(b"#include"))
+        .collect();
+    let blank = |line: &&[u8]| line.iter().all(|&c| is_space(c));
+    while lines.first().is_some_and(blank) {
+        lines.remove(0);
+    }
+    while lines.last().is_some_and(blank) {
+        lines.pop();
+    }
+    let mut body: Vec<u8> = lines.concat();
+    while body.last().is_some_and(|&c| c == b'\n' || c == b'\r') {
+        body.pop();
+    }
+    if !body.is_empty() {
+        body.push(b'\n');
+    }
+    body
+}
+
+fn trim_end_spaces(s: &[u8]) -> &[u8] {
+    let end = s.iter().rposition(|&c| !is_space(c)).map_or(0, |p| p + 1);
+    &s[..end]
+}
+
+fn trim_start_spaces(s: &[u8]) -> &[u8] {
+    let start = s.iter().position(|&c| !is_space(c)).unwrap_or(s.len());
+    &s[start..]
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Replaces the region between the sentinels of a kernel cpp with `body`:
+/// everything up to and including the line of [`PTOAS_BODY_BEGIN`] (its
+/// first occurrence) and everything from the first [`PTOAS_BODY_END`] after
+/// it onwards are kept byte for byte. `None` when either sentinel is
+/// missing or the end sentinel appears only before the begin sentinel.
+pub fn splice_body(kernel_cpp: &[u8], body: &[u8]) -> Option<Vec<u8>> {
+    let begin = find(kernel_cpp, PTOAS_BODY_BEGIN.as_bytes())?;
+    let after_begin = begin + PTOAS_BODY_BEGIN.len();
+    let end = after_begin + find(&kernel_cpp[after_begin..], PTOAS_BODY_END.as_bytes())?;
+    let head_end = match kernel_cpp[after_begin..end]
+        .iter()
+        .position(|&c| c == b'\n')
+    {
+        Some(nl) => after_begin + nl + 1,
+        None => after_begin,
+    };
+    let mut out = Vec::with_capacity(kernel_cpp.len() + body.len());
+    out.extend_from_slice(&kernel_cpp[..head_end]);
+    if head_end == after_begin {
+        out.push(b'\n');
+    }
+    out.extend_from_slice(body);
+    if !body.is_empty() && !body.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    out.extend_from_slice(&kernel_cpp[end..]);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::SystemTime;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    // ---- pure functions -------------------------------------------------
+
+    #[test]
+    fn opt_out_values() {
+        let env = |v: &str| RebuildEnv {
+            rebuild_from_pto: Some(v.into()),
+            ..RebuildEnv::default()
+        };
+        for v in ["0", "false", "no", " FALSE ", "No\n", "\tfalse"] {
+            assert!(env(v).opted_out(), "{v:?}");
+        }
+        for v in ["1", "yes", "true", "", "off", "0 0"] {
+            assert!(!env(v).opted_out(), "{v:?}");
+        }
+        assert!(!RebuildEnv::default().opted_out());
+    }
+
+    #[test]
+    fn level_detection() {
+        let cases = [
+            ("%t = pto.alloc_tile() {addr = 0}\n", "level3"),
+            ("%t = pto.alloc_tile {addr=128 : i64}\n", "level3"),
+            ("%t = pto.alloc_tile()\n%x = foo {addr = 0}\n", "level2"),
+            ("%t = pto.alloc_tile()\n", "level2"),
+            ("addr = 0 pto.alloc_tile\n", "level2"),
+            ("", "level2"),
+        ];
+        for (text, level) in cases {
+            assert_eq!(pto_level(text), level, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn entry_function_names() {
+        let cases: &[(&str, &[&str])] = &[
+            ("AICORE void f(int a) {}", &["f"]),
+            ("__global__ AICORE void g (int a);", &["g"]),
+            ("__global__\n  AICORE\n void\th\n(\n)", &["h"]),
+            (
+                "AICORE void a() {}\n__global__ AICORE void b() {}\nAICORE void a();",
+                &["a", "b"],
+            ),
+            ("// AICORE void commented() {}\n", &[]),
+            ("/* AICORE void block() {} */", &[]),
+            ("const char* s = \"AICORE void in_string(\";", &[]),
+            (
+                "auto r = R\"x(AICORE void in_raw()\")x\"; AICORE void after() {}",
+                &["after"],
+            ),
+            ("int n = 1'000; AICORE void sep() {}", &["sep"]),
+            ("MY_AICORE void not_me() {}", &[]),
+            ("AICOREX void not_me() {}", &[]),
+            ("AICORE int not_void() {}", &[]),
+            ("AICOREvoid f() {}", &[]),
+            ("AICORE voidf() {}", &[]),
+            ("AICORE void no_paren;", &[]),
+            ("AICORE void 9bad() {}", &[]),
+        ];
+        for (text, names) in cases {
+            assert_eq!(aicore_functions(text.as_bytes()), *names, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn preprocessing_is_the_documented_transformation() {
+        let raw = "\n#include \"pto/pto-inst.hpp\"\n  #include <cstdint>\nusing T = float;\n\n\
+                   // helper\nAICORE void helper(T* x) { x[0] = 1; }\n\
+                   __global__ AICORE void kern (T* x) {\n    helper(x);\n}\n\
+                   static AICORE void already(T* x) {}\n\n\n";
+        let expected =
+            "using T = float;\n\n// helper\nstatic __aicore__ void helper(T* x) { x[0] = 1; }\n\
+                        static __aicore__ void kern (T* x) {\n    helper(x);\n}\n\
+                        static __aicore__ void already(T* x) {}\n";
+        assert_eq!(
+            String::from_utf8_lossy(&preprocess_ptoas_output(raw.as_bytes())),
+            expected
+        );
+        assert_eq!(preprocess_ptoas_output(b"\n\n#include <x>\n"), b"");
+    }
+
+    const WRAPPER_HEAD: &str = "// Kernel Function: kern\n#include \"tensor.h\"\n\n";
+    const WRAPPER_TAIL: &str = "// --- Kernel entry point ---\nextern \"C\" void kernel_entry(int64_t* args) {\n    kern(nullptr);\n}\n";
+
+    fn wrapper(body: &str) -> String {
+        format!("{WRAPPER_HEAD}// --- ptoas-generated code ---\n{body}{WRAPPER_TAIL}")
+    }
+
+    #[test]
+    fn splice_keeps_everything_outside_the_sentinels() {
+        let old = wrapper("static __aicore__ void kern() { old(); }\n");
+        let new = splice_body(
+            old.as_bytes(),
+            b"static __aicore__ void kern() { new(); }\n",
+        );
+        let expected = wrapper("static __aicore__ void kern() { new(); }\n");
+        assert_eq!(new.as_deref(), Some(expected.as_bytes()));
+        // Idempotent.
+        let again = splice_body(
+            expected.as_bytes(),
+            b"static __aicore__ void kern() { new(); }\n",
+        );
+        assert_eq!(again.as_deref(), Some(expected.as_bytes()));
+        // An empty body leaves the sentinels adjacent.
+        let empty = splice_body(old.as_bytes(), b"");
+        assert_eq!(empty.as_deref(), Some(wrapper("").as_bytes()));
+        // CRLF and non-UTF-8 bytes outside the region survive.
+        let crlf = b"\xff\r\n// --- ptoas-generated code ---\r\nold\r\n// --- Kernel entry point ---\r\n\xfe";
+        assert_eq!(
+            splice_body(crlf, b"new\n").as_deref(),
+            Some(&b"\xff\r\n// --- ptoas-generated code ---\r\nnew\n// --- Kernel entry point ---\r\n\xfe"[..])
+        );
+        // Sentinels on one line.
+        assert_eq!(
+            splice_body(
+                b"// --- ptoas-generated code ---// --- Kernel entry point ---",
+                b"x\n"
+            )
+            .as_deref(),
+            Some(&b"// --- ptoas-generated code ---\nx\n// --- Kernel entry point ---"[..])
+        );
+    }
+
+    #[test]
+    fn splice_rejects_missing_or_out_of_order_sentinels() {
+        let cases = [
+            "no sentinels at all\n".to_owned(),
+            "// --- ptoas-generated code ---\nbody\n".to_owned(),
+            "body\n// --- Kernel entry point ---\n".to_owned(),
+            "// --- Kernel entry point ---\nx\n// --- ptoas-generated code ---\nbody\n".to_owned(),
+        ];
+        for text in &cases {
+            assert_eq!(splice_body(text.as_bytes(), b"x\n"), None, "{text:?}");
+        }
+    }
+
+    // ---- end to end with a toy ptoas ------------------------------------
+
+    /// A toy `ptoas`: reads `kernel NAME VALUE` / `helper NAME` / `fail MSG`
+    /// / `hang` lines from the `.pto` and writes C++ with `AICORE void`
+    /// functions to the `-o` file. It appends its arguments to
+    /// `$0.log`.
+    const TOY_PTOAS: &str = r#"#!/bin/sh
+echo "$@" >> "$0.log"
+pto="$1"; out="$3"
+: > "$out.part"
+echo '#include "pto/pto-inst.hpp"' >> "$out.part"
+echo '' >> "$out.part"
+while read -r kw name val; do
+  case "$kw" in
+    kernel) printf '__global__ AICORE void %s(float* out) {\n    out[0] = %s;\n}\n' "$name" "$val" >> "$out.part" ;;
+    helper) printf 'AICORE void %s(float* out) { out[0] += 1; }\n' "$name" >> "$out.part" ;;
+    fail) echo "error: $name $val" >&2; rm -f "$out.part"; exit 3 ;;
+    hang) sleep 5 ;;
+  esac
+done < "$pto"
+mv "$out.part" "$out"
+"#;
+
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        /// The build directory.
+        dir: PathBuf,
+        /// Holds the toy ptoas (`ptoas.sh`).
+        ptoas_root: PathBuf,
+    }
+
+    impl Fixture {
+        fn new() -> Result<Fixture, Box<dyn std::error::Error>> {
+            let tmp = tempfile::tempdir()?;
+            let dir = tmp.path().join("build");
+            let ptoas_root = tmp.path().join("ptoas-root");
+            std::fs::create_dir_all(&dir)?;
+            std::fs::create_dir_all(&ptoas_root)?;
+            let script = ptoas_root.join("ptoas.sh");
+            std::fs::write(&script, TOY_PTOAS)?;
+            std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+            Ok(Fixture {
+                _tmp: tmp,
+                dir,
+                ptoas_root,
+            })
+        }
+
+        fn env(&self) -> RebuildEnv {
+            RebuildEnv {
+                rebuild_from_pto: None,
+                ptoas_root: Some(self.ptoas_root.clone().into_os_string()),
+                path: None,
+            }
+        }
+
+        fn options(&self) -> RebuildOptions {
+            RebuildOptions {
+                enabled: true,
+                env: self.env(),
+                timeout: PTOAS_TIMEOUT,
+            }
+        }
+
+        fn run(&self) -> Result<RebuildReport, PtoRebuildError> {
+            rebuild_kernel_cpp_from_pto_with(&self.dir, &self.options(), &mut |_| {})
+        }
+
+        fn ptoas_log(&self) -> String {
+            std::fs::read_to_string(self.ptoas_root.join("ptoas.sh.log")).unwrap_or_default()
+        }
+
+        /// Writes `<sub>/ptoas/<unit>.pto` and an up-to-date raw cpp, plus a
+        /// kernel wrapper for each `(core, func)`; the `.pto` is older than
+        /// the raw cpp.
+        fn unit(
+            &self,
+            sub: &str,
+            unit: &str,
+            pto: &str,
+            kernels: &[(&str, &str)],
+        ) -> Result<(), Box<dyn std::error::Error>> {
+            let base = self.dir.join(sub);
+            std::fs::create_dir_all(base.join("ptoas"))?;
+            let pto_path = base.join("ptoas").join(format!("{unit}.pto"));
+            std::fs::write(&pto_path, pto)?;
+            let raw = base.join("ptoas").join(format!("{unit}.cpp"));
+            std::fs::write(&raw, "// raw ptoas output\n")?;
+            set_age(&pto_path, 200)?;
+            set_age(&raw, 100)?;
+            for (core, func) in kernels {
+                let cpp = base.join("kernels").join(core).join(format!("{func}.cpp"));
+                std::fs::create_dir_all(cpp.parent().ok_or("no parent")?)?;
+                std::fs::write(
+                    &cpp,
+                    wrapper(&format!("static __aicore__ void {func}() {{}}\n")),
+                )?;
+            }
+            Ok(())
+        }
+
+        /// Makes `<sub>/ptoas/<unit>.pto` newer than its raw cpp, with `text`.
+        fn edit_pto(
+            &self,
+            sub: &str,
+            unit: &str,
+            text: &str,
+        ) -> Result<(), Box<dyn std::error::Error>> {
+            let pto = self.dir.join(sub).join("ptoas").join(format!("{unit}.pto"));
+            std::fs::write(&pto, text)?;
+            set_age(&pto, 50)?;
+            Ok(())
+        }
+    }
+
+    /// Sets `path`'s mtime to `secs` seconds ago.
+    fn set_age(path: &Path, secs: u64) -> io::Result<()> {
+        let t = SystemTime::now() - Duration::from_secs(secs);
+        std::fs::File::options()
+            .write(true)
+            .open(path)?
+            .set_modified(t)
+    }
+
+    fn mtime(path: &Path) -> io::Result<SystemTime> {
+        std::fs::metadata(path)?.modified()
+    }
+
+    fn read(path: &Path) -> String {
+        std::fs::read_to_string(path).unwrap_or_else(|e| format!("<{e}>"))
+    }
+
+    fn ptoas_dir_names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn no_change_runs_nothing() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "add", "kernel add 1.0\n", &[("aiv", "add")])?;
+        let kernel = fx.dir.join("kernels/aiv/add.cpp");
+        let before = read(&kernel);
+        let report = fx.run()?;
+        assert_eq!(report.status, RebuildStatus::Scanned);
+        assert_eq!(report.lines, ["[pto->cpp] no .pto changes detected"]);
+        assert!(report.touched.is_empty() && report.regenerated.is_empty());
+        assert_eq!(report.ptoas, Some(fx.ptoas_root.join("ptoas.sh")));
+        assert_eq!(fx.ptoas_log(), "", "ptoas must not run");
+        assert_eq!(read(&kernel), before);
+        Ok(())
+    }
+
+    #[test]
+    fn hand_edited_cpp_alone_is_left_to_the_cpp_rebuild() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "add", "kernel add 1.0\n", &[("aiv", "add")])?;
+        let kernel = fx.dir.join("kernels/aiv/add.cpp");
+        let edited = wrapper("static __aicore__ void add() { /* tuned by hand */ }\n");
+        std::fs::write(&kernel, &edited)?;
+        let report = fx.run()?;
+        assert_eq!(report.lines, ["[pto->cpp] no .pto changes detected"]);
+        assert_eq!(read(&kernel), edited);
+        Ok(())
+    }
+
+    #[test]
+    fn newer_pto_regenerates_and_splices() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "add", "kernel add 1.0\n", &[("aiv", "add")])?;
+        fx.edit_pto("", "add", "helper bump\nkernel add 2.5\n")?;
+        let mut streamed = Vec::new();
+        let report = rebuild_kernel_cpp_from_pto_with(&fx.dir, &fx.options(), &mut |l| {
+            streamed.push(l.to_owned())
+        })?;
+        assert_eq!(
+            report.lines,
+            [
+                "[pto->cpp] regenerating from ptoas/add.pto",
+                "[pto->cpp]   spliced -> kernels/aiv/add.cpp",
+                "[pto->cpp] updated 1 kernel cpp(s)",
+            ]
+        );
+        assert_eq!(streamed, report.lines);
+        assert_eq!(report.touched, ["kernels/aiv/add.cpp"]);
+        assert_eq!(report.regenerated, ["ptoas/add.pto"]);
+        assert_eq!(
+            read(&fx.dir.join("kernels/aiv/add.cpp")),
+            wrapper(
+                "static __aicore__ void bump(float* out) { out[0] += 1; }\n\
+                 static __aicore__ void add(float* out) {\n    out[0] = 2.5;\n}\n"
+            )
+        );
+        // ptoas saw the documented command line, writing to a temporary.
+        let pto = fx.dir.join("ptoas/add.pto");
+        let tmp = fx
+            .dir
+            .join(format!("ptoas/add.{}.tmp.cpp", std::process::id()));
+        assert_eq!(
+            fx.ptoas_log(),
+            format!(
+                "{} -o {} --enable-insert-sync --pto-level=level2\n",
+                pto.display(),
+                tmp.display()
+            )
+        );
+        // The raw output is the new stamp; no temporary is left.
+        let raw = fx.dir.join("ptoas/add.cpp");
+        assert!(read(&raw).contains("__global__ AICORE void add(float* out)"));
+        assert!(mtime(&raw)? >= mtime(&pto)?);
+        assert_eq!(
+            ptoas_dir_names(&fx.dir.join("ptoas")),
+            ["add.cpp", "add.pto"]
+        );
+        // A second replay sees nothing new.
+        assert_eq!(fx.run()?.lines, ["[pto->cpp] no .pto changes detected"]);
+        Ok(())
+    }
+
+    #[test]
+    fn missing_raw_cpp_counts_as_changed_and_level3_is_detected() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "mm", "kernel mm 3.0\n", &[("aic", "mm")])?;
+        std::fs::remove_file(fx.dir.join("ptoas/mm.cpp"))?;
+        std::fs::write(
+            fx.dir.join("ptoas/mm.pto"),
+            "// %t = pto.alloc_tile() {addr = 0}\nkernel mm 3.0\n",
+        )?;
+        let report = fx.run()?;
+        assert_eq!(report.touched, ["kernels/aic/mm.cpp"]);
+        assert!(
+            fx.ptoas_log().ends_with("--pto-level=level3\n"),
+            "{}",
+            fx.ptoas_log()
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn pto_decides_the_body_and_edits_outside_the_sentinels_are_kept() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "add", "kernel add 1.0\n", &[("aiv", "add")])?;
+        let kernel = fx.dir.join("kernels/aiv/add.cpp");
+        let head =
+            "// Kernel Function: add\n// my note\n#include \"tensor.h\"\n#include <cmath>\n\n";
+        let tail = "// --- Kernel entry point ---\nextern \"C\" void kernel_entry(int64_t* args) {\n    // instrumented by hand\n    add(nullptr);\n}\n";
+        std::fs::write(
+            &kernel,
+            format!("{head}// --- ptoas-generated code ---\nstatic __aicore__ void add() {{ hand(); }}\n{tail}"),
+        )?;
+        fx.edit_pto("", "add", "kernel add 4.0\n")?;
+        let report = fx.run()?;
+        assert_eq!(report.touched, ["kernels/aiv/add.cpp"]);
+        assert_eq!(
+            read(&kernel),
+            format!(
+                "{head}// --- ptoas-generated code ---\nstatic __aicore__ void add(float* out) {{\n    out[0] = 4.0;\n}}\n{tail}"
+            )
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn one_unit_can_feed_several_kernels_and_helpers_are_skipped() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit(
+            "",
+            "group",
+            "kernel g_aic 1\n",
+            &[("aic", "g_aic"), ("aiv", "g_aiv")],
+        )?;
+        fx.edit_pto(
+            "",
+            "group",
+            "helper shared\nkernel g_aic 1\nkernel g_aiv 2\n",
+        )?;
+        let report = fx.run()?;
+        assert_eq!(
+            report.touched,
+            ["kernels/aic/g_aic.cpp", "kernels/aiv/g_aiv.cpp"]
+        );
+        assert_eq!(
+            report.lines.last().map(String::as_str),
+            Some("[pto->cpp] updated 2 kernel cpp(s)")
+        );
+        let aic = read(&fx.dir.join("kernels/aic/g_aic.cpp"));
+        assert!(
+            aic.contains("static __aicore__ void g_aiv(float* out)"),
+            "{aic}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn missing_sentinels_fail_and_keep_the_old_stamp() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "add", "kernel add 1.0\n", &[("aiv", "add")])?;
+        let kernel = fx.dir.join("kernels/aiv/add.cpp");
+        let legacy = "// Kernel Function: add\nstatic void add() {}\nextern \"C\" void kernel_entry(int64_t* a) { add(); }\n";
+        std::fs::write(&kernel, legacy)?;
+        fx.edit_pto("", "add", "kernel add 2.0\n")?;
+        let raw = fx.dir.join("ptoas/add.cpp");
+        let raw_before = (read(&raw), mtime(&raw)?);
+
+        let mut streamed = Vec::new();
+        let err = rebuild_kernel_cpp_from_pto_with(&fx.dir, &fx.options(), &mut |l| {
+            streamed.push(l.to_owned())
+        })
+        .err()
+        .ok_or("splicing a wrapper without sentinels succeeded")?;
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: cannot splice — missing or out-of-order ptoas sentinels. This build_output predates the .pto rebuild feature; recompile via ir.compile() to refresh.",
+                kernel.display()
+            )
+        );
+        assert_eq!(streamed, ["[pto->cpp] regenerating from ptoas/add.pto"]);
+        assert_eq!(read(&kernel), legacy);
+        assert_eq!((read(&raw), mtime(&raw)?), raw_before);
+        assert_eq!(
+            ptoas_dir_names(&fx.dir.join("ptoas")),
+            ["add.cpp", "add.pto"]
+        );
+        // Still stale: the next replay retries (and fails the same way).
+        assert!(fx.run().is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn ptoas_failure_reports_its_stderr() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "bad", "kernel bad 1\n", &[("aiv", "bad")])?;
+        let kernel = fx.dir.join("kernels/aiv/bad.cpp");
+        let before = read(&kernel);
+        fx.edit_pto("", "bad", "kernel bad 1\nfail unknown-op pto.frob\n")?;
+        let err = fx.run().err().ok_or("a failing ptoas succeeded")?;
+        assert_eq!(
+            err.to_string(),
+            "ptoas rebuild failed for bad.pto: error: unknown-op pto.frob"
+        );
+        assert_eq!(read(&kernel), before);
+        assert_eq!(
+            ptoas_dir_names(&fx.dir.join("ptoas")),
+            ["bad.cpp", "bad.pto"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn ptoas_timeout_is_an_error() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "slow", "kernel slow 1\n", &[("aiv", "slow")])?;
+        fx.edit_pto("", "slow", "hang\nkernel slow 1\n")?;
+        let options = RebuildOptions {
+            timeout: Duration::from_millis(300),
+            ..fx.options()
+        };
+        let err = rebuild_kernel_cpp_from_pto_with(&fx.dir, &options, &mut |_| {})
+            .err()
+            .ok_or("a hanging ptoas succeeded")?;
+        assert!(matches!(err, PtoRebuildError::PtoasTimeout { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("ptoas rebuild failed for slow.pto: timed out after 0.3 s"),
+            "{err}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn ptoas_not_found_is_one_line_and_no_error() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "add", "kernel add 1.0\n", &[("aiv", "add")])?;
+        fx.edit_pto("", "add", "kernel add 2.0\n")?;
+        let empty = tempfile::tempdir()?;
+        for env in [
+            RebuildEnv::default(),
+            RebuildEnv {
+                path: Some(empty.path().as_os_str().to_owned()),
+                ..RebuildEnv::default()
+            },
+            // PTOAS_ROOT is searched alone: PATH is not consulted.
+            RebuildEnv {
+                ptoas_root: Some(empty.path().as_os_str().to_owned()),
+                path: Some(fx.ptoas_root.as_os_str().to_owned()),
+                ..RebuildEnv::default()
+            },
+        ] {
+            let options = RebuildOptions {
+                env,
+                ..fx.options()
+            };
+            let report = rebuild_kernel_cpp_from_pto_with(&fx.dir, &options, &mut |_| {})?;
+            assert_eq!(report.status, RebuildStatus::PtoasNotFound);
+            assert_eq!(
+                report.lines,
+                ["[pto->cpp] skipped: ptoas binary not found (set PTOAS_ROOT or PATH)"]
+            );
+        }
+        assert_eq!(fx.ptoas_log(), "");
+        Ok(())
+    }
+
+    #[test]
+    fn opt_outs_skip_with_their_lines() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "add", "kernel add 1.0\n", &[("aiv", "add")])?;
+        fx.edit_pto("", "add", "kernel add 2.0\n")?;
+        let mut options = fx.options();
+        options.env.rebuild_from_pto = Some(" False ".into());
+        let report = rebuild_kernel_cpp_from_pto_with(&fx.dir, &options, &mut |_| {})?;
+        assert_eq!(report.status, RebuildStatus::DisabledByEnv);
+        assert_eq!(
+            report.lines,
+            ["[pto->cpp] skipped (PYPTO_REBUILD_FROM_PTO=0)"]
+        );
+
+        options.enabled = false;
+        let report = rebuild_kernel_cpp_from_pto_with(&fx.dir, &options, &mut |_| {})?;
+        assert_eq!(report.status, RebuildStatus::DisabledByCaller);
+        assert_eq!(
+            report.lines,
+            ["[pto->cpp] skipped (rebuild_from_pto=False)"]
+        );
+        // The process-environment entry point, disabled, reads nothing.
+        let report = rebuild_kernel_cpp_from_pto(&fx.dir, false)?;
+        assert_eq!(
+            report.lines,
+            ["[pto->cpp] skipped (rebuild_from_pto=False)"]
+        );
+        assert_eq!(fx.ptoas_log(), "");
+        Ok(())
+    }
+
+    #[test]
+    fn next_levels_are_scanned_after_the_root() -> TestResult {
+        let fx = Fixture::new()?;
+        // The parent has no ptoas/: only the sub-builds are scanned.
+        fx.unit("next_levels/rank1", "b", "kernel b 1\n", &[("aiv", "b")])?;
+        fx.unit("next_levels/rank0", "a", "kernel a 1\n", &[("aic", "a")])?;
+        std::fs::create_dir_all(fx.dir.join("next_levels/no_ptoas/kernels"))?;
+        fx.edit_pto("next_levels/rank0", "a", "kernel a 7\n")?;
+        fx.edit_pto("next_levels/rank1", "b", "kernel b 8\n")?;
+        let report = fx.run()?;
+        assert_eq!(
+            report.lines,
+            [
+                "[pto->cpp] regenerating from next_levels/rank0/ptoas/a.pto",
+                "[pto->cpp]   spliced -> next_levels/rank0/kernels/aic/a.cpp",
+                "[pto->cpp] regenerating from next_levels/rank1/ptoas/b.pto",
+                "[pto->cpp]   spliced -> next_levels/rank1/kernels/aiv/b.cpp",
+                "[pto->cpp] updated 2 kernel cpp(s)",
+            ]
+        );
+        assert!(read(&fx.dir.join("next_levels/rank1/kernels/aiv/b.cpp")).contains("out[0] = 8;"));
+        Ok(())
+    }
+
+    #[test]
+    fn no_ptoas_directory_is_silent() -> TestResult {
+        let fx = Fixture::new()?;
+        std::fs::create_dir_all(fx.dir.join("kernels/aiv"))?;
+        let mut options = fx.options();
+        // Even without ptoas: the scan comes first.
+        options.env = RebuildEnv::default();
+        let report = rebuild_kernel_cpp_from_pto_with(&fx.dir, &options, &mut |_| {})?;
+        assert_eq!(report.status, RebuildStatus::NothingToScan);
+        assert!(report.lines.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn discovery_order_and_executable_bit() -> TestResult {
+        let root = tempfile::tempdir()?;
+        let r = root.path();
+        let make = |rel: &str, mode: u32| -> io::Result<PathBuf> {
+            let p = r.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap_or(r))?;
+            std::fs::write(&p, "#!/bin/sh\n")?;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode))?;
+            Ok(p)
+        };
+        let env = RebuildEnv {
+            ptoas_root: Some(r.as_os_str().to_owned()),
+            ..RebuildEnv::default()
+        };
+        let bin = make("bin/ptoas", 0o755)?;
+        assert_eq!(find_ptoas(&env), Some(bin));
+        let sh = make("ptoas.sh", 0o755)?;
+        assert_eq!(find_ptoas(&env), Some(sh.clone()));
+        make("ptoas", 0o644)?; // not executable: skipped
+        assert_eq!(find_ptoas(&env), Some(sh));
+        let top = make("ptoas", 0o755)?;
+        assert_eq!(find_ptoas(&env), Some(top));
+        std::fs::create_dir_all(r.join("dir_only/ptoas"))?; // a directory is no candidate
+        let env = RebuildEnv {
+            ptoas_root: Some(r.join("dir_only").into_os_string()),
+            ..RebuildEnv::default()
+        };
+        assert_eq!(find_ptoas(&env), None);
+
+        // PATH, in order; an empty PTOAS_ROOT counts as unset.
+        let a = tempfile::tempdir()?;
+        let path = std::env::join_paths([a.path(), r])?;
+        let env = RebuildEnv {
+            ptoas_root: Some("".into()),
+            path: Some(path),
+            ..RebuildEnv::default()
+        };
+        assert_eq!(find_ptoas(&env), Some(r.join("ptoas")));
+        Ok(())
+    }
+
+    /// The spliced wrapper compiles against the project's headers (when a
+    /// C++ compiler is installed).
+    #[test]
+    fn spliced_kernel_compiles() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "add", "kernel add 1.0\n", &[("aiv", "add")])?;
+        let kernel = fx.dir.join("kernels/aiv/add.cpp");
+        std::fs::write(
+            &kernel,
+            "// Kernel Function: add\n#include <stdint.h>\n#include \"tensor.h\"\n\n\
+             // --- ptoas-generated code ---\nstatic __aicore__ void add() {}\n\
+             // --- Kernel entry point ---\nextern \"C\" void kernel_entry(int64_t* args) {\n    \
+             add(reinterpret_cast<float*>(args[0]));\n}\n",
+        )?;
+        fx.edit_pto("", "add", "helper h\nkernel add 2.0\n")?;
+        fx.run()?;
+        let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include/pto");
+        let out = match Command::new("c++")
+            .args(["-std=c++17", "-fsyntax-only"])
+            .arg(format!("-I{}", include.display()))
+            .arg(&kernel)
+            .output()
+        {
+            Ok(out) => out,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            read(&kernel),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(())
+    }
+}
