@@ -27,6 +27,13 @@ enum Command {
     Replay(ReplayArgs),
     /// Write the bundled examples, run and validate each, and print a summary.
     Demo(DemoArgs),
+    /// Benchmark a build directory: per-round device and host times with statistics.
+    Bench(BenchArgs),
+    /// Delete a build directory's cached binaries and stamps (sources are kept).
+    InvalidateCache {
+        /// The build directory (its next_levels/*/ sub-builds too).
+        dir: PathBuf,
+    },
     /// Internal: the graph pass of the two-pass swimlane (run by `pto` itself).
     #[command(name = "__dep-gen-capture", hide = true)]
     DepGenCapture {
@@ -88,8 +95,28 @@ struct ReplayArgs {
     /// Reuse cached binaries when they match instead of recompiling.
     #[arg(long)]
     no_recompile: bool,
+    /// Do not regenerate kernel .cpp bodies from edited .pto files.
+    #[arg(long)]
+    no_rebuild_from_pto: bool,
     #[command(flatten)]
     dfx: DfxArgs,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// The build directory (inputs from data/in/).
+    dir: PathBuf,
+    /// Measured rounds.
+    #[arg(long, default_value_t = 100)]
+    rounds: usize,
+    /// Discarded warm-up rounds.
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// Print the statistics as JSON (stdout).
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -120,8 +147,11 @@ fn init_logging(level: Option<&str>) -> anyhow::Result<()> {
             "unknown log level `{other}`; use debug, info, timing, warn, error or null"
         ),
     };
+    use std::io::IsTerminal as _;
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_ansi(color)
         .with_writer(std::io::stderr)
         .with_target(false)
         .without_time()
@@ -139,6 +169,7 @@ fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let options = ReplayOptions {
         validate: args.validate,
         recompile: !args.no_recompile,
+        rebuild_from_pto: !args.no_rebuild_from_pto,
     };
     let outcome =
         pto_runner::replay_with(&args.dir, &config, &options, &mut |line| println!("{line}"))?;
@@ -196,6 +227,52 @@ fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         writeln!(out, "FAIL: golden mismatch")?;
         Ok(ExitCode::from(1))
     }
+}
+
+fn cmd_bench(args: &BenchArgs) -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal as _;
+    let config = run_config(&args.run)?;
+    let build = pto_runner::load_for(&args.dir, Some(config.platform()))?;
+    let mut params = pto_runner::inputs::bind_inputs(&args.dir, &build.meta)?;
+    let show_progress = std::io::stderr().is_terminal() && !args.json;
+    let stats = pto_runner::benchmark(
+        &build,
+        &mut params,
+        &config,
+        args.rounds,
+        args.warmup,
+        &mut |done, total| {
+            if show_progress {
+                let width = 30;
+                let filled = done * width / total.max(1);
+                eprint!(
+                    "\r[{}{}] {done}/{total}",
+                    "#".repeat(filled),
+                    " ".repeat(width - filled)
+                );
+                if done == total {
+                    eprintln!();
+                }
+            }
+        },
+    )?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", stats.to_json_string())?;
+    } else {
+        writeln!(
+            out,
+            "{}: {} rounds after {} warm-up on {}",
+            args.dir.display(),
+            stats.rounds,
+            stats.warmup,
+            config.platform()
+        )?;
+        writeln!(out, "{stats:#}")?;
+        let d = stats.device_summary();
+        writeln!(out, "device p90={:.3} us p99={:.3} us", d.p90, d.p99)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn indent(text: &str) -> String {
@@ -274,7 +351,8 @@ fn main() -> ExitCode {
     let log_level = match &cli.command {
         Command::Replay(a) => a.run.log_level.clone(),
         Command::Demo(a) => a.run.log_level.clone(),
-        Command::DepGenCapture { .. } => None,
+        Command::Bench(a) => a.run.log_level.clone(),
+        Command::InvalidateCache { .. } | Command::DepGenCapture { .. } => None,
     };
     if let Err(e) = init_logging(log_level.as_deref()) {
         eprintln!("error: {e:#}");
@@ -283,6 +361,13 @@ fn main() -> ExitCode {
     let res = match &cli.command {
         Command::Replay(a) => cmd_replay(a),
         Command::Demo(a) => cmd_demo(a),
+        Command::Bench(a) => cmd_bench(a),
+        Command::InvalidateCache { dir } => pto_runner::lifecycle::invalidate_binary_cache(dir)
+            .map(|line| {
+                println!("{line}");
+                ExitCode::SUCCESS
+            })
+            .map_err(anyhow::Error::from),
         Command::DepGenCapture { spec } => {
             println!("[swimlane:dep_gen subprocess] capturing the task dependency graph for the swimlane; the following compile/run output is for deps.json only (timing is discarded).");
             pto_runner::two_pass::capture_main(spec)

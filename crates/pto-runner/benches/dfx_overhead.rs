@@ -26,6 +26,7 @@ fn measure(dir: &Path, dfx: DfxOptions, rounds: usize) -> (Duration, Duration) {
     let options = ReplayOptions {
         validate: false,
         recompile: true,
+        rebuild_from_pto: true,
     };
     let mut device = Vec::new();
     let mut wall = Vec::new();
@@ -43,7 +44,9 @@ fn pct(base: Duration, x: Duration) -> f64 {
 
 fn main() {
     // PTO_BENCH_DIR puts the build directories (and so args.bin) on another file system.
-    let base = std::env::var_os("PTO_BENCH_DIR").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let base = std::env::var_os("PTO_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
     let root = base.join(format!("pto-dfx-bench-{}", std::process::id()));
     let dirs = write_examples(&root).unwrap_or_else(|e| panic!("{e}"));
     let rounds: usize = std::env::var("PTO_BENCH_ROUNDS")

@@ -5,7 +5,12 @@ use std::time::{Duration, Instant};
 
 use pto_build_output::{CompiledMeta, CoreType as KcCore, KernelConfig, ParamDirection};
 use pto_runtime::{CoreType, KernelSpec, Program, ProgramSpec};
-use pto_toolchain::{CompileUnit, CoreKind, Toolchain, UnitKind};
+use std::path::PathBuf;
+
+use pto_toolchain::binary_cache::{
+    binary_path_for, install_binary, BinaryCacheBuild, BinaryContext,
+};
+use pto_toolchain::{CompileUnit, CoreKind, Toolchain, ToolchainError, UnitKind};
 
 use crate::error::RunnerError;
 
@@ -35,28 +40,83 @@ pub struct CompiledBuild {
     pub compile: CompileSummary,
 }
 
-/// Loads a single-chip build directory: checks its layout, then [`load_build`] with the
-/// default toolchain. Like `CompiledProgram.from_dir`, it never splices `.pto` files nor
-/// invalidates cached binaries.
+/// Loads a single-chip build directory for the platform of its `compiled_meta.json`
+/// (see [`load_for`]).
 pub fn load(dir: &Path) -> Result<CompiledBuild, RunnerError> {
+    load_for(dir, None)
+}
+
+/// Loads a single-chip build directory: checks its layout, then [`load_build`] with the
+/// default toolchain and the directory's binary cache. Like `CompiledProgram.from_dir`, it
+/// never splices `.pto` files nor forces invalidation; cached binaries next to the sources
+/// are reused only when the stamp matches this runtime, headers, compiler and flags.
+pub fn load_for(
+    dir: &Path,
+    platform: Option<pto_runtime::Platform>,
+) -> Result<CompiledBuild, RunnerError> {
     match pto_build_output::BuildLayout::detect(dir)? {
         pto_build_output::BuildLayout::SingleChip => {}
+        pto_build_output::BuildLayout::MultiOrchParent { sub_builds } => {
+            return Err(RunnerError::Config {
+                message: format!(
+                    "Program has {} L2 orchestrations {:?}; select one explicitly: {}/next_levels/<name>",
+                    sub_builds.len(),
+                    sub_builds,
+                    dir.display()
+                ),
+                kind: crate::error::ErrorKind::Type,
+            })
+        }
         other => {
             return Err(RunnerError::config(format!(
-                "{}: a {:?} build cannot be run on one chip; load one of its single-chip sub-builds (next_levels/<name>/) instead",
+                "{}: a {:?} build (orchestration/host_orch.py) runs its host orchestration in Python; running L3 builds is not supported yet — replay a chip sub-build (next_levels/<name>/) instead",
                 dir.display(),
                 other.kind()
             )))
         }
     }
     let toolchain = Toolchain::discover(&pto_toolchain::default_cache_root())?;
-    load_build(dir, &toolchain)
+    let platform = match platform {
+        Some(p) => p,
+        None => CompiledMeta::load(dir)?
+            .platform
+            .as_deref()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(pto_runtime::Platform::A2a3Sim),
+    };
+    load_build_cached(dir, &toolchain, platform)
+}
+
+/// [`load_build`] through the build directory's binary cache: under its lock, reuse the
+/// binaries next to the sources when the stamp matches, else compile (content cache),
+/// install them next to the sources, load, and stamp only after success.
+pub fn load_build_cached(
+    dir: &Path,
+    toolchain: &Toolchain,
+    platform: pto_runtime::Platform,
+) -> Result<CompiledBuild, RunnerError> {
+    let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
+    let context =
+        BinaryContext::current(platform.name(), &kernel_config.runtime.runtime, toolchain);
+    let cache = BinaryCacheBuild::begin(dir, context).map_err(ToolchainError::from)?;
+    let build = load_build_with(dir, toolchain, kernel_config, cache.reuse())?;
+    cache.commit().map_err(ToolchainError::from)?;
+    Ok(build)
 }
 
 /// Loads `kernel_config.py` and `compiled_meta.json`, compiles every unit (through the
 /// content-addressed cache) and loads the program.
 pub fn load_build(dir: &Path, toolchain: &Toolchain) -> Result<CompiledBuild, RunnerError> {
     let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
+    load_build_with(dir, toolchain, kernel_config, false)
+}
+
+fn load_build_with(
+    dir: &Path,
+    toolchain: &Toolchain,
+    kernel_config: KernelConfig,
+    reuse: bool,
+) -> Result<CompiledBuild, RunnerError> {
     let meta = CompiledMeta::load(dir)?;
     check_signature(dir, &kernel_config, &meta)?;
     let started = Instant::now();
@@ -75,18 +135,36 @@ pub fn load_build(dir: &Path, toolchain: &Toolchain) -> Result<CompiledBuild, Ru
         }
         units.push(unit);
     }
+    let installed: Vec<PathBuf> = units.iter().map(|u| binary_path_for(&u.source)).collect();
+    let fingerprints = source_fingerprints(&units)?;
     let mut objects = Vec::with_capacity(units.len());
     let mut n_cached = 0;
-    for res in toolchain.compile_all(&units) {
-        let obj = res?;
-        n_cached += obj.cache_hit as usize;
-        objects.push(obj.so_path);
+    let fresh = reuse
+        && installed.iter().all(|p| p.is_file())
+        && recorded_fingerprints(dir) == Some(fingerprints.clone());
+    if fresh {
+        // Load through a content-addressed copy: dlopen returns an already-loaded library
+        // for a path it has seen, which would be stale after an in-place rebuild.
+        for p in &installed {
+            objects.push(toolchain.adopt_object(p)?);
+        }
+        n_cached = units.len();
+    } else {
+        for (res, dest) in toolchain.compile_all(&units).into_iter().zip(&installed) {
+            let obj = res?;
+            n_cached += obj.cache_hit as usize;
+            install_binary(&obj.so_path, dest).map_err(ToolchainError::from)?;
+            objects.push(obj.so_path);
+        }
     }
     let compile = CompileSummary {
         n_units: units.len(),
         n_cached,
         elapsed: started.elapsed(),
     };
+    if !fresh {
+        record_fingerprints(dir, &fingerprints)?;
+    }
     let spec = ProgramSpec {
         orchestration_so: objects[0].clone(),
         entry_symbol: kernel_config.orchestration.function_name.clone(),
@@ -113,6 +191,49 @@ pub fn load_build(dir: &Path, toolchain: &Toolchain) -> Result<CompiledBuild, Ru
         program,
         compile,
     })
+}
+
+/// `cache/units.json`: the content hash of every source the installed binaries were built
+/// from. The stamp covers the runtime, headers, compiler and flags; this covers hand
+/// edits, so even `--no-recompile` never loads a binary older than its source.
+const UNITS_FILE: &str = "units.json";
+
+fn source_fingerprints(units: &[CompileUnit]) -> Result<Vec<(String, String)>, RunnerError> {
+    use sha2::Digest as _;
+    units
+        .iter()
+        .map(|u| {
+            let bytes = std::fs::read(&u.source).map_err(|source| RunnerError::Io {
+                action: "reading",
+                path: u.source.clone(),
+                source,
+            })?;
+            let hash = sha2::Sha256::digest(&bytes);
+            let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+            Ok((u.source.to_string_lossy().into_owned(), hex))
+        })
+        .collect()
+}
+
+fn recorded_fingerprints(dir: &Path) -> Option<Vec<(String, String)>> {
+    let text = std::fs::read_to_string(dir.join("cache").join(UNITS_FILE)).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v.as_array()?
+        .iter()
+        .map(|e| {
+            Some((
+                e.get(0)?.as_str()?.to_string(),
+                e.get(1)?.as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+fn record_fingerprints(dir: &Path, fingerprints: &[(String, String)]) -> Result<(), RunnerError> {
+    let path = dir.join("cache").join(UNITS_FILE);
+    let text = serde_json::to_string_pretty(&fingerprints)
+        .map_err(|e| RunnerError::config(e.to_string()))?;
+    pto_dfx::atomic_write(&path, text.as_bytes()).map_err(|e| RunnerError::config(e.to_string()))
 }
 
 /// The orchestration signature in `kernel_config.py` (tensors only) must agree with the

@@ -59,6 +59,7 @@ pub fn run_demo(out: &Path, config: &RunConfig) -> Result<Vec<DemoRow>, RunnerEr
     let options = ReplayOptions {
         validate: true,
         recompile: true,
+        rebuild_from_pto: true,
     };
     let mut rows = Vec::new();
     for dir in dirs {

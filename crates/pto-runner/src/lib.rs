@@ -13,6 +13,7 @@
 
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod bench_stats;
 pub mod build;
 pub mod config;
@@ -21,10 +22,13 @@ pub mod dfx_output;
 pub mod error;
 pub mod execute;
 pub mod inputs;
+pub mod lifecycle;
 pub mod replay;
 pub mod two_pass;
 
-pub use build::{load, CompiledBuild};
+pub use bench::benchmark;
+pub use bench_stats::BenchmarkStats;
+pub use build::{load, load_for, CompiledBuild};
 pub use config::{DfxOptions, RingValue, RunConfig};
 pub use error::{ErrorKind, RunnerError};
 pub use execute::ExecuteOutcome;

@@ -8,7 +8,7 @@ use pto_build_output::{
 };
 use pto_runtime::RunReport;
 
-use crate::build::{load, CompileSummary};
+use crate::build::{load_for, CompileSummary};
 use crate::config::RunConfig;
 use crate::dfx_output::DfxSummary;
 use crate::error::RunnerError;
@@ -20,8 +20,11 @@ use crate::inputs::{bind_inputs, BoundParam};
 pub struct ReplayOptions {
     /// Compare outputs with `data/out/*.npy` and write `data/actual/*.npy`.
     pub validate: bool,
-    /// Recompile (the default). Without it, cached binaries are reused when they match.
+    /// Recompile (the default): force-invalidate the build's cached binaries first.
+    /// Without it, they are reused when the stamp matches (and rebuilt otherwise).
     pub recompile: bool,
+    /// Regenerate kernel `.cpp` bodies from edited `.pto` files first (the default).
+    pub rebuild_from_pto: bool,
 }
 
 impl Default for ReplayOptions {
@@ -29,6 +32,7 @@ impl Default for ReplayOptions {
         ReplayOptions {
             validate: false,
             recompile: true,
+            rebuild_from_pto: true,
         }
     }
 }
@@ -85,7 +89,16 @@ pub fn replay_with(
     say: &mut dyn FnMut(&str),
 ) -> Result<ReplayOutcome, RunnerError> {
     config.validate()?;
-    let build = load(dir)?;
+    // Fail on a missing or foreign directory before touching anything.
+    pto_build_output::BuildLayout::detect(dir)?;
+    crate::lifecycle::rebuild_kernel_cpp_from_pto(dir, options.rebuild_from_pto, say)?;
+    if options.recompile {
+        say(&crate::lifecycle::invalidate_binary_cache(dir)?);
+    } else {
+        say(pto_toolchain::binary_cache::SKIPPED_INVALIDATION_MESSAGE);
+    }
+    let build = load_for(dir, Some(config.platform()))?;
+    say("[execute] running on device...");
     tracing::info!(
         "compiled {} units ({} from the cache) in {:.2} s",
         build.compile.n_units,

@@ -22,6 +22,7 @@ fn run(dir: &std::path::Path, dfx: DfxOptions) -> pto_runner::ReplayOutcome {
         &ReplayOptions {
             validate: true,
             recompile: true,
+            rebuild_from_pto: true,
         },
     )
     .unwrap()

@@ -13,6 +13,7 @@ fn validate() -> ReplayOptions {
     ReplayOptions {
         validate: true,
         recompile: true,
+        rebuild_from_pto: true,
     }
 }
 

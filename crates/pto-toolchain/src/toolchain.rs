@@ -213,6 +213,31 @@ impl Toolchain {
         self.cache_root.join("objects")
     }
 
+    /// A content-addressed copy of an existing shared object (`objects/adopted-<hash>.so`),
+    /// so that loading it never returns a stale library that the process loaded earlier
+    /// from the same path.
+    pub fn adopt_object(&self, path: &Path) -> Result<PathBuf> {
+        let bytes = std::fs::read(path).map_err(|e| ToolchainError::io("cannot read", path, e))?;
+        let dir = self.objects_dir();
+        let dest = dir.join(format!("adopted-{}.so", &fsutil::sha256_hex(&bytes)[..32]));
+        if !dest.is_file() {
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| ToolchainError::io("cannot create directory", &dir, e))?;
+            let tmp = dir.join(format!(
+                ".adopt-{}-{}.tmp",
+                std::process::id(),
+                fsutil::sha256_hex(path.as_os_str().as_encoded_bytes())
+            ));
+            std::fs::write(&tmp, &bytes)
+                .and_then(|()| std::fs::rename(&tmp, &dest))
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    ToolchainError::io("cannot write", &dest, e)
+                })?;
+        }
+        Ok(dest)
+    }
+
     /// The compiler flags for `unit`, excluding the source, output and
     /// dependency-file arguments:
     /// `-std=c++17 -O2 -fPIC -shared -fno-gnu-unique -pthread -D__CPU_SIM
