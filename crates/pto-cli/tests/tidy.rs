@@ -1,0 +1,89 @@
+//! Code-base invariants checked as tests: module docs, no `should_panic`/`ignore`, and the
+//! layering of crates (docs/ARCHITECTURE.md).
+
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_source_module_starts_with_a_doc_comment() {
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(workspace().join("crates")).unwrap().flatten() {
+        rust_files(&krate.path().join("src"), &mut files);
+    }
+    assert!(files.len() > 20);
+    let missing: Vec<_> = files
+        .iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            !first.starts_with("//!")
+        })
+        .collect();
+    assert!(missing.is_empty(), "modules without a `//!` doc comment: {missing:?}");
+}
+
+#[test]
+fn no_should_panic_or_ignored_tests() {
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(workspace().join("crates")).unwrap().flatten() {
+        rust_files(&krate.path(), &mut files);
+    }
+    let (should, ignore) = ("#[should_", "#[ignore");
+    let bad: Vec<_> = files
+        .iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            text.contains(&format!("{should}panic")) || text.contains(&format!("{ignore}]")) || text.contains(&format!("{ignore} ="))
+        })
+        .collect();
+    assert!(bad.is_empty(), "tests must check an Err, not panic or be skipped: {bad:?}");
+}
+
+/// The workspace crates a crate's Cargo.toml depends on (any section).
+fn internal_deps(krate: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(workspace().join("crates").join(krate).join("Cargo.toml")).unwrap();
+    text.lines()
+        .filter_map(|l| {
+            let name = l.split(['=', '.']).next()?.trim();
+            (name.starts_with("pto-") && name != krate).then(|| name.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn crate_layering_holds() {
+    let check = |krate: &str, forbidden: &[&str]| {
+        let deps = internal_deps(krate);
+        for f in forbidden {
+            assert!(!deps.iter().any(|d| d == f), "{krate} must not depend on {f} (deps: {deps:?})");
+        }
+    };
+    // Viewers need only files.
+    check("pto-dfx", &["pto-runtime", "pto-runner", "pto-toolchain", "pto-cli", "pto-python"]);
+    // The chip knows nothing of build directories, front ends or Python.
+    check("pto-runtime", &["pto-runner", "pto-cli", "pto-python", "pto-build-output", "pto-dfx"]);
+    check("pto-build-output", &["pto-runtime", "pto-runner", "pto-cli", "pto-python", "pto-toolchain"]);
+    check("pto-toolchain", &["pto-runtime", "pto-runner", "pto-cli", "pto-python"]);
+    check("pto-runner", &["pto-cli", "pto-python"]);
+    // Only the CLI knows clap.
+    for krate in ["pto-runtime", "pto-runner", "pto-dfx", "pto-toolchain", "pto-build-output"] {
+        let text = std::fs::read_to_string(workspace().join("crates").join(krate).join("Cargo.toml")).unwrap();
+        assert!(!text.lines().any(|l| l.starts_with("clap")), "{krate} must not use clap");
+        assert!(!text.lines().any(|l| l.starts_with("pyo3")), "{krate} must not use pyo3");
+    }
+}
