@@ -6,10 +6,10 @@
 //! - swimlane and PMU records go to the recording worker's own buffers ([`WorkerRecords`]),
 //!   handed back when the worker exits; orchestrator submit records and scope statistics
 //!   to the orchestrator's (single-threaded) buffers;
-//! - the args dump copies a task's inputs when it becomes ready (before dispatch) and its
-//!   outputs when it completes (before any consumer is released), and hands the bytes to a
-//!   writer thread that appends them to `args.bin`. In-flight bytes are bounded: a producer
-//!   waits (back-pressure) rather than dropping, and a record the writer could not store is
+//! - the args dump writes a task's inputs when it becomes ready (before dispatch) and its
+//!   outputs when it completes (before any consumer is released) straight into `args.bin`
+//!   ([`DumpCollector`]): memory stays bounded, the capturing thread waits for the file
+//!   system (back-pressure) rather than dropping, and a record that could not be stored is
 //!   counted in the manifest, never lost silently.
 //!
 //! Timestamps are host monotonic nanoseconds; the runner converts them to the platform's
