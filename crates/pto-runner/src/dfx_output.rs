@@ -20,9 +20,9 @@ use pto_dfx::swimlane::{
     SwimlaneFile, SwimlaneLevel, SwimlaneMetadata,
 };
 use pto_dfx::{CoreType as DfxCore, TaskId as DfxTaskId};
-use pto_runtime::deps::{DepLog, EdgeSource as RtSource};
+use pto_runtime::deps::{DepLog, EdgeSource as RtSource, TensorView as RtView};
 use pto_runtime::dfx::{DumpResult, DumpRole, DumpStage as RtStage};
-use pto_runtime::ffi::{ChipTensor, TensorArgType};
+use pto_runtime::ffi::TensorArgType;
 use pto_runtime::tensor_map::Overlap as RtOverlap;
 use pto_runtime::{ChipConfig, CoreType, RunReport};
 
@@ -269,10 +269,10 @@ pub fn swimlane_file(level: u8, report: &RunReport, chip: &ChipConfig) -> Swimla
     }
 }
 
-fn view(t: &ChipTensor) -> TensorView {
+fn view(t: &RtView) -> TensorView {
     let dims = t.dims();
     TensorView {
-        tensor_id: pto_dfx::deps::tensor_id(t.buffer.addr, t.version),
+        tensor_id: pto_dfx::deps::tensor_id(t.addr, t.version),
         dtype: pto_runtime::dtype::name(t.dtype).to_string(),
         shape: t.shapes[..dims].to_vec(),
         start_offset: t.start_offset,
@@ -284,16 +284,16 @@ fn view(t: &ChipTensor) -> TensorView {
 pub fn deps_file(log: &DepLog) -> DepsFile {
     let mut file = DepsFile::default();
     let mut seen = std::collections::HashSet::new();
-    let mut note_tensor = |file: &mut DepsFile, t: &ChipTensor| {
-        let id = pto_dfx::deps::tensor_id(t.buffer.addr, t.version);
+    let mut note_tensor = |file: &mut DepsFile, t: &RtView| {
+        let id = pto_dfx::deps::tensor_id(t.addr, t.version);
         if seen.insert(id) {
             let es = pto_runtime::dtype::elem_size(t.dtype) as u64;
             file.tensors.push(DepsTensor {
                 tensor_id: id,
-                buffer_addr: t.buffer.addr,
+                buffer_addr: t.addr,
                 version: t.version,
                 dtype: pto_runtime::dtype::name(t.dtype).to_string(),
-                buffer_numel: t.buffer.size / es.max(1),
+                buffer_numel: t.buffer_bytes / es.max(1),
             });
         }
     };

@@ -5,7 +5,7 @@
 //! emission order (explicit deps, then creator / TensorMap edges in argument order). The
 //! runner turns them into `deps.json` after the run; tests use them to check inference.
 
-use crate::ffi::{ChipTensor, TensorArgType};
+use crate::ffi::{ChipTensor, TensorArgType, MAX_TENSOR_DIMS};
 use crate::task::TaskId;
 use crate::tensor_map::{Overlap, ViewGeometry};
 
@@ -31,6 +31,48 @@ impl EdgeSource {
     }
 }
 
+/// The part of a tensor view `deps.json` needs (a compact copy of a [`ChipTensor`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorView {
+    /// Buffer base address.
+    pub addr: u64,
+    /// Buffer size in bytes.
+    pub buffer_bytes: u64,
+    /// Element offset of the view origin.
+    pub start_offset: u64,
+    /// Version tag.
+    pub version: i32,
+    /// Element type code.
+    pub dtype: u8,
+    /// Rank.
+    pub ndims: u8,
+    /// Extents.
+    pub shapes: [u32; MAX_TENSOR_DIMS],
+    /// Element strides.
+    pub strides: [u32; MAX_TENSOR_DIMS],
+}
+
+impl TensorView {
+    /// The view of a descriptor.
+    pub fn of(t: &ChipTensor) -> TensorView {
+        TensorView {
+            addr: t.buffer.addr,
+            buffer_bytes: t.buffer.size,
+            start_offset: t.start_offset,
+            version: t.version,
+            dtype: t.dtype,
+            ndims: t.dims() as u8,
+            shapes: t.shapes,
+            strides: t.strides,
+        }
+    }
+
+    /// The dimensions in use.
+    pub fn dims(&self) -> usize {
+        self.ndims as usize
+    }
+}
+
 /// One submitted task.
 #[derive(Clone, Debug)]
 pub struct TaskRecord {
@@ -47,7 +89,7 @@ pub struct TaskRecord {
     /// An `alloc_tensors` pseudo-task.
     pub is_alloc: bool,
     /// Each tensor argument: its type and, except for runtime-allocated outputs, its view.
-    pub args: Vec<(TensorArgType, Option<ChipTensor>)>,
+    pub args: Vec<(TensorArgType, Option<TensorView>)>,
 }
 
 /// One edge `pred → succ`.
@@ -66,7 +108,7 @@ pub struct EdgeRecord {
     /// TensorMap overlap class.
     pub overlap: Option<Overlap>,
     /// The consumer's view (creator and TensorMap edges).
-    pub consumer: Option<ChipTensor>,
+    pub consumer: Option<TensorView>,
     /// The producer's registered region (TensorMap edges).
     pub producer: Option<ViewGeometry>,
 }

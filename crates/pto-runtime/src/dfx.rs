@@ -313,8 +313,12 @@ impl DumpCollector {
             }
         } else {
             let stored = self.file().and_then(|f| {
-                let offset = self.next_offset.fetch_add(payload.len() as u64, Ordering::Relaxed);
-                f.write_all_at(payload, offset).map(|()| offset).map_err(|e| format!("writing args.bin: {e}"))
+                let offset = self
+                    .next_offset
+                    .fetch_add(payload.len() as u64, Ordering::Relaxed);
+                f.write_all_at(payload, offset)
+                    .map(|()| offset)
+                    .map_err(|e| format!("writing args.bin: {e}"))
             });
             match stored {
                 Ok(offset) => {

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::chip::Chip;
 use crate::config::N_RINGS;
-use crate::deps::{DepLog, EdgeRecord, EdgeSource, TaskRecord};
+use crate::deps::{DepLog, EdgeRecord, EdgeSource, TaskRecord, TensorView};
 use crate::dfx::{now_ns, OrchRecord, ScopeSample};
 use crate::dtype;
 use crate::error::ErrorCode;
@@ -376,7 +376,7 @@ impl Orchestrator {
                         let a = &args.tensors[i];
                         let ty =
                             TensorArgType::from_raw(a.arg_type).unwrap_or(TensorArgType::Input);
-                        let t = (ty != TensorArgType::Output).then_some(a.tensor);
+                        let t = (ty != TensorArgType::Output).then(|| TensorView::of(&a.tensor));
                         (ty, t)
                     })
                     .collect(),
@@ -601,7 +601,7 @@ impl Orchestrator {
                             source: EdgeSource::Creator,
                             retain: true,
                             overlap: None,
-                            consumer: Some(*t),
+                            consumer: Some(TensorView::of(t)),
                             producer: None,
                         });
                     }
@@ -640,7 +640,7 @@ impl Orchestrator {
                             source: EdgeSource::TensorMap,
                             retain: false,
                             overlap: Some(hit.overlap),
-                            consumer: Some(*t),
+                            consumer: Some(TensorView::of(t)),
                             producer: Some(hit.geometry),
                         });
                     }
