@@ -1,8 +1,16 @@
 //! The edit-and-rerun loop (seed 002): binary cache, `.pto` splice, layouts, bench.
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use common::{copy_dir, text};
+
+fn example(name: &str, as_name: &str) -> PathBuf {
+    common::example("lifecycle", name, as_name)
+}
 
 fn pto_in(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_pto"));
@@ -17,42 +25,6 @@ fn pto_in(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 fn pto(args: &[&str]) -> Output {
     pto_in(args, &[])
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        let dest = to.join(e.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
-
-fn example(name: &str, as_name: &str) -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("lifecycle")
-        .join(as_name);
-    let _ = std::fs::remove_dir_all(&root);
-    let dst = root.join(name);
-    copy_dir(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../examples")
-            .join(name),
-        &dst,
-    );
-    dst
 }
 
 fn s(p: &Path) -> &str {

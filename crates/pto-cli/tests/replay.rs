@@ -1,7 +1,19 @@
 //! The `pto` binary as a user runs it: exit codes, messages, the demo, two-pass swimlane.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::process::{Command, Output};
+
+use common::text;
+
+fn scratch(name: &str) -> PathBuf {
+    common::scratch("cli", name)
+}
+
+fn example(name: &str, as_name: &str) -> PathBuf {
+    common::example("cli", name, as_name)
+}
 
 fn pto(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pto"))
@@ -9,45 +21,6 @@ fn pto(args: &[&str]) -> Output {
         .env("NO_COLOR", "1")
         .output()
         .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("cli")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        let dest = to.join(e.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
-
-fn example(name: &str, as_name: &str) -> PathBuf {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name);
-    let dst = scratch(as_name).join(name);
-    copy_dir(&src, &dst);
-    dst
 }
 
 #[test]

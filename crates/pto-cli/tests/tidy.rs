@@ -8,7 +8,9 @@ fn workspace() -> PathBuf {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -22,7 +24,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn every_source_module_starts_with_a_doc_comment() {
     let mut files = Vec::new();
-    for krate in std::fs::read_dir(workspace().join("crates")).unwrap().flatten() {
+    for krate in std::fs::read_dir(workspace().join("crates"))
+        .unwrap()
+        .flatten()
+    {
         rust_files(&krate.path().join("src"), &mut files);
     }
     assert!(files.len() > 20);
@@ -34,13 +39,19 @@ fn every_source_module_starts_with_a_doc_comment() {
             !first.starts_with("//!")
         })
         .collect();
-    assert!(missing.is_empty(), "modules without a `//!` doc comment: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "modules without a `//!` doc comment: {missing:?}"
+    );
 }
 
 #[test]
 fn no_should_panic_or_ignored_tests() {
     let mut files = Vec::new();
-    for krate in std::fs::read_dir(workspace().join("crates")).unwrap().flatten() {
+    for krate in std::fs::read_dir(workspace().join("crates"))
+        .unwrap()
+        .flatten()
+    {
         rust_files(&krate.path(), &mut files);
     }
     let (should, ignore) = ("#[should_", "#[ignore");
@@ -48,15 +59,21 @@ fn no_should_panic_or_ignored_tests() {
         .iter()
         .filter(|f| {
             let text = std::fs::read_to_string(f).unwrap_or_default();
-            text.contains(&format!("{should}panic")) || text.contains(&format!("{ignore}]")) || text.contains(&format!("{ignore} ="))
+            text.contains(&format!("{should}panic"))
+                || text.contains(&format!("{ignore}]"))
+                || text.contains(&format!("{ignore} ="))
         })
         .collect();
-    assert!(bad.is_empty(), "tests must check an Err, not panic or be skipped: {bad:?}");
+    assert!(
+        bad.is_empty(),
+        "tests must check an Err, not panic or be skipped: {bad:?}"
+    );
 }
 
 /// The workspace crates a crate's Cargo.toml depends on (any section).
 fn internal_deps(krate: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(workspace().join("crates").join(krate).join("Cargo.toml")).unwrap();
+    let text =
+        std::fs::read_to_string(workspace().join("crates").join(krate).join("Cargo.toml")).unwrap();
     text.lines()
         .filter_map(|l| {
             let name = l.split(['=', '.']).next()?.trim();
@@ -70,20 +87,67 @@ fn crate_layering_holds() {
     let check = |krate: &str, forbidden: &[&str]| {
         let deps = internal_deps(krate);
         for f in forbidden {
-            assert!(!deps.iter().any(|d| d == f), "{krate} must not depend on {f} (deps: {deps:?})");
+            assert!(
+                !deps.iter().any(|d| d == f),
+                "{krate} must not depend on {f} (deps: {deps:?})"
+            );
         }
     };
     // Viewers need only files.
-    check("pto-dfx", &["pto-runtime", "pto-runner", "pto-toolchain", "pto-cli", "pto-python"]);
+    check(
+        "pto-dfx",
+        &[
+            "pto-runtime",
+            "pto-runner",
+            "pto-toolchain",
+            "pto-cli",
+            "pto-python",
+        ],
+    );
     // The chip knows nothing of build directories, front ends or Python.
-    check("pto-runtime", &["pto-runner", "pto-cli", "pto-python", "pto-build-output", "pto-dfx"]);
-    check("pto-build-output", &["pto-runtime", "pto-runner", "pto-cli", "pto-python", "pto-toolchain"]);
-    check("pto-toolchain", &["pto-runtime", "pto-runner", "pto-cli", "pto-python"]);
+    check(
+        "pto-runtime",
+        &[
+            "pto-runner",
+            "pto-cli",
+            "pto-python",
+            "pto-build-output",
+            "pto-dfx",
+        ],
+    );
+    check(
+        "pto-build-output",
+        &[
+            "pto-runtime",
+            "pto-runner",
+            "pto-cli",
+            "pto-python",
+            "pto-toolchain",
+        ],
+    );
+    check(
+        "pto-toolchain",
+        &["pto-runtime", "pto-runner", "pto-cli", "pto-python"],
+    );
     check("pto-runner", &["pto-cli", "pto-python"]);
     // Only the CLI knows clap.
-    for krate in ["pto-runtime", "pto-runner", "pto-dfx", "pto-toolchain", "pto-build-output"] {
-        let text = std::fs::read_to_string(workspace().join("crates").join(krate).join("Cargo.toml")).unwrap();
-        assert!(!text.lines().any(|l| l.starts_with("clap")), "{krate} must not use clap");
-        assert!(!text.lines().any(|l| l.starts_with("pyo3")), "{krate} must not use pyo3");
+    for krate in [
+        "pto-runtime",
+        "pto-runner",
+        "pto-dfx",
+        "pto-toolchain",
+        "pto-build-output",
+    ] {
+        let text =
+            std::fs::read_to_string(workspace().join("crates").join(krate).join("Cargo.toml"))
+                .unwrap();
+        assert!(
+            !text.lines().any(|l| l.starts_with("clap")),
+            "{krate} must not use clap"
+        );
+        assert!(
+            !text.lines().any(|l| l.starts_with("pyo3")),
+            "{krate} must not use pyo3"
+        );
     }
 }
