@@ -13,6 +13,7 @@
 //! <dir>/orchestration/<name>.cpp
 //! <dir>/kernels/{aic,aiv}/<func>.cpp
 //! <dir>/golden.py                         generate_inputs / compute_golden (NumPy only)
+//! <dir>/debug/run.py                      the re-runner (`python debug/run.py`), see run_script
 //! <dir>/data/in/<param>.npy               pure inputs and initial values of InOut tensors
 //! <dir>/data/out/<param>.npy              golden values of Out and InOut tensors
 //! ```
@@ -307,11 +308,27 @@ impl Example {
         golden_py::render(self)
     }
 
+    /// The text of `debug/run.py` (what `pypto.runtime.debug.write_run_script` writes).
+    pub fn run_script(&self) -> String {
+        crate::run_script::render(&self.compiled_meta(), Some(PLATFORM))
+    }
+
     /// Writes the whole build directory into `dir` (created if needed) and returns the files
     /// written, in a fixed order. Every file is replaced atomically; files already in `dir`
     /// that this example does not produce are left alone.
     pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, Error> {
         let mut written = Vec::new();
+        // A fresh single-chip build drops the other build kind's markers (never directories),
+        // exactly as a compile into a reused directory does.
+        std::fs::create_dir_all(dir).map_err(|source| Error::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        pto_build_output::drop_foreign_build_markers(dir, pto_build_output::BuildKind::SingleChip)
+            .map_err(|e| Error::Write {
+                path: dir.to_path_buf(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
 
         let path = dir.join("kernel_config.py");
         create_parent(&path)?;
@@ -331,6 +348,10 @@ impl Example {
 
         let path = dir.join("golden.py");
         write_file(&path, self.golden_py()?.as_bytes())?;
+        written.push(path);
+
+        let path = dir.join("debug").join("run.py");
+        write_file(&path, self.run_script().as_bytes())?;
         written.push(path);
 
         for p in &self.params {

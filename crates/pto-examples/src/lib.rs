@@ -2,7 +2,8 @@
 //!
 //! Each example is what a PyPTO user gets from `ir.compile` plus the test harness: a
 //! `build_output/<dir>/` with `kernel_config.py`, `compiled_meta.json`, the orchestration and
-//! kernel C++ sources, `golden.py` and `data/{in,out}/*.npy` (see [`example`] for the layout).
+//! kernel C++ sources, `golden.py`, `debug/run.py` ([`run_script`]) and `data/{in,out}/*.npy`
+//! (see [`example`] for the layout).
 //!
 //! | example | orchestration | kernels | tasks |
 //! |---|---|---|---|
@@ -23,6 +24,7 @@ pub mod example;
 pub mod golden_py;
 pub mod paged_attention;
 pub mod rng;
+pub mod run_script;
 pub mod vector_add;
 
 use std::path::{Path, PathBuf};

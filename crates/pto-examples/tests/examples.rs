@@ -293,6 +293,7 @@ fn build_directories_follow_the_pypto_layout() {
         let dir = root.join(ex.name);
         let mut expected = vec![
             PathBuf::from("compiled_meta.json"),
+            PathBuf::from("debug/run.py"),
             PathBuf::from("golden.py"),
             PathBuf::from("kernel_config.py"),
             ex.orchestration_relative_path(),
@@ -330,6 +331,18 @@ fn build_directories_follow_the_pypto_layout() {
         expected.sort();
         assert_eq!(files_under(&dir), expected, "{}", ex.name);
         assert_no_empty_dirs(&dir);
+
+        // debug/run.py replays through pypto with the example's parameters and platform.
+        let run_py = std::fs::read_to_string(dir.join("debug/run.py")).unwrap();
+        assert_eq!(run_py, ex.run_script(), "{}", ex.name);
+        let names: Vec<&str> = ex.params.iter().map(|p| p.name).collect();
+        assert!(
+            run_py.contains(&format!("def _user_compare({}):", names.join(", "))),
+            "{}",
+            ex.name
+        );
+        assert!(run_py.contains("from pypto.runtime.debug.replay import _main"));
+        assert!(run_py.contains("default_platform=\"a2a3sim\","));
 
         // The orchestration header PyPTO writes.
         let orch = std::fs::read_to_string(dir.join(ex.orchestration_relative_path())).unwrap();

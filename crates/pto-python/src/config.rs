@@ -1,0 +1,237 @@
+//! `RunOptions`: `pto_runner::RunConfig` built from Python values and validated once, on
+//! construction, by the runner's own validator, so `pto` and `pypto` reject the same input
+//! with the same words. `pypto.runtime.RunConfig` builds one in `__post_init__` and again
+//! for each run.
+
+use pto_runner::{DfxOptions, RunConfig};
+use pyo3::prelude::*;
+
+use crate::conversion::{self, python_value_in_message, RingArg, U64_SENTINEL, U8_SENTINEL};
+use crate::error::runner_error;
+
+/// A validated run configuration (the native side of `pypto.runtime.RunConfig`).
+#[pyclass(module = "pypto._native", frozen)]
+pub struct RunOptions {
+    pub(crate) config: RunConfig,
+}
+
+/// Validates `config`, putting the Python values the Rust types could not hold back into the
+/// message (see [`conversion::python_value_in_message`]).
+fn validate(
+    config: &RunConfig,
+    swimlane: Option<&str>,
+    dump: Option<&str>,
+    rings: [&RingArg; 3],
+) -> PyResult<()> {
+    let Err(err) = config.validate() else {
+        return Ok(());
+    };
+    let mut message = err.to_string();
+    let u8_sentinel = U8_SENTINEL.to_string();
+    if message.starts_with("enable_chip_swimlane") {
+        message = python_value_in_message(message, &u8_sentinel, swimlane);
+    } else if message.starts_with("enable_dump_args") {
+        message = python_value_in_message(message, &u8_sentinel, dump);
+    } else {
+        let fields = ["ring_task_window", "ring_heap", "ring_dep_pool"];
+        for (field, ring) in fields.iter().zip(rings) {
+            if message.starts_with(field) {
+                message = python_value_in_message(
+                    message,
+                    &U64_SENTINEL.to_string(),
+                    ring.bad_repr.as_deref(),
+                );
+            }
+        }
+    }
+    Err(runner_error(pto_runner::RunnerError::config(message)))
+}
+
+#[pymethods]
+impl RunOptions {
+    /// Builds and validates a run configuration.
+    ///
+    /// Raises `ValueError` for an unknown platform, a level out of range or an invalid ring
+    /// override, and `TypeError` for a value of the wrong type, with the runner's texts.
+    #[new]
+    #[pyo3(signature = (
+        platform = None,
+        *,
+        enable_chip_swimlane = None,
+        enable_dump_args = None,
+        enable_pmu = None,
+        enable_dep_gen = None,
+        enable_scope_stats = None,
+        ring_task_window = None,
+        ring_heap = None,
+        ring_dep_pool = None,
+        rtol = None,
+        atol = None,
+        scheduler_timeout = None,
+        n_workers = None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        platform: Option<&str>,
+        enable_chip_swimlane: Option<&Bound<'_, PyAny>>,
+        enable_dump_args: Option<&Bound<'_, PyAny>>,
+        enable_pmu: Option<&Bound<'_, PyAny>>,
+        enable_dep_gen: Option<&Bound<'_, PyAny>>,
+        enable_scope_stats: Option<&Bound<'_, PyAny>>,
+        ring_task_window: Option<&Bound<'_, PyAny>>,
+        ring_heap: Option<&Bound<'_, PyAny>>,
+        ring_dep_pool: Option<&Bound<'_, PyAny>>,
+        rtol: Option<&Bound<'_, PyAny>>,
+        atol: Option<&Bound<'_, PyAny>>,
+        scheduler_timeout: Option<&Bound<'_, PyAny>>,
+        n_workers: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<RunOptions> {
+        let mut config = RunConfig::new(platform).map_err(runner_error)?;
+        let (chip_swimlane, swimlane_repr) = match enable_chip_swimlane {
+            Some(v) => conversion::swimlane_level(v, "enable_chip_swimlane")?,
+            None => (0, None),
+        };
+        let (dump_args, dump_repr) = match enable_dump_args {
+            Some(v) => conversion::dump_args_level(v)?,
+            None => (0, None),
+        };
+        config.dfx = DfxOptions {
+            chip_swimlane,
+            dump_args,
+            pmu: enable_pmu
+                .map(conversion::pmu_event)
+                .transpose()?
+                .unwrap_or(0),
+            dep_gen: enable_dep_gen
+                .map(conversion::flag)
+                .transpose()?
+                .unwrap_or(false),
+            scope_stats: enable_scope_stats
+                .map(conversion::flag)
+                .transpose()?
+                .unwrap_or(false),
+        };
+        let ring = |v: Option<&Bound<'_, PyAny>>| match v {
+            Some(v) => RingArg::extract(v),
+            None => RingArg {
+                value: None,
+                bad_repr: None,
+            },
+        };
+        let rings = [ring(ring_task_window), ring(ring_heap), ring(ring_dep_pool)];
+        config.ring_task_window = rings[0].value.clone();
+        config.ring_heap = rings[1].value.clone();
+        config.ring_dep_pool = rings[2].value.clone();
+        if let Some(v) = rtol {
+            config.rtol = conversion::float(v, "rtol")?;
+        }
+        if let Some(v) = atol {
+            config.atol = conversion::float(v, "atol")?;
+        }
+        if let Some(v) = scheduler_timeout {
+            config.scheduler_timeout = conversion::optional_seconds(v, "scheduler_timeout")?;
+        }
+        if let Some(v) = n_workers {
+            config.n_workers = conversion::optional_count(v, "n_workers")?;
+        }
+        validate(
+            &config,
+            swimlane_repr.as_deref(),
+            dump_repr.as_deref(),
+            [&rings[0], &rings[1], &rings[2]],
+        )?;
+        Ok(RunOptions { config })
+    }
+
+    /// The platform name (`a2a3sim`, `a2a3`, `a5sim`, `a5` or `cpu`).
+    #[getter]
+    fn platform(&self) -> String {
+        self.config.platform().name().to_string()
+    }
+
+    /// The chip swimlane level, 0-4.
+    #[getter]
+    fn enable_chip_swimlane(&self) -> u8 {
+        self.config.dfx.chip_swimlane
+    }
+
+    /// The args dump level, 0-3.
+    #[getter]
+    fn enable_dump_args(&self) -> u8 {
+        self.config.dfx.dump_args
+    }
+
+    /// The PMU event type (0 off).
+    #[getter]
+    fn enable_pmu(&self) -> u32 {
+        self.config.dfx.pmu
+    }
+
+    /// Whether `deps.json` is recorded.
+    #[getter]
+    fn enable_dep_gen(&self) -> bool {
+        self.config.dfx.dep_gen
+    }
+
+    /// Whether scope statistics are recorded.
+    #[getter]
+    fn enable_scope_stats(&self) -> bool {
+        self.config.dfx.scope_stats
+    }
+
+    /// The golden comparison's relative tolerance.
+    #[getter]
+    fn rtol(&self) -> f64 {
+        self.config.rtol
+    }
+
+    /// The golden comparison's absolute tolerance.
+    #[getter]
+    fn atol(&self) -> f64 {
+        self.config.atol
+    }
+
+    /// True when any of the five diagnostics is on.
+    fn any_dfx_enabled(&self) -> bool {
+        self.config.dfx.any()
+    }
+
+    fn __repr__(&self) -> String {
+        let d = &self.config.dfx;
+        format!(
+            "RunOptions(platform='{}', enable_chip_swimlane={}, enable_dump_args={}, enable_pmu={}, enable_dep_gen={}, enable_scope_stats={})",
+            self.config.platform().name(),
+            d.chip_swimlane,
+            d.dump_args,
+            d.pmu,
+            if d.dep_gen { "True" } else { "False" },
+            if d.scope_stats { "True" } else { "False" },
+        )
+    }
+}
+
+/// Normalizes a swimlane level: `True` gives 4, `False` 0, an int in [0, 4] itself.
+///
+/// Raises `TypeError` for a non-int and `ValueError` for an int out of range, naming
+/// `source` (`enable_chip_swimlane`, or the deprecated alias the caller used).
+#[pyfunction]
+pub fn normalize_swimlane_level(value: &Bound<'_, PyAny>, source: &str) -> PyResult<u8> {
+    let (level, bad_repr) = conversion::swimlane_level(value, source)?;
+    let mut config = RunConfig::new(None).map_err(runner_error)?;
+    config.dfx.chip_swimlane = level;
+    match config.dfx.validate() {
+        Ok(()) => Ok(level),
+        Err(err) => {
+            let message = python_value_in_message(
+                err.to_string(),
+                &U8_SENTINEL.to_string(),
+                bad_repr.as_deref(),
+            );
+            let message = match message.strip_prefix("enable_chip_swimlane") {
+                Some(rest) => format!("{source}{rest}"),
+                None => message,
+            };
+            Err(runner_error(pto_runner::RunnerError::config(message)))
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! `pypto._native`: the PyO3 binding of the runner, the one crate that knows PyO3.
+//!
+//! The Python package `pypto` (in `python/pypto/`) is the seed's API: `RunConfig`,
+//! `CompiledProgram.from_dir`, `replay`, the `debug/run.py` writer, the pytest plugin. It
+//! calls this module for everything that runs or validates, so that `pto` and `pypto` share
+//! one implementation and one set of error texts. This crate holds no run logic and no
+//! validation rule of its own:
+//!
+//! - [`conversion`]: every Python value → Rust value conversion (NumPy arrays, scalars,
+//!   levels, ring overrides, paths); a wrong type is a `TypeError` naming the parameter.
+//! - [`error`]: every Rust error → Python exception mapping (by `pto_runner::ErrorKind`).
+//! - [`config`]: `RunOptions`, the validated `pto_runner::RunConfig`.
+//! - [`program`]: `Program`, a loaded build directory (`pto_runner::CompiledBuild`), run
+//!   and benchmarked with the GIL released; `CompiledMeta`, `ParamInfo`, `ExecuteReport`.
+//! - [`bench`]: `BenchmarkStats` over `pto_runner::bench_stats`.
+//! - [`golden`]: output comparison and the `DistributedConfig` check.
+//! - [`lifecycle`]: binary-cache invalidation, the `.pto` rebuild and the two-pass
+//!   swimlane's child.
+//! - [`log`]: the runtime's log level.
+//!
+//! The stub `python/pypto/_native.pyi` mirrors every definition here; `mypy.stubtest`
+//! checks that they agree.
+
+#![deny(missing_docs)]
+
+pub mod bench;
+pub mod config;
+pub mod conversion;
+pub mod error;
+pub mod golden;
+pub mod lifecycle;
+pub mod log;
+pub mod program;
+
+use pyo3::prelude::*;
+
+/// The native module `pypto._native`.
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<config::RunOptions>()?;
+    m.add_class::<program::Program>()?;
+    m.add_class::<program::ParamInfo>()?;
+    m.add_class::<program::CompiledMeta>()?;
+    m.add_class::<program::ExecuteReport>()?;
+    m.add_class::<bench::BenchmarkStats>()?;
+    m.add_function(wrap_pyfunction!(bench::validate_bench_args, m)?)?;
+    m.add_function(wrap_pyfunction!(config::normalize_swimlane_level, m)?)?;
+    m.add_function(wrap_pyfunction!(golden::compare, m)?)?;
+    m.add_function(wrap_pyfunction!(golden::check_distributed_config, m)?)?;
+    m.add_function(wrap_pyfunction!(log::configure_log, m)?)?;
+    m.add_function(wrap_pyfunction!(log::log_level, m)?)?;
+    lifecycle::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,65 @@
+//! A build directory's life around a run: the two-pass swimlane's child process, forced
+//! invalidation of cached binaries and the `.pto` → cpp rebuild.
+//!
+//! The runner never prints; the functions that have something to say return the lines and
+//! the Python caller prints them.
+
+use pyo3::prelude::*;
+
+use crate::conversion;
+use crate::error::runner_error;
+use crate::program::print_line;
+
+/// Installs the command the two-pass swimlane runs for its graph pass
+/// (`<command...> <spec path>`); `pypto.runtime` installs
+/// `[sys.executable, "-m", "pypto.runtime._dep_gen_capture"]` on import.
+#[pyfunction]
+pub fn set_capture_command(command: Vec<String>) {
+    pto_runner::two_pass::set_capture_command(command);
+}
+
+/// The graph pass of the two-pass swimlane: loads the spec the timing pass wrote, runs the
+/// build with only dep_gen on and writes `deps.json`.
+#[pyfunction]
+pub fn dep_gen_capture_main(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<()> {
+    let spec = conversion::path(spec, "spec")?;
+    py.detach(|| pto_runner::two_pass::capture_main(&spec))
+        .map_err(runner_error)
+}
+
+/// Deletes the cached binaries and compatibility stamps of `work_dir` and every
+/// `next_levels/*/` sub-build (sources are kept); returns the `[cpp->.so]` status line.
+///
+/// Raises `FileNotFoundError` when `work_dir` does not exist.
+#[pyfunction]
+pub fn invalidate_binary_cache(py: Python<'_>, work_dir: &Bound<'_, PyAny>) -> PyResult<String> {
+    let dir = conversion::path(work_dir, "work_dir")?;
+    py.detach(|| pto_runner::lifecycle::invalidate_binary_cache(&dir))
+        .map_err(runner_error)
+}
+
+/// Regenerates kernel cpp bodies from edited `ptoas/*.pto` files (also under
+/// `next_levels/*/`), printing the `[pto->cpp]` status lines as they happen; returns the
+/// touched cpp paths relative to `work_dir`. `enabled=False` (and
+/// `PYPTO_REBUILD_FROM_PTO=0|false|no`) skip it.
+///
+/// Raises `RuntimeError` when ptoas fails or a cpp lacks the ptoas sentinels.
+#[pyfunction]
+pub fn rebuild_kernel_cpp_from_pto(
+    py: Python<'_>,
+    work_dir: &Bound<'_, PyAny>,
+    enabled: bool,
+) -> PyResult<Vec<String>> {
+    let dir = conversion::path(work_dir, "work_dir")?;
+    py.detach(|| pto_runner::lifecycle::rebuild_kernel_cpp_from_pto(&dir, enabled, &mut print_line))
+        .map_err(runner_error)
+}
+
+/// Registers this module's functions.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(set_capture_command, m)?)?;
+    m.add_function(wrap_pyfunction!(dep_gen_capture_main, m)?)?;
+    m.add_function(wrap_pyfunction!(invalidate_binary_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(rebuild_kernel_cpp_from_pto, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,128 @@
+"""``golden.py`` support: loading a build directory's golden module, its named inputs, and
+validating outputs against ``compute_golden``.
+
+A ``golden.py`` (written by the test harness, not by ``ir.compile``) defines:
+
+- ``generate_inputs(params) -> list[tuple[str, value]]``: every orchestration parameter in
+  order, tensors as NumPy arrays (or torch tensors), scalars as ctypes values;
+- ``compute_golden(tensors: dict, params)``: writes the expected outputs into ``tensors``;
+- ``__outputs__``: the names of the outputs to validate; ``RTOL`` / ``ATOL``: tolerances
+  (default ``1e-5``).
+
+Validation compares element by element, ``|actual - expected| <= ATOL + RTOL * |expected|``
+(the runner's comparison), output by output.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Dict, List, Mapping, Sequence, Tuple, Union
+
+import numpy as np
+
+from pypto import _native
+from pypto._tensors import as_host_array, is_array_like
+
+__all__ = [
+    "DEFAULT_TOLERANCE",
+    "load_golden_module",
+    "load_inputs_from_golden",
+    "snapshot",
+    "validate_against_golden",
+]
+
+#: ``RTOL`` / ``ATOL`` when ``golden.py`` does not set them.
+DEFAULT_TOLERANCE = 1e-5
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def load_golden_module(work_dir: PathLike) -> ModuleType:
+    """Imports ``<work_dir>/golden.py`` (as module ``_replay_golden``).
+
+    Raises ``FileNotFoundError`` when it is missing and ``ImportError`` when it cannot be
+    imported.
+    """
+    golden_path = Path(work_dir) / "golden.py"
+    if not golden_path.is_file():
+        raise FileNotFoundError(f"{golden_path} not found; cannot derive named inputs / outputs.")
+    # Compiled and run by hand rather than through the import system, so that no
+    # __pycache__/ is written into the build directory.
+    module = ModuleType("_replay_golden")
+    module.__file__ = str(golden_path)
+    try:
+        source = golden_path.read_text(encoding="utf-8")
+        code = compile(source, str(golden_path), "exec")
+        exec(code, module.__dict__)
+    except Exception as e:  # noqa: BLE001 -- any failure of the user's file is an ImportError
+        raise ImportError(f"Cannot load golden.py from {golden_path}: {e}") from e
+    return module
+
+
+def load_inputs_from_golden(work_dir: PathLike) -> List[Tuple[str, Any]]:
+    """``generate_inputs({"name": "Default"})`` of ``<work_dir>/golden.py``: ``(name, value)``
+    pairs in orchestration parameter order."""
+    module = load_golden_module(work_dir)
+    return [(str(name), value) for name, value in module.generate_inputs({"name": "Default"})]
+
+
+def snapshot(names: Sequence[str], values: Sequence[Any]) -> Dict[str, Any]:
+    """Copies of the tensor values (scalars as they are), by name: the initial values that
+    ``compute_golden`` starts from (InOut tensors need theirs)."""
+    out: Dict[str, Any] = {}
+    for i, (name, value) in enumerate(zip(names, values)):
+        host = as_host_array(value, i)
+        out[name] = np.array(host, copy=True) if isinstance(host, np.ndarray) else host
+    return out
+
+
+def _tolerance(module: ModuleType, name: str) -> float:
+    return float(getattr(module, name, DEFAULT_TOLERANCE))
+
+
+def validate_against_golden(
+    module: ModuleType,
+    initial: Mapping[str, Any],
+    actual: Mapping[str, Any],
+) -> List[str]:
+    """Checks each output in ``__outputs__`` against ``compute_golden``.
+
+    ``initial`` holds every parameter's value before the run (see :func:`snapshot`),
+    ``actual`` the values after it. ``compute_golden`` runs on copies of ``initial``.
+    Returns the names validated (empty when ``__outputs__`` is empty: nothing to check).
+    Raises ``AssertionError`` (``Output 'c' does not match golden (rtol=..., atol=...):``
+    and the mismatch details) at the first output that differs.
+    """
+    outputs = [str(n) for n in getattr(module, "__outputs__", [])]
+    if not outputs:
+        return []
+    rtol = _tolerance(module, "RTOL")
+    atol = _tolerance(module, "ATOL")
+    expected = {
+        name: np.array(value, copy=True) if isinstance(value, np.ndarray) else value
+        for name, value in initial.items()
+    }
+    module.compute_golden(expected, {})
+    for name in outputs:
+        if name not in actual or name not in expected:
+            raise AssertionError(
+                f"Output '{name}' is listed in __outputs__ but is not a parameter "
+                f"(parameters: {list(actual)})"
+            )
+        got = as_host_array(actual[name], 0)
+        want = as_host_array(expected[name], 0)
+        if not (isinstance(got, np.ndarray) and isinstance(want, np.ndarray)):
+            raise AssertionError(f"Output '{name}' is not a tensor; cannot compare it")
+        details = _native.compare(got, np.asarray(want), rtol, atol)
+        if details is not None:
+            raise AssertionError(
+                f"Output '{name}' does not match golden (rtol={rtol}, atol={atol}):\n{details}"
+            )
+    return outputs
+
+
+def is_tensor_default(value: Any) -> bool:
+    """True when a ``generate_inputs`` value is a tensor (not a scalar)."""
+    return is_array_like(value)

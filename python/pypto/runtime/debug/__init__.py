@@ -1,0 +1,39 @@
+"""Debugging a compiled build directory: replay it, re-run it from ``debug/run.py``, rebuild
+edited sources.
+
+- :func:`replay`: re-run ``build_output/<dir>/`` with diagnostics, optionally validated
+  against ``golden.py``; also ``python -m pypto.runtime.debug.replay DIR [flags]``.
+- :func:`write_run_script`: write ``<dir>/debug/run.py``, a self-contained re-runner.
+- :func:`rebuild_kernel_cpp_from_pto`, :func:`invalidate_binary_cache`: the two steps
+  replay runs before executing, for use before ``CompiledProgram.from_dir`` or
+  ``benchmark``.
+"""
+
+import warnings
+
+# `python -m pypto.runtime.debug.replay` imports this package (which imports the `replay`
+# module) before running the module as __main__; runpy then warns that the module is
+# already imported. The double import is harmless here, so that one warning is silenced.
+warnings.filterwarnings(
+    "ignore",
+    message=r".*'pypto\.runtime\.debug\.replay' found in sys\.modules",
+    category=RuntimeWarning,
+)
+
+from pypto.runtime.debug.lifecycle import (  # noqa: E402
+    invalidate_binary_cache,
+    rebuild_kernel_cpp_from_pto,
+)
+from pypto.runtime.debug.replay import replay  # noqa: E402
+from pypto.runtime.debug.run_script_writer import (  # noqa: E402
+    maybe_write_run_script,
+    write_run_script,
+)
+
+__all__ = [
+    "invalidate_binary_cache",
+    "maybe_write_run_script",
+    "rebuild_kernel_cpp_from_pto",
+    "replay",
+    "write_run_script",
+]

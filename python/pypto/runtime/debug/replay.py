@@ -1,0 +1,265 @@
+"""Replay a ``build_output/<dir>/``: :func:`replay` and ``python -m pypto.runtime.debug.replay``.
+
+The loop this serves: hand-edit a kernel's C++ (or its ``ptoas/*.pto``), then re-run the
+compiled program with diagnostics on, and check it against ``golden.py``::
+
+    python -m pypto.runtime.debug.replay build_output/vector_add --pmu 2 --swimlane
+    python build_output/vector_add/debug/run.py --no-validate
+
+Steps of :func:`replay`: the ``.pto`` -> cpp splice (``rebuild_from_pto``), the forced
+invalidation of cached binaries (``recompile``), the run (``[execute] running on
+device...``), and with ``validate=True`` the check of every output in ``golden.py``'s
+``__outputs__`` against ``compute_golden`` with its ``RTOL`` / ``ATOL``.
+
+Exit status of the command line: 0 success, 1 golden mismatch, 2 error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, List, Optional, Sequence, Union
+
+from pypto._golden import (
+    is_tensor_default,
+    load_golden_module,
+    snapshot,
+    validate_against_golden,
+)
+from pypto._tensors import is_array_like
+from pypto.runtime.debug.lifecycle import invalidate_binary_cache, rebuild_kernel_cpp_from_pto
+from pypto.runtime.execute import execute_compiled
+from pypto.runtime.log import LOG_LEVELS, configure_log
+from pypto.runtime.run_config import RunConfig
+
+__all__ = ["replay"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Printed when ``rebuild_from_pto=False``.
+SKIPPED_REBUILD = "[pto->cpp] skipped (rebuild_from_pto=False)"
+#: Printed when ``recompile=False``.
+SKIPPED_INVALIDATION = (
+    "[cpp->.so] skipped forced invalidation; compatibility checks still apply (recompile=False)"
+)
+#: Printed before the run.
+EXECUTE_BANNER = "[execute] running on device..."
+
+
+def _is_l3(work_dir: Path) -> bool:
+    return (
+        not (work_dir / "kernel_config.py").exists()
+        and (work_dir / "orchestration" / "host_orch.py").exists()
+    )
+
+
+def replay(
+    work_dir: PathLike,
+    *tensors: Any,
+    config: Optional[RunConfig] = None,
+    recompile: bool = True,
+    rebuild_from_pto: bool = True,
+    validate: bool = False,
+) -> None:
+    """Re-runs the compiled program in ``work_dir`` with ``tensors`` (every parameter, in
+    orchestration order; outputs are written into their arrays).
+
+    - ``config``: the platform and DFX switches (default ``RunConfig()``); diagnostics go to
+      ``<work_dir>/dfx_outputs/``.
+    - ``rebuild_from_pto``: first regenerate kernel cpp bodies from edited ``ptoas/*.pto``.
+    - ``recompile``: force-invalidate cached binaries so edited cpps are rebuilt (without
+      it, the cache's compatibility checks still apply).
+    - ``validate``: check the outputs against ``golden.py`` (``AssertionError`` on a
+      mismatch).
+
+    Raises ``FileNotFoundError`` when ``work_dir`` is not a build directory or, with
+    ``validate``, has no ``golden.py``; ``ValueError`` / ``TypeError`` when the tensors do
+    not fit ``golden.py``'s parameters.
+    """
+    config = config if config is not None else RunConfig()
+    wd = Path(work_dir)
+    is_l3 = _is_l3(wd)
+    if not is_l3 and not (wd / "kernel_config.py").exists():
+        raise FileNotFoundError(
+            f"replay(): {work_dir} is not a build_output directory "
+            "(missing kernel_config.py and orchestration/host_orch.py)"
+        )
+    golden = None
+    names: List[str] = []
+    if validate:
+        golden = load_golden_module(wd)
+        named = list(golden.generate_inputs({"name": "Default"}))
+        if len(named) != len(tensors):
+            raise ValueError(
+                f"replay(validate=True): expected {len(named)} tensors (orchestration parameter "
+                f"count from {wd / 'golden.py'}), got {len(tensors)}"
+            )
+        for (name, default), value in zip(named, tensors):
+            if is_tensor_default(default) and not is_array_like(value):
+                raise TypeError(
+                    f"replay(validate=True): parameter '{name}' must be a numpy.ndarray "
+                    f"(or torch.Tensor), got {type(value).__name__}"
+                )
+        names = [str(name) for name, _ in named]
+
+    if rebuild_from_pto:
+        rebuild_kernel_cpp_from_pto(wd)
+    else:
+        print(SKIPPED_REBUILD)
+    if recompile:
+        invalidate_binary_cache(wd)
+    else:
+        print(SKIPPED_INVALIDATION)
+
+    print(EXECUTE_BANNER)
+    if is_l3:
+        raise NotImplementedError(
+            f"replay(): {work_dir} is a distributed (L3) build; this runtime runs single-chip "
+            "builds only. Replay one of its sub-builds instead: next_levels/<name>/"
+        )
+    initial = snapshot(names, tensors) if golden is not None else {}
+    execute_compiled(wd, list(tensors), platform=config.platform, config=config)
+    if golden is not None:
+        validate_against_golden(golden, initial, dict(zip(names, tensors)))
+
+
+InlineInputs = Callable[[], Sequence[Any]]
+UserCompare = Callable[..., Any]
+
+
+def _parser(default_platform: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pypto.runtime.debug.replay",
+        description=(
+            "Replay a build_output/<dir>/: rebuild edited .pto/cpp sources, run with the "
+            "chosen diagnostics (under <dir>/dfx_outputs/) and optionally validate against "
+            "golden.py. Exit status: 0 success, 1 golden mismatch, 2 error."
+        ),
+    )
+    parser.add_argument("work_dir", type=Path, help="the build directory")
+    parser.add_argument("--platform", default=default_platform, help="a2a3sim, a2a3, a5sim, a5 or cpu")
+    parser.add_argument("--device-id", type=int, default=0, help="device id (ignored on sim)")
+    parser.add_argument("--pmu", type=int, default=0, metavar="LEVEL", help="PMU event type (0 off)")
+    parser.add_argument(
+        "--swimlane",
+        action="store_const",
+        const=4,
+        default=0,
+        help="chip swimlane at the full level 4",
+    )
+    parser.add_argument(
+        "--swimlane-level",
+        type=int,
+        choices=range(5),
+        default=None,
+        metavar="N",
+        help="chip swimlane at level N (0-4); takes precedence over --swimlane",
+    )
+    parser.add_argument(
+        "--dump-args",
+        type=int,
+        nargs="?",
+        const=1,
+        default=0,
+        metavar="LEVEL",
+        help="args dump: 1 partial (bare flag), 2 full",
+    )
+    parser.add_argument("--dep-gen", action="store_true", help="record deps.json")
+    parser.add_argument("--scope-stats", action="store_true", help="record scope statistics")
+    parser.add_argument(
+        "--no-recompile",
+        action="store_true",
+        help="skip the forced invalidation of cached binaries",
+    )
+    parser.add_argument(
+        "--no-rebuild-from-pto",
+        action="store_true",
+        help="skip regenerating kernel cpps from edited ptoas/*.pto",
+    )
+    parser.add_argument(
+        "--log-level",
+        default=None,
+        metavar="LEVEL",
+        help=f"runtime log level: {', '.join(LOG_LEVELS)}",
+    )
+    parser.add_argument(
+        "--log-sync-pypto",
+        action="store_true",
+        help="also set the pypto Python logger to the same level",
+    )
+    parser.add_argument(
+        "--validate",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="validate outputs against golden.py (default: on for debug/run.py, off here)",
+    )
+    return parser
+
+
+def _main(
+    argv: Optional[Sequence[str]] = None,
+    *,
+    inline_inputs: Optional[InlineInputs] = None,
+    user_compare: Optional[UserCompare] = None,
+    default_platform: str = "a2a3sim",
+) -> int:
+    """The command line (also what ``debug/run.py`` calls). Returns 0; errors raise.
+
+    Inputs come from ``golden.py``'s ``generate_inputs`` unless ``inline_inputs`` is given
+    and golden validation is not going to run (no ``golden.py``, or ``--no-validate``); then
+    ``inline_inputs()`` provides them and ``user_compare(*tensors)`` runs afterwards.
+    """
+    args = _parser(default_platform).parse_args(list(argv) if argv is not None else None)
+    if args.log_level is not None:
+        configure_log(args.log_level, sync_pypto=args.log_sync_pypto)
+    validate = args.validate if args.validate is not None else inline_inputs is not None
+    golden_exists = (args.work_dir / "golden.py").exists()
+    if inline_inputs is not None and not (validate and golden_exists):
+        tensors = list(inline_inputs())
+        do_validate = False
+    else:
+        module = load_golden_module(args.work_dir)
+        tensors = [value for _, value in module.generate_inputs({"name": "Default"})]
+        do_validate = bool(validate)
+    config = RunConfig(
+        platform=args.platform,
+        device_id=args.device_id,
+        enable_pmu=args.pmu,
+        enable_chip_swimlane=args.swimlane_level or args.swimlane,
+        enable_dump_args=args.dump_args,
+        enable_dep_gen=args.dep_gen,
+        enable_scope_stats=args.scope_stats,
+    )
+    replay(
+        args.work_dir,
+        *tensors,
+        config=config,
+        recompile=not args.no_recompile,
+        rebuild_from_pto=not args.no_rebuild_from_pto,
+        validate=do_validate,
+    )
+    print(f"Replay finished. DFX artefacts (if any) under {args.work_dir / 'dfx_outputs'}")
+    if do_validate:
+        print("Golden validation: PASSED")
+    elif user_compare is not None:
+        user_compare(*tensors)
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m pypto.runtime.debug.replay``: :func:`_main` with errors printed instead
+    of raised (exit status 1 for a golden mismatch, 2 for any other error)."""
+    try:
+        return _main(argv)
+    except AssertionError as e:
+        print(f"Golden validation: FAILED\n{e}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError, TypeError, RuntimeError, ImportError, NotImplementedError) as e:
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

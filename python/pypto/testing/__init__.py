@@ -1,0 +1,1 @@
+"""Test support: the pytest plugin (:mod:`pypto.testing.pytest_plugin`)."""
