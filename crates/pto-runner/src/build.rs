@@ -54,6 +54,9 @@ pub fn load_for(
     dir: &Path,
     platform: Option<pto_runtime::Platform>,
 ) -> Result<CompiledBuild, RunnerError> {
+    if dir.join("compiled_meta.json").is_file() && !dir.join("kernel_config.py").is_file() {
+        return Err(missing_kernel_config(dir));
+    }
     match pto_build_output::BuildLayout::detect(dir)? {
         pto_build_output::BuildLayout::SingleChip => {}
         pto_build_output::BuildLayout::MultiOrchParent { sub_builds } => {
@@ -85,6 +88,33 @@ pub fn load_for(
             .unwrap_or(pto_runtime::Platform::A2a3Sim),
     };
     load_build_cached(dir, &toolchain, platform)
+}
+
+/// PyPTO's error for a build directory with a sidecar but no `kernel_config.py`: either a
+/// compile-only artifact (`skip_ptoas=True`, raw `.pto` kernels) or a damaged directory.
+fn missing_kernel_config(dir: &Path) -> RunnerError {
+    let wd = dir.display();
+    let mut pto_files = Vec::new();
+    for sub in ["kernels", "kernels/aic", "kernels/aiv", "ptoas"] {
+        if let Ok(entries) = std::fs::read_dir(dir.join(sub)) {
+            pto_files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "pto")));
+        }
+    }
+    let message = if pto_files.is_empty() {
+        format!(
+            "Cannot execute PyPTO artifact '{wd}': required '{wd}/kernel_config.py' is missing.\nNo raw .pto kernel files were found under {wd}; the directory is incomplete. Recompile via ir.compile() to regenerate it."
+        )
+    } else {
+        let ptoas = match std::env::var_os("PTOAS_ROOT") {
+            Some(root) => format!("PTOAS_ROOT={}", Path::new(&root).display()),
+            None => "PTOAS_ROOT is not set; ptoas is looked up on PATH".to_string(),
+        };
+        format!(
+            "Cannot execute PyPTO artifact '{wd}': required '{wd}/kernel_config.py' was not generated.\nReason:\n  Found {} raw .pto kernel file(s): this is a compile-only artifact produced with skip_ptoas=True.\n  ptoas: {ptoas}\nHow to fix:\n  1. Install ptoas and make it discoverable (PTOAS_ROOT or PATH).\n  2. Recompile via ir.compile() without skip_ptoas so kernel_config.py and the kernel .cpp files are written.",
+            pto_files.len()
+        )
+    };
+    RunnerError::Config { message, kind: crate::error::ErrorKind::NotFound }
 }
 
 /// [`load_build`] through the build directory's binary cache: under its lock, reuse the
