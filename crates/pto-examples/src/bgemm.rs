@@ -17,9 +17,9 @@ pub const SIZE: usize = 256;
 /// Tile size.
 pub const TILE: usize = 64;
 
-const ORCHESTRATION: &str = include_str!("../cpp/bgemm/orchestration/bgemm.cpp");
-const KERNEL_MATMUL: &str = include_str!("../cpp/bgemm/kernels/aic/kernel_matmul.cpp");
-const KERNEL_ADD: &str = include_str!("../cpp/bgemm/kernels/aiv/kernel_add.cpp");
+const ORCHESTRATION: &str = include_str!("../../../examples/bgemm/orchestration/bgemm.cpp");
+const KERNEL_MATMUL: &str = include_str!("../../../examples/bgemm/kernels/aic/kernel_matmul.cpp");
+const KERNEL_ADD: &str = include_str!("../../../examples/bgemm/kernels/aiv/kernel_add.cpp");
 
 const COMPUTE_GOLDEN: &str = r#"    """c = c + a @ b, computed in float64 and rounded to float32."""
     a = np.asarray(tensors["a"], dtype=np.float64)

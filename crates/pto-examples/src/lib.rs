@@ -11,8 +11,9 @@
 //! | [`bgemm`] | `C += A @ B` in 64 x 64 tiles, k chained by INOUT | `kernel_matmul` (AIC), `kernel_add` (AIV) | 128 |
 //! | [`paged_attention`] | MQA decode over a paged KV cache, online softmax | QK, PV (AIC), SF, UP (AIV) | 80 |
 //!
-//! The C++ is hand-written in PyPTO's codegen layout and lives in this crate's `cpp/`
-//! directory (embedded at build time); inputs come from a seeded [`rng::SplitMix64`] and
+//! The C++ is hand-written in PyPTO's codegen layout and its one copy lives in the
+//! examples themselves (`examples/<name>/orchestration|kernels/`, embedded at build time
+//! and written back unchanged); inputs come from a seeded [`rng::SplitMix64`] and
 //! golden outputs are computed here in `f64` and rounded to `f32`, so [`generate`] writes
 //! byte-identical files on every run. The `gen-examples` binary calls [`generate`] on the
 //! workspace's `examples/` directory.

@@ -39,12 +39,12 @@ pub const MAX_BLOCKS: usize = 8;
 pub const CONTEXT_LENS: [i32; B] = [97, 256, 512, 300];
 
 const ORCHESTRATION: &str =
-    include_str!("../cpp/paged_attention/orchestration/paged_attention.cpp");
-const QK_MATMUL: &str = include_str!("../cpp/paged_attention/kernels/aic/qk_matmul.cpp");
+    include_str!("../../../examples/paged_attention/orchestration/paged_attention.cpp");
+const QK_MATMUL: &str = include_str!("../../../examples/paged_attention/kernels/aic/qk_matmul.cpp");
 const SOFTMAX_PREPARE: &str =
-    include_str!("../cpp/paged_attention/kernels/aiv/softmax_prepare.cpp");
-const PV_MATMUL: &str = include_str!("../cpp/paged_attention/kernels/aic/pv_matmul.cpp");
-const ONLINE_UPDATE: &str = include_str!("../cpp/paged_attention/kernels/aiv/online_update.cpp");
+    include_str!("../../../examples/paged_attention/kernels/aiv/softmax_prepare.cpp");
+const PV_MATMUL: &str = include_str!("../../../examples/paged_attention/kernels/aic/pv_matmul.cpp");
+const ONLINE_UPDATE: &str = include_str!("../../../examples/paged_attention/kernels/aiv/online_update.cpp");
 
 /// The attention scale `1/sqrt(D)` as the fp32 scalar the orchestration receives.
 pub fn scale() -> f32 {
