@@ -11,6 +11,8 @@ use clap::{Parser, Subcommand};
 use pto_runner::demo::{example_names, run_demo};
 use pto_runner::{ReplayOptions, RunConfig};
 
+mod viewers;
+
 /// Run, replay and diagnose PTO task-graph programs on a simulated Ascend chip.
 ///
 /// Exit codes: 0 success, 1 golden mismatch, 2 usage or infrastructure error.
@@ -40,6 +42,8 @@ enum Command {
         /// The spec written by the timing pass.
         spec: PathBuf,
     },
+    #[command(flatten)]
+    Viewer(viewers::ViewerCommand),
 }
 
 /// The five diagnostics; each writes under `<build>/dfx_outputs/`.
@@ -352,13 +356,16 @@ fn main() -> ExitCode {
         Command::Replay(a) => a.run.log_level.clone(),
         Command::Demo(a) => a.run.log_level.clone(),
         Command::Bench(a) => a.run.log_level.clone(),
-        Command::InvalidateCache { .. } | Command::DepGenCapture { .. } => None,
+        Command::InvalidateCache { .. } | Command::DepGenCapture { .. } | Command::Viewer(_) => {
+            None
+        }
     };
     if let Err(e) = init_logging(log_level.as_deref()) {
         eprintln!("error: {e:#}");
         return ExitCode::from(2);
     }
     let res = match &cli.command {
+        Command::Viewer(cmd) => viewers::run(cmd),
         Command::Replay(a) => cmd_replay(a),
         Command::Demo(a) => cmd_demo(a),
         Command::Bench(a) => cmd_bench(a),

@@ -13,6 +13,9 @@
 //! | [`scope_stats`] | `scope_stats/scope_stats.jsonl` | [`scope_stats::ScopeStatsFile`] |
 //! | [`name_map`] | `name_map_<label>.json` | [`name_map::NameMap`] |
 //!
+//! The offline viewers built on these readers (swimlane converter, deps
+//! viewer, scope-stats plot, dump viewer, critical path) live in [`tools`].
+//!
 //! Each module has `render` (the exact bytes), `write` (atomic, through
 //! [`atomic`]) and `read` / `parse`, which return a [`Loaded`]: the records
 //! plus a list of [`Problem`]s for damage the reader stepped over (a bad
@@ -56,8 +59,10 @@
 //! Where we record more than Simpler (host PMU counters, for instance), we
 //! add columns or keys and never change the meaning of existing ones.
 //!
-//! This crate depends on no other crate of the workspace: a viewer needs
-//! only files, never a runtime. The record types are this crate's own;
+//! This crate depends on no runtime crate of the workspace: a viewer needs
+//! only files. Its one workspace dependency is `pto-build-output` (a
+//! file-format crate), for kernel names from `kernel_config.py` and `.npy`
+//! exports. The record types are this crate's own;
 //! runtime structs are converted at the boundary.
 #![deny(missing_docs)]
 
@@ -74,6 +79,7 @@ pub mod pmu;
 pub mod scope_stats;
 pub mod swimlane;
 pub mod task_id;
+pub mod tools;
 
 pub use atomic::atomic_write;
 pub use core_type::CoreType;

@@ -1,5 +1,8 @@
 //! Integration tests of `pto-dfx`: one module per artifact, plus tidy checks.
 //!
+//! `viewers` runs the offline viewers end to end (HTML pages in headless
+//! Chromium) on inputs from `synth`.
+//!
 //! Golden files under `tests/data/` are the format examples of the
 //! reference (`simpler-dfx-artifacts.md` §2.5, §3.3, §4.4, §5.3, §6.2, §7).
 
@@ -11,4 +14,6 @@ mod name_map;
 mod pmu;
 mod scope_stats;
 mod swimlane;
+mod synth;
 mod tidy;
+mod viewers;

@@ -44,7 +44,8 @@ const QK_MATMUL: &str = include_str!("../../../examples/paged_attention/kernels/
 const SOFTMAX_PREPARE: &str =
     include_str!("../../../examples/paged_attention/kernels/aiv/softmax_prepare.cpp");
 const PV_MATMUL: &str = include_str!("../../../examples/paged_attention/kernels/aic/pv_matmul.cpp");
-const ONLINE_UPDATE: &str = include_str!("../../../examples/paged_attention/kernels/aiv/online_update.cpp");
+const ONLINE_UPDATE: &str =
+    include_str!("../../../examples/paged_attention/kernels/aiv/online_update.cpp");
 
 /// The attention scale `1/sqrt(D)` as the fp32 scalar the orchestration receives.
 pub fn scale() -> f32 {

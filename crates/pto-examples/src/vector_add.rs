@@ -17,7 +17,8 @@ pub const TILE: usize = 2048;
 /// SPMD blocks per task.
 pub const BLOCKS: usize = 4;
 
-const ORCHESTRATION: &str = include_str!("../../../examples/vector_add/orchestration/vector_add.cpp");
+const ORCHESTRATION: &str =
+    include_str!("../../../examples/vector_add/orchestration/vector_add.cpp");
 const KERNEL_ADD: &str = include_str!("../../../examples/vector_add/kernels/aiv/kernel_add.cpp");
 
 const COMPUTE_GOLDEN: &str = r#"    """c = a + b, computed in float64 and rounded to float32."""

@@ -546,7 +546,8 @@ fn example_sources_compile_without_warnings() {
     let mut sources = files_under(&cpp);
     sources.retain(|p| {
         p.extension().is_some_and(|e| e == "cpp")
-            && (p.components().any(|c| c.as_os_str() == "kernels") || p.components().any(|c| c.as_os_str() == "orchestration"))
+            && (p.components().any(|c| c.as_os_str() == "kernels")
+                || p.components().any(|c| c.as_os_str() == "orchestration"))
     });
     assert_eq!(sources.len(), 10, "{sources:?}");
     for rel in sources {

@@ -97,7 +97,12 @@ fn missing_kernel_config(dir: &Path) -> RunnerError {
     let mut pto_files = Vec::new();
     for sub in ["kernels", "kernels/aic", "kernels/aiv", "ptoas"] {
         if let Ok(entries) = std::fs::read_dir(dir.join(sub)) {
-            pto_files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "pto")));
+            pto_files.extend(
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "pto")),
+            );
         }
     }
     let message = if pto_files.is_empty() {
@@ -114,7 +119,10 @@ fn missing_kernel_config(dir: &Path) -> RunnerError {
             pto_files.len()
         )
     };
-    RunnerError::Config { message, kind: crate::error::ErrorKind::NotFound }
+    RunnerError::Config {
+        message,
+        kind: crate::error::ErrorKind::NotFound,
+    }
 }
 
 /// [`load_build`] through the build directory's binary cache: under its lock, reuse the

@@ -94,7 +94,9 @@ impl RunnerError {
                 ErrorKind::NotFound
             }
             RunnerError::Data { path, .. } if !path.exists() => ErrorKind::NotFound,
-            RunnerError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+            RunnerError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                ErrorKind::NotFound
+            }
             RunnerError::Runtime(_) | RunnerError::Toolchain(_) => ErrorKind::Runtime,
             _ => ErrorKind::Invalid,
         }

@@ -149,12 +149,21 @@ fn sidecar_without_kernel_config_is_pyptos_artifact_error() {
     };
     assert_eq!(err.kind(), ErrorKind::NotFound);
     let msg = err.to_string();
-    assert!(msg.starts_with("Cannot execute PyPTO artifact") && msg.contains("kernel_config.py' is missing"), "{msg}");
+    assert!(
+        msg.starts_with("Cannot execute PyPTO artifact")
+            && msg.contains("kernel_config.py' is missing"),
+        "{msg}"
+    );
     std::fs::create_dir_all(dir.join("ptoas")).unwrap();
     std::fs::write(dir.join("ptoas/k.pto"), "module {}").unwrap();
     let msg = match pto_runner::load(&dir) {
         Ok(_) => panic!("load must fail"),
         Err(e) => e.to_string(),
     };
-    assert!(msg.contains("was not generated") && msg.contains("Found 1 raw .pto kernel file(s)") && msg.contains("How to fix"), "{msg}");
+    assert!(
+        msg.contains("was not generated")
+            && msg.contains("Found 1 raw .pto kernel file(s)")
+            && msg.contains("How to fix"),
+        "{msg}"
+    );
 }

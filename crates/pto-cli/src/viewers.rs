@@ -1,0 +1,367 @@
+//! The offline viewer subcommands: `swimlane-converter`, `deps-viewer`,
+//! `scope-stats-plot`, `dump-viewer` and `critical-path`.
+//!
+//! Each parses its flags, calls the matching `pto_dfx::tools` function and
+//! prints what it returns: data (tables, reports, "Wrote ..." lines) on
+//! stdout, warnings on stderr. Exit codes: 0 success; 1 when a dump-viewer
+//! filter matches nothing (a clean "no", with the valid values); 2 for any
+//! error (unreadable or malformed input, named by file and key; an
+//! unwritable output), reported by `main`.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Subcommand, ValueEnum};
+use pto_dfx::args_dump::{ArgRole, DumpStage};
+use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, Format, LayoutChoice};
+use pto_dfx::tools::dump_viewer::{self, DumpFilter, ExportFormat};
+use pto_dfx::tools::layout::Engine;
+use pto_dfx::tools::swimlane_converter::{self, ConvertOptions};
+use pto_dfx::tools::{critical_path, scope_stats_plot, ToolError};
+
+/// The viewer subcommands (flattened into `pto`'s command list).
+#[derive(Subcommand)]
+pub enum ViewerCommand {
+    /// Convert chip_swimlane_records.json into a Chrome trace (Perfetto, chrome://tracing).
+    ///
+    /// Writes merged_swimlane_<YYYYmmdd_HHMMSS>.json (UTC) beside the input and prints a
+    /// per-kernel timing summary. Kernel names come from --func-names, else -k, else a unique
+    /// name_map*.json beside the input; dependency arrows and func_ids from deps.json beside it.
+    /// Exit codes: 0 success, 2 error.
+    SwimlaneConverter(SwimlaneArgs),
+    /// Show deps.json as a text summary (default) or a self-contained interactive HTML graph.
+    ///
+    /// HTML: drag to pan, wheel to zoom, `f` fits, `r` resets. Graphviz lays the graph out when
+    /// it is on PATH, the built-in layered layout otherwise. Exit codes: 0 success, 2 error.
+    DepsViewer(DepsArgs),
+    /// Plot scope_stats.jsonl as a self-contained scope_stats.html beside it.
+    ///
+    /// Exit codes: 0 success, 2 error.
+    ScopeStatsPlot(ScopeStatsArgs),
+    /// List (default) or export the tensors and scalars of an args_dump/ directory.
+    ///
+    /// Exports go to <dump dir>/npy/ or <dump dir>/txt/ as
+    /// task_<task_id>_<before|after>_<in|out|inout><arg>.<ext>.
+    /// Exit codes: 0 success, 1 a filter matched nothing, 2 error.
+    DumpViewer(DumpArgs),
+    /// Static and observed critical paths of a run, as Markdown.
+    ///
+    /// Reads deps.json (required), chip_swimlane_records.json and name_map*.json from the
+    /// directory, writes critical_path_report.md there and prints it. Exit codes: 0 success,
+    /// 2 error.
+    CriticalPath(CriticalPathArgs),
+}
+
+/// `pto swimlane-converter`.
+#[derive(clap::Args)]
+pub struct SwimlaneArgs {
+    /// The chip_swimlane_records.json.
+    input: PathBuf,
+    /// Output trace (default: merged_swimlane_<YYYYmmdd_HHMMSS>.json beside the input).
+    #[arg(short, long, value_name = "PATH")]
+    output: Option<PathBuf>,
+    /// Kernel names from this name map (name_map_<label>.json); wins over -k.
+    #[arg(long, value_name = "NAME_MAP")]
+    func_names: Option<PathBuf>,
+    /// Kernel names from this kernel_config.py (read, never executed).
+    #[arg(short = 'k', long, value_name = "KERNEL_CONFIG")]
+    kernel_config: Option<PathBuf>,
+    /// The dependency graph (default: deps.json beside the input, if any).
+    #[arg(long, value_name = "DEPS")]
+    deps_json: Option<PathBuf>,
+}
+
+/// Output format of `pto deps-viewer`.
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    /// deps_viewer.txt.
+    Text,
+    /// deps_viewer.html.
+    Html,
+}
+
+/// Layout engine of `pto deps-viewer --format html`.
+#[derive(Clone, Copy, ValueEnum)]
+enum EngineArg {
+    /// Graphviz dot (hierarchical).
+    Dot,
+    /// Graphviz sfdp.
+    Sfdp,
+    /// Graphviz fdp.
+    Fdp,
+    /// Graphviz neato.
+    Neato,
+    /// Graphviz circo.
+    Circo,
+    /// Graphviz twopi.
+    Twopi,
+    /// The built-in layered layout (no Graphviz needed).
+    Builtin,
+}
+
+/// `pto deps-viewer`.
+#[derive(clap::Args)]
+pub struct DepsArgs {
+    /// The deps.json.
+    input: PathBuf,
+    /// Output file (default: deps_viewer.txt or deps_viewer.html beside the input).
+    #[arg(short, long, value_name = "PATH")]
+    output: Option<PathBuf>,
+    /// Text summary or interactive HTML graph.
+    #[arg(long, value_enum, default_value = "text")]
+    format: FormatArg,
+    /// HTML layout engine (default: dot when on PATH and the graph has at most 2000 nodes,
+    /// else builtin); a missing Graphviz engine falls back to builtin with a warning.
+    #[arg(long, value_enum)]
+    engine: Option<EngineArg>,
+    /// Kernel names from this name map (default: the newest name_map_*.json beside the input).
+    #[arg(long, value_name = "NAME_MAP")]
+    func_names: Option<PathBuf>,
+}
+
+/// `pto scope-stats-plot`.
+#[derive(clap::Args)]
+pub struct ScopeStatsArgs {
+    /// The scope_stats.jsonl.
+    input: PathBuf,
+    /// Output page (default: scope_stats.html beside the input).
+    #[arg(short, long, value_name = "PATH")]
+    output: Option<PathBuf>,
+}
+
+/// Export format of `pto dump-viewer --export`.
+#[derive(Clone, Copy, ValueEnum)]
+enum ExportArg {
+    /// NumPy .npy files.
+    Npy,
+    /// Text files with an overview grid and per-element detail.
+    Txt,
+}
+
+/// Stage filter.
+#[derive(Clone, Copy, ValueEnum)]
+enum StageArg {
+    /// before_dispatch.
+    Before,
+    /// after_completion.
+    After,
+}
+
+/// Role filter.
+#[derive(Clone, Copy, ValueEnum)]
+enum RoleArg {
+    /// input.
+    Input,
+    /// output.
+    Output,
+    /// inout.
+    Inout,
+}
+
+/// `pto dump-viewer`.
+#[derive(clap::Args)]
+pub struct DumpArgs {
+    /// The args_dump directory (a dfx_outputs directory holding args_dump/ also works).
+    dir: PathBuf,
+    /// List the selected records (the default).
+    #[arg(long, conflicts_with = "export")]
+    list: bool,
+    /// Export the selected records as files.
+    #[arg(long)]
+    export: bool,
+    /// Export format.
+    #[arg(long, value_enum, default_value = "npy", requires = "export")]
+    format: ExportArg,
+    /// Only this task (as listed, e.g. 0x0000000100000001; decimal works too).
+    #[arg(short, long, value_name = "TASK_ID")]
+    task: Option<String>,
+    /// Only this stage.
+    #[arg(short, long, value_enum)]
+    stage: Option<StageArg>,
+    /// Only this role.
+    #[arg(short, long, value_enum)]
+    role: Option<RoleArg>,
+    /// Only this arg index.
+    #[arg(short, long, value_name = "ARG_INDEX")]
+    arg: Option<u32>,
+    /// Only the record with this idx (the listing's first column).
+    #[arg(short, long, value_name = "IDX")]
+    index: Option<usize>,
+}
+
+/// `pto critical-path`.
+#[derive(clap::Args)]
+pub struct CriticalPathArgs {
+    /// The run's diagnostics directory (dfx_outputs/) holding deps.json.
+    dir: PathBuf,
+}
+
+fn warn_all(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+}
+
+/// Runs one viewer command.
+pub fn run(cmd: &ViewerCommand) -> anyhow::Result<ExitCode> {
+    let res = match cmd {
+        ViewerCommand::SwimlaneConverter(a) => swimlane(a),
+        ViewerCommand::DepsViewer(a) => deps(a),
+        ViewerCommand::ScopeStatsPlot(a) => scope_stats(a),
+        ViewerCommand::DumpViewer(a) => dump(a),
+        ViewerCommand::CriticalPath(a) => critical(a),
+    };
+    match res {
+        Err(Failure::Tool(e @ ToolError::NoMatch { .. })) => {
+            eprintln!("error: {e}");
+            Ok(ExitCode::from(1))
+        }
+        Err(Failure::Tool(e)) => Err(e.into()),
+        Err(Failure::Other(e)) => Err(e),
+        Ok(()) => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// A tool error (kept typed to pick the exit code) or anything else.
+enum Failure {
+    Tool(ToolError),
+    Other(anyhow::Error),
+}
+
+impl From<ToolError> for Failure {
+    fn from(e: ToolError) -> Self {
+        Self::Tool(e)
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Self::Other(e.into())
+    }
+}
+
+fn swimlane(a: &SwimlaneArgs) -> Result<(), Failure> {
+    let report = swimlane_converter::convert(&ConvertOptions {
+        input: &a.input,
+        output: a.output.as_deref(),
+        deps: a.deps_json.as_deref(),
+        func_names: a.func_names.as_deref(),
+        kernel_config: a.kernel_config.as_deref(),
+    })?;
+    warn_all(&report.warnings);
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", report.summary.render())?;
+    writeln!(
+        out,
+        "Wrote {} ({} task rows, {} events, {} flows); open it in https://ui.perfetto.dev or chrome://tracing",
+        report.output.display(),
+        report.n_tasks,
+        report.n_events,
+        report.n_flows
+    )?;
+    Ok(())
+}
+
+fn deps(a: &DepsArgs) -> Result<(), Failure> {
+    let format = match a.format {
+        FormatArg::Text => Format::Text,
+        FormatArg::Html => Format::Html,
+    };
+    if format == Format::Text && a.engine.is_some() {
+        return Err(Failure::Other(anyhow::anyhow!(
+            "`--engine` applies to `--format html` only"
+        )));
+    }
+    let layout = match a.engine {
+        None => LayoutChoice::Auto,
+        Some(EngineArg::Builtin) => LayoutChoice::Builtin,
+        Some(EngineArg::Dot) => LayoutChoice::Graphviz(Engine::Dot),
+        Some(EngineArg::Sfdp) => LayoutChoice::Graphviz(Engine::Sfdp),
+        Some(EngineArg::Fdp) => LayoutChoice::Graphviz(Engine::Fdp),
+        Some(EngineArg::Neato) => LayoutChoice::Graphviz(Engine::Neato),
+        Some(EngineArg::Circo) => LayoutChoice::Graphviz(Engine::Circo),
+        Some(EngineArg::Twopi) => LayoutChoice::Graphviz(Engine::Twopi),
+    };
+    let report = deps_viewer::view(&DepsViewerOptions {
+        input: &a.input,
+        output: a.output.as_deref(),
+        format,
+        layout,
+        func_names: a.func_names.as_deref(),
+    })?;
+    warn_all(&report.warnings);
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", report.summary_line())?;
+    match &report.layout {
+        Some(l) => writeln!(out, "; layout: {l}")?,
+        None => writeln!(out)?,
+    }
+    Ok(())
+}
+
+fn scope_stats(a: &ScopeStatsArgs) -> Result<(), Failure> {
+    let report = scope_stats_plot::plot(&a.input, a.output.as_deref())?;
+    warn_all(&report.warnings);
+    let rings: Vec<String> = report.rings.iter().map(usize::to_string).collect();
+    writeln!(
+        std::io::stdout().lock(),
+        "Wrote {} ({} records, {} scopes, rings [{}])",
+        report.output.display(),
+        report.n_records,
+        report.n_scopes,
+        rings.join(", ")
+    )?;
+    Ok(())
+}
+
+fn dump(a: &DumpArgs) -> Result<(), Failure> {
+    let loaded = dump_viewer::load(&a.dir)?;
+    warn_all(&loaded.warnings);
+    let filter = DumpFilter {
+        task: a.task.as_deref(),
+        stage: a.stage.map(|s| match s {
+            StageArg::Before => DumpStage::BeforeDispatch,
+            StageArg::After => DumpStage::AfterCompletion,
+        }),
+        role: a.role.map(|r| match r {
+            RoleArg::Input => ArgRole::Input,
+            RoleArg::Output => ArgRole::Output,
+            RoleArg::Inout => ArgRole::Inout,
+        }),
+        arg_index: a.arg,
+        index: a.index,
+    };
+    let chosen = dump_viewer::select(&loaded, &filter)?;
+    let mut out = std::io::stdout().lock();
+    if !a.export {
+        write!(out, "{}", dump_viewer::render_list(&loaded, &chosen))?;
+        return Ok(());
+    }
+    let format = match a.format {
+        ExportArg::Npy => ExportFormat::Npy,
+        ExportArg::Txt => ExportFormat::Txt,
+    };
+    let report = dump_viewer::export(&loaded, &chosen, format)?;
+    warn_all(&report.warnings);
+    let sub = match format {
+        ExportFormat::Npy => "npy",
+        ExportFormat::Txt => "txt",
+    };
+    writeln!(
+        out,
+        "Wrote {} file(s) to {}",
+        report.files.len(),
+        loaded.dir.join(sub).display()
+    )?;
+    Ok(())
+}
+
+fn critical(a: &CriticalPathArgs) -> Result<(), Failure> {
+    let report = critical_path::analyze(&a.dir)?;
+    warn_all(&report.warnings);
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", report.markdown)?;
+    writeln!(out, "\nWrote {}", report.output.display())?;
+    Ok(())
+}

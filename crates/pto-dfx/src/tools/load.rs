@@ -1,0 +1,668 @@
+//! Fast loading of the two big inputs for the viewers, with the careful
+//! readers as the authority on damage.
+//!
+//! [`crate::swimlane::read`] and [`crate::deps::read`] build a JSON tree and
+//! walk it so that every problem names its key; at a million tasks that
+//! costs seconds and gigabytes. The viewers therefore first try a typed,
+//! strict serde pass straight into the records ([`load_swimlane`]) or into
+//! the part of `deps.json` they use ([`load_graph`]). Any surprise (a
+//! missing or mistyped key, a row of another width, an unknown core type,
+//! host-orchestration keys, which the fast pass does not model) abandons
+//! the fast pass and the careful reader reads the file again: it returns
+//! the precise [`ReadError`] or the records plus [`Problem`]s. So a clean
+//! file is read fast, and a damaged one is reported exactly as the format
+//! module reports it.
+//!
+//! The fast `deps.json` pass reads only what the tools use (task ids,
+//! `kernel_ids`, `block_num`, `early_dispatch`, edge endpoints); damage in
+//! the parts it skips (`args`, tensor views) is not reported by the tools
+//! that use it. `pto deps-viewer`, which shows those parts, uses the careful
+//! reader.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, SeqAccess, Visitor};
+
+use crate::core_type::CoreType;
+use crate::error::{Loaded, Problem, ReadError};
+use crate::swimlane::{
+    AicoreTaskRow, AicpuTaskRow, OrchPhaseRecord, PopCounts, SchedPhaseKind, SchedPhaseRecord,
+    SwimlaneFile, SwimlaneLevel, SwimlaneMetadata,
+};
+use crate::task_id::TaskId;
+use crate::tools::idmap::{self, IdMap};
+
+/// A key that may be absent; unlike `Option`, a present `null` is an error
+/// (as it is for the careful readers).
+#[derive(Debug, Default)]
+enum Present<T> {
+    #[default]
+    Absent,
+    Value(T),
+}
+
+impl<T> Present<T> {
+    fn into_option(self) -> Option<T> {
+        match self {
+            Self::Absent => None,
+            Self::Value(v) => Some(v),
+        }
+    }
+
+    fn is_present(&self) -> bool {
+        matches!(self, Self::Value(_))
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize(d).map(Self::Value)
+    }
+}
+
+// ---------------------------------------------------------------- swimlane
+
+#[derive(serde::Deserialize)]
+struct FastSwimlane {
+    chip_swimlane_level: u64,
+    metadata: FastMeta,
+    aicore_tasks: Vec<FastAicore>,
+    aicpu_tasks: Vec<FastAicpu>,
+    #[serde(default)]
+    aicpu_scheduler_phases: Present<Vec<Vec<FastSched>>>,
+    #[serde(default)]
+    aicpu_orchestrator_phases: Present<Vec<Vec<FastOrch>>>,
+    #[serde(default)]
+    host_orchestrator_phases: Present<IgnoredAny>,
+    #[serde(default)]
+    host_device_uploads: Present<IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct FastMeta {
+    clock_freq_hz: u64,
+    num_cores: u32,
+    core_types: Vec<FastCoreType>,
+    #[serde(default)]
+    core_to_thread: Present<Vec<i32>>,
+    // Host-orchestration keys: their presence sends the file to the careful reader.
+    #[serde(default)]
+    orchestrator_source: Present<IgnoredAny>,
+    #[serde(default)]
+    orchestrator_clock_domain: Present<IgnoredAny>,
+    #[serde(default)]
+    device_clock_domain: Present<IgnoredAny>,
+    #[serde(default)]
+    host_timestamp_resolution_ns: Present<IgnoredAny>,
+    #[serde(default)]
+    host_timestamp_quantization_ns: Present<IgnoredAny>,
+    #[serde(default)]
+    host_orchestration_origin_ns: Present<IgnoredAny>,
+    #[serde(default)]
+    timeline_relation: Present<IgnoredAny>,
+    #[serde(default)]
+    host_capture: Present<IgnoredAny>,
+    #[serde(default)]
+    clock_anchors: Present<IgnoredAny>,
+}
+
+impl FastMeta {
+    fn has_host_keys(&self) -> bool {
+        self.orchestrator_source.is_present()
+            || self.orchestrator_clock_domain.is_present()
+            || self.device_clock_domain.is_present()
+            || self.host_timestamp_resolution_ns.is_present()
+            || self.host_timestamp_quantization_ns.is_present()
+            || self.host_orchestration_origin_ns.is_present()
+            || self.timeline_relation.is_present()
+            || self.host_capture.is_present()
+            || self.clock_anchors.is_present()
+    }
+}
+
+struct FastCoreType(CoreType);
+
+impl<'de> Deserialize<'de> for FastCoreType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = FastCoreType;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("\"aic\" or \"aiv\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FastCoreType, E> {
+                CoreType::from_name(v)
+                    .map(FastCoreType)
+                    .ok_or_else(|| E::custom("unknown core type"))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// Reads a fixed-width row of unsigned integers: `min..=max` columns.
+fn row_visitor<'de, A: SeqAccess<'de>, const N: usize>(
+    mut seq: A,
+    min: usize,
+) -> Result<([u64; N], usize), A::Error> {
+    let mut cols = [0u64; N];
+    let mut n = 0;
+    while n < N {
+        match seq.next_element::<u64>()? {
+            Some(v) => {
+                cols[n] = v;
+                n += 1;
+            }
+            None => break,
+        }
+    }
+    if n < min || (n == N && seq.next_element::<IgnoredAny>()?.is_some()) {
+        return Err(de::Error::custom("row of another width"));
+    }
+    Ok((cols, n))
+}
+
+fn narrow<E: de::Error>(v: u64) -> Result<u32, E> {
+    u32::try_from(v).map_err(|_| E::custom("value out of u32 range"))
+}
+
+struct FastAicore(AicoreTaskRow);
+
+impl<'de> Deserialize<'de> for FastAicore {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FastAicore;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an aicore row of 5 or 6 integers")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<FastAicore, A::Error> {
+                let (c, n) = row_visitor::<A, 6>(seq, 5)?;
+                Ok(FastAicore(AicoreTaskRow {
+                    core_id: narrow(c[0])?,
+                    task_token: TaskId(c[1]),
+                    reg_task_id: narrow(c[2])?,
+                    start_cycles: c[3],
+                    end_cycles: c[4],
+                    receive_to_start_cycles: if n == 6 { narrow(c[5])? } else { 0 },
+                }))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+struct FastAicpu(AicpuTaskRow);
+
+impl<'de> Deserialize<'de> for FastAicpu {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FastAicpu;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an aicpu row of 4 integers")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<FastAicpu, A::Error> {
+                let (c, _) = row_visitor::<A, 4>(seq, 4)?;
+                Ok(FastAicpu(AicpuTaskRow {
+                    core_id: narrow(c[0])?,
+                    reg_task_id: narrow(c[1])?,
+                    dispatch_cycles: c[2],
+                    finish_cycles: c[3],
+                }))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+struct FastKind(SchedPhaseKind);
+
+impl<'de> Deserialize<'de> for FastKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = FastKind;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a phase name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FastKind, E> {
+                Ok(FastKind(SchedPhaseKind::from_name(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct FastSched {
+    kind: FastKind,
+    start_cycles: u64,
+    end_cycles: u64,
+    loop_iter: u32,
+    tasks_processed: u32,
+    #[serde(default)]
+    pop_hit: Present<u32>,
+    #[serde(default)]
+    pop_miss: Present<u32>,
+    #[serde(default)]
+    task_id: Present<u64>,
+    #[serde(default)]
+    shared_at_start: Present<[i16; 3]>,
+    #[serde(default)]
+    shared_at_end: Present<[i16; 3]>,
+}
+
+#[derive(serde::Deserialize)]
+struct FastOrch {
+    submit_idx: u32,
+    task_id: u64,
+    start_cycles: u64,
+    end_cycles: u64,
+}
+
+fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
+    let raw: FastSwimlane = serde_json::from_slice(bytes).ok()?;
+    let level = SwimlaneLevel::from_number(raw.chip_swimlane_level)?;
+    if raw.metadata.clock_freq_hz == 0
+        || raw.metadata.has_host_keys()
+        || raw.host_orchestrator_phases.is_present()
+        || raw.host_device_uploads.is_present()
+    {
+        return None;
+    }
+    let mut scheduler_phases = None;
+    if let Some(lanes) = raw.aicpu_scheduler_phases.into_option() {
+        let mut out = Vec::with_capacity(lanes.len());
+        for lane in lanes {
+            let mut records = Vec::with_capacity(lane.len());
+            for r in lane {
+                let pop = match (r.pop_hit.into_option(), r.pop_miss.into_option()) {
+                    (None, None) => None,
+                    (Some(hit), Some(miss)) => Some(PopCounts { hit, miss }),
+                    _ => return None,
+                };
+                records.push(SchedPhaseRecord {
+                    kind: r.kind.0,
+                    start_cycles: r.start_cycles,
+                    end_cycles: r.end_cycles,
+                    loop_iter: r.loop_iter,
+                    tasks_processed: r.tasks_processed,
+                    pop,
+                    task_id: r.task_id.into_option().map(TaskId),
+                    shared_at_start: r.shared_at_start.into_option(),
+                    shared_at_end: r.shared_at_end.into_option(),
+                });
+            }
+            out.push(records);
+        }
+        scheduler_phases = Some(out);
+    }
+    let orchestrator_phases = raw.aicpu_orchestrator_phases.into_option().map(|lanes| {
+        lanes
+            .into_iter()
+            .map(|lane| {
+                lane.into_iter()
+                    .map(|o| OrchPhaseRecord {
+                        submit_idx: o.submit_idx,
+                        task_id: TaskId(o.task_id),
+                        start_cycles: o.start_cycles,
+                        end_cycles: o.end_cycles,
+                    })
+                    .collect()
+            })
+            .collect()
+    });
+    Some(SwimlaneFile {
+        level,
+        metadata: SwimlaneMetadata {
+            clock_freq_hz: raw.metadata.clock_freq_hz,
+            num_cores: raw.metadata.num_cores,
+            core_types: raw.metadata.core_types.into_iter().map(|c| c.0).collect(),
+            host: None,
+            clock_anchors: None,
+            core_to_thread: raw
+                .metadata
+                .core_to_thread
+                .into_option()
+                .unwrap_or_default(),
+        },
+        aicore_tasks: raw.aicore_tasks.into_iter().map(|r| r.0).collect(),
+        aicpu_tasks: raw.aicpu_tasks.into_iter().map(|r| r.0).collect(),
+        scheduler_phases,
+        orchestrator_phases,
+        host_orchestrator_phases: None,
+        host_device_uploads: None,
+    })
+}
+
+/// Reads a `chip_swimlane_records.json`: the fast pass for a clean file,
+/// else [`crate::swimlane::parse`] (see the module docs).
+pub fn load_swimlane(path: &Path) -> Result<Loaded<SwimlaneFile>, ReadError> {
+    let bytes = crate::json::read_file(path)?;
+    match fast_swimlane(&bytes) {
+        Some(value) => Ok(Loaded {
+            value,
+            problems: Vec::new(),
+        }),
+        None => crate::swimlane::parse(&bytes, path),
+    }
+}
+
+// ---------------------------------------------------------------- deps graph
+
+/// A task of the graph: what the tools need from a `tasks[]` entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphTask {
+    /// `task_id`.
+    pub task_id: TaskId,
+    /// `kernel_ids` `[aic, aiv0, aiv1]` (−1 inactive; missing slots read as −1).
+    pub kernel_ids: [i32; 3],
+    /// `block_num`, at least 1.
+    pub block_num: u32,
+    /// `early_dispatch`.
+    pub early_dispatch: bool,
+}
+
+impl GraphTask {
+    /// Whether every slot is inactive (a dummy task).
+    pub fn is_dummy(&self) -> bool {
+        self.kernel_ids.iter().all(|&k| k < 0)
+    }
+
+    /// Simpler's func_id for a row on a core of type `core`: AIC → slot 0;
+    /// AIV → slot 1, or slot 2 when slot 1 is inactive. `None` when inactive.
+    pub fn func_id_for(&self, core: CoreType) -> Option<i32> {
+        let id = match core {
+            CoreType::Aic => self.kernel_ids[0],
+            CoreType::Aiv if self.kernel_ids[1] >= 0 => self.kernel_ids[1],
+            CoreType::Aiv => self.kernel_ids[2],
+        };
+        (id >= 0).then_some(id)
+    }
+}
+
+/// The dependency graph as the converter and the critical path see it:
+/// tasks, and unique `(pred, succ)` pairs in first-seen order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskGraph {
+    /// `tasks[]`, in file order.
+    pub tasks: Vec<GraphTask>,
+    /// Unique edges (self-edges included as written), first-seen order.
+    pub edges: Vec<(TaskId, TaskId)>,
+    /// `edges[]` entries before removing repeated pairs.
+    pub n_annotated_edges: usize,
+}
+
+impl TaskGraph {
+    /// Task index by raw id.
+    pub fn index(&self) -> IdMap<u64, usize> {
+        let mut index = idmap::map_with_capacity(self.tasks.len());
+        for (i, t) in self.tasks.iter().enumerate() {
+            index.entry(t.task_id.raw()).or_insert(i);
+        }
+        index
+    }
+
+    fn from_pairs(tasks: Vec<GraphTask>, pairs: impl Iterator<Item = (u64, u64)>) -> Self {
+        let mut seen = idmap::set_with_capacity(tasks.len() * 2);
+        let mut edges = Vec::new();
+        let mut n = 0;
+        for (p, s) in pairs {
+            n += 1;
+            if seen.insert((p, s)) {
+                edges.push((TaskId(p), TaskId(s)));
+            }
+        }
+        Self {
+            tasks,
+            edges,
+            n_annotated_edges: n,
+        }
+    }
+
+    /// The graph of a fully read `deps.json`.
+    pub fn from_deps(file: &crate::deps::DepsFile) -> Self {
+        let tasks = file
+            .tasks
+            .iter()
+            .map(|t| {
+                let mut kernel_ids = [-1; 3];
+                for (slot, k) in kernel_ids.iter_mut().zip(&t.kernel_ids) {
+                    *slot = *k;
+                }
+                GraphTask {
+                    task_id: t.task_id,
+                    kernel_ids,
+                    block_num: t.block_num.max(1),
+                    early_dispatch: t.early_dispatch,
+                }
+            })
+            .collect();
+        Self::from_pairs(
+            tasks,
+            file.edges.iter().map(|e| (e.pred.raw(), e.succ.raw())),
+        )
+    }
+}
+
+/// A 64-bit id as a decimal string or a number; negative values wrap.
+struct LenientU64(u64);
+
+impl<'de> Deserialize<'de> for LenientU64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = LenientU64;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer or a decimal string")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<LenientU64, E> {
+                Ok(LenientU64(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<LenientU64, E> {
+                Ok(LenientU64(v as u64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<LenientU64, E> {
+                let digits = v.strip_prefix('-').unwrap_or(v);
+                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(E::custom("not a decimal integer"));
+                }
+                if v.starts_with('-') {
+                    v.parse::<i64>()
+                        .map(|x| LenientU64(x as u64))
+                        .map_err(E::custom)
+                } else {
+                    v.parse::<u64>().map(LenientU64).map_err(E::custom)
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+struct ScopeName;
+
+impl<'de> Deserialize<'de> for ScopeName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ScopeName;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("\"auto\" or \"manual\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ScopeName, E> {
+                match v {
+                    "auto" | "manual" => Ok(ScopeName),
+                    _ => Err(E::custom("unknown scope")),
+                }
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// `[i32; 3]` read from a 3-element array (other widths go to the careful reader).
+struct KernelIds([i32; 3]);
+
+impl<'de> Deserialize<'de> for KernelIds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <[i32; 3]>::deserialize(d).map(KernelIds)
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct FastTask {
+    task_id: LenientU64,
+    #[allow(dead_code)]
+    scope: ScopeName,
+    #[serde(default)]
+    early_dispatch: Option<bool>,
+    kernel_ids: KernelIds,
+    block_num: u32,
+    #[allow(dead_code)]
+    args: Vec<IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct FastEdge {
+    pred: LenientU64,
+    succ: LenientU64,
+}
+
+#[derive(serde::Deserialize)]
+struct FastDeps {
+    tasks: Vec<FastTask>,
+    #[allow(dead_code)]
+    tensors: Vec<IgnoredAny>,
+    edges: Vec<FastEdge>,
+}
+
+fn fast_graph(bytes: &[u8]) -> Option<TaskGraph> {
+    let raw: FastDeps = serde_json::from_slice(bytes).ok()?;
+    let tasks = raw
+        .tasks
+        .into_iter()
+        .map(|t| GraphTask {
+            task_id: TaskId(t.task_id.0),
+            kernel_ids: t.kernel_ids.0,
+            block_num: t.block_num.max(1),
+            early_dispatch: t.early_dispatch.unwrap_or(false),
+        })
+        .collect();
+    Some(TaskGraph::from_pairs(
+        tasks,
+        raw.edges.into_iter().map(|e| (e.pred.0, e.succ.0)),
+    ))
+}
+
+/// Reads the graph of a `deps.json`: the fast pass for a clean file, else
+/// [`crate::deps::parse`] (see the module docs).
+pub fn load_graph(path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
+    let bytes = crate::json::read_file(path)?;
+    if let Some(graph) = fast_graph(&bytes) {
+        return Ok(Loaded {
+            value: graph,
+            problems: Vec::new(),
+        });
+    }
+    let loaded = crate::deps::parse(&bytes, path)?;
+    let problems: Vec<Problem> = loaded.problems;
+    Ok(Loaded {
+        value: TaskGraph::from_deps(&loaded.value),
+        problems,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RECORDS: &str = r#"{
+  "chip_swimlane_level": 4,
+  "metadata": {"clock_freq_hz": 50000000, "num_cores": 2, "core_types": ["aic", "aiv"], "core_to_thread": [0, 0]},
+  "aicore_tasks": [[0, 4294967296, 1, 1100, 1400, 10], [1, 0, 1, 1000, 1050]],
+  "aicpu_tasks": [[0, 1, 1080, 1420], [1, 1, 980, 1060]],
+  "aicpu_scheduler_phases": [[
+    {"kind": "dispatch", "start_cycles": 975, "end_cycles": 985, "loop_iter": 1, "tasks_processed": 1, "pop_hit": 1, "pop_miss": 0, "shared_at_start": [0,1,0], "shared_at_end": [0,0,0]}
+  ]],
+  "aicpu_orchestrator_phases": [[{"submit_idx": 0, "task_id": 0, "start_cycles": 900, "end_cycles": 920}]]
+}"#;
+
+    #[test]
+    fn fast_and_careful_swimlane_agree_on_a_clean_file() {
+        let fast = fast_swimlane(RECORDS.as_bytes()).unwrap();
+        let careful = crate::swimlane::parse(RECORDS.as_bytes(), Path::new("x.json")).unwrap();
+        assert!(careful.problems.is_empty(), "{:?}", careful.problems);
+        assert_eq!(fast, careful.value);
+    }
+
+    #[test]
+    fn fast_swimlane_declines_what_it_does_not_model() {
+        for (from, to) in [
+            ("\"chip_swimlane_level\": 4", "\"chip_swimlane_level\": 7"),
+            ("\"clock_freq_hz\": 50000000", "\"clock_freq_hz\": 0"),
+            ("[1, 0, 1, 1000, 1050]", "[1, 0, 1, 1000]"),
+            ("[\"aic\", \"aiv\"]", "[\"aic\", \"mix\"]"),
+            ("\"pop_miss\": 0, ", ""),
+            (
+                "\"num_cores\": 2,",
+                "\"num_cores\": 2, \"orchestrator_source\": \"host\",",
+            ),
+            (
+                "\"aicpu_orchestrator_phases\": [[",
+                "\"aicpu_orchestrator_phases\": null, \"x\": [[",
+            ),
+        ] {
+            let text = RECORDS.replace(from, to);
+            assert_ne!(text, RECORDS, "{from}");
+            assert!(fast_swimlane(text.as_bytes()).is_none(), "{to}");
+        }
+    }
+
+    #[test]
+    fn load_swimlane_reports_damage_like_the_careful_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chip_swimlane_records.json");
+        std::fs::write(&path, &RECORDS[..RECORDS.len() / 2]).unwrap();
+        let err = load_swimlane(&path).unwrap_err();
+        assert!(err.to_string().contains("truncated JSON"), "{err}");
+        std::fs::write(
+            &path,
+            RECORDS.replace("\"chip_swimlane_level\": 4", "\"chip_swimlane_level\": 9"),
+        )
+        .unwrap();
+        let err = load_swimlane(&path).unwrap_err();
+        assert_eq!(err.key(), Some("chip_swimlane_level"), "{err}");
+        std::fs::write(&path, RECORDS.replace("[1, 0, 1, 1000, 1050]", "[1, 0]")).unwrap();
+        let loaded = load_swimlane(&path).unwrap();
+        assert_eq!(loaded.value.aicore_tasks.len(), 1);
+        assert_eq!(loaded.problems[0].key, "aicore_tasks[1]");
+    }
+
+    const DEPS: &str = r#"{"tasks":[{"task_id":"0","scope":"auto","early_dispatch":false,"kernel_ids":[-1,0,-1],"block_num":1,"args":[]},{"task_id":"4294967296","scope":"manual","kernel_ids":[7,-1,-1],"block_num":4,"args":[{"idx":0,"type":"INPUT"}]}],"tensors":[],"edges":[{"pred":"0","succ":"4294967296","arg":0,"source":"explicit","flags":["wait","retain"]},{"pred":"0","succ":"4294967296","arg":1,"source":"explicit","flags":["wait","retain"]}]}
+"#;
+
+    #[test]
+    fn fast_and_careful_graph_agree() {
+        let fast = fast_graph(DEPS.as_bytes()).unwrap();
+        let careful = crate::deps::parse(DEPS.as_bytes(), Path::new("deps.json")).unwrap();
+        assert_eq!(fast, TaskGraph::from_deps(&careful.value));
+        assert_eq!(fast.edges.len(), 1);
+        assert_eq!(fast.n_annotated_edges, 2);
+        assert_eq!(fast.tasks[1].func_id_for(CoreType::Aic), Some(7));
+        assert_eq!(fast.tasks[0].func_id_for(CoreType::Aiv), Some(0));
+        assert_eq!(fast.tasks[0].func_id_for(CoreType::Aic), None);
+    }
+
+    #[test]
+    fn load_graph_names_the_missing_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("deps.json");
+        std::fs::write(&path, DEPS.replace("\"edges\"", "\"edgez\"")).unwrap();
+        let err = load_graph(&path).unwrap_err();
+        assert_eq!(err.key(), Some("edges"), "{err}");
+        assert!(err.to_string().contains(&path.display().to_string()));
+    }
+}

@@ -1,0 +1,450 @@
+//! The swimlane join: raw counter rows to timed tasks and phases.
+//!
+//! Every viewer that uses timing consumes the records the way Simpler's
+//! canonical reader (`read_perf_data`) does, implemented once here:
+//!
+//! 1. the join key is `(core_id, reg_task_id)`: each `aicpu_tasks` row
+//!    looks up its `aicore_tasks` row (the last one wins on a repeated key);
+//!    AICPU rows without a match are dropped and counted in a problem;
+//! 2. at level 1 with no AICPU rows, every AICore row is a task with no
+//!    dispatch or finish time;
+//! 3. the time base is the smallest *positive* value among `start −
+//!    receive_to_start` and `end` of the AICore rows, `dispatch` and
+//!    `finish` of the AICPU rows, and `start` / `end` of every scheduler and
+//!    orchestrator record; a zero counter means "absent" and stays 0;
+//! 4. tasks are sorted by task id, stably (SPMD rows keep their order).
+//!
+//! Times here are integer **nanoseconds** since the base (`(c − base) ·
+//! 10⁹ / clock_freq_hz`, truncated), not Simpler's float microseconds: every
+//! interval is then exact, so slices that touch never overlap by a rounding
+//! error, and the trace writer prints µs with three decimals.
+//!
+//! Host-orchestrated files (host_build_graph) put host records in host
+//! nanoseconds since `host_orchestration_origin_ns`; without a clock
+//! alignment, device time is laid out after the last host record (Simpler's
+//! "causal composite" fallback). The calibrated alignment from clock anchors
+//! is not implemented; such files are shown in the composite layout.
+
+use std::path::Path;
+
+use crate::core_type::CoreType;
+use crate::error::Problem;
+use crate::swimlane::{PopCounts, SchedPhaseKind, SwimlaneFile, SwimlaneLevel};
+use crate::task_id::TaskId;
+use crate::tools::error::ToolError;
+use crate::tools::idmap::{self, IdMap};
+
+/// Nanoseconds since the time base.
+pub type Ns = u64;
+
+/// One executed (sub)task: one AICore row joined with its AICPU row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerfTask {
+    /// The task id (the AICore row's token).
+    pub task_id: TaskId,
+    /// The logical core it ran on.
+    pub core_id: u32,
+    /// The core's type (`metadata.core_types`, default AIV).
+    pub core_type: CoreType,
+    /// The per-core dispatch token.
+    pub reg_task_id: u32,
+    /// Kernel start.
+    pub start: Ns,
+    /// Kernel end.
+    pub end: Ns,
+    /// When the core received the task (`start − receive_to_start`).
+    pub receive: Ns,
+    /// AICPU dispatch; `None` at level 1.
+    pub dispatch: Option<Ns>,
+    /// AICPU finish; `None` at level 1 or when not recorded.
+    pub finish: Option<Ns>,
+}
+
+impl PerfTask {
+    /// Kernel time: `end − start`.
+    pub fn exec(&self) -> Ns {
+        self.end.saturating_sub(self.start)
+    }
+}
+
+/// One scheduler phase record, timed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhaseSpan {
+    /// The phase.
+    pub kind: SchedPhaseKind,
+    /// Start.
+    pub start: Ns,
+    /// End.
+    pub end: Ns,
+    /// `loop_iter`.
+    pub loop_iter: u32,
+    /// `tasks_processed`.
+    pub tasks_processed: u32,
+    /// `pop_hit` / `pop_miss` (dispatch).
+    pub pop: Option<PopCounts>,
+    /// `task_id` (dummy_task, predicated_skip, graph_prepare).
+    pub task_id: Option<TaskId>,
+    /// Ready-queue depths `[aic, aiv, mix]` at the start.
+    pub shared_at_start: Option<[i16; 3]>,
+    /// Ready-queue depths `[aic, aiv, mix]` at the end.
+    pub shared_at_end: Option<[i16; 3]>,
+}
+
+/// One orchestrator submit (or `alloc_tensors`) envelope, timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrchSpan {
+    /// `submit_idx`.
+    pub submit_idx: u32,
+    /// The submitted task.
+    pub task_id: TaskId,
+    /// Start.
+    pub start: Ns,
+    /// End.
+    pub end: Ns,
+}
+
+/// One host → device upload (host-orchestrated runs), timed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UploadSpan {
+    /// `graph_upload`, `sm_h2d` or `arena_h2d`.
+    pub phase: String,
+    /// Start.
+    pub start: Ns,
+    /// End.
+    pub end: Ns,
+    /// Bytes uploaded.
+    pub bytes: u64,
+}
+
+/// A swimlane file, joined and timed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Timeline {
+    /// The file's level.
+    pub level: SwimlaneLevel,
+    /// Whether the orchestrator ran on the host.
+    pub host_mode: bool,
+    /// Core types by core id.
+    pub core_types: Vec<CoreType>,
+    /// Scheduler thread by core id (−1 unassigned); empty below level 3.
+    pub core_to_thread: Vec<i32>,
+    /// Tasks sorted by task id (stable).
+    pub tasks: Vec<PerfTask>,
+    /// Scheduler phases per scheduler thread.
+    pub sched: Vec<Vec<PhaseSpan>>,
+    /// Orchestrator records per orchestrator thread (one lane in host mode).
+    pub orch: Vec<Vec<OrchSpan>>,
+    /// Host uploads (host mode).
+    pub uploads: Vec<UploadSpan>,
+    /// What the join stepped over (unmatched rows).
+    pub problems: Vec<Problem>,
+}
+
+impl Timeline {
+    /// Whether the tasks carry AICPU dispatch/finish times (level ≥ 2).
+    pub fn has_aicpu_times(&self) -> bool {
+        self.tasks.iter().any(|t| t.finish.is_some())
+    }
+
+    /// The core type of `core_id` (AIV when unknown, as Simpler defaults).
+    pub fn core_type(&self, core_id: u32) -> CoreType {
+        self.core_types
+            .get(core_id as usize)
+            .copied()
+            .unwrap_or(CoreType::Aiv)
+    }
+}
+
+/// Joins and times `file` (read from `path`, named in errors).
+pub fn join(file: &SwimlaneFile, path: &Path) -> Result<Timeline, ToolError> {
+    let md = &file.metadata;
+    let freq = md.clock_freq_hz;
+    if freq == 0 {
+        return Err(ToolError::invalid(
+            path,
+            "metadata.clock_freq_hz",
+            "is 0; expected a positive frequency in Hz",
+        ));
+    }
+    let host_mode = md
+        .host
+        .as_ref()
+        .is_some_and(|h| h.orchestrator_source == "host" || h.host_capture.is_some())
+        || file
+            .host_orchestrator_phases
+            .as_ref()
+            .is_some_and(|v| !v.is_empty());
+    if host_mode && file.orchestrator_phases.is_some() {
+        return Err(ToolError::invalid(
+            path,
+            "aicpu_orchestrator_phases",
+            "is present in a host-orchestrated file (mixed clock domains); the file cannot be laid out on one timeline",
+        ));
+    }
+
+    // Host records and the composite layout's device offset.
+    let mut orch = Vec::new();
+    let mut uploads = Vec::new();
+    let mut device_offset: Ns = 0;
+    if host_mode {
+        let submits = file.host_orchestrator_phases.as_deref().unwrap_or(&[]);
+        let ups = file.host_device_uploads.as_deref().unwrap_or(&[]);
+        let origin = md
+            .host
+            .as_ref()
+            .map(|h| h.host_orchestration_origin_ns)
+            .filter(|&o| o > 0)
+            .or_else(|| {
+                submits
+                    .iter()
+                    .map(|s| s.start_host_ns)
+                    .chain(ups.iter().map(|u| u.start_host_ns))
+                    .min()
+            })
+            .unwrap_or(0);
+        let check = |key: String, start: u64, end: u64| -> Result<(Ns, Ns), ToolError> {
+            if start < origin || end < start {
+                return Err(ToolError::invalid(
+                    path,
+                    &key,
+                    format!("spans {start}..{end} ns, before the origin {origin} ns or backwards"),
+                ));
+            }
+            Ok((start - origin, end - origin))
+        };
+        let mut lane = Vec::with_capacity(submits.len());
+        for (i, s) in submits.iter().enumerate() {
+            let (start, end) = check(
+                format!("host_orchestrator_phases[0][{i}]"),
+                s.start_host_ns,
+                s.end_host_ns,
+            )?;
+            lane.push(OrchSpan {
+                submit_idx: s.submit_idx,
+                task_id: s.task_id,
+                start,
+                end,
+            });
+            device_offset = device_offset.max(end);
+        }
+        orch.push(lane);
+        for (i, u) in ups.iter().enumerate() {
+            let (start, end) = check(
+                format!("host_device_uploads[{i}]"),
+                u.start_host_ns,
+                u.end_host_ns,
+            )?;
+            uploads.push(UploadSpan {
+                phase: u.phase.clone(),
+                start,
+                end,
+                bytes: u.detail,
+            });
+            device_offset = device_offset.max(end);
+        }
+    }
+
+    // The time base.
+    let mut base = u64::MAX;
+    let mut note = |c: u64| {
+        if c > 0 && c < base {
+            base = c;
+        }
+    };
+    for r in &file.aicore_tasks {
+        note(
+            r.start_cycles
+                .saturating_sub(u64::from(r.receive_to_start_cycles)),
+        );
+        note(r.end_cycles);
+    }
+    for r in &file.aicpu_tasks {
+        note(r.dispatch_cycles);
+        note(r.finish_cycles);
+    }
+    for p in file.scheduler_phases.iter().flatten().flatten() {
+        note(p.start_cycles);
+        note(p.end_cycles);
+    }
+    for o in file.orchestrator_phases.iter().flatten().flatten() {
+        note(o.start_cycles);
+        note(o.end_cycles);
+    }
+    if base == u64::MAX {
+        base = 0;
+    }
+    let to_ns = |c: u64| -> Ns {
+        if c == 0 {
+            return 0;
+        }
+        let ns = (u128::from(c.saturating_sub(base)) * 1_000_000_000u128) / u128::from(freq);
+        u64::try_from(ns)
+            .unwrap_or(u64::MAX)
+            .saturating_add(device_offset)
+    };
+    let core_type_of = |core: u32| {
+        md.core_types
+            .get(core as usize)
+            .copied()
+            .unwrap_or(CoreType::Aiv)
+    };
+
+    let mut problems = Vec::new();
+    let mut tasks = Vec::with_capacity(file.aicpu_tasks.len().max(file.aicore_tasks.len()));
+    if file.aicpu_tasks.is_empty() && file.level == SwimlaneLevel::AicoreTiming {
+        for r in &file.aicore_tasks {
+            let start = to_ns(r.start_cycles);
+            tasks.push(PerfTask {
+                task_id: r.task_token,
+                core_id: r.core_id,
+                core_type: core_type_of(r.core_id),
+                reg_task_id: r.reg_task_id,
+                start,
+                end: to_ns(r.end_cycles),
+                receive: to_ns(
+                    r.start_cycles
+                        .saturating_sub(u64::from(r.receive_to_start_cycles)),
+                ),
+                dispatch: None,
+                finish: None,
+            });
+        }
+    } else {
+        let mut lookup: IdMap<(u32, u32), usize> =
+            idmap::map_with_capacity(file.aicore_tasks.len());
+        for (i, r) in file.aicore_tasks.iter().enumerate() {
+            lookup.insert((r.core_id, r.reg_task_id), i);
+        }
+        let mut unmatched = 0usize;
+        for c in &file.aicpu_tasks {
+            let Some(&i) = lookup.get(&(c.core_id, c.reg_task_id)) else {
+                unmatched += 1;
+                continue;
+            };
+            let r = &file.aicore_tasks[i];
+            tasks.push(PerfTask {
+                task_id: r.task_token,
+                core_id: c.core_id,
+                core_type: core_type_of(c.core_id),
+                reg_task_id: c.reg_task_id,
+                start: to_ns(r.start_cycles),
+                end: to_ns(r.end_cycles),
+                receive: to_ns(
+                    r.start_cycles
+                        .saturating_sub(u64::from(r.receive_to_start_cycles)),
+                ),
+                dispatch: Some(to_ns(c.dispatch_cycles)),
+                finish: (c.finish_cycles > 0).then(|| to_ns(c.finish_cycles)),
+            });
+        }
+        if unmatched > 0 {
+            problems.push(Problem::new(
+                "aicpu_tasks",
+                format!("{unmatched} row(s) have no aicore_tasks row with the same (core_id, reg_task_id); dropped them"),
+            ));
+        }
+    }
+    tasks.sort_by_key(|t| t.task_id);
+
+    let sched = file
+        .scheduler_phases
+        .iter()
+        .flatten()
+        .map(|lane| {
+            lane.iter()
+                .map(|p| PhaseSpan {
+                    kind: p.kind.clone(),
+                    start: to_ns(p.start_cycles),
+                    end: to_ns(p.end_cycles),
+                    loop_iter: p.loop_iter,
+                    tasks_processed: p.tasks_processed,
+                    pop: p.pop,
+                    task_id: p.task_id,
+                    shared_at_start: p.shared_at_start,
+                    shared_at_end: p.shared_at_end,
+                })
+                .collect()
+        })
+        .collect();
+    if !host_mode {
+        orch = file
+            .orchestrator_phases
+            .iter()
+            .flatten()
+            .map(|lane| {
+                lane.iter()
+                    .map(|o| OrchSpan {
+                        submit_idx: o.submit_idx,
+                        task_id: o.task_id,
+                        start: to_ns(o.start_cycles),
+                        end: to_ns(o.end_cycles),
+                    })
+                    .collect()
+            })
+            .collect();
+    }
+
+    Ok(Timeline {
+        level: file.level,
+        host_mode,
+        core_types: md.core_types.clone(),
+        core_to_thread: md.core_to_thread.clone(),
+        tasks,
+        sched,
+        orch,
+        uploads,
+        problems,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::swimlane::parse;
+
+    /// The reference's §2.5 example (a2a3, 50 MHz: 20 ns per cycle).
+    pub(crate) const EXAMPLE: &str = r#"{
+  "chip_swimlane_level": 4,
+  "metadata": {"clock_freq_hz": 50000000, "num_cores": 2, "core_types": ["aic", "aiv"], "core_to_thread": [0, 0]},
+  "aicore_tasks": [[0, 4294967296, 1, 1100, 1400, 10], [1, 0, 1, 1000, 1050, 8], [1, 4294967297, 2, 1450, 1500, 8]],
+  "aicpu_tasks": [[0, 1, 1080, 1420], [1, 1, 980, 1060], [1, 2, 1430, 1520], [1, 9, 1, 2]],
+  "aicpu_scheduler_phases": [[
+    {"kind": "dispatch", "start_cycles": 975, "end_cycles": 985, "loop_iter": 1, "tasks_processed": 1, "pop_hit": 1, "pop_miss": 0, "shared_at_start": [0,1,0], "shared_at_end": [0,0,0]},
+    {"kind": "complete", "start_cycles": 1055, "end_cycles": 1065, "loop_iter": 2, "tasks_processed": 1, "shared_at_start": [1,0,0], "shared_at_end": [1,0,0]}
+  ]],
+  "aicpu_orchestrator_phases": [[{"submit_idx": 0, "task_id": 0, "start_cycles": 900, "end_cycles": 920}]]
+}"#;
+
+    #[test]
+    fn joins_on_core_and_token_and_times_in_ns() {
+        let file = parse(EXAMPLE.as_bytes(), Path::new("x")).unwrap().value;
+        let t = join(&file, Path::new("x")).unwrap();
+        // The unmatched [1, 9, ...] row is dropped and counted; its cycles
+        // 1 and 2 still set the base (they are positive).
+        assert_eq!(t.problems.len(), 1);
+        assert_eq!(t.tasks.len(), 3);
+        let ids: Vec<String> = t.tasks.iter().map(|x| x.task_id.to_string()).collect();
+        assert_eq!(ids, ["t0", "r1t0", "r1t1"]);
+        // base = 1 cycle; t0 on core 1 starts at cycle 1000 → 999 · 20 ns.
+        assert_eq!(t.tasks[0].start, 999 * 20);
+        assert_eq!(t.tasks[0].receive, 991 * 20);
+        assert_eq!(t.tasks[0].dispatch, Some(979 * 20));
+        assert_eq!(t.tasks[0].core_type, CoreType::Aiv);
+        assert_eq!(t.sched[0][1].kind, SchedPhaseKind::Complete);
+        assert_eq!(t.orch[0][0].start, 899 * 20);
+    }
+
+    #[test]
+    fn level_one_uses_aicore_rows_only() {
+        let text = EXAMPLE
+            .replace("\"chip_swimlane_level\": 4", "\"chip_swimlane_level\": 1")
+            .replace(
+                "[[0, 1, 1080, 1420], [1, 1, 980, 1060], [1, 2, 1430, 1520], [1, 9, 1, 2]]",
+                "[]",
+            );
+        let file = parse(text.as_bytes(), Path::new("x")).unwrap().value;
+        let t = join(&file, Path::new("x")).unwrap();
+        assert_eq!(t.tasks.len(), 3);
+        assert!(t.tasks.iter().all(|x| x.dispatch.is_none()));
+        assert!(!t.has_aicpu_times());
+    }
+}

@@ -1,0 +1,584 @@
+//! `pto scope-stats-plot`: `scope_stats.jsonl` → a self-contained
+//! `scope_stats.html` beside it.
+//!
+//! Each `PTO2_SCOPE` wrote a `begin` and an `end` record; a matched pair
+//! ([`pair_scopes`]) is one scope. Per scope and resource the page uses the
+//! reference's risk metric (§6.3), compared with the capacity from the
+//! metadata line:
+//!
+//! | Resource | Metric | Value | Capacity |
+//! |---|---|---|---|
+//! | task window | high water | `end.task_window_end − begin.task_window_start` | `task_window_max[ring]` |
+//! | heap | high water | `end.heap_end − begin.heap_start` (shown in MiB) | `heap_max[ring]` |
+//! | dep pool | high water | `end.dep_pool_end − begin.dep_pool_start` | `dep_pool_max[ring]` |
+//! | TensorMap | live at exit | `end.tensormap` (global) | `tensormap_max` |
+//!
+//! The page has a header (file, dominant site, a status chip: fatal,
+//! dropped records or healthy; record, scope and ring counts), a formula
+//! guide, a **Top Peaks** table (one row per resource and ring, the
+//! TensorMap once, with a use bar: `danger` ≥ 80 %, `warn` ≥ 50 %), one
+//! **timeline per ring** (inline SVG: each resource's metric as a percentage
+//! of its capacity over the ring's scopes in the order they closed, the
+//! capacity line at 100 %), and a table of the **scopes with the highest
+//! water marks**. Unmatched records are listed as warnings. The page loads
+//! nothing; every site name is escaped. With `?selftest` it writes counts
+//! of what it rendered into `#selftest-result`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::atomic::AtomicFile;
+use crate::scope_stats::{pair_scopes, ScopePair, ScopeRecord, ScopeResource, ScopeStatsFile};
+use crate::tools::error::ToolError;
+use crate::tools::html::{escape, num, Page};
+
+/// What the plot wrote.
+#[derive(Clone, Debug)]
+pub struct PlotReport {
+    /// The page.
+    pub output: PathBuf,
+    /// Records read.
+    pub n_records: usize,
+    /// Matched begin/end pairs.
+    pub n_scopes: usize,
+    /// Rings with at least one scope.
+    pub rings: Vec<usize>,
+    /// Recoverable damage (bad lines, unmatched records), each naming the file.
+    pub warnings: Vec<String>,
+}
+
+/// How many scopes the "highest water marks" table lists.
+pub const TOP_SCOPES: usize = 20;
+
+/// The default output beside `input`.
+pub fn default_output(input: &Path) -> PathBuf {
+    super::parent_dir(input).join("scope_stats.html")
+}
+
+/// Writes the page for `input` to `output` (default beside it).
+pub fn plot(input: &Path, output: Option<&Path>) -> Result<PlotReport, ToolError> {
+    let loaded = crate::scope_stats::read(input)?;
+    let mut warnings: Vec<String> = loaded
+        .problems
+        .iter()
+        .map(|p| format!("{}: {p}", input.display()))
+        .collect();
+    let file = loaded.value;
+    let (pairs, pair_problems) = pair_scopes(&file.records);
+    warnings.extend(
+        pair_problems
+            .iter()
+            .map(|p| format!("{}: {p}", input.display())),
+    );
+    let output = match output {
+        Some(p) => p.to_path_buf(),
+        None => default_output(input),
+    };
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (html, rings) = render(&file, &pairs, &name, &warnings);
+    let mut out = AtomicFile::create(&output)?;
+    out.write_all(html.as_bytes())?;
+    out.commit()?;
+    Ok(PlotReport {
+        output,
+        n_records: file.records.len(),
+        n_scopes: pairs.len(),
+        rings,
+        warnings,
+    })
+}
+
+const RESOURCES: [(ScopeResource, &str, &str, &str); 4] = [
+    (
+        ScopeResource::TaskWindow,
+        "task window",
+        "High water",
+        "#1f77b4",
+    ),
+    (ScopeResource::Heap, "heap", "High water", "#d62728"),
+    (ScopeResource::DepPool, "dep pool", "High water", "#2ca02c"),
+    (
+        ScopeResource::Tensormap,
+        "TensorMap",
+        "Live at exit",
+        "#9467bd",
+    ),
+];
+
+/// One scope's metrics.
+struct Scope<'a> {
+    index: usize,
+    ring: usize,
+    begin: &'a ScopeRecord,
+    end: &'a ScopeRecord,
+    /// Per resource: (value, capacity, use fraction).
+    values: [(i64, i64, f64); 4],
+}
+
+impl Scope<'_> {
+    fn max_use(&self) -> f64 {
+        self.values.iter().map(|v| v.2).fold(0.0, f64::max)
+    }
+}
+
+fn fmt_value(resource: ScopeResource, v: i64) -> String {
+    if resource == ScopeResource::Heap {
+        format!("{:.2} MiB", v as f64 / (1024.0 * 1024.0))
+    } else {
+        v.to_string()
+    }
+}
+
+fn use_class(f: f64) -> &'static str {
+    if f >= 0.8 {
+        "danger"
+    } else if f >= 0.5 {
+        "warn"
+    } else {
+        "ok"
+    }
+}
+
+fn use_bar(f: f64) -> String {
+    format!(
+        "<div class=\"bar {}\"><span style=\"width:{}%\"></span><em>{:.1}%</em></div>",
+        use_class(f),
+        num((f * 100.0).clamp(0.0, 100.0)),
+        f * 100.0
+    )
+}
+
+fn render(
+    file: &ScopeStatsFile,
+    pairs: &[ScopePair],
+    name: &str,
+    warnings: &[String],
+) -> (String, Vec<usize>) {
+    let meta = &file.meta;
+    let scopes: Vec<Scope<'_>> = pairs
+        .iter()
+        .enumerate()
+        .filter_map(|(index, p)| {
+            let begin = &file.records[p.begin];
+            let end = &file.records[p.end];
+            let ring = end.ring_index()?;
+            let mut values = [(0i64, 0i64, 0f64); 4];
+            for (k, (res, ..)) in RESOURCES.iter().enumerate() {
+                let v = res.risk(begin, end);
+                let cap = meta.capacity(*res, ring).unwrap_or(0);
+                let f = if cap > 0 { v as f64 / cap as f64 } else { 0.0 };
+                values[k] = (v, cap, f);
+            }
+            Some(Scope {
+                index,
+                ring,
+                begin,
+                end,
+                values,
+            })
+        })
+        .collect();
+    let mut rings: Vec<usize> = scopes.iter().map(|s| s.ring).collect();
+    rings.sort_unstable();
+    rings.dedup();
+
+    // The site with the most `end` records.
+    let mut sites: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for r in &file.records {
+        if r.phase == crate::scope_stats::ScopePhase::End {
+            *sites.entry(r.site.as_str()).or_default() += 1;
+        }
+    }
+    let dominant = sites
+        .iter()
+        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+        .map(|(s, n)| format!("{s} ({n} scopes)"))
+        .unwrap_or_else(|| String::from("none"));
+    let (chip_class, chip) = if meta.fatal {
+        ("danger", String::from("Fatal"))
+    } else if meta.dropped > 0 {
+        (
+            "warn",
+            format!("Dropped records: {} of {}", meta.dropped, meta.total),
+        )
+    } else {
+        ("ok", String::from("Healthy: no fatal, no dropped"))
+    };
+
+    let title = format!("Scope stats \u{2014} {name}");
+    let mut body = String::with_capacity(4096 + 2000 * scopes.len().min(5000));
+    let _ = writeln!(
+        body,
+        "<header><h1>{}</h1><p><span class=\"chip {chip_class}\">{}</span> version {} \u{b7} {} records \u{b7} {} scopes \u{b7} {} ring(s) \u{b7} dominant site <code>{}</code></p></header>",
+        escape(&title),
+        escape(&chip),
+        meta.version,
+        file.records.len(),
+        scopes.len(),
+        rings.len(),
+        escape(&dominant)
+    );
+    body.push_str(
+        "<details class=\"guide\"><summary>Formula guide</summary><ul>\
+<li><b>High water</b> (task window, heap, dep pool): <code>end.X_end \u{2212} begin.X_start</code>, what the scope needed at most; compared with <code>X_max[ring]</code>.</li>\
+<li><b>Live at exit</b>: <code>end.X_end \u{2212} end.X_start</code>; <b>Alloc per scope</b>: <code>end.X_end \u{2212} begin.X_end</code>.</li>\
+<li><b>TensorMap</b>: live entries at the scope's end (<code>end.tensormap</code>), one global pool against <code>tensormap_max</code>.</li>\
+<li>Use bars: red \u{2265} 80 %, amber \u{2265} 50 %. Heap values in MiB.</li></ul></details>\n",
+    );
+    if !warnings.is_empty() {
+        body.push_str("<section class=\"warnings\"><h2>Warnings</h2><ul>");
+        for w in warnings.iter().take(200) {
+            let _ = write!(body, "<li>{}</li>", escape(w));
+        }
+        if warnings.len() > 200 {
+            let _ = write!(body, "<li>... and {} more</li>", warnings.len() - 200);
+        }
+        body.push_str("</ul></section>\n");
+    }
+
+    // Top peaks.
+    body.push_str("<section><h2>Top peaks</h2><table id=\"peaks\"><thead><tr><th>Resource</th><th>ring_depth</th><th>Metric</th><th>Peak</th><th>Capacity</th><th>Use</th><th>Site</th><th>Scope index</th></tr></thead><tbody>\n");
+    for (k, (res, label, metric, _)) in RESOURCES.iter().enumerate() {
+        let ring_groups: Vec<Option<usize>> = if *res == ScopeResource::Tensormap {
+            vec![None]
+        } else {
+            rings.iter().map(|&r| Some(r)).collect()
+        };
+        for ring in ring_groups {
+            let peak = scopes
+                .iter()
+                .filter(|s| ring.is_none_or(|r| s.ring == r))
+                .max_by(|a, b| {
+                    a.values[k]
+                        .0
+                        .cmp(&b.values[k].0)
+                        .then(b.index.cmp(&a.index))
+                });
+            let Some(s) = peak else { continue };
+            let (v, cap, f) = s.values[k];
+            let _ = writeln!(
+                body,
+                "<tr><td>{label}</td><td>{}</td><td>{metric}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td><td class=\"n\">{}</td></tr>",
+                ring.map_or_else(|| String::from("global"), |r| r.to_string()),
+                fmt_value(*res, v),
+                fmt_value(*res, cap),
+                use_bar(f),
+                escape(&s.end.site),
+                s.index
+            );
+        }
+    }
+    body.push_str("</tbody></table></section>\n");
+
+    // One timeline per ring.
+    body.push_str("<section><h2>Timelines per ring</h2><p class=\"note\">Each resource's metric as a percentage of its capacity, over the ring's scopes in the order they closed; the dashed line is the capacity.</p>\n");
+    for &ring in &rings {
+        let ring_scopes: Vec<&Scope<'_>> = scopes.iter().filter(|s| s.ring == ring).collect();
+        chart(&mut body, ring, &ring_scopes);
+    }
+    if rings.is_empty() {
+        body.push_str("<p>No complete scope (begin and end) in the file.</p>\n");
+    }
+    body.push_str("</section>\n");
+
+    // Scopes with the highest water marks.
+    let mut top: Vec<&Scope<'_>> = scopes.iter().collect();
+    top.sort_by(|a, b| {
+        b.max_use()
+            .total_cmp(&a.max_use())
+            .then(a.index.cmp(&b.index))
+    });
+    top.truncate(TOP_SCOPES);
+    let _ = writeln!(
+        body,
+        "<section><h2>Scopes with the highest water marks (top {})</h2><table id=\"top\"><thead><tr><th>#</th><th>Scope index</th><th>Site</th><th>ring</th><th>depth</th><th>task window</th><th>heap</th><th>dep pool</th><th>TensorMap</th><th>Max use</th></tr></thead><tbody>",
+        top.len()
+    );
+    for (rank, s) in top.iter().enumerate() {
+        let _ = write!(
+            body,
+            "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
+            rank + 1,
+            s.index,
+            escape(&s.end.site),
+            s.ring,
+            s.begin.depth
+        );
+        for (k, (res, ..)) in RESOURCES.iter().enumerate() {
+            let (v, cap, f) = s.values[k];
+            let _ = write!(
+                body,
+                "<td class=\"n\">{} / {} <small>({:.1}%)</small></td>",
+                fmt_value(*res, v),
+                fmt_value(*res, cap),
+                f * 100.0
+            );
+        }
+        let _ = writeln!(body, "<td>{}</td></tr>", use_bar(s.max_use()));
+    }
+    body.push_str("</tbody></table></section>\n<pre id=\"selftest-result\" hidden></pre>\n");
+
+    let page = Page {
+        title: &title,
+        style: STYLE,
+        body: &body,
+        script: SCRIPT,
+    };
+    (page.render(), rings)
+}
+
+const CHART_W: f64 = 900.0;
+const CHART_H: f64 = 300.0;
+const PAD_L: f64 = 74.0;
+const PAD_R: f64 = 24.0;
+const PAD_T: f64 = 28.0;
+const PAD_B: f64 = 48.0;
+
+/// One ring's SVG timeline.
+fn chart(body: &mut String, ring: usize, scopes: &[&Scope<'_>]) {
+    let n = scopes.len();
+    let peak = scopes.iter().map(|s| s.max_use()).fold(0.0, f64::max);
+    // Small peaks get a zoomed axis (the capacity line is then off scale);
+    // from 50 % up the axis always reaches the capacity.
+    let y_max = if peak * 1.1 >= 0.5 {
+        (peak * 1.1).max(1.0)
+    } else {
+        (peak * 1.25).max(0.001)
+    };
+    let cap_visible = y_max >= 1.0;
+    let pct_digits = if y_max >= 0.2 {
+        0
+    } else if y_max >= 0.02 {
+        1
+    } else {
+        2
+    };
+    let plot_w = CHART_W - PAD_L - PAD_R;
+    let plot_h = CHART_H - PAD_T - PAD_B;
+    let x_of = |i: usize| {
+        if n <= 1 {
+            PAD_L + plot_w / 2.0
+        } else {
+            PAD_L + plot_w * i as f64 / (n - 1) as f64
+        }
+    };
+    let y_of = |f: f64| PAD_T + plot_h * (1.0 - (f / y_max).clamp(0.0, 1.0));
+    let _ = write!(
+        body,
+        "<figure class=\"chart\" data-ring=\"{ring}\"><figcaption>ring {ring} \u{b7} {n} scope(s) \u{b7} peak use {:.1}%{}</figcaption>\
+<svg viewBox=\"0 0 {CHART_W} {CHART_H}\" role=\"img\" aria-label=\"ring {ring} timeline\" xmlns=\"http://www.w3.org/2000/svg\">",
+        peak * 100.0,
+        if cap_visible { "" } else { " \u{b7} axis zoomed: the capacity (100 %) is far above" }
+    );
+    // Axes and grid.
+    for k in 0..=4 {
+        let f = y_max * f64::from(k) / 4.0;
+        let y = y_of(f);
+        let _ = write!(
+            body,
+            "<line class=\"grid\" x1=\"{PAD_L}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/><text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{:.*}%</text>",
+            CHART_W - PAD_R,
+            num(y),
+            num(y),
+            PAD_L - 6.0,
+            num(y + 4.0),
+            pct_digits,
+            f * 100.0
+        );
+    }
+    let cap_y = y_of(1.0);
+    if cap_visible {
+        let _ = write!(
+        body,
+        "<line class=\"cap\" x1=\"{PAD_L}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/><text class=\"axis cap-label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">capacity</text>",
+        CHART_W - PAD_R,
+        num(cap_y),
+        num(cap_y),
+        CHART_W - PAD_R,
+        num(cap_y - 4.0)
+    );
+    }
+    let _ = write!(
+        body,
+        "<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">scope (order of closing, {n} in ring {ring})</text>",
+        num(PAD_L + plot_w / 2.0),
+        num(CHART_H - 12.0)
+    );
+    // One series per resource; points are thinned to at most ~2000 per line.
+    let step = (n / 2000).max(1);
+    for (k, (res, label, _, color)) in RESOURCES.iter().enumerate() {
+        let mut points = String::new();
+        let mut i = 0;
+        while i < n {
+            // The maximum of each thinned bucket, so no peak is lost.
+            let bucket = &scopes[i..(i + step).min(n)];
+            let f = bucket.iter().map(|s| s.values[k].2).fold(0.0, f64::max);
+            let _ = write!(points, "{},{} ", num(x_of(i)), num(y_of(f)));
+            i += step;
+        }
+        let _ = write!(
+            body,
+            "<polyline class=\"series\" data-resource=\"{label}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"1.5\" points=\"{}\"/>",
+            points.trim_end()
+        );
+        // Mark the resource's peak with a tooltip.
+        if let Some((i, s)) = scopes.iter().enumerate().max_by(|a, b| {
+            a.1.values[k]
+                .2
+                .total_cmp(&b.1.values[k].2)
+                .then(b.0.cmp(&a.0))
+        }) {
+            let (v, cap, f) = s.values[k];
+            let _ = write!(
+                body,
+                "<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{color}\"><title>{label} peak: {} of {} ({:.1}%) at scope {} ({})</title></circle>",
+                num(x_of(i)),
+                num(y_of(f)),
+                fmt_value(*res, v),
+                fmt_value(*res, cap),
+                f * 100.0,
+                s.index,
+                escape(&s.end.site)
+            );
+        }
+    }
+    // Legend.
+    for (k, (_, label, _, color)) in RESOURCES.iter().enumerate() {
+        let x = PAD_L + 10.0 + 150.0 * k as f64;
+        let _ = write!(
+            body,
+            "<rect x=\"{}\" y=\"8\" width=\"12\" height=\"8\" fill=\"{color}\"/><text class=\"axis\" x=\"{}\" y=\"16\">{label}</text>",
+            num(x),
+            num(x + 16.0)
+        );
+    }
+    body.push_str("</svg></figure>\n");
+}
+
+const STYLE: &str = r#"body { font: 13px Helvetica, Arial, sans-serif; color: #222; margin: 16px 24px; max-width: 1100px; }
+h1 { font-size: 18px; margin: 0 0 4px; }
+h2 { font-size: 15px; margin: 20px 0 6px; }
+code { font-size: 12px; }
+.chip { display: inline-block; padding: 1px 8px; border-radius: 10px; color: #fff; font-weight: bold; }
+.chip.ok { background: #2e7d32; } .chip.warn { background: #ef6c00; } .chip.danger { background: #c62828; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border-bottom: 1px solid #e3e3e3; padding: 3px 6px; text-align: left; vertical-align: middle; }
+th { background: #f4f5f7; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.bar { position: relative; width: 140px; height: 14px; background: #eee; }
+.bar span { position: absolute; left: 0; top: 0; bottom: 0; }
+.bar.ok span { background: #66bb6a; } .bar.warn span { background: #ffa726; } .bar.danger span { background: #e53935; }
+.bar em { position: absolute; left: 146px; top: -1px; font-style: normal; font-size: 11px; white-space: nowrap; }
+.chart { margin: 8px 0 16px; } .chart svg { width: 100%; max-width: 900px; height: auto; border: 1px solid #ddd; background: #fff; }
+.chart figcaption { font-weight: bold; margin-bottom: 2px; }
+.grid { stroke: #eee; } .cap { stroke: #c62828; stroke-dasharray: 6 4; }
+.axis { font-size: 11px; fill: #555; } .cap-label { fill: #c62828; }
+.note { color: #666; margin: 0 0 6px; }
+.warnings li { color: #b71c1c; }
+.guide { margin: 8px 0; color: #444; }"#;
+
+const SCRIPT: &str = r#"(function () {
+  'use strict';
+  if (!/[?&]selftest\b/.test(location.search)) { return; }
+  var out = {
+    charts: document.querySelectorAll('figure.chart svg').length,
+    series: document.querySelectorAll('polyline.series').length,
+    peaks: document.querySelectorAll('#peaks tbody tr').length,
+    top: document.querySelectorAll('#top tbody tr').length,
+    scripts: document.scripts.length,
+    sites: Array.prototype.map.call(document.querySelectorAll('#top tbody code'), function (c) { return c.textContent; })
+  };
+  var res = document.getElementById('selftest-result');
+  res.textContent = JSON.stringify(out);
+  res.hidden = false;
+})();"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const META: &str = "{\"version\": 6, \"fatal\": false, \"dropped\": 0, \"total\": 7, \"task_window_max\": [16, 16, 16, 16], \"heap_max\": [1048576, 1048576, 1048576, 1048576], \"dep_pool_max\": [100, 100, 100, 100], \"tensormap_max\": 10}\n";
+
+    fn rec(
+        site: &str,
+        phase: &str,
+        depth: i32,
+        tw: (i32, i32),
+        heap: (u64, u64),
+        tm: i32,
+    ) -> String {
+        format!(
+            "{{\"site\": \"{site}\", \"phase\": \"{phase}\", \"depth\": {depth}, \"ring\": {}, \"task_window_start\": {}, \"task_window_end\": {}, \"heap_start\": {}, \"heap_end\": {}, \"dep_pool_start\": 0, \"dep_pool_end\": 5, \"tensormap\": {tm}}}\n",
+            depth.min(3),
+            tw.0,
+            tw.1,
+            heap.0,
+            heap.1
+        )
+    }
+
+    #[test]
+    fn page_has_peaks_timelines_and_top_scopes() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("scope_stats.jsonl");
+        let mut text = String::from(META);
+        text += &rec("<script>alert(1)</script>:1", "begin", 0, (0, 0), (0, 0), 0);
+        text += &rec("a.cpp:7", "begin", 1, (0, 0), (0, 0), 0);
+        text += &rec("a.cpp:7", "end", 1, (0, 14), (0, 524288), 3);
+        text += &rec("a.cpp:7", "begin", 1, (0, 14), (0, 524288), 3);
+        text += &rec("a.cpp:7", "end", 1, (10, 15), (262144, 786432), 9);
+        text += &rec("<script>alert(1)</script>:1", "end", 0, (0, 2), (0, 0), 9);
+        text += &rec("b.cpp:9", "end", 2, (0, 1), (0, 1), 0);
+        std::fs::write(&input, text).unwrap();
+        let report = plot(&input, None).unwrap();
+        assert_eq!(report.output, dir.path().join("scope_stats.html"));
+        assert_eq!(report.n_records, 7);
+        assert_eq!(report.n_scopes, 3);
+        assert_eq!(report.rings, [0, 1]);
+        assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+        assert!(report.warnings[0].contains("no matching begin"));
+        let html = std::fs::read_to_string(&report.output).unwrap();
+        assert!(!html.contains("<script>alert(1)</script>"));
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;:1"));
+        assert!(html.contains("Healthy: no fatal, no dropped"));
+        assert_eq!(html.matches("<figure class=\"chart\"").count(), 2);
+        // Ring 1's task-window peak: 15 − 0 of 16 = 93.8 % → danger.
+        assert!(html.contains("<td>task window</td><td>1</td><td>High water</td><td class=\"n\">15</td><td class=\"n\">16</td><td><div class=\"bar danger\">"), "{html}");
+        // Heap in MiB: 786432 − 0 bytes = 0.75 MiB.
+        assert!(html.contains("0.75 MiB"));
+        assert!(html.contains(
+            "<td>TensorMap</td><td>global</td><td>Live at exit</td><td class=\"n\">9</td>"
+        ));
+        assert!(html.contains("dominant site <code>a.cpp:7 (2 scopes)</code>"));
+    }
+
+    #[test]
+    fn fatal_and_dropped_chips() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("s.jsonl");
+        std::fs::write(&input, META.replace("\"fatal\": false", "\"fatal\": true")).unwrap();
+        plot(&input, None).unwrap();
+        let html = std::fs::read_to_string(dir.path().join("scope_stats.html")).unwrap();
+        assert!(html.contains("chip danger\">Fatal<"));
+        assert!(html.contains("No complete scope"));
+        std::fs::write(&input, META.replace("\"dropped\": 0", "\"dropped\": 2")).unwrap();
+        let out = dir.path().join("x.html");
+        plot(&input, Some(&out)).unwrap();
+        assert!(std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("Dropped records: 2 of 7"));
+    }
+
+    #[test]
+    fn unreadable_metadata_names_file_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("scope_stats.jsonl");
+        std::fs::write(&input, "{\"version\": 6}\n").unwrap();
+        let msg = plot(&input, None).unwrap_err().to_string();
+        assert!(msg.contains(&input.display().to_string()), "{msg}");
+        assert!(msg.contains('`'), "{msg}");
+    }
+}

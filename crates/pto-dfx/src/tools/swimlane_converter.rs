@@ -1,0 +1,1820 @@
+//! `pto swimlane-converter`: `chip_swimlane_records.json` → a Chrome
+//! trace-event JSON that Perfetto and `chrome://tracing` load.
+//!
+//! The layout follows Simpler's `merged_swimlane.json` (reference §8):
+//!
+//! | pid | process | threads |
+//! |---|---|---|
+//! | 1 | `AICPU Orchestrator` / `AICPU <orchestrator_name>` / `Host Orchestrator` | `4000 + i` `Orch_i` (`Host_i`), `4100` `H2D` |
+//! | 2 | `AICPU Scheduler` (level ≥ 3) | `30000 + 10·t` `Sched_t` (`resolve` on `+1`), `3999` ready-queue counter |
+//! | 3 | `Scheduler View` (level ≥ 2) | `10000 + 10·core` `AIC_n` / `AIV_n`: dispatch → finish |
+//! | 4 | `Worker View` | `10000 + 10·core`: receive → end per task; `19000 + i` `AICPU_i` for dummy tasks and `alloc` bars |
+//!
+//! Slices are named `<kernel>(<task>)`: the task shows as `t<local>` or
+//! `r<ring>t<local>`, the kernel is the name of the task's func_id for the
+//! core type (resolved through `kernel_ids` of a `deps.json` beside the
+//! input: AIC → slot 0, AIV → slot 1, else slot 2), `func_<n>_<letters>`
+//! when the func_id has no name, and `task` without a `deps.json`; SPMD
+//! tasks (`block_num > 1`) get `_spmd` before the parenthesis.
+//!
+//! Flows (`cat "flow"`): `dependency` (`hb_violation` when the predecessor
+//! ends after the successor starts) between Worker View bars and between
+//! Scheduler View bars for every `deps.json` edge; `complete` from a task's
+//! last-subtask bar to the scheduler's `complete` phase that retired it;
+//! `complete→ready` from that phase to the consumer's `dispatch` phase;
+//! `dispatch` from the scheduler's `dispatch` phase to the task's bars;
+//! `submit→dispatch` from the orchestrator's submit to that `dispatch`
+//! phase. An SPMD task anchors its arrows at its earliest bar per func_id.
+//!
+//! Differences from Simpler's converter, on purpose:
+//!
+//! - times are written as µs with at most three decimals (whole ns), from
+//!   the integer-ns [`perf`] timeline, so touching
+//!   slices never overlap by rounding; flow ends sit strictly inside their
+//!   slices;
+//! - slices that would partly overlap on one track (a core dispatched again
+//!   before its previous finish was seen, a stretched dummy marker) move to
+//!   a sub-lane (`AIC_3+1`, tid `+k`), so Perfetto drops nothing;
+//! - events are one per line, and the default output name carries a UTC
+//!   timestamp (`merged_swimlane_<YYYYmmdd_HHMMSS>.json`);
+//! - the graph-execution process (pid 5), the overhead counters and the
+//!   calibrated host clock alignment are not produced.
+//!
+//! The per-kernel summary ([`KernelSummary`]) is the converter's stdout
+//! table: count, average exec, latency, head/tail overhead, propagation and
+//! local setup per func_id, then the total and the test time.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender};
+
+use crate::atomic::AtomicFile;
+use crate::core_type::CoreType;
+use crate::error::Problem;
+use crate::swimlane::SchedPhaseKind;
+use crate::task_id::TaskId;
+use crate::tools::error::ToolError;
+use crate::tools::idmap::{self, IdMap};
+use crate::tools::load::{self, GraphTask, TaskGraph};
+use crate::tools::names::{self, KernelNames, SiblingPolicy};
+use crate::tools::perf::{self, Ns, PhaseSpan, Timeline};
+
+/// What to convert and where to write it.
+#[derive(Clone, Copy, Debug)]
+pub struct ConvertOptions<'a> {
+    /// The `chip_swimlane_records.json`.
+    pub input: &'a Path,
+    /// The trace to write; default `merged_swimlane_<YYYYmmdd_HHMMSS>.json` beside the input.
+    pub output: Option<&'a Path>,
+    /// The `deps.json`; default the one beside the input, if any.
+    pub deps: Option<&'a Path>,
+    /// A name map (`name_map_*.json`); wins over `kernel_config`.
+    pub func_names: Option<&'a Path>,
+    /// A `kernel_config.py` to take kernel names from.
+    pub kernel_config: Option<&'a Path>,
+}
+
+/// What a conversion did.
+#[derive(Clone, Debug)]
+pub struct ConvertReport {
+    /// The trace written.
+    pub output: PathBuf,
+    /// The `deps.json` used, if any.
+    pub deps: Option<PathBuf>,
+    /// The file kernel names came from, if any.
+    pub names: Option<PathBuf>,
+    /// Task rows (one per subtask) in the trace.
+    pub n_tasks: usize,
+    /// Events written.
+    pub n_events: u64,
+    /// Flows written (each an `s` and an `f`).
+    pub n_flows: u64,
+    /// Recoverable damage in the inputs, each naming its file.
+    pub warnings: Vec<String>,
+    /// The per-kernel timing table.
+    pub summary: KernelSummary,
+}
+
+/// The default output beside `input`, stamped with the current UTC time.
+pub fn default_output(input: &Path) -> PathBuf {
+    let dir = super::parent_dir(input);
+    dir.join(format!("merged_swimlane_{}.json", utc_stamp(now_secs())))
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// `YYYYmmdd_HHMMSS` for seconds since the Unix epoch, in UTC.
+pub fn utc_stamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}_{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn with_file(path: &Path, problems: Vec<Problem>) -> impl Iterator<Item = String> + '_ {
+    problems
+        .into_iter()
+        .map(move |p| format!("{}: {p}", path.display()))
+}
+
+/// Converts `options.input` into a trace (see the module docs).
+pub fn convert(options: &ConvertOptions<'_>) -> Result<ConvertReport, ToolError> {
+    let input = options.input;
+    let dir = super::parent_dir(input);
+    let mut warnings = Vec::new();
+
+    let deps_path = match options.deps {
+        Some(p) => Some(p.to_path_buf()),
+        None => Some(dir.join(crate::deps::FILE_NAME)).filter(|p| p.is_file()),
+    };
+    // The two big reads overlap: deps.json on a second thread while this
+    // one reads and joins the swimlane rows.
+    let (timeline, graph) = std::thread::scope(|scope| {
+        let graph = deps_path
+            .as_deref()
+            .map(|p| scope.spawn(move || load::load_graph(p)));
+        let timeline = load::load_swimlane(input)
+            .map_err(ToolError::from)
+            .and_then(|loaded| {
+                let t = perf::join(&loaded.value, input)?;
+                Ok((t, loaded.problems))
+            });
+        let graph = graph.map(|h| match h.join() {
+            Ok(res) => res,
+            Err(panic) => std::panic::resume_unwind(panic),
+        });
+        (timeline, graph)
+    });
+    let (timeline, problems) = timeline?;
+    warnings.extend(with_file(input, problems));
+    warnings.extend(with_file(input, timeline.problems.clone()));
+    let graph = match (graph, &deps_path) {
+        (Some(g), Some(p)) => {
+            let g = g?;
+            warnings.extend(with_file(p, g.problems));
+            Some(g.value)
+        }
+        _ => {
+            warnings.push(format!(
+                "no {} beside {}: no dependency arrows, and tasks are labelled task(...)",
+                crate::deps::FILE_NAME,
+                input.display()
+            ));
+            None
+        }
+    };
+    let (names, name_problems) = names::resolve(
+        dir,
+        options.func_names,
+        options.kernel_config,
+        SiblingPolicy::Unique,
+    )?;
+    if let Some(src) = &names.source {
+        warnings.extend(with_file(src, name_problems));
+    } else {
+        warnings.extend(name_problems.into_iter().map(|p| p.to_string()));
+    }
+
+    let output = match options.output {
+        Some(p) => p.to_path_buf(),
+        None => default_output(input),
+    };
+    let model = Model::build(&timeline, graph.as_ref(), &names);
+    let summary = KernelSummary::build(&timeline, &model).named(&names);
+    let mut file = AtomicFile::create(&output)?;
+    let (n_events, n_flows) = write_trace(&mut file, &timeline, &model, &names)?;
+    file.commit()?;
+    Ok(ConvertReport {
+        output,
+        deps: deps_path,
+        names: names.source.clone(),
+        n_tasks: timeline.tasks.len(),
+        n_events,
+        n_flows,
+        warnings,
+        summary,
+    })
+}
+
+// ---------------------------------------------------------------- model
+
+const PID_ORCH: u32 = 1;
+const PID_SCHED: u32 = 2;
+const PID_SCHED_VIEW: u32 = 3;
+const PID_WORKER: u32 = 4;
+const TID_QUEUE: u64 = 3999;
+const TID_H2D: u64 = 4100;
+const TID_AICPU: u64 = 19_000;
+
+/// Where a slice went: its track and interval.
+#[derive(Clone, Copy, Debug, Default)]
+struct Placed {
+    tid: u64,
+    ts: Ns,
+    end: Ns,
+}
+
+impl Placed {
+    /// A point strictly inside the slice near `t` (the middle when too short).
+    fn at(&self, t: Ns) -> Ns {
+        if self.end >= self.ts + 2 {
+            t.clamp(self.ts + 1, self.end - 1)
+        } else {
+            self.ts + (self.end - self.ts) / 2
+        }
+    }
+
+    /// Just before the end (10 ns, Simpler's 0.01 µs).
+    fn near_end(&self) -> Ns {
+        self.at(self.end.saturating_sub(10))
+    }
+
+    /// Just after the start.
+    fn near_start(&self) -> Ns {
+        self.at(self.ts + 10)
+    }
+}
+
+/// The two ends of a flow from slice `from` (near `want_from`) to slice `to`
+/// (near `want_to`), each strictly inside its slice where the slice is at
+/// least 2 ns long, and never going back in time (Perfetto sorts events by
+/// time, so an `f` before its `s` would be dropped). `None` when `to` ends
+/// before `from` starts.
+fn flow_points(from: &Placed, want_from: Ns, to: &Placed, want_to: Ns) -> Option<(Ns, Ns)> {
+    let a = from.at(want_from);
+    let b = to.at(want_to);
+    if a <= b {
+        return Some((a, b));
+    }
+    let a = from.at(b);
+    if a <= b {
+        return Some((a, b));
+    }
+    let b = to.at(a);
+    (a <= b).then_some((a, b))
+}
+
+/// Nesting-aware interval partitioning of one base track into sub-lanes.
+///
+/// `items` are `(ts, end, id)`; each goes to the first sub-lane where it
+/// neither partly overlaps an open slice nor outlasts the innermost open
+/// slice that contains it (touching is fine), and `out(id, k)` is told its
+/// sub-lane `k`. Returns the number of sub-lanes used.
+fn assign_lanes(items: &mut [(Ns, Ns, usize)], mut out: impl FnMut(usize, usize)) -> usize {
+    items.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut stacks: Vec<Vec<Ns>> = Vec::new();
+    for &(ts, end, id) in items.iter() {
+        let mut placed = None;
+        for (k, stack) in stacks.iter_mut().enumerate() {
+            while stack.last().is_some_and(|&e| e <= ts) {
+                stack.pop();
+            }
+            if stack.last().is_none_or(|&e| e >= end) {
+                stack.push(end);
+                placed = Some(k);
+                break;
+            }
+        }
+        let k = placed.unwrap_or_else(|| {
+            stacks.push(vec![end]);
+            stacks.len() - 1
+        });
+        out(id, k);
+    }
+    stacks.len()
+}
+
+/// A core lane's tid for sub-lane `k`: `10000 + 10·core + k`, overflowing
+/// past nine sub-lanes into `2_000_000 + 1000·core + k`.
+fn core_tid(core: u32, k: usize) -> u64 {
+    if k < 10 {
+        10_000 + 10 * u64::from(core) + k as u64
+    } else {
+        2_000_000 + 1000 * u64::from(core) + k as u64
+    }
+}
+
+/// A scheduler thread's tid: outer phases on `30000 + 10·t` (sub-lanes
+/// `+2..=+5`), `resolve` on `+1` (sub-lanes `+6..=+9`), overflow beyond.
+fn sched_tid(thread: usize, inner: bool, k: usize) -> u64 {
+    let base = 30_000 + 10 * thread as u64;
+    match (inner, k) {
+        (false, 0) => base,
+        (true, 0) => base + 1,
+        (false, 1..=4) => base + 1 + k as u64,
+        (true, 1..=4) => base + 5 + k as u64,
+        (inner, k) => 3_000_000 + 1000 * thread as u64 + 500 * u64::from(inner) + k as u64,
+    }
+}
+
+fn core_name(t: CoreType, core: u32) -> String {
+    match t {
+        CoreType::Aic => format!("AIC_{core}"),
+        CoreType::Aiv => format!("AIV_{core}"),
+    }
+}
+
+fn lane_name(base: &str, k: usize) -> String {
+    if k == 0 {
+        base.to_string()
+    } else {
+        format!("{base}+{k}")
+    }
+}
+
+/// Everything placed, before writing.
+struct Model {
+    /// Per task row: its func_id (if resolved) and label.
+    func: Vec<Option<i32>>,
+    /// Per task row: its label's kernel part, an index into `bases`; the
+    /// label is `<base>(<task>)`, written without building a string per row.
+    label_base: Vec<u32>,
+    bases: Vec<String>,
+    /// Per task row: Worker View and Scheduler View placement.
+    worker: Vec<Placed>,
+    sched_view: Vec<Option<Placed>>,
+    /// Per task group (rows with one task id): row range, anchors.
+    groups: Vec<(usize, usize)>,
+    group_of: IdMap<u64, usize>,
+    anchors: Vec<usize>,
+    anchor_off: Vec<usize>,
+    block_num: Vec<u32>,
+    /// Unique edges between groups (pred, succ).
+    edges: Vec<(usize, usize)>,
+    /// Fanin/fanout lists (CSR) per group, over all graph edges with a timed end.
+    fanout_off: Vec<usize>,
+    fanout: Vec<usize>,
+    fanin_off: Vec<usize>,
+    fanin: Vec<usize>,
+    /// Scheduler phases: placement per (thread, index).
+    phases: Vec<Vec<Placed>>,
+    /// Dummy / predicated-skip markers: (thread, phase index, placement).
+    markers: Vec<(usize, usize, Placed)>,
+    /// Orchestrator records: placement per (lane, index); alloc bars.
+    orch: Vec<Vec<Placed>>,
+    allocs: Vec<(usize, usize, Placed)>,
+    uploads: Vec<Placed>,
+    /// Thread names: (pid, tid) → name.
+    threads: Vec<(u32, u64, String)>,
+    has_sched_view: bool,
+}
+
+fn group_label(
+    func: Option<i32>,
+    graph: Option<&GraphTask>,
+    names: &KernelNames,
+    has_deps: bool,
+) -> String {
+    let mut name = match func {
+        Some(id) => names.label(i64::from(id)),
+        None if has_deps => match graph {
+            Some(g) if g.is_dummy() => String::from("dummy"),
+            _ => String::from("task"),
+        },
+        None => String::from("task"),
+    };
+    if graph.is_some_and(|g| g.block_num > 1) && !name.contains("spmd") {
+        name.push_str("_spmd");
+    }
+    name
+}
+
+impl Model {
+    fn build(t: &Timeline, graph: Option<&TaskGraph>, names: &KernelNames) -> Self {
+        let n = t.tasks.len();
+        let graph_index = graph.map(TaskGraph::index).unwrap_or_default();
+        let graph_task = |id: TaskId| -> Option<&GraphTask> {
+            let g = graph?;
+            graph_index.get(&id.raw()).map(|&i| &g.tasks[i])
+        };
+
+        // Groups of rows with one task id (tasks are sorted by id).
+        let mut groups = Vec::new();
+        let mut group_of = idmap::map_with_capacity(n);
+        let mut i = 0;
+        while i < n {
+            let id = t.tasks[i].task_id;
+            let mut j = i + 1;
+            while j < n && t.tasks[j].task_id == id {
+                j += 1;
+            }
+            group_of.insert(id.raw(), groups.len());
+            groups.push((i, j));
+            i = j;
+        }
+        let block_num: Vec<u32> = groups
+            .iter()
+            .map(|&(a, _)| graph_task(t.tasks[a].task_id).map_or(1, |g| g.block_num))
+            .collect();
+
+        // Labels.
+        let mut func = Vec::with_capacity(n);
+        let mut label_base = Vec::with_capacity(n);
+        let mut bases: Vec<String> = Vec::new();
+        let mut label_cache: HashMap<(Option<i32>, bool, bool), u32> = HashMap::new();
+        for task in &t.tasks {
+            let g = graph_task(task.task_id);
+            let f = g.and_then(|g| g.func_id_for(task.core_type));
+            func.push(f);
+            let key = (
+                f,
+                g.is_some_and(|g| g.block_num > 1),
+                g.is_some_and(GraphTask::is_dummy),
+            );
+            let base = *label_cache.entry(key).or_insert_with(|| {
+                bases.push(group_label(f, g, names, graph.is_some()));
+                (bases.len() - 1) as u32
+            });
+            label_base.push(base);
+        }
+
+        let mut threads: Vec<(u32, u64, String)> = Vec::new();
+
+        // Worker View.
+        let mut worker = vec![Placed::default(); n];
+        let mut by_core: IdMap<u32, Vec<(Ns, Ns, usize)>> = idmap::map_with_capacity(128);
+        for (i, task) in t.tasks.iter().enumerate() {
+            let ts = if task.receive > 0 && task.receive <= task.start {
+                task.receive
+            } else {
+                task.start
+            };
+            let end = task.end.max(ts);
+            worker[i] = Placed { tid: 0, ts, end };
+            by_core.entry(task.core_id).or_default().push((ts, end, i));
+        }
+        let mut cores: Vec<u32> = by_core.keys().copied().collect();
+        cores.sort_unstable();
+        for &core in &cores {
+            let items = by_core
+                .get_mut(&core)
+                .map(std::mem::take)
+                .unwrap_or_default();
+            let mut items = items;
+            let n_lanes = assign_lanes(&mut items, |idx, k| worker[idx].tid = core_tid(core, k));
+            let base = core_name(t.core_type(core), core);
+            for k in 0..n_lanes {
+                threads.push((PID_WORKER, core_tid(core, k), lane_name(&base, k)));
+            }
+        }
+
+        // Scheduler View.
+        let has_sched_view = t.has_aicpu_times();
+        let mut sched_view = vec![None; n];
+        if has_sched_view {
+            let mut by_core: IdMap<u32, Vec<(Ns, Ns, usize)>> = idmap::map_with_capacity(128);
+            for (i, task) in t.tasks.iter().enumerate() {
+                if let (Some(d), Some(f)) = (task.dispatch, task.finish) {
+                    let end = f.max(d);
+                    sched_view[i] = Some(Placed { tid: 0, ts: d, end });
+                    by_core.entry(task.core_id).or_default().push((d, end, i));
+                }
+            }
+            let mut cores: Vec<u32> = by_core.keys().copied().collect();
+            cores.sort_unstable();
+            for &core in &cores {
+                let mut items = by_core
+                    .get_mut(&core)
+                    .map(std::mem::take)
+                    .unwrap_or_default();
+                let n_lanes = assign_lanes(&mut items, |idx, k| {
+                    if let Some(p) = sched_view[idx].as_mut() {
+                        p.tid = core_tid(core, k);
+                    }
+                });
+                let base = core_name(t.core_type(core), core);
+                for k in 0..n_lanes {
+                    threads.push((PID_SCHED_VIEW, core_tid(core, k), lane_name(&base, k)));
+                }
+            }
+        }
+
+        // Anchors: per group, the earliest Worker View bar per func_id.
+        let mut anchors = Vec::with_capacity(groups.len());
+        let mut anchor_off = Vec::with_capacity(groups.len() + 1);
+        for &(a, b) in &groups {
+            anchor_off.push(anchors.len());
+            let first = anchors.len();
+            for r in a..b {
+                let key = (worker[r].ts, t.tasks[r].core_id);
+                match anchors[first..]
+                    .iter()
+                    .position(|&x: &usize| func[x] == func[r])
+                {
+                    Some(pos) => {
+                        let cur = anchors[first + pos];
+                        if key < (worker[cur].ts, t.tasks[cur].core_id) {
+                            anchors[first + pos] = r;
+                        }
+                    }
+                    None => anchors.push(r),
+                }
+            }
+        }
+        anchor_off.push(anchors.len());
+
+        // Edges between timed groups, and fanin/fanout lists.
+        let mut edges = Vec::new();
+        if let Some(g) = graph {
+            edges.reserve(g.edges.len());
+            for &(p, s) in &g.edges {
+                if p == s {
+                    continue;
+                }
+                if let (Some(&pg), Some(&sg)) = (group_of.get(&p.raw()), group_of.get(&s.raw())) {
+                    edges.push((pg, sg));
+                }
+            }
+        }
+        let n_groups = groups.len();
+        let csr = |pairs: &mut dyn Iterator<Item = (usize, usize)>| {
+            let mut off = vec![0usize; n_groups + 1];
+            let list: Vec<(usize, usize)> = pairs.collect();
+            for &(a, _) in &list {
+                off[a + 1] += 1;
+            }
+            for k in 0..n_groups {
+                off[k + 1] += off[k];
+            }
+            let mut fill = off.clone();
+            let mut out = vec![0usize; list.len()];
+            for &(a, b) in &list {
+                out[fill[a]] = b;
+                fill[a] += 1;
+            }
+            (off, out)
+        };
+        let (fanout_off, fanout) = csr(&mut edges.iter().copied());
+        let (fanin_off, fanin) = csr(&mut edges.iter().map(|&(p, s)| (s, p)));
+
+        // Scheduler phases.
+        let mut phases: Vec<Vec<Placed>> = Vec::with_capacity(t.sched.len());
+        let mut markers = Vec::new();
+        for (thread, lane) in t.sched.iter().enumerate() {
+            let mut placed = vec![Placed::default(); lane.len()];
+            let mut outer = Vec::new();
+            let mut inner = Vec::new();
+            for (i, p) in lane.iter().enumerate() {
+                let end = p.end.max(p.start);
+                placed[i] = Placed {
+                    tid: 0,
+                    ts: p.start,
+                    end,
+                };
+                match p.kind {
+                    SchedPhaseKind::DummyTask | SchedPhaseKind::PredicatedSkip => {
+                        // Stretched to at least 20 ns; laid out on AICPU_<thread> below.
+                        markers.push((
+                            thread,
+                            i,
+                            Placed {
+                                tid: 0,
+                                ts: p.start,
+                                end: end.max(p.start + 20),
+                            },
+                        ));
+                    }
+                    SchedPhaseKind::Resolve => inner.push((p.start, end, i)),
+                    _ => outer.push((p.start, end, i)),
+                }
+            }
+            let n_outer = assign_lanes(&mut outer, |i, k| {
+                placed[i].tid = sched_tid(thread, false, k)
+            });
+            let n_inner = assign_lanes(&mut inner, |i, k| {
+                placed[i].tid = sched_tid(thread, true, k)
+            });
+            let name = format!("Sched_{thread}");
+            for k in 0..n_outer {
+                threads.push((PID_SCHED, sched_tid(thread, false, k), lane_name(&name, k)));
+            }
+            for k in 0..n_inner {
+                threads.push((PID_SCHED, sched_tid(thread, true, k), lane_name(&name, k)));
+            }
+            phases.push(placed);
+        }
+
+        // Orchestrator records and alloc bars.
+        let marker_tasks: std::collections::HashSet<u64> = markers
+            .iter()
+            .filter_map(|&(th, i, _)| t.sched[th][i].task_id.map(|x| x.raw()))
+            .collect();
+        let n_sched = t.sched.len();
+        let mut orch = Vec::with_capacity(t.orch.len());
+        let mut allocs = Vec::new();
+        for (lane_idx, lane) in t.orch.iter().enumerate() {
+            let mut placed = Vec::with_capacity(lane.len());
+            let mut items = Vec::with_capacity(lane.len());
+            for (i, o) in lane.iter().enumerate() {
+                let end = o.end.max(o.start);
+                placed.push(Placed {
+                    tid: 0,
+                    ts: o.start,
+                    end,
+                });
+                items.push((o.start, end, i));
+                let is_alloc = !t.host_mode
+                    && !group_of.contains_key(&o.task_id.raw())
+                    && !marker_tasks.contains(&o.task_id.raw())
+                    && graph_task(o.task_id).is_none();
+                if is_alloc {
+                    allocs.push((
+                        lane_idx,
+                        i,
+                        Placed {
+                            tid: 0,
+                            ts: o.start,
+                            end,
+                        },
+                    ));
+                }
+            }
+            let n_lanes = assign_lanes(&mut items, |i, k| {
+                placed[i].tid = 4000 + lane_idx as u64 + 200 * k as u64;
+            });
+            let name = if t.host_mode {
+                format!("Host_{lane_idx}")
+            } else {
+                format!("Orch_{lane_idx}")
+            };
+            for k in 0..n_lanes {
+                threads.push((
+                    PID_ORCH,
+                    4000 + lane_idx as u64 + 200 * k as u64,
+                    lane_name(&name, k),
+                ));
+            }
+            orch.push(placed);
+        }
+        let mut uploads = Vec::with_capacity(t.uploads.len());
+        if !t.uploads.is_empty() {
+            let mut items: Vec<(Ns, Ns, usize)> = t
+                .uploads
+                .iter()
+                .enumerate()
+                .map(|(i, u)| (u.start, u.end.max(u.start), i))
+                .collect();
+            uploads = t
+                .uploads
+                .iter()
+                .map(|u| Placed {
+                    tid: 0,
+                    ts: u.start,
+                    end: u.end.max(u.start),
+                })
+                .collect();
+            let n_lanes = assign_lanes(&mut items, |i, k| uploads[i].tid = TID_H2D + 10 * k as u64);
+            for k in 0..n_lanes {
+                threads.push((PID_ORCH, TID_H2D + 10 * k as u64, lane_name("H2D", k)));
+            }
+        }
+
+        // AICPU_<i> lanes of the Worker View: markers on their scheduler
+        // thread, alloc bars on `n_sched + orchestrator lane`.
+        let mut aicpu: HashMap<usize, Vec<(Ns, Ns, usize)>> = HashMap::new();
+        for (m, &(thread, _, p)) in markers.iter().enumerate() {
+            aicpu.entry(thread).or_default().push((p.ts, p.end, m));
+        }
+        for (a, &(lane, _, p)) in allocs.iter().enumerate() {
+            aicpu
+                .entry(n_sched + lane)
+                .or_default()
+                .push((p.ts, p.end, markers.len() + a));
+        }
+        let mut aicpu_keys: Vec<usize> = aicpu.keys().copied().collect();
+        aicpu_keys.sort_unstable();
+        let n_markers = markers.len();
+        for key in aicpu_keys {
+            let mut items = aicpu.remove(&key).unwrap_or_default();
+            let tid_for = |k: usize| {
+                if k == 0 {
+                    TID_AICPU + key as u64
+                } else {
+                    4_000_000 + 1000 * key as u64 + k as u64
+                }
+            };
+            let n_lanes = assign_lanes(&mut items, |idx, k| {
+                if idx < n_markers {
+                    markers[idx].2.tid = tid_for(k);
+                } else {
+                    allocs[idx - n_markers].2.tid = tid_for(k);
+                }
+            });
+            for k in 0..n_lanes {
+                threads.push((
+                    PID_WORKER,
+                    tid_for(k),
+                    lane_name(&format!("AICPU_{key}"), k),
+                ));
+            }
+        }
+        if t.sched.iter().any(|lane| {
+            lane.iter().any(|p| {
+                matches!(p.kind, SchedPhaseKind::Complete | SchedPhaseKind::Dispatch)
+                    && p.shared_at_end.is_some()
+            })
+        }) {
+            threads.push((
+                PID_SCHED,
+                TID_QUEUE,
+                String::from("shared_ready_queue (global)"),
+            ));
+        }
+
+        Model {
+            func,
+            label_base,
+            bases,
+            worker,
+            sched_view,
+            groups,
+            group_of,
+            anchors,
+            anchor_off,
+            block_num,
+            edges,
+            fanout_off,
+            fanout,
+            fanin_off,
+            fanin,
+            phases,
+            markers,
+            orch,
+            allocs,
+            uploads,
+            threads,
+            has_sched_view,
+        }
+    }
+
+    fn group_anchors(&self, g: usize) -> &[usize] {
+        &self.anchors[self.anchor_off[g]..self.anchor_off[g + 1]]
+    }
+
+    /// The row of group `g` whose finish (else end) is last.
+    fn last_row(&self, t: &Timeline, g: usize) -> usize {
+        let (a, b) = self.groups[g];
+        (a..b)
+            .max_by_key(|&r| {
+                (
+                    t.tasks[r].finish.unwrap_or(t.tasks[r].end),
+                    std::cmp::Reverse(r),
+                )
+            })
+            .unwrap_or(a)
+    }
+}
+
+// ---------------------------------------------------------------- summary
+
+/// One row of the per-kernel table (times in ns).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelRow {
+    /// The func_id (−1 when unresolved).
+    pub func_id: i64,
+    /// Its name or `func_<n>_<letters>`.
+    pub name: String,
+    /// Subtask rows.
+    pub count: u64,
+    /// Σ (end − start).
+    pub exec: u128,
+    /// Σ (finish − dispatch), when AICPU times exist.
+    pub latency: u128,
+    /// Σ (start − dispatch).
+    pub head: u128,
+    /// Σ (finish − end).
+    pub tail: u128,
+    /// Σ (receive − dispatch).
+    pub prop: u128,
+    /// Σ (start − receive).
+    pub local: u128,
+}
+
+/// The converter's stdout table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelSummary {
+    /// One row per func_id, ascending.
+    pub rows: Vec<KernelRow>,
+    /// Whether latency columns apply (level ≥ 2).
+    pub has_latency: bool,
+    /// Max finish − min dispatch (level ≥ 2), or max end − min start.
+    pub span: Ns,
+}
+
+impl KernelSummary {
+    fn build(t: &Timeline, model: &Model) -> Self {
+        let has_latency = t.has_aicpu_times();
+        let mut rows: std::collections::BTreeMap<i64, KernelRow> =
+            std::collections::BTreeMap::new();
+        for (i, task) in t.tasks.iter().enumerate() {
+            let func_id = model.func[i].map_or(-1, i64::from);
+            let row = rows.entry(func_id).or_insert_with(|| KernelRow {
+                func_id,
+                name: String::new(),
+                count: 0,
+                exec: 0,
+                latency: 0,
+                head: 0,
+                tail: 0,
+                prop: 0,
+                local: 0,
+            });
+            row.count += 1;
+            row.exec += u128::from(task.exec());
+            row.local += u128::from(task.start.saturating_sub(task.receive));
+            if let (Some(d), Some(f)) = (task.dispatch, task.finish) {
+                row.latency += u128::from(f.saturating_sub(d));
+                row.head += u128::from(task.start.saturating_sub(d));
+                row.tail += u128::from(f.saturating_sub(task.end));
+                row.prop += u128::from(task.receive.saturating_sub(d));
+            }
+        }
+        let span = if has_latency {
+            let lo = t.tasks.iter().filter_map(|x| x.dispatch).min().unwrap_or(0);
+            let hi = t.tasks.iter().filter_map(|x| x.finish).max().unwrap_or(0);
+            hi.saturating_sub(lo)
+        } else {
+            let lo = t.tasks.iter().map(|x| x.start).min().unwrap_or(0);
+            let hi = t.tasks.iter().map(|x| x.end).max().unwrap_or(0);
+            hi.saturating_sub(lo)
+        };
+        Self {
+            rows: rows.into_values().collect(),
+            has_latency,
+            span,
+        }
+    }
+
+    /// Fills in the names.
+    fn named(mut self, names: &KernelNames) -> Self {
+        for row in &mut self.rows {
+            row.name = names.label(row.func_id);
+        }
+        self
+    }
+
+    /// The table as text.
+    pub fn render(&self) -> String {
+        fn avg(sum: u128, n: u64) -> f64 {
+            if n == 0 {
+                0.0
+            } else {
+                sum as f64 / n as f64 / 1000.0
+            }
+        }
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{:>7}  {:<24} {:>8} {:>11} {:>12} {:>7} {:>12} {:>12} {:>10} {:>10}",
+            "Func_ID",
+            "Func_Name",
+            "Count",
+            "Avg Exec",
+            "Avg Latency",
+            "Exec%",
+            "Avg Head OH",
+            "Avg Tail OH",
+            "Avg Prop",
+            "Avg Local"
+        );
+        let mut total = KernelRow {
+            func_id: 0,
+            name: String::from("TOTAL"),
+            count: 0,
+            exec: 0,
+            latency: 0,
+            head: 0,
+            tail: 0,
+            prop: 0,
+            local: 0,
+        };
+        let line = |out: &mut String, id: &str, r: &KernelRow| {
+            let lat = |v: u128| {
+                if self.has_latency {
+                    format!("{:.3}", avg(v, r.count))
+                } else {
+                    String::from("-")
+                }
+            };
+            let pct = if self.has_latency && r.latency > 0 {
+                format!("{:.1}", r.exec as f64 * 100.0 / r.latency as f64)
+            } else {
+                String::from("-")
+            };
+            let _ = writeln!(
+                out,
+                "{id:>7}  {:<24} {:>8} {:>11.3} {:>12} {:>7} {:>12} {:>12} {:>10} {:>10.3}",
+                r.name,
+                r.count,
+                avg(r.exec, r.count),
+                lat(r.latency),
+                pct,
+                lat(r.head),
+                lat(r.tail),
+                lat(r.prop),
+                avg(r.local, r.count),
+            );
+        };
+        for r in &self.rows {
+            line(&mut out, &r.func_id.to_string(), r);
+            total.count += r.count;
+            total.exec += r.exec;
+            total.latency += r.latency;
+            total.head += r.head;
+            total.tail += r.tail;
+            total.prop += r.prop;
+            total.local += r.local;
+        }
+        line(&mut out, "", &total);
+        let span = self.span as f64 / 1000.0;
+        if self.has_latency {
+            let _ = writeln!(
+                out,
+                "Total Test Time: {span:.3} us (max finish - min dispatch); times in us"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "AICore Observed Span: {span:.3} us (max end - min start); times in us"
+            );
+        }
+        out
+    }
+}
+
+// ---------------------------------------------------------------- writer
+
+/// The writer thread went away (its error explains why).
+struct WriterGone;
+
+/// Bytes per chunk handed to the writer thread.
+const CHUNK: usize = 1 << 20;
+
+/// Event output: one event per line, formatted here into 1 MiB chunks that
+/// a writer thread passes to the file, so formatting and the `write` system
+/// calls (a quarter of the time on a large trace) run on two cores. Spent
+/// chunks come back for reuse; at most four are in flight.
+struct TraceOut {
+    buf: String,
+    tx: SyncSender<String>,
+    spare: Receiver<String>,
+    n_events: u64,
+    n_flows: u64,
+}
+
+impl TraceOut {
+    fn begin(&mut self) {
+        self.buf
+            .push_str(if self.n_events == 0 { "\n" } else { ",\n" });
+        self.n_events += 1;
+    }
+
+    fn flush_if_full(&mut self) -> Result<(), WriterGone> {
+        if self.buf.len() >= CHUNK {
+            let next = self
+                .spare
+                .try_recv()
+                .unwrap_or_else(|_| String::with_capacity(CHUNK + CHUNK / 2));
+            let full = std::mem::replace(&mut self.buf, next);
+            self.tx.send(full).map_err(|_| WriterGone)?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(u64, u64), WriterGone> {
+        self.buf.push_str("\n]}\n");
+        let last = std::mem::take(&mut self.buf);
+        self.tx.send(last).map_err(|_| WriterGone)?;
+        Ok((self.n_events, self.n_flows))
+    }
+
+    fn process(&mut self, pid: u32, name: &str, sort: u32) {
+        self.begin();
+        self.buf.push_str("{\"args\":{\"name\":");
+        push_str(&mut self.buf, name);
+        self.buf
+            .push_str("},\"cat\":\"__metadata\",\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+        push_u64(&mut self.buf, u64::from(pid));
+        self.buf.push_str(",\"tid\":0}");
+        self.begin();
+        self.buf.push_str("{\"args\":{\"sort_index\":");
+        push_u64(&mut self.buf, u64::from(sort));
+        self.buf.push_str(
+            "},\"cat\":\"__metadata\",\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":",
+        );
+        push_u64(&mut self.buf, u64::from(pid));
+        self.buf.push_str(",\"tid\":0}");
+    }
+
+    fn thread(&mut self, pid: u32, tid: u64, name: &str) {
+        self.begin();
+        self.buf.push_str("{\"args\":{\"name\":");
+        push_str(&mut self.buf, name);
+        self.buf
+            .push_str("},\"cat\":\"__metadata\",\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
+        push_u64(&mut self.buf, u64::from(pid));
+        self.buf.push_str(",\"tid\":");
+        push_u64(&mut self.buf, tid);
+        self.buf.push('}');
+        self.begin();
+        self.buf.push_str("{\"args\":{\"sort_index\":");
+        push_u64(&mut self.buf, if tid == TID_QUEUE { 100 } else { tid });
+        self.buf.push_str(
+            "},\"cat\":\"__metadata\",\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":",
+        );
+        push_u64(&mut self.buf, u64::from(pid));
+        self.buf.push_str(",\"tid\":");
+        push_u64(&mut self.buf, tid);
+        self.buf.push('}');
+    }
+
+    /// The tail of an `X` event after its `args`, in Simpler's key order:
+    /// `cat`, `cname`, `id`, `name`, `ph`, `pid`, `tid`, `ts`, `dur`. `name`
+    /// writes the quoted name.
+    fn slice_tail(
+        &mut self,
+        cat: &str,
+        cname: Option<&str>,
+        id: Option<usize>,
+        name: impl FnOnce(&mut String),
+        pid: u32,
+        p: &Placed,
+    ) {
+        self.buf.push_str(",\"cat\":\"");
+        self.buf.push_str(cat);
+        self.buf.push('"');
+        if let Some(c) = cname {
+            self.buf.push_str(",\"cname\":\"");
+            self.buf.push_str(c);
+            self.buf.push('"');
+        }
+        if let Some(id) = id {
+            self.buf.push_str(",\"id\":");
+            push_u64(&mut self.buf, id as u64);
+        }
+        self.buf.push_str(",\"name\":");
+        name(&mut self.buf);
+        self.buf.push_str(",\"ph\":\"X\",\"pid\":");
+        push_u64(&mut self.buf, u64::from(pid));
+        self.buf.push_str(",\"tid\":");
+        push_u64(&mut self.buf, p.tid);
+        self.buf.push_str(",\"ts\":");
+        push_us(&mut self.buf, p.ts);
+        self.buf.push_str(",\"dur\":");
+        push_us(&mut self.buf, p.end - p.ts);
+        self.buf.push('}');
+    }
+
+    /// A flow from slice `from` on `from_pid` (near `want_from`) to slice
+    /// `to` on `to_pid` (near `want_to`), placed by [`flow_points`];
+    /// nothing when no placement exists.
+    #[allow(clippy::too_many_arguments)]
+    fn flow(
+        &mut self,
+        name: &str,
+        from_pid: u32,
+        from: &Placed,
+        want_from: Ns,
+        to_pid: u32,
+        to: &Placed,
+        want_to: Ns,
+        counts: Option<(u32, u32)>,
+    ) {
+        let Some((a, b)) = flow_points(from, want_from, to, want_to) else {
+            return;
+        };
+        let id = self.n_flows;
+        self.n_flows += 1;
+        for (ph, (pid, tid, ts)) in [("s", (from_pid, from.tid, a)), ("f", (to_pid, to.tid, b))] {
+            self.begin();
+            self.buf.push_str("{\"cat\":\"flow\",\"id\":");
+            push_u64(&mut self.buf, id);
+            self.buf.push_str(",\"name\":\"");
+            self.buf.push_str(name);
+            self.buf.push_str("\",\"ph\":\"");
+            self.buf.push_str(ph);
+            self.buf.push_str("\",\"pid\":");
+            push_u64(&mut self.buf, u64::from(pid));
+            self.buf.push_str(",\"tid\":");
+            push_u64(&mut self.buf, tid);
+            self.buf.push_str(",\"ts\":");
+            push_us(&mut self.buf, ts);
+            if ph == "f" {
+                self.buf.push_str(",\"bp\":\"e\"");
+            }
+            if let Some((i, o)) = counts {
+                self.buf.push_str(",\"input_task_count\":");
+                push_u64(&mut self.buf, u64::from(i));
+                self.buf.push_str(",\"output_task_count\":");
+                push_u64(&mut self.buf, u64::from(o));
+            }
+            self.buf.push('}');
+        }
+    }
+}
+
+/// A JSON string literal (quote, backslash and control characters escaped).
+fn push_str(buf: &mut String, text: &str) {
+    buf.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => buf.push_str("\\\""),
+            '\\' => buf.push_str("\\\\"),
+            '\n' => buf.push_str("\\n"),
+            '\r' => buf.push_str("\\r"),
+            '\t' => buf.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(buf, "\\u{:04x}", c as u32);
+            }
+            c => buf.push(c),
+        }
+    }
+    buf.push('"');
+}
+
+/// A decimal integer, without the formatting machinery (the hot path
+/// writes tens of millions of them).
+fn push_u64(buf: &mut String, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        buf.push(char::from(d));
+    }
+}
+
+/// A task's display form: `t<local>` or `r<ring>t<local>`.
+fn push_task(buf: &mut String, id: TaskId) {
+    if id.ring() != 0 {
+        buf.push('r');
+        push_u64(buf, u64::from(id.ring()));
+    }
+    buf.push('t');
+    push_u64(buf, u64::from(id.local()));
+}
+
+/// A quoted `<base>(<task>)` label.
+fn push_label(buf: &mut String, base: &str, id: TaskId) {
+    push_str(buf, base);
+    buf.pop();
+    buf.push('(');
+    push_task(buf, id);
+    buf.push_str(")\"");
+}
+
+/// `ns` as µs with at most three decimals and at least one (`1.84`, `3.0`).
+fn push_us(buf: &mut String, ns: Ns) {
+    push_u64(buf, ns / 1000);
+    let frac = (ns % 1000) as u32;
+    buf.push('.');
+    if frac == 0 {
+        buf.push('0');
+        return;
+    }
+    let digits = [frac / 100, frac / 10 % 10, frac % 10];
+    let keep = if frac.is_multiple_of(100) {
+        1
+    } else if frac.is_multiple_of(10) {
+        2
+    } else {
+        3
+    };
+    for &d in &digits[..keep] {
+        buf.push(char::from(b'0' + d as u8));
+    }
+}
+
+/// `{"event-hint":"Task:<disp>, FuncId:<id>, CoreId:<core>"` (the args object opened).
+fn event_hint(buf: &mut String, task: &perf::PerfTask, func: Option<i32>) {
+    buf.push_str("{\"event-hint\":\"Task:");
+    push_task(buf, task.task_id);
+    buf.push_str(", FuncId:");
+    match func {
+        Some(f) => push_u64(buf, f as u64),
+        None => buf.push_str("-1"),
+    }
+    buf.push_str(", CoreId:");
+    push_u64(buf, u64::from(task.core_id));
+    buf.push('"');
+}
+
+fn hint_list(buf: &mut String, key: &str, list: &[usize], model: &Model, t: &Timeline) {
+    buf.push_str(",\"");
+    buf.push_str(key);
+    buf.push_str("\":\"");
+    push_u64(buf, list.len() as u64);
+    buf.push_str(": [");
+    for (k, &g) in list.iter().take(16).enumerate() {
+        if k > 0 {
+            buf.push_str(", ");
+        }
+        push_task(buf, t.tasks[model.groups[g].0].task_id);
+    }
+    if list.len() > 16 {
+        buf.push_str(", ...");
+    }
+    buf.push_str("]\"");
+}
+
+fn phase_cname(kind: &SchedPhaseKind) -> Option<&'static str> {
+    Some(match kind {
+        SchedPhaseKind::Complete => "good",
+        SchedPhaseKind::Dispatch => "terrible",
+        SchedPhaseKind::AsyncPoll => "yellow",
+        SchedPhaseKind::Release => "olive",
+        SchedPhaseKind::Dummy => "grey",
+        SchedPhaseKind::EarlyDispatch | SchedPhaseKind::GraphPrepare => "rail_animation",
+        SchedPhaseKind::Drain => "cq_build_running",
+        SchedPhaseKind::DrainPrepare => "cq_build_passed",
+        SchedPhaseKind::DrainPublish => "cq_build_attempt_passed",
+        SchedPhaseKind::Resolve => "vsync_highlight_color",
+        _ => return None,
+    })
+}
+
+/// Phases of one kind on one thread, sorted by start, for containment lookups.
+struct PhaseIndex {
+    /// Per thread: (start, end, phase index) of `complete` phases.
+    complete: Vec<Vec<(Ns, Ns, usize)>>,
+    /// Per thread: the same for `dispatch` phases.
+    dispatch: Vec<Vec<(Ns, Ns, usize)>>,
+}
+
+impl PhaseIndex {
+    fn build(sched: &[Vec<PhaseSpan>]) -> Self {
+        let pick = |kind: SchedPhaseKind| -> Vec<Vec<(Ns, Ns, usize)>> {
+            sched
+                .iter()
+                .map(|lane| {
+                    let mut v: Vec<(Ns, Ns, usize)> = lane
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| p.kind == kind)
+                        .map(|(i, p)| (p.start, p.end.max(p.start), i))
+                        .collect();
+                    v.sort_unstable();
+                    v
+                })
+                .collect()
+        };
+        Self {
+            complete: pick(SchedPhaseKind::Complete),
+            dispatch: pick(SchedPhaseKind::Dispatch),
+        }
+    }
+
+    /// The phase of `list` containing `at` (or, with `next`, the first one
+    /// starting after it).
+    fn find(list: &[(Ns, Ns, usize)], at: Ns, next: bool) -> Option<usize> {
+        let idx = list.partition_point(|p| p.0 <= at);
+        if idx > 0 && list[idx - 1].1 >= at {
+            return Some(list[idx - 1].2);
+        }
+        if next {
+            list.get(idx).map(|p| p.2)
+        } else {
+            None
+        }
+    }
+
+    /// Thread candidates for a core: its `core_to_thread` entry, else all.
+    fn threads(t: &Timeline, core: u32, n: usize) -> std::ops::Range<usize> {
+        match t.core_to_thread.get(core as usize) {
+            Some(&th) if th >= 0 && (th as usize) < n => th as usize..th as usize + 1,
+            _ => 0..n,
+        }
+    }
+
+    fn lookup(
+        &self,
+        which: &[Vec<(Ns, Ns, usize)>],
+        t: &Timeline,
+        core: u32,
+        at: Ns,
+        next: bool,
+    ) -> Option<(usize, usize)> {
+        let range = Self::threads(t, core, which.len());
+        for th in range.clone() {
+            if let Some(i) = Self::find(&which[th], at, false) {
+                return Some((th, i));
+            }
+        }
+        if next {
+            for th in range {
+                if let Some(i) = Self::find(&which[th], at, true) {
+                    return Some((th, i));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Writes the trace to `file`: events are formatted on this thread and
+/// written by a second one (see [`TraceOut`]). Returns `(events, flows)`.
+fn write_trace(
+    file: &mut AtomicFile,
+    t: &Timeline,
+    model: &Model,
+    names: &KernelNames,
+) -> Result<(u64, u64), ToolError> {
+    let path = file.path().to_path_buf();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<String>(4);
+    let (spare_tx, spare_rx) = std::sync::mpsc::channel::<String>();
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || -> Result<(), crate::error::WriteError> {
+            for mut chunk in rx {
+                file.write_all(chunk.as_bytes())?;
+                chunk.clear();
+                // The formatter may be gone already; the chunk is then dropped.
+                let _ = spare_tx.send(chunk);
+            }
+            Ok(())
+        });
+        let out = TraceOut {
+            buf: String::with_capacity(CHUNK + CHUNK / 2),
+            tx,
+            spare: spare_rx,
+            n_events: 0,
+            n_flows: 0,
+        };
+        let produced = produce_trace(out, t, model, names);
+        let written = match writer.join() {
+            Ok(res) => res,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        // The writer's error explains why the formatter stopped.
+        written?;
+        produced.map_err(|WriterGone| {
+            ToolError::Write(crate::error::WriteError::io(
+                &path,
+                "writing",
+                std::io::Error::other("the writer thread stopped early"),
+            ))
+        })
+    })
+}
+
+/// Formats every event into `out` (see the module docs for the order).
+fn produce_trace(
+    mut out: TraceOut,
+    t: &Timeline,
+    model: &Model,
+    names: &KernelNames,
+) -> Result<(u64, u64), WriterGone> {
+    out.buf.push_str("{\"traceEvents\":[");
+
+    // Metadata: every process and thread that carries an event.
+    let mut pids: Vec<u32> = model.threads.iter().map(|x| x.0).collect();
+    pids.sort_unstable();
+    pids.dedup();
+    for &pid in pids.iter().rev() {
+        let name = match pid {
+            PID_ORCH if t.host_mode => String::from("Host Orchestrator"),
+            PID_ORCH => match &names.orchestrator_name {
+                Some(n) => format!("AICPU {n}"),
+                None => String::from("AICPU Orchestrator"),
+            },
+            PID_SCHED => String::from("AICPU Scheduler"),
+            PID_SCHED_VIEW => String::from("Scheduler View"),
+            _ => String::from("Worker View"),
+        };
+        out.process(pid, &name, pid);
+    }
+    let mut threads: Vec<&(u32, u64, String)> = model.threads.iter().collect();
+    threads.sort_by_key(|x| (std::cmp::Reverse(x.0), x.1));
+    for (pid, tid, name) in threads {
+        out.thread(*pid, *tid, name);
+    }
+
+    // Worker View bars.
+    for (g, &(a, b)) in model.groups.iter().enumerate() {
+        let fanout = &model.fanout[model.fanout_off[g]..model.fanout_off[g + 1]];
+        let fanin = &model.fanin[model.fanin_off[g]..model.fanin_off[g + 1]];
+        for r in a..b {
+            let task = &t.tasks[r];
+            let p = &model.worker[r];
+            out.begin();
+            out.buf.push_str("{\"args\":");
+            event_hint(&mut out.buf, task, model.func[r]);
+            hint_list(&mut out.buf, "fanout-hint", fanout, model, t);
+            hint_list(&mut out.buf, "fanin-hint", fanin, model, t);
+            out.buf.push_str(",\"duration-us\":");
+            push_us(&mut out.buf, p.end - p.ts);
+            out.buf.push_str(",\"kernel-duration-us\":");
+            push_us(&mut out.buf, task.exec());
+            out.buf.push_str(",\"local_setup_us\":");
+            push_us(&mut out.buf, task.start.saturating_sub(task.receive));
+            out.buf.push_str(",\"taskId\":");
+            push_u64(&mut out.buf, task.task_id.raw());
+            out.buf.push('}');
+            let base = &model.bases[model.label_base[r] as usize];
+            out.slice_tail(
+                "event",
+                None,
+                Some(r),
+                |b| push_label(b, base, task.task_id),
+                PID_WORKER,
+                p,
+            );
+            out.flush_if_full()?;
+        }
+    }
+
+    // Scheduler View bars.
+    for (r, placed) in model.sched_view.iter().enumerate() {
+        let Some(p) = placed else { continue };
+        let task = &t.tasks[r];
+        out.begin();
+        out.buf.push_str("{\"args\":");
+        event_hint(&mut out.buf, task, model.func[r]);
+        out.buf.push_str(",\"dispatch-time-us\":");
+        push_us(&mut out.buf, p.ts);
+        out.buf.push_str(",\"finish-time-us\":");
+        push_us(&mut out.buf, p.end);
+        out.buf.push_str(",\"aicpu-duration-us\":");
+        push_us(&mut out.buf, p.end - p.ts);
+        out.buf.push_str(",\"taskId\":");
+        push_u64(&mut out.buf, task.task_id.raw());
+        out.buf.push('}');
+        let base = &model.bases[model.label_base[r] as usize];
+        out.slice_tail(
+            "event",
+            None,
+            None,
+            |b| push_label(b, base, task.task_id),
+            PID_SCHED_VIEW,
+            p,
+        );
+        out.flush_if_full()?;
+    }
+
+    // Scheduler phases, then the ready-queue counter.
+    let mut queue: Vec<(Ns, [i16; 3])> = Vec::new();
+    for (th, lane) in t.sched.iter().enumerate() {
+        for (i, ph) in lane.iter().enumerate() {
+            if matches!(
+                ph.kind,
+                SchedPhaseKind::DummyTask | SchedPhaseKind::PredicatedSkip
+            ) {
+                continue;
+            }
+            let p = &model.phases[th][i];
+            out.begin();
+            out.buf.push_str("{\"args\":{\"phase\":");
+            push_str(&mut out.buf, ph.kind.as_str());
+            let _ = write!(
+                out.buf,
+                ",\"loop_iter\":{},\"tasks_processed\":{}",
+                ph.loop_iter, ph.tasks_processed
+            );
+            if let Some(pop) = ph.pop {
+                let _ = write!(
+                    out.buf,
+                    ",\"pop_hit\":{},\"pop_miss\":{}",
+                    pop.hit, pop.miss
+                );
+            }
+            if let (Some(s), Some(e)) = (ph.shared_at_start, ph.shared_at_end) {
+                let _ = write!(
+                    out.buf,
+                    ",\"shared_at_start (aic,aiv,mix)\":[{},{},{}],\"shared_at_end (aic,aiv,mix)\":[{},{},{}]",
+                    s[0], s[1], s[2], e[0], e[1], e[2]
+                );
+            }
+            out.buf.push('}');
+            let name = format!("{}({})", ph.kind.as_str(), ph.tasks_processed);
+            out.slice_tail(
+                "scheduler",
+                phase_cname(&ph.kind),
+                None,
+                |b| push_str(b, &name),
+                PID_SCHED,
+                p,
+            );
+            if matches!(ph.kind, SchedPhaseKind::Complete | SchedPhaseKind::Dispatch) {
+                if let Some(e) = ph.shared_at_end {
+                    queue.push((p.end, e));
+                }
+            }
+            out.flush_if_full()?;
+        }
+    }
+    queue.sort_by_key(|q| q.0);
+    let mut last: Option<[i16; 3]> = None;
+    for (ts, v) in queue {
+        if last == Some(v) {
+            continue;
+        }
+        last = Some(v);
+        out.begin();
+        let _ = write!(
+            out.buf,
+            "{{\"args\":{{\"AIC\":{},\"AIV\":{},\"MIX\":{}}},\"cat\":\"queue\",\"name\":\"shared_ready_queue\",\"ph\":\"C\",\"pid\":{PID_SCHED},\"tid\":{TID_QUEUE},\"ts\":",
+            v[0], v[1], v[2]
+        );
+        push_us(&mut out.buf, ts);
+        out.buf.push('}');
+    }
+
+    // Dummy / predicated-skip markers on AICPU_<thread>.
+    for &(th, i, ref p) in &model.markers {
+        let ph = &t.sched[th][i];
+        let disp = ph.task_id.map(|x| x.to_string()).unwrap_or_default();
+        out.begin();
+        if ph.kind == SchedPhaseKind::DummyTask {
+            out.buf.push_str("{\"args\":{\"phase\":\"dummy_task\"");
+        } else {
+            out.buf
+                .push_str("{\"args\":{\"phase\":\"predicated_skip\",\"predicated_pass\":false");
+        }
+        if let Some(id) = ph.task_id {
+            let _ = write!(out.buf, ",\"taskId\":{}", id.raw());
+        }
+        out.buf.push('}');
+        let name = if ph.kind == SchedPhaseKind::DummyTask {
+            format!("dummy({disp})")
+        } else {
+            ph.task_id
+                .and_then(|id| model.group_of.get(&id.raw()))
+                .map(|&g| {
+                    let r = model.groups[g].0;
+                    format!(
+                        "{}({})",
+                        model.bases[model.label_base[r] as usize], t.tasks[r].task_id
+                    )
+                })
+                .unwrap_or_else(|| format!("skip({disp})"))
+        };
+        out.slice_tail(
+            "scheduler",
+            Some("grey"),
+            None,
+            |b| push_str(b, &name),
+            PID_WORKER,
+            p,
+        );
+    }
+
+    // Host uploads.
+    for (u, p) in t.uploads.iter().zip(&model.uploads) {
+        out.begin();
+        let _ = write!(out.buf, "{{\"args\":{{\"bytes\":{}}}", u.bytes);
+        out.slice_tail(
+            "host_h2d",
+            Some("thread_state_iowait"),
+            None,
+            |b| push_str(b, &u.phase),
+            PID_ORCH,
+            p,
+        );
+    }
+
+    // Orchestrator submits and alloc bars.
+    for (lane_idx, lane) in t.orch.iter().enumerate() {
+        for (i, o) in lane.iter().enumerate() {
+            out.begin();
+            let _ = write!(
+                out.buf,
+                "{{\"args\":{{\"phase\":\"orch_submit\",\"submit_idx\":{},\"task_id\":{}}}",
+                o.submit_idx,
+                o.task_id.raw()
+            );
+            let name = format!("submit({})", o.task_id);
+            out.slice_tail(
+                "orchestrator",
+                Some("rail_animation"),
+                None,
+                |b| push_str(b, &name),
+                PID_ORCH,
+                &model.orch[lane_idx][i],
+            );
+            out.flush_if_full()?;
+        }
+    }
+    for &(lane_idx, i, ref p) in &model.allocs {
+        let o = &t.orch[lane_idx][i];
+        out.begin();
+        let _ = write!(
+            out.buf,
+            "{{\"args\":{{\"phase\":\"alloc_tensors\",\"submit_idx\":{},\"task_id\":{}}}",
+            o.submit_idx,
+            o.task_id.raw()
+        );
+        let name = format!("alloc({})", o.task_id);
+        out.slice_tail(
+            "orchestrator",
+            Some("olive"),
+            None,
+            |b| push_str(b, &name),
+            PID_WORKER,
+            p,
+        );
+    }
+
+    // Flows. Dependencies: Worker View, then Scheduler View.
+    for &(pg, sg) in &model.edges {
+        let counts = Some((model.block_num[pg], model.block_num[sg]));
+        for &pa in model.group_anchors(pg) {
+            for &sa in model.group_anchors(sg) {
+                let (pp, sp) = (&model.worker[pa], &model.worker[sa]);
+                let name = if t.tasks[pa].end > sp.ts {
+                    "hb_violation"
+                } else {
+                    "dependency"
+                };
+                out.flow(
+                    name,
+                    PID_WORKER,
+                    pp,
+                    pp.near_end(),
+                    PID_WORKER,
+                    sp,
+                    sp.near_start(),
+                    counts,
+                );
+            }
+        }
+        out.flush_if_full()?;
+    }
+    if model.has_sched_view {
+        for &(pg, sg) in &model.edges {
+            let counts = Some((model.block_num[pg], model.block_num[sg]));
+            for &pa in model.group_anchors(pg) {
+                for &sa in model.group_anchors(sg) {
+                    let (Some(pp), Some(sp)) = (&model.sched_view[pa], &model.sched_view[sa])
+                    else {
+                        continue;
+                    };
+                    let name = if pp.end > sp.ts {
+                        "hb_violation"
+                    } else {
+                        "dependency"
+                    };
+                    out.flow(
+                        name,
+                        PID_SCHED_VIEW,
+                        pp,
+                        pp.near_end(),
+                        PID_SCHED_VIEW,
+                        sp,
+                        sp.near_start(),
+                        counts,
+                    );
+                }
+            }
+            out.flush_if_full()?;
+        }
+    }
+
+    if !t.sched.is_empty() {
+        let index = PhaseIndex::build(&t.sched);
+        // complete: a task's last-subtask bar → the complete phase that retired it.
+        let mut completed_by: Vec<Option<(usize, usize)>> = vec![None; model.groups.len()];
+        for (g, done) in completed_by.iter_mut().enumerate() {
+            let r = model.last_row(t, g);
+            let task = &t.tasks[r];
+            let Some(finish) = task.finish else { continue };
+            let Some((th, i)) = index.lookup(&index.complete, t, task.core_id, finish, true) else {
+                continue;
+            };
+            *done = Some((th, i));
+            let wp = &model.worker[r];
+            out.flow(
+                "complete",
+                PID_WORKER,
+                wp,
+                wp.near_end(),
+                PID_SCHED,
+                &model.phases[th][i],
+                finish,
+                None,
+            );
+            out.flush_if_full()?;
+        }
+        // complete→ready: the phase that satisfied the last fanin → the consumer's dispatch.
+        for g in 0..model.groups.len() {
+            let fanin = &model.fanin[model.fanin_off[g]..model.fanin_off[g + 1]];
+            let Some(&last) = fanin.iter().max_by_key(|&&p| {
+                let r = model.last_row(t, p);
+                (t.tasks[r].finish.unwrap_or(0), std::cmp::Reverse(p))
+            }) else {
+                continue;
+            };
+            let Some((cth, ci)) = completed_by[last] else {
+                continue;
+            };
+            let (a, b) = model.groups[g];
+            let Some((d, first)) = (a..b)
+                .filter_map(|r| t.tasks[r].dispatch.map(|d| (d, r)))
+                .min()
+            else {
+                continue;
+            };
+            let cp = &model.phases[cth][ci];
+            if d < cp.end {
+                continue;
+            }
+            let Some((dth, di)) =
+                index.lookup(&index.dispatch, t, t.tasks[first].core_id, d, false)
+            else {
+                continue;
+            };
+            out.flow(
+                "complete\u{2192}ready",
+                PID_SCHED,
+                cp,
+                cp.near_end(),
+                PID_SCHED,
+                &model.phases[dth][di],
+                d,
+                None,
+            );
+            out.flush_if_full()?;
+        }
+        // dispatch: the dispatch phase → the Worker View and Scheduler View bars.
+        let mut dispatched_by: IdMap<usize, (usize, usize)> =
+            idmap::map_with_capacity(model.groups.len());
+        for (r, task) in t.tasks.iter().enumerate() {
+            let Some(d) = task.dispatch else { continue };
+            let Some((th, i)) = index.lookup(&index.dispatch, t, task.core_id, d, false) else {
+                continue;
+            };
+            if let Some(&g) = model.group_of.get(&task.task_id.raw()) {
+                dispatched_by.entry(g).or_insert((th, i));
+            }
+            let dp = &model.phases[th][i];
+            out.flow(
+                "dispatch",
+                PID_SCHED,
+                dp,
+                d,
+                PID_WORKER,
+                &model.worker[r],
+                task.start,
+                None,
+            );
+            if let Some(sp) = &model.sched_view[r] {
+                out.flow("dispatch", PID_SCHED, dp, d, PID_SCHED_VIEW, sp, d, None);
+            }
+            out.flush_if_full()?;
+        }
+        // submit→dispatch: the orchestrator's submit → the task's dispatch phase.
+        if !t.host_mode {
+            for (lane_idx, lane) in t.orch.iter().enumerate() {
+                for (i, o) in lane.iter().enumerate() {
+                    let Some(&g) = model.group_of.get(&o.task_id.raw()) else {
+                        continue;
+                    };
+                    let Some(&(th, di)) = dispatched_by.get(&g) else {
+                        continue;
+                    };
+                    let op = &model.orch[lane_idx][i];
+                    let dp = &model.phases[th][di];
+                    out.flow(
+                        "submit\u{2192}dispatch",
+                        PID_ORCH,
+                        op,
+                        op.near_end(),
+                        PID_SCHED,
+                        dp,
+                        dp.ts,
+                        None,
+                    );
+                }
+                out.flush_if_full()?;
+            }
+        }
+    }
+    out.finish()
+}
+
+#[cfg(test)]
+mod tests;

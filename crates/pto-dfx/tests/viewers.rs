@@ -1,0 +1,287 @@
+//! The viewers end to end: synthetic runs through the converter and the
+//! trace checker, and every HTML page opened in headless Chromium.
+//!
+//! The HTML tests need Debian's `chromium` (or `$PTO_CHROMIUM`) and Graphviz
+//! (`dot`) on `PATH`; CI installs both. Without them these tests fail with
+//! a message saying what to install: a skipped browser test proves nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, Format, LayoutChoice};
+use pto_dfx::tools::layout::Engine;
+use pto_dfx::tools::swimlane_converter::{self, ConvertOptions};
+use pto_dfx::tools::{scope_stats_plot, trace_check};
+use serde_json::Value;
+
+use crate::synth;
+
+/// The Chromium binary: `$PTO_CHROMIUM`, else the first of the usual names on `PATH`.
+fn chromium() -> PathBuf {
+    if let Some(p) = std::env::var_os("PTO_CHROMIUM") {
+        return PathBuf::from(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ] {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    panic!(
+        "headless Chromium is required to test the HTML viewers and was not found on PATH \
+         (tried chromium, chromium-browser, google-chrome); install it with \
+         `apt-get install chromium` or point $PTO_CHROMIUM at a Chrome binary"
+    );
+}
+
+/// Opens `page?selftest` in headless Chromium and returns the DOM and the
+/// JSON the page's self-test wrote into `#selftest-result`.
+fn selftest(page: &Path) -> (String, Value) {
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}?selftest", page.display());
+    let out = Command::new(chromium())
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--window-size=1200,800",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+    let start = dom.find("<pre id=\"selftest-result\">").unwrap_or_else(|| {
+        panic!(
+            "no self-test result in the DOM of {url} (status {}); stderr:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let rest = &dom[start + "<pre id=\"selftest-result\">".len()..];
+    let end = rest.find("</pre>").unwrap();
+    let json = rest[..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let value: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    (dom, value)
+}
+
+const EVIL: &str = "<script>alert(1)</script>";
+
+fn write_evil_names(dir: &Path) {
+    std::fs::write(
+        dir.join("name_map_Evil_case.json"),
+        format!(
+            "{{\"level\": 2, \"orchestrator_name\": \"{}\", \"callable_id_to_name\": {{\"0\": \"{}\", \"1\": \"b&amp;\"}}}}",
+            EVIL.replace('/', "\\/"),
+            EVIL.replace('/', "\\/")
+        ),
+    )
+    .unwrap();
+}
+
+fn check_graph_page(dom: &str, st: &Value, n_nodes: u64, n_edges: u64) {
+    assert_eq!(st["nodes"], n_nodes, "{st}");
+    assert_eq!(st["edges"], n_edges, "{st}");
+    // One inline script plus the two JSON blocks: nothing injected.
+    assert_eq!(st["scripts"], 3, "{st}");
+    // `r` resets to 100 % at the origin, `f` fits the whole drawing in view.
+    assert_eq!(
+        st["afterR"],
+        serde_json::json!({"s": 1, "x": 0, "y": 0}),
+        "{st}"
+    );
+    assert_eq!(st["fits"], true, "{st}");
+    let fit_scale = st["afterF"]["s"].as_f64().unwrap();
+    let (w, h) = (
+        st["width"].as_f64().unwrap(),
+        st["height"].as_f64().unwrap(),
+    );
+    assert!(
+        fit_scale > 0.0 && (w * fit_scale <= 1200.0) && (h * fit_scale <= 800.0),
+        "{st}"
+    );
+    assert_eq!(st["drag"], serde_json::json!({"dx": 40, "dy": 25}), "{st}");
+    assert_eq!(st["zoomIn"], true, "{st}");
+    assert_eq!(
+        st["reset"],
+        serde_json::json!({"s": 1, "x": 0, "y": 0}),
+        "{st}"
+    );
+    assert_eq!(st["panel"], true, "{st}");
+    assert!(
+        !dom.contains(EVIL),
+        "the evil name reached the DOM as markup"
+    );
+}
+
+fn write_deps(dir: &Path, deps: &pto_dfx::deps::DepsFile) -> PathBuf {
+    let path = dir.join("deps.json");
+    pto_dfx::deps::write(&path, deps).unwrap();
+    path
+}
+
+#[test]
+fn deps_viewer_html_builtin_layout_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_deps(dir.path(), &synth::deps_graph(200));
+    write_evil_names(dir.path());
+    let report = deps_viewer::view(&DepsViewerOptions {
+        input: &input,
+        output: None,
+        format: Format::Html,
+        layout: LayoutChoice::Builtin,
+        func_names: None,
+    })
+    .unwrap();
+    assert_eq!(report.layout.as_deref(), Some("built-in layered"));
+    let (dom, st) = selftest(&report.output);
+    check_graph_page(
+        &dom,
+        &st,
+        report.n_nodes as u64,
+        report.n_unique_edges as u64,
+    );
+    // The first node (r1t0, func 0) carries the evil name, rendered as text.
+    assert!(st["firstText"].as_str().unwrap().contains(EVIL), "{st}");
+    assert!(st["panelTitle"].as_str().unwrap().contains(EVIL), "{st}");
+}
+
+#[test]
+fn deps_viewer_html_graphviz_layout_in_chromium() {
+    assert!(
+        Engine::Dot.is_available(),
+        "Graphviz `dot` is required for this test (CI installs it): apt-get install graphviz"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_deps(dir.path(), &synth::deps_graph(120));
+    write_evil_names(dir.path());
+    let report = deps_viewer::view(&DepsViewerOptions {
+        input: &input,
+        output: None,
+        format: Format::Html,
+        layout: LayoutChoice::Graphviz(Engine::Dot),
+        func_names: None,
+    })
+    .unwrap();
+    assert_eq!(report.layout.as_deref(), Some("graphviz dot"));
+    let (dom, st) = selftest(&report.output);
+    check_graph_page(
+        &dom,
+        &st,
+        report.n_nodes as u64,
+        report.n_unique_edges as u64,
+    );
+}
+
+#[test]
+fn scope_stats_html_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("scope_stats.jsonl");
+    let mut text = String::from("{\"version\": 6, \"fatal\": false, \"dropped\": 0, \"total\": 8, \"task_window_max\": [64, 64, 64, 64], \"heap_max\": [65536, 65536, 65536, 65536], \"dep_pool_max\": [64, 64, 64, 64], \"tensormap_max\": 32}\n");
+    let rec = |site: &str, phase: &str, depth: i32, end: i32| {
+        format!(
+            "{{\"site\": \"{site}\", \"phase\": \"{phase}\", \"depth\": {depth}, \"ring\": {depth}, \"task_window_start\": 0, \"task_window_end\": {end}, \"heap_start\": 0, \"heap_end\": {}, \"dep_pool_start\": 0, \"dep_pool_end\": {end}, \"tensormap\": {end}}}\n",
+            end * 1024
+        )
+    };
+    text += &rec(EVIL, "begin", 0, 0);
+    for (k, d) in [(10, 1), (50, 1), (20, 2)] {
+        text += &rec("kernel.cpp:12", "begin", d, 0);
+        text += &rec("kernel.cpp:12", "end", d, k);
+    }
+    text += &rec(EVIL, "end", 0, 5);
+    std::fs::write(&input, text).unwrap();
+    let report = scope_stats_plot::plot(&input, None).unwrap();
+    assert_eq!(report.rings, [0, 1, 2]);
+    let (dom, st) = selftest(&report.output);
+    assert_eq!(st["charts"], 3, "{st}");
+    assert_eq!(st["series"], 12, "{st}");
+    assert_eq!(st["top"], 4, "{st}");
+    assert_eq!(st["scripts"], 1, "{st}");
+    assert!(
+        st["sites"].as_array().unwrap().iter().any(|s| s == EVIL),
+        "{st}"
+    );
+    assert!(!dom.contains(EVIL));
+}
+
+fn convert_synthetic(n: usize, level: u8, seed: u64) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, deps) = synth::generate(n, level, seed);
+    let input = dir.path().join("chip_swimlane_records.json");
+    pto_dfx::swimlane::write(&input, &file).unwrap();
+    write_deps(dir.path(), &deps);
+    write_evil_names(dir.path());
+    let output = dir.path().join("trace.json");
+    let report = swimlane_converter::convert(&ConvertOptions {
+        input: &input,
+        output: Some(&output),
+        deps: None,
+        func_names: None,
+        kernel_config: None,
+    })
+    .unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    serde_json::from_slice(&std::fs::read(&output).unwrap()).unwrap()
+}
+
+#[test]
+fn converter_output_passes_the_trace_checker_at_every_level() {
+    for level in 1..=4u8 {
+        let trace = convert_synthetic(1500, level, u64::from(level));
+        match trace_check::check(&trace) {
+            Ok(counts) => {
+                assert!(counts.slices >= 1500, "level {level}: {counts:?}");
+                if level >= 2 {
+                    assert!(counts.flows > 1000, "level {level}: {counts:?}");
+                }
+            }
+            Err(errors) => panic!("level {level}:\n{}", errors.join("\n")),
+        }
+        // The evil name is data in JSON, never a problem for the trace.
+        let events = trace["traceEvents"].as_array().unwrap();
+        assert!(events
+            .iter()
+            .any(|e| e["name"].as_str().is_some_and(|n| n.starts_with(EVIL))));
+    }
+}
+
+#[test]
+fn converter_flows_cover_every_kind_at_level_four() {
+    let trace = convert_synthetic(600, 4, 11);
+    let events = trace["traceEvents"].as_array().unwrap();
+    for kind in [
+        "dependency",
+        "complete",
+        "complete\u{2192}ready",
+        "dispatch",
+        "submit\u{2192}dispatch",
+    ] {
+        assert!(
+            events.iter().any(|e| e["ph"] == "s" && e["name"] == kind),
+            "no {kind} flow"
+        );
+    }
+    // Occasional early dispatches put some bars on sub-lanes.
+    assert!(events.iter().any(|e| e["name"] == "thread_name"
+        && e["args"]["name"].as_str().is_some_and(|n| n.contains('+'))));
+    // SPMD tasks are labelled as such.
+    assert!(events
+        .iter()
+        .any(|e| e["ph"] == "X" && e["name"].as_str().is_some_and(|n| n.contains("_spmd("))));
+}
