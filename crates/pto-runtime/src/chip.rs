@@ -21,10 +21,11 @@
 //! Workers spin briefly on an empty queue, then sleep on [`Waiter`]. A pusher increments
 //! nothing on the fast path: it checks `Waiter::sleepers` after its push. The sleeper
 //! registers (a SeqCst read-modify-write) *before* re-checking the queue under the mutex,
-//! and the pusher's queue push is followed by a SeqCst read-modify-write on a counter before
-//! it reads `sleepers`, so in the single total order either the sleeper sees the item or
-//! the pusher sees the sleeper (and notifies under the mutex, which the sleeper holds until
-//! it waits). Waits also time out, so a mistake here costs latency, never a hang.
+//! and the pusher issues a SeqCst fence between its push and its read of `sleepers`, so
+//! in the single total order either the sleeper sees the item or the pusher sees the
+//! sleeper (and notifies under the mutex, which the sleeper holds until it waits). The same
+//! protocol wakes threads waiting for progress. Waits also time out, so a mistake here
+//! costs latency, never a hang.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -75,7 +76,7 @@ impl Waiter {
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// Wakes one sleeper, if any. The caller has just done a SeqCst read-modify-write.
+    /// Wakes one sleeper, if any. The caller has just issued a SeqCst fence (or RMW).
     pub fn notify_one(&self) {
         if self.sleepers.load(Ordering::SeqCst) > 0 {
             let _guard = self.lock.lock();
@@ -83,7 +84,7 @@ impl Waiter {
         }
     }
 
-    /// Wakes every sleeper, if any. The caller has just done a SeqCst read-modify-write.
+    /// Wakes every sleeper, if any. The caller has just issued a SeqCst fence (or RMW).
     pub fn notify_all(&self) {
         if self.sleepers.load(Ordering::SeqCst) > 0 {
             let _guard = self.lock.lock();
@@ -333,8 +334,8 @@ impl Chip {
                 std::thread::yield_now();
             }
         }
-        // SeqCst RMW before reading the sleeper count (module docs).
-        self.submitted.fetch_add(0, Ordering::SeqCst);
+        // SeqCst fence before reading the sleeper count (module docs).
+        std::sync::atomic::fence(Ordering::SeqCst);
         if copies > 1 {
             self.work.notify_all();
         } else {
@@ -467,7 +468,7 @@ impl Chip {
                 ring.dep_tail.fetch_max(d, Ordering::Release);
             }
             ring.last_alive.store(local, Ordering::Release);
-            self.completed.fetch_add(0, Ordering::SeqCst);
+            std::sync::atomic::fence(Ordering::SeqCst);
             self.progress.notify_all();
         }
     }
@@ -480,7 +481,7 @@ impl Chip {
     /// Latches a fatal error and wakes everyone.
     pub fn raise(&self, code: ErrorCode, message: String) {
         self.fatal.raise(code, message);
-        self.completed.fetch_add(0, Ordering::SeqCst);
+        std::sync::atomic::fence(Ordering::SeqCst);
         self.progress.notify_all();
         self.work.notify_all();
     }

@@ -829,8 +829,9 @@ impl Orchestrator {
         let window = self.chip.rings[ring].window;
         let has_space =
             |chip: &Chip| head - chip.rings[ring].last_alive.load(Ordering::Acquire) < window - 1;
-        let (scope_site, n) = self.blocking_scope(ring);
+        // Only a failing wait needs the scope census (it walks the scope's tasks).
         let deadlock = || {
+            let (scope_site, n) = self.blocking_scope(ring);
             (
                 ErrorCode::FlowControlDeadlock,
                 format!(
@@ -868,8 +869,9 @@ impl Orchestrator {
         let end = start + bytes;
         let has_space =
             |chip: &Chip| end - chip.rings[ring].heap_tail.load(Ordering::Acquire) <= size;
-        let (scope_site, n) = self.blocking_scope(ring);
+        // Only a failing wait needs the scope census (it walks the scope's tasks).
         let deadlock = || {
+            let (scope_site, n) = self.blocking_scope(ring);
             (
                 ErrorCode::HeapRingDeadlock,
                 format!(
@@ -897,8 +899,9 @@ impl Orchestrator {
         }
         let has_space =
             |chip: &Chip| end - chip.rings[ring].dep_tail.load(Ordering::Acquire) <= capacity;
-        let (scope_site, n) = self.blocking_scope(ring);
+        // Only a failing wait needs the scope census (it walks the scope's tasks).
         let deadlock = || {
+            let (scope_site, n) = self.blocking_scope(ring);
             (
                 ErrorCode::DepPoolOverflow,
                 format!(

@@ -260,7 +260,7 @@ pub fn run(
                 unsafe { bind(std::ptr::null_mut()) };
                 drop(handle);
                 chip.orchestration_done.store(true, Ordering::Release);
-                chip.completed.fetch_add(0, Ordering::SeqCst);
+                std::sync::atomic::fence(Ordering::SeqCst);
                 chip.progress.notify_all();
                 summary
             })
@@ -308,7 +308,7 @@ pub fn run(
 
     // Shut down: workers exit once idle; stuck ones are detached (module docs).
     chip.shutdown.store(true, Ordering::Release);
-    chip.completed.fetch_add(0, Ordering::SeqCst);
+    std::sync::atomic::fence(Ordering::SeqCst);
     chip.work.notify_all();
     let fatal = chip.fatal.is_set();
     let grace = Instant::now() + Duration::from_secs(2);
