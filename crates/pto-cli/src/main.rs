@@ -17,7 +17,7 @@ mod viewers;
 ///
 /// Exit codes: 0 success, 1 golden mismatch, 2 usage or infrastructure error.
 #[derive(Parser)]
-#[command(name = "pto", version, about, long_about = None)]
+#[command(name = "pto", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -91,7 +91,8 @@ struct RunArgs {
 
 #[derive(clap::Args)]
 struct ReplayArgs {
-    /// The build directory (contains kernel_config.py).
+    /// The build directory (contains kernel_config.py). Put it before a bare `--swimlane`,
+    /// `--dump-args` or `--pmu`, or write their level as `--swimlane=N`.
     dir: PathBuf,
     /// Compare every output with data/out/<name>.npy and write data/actual/<name>.npy.
     #[arg(long)]
