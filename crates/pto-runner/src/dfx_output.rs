@@ -244,8 +244,7 @@ pub fn swimlane_file(level: u8, report: &RunReport, chip: &ChipConfig) -> Swimla
             .collect()]
     });
     SwimlaneFile {
-        level: SwimlaneLevel::from_number(level as u64)
-            .unwrap_or(SwimlaneLevel::from_number(1).expect("level 1 exists")),
+        level: SwimlaneLevel::from_number(level as u64).unwrap_or(SwimlaneLevel::AicoreTiming),
         metadata: SwimlaneMetadata {
             clock_freq_hz: freq,
             num_cores: topology.n_cores() as u32,

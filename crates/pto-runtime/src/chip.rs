@@ -9,9 +9,10 @@
 //!    subtask); a dummy or allocation task completes on the spot.
 //! 3. Workers pop task ids and claim subtasks (`block × active slot`) with `claim`;
 //!    each subtask runs the kernel on a logical core the worker owns.
-//! 4. The thread finishing the last subtask completes the task: under the fanout lock it
-//!    marks it `Completed` and counts down each consumer (readying those that reach zero);
-//!    then it releases the producers it retained.
+//! 4. The thread finishing the last subtask completes the task: it first releases the
+//!    producers it retained (and captures dumped outputs), then, under the fanout lock, marks
+//!    it `Completed` and counts down each consumer; those that reach zero are made ready
+//!    once the lock is released.
 //! 5. A task is `Consumed` once completed and every reference (its scope's, each retaining
 //!    consumer's) is released; the ring then reclaims consecutive consumed slots, advancing
 //!    `last_alive`, the heap tail and the dep-pool tail, which unblocks the orchestrator.
@@ -368,18 +369,27 @@ impl Chip {
                 dump.capture(payload, DumpStage::AfterCompletion);
             }
         }
+        // Consumers whose last producer this was; they are made ready after the lock is
+        // released (pushing may wake a sleeping worker, a system call).
+        let mut ready = [TaskId::INVALID; 32];
+        let mut n_ready = 0;
+        let mut more_ready: Vec<TaskId> = Vec::new();
         let consumed = {
             let mut fanout = slot.fanout.lock();
             fanout.state = SlotState::Completed;
-            for i in 0..fanout.consumers.len() {
-                let consumer = fanout.consumers[i];
+            for &consumer in &fanout.consumers {
                 if self
                     .slot(consumer)
                     .fanin_remaining
                     .fetch_sub(1, Ordering::AcqRel)
                     == 1
                 {
-                    self.make_ready(consumer, inline);
+                    if n_ready < ready.len() {
+                        ready[n_ready] = consumer;
+                        n_ready += 1;
+                    } else {
+                        more_ready.push(consumer);
+                    }
                 }
             }
             fanout.consumers.clear();
@@ -389,6 +399,9 @@ impl Chip {
             }
             consumed
         };
+        for &consumer in ready[..n_ready].iter().chain(&more_ready) {
+            self.make_ready(consumer, inline);
+        }
         if consumed {
             self.try_advance(id.ring());
         }
