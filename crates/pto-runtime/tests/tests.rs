@@ -7,3 +7,4 @@ mod basics;
 mod errors;
 mod inference;
 mod rings;
+mod stress;
