@@ -355,7 +355,6 @@ impl Chip {
     fn complete_one(&self, id: TaskId, inline: &mut Vec<TaskId>) {
         let slot = self.slot(id);
         let end = self.now_ns();
-        slot.end_ns.store(end, Ordering::Relaxed);
         // Release retained producers first, while this task is still pending: once it is
         // marked completed another thread may consume and reclaim its slot.
         // SAFETY: published, still-pending task: its payload is immutable and live.

@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 use parking_lot::Mutex;
 
 use crate::ffi::{ChipTensor, TensorArgType};
-use crate::task::{TaskId, TaskPayload};
+use crate::task::TaskPayload;
 
 /// Which diagnostics to collect.
 #[derive(Clone, Debug, Default)]
@@ -468,12 +468,8 @@ pub fn contiguous_bytes(t: &ChipTensor) -> Option<(&[u8], bool)> {
     Some((bytes, total > keep))
 }
 
-/// The logical (row-major) bytes of a view, truncated to [`MAX_RECORD_BYTES`].
-pub fn gather(t: &ChipTensor) -> (Vec<u8>, bool) {
-    gather_into(t, Vec::new())
-}
-
-/// [`gather`] into a reused buffer.
+/// The logical (row-major) bytes of a view, truncated to [`MAX_RECORD_BYTES`], written
+/// into `out` (cleared first) and returned with whether it was truncated.
 pub fn gather_into(t: &ChipTensor, mut out: Vec<u8>) -> (Vec<u8>, bool) {
     let es = crate::dtype::elem_size(t.dtype);
     let numel = t.numel() as usize;
@@ -523,9 +519,4 @@ pub fn gather_into(t: &ChipTensor, mut out: Vec<u8>) -> (Vec<u8>, bool) {
     }
     out.truncate(keep);
     (out, total > keep)
-}
-
-/// A task id for logs.
-pub fn display(task: u64) -> String {
-    TaskId(task).to_string()
 }

@@ -242,8 +242,6 @@ pub struct TaskSlot {
     pub claim: AtomicU64,
     /// Subtasks finished.
     pub subtasks_done: AtomicU32,
-    /// Nanoseconds (since run start) when the last subtask finished.
-    pub end_ns: AtomicU64,
     /// State, consumers and references.
     pub fanout: Mutex<Fanout>,
 }
@@ -260,7 +258,6 @@ impl TaskSlot {
             fanin_remaining: AtomicU32::new(0),
             claim: AtomicU64::new(u64::MAX),
             subtasks_done: AtomicU32::new(0),
-            end_ns: AtomicU64::new(0),
             fanout: Mutex::new(Fanout {
                 state: SlotState::Free,
                 consumers: Vec::new(),
