@@ -33,3 +33,23 @@ def test_other_threads_run_during_a_run(shared_example):
     # Holding the GIL for the whole benchmark would leave one gap as long as the benchmark.
     assert span["duration"] > 0.02
     assert gaps.max() < span["duration"] / 2, (gaps.max(), span["duration"])
+
+
+def test_ctrl_c_stops_a_run(shared_example):
+    """A SIGINT during a run raises KeyboardInterrupt promptly instead of waiting it out."""
+    import os
+    import signal
+
+    import pytest
+
+    d = shared_example("vector_add")
+    compiled = CompiledProgram.from_dir(d)
+    args = [np.load(d / "data" / "in" / "a.npy"), np.load(d / "data" / "in" / "b.npy"),
+            np.zeros(16384, np.float32)]  # fmt: skip
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        benchmark(compiled, args, rounds=1_000_000, warmup=0)
+    timer.cancel()
+    assert time.perf_counter() - start < 30

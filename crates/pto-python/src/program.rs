@@ -211,6 +211,42 @@ impl Program {
 
 /// Progress lines the runner prints (the two-pass swimlane banner), sent to Python's
 /// `print` so they interleave with the caller's own output.
+/// A copy of `config` whose runs stop when Python has a pending signal (Ctrl-C), and the
+/// slot where the signal's exception is kept to be raised once the run has returned.
+fn interruptible(
+    config: &pto_runner::RunConfig,
+) -> (
+    pto_runner::RunConfig,
+    std::sync::Arc<std::sync::Mutex<Option<PyErr>>>,
+) {
+    let pending: std::sync::Arc<std::sync::Mutex<Option<PyErr>>> = Default::default();
+    let slot = std::sync::Arc::clone(&pending);
+    let mut config = config.clone();
+    config.interrupt = Some(pto_runner::Interrupt(std::sync::Arc::new(move || {
+        Python::attach(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                if let Ok(mut s) = slot.lock() {
+                    *s = Some(e);
+                }
+                true
+            }
+        })
+    })));
+    (config, pending)
+}
+
+/// The signal's exception, if a run was interrupted, else `err` mapped as usual.
+fn interrupted_or(
+    pending: &std::sync::Mutex<Option<PyErr>>,
+    err: pto_runner::RunnerError,
+) -> PyErr {
+    match pending.lock().ok().and_then(|mut p| p.take()) {
+        Some(e) => e,
+        None => runner_error(err),
+    }
+}
+
 pub(crate) fn print_line(line: &str) {
     Python::attach(|py| {
         let printed = py
@@ -305,11 +341,11 @@ impl Program {
         options: &RunOptions,
     ) -> PyResult<ExecuteReport> {
         let mut bound = self.bind(args.as_any())?;
-        let config = &options.config;
+        let (config, pending) = interruptible(&options.config);
         let build = &self.build;
         let outcome = py
-            .detach(|| build.execute_with(&mut bound, config, &mut print_line))
-            .map_err(runner_error)?;
+            .detach(|| build.execute_with(&mut bound, &config, &mut print_line))
+            .map_err(|e| interrupted_or(&pending, e))?;
         Program::write_back(args.as_any(), &bound)?;
         Ok(ExecuteReport::from_outcome(&outcome))
     }
@@ -325,13 +361,13 @@ impl Program {
         warmup: usize,
     ) -> PyResult<BenchmarkStats> {
         let mut bound = self.bind(args.as_any())?;
-        let config = &options.config;
+        let (config, pending) = interruptible(&options.config);
         let build = &self.build;
         let stats = py
             .detach(|| {
-                pto_runner::benchmark(build, &mut bound, config, rounds, warmup, &mut |_, _| {})
+                pto_runner::benchmark(build, &mut bound, &config, rounds, warmup, &mut |_, _| {})
             })
-            .map_err(runner_error)?;
+            .map_err(|e| interrupted_or(&pending, e))?;
         Program::write_back(args.as_any(), &bound)?;
         Ok(BenchmarkStats { stats })
     }

@@ -80,6 +80,8 @@ pub struct RunConfig {
     pub scheduler_timeout: Option<Duration>,
     /// Worker threads; `None` = the host's parallelism.
     pub n_workers: Option<usize>,
+    /// Polled while a run waits (the Python package checks for Ctrl-C here).
+    pub interrupt: Option<pto_runtime::Interrupt>,
 }
 
 /// The platforms error messages list.
@@ -99,6 +101,7 @@ impl RunConfig {
             atol: 1e-5,
             scheduler_timeout: None,
             n_workers: None,
+            interrupt: None,
         })
     }
 
@@ -162,6 +165,7 @@ impl RunConfig {
             chip.scheduler_timeout = t;
         }
         chip.n_workers = self.n_workers;
+        chip.interrupt = self.interrupt.clone();
         chip.record_deps = self.dfx.dep_gen;
         chip.dfx = DfxConfig {
             swimlane: self.dfx.chip_swimlane,

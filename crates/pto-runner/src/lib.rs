@@ -33,4 +33,5 @@ pub use config::{DfxOptions, RingValue, RunConfig};
 pub use error::{ErrorKind, RunnerError};
 pub use execute::ExecuteOutcome;
 pub use inputs::BoundParam;
+pub use pto_runtime::Interrupt;
 pub use replay::{replay, replay_with, OutputCheck, ReplayOptions, ReplayOutcome};

@@ -159,6 +159,17 @@ impl RingSizes {
     }
 }
 
+/// A check the run's wait loop calls about every 50 ms; returning `true` stops the run
+/// (e.g. Ctrl-C in a host interpreter that released its lock during the run).
+#[derive(Clone)]
+pub struct Interrupt(pub std::sync::Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for Interrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Interrupt(..)")
+    }
+}
+
 /// Everything the runtime needs for one run. Built by the runner from the user's
 /// `RunConfig`; the runtime itself knows nothing of build directories or front ends.
 #[derive(Clone, Debug)]
@@ -175,6 +186,8 @@ pub struct ChipConfig {
     pub record_deps: bool,
     /// The other diagnostics.
     pub dfx: crate::dfx::DfxConfig,
+    /// Polled while waiting for the run; `true` stops it with [`RuntimeError::Interrupted`].
+    pub interrupt: Option<Interrupt>,
 }
 
 impl ChipConfig {
@@ -202,6 +215,7 @@ impl ChipConfig {
             n_workers: None,
             record_deps: false,
             dfx: crate::dfx::DfxConfig::default(),
+            interrupt: None,
         })
     }
 }

@@ -130,6 +130,9 @@ pub enum RuntimeError {
         /// What happened, where, and the fix.
         message: String,
     },
+    /// The caller's [`crate::config::Interrupt`] asked the run to stop.
+    #[error("the run was interrupted")]
+    Interrupted,
     /// The OS refused a resource (thread spawn, memory).
     #[error("{what}: {source}")]
     Io {

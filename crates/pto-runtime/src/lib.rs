@@ -34,7 +34,7 @@ pub mod run;
 pub mod task;
 pub mod tensor_map;
 
-pub use config::{ChipConfig, RingOverride, RingOverrides, RingSizes};
+pub use config::{ChipConfig, Interrupt, RingOverride, RingOverrides, RingSizes};
 pub use deps::{DepLog, EdgeRecord, EdgeSource, TaskRecord};
 pub use dfx::DfxConfig;
 pub use error::{ErrorCode, RuntimeError};

@@ -271,9 +271,20 @@ pub fn run(
     let timeout = config.scheduler_timeout;
     let mut last_completed = 0u64;
     let mut last_progress = Instant::now();
+    let mut interrupted = false;
     loop {
         if chip.fatal.is_set() {
             break;
+        }
+        if let Some(check) = &config.interrupt {
+            if (check.0)() {
+                interrupted = true;
+                chip.raise(
+                    ErrorCode::ExplicitOrchFatal,
+                    "the run was interrupted".to_string(),
+                );
+                break;
+            }
         }
         if chip.orchestration_done.load(Ordering::Acquire) && chip.quiescent() {
             break;
@@ -346,6 +357,9 @@ pub fn run(
         }
     }
 
+    if interrupted {
+        return Err(RuntimeError::Interrupted);
+    }
     if let Some(err) = chip.fatal_error() {
         return Err(match err {
             RuntimeError::Fatal { code, mut message } => {

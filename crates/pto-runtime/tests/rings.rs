@@ -176,3 +176,35 @@ extern "C" void kernel_entry(int64_t*) { for (;;) { struct timespec ts = {0, 500
     assert!(msg.contains("task r1t0 (kernel 0 'spin_forever'"), "{msg}");
     let _ = NOOP;
 }
+
+#[test]
+fn an_interrupt_stops_a_stuck_run() {
+    let stuck = r#"
+#include <time.h>
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t*) { for (;;) { struct timespec ts = {0, 50000000}; nanosleep(&ts, nullptr); } }
+"#;
+    let program = build(
+        "interrupted",
+        &orchestration(
+            0,
+            "PTO2_SCOPE() { CoreTaskArgs p; rt_submit_aiv_task(0, p); }",
+        ),
+        &[Kernel {
+            func_id: 0,
+            name: "sleep_forever",
+            core: CoreType::Aiv,
+            source: stuck,
+        }],
+    );
+    let mut cfg = config();
+    let started = Instant::now();
+    cfg.interrupt = Some(pto_runtime::Interrupt(std::sync::Arc::new(move || {
+        started.elapsed() > Duration::from_millis(200)
+    })));
+    match pto_runtime::run(&program, &mut [], &cfg) {
+        Err(RuntimeError::Interrupted) => {}
+        other => panic!("expected Interrupted, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
