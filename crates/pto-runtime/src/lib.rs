@@ -31,6 +31,7 @@ pub mod perf;
 pub mod platform;
 pub mod program;
 pub mod run;
+pub mod sync;
 pub mod task;
 pub mod tensor_map;
 
