@@ -244,6 +244,9 @@ pub struct Chip {
     pub last_end_ns: AtomicU64,
     /// The args-dump collector, when the dump is on.
     pub dump: Option<Arc<DumpCollector>>,
+    /// Device copies of the orchestration's tensor arguments. Owned by the chip so that a
+    /// detached worker stuck in a kernel never sees them unmapped.
+    pub args_memory: Vec<DeviceMemory>,
 }
 
 impl Chip {
@@ -253,6 +256,7 @@ impl Chip {
         kernels: Arc<KernelTable>,
         n_workers: usize,
         dump: Option<Arc<DumpCollector>>,
+        args_memory: Vec<DeviceMemory>,
     ) -> Chip {
         let topology = config.platform.topology(n_workers);
         let r = &config.rings;
@@ -287,6 +291,7 @@ impl Chip {
             t0: Instant::now(),
             last_end_ns: AtomicU64::new(0),
             dump,
+            args_memory,
             config,
         }
     }

@@ -185,8 +185,8 @@ pub fn run(
         Arc::clone(&program.kernels),
         n_workers,
         dump.clone(),
+        memory,
     ));
-    let bound = Arc::new(memory);
 
     let mut workers: Vec<JoinHandle<WorkerRecords>> = Vec::with_capacity(n_workers);
     for w in 0..n_workers {
@@ -210,7 +210,6 @@ pub fn run(
     let orch_start = Arc::new(AtomicU64::new(0));
     let orchestration = {
         let chip = Arc::clone(&chip);
-        let bound = Arc::clone(&bound);
         let library = Arc::clone(&program.orchestration);
         let (entry, cfg, bind) = (program.entry, program.config, program.bind);
         let orch_start = Arc::clone(&orch_start);
@@ -218,7 +217,7 @@ pub fn run(
             .name("pto-orchestrator".to_string())
             .stack_size(16 << 20)
             .spawn(move || {
-                let _keep = (library, bound);
+                let _keep = library;
                 let mut orch = Box::new(Orchestrator::new(Arc::clone(&chip)));
                 let mut handle = Box::new(RuntimeHandle {
                     ops: &OPS,
@@ -385,7 +384,7 @@ pub fn run(
                 // has finished.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
-                        bound[k].base(),
+                        chip.args_memory[k].base(),
                         t.data.as_mut_ptr(),
                         t.data.len(),
                     )

@@ -208,3 +208,32 @@ extern "C" void kernel_entry(int64_t*) { for (;;) { struct timespec ts = {0, 500
     }
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+/// Regression: a kernel abandoned by the timeout that later writes its tensor argument must
+/// find the memory still mapped (the chip keeps it alive for detached workers).
+#[test]
+fn an_abandoned_kernel_can_still_touch_its_arguments() {
+    let late = r#"
+#include <time.h>
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t* args) {
+    struct timespec ts = {2, 400000000};
+    nanosleep(&ts, nullptr);
+    ChipTensor* t = kernel_tensor(args, 0);
+    for (uint64_t i = 0; i < t->numel(); ++i) t->data<float>()[i] = 1.0f;
+}
+"#;
+    let program = build(
+        "late_writer",
+        &orchestration(1, "ChipTensor x = orch_args.tensor(0).ref(); PTO2_SCOPE() { CoreTaskArgs p; p.add_inout(x); rt_submit_aiv_task(0, p); }"),
+        &[Kernel { func_id: 0, name: "late_writer", core: CoreType::Aiv, source: late }],
+    );
+    let mut cfg = config();
+    cfg.scheduler_timeout = Duration::from_millis(150);
+    let mut x = vec![0f32; 1 << 16];
+    let mut args = [f32_arg(ArgDirection::InOut, &[1 << 16], &mut x)];
+    let (code, _) = fatal(pto_runtime::run(&program, &mut args, &cfg));
+    assert_eq!(code, ErrorCode::SchedulerTimeout);
+    // The abandoned kernel wakes up and writes while this thread goes on.
+    std::thread::sleep(Duration::from_millis(2600));
+}
