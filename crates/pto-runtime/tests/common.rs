@@ -1,5 +1,7 @@
 //! Shared helpers: compile real C++ with the project's toolchain and load it.
 
+#![allow(dead_code)] // each test binary uses a different subset
+
 use std::path::PathBuf;
 
 use pto_runtime::{ChipConfig, CoreType, KernelSpec, Platform, Program, ProgramSpec};
