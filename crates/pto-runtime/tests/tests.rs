@@ -4,6 +4,7 @@ mod common;
 
 mod abi;
 mod basics;
+mod codegen;
 mod errors;
 mod inference;
 mod rings;
