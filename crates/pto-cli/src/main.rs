@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use pto_runner::demo::{example_names, run_demo};
-use pto_runner::{ReplayOptions, RunConfig};
+use pto_runner::{ReplayOptions, RingValue, RunConfig};
 
 mod viewers;
 
@@ -87,6 +87,29 @@ struct RunArgs {
     /// Log level: debug, info, timing, warn, error or null. Default: $PYPTO_RUNTIME_LOG, else warn.
     #[arg(long, value_name = "LEVEL")]
     log_level: Option<String>,
+    /// Task window slots per scope-depth ring: N, or N0,N1,N2,N3 (0 keeps the default).
+    #[arg(long, value_name = "N", value_parser = parse_ring)]
+    ring_task_window: Option<RingValue>,
+    /// Heap bytes per ring: N, or N0,N1,N2,N3.
+    #[arg(long, value_name = "BYTES", value_parser = parse_ring)]
+    ring_heap: Option<RingValue>,
+    /// Dependency-list pool entries per ring: N, or N0,N1,N2,N3.
+    #[arg(long, value_name = "N", value_parser = parse_ring)]
+    ring_dep_pool: Option<RingValue>,
+    /// A run fails when no task finishes for this long while tasks run (default 10000).
+    #[arg(long, value_name = "MS")]
+    scheduler_timeout_ms: Option<u64>,
+}
+
+fn parse_ring(text: &str) -> Result<RingValue, String> {
+    let values: Result<Vec<u64>, _> = text.split(',').map(|v| v.trim().parse::<u64>()).collect();
+    match values {
+        Ok(v) if v.len() == 1 => Ok(RingValue::Scalar(v[0])),
+        Ok(v) => Ok(RingValue::PerRing(v)),
+        Err(_) => Err(format!(
+            "`{text}` is not a number or a comma-separated list of four numbers"
+        )),
+    }
 }
 
 #[derive(clap::Args)]
@@ -165,7 +188,15 @@ fn init_logging(level: Option<&str>) -> anyhow::Result<()> {
 }
 
 fn run_config(args: &RunArgs) -> anyhow::Result<RunConfig> {
-    Ok(RunConfig::new(Some(&args.platform))?)
+    let mut config = RunConfig::new(Some(&args.platform))?;
+    config.ring_task_window = args.ring_task_window.clone();
+    config.ring_heap = args.ring_heap.clone();
+    config.ring_dep_pool = args.ring_dep_pool.clone();
+    config.scheduler_timeout = args
+        .scheduler_timeout_ms
+        .map(std::time::Duration::from_millis);
+    config.validate()?;
+    Ok(config)
 }
 
 fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {

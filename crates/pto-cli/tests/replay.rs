@@ -227,3 +227,35 @@ fn all_five_diagnostics_on_paged_attention() {
         "{t}"
     );
 }
+
+#[test]
+fn ring_overrides_from_the_command_line() {
+    let dir = example("paged_attention", "rings");
+    let o = pto(&["replay", dir.to_str().unwrap(), "--ring-task-window", "4"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("task window 4 of ring 1 cannot hold") && t.contains("raise ring_task_window"),
+        "{t}"
+    );
+    assert_eq!(
+        t.matches("PTO2_ERROR_FLOW_CONTROL_DEADLOCK").count(),
+        1,
+        "reported once: {t}"
+    );
+    let o = pto(&[
+        "replay",
+        dir.to_str().unwrap(),
+        "--ring-task-window",
+        "0,64,0,0",
+        "--validate",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = pto(&["replay", dir.to_str().unwrap(), "--ring-heap", "1000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("ring_heap must be a power of 2 and >= 1024, got 1000"),
+        "{}",
+        text(&o)
+    );
+}

@@ -187,7 +187,7 @@ impl FatalLatch {
     pub fn raise(&self, code: ErrorCode, message: String) {
         let mut first = self.first.lock();
         if first.is_none() {
-            tracing::error!("{} ({}): {message}", code.name(), code.code());
+            tracing::debug!("fatal: {} ({}): {message}", code.name(), code.code());
             *first = Some((code, message));
             self.set.store(true, Ordering::Release);
         }

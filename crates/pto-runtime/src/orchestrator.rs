@@ -835,7 +835,7 @@ impl Orchestrator {
             (
                 ErrorCode::FlowControlDeadlock,
                 format!(
-                    "task window {window} of ring {ring} is smaller than the {} tasks of the scope at {scope_site} (task {id} at {}); a scope's tasks stay live until it ends and a ring holds at most window-1 = {} of them; raise ring_task_window (or PTO2_RING_TASK_WINDOW) to at least {}",
+                    "task window {window} of ring {ring} cannot hold the {} tasks of the scope at {scope_site} (task {id} at {}): a scope's tasks stay live until it ends and a ring holds at most window-1 = {} of them; raise ring_task_window (or PTO2_RING_TASK_WINDOW) above the largest scope's task count (at least {})",
                     n + 1,
                     site.render(),
                     window - 1,
