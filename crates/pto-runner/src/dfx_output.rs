@@ -45,6 +45,20 @@ pub struct DfxSummary {
     pub warnings: Vec<String>,
 }
 
+/// `text` quoted for a POSIX shell when it holds anything beyond `[A-Za-z0-9_./:=@%+-]`,
+/// so the printed commands can be pasted as they are.
+pub fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+-".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 fn ticks(ns: u64, freq: u64) -> u64 {
     ((ns as u128 * freq as u128) / 1_000_000_000u128) as u64
 }
@@ -71,7 +85,7 @@ pub fn write_artifacts(
         path: out.to_path_buf(),
         source,
     })?;
-    let show = |p: &Path| p.display().to_string();
+    let show = |p: &Path| shell_quote(&p.display().to_string());
     if options.chip_swimlane > 0 {
         let path = out.join("chip_swimlane_records.json");
         let file = swimlane_file(options.chip_swimlane, report, chip);
@@ -523,4 +537,20 @@ fn scope_file(report: &RunReport, chip: &ChipConfig) -> ScopeStatsFile {
         .collect();
     meta.total = records.len() as u32;
     ScopeStatsFile { meta, records }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quote;
+
+    #[test]
+    fn hints_quote_paths_for_the_shell() {
+        assert_eq!(shell_quote("/tmp/a_b/deps.json"), "/tmp/a_b/deps.json");
+        assert_eq!(
+            shell_quote("/tmp/my dir/deps.json"),
+            "'/tmp/my dir/deps.json'"
+        );
+        assert_eq!(shell_quote("/tmp/it's"), "'/tmp/it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
 }

@@ -50,10 +50,10 @@ impl CompiledBuild {
         let mut outcome = self.execute_pass(params, &timing, &out)?;
         if config.dfx.dep_gen && out.join("deps.json").exists() {
             let deps = out.join("deps.json");
-            outcome
-                .dfx
-                .hints
-                .push(format!("pto deps-viewer {} --format html", deps.display()));
+            outcome.dfx.hints.push(format!(
+                "pto deps-viewer {} --format html",
+                crate::dfx_output::shell_quote(&deps.display().to_string())
+            ));
         }
         Ok(outcome)
     }
