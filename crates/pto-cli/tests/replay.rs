@@ -259,3 +259,11 @@ fn ring_overrides_from_the_command_line() {
         text(&o)
     );
 }
+
+#[test]
+fn a_malformed_ring_flag_is_a_usage_error() {
+    let dir = example("vector_add", "ring_parse");
+    let o = pto(&["replay", dir.to_str().unwrap(), "--ring-dep-pool", "lots"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("`lots` is not a number"), "{}", text(&o));
+}

@@ -167,3 +167,36 @@ fn sidecar_without_kernel_config_is_pyptos_artifact_error() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_malformed_graph_pass_spec_names_the_file() {
+    let dir = root().join("bad_spec");
+    std::fs::create_dir_all(&dir).unwrap();
+    let check = |name: &str, text: &str, needle: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let msg = match pto_runner::two_pass::capture_main(&path) {
+            Ok(()) => panic!("{name} must fail"),
+            Err(e) => e.to_string(),
+        };
+        assert!(msg.contains(name) && msg.contains(needle), "{msg}");
+    };
+    check("truncated.json", "{\"mode\": ", "not valid JSON");
+    check(
+        "mode.json",
+        r#"{"mode": "golden", "work_dir": "x", "dfx_dir": "y", "platform": "cpu", "args": []}"#,
+        "Unknown spec mode: golden",
+    );
+    check(
+        "keys.json",
+        r#"{"mode": "argspec"}"#,
+        "missing string key 'work_dir'",
+    );
+    let build = scale_add(&root(), "spec_build");
+    let bad_kind = format!(
+        r#"{{"mode": "argspec", "work_dir": "{}", "dfx_dir": "{}", "platform": "cpu", "args": [{{"kind": "pickle"}}, {{}}, {{}}, {{}}]}}"#,
+        build.display(),
+        dir.display()
+    );
+    check("kind.json", &bad_kind, "Unknown arg spec kind: pickle");
+}
