@@ -566,3 +566,18 @@ fn example_sources_compile_without_warnings() {
         cxx(&args);
     }
 }
+
+#[test]
+fn committed_examples_are_what_the_generator_writes() {
+    let fresh = generate_into("committed-check");
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    for f in files_under(&fresh) {
+        let want = std::fs::read(fresh.join(&f)).unwrap();
+        let got = std::fs::read(committed.join(&f)).unwrap_or_default();
+        assert!(
+            want == got,
+            "examples/{} is stale: run `cargo run -p pto-examples --bin gen-examples`",
+            f.display()
+        );
+    }
+}
