@@ -25,7 +25,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run an existing build_output/<dir>/ (a single-chip build) and optionally validate it.
+    /// Run an existing `build_output/<dir>/` (a single-chip build) and optionally validate it.
     Replay(ReplayArgs),
     /// Write the bundled examples, run and validate each, and print a summary.
     Demo(DemoArgs),
@@ -117,7 +117,7 @@ struct ReplayArgs {
     /// The build directory (contains kernel_config.py). Put it before a bare `--swimlane`,
     /// `--dump-args` or `--pmu`, or write their level as `--swimlane=N`.
     dir: PathBuf,
-    /// Compare every output with data/out/<name>.npy and write data/actual/<name>.npy.
+    /// Compare every output with `data/out/<name>.npy` and write `data/actual/<name>.npy`.
     #[arg(long)]
     validate: bool,
     /// Reuse cached binaries when they match instead of recompiling.

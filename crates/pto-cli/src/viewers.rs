@@ -41,8 +41,8 @@ pub enum ViewerCommand {
     ScopeStatsPlot(ScopeStatsArgs),
     /// List (default) or export the tensors and scalars of an args_dump/ directory.
     ///
-    /// Exports go to <dump dir>/npy/ or <dump dir>/txt/ as
-    /// task_<task_id>_<before|after>_<in|out|inout><arg>.<ext>.
+    /// Exports go to `<dump dir>/npy/` or `<dump dir>/txt/` as
+    /// `task_<task_id>_<before|after>_<in|out|inout><arg>.<ext>`.
     /// Exit codes: 0 success, 1 a filter matched nothing, 2 error.
     DumpViewer(DumpArgs),
     /// Static and observed critical paths of a run, as Markdown.
@@ -61,7 +61,7 @@ pub struct SwimlaneArgs {
     /// Output trace (default: merged_swimlane_<YYYYmmdd_HHMMSS>.json beside the input).
     #[arg(short, long, value_name = "PATH")]
     output: Option<PathBuf>,
-    /// Kernel names from this name map (name_map_<label>.json); wins over -k.
+    /// Kernel names from this name map (`name_map_<label>.json`); wins over -k.
     #[arg(long, value_name = "NAME_MAP")]
     func_names: Option<PathBuf>,
     /// Kernel names from this kernel_config.py (read, never executed).

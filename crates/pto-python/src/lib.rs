@@ -12,7 +12,7 @@
 //! - [`config`]: `RunOptions`, the validated `pto_runner::RunConfig`.
 //! - [`program`]: `Program`, a loaded build directory (`pto_runner::CompiledBuild`), run
 //!   and benchmarked with the GIL released; `CompiledMeta`, `ParamInfo`, `ExecuteReport`.
-//! - [`bench`]: `BenchmarkStats` over `pto_runner::bench_stats`.
+//! - [`bench`](mod@bench): `BenchmarkStats` over `pto_runner::bench_stats`.
 //! - [`golden`]: output comparison and the `DistributedConfig` check.
 //! - [`lifecycle`]: binary-cache invalidation, the `.pto` rebuild and the two-pass
 //!   swimlane's child.

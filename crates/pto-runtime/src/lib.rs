@@ -2,7 +2,7 @@
 //! Simpler's dependency semantics.
 //!
 //! - [`Program`] loads the orchestration shared object and the kernels ([`program`]).
-//! - [`run`] executes it once on a fresh chip described by a [`ChipConfig`] ([`run`](mod@run)).
+//! - [`run()`](fn@run) executes it once on a fresh chip described by a [`ChipConfig`] ([`run`](mod@run)).
 //! - The orchestration calls back through the C function table in [`ops`], which drives the
 //!   [`orchestrator`]: submit, scopes, TensorMap ([`tensor_map`]) and rings.
 //! - [`chip`] holds the shared state and the worker pool that executes tasks on logical cores.
