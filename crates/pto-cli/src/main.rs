@@ -17,7 +17,7 @@ mod viewers;
 ///
 /// Exit codes: 0 success, 1 golden mismatch, 2 usage or infrastructure error.
 #[derive(Parser)]
-#[command(name = "pto", version)]
+#[command(name = "pto", version = version())]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -156,6 +156,15 @@ struct DemoArgs {
     out: Option<PathBuf>,
     #[command(flatten)]
     run: RunArgs,
+}
+
+/// `0.1.0+<commit>` for a build of a clean checkout, else the version and a warning that
+/// cached binaries are never trusted.
+fn version() -> &'static str {
+    pto_runner::runtime_revision().unwrap_or(concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (built from a modified checkout: no runtime identity, cached binaries are always rebuilt)"
+    ))
 }
 
 /// PyPTO's level names mapped onto a tracing filter.
