@@ -3,9 +3,8 @@
 //! Each [`pto_runner::ErrorKind`] maps to the built-in exception the reference names for it
 //! (`FileNotFoundError`, `ValueError`, `TypeError`, `RuntimeError`); the message is the
 //! runner's text unchanged, which already follows the reference's wording (PyPTO's
-//! `Invalid platform ...`, the sidecar texts, the ring texts). Two refinements follow the
-//! reference's table of bad input: a missing path met by plain file-system work is a
-//! `FileNotFoundError`, and a `kernel_config.py` the reader rejects is an `ImportError`
+//! `Invalid platform ...`, the sidecar texts, the ring texts). One refinement follows the
+//! reference's table of bad input: a `kernel_config.py` the reader rejects is an `ImportError`
 //! (`Cannot load kernel_config.py from <path>: ...`). Errors that come from the
 //! lower crates directly (`pto_build_output`, `pto_toolchain`) go through the same
 //! classification by way of [`RunnerError`].
@@ -20,23 +19,16 @@ use pyo3::PyErr;
 /// A [`RunnerError`] as the Python exception of its kind.
 pub fn runner_error(err: RunnerError) -> PyErr {
     let message = err.to_string();
-    match &err {
-        // A missing path met by plain file-system work is a `FileNotFoundError` too.
-        RunnerError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-            return PyFileNotFoundError::new_err(message);
+    // PyPTO imports `kernel_config.py`, and a file it cannot load is an `ImportError`
+    // (`Cannot load kernel_config.py from <path>`); here the file is parsed, and a file the
+    // reader rejects is the same failure.
+    if let RunnerError::KernelConfig(e) = &err {
+        if let Some(path) = unloadable_kernel_config(e) {
+            return PyImportError::new_err(format!(
+                "Cannot load kernel_config.py from {}: {message}",
+                path.display()
+            ));
         }
-        // PyPTO imports `kernel_config.py`, and a file it cannot load is an `ImportError`
-        // (`Cannot load kernel_config.py from <path>`); here the file is parsed, and a file
-        // the reader rejects is the same failure.
-        RunnerError::KernelConfig(e) => {
-            if let Some(path) = unloadable_kernel_config(e) {
-                return PyImportError::new_err(format!(
-                    "Cannot load kernel_config.py from {}: {message}",
-                    path.display()
-                ));
-            }
-        }
-        _ => {}
     }
     match err.kind() {
         ErrorKind::NotFound => PyFileNotFoundError::new_err(message),

@@ -46,8 +46,8 @@ pub fn load(dir: &Path) -> Result<CompiledBuild, RunnerError> {
     load_for(dir, None)
 }
 
-/// Loads a single-chip build directory: checks its layout, then [`load_build`] with the
-/// default toolchain and the directory's binary cache. Like `CompiledProgram.from_dir`, it
+/// Loads a single-chip build directory: checks its layout, then compiles and loads it with
+/// the default toolchain and the directory's binary cache. Like `CompiledProgram.from_dir`, it
 /// never splices `.pto` files nor forces invalidation; cached binaries next to the sources
 /// are reused only when the stamp matches this runtime, headers, compiler and flags.
 pub fn load_for(
@@ -79,15 +79,17 @@ pub fn load_for(
         }
     }
     let toolchain = Toolchain::discover(&pto_toolchain::default_cache_root())?;
+    let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
+    let meta = CompiledMeta::load(dir)?;
     let platform = match platform {
         Some(p) => p,
-        None => CompiledMeta::load(dir)?
+        None => meta
             .platform
             .as_deref()
             .and_then(|p| p.parse().ok())
             .unwrap_or(pto_runtime::Platform::A2a3Sim),
     };
-    load_build_cached(dir, &toolchain, platform)
+    load_build_cached(dir, &toolchain, platform, kernel_config, meta)
 }
 
 /// PyPTO's error for a build directory with a sidecar but no `kernel_config.py`: either a
@@ -125,37 +127,31 @@ fn missing_kernel_config(dir: &Path) -> RunnerError {
     }
 }
 
-/// [`load_build`] through the build directory's binary cache: under its lock, reuse the
-/// binaries next to the sources when the stamp matches, else compile (content cache),
-/// install them next to the sources, load, and stamp only after success.
-pub fn load_build_cached(
+/// Under the build directory's lock: reuse the binaries next to the sources when the
+/// stamp and the source fingerprints match, else compile every unit (through the
+/// content-addressed cache) and install them; load the program; stamp only after success.
+fn load_build_cached(
     dir: &Path,
     toolchain: &Toolchain,
     platform: pto_runtime::Platform,
+    kernel_config: KernelConfig,
+    meta: CompiledMeta,
 ) -> Result<CompiledBuild, RunnerError> {
-    let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
     let context =
         BinaryContext::current(platform.name(), &kernel_config.runtime.runtime, toolchain);
     let cache = BinaryCacheBuild::begin(dir, context).map_err(ToolchainError::from)?;
-    let build = load_build_with(dir, toolchain, kernel_config, cache.reuse())?;
+    let build = load_build_with(dir, toolchain, kernel_config, meta, cache.reuse())?;
     cache.commit().map_err(ToolchainError::from)?;
     Ok(build)
-}
-
-/// Loads `kernel_config.py` and `compiled_meta.json`, compiles every unit (through the
-/// content-addressed cache) and loads the program.
-pub fn load_build(dir: &Path, toolchain: &Toolchain) -> Result<CompiledBuild, RunnerError> {
-    let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
-    load_build_with(dir, toolchain, kernel_config, false)
 }
 
 fn load_build_with(
     dir: &Path,
     toolchain: &Toolchain,
     kernel_config: KernelConfig,
+    meta: CompiledMeta,
     reuse: bool,
 ) -> Result<CompiledBuild, RunnerError> {
-    let meta = CompiledMeta::load(dir)?;
     check_signature(dir, &kernel_config, &meta)?;
     let started = Instant::now();
     let mut units = vec![CompileUnit::new(

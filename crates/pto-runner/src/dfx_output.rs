@@ -134,11 +134,10 @@ pub fn write_artifacts(
                     .to_string(),
             );
         }
-        let text = pto_dfx::pmu::render(&rows).map_err(|e| RunnerError::config(e.to_string()))?;
         let text = if rows.is_empty() {
             pto_dfx::pmu::render_header(&[])
         } else {
-            text
+            pto_dfx::pmu::render(&rows).map_err(|e| RunnerError::config(e.to_string()))?
         };
         pto_dfx::atomic_write(&path, text.as_bytes()).map_err(write_err)?;
         summary.files.push(path);

@@ -192,3 +192,80 @@ fn too_few_orchestration_arguments() {
         other => panic!("expected INVALID_ARGS, got {other:?}"),
     }
 }
+
+#[test]
+fn tensor_data_index_out_of_range() {
+    let body = "ChipTensor x = orch_args.tensor(0).ref(); uint32_t idx[1] = {16}; (void)get_tensor_data<float>(x, 1, idx);";
+    let msg = invalid_args("get_out_of_range", body, 1);
+    assert!(
+        msg.contains("get_tensor_data at get_out_of_range_orch.cpp:"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("index 16 is out of range for dimension 0 of size 16"),
+        "{msg}"
+    );
+    let body = "ChipTensor x = orch_args.tensor(0).ref(); uint32_t idx[2] = {0, 0}; set_tensor_data<float>(x, 2, idx, 1.0f);";
+    let msg = invalid_args("set_wrong_rank", body, 1);
+    assert!(
+        msg.contains("set_tensor_data at") && msg.contains("2 indices for a 1-dimensional tensor"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn auto_scope_inside_a_manual_scope() {
+    let body = "PTO2_SCOPE(PTO2ScopeMode::MANUAL) { PTO2_SCOPE() { } }";
+    let msg = invalid_args("auto_in_manual", body, 0);
+    assert!(
+        msg.contains("is nested inside the MANUAL scope at auto_in_manual_orch.cpp:"),
+        "{msg}"
+    );
+    assert!(msg.contains("make the inner scope MANUAL too"), "{msg}");
+}
+
+#[test]
+fn more_producers_than_the_dep_pool_holds() {
+    use pto_runtime::{RingOverride, RingOverrides, RingSizes};
+    // Five producers that are still running when the consumer is submitted.
+    let slow = r#"
+#include <time.h>
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t*) { struct timespec ts = {0, 300000000}; nanosleep(&ts, nullptr); }
+"#;
+    let body = r#"
+    PTO2_SCOPE() {
+        PTO2TaskId ids[5];
+        for (int i = 0; i < 5; ++i) { CoreTaskArgs p; ids[i] = rt_submit_aiv_task(0, p).task_id(); }
+        CoreTaskArgs q; q.set_dependencies(ids, 5); rt_submit_aiv_task(0, q);
+    }"#;
+    let program = build(
+        "dep_pool_small",
+        &orchestration(0, body),
+        &[Kernel {
+            func_id: 0,
+            name: "slow",
+            core: CoreType::Aiv,
+            source: slow,
+        }],
+    );
+    let mut cfg = config();
+    cfg.rings = RingSizes::resolve_with_env(
+        &RingOverrides {
+            dep_pool: Some(RingOverride::All(4)),
+            ..Default::default()
+        },
+        &|_| None,
+    )
+    .unwrap();
+    match pto_runtime::run(&program, &mut [], &cfg) {
+        Err(RuntimeError::Fatal { code, message }) => {
+            assert_eq!(code, ErrorCode::DepPoolOverflow);
+            assert!(
+                message.contains("has 5 producers but the dep pool of ring 1 holds 4 entries; raise ring_dep_pool"),
+                "{message}"
+            );
+        }
+        other => panic!("expected DEP_POOL_OVERFLOW, got {other:?}"),
+    }
+}
