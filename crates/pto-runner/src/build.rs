@@ -79,8 +79,9 @@ pub fn load_for(
         }
     }
     let toolchain = Toolchain::discover(&pto_toolchain::default_cache_root())?;
-    let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
+    // The sidecar first, as `CompiledProgram.from_dir` reads it before the config.
     let meta = CompiledMeta::load(dir)?;
+    let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
     let platform = match platform {
         Some(p) => p,
         None => meta
