@@ -173,22 +173,10 @@ fn init_logging(level: Option<&str>) -> anyhow::Result<()> {
         Some(l) => l.to_string(),
         None => std::env::var("PYPTO_RUNTIME_LOG").unwrap_or_else(|_| "warn".to_string()),
     };
-    let filter = match level.to_ascii_lowercase().as_str() {
-        "debug" => "debug",
-        "info" => "info",
-        "timing" => "warn,pto::timing=info",
-        "warn" | "warning" => "warn",
-        "error" => "error",
-        "null" | "off" | "none" => "off",
-        other => anyhow::bail!(
-            "unknown log level `{other}`; use debug, info, timing, warn, error or null"
-        ),
-    };
-    use std::io::IsTerminal as _;
-    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let filter = pto_runner::log_level::tracing_filter(&level)?;
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_ansi(color)
+        .with_ansi(pto_runner::log_level::stderr_color())
         .with_writer(std::io::stderr)
         .with_target(false)
         .without_time()

@@ -18,29 +18,13 @@ type FilterHandle = reload::Handle<EnvFilter, Registry>;
 /// The installed subscriber's filter handle, and the level name last set.
 static STATE: OnceLock<Mutex<(Option<FilterHandle>, String)>> = OnceLock::new();
 
-/// The `tracing` filter of a PyPTO level name.
-fn filter_of(level: &str) -> Option<&'static str> {
-    Some(match level.trim().to_ascii_lowercase().as_str() {
-        "debug" => "debug",
-        "info" => "info",
-        "timing" => "warn,pto::timing=info",
-        "warn" | "warning" => "warn",
-        "error" => "error",
-        "null" | "off" | "none" => "off",
-        _ => return None,
-    })
-}
-
 /// Sets the runtime's log level (`debug`, `info`, `timing`, `warn`, `error` or `null`).
 ///
 /// Raises `ValueError` for an unknown level name.
 #[pyfunction]
 pub fn configure_log(level: &str) -> PyResult<()> {
-    let filter = filter_of(level).ok_or_else(|| {
-        value_error(format!(
-            "unknown log level '{level}'; use debug, info, timing, warn, error or null"
-        ))
-    })?;
+    let filter =
+        pto_runner::log_level::tracing_filter(level).map_err(|e| value_error(e.to_string()))?;
     let state = STATE.get_or_init(|| Mutex::new((None, "warn".to_string())));
     let mut state = state
         .lock()
@@ -52,11 +36,8 @@ pub fn configure_log(level: &str) -> PyResult<()> {
         }
         None => {
             let (layer, handle) = reload::Layer::new(EnvFilter::new(filter));
-            // Colour only on a terminal, and never with NO_COLOR set.
-            let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
             let fmt = tracing_subscriber::fmt::layer()
-                .with_ansi(ansi)
+                .with_ansi(pto_runner::log_level::stderr_color())
                 .with_writer(std::io::stderr)
                 .with_target(false)
                 .without_time();

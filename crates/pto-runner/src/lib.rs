@@ -7,6 +7,7 @@
 //! - [`build`]: compile and load a build directory's program.
 //! - [`inputs`]: bind `data/in/*.npy` to the orchestration signature.
 //! - [`demo`]: the bundled examples.
+//! - [`log_level`]: PyPTO's log level names as `tracing` filters.
 //!
 //! **API boundary:** this crate's public API is the contract of the front ends; they add
 //! argument parsing and presentation only.
@@ -23,6 +24,7 @@ pub mod error;
 pub mod execute;
 pub mod inputs;
 pub mod lifecycle;
+pub mod log_level;
 pub mod replay;
 pub mod two_pass;
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, List, Optional, Sequence, Union
 
 from pypto import _native
+from pypto._tensors import _NUMPY_DTYPES
 
 __all__ = ["maybe_write_run_script", "render_run_script", "write_run_script"]
 
@@ -39,20 +40,6 @@ _RESERVED = frozenset(
     "with yield np ctypes sys Path _main _rng _WORK_DIR _inline_inputs _user_compare".split()
 )
 
-_NUMPY = {
-    "fp32": "float32",
-    "fp16": "float16",
-    "int8": "int8",
-    "int16": "int16",
-    "int32": "int32",
-    "int64": "int64",
-    "index": "int64",
-    "uint8": "uint8",
-    "uint16": "uint16",
-    "uint32": "uint32",
-    "uint64": "uint64",
-    "bool": "bool_",
-}
 
 _CTYPES = {
     "fp32": "c_float(1.0)",
@@ -118,7 +105,9 @@ def _param_line(name: str, direction: str, shape: Optional[Sequence[int]], dtype
             expr = f"(_rng.standard_normal({size}).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)"
         comment = "  # bfloat16 bits"
     else:
-        np_name = _NUMPY.get(dtype, "float32")
+        np_name = _NUMPY_DTYPES.get(dtype, "float32")
+        if np_name == "bool":
+            np_name = "bool_"  # `np.bool` exists only from NumPy 2
         comment = ""
         if direction == "Out":
             expr = f"np.zeros({size}, dtype=np.{np_name})"
