@@ -281,11 +281,16 @@ pub fn swimlane_file(level: u8, report: &RunReport, chip: &ChipConfig) -> Swimla
     }
 }
 
+/// The name the diagnostic files give the runtime's element type `code` (`FLOAT32`, ...).
+fn file_dtype_name(code: u8) -> String {
+    pto_dfx::DataType::name_of_code(u32::from(code)).to_string()
+}
+
 fn view(t: &RtView) -> TensorView {
     let dims = t.dims();
     TensorView {
         tensor_id: pto_dfx::deps::tensor_id(t.addr, t.version),
-        dtype: pto_runtime::dtype::name(t.dtype).to_string(),
+        dtype: file_dtype_name(t.dtype),
         shape: t.shapes[..dims].to_vec(),
         start_offset: t.start_offset,
         strides: t.strides[..dims].to_vec(),
@@ -304,7 +309,7 @@ pub fn deps_file(log: &DepLog) -> DepsFile {
                 tensor_id: id,
                 buffer_addr: t.addr,
                 version: t.version,
-                dtype: pto_runtime::dtype::name(t.dtype).to_string(),
+                dtype: file_dtype_name(t.dtype),
                 buffer_numel: t.buffer_bytes / es.max(1),
             });
         }
@@ -439,7 +444,7 @@ fn write_dump_manifest(
                 } else {
                     ArgKind::Tensor
                 },
-                dtype: pto_runtime::dtype::name(e.dtype).to_string(),
+                dtype: file_dtype_name(e.dtype),
                 value: e.scalar.map(|bits| scalar_value(e.dtype, bits)),
                 is_contiguous: e.is_contiguous,
                 numel: pto_dfx::args_dump::numel(&shape),
@@ -541,6 +546,27 @@ fn scope_file(report: &RunReport, chip: &ChipConfig) -> ScopeStatsFile {
 #[cfg(test)]
 mod tests {
     use super::shell_quote;
+
+    #[test]
+    fn runtime_and_file_dtype_tables_agree() {
+        // The runtime keeps its own table (sizes on the hot path, names in its messages);
+        // the files use pto-dfx's. They must describe the same types.
+        for code in 0..=u8::MAX {
+            let file = pto_dfx::DataType::from_code(u32::from(code));
+            assert_eq!(
+                pto_runtime::dtype::name(code),
+                pto_dfx::DataType::name_of_code(u32::from(code)),
+                "code {code}"
+            );
+            if let Some(d) = file {
+                assert_eq!(
+                    pto_runtime::dtype::elem_size(code),
+                    d.elem_size(),
+                    "code {code}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn hints_quote_paths_for_the_shell() {
