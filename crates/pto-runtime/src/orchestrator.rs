@@ -615,7 +615,7 @@ impl Orchestrator {
                 continue;
             }
             let geometry = ViewGeometry::of(t);
-            let chip = Arc::clone(&self.chip);
+            let chip = &self.chip;
             let retired = |p: TaskId| chip.is_retired(p);
             let mut hits: [TaskId; 16] = [TaskId::INVALID; 16];
             let mut n_hits = 0usize;
@@ -915,7 +915,7 @@ impl Orchestrator {
 
     fn insert_tensormap(&mut self, geometry: ViewGeometry, id: TaskId, site: Site) -> bool {
         loop {
-            let chip = Arc::clone(&self.chip);
+            let chip = &self.chip;
             let retired = |p: TaskId| chip.is_retired(p);
             if self.tensor_map.insert(geometry, id, &retired) {
                 return true;
