@@ -1,7 +1,7 @@
 //! Embeds the workspace's `include/pto/` headers and the runtime revision
 //! into the crate.
 //!
-//! Headers: walks `<workspace>/include/pto` recursively and generates
+//! Headers: walks `<workspace>/include` (`pto/` and `pto-isa/`) recursively and generates
 //! `$OUT_DIR/embedded_headers.rs`, a sorted static table of
 //! `(relative path, include_bytes!(absolute path))`. Hidden files (names
 //! starting with `.`, e.g. editor swap files) are skipped. A missing
@@ -35,7 +35,7 @@ fn run() -> Result<(), String> {
     let manifest_dir =
         std::env::var_os("CARGO_MANIFEST_DIR").ok_or("CARGO_MANIFEST_DIR not set")?;
     let out_dir = std::env::var_os("OUT_DIR").ok_or("OUT_DIR not set")?;
-    let include_root = PathBuf::from(&manifest_dir).join("../../include/pto");
+    let include_root = PathBuf::from(&manifest_dir).join("../../include");
     let include_root = include_root.canonicalize().unwrap_or(include_root);
 
     println!("cargo:rerun-if-changed={}", include_root.display());
@@ -49,7 +49,7 @@ fn run() -> Result<(), String> {
 
     let mut code = String::new();
     code.push_str(
-        "/// Headers embedded from `include/pto/`: `(relative path, contents)`, sorted by path.\n",
+        "/// Headers embedded from `include/`: `(relative path, contents)`, sorted by path.\n",
     );
     code.push_str("pub(crate) static EMBEDDED_HEADERS: &[(&str, &[u8])] = &[\n");
     for (rel, abs) in &files {

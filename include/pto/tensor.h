@@ -211,18 +211,11 @@ inline ChipTensor make_tensor_external(void* addr, const uint32_t shapes[], uint
 }
 
 // ---------------------------------------------------------------------------------------------
-// Kernel argument ABI: `extern "C" void kernel_entry(int64_t* args)`.
-//
-// args[0 .. T)      pointers to ChipTensor descriptors, in the order the task added them
-// args[T .. T+S)    raw 64-bit scalars
-// args[48]          pointer to this dispatch's LocalContext (SPMD block index / count)
-// args[49]          pointer to this core's GlobalContext (sub-block id)
+// Kernel arguments. The dispatch contexts (`args[48]`, `args[49]`) and their accessors
+// (`get_block_idx(args)`, ...) are in intrinsic.h, included below so that kernels written
+// against this header alone keep compiling; the helpers here are this runtime's own.
 // ---------------------------------------------------------------------------------------------
 
-/// Index of the LocalContext pointer in a kernel's args.
-#define SPMD_LOCAL_CONTEXT_INDEX 48
-/// Index of the GlobalContext pointer in a kernel's args.
-#define SPMD_GLOBAL_CONTEXT_INDEX 49
 /// Length of a kernel's args array.
 #define PTO2_DISPATCH_MAX_ARGS 50
 /// Most tensors one task may take.
@@ -230,30 +223,6 @@ inline ChipTensor make_tensor_external(void* addr, const uint32_t shapes[], uint
 /// Most scalars one task may take.
 #define MAX_SCALAR_ARGS 16
 
-/// Per-dispatch SPMD context.
-struct LocalContext {
-    int32_t block_idx;
-    int32_t block_num;
-};
-
-/// Per-core context.
-struct GlobalContext {
-    int32_t sub_block_id;
-    int32_t core_id;  ///< logical core that runs the kernel
-};
-
-/// This dispatch's SPMD block index.
-inline int32_t get_block_idx(__gm__ int64_t* args) {
-    return reinterpret_cast<LocalContext*>(args[SPMD_LOCAL_CONTEXT_INDEX])->block_idx;
-}
-/// The task's SPMD block count.
-inline int32_t get_block_num(__gm__ int64_t* args) {
-    return reinterpret_cast<LocalContext*>(args[SPMD_LOCAL_CONTEXT_INDEX])->block_num;
-}
-/// The AIV sub-block (0 or 1) within the cluster; 0 on AIC.
-inline int32_t get_sub_block_id(__gm__ int64_t* args) {
-    return reinterpret_cast<GlobalContext*>(args[SPMD_GLOBAL_CONTEXT_INDEX])->sub_block_id;
-}
 /// The tensor argument `i` of a kernel.
 inline ChipTensor* kernel_tensor(__gm__ int64_t* args, uint32_t i) {
     return reinterpret_cast<ChipTensor*>(args[i]);
@@ -265,3 +234,5 @@ template <class T> inline T kernel_scalar(__gm__ int64_t* args, uint32_t i) {
     memcpy(&v, &bits, sizeof(T));
     return v;
 }
+
+#include "intrinsic.h"

@@ -28,7 +28,7 @@
 //! protocol wakes threads waiting for progress. Waits also time out, so a mistake here
 //! costs latency, never a hang.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -41,14 +41,13 @@ use crate::dfx::{
     WorkerRecords,
 };
 use crate::error::{ErrorCode, RuntimeError};
-use crate::ffi::{
-    GlobalContext, LocalContext, DISPATCH_MAX_ARGS, GLOBAL_CONTEXT_INDEX, LOCAL_CONTEXT_INDEX,
-};
+use crate::exec::{subtask_label, ClusterStorage, ExecStatus, Executor, Placement, SimMemorySizes};
+use crate::gang::{timed_run, Dispatch, Gang, SubtaskOutcome};
 use crate::memory::DeviceMemory;
-use crate::perf::{PerfGroup, MAX_COUNTERS};
+use crate::perf::PerfGroup;
 use crate::platform::{CoreType, Topology};
 use crate::program::KernelTable;
-use crate::task::{claim_subtask, SlotState, TaskId, TaskSlot};
+use crate::task::{claim_subtask, GangKind, SlotState, TaskId, TaskPayload, TaskSlot};
 
 /// A mutex + condvar pair with a count of sleepers, used for workers waiting for work and
 /// for threads waiting for progress (see the module docs for the protocol).
@@ -199,18 +198,6 @@ impl FatalLatch {
     }
 }
 
-/// What a worker is running, for timeout messages.
-pub struct WorkerStatus {
-    /// Raw task id, or `u64::MAX` when idle.
-    pub task: AtomicU64,
-    /// Logical core.
-    pub core: AtomicUsize,
-    /// When the subtask started (ns since run start).
-    pub since_ns: AtomicU64,
-    /// Set once the worker thread has exited.
-    pub exited: AtomicBool,
-}
-
 /// The shared state of one run.
 pub struct Chip {
     /// Configuration.
@@ -237,7 +224,15 @@ pub struct Chip {
     /// Tells workers to exit.
     pub shutdown: AtomicBool,
     /// Per-worker status.
-    pub workers: Box<[WorkerStatus]>,
+    pub workers: Box<[ExecStatus]>,
+    /// Status of the gang helper threads (registered when they start).
+    helpers: Mutex<Vec<Arc<ExecStatus>>>,
+    /// Non-zero once the run is stopping (handed to kernels as `PtoSimContext::stop`).
+    stop: AtomicU32,
+    /// On-chip memory sizes of every core.
+    pub sim_memory: SimMemorySizes,
+    /// Per-cluster storage of TPUSH / TPOP pipes.
+    pub cluster_storage: ClusterStorage,
     /// Run start.
     pub t0: Instant,
     /// ns since `t0` when the last task finished.
@@ -257,6 +252,7 @@ impl Chip {
         n_workers: usize,
         dump: Option<Arc<DumpCollector>>,
         args_memory: Vec<DeviceMemory>,
+        sim_memory: SimMemorySizes,
     ) -> Chip {
         let topology = config.platform.topology(n_workers);
         let r = &config.rings;
@@ -280,14 +276,11 @@ impl Chip {
             fatal: FatalLatch::new(),
             orchestration_done: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
-            workers: (0..n_workers)
-                .map(|_| WorkerStatus {
-                    task: AtomicU64::new(u64::MAX),
-                    core: AtomicUsize::new(0),
-                    since_ns: AtomicU64::new(0),
-                    exited: AtomicBool::new(false),
-                })
-                .collect(),
+            workers: (0..n_workers).map(|_| ExecStatus::new()).collect(),
+            helpers: Mutex::new(Vec::new()),
+            stop: AtomicU32::new(0),
+            sim_memory,
+            cluster_storage: ClusterStorage::new(topology.n_clusters),
             t0: Instant::now(),
             last_end_ns: AtomicU64::new(0),
             dump,
@@ -495,12 +488,36 @@ impl Chip {
         self.completed.load(Ordering::SeqCst) == self.submitted.load(Ordering::SeqCst)
     }
 
-    /// Latches a fatal error and wakes everyone.
+    /// Latches a fatal error and wakes everyone (blocking waits inside kernels give up).
     pub fn raise(&self, code: ErrorCode, message: String) {
         self.fatal.raise(code, message);
+        self.stop.store(1, Ordering::SeqCst);
         std::sync::atomic::fence(Ordering::SeqCst);
         self.progress.notify_all();
         self.work.notify_all();
+    }
+
+    /// Tells kernels blocked in the PTO-ISA header to give up (the run is ending).
+    pub fn stop_kernels(&self) {
+        self.stop.store(1, Ordering::SeqCst);
+    }
+
+    /// The stop flag's address, for `PtoSimContext::stop`.
+    pub fn stop_flag(&self) -> *const u32 {
+        self.stop.as_ptr().cast_const()
+    }
+
+    /// Registers a gang helper's status (for timeout messages and shutdown).
+    pub fn register_helper(&self, status: Arc<ExecStatus>) {
+        self.helpers.lock().push(status);
+    }
+
+    /// Whether every gang helper thread has exited.
+    pub fn helpers_exited(&self) -> bool {
+        self.helpers
+            .lock()
+            .iter()
+            .all(|h| h.exited.load(Ordering::Acquire))
     }
 
     /// The fatal error as a [`RuntimeError`], if any.
@@ -515,7 +532,7 @@ impl Chip {
 /// `w, w + n, ...` and rotates through them so the swimlane spreads over the chip.
 struct WorkerCores {
     clusters: Vec<usize>,
-    next: [usize; 3],
+    next: [usize; 4],
 }
 
 impl WorkerCores {
@@ -528,7 +545,7 @@ impl WorkerCores {
         }
         WorkerCores {
             clusters,
-            next: [0; 3],
+            next: [0; 4],
         }
     }
 
@@ -537,6 +554,13 @@ impl WorkerCores {
         let i = self.next[slot] % self.clusters.len();
         self.next[slot] = self.next[slot].wrapping_add(1);
         topology.core_of(self.clusters[i], slot)
+    }
+
+    /// A whole cluster (for a MIX block or the first block of a sync-start task).
+    fn pick_cluster(&mut self) -> usize {
+        let i = self.next[3] % self.clusters.len();
+        self.next[3] = self.next[3].wrapping_add(1);
+        self.clusters[i]
     }
 }
 
@@ -598,47 +622,287 @@ impl Recorder {
 
 /// The body of worker thread `index`; returns what it recorded.
 pub fn worker_main(chip: &Chip, index: usize) -> WorkerRecords {
-    let n_workers = chip.workers.len();
-    let mut cores = WorkerCores::new(chip.topology, index, n_workers);
-    let mut inline: Vec<TaskId> = Vec::with_capacity(64);
-    let mut rec = Recorder::new(chip);
     let status = &chip.workers[index];
-    'outer: loop {
-        let mut spins = 0u32;
-        let raw = loop {
-            if let Some(raw) = chip.ready.pop() {
-                break raw;
-            }
-            rec.pop_miss = rec.pop_miss.wrapping_add(1);
-            if chip.shutdown.load(Ordering::Acquire) {
-                break 'outer;
-            }
-            spins += 1;
-            if spins < SPIN_ROUNDS {
-                std::hint::spin_loop();
-            } else if spins < SPIN_ROUNDS + 16 {
-                std::thread::yield_now();
-            } else {
-                chip.work.wait_until(IDLE_WAIT, &|| {
-                    !chip.ready.is_empty() || chip.shutdown.load(Ordering::Acquire)
-                });
-                spins = SPIN_ROUNDS;
-            }
-        };
-        rec.pop_hit = rec.pop_hit.wrapping_add(1);
-        rec.loop_iter = rec.loop_iter.wrapping_add(1);
-        run_task(
+    let records = std::thread::scope(|scope| {
+        let mut w = Worker {
             chip,
             index,
-            TaskId(raw),
-            status,
-            &mut cores,
-            &mut inline,
-            &mut rec,
-        );
-    }
+            cores: WorkerCores::new(chip.topology, index, chip.workers.len()),
+            inline: Vec::with_capacity(64),
+            rec: Recorder::new(chip),
+            exec: Executor::new(chip, status),
+            gang: Gang::new(chip, scope),
+            places: Vec::new(),
+            outcomes: Vec::new(),
+        };
+        w.serve();
+        let Worker { gang, rec, .. } = w;
+        gang.shutdown();
+        rec.records
+    });
     status.exited.store(true, Ordering::Release);
-    rec.records
+    records
+}
+
+/// One worker's state (see [`worker_main`]).
+struct Worker<'scope, 'env: 'scope> {
+    chip: &'env Chip,
+    index: usize,
+    cores: WorkerCores,
+    inline: Vec<TaskId>,
+    rec: Recorder,
+    exec: Executor<'env>,
+    gang: Gang<'scope, 'env>,
+    /// Placements of the unit being run (capacity kept across tasks).
+    places: Vec<Placement>,
+    /// Their outcomes.
+    outcomes: Vec<SubtaskOutcome>,
+}
+
+impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
+    fn serve(&mut self) {
+        let chip = self.chip;
+        'outer: loop {
+            let mut spins = 0u32;
+            let raw = loop {
+                if let Some(raw) = chip.ready.pop() {
+                    break raw;
+                }
+                self.rec.pop_miss = self.rec.pop_miss.wrapping_add(1);
+                if chip.shutdown.load(Ordering::Acquire) {
+                    break 'outer;
+                }
+                spins += 1;
+                if spins < SPIN_ROUNDS {
+                    std::hint::spin_loop();
+                } else if spins < SPIN_ROUNDS + 16 {
+                    std::thread::yield_now();
+                } else {
+                    chip.work.wait_until(IDLE_WAIT, &|| {
+                        !chip.ready.is_empty() || chip.shutdown.load(Ordering::Acquire)
+                    });
+                    spins = SPIN_ROUNDS;
+                }
+            };
+            self.rec.pop_hit = self.rec.pop_hit.wrapping_add(1);
+            self.rec.loop_iter = self.rec.loop_iter.wrapping_add(1);
+            self.run_task(TaskId(raw));
+        }
+    }
+
+    /// Where the subtasks of claim unit `unit` of `payload` run (fills `self.places`).
+    fn place(&mut self, payload: &TaskPayload, unit: u32) {
+        let topology = &self.chip.topology;
+        let n_active = payload.n_active.max(1) as u32;
+        self.places.clear();
+        match payload.gang {
+            GangKind::Single => {
+                let active_index = (unit % n_active) as u8;
+                let slot = payload.active[active_index as usize].slot as usize;
+                let core = self.cores.pick(topology, slot);
+                self.places.push(Placement {
+                    core,
+                    cluster: topology.cluster_of(core),
+                    block: unit / n_active,
+                    active_index,
+                });
+            }
+            GangKind::Block => {
+                let cluster = self.cores.pick_cluster();
+                for k in 0..n_active as u8 {
+                    let slot = payload.active[k as usize].slot as usize;
+                    self.places.push(Placement {
+                        core: topology.core_of(cluster, slot),
+                        cluster,
+                        block: unit,
+                        active_index: k,
+                    });
+                }
+            }
+            GangKind::Whole => {
+                // Every block at once: consecutive clusters (or AIV cores, for AIV tasks)
+                // from this worker's next one.
+                let first = self.cores.pick_cluster();
+                let aiv_only = n_active == 1 && payload.active[0].slot != 0;
+                for b in 0..payload.block_num {
+                    if aiv_only {
+                        let lane = (2 * first + b as usize) % (2 * topology.n_clusters);
+                        let cluster = lane / 2;
+                        self.places.push(Placement {
+                            core: topology.core_of(cluster, 1 + lane % 2),
+                            cluster,
+                            block: b,
+                            active_index: 0,
+                        });
+                        continue;
+                    }
+                    let cluster = (first + b as usize) % topology.n_clusters;
+                    for k in 0..n_active as u8 {
+                        let slot = payload.active[k as usize].slot as usize;
+                        self.places.push(Placement {
+                            core: topology.core_of(cluster, slot),
+                            cluster,
+                            block: b,
+                            active_index: k,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn run_task(&mut self, id: TaskId) {
+        let chip = self.chip;
+        let slot = chip.slot(id);
+        let recording = self.rec.active();
+        loop {
+            let dispatch_ns = if recording { now_ns() } else { 0 };
+            let Some((unit, total)) = claim_subtask(slot, id) else {
+                return;
+            };
+            // SAFETY: a successful claim means the slot holds this (published) task, and it
+            // cannot be reclaimed before the claimed unit is counted done below.
+            let payload = unsafe { slot.payload() };
+            let shape = if payload.n_active > 1 {
+                2
+            } else if payload.active[0].slot == 0 {
+                0
+            } else {
+                1
+            };
+            let ran = !chip.fatal.is_set();
+            if ran {
+                self.place(payload, unit);
+                let n = self.places.len();
+                if self.outcomes.len() < n {
+                    self.outcomes.resize(n, SubtaskOutcome::default());
+                }
+                let d = Dispatch {
+                    id,
+                    payload,
+                    recording,
+                };
+                if n == 1 {
+                    self.outcomes[0] =
+                        timed_run(&mut self.exec, self.rec.perf.as_ref(), &d, self.places[0]);
+                } else {
+                    self.gang.run(
+                        &mut self.exec,
+                        self.rec.perf.as_ref(),
+                        &d,
+                        &self.places,
+                        &mut self.outcomes,
+                    );
+                }
+            }
+            let last = slot.subtasks_done.fetch_add(1, Ordering::AcqRel) + 1 == total;
+            let complete_start = if recording && self.rec.swimlane >= 3 {
+                now_ns()
+            } else {
+                0
+            };
+            let depth_before = if self.rec.swimlane >= 3 {
+                queue_depth(chip, shape)
+            } else {
+                [0; 3]
+            };
+            if last {
+                chip.complete(id, &mut self.inline);
+            }
+            if recording && ran {
+                let finish_ns = now_ns();
+                self.record(
+                    id,
+                    dispatch_ns,
+                    finish_ns,
+                    complete_start,
+                    depth_before,
+                    shape,
+                    last,
+                );
+            }
+            if last {
+                return;
+            }
+        }
+    }
+
+    /// Records the subtasks of the unit just run (swimlane, PMU, scheduler phases).
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        id: TaskId,
+        dispatch_ns: u64,
+        finish_ns: u64,
+        complete_start: u64,
+        depth_before: [i16; 3],
+        shape: usize,
+        last: bool,
+    ) {
+        let chip = self.chip;
+        let rec = &mut self.rec;
+        let mut first_start = 0;
+        for (place, out) in self.places.iter().zip(&self.outcomes) {
+            if out.start_ns == 0 {
+                continue;
+            }
+            if first_start == 0 {
+                first_start = out.start_ns;
+            }
+            let reg = &mut rec.reg_task_id[place.core];
+            *reg = reg.wrapping_add(1).max(1);
+            if rec.swimlane > 0 {
+                rec.records.subtasks.push(SubtaskRecord {
+                    core: place.core as u32,
+                    task: id.0,
+                    reg_task_id: *reg,
+                    dispatch_ns,
+                    receive_ns: out.receive_ns,
+                    start_ns: out.start_ns,
+                    end_ns: out.end_ns,
+                    finish_ns,
+                });
+            }
+            if rec.pmu_on {
+                rec.records.pmu.push(PmuRecord {
+                    worker: self.index as u32,
+                    core: place.core as u32,
+                    task: id.0,
+                    func_id: out.func_id,
+                    core_type: (chip.topology.core_type(place.core) != CoreType::Aic) as u8,
+                    duration_ns: out.end_ns - out.start_ns,
+                    counters: out.counters,
+                });
+            }
+        }
+        if rec.swimlane >= 3 && first_start != 0 {
+            let depth_after = queue_depth(chip, shape);
+            rec.records.phases.push(SchedPhaseRecord {
+                kind: SchedPhaseKind::Dispatch,
+                start_ns: dispatch_ns,
+                end_ns: first_start,
+                loop_iter: rec.loop_iter,
+                tasks_processed: 1,
+                pop_hit: rec.pop_hit,
+                pop_miss: rec.pop_miss,
+                shared_at_start: depth_before,
+                shared_at_end: depth_before,
+            });
+            rec.pop_hit = 0;
+            rec.pop_miss = 0;
+            rec.records.phases.push(SchedPhaseRecord {
+                kind: SchedPhaseKind::Complete,
+                start_ns: complete_start,
+                end_ns: finish_ns,
+                loop_iter: rec.loop_iter,
+                tasks_processed: last as u32,
+                pop_hit: 0,
+                pop_miss: 0,
+                shared_at_start: depth_before,
+                shared_at_end: depth_after,
+            });
+        }
+    }
 }
 
 fn queue_depth(chip: &Chip, shape: usize) -> [i16; 3] {
@@ -647,170 +911,13 @@ fn queue_depth(chip: &Chip, shape: usize) -> [i16; 3] {
     d
 }
 
-fn run_task(
-    chip: &Chip,
-    worker: usize,
-    id: TaskId,
-    status: &WorkerStatus,
-    cores: &mut WorkerCores,
-    inline: &mut Vec<TaskId>,
-    rec: &mut Recorder,
-) {
-    let slot = chip.slot(id);
-    let mut args = [0i64; DISPATCH_MAX_ARGS];
-    let recording = rec.active();
-    loop {
-        let dispatch_ns = if recording { now_ns() } else { 0 };
-        let Some((i, total)) = claim_subtask(slot, id) else {
-            return;
-        };
-        // SAFETY: a successful claim means the slot holds this (published) task, and it
-        // cannot be reclaimed before the claimed subtask is counted done below.
-        let payload = unsafe { slot.payload() };
-        let mut sub = SubtaskRecord {
-            core: 0,
-            task: id.0,
-            reg_task_id: 0,
-            dispatch_ns,
-            receive_ns: 0,
-            start_ns: 0,
-            end_ns: 0,
-            finish_ns: 0,
-        };
-        let mut shape = 1usize;
-        let mut func_id = -1;
-        let mut counters = [[0u64; MAX_COUNTERS]; 2];
-        if !chip.fatal.is_set() {
-            let n_active = payload.n_active.max(1) as u32;
-            let (slot_idx, entry) = payload.active[(i % n_active) as usize];
-            shape = if payload.n_active > 1 {
-                2
-            } else if slot_idx == 0 {
-                0
-            } else {
-                1
-            };
-            func_id = payload.kernel_ids[slot_idx as usize];
-            let block = i / n_active;
-            let core = cores.pick(&chip.topology, slot_idx as usize);
-            let local = LocalContext {
-                block_idx: block as i32,
-                block_num: payload.block_num as i32,
-            };
-            let global = GlobalContext {
-                sub_block_id: chip.topology.sub_block(core),
-                core_id: core as i32,
-            };
-            let n_t = payload.tensors.len();
-            for (a, t) in args.iter_mut().zip(&payload.tensors) {
-                *a = t as *const _ as i64;
-            }
-            for (a, s) in args[n_t..].iter_mut().zip(&payload.scalars) {
-                *a = *s as i64;
-            }
-            args[LOCAL_CONTEXT_INDEX] = &local as *const LocalContext as i64;
-            args[GLOBAL_CONTEXT_INDEX] = &global as *const GlobalContext as i64;
-            status.core.store(core, Ordering::Relaxed);
-            status.since_ns.store(chip.now_ns(), Ordering::Relaxed);
-            status.task.store(id.0, Ordering::Release);
-            if recording {
-                sub.core = core as u32;
-                let reg = &mut rec.reg_task_id[core];
-                *reg = reg.wrapping_add(1).max(1);
-                sub.reg_task_id = *reg;
-                sub.receive_ns = now_ns();
-                if let Some(p) = &rec.perf {
-                    p.read(&mut counters[0]);
-                }
-                sub.start_ns = now_ns();
-            }
-            if let Some(entry) = entry {
-                // SAFETY: `entry` is a `kernel_entry` resolved from a library the chip keeps
-                // loaded; `args` follows the kernel ABI (tensor pointers into the payload,
-                // which outlives the call, then scalars, then the two context pointers).
-                unsafe { entry(args.as_mut_ptr()) };
-            }
-            if recording {
-                sub.end_ns = now_ns();
-                if let Some(p) = &rec.perf {
-                    p.read(&mut counters[1]);
-                }
-            }
-            status.task.store(u64::MAX, Ordering::Release);
-        }
-        let last = slot.subtasks_done.fetch_add(1, Ordering::AcqRel) + 1 == total;
-        let complete_start = if recording && rec.swimlane >= 3 {
-            now_ns()
-        } else {
-            0
-        };
-        let depth_before = if rec.swimlane >= 3 {
-            queue_depth(chip, shape)
-        } else {
-            [0; 3]
-        };
-        if last {
-            chip.complete(id, inline);
-        }
-        if recording && sub.start_ns != 0 {
-            sub.finish_ns = now_ns();
-            if rec.swimlane > 0 {
-                rec.records.subtasks.push(sub);
-            }
-            if rec.perf.is_some() || rec.pmu_on {
-                let mut deltas = [0u64; MAX_COUNTERS];
-                for k in 0..MAX_COUNTERS {
-                    deltas[k] = counters[1][k].wrapping_sub(counters[0][k]);
-                }
-                rec.records.pmu.push(PmuRecord {
-                    worker: worker as u32,
-                    core: sub.core,
-                    task: id.0,
-                    func_id,
-                    core_type: (chip.topology.core_type(sub.core as usize) != CoreType::Aic) as u8,
-                    duration_ns: sub.end_ns - sub.start_ns,
-                    counters: deltas,
-                });
-            }
-            if rec.swimlane >= 3 {
-                let depth_after = queue_depth(chip, shape);
-                rec.records.phases.push(SchedPhaseRecord {
-                    kind: SchedPhaseKind::Dispatch,
-                    start_ns: sub.dispatch_ns,
-                    end_ns: sub.start_ns,
-                    loop_iter: rec.loop_iter,
-                    tasks_processed: 1,
-                    pop_hit: rec.pop_hit,
-                    pop_miss: rec.pop_miss,
-                    shared_at_start: depth_before,
-                    shared_at_end: depth_before,
-                });
-                rec.pop_hit = 0;
-                rec.pop_miss = 0;
-                rec.records.phases.push(SchedPhaseRecord {
-                    kind: SchedPhaseKind::Complete,
-                    start_ns: complete_start,
-                    end_ns: sub.finish_ns,
-                    loop_iter: rec.loop_iter,
-                    tasks_processed: last as u32,
-                    pop_hit: 0,
-                    pop_miss: 0,
-                    shared_at_start: depth_before,
-                    shared_at_end: depth_after,
-                });
-            }
-        }
-        if last {
-            return;
-        }
-    }
-}
-
-/// The status of one stuck worker, for the timeout message.
+/// The status of every stuck executing thread, for the timeout message.
 pub fn describe_running(chip: &Chip) -> Vec<String> {
     let now = chip.now_ns();
+    let helpers = chip.helpers.lock();
     chip.workers
         .iter()
+        .chain(helpers.iter().map(|h| &**h))
         .filter_map(|w| {
             let raw = w.task.load(Ordering::Acquire);
             if raw == u64::MAX {
@@ -821,16 +928,15 @@ pub fn describe_running(chip: &Chip) -> Vec<String> {
             let since = w.since_ns.load(Ordering::Relaxed);
             // SAFETY: a running task's slot cannot be reclaimed.
             let payload = unsafe { chip.slot(id).payload() };
-            let func = payload.kernel_ids.iter().copied().find(|&k| k >= 0).unwrap_or(-1);
-            let name = chip.kernels.name(func).unwrap_or("?");
-            let kind = match chip.topology.core_type(core) {
-                CoreType::Aic => "AIC",
-                CoreType::Aiv => "AIV",
-            };
+            let slot = chip.topology.core_slot(core);
+            let func = payload.kernel_ids[slot];
+            let waiting = w
+                .waiting_on()
+                .map(|what| format!(", blocked in {what}"))
+                .unwrap_or_default();
             Some(format!(
-                "task {id} (kernel {func} '{name}', submitted at {}) has run on {kind} core {} for {:.1} s",
-                payload.site.render(),
-                chip.topology.core_label(core),
+                "{} has run for {:.1} s{waiting}",
+                subtask_label(chip, id, payload, core, func),
                 (now.saturating_sub(since)) as f64 / 1e9
             ))
         })

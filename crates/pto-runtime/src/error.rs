@@ -28,6 +28,9 @@ pub enum ErrorCode {
     TensorMapOverflow,
     /// No task finished within the scheduler timeout.
     SchedulerTimeout,
+    /// A kernel faulted: a tile outside its on-chip buffer, a load or store outside the
+    /// task's tensors, an uncaught C++ exception (this runtime's code; Simpler has none).
+    KernelFault,
 }
 
 impl ErrorCode {
@@ -45,6 +48,7 @@ impl ErrorCode {
             ErrorCode::ScopeTasksOverflow => 10,
             ErrorCode::TensorMapOverflow => 11,
             ErrorCode::SchedulerTimeout => 100,
+            ErrorCode::KernelFault => 200,
         }
     }
 
@@ -62,6 +66,7 @@ impl ErrorCode {
             10 => ErrorCode::ScopeTasksOverflow,
             11 => ErrorCode::TensorMapOverflow,
             100 => ErrorCode::SchedulerTimeout,
+            200 => ErrorCode::KernelFault,
             _ => ErrorCode::ExplicitOrchFatal,
         }
     }
@@ -80,6 +85,7 @@ impl ErrorCode {
             ErrorCode::ScopeTasksOverflow => "PTO2_ERROR_SCOPE_TASKS_OVERFLOW",
             ErrorCode::TensorMapOverflow => "PTO2_ERROR_TENSORMAP_OVERFLOW",
             ErrorCode::SchedulerTimeout => "PTO2_ERROR_SCHEDULER_TIMEOUT",
+            ErrorCode::KernelFault => "PTO2_ERROR_KERNEL_FAULT",
         }
     }
 }

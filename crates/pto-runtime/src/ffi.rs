@@ -372,24 +372,40 @@ pub struct ChipTaskArgs {
     pub scalars: *const u64,
 }
 
-/// `LocalContext`: per dispatch.
+/// `AsyncCtx`: deferred-completion state of a dispatch (onboard only; zero here).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AsyncCtx {
+    /// Where a kernel registers deferred completions (null on the simulator).
+    pub completions: u64,
+    /// Capacity of `completions`.
+    pub capacity: u32,
+    /// Entries used.
+    pub count: u32,
+    /// The task the completions belong to.
+    pub task_token: u64,
+}
+
+/// `LocalContext`: per dispatch (`args[48]`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LocalContext {
-    /// SPMD block index.
+    /// SPMD block index (`block_idx`, a5 spells it `s_block_idx`).
     pub block_idx: i32,
-    /// SPMD block count.
+    /// SPMD block count (`block_num` / `s_block_num`).
     pub block_num: i32,
+    /// Deferred completion (unused on the simulator).
+    pub async_ctx: AsyncCtx,
 }
 
-/// `GlobalContext`: per core.
+/// `GlobalContext`: per core (`args[49]`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GlobalContext {
     /// AIV sub-block (0 or 1); 0 on AIC.
     pub sub_block_id: i32,
-    /// Logical core id.
-    pub core_id: i32,
+    /// SDMA (0) and URMA (1) workspaces; 0 = unavailable (always, on the simulator).
+    pub dma_workspace: [u64; 2],
 }
 
 /// `extern "C" void kernel_entry(int64_t* args)`.
@@ -425,5 +441,9 @@ const _: () = {
     assert!(offset_of!(TaskOutputTensors, tensors) == 16);
     assert!(offset_of!(RuntimeHandle, context) == 16);
     assert!(size_of::<ChipTaskArgs>() == 24);
-    assert!(size_of::<LocalContext>() == 8);
+    assert!(size_of::<AsyncCtx>() == 24);
+    assert!(size_of::<LocalContext>() == 32);
+    assert!(offset_of!(LocalContext, async_ctx) == 8);
+    assert!(size_of::<GlobalContext>() == 24);
+    assert!(offset_of!(GlobalContext, dma_workspace) == 8);
 };

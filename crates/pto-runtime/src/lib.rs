@@ -5,7 +5,9 @@
 //! - [`run()`](fn@run) executes it once on a fresh chip described by a [`ChipConfig`] ([`run`](mod@run)).
 //! - The orchestration calls back through the C function table in [`ops`], which drives the
 //!   [`orchestrator`]: submit, scopes, TensorMap ([`tensor_map`]) and rings.
-//! - [`chip`] holds the shared state and the worker pool that executes tasks on logical cores.
+//! - [`chip`] holds the shared state and the worker pool that executes tasks on logical cores;
+//!   [`exec`] runs one subtask (with the PTO-ISA simulation context of [`sim_abi`]) and
+//!   [`gang`] runs the cores of a MIX block or a sync-start task at the same time.
 //!
 //! A key design decision is that logical cores are scheduling slots, not threads (see
 //! [`platform`]); another is that the whole submit / dispatch / completion path is
@@ -23,7 +25,9 @@ pub mod deps;
 pub mod dfx;
 pub mod dtype;
 pub mod error;
+pub mod exec;
 pub mod ffi;
+pub mod gang;
 pub mod memory;
 pub mod ops;
 pub mod orchestrator;
@@ -31,6 +35,7 @@ pub mod perf;
 pub mod platform;
 pub mod program;
 pub mod run;
+pub mod sim_abi;
 pub mod sync;
 pub mod task;
 pub mod tensor_map;

@@ -37,7 +37,7 @@ use crate::ffi::{
 };
 use crate::platform::CoreType;
 use crate::task::Site;
-use crate::task::{pack_claim, ArgInfo, SlotState, TaskId, MAX_SUBTASKS};
+use crate::task::{pack_claim, ActiveSlot, ArgInfo, GangKind, SlotState, TaskId, MAX_SUBTASKS};
 use crate::tensor_map::{TensorMap, ViewGeometry};
 
 /// Heap allocations are aligned to this many bytes per output tensor.
@@ -326,6 +326,13 @@ impl Orchestrator {
                 return empty_outputs();
             }
         };
+        if let Err(problem) = self.check_sync_start(&validated) {
+            self.fail(
+                ErrorCode::RequireSyncStartInvalid,
+                format!("task {id} submitted at {}: {problem}", site.render()),
+            );
+            return empty_outputs();
+        }
 
         // Step 2: slot, then heap.
         if !self.reserve_slot(ring, id, site) {
@@ -400,8 +407,11 @@ impl Orchestrator {
             payload.kernel_ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
             payload.active = validated.active;
             payload.n_active = validated.n_active;
+            payload.aiv_lanes = validated.aiv_lanes;
             payload.block_num = validated.block_num;
             payload.subtasks_total = validated.subtasks;
+            payload.gang = validated.gang;
+            payload.units_total = validated.units;
             payload.site = site;
             payload.tensors.clear();
             payload.args.clear();
@@ -475,7 +485,7 @@ impl Orchestrator {
         slot.subtasks_done.store(0, Ordering::Relaxed);
         slot.fanin_remaining.store(1, Ordering::Relaxed);
         slot.claim
-            .store(pack_claim(id, 0, validated.subtasks), Ordering::Relaxed);
+            .store(pack_claim(id, 0, validated.units), Ordering::Relaxed);
         {
             let mut fanout = slot.fanout.lock();
             fanout.state = SlotState::Pending;
@@ -655,6 +665,27 @@ impl Orchestrator {
         Ok(())
     }
 
+    /// Simpler's sync-start limit: all blocks launch at once, one cluster per block for MIX
+    /// and AIC tasks, one AIV core per block for AIV tasks.
+    fn check_sync_start(&self, v: &Validated) -> Result<(), String> {
+        if v.gang != GangKind::Whole {
+            return Ok(());
+        }
+        let clusters = self.chip.topology.n_clusters as u64;
+        let (limit, what) = if v.n_active == 1 && v.active[0].slot != 0 {
+            (2 * clusters, "AIV cores")
+        } else {
+            (clusters, "clusters")
+        };
+        if v.block_num as u64 > limit {
+            return Err(format!(
+                "set_require_sync_start(true) with {} blocks, but all blocks of a sync-start task launch at once and this {} chip has {limit} {what}; lower the block count to at most {limit} or drop sync-start",
+                v.block_num, self.chip.config.platform
+            ));
+        }
+        Ok(())
+    }
+
     fn validate(
         &self,
         kernels: MixedKernels,
@@ -714,8 +745,9 @@ impl Orchestrator {
             check_view(t).map_err(|p| format!("tensor argument {i} ({}): {p}", ty.name()))?;
         }
         let ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
-        let mut active = [(0u8, None); 3];
+        let mut active = [ActiveSlot::NONE; 3];
         let mut n_active = 0u8;
+        let mut aiv_lanes = 0u8;
         for (slot_idx, &k) in ids.iter().enumerate() {
             if k < 0 {
                 continue;
@@ -742,8 +774,13 @@ impl Orchestrator {
                     want.name().to_uppercase()
                 ));
             }
-            active[n_active as usize] = (slot_idx as u8, Some(kernel.entry));
+            active[n_active as usize] = ActiveSlot {
+                slot: slot_idx as u8,
+                entry: Some(kernel.entry),
+                invoke: kernel.invoke,
+            };
             n_active += 1;
+            aiv_lanes += u8::from(slot_idx > 0);
         }
         let block_num = args.launch_spec.block_num;
         if block_num == 0 {
@@ -761,11 +798,24 @@ impl Orchestrator {
                 "{block_num} blocks × {n_active} slots = {subtasks} subtasks; at most {MAX_SUBTASKS} per task"
             ));
         }
+        let sync_start = args.launch_spec.require_sync_start != 0 && block_num > 1 && n_active > 0;
+        let (gang, units) = if n_active == 0 {
+            (GangKind::Single, 0)
+        } else if sync_start {
+            (GangKind::Whole, 1)
+        } else if n_active > 1 {
+            (GangKind::Block, block_num)
+        } else {
+            (GangKind::Single, subtasks as u32)
+        };
         Ok(Validated {
             active,
             n_active,
+            aiv_lanes,
             block_num,
             subtasks: subtasks as u32,
+            gang,
+            units,
         })
     }
 
@@ -1100,10 +1150,13 @@ impl Orchestrator {
 }
 
 struct Validated {
-    active: [(u8, Option<crate::ffi::KernelEntryFn>); 3],
+    active: [ActiveSlot; 3],
     n_active: u8,
+    aiv_lanes: u8,
     block_num: u32,
     subtasks: u32,
+    gang: GangKind,
+    units: u32,
 }
 
 fn create_info_bytes(a: &ArgSlot) -> u64 {

@@ -58,6 +58,14 @@ impl Platform {
         }
     }
 
+    /// The architecture the PTO-ISA header simulates: 0 = a2a3 (also `cpu`), 1 = a5.
+    pub fn arch_id(self) -> i32 {
+        match self {
+            Platform::A5Sim | Platform::A5 => 1,
+            _ => 0,
+        }
+    }
+
     /// The logical core topology for a pool of `n_workers` workers.
     pub fn topology(self, n_workers: usize) -> Topology {
         let n_clusters = match self {
@@ -145,6 +153,24 @@ impl Topology {
         }
     }
 
+    /// The cluster of logical core `core_id`.
+    pub fn cluster_of(&self, core_id: usize) -> usize {
+        if core_id < self.n_clusters {
+            core_id
+        } else {
+            (core_id - self.n_clusters) / 2
+        }
+    }
+
+    /// The cluster slot (0 = AIC, 1 = AIV0, 2 = AIV1) of logical core `core_id`.
+    pub fn core_slot(&self, core_id: usize) -> usize {
+        if core_id < self.n_clusters {
+            0
+        } else {
+            1 + (core_id - self.n_clusters) % 2
+        }
+    }
+
     /// The logical core id of `slot` (0 = AIC, 1 = AIV0, 2 = AIV1) in `cluster`.
     pub fn core_of(&self, cluster: usize, slot: usize) -> usize {
         match slot {
@@ -197,5 +223,8 @@ mod tests {
         assert_eq!(t.sub_block(31), 1);
         assert_eq!(t.core_type(30), CoreType::Aiv);
         assert_eq!(t.core_label(30), "AIV_6");
+        for core in 0..t.n_cores() {
+            assert_eq!(t.core_of(t.cluster_of(core), t.core_slot(core)), core);
+        }
     }
 }

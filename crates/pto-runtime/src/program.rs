@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::error::RuntimeError;
 use crate::ffi::{BindRuntimeFn, KernelEntryFn, OrchConfigFn, OrchEntryFn};
 use crate::platform::CoreType;
+use crate::sim_abi::{SimInvokeFn, CORE_AIC, CORE_AIV};
 
 /// What the caller knows about one kernel.
 #[derive(Clone, Debug)]
@@ -42,6 +43,10 @@ pub struct LoadedKernel {
     pub core_type: CoreType,
     /// `kernel_entry`.
     pub entry: KernelEntryFn,
+    /// `pto_sim_invoke`, exported by kernels built over the PTO-ISA header.
+    pub invoke: Option<SimInvokeFn>,
+    /// The name as a C string (handed to the PTO-ISA header for its messages).
+    pub c_name: std::ffi::CString,
     _library: Arc<libloading::Library>,
 }
 
@@ -124,6 +129,61 @@ fn symbol<T: Copy>(
     Ok(*sym)
 }
 
+/// The PTO-ISA header's exports of a kernel library: `pto_sim_invoke` (optional) and the
+/// core type it was compiled for, which must be the one `kernel_config.py` declares.
+fn sim_invoke(
+    library: &libloading::Library,
+    k: &KernelSpec,
+) -> Result<Option<SimInvokeFn>, RuntimeError> {
+    // SAFETY: `pto_sim_invoke` has this C type wherever the header defines it.
+    let invoke = unsafe { library.get::<SimInvokeFn>(b"pto_sim_invoke") }
+        .ok()
+        .map(|s| *s);
+    // SAFETY: the header defines `pto_sim_kernel_core_type` as a `const int`; the symbol's
+    // value is its address.
+    let core = unsafe { library.get::<*const i32>(b"pto_sim_kernel_core_type") }
+        .ok()
+        .map(|s| *s)
+        .filter(|p| !p.is_null())
+        // SAFETY: a non-null address of the header's `const int`.
+        .map(|p| unsafe { *p });
+    let built_for = match core {
+        Some(CORE_AIC) => Some(CoreType::Aic),
+        Some(CORE_AIV) => Some(CoreType::Aiv),
+        Some(other) => {
+            return Err(RuntimeError::Load {
+                path: k.so_path.clone(),
+                message: format!(
+                    "kernel '{}' (func_id {}) reports an unknown core type {other}",
+                    k.name, k.func_id
+                ),
+            })
+        }
+        None => None,
+    };
+    if let Some(built) = built_for {
+        if built != k.core_type {
+            let flag = |c: CoreType| match c {
+                CoreType::Aic => "-D__DAV_CUBE__",
+                CoreType::Aiv => "-D__DAV_VEC__",
+            };
+            return Err(RuntimeError::Load {
+                path: k.so_path.clone(),
+                message: format!(
+                    "kernel '{}' (func_id {}) is declared core_type {:?} but was compiled for {} ({}); rebuild it with {} or fix its core_type in kernel_config.py",
+                    k.name,
+                    k.func_id,
+                    k.core_type.name(),
+                    built.name().to_uppercase(),
+                    flag(built),
+                    flag(k.core_type)
+                ),
+            });
+        }
+    }
+    Ok(invoke)
+}
+
 impl Program {
     /// Loads the orchestration and every kernel.
     pub fn load(spec: &ProgramSpec) -> Result<Program, RuntimeError> {
@@ -167,11 +227,14 @@ impl Program {
                     k.name, k.func_id
                 ),
             )?;
+            let invoke = sim_invoke(&library, k)?;
             table.insert(LoadedKernel {
                 func_id: k.func_id,
                 name: k.name.clone(),
                 core_type: k.core_type,
                 entry,
+                invoke,
+                c_name: crate::exec::c_name(&k.name),
                 _library: library,
             });
         }
@@ -214,6 +277,8 @@ impl LoadedKernel {
             name: name.to_string(),
             core_type,
             entry,
+            invoke: None,
+            c_name: crate::exec::c_name(name),
             _library: Arc::new(libloading::Library::from(this)),
         }
     }

@@ -22,6 +22,7 @@ use crate::config::ChipConfig;
 use crate::deps::DepLog;
 use crate::dfx::{DumpCollector, DumpResult, OrchRecord, ScopeSample, WorkerRecords};
 use crate::error::{ErrorCode, RuntimeError};
+use crate::exec::SimMemorySizes;
 use crate::ffi::{ChipTaskArgs, ChipTensor, RuntimeHandle};
 use crate::memory::DeviceMemory;
 use crate::ops::OPS;
@@ -180,12 +181,14 @@ pub fn run(
     } else {
         None
     };
+    let sim_memory = SimMemorySizes::resolve(config.platform)?;
     let chip = Arc::new(Chip::new(
         config.clone(),
         Arc::clone(&program.kernels),
         n_workers,
         dump.clone(),
         memory,
+        sim_memory,
     ));
 
     let mut workers: Vec<JoinHandle<WorkerRecords>> = Vec::with_capacity(n_workers);
@@ -316,7 +319,9 @@ pub fn run(
         });
     }
 
-    // Shut down: workers exit once idle; stuck ones are detached (module docs).
+    // Shut down: workers exit once idle; stuck ones are detached (module docs). Kernels
+    // blocked in the PTO-ISA header (a pipe that never fills) give up on the stop flag.
+    chip.stop_kernels();
     chip.shutdown.store(true, Ordering::Release);
     std::sync::atomic::fence(Ordering::SeqCst);
     chip.work.notify_all();

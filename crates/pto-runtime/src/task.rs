@@ -13,11 +13,11 @@
 //!   retain, the scope releasing its reference, and the reclaimer.
 //! - `fanin_remaining` starts at 1 (the orchestrator's self-reference during wiring) plus one
 //!   per waited-on producer; the thread that brings it to zero makes the task ready, exactly once.
-//! - `claim` hands out (block, slot) subtasks to workers. It packs the task's generation
-//!   (low 32 bits of its local id), the next subtask index and the subtask total into one
-//!   word, so a stale ready-queue entry of an earlier task in the same slot can never claim
+//! - `claim` hands out units of work to workers: single subtasks, whole MIX blocks or the
+//!   whole task ([`GangKind`]). It packs the task's generation (low 32 bits of its local
+//!   id), the next unit index and the unit total into one word, so a stale ready-queue entry of an earlier task in the same slot can never claim
 //!   work of the slot's new task: its generation no longer matches. Only a successful claim
-//!   makes reading the payload safe. `subtasks_done` counts subtasks back; the thread that
+//!   makes reading the payload safe. `subtasks_done` counts units back; the thread that
 //!   finishes the last one completes the task.
 
 use std::cell::UnsafeCell;
@@ -28,6 +28,7 @@ use std::sync::atomic::AtomicU32;
 use parking_lot::Mutex;
 
 use crate::ffi::{ChipTensor, KernelEntryFn, TensorArgType};
+use crate::sim_abi::SimInvokeFn;
 
 /// A task id: `(ring << 32) | local`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -181,20 +182,57 @@ pub struct ArgInfo {
     pub dump: bool,
 }
 
+/// One active cluster slot of a task: which slot, and the kernel it runs.
+#[derive(Clone, Copy, Debug)]
+pub struct ActiveSlot {
+    /// 0 = AIC, 1 = AIV0, 2 = AIV1.
+    pub slot: u8,
+    /// The kernel's `kernel_entry`.
+    pub entry: Option<KernelEntryFn>,
+    /// The kernel library's `pto_sim_invoke`, when it was built over the PTO-ISA header.
+    pub invoke: Option<SimInvokeFn>,
+}
+
+impl ActiveSlot {
+    /// An unused slot.
+    pub const NONE: ActiveSlot = ActiveSlot {
+        slot: 0,
+        entry: None,
+        invoke: None,
+    };
+}
+
+/// How a task's subtasks are handed out (the unit of the claim word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GangKind {
+    /// Each unit is one subtask, run alone (AIC-only or AIV-only tasks).
+    Single,
+    /// Each unit is one block whose active slots run together on one cluster (MIX tasks).
+    Block,
+    /// One unit: every subtask of every block runs together (sync-start tasks).
+    Whole,
+}
+
 /// What the orchestrator writes once per task (see the module docs for access rules).
 pub struct TaskPayload {
     /// The task's id.
     pub id: TaskId,
     /// Kernel ids of the AIC, AIV0, AIV1 slots (−1 inactive).
     pub kernel_ids: [i32; 3],
-    /// Kernel entry points of the active slots, in slot order.
-    pub active: [(u8, Option<KernelEntryFn>); 3],
+    /// The active slots, in slot order.
+    pub active: [ActiveSlot; 3],
     /// Number of active slots.
     pub n_active: u8,
+    /// Active AIV slots (AIV lanes the task uses per cluster).
+    pub aiv_lanes: u8,
     /// SPMD blocks.
     pub block_num: u32,
     /// `block_num * n_active` (0 for dummy and allocation tasks).
     pub subtasks_total: u32,
+    /// How subtasks are handed out.
+    pub gang: GangKind,
+    /// Claim units: subtasks, blocks or 1 (see [`GangKind`]); 0 for dummy tasks.
+    pub units_total: u32,
     /// Tensor arguments as the kernel sees them.
     pub tensors: Vec<ChipTensor>,
     /// How each tensor is used.
@@ -218,10 +256,13 @@ impl TaskPayload {
         TaskPayload {
             id: TaskId::INVALID,
             kernel_ids: [-1; 3],
-            active: [(0, None); 3],
+            active: [ActiveSlot::NONE; 3],
             n_active: 0,
+            aiv_lanes: 0,
             block_num: 1,
             subtasks_total: 0,
+            gang: GangKind::Single,
+            units_total: 0,
             tensors: Vec::new(),
             args: Vec::new(),
             scalars: Vec::new(),
@@ -242,7 +283,7 @@ pub struct TaskSlot {
     pub fanin_remaining: AtomicU32,
     /// `generation << 32 | next << 16 | total` (see [`pack_claim`]).
     pub claim: crate::sync::AtomicU64,
-    /// Subtasks finished.
+    /// Claim units finished.
     pub subtasks_done: AtomicU32,
     /// State, consumers and references.
     pub fanout: Mutex<Fanout>,

@@ -4,9 +4,10 @@ use std::mem::{offset_of, size_of};
 use std::path::PathBuf;
 
 use pto_runtime::ffi::{
-    ArgSlot, ChipTaskArgs, ChipTensor, RuntimeHandle, TaskArgsData, TaskOutputTensors,
-    TensorCreateInfo,
+    ArgSlot, ChipTaskArgs, ChipTensor, GlobalContext, LocalContext, RuntimeHandle, TaskArgsData,
+    TaskOutputTensors, TensorCreateInfo,
 };
+use pto_runtime::sim_abi::PtoSimContext;
 
 #[test]
 fn layouts_match_the_headers() {
@@ -15,18 +16,23 @@ fn layouts_match_the_headers() {
     let include = pto_toolchain::materialize_headers(
         &PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pto-cache"),
     )
-    .unwrap();
+    .unwrap()
+    .join(pto_toolchain::RUNTIME_INCLUDE);
     let src = dir.join("layout.cpp");
     std::fs::write(
         &src,
         r#"#include <cstdio>
 #include "pto_orchestration_api.h"
+#include "intrinsic.h"
+#include "pto_sim_abi.h"
 int main() {
-    printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
+    printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
         sizeof(ChipTensor), sizeof(TensorCreateInfo), sizeof(PTO2ArgSlot), sizeof(PTO2TaskArgsData),
         offsetof(PTO2TaskArgsData, scalars), offsetof(PTO2TaskArgsData, n_tensors), offsetof(PTO2TaskArgsData, deps),
         offsetof(PTO2TaskArgsData, launch_spec), offsetof(PTO2TaskArgsData, error),
-        sizeof(TaskOutputTensors), sizeof(PTO2Runtime), sizeof(ChipTaskArgs), sizeof(CoreTaskArgs));
+        sizeof(TaskOutputTensors), sizeof(PTO2Runtime), sizeof(ChipTaskArgs), sizeof(CoreTaskArgs),
+        sizeof(LocalContext), offsetof(LocalContext, async_ctx), sizeof(GlobalContext),
+        offsetof(GlobalContext, dma_workspace), sizeof(PtoSimContext), offsetof(PtoSimContext, gm_ranges));
 }
 "#,
     )
@@ -60,6 +66,12 @@ int main() {
         size_of::<RuntimeHandle>(),
         size_of::<ChipTaskArgs>(),
         size_of::<TaskArgsData>(),
+        size_of::<LocalContext>(),
+        offset_of!(LocalContext, async_ctx),
+        size_of::<GlobalContext>(),
+        offset_of!(GlobalContext, dma_workspace),
+        size_of::<PtoSimContext>(),
+        offset_of!(PtoSimContext, gm_ranges),
     ];
     assert_eq!(got, want);
 }

@@ -137,7 +137,8 @@ fn missing_kernel_entry_symbol() {
     let include = pto_toolchain::materialize_headers(
         &std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pto-cache"),
     )
-    .unwrap();
+    .unwrap()
+    .join(pto_toolchain::RUNTIME_INCLUDE);
     let status = std::process::Command::new("c++")
         .args(["-std=c++17", "-shared", "-fPIC", "-I"])
         .arg(&include)

@@ -6,6 +6,7 @@ mod abi;
 mod basics;
 mod codegen;
 mod errors;
+mod gang;
 mod inference;
 mod rings;
 mod stress;

@@ -1,4 +1,4 @@
-//! The PTO headers (`include/pto/` in the repository), embedded into the
+//! The PTO headers (`include/pto/` and `include/pto-isa/` in the repository), embedded into the
 //! binary at build time and written out on demand.
 //!
 //! Embedding makes every binary that links this crate self-contained: it can
@@ -13,9 +13,17 @@ use crate::fsutil::{self, KeyHasher};
 
 include!(concat!(env!("OUT_DIR"), "/embedded_headers.rs"));
 
+/// The subdirectory of the materialized headers that holds the runtime headers
+/// (`tensor.h`, `pto_orchestration_api.h`, `intrinsic.h`, ...): the first `-I`.
+pub const RUNTIME_INCLUDE: &str = "pto";
+/// The subdirectory that holds our PTO-ISA implementation, so that kernels reach it as
+/// `<pto/pto-inst.hpp>`: the second `-I`.
+pub const ISA_INCLUDE: &str = "pto-isa";
+
 /// The embedded headers as `(path relative to the include dir, contents)`,
-/// sorted by path. Paths use `/` separators; `#include "tensor.h"` resolves
-/// against the directory returned by [`materialize_headers`].
+/// sorted by path. Paths use `/` separators and start with [`RUNTIME_INCLUDE`] or
+/// [`ISA_INCLUDE`]; `#include "tensor.h"` resolves against
+/// `<materialized>/`[`RUNTIME_INCLUDE`], `<pto/pto-inst.hpp>` against `<materialized>/`[`ISA_INCLUDE`].
 pub fn embedded_headers() -> &'static [(&'static str, &'static [u8])] {
     EMBEDDED_HEADERS
 }

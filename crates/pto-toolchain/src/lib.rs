@@ -3,7 +3,7 @@
 //!
 //! * [`Toolchain::discover`] finds the system C++ compiler (`$CXX` or `c++`)
 //!   and writes the PTO headers, embedded into this crate at build time from
-//!   the repository's `include/pto/`, into the cache ([`materialize_headers`]),
+//!   the repository's `include/` (`pto/`, `pto-isa/`), into the cache ([`materialize_headers`]),
 //!   so binaries need nothing but a compiler at run time.
 //! * [`Toolchain::compile`] / [`Toolchain::compile_all`] turn a
 //!   [`CompileUnit`] into a `.so` under `<cache_root>/objects/`.
@@ -44,7 +44,9 @@ pub use binary_cache::{
     StampState, TreeInvalidation,
 };
 pub use error::{Result, ToolchainError};
-pub use headers::{embedded_headers, header_identity, materialize_headers};
+pub use headers::{
+    embedded_headers, header_identity, materialize_headers, ISA_INCLUDE, RUNTIME_INCLUDE,
+};
 pub use toolchain::{
     default_cache_root, CompileUnit, CompiledObject, CoreKind, Toolchain, UnitKind,
 };

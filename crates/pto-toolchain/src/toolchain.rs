@@ -86,7 +86,7 @@ pub struct Toolchain {
     compiler_identity: String,
     gcc_flags: bool,
     cache_root: PathBuf,
-    include_dir: PathBuf,
+    include_root: PathBuf,
     header_identity: String,
 }
 
@@ -169,14 +169,14 @@ impl Toolchain {
         let gcc_flags = !compiler_identity.contains("clang");
         let cache_root = std::path::absolute(cache_root)
             .map_err(|e| ToolchainError::io("cannot resolve cache directory", cache_root, e))?;
-        let include_dir = headers::materialize_headers(&cache_root)?;
+        let include_root = headers::materialize_headers(&cache_root)?;
         let toolchain = Toolchain {
             compiler,
             compiler_args,
             compiler_identity,
             gcc_flags,
             cache_root,
-            include_dir,
+            include_root,
             header_identity: headers::header_identity(),
         };
         tracing::debug!(
@@ -203,9 +203,15 @@ impl Toolchain {
         &self.cache_root
     }
 
-    /// The materialized PTO include directory (passed as the first `-I`).
-    pub fn include_dir(&self) -> &Path {
-        &self.include_dir
+    /// The materialized runtime include directory (`tensor.h`, `pto_orchestration_api.h`,
+    /// ...; passed as the first `-I`).
+    pub fn include_dir(&self) -> PathBuf {
+        self.include_root.join(headers::RUNTIME_INCLUDE)
+    }
+
+    /// The materialized PTO-ISA include directory (`<pto/pto-inst.hpp>`; the second `-I`).
+    pub fn isa_include_dir(&self) -> PathBuf {
+        self.include_root.join(headers::ISA_INCLUDE)
     }
 
     /// Where compiled objects are stored: `<cache_root>/objects`.
@@ -241,11 +247,11 @@ impl Toolchain {
     /// The compiler flags for `unit`, excluding the source, output and
     /// dependency-file arguments:
     /// `-std=c++17 -O2 -fPIC -shared -fno-gnu-unique -pthread -D__CPU_SIM
-    /// -DPTO_CPU_SIM [-D__DAV_CUBE__ | -D__DAV_VEC__] -I<include_dir>
+    /// -DPTO_CPU_SIM [-D__DAV_CUBE__ | -D__DAV_VEC__] -I<include_dir> -I<isa_include_dir>
     /// [-I<extra dir>...]`. Extra directories are made absolute.
     /// (`-fno-gnu-unique` is omitted for clang, which rejects it.)
     pub fn flags(&self, unit: &CompileUnit) -> Vec<String> {
-        self.args(unit, self.include_dir.as_os_str(), &absolute_dirs(unit))
+        self.args(unit, self.include_root.as_os_str(), &absolute_dirs(unit))
             .into_iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect()
@@ -281,7 +287,7 @@ impl Toolchain {
     fn args(
         &self,
         unit: &CompileUnit,
-        include_dir: &OsStr,
+        include_root: &OsStr,
         extra_dirs: &[PathBuf],
     ) -> Vec<OsString> {
         let mut args: Vec<OsString> = ["-std=c++17", "-O2", "-fPIC", "-shared"]
@@ -301,7 +307,14 @@ impl Toolchain {
             UnitKind::Kernel(CoreKind::Aic) => args.push("-D__DAV_CUBE__".into()),
             UnitKind::Kernel(CoreKind::Aiv) => args.push("-D__DAV_VEC__".into()),
         }
-        for dir in std::iter::once(include_dir).chain(extra_dirs.iter().map(|d| d.as_os_str())) {
+        for sub in [headers::RUNTIME_INCLUDE, headers::ISA_INCLUDE] {
+            let mut flag = OsString::from("-I");
+            flag.push(include_root);
+            flag.push("/");
+            flag.push(sub);
+            args.push(flag);
+        }
+        for dir in extra_dirs {
             let mut flag = OsString::from("-I");
             flag.push(dir);
             args.push(flag);
@@ -404,7 +417,7 @@ impl Toolchain {
         tracing::debug!(source = %unit.source.display(), manifest = %manifest_key, "cache miss");
         tracing::info!("compiling {}", unit.source.display());
 
-        let flags = self.args(unit, self.include_dir.as_os_str(), &absolute_dirs(unit));
+        let flags = self.args(unit, self.include_root.as_os_str(), &absolute_dirs(unit));
 
         // Snapshot the headers before compiling: an entry is only recorded if
         // every header the compiler read is unchanged afterwards, so a header

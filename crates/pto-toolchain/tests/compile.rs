@@ -337,7 +337,10 @@ fn embedded_headers_are_materialized() -> TestResult {
     let (_dir, tc) = setup()?;
     assert!(tc.include_dir().is_dir());
     for (rel, contents) in pto_toolchain::embedded_headers() {
-        assert_eq!(std::fs::read(tc.include_dir().join(rel))?, *contents);
+        assert_eq!(
+            std::fs::read(tc.include_dir().join("..").join(rel))?,
+            *contents
+        );
     }
     Ok(())
 }
