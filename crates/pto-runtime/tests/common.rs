@@ -15,7 +15,7 @@ pub struct Kernel<'a> {
     pub source: &'a str,
 }
 
-fn toolchain() -> Toolchain {
+pub fn toolchain() -> Toolchain {
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pto-cache");
     match Toolchain::discover(&root) {
         Ok(t) => t,

@@ -9,4 +9,5 @@ mod errors;
 mod gang;
 mod inference;
 mod rings;
+mod sim_abi;
 mod stress;
