@@ -1,4 +1,5 @@
-// tensor.h: the 128-byte tensor descriptor shared by the runtime, orchestrations and kernels.
+// tensor.h: the 128-byte tensor descriptor shared by the runtime, orchestrations and kernels,
+// with Simpler's names (ChipTensor, DataType, PTO2TaskId, make_tensor_external, ...).
 //
 // This header is part of the PTO runtime's C ABI. Its layout is checked at compile time here
 // and in the Rust runtime (crates/pto-runtime/src/ffi.rs); both sides must agree byte for byte.
@@ -7,7 +8,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <type_traits>
 
 #ifndef __aicore__
 #define __aicore__
@@ -20,7 +25,7 @@
 #endif
 
 /// Maximum number of dimensions of a tensor view.
-#define MAX_TENSOR_DIMS 5
+constexpr int MAX_TENSOR_DIMS = 5;
 
 /// Element types. The numeric values are Simpler's and appear in every artifact.
 enum class DataType : uint8_t {
@@ -36,40 +41,126 @@ enum class DataType : uint8_t {
     UINT16 = 9,
     UINT32 = 10,
     BOOL = 11,
-    FP8E4M3FN = 12,
-    FP8E8M0 = 13,
-    FP4E2M1 = 14,
+    FP8E4M3FN = 12,  ///< a5 only on the device
+    FP8E8M0 = 13,    ///< a5 only on the device
+    FP4E2M1 = 14,    ///< a5 only on the device; packed two per byte
+    DATA_TYPE_NUM = 15,
 };
 
-/// Size in bytes of one element of `dt` (FP4 is packed two per byte and reports 1).
-inline constexpr uint32_t get_element_size(DataType dt) {
+/// Size in bytes of one element of `dt` (FP4 reports 1); 0 for a value that is no DataType.
+inline constexpr uint64_t get_element_size(DataType dt) {
     switch (dt) {
     case DataType::FLOAT32: case DataType::INT32: case DataType::UINT32: return 4;
     case DataType::FLOAT16: case DataType::INT16: case DataType::UINT16: case DataType::BFLOAT16: return 2;
     case DataType::INT64: case DataType::UINT64: return 8;
-    default: return 1;
+    case DataType::INT8: case DataType::UINT8: case DataType::BOOL:
+    case DataType::FP8E4M3FN: case DataType::FP8E8M0: case DataType::FP4E2M1: return 1;
+    default: return 0;
     }
+}
+
+/// The enumerator's name ("FLOAT32", "BFLOAT16", ...), or "UNKNOWN".
+inline const char* get_dtype_name(DataType dt) {
+    switch (dt) {
+    case DataType::FLOAT32: return "FLOAT32";
+    case DataType::FLOAT16: return "FLOAT16";
+    case DataType::INT32: return "INT32";
+    case DataType::INT16: return "INT16";
+    case DataType::INT8: return "INT8";
+    case DataType::UINT8: return "UINT8";
+    case DataType::BFLOAT16: return "BFLOAT16";
+    case DataType::INT64: return "INT64";
+    case DataType::UINT64: return "UINT64";
+    case DataType::UINT16: return "UINT16";
+    case DataType::UINT32: return "UINT32";
+    case DataType::BOOL: return "BOOL";
+    case DataType::FP8E4M3FN: return "FP8E4M3FN";
+    case DataType::FP8E8M0: return "FP8E8M0";
+    case DataType::FP4E2M1: return "FP4E2M1";
+    default: return "UNKNOWN";
+    }
+}
+
+/// Whether `T` may be passed as a scalar argument (arithmetic or enum).
+template <class T>
+constexpr bool is_supported_scalar_arg_v = std::is_arithmetic<T>::value || std::is_enum<T>::value;
+
+/// The 64-bit slot of a scalar: its bytes, zero-extended (int32 -1 is 0x00000000FFFFFFFF).
+template <class T> __aicore__ inline uint64_t to_u64(T v) {
+    static_assert(sizeof(T) <= 8, "a scalar argument is at most 64 bits");
+    uint64_t bits = 0;
+    memcpy(&bits, &v, sizeof(T));
+    return bits;
+}
+/// The value of type `T` held in the low bytes of a 64-bit scalar slot.
+template <class T> __aicore__ inline T from_u64(uint64_t bits) {
+    static_assert(sizeof(T) <= 8, "a scalar argument is at most 64 bits");
+    T v;
+    memcpy(&v, &bits, sizeof(T));
+    return v;
+}
+
+/// The DataType the args dump records for a scalar of C++ type `T` (float and double are
+/// FLOAT32, exact integer types their own, bool BOOL, anything else UINT64).
+template <class T> constexpr DataType dtype_of() {
+    using U = typename std::remove_cv<T>::type;
+    if (std::is_same<U, bool>::value) return DataType::BOOL;
+    if (std::is_floating_point<U>::value) return DataType::FLOAT32;
+    if (std::is_same<U, int8_t>::value) return DataType::INT8;
+    if (std::is_same<U, uint8_t>::value) return DataType::UINT8;
+    if (std::is_same<U, int16_t>::value) return DataType::INT16;
+    if (std::is_same<U, uint16_t>::value) return DataType::UINT16;
+    if (std::is_same<U, int32_t>::value) return DataType::INT32;
+    if (std::is_same<U, uint32_t>::value) return DataType::UINT32;
+    if (std::is_same<U, int64_t>::value) return DataType::INT64;
+    return DataType::UINT64;
 }
 
 /// Where a tensor's buffer lives. On the simulated chip both are host memory.
 enum class AddressSpace : uint8_t { HOST = 0, DEVICE = 1 };
 
-/// A task id: `(ring << 32) | local`. All ones is the invalid id.
+/// A task id: `(ring << 32) | local`. All ones is the invalid id. Default construction
+/// leaves it uninitialised (it is an aggregate), as in Simpler.
 struct PTO2TaskId {
     uint64_t raw;
 
+    /// The id of task `local` of ring `ring`.
+    static constexpr PTO2TaskId make(uint8_t ring, uint32_t local) {
+        return PTO2TaskId{((uint64_t)ring << 32) | local};
+    }
+    /// The invalid id.
     static constexpr PTO2TaskId invalid() { return PTO2TaskId{~0ull}; }
     constexpr bool is_valid() const { return raw != ~0ull; }
-    constexpr uint32_t ring() const { return (uint32_t)((raw >> 32) & 0xFF); }
+    constexpr bool is_invalid() const { return raw == ~0ull; }
+    /// The scope-depth ring (0..3).
+    constexpr uint8_t ring() const { return (uint8_t)((raw >> 32) & 0xFF); }
+    /// The id within the ring.
     constexpr uint32_t local() const { return (uint32_t)(raw & 0xFFFFFFFFull); }
     constexpr bool operator==(const PTO2TaskId& o) const { return raw == o.raw; }
     constexpr bool operator!=(const PTO2TaskId& o) const { return raw != o.raw; }
 };
 
+namespace pto_detail {
+/// Reports a violated tensor contract (a reshape of a non-contiguous view, a slice outside
+/// its dimension). Inside an orchestration the API header points this at the runtime's
+/// fatal-error path; elsewhere (kernels, host tools) the message goes to stderr and the
+/// process aborts, as Simpler's assertions do.
+inline void (*tensor_contract_hook)(const char* message) = nullptr;
+
+inline void tensor_contract(const char* message) {
+    if (tensor_contract_hook != nullptr) {
+        tensor_contract_hook(message);
+        return;
+    }
+    fprintf(stderr, "ChipTensor: %s\n", message);
+    abort();
+}
+}  // namespace pto_detail
+
 /// The tensor descriptor: a view (shape, element strides, element offset) into a buffer.
 ///
-/// Trivially copyable; copying it copies the view, not the data. Kernels read element
-/// `(i0, .., in)` at `(T*)buffer.addr + start_offset + sum(i_d * strides[d])`.
+/// Trivially copyable; copying it copies the view, not the data. Element `(i0, .., in)` is at
+/// `(T*)buffer.addr + start_offset + sum(i_d * strides[d])`.
 struct alignas(64) ChipTensor {
     struct {
         uint64_t addr;  ///< buffer base address
@@ -85,7 +176,7 @@ struct alignas(64) ChipTensor {
     AddressSpace address_space;
     uint32_t shapes[MAX_TENSOR_DIMS];
     // second cache line
-    uint64_t extent_elem_cache; ///< elements spanned by the view (0 = not computed)
+    uint64_t extent_elem_cache; ///< elements spanned by the view (0 = empty)
     uint32_t strides[MAX_TENSOR_DIMS];
     uint8_t _pad_cl2[36];
 
@@ -96,8 +187,14 @@ struct alignas(64) ChipTensor {
         return n;
     }
     /// Size of one element in bytes.
-    uint32_t elem_size() const { return get_element_size(dtype); }
-    /// Pointer to the view origin.
+    uint64_t elem_size() const { return get_element_size(dtype); }
+    /// Bytes of the view's elements (`numel() * elem_size()`).
+    uint64_t nbytes() const { return numel() * elem_size(); }
+    /// Whether the buffer is in device memory.
+    bool is_device_memory() const { return address_space == AddressSpace::DEVICE; }
+    /// The buffer base as `T*` (the view's `start_offset` is *not* added, as in Simpler).
+    template <class T> T* data_as() const { return reinterpret_cast<T*>(buffer.addr); }
+    /// Pointer to the view origin (this runtime's helper: `data_as<T>() + start_offset`).
     template <class T> T* data() const { return reinterpret_cast<T*>(buffer.addr) + start_offset; }
     /// Element offset (relative to the view origin) of a multi-index.
     uint64_t offset_of(const uint32_t idx[]) const {
@@ -105,8 +202,18 @@ struct alignas(64) ChipTensor {
         for (uint32_t i = 0; i < ndims; ++i) off += (uint64_t)idx[i] * strides[i];
         return off;
     }
+    /// Element offset from the buffer base (start_offset included) of the first `n` indices.
+    uint64_t compute_flat_offset(const uint32_t idx[], uint32_t n) const {
+        uint64_t off = start_offset;
+        for (uint32_t i = 0; i < n && i < ndims; ++i) off += (uint64_t)idx[i] * strides[i];
+        return off;
+    }
+    /// Elements spanned by the view: `numel()` when contiguous, else `1 + sum (shape-1)*stride`.
+    uint64_t extent_elem() const { return is_contiguous ? numel() : extent_elem_cache; }
 
-    /// Recomputes `is_contiguous` and `extent_elem_cache` from shapes and strides.
+    /// Recomputes `is_contiguous` and `extent_elem_cache` from shapes and strides. A view is
+    /// contiguous when every dimension's stride is the row-major product of the dimensions
+    /// after it (size-1 dimensions included).
     void refresh_layout() {
         bool contiguous = true;
         uint64_t expect = 1;
@@ -114,24 +221,47 @@ struct alignas(64) ChipTensor {
         bool empty = false;
         for (int32_t i = (int32_t)ndims - 1; i >= 0; --i) {
             if (shapes[i] == 0) empty = true;
-            if (shapes[i] != 1 && strides[i] != expect) contiguous = false;
+            if (strides[i] != expect) contiguous = false;
             expect *= shapes[i];
             if (shapes[i] > 0) extent += (uint64_t)(shapes[i] - 1) * strides[i];
         }
+        if (empty) {
+            is_contiguous = true;
+            extent_elem_cache = 0;
+            return;
+        }
         is_contiguous = contiguous;
-        extent_elem_cache = empty ? 0 : extent;
+        extent_elem_cache = extent;
     }
 
-    /// A sub-view: `shapes` of the new view, `offsets` of its origin in this view's indices.
-    ChipTensor view(const uint32_t new_shapes[], const uint32_t offsets[]) const {
+    /// A sub-view: `new_shapes` of the new view, `offsets` of its origin in this view's
+    /// indices; strides are kept and `manual_dep` is set to `in_manual_dep`. A view with a
+    /// zero dimension is empty: its offsets are ignored.
+    ChipTensor view(const uint32_t new_shapes[], const uint32_t offsets[], bool in_manual_dep = false) const {
         ChipTensor t = *this;
-        t.start_offset = start_offset + offset_of(offsets);
+        bool empty = false;
+        for (uint32_t i = 0; i < ndims; ++i) empty = empty || new_shapes[i] == 0;
+        if (!empty) t.start_offset = start_offset + offset_of(offsets);
         for (uint32_t i = 0; i < ndims; ++i) t.shapes[i] = new_shapes[i];
+        t.manual_dep = in_manual_dep;
         t.refresh_layout();
         return t;
     }
-    /// A new shape over the same elements; only valid for contiguous views.
-    ChipTensor reshape(const uint32_t new_shapes[], uint32_t new_ndims) const {
+    /// Whether `reshape(new_shapes, new_ndims)` is allowed: a contiguous view and the same
+    /// number of elements in at most MAX_TENSOR_DIMS dimensions.
+    bool valid_reshape(const uint32_t new_shapes[], uint32_t new_ndims) const {
+        if (!is_contiguous || new_ndims == 0 || new_ndims > (uint32_t)MAX_TENSOR_DIMS) return false;
+        uint64_t n = 1;
+        for (uint32_t i = 0; i < new_ndims; ++i) n *= new_shapes[i];
+        return n == numel();
+    }
+    /// A new shape over the same elements (the view must be contiguous).
+    ChipTensor reshape(const uint32_t new_shapes[], uint32_t new_ndims, bool in_manual_dep = false) const {
+        if (!valid_reshape(new_shapes, new_ndims)) {
+            pto_detail::tensor_contract(is_contiguous ? "reshape: the new shape has another element count or rank"
+                                                      : "reshape: the view is not contiguous");
+            return *this;
+        }
         ChipTensor t = *this;
         t.ndims = new_ndims;
         uint32_t stride = 1;
@@ -140,34 +270,92 @@ struct alignas(64) ChipTensor {
             t.strides[i] = stride;
             stride *= new_shapes[i];
         }
-        for (uint32_t i = new_ndims; i < MAX_TENSOR_DIMS; ++i) { t.shapes[i] = 0; t.strides[i] = 0; }
+        for (uint32_t i = new_ndims; i < (uint32_t)MAX_TENSOR_DIMS; ++i) { t.shapes[i] = 0; t.strides[i] = 0; }
+        t.manual_dep = in_manual_dep;
         t.refresh_layout();
         return t;
     }
+    /// Whether dimensions `d0` and `d1` exist.
+    bool valid_transpose(uint32_t d0, uint32_t d1) const { return d0 < ndims && d1 < ndims; }
     /// Swaps two dimensions (zero-copy).
-    ChipTensor transpose(uint32_t d0, uint32_t d1) const {
+    ChipTensor transpose(uint32_t d0, uint32_t d1, bool in_manual_dep = false) const {
+        if (!valid_transpose(d0, d1)) {
+            pto_detail::tensor_contract("transpose: a dimension index is not below ndims");
+            return *this;
+        }
         ChipTensor t = *this;
         uint32_t s = t.shapes[d0]; t.shapes[d0] = t.shapes[d1]; t.shapes[d1] = s;
         uint32_t st = t.strides[d0]; t.strides[d0] = t.strides[d1]; t.strides[d1] = st;
+        t.manual_dep = in_manual_dep;
         t.refresh_layout();
         return t;
     }
-    /// Reorders dimensions: new dim i is old dim `perm[i]` (zero-copy).
-    ChipTensor permute(const uint32_t perm[]) const {
+    /// Reorders dimensions: new dim i is old dim `order[i]` (zero-copy).
+    ChipTensor permute(const uint32_t order[], bool in_manual_dep = false) const {
+        uint32_t seen = 0;
+        for (uint32_t i = 0; i < ndims; ++i) {
+            if (order[i] >= ndims || (seen & (1u << order[i])) != 0) {
+                pto_detail::tensor_contract("permute: the order is not a permutation of the dimensions");
+                return *this;
+            }
+            seen |= 1u << order[i];
+        }
         ChipTensor t = *this;
-        for (uint32_t i = 0; i < ndims; ++i) { t.shapes[i] = shapes[perm[i]]; t.strides[i] = strides[perm[i]]; }
+        for (uint32_t i = 0; i < ndims; ++i) { t.shapes[i] = shapes[order[i]]; t.strides[i] = strides[order[i]]; }
+        t.manual_dep = in_manual_dep;
         t.refresh_layout();
         return t;
     }
-    /// Elements `start, start+step, ..` below `end` along `dim` (zero-copy).
-    ChipTensor slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step = 1) const {
+    /// Elements `start, start+step, ..` below `end` along `dim` (zero-copy); needs
+    /// `start < end <= shapes[dim]`.
+    ChipTensor slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step = 1, bool in_manual_dep = false) const {
+        if (dim >= ndims || end <= start || end > shapes[dim] || step == 0) {
+            pto_detail::tensor_contract("slice: needs dim < ndims, start < end <= shapes[dim] and step > 0");
+            return *this;
+        }
         ChipTensor t = *this;
-        if (step == 0) step = 1;
         t.start_offset = start_offset + (uint64_t)start * strides[dim];
-        t.shapes[dim] = end > start ? (end - start + step - 1) / step : 0;
+        t.shapes[dim] = (end - start + step - 1) / step;
         t.strides[dim] = strides[dim] * step;
+        t.manual_dep = in_manual_dep;
         t.refresh_layout();
         return t;
+    }
+
+    /// Makes this a contiguous external descriptor of `bytes` bytes at `addr`.
+    void init_external(void* addr, uint64_t bytes, const uint32_t in_shapes[], uint32_t in_ndims, DataType in_dtype,
+                       int32_t in_version, bool in_manual_dep = false,
+                       AddressSpace space = AddressSpace::HOST) {
+        memset(this, 0, sizeof(*this));
+        buffer.addr = (uint64_t)(uintptr_t)addr;
+        buffer.size = bytes;
+        owner_task_id = PTO2TaskId::invalid();
+        version = in_version;
+        ndims = in_ndims <= (uint32_t)MAX_TENSOR_DIMS ? in_ndims : (uint32_t)MAX_TENSOR_DIMS;
+        dtype = in_dtype;
+        manual_dep = in_manual_dep;
+        address_space = space;
+        uint32_t stride = 1;
+        for (int32_t i = (int32_t)ndims - 1; i >= 0; --i) {
+            shapes[i] = in_shapes[i];
+            strides[i] = stride;
+            stride *= in_shapes[i];
+        }
+        refresh_layout();
+    }
+    /// Copies every field of `other`.
+    void init_from(const ChipTensor& other) { *this = other; }
+    /// A copy of this descriptor.
+    ChipTensor copy() const { return *this; }
+    /// Prints the descriptor (one line) to stdout.
+    void dump() const {
+        printf("ChipTensor{addr=0x%llx size=%llu owner=0x%llx offset=%llu dtype=%s ndims=%u shape=[",
+               (unsigned long long)buffer.addr, (unsigned long long)buffer.size,
+               (unsigned long long)owner_task_id.raw, (unsigned long long)start_offset, get_dtype_name(dtype), ndims);
+        for (uint32_t i = 0; i < ndims; ++i) printf(i ? ",%u" : "%u", shapes[i]);
+        printf("] strides=[");
+        for (uint32_t i = 0; i < ndims; ++i) printf(i ? ",%u" : "%u", strides[i]);
+        printf("] contiguous=%d manual_dep=%d version=%d}\n", (int)is_contiguous, (int)manual_dep, version);
     }
 };
 
@@ -182,31 +370,30 @@ static_assert(offsetof(ChipTensor, shapes) == 44, "ChipTensor layout");
 static_assert(offsetof(ChipTensor, extent_elem_cache) == 64, "ChipTensor layout");
 static_assert(offsetof(ChipTensor, strides) == 72, "ChipTensor layout");
 
-/// Alias used by Simpler-era kernels.
-using Tensor = ChipTensor;
-
-/// Wraps an existing buffer (host memory on the simulated chip) in a contiguous descriptor.
+/// Wraps an existing buffer (host memory on the simulated chip) in a contiguous descriptor
+/// of `numel * elem_size` bytes with no owner.
 inline ChipTensor make_tensor_external(void* addr, const uint32_t shapes[], uint32_t ndims,
                                        DataType dtype = DataType::FLOAT32, bool manual_dep = false,
                                        int32_t version = 0,
                                        AddressSpace address_space = AddressSpace::HOST) {
     ChipTensor t;
-    memset(&t, 0, sizeof(t));
-    t.buffer.addr = (uint64_t)(uintptr_t)addr;
-    t.owner_task_id = PTO2TaskId::invalid();
-    t.version = version;
-    t.ndims = ndims;
-    t.dtype = dtype;
-    t.manual_dep = manual_dep;
-    t.address_space = address_space;
-    uint32_t stride = 1;
-    for (int32_t i = (int32_t)ndims - 1; i >= 0; --i) {
-        t.shapes[i] = shapes[i];
-        t.strides[i] = stride;
-        stride *= shapes[i];
-    }
-    t.buffer.size = t.numel() * get_element_size(dtype);
+    uint64_t n = 1;
+    for (uint32_t i = 0; i < ndims; ++i) n *= shapes[i];
+    t.init_external(addr, n * get_element_size(dtype), shapes, ndims, dtype, version, manual_dep, address_space);
+    return t;
+}
+
+/// Wraps a buffer with explicit element strides; `start_offset` 0, size = extent * elem_size.
+inline ChipTensor make_tensor_strided(void* addr, const uint32_t shapes[], const uint32_t strides[], uint32_t ndims,
+                                      DataType dtype = DataType::FLOAT32, bool manual_dep = false,
+                                      int32_t version = 0,
+                                      AddressSpace address_space = AddressSpace::HOST) {
+    ChipTensor t;
+    t.init_external(addr, 0, shapes, ndims, dtype, version, manual_dep, address_space);
+    for (uint32_t i = 0; i < t.ndims; ++i) t.strides[i] = strides[i];
     t.refresh_layout();
+    uint64_t extent = t.is_contiguous ? t.numel() : t.extent_elem_cache;
+    t.buffer.size = extent * get_element_size(dtype);
     return t;
 }
 
@@ -218,10 +405,6 @@ inline ChipTensor make_tensor_external(void* addr, const uint32_t shapes[], uint
 
 /// Length of a kernel's args array.
 #define PTO2_DISPATCH_MAX_ARGS 50
-/// Most tensors one task may take.
-#define MAX_TENSOR_ARGS 32
-/// Most scalars one task may take.
-#define MAX_SCALAR_ARGS 16
 
 /// The tensor argument `i` of a kernel.
 inline ChipTensor* kernel_tensor(__gm__ int64_t* args, uint32_t i) {
@@ -229,10 +412,7 @@ inline ChipTensor* kernel_tensor(__gm__ int64_t* args, uint32_t i) {
 }
 /// The scalar argument at args index `i`, reinterpreted as `T`.
 template <class T> inline T kernel_scalar(__gm__ int64_t* args, uint32_t i) {
-    T v;
-    uint64_t bits = (uint64_t)args[i];
-    memcpy(&v, &bits, sizeof(T));
-    return v;
+    return from_u64<T>((uint64_t)args[i]);
 }
 
 #include "intrinsic.h"

@@ -267,3 +267,47 @@ fn a_malformed_ring_flag_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("`lots` is not a number"), "{}", text(&o));
 }
+
+/// Orchestrations written the way Simpler's own examples are (manual scope with reused
+/// arguments and explicit dependencies; SPMD sync-start with a5's names behind its include
+/// guard and a predicated branch) replay unchanged over the bundled kernels and validate on
+/// both simulated platforms.
+#[test]
+fn simpler_style_orchestrations_validate_on_a2a3sim_and_a5sim() {
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/simpler");
+    for (example_name, orch_file, fixture) in [
+        (
+            "paged_attention",
+            "paged_attention.cpp",
+            "paged_attention_manual_scope.cpp",
+        ),
+        ("vector_add", "vector_add.cpp", "vector_add_sync_start.cpp"),
+    ] {
+        for platform in ["a2a3sim", "a5sim"] {
+            let dir = example(example_name, &format!("simpler_{example_name}_{platform}"));
+            std::fs::copy(
+                fixtures.join(fixture),
+                dir.join("orchestration").join(orch_file),
+            )
+            .unwrap();
+            let o = pto(&[
+                "replay",
+                dir.to_str().unwrap(),
+                "--validate",
+                "--platform",
+                platform,
+            ]);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{fixture} on {platform}: {}",
+                text(&o)
+            );
+            assert!(
+                text(&o).contains("PASS"),
+                "{fixture} on {platform}: {}",
+                text(&o)
+            );
+        }
+    }
+}

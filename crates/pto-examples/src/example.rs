@@ -285,6 +285,7 @@ impl Example {
             orchestration: OrchestrationConfig {
                 source: self.orchestration_relative_path(),
                 function_name: DEFAULT_ORCHESTRATION_FUNCTION.to_string(),
+                config_name: None,
                 signature: Some(signature),
             },
             kernels: self

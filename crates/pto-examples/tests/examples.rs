@@ -73,6 +73,7 @@ fn load_program(dir: &Path) -> Program {
     let spec = ProgramSpec {
         orchestration_so: objects[0].clone(),
         entry_symbol: config.orchestration.function_name.clone(),
+        config_symbol: config.orchestration.config_name.clone(),
         kernels: config
             .kernels
             .iter()

@@ -141,7 +141,7 @@ fn load_build_cached(
     let context =
         BinaryContext::current(platform.name(), &kernel_config.runtime.runtime, toolchain);
     let cache = BinaryCacheBuild::begin(dir, context).map_err(ToolchainError::from)?;
-    let build = load_build_with(dir, toolchain, kernel_config, meta, cache.reuse())?;
+    let build = load_build_with(dir, toolchain, platform, kernel_config, meta, cache.reuse())?;
     cache.commit().map_err(ToolchainError::from)?;
     Ok(build)
 }
@@ -149,22 +149,32 @@ fn load_build_cached(
 fn load_build_with(
     dir: &Path,
     toolchain: &Toolchain,
+    platform: pto_runtime::Platform,
     kernel_config: KernelConfig,
     meta: CompiledMeta,
     reuse: bool,
 ) -> Result<CompiledBuild, RunnerError> {
     check_signature(dir, &kernel_config, &meta)?;
     let started = Instant::now();
-    let mut units = vec![CompileUnit::new(
+    // a5 / a5sim builds see a5's names (PTO_ARCH_A5: `platform_config.h`'s constants and
+    // the a5 include guard orchestrations test to pick `set_core_num`).
+    let arch = |u: CompileUnit| {
+        if platform.arch_id() == 1 {
+            u.with_define("PTO_ARCH_A5")
+        } else {
+            u
+        }
+    };
+    let mut units = vec![arch(CompileUnit::new(
         kernel_config.orchestration.source.clone(),
         UnitKind::Orchestration,
-    )];
+    ))];
     for k in &kernel_config.kernels {
         let core = match k.core_type {
             KcCore::Aic => CoreKind::Aic,
             KcCore::Aiv => CoreKind::Aiv,
         };
-        let mut unit = CompileUnit::new(k.source.clone(), UnitKind::Kernel(core));
+        let mut unit = arch(CompileUnit::new(k.source.clone(), UnitKind::Kernel(core)));
         for inc in &k.extra_include_dirs {
             unit = unit.with_include_dir(inc.clone());
         }
@@ -203,6 +213,7 @@ fn load_build_with(
     let spec = ProgramSpec {
         orchestration_so: objects[0].clone(),
         entry_symbol: kernel_config.orchestration.function_name.clone(),
+        config_symbol: kernel_config.orchestration.config_name.clone(),
         kernels: kernel_config
             .kernels
             .iter()

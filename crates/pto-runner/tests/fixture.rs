@@ -60,6 +60,7 @@ pub fn with_orchestration(root: &Path, name: &str, orch: &str) -> PathBuf {
         orchestration: OrchestrationConfig {
             source: dir.join("orchestration/scale_add.cpp"),
             function_name: "aicpu_orchestration_entry".into(),
+            config_name: None,
             signature: Some(vec![ArgDirection::In, ArgDirection::In, ArgDirection::Out]),
         },
         kernels: vec![KernelEntry {

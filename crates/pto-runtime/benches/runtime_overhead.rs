@@ -93,6 +93,7 @@ fn build(tc: &Toolchain, dir: &std::path::Path, s: &Scenario) -> Program {
     Program::load(&ProgramSpec {
         orchestration_so: objs[0].clone(),
         entry_symbol: "aicpu_orchestration_entry".into(),
+        config_symbol: None,
         kernels: vec![KernelSpec {
             func_id: 0,
             name: "noop".into(),

@@ -47,7 +47,9 @@ use crate::memory::DeviceMemory;
 use crate::perf::PerfGroup;
 use crate::platform::{CoreType, Topology};
 use crate::program::KernelTable;
-use crate::task::{claim_subtask, GangKind, SlotState, TaskId, TaskPayload, TaskSlot};
+use crate::task::{
+    claim_subtask, GangKind, SlotState, TaskId, TaskPayload, TaskSlot, NUM_TIMING_SLOTS,
+};
 
 /// A mutex + condvar pair with a count of sleepers, used for workers waiting for work and
 /// for threads waiting for progress (see the module docs for the protocol).
@@ -198,6 +200,40 @@ impl FatalLatch {
     }
 }
 
+/// The earliest dispatch and latest finish (ns since run start) of the tasks tagged with one
+/// timing slot.
+pub struct TimingSlot {
+    first_dispatch: AtomicU64,
+    last_finish: AtomicU64,
+}
+
+impl Default for TimingSlot {
+    fn default() -> TimingSlot {
+        TimingSlot {
+            first_dispatch: AtomicU64::new(u64::MAX),
+            last_finish: AtomicU64::new(0),
+        }
+    }
+}
+
+impl TimingSlot {
+    /// A tagged task's subtask was dispatched at `ns`.
+    pub fn dispatch(&self, ns: u64) {
+        self.first_dispatch.fetch_min(ns, Ordering::Relaxed);
+    }
+
+    /// A tagged task finished at `ns`.
+    pub fn finish(&self, ns: u64) {
+        self.last_finish.fetch_max(ns, Ordering::Relaxed);
+    }
+
+    /// `(first dispatch, last finish)`, if a tagged task was dispatched.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        let start = self.first_dispatch.load(Ordering::Relaxed);
+        (start != u64::MAX).then(|| (start, self.last_finish.load(Ordering::Relaxed).max(start)))
+    }
+}
+
 /// The shared state of one run.
 pub struct Chip {
     /// Configuration.
@@ -233,6 +269,8 @@ pub struct Chip {
     pub sim_memory: SimMemorySizes,
     /// Per-cluster storage of TPUSH / TPOP pipes.
     pub cluster_storage: ClusterStorage,
+    /// Task timing slots (`set_task_timing_slot`).
+    pub timing: [TimingSlot; NUM_TIMING_SLOTS],
     /// Run start.
     pub t0: Instant,
     /// ns since `t0` when the last task finished.
@@ -281,6 +319,7 @@ impl Chip {
             stop: AtomicU32::new(0),
             sim_memory,
             cluster_storage: ClusterStorage::new(topology.n_clusters),
+            timing: std::array::from_fn(|_| TimingSlot::default()),
             t0: Instant::now(),
             last_end_ns: AtomicU64::new(0),
             dump,
@@ -307,11 +346,22 @@ impl Chip {
     /// Makes a task whose fanin reached zero runnable (see the module docs, step 2). Dummy
     /// tasks are pushed to `inline` for the caller to complete without recursion.
     pub fn make_ready(&self, id: TaskId, inline: &mut Vec<TaskId>) {
+        let slot = self.slot(id);
         // SAFETY: the task is published (its fanin reached zero after wiring) and pending.
-        let total = unsafe { self.slot(id).payload() }.subtasks_total;
+        let payload = unsafe { slot.payload() };
+        let total = payload.units_total;
         if total == 0 {
             inline.push(id);
             return;
+        }
+        if let Some(p) = &payload.predicate {
+            // Every producer is done, so the element holds its final value. SAFETY: the
+            // address was checked against the tensor's buffer at submit.
+            if !unsafe { p.holds() } {
+                slot.skipped.store(true, Ordering::Relaxed);
+                inline.push(id);
+                return;
+            }
         }
         if let Some(dump) = &self.dump {
             // SAFETY: as above; inputs are captured before any subtask can run.
@@ -321,6 +371,7 @@ impl Chip {
             );
         }
         let copies = (total as usize).min(self.workers.len()).max(1);
+        debug_assert!(copies >= 1);
         for _ in 0..copies {
             let mut raw = id.0;
             // The queue is sized for every live task times the workers; a full queue means
@@ -360,8 +411,11 @@ impl Chip {
         for &producer in &payload.retained {
             self.release(producer);
         }
+        if let Some(k) = payload.timing_slot {
+            self.timing[k as usize].finish(end);
+        }
         if let Some(dump) = &self.dump {
-            if payload.subtasks_total > 0 {
+            if payload.subtasks_total > 0 && !slot.skipped.load(Ordering::Relaxed) {
                 // Outputs are captured before any consumer is released.
                 dump.capture(payload, DumpStage::AfterCompletion);
             }
@@ -771,6 +825,9 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                 1
             };
             let ran = !chip.fatal.is_set();
+            if let Some(k) = payload.timing_slot {
+                chip.timing[k as usize].dispatch(chip.now_ns());
+            }
             if ran {
                 self.place(payload, unit);
                 let n = self.places.len();

@@ -10,6 +10,11 @@ pub fn elem_size(code: u8) -> usize {
     }
 }
 
+/// Size in bytes of one element of type `code`, or `None` for a code that is no DataType.
+pub fn elem_size_checked(code: u8) -> Option<usize> {
+    (code <= 14).then(|| elem_size(code))
+}
+
 /// Simpler's upper-case name of type `code` (`FLOAT32`, ..., `UNKNOWN`).
 pub fn name(code: u8) -> &'static str {
     match code {

@@ -111,24 +111,26 @@ impl ChipTensor {
     }
 }
 
-/// `TensorCreateInfo`: a tensor the runtime allocates.
-#[repr(C)]
+/// `TensorCreateInfo`: a tensor the runtime allocates (64 bytes, 64-byte aligned).
+#[repr(C, align(64))]
 #[derive(Clone, Copy, Debug)]
 pub struct TensorCreateInfo {
-    /// Extents.
-    pub shapes: [u32; MAX_TENSOR_DIMS],
-    /// Number of dimensions.
-    pub ndims: u32,
+    /// Element bit pattern to broadcast into the new buffer.
+    pub initial_value: u64,
+    /// Whether `initial_value` is set.
+    pub has_initial_value: u8,
     /// Element type code.
     pub dtype: u8,
     /// Untracked by the TensorMap.
     pub manual_dep: bool,
-    /// Whether `initial_value` is set.
-    pub has_initial_value: u8,
     /// Padding.
     pub pad0: u8,
-    /// Element bit pattern to broadcast into the new buffer.
-    pub initial_value: u64,
+    /// Number of dimensions.
+    pub ndims: u32,
+    /// Extents.
+    pub shapes: [u32; MAX_TENSOR_DIMS],
+    /// Padding to 64 bytes.
+    pub pad1: [u8; 28],
 }
 
 /// `TensorArgType`.
@@ -172,48 +174,77 @@ impl TensorArgType {
     }
 }
 
-/// `PTO2ArgSlot`: one tensor argument of a submit (existing tensors by value).
-#[repr(C, align(64))]
+/// `PTO2ArgSlot`: one tensor argument of a submit: a pointer to the caller's object.
+#[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct ArgSlot {
-    /// Existing tensor (unused for OUTPUT).
-    pub tensor: ChipTensor,
-    /// Address of the caller's object (for `dump(...)`).
-    pub source: *const c_void,
-    /// For OUTPUT.
-    pub create_info: TensorCreateInfo,
+    /// `const ChipTensor*`, or `const TensorCreateInfo*` for OUTPUT.
+    pub reference: *const c_void,
     /// `TensorArgType` byte (validated on use).
     pub arg_type: u8,
     /// Marked by `dump(...)`.
     pub dump: u8,
+    /// Padding.
+    pub pad: [u8; 6],
 }
 
 /// `PTO2LaunchSpec`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct LaunchSpec {
-    /// SPMD block count.
-    pub block_num: u32,
+    /// SPMD block count (`block_num` / `core_num`).
+    pub count: i16,
     /// All blocks must start together.
-    pub require_sync_start: u8,
-    /// Early dispatch allowed (recorded only).
-    pub allow_early_resolve: u8,
+    pub require_sync_start: bool,
     /// Padding.
-    pub pad: [u8; 2],
+    pub pad: u8,
 }
 
-/// Argument errors latched by the C++ side (`PTO2ArgError`).
-pub mod arg_error {
-    /// No error.
-    pub const OK: i32 = 0;
-    /// A tensor was added after a scalar.
-    pub const TENSOR_AFTER_SCALAR: i32 = 1;
-    /// More than `MAX_TENSOR_ARGS` tensors.
-    pub const TOO_MANY_TENSORS: i32 = 2;
-    /// More than `MAX_SCALAR_ARGS` scalars.
-    pub const TOO_MANY_SCALARS: i32 = 3;
-    /// `dump(x)` of something not added to the task.
-    pub const DUMP_UNKNOWN: i32 = 4;
+/// `DepFlags` bit: order the task after the producer.
+pub const DEP_WAIT: u8 = 1;
+/// `DepFlags` bit: keep the producer alive until the task completes.
+pub const DEP_RETAIN: u8 = 2;
+
+/// `PredicateOp`.
+pub mod predicate_op {
+    /// No predicate.
+    pub const NONE: u8 = 0;
+    /// `==`.
+    pub const EQ: u8 = 1;
+    /// `!=`.
+    pub const NE: u8 = 2;
+    /// `>`.
+    pub const GT: u8 = 3;
+    /// `<`.
+    pub const LT: u8 = 4;
+    /// `>=`.
+    pub const GE: u8 = 5;
+    /// `<=`.
+    pub const LE: u8 = 6;
+}
+
+/// `CorePredicateOperand`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PredicateOperand {
+    /// The tensor read (may be null).
+    pub tensor: *const ChipTensor,
+    /// Indices used.
+    pub ndims: u32,
+    /// The element's multi-index.
+    pub indices: [u32; MAX_TENSOR_DIMS],
+}
+
+/// `CoreTaskPredicate`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct TaskPredicate {
+    /// The element compared.
+    pub operand: PredicateOperand,
+    /// [`predicate_op`] code.
+    pub op: u8,
+    /// The value compared against.
+    pub target: i64,
 }
 
 /// `PTO2TaskArgsData`: the flat argument block of one submit.
@@ -225,29 +256,65 @@ pub struct TaskArgsData {
     pub scalars: [u64; MAX_SCALAR_ARGS],
     /// Addresses of the caller's scalar objects.
     pub scalar_sources: [*const c_void; MAX_SCALAR_ARGS],
-    /// Scalar dump marks.
-    pub scalar_dump: [u8; MAX_SCALAR_ARGS],
     /// Scalar element types (`DataType` codes).
     pub scalar_dtype: [u8; MAX_SCALAR_ARGS],
+    /// Scalar dump marks (bit 0 marked, bit 1 ambiguous source).
+    pub scalar_dump: [u8; MAX_SCALAR_ARGS],
     /// Tensors in use.
     pub n_tensors: u32,
     /// Scalars in use.
     pub n_scalars: u32,
     /// Explicit dependencies (raw task ids).
     pub deps: *const u64,
+    /// Per-dependency `DepFlags`, or null for WAIT | RETAIN.
+    pub dep_kinds: *const u8,
     /// Number of explicit dependencies.
     pub n_deps: u32,
     /// `dump()` marked the whole task.
     pub dump_all: u8,
+    /// `set_allow_early_resolve`.
+    pub allow_early_resolve: u8,
     /// Padding.
-    pub pad0: [u8; 3],
+    pub pad0: [u8; 2],
+    /// `set_task_timing_slot` (-1 = none).
+    pub timing_slot: i32,
     /// SPMD launch.
     pub launch_spec: LaunchSpec,
-    /// Latched argument error ([`arg_error`]).
-    pub error: i32,
-    /// Argument index of the latched error.
-    pub error_index: u32,
+    /// `set_predicate`.
+    pub predicate: TaskPredicate,
+    /// First latched argument error (static C text) or null.
+    pub error_msg: *const c_char,
+    /// Whether an error is latched.
+    pub has_error: bool,
+    /// Padding.
+    pub pad1: [u8; 7],
 }
+
+impl TaskArgsData {
+    /// The ChipTensor of slot `i` (not an OUTPUT slot).
+    ///
+    /// # Safety
+    /// The slot's reference must point to a live ChipTensor (the API contract: the caller's
+    /// objects outlive the submit).
+    pub unsafe fn tensor(&self, i: usize) -> &ChipTensor {
+        // SAFETY: forwarded to the caller.
+        unsafe { &*self.tensors[i].reference.cast::<ChipTensor>() }
+    }
+
+    /// The TensorCreateInfo of OUTPUT slot `i`.
+    ///
+    /// # Safety
+    /// As [`TaskArgsData::tensor`], for a TensorCreateInfo.
+    pub unsafe fn create_info(&self, i: usize) -> &TensorCreateInfo {
+        // SAFETY: forwarded to the caller.
+        unsafe { &*self.tensors[i].reference.cast::<TensorCreateInfo>() }
+    }
+}
+
+/// `PTO2SubmitKind::PTO2_SUBMIT_KERNEL`.
+pub const SUBMIT_KERNEL: u32 = 0;
+/// `PTO2SubmitKind::PTO2_SUBMIT_DUMMY`.
+pub const SUBMIT_DUMMY: u32 = 1;
 
 /// `MixedKernels`: kernel ids of the AIC, AIV0 and AIV1 slots.
 #[repr(C)]
@@ -290,6 +357,7 @@ pub struct RuntimeOps {
         *mut RuntimeHandle,
         *const MixedKernels,
         *const TaskArgsData,
+        u32,
         *const c_char,
         i32,
         *mut TaskOutputTensors,
@@ -430,13 +498,21 @@ const _: () = {
     assert!(offset_of!(ChipTensor, shapes) == 44);
     assert!(offset_of!(ChipTensor, extent_elem_cache) == 64);
     assert!(offset_of!(ChipTensor, strides) == 72);
-    assert!(size_of::<TensorCreateInfo>() == 40);
-    assert!(size_of::<ArgSlot>() == 192);
-    assert!(offset_of!(ArgSlot, source) == 128);
-    assert!(offset_of!(ArgSlot, create_info) == 136);
-    assert!(offset_of!(ArgSlot, arg_type) == 176);
-    assert!(size_of::<LaunchSpec>() == 8);
-    assert!(offset_of!(TaskArgsData, scalars) == 192 * MAX_TENSOR_ARGS);
+    assert!(size_of::<TensorCreateInfo>() == 64);
+    assert!(offset_of!(TensorCreateInfo, ndims) == 12);
+    assert!(offset_of!(TensorCreateInfo, shapes) == 16);
+    assert!(size_of::<ArgSlot>() == 16);
+    assert!(size_of::<LaunchSpec>() == 4);
+    assert!(size_of::<PredicateOperand>() == 32);
+    assert!(size_of::<TaskPredicate>() == 48);
+    assert!(offset_of!(TaskArgsData, scalars) == 512);
+    assert!(offset_of!(TaskArgsData, n_tensors) == 800);
+    assert!(offset_of!(TaskArgsData, deps) == 808);
+    assert!(offset_of!(TaskArgsData, timing_slot) == 832);
+    assert!(offset_of!(TaskArgsData, launch_spec) == 836);
+    assert!(offset_of!(TaskArgsData, predicate) == 840);
+    assert!(offset_of!(TaskArgsData, error_msg) == 888);
+    assert!(size_of::<TaskArgsData>() == 904);
     assert!(size_of::<MixedKernels>() == 12);
     assert!(offset_of!(TaskOutputTensors, tensors) == 16);
     assert!(offset_of!(RuntimeHandle, context) == 16);

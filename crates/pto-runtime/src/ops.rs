@@ -9,9 +9,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::error::ErrorCode;
 use crate::ffi::{
     ChipTensor, MixedKernels, RuntimeHandle, RuntimeOps, TaskArgsData, TaskOutputTensors,
-    MAX_TENSOR_DIMS,
+    MAX_TENSOR_DIMS, SUBMIT_DUMMY,
 };
-use crate::orchestrator::{c_str, empty_outputs, Orchestrator, ScopeMode};
+use crate::orchestrator::{c_str, empty_outputs, Orchestrator, ScopeMode, SubmitKind};
 use crate::task::Site;
 
 /// The table every run hands to `framework_bind_runtime`.
@@ -66,11 +66,17 @@ unsafe extern "C" fn submit_task(
     rt: *mut RuntimeHandle,
     kernels: *const MixedKernels,
     args: *const TaskArgsData,
+    kind: u32,
     file: *const c_char,
     line: i32,
     out: *mut TaskOutputTensors,
 ) {
     let site = Site { file, line };
+    let kind = if kind == SUBMIT_DUMMY {
+        SubmitKind::Dummy
+    } else {
+        SubmitKind::Kernel
+    };
     // SAFETY: the C++ API passes pointers to live objects for the duration of the call.
     let res = unsafe {
         with_orch(rt, empty_outputs(), |o| {
@@ -81,7 +87,7 @@ unsafe extern "C" fn submit_task(
                 );
                 return empty_outputs();
             }
-            o.submit(*kernels, &*args, site, false)
+            o.submit(*kernels, &*args, site, kind)
         })
     };
     if !out.is_null() {
@@ -109,7 +115,7 @@ unsafe extern "C" fn alloc_tensors(
             if args.is_null() {
                 return empty_outputs();
             }
-            o.submit(none, &*args, site, true)
+            o.submit(none, &*args, site, SubmitKind::Alloc)
         })
     };
     if !out.is_null() {

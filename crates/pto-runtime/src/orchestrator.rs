@@ -32,16 +32,22 @@ use crate::dfx::{now_ns, OrchRecord, ScopeSample};
 use crate::dtype;
 use crate::error::ErrorCode;
 use crate::ffi::{
-    arg_error, ArgSlot, ChipTensor, MixedKernels, TaskArgsData, TaskOutputTensors, TensorArgType,
-    INVALID_TASK_ID, MAX_SCALAR_ARGS, MAX_TENSOR_ARGS, MAX_TENSOR_DIMS,
+    predicate_op, ChipTensor, MixedKernels, TaskArgsData, TaskOutputTensors, TensorArgType,
+    TensorCreateInfo, DEP_RETAIN, DEP_WAIT, INVALID_TASK_ID, MAX_SCALAR_ARGS, MAX_TENSOR_ARGS,
+    MAX_TENSOR_DIMS,
 };
 use crate::platform::CoreType;
 use crate::task::Site;
-use crate::task::{pack_claim, ActiveSlot, ArgInfo, GangKind, SlotState, TaskId, MAX_SUBTASKS};
+use crate::task::{
+    pack_claim, ActiveSlot, ArgInfo, GangKind, Predicate, SlotState, TaskId, MAX_SUBTASKS,
+    NUM_TIMING_SLOTS,
+};
 use crate::tensor_map::{TensorMap, ViewGeometry};
 
 /// Heap allocations are aligned to this many bytes per output tensor.
 pub const HEAP_ALIGN: u64 = 1024;
+/// Most scopes open at once (`PTO2_MAX_SCOPE_DEPTH`).
+pub const MAX_SCOPE_DEPTH: usize = 64;
 
 /// Scope modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,6 +230,16 @@ impl Orchestrator {
                 ),
             );
         }
+        if self.scopes.len() >= MAX_SCOPE_DEPTH {
+            self.fail(
+                ErrorCode::InvalidArgs,
+                format!(
+                    "the scope at {} would be nested {} deep; at most {MAX_SCOPE_DEPTH} scopes can be open at once",
+                    site.render(),
+                    self.scopes.len() + 1
+                ),
+            );
+        }
         self.scopes.push(Scope {
             mode,
             site,
@@ -273,19 +289,20 @@ impl Orchestrator {
     // Submit
     // ---------------------------------------------------------------------------------
 
-    /// Submits a task (`alloc` = an allocation-only task from `alloc_tensors`).
+    /// Submits a task: a kernel task, a dummy task, or an allocation-only task from
+    /// `alloc_tensors`.
     pub fn submit(
         &mut self,
         kernels: MixedKernels,
         args: &TaskArgsData,
         site: Site,
-        alloc: bool,
+        kind: SubmitKind,
     ) -> TaskOutputTensors {
         if self.chip.config.dfx.swimlane < 4 {
-            return self.submit_inner(kernels, args, site, alloc);
+            return self.submit_inner(kernels, args, site, kind);
         }
         let start_ns = now_ns();
-        let out = self.submit_inner(kernels, args, site, alloc);
+        let out = self.submit_inner(kernels, args, site, kind);
         self.orch_records.push(OrchRecord {
             submit_idx: self.n_submits,
             task: out.task_id,
@@ -301,8 +318,9 @@ impl Orchestrator {
         kernels: MixedKernels,
         args: &TaskArgsData,
         site: Site,
-        alloc: bool,
+        kind: SubmitKind,
     ) -> TaskOutputTensors {
+        let alloc = kind == SubmitKind::Alloc;
         if self.chip.fatal.is_set() {
             self.note_ignored(site);
             return empty_outputs();
@@ -316,7 +334,7 @@ impl Orchestrator {
         }
         let ring = self.current_ring();
         let id = TaskId::new(ring as u32, self.heads[ring]);
-        let validated = match self.validate(kernels, args, alloc) {
+        let validated = match self.validate(kernels, args, kind) {
             Ok(v) => v,
             Err(problem) => {
                 self.fail(
@@ -340,7 +358,11 @@ impl Orchestrator {
         }
         let out_bytes: u64 = (0..args.n_tensors as usize)
             .filter(|&i| args.tensors[i].arg_type == TensorArgType::Output as u8)
-            .map(|i| align_up(create_info_bytes(&args.tensors[i]), HEAP_ALIGN))
+            .map(|i| {
+                // SAFETY: validate() checked every slot reference is non-null.
+                let ci = unsafe { args.create_info(i) };
+                align_up(create_info_bytes(ci), HEAP_ALIGN)
+            })
             .sum();
         let Some(heap_start) = self.reserve_heap(ring, id, site, out_bytes) else {
             return empty_outputs();
@@ -374,16 +396,18 @@ impl Orchestrator {
             log.tasks.push(TaskRecord {
                 id,
                 manual_scope,
-                early_dispatch: args.launch_spec.allow_early_resolve != 0,
+                early_dispatch: args.allow_early_resolve != 0,
                 kernel_ids: [kernels.aic, kernels.aiv0, kernels.aiv1],
-                block_num: args.launch_spec.block_num,
+                block_num: validated.block_num,
                 is_alloc: alloc,
                 args: (0..args.n_tensors as usize)
                     .map(|i| {
                         let a = &args.tensors[i];
                         let ty =
                             TensorArgType::from_raw(a.arg_type).unwrap_or(TensorArgType::Input);
-                        let t = (ty != TensorArgType::Output).then(|| TensorView::of(&a.tensor));
+                        // SAFETY: validate() checked every slot reference is non-null.
+                        let t = (ty != TensorArgType::Output)
+                            .then(|| TensorView::of(unsafe { args.tensor(i) }));
                         (ty, t)
                     })
                     .collect(),
@@ -422,15 +446,18 @@ impl Orchestrator {
                 let a = &args.tensors[i];
                 let arg_type = TensorArgType::from_raw(a.arg_type).unwrap_or(TensorArgType::Input);
                 let t = if arg_type == TensorArgType::Output {
-                    let bytes = create_info_bytes(a);
+                    // SAFETY: validate() checked every slot reference is non-null.
+                    let ci = unsafe { args.create_info(i) };
+                    let bytes = create_info_bytes(ci);
                     let phys = heap_off % chip.rings[ring].heap_size;
                     // SAFETY: [phys, phys + bytes) lies inside the heap mapping (reserve_heap
                     // never lets an allocation straddle the end) and belongs to this task.
                     let addr = unsafe { heap_base.add(phys as usize) };
                     heap_off += align_up(bytes, HEAP_ALIGN);
-                    materialize_output(a, addr, bytes, id)
+                    materialize_output(ci, addr, bytes, id)
                 } else {
-                    a.tensor
+                    // SAFETY: as above.
+                    *unsafe { args.tensor(i) }
                 };
                 payload.tensors.push(t);
                 payload.args.push(ArgInfo {
@@ -441,9 +468,11 @@ impl Orchestrator {
             payload
                 .scalars
                 .extend_from_slice(&args.scalars[..args.n_scalars as usize]);
+            payload.predicate = validated.predicate;
+            payload.timing_slot = validated.timing_slot;
             payload.scalar_info.clear();
             for j in 0..args.n_scalars as usize {
-                let marked = args.scalar_dump[j] != 0 || args.dump_all != 0;
+                let marked = args.scalar_dump[j] & 1 != 0 || args.dump_all != 0;
                 payload.scalar_info.push((args.scalar_dtype[j], marked));
             }
             payload.heap_end = heap_start + out_bytes;
@@ -471,7 +500,8 @@ impl Orchestrator {
                 ) {
                     continue;
                 }
-                let t = &a.tensor;
+                // SAFETY: validate() checked every slot reference is non-null.
+                let t = unsafe { args.tensor(i) };
                 if t.manual_dep {
                     continue;
                 }
@@ -483,6 +513,7 @@ impl Orchestrator {
 
         // Step 5b: publish and wire.
         slot.subtasks_done.store(0, Ordering::Relaxed);
+        slot.skipped.store(false, Ordering::Relaxed);
         slot.fanin_remaining.store(1, Ordering::Relaxed);
         slot.claim
             .store(pack_claim(id, 0, validated.units), Ordering::Relaxed);
@@ -555,32 +586,42 @@ impl Orchestrator {
     fn collect_fanin(&mut self, args: &TaskArgsData, me: TaskId) -> Result<(), String> {
         // Explicit dependencies.
         for k in 0..args.n_deps as usize {
-            // SAFETY: validate() checked `deps` is non-null when n_deps > 0; the array is
-            // the caller's and outlives the submit (API contract).
+            // SAFETY: validate() checked `deps` (and `dep_kinds` when set) is non-null when
+            // n_deps > 0; the arrays are the caller's and outlive the submit (API contract).
             let raw = unsafe { *args.deps.add(k) };
+            let flags = if args.dep_kinds.is_null() {
+                DEP_WAIT | DEP_RETAIN
+            } else {
+                // SAFETY: as above.
+                unsafe { *args.dep_kinds.add(k) }
+            };
+            let (wait, retain) = (flags & DEP_WAIT != 0, flags & DEP_RETAIN != 0);
             let dep = TaskId(raw);
             if !dep.is_valid() {
-                continue;
+                return Err(format!(
+                    "explicit dependency {k} is the invalid task id (PTO2TaskId::invalid(), e.g. the result of a failed submit)"
+                ));
             }
             if dep.ring() >= N_RINGS || dep.local() >= self.heads[dep.ring()] {
                 return Err(format!(
                     "explicit dependency {k} names task {dep}, which has not been submitted"
                 ));
             }
-            if !self.chip.is_retired(dep) {
-                self.add_fanin(dep, true, true);
-                if let Some(log) = self.deps.as_mut() {
-                    log.edges.push(EdgeRecord {
-                        pred: dep,
-                        succ: me,
-                        arg: -1,
-                        source: EdgeSource::Explicit,
-                        retain: true,
-                        overlap: None,
-                        consumer: None,
-                        producer: None,
-                    });
-                }
+            if !(wait || retain) || self.chip.is_retired(dep) {
+                continue;
+            }
+            self.add_fanin(dep, wait, retain);
+            if let Some(log) = self.deps.as_mut() {
+                log.edges.push(EdgeRecord {
+                    pred: dep,
+                    succ: me,
+                    arg: -1,
+                    source: EdgeSource::Explicit,
+                    retain,
+                    overlap: None,
+                    consumer: None,
+                    producer: None,
+                });
             }
         }
         let manual_scope = self.in_manual_scope();
@@ -592,10 +633,12 @@ impl Orchestrator {
             if ty == TensorArgType::Output {
                 continue;
             }
-            let t = &a.tensor;
-            // A: creator edge.
+            // SAFETY: validate() checked every slot reference is non-null.
+            let t = unsafe { args.tensor(i) };
+            // A: creator edge (a MANUAL scope skips it: only explicit dependencies order
+            // tasks there, as in Simpler).
             let owner = TaskId(t.owner_task_id);
-            if owner.is_valid() && owner != me {
+            if owner.is_valid() && owner != me && !manual_scope {
                 if owner.ring() >= N_RINGS || owner.local() >= self.heads[owner.ring()] {
                     return Err(format!(
                         "tensor argument {i} claims to be owned by task {owner}, which was never submitted (an uninitialised ChipTensor?)"
@@ -665,6 +708,59 @@ impl Orchestrator {
         Ok(())
     }
 
+    /// The predicate of a submit, resolved to the element's address (Simpler: a predicate
+    /// whose tensor is missing or has no buffer degrades to "always dispatch"; the task
+    /// still counts as predicated).
+    fn capture_predicate(&self, args: &TaskArgsData) -> Result<Option<Predicate>, String> {
+        let p = &args.predicate;
+        if p.op == predicate_op::NONE {
+            return Ok(None);
+        }
+        if p.op > predicate_op::LE {
+            return Err(format!("predicate with an unknown PredicateOp {}", p.op));
+        }
+        if p.operand.tensor.is_null() {
+            tracing::warn!("a predicate without a tensor always dispatches its task");
+            return Ok(Some(Predicate::ALWAYS));
+        }
+        // SAFETY: the predicate's tensor is the caller's object and outlives the submit.
+        let t = unsafe { &*p.operand.tensor };
+        if t.buffer.addr == 0 {
+            tracing::warn!("a predicate on a tensor without a buffer always dispatches its task");
+            return Ok(Some(Predicate::ALWAYS));
+        }
+        let n = p.operand.ndims as usize;
+        if n > MAX_TENSOR_DIMS || n > t.dims() {
+            return Err(format!(
+                "the predicate reads a {n}-index element of a {}-dimensional tensor",
+                t.dims()
+            ));
+        }
+        let mut off = t.start_offset;
+        for d in 0..n {
+            if p.operand.indices[d] >= t.shapes[d] {
+                return Err(format!(
+                    "the predicate's index {} = {} is outside dimension {d} of size {}",
+                    d, p.operand.indices[d], t.shapes[d]
+                ));
+            }
+            off += p.operand.indices[d] as u64 * t.strides[d] as u64;
+        }
+        let es = dtype::elem_size(t.dtype) as u64;
+        if (off + 1) * es > t.buffer.size {
+            return Err(format!(
+                "the predicate's element (offset {off}) lies outside its {}-byte buffer",
+                t.buffer.size
+            ));
+        }
+        Ok(Some(Predicate {
+            addr: t.buffer.addr + off * es,
+            elem_size: es as u8,
+            op: p.op,
+            target: p.target,
+        }))
+    }
+
     /// Simpler's sync-start limit: all blocks launch at once, one cluster per block for MIX
     /// and AIC tasks, one AIV core per block for AIV tasks.
     fn check_sync_start(&self, v: &Validated) -> Result<(), String> {
@@ -690,32 +786,25 @@ impl Orchestrator {
         &self,
         kernels: MixedKernels,
         args: &TaskArgsData,
-        alloc: bool,
+        kind: SubmitKind,
     ) -> Result<Validated, String> {
-        match args.error {
-            arg_error::OK => {}
-            arg_error::TENSOR_AFTER_SCALAR => {
-                return Err(format!(
-                    "tensor argument {} was added after a scalar; add every tensor before the first add_scalar",
-                    args.error_index
-                ))
-            }
-            arg_error::TOO_MANY_TENSORS => {
-                return Err(format!("more than {MAX_TENSOR_ARGS} tensor arguments; split the task"))
-            }
-            arg_error::TOO_MANY_SCALARS => {
-                return Err(format!("more than {MAX_SCALAR_ARGS} scalar arguments; pack them into a tensor"))
-            }
-            arg_error::DUMP_UNKNOWN => {
-                return Err("dump(...) names a value that was not added to this task's arguments".to_string())
-            }
-            other => return Err(format!("argument error code {other}")),
+        let alloc = kind == SubmitKind::Alloc;
+        if args.has_error {
+            // SAFETY: the header latches static NUL-terminated texts (or null).
+            let text = unsafe { c_str(args.error_msg) };
+            return Err(format!("the task's arguments have an error: {text}"));
         }
         if args.n_tensors as usize > MAX_TENSOR_ARGS || args.n_scalars as usize > MAX_SCALAR_ARGS {
             return Err("corrupt argument block (too many arguments)".to_string());
         }
         if args.n_deps > 0 && args.deps.is_null() {
             return Err("set_dependencies was given a null array".to_string());
+        }
+        if alloc && args.n_scalars > 0 {
+            return Err(format!(
+                "alloc_tensors takes only TensorCreateInfo outputs, but the arguments hold {} scalars",
+                args.n_scalars
+            ));
         }
         for i in 0..args.n_tensors as usize {
             let a = &args.tensors[i];
@@ -725,13 +814,23 @@ impl Orchestrator {
                     a.arg_type
                 ));
             };
+            if a.reference.is_null() {
+                return Err(format!(
+                    "tensor argument {i} ({}) is a null pointer",
+                    ty.name()
+                ));
+            }
             if ty == TensorArgType::Output {
-                let ci = &a.create_info;
+                // SAFETY: non-null (checked above); the caller's object outlives the submit.
+                let ci = unsafe { args.create_info(i) };
                 if ci.ndims == 0 || ci.ndims as usize > MAX_TENSOR_DIMS {
                     return Err(format!(
                         "output {i} has {} dimensions; a TensorCreateInfo needs 1 to {MAX_TENSOR_DIMS}",
                         ci.ndims
                     ));
+                }
+                if crate::dtype::elem_size_checked(ci.dtype).is_none() {
+                    return Err(format!("output {i} has an unknown DataType {}", ci.dtype));
                 }
                 continue;
             }
@@ -741,8 +840,23 @@ impl Orchestrator {
                     ty.name()
                 ));
             }
-            let t = &a.tensor;
+            // SAFETY: as above.
+            let t = unsafe { args.tensor(i) };
             check_view(t).map_err(|p| format!("tensor argument {i} ({}): {p}", ty.name()))?;
+        }
+        if kind == SubmitKind::Kernel && kernels.aic < 0 && kernels.aiv0 < 0 && kernels.aiv1 < 0 {
+            return Err(
+                "rt_submit_task with no active kernel (every MixedKernels id is INVALID_KERNEL_ID); set a kernel id, or use rt_submit_dummy_task for a dependency-only task"
+                    .to_string(),
+            );
+        }
+        let predicate = self.capture_predicate(args)?;
+        let timing_slot = args.timing_slot;
+        if !(-1..NUM_TIMING_SLOTS as i32).contains(&timing_slot) {
+            return Err(format!(
+                "task timing slot {timing_slot}; a slot is -1 (none) or 0..{}",
+                NUM_TIMING_SLOTS - 1
+            ));
         }
         let ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
         let mut active = [ActiveSlot::NONE; 3];
@@ -782,12 +896,13 @@ impl Orchestrator {
             n_active += 1;
             aiv_lanes += u8::from(slot_idx > 0);
         }
-        let block_num = args.launch_spec.block_num;
-        if block_num == 0 {
-            return Err(
-                "launch_spec.set_block_num(0): a task needs at least one block".to_string(),
-            );
+        let count = args.launch_spec.count;
+        if count < 1 {
+            return Err(format!(
+                "launch_spec.set_block_num({count}): a task needs at least one block"
+            ));
         }
+        let block_num = count as u32;
         let subtasks = if n_active == 0 {
             0
         } else {
@@ -798,7 +913,7 @@ impl Orchestrator {
                 "{block_num} blocks × {n_active} slots = {subtasks} subtasks; at most {MAX_SUBTASKS} per task"
             ));
         }
-        let sync_start = args.launch_spec.require_sync_start != 0 && block_num > 1 && n_active > 0;
+        let sync_start = args.launch_spec.require_sync_start && block_num > 1 && n_active > 0;
         let (gang, units) = if n_active == 0 {
             (GangKind::Single, 0)
         } else if sync_start {
@@ -816,6 +931,8 @@ impl Orchestrator {
             subtasks: subtasks as u32,
             gang,
             units,
+            predicate,
+            timing_slot: (timing_slot >= 0).then_some(timing_slot as u8),
         })
     }
 
@@ -1041,6 +1158,19 @@ impl Orchestrator {
             );
             None
         };
+        if t.buffer.addr == 0 {
+            // Simpler logs and carries on (reads give 0, writes do nothing).
+            tracing::error!(
+                "{what} at {}: the tensor has no buffer (buffer.addr == 0); {}",
+                site.render(),
+                if what == "get_tensor_data" {
+                    "returning 0"
+                } else {
+                    "nothing written"
+                }
+            );
+            return None;
+        }
         if let Err(p) = check_view(t) {
             return fail(self, p);
         }
@@ -1157,10 +1287,22 @@ struct Validated {
     subtasks: u32,
     gang: GangKind,
     units: u32,
+    predicate: Option<Predicate>,
+    timing_slot: Option<u8>,
 }
 
-fn create_info_bytes(a: &ArgSlot) -> u64 {
-    let ci = &a.create_info;
+/// What a submit is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubmitKind {
+    /// `rt_submit_*_task`: at least one kernel.
+    Kernel,
+    /// `rt_submit_dummy_task`: dependency-only.
+    Dummy,
+    /// `alloc_tensors`: allocation-only.
+    Alloc,
+}
+
+fn create_info_bytes(ci: &TensorCreateInfo) -> u64 {
     let n: u64 = ci.shapes[..(ci.ndims as usize).min(MAX_TENSOR_DIMS)]
         .iter()
         .map(|&s| s as u64)
@@ -1168,8 +1310,12 @@ fn create_info_bytes(a: &ArgSlot) -> u64 {
     n * dtype::elem_size(ci.dtype) as u64
 }
 
-fn materialize_output(a: &ArgSlot, addr: *mut u8, bytes: u64, owner: TaskId) -> ChipTensor {
-    let ci = &a.create_info;
+fn materialize_output(
+    ci: &TensorCreateInfo,
+    addr: *mut u8,
+    bytes: u64,
+    owner: TaskId,
+) -> ChipTensor {
     let mut t = ChipTensor::zeroed();
     t.buffer.addr = addr as u64;
     t.buffer.size = bytes;

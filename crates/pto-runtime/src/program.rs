@@ -22,13 +22,22 @@ pub struct KernelSpec {
     pub so_path: PathBuf,
 }
 
+/// The entry symbol when `kernel_config.py` names none.
+pub const DEFAULT_ENTRY: &str = "aicpu_orchestration_entry";
+/// The config symbol when `kernel_config.py` names none.
+pub const DEFAULT_CONFIG: &str = "aicpu_orchestration_config";
+
 /// What the caller knows about the program.
 #[derive(Clone, Debug)]
 pub struct ProgramSpec {
     /// The compiled orchestration.
     pub orchestration_so: PathBuf,
-    /// The entry symbol (`aicpu_orchestration_entry` unless `kernel_config.py` says otherwise).
+    /// The entry symbol (`aicpu_orchestration_entry` unless `kernel_config.py` says
+    /// otherwise; empty means the default).
     pub entry_symbol: String,
+    /// The config symbol (`None` or empty: `aicpu_orchestration_config`). A missing config
+    /// symbol is not an error: the argument-count check is skipped, as in Simpler.
+    pub config_symbol: Option<String>,
     /// The kernels.
     pub kernels: Vec<KernelSpec>,
 }
@@ -189,14 +198,30 @@ impl Program {
     pub fn load(spec: &ProgramSpec) -> Result<Program, RuntimeError> {
         let orch_path = &spec.orchestration_so;
         let orchestration = open(orch_path)?;
+        let entry_name = if spec.entry_symbol.is_empty() {
+            DEFAULT_ENTRY
+        } else {
+            spec.entry_symbol.as_str()
+        };
         let entry: OrchEntryFn = symbol(
             &orchestration,
             orch_path,
-            &spec.entry_symbol,
-            "export it as extern \"C\" void aicpu_orchestration_entry(const ChipTaskArgs&)",
+            entry_name,
+            &format!(
+                "export it as extern \"C\" void {entry_name}(const ChipTaskArgs&), or fix ORCHESTRATION[\"function_name\"] in kernel_config.py"
+            ),
         )?;
-        let config: Option<OrchConfigFn> =
-            symbol(&orchestration, orch_path, "aicpu_orchestration_config", "").ok();
+        let config_name = match spec.config_symbol.as_deref() {
+            None | Some("") => DEFAULT_CONFIG,
+            Some(name) => name,
+        };
+        let config: Option<OrchConfigFn> = symbol(&orchestration, orch_path, config_name, "").ok();
+        if config.is_none() {
+            tracing::debug!(
+                "{}: no `{config_name}` export; the argument-count check is skipped",
+                orch_path.display()
+            );
+        }
         let bind: BindRuntimeFn = symbol(
             &orchestration,
             orch_path,

@@ -81,6 +81,9 @@ pub struct RunReport {
     pub deps: Option<DepLog>,
     /// The other diagnostics' records.
     pub dfx: DfxData,
+    /// Per task timing slot (`set_task_timing_slot`): the first dispatch of a tagged task
+    /// (ns after the orchestration started) and the time from it to the last tagged finish.
+    pub timing_slots: [Option<(u64, u64)>; crate::task::NUM_TIMING_SLOTS],
 }
 
 /// Everything the diagnostics collected during a run.
@@ -400,6 +403,16 @@ pub fn run(
     }
     let start_ns = orch_start.load(Ordering::Acquire);
     let end_ns = chip.last_end_ns.load(Ordering::Acquire).max(start_ns);
+    let timing_slots = std::array::from_fn(|k| {
+        chip.timing[k].span().map(|(first, last)| {
+            let (ts, dur) = (first.saturating_sub(start_ns), last - first);
+            tracing::info!(
+                "[STRACE] v=1 pid={} name=chip.run.device_wall.task_slot_{k} ts={ts} dur={dur}",
+                std::process::id()
+            );
+            (ts, dur)
+        })
+    });
     Ok(RunReport {
         n_tasks: summary.n_tasks,
         wall: started.elapsed(),
@@ -408,6 +421,7 @@ pub fn run(
         platform: config.platform,
         deps,
         dfx,
+        timing_slots,
     })
 }
 

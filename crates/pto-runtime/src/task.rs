@@ -202,6 +202,64 @@ impl ActiveSlot {
     };
 }
 
+/// Task timing slots (`NUM_TASK_TIMING_SLOTS`).
+pub const NUM_TIMING_SLOTS: usize = 16;
+
+/// A predicate resolved at submit: the element at `addr` (`elem_size` bytes, sign-extended)
+/// compared with `target` when the task becomes ready.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Predicate {
+    /// Absolute address of the element (0 = no element: always dispatch).
+    pub addr: u64,
+    /// Bytes read (1, 2, 4 or 8).
+    pub elem_size: u8,
+    /// `PredicateOp` code.
+    pub op: u8,
+    /// The value compared against.
+    pub target: i64,
+}
+
+impl Predicate {
+    /// A predicate without an element: the task always dispatches.
+    pub const ALWAYS: Predicate = Predicate {
+        addr: 0,
+        elem_size: 0,
+        op: 0,
+        target: 0,
+    };
+
+    /// Whether the task runs: reads the element now and compares.
+    ///
+    /// # Safety
+    /// `addr` must point to `elem_size` readable bytes (checked against the tensor's buffer at
+    /// submit; the buffer outlives the task).
+    pub unsafe fn holds(&self) -> bool {
+        use crate::ffi::predicate_op as op;
+        if self.addr == 0 {
+            return true;
+        }
+        let p = self.addr as *const u8;
+        // SAFETY: forwarded to the caller; unaligned reads are allowed.
+        let value: i64 = unsafe {
+            match self.elem_size {
+                1 => p.cast::<i8>().read_unaligned() as i64,
+                2 => p.cast::<i16>().read_unaligned() as i64,
+                4 => p.cast::<i32>().read_unaligned() as i64,
+                _ => p.cast::<i64>().read_unaligned(),
+            }
+        };
+        match self.op {
+            op::EQ => value == self.target,
+            op::NE => value != self.target,
+            op::GT => value > self.target,
+            op::LT => value < self.target,
+            op::GE => value >= self.target,
+            op::LE => value <= self.target,
+            _ => true,
+        }
+    }
+}
+
 /// How a task's subtasks are handed out (the unit of the claim word).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GangKind {
@@ -233,6 +291,10 @@ pub struct TaskPayload {
     pub gang: GangKind,
     /// Claim units: subtasks, blocks or 1 (see [`GangKind`]); 0 for dummy tasks.
     pub units_total: u32,
+    /// Dispatch only if this holds when the task becomes ready.
+    pub predicate: Option<Predicate>,
+    /// Timing slot of `set_task_timing_slot`.
+    pub timing_slot: Option<u8>,
     /// Tensor arguments as the kernel sees them.
     pub tensors: Vec<ChipTensor>,
     /// How each tensor is used.
@@ -263,6 +325,8 @@ impl TaskPayload {
             subtasks_total: 0,
             gang: GangKind::Single,
             units_total: 0,
+            predicate: None,
+            timing_slot: None,
             tensors: Vec::new(),
             args: Vec::new(),
             scalars: Vec::new(),
@@ -285,6 +349,8 @@ pub struct TaskSlot {
     pub claim: crate::sync::AtomicU64,
     /// Claim units finished.
     pub subtasks_done: AtomicU32,
+    /// Set when the task's predicate was false: it retired without running.
+    pub skipped: std::sync::atomic::AtomicBool,
     /// State, consumers and references.
     pub fanout: Mutex<Fanout>,
 }
@@ -301,6 +367,7 @@ impl TaskSlot {
             fanin_remaining: AtomicU32::new(0),
             claim: crate::sync::AtomicU64::new(u64::MAX),
             subtasks_done: AtomicU32::new(0),
+            skipped: std::sync::atomic::AtomicBool::new(false),
             fanout: Mutex::new(Fanout {
                 state: SlotState::Free,
                 consumers: Vec::new(),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use pto_runtime::ffi::{
     ArgSlot, ChipTaskArgs, ChipTensor, GlobalContext, LocalContext, RuntimeHandle, TaskArgsData,
-    TaskOutputTensors, TensorCreateInfo,
+    TaskOutputTensors, TaskPredicate, TensorCreateInfo,
 };
 use pto_runtime::sim_abi::PtoSimContext;
 
@@ -26,11 +26,11 @@ fn layouts_match_the_headers() {
 #include "intrinsic.h"
 #include "pto_sim_abi.h"
 int main() {
-    printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
+    printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n",
         sizeof(ChipTensor), sizeof(TensorCreateInfo), sizeof(PTO2ArgSlot), sizeof(PTO2TaskArgsData),
         offsetof(PTO2TaskArgsData, scalars), offsetof(PTO2TaskArgsData, n_tensors), offsetof(PTO2TaskArgsData, deps),
-        offsetof(PTO2TaskArgsData, launch_spec), offsetof(PTO2TaskArgsData, error),
-        sizeof(TaskOutputTensors), sizeof(PTO2Runtime), sizeof(ChipTaskArgs), sizeof(CoreTaskArgs),
+        offsetof(PTO2TaskArgsData, launch_spec), offsetof(PTO2TaskArgsData, error_msg),
+        sizeof(TaskOutputTensors), sizeof(PTO2Runtime), sizeof(ChipTaskArgs), sizeof(CoreTaskArgs), offsetof(PTO2TaskArgsData, predicate_), sizeof(CoreTaskPredicate),
         sizeof(LocalContext), offsetof(LocalContext, async_ctx), sizeof(GlobalContext),
         offsetof(GlobalContext, dma_workspace), sizeof(PtoSimContext), offsetof(PtoSimContext, gm_ranges));
 }
@@ -61,11 +61,13 @@ int main() {
         offset_of!(TaskArgsData, n_tensors),
         offset_of!(TaskArgsData, deps),
         offset_of!(TaskArgsData, launch_spec),
-        offset_of!(TaskArgsData, error),
+        offset_of!(TaskArgsData, error_msg),
         size_of::<TaskOutputTensors>(),
         size_of::<RuntimeHandle>(),
         size_of::<ChipTaskArgs>(),
         size_of::<TaskArgsData>(),
+        offset_of!(TaskArgsData, predicate),
+        size_of::<TaskPredicate>(),
         size_of::<LocalContext>(),
         offset_of!(LocalContext, async_ctx),
         size_of::<GlobalContext>(),

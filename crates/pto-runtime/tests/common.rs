@@ -25,6 +25,31 @@ pub fn toolchain() -> Toolchain {
 
 /// Compiles an orchestration and kernels (written to a temp dir) and loads them.
 pub fn build(name: &str, orchestration: &str, kernels: &[Kernel<'_>]) -> Program {
+    build_with(name, orchestration, kernels, &[])
+}
+
+/// [`build`] with extra `-D` definitions on every unit (e.g. `PTO_ARCH_A5`).
+pub fn build_with(
+    name: &str,
+    orchestration: &str,
+    kernels: &[Kernel<'_>],
+    defines: &[&str],
+) -> Program {
+    let spec = compile(name, orchestration, kernels, defines);
+    match Program::load(&spec) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Compiles an orchestration and kernels and returns the spec that loads them with the
+/// default entry and config symbols.
+pub fn compile(
+    name: &str,
+    orchestration: &str,
+    kernels: &[Kernel<'_>],
+    defines: &[&str],
+) -> ProgramSpec {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("programs")
         .join(name);
@@ -32,7 +57,16 @@ pub fn build(name: &str, orchestration: &str, kernels: &[Kernel<'_>]) -> Program
     let tc = toolchain();
     let orch_path = dir.join(format!("{name}_orch.cpp"));
     std::fs::write(&orch_path, orchestration).unwrap();
-    let mut units = vec![CompileUnit::new(orch_path, UnitKind::Orchestration)];
+    let with_defines = |mut u: CompileUnit| {
+        for d in defines {
+            u = u.with_define(*d);
+        }
+        u
+    };
+    let mut units = vec![with_defines(CompileUnit::new(
+        orch_path,
+        UnitKind::Orchestration,
+    ))];
     for k in kernels {
         let p = dir.join(format!("{}.cpp", k.name));
         std::fs::write(&p, k.source).unwrap();
@@ -40,7 +74,7 @@ pub fn build(name: &str, orchestration: &str, kernels: &[Kernel<'_>]) -> Program
             CoreType::Aic => CoreKind::Aic,
             CoreType::Aiv => CoreKind::Aiv,
         };
-        units.push(CompileUnit::new(p, UnitKind::Kernel(kind)));
+        units.push(with_defines(CompileUnit::new(p, UnitKind::Kernel(kind))));
     }
     let results = tc.compile_all(&units);
     let mut objects = Vec::new();
@@ -50,9 +84,10 @@ pub fn build(name: &str, orchestration: &str, kernels: &[Kernel<'_>]) -> Program
             Err(e) => panic!("{e}"),
         }
     }
-    let spec = ProgramSpec {
+    ProgramSpec {
         orchestration_so: objects[0].clone(),
         entry_symbol: "aicpu_orchestration_entry".to_string(),
+        config_symbol: None,
         kernels: kernels
             .iter()
             .zip(&objects[1..])
@@ -63,10 +98,6 @@ pub fn build(name: &str, orchestration: &str, kernels: &[Kernel<'_>]) -> Program
                 so_path: so.clone(),
             })
             .collect(),
-    };
-    match Program::load(&spec) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
     }
 }
 

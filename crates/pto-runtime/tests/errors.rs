@@ -55,7 +55,7 @@ fn tensor_after_scalar() {
     let body = "ChipTensor x = orch_args.tensor(0).ref(); PTO2_SCOPE() { CoreTaskArgs p; p.add_scalar(1); p.add_input(x); rt_submit_aiv_task(0, p); }";
     let msg = invalid_args("tensor_after_scalar", body, 1);
     assert!(
-        msg.contains("tensor argument 0 was added after a scalar"),
+        msg.contains("all tensors must be added before any scalars"),
         "{msg}"
     );
 }
@@ -63,14 +63,14 @@ fn tensor_after_scalar() {
 #[test]
 fn too_many_tensors_and_scalars() {
     let body = "ChipTensor x = orch_args.tensor(0).ref(); PTO2_SCOPE() { CoreTaskArgs p; for (int i = 0; i < 33; ++i) p.add_input(x); rt_submit_aiv_task(0, p); }";
-    assert!(invalid_args("too_many_tensors", body, 1).contains("more than 32 tensor arguments"));
+    assert!(invalid_args("too_many_tensors", body, 1).contains("exceeds MAX_TENSOR_ARGS=32"));
     let body = "PTO2_SCOPE() { CoreTaskArgs p; for (int i = 0; i < 17; ++i) p.add_scalar(i); rt_submit_aiv_task(0, p); }";
-    assert!(invalid_args("too_many_scalars", body, 0).contains("more than 16 scalar arguments"));
+    assert!(invalid_args("too_many_scalars", body, 0).contains("exceeds MAX_SCALAR_ARGS=16"));
 }
 
 #[test]
 fn view_outside_its_buffer() {
-    let body = "ChipTensor x = orch_args.tensor(0).ref(); PTO2_SCOPE() { uint32_t s[1] = {8}; uint32_t o[1] = {12}; CoreTaskArgs p; p.add_input(x.view(s, o)); rt_submit_aiv_task(0, p); }";
+    let body = "ChipTensor x = orch_args.tensor(0).ref(); PTO2_SCOPE() { uint32_t s[1] = {8}; uint32_t o[1] = {12}; ChipTensor v = x.view(s, o); CoreTaskArgs p; p.add_input(v); rt_submit_aiv_task(0, p); }";
     let msg = invalid_args("view_outside", body, 1);
     assert!(
         msg.contains("tensor argument 0 (INPUT)") && msg.contains("outside its 64-byte buffer"),
@@ -151,6 +151,7 @@ fn missing_kernel_entry_symbol() {
     let spec = ProgramSpec {
         orchestration_so: orch_so,
         entry_symbol: "aicpu_orchestration_entry".into(),
+        config_symbol: None,
         kernels: vec![KernelSpec {
             func_id: 3,
             name: "softmax".into(),

@@ -173,7 +173,7 @@ fn explicit_deps_on_retired_tasks_are_skipped() {
         PTO2_SCOPE() {{ early = write(blk(0,0,1,1)); }}
         uint32_t idx[2] = {{7, 7}};
         set_tensor_data<float>(x, 2, idx, 1.0f); // waits until every task is done
-        CoreTaskArgs p; p.add_input(blk(7,7,1,1)); p.set_dependencies(&early, 1); rt_submit_aiv_task(0, p);"
+        ChipTensor b = blk(7,7,1,1); CoreTaskArgs p; p.add_input(b); p.set_dependencies(&early, 1); rt_submit_aiv_task(0, p);"
     );
     let (log, e) = edges("retired", &body);
     assert!(e.is_empty(), "{e:?}");

@@ -252,6 +252,7 @@ fn a_kernel_built_for_the_other_core_type_is_refused_at_load() {
     let spec = pto_runtime::ProgramSpec {
         orchestration_so: orch_so,
         entry_symbol: "aicpu_orchestration_entry".into(),
+        config_symbol: None,
         kernels: vec![pto_runtime::KernelSpec {
             func_id: 0,
             name: "cube_in_disguise".into(),

@@ -45,10 +45,13 @@ fn body() -> String {
                 uint32_t r = next() % 8, c0 = (next() % 2) * 32;
                 uint32_t s[2] = {{1, 32}};
                 uint32_t o[2] = {{r, c0}};
+                uint32_t s2[2] = {{2, 64}};
+                uint32_t o2[2] = {{r / 2 * 2, 0}};
+                ChipTensor row = pool.view(s, o), pair = pool.view(s2, o2);
                 switch (next() % 3) {{
-                    case 0: p.add_input(pool.view(s, o)); break;
-                    case 1: p.add_inout(pool.view(s, o)); break;
-                    default: {{ uint32_t s2[2] = {{2, 64}}; uint32_t o2[2] = {{r / 2 * 2, 0}}; p.add_inout(pool.view(s2, o2)); }}
+                    case 0: p.add_input(row); break;
+                    case 1: p.add_inout(row); break;
+                    default: p.add_inout(pair);
                 }}
                 p.add_scalar(i);
                 if (next() % 10 == 0) p.launch_spec.set_block_num(3);

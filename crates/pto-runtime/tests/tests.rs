@@ -3,6 +3,7 @@
 mod common;
 
 mod abi;
+mod api;
 mod basics;
 mod codegen;
 mod errors;

@@ -43,6 +43,8 @@ pub struct CompileUnit {
     pub kind: UnitKind,
     /// Additional `-I` directories, searched after the PTO headers.
     pub extra_include_dirs: Vec<PathBuf>,
+    /// Additional `-D` macro definitions (`NAME` or `NAME=VALUE`), e.g. `PTO_ARCH_A5`.
+    pub defines: Vec<String>,
 }
 
 impl CompileUnit {
@@ -52,7 +54,15 @@ impl CompileUnit {
             source: source.into(),
             kind,
             extra_include_dirs: Vec::new(),
+            defines: Vec::new(),
         }
+    }
+
+    /// Adds a `-D` definition (builder style).
+    #[must_use]
+    pub fn with_define(mut self, define: impl Into<String>) -> Self {
+        self.defines.push(define.into());
+        self
     }
 
     /// Adds an extra `-I` directory (builder style).
@@ -306,6 +316,9 @@ impl Toolchain {
             UnitKind::Orchestration => {}
             UnitKind::Kernel(CoreKind::Aic) => args.push("-D__DAV_CUBE__".into()),
             UnitKind::Kernel(CoreKind::Aiv) => args.push("-D__DAV_VEC__".into()),
+        }
+        for d in &unit.defines {
+            args.push(format!("-D{d}").into());
         }
         for sub in [headers::RUNTIME_INCLUDE, headers::ISA_INCLUDE] {
             let mut flag = OsString::from("-I");

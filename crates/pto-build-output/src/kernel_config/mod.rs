@@ -139,8 +139,11 @@ impl Default for RuntimeConfig {
 pub struct OrchestrationConfig {
     /// The orchestration `.cpp`, absolute when read from a file.
     pub source: PathBuf,
-    /// The exported entry symbol.
+    /// The exported entry symbol (empty: `aicpu_orchestration_entry`).
     pub function_name: String,
+    /// The exported config symbol, when `ORCHESTRATION` names one (`"config_name"`; absent or
+    /// empty: `aicpu_orchestration_config`).
+    pub config_name: Option<String>,
     /// Direction per orchestration tensor argument (scalars excluded).
     pub signature: Option<Vec<ArgDirection>>,
 }
@@ -541,9 +544,14 @@ fn read_orchestration(
     let f = Fields::new(ctx, "ORCHESTRATION".to_string(), value)?;
     let source = f.required(ctx, "source", NEEDS)?;
     let function_name = f.required(ctx, "function_name", NEEDS)?;
+    let config_name = match f.get("config_name") {
+        Some(v) => Some(f.string(ctx, "config_name", v)?),
+        None => None,
+    };
     Ok(OrchestrationConfig {
         source: f.path(ctx, "source", source, root)?,
         function_name: f.string(ctx, "function_name", function_name)?,
+        config_name,
         signature: f.signature(ctx, "signature")?,
     })
 }

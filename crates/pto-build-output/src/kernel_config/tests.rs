@@ -114,6 +114,7 @@ fn sample_config() -> KernelConfig {
         orchestration: OrchestrationConfig {
             source: root().join("orchestration/main.cpp"),
             function_name: DEFAULT_ORCHESTRATION_FUNCTION.to_string(),
+            config_name: None,
             signature: Some(vec![In, InOut, Out]),
         },
         kernels: vec![
@@ -133,6 +134,7 @@ fn external_config() -> KernelConfig {
         orchestration: OrchestrationConfig {
             source: root().join("orchestration/main.cpp"),
             function_name: DEFAULT_ORCHESTRATION_FUNCTION.to_string(),
+            config_name: None,
             signature: None,
         },
         kernels: vec![
@@ -176,6 +178,7 @@ fn reads_the_builtin_template_shape() {
         orchestration: OrchestrationConfig {
             source: root().join("orchestration/ag.cpp"),
             function_name: DEFAULT_ORCHESTRATION_FUNCTION.to_string(),
+            config_name: None,
             signature: Some(vec![In, InOut, InOut]),
         },
         kernels: vec![kernel(

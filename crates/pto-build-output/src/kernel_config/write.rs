@@ -148,6 +148,9 @@ impl KernelConfig {
             "\t\"function_name\": {},",
             double_quoted(&self.orchestration.function_name)
         ));
+        if let Some(name) = &self.orchestration.config_name {
+            lines.push(format!("\t\"config_name\": {},", double_quoted(name)));
+        }
         if let Some(sig) = non_empty(&self.orchestration.signature) {
             lines.push(format!("\t\"signature\": {},", signature_text(sig)));
         }

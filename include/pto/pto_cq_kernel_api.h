@@ -1,0 +1,3 @@
+// pto_cq_kernel_api.h: available on Ascend hardware only.
+#pragma once
+#error "pto_cq_kernel_api.h is not available on the simulator: it needs the device's completion queues. Build this program for a real a2a3 / a5 device, or remove the include and the calls that use it."
