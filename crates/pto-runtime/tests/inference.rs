@@ -179,3 +179,22 @@ fn explicit_deps_on_retired_tasks_are_skipped() {
     assert!(e.is_empty(), "{e:?}");
     assert_eq!(log.tasks.len(), 2);
 }
+
+#[test]
+fn manual_scopes_drop_creator_edges_and_early_resolve_is_recorded() {
+    // Inside a MANUAL scope only explicit dependencies order tasks, creator edges included
+    // (Simpler): the reader of A's runtime-allocated output gets no edge unless it asks.
+    let body = format!(
+        "{PRELUDE} PTO2_SCOPE(PTO2ScopeMode::MANUAL) {{
+            uint32_t s[1] = {{4}}; TensorCreateInfo ci(s, 1);
+            CoreTaskArgs a; a.add_output(ci); TaskOutputTensors t = rt_submit_aiv_task(0, a);
+            CoreTaskArgs b; b.add_input(t.get_ref(0)); b.set_allow_early_resolve(); rt_submit_aiv_task(0, b);
+            PTO2TaskId id = t.task_id();
+            CoreTaskArgs c; c.add_input(t.get_ref(0)); c.set_dependencies(&id, 1); rt_submit_aiv_task(0, c);
+        }}"
+    );
+    let (log, e) = edges("manual_creator", &body);
+    assert_eq!(e, vec![(0, 2, "explicit")], "{e:?}");
+    let early: Vec<bool> = log.tasks.iter().map(|t| t.early_dispatch).collect();
+    assert_eq!(early, vec![false, true, false]);
+}
