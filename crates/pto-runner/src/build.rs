@@ -155,6 +155,7 @@ fn load_build_with(
     reuse: bool,
 ) -> Result<CompiledBuild, RunnerError> {
     check_signature(dir, &kernel_config, &meta)?;
+    check_core_guards(&kernel_config)?;
     let started = Instant::now();
     // a5 / a5sim builds see a5's names (PTO_ARCH_A5: `platform_config.h`'s constants and
     // the a5 include guard orchestrations test to pick `set_core_num`).
@@ -282,6 +283,49 @@ fn record_fingerprints(dir: &Path, fingerprints: &[(String, String)]) -> Result<
     pto_dfx::atomic_write(&path, text.as_bytes()).map_err(|e| RunnerError::config(e.to_string()))
 }
 
+/// Whether a kernel source guards code with the vector (`__DAV_VEC__`) and the cube
+/// (`__DAV_CUBE__`) core macros (`#if defined(...)`, `#ifdef`, `#ifndef`).
+fn core_guards(source: &str) -> (bool, bool) {
+    let mut vec = false;
+    let mut cube = false;
+    for line in source.lines() {
+        let t = line.trim_start();
+        if !(t.starts_with("#if") || t.starts_with("#elif")) {
+            continue;
+        }
+        vec |= t.contains("__DAV_VEC__");
+        cube |= t.contains("__DAV_CUBE__");
+    }
+    (vec, cube)
+}
+
+/// A kernel whose body is guarded for the other core type would compile to nothing: ptoas
+/// wraps vector bodies in `#if defined(__DAV_VEC__)` and cube bodies in
+/// `#if defined(__DAV_CUBE__)`, and the toolchain defines the macro of the declared
+/// `core_type` only. Refuse such a kernel instead of running an empty body.
+fn check_core_guards(kc: &KernelConfig) -> Result<(), RunnerError> {
+    for k in &kc.kernels {
+        let Ok(text) = std::fs::read_to_string(&k.source) else {
+            continue; // the compile step reports unreadable sources
+        };
+        let (vec, cube) = core_guards(&text);
+        let (declared, only_other, other, macro_) = match k.core_type {
+            KcCore::Aic => ("aic", vec && !cube, "aiv", "__DAV_VEC__"),
+            KcCore::Aiv => ("aiv", cube && !vec, "aic", "__DAV_CUBE__"),
+        };
+        if only_other {
+            return Err(RunnerError::Data {
+                path: k.source.clone(),
+                message: format!(
+                    "kernel '{}' (func_id {}) is declared core_type \"{declared}\" in kernel_config.py, but its code is guarded by {macro_} only (an {other} kernel), so it would compile to an empty body; set its core_type to \"{other}\" (and move the file to kernels/{other}/) or fix the guards",
+                    k.name, k.func_id
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The orchestration signature in `kernel_config.py` (tensors only) must agree with the
 /// tensor parameters of `compiled_meta.json`.
 fn check_signature(dir: &Path, kc: &KernelConfig, meta: &CompiledMeta) -> Result<(), RunnerError> {
@@ -312,4 +356,26 @@ fn check_signature(dir: &Path, kc: &KernelConfig, meta: &CompiledMeta) -> Result
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::core_guards;
+
+    #[test]
+    fn core_guards_are_found_in_preprocessor_lines_only() {
+        assert_eq!(
+            core_guards("#if defined(__DAV_VEC__)\nx\n#endif"),
+            (true, false)
+        );
+        assert_eq!(core_guards("  #ifdef __DAV_CUBE__\n"), (false, true));
+        assert_eq!(
+            core_guards("// __DAV_VEC__ in a comment\nint x;"),
+            (false, false)
+        );
+        assert_eq!(
+            core_guards("#if defined(__DAV_CUBE__)\n#endif\n#elif defined(__DAV_VEC__)"),
+            (true, true)
+        );
+    }
 }

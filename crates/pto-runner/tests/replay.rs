@@ -200,3 +200,31 @@ fn a_malformed_graph_pass_spec_names_the_file() {
     );
     check("kind.json", &bad_kind, "Unknown arg spec kind: pickle");
 }
+
+#[test]
+fn a_kernel_guarded_for_the_other_core_type_is_refused() {
+    // ptoas wraps a vector body in `#if defined(__DAV_VEC__)`: declared as an AIC kernel it
+    // would compile to an empty body and leave the output untouched.
+    let dir = scale_add(&root(), "wrong_guard");
+    let src = dir.join("kernels/aiv/kernel_scale_add.cpp");
+    let text = std::fs::read_to_string(&src)
+        .unwrap()
+        .replace(
+            "    for (uint64_t i",
+            "#if defined(__DAV_VEC__)\n    for (uint64_t i",
+        )
+        .replace("b->data<float>()[i];\n}", "b->data<float>()[i];\n#endif\n}");
+    std::fs::write(&src, text).unwrap();
+    let kc_path = dir.join("kernel_config.py");
+    let kc = std::fs::read_to_string(&kc_path)
+        .unwrap()
+        .replace("\"core_type\": \"aiv\"", "\"core_type\": \"aic\"");
+    std::fs::write(&kc_path, kc).unwrap();
+    let (_, msg) = err_text(&dir);
+    assert!(
+        msg.contains("kernel_scale_add.cpp")
+            && msg.contains("declared core_type \"aic\"")
+            && msg.contains("__DAV_VEC__"),
+        "{msg}"
+    );
+}
