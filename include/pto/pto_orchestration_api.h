@@ -128,6 +128,21 @@ extern "C" __attribute__((visibility("default"), weak)) void framework_bind_runt
     pto_detail::tensor_contract_hook = rt != nullptr ? &pto_detail::tensor_contract_violation : nullptr;
 }
 
+/// Runs the orchestration entry and turns a C++ exception that escapes it into a status, so
+/// it never unwinds into the runtime: 0 = returned, 2 = threw (its text in `message`).
+extern "C" __attribute__((weak, visibility("default"))) int pto_orchestration_call(
+    void (*entry)(const ChipTaskArgs&), const ChipTaskArgs* args, char* message, size_t capacity) {
+    try {
+        entry(*args);
+        return 0;
+    } catch (const std::exception& e) {
+        snprintf(message, capacity, "%s", e.what());
+    } catch (...) {
+        snprintf(message, capacity, "an exception that is not a std::exception");
+    }
+    return 2;
+}
+
 /// The runtime this orchestration thread is bound to (null outside a run).
 inline PTO2Runtime* current_runtime() { return pto_detail::g_runtime; }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <exception>
 #include <type_traits>
 
 #ifndef __aicore__
@@ -413,6 +414,22 @@ inline ChipTensor* kernel_tensor(__gm__ int64_t* args, uint32_t i) {
 /// The scalar argument at args index `i`, reinterpreted as `T`.
 template <class T> inline T kernel_scalar(__gm__ int64_t* args, uint32_t i) {
     return from_u64<T>((uint64_t)args[i]);
+}
+
+/// Runs `entry(args)` and turns a C++ exception that escapes the kernel into a status, so it
+/// never unwinds into the runtime: 0 = returned, 2 = threw (its text in `message`). The
+/// runtime calls kernels through this when the library exports it (weak: one per library).
+extern "C" __attribute__((weak, visibility("default"))) int pto_kernel_call(void (*entry)(int64_t*), int64_t* args,
+                                                                            char* message, size_t capacity) {
+    try {
+        entry(args);
+        return 0;
+    } catch (const std::exception& e) {
+        snprintf(message, capacity, "%s", e.what());
+    } catch (...) {
+        snprintf(message, capacity, "an exception that is not a std::exception");
+    }
+    return 2;
 }
 
 #include "intrinsic.h"

@@ -44,6 +44,7 @@ use crate::error::{ErrorCode, RuntimeError};
 use crate::exec::{subtask_label, ClusterStorage, ExecStatus, Executor, Placement, SimMemorySizes};
 use crate::gang::{timed_run, Dispatch, Gang, SubtaskOutcome};
 use crate::memory::DeviceMemory;
+use crate::monitor::ThreadRole;
 use crate::perf::PerfGroup;
 use crate::platform::{CoreType, Topology};
 use crate::program::KernelTable;
@@ -271,6 +272,8 @@ pub struct Chip {
     pub cluster_storage: ClusterStorage,
     /// Task timing slots (`set_task_timing_slot`).
     pub timing: [TimingSlot; NUM_TIMING_SLOTS],
+    last_site_file: std::sync::atomic::AtomicPtr<std::ffi::c_char>,
+    last_site_line: std::sync::atomic::AtomicI32,
     /// Run start.
     pub t0: Instant,
     /// ns since `t0` when the last task finished.
@@ -320,6 +323,8 @@ impl Chip {
             sim_memory,
             cluster_storage: ClusterStorage::new(topology.n_clusters),
             timing: std::array::from_fn(|_| TimingSlot::default()),
+            last_site_file: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
+            last_site_line: std::sync::atomic::AtomicI32::new(0),
             t0: Instant::now(),
             last_end_ns: AtomicU64::new(0),
             dump,
@@ -561,9 +566,30 @@ impl Chip {
         self.stop.as_ptr().cast_const()
     }
 
-    /// Registers a gang helper's status (for timeout messages and shutdown).
-    pub fn register_helper(&self, status: Arc<ExecStatus>) {
-        self.helpers.lock().push(status);
+    /// Registers a gang helper's status (for timeout messages and shutdown); returns the
+    /// helper's thread slot for the run's monitor.
+    pub fn register_helper(&self, status: Arc<ExecStatus>) -> usize {
+        let mut helpers = self.helpers.lock();
+        helpers.push(status);
+        self.workers.len() + helpers.len()
+    }
+
+    /// Records the orchestration's latest call site (for crash and timeout messages).
+    pub fn note_orchestration_site(&self, file: *const std::ffi::c_char, line: i32) {
+        self.last_site_file
+            .store(file.cast_mut(), Ordering::Relaxed);
+        self.last_site_line.store(line, Ordering::Relaxed);
+        if let Some(m) = &self.config.monitor {
+            m.0.orchestration_site(file, line);
+        }
+    }
+
+    /// The orchestration's latest call site, `file:line`.
+    pub fn last_orchestration_site(&self) -> crate::task::Site {
+        crate::task::Site {
+            file: self.last_site_file.load(Ordering::Relaxed),
+            line: self.last_site_line.load(Ordering::Relaxed),
+        }
     }
 
     /// Whether every gang helper thread has exited.
@@ -684,7 +710,7 @@ pub fn worker_main(chip: &Chip, index: usize) -> WorkerRecords {
             cores: WorkerCores::new(chip.topology, index, chip.workers.len()),
             inline: Vec::with_capacity(64),
             rec: Recorder::new(chip),
-            exec: Executor::new(chip, status),
+            exec: Executor::new(chip, status, 1 + index, ThreadRole::Worker(index)),
             gang: Gang::new(chip, scope),
             places: Vec::new(),
             outcomes: Vec::new(),

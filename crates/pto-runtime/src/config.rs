@@ -188,26 +188,32 @@ pub struct ChipConfig {
     pub dfx: crate::dfx::DfxConfig,
     /// Polled while waiting for the run; `true` stops it with [`RuntimeError::Interrupted`].
     pub interrupt: Option<Interrupt>,
+    /// An orchestration that neither returns nor submits for this long, with no task in
+    /// flight, is a fatal `SCHEDULER_TIMEOUT` (`PTO_ORCHESTRATION_TIMEOUT_MS`; default 10 s).
+    pub orchestration_timeout: Duration,
+    /// Watches every thread of the run (used to explain a crash of the whole process).
+    pub monitor: Option<crate::monitor::Monitor>,
 }
 
 impl ChipConfig {
     /// A configuration with default rings (after the environment) and timeout
     /// (`SIMPLER_SCHEDULER_TIMEOUT_MS` when set).
     pub fn new(platform: Platform) -> Result<ChipConfig, RuntimeError> {
-        let scheduler_timeout = match std::env::var("SIMPLER_SCHEDULER_TIMEOUT_MS") {
-            Ok(text) if !text.trim().is_empty() => {
-                let ms: u64 = text
-                    .trim()
-                    .parse()
-                    .map_err(|_| RuntimeError::InvalidConfig {
-                        message: format!(
-                            "SIMPLER_SCHEDULER_TIMEOUT_MS={text:?} is not a number of milliseconds"
-                        ),
-                    })?;
-                Duration::from_millis(ms)
+        let ms_from_env = |var: &str| -> Result<Option<Duration>, RuntimeError> {
+            match std::env::var(var) {
+                Ok(text) if !text.trim().is_empty() => match text.trim().parse::<u64>() {
+                    Ok(ms) if ms > 0 => Ok(Some(Duration::from_millis(ms))),
+                    _ => Err(RuntimeError::InvalidConfig {
+                        message: format!("{var}={text:?} is not a positive number of milliseconds"),
+                    }),
+                },
+                _ => Ok(None),
             }
-            _ => DEFAULT_SCHEDULER_TIMEOUT,
         };
+        let scheduler_timeout =
+            ms_from_env("SIMPLER_SCHEDULER_TIMEOUT_MS")?.unwrap_or(DEFAULT_SCHEDULER_TIMEOUT);
+        let orchestration_timeout =
+            ms_from_env("PTO_ORCHESTRATION_TIMEOUT_MS")?.unwrap_or(DEFAULT_SCHEDULER_TIMEOUT);
         Ok(ChipConfig {
             platform,
             rings: RingSizes::resolve(&RingOverrides::default())?,
@@ -216,6 +222,8 @@ impl ChipConfig {
             record_deps: false,
             dfx: crate::dfx::DfxConfig::default(),
             interrupt: None,
+            orchestration_timeout,
+            monitor: None,
         })
     }
 }

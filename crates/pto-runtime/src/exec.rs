@@ -21,6 +21,7 @@ use crate::ffi::{
     GlobalContext, LocalContext, DISPATCH_MAX_ARGS, GLOBAL_CONTEXT_INDEX, LOCAL_CONTEXT_INDEX,
     MAX_TENSOR_ARGS,
 };
+use crate::monitor::ThreadRole;
 use crate::platform::{CoreType, Platform};
 use crate::sim_abi::{
     PtoSimContext, PtoSimMemory, ABI_VERSION, BUFFER_COUNT, CORE_AIC, CORE_AIV, STATUS_EXCEPTION,
@@ -237,15 +238,26 @@ pub struct Placement {
 pub struct Executor<'c> {
     chip: &'c Chip,
     status: &'c ExecStatus,
+    slot: usize,
     memories: Option<[Box<[Line]>; BUFFER_COUNT]>,
 }
 
 impl<'c> Executor<'c> {
-    /// An executor for the calling thread, reporting through `status`.
-    pub fn new(chip: &'c Chip, status: &'c ExecStatus) -> Executor<'c> {
+    /// An executor for the calling thread, reporting through `status`; `slot` and `role`
+    /// identify the thread to the run's monitor (which is told here that it started).
+    pub fn new(
+        chip: &'c Chip,
+        status: &'c ExecStatus,
+        slot: usize,
+        role: ThreadRole,
+    ) -> Executor<'c> {
+        if let Some(m) = &chip.config.monitor {
+            m.0.thread_started(slot, role);
+        }
         Executor {
             chip,
             status,
+            slot,
             memories: None,
         }
     }
@@ -262,6 +274,7 @@ impl<'c> Executor<'c> {
             slot,
             entry,
             invoke,
+            call,
         } = payload.active[place.active_index as usize];
         let func_id = payload.kernel_ids[slot as usize];
         let Some(entry) = entry else {
@@ -290,12 +303,43 @@ impl<'c> Executor<'c> {
         status.core.store(place.core, Ordering::Relaxed);
         status.since_ns.store(chip.now_ns(), Ordering::Relaxed);
         status.task.store(id.0, Ordering::Release);
+        if let Some(m) = &chip.config.monitor {
+            m.0.subtask_started(self.slot, id, place.core, func_id, payload);
+        }
         match invoke {
             None => {
-                // SAFETY: `entry` is a `kernel_entry` resolved from a library the chip keeps
-                // loaded; `args` follows the kernel ABI (tensor pointers into the payload,
-                // which outlives the call, then scalars, then the two context pointers).
-                unsafe { entry(args.as_mut_ptr()) };
+                if let Some(call) = call {
+                    let mut message = [0 as c_char; 256];
+                    // SAFETY: as below; `pto_kernel_call` runs the entry inside a C++ try
+                    // block and writes at most `message.len()` bytes.
+                    let rc = unsafe {
+                        call(
+                            entry,
+                            args.as_mut_ptr(),
+                            message.as_mut_ptr(),
+                            message.len(),
+                        )
+                    };
+                    if rc != 0 {
+                        // SAFETY: snprintf NUL-terminates within the buffer.
+                        let what = unsafe { CStr::from_ptr(message.as_ptr()) }.to_string_lossy();
+                        chip.raise(
+                            ErrorCode::KernelFault,
+                            format!(
+                                "{} (block {} of {}): uncaught C++ exception: {what}",
+                                subtask_label(chip, id, payload, place.core, func_id),
+                                place.block,
+                                payload.block_num
+                            ),
+                        );
+                    }
+                } else {
+                    // SAFETY: `entry` is a `kernel_entry` resolved from a library the chip
+                    // keeps loaded; `args` follows the kernel ABI (tensor pointers into the
+                    // payload, which outlives the call, then scalars, then the two context
+                    // pointers).
+                    unsafe { entry(args.as_mut_ptr()) };
+                }
             }
             Some(invoke) => {
                 let mut ranges = [0u64; 2 * MAX_TENSOR_ARGS];
@@ -360,6 +404,9 @@ impl<'c> Executor<'c> {
                     self.report_status(id, payload, place, func_id, rc);
                 }
             }
+        }
+        if let Some(m) = &chip.config.monitor {
+            m.0.subtask_finished(self.slot);
         }
         status.task.store(u64::MAX, Ordering::Release);
         func_id

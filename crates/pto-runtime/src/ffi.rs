@@ -478,6 +478,11 @@ pub struct GlobalContext {
 
 /// `extern "C" void kernel_entry(int64_t* args)`.
 pub type KernelEntryFn = unsafe extern "C" fn(*mut i64);
+/// `pto_kernel_call(entry, args, message, capacity)` of `tensor.h`: 0 = returned, 2 = threw.
+pub type KernelCallFn = unsafe extern "C" fn(KernelEntryFn, *mut i64, *mut c_char, usize) -> i32;
+/// `pto_orchestration_call(entry, args, message, capacity)`: 0 = returned, 2 = threw.
+pub type OrchCallFn =
+    unsafe extern "C" fn(OrchEntryFn, *const ChipTaskArgs, *mut c_char, usize) -> i32;
 /// `aicpu_orchestration_entry(const ChipTaskArgs&)`.
 pub type OrchEntryFn = unsafe extern "C" fn(*const ChipTaskArgs);
 /// `aicpu_orchestration_config(const ChipTaskArgs&)`.

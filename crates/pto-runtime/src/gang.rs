@@ -26,6 +26,7 @@ use std::time::Duration;
 use crate::chip::Chip;
 use crate::dfx::now_ns;
 use crate::exec::{ExecStatus, Executor, Placement};
+use crate::monitor::ThreadRole;
 use crate::perf::{PerfGroup, MAX_COUNTERS};
 use crate::task::{TaskId, TaskPayload};
 
@@ -148,7 +149,7 @@ impl<'scope, 'env: 'scope> Gang<'scope, 'env> {
     fn ensure(&mut self, n: usize) -> bool {
         while self.helpers.len() < n {
             let status = Arc::new(ExecStatus::new());
-            self.chip.register_helper(Arc::clone(&status));
+            let slot = self.chip.register_helper(Arc::clone(&status));
             let helper = Arc::new(Helper {
                 state: AtomicU32::new(IDLE),
                 job: UnsafeCell::new(None),
@@ -159,7 +160,7 @@ impl<'scope, 'env: 'scope> Gang<'scope, 'env> {
             let h = Arc::clone(&helper);
             let spawned = std::thread::Builder::new()
                 .name(format!("pto-gang-{}", self.helpers.len()))
-                .spawn_scoped(self.scope, move || helper_main(chip, &h));
+                .spawn_scoped(self.scope, move || helper_main(chip, &h, slot));
             match spawned {
                 Ok(handle) => {
                     // SAFETY: the helper has not been posted a job, so nobody reads `thread`.
@@ -242,8 +243,8 @@ impl<'scope, 'env: 'scope> Gang<'scope, 'env> {
     }
 }
 
-fn helper_main(chip: &Chip, me: &Helper) {
-    let mut exec = Executor::new(chip, &me.status);
+fn helper_main(chip: &Chip, me: &Helper, slot: usize) {
+    let mut exec = Executor::new(chip, &me.status, slot, ThreadRole::Helper);
     let perf = if chip.config.dfx.pmu > 0 {
         PerfGroup::open()
     } else {

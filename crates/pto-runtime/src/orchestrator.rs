@@ -216,6 +216,7 @@ impl Orchestrator {
 
     /// Opens a scope at `site`.
     pub fn scope_begin(&mut self, mode: ScopeMode, site: Site) {
+        self.chip.note_orchestration_site(site.file, site.line);
         if mode == ScopeMode::Auto && self.in_manual_scope() {
             let outer = self
                 .scopes
@@ -298,6 +299,7 @@ impl Orchestrator {
         site: Site,
         kind: SubmitKind,
     ) -> TaskOutputTensors {
+        self.chip.note_orchestration_site(site.file, site.line);
         if self.chip.config.dfx.swimlane < 4 {
             return self.submit_inner(kernels, args, site, kind);
         }
@@ -892,6 +894,7 @@ impl Orchestrator {
                 slot: slot_idx as u8,
                 entry: Some(kernel.entry),
                 invoke: kernel.invoke,
+                call: kernel.call,
             };
             n_active += 1;
             aiv_lanes += u8::from(slot_idx > 0);

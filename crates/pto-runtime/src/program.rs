@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::RuntimeError;
-use crate::ffi::{BindRuntimeFn, KernelEntryFn, OrchConfigFn, OrchEntryFn};
+use crate::ffi::{
+    BindRuntimeFn, KernelCallFn, KernelEntryFn, OrchCallFn, OrchConfigFn, OrchEntryFn,
+};
 use crate::platform::CoreType;
 use crate::sim_abi::{SimInvokeFn, CORE_AIC, CORE_AIV};
 
@@ -54,6 +56,8 @@ pub struct LoadedKernel {
     pub entry: KernelEntryFn,
     /// `pto_sim_invoke`, exported by kernels built over the PTO-ISA header.
     pub invoke: Option<SimInvokeFn>,
+    /// `pto_kernel_call` (from `tensor.h`): runs the entry with C++ exceptions caught.
+    pub call: Option<KernelCallFn>,
     /// The name as a C string (handed to the PTO-ISA header for its messages).
     pub c_name: std::ffi::CString,
     _library: Arc<libloading::Library>,
@@ -97,6 +101,7 @@ impl KernelTable {
 /// A loaded program, ready to run any number of times.
 pub struct Program {
     pub(crate) entry: OrchEntryFn,
+    pub(crate) call: Option<OrchCallFn>,
     pub(crate) config: Option<OrchConfigFn>,
     pub(crate) bind: BindRuntimeFn,
     pub(crate) kernels: Arc<KernelTable>,
@@ -216,6 +221,8 @@ impl Program {
             Some(name) => name,
         };
         let config: Option<OrchConfigFn> = symbol(&orchestration, orch_path, config_name, "").ok();
+        let call: Option<OrchCallFn> =
+            symbol(&orchestration, orch_path, "pto_orchestration_call", "").ok();
         if config.is_none() {
             tracing::debug!(
                 "{}: no `{config_name}` export; the argument-count check is skipped",
@@ -253,18 +260,24 @@ impl Program {
                 ),
             )?;
             let invoke = sim_invoke(&library, k)?;
+            // SAFETY: `pto_kernel_call` has this C type wherever tensor.h defines it.
+            let call = unsafe { library.get::<KernelCallFn>(b"pto_kernel_call") }
+                .ok()
+                .map(|s| *s);
             table.insert(LoadedKernel {
                 func_id: k.func_id,
                 name: k.name.clone(),
                 core_type: k.core_type,
                 entry,
                 invoke,
+                call,
                 c_name: crate::exec::c_name(&k.name),
                 _library: library,
             });
         }
         Ok(Program {
             entry,
+            call,
             config,
             bind,
             kernels: Arc::new(table),
@@ -303,6 +316,7 @@ impl LoadedKernel {
             core_type,
             entry,
             invoke: None,
+            call: None,
             c_name: crate::exec::c_name(name),
             _library: Arc::new(libloading::Library::from(this)),
         }

@@ -217,13 +217,16 @@ pub fn run(
     let orchestration = {
         let chip = Arc::clone(&chip);
         let library = Arc::clone(&program.orchestration);
-        let (entry, cfg, bind) = (program.entry, program.config, program.bind);
+        let (entry, call, cfg, bind) = (program.entry, program.call, program.config, program.bind);
         let orch_start = Arc::clone(&orch_start);
         std::thread::Builder::new()
             .name("pto-orchestrator".to_string())
             .stack_size(16 << 20)
             .spawn(move || {
                 let _keep = library;
+                if let Some(m) = &chip.config.monitor {
+                    m.0.thread_started(0, crate::monitor::ThreadRole::Orchestration);
+                }
                 let mut orch = Box::new(Orchestrator::new(Arc::clone(&chip)));
                 let mut handle = Box::new(RuntimeHandle {
                     ops: &OPS,
@@ -255,15 +258,37 @@ pub fn run(
                 } else {
                     orch.scope_begin(ScopeMode::Auto, Site { file: c"<orchestration entry>".as_ptr(), line: 0 });
                     orch_start.store(chip.now_ns(), Ordering::Release);
-                    // SAFETY: the entry follows the orchestration ABI; `cargs` points to
-                    // descriptors and scalars that live until this closure returns.
-                    unsafe { entry(&cargs) };
+                    match call {
+                        Some(call) => {
+                            let mut message = [0 as std::ffi::c_char; 256];
+                            // SAFETY: as below; `pto_orchestration_call` runs the entry inside
+                            // a C++ try block and writes at most `message.len()` bytes.
+                            let rc = unsafe { call(entry, &cargs, message.as_mut_ptr(), message.len()) };
+                            if rc != 0 {
+                                // SAFETY: snprintf NUL-terminates within the buffer.
+                                let what = unsafe { std::ffi::CStr::from_ptr(message.as_ptr()) }.to_string_lossy();
+                                chip.raise(
+                                    ErrorCode::ExplicitOrchFatal,
+                                    format!(
+                                        "the orchestration threw an uncaught C++ exception ({what}); its last submit or scope was at {}",
+                                        chip.last_orchestration_site().render()
+                                    ),
+                                );
+                            }
+                        }
+                        // SAFETY: the entry follows the orchestration ABI; `cargs` points to
+                        // descriptors and scalars that live until this closure returns.
+                        None => unsafe { entry(&cargs) },
+                    }
                     orch.close_all_scopes();
                 }
                 let summary = (orch.summary(), orch.take_deps(), orch.take_dfx());
                 // SAFETY: unbind so a stray call after the run cannot reach a freed orchestrator.
                 unsafe { bind(std::ptr::null_mut()) };
                 drop(handle);
+                if let Some(m) = &chip.config.monitor {
+                    m.0.orchestration_finished();
+                }
                 chip.orchestration_done.store(true, Ordering::Release);
                 std::sync::atomic::fence(Ordering::SeqCst);
                 chip.progress.notify_all();
@@ -275,7 +300,9 @@ pub fn run(
     // Watchdog / wait loop.
     let timeout = config.scheduler_timeout;
     let mut last_completed = 0u64;
+    let mut last_submitted = 0u64;
     let mut last_progress = Instant::now();
+    let mut last_orch_progress = Instant::now();
     let mut interrupted = false;
     loop {
         if chip.fatal.is_set() {
@@ -295,6 +322,25 @@ pub fn run(
             break;
         }
         let completed = chip.completed.load(Ordering::Acquire);
+        let submitted = chip.submitted.load(Ordering::Acquire);
+        if submitted != last_submitted || completed != last_completed {
+            last_submitted = submitted;
+            last_orch_progress = Instant::now();
+        }
+        if !chip.orchestration_done.load(Ordering::Acquire)
+            && submitted == completed
+            && last_orch_progress.elapsed() >= config.orchestration_timeout
+        {
+            chip.raise(
+                ErrorCode::SchedulerTimeout,
+                format!(
+                    "the orchestration has neither returned nor submitted a task for {:.1} s and no task is running; it may never return (its last submit or scope was at {}; raise the limit with PTO_ORCHESTRATION_TIMEOUT_MS if it is just slow)",
+                    config.orchestration_timeout.as_secs_f64(),
+                    chip.last_orchestration_site().render()
+                ),
+            );
+            break;
+        }
         if completed != last_completed {
             last_completed = completed;
             last_progress = Instant::now();

@@ -27,7 +27,7 @@ use std::sync::atomic::AtomicU32;
 
 use parking_lot::Mutex;
 
-use crate::ffi::{ChipTensor, KernelEntryFn, TensorArgType};
+use crate::ffi::{ChipTensor, KernelCallFn, KernelEntryFn, TensorArgType};
 use crate::sim_abi::SimInvokeFn;
 
 /// A task id: `(ring << 32) | local`.
@@ -191,6 +191,8 @@ pub struct ActiveSlot {
     pub entry: Option<KernelEntryFn>,
     /// The kernel library's `pto_sim_invoke`, when it was built over the PTO-ISA header.
     pub invoke: Option<SimInvokeFn>,
+    /// The kernel library's `pto_kernel_call` (exceptions caught), when it has one.
+    pub call: Option<KernelCallFn>,
 }
 
 impl ActiveSlot {
@@ -199,6 +201,7 @@ impl ActiveSlot {
         slot: 0,
         entry: None,
         invoke: None,
+        call: None,
     };
 }
 

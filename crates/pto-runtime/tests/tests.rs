@@ -7,6 +7,7 @@ mod api;
 mod basics;
 mod codegen;
 mod errors;
+mod faults;
 mod gang;
 mod inference;
 mod rings;
