@@ -20,19 +20,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sched.h>
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <new>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 

@@ -79,21 +79,74 @@ inline void set_waiting(const char* text) {
     }
 }
 
-/// Blocks on `cv` (with `lock` held) until `ready()`; publishes `what` while blocked and gives
-/// up with StopUnwind when the run stops. Wakes at least every millisecond to look at the flag.
+/// A lock word in shared storage (zero = unlocked, so zero-filled storage needs no setup).
+struct SpinLock {
+    uint32_t word; ///< 0 free, 1 held
+};
+
+/// Lets a spinning hyperthread make progress.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/// Escalating pause for blocking waits: spin briefly, then yield, then sleep 50 us.
+struct Backoff {
+    unsigned rounds = 0; ///< pauses so far
+    /// Waits a little longer than last time.
+    void pause() {
+        if (rounds < 64) {
+            cpu_relax();
+        } else if (rounds < 256) {
+            sched_yield();
+        } else {
+            const struct timespec ts = {0, 50 * 1000};
+            nanosleep(&ts, nullptr);
+        }
+        ++rounds;
+    }
+};
+
+/// Takes `l`.
+inline void lock(SpinLock& l) {
+    Backoff b;
+    while (__atomic_exchange_n(&l.word, 1u, __ATOMIC_ACQUIRE) != 0u) {
+        while (__atomic_load_n(&l.word, __ATOMIC_RELAXED) != 0u) b.pause();
+    }
+}
+/// Releases `l`.
+inline void unlock(SpinLock& l) { __atomic_store_n(&l.word, 0u, __ATOMIC_RELEASE); }
+
+/// Holds a SpinLock for a scope (released on unwinding too).
+struct LockGuard {
+    SpinLock& l; ///< the lock
+    /// Takes the lock.
+    explicit LockGuard(SpinLock& lk) : l(lk) { lock(l); }
+    /// Releases the lock.
+    ~LockGuard() { unlock(l); }
+    LockGuard(const LockGuard&) = delete;            ///< not copyable
+    LockGuard& operator=(const LockGuard&) = delete; ///< not copyable
+};
+
+/// With `l` held, waits until `ready()` (evaluated with the lock held), releasing the lock
+/// while pausing. Publishes `what` in ctx->waiting_on while blocked; gives up with StopUnwind
+/// (lock still held, for the caller's guard to release) when the run stops.
 template <class Ready>
-inline void wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Ready ready,
-                       const char* what) {
+inline void wait_until(SpinLock& l, Ready ready, const char* what) {
     if (ready()) {
         return;
     }
     set_waiting(what);
+    Backoff b;
     while (!ready()) {
         if (stop_requested()) {
             set_waiting(nullptr);
             throw StopUnwind{};
         }
-        cv.wait_for(lock, std::chrono::milliseconds(1));
+        unlock(l);
+        b.pause();
+        lock(l);
     }
     set_waiting(nullptr);
 }

@@ -10,10 +10,6 @@
 
 #include "pto/sim/reduce.hpp"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace pto {
 namespace sim {
 
@@ -42,6 +38,9 @@ inline void gemm_f32_scalar(const float* a, const float* b, float* c, size_t m, 
 }
 
 #if defined(__x86_64__)
+/// Eight floats (unaligned loads and stores allowed).
+typedef float v8f __attribute__((vector_size(32), aligned(4)));
+
 /// As gemm_f32_scalar, with AVX2/FMA: 4 rows x 16 columns of accumulators in registers.
 __attribute__((target("avx2,fma"))) inline void gemm_f32_avx2(const float* a, const float* b, float* c, size_t m,
                                                                size_t n, size_t k) {
@@ -49,57 +48,43 @@ __attribute__((target("avx2,fma"))) inline void gemm_f32_avx2(const float* a, co
     for (; i + 4 <= m; i += 4) {
         size_t j = 0;
         for (; j + 16 <= n; j += 16) {
-            __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-            __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-            __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-            __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+            v8f acc[4][2] = {};
             const float* a0 = a + i * k;
             for (size_t kk = 0; kk < k; ++kk) {
-                const __m256 b0 = _mm256_loadu_ps(b + kk * n + j);
-                const __m256 b1 = _mm256_loadu_ps(b + kk * n + j + 8);
-                __m256 x = _mm256_broadcast_ss(a0 + kk);
-                c00 = _mm256_fmadd_ps(x, b0, c00);
-                c01 = _mm256_fmadd_ps(x, b1, c01);
-                x = _mm256_broadcast_ss(a0 + k + kk);
-                c10 = _mm256_fmadd_ps(x, b0, c10);
-                c11 = _mm256_fmadd_ps(x, b1, c11);
-                x = _mm256_broadcast_ss(a0 + 2 * k + kk);
-                c20 = _mm256_fmadd_ps(x, b0, c20);
-                c21 = _mm256_fmadd_ps(x, b1, c21);
-                x = _mm256_broadcast_ss(a0 + 3 * k + kk);
-                c30 = _mm256_fmadd_ps(x, b0, c30);
-                c31 = _mm256_fmadd_ps(x, b1, c31);
+                const v8f b0 = *reinterpret_cast<const v8f*>(b + kk * n + j);
+                const v8f b1 = *reinterpret_cast<const v8f*>(b + kk * n + j + 8);
+                for (int r = 0; r < 4; ++r) {
+                    const v8f x = v8f{} + a0[r * k + kk];
+                    acc[r][0] = __builtin_ia32_vfmaddps256(x, b0, acc[r][0]);
+                    acc[r][1] = __builtin_ia32_vfmaddps256(x, b1, acc[r][1]);
+                }
             }
-            _mm256_storeu_ps(c + i * n + j, c00);
-            _mm256_storeu_ps(c + i * n + j + 8, c01);
-            _mm256_storeu_ps(c + (i + 1) * n + j, c10);
-            _mm256_storeu_ps(c + (i + 1) * n + j + 8, c11);
-            _mm256_storeu_ps(c + (i + 2) * n + j, c20);
-            _mm256_storeu_ps(c + (i + 2) * n + j + 8, c21);
-            _mm256_storeu_ps(c + (i + 3) * n + j, c30);
-            _mm256_storeu_ps(c + (i + 3) * n + j + 8, c31);
+            for (int r = 0; r < 4; ++r) {
+                *reinterpret_cast<v8f*>(c + (i + r) * n + j) = acc[r][0];
+                *reinterpret_cast<v8f*>(c + (i + r) * n + j + 8) = acc[r][1];
+            }
         }
         for (; j < n; ++j) {
             for (size_t r = i; r < i + 4; ++r) {
-                float acc = 0.0f;
-                for (size_t kk = 0; kk < k; ++kk) acc = __builtin_fmaf(a[r * k + kk], b[kk * n + j], acc);
-                c[r * n + j] = acc;
+                float s = 0.0f;
+                for (size_t kk = 0; kk < k; ++kk) s = __builtin_fmaf(a[r * k + kk], b[kk * n + j], s);
+                c[r * n + j] = s;
             }
         }
     }
     for (; i < m; ++i) {
         size_t j = 0;
         for (; j + 8 <= n; j += 8) {
-            __m256 acc = _mm256_setzero_ps();
+            v8f acc = {};
             for (size_t kk = 0; kk < k; ++kk) {
-                acc = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i * k + kk), _mm256_loadu_ps(b + kk * n + j), acc);
+                acc = __builtin_ia32_vfmaddps256(v8f{} + a[i * k + kk], *reinterpret_cast<const v8f*>(b + kk * n + j), acc);
             }
-            _mm256_storeu_ps(c + i * n + j, acc);
+            *reinterpret_cast<v8f*>(c + i * n + j) = acc;
         }
         for (; j < n; ++j) {
-            float acc = 0.0f;
-            for (size_t kk = 0; kk < k; ++kk) acc = __builtin_fmaf(a[i * k + kk], b[kk * n + j], acc);
-            c[i * n + j] = acc;
+            float s = 0.0f;
+            for (size_t kk = 0; kk < k; ++kk) s = __builtin_fmaf(a[i * k + kk], b[kk * n + j], s);
+            c[i * n + j] = s;
         }
     }
 }

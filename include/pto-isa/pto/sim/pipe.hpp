@@ -76,8 +76,7 @@ struct SlotMeta {
 /// Shared state of one pipe: lives in cluster storage, built once by the first core.
 template <uint32_t SlotSize, uint32_t SlotNum>
 struct PipeState {
-    std::mutex mu;                  ///< guards everything below
-    std::condition_variable cv;     ///< signalled on every state change
+    SpinLock mu;                    ///< guards everything below
     uint64_t next_seq[2];           ///< next push sequence per direction
     uint32_t cursor;                ///< where the next slot search starts
     SlotMeta meta[SlotNum];         ///< slots
@@ -159,6 +158,7 @@ private:
         uint32_t expected = 0;
         if (__atomic_compare_exchange_n(&st->init, &expected, 1u, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
             State* s = new (st->payload) State();
+            s->mu.word = 0;
             s->next_seq[0] = s->next_seq[1] = 0;
             s->cursor = 0;
             std::memset(s->meta, 0, sizeof s->meta);
@@ -174,7 +174,7 @@ private:
         }
         while (__atomic_load_n(&st->init, __ATOMIC_ACQUIRE) != 2u) {
             if (sim::stop_requested()) throw sim::StopUnwind{};
-            std::this_thread::yield();
+            sched_yield();
         }
         return std::launder(reinterpret_cast<State*>(st->payload));
     }
@@ -275,13 +275,13 @@ inline void pipe_push(Pipe& pipe, TileT& tile) {
               std::to_string(rows * cols * sizeof(T)) + " bytes per slot");
     }
     auto& s = *pipe.state;
-    std::unique_lock<std::mutex> lock(s.mu);
+    LockGuard guard(s.mu);
     // A split V2C push joins the oldest slot the other lane opened and this lane has not
     // filled yet; otherwise it opens a free slot (waiting while none is free).
     int slot = -1;
     bool join = false;
     wait_until(
-        lock, s.cv,
+        s.mu,
         [&] {
             if (vec_producer && is_split(Split)) {
                 slot = joinable_v2c(s, Pipe::RingFiFo::SLOT_NUM, lane);
@@ -324,8 +324,6 @@ inline void pipe_push(Pipe& pipe, TileT& tile) {
     if (__builtin_popcount(m.pushed) >= m.producers) {
         m.state = kReady;
     }
-    lock.unlock();
-    s.cv.notify_all();
 }
 
 /// The body of TPOP.
@@ -352,10 +350,10 @@ inline void pipe_pop(Pipe& pipe, TileT& tile) {
         return; // TILE_NO_SPLIT without IsNoSplit: only AIV0 consumes
     }
     auto& s = *pipe.state;
-    std::unique_lock<std::mutex> lock(s.mu);
+    LockGuard guard(s.mu);
     int slot = -1;
     wait_until(
-        lock, s.cv,
+        s.mu,
         [&] {
             slot = next_consumable(s, Pipe::RingFiFo::SLOT_NUM, dir, lane);
             return slot >= 0 && s.meta[slot].state == kReady;
@@ -399,7 +397,7 @@ inline void pipe_free(Pipe& pipe) {
         return; // AIV1 did not consume a TILE_NO_SPLIT slot
     }
     auto& s = *pipe.state;
-    std::unique_lock<std::mutex> lock(s.mu);
+    LockGuard guard(s.mu);
     uint32_t& n = s.npopped[dir][lane];
     if (n == 0) {
         fatal("TFREE on " + Pipe::describe() + ": no slot was popped (TFREE without a matching TPOP)");
@@ -411,8 +409,6 @@ inline void pipe_free(Pipe& pipe) {
     if (++m.freed >= m.consumers) {
         m.state = kFree;
     }
-    lock.unlock();
-    s.cv.notify_all();
 }
 
 } // namespace sim
