@@ -1,0 +1,155 @@
+//! Source compatibility: the deepseek `__CPU_SIM` cache shim and the newer direct
+//! `dcci` / `dsb` calls, the old ptoas output form (10-parameter tiles, static valid shapes,
+//! GlobalTensor without Layout, `__global__ AICORE` functions), the new form (11 parameters,
+//! `-1` valid dims given at construction, `const int64_t` scalars, `// pto:` comments,
+//! `pto::`-qualified names), a mixed kernel file with both bodies, and `pipe_sync.h`.
+
+use pto_isa::wrapper;
+
+use crate::common::{build, orchestration, run, values, Buf, Dt, Kernel};
+
+/// The new ptoas form, with cache maintenance as both kernel styles spell it.
+const NEW_FORM: &str = r#"
+static __aicore__ void scale_new(__gm__ float* v1, __gm__ float* v2, float v3) {
+    const int64_t v4 = 16;
+    const int64_t v5 = 64;
+    const int64_t v6 = 0;
+    const int64_t v7 = 4096;
+    RoundMode v8 = RoundMode::CAST_RINT;
+    (void)v8;
+    using T = float;
+#if defined(__DAV_CUBE__)
+    // the cube half of a mixed kernel: compiled out of the AIV library
+    pto::Tile<pto::TileType::Acc, float, 16, 16, pto::BLayout::ColMajor, 16, 16, pto::SLayout::RowMajor, 1024> unused;
+    (void)unused;
+#endif
+#if defined(__DAV_VEC__)
+    set_mask_norm();
+    set_vector_mask(-1, -1);
+    // pto: %x
+    Tile<TileType::Vec, float, 16, 64, BLayout::RowMajor, -1, -1, SLayout::NoneBox, 512, PadValue::Null, CompactMode::Null>
+        v9 = Tile<TileType::Vec, float, 16, 64, BLayout::RowMajor, -1, -1, SLayout::NoneBox, 512, PadValue::Null,
+                  CompactMode::Null>(v4, v5);
+    uint64_t v10 = (uint64_t)v6;
+    TASSIGN(v9, v10);
+    // pto: %x_view
+    pto::Shape<1, 1, 1, -1, -1> v11 = pto::Shape<1, 1, 1, -1, -1>(v4 / v4, v4 / v4, v4 / v4, v4, v5);
+    pto::Stride<-1, -1, -1, -1, -1> v12 = pto::Stride<-1, -1, -1, -1, -1>(v4 * v5, v4 * v5, v4 * v5, v5, v4 / v4);
+    GlobalTensor<float, pto::Shape<1, 1, 1, -1, -1>, pto::Stride<-1, -1, -1, -1, -1>, pto::Layout::ND> v13 =
+        GlobalTensor<float, pto::Shape<1, 1, 1, -1, -1>, pto::Stride<-1, -1, -1, -1, -1>, pto::Layout::ND>(v1, v11, v12);
+    __gm__ float* v14 = PTOAS__GLOBAL_TENSOR_DATA(v13);
+    PTOAS__DCCI_SINGLE_CACHE_LINE(v14);
+    dcci((__gm__ void*)v14, cache_line_t::ENTIRE_DATA_CACHE, cache_line_t::CACHELINE_OUT);
+    dsb(DSB_DDR);
+    set_flag(PIPE_S, PIPE_MTE2, EVENT_ID0);
+    wait_flag(PIPE_S, PIPE_MTE2, EVENT_ID0);
+    TLOAD(v9, v13);
+    set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+    wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+    Tile<TileType::Vec, float, 16, 64, BLayout::RowMajor, -1, -1, SLayout::NoneBox, 512, PadValue::Null, CompactMode::Null>
+        v15 = Tile<TileType::Vec, float, 16, 64, BLayout::RowMajor, -1, -1, SLayout::NoneBox, 512, PadValue::Null,
+                   CompactMode::Null>(v4, v5);
+    TASSIGN(v15, (uint64_t)v7);
+    TMULS(v15, v9, v3);
+    pipe_barrier(PIPE_V);
+    TADDS(v15, v15, 1.0f);
+    set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+    wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+    GlobalTensor<float, pto::Shape<1, 1, 1, -1, -1>, pto::Stride<-1, -1, -1, -1, -1>, pto::Layout::ND> v16 =
+        GlobalTensor<float, pto::Shape<1, 1, 1, -1, -1>, pto::Stride<-1, -1, -1, -1, -1>, pto::Layout::ND>(v2, v11, v12);
+    TSTORE(v16, v15);
+    pipe_sync();
+#endif
+    ptoas_auto_sync_tail(PTOAutoSyncTailMode::kSetWaitMte3ToSEvent0);
+    return;
+}
+"#;
+
+/// The old ptoas form (after PyPTO's preprocessing turned `__global__ AICORE` into
+/// `static __aicore__`; AICORE on a helper stays).
+const OLD_FORM: &str = r#"
+AICORE inline float scale_of(float s) { return s; }
+
+static __aicore__ void scale_old(__gm__ float* v1, __gm__ float* v2, float v3) {
+  unsigned v4 = 0;
+  const int32_t v5 = 64;
+  const int32_t v6 = 1;
+  using T = float;
+#if defined(__DAV_VEC__)
+  set_mask_norm();
+  set_vector_mask(-1, -1);
+  pto::Shape<1, 1, 1, 16, 64> v7 = pto::Shape<1, 1, 1, 16, 64>();
+  pto::Stride<1024, 1024, 1024, 64, 1> v8 = pto::Stride<1024, 1024, 1024, 64, 1>();
+  GlobalTensor<float, pto::Shape<1, 1, 1, 16, 64>, pto::Stride<1024, 1024, 1024, 64, 1>> v9 =
+      GlobalTensor<float, pto::Shape<1, 1, 1, 16, 64>, pto::Stride<1024, 1024, 1024, 64, 1>>(v1 + (v4 + v4 * (unsigned) v5 + v4 * (unsigned) v6), v7, v8);
+  Tile<TileType::Vec, float, 16, 64, BLayout::RowMajor, 16, 64, SLayout::NoneBox, 512, PadValue::Null> v10;
+  TASSIGN(v10, 0);
+  Tile<TileType::Vec, float, 16, 64, BLayout::RowMajor, 16, 64, SLayout::NoneBox, 512, PadValue::Null> v11;
+  TASSIGN(v11, 4096);
+  TLOAD(v10, v9);
+  TMULS(v11, v10, scale_of(v3));
+  TADDS(v11, v11, 1.0f);
+  GlobalTensor<float, pto::Shape<1, 1, 1, 16, 64>, pto::Stride<1024, 1024, 1024, 64, 1>> v12 =
+      GlobalTensor<float, pto::Shape<1, 1, 1, 16, 64>, pto::Stride<1024, 1024, 1024, 64, 1>>(v2, v7, v8);
+  TSTORE(v12, v11);
+#endif
+  return;
+}
+"#;
+
+fn entry(func: &str, out: usize) -> String {
+    let unpack = format!(
+        "{}{}{}    (void)get_block_idx(args); (void)get_block_idx(); (void)get_block_num(args);\n",
+        wrapper::tensor_arg(0, "float", "x"),
+        wrapper::tensor_arg(out, "float", "y"),
+        wrapper::scalar_arg(4, "float", "s"),
+    );
+    wrapper::entry(&unpack, &format!("{func}(x, y, s)"))
+}
+
+#[test]
+fn kernel_styles_compile_unchanged_and_agree() {
+    let with_sync = |body: &str| format!("#include \"pipe_sync.h\"\n{body}");
+    let kernels = [
+        Kernel::aiv(
+            0,
+            "new_form_shim",
+            wrapper::kernel_with_shim(&with_sync(NEW_FORM), &entry("scale_new", 1)),
+        ),
+        Kernel::aiv(
+            1,
+            "new_form",
+            wrapper::kernel(&with_sync(NEW_FORM), &entry("scale_new", 2)),
+        ),
+        Kernel::aiv(
+            2,
+            "old_form",
+            wrapper::kernel(OLD_FORM, &entry("scale_old", 3)),
+        ),
+    ];
+    let mut body = String::new();
+    for i in 0..4 {
+        body += &format!("    ChipTensor t{i} = orch_args.tensor({i}).ref();\n");
+    }
+    for k in 0..3 {
+        body += &format!(
+            "    {{ CoreTaskArgs p; p.add_inout(t0, t1, t2, t3); p.add_scalar(orch_args.scalar(0)); rt_submit_aiv_task({k}, p); }}\n"
+        );
+    }
+    let program = build("compat", &orchestration(5, &body), &kernels);
+    let x = values(1024, 91, 3.0);
+    let mut bufs = vec![
+        Buf::f32(&[16, 64], &x),
+        Buf::zeros(Dt::F32, &[16, 64]),
+        Buf::zeros(Dt::F32, &[16, 64]),
+        Buf::zeros(Dt::F32, &[16, 64]),
+    ];
+    run(&program, &mut bufs, &[u64::from(2.5f32.to_bits())]);
+    let want: Vec<f32> = x.iter().map(|v| v * 2.5 + 1.0).collect();
+    for (k, name) in ["deepseek shim", "direct dcci/dsb", "old form"]
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(bufs[1 + k].as_f32(), want, "{name}");
+    }
+}
