@@ -48,21 +48,37 @@ __attribute__((target("avx2,fma"))) inline void gemm_f32_avx2(const float* a, co
     for (; i + 4 <= m; i += 4) {
         size_t j = 0;
         for (; j + 16 <= n; j += 16) {
-            v8f acc[4][2] = {};
+            v8f c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
             const float* a0 = a + i * k;
-            for (size_t kk = 0; kk < k; ++kk) {
-                const v8f b0 = *reinterpret_cast<const v8f*>(b + kk * n + j);
-                const v8f b1 = *reinterpret_cast<const v8f*>(b + kk * n + j + 8);
-                for (int r = 0; r < 4; ++r) {
-                    const v8f x = v8f{} + a0[r * k + kk];
-                    acc[r][0] = __builtin_ia32_vfmaddps256(x, b0, acc[r][0]);
-                    acc[r][1] = __builtin_ia32_vfmaddps256(x, b1, acc[r][1]);
-                }
+            const float* a1 = a0 + k;
+            const float* a2 = a1 + k;
+            const float* a3 = a2 + k;
+            const float* bp = b + j;
+            for (size_t kk = 0; kk < k; ++kk, bp += n) {
+                const v8f b0 = *reinterpret_cast<const v8f*>(bp);
+                const v8f b1 = *reinterpret_cast<const v8f*>(bp + 8);
+                v8f x = v8f{} + a0[kk];
+                c00 = __builtin_ia32_vfmaddps256(x, b0, c00);
+                c01 = __builtin_ia32_vfmaddps256(x, b1, c01);
+                x = v8f{} + a1[kk];
+                c10 = __builtin_ia32_vfmaddps256(x, b0, c10);
+                c11 = __builtin_ia32_vfmaddps256(x, b1, c11);
+                x = v8f{} + a2[kk];
+                c20 = __builtin_ia32_vfmaddps256(x, b0, c20);
+                c21 = __builtin_ia32_vfmaddps256(x, b1, c21);
+                x = v8f{} + a3[kk];
+                c30 = __builtin_ia32_vfmaddps256(x, b0, c30);
+                c31 = __builtin_ia32_vfmaddps256(x, b1, c31);
             }
-            for (int r = 0; r < 4; ++r) {
-                *reinterpret_cast<v8f*>(c + (i + r) * n + j) = acc[r][0];
-                *reinterpret_cast<v8f*>(c + (i + r) * n + j + 8) = acc[r][1];
-            }
+            float* cp = c + i * n + j;
+            *reinterpret_cast<v8f*>(cp) = c00;
+            *reinterpret_cast<v8f*>(cp + 8) = c01;
+            *reinterpret_cast<v8f*>(cp + n) = c10;
+            *reinterpret_cast<v8f*>(cp + n + 8) = c11;
+            *reinterpret_cast<v8f*>(cp + 2 * n) = c20;
+            *reinterpret_cast<v8f*>(cp + 2 * n + 8) = c21;
+            *reinterpret_cast<v8f*>(cp + 3 * n) = c30;
+            *reinterpret_cast<v8f*>(cp + 3 * n + 8) = c31;
         }
         for (; j < n; ++j) {
             for (size_t r = i; r < i + 4; ++r) {
@@ -123,6 +139,64 @@ inline void gemm_i32(const int32_t* a, const int32_t* b, int32_t* c, size_t m, s
     }
 }
 
+/// Copies the `rows x cols` top-left region of `tile` into the row-major matrix `dst`
+/// (leading dimension `ld`), converting each element to `D`. Walks the tile in contiguous
+/// runs of its storage (rows for row-major layouts and blocks with a row-major inside,
+/// columns otherwise) instead of computing every element's offset.
+template <class D, class TileT>
+inline void tile_to_matrix(const TileT& tile, const typename TileT::DType* src, size_t rows, size_t cols, D* dst,
+                           size_t ld) {
+    if constexpr (TileT::isBoxedLayout ? TileT::isInnerRowMajor : TileT::isRowMajor) {
+        constexpr size_t run = TileT::isBoxedLayout ? TileT::InnerCols : TileT::Cols;
+        for (size_t r = 0; r < rows; ++r) {
+            for (size_t c0 = 0; c0 < cols; c0 += run) {
+                const typename TileT::DType* p = src + tile.ElementOffset(r, c0);
+                const size_t n = std::min(run, cols - c0);
+                D* q = dst + r * ld + c0;
+                for (size_t i = 0; i < n; ++i) q[i] = static_cast<D>(p[i]);
+            }
+        }
+    } else {
+        constexpr size_t run = TileT::isBoxedLayout ? TileT::InnerRows : TileT::Rows;
+        for (size_t c = 0; c < cols; ++c) {
+            for (size_t r0 = 0; r0 < rows; r0 += run) {
+                const typename TileT::DType* p = src + tile.ElementOffset(r0, c);
+                const size_t n = std::min(run, rows - r0);
+                D* q = dst + r0 * ld + c;
+                for (size_t i = 0; i < n; ++i) q[i * ld] = static_cast<D>(p[i]);
+            }
+        }
+    }
+}
+
+/// The inverse of tile_to_matrix: writes `f(r, c, value)` of the row-major matrix `src` into
+/// the `rows x cols` top-left region of `tile`.
+template <class TileT, class S, class F>
+inline void matrix_to_tile(TileT& tile, typename TileT::DType* dst, size_t rows, size_t cols, const S* src, size_t ld,
+                           F f) {
+    if constexpr (TileT::isBoxedLayout ? TileT::isInnerRowMajor : TileT::isRowMajor) {
+        constexpr size_t run = TileT::isBoxedLayout ? TileT::InnerCols : TileT::Cols;
+        for (size_t r = 0; r < rows; ++r) {
+            for (size_t c0 = 0; c0 < cols; c0 += run) {
+                typename TileT::DType* p = dst + tile.ElementOffset(r, c0);
+                const size_t n = std::min(run, cols - c0);
+                const S* q = src + r * ld + c0;
+                for (size_t i = 0; i < n; ++i) p[i] = f(r, c0 + i, q[i]);
+            }
+        }
+    } else {
+        constexpr size_t run = TileT::isBoxedLayout ? TileT::InnerRows : TileT::Rows;
+        for (size_t c = 0; c < cols; ++c) {
+            for (size_t r0 = 0; r0 < rows; r0 += run) {
+                typename TileT::DType* p = dst + tile.ElementOffset(r0, c);
+                const size_t n = std::min(run, rows - r0);
+                const S* q = src + r0 * ld + c;
+                for (size_t i = 0; i < n; ++i) p[i] = f(r0 + i, c, q[i * ld]);
+            }
+        }
+    }
+}
+
 /// The checks every matmul form shares.
 template <class Acc, class L, class R>
 constexpr void check_matmul_types() {
@@ -166,39 +240,34 @@ inline void matmul(Acc& out, const Acc* in, L& left, R& right, Bias* bias, const
         s.a.resize(m * k);
         s.b.resize(k * n);
         s.c.resize(m * n);
-        for (size_t i = 0; i < m; ++i)
-            for (size_t kk = 0; kk < k; ++kk) s.a[i * k + kk] = static_cast<float>(pa[left.ElementOffset(i, kk)]);
-        for (size_t kk = 0; kk < k; ++kk)
-            for (size_t j = 0; j < n; ++j) s.b[kk * n + j] = static_cast<float>(pb[right.ElementOffset(kk, j)]);
+        tile_to_matrix(left, pa, m, k, s.a.data(), k);
+        tile_to_matrix(right, pb, k, n, s.b.data(), n);
         gemm_f32(s.a.data(), s.b.data(), s.c.data(), m, n, k);
-        for (size_t j = 0; j < n; ++j) {
-            const float bj = bias != nullptr ? static_cast<float>(bias->data_[bias->ElementOffset(0, j)]) : 0.0f;
-            for (size_t i = 0; i < m; ++i) {
-                const size_t off = out.ElementOffset(i, j);
-                float v = s.c[i * n + j];
-                if (pin != nullptr) v = pin[in->ElementOffset(i, j)] + v;
-                if (bias != nullptr) v = v + bj;
-                o[off] = v;
+        if (bias != nullptr) {
+            for (size_t j = 0; j < n; ++j) {
+                const float bj = static_cast<float>(bias->data_[bias->ElementOffset(0, j)]);
+                for (size_t i = 0; i < m; ++i) s.c[i * n + j] += bj;
             }
+        }
+        if (pin != nullptr) {
+            matrix_to_tile(out, o, m, n, s.c.data(), n,
+                           [&](size_t i, size_t j, float v) { return pin[in->ElementOffset(i, j)] + v; });
+        } else {
+            matrix_to_tile(out, o, m, n, s.c.data(), n, [](size_t, size_t, float v) { return v; });
         }
     } else {
         s.ia.resize(m * k);
         s.ib.resize(k * n);
         s.ic.resize(m * n);
-        for (size_t i = 0; i < m; ++i)
-            for (size_t kk = 0; kk < k; ++kk) s.ia[i * k + kk] = pa[left.ElementOffset(i, kk)];
-        for (size_t kk = 0; kk < k; ++kk)
-            for (size_t j = 0; j < n; ++j) s.ib[kk * n + j] = pb[right.ElementOffset(kk, j)];
+        tile_to_matrix(left, pa, m, k, s.ia.data(), k);
+        tile_to_matrix(right, pb, k, n, s.ib.data(), n);
         gemm_i32(s.ia.data(), s.ib.data(), s.ic.data(), m, n, k);
-        for (size_t j = 0; j < n; ++j) {
-            const int32_t bj = bias != nullptr ? bias->data_[bias->ElementOffset(0, j)] : 0;
-            for (size_t i = 0; i < m; ++i) {
-                uint32_t v = static_cast<uint32_t>(s.ic[i * n + j]);
-                if (pin != nullptr) v += static_cast<uint32_t>(pin[in->ElementOffset(i, j)]);
-                v += static_cast<uint32_t>(bj);
-                o[out.ElementOffset(i, j)] = static_cast<int32_t>(v);
-            }
-        }
+        matrix_to_tile(out, o, m, n, s.ic.data(), n, [&](size_t i, size_t j, int32_t v) {
+            uint32_t u = static_cast<uint32_t>(v);
+            if (pin != nullptr) u += static_cast<uint32_t>(pin[in->ElementOffset(i, j)]);
+            if (bias != nullptr) u += static_cast<uint32_t>(bias->data_[bias->ElementOffset(0, j)]);
+            return static_cast<int32_t>(u);
+        });
     }
 }
 
