@@ -68,14 +68,36 @@ inline void for_each_gm(const GmMap& m, F&& f) {
     }
 }
 
-/// Calls `f(tile_offset, gm_offset, count)` for each contiguous run when a plain tile and the
-/// view are contiguous along the same axis; returns false (and does nothing) otherwise.
+/// Calls `f(tile_offset, gm_offset, count)` for each run of elements contiguous both in the
+/// tile's storage and in GM (plain tiles: whole rows or columns; fractal tiles: one block
+/// row or block column); returns false (and does nothing) when the view has no such runs.
 template <class TileT>
 inline bool for_each_gm_run(const GmMap& m, const TileT& tile, size_t& calls,
                             void (*f)(void*, size_t, int64_t, size_t), void* env) {
-    (void)tile;
     calls = 0;
     if constexpr (TileT::isBoxedLayout) {
+        // 2-D views only (map_gm checked): runs along a block's rows (inner RowMajor, GM rows
+        // contiguous) or along its columns (inner ColMajor, GM columns contiguous).
+        if (TileT::isInnerRowMajor && m.s[4] == 1) {
+            for (int64_t r = 0; r < m.n[3]; ++r) {
+                for (int64_t c0 = 0; c0 < m.n[4]; c0 += TileT::InnerCols) {
+                    const size_t n = static_cast<size_t>(std::min<int64_t>(TileT::InnerCols, m.n[4] - c0));
+                    f(env, tile.ElementOffset(static_cast<size_t>(r), static_cast<size_t>(c0)), r * m.s[3] + c0, n);
+                    ++calls;
+                }
+            }
+            return true;
+        }
+        if (TileT::isInnerColMajor && m.s[3] == 1) {
+            for (int64_t c = 0; c < m.n[4]; ++c) {
+                for (int64_t r0 = 0; r0 < m.n[3]; r0 += TileT::InnerRows) {
+                    const size_t n = static_cast<size_t>(std::min<int64_t>(TileT::InnerRows, m.n[3] - r0));
+                    f(env, tile.ElementOffset(static_cast<size_t>(r0), static_cast<size_t>(c)), c * m.s[4] + r0, n);
+                    ++calls;
+                }
+            }
+            return true;
+        }
         return false;
     } else {
         if (TileT::isRowMajor ? m.s[4] != 1 : m.s[3] != 1) return false;

@@ -21,6 +21,22 @@ inline void check_window(const TileT& t, size_t r0, size_t c0, size_t rows, size
     }
 }
 
+/// True when consecutive columns of a row are contiguous in storage (plain row-major tiles,
+/// and fractal tiles whose blocks are row-major inside).
+template <class T>
+inline constexpr bool runs_along_rows = T::isBoxedLayout ? T::isInnerRowMajor : T::isRowMajor;
+
+/// Elements contiguous in storage from column `c` onward along a row.
+template <class T>
+inline size_t row_run_left(const T&, size_t c) {
+    return T::isBoxedLayout ? T::InnerCols - c % T::InnerCols : T::Cols - c;
+}
+/// Elements contiguous in storage from row `r` onward along a column.
+template <class T>
+inline size_t col_run_left(const T&, size_t r) {
+    return T::isBoxedLayout ? T::InnerRows - r % T::InnerRows : T::Rows - r;
+}
+
 /// Copies `rows x cols` elements from `src` at (sr, sc) to `dst` at (dr, dc), converting
 /// Acc values as the fixpipe does and applying ReLU if asked.
 template <ReluPreMode Relu, class D, class S>
@@ -43,7 +59,8 @@ inline void copy_window(D& dst, S& src, size_t dr, size_t dc, size_t sr, size_t 
             return convert<TD>(v, RoundMode::CAST_RINT, SaturationMode::OFF);
         }
     };
-    if (dr == 0 && dc == 0 && sr == 0 && sc == 0 && static_cast<const void*>(d) != static_cast<const void*>(s)) {
+    if (dr == 0 && dc == 0 && sr == 0 && sc == 0 && static_cast<const void*>(d) != static_cast<const void*>(s) &&
+        same_plain_layout<D, S>) {
         for_each_offset(rows, cols, [&](size_t id, size_t is) { d[id] = conv(s[is]); }, dst, src);
         return;
     }
@@ -56,9 +73,33 @@ inline void copy_window(D& dst, S& src, size_t dr, size_t dc, size_t sr, size_t 
         });
         return;
     }
-    for_each_rc<D>(rows, cols, [&](size_t r, size_t c) {
-        d[dst.ElementOffset(dr + r, dc + c)] = conv(s[src.ElementOffset(sr + r, sc + c)]);
-    });
+    if constexpr (runs_along_rows<D> && runs_along_rows<S>) {
+        // Both store consecutive columns contiguously (row-major, Nz, Zz): copy runs.
+        for (size_t r = 0; r < rows; ++r) {
+            for (size_t c = 0; c < cols;) {
+                const size_t n = std::min({cols - c, row_run_left(dst, dc + c), row_run_left(src, sc + c)});
+                TD* q = d + dst.ElementOffset(dr + r, dc + c);
+                const TS* p = s + src.ElementOffset(sr + r, sc + c);
+                for (size_t i = 0; i < n; ++i) q[i] = conv(p[i]);
+                c += n;
+            }
+        }
+    } else if constexpr (!runs_along_rows<D> && !runs_along_rows<S>) {
+        // Both store consecutive rows contiguously (column-major, Zn).
+        for (size_t c = 0; c < cols; ++c) {
+            for (size_t r = 0; r < rows;) {
+                const size_t n = std::min({rows - r, col_run_left(dst, dr + r), col_run_left(src, sr + r)});
+                TD* q = d + dst.ElementOffset(dr + r, dc + c);
+                const TS* p = s + src.ElementOffset(sr + r, sc + c);
+                for (size_t i = 0; i < n; ++i) q[i] = conv(p[i]);
+                r += n;
+            }
+        }
+    } else {
+        for_each_rc<D>(rows, cols, [&](size_t r, size_t c) {
+            d[dst.ElementOffset(dr + r, dc + c)] = conv(s[src.ElementOffset(sr + r, sc + c)]);
+        });
+    }
 }
 
 /// TMOV's region: the smaller of the two valid shapes.
