@@ -208,3 +208,77 @@ int main() {
         "{stderr}"
     );
 }
+
+/// A MIX-less pipe wait: an AIV pops from a pipe nobody pushes to.
+const BLOCKED_POP: &str = r#"
+static __aicore__ void bad(__gm__ float* out) {
+    (void)out;
+    using P = TPipe<5, Direction::DIR_C2V, 1024, 2>;
+    auto p = P(nullptr, 0, 0);
+    Tile<TileType::Vec, float, 16, 16, BLayout::RowMajor, 16, 16, SLayout::NoneBox, 512, PadValue::Null> t;
+    TPOP<P, decltype(t), TileSplitAxis::TILE_NO_SPLIT>(p, t);
+}
+"#;
+
+#[test]
+fn a_blocked_tpop_names_the_pipe_and_gives_up_when_the_run_stops() {
+    let source = wrapper::kernel(
+        BLOCKED_POP,
+        &wrapper::entry(&wrapper::tensor_arg(0, "float", "out"), "bad(out)"),
+    );
+    let program = build(
+        "blocked_tpop",
+        &one_task(1, 0, "", "rt_submit_aiv_task(0, p)"),
+        &[Kernel::aiv(0, "blocked_tpop", source)],
+    );
+    let mut cfg = config();
+    cfg.scheduler_timeout = std::time::Duration::from_millis(300);
+    let mut bufs = vec![Buf::zeros(Dt::F32, &[16, 64])];
+    match run_with(&program, &mut bufs, &[], &cfg) {
+        Err(RuntimeError::Fatal { code, message }) => {
+            assert_eq!(code, ErrorCode::SchedulerTimeout, "{message}");
+            assert_mentions(
+                &message,
+                &["TPOP on pipe flag 5 DIR_C2V (2 slots x 1024 B): waiting for the AIC core to push"],
+            );
+        }
+        other => panic!("expected a scheduler timeout, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_fault_on_the_cube_releases_the_vector_cores_waiting_on_it() {
+    let aic = wrapper::kernel(
+        r#"
+static __aicore__ void cube(__gm__ float* out) {
+    (void)out;
+    using Acc = Tile<TileType::Acc, float, 16, 16, BLayout::ColMajor, 16, 16, SLayout::RowMajor, 1024>;
+    Acc acc;
+    TASSIGN(acc, 0x7ffffff0);   // far past L0C
+}
+"#,
+        &wrapper::entry(&wrapper::tensor_arg(0, "float", "out"), "cube(out)"),
+    );
+    let aiv = wrapper::kernel(
+        BLOCKED_POP,
+        &wrapper::entry(&wrapper::tensor_arg(0, "float", "out"), "bad(out)"),
+    );
+    let program = build(
+        "fault_releases_waiters",
+        &one_task(1, 0, "", "rt_submit_task(MixedKernels{0, 1, 1}, p)"),
+        &[
+            Kernel::aic(0, "faulty_cube", aic),
+            Kernel::aiv(1, "waiting_vector", aiv),
+        ],
+    );
+    // The vector cores block in TPOP; the run must end with the cube's fault (their waits see
+    // the stop flag), not with the scheduler timeout.
+    let mut bufs = vec![Buf::zeros(Dt::F32, &[16, 64])];
+    match run_with(&program, &mut bufs, &[], &config()) {
+        Err(RuntimeError::Fatal { code, message }) => {
+            assert_eq!(code, ErrorCode::KernelFault, "{message}");
+            assert_mentions(&message, &["kernel 'faulty_cube'", "L0C offset 0x7ffffff0"]);
+        }
+        other => panic!("expected a kernel fault, got {other:?}"),
+    }
+}
