@@ -1,0 +1,539 @@
+//! The destination-passing tile ops and the cross-core pipe ops.
+//!
+//! Most tile ops lower by one rule, `pto.tX ins(a, b, ...) outs(d)` → `TX(d, a, b, ...)`
+//! (dots become underscores: `pto.tmatmul.acc` → `TMATMUL_ACC`). The table [`TILE_OPS`]
+//! lists the ops lowered that way and the attributes each accepts; the special cases are
+//! loads and stores (a view operand becomes its GlobalTensor; attributes become `TSTORE`
+//! template arguments), `tcvt` (rounding and saturation mode arguments), `tci`, the
+//! mask-pattern `tgather`, `tcolsum`'s `isBinary` and the template-argument forms of
+//! `tmov`, `tmatmul` and `tcmp`. An op or attribute outside the table is an error.
+
+use super::{invalid, unsupported, FnLower, Pipe};
+use crate::cpp::Stmt;
+use crate::error::DiagResult;
+use crate::ir::{find_attr, Attr, NamedAttr, Op, ValueId};
+use crate::types::Type;
+
+/// Attributes that only tune the device implementation (precision algorithms); the CPU
+/// results do not depend on them.
+const IGNORED_ATTRS: [&str; 3] = ["precision", "algorithm", "mode_hint"];
+
+/// The tile ops lowered by the generic rule, with the attributes each accepts.
+pub(crate) const TILE_OPS: &[(&str, &[&str])] = &[
+    ("tabs", &[]),
+    ("tadd", &[]),
+    ("tadds", &[]),
+    ("taddc", &[]),
+    ("taddsc", &[]),
+    ("tand", &[]),
+    ("tands", &[]),
+    ("tor", &[]),
+    ("tors", &[]),
+    ("txor", &[]),
+    ("txors", &[]),
+    ("tnot", &[]),
+    ("tshl", &[]),
+    ("tshr", &[]),
+    ("tshls", &[]),
+    ("tshrs", &[]),
+    ("tsub", &[]),
+    ("tsubs", &[]),
+    ("tsubc", &[]),
+    ("tsubsc", &[]),
+    ("tmul", &[]),
+    ("tmuls", &[]),
+    ("tdiv", &[]),
+    ("tdivs", &[]),
+    ("tmax", &[]),
+    ("tmaxs", &[]),
+    ("tmin", &[]),
+    ("tmins", &[]),
+    ("trem", &[]),
+    ("trems", &[]),
+    ("texp", &[]),
+    ("tlog", &[]),
+    ("tsqrt", &[]),
+    ("trsqrt", &[]),
+    ("trecip", &[]),
+    ("tneg", &[]),
+    ("trelu", &[]),
+    ("tlrelu", &[]),
+    ("tprelu", &[]),
+    ("texpands", &[]),
+    ("tfillpad", &[]),
+    ("tfillpad_expand", &[]),
+    ("tfillpad_inplace", &[]),
+    ("trowsum", &[]),
+    ("trowmax", &[]),
+    ("trowmin", &[]),
+    ("trowprod", &[]),
+    ("tcolsum", &["isBinary"]),
+    ("tcolmax", &[]),
+    ("tcolmin", &[]),
+    ("tcolprod", &[]),
+    ("trowexpand", &[]),
+    ("trowexpandadd", &[]),
+    ("trowexpandsub", &[]),
+    ("trowexpandmul", &[]),
+    ("trowexpanddiv", &[]),
+    ("trowexpandmax", &[]),
+    ("trowexpandmin", &[]),
+    ("trowexpandexpdif", &[]),
+    ("tcolexpand", &[]),
+    ("tcolexpandadd", &[]),
+    ("tcolexpandsub", &[]),
+    ("tcolexpandmul", &[]),
+    ("tcolexpanddiv", &[]),
+    ("tcolexpandmax", &[]),
+    ("tcolexpandmin", &[]),
+    ("tcolexpandexpdif", &[]),
+    ("tmatmul", &["accPhase"]),
+    ("tmatmul.acc", &["accPhase"]),
+    ("tmatmul.bias", &[]),
+    ("tgemv", &["accPhase"]),
+    ("tgemv.acc", &["accPhase"]),
+    ("tgemv.bias", &[]),
+    ("tmov", &["reluPreMode", "accToVecMode"]),
+    ("textract", &[]),
+    ("tinsert", &[]),
+    ("ttrans", &[]),
+    ("tconcat", &[]),
+    ("tsort32", &[]),
+    ("tgather", &["maskPattern"]),
+    ("tmrgsort", &[]),
+    ("tprint", &[]),
+    ("tsel", &[]),
+    ("tsels", &[]),
+    ("tcmp", &["cmpMode"]),
+    ("tcmps", &["cmpMode"]),
+    ("tpartadd", &[]),
+    ("tpartmax", &[]),
+    ("tpartmin", &[]),
+    ("tpartmul", &[]),
+    ("tcvt", &["rmode", "sat_mode"]),
+    ("tci", &["descending"]),
+    ("tload", &[]),
+    ("tprefetch", &[]),
+    ("tstore", &["atomicType", "stPhase", "reluPreMode"]),
+];
+
+fn cpp_name(name: &str) -> String {
+    name.to_ascii_uppercase().replace('.', "_")
+}
+
+/// `X::Y` for a PTO enum attribute, mapping the IR mnemonic to the C++ enumerator.
+fn enum_token(attr: &Attr, kind: &str) -> Option<String> {
+    let v = attr.pto_value()?;
+    Some(match kind {
+        "round_mode" => format!(
+            "RoundMode::{}",
+            match v {
+                "NONE" | "CAST_NONE" => "CAST_NONE",
+                "RINT" | "CAST_RINT" => "CAST_RINT",
+                "ROUND" | "CAST_ROUND" => "CAST_ROUND",
+                "FLOOR" | "CAST_FLOOR" => "CAST_FLOOR",
+                "CEIL" | "CAST_CEIL" => "CAST_CEIL",
+                "TRUNC" | "CAST_TRUNC" => "CAST_TRUNC",
+                "ODD" | "CAST_ODD" => "CAST_ODD",
+                _ => return None,
+            }
+        ),
+        "saturation_mode" => format!(
+            "SaturationMode::{}",
+            match v {
+                "ON" | "on" => "ON",
+                "OFF" | "off" => "OFF",
+                _ => return None,
+            }
+        ),
+        "atomic_type" => format!(
+            "AtomicType::{}",
+            match v {
+                "atomic_none" => "AtomicNone",
+                "atomic_add" => "AtomicAdd",
+                _ => return None,
+            }
+        ),
+        "st_phase" | "acc_phase" => format!(
+            "{}::{}",
+            if kind == "st_phase" {
+                "STPhase"
+            } else {
+                "AccPhase"
+            },
+            match v {
+                "unspecified" => "Unspecified",
+                "partial" => "Partial",
+                "final" => "Final",
+                _ => return None,
+            }
+        ),
+        "relu_pre_mode" => format!(
+            "ReluPreMode::{}",
+            match v {
+                "no_relu" => "NoRelu",
+                "normal_relu" => "NormalRelu",
+                "scalar_relu" => "ScalarRelu",
+                "vector_relu" => "VectorRelu",
+                _ => return None,
+            }
+        ),
+        "acc_to_vec_mode" => format!(
+            "AccToVecMode::{}",
+            match v {
+                "single_mode_vec0" => "SingleModeVec0",
+                "single_mode_vec1" => "SingleModeVec1",
+                "dual_mode_split_m" => "DualModeSplitM",
+                "dual_mode_split_n" => "DualModeSplitN",
+                _ => return None,
+            }
+        ),
+        "mask_pattern" => {
+            if !matches!(
+                v,
+                "P0101" | "P1010" | "P0001" | "P0010" | "P0100" | "P1000" | "P1111"
+            ) {
+                return None;
+            }
+            format!("MaskPattern::{v}")
+        }
+        "cmp" => format!("CmpMode::{}", v.to_ascii_uppercase()),
+        _ => return None,
+    })
+}
+
+impl FnLower<'_> {
+    /// An attribute of `attrs` as a C++ enumerator of `kind`.
+    fn enum_attr(
+        &self,
+        op: &Op,
+        attrs: &[NamedAttr],
+        name: &str,
+        kind: &str,
+    ) -> DiagResult<Option<String>> {
+        match find_attr(attrs, name) {
+            None => Ok(None),
+            Some(a) => enum_token(a, kind).map(Some).ok_or_else(|| {
+                invalid(
+                    op.span,
+                    format!("'{}': bad value for attribute '{name}'", op.name()),
+                )
+            }),
+        }
+    }
+
+    fn operand(&mut self, v: ValueId, op: &Op, out: &mut Vec<Stmt>) -> DiagResult<String> {
+        match self.f.ty(v) {
+            Type::TensorView { .. } | Type::PartitionView { .. } | Type::MemRef { .. } => {
+                let view = self.view_of(v, op.span)?;
+                match &view.gt {
+                    Some(g) => Ok(g.clone()),
+                    None => Ok(self.global_tensor(&view, &[v], out)),
+                }
+            }
+            _ => self.expr(v, op.span),
+        }
+    }
+
+    pub(super) fn tile_op(
+        &mut self,
+        op: &Op,
+        name: &str,
+        ins: &[ValueId],
+        outs: &[ValueId],
+        attrs: &[NamedAttr],
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<()> {
+        let Some((_, allowed)) = TILE_OPS.iter().find(|(n, _)| *n == name) else {
+            return Err(unsupported(
+                op.span,
+                format!("unsupported op 'pto.{name}' (docs/PTOAS.md lists the supported ops)"),
+            ));
+        };
+        for a in attrs {
+            if !allowed.contains(&a.name.as_str()) && !IGNORED_ATTRS.contains(&a.name.as_str()) {
+                return Err(unsupported(
+                    op.span,
+                    format!("'pto.{name}': unsupported attribute '{}'", a.name),
+                ));
+            }
+        }
+        let view_op = matches!(name, "tload" | "tprefetch" | "tstore");
+        for v in ins.iter().chain(outs) {
+            let is_view = matches!(
+                self.f.ty(*v),
+                Type::TensorView { .. } | Type::PartitionView { .. } | Type::MemRef { .. }
+            );
+            if is_view && !view_op {
+                return Err(invalid(
+                    op.span,
+                    format!("'pto.{name}' takes tiles and scalars; %{} is a GM view (load it with pto.tload)", self.f.name_of(*v)),
+                ));
+            }
+            if matches!(self.f.ty(*v), Type::Pipe) {
+                return Err(invalid(op.span, format!("'pto.{name}' cannot take a pipe")));
+            }
+        }
+        let expected_outs = usize::from(name != "tprint");
+        if outs.len() != expected_outs {
+            return Err(invalid(
+                op.span,
+                format!(
+                    "'pto.{name}' needs {expected_outs} output(s) in outs(...), got {}",
+                    outs.len()
+                ),
+            ));
+        }
+        let mut args = Vec::new();
+        for v in outs.iter().chain(ins) {
+            args.push(self.operand(*v, op, out)?);
+        }
+        let call = cpp_name(name);
+        let line = match name {
+            "tload" | "tprefetch" => {
+                if ins.len() != 1 {
+                    return Err(invalid(op.span, format!("'pto.{name}' loads one view")));
+                }
+                format!("{call}({}, {});", args[0], args[1])
+            }
+            "tstore" => {
+                if ins.is_empty() || ins.len() > 2 {
+                    return Err(invalid(
+                        op.span,
+                        "'pto.tstore' stores one tile (and an optional pre-quant scalar)",
+                    ));
+                }
+                let phase = self.enum_attr(op, attrs, "stPhase", "st_phase")?;
+                let atomic = self.enum_attr(op, attrs, "atomicType", "atomic_type")?;
+                let relu = self.enum_attr(op, attrs, "reluPreMode", "relu_pre_mode")?;
+                let tile_ty = self.cpp_type(ins[0], op.span)?;
+                let gt_ty = format!("decltype({})", args[0]);
+                let mut tmpl = Vec::new();
+                if let Some(p) = &phase {
+                    tmpl.push(p.clone());
+                }
+                if atomic.is_some() || relu.is_some() {
+                    tmpl.push(tile_ty);
+                    tmpl.push(gt_ty);
+                    tmpl.push(atomic.unwrap_or_else(|| "AtomicType::AtomicNone".into()));
+                    if let Some(r) = relu {
+                        tmpl.push(r);
+                    }
+                } else if phase.is_some() {
+                    tmpl.push(tile_ty);
+                    tmpl.push(gt_ty);
+                }
+                let t = if tmpl.is_empty() {
+                    String::new()
+                } else {
+                    format!("<{}>", tmpl.join(", "))
+                };
+                format!("TSTORE{t}({});", args.join(", "))
+            }
+            "tcvt" => {
+                let rmode = self
+                    .enum_attr(op, attrs, "rmode", "round_mode")?
+                    .unwrap_or_else(|| "RoundMode::CAST_RINT".into());
+                let sat = self
+                    .enum_attr(op, attrs, "sat_mode", "saturation_mode")?
+                    .unwrap_or_else(|| "SaturationMode::OFF".into());
+                let rv = self.fresh();
+                let sv = self.fresh();
+                out.push(Stmt::Line(format!("RoundMode {rv} = {rmode};")));
+                out.push(Stmt::Line(format!("SaturationMode {sv} = {sat};")));
+                format!("TCVT({}, {rv}, {sv});", args.join(", "))
+            }
+            "tci" => {
+                if ins.len() != 1 {
+                    return Err(invalid(op.span, "'pto.tci' takes the start value"));
+                }
+                let desc = match find_attr(attrs, "descending") {
+                    None => false,
+                    Some(Attr::Bool(b)) => *b,
+                    Some(Attr::Unit) => true,
+                    Some(_) => {
+                        return Err(invalid(op.span, "'pto.tci': 'descending' must be a bool"))
+                    }
+                };
+                let tile_ty = self.cpp_type(outs[0], op.span)?;
+                let s_ty = self.cpp_type(ins[0], op.span)?;
+                format!(
+                    "TCI<{tile_ty}, {s_ty}, {}>({}, {});",
+                    u8::from(desc),
+                    args[0],
+                    args[1]
+                )
+            }
+            "tgather" if find_attr(attrs, "maskPattern").is_some() => {
+                let mp = self
+                    .enum_attr(op, attrs, "maskPattern", "mask_pattern")?
+                    .unwrap_or_default();
+                if ins.len() != 1 {
+                    return Err(invalid(
+                        op.span,
+                        "'pto.tgather' with a mask pattern takes one source",
+                    ));
+                }
+                let d = self.cpp_type(outs[0], op.span)?;
+                let s = self.cpp_type(ins[0], op.span)?;
+                format!("TGATHER<{d}, {s}, {mp}>({}, {});", args[0], args[1])
+            }
+            "tcolsum" => match find_attr(attrs, "isBinary") {
+                Some(Attr::Bool(b)) if ins.len() == 2 => {
+                    format!("TCOLSUM({}, {b});", args.join(", "))
+                }
+                Some(_) if ins.len() != 2 => {
+                    return Err(invalid(
+                        op.span,
+                        "'pto.tcolsum' with 'isBinary' needs a tmp tile",
+                    ))
+                }
+                Some(_) => {
+                    return Err(invalid(op.span, "'pto.tcolsum': 'isBinary' must be a bool"))
+                }
+                None => format!("TCOLSUM({});", args.join(", ")),
+            },
+            "tmov" => {
+                let relu = self.enum_attr(op, attrs, "reluPreMode", "relu_pre_mode")?;
+                let a2v = self.enum_attr(op, attrs, "accToVecMode", "acc_to_vec_mode")?;
+                if relu.is_none() && a2v.is_none() {
+                    format!("TMOV({});", args.join(", "))
+                } else {
+                    let d = self.cpp_type(outs[0], op.span)?;
+                    let s = self.cpp_type(ins[0], op.span)?;
+                    let mut tmpl = vec![d, s];
+                    tmpl.extend(a2v);
+                    tmpl.push(relu.unwrap_or_else(|| "ReluPreMode::NoRelu".into()));
+                    format!("TMOV<{}>({});", tmpl.join(", "), args.join(", "))
+                }
+            }
+            "tmatmul" | "tmatmul.acc" | "tgemv" | "tgemv.acc" => {
+                match self.enum_attr(op, attrs, "accPhase", "acc_phase")? {
+                    Some(p) if !p.ends_with("Unspecified") => {
+                        format!("{call}<{p}>({});", args.join(", "))
+                    }
+                    _ => format!("{call}({});", args.join(", ")),
+                }
+            }
+            "tcmp" | "tcmps" => {
+                let mode = self
+                    .enum_attr(op, attrs, "cmpMode", "cmp")?
+                    .unwrap_or_else(|| "CmpMode::EQ".into());
+                format!("{call}({}, {mode});", args.join(", "))
+            }
+            _ => format!("{call}({});", args.join(", ")),
+        };
+        out.push(Stmt::Line(line));
+        Ok(())
+    }
+
+    /// `auto vN = TPipe<id, Direction::..., slot_size, slot_num, local_slot_num, nosplit>(gm,
+    /// c2v, v2c);`
+    pub(super) fn init_pipe(
+        &mut self,
+        op: &Op,
+        attrs: &[NamedAttr],
+        gm: Option<ValueId>,
+        c2v: ValueId,
+        v2c: ValueId,
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<()> {
+        let int = |k: &str| find_attr(attrs, k).and_then(Attr::as_int);
+        let id = int("id").unwrap_or(0);
+        let Some(dir) = int("dir_mask") else {
+            return Err(invalid(
+                op.span,
+                format!("'{}' needs 'dir_mask'", op.name()),
+            ));
+        };
+        let dir_tok = match dir {
+            1 => "Direction::DIR_C2V",
+            2 => "Direction::DIR_V2C",
+            3 => "Direction::DIR_BOTH",
+            _ => {
+                return Err(invalid(
+                    op.span,
+                    format!("'{}': dir_mask must be 1, 2 or 3, got {dir}", op.name()),
+                ))
+            }
+        };
+        let Some(slot_size) = int("slot_size").filter(|s| *s > 0) else {
+            return Err(invalid(
+                op.span,
+                format!("'{}' needs a positive 'slot_size'", op.name()),
+            ));
+        };
+        let slot_num = int("slot_num").unwrap_or(if dir == 3 { 4 } else { 8 });
+        let local = int("local_slot_num").unwrap_or(slot_num);
+        if !(1..=64).contains(&slot_num) || !(1..=64).contains(&local) {
+            return Err(invalid(
+                op.span,
+                "slot_num and local_slot_num must be in [1, 64]",
+            ));
+        }
+        if !(0..=255).contains(&id) {
+            return Err(invalid(
+                op.span,
+                format!("pipe id {id} must be in [0, 255]"),
+            ));
+        }
+        let nosplit = match find_attr(attrs, "nosplit") {
+            None | Some(Attr::Bool(false)) => false,
+            Some(_) => true,
+        };
+        if self.pipes.contains_key(&id) {
+            return Err(invalid(
+                op.span,
+                format!("requires unique initialize_pipe id in function (duplicate id = {id})"),
+            ));
+        }
+        let ty = format!("TPipe<{id}, {dir_tok}, {slot_size}, {slot_num}, {local}, {nosplit}>");
+        let gm_e = match gm {
+            None => "nullptr".to_string(),
+            Some(g) => {
+                let e = self.expr(g, op.span)?;
+                match self.f.ty(g) {
+                    Type::Ptr { .. } | Type::MemRef { .. } => format!("(__gm__ void*) {e}"),
+                    _ => format!("(__gm__ void*) (uintptr_t) {e}"),
+                }
+            }
+        };
+        let c = self.expr(c2v, op.span)?;
+        let v = self.expr(v2c, op.span)?;
+        let var = self.fresh();
+        out.push(Stmt::Comment(format!("pto: {}", op.name())));
+        out.push(Stmt::Line(format!(
+            "auto {var} = {ty}({gm_e}, (uint32_t) {c}, (uint32_t) {v});"
+        )));
+        self.pipes.insert(id, Pipe { var, ty });
+        Ok(())
+    }
+
+    /// The pipe an op with `{split, id}` uses, and its `TileSplitAxis::...`.
+    pub(super) fn pipe_for(&self, op: &Op, attrs: &[NamedAttr]) -> DiagResult<(Pipe, String)> {
+        let id = find_attr(attrs, "id").and_then(Attr::as_int).unwrap_or(0);
+        let Some(pipe) = self.pipes.get(&id) else {
+            return Err(invalid(
+                op.span,
+                format!("'{}' requires matching frontend initialize_pipe(id = {id}) in the same function", op.name()),
+            ));
+        };
+        let split = find_attr(attrs, "split")
+            .and_then(Attr::as_int)
+            .unwrap_or(0);
+        let tok = match split {
+            0 => "TileSplitAxis::TILE_NO_SPLIT",
+            1 => "TileSplitAxis::TILE_UP_DOWN",
+            2 => "TileSplitAxis::TILE_LEFT_RIGHT",
+            3 => "TileSplitAxis::TILE_UP_DOWN_ODD",
+            4 => "TileSplitAxis::TILE_LEFT_RIGHT_ODD",
+            _ => {
+                return Err(invalid(
+                    op.span,
+                    format!("'{}': split must be 0 to 4, got {split}", op.name()),
+                ))
+            }
+        };
+        Ok((pipe.clone(), tok.to_string()))
+    }
+}

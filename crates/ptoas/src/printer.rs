@@ -1,0 +1,652 @@
+//! The canonical `.pto` printer: writes the IR back as PTO-AS text that this parser (and the
+//! real ptoas's grammar) accepts. `parse(print(m)) == m` for every module `m` the parser
+//! builds; the round-trip tests check it.
+
+use std::fmt::Write;
+
+use crate::ir::{Attr, Block, Func, Literal, Module, NamedAttr, Op, OpKind, ValueId, Visibility};
+use crate::types::{ScalarType, Type};
+
+/// Prints `module` as `.pto` text.
+pub fn print_module(module: &Module) -> String {
+    let mut p = Printer {
+        out: String::new(),
+        indent: 0,
+    };
+    p.out.push_str("module");
+    if !module.attrs.is_empty() {
+        p.out.push_str(" attributes ");
+        p.attr_dict(&module.attrs);
+    }
+    p.out.push_str(" {\n");
+    p.indent = 1;
+    for f in &module.funcs {
+        p.func(f);
+    }
+    p.out.push_str("}\n");
+    p.out
+}
+
+struct Printer {
+    out: String,
+    indent: usize,
+}
+
+/// A float literal the lexer reads back as the same `f64`.
+pub(crate) fn float_text(v: f64) -> String {
+    let s = format!("{v:?}");
+    if s.contains('e') && !s.contains('.') {
+        s.replacen('e', ".0e", 1)
+    } else {
+        s
+    }
+}
+
+fn escape(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\t' => o.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\{:02X}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+impl Printer {
+    fn line_start(&mut self) {
+        for _ in 0..self.indent {
+            self.out.push_str("  ");
+        }
+    }
+
+    fn attr(&mut self, a: &Attr) {
+        match a {
+            Attr::Int(v, ty) => {
+                let _ = write!(self.out, "{v}");
+                if let Some(t) = ty {
+                    let _ = write!(self.out, " : {}", t.name());
+                }
+            }
+            Attr::Float(v, ty) => {
+                self.out.push_str(&float_text(*v));
+                if let Some(t) = ty {
+                    let _ = write!(self.out, " : {}", t.name());
+                }
+            }
+            Attr::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
+            Attr::Str(s) => self.out.push_str(&escape(s)),
+            Attr::Unit => self.out.push_str("unit"),
+            Attr::Symbol(s) => {
+                let _ = write!(self.out, "@{s}");
+            }
+            Attr::Pto {
+                kind,
+                value,
+                dotted,
+            } => {
+                if kind.is_empty() {
+                    let _ = write!(self.out, "<{value}>");
+                } else if *dotted {
+                    let _ = write!(self.out, "#pto.{kind}<{value}>");
+                } else {
+                    let _ = write!(self.out, "#pto<{kind} {value}>");
+                }
+            }
+            Attr::Array(v) => {
+                self.out.push('[');
+                for (i, a) in v.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    self.attr(a);
+                }
+                self.out.push(']');
+            }
+            Attr::Type(t) => {
+                let _ = write!(self.out, "{t}");
+            }
+        }
+    }
+
+    fn attr_dict(&mut self, attrs: &[NamedAttr]) {
+        self.out.push('{');
+        for (i, a) in attrs.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            self.out.push_str(&a.name);
+            if a.value != Attr::Unit {
+                self.out.push_str(" = ");
+                self.attr(&a.value);
+            }
+        }
+        self.out.push('}');
+    }
+
+    fn opt_attrs(&mut self, attrs: &[NamedAttr]) {
+        if !attrs.is_empty() {
+            self.out.push(' ');
+            self.attr_dict(attrs);
+        }
+    }
+
+    fn func(&mut self, f: &Func) {
+        self.line_start();
+        self.out.push_str("func.func ");
+        if f.visibility == Visibility::Private {
+            self.out.push_str("private ");
+        }
+        let _ = write!(self.out, "@{}(", f.name);
+        for (i, a) in f.args.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            let _ = write!(self.out, "%{}: {}", f.name_of(*a), f.ty(*a));
+        }
+        self.out.push(')');
+        if !f.results.is_empty() {
+            self.out.push_str(" -> (");
+            self.types(&f.results);
+            self.out.push(')');
+        }
+        if !f.attrs.is_empty() {
+            self.out.push_str(" attributes ");
+            self.attr_dict(&f.attrs);
+        }
+        match &f.body {
+            Some(b) => {
+                self.out.push(' ');
+                self.block(f, b, &[]);
+                self.out.push('\n');
+            }
+            None => self.out.push('\n'),
+        }
+    }
+
+    fn types(&mut self, ts: &[Type]) {
+        for (i, t) in ts.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            let _ = write!(self.out, "{t}");
+        }
+    }
+
+    fn vals(&mut self, f: &Func, vs: &[ValueId]) {
+        for (i, v) in vs.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            let _ = write!(self.out, "%{}", f.name_of(*v));
+        }
+    }
+
+    fn vals_types(&mut self, f: &Func, vs: &[ValueId]) {
+        self.vals(f, vs);
+        self.out.push_str(" : ");
+        let ts: Vec<Type> = vs.iter().map(|v| f.ty(*v).clone()).collect();
+        self.types(&ts);
+    }
+
+    /// `{ ops }`; `label_args` are printed as an entry label `^bb0(...)`.
+    fn block(&mut self, f: &Func, b: &Block, label_args: &[ValueId]) {
+        self.out.push_str("{\n");
+        self.indent += 1;
+        if !label_args.is_empty() {
+            self.line_start();
+            self.out.push_str("^bb0(");
+            for (i, a) in label_args.iter().enumerate() {
+                if i > 0 {
+                    self.out.push_str(", ");
+                }
+                let _ = write!(self.out, "%{}: {}", f.name_of(*a), f.ty(*a));
+            }
+            self.out.push_str("):\n");
+        }
+        for op in &b.ops {
+            self.op(f, op);
+        }
+        self.indent -= 1;
+        self.line_start();
+        self.out.push('}');
+    }
+
+    fn results(&mut self, f: &Func, op: &Op) {
+        if op.results.is_empty() {
+            return;
+        }
+        let names: Vec<&str> = op.results.iter().map(|r| f.name_of(*r)).collect();
+        let grouped = names.len() > 1
+            && names[0].ends_with("#0")
+            && names
+                .iter()
+                .enumerate()
+                .all(|(i, n)| n.strip_suffix(&format!("#{i}")) == names[0].strip_suffix("#0"));
+        if grouped {
+            let base = names[0].strip_suffix("#0").unwrap_or(names[0]);
+            let _ = write!(self.out, "%{base}:{} = ", names.len());
+        } else {
+            self.vals(f, &op.results);
+            self.out.push_str(" = ");
+        }
+    }
+
+    fn result_ty(&self, f: &Func, op: &Op) -> String {
+        op.results
+            .first()
+            .map(|r| f.ty(*r).to_string())
+            .unwrap_or_default()
+    }
+
+    fn op(&mut self, f: &Func, op: &Op) {
+        self.line_start();
+        self.results(f, op);
+        let name = op.name();
+        self.out.push_str(&name);
+        let rt = self.result_ty(f, op);
+        match &op.kind {
+            OpKind::Constant { value, ty } => {
+                match (value, ty) {
+                    (Literal::Int(v), ScalarType::I1) => {
+                        let _ = write!(self.out, " {}", if *v != 0 { "true" } else { "false" });
+                    }
+                    (Literal::Int(v), _) => {
+                        let _ = write!(self.out, " {v}");
+                    }
+                    (Literal::Float(v), _) if v.is_finite() => {
+                        let _ = write!(self.out, " {}", float_text(*v));
+                    }
+                    (Literal::Float(v), t) => {
+                        let bits: u64 = match t {
+                            ScalarType::F64 => v.to_bits(),
+                            ScalarType::BF16 => u64::from((*v as f32).to_bits() >> 16),
+                            ScalarType::F16 => match (v.is_nan(), *v > 0.0) {
+                                (true, _) => 0x7e00,
+                                (false, true) => 0x7c00,
+                                (false, false) => 0xfc00,
+                            },
+                            _ => u64::from((*v as f32).to_bits()),
+                        };
+                        let _ = write!(self.out, " 0x{bits:X}");
+                    }
+                }
+                let _ = write!(self.out, " : {}", ty.name());
+            }
+            OpKind::Binary { lhs, rhs, .. } => {
+                self.out.push(' ');
+                self.vals(f, &[*lhs, *rhs]);
+                let _ = write!(self.out, " : {rt}");
+            }
+            OpKind::NegF { operand } | OpKind::Math { operand, .. } => {
+                self.out.push(' ');
+                self.vals(f, &[*operand]);
+                let _ = write!(self.out, " : {rt}");
+            }
+            OpKind::Cmp { pred, lhs, rhs, .. } => {
+                let _ = write!(self.out, " {pred}, ");
+                self.vals(f, &[*lhs, *rhs]);
+                let _ = write!(self.out, " : {}", f.ty(*lhs));
+            }
+            OpKind::Cast { operand, .. } => {
+                self.out.push(' ');
+                self.vals(f, &[*operand]);
+                let _ = write!(self.out, " : {} to {rt}", f.ty(*operand));
+            }
+            OpKind::Select {
+                cond,
+                on_true,
+                on_false,
+            } => {
+                self.out.push(' ');
+                self.vals(f, &[*cond, *on_true, *on_false]);
+                let _ = write!(self.out, " : {rt}");
+            }
+            OpKind::For {
+                lb,
+                ub,
+                step,
+                iv,
+                iter_args,
+                body,
+            } => {
+                let _ = write!(
+                    self.out,
+                    " %{} = %{} to %{} step %{}",
+                    f.name_of(*iv),
+                    f.name_of(*lb),
+                    f.name_of(*ub),
+                    f.name_of(*step)
+                );
+                if !iter_args.is_empty() {
+                    self.out.push_str(" iter_args(");
+                    for (i, (a, init)) in iter_args.iter().enumerate() {
+                        if i > 0 {
+                            self.out.push_str(", ");
+                        }
+                        let _ = write!(self.out, "%{} = %{}", f.name_of(*a), f.name_of(*init));
+                    }
+                    self.out.push_str(") -> (");
+                    let ts: Vec<Type> = op.results.iter().map(|r| f.ty(*r).clone()).collect();
+                    self.types(&ts);
+                    self.out.push(')');
+                }
+                if f.ty(*iv) != f.ty(*lb) {
+                    let _ = write!(self.out, " : {}", f.ty(*iv));
+                }
+                self.out.push(' ');
+                self.block(f, body, &[]);
+            }
+            OpKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                let _ = write!(self.out, " %{}", f.name_of(*cond));
+                if !op.results.is_empty() {
+                    self.out.push_str(" -> (");
+                    let ts: Vec<Type> = op.results.iter().map(|r| f.ty(*r).clone()).collect();
+                    self.types(&ts);
+                    self.out.push(')');
+                }
+                self.out.push(' ');
+                self.block(f, then_block, &[]);
+                if let Some(e) = else_block {
+                    self.out.push_str(" else ");
+                    self.block(f, e, &[]);
+                }
+            }
+            OpKind::While {
+                inits,
+                before,
+                after,
+            } => {
+                self.out.push_str(" (");
+                for (i, (a, init)) in before.args.iter().zip(inits).enumerate() {
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    let _ = write!(self.out, "%{} = %{}", f.name_of(*a), f.name_of(*init));
+                }
+                self.out.push_str(") : (");
+                let ts: Vec<Type> = before.args.iter().map(|a| f.ty(*a).clone()).collect();
+                self.types(&ts);
+                self.out.push_str(") -> (");
+                let rs: Vec<Type> = op.results.iter().map(|r| f.ty(*r).clone()).collect();
+                self.types(&rs);
+                self.out.push_str(") ");
+                let before_body = Block {
+                    args: Vec::new(),
+                    ops: before.ops.clone(),
+                };
+                self.block(f, &before_body, &[]);
+                self.out.push_str(" do ");
+                let after_body = Block {
+                    args: Vec::new(),
+                    ops: after.ops.clone(),
+                };
+                self.block(f, &after_body, &after.args);
+            }
+            OpKind::Yield(vs) | OpKind::Return(vs) => {
+                if !vs.is_empty() {
+                    self.out.push(' ');
+                    self.vals_types(f, vs);
+                }
+            }
+            OpKind::Condition { cond, args } => {
+                let _ = write!(self.out, "(%{})", f.name_of(*cond));
+                if !args.is_empty() {
+                    self.out.push(' ');
+                    self.vals_types(f, args);
+                }
+            }
+            OpKind::Call { callee, args } => {
+                let _ = write!(self.out, " @{callee}(");
+                self.vals(f, args);
+                self.out.push_str(") : (");
+                let ts: Vec<Type> = args.iter().map(|a| f.ty(*a).clone()).collect();
+                self.types(&ts);
+                self.out.push_str(") -> (");
+                let rs: Vec<Type> = op.results.iter().map(|r| f.ty(*r).clone()).collect();
+                self.types(&rs);
+                self.out.push(')');
+            }
+            OpKind::MakeTensorView {
+                ptr,
+                shape,
+                strides,
+                attrs,
+            } => {
+                let _ = write!(self.out, " %{}, shape = [", f.name_of(*ptr));
+                self.vals(f, shape);
+                self.out.push_str("], strides = [");
+                self.vals(f, strides);
+                self.out.push(']');
+                self.opt_attrs(attrs);
+                let _ = write!(self.out, " : {rt}");
+            }
+            OpKind::PartitionView {
+                source,
+                offsets,
+                sizes,
+            } => {
+                let _ = write!(self.out, " %{}, offsets = [", f.name_of(*source));
+                self.vals(f, offsets);
+                self.out.push_str("], sizes = [");
+                self.vals(f, sizes);
+                let _ = write!(self.out, "] : {} -> {rt}", f.ty(*source));
+            }
+            OpKind::ViewQuery { view, dim, .. } => {
+                self.out.push(' ');
+                self.vals(f, &[*view, *dim]);
+                let _ = write!(self.out, " : {} -> {rt}", f.ty(*view));
+            }
+            OpKind::AllocTile {
+                addr,
+                valid_row,
+                valid_col,
+            } => {
+                for (k, v) in [
+                    ("addr", addr),
+                    ("valid_row", valid_row),
+                    ("valid_col", valid_col),
+                ] {
+                    if let Some(v) = v {
+                        let _ = write!(self.out, " {k} = %{}", f.name_of(*v));
+                    }
+                }
+                let _ = write!(self.out, " : {rt}");
+            }
+            OpKind::SubView {
+                source,
+                offsets,
+                sizes,
+                valid,
+            } => {
+                let _ = write!(self.out, " %{}[", f.name_of(*source));
+                self.vals(f, offsets);
+                self.out.push_str("] sizes [");
+                let s: Vec<String> = sizes.iter().map(|v| v.to_string()).collect();
+                self.out.push_str(&s.join(", "));
+                self.out.push(']');
+                if let Some((r, c)) = valid {
+                    let _ = write!(self.out, " valid [%{}, %{}]", f.name_of(*r), f.name_of(*c));
+                }
+                let _ = write!(self.out, " : {} -> {rt}", f.ty(*source));
+            }
+            OpKind::Reinterpret { source, .. } => {
+                let _ = write!(
+                    self.out,
+                    " %{} : {} -> {rt}",
+                    f.name_of(*source),
+                    f.ty(*source)
+                );
+            }
+            OpKind::SetValidShape { tile, rows, cols } => {
+                self.out.push(' ');
+                self.vals(f, &[*tile, *rows, *cols]);
+                let _ = write!(self.out, " : {}", f.ty(*tile));
+            }
+            OpKind::AddPtr { ptr, offset } => {
+                self.out.push(' ');
+                self.vals(f, &[*ptr, *offset]);
+                let _ = write!(self.out, " : {} -> {rt}", f.ty(*ptr));
+            }
+            OpKind::LoadScalar { ptr, offset } => {
+                let _ = write!(
+                    self.out,
+                    " %{}[%{}] : {} -> {rt}",
+                    f.name_of(*ptr),
+                    f.name_of(*offset),
+                    f.ty(*ptr)
+                );
+            }
+            OpKind::StoreScalar { value, ptr, offset } => {
+                let _ = write!(
+                    self.out,
+                    " %{}, %{}[%{}] : {}, {}",
+                    f.name_of(*value),
+                    f.name_of(*ptr),
+                    f.name_of(*offset),
+                    f.ty(*ptr),
+                    f.ty(*value)
+                );
+            }
+            OpKind::Tile {
+                ins,
+                outs,
+                attrs,
+                attrs_in_ins,
+                ..
+            } => {
+                self.out.push_str(" ins(");
+                if !ins.is_empty() {
+                    self.vals(f, ins);
+                    if *attrs_in_ins && !attrs.is_empty() {
+                        self.out.push(' ');
+                        self.attr_dict(attrs);
+                    }
+                    self.out.push_str(" : ");
+                    let ts: Vec<Type> = ins.iter().map(|v| f.ty(*v).clone()).collect();
+                    self.types(&ts);
+                }
+                self.out.push(')');
+                if !outs.is_empty() {
+                    self.out.push_str(" outs(");
+                    self.vals_types(f, outs);
+                    self.out.push(')');
+                }
+                if !*attrs_in_ins || ins.is_empty() {
+                    self.opt_attrs(attrs);
+                }
+                if !op.results.is_empty() {
+                    let _ = write!(self.out, " -> {rt}");
+                }
+            }
+            OpKind::ReserveBuffer {
+                name,
+                size,
+                location,
+                auto_alloc,
+                base,
+            } => {
+                let _ = write!(
+                    self.out,
+                    " {{name = {}, size = {size}, location = #pto.address_space<{}>, auto = {auto_alloc}",
+                    escape(name),
+                    location.name()
+                );
+                if let Some(b) = base {
+                    let _ = write!(self.out, ", base = {b}");
+                }
+                let _ = write!(self.out, "}} -> {rt}");
+            }
+            OpKind::ImportReservedBuffer { name, peer_func } => {
+                let _ = write!(
+                    self.out,
+                    " {{name = {}, peer_func = @{peer_func}}} -> {rt}",
+                    escape(name)
+                );
+            }
+            OpKind::InitializePipe {
+                attrs,
+                gm_slot_buffer,
+                c2v_consumer_buf,
+                v2c_consumer_buf,
+                ..
+            } => {
+                self.out.push(' ');
+                self.attr_dict(attrs);
+                self.out.push_str(" (");
+                if let Some(g) = gm_slot_buffer {
+                    let _ = write!(
+                        self.out,
+                        "gm_slot_buffer = %{} : {}, ",
+                        f.name_of(*g),
+                        f.ty(*g)
+                    );
+                }
+                let _ = write!(
+                    self.out,
+                    "c2v_consumer_buf = %{} : {}, v2c_consumer_buf = %{} : {})",
+                    f.name_of(*c2v_consumer_buf),
+                    f.ty(*c2v_consumer_buf),
+                    f.name_of(*v2c_consumer_buf),
+                    f.ty(*v2c_consumer_buf)
+                );
+            }
+            OpKind::TPush { tile, attrs, .. } => {
+                let _ = write!(self.out, "(%{} : {}) ", f.name_of(*tile), f.ty(*tile));
+                self.attr_dict(attrs);
+            }
+            OpKind::TPop { valid, attrs, .. } => {
+                if let Some((r, c)) = valid {
+                    let _ = write!(self.out, "(%{}, %{})", f.name_of(*r), f.name_of(*c));
+                }
+                self.out.push(' ');
+                self.attr_dict(attrs);
+                let _ = write!(self.out, " -> {rt}");
+            }
+            OpKind::TFree { attrs, .. } => {
+                self.out.push(' ');
+                self.attr_dict(attrs);
+            }
+            OpKind::Flag {
+                src, dst, event, ..
+            } => {
+                self.out.push('[');
+                self.attr(src);
+                self.out.push_str(", ");
+                self.attr(dst);
+                self.out.push_str(", ");
+                self.attr(event);
+                self.out.push(']');
+            }
+            OpKind::Barrier { name, pipe } => {
+                if name == "barrier_sync" {
+                    self.out.push('[');
+                    self.attr(pipe);
+                    self.out.push(']');
+                } else {
+                    self.out.push(' ');
+                    self.attr(pipe);
+                }
+            }
+            OpKind::Section { body, .. } => {
+                self.out.push(' ');
+                self.block(f, body, &[]);
+            }
+            OpKind::Query { .. } => {
+                let _ = write!(self.out, " : {rt}");
+            }
+        }
+        self.out.push('\n');
+    }
+}

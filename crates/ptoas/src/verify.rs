@@ -1,0 +1,240 @@
+//! The verifier: rules checked before any lowering, with ptoas's own words where it has
+//! them (the level / `addr` rules), so a bad input fails the same way it does upstream.
+
+use std::collections::HashSet;
+
+use crate::error::{Diag, DiagResult, ErrorKind};
+use crate::ir::{walk, Func, Module, Op, OpKind};
+use crate::types::{Dim, Type};
+use crate::Level;
+
+fn is_int(t: &Type) -> bool {
+    t.scalar().is_some_and(|s| s.is_int())
+}
+
+fn invalid(op: &Op, msg: String) -> Diag {
+    Diag::at(ErrorKind::Invalid, op.span, msg)
+}
+
+/// Checks `module` for a run at `level`.
+pub fn verify(module: &Module, level: Level) -> DiagResult<()> {
+    let mut names = HashSet::new();
+    for f in &module.funcs {
+        if !names.insert(f.name.as_str()) {
+            return Err(Diag::at(
+                ErrorKind::Invalid,
+                f.span,
+                format!("redefinition of function '@{}'", f.name),
+            ));
+        }
+    }
+    for f in &module.funcs {
+        let Some(body) = &f.body else { continue };
+        let mut res = Ok(());
+        walk(body, &mut |op| {
+            if res.is_ok() {
+                res = verify_op(module, f, op, level);
+            }
+        });
+        res?;
+    }
+    Ok(())
+}
+
+fn verify_op(module: &Module, f: &Func, op: &Op, level: Level) -> DiagResult<()> {
+    let name = op.name();
+    match &op.kind {
+        OpKind::AllocTile {
+            addr,
+            valid_row,
+            valid_col,
+        } => {
+            match (level, addr) {
+                (Level::Level3, None) => {
+                    return Err(invalid(
+                        op,
+                        "'pto.alloc_tile' op requires 'addr' operand when --pto-level=level3".into(),
+                    ))
+                }
+                (Level::Level1 | Level::Level2, Some(_)) => {
+                    return Err(invalid(
+                        op,
+                        "'pto.alloc_tile' op unexpected 'addr' operand: only supported when --pto-level=level3"
+                            .into(),
+                    ))
+                }
+                _ => {}
+            }
+            let Some(r) = op.results.first() else {
+                return Err(invalid(op, "'pto.alloc_tile' needs a result".into()));
+            };
+            let Some(t) = f.ty(*r).tile() else {
+                return Err(invalid(
+                    op,
+                    "'pto.alloc_tile' must produce a !pto.tile_buf".into(),
+                ));
+            };
+            for (given, dim, what) in [
+                (valid_row.is_some(), t.v_row, "valid_row"),
+                (valid_col.is_some(), t.v_col, "valid_col"),
+            ] {
+                let dynamic = dim == Dim::Dynamic;
+                if dynamic && !given {
+                    return Err(invalid(
+                        op,
+                        format!("'pto.alloc_tile' op needs a '{what}' operand for a dynamic ('?') valid dimension"),
+                    ));
+                }
+                if !dynamic && given {
+                    return Err(invalid(
+                        op,
+                        format!("'pto.alloc_tile' op takes no '{what}' operand: the type's valid dimension is static"),
+                    ));
+                }
+            }
+            if let Some(a) = addr {
+                if !is_int(f.ty(*a)) {
+                    return Err(invalid(
+                        op,
+                        "'pto.alloc_tile' op 'addr' must be an integer (i64)".into(),
+                    ));
+                }
+            }
+        }
+        OpKind::MakeTensorView {
+            ptr,
+            shape,
+            strides,
+            ..
+        } => {
+            if !matches!(f.ty(*ptr), Type::Ptr { .. } | Type::MemRef { .. }) {
+                return Err(invalid(
+                    op,
+                    format!("'{name}' needs a !pto.ptr base, got {}", f.ty(*ptr)),
+                ));
+            }
+            let rank = match op.results.first().map(|r| f.ty(*r)) {
+                Some(Type::TensorView { shape, .. }) => shape.len(),
+                _ => {
+                    return Err(invalid(
+                        op,
+                        format!("'{name}' must produce a !pto.tensor_view"),
+                    ))
+                }
+            };
+            if shape.len() != rank || strides.len() != rank {
+                return Err(invalid(
+                    op,
+                    format!(
+                        "'{name}' has {} shape and {} stride operands for a rank-{rank} view",
+                        shape.len(),
+                        strides.len()
+                    ),
+                ));
+            }
+            if rank == 0 || rank > 5 {
+                return Err(invalid(
+                    op,
+                    format!("'{name}': views of rank {rank} are not supported (1 to 5)"),
+                ));
+            }
+        }
+        OpKind::PartitionView {
+            source,
+            offsets,
+            sizes,
+        } => {
+            let rank = match f.ty(*source) {
+                Type::TensorView { shape, .. } | Type::PartitionView { shape, .. } => shape.len(),
+                other => {
+                    return Err(invalid(
+                        op,
+                        format!("'{name}' needs a tensor or partition view, got {other}"),
+                    ))
+                }
+            };
+            if offsets.len() != rank || sizes.len() != rank {
+                return Err(invalid(
+                    op,
+                    format!(
+                        "'{name}' has {} offsets and {} sizes for a rank-{rank} view",
+                        offsets.len(),
+                        sizes.len()
+                    ),
+                ));
+            }
+            match op.results.first().map(|r| f.ty(*r)) {
+                Some(Type::PartitionView { shape, .. }) if shape.len() == rank => {}
+                _ => {
+                    return Err(invalid(
+                        op,
+                        format!("'{name}' must produce a rank-{rank} !pto.partition_tensor_view"),
+                    ))
+                }
+            }
+        }
+        OpKind::For { lb, ub, step, .. } => {
+            for v in [lb, ub, step] {
+                if !is_int(f.ty(*v)) {
+                    return Err(invalid(
+                        op,
+                        format!("'scf.for' bounds must be integers, got {}", f.ty(*v)),
+                    ));
+                }
+            }
+        }
+        OpKind::If { cond, .. } | OpKind::Select { cond, .. } if !is_int(f.ty(*cond)) => {
+            return Err(invalid(
+                op,
+                format!("'{name}' condition must be i1, got {}", f.ty(*cond)),
+            ));
+        }
+        OpKind::Call { callee, args } => {
+            let Some(target) = module.func(callee) else {
+                return Err(invalid(
+                    op,
+                    format!("call to undefined function '@{callee}'"),
+                ));
+            };
+            if target.args.len() != args.len() {
+                return Err(invalid(
+                    op,
+                    format!(
+                        "'@{callee}' takes {} argument(s), the call passes {}",
+                        target.args.len(),
+                        args.len()
+                    ),
+                ));
+            }
+        }
+        OpKind::ImportReservedBuffer {
+            name: bname,
+            peer_func,
+        } => {
+            let Some(peer) = module.func(peer_func) else {
+                return Err(invalid(
+                    op,
+                    format!(
+                        "'pto.import_reserved_buffer' names unknown peer function '@{peer_func}'"
+                    ),
+                ));
+            };
+            let mut found = false;
+            if let Some(b) = &peer.body {
+                walk(b, &mut |o| {
+                    if matches!(&o.kind, OpKind::ReserveBuffer { name, .. } if name == bname) {
+                        found = true;
+                    }
+                });
+            }
+            if !found {
+                return Err(invalid(
+                    op,
+                    format!("'pto.import_reserved_buffer': '@{peer_func}' reserves no buffer named \"{bname}\""),
+                ));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
