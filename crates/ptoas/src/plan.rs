@@ -272,7 +272,14 @@ fn plan_func(fi: usize, f: &Func, arch: Arch, level: Level, out: &mut Plan) -> D
         }
         if addr.checked_add(a.size).is_none_or(|e| e > cap) {
             let used: u64 = live.iter().map(|(_, s)| s).sum();
-            let names: Vec<String> = blocks.iter().map(|(_, _, _, n)| n.clone()).collect();
+            let mut names: Vec<String> = blocks
+                .iter()
+                .take(8)
+                .map(|(_, _, _, n)| n.clone())
+                .collect();
+            if blocks.len() > 8 {
+                names.push(format!("and {} more", blocks.len() - 8));
+            }
             return Err(Diag::at(
                 ErrorKind::Memory,
                 a.span,

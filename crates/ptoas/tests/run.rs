@@ -32,3 +32,216 @@ fn vector_add_level2() {
     let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
     assert_close("vadd", &bufs[2].as_f32(), &want, 0.0, 0.0);
 }
+
+fn level3() -> ptoas::Options {
+    let mut o = ptoas::Options::new();
+    o.level = ptoas::Level::Level3;
+    o.insert_sync = true;
+    o
+}
+
+/// Rounds `x` to bf16 bits with ties away from zero (CAST_ROUND).
+fn bf16_round(x: f32) -> u16 {
+    let b = x.to_bits();
+    ((b & 0x7fff_ffff).wrapping_add(0x8000) >> 16) as u16 | ((b >> 16) as u16 & 0x8000)
+}
+
+/// Truncates `x` to bf16 bits (CAST_TRUNC).
+fn bf16_trunc(x: f32) -> u16 {
+    (x.to_bits() >> 16) as u16
+}
+
+#[test]
+fn softmax_row_reductions_broadcasts_and_rounding_modes() {
+    let cpp = translate(&data("softmax.pto"), "softmax.pto", &level3());
+    // The [16,1] column view is inferred DN from its ColMajor tile.
+    assert!(
+        cpp.contains("pto::Stride<16, 16, 16, 1, 16>, pto::Layout::DN>"),
+        "{cpp}"
+    );
+    assert!(cpp.contains("RoundMode::CAST_ROUND") && cpp.contains("RoundMode::CAST_TRUNC"));
+    let src = pypto_kernel(
+        &cpp,
+        "softmax",
+        &[
+            Param::Tensor("float"),
+            Param::Tensor("float"),
+            Param::Tensor("float"),
+            Param::Tensor("bfloat16_t"),
+            Param::Tensor("bfloat16_t"),
+        ],
+    );
+    let program = build(
+        "softmax",
+        &one_task(5, 0, "rt_submit_aiv_task(0, p)"),
+        &[Kernel {
+            func_id: 0,
+            name: "softmax".into(),
+            core: CoreType::Aiv,
+            source: src,
+        }],
+    );
+    let x = values(16 * 64, 7, 3.0);
+    let mut bufs = vec![
+        Buf::f32(&[16, 64], &x),
+        Buf::zeros(Dt::F32, &[16, 64]),
+        Buf::zeros(Dt::F32, &[16, 1]),
+        Buf::zeros(Dt::Bf16, &[16, 64]),
+        Buf::zeros(Dt::Bf16, &[16, 64]),
+    ];
+    run(&program, &mut bufs, &[]);
+    let mut want = vec![0f32; 16 * 64];
+    let mut want_max = vec![0f32; 16];
+    for r in 0..16 {
+        let row = &x[r * 64..][..64];
+        let m = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        want_max[r] = m;
+        let e: Vec<f32> = row.iter().map(|v| (v - m).exp()).collect();
+        let s: f32 = e.iter().sum();
+        for c in 0..64 {
+            want[r * 64 + c] = e[c] / s;
+        }
+    }
+    let got = bufs[1].as_f32();
+    assert_close("softmax", &got, &want, 1e-5, 1e-7);
+    assert_close("row max", &bufs[2].as_f32(), &want_max, 0.0, 0.0);
+    // The bf16 outputs round the kernel's own f32 result.
+    let round: Vec<u16> = got.iter().map(|v| bf16_round(*v)).collect();
+    let trunc: Vec<u16> = got.iter().map(|v| bf16_trunc(*v)).collect();
+    assert_eq!(bufs[3].as_bf16_bits(), round, "CAST_ROUND");
+    assert_eq!(bufs[4].as_bf16_bits(), trunc, "CAST_TRUNC");
+    assert_ne!(round, trunc, "the data must tell the two modes apart");
+}
+
+/// Rounds to bf16 (nearest even) and back.
+fn bf(x: f32) -> f32 {
+    half::bf16::from_f32(x).to_f32()
+}
+
+#[test]
+fn bf16_matmul_with_k_split_tmov_and_atomic_store() {
+    let cpp = translate(&data("matmul.pto"), "matmul.pto", &level3());
+    assert!(cpp.contains("pto::Layout::DN>"), "B is a DN view");
+    assert!(cpp.contains("TMATMUL_ACC(") && cpp.contains("TMOV("));
+    assert!(cpp.contains(", AtomicType::AtomicAdd>("));
+    assert!(cpp.contains("#if defined(__DAV_CUBE__)"));
+    let src = pypto_kernel(
+        &cpp,
+        "matmul",
+        &[
+            Param::Tensor("bfloat16_t"),
+            Param::Tensor("bfloat16_t"),
+            Param::Tensor("float"),
+            Param::Tensor("bfloat16_t"),
+            Param::Tensor("float"),
+        ],
+    );
+    let program = build(
+        "matmul",
+        &one_task(5, 0, "rt_submit_aic_task(0, p)"),
+        &[Kernel {
+            func_id: 0,
+            name: "matmul".into(),
+            core: CoreType::Aic,
+            source: src,
+        }],
+    );
+    let a: Vec<f32> = values(16 * 64, 11, 2.0).into_iter().map(bf).collect();
+    // B[k][n] stored column-major: element (k, n) at n * 64 + k.
+    let b: Vec<f32> = values(64 * 32, 12, 2.0).into_iter().map(bf).collect();
+    let mut bufs = vec![
+        Buf::bf16(&[16, 64], &a),
+        Buf::bf16(&[32, 64], &b),
+        Buf::zeros(Dt::F32, &[16, 32]),
+        Buf::zeros(Dt::Bf16, &[16, 32]),
+        Buf::zeros(Dt::F32, &[16, 32]),
+    ];
+    run(&program, &mut bufs, &[]);
+    let mut want = vec![0f32; 16 * 32];
+    for i in 0..16 {
+        for j in 0..32 {
+            want[i * 32 + j] = (0..64).map(|k| a[i * 64 + k] * b[j * 64 + k]).sum();
+        }
+    }
+    assert_close("C", &bufs[2].as_f32(), &want, 1e-4, 1e-4);
+    let want_b: Vec<f32> = bufs[2].as_f32().iter().map(|v| bf(*v)).collect();
+    assert_close("C bf16", &bufs[3].as_bf16(), &want_b, 0.0, 0.0);
+    let twice: Vec<f32> = want.iter().map(|v| 2.0 * v).collect();
+    assert_close("C atomic x2", &bufs[4].as_f32(), &twice, 1e-4, 1e-4);
+}
+
+#[test]
+fn control_flow_dynamic_views_and_level2_reuse() {
+    let cpp = translate(&data("ctrl.pto"), "ctrl.pto", &ptoas::Options::new());
+    assert!(
+        cpp.contains("pto::Shape<1, 1, 1, 16, -1>(1, 1, 1, 16, v5)"),
+        "dynamic width"
+    );
+    assert!(cpp.contains("while (true) {"));
+    let src = pypto_kernel(
+        &cpp,
+        "ctrl",
+        &[
+            Param::Tensor("float"),
+            Param::Tensor("float"),
+            Param::Tensor("float"),
+            Param::Tensor("float"),
+            Param::Scalar("int64_t"),
+            Param::Scalar("int32_t"),
+        ],
+    );
+    let program = build(
+        "ctrl",
+        &one_task(4, 2, "rt_submit_aiv_task(0, p)"),
+        &[Kernel {
+            func_id: 0,
+            name: "ctrl".into(),
+            core: CoreType::Aiv,
+            source: src,
+        }],
+    );
+    let x = values(64 * 64, 21, 5.0);
+    let n = 40usize;
+    let mut bufs = vec![
+        Buf::f32(&[64, 64], &x),
+        Buf::zeros(Dt::F32, &[64, 64]),
+        Buf::zeros(Dt::F32, &[16, 64]),
+        Buf::zeros(Dt::F32, &[8]),
+    ];
+    run(&program, &mut bufs, &[n as u64, 64]);
+    let mut want = vec![0f32; 64 * 64];
+    for r in 0..64 {
+        for c in 0..n {
+            let v = x[r * 64 + c];
+            want[r * 64 + c] = if (r / 16) % 2 == 0 { v + 1.0 } else { v * 2.0 };
+        }
+    }
+    assert_close("y", &bufs[1].as_f32(), &want, 0.0, 0.0);
+    let z: Vec<f32> = x[..16 * 64]
+        .iter()
+        .map(|v| (0..50).fold(*v, |a, _| a + 0.5))
+        .collect();
+    assert_close("z", &bufs[2].as_f32(), &z, 0.0, 0.0);
+    assert_eq!(
+        bufs[3].as_f32()[..4],
+        [6.0, 4.0, 8.0, 8.0],
+        "sum, blocks, while count, reload"
+    );
+}
+
+#[test]
+fn a_level2_module_that_does_not_fit_is_an_error_naming_the_tile() {
+    let e =
+        ptoas::translate(&data("too_big.pto"), "too_big.pto", &ptoas::Options::new()).unwrap_err();
+    assert_eq!(e.kind(), ptoas::ErrorKind::Memory);
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("too_big.pto:58:5: tile %t48 (vec 16x64xf32, 4096 bytes) does not fit in UB: 192 KiB on a3"),
+        "{msg}"
+    );
+    assert!(msg.contains("and 40 more"), "{msg}");
+    // a5's UB is 256 KiB: the same module fits.
+    let mut a5 = ptoas::Options::new();
+    a5.arch = Some(ptoas::Arch::A5);
+    assert!(ptoas::translate(&data("too_big.pto"), "too_big.pto", &a5).is_ok());
+}

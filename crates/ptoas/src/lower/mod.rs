@@ -161,8 +161,8 @@ struct View {
     /// Element offset terms from the base.
     offset: Vec<String>,
     layout: Layout,
-    /// The materialized GlobalTensor variable (partition views).
-    gt: Option<String>,
+    /// The materialized GlobalTensor variable and its C++ type (partition views).
+    gt: Option<(String, String)>,
 }
 
 /// A pipe handle of a function.
@@ -1225,8 +1225,13 @@ impl<'a> FnLower<'a> {
     }
 
     /// Emits `pto::Shape`, `pto::Stride` and `GlobalTensor` declarations for `view`; returns
-    /// the GlobalTensor variable.
-    fn global_tensor(&mut self, view: &View, comment: &[ValueId], out: &mut Vec<Stmt>) -> String {
+    /// the GlobalTensor variable and its type.
+    fn global_tensor(
+        &mut self,
+        view: &View,
+        comment: &[ValueId],
+        out: &mut Vec<Stmt>,
+    ) -> (String, String) {
         let rank = view.shape.len().min(5);
         let pad = 5 - rank;
         let mut shape = vec![DimE::S(1); 5];
@@ -1287,7 +1292,7 @@ impl<'a> FnLower<'a> {
         out.push(Stmt::Line(format!(
             "{gt_ty} {gv} = {gt_ty}({ptr}, {sv}, {tv});"
         )));
-        gv
+        (gv, gt_ty)
     }
 
     /// Declares the C++ tile for tile value `r` (constructor arguments for `?` valid dims).

@@ -222,7 +222,13 @@ impl FnLower<'_> {
         }
     }
 
-    fn operand(&mut self, v: ValueId, op: &Op, out: &mut Vec<Stmt>) -> DiagResult<String> {
+    /// The C++ argument for operand `v` and its C++ type (a view becomes its GlobalTensor).
+    fn operand(
+        &mut self,
+        v: ValueId,
+        op: &Op,
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<(String, String)> {
         match self.f.ty(v) {
             Type::TensorView { .. } | Type::PartitionView { .. } | Type::MemRef { .. } => {
                 let view = self.view_of(v, op.span)?;
@@ -231,7 +237,7 @@ impl FnLower<'_> {
                     None => Ok(self.global_tensor(&view, &[v], out)),
                 }
             }
-            _ => self.expr(v, op.span),
+            _ => Ok((self.expr(v, op.span)?, self.cpp_type(v, op.span)?)),
         }
     }
 
@@ -285,8 +291,11 @@ impl FnLower<'_> {
             ));
         }
         let mut args = Vec::new();
+        let mut arg_types = Vec::new();
         for v in outs.iter().chain(ins) {
-            args.push(self.operand(*v, op, out)?);
+            let (a, t) = self.operand(*v, op, out)?;
+            args.push(a);
+            arg_types.push(t);
         }
         let call = cpp_name(name);
         let line = match name {
@@ -306,8 +315,8 @@ impl FnLower<'_> {
                 let phase = self.enum_attr(op, attrs, "stPhase", "st_phase")?;
                 let atomic = self.enum_attr(op, attrs, "atomicType", "atomic_type")?;
                 let relu = self.enum_attr(op, attrs, "reluPreMode", "relu_pre_mode")?;
-                let tile_ty = self.cpp_type(ins[0], op.span)?;
-                let gt_ty = format!("decltype({})", args[0]);
+                let tile_ty = arg_types[1].clone();
+                let gt_ty = arg_types[0].clone();
                 let mut tmpl = Vec::new();
                 if let Some(p) = &phase {
                     tmpl.push(p.clone());
