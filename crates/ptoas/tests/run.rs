@@ -245,3 +245,55 @@ fn a_level2_module_that_does_not_fit_is_an_error_naming_the_tile() {
     a5.arch = Some(ptoas::Arch::A5);
     assert!(ptoas::translate(&data("too_big.pto"), "too_big.pto", &a5).is_ok());
 }
+
+#[test]
+fn mixed_cube_vector_pair_through_frontend_pipes_runs_as_a_mix_task() {
+    let cpp = translate(&data("mix.pto"), "mix.pto", &ptoas::Options::new());
+    assert_eq!(kernel_names(&cpp), ["cube_part", "vector_part"]);
+    for needle in [
+        "auto v7 = TPipe<0, Direction::DIR_C2V, 1024, 8, 8, false>(",
+        "TPUSH<TPipe<0, Direction::DIR_C2V, 1024, 8, 8, false>, Tile<TileType::Acc, float, 16, 16",
+        ", TileSplitAxis::TILE_UP_DOWN>(v7, ",
+        "TFREE<TPipe<0, Direction::DIR_C2V, 1024, 8, 8, false>, TileSplitAxis::TILE_UP_DOWN>(v7);",
+    ] {
+        assert!(cpp.contains(needle), "missing {needle}\n{cpp}");
+    }
+    let params = [Param::Tensor("float"); 4];
+    let aic = pypto_kernel(&cpp, "cube_part", &params);
+    let aiv = pypto_kernel(&cpp, "vector_part", &params);
+    let program = build(
+        "mix",
+        &one_task(4, 0, "rt_submit_task(MixedKernels{0, 1, 1}, p)"),
+        &[
+            Kernel {
+                func_id: 0,
+                name: "cube_part".into(),
+                core: CoreType::Aic,
+                source: aic,
+            },
+            Kernel {
+                func_id: 1,
+                name: "vector_part".into(),
+                core: CoreType::Aiv,
+                source: aiv,
+            },
+        ],
+    );
+    let a = values(256, 31, 2.0);
+    let b = values(256, 32, 2.0); // column-major: (k, n) at n * 16 + k
+    let mut bufs = vec![
+        Buf::f32(&[16, 16], &a),
+        Buf::f32(&[16, 16], &b),
+        Buf::zeros(Dt::F32, &[16, 16]),
+        Buf::zeros(Dt::F32, &[8, 1024]),
+    ];
+    run(&program, &mut bufs, &[]);
+    let mut want = vec![0f32; 256];
+    for i in 0..16 {
+        for j in 0..16 {
+            let dot = (0..16).fold(0f32, |s, k| a[i * 16 + k].mul_add(b[j * 16 + k], s));
+            want[i * 16 + j] = dot + 1.0;
+        }
+    }
+    assert_close("A.B + 1", &bufs[2].as_f32(), &want, 1e-6, 1e-6);
+}
