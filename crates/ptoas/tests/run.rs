@@ -297,3 +297,43 @@ fn mixed_cube_vector_pair_through_frontend_pipes_runs_as_a_mix_task() {
     }
     assert_close("A.B + 1", &bufs[2].as_f32(), &want, 1e-6, 1e-6);
 }
+
+#[test]
+fn grammar_coverage_compiles_against_the_header() {
+    let cpp = translate(&data("grammar.pto"), "grammar.pto", &level3());
+    for needle in [
+        "static AICORE float scale(float v1, int32_t v2) {",
+        "set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);",
+        "wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID1);",
+        "pipe_barrier(PIPE_ALL);",
+        "TASSIGN(v22, v17.data() + (8 * 64 + 0));",
+        "Tile<TileType::Vec, float, 32, 64, BLayout::RowMajor, 16, 64, SLayout::NoneBox",
+        "TRESHAPE(v25, v23);",
+        ".SetValidShape(v7, v8);",
+        "-std::numeric_limits<float>::infinity()",
+        "(int64_t) get_block_idx()",
+    ] {
+        assert!(cpp.contains(needle), "missing {needle}\n{cpp}");
+    }
+    // a5 (from pto.target_arch): no planning needed, but the guards and helpers are the same.
+    let src = pypto_kernel(
+        &cpp,
+        "grammar",
+        &[
+            Param::Tensor("float"),
+            Param::Tensor("float"),
+            Param::Scalar("int32_t"),
+            Param::Scalar("bool"),
+        ],
+    );
+    let dir = scratch("grammar");
+    let path = dir.join("grammar.cpp");
+    std::fs::write(&path, &src).unwrap();
+    let unit = pto_toolchain::CompileUnit::new(
+        path,
+        pto_toolchain::UnitKind::Kernel(pto_toolchain::CoreKind::Aiv),
+    );
+    if let Err(e) = toolchain().compile(&unit) {
+        panic!("{e}");
+    }
+}

@@ -2,4 +2,5 @@
 //! fuzz, and end-to-end runs of translated kernels on the simulated chip.
 
 mod common;
+mod parse;
 mod run;

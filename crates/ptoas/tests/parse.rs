@@ -1,0 +1,206 @@
+//! The parser and printer: round trips of every sample (parse, print, parse again: the
+//! same IR and the same text) and the located errors of bad input.
+
+use crate::common::data;
+
+const SAMPLES: [&str; 7] = [
+    "vadd.pto",
+    "softmax.pto",
+    "matmul.pto",
+    "ctrl.pto",
+    "mix.pto",
+    "grammar.pto",
+    "too_big.pto",
+];
+
+fn parse(text: &str) -> ptoas::ir::Module {
+    match ptoas::parse(text, "t.pto", ptoas::Arch::A3) {
+        Ok(m) => m,
+        Err(e) => panic!("{e}\n{}", e.excerpt().unwrap_or("")),
+    }
+}
+
+#[test]
+fn every_sample_round_trips_through_the_canonical_printer() {
+    for name in SAMPLES {
+        let m1 = parse(&data(name));
+        let text1 = ptoas::printer::print_module(&m1);
+        let m2 = parse(&text1);
+        assert_eq!(m1, m2, "{name}: IR after a round trip\n{text1}");
+        let text2 = ptoas::printer::print_module(&m2);
+        assert_eq!(text1, text2, "{name}: printing is a fixed point");
+        // And the reprinted text translates to the same C++.
+        let mut o = ptoas::Options::new();
+        if text1.contains("addr = ") {
+            o.level = ptoas::Level::Level3;
+        }
+        o.arch = Some(ptoas::Arch::A3);
+        // (Errors keep their message; their line moves with the reprinted text.)
+        assert_eq!(
+            ptoas::translate(&data(name), name, &o).map_err(|e| e.message().to_string()),
+            ptoas::translate(&text1, name, &o).map_err(|e| e.message().to_string()),
+            "{name}: C++ of the reprinted text"
+        );
+    }
+}
+
+#[test]
+fn spans_do_not_take_part_in_equality_but_names_and_types_do() {
+    let a = parse("func.func @f(%x: index) {\n  %c = arith.addi %x, %x : index\n  return\n}");
+    let b = parse("func.func @f(%x: index) {   %c = arith.addi %x, %x : index return }");
+    assert_eq!(a, b);
+    let c = parse("func.func @f(%x: index) { %d = arith.addi %x, %x : index return }");
+    assert_ne!(a, c, "value names are part of the IR");
+}
+
+/// Checks that translating `text` fails with exactly `want` (`file:line:col: message`).
+fn check_err(text: &str, level: ptoas::Level, want: &str) {
+    let mut o = ptoas::Options::new();
+    o.level = level;
+    match ptoas::translate(text, "bad.pto", &o) {
+        Ok(cpp) => panic!("expected an error `{want}`, got C++:\n{cpp}"),
+        Err(e) => {
+            assert_eq!(e.to_string(), want);
+            assert!(e.location().is_some(), "located");
+        }
+    }
+}
+
+const L2: ptoas::Level = ptoas::Level::Level2;
+const L3: ptoas::Level = ptoas::Level::Level3;
+const TILE: &str = "!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, slayout=none_box, fractal=512, pad=0>";
+
+#[test]
+fn syntax_errors_name_the_position() {
+    check_err(
+        "module {\n  func.func @f() {\n    $\n  }\n}",
+        L2,
+        "bad.pto:3:5: unexpected character '$'",
+    );
+    check_err(
+        "func.func @f() {\n  %a = arith.addi %b, %b : index\n  return\n}",
+        L2,
+        "bad.pto:2:19: use of undefined value '%b'",
+    );
+    check_err(
+        "func.func @f() {\n  %a = arith.constant 1 : index\n  %a = arith.constant 2 : index\n  return\n}",
+        L2,
+        "bad.pto:3:3: redefinition of SSA value '%a'",
+    );
+    check_err(
+        "func.func @f() {\n  return\n",
+        L2,
+        "bad.pto:1:16: unclosed '{': the region never ends",
+    );
+    check_err(
+        "func.func @f() {\n  %t = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=16, rows=8, cols=16>\n  return\n}",
+        L2,
+        "bad.pto:2:68: conflicting 'rows' in tile_buf",
+    );
+    check_err(
+        "func.func @f() {\n  %t = pto.alloc_tile : !pto.tile_buf<loc=vec, dtype=f32, rows=-16, cols=16>\n  return\n}",
+        L2,
+        "bad.pto:2:64: 'rows' must be positive, got -16",
+    );
+    check_err(
+        "func.func @f() {\n  %c = arith.constant 1 : index\n  %d = arith.cmpi bogus, %c, %c : index\n  return\n}",
+        L2,
+        "bad.pto:3:19: unknown cmpi predicate 'bogus'",
+    );
+    check_err(
+        "func.func @f(%x: !pto.ptr<f32>) {\n  %v = pto.make_tensor_view %x, shape = [], strides = [] : !pto.tensor_view<3xf32, #pto.layout<nd>\n}",
+        L2,
+        "bad.pto:3:1: expected '>', found '}'",
+    );
+}
+
+#[test]
+fn unsupported_ops_and_attributes_are_errors_not_silence() {
+    check_err(
+        "func.func @f() {\n  pto.frobnicate\n  return\n}",
+        L2,
+        "bad.pto:2:3: unsupported op 'pto.frobnicate' (docs/PTOAS.md lists the supported ops)",
+    );
+    check_err(
+        &format!("func.func @f() {{\n  %t = pto.alloc_tile : {TILE}\n  pto.tfrob ins(%t : {TILE}) outs(%t : {TILE})\n  return\n}}"),
+        L2,
+        "bad.pto:3:3: unsupported op 'pto.tfrob' (docs/PTOAS.md lists the supported ops)",
+    );
+    check_err(
+        &format!("func.func @f() {{\n  %t = pto.alloc_tile : {TILE}\n  pto.tadd ins(%t, %t : {TILE}, {TILE}) outs(%t : {TILE}) {{flavour = 3}}\n  return\n}}"),
+        L2,
+        "bad.pto:3:3: 'pto.tadd': unsupported attribute 'flavour'",
+    );
+    check_err(
+        "func.func @f() {\n  %x = \"test.op\"() : () -> index\n  return\n}",
+        L2,
+        "bad.pto:2:8: generic op syntax \"test.op\"(...) is not supported; write the op in its custom form",
+    );
+}
+
+#[test]
+fn level_rules_use_ptoas_words() {
+    check_err(
+        &format!("func.func @f() {{\n  %t = pto.alloc_tile : {TILE}\n  return\n}}"),
+        L3,
+        "bad.pto:2:3: 'pto.alloc_tile' op requires 'addr' operand when --pto-level=level3",
+    );
+    check_err(
+        &format!("func.func @f() {{\n  %a = arith.constant 0 : i64\n  %t = pto.alloc_tile addr = %a : {TILE}\n  return\n}}"),
+        L2,
+        "bad.pto:3:3: 'pto.alloc_tile' op unexpected 'addr' operand: only supported when --pto-level=level3",
+    );
+}
+
+#[test]
+fn pipe_ops_need_their_initialization() {
+    check_err(
+        &format!("func.func @f() attributes {{pto.kernel_kind = #pto.kernel_kind<cube>}} {{\n  %t = pto.alloc_tile : {TILE}\n  pto.tpush_to_aiv(%t : {TILE}) {{split = 0}}\n  return\n}}"),
+        L2,
+        "bad.pto:3:3: 'pto.tpush_to_aiv' requires matching frontend initialize_pipe(id = 0) in the same function",
+    );
+    check_err(
+        "func.func @f() {\n  %b = pto.import_reserved_buffer {name = \"fifo\", peer_func = @g} -> i32\n  return\n}",
+        L2,
+        "bad.pto:2:3: 'pto.import_reserved_buffer' names unknown peer function '@g'",
+    );
+}
+
+#[test]
+fn deep_nesting_is_a_clear_error_not_a_stack_overflow() {
+    let mut text = String::from("func.func @f(%c: i1) {\n");
+    for _ in 0..200 {
+        text.push_str("scf.if %c {\n");
+    }
+    for _ in 0..200 {
+        text.push_str("}\n");
+    }
+    text.push_str("return\n}\n");
+    let e = ptoas::translate(&text, "deep.pto", &ptoas::Options::new()).unwrap_err();
+    assert!(
+        e.to_string()
+            .ends_with("nesting deeper than 64 levels (regions, types or attributes)"),
+        "{e}"
+    );
+    // Deep types too.
+    let mut ty = String::new();
+    for _ in 0..100 {
+        ty.push_str("!pto.tensor_view<4x");
+    }
+    let text = format!("func.func @f(%x: {ty}f32) {{ return }}");
+    assert!(ptoas::translate(&text, "deep.pto", &ptoas::Options::new()).is_err());
+}
+
+#[test]
+fn errors_underline_the_offending_text() {
+    let e = ptoas::translate(
+        "func.func @f() {\n  %a = arith.addi %zz, %zz : index\n  return\n}",
+        "u.pto",
+        &ptoas::Options::new(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.excerpt(),
+        Some("    %a = arith.addi %zz, %zz : index\n                    ^^^")
+    );
+}
