@@ -371,6 +371,10 @@ static_assert(offsetof(ChipTensor, shapes) == 44, "ChipTensor layout");
 static_assert(offsetof(ChipTensor, extent_elem_cache) == 64, "ChipTensor layout");
 static_assert(offsetof(ChipTensor, strides) == 72, "ChipTensor layout");
 
+/// The descriptor's earlier name: Simpler's hand-written kernels (and older ptoas output,
+/// before PyPTO's rename) declare their arguments as `Tensor*`.
+using Tensor = ChipTensor;
+
 /// Wraps an existing buffer (host memory on the simulated chip) in a contiguous descriptor
 /// of `numel * elem_size` bytes with no owner.
 inline ChipTensor make_tensor_external(void* addr, const uint32_t shapes[], uint32_t ndims,

@@ -36,6 +36,9 @@ enum Command {
         /// The build directory (its next_levels/*/ sub-builds too).
         dir: PathBuf,
     },
+    /// Internal: a chip process serving runs for `pto` (started by `pto` itself).
+    #[command(name = "__chip-worker", hide = true)]
+    ChipWorker,
     /// Internal: the graph pass of the two-pass swimlane (run by `pto` itself).
     #[command(name = "__dep-gen-capture", hide = true)]
     DepGenCapture {
@@ -99,6 +102,10 @@ struct RunArgs {
     /// A run fails when no task finishes for this long while tasks run (default 10000).
     #[arg(long, value_name = "MS")]
     scheduler_timeout_ms: Option<u64>,
+    /// Run the chip inside this process instead of a child process (faster start, but a
+    /// crashing kernel takes `pto` down). Also: PTO_IN_PROCESS=1.
+    #[arg(long)]
+    in_process: bool,
 }
 
 fn parse_ring(text: &str) -> Result<RingValue, String> {
@@ -192,6 +199,9 @@ fn run_config(args: &RunArgs) -> anyhow::Result<RunConfig> {
     config.scheduler_timeout = args
         .scheduler_timeout_ms
         .map(std::time::Duration::from_millis);
+    if args.in_process {
+        config.in_process = true;
+    }
     config.validate()?;
     Ok(config)
 }
@@ -385,13 +395,29 @@ fn main() -> ExitCode {
         Command::Replay(a) => a.run.log_level.clone(),
         Command::Demo(a) => a.run.log_level.clone(),
         Command::Bench(a) => a.run.log_level.clone(),
-        Command::InvalidateCache { .. } | Command::DepGenCapture { .. } | Command::Viewer(_) => {
-            None
-        }
+        Command::InvalidateCache { .. }
+        | Command::DepGenCapture { .. }
+        | Command::ChipWorker
+        | Command::Viewer(_) => None,
     };
+    if matches!(cli.command, Command::ChipWorker) {
+        let _ = init_logging(None);
+        return ExitCode::from(pto_runner::chip_process::serve().clamp(0, 255) as u8);
+    }
+    // Runs isolate the chip in a child process: `pto __chip-worker`.
+    if let Ok(exe) = std::env::current_exe() {
+        pto_runner::chip_process::set_worker_command(vec![
+            exe.to_string_lossy().into_owned(),
+            "__chip-worker".to_string(),
+        ]);
+    }
     if let Err(e) = init_logging(log_level.as_deref()) {
         eprintln!("error: {e:#}");
         return ExitCode::from(2);
+    }
+    if let Some(level) = &log_level {
+        // Chip processes inherit the level through the environment (set before any thread).
+        std::env::set_var("PYPTO_RUNTIME_LOG", level);
     }
     let res = match &cli.command {
         Command::Viewer(cmd) => viewers::run(cmd),
@@ -404,6 +430,7 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             })
             .map_err(anyhow::Error::from),
+        Command::ChipWorker => Ok(ExitCode::SUCCESS),
         Command::DepGenCapture { spec } => {
             println!("[swimlane:dep_gen subprocess] capturing the task dependency graph for the swimlane; the following compile/run output is for deps.json only (timing is discarded).");
             pto_runner::two_pass::capture_main(spec)

@@ -69,6 +69,7 @@ impl RunOptions {
         atol = None,
         scheduler_timeout = None,
         n_workers = None,
+        in_process = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -85,6 +86,7 @@ impl RunOptions {
         atol: Option<&Bound<'_, PyAny>>,
         scheduler_timeout: Option<&Bound<'_, PyAny>>,
         n_workers: Option<&Bound<'_, PyAny>>,
+        in_process: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<RunOptions> {
         let mut config = RunConfig::new(platform).map_err(runner_error)?;
         let (chip_swimlane, swimlane_repr) = match enable_chip_swimlane {
@@ -133,6 +135,11 @@ impl RunOptions {
         }
         if let Some(v) = n_workers {
             config.n_workers = conversion::optional_count(v, "n_workers")?;
+        }
+        if let Some(v) = in_process {
+            if !v.is_none() && conversion::flag(v)? {
+                config.in_process = true;
+            }
         }
         validate(
             &config,

@@ -27,6 +27,21 @@ pub fn dep_gen_capture_main(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult
         .map_err(runner_error)
 }
 
+/// Installs the command that starts a chip process (`pypto.runtime` installs
+/// `[sys.executable, "-m", "pypto.runtime._chip_worker"]` on import): runs then isolate the
+/// chip in a child process unless `RunConfig(in_process=True)` or `PTO_IN_PROCESS=1`.
+#[pyfunction]
+pub fn set_worker_command(command: Vec<String>) {
+    pto_runner::chip_process::set_worker_command(command);
+}
+
+/// The chip process's main loop (`python -m pypto.runtime._chip_worker`): serves the host
+/// over the inherited descriptors and returns the exit code.
+#[pyfunction]
+pub fn chip_worker_main(py: Python<'_>) -> i32 {
+    py.detach(pto_runner::chip_process::serve)
+}
+
 /// Deletes the cached binaries and compatibility stamps of `work_dir` and every
 /// `next_levels/*/` sub-build (sources are kept); returns the `[cpp->.so]` status line.
 ///
@@ -59,6 +74,8 @@ pub fn rebuild_kernel_cpp_from_pto(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_capture_command, m)?)?;
     m.add_function(wrap_pyfunction!(dep_gen_capture_main, m)?)?;
+    m.add_function(wrap_pyfunction!(set_worker_command, m)?)?;
+    m.add_function(wrap_pyfunction!(chip_worker_main, m)?)?;
     m.add_function(wrap_pyfunction!(invalidate_binary_cache, m)?)?;
     m.add_function(wrap_pyfunction!(rebuild_kernel_cpp_from_pto, m)?)?;
     Ok(())

@@ -38,6 +38,31 @@ pub struct CompiledBuild {
     pub program: Program,
     /// What compiling took.
     pub compile: CompileSummary,
+    /// The compiled objects it was loaded from (content-addressed, never rewritten), so a
+    /// chip process can load the same program without compiling.
+    pub spec: ProgramSpec,
+}
+
+impl CompiledBuild {
+    /// Loads a build from objects compiled before (by the host, for a chip process):
+    /// reads `kernel_config.py` and `compiled_meta.json` of `dir` and loads `spec`.
+    pub fn from_spec(dir: &Path, spec: ProgramSpec) -> Result<CompiledBuild, RunnerError> {
+        let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
+        let meta = CompiledMeta::load(dir)?;
+        let program = Program::load(&spec)?;
+        Ok(CompiledBuild {
+            dir: dir.to_path_buf(),
+            kernel_config,
+            meta,
+            program,
+            compile: CompileSummary {
+                n_units: spec.kernels.len() + 1,
+                n_cached: spec.kernels.len() + 1,
+                elapsed: std::time::Duration::ZERO,
+            },
+            spec,
+        })
+    }
 }
 
 /// Loads a single-chip build directory for the platform of its `compiled_meta.json`
@@ -237,6 +262,7 @@ fn load_build_with(
         meta,
         program,
         compile,
+        spec,
     })
 }
 

@@ -82,6 +82,11 @@ pub struct RunConfig {
     pub n_workers: Option<usize>,
     /// Polled while a run waits (the Python package checks for Ctrl-C here).
     pub interrupt: Option<pto_runtime::Interrupt>,
+    /// Run the chip in this process instead of a chip process (`--in-process`,
+    /// `PTO_IN_PROCESS=1`; always when no chip-worker command is registered).
+    pub in_process: bool,
+    /// Watches the run's threads (set by a chip process for its own runs).
+    pub(crate) monitor: Option<pto_runtime::Monitor>,
 }
 
 /// The platforms error messages list.
@@ -102,6 +107,8 @@ impl RunConfig {
             scheduler_timeout: None,
             n_workers: None,
             interrupt: None,
+            in_process: !crate::chip_process::isolated_by_default(),
+            monitor: None,
         })
     }
 
@@ -166,6 +173,7 @@ impl RunConfig {
         }
         chip.n_workers = self.n_workers;
         chip.interrupt = self.interrupt.clone();
+        chip.monitor = self.monitor.clone();
         chip.record_deps = self.dfx.dep_gen;
         chip.dfx = DfxConfig {
             swimlane: self.dfx.chip_swimlane,

@@ -63,6 +63,20 @@ pub enum RunnerError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// The chip process died, hung or could not be started.
+    #[error("{message}")]
+    ChipProcess {
+        /// What happened, which task was running and what to do.
+        message: String,
+    },
+    /// An error a chip process reported (anything but a runtime fatal error).
+    #[error("{message}")]
+    Remote {
+        /// The kind the child reported.
+        kind: ErrorKind,
+        /// Its text.
+        message: String,
+    },
     /// Any other file-system failure.
     #[error("{action} `{}`: {source}", path.display())]
     Io {
@@ -89,6 +103,8 @@ impl RunnerError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             RunnerError::Config { kind, .. } => *kind,
+            RunnerError::Remote { kind, .. } => *kind,
+            RunnerError::ChipProcess { .. } => ErrorKind::Runtime,
             RunnerError::Layout(e) if e.is_not_found() => ErrorKind::NotFound,
             RunnerError::Meta(e) if e.kind() == pto_build_output::MetaErrorKind::NotFound => {
                 ErrorKind::NotFound

@@ -34,6 +34,9 @@ impl CompiledBuild {
         say: &mut dyn FnMut(&str),
     ) -> Result<ExecuteOutcome, RunnerError> {
         self.check_arity(params)?;
+        if !config.in_process {
+            return crate::chip_process::execute(self, params, config, say);
+        }
         let out = dfx_dir(&self.dir);
         if !two_pass::applies(config) {
             return self.execute_pass(params, config, &out);
@@ -91,11 +94,22 @@ impl CompiledBuild {
         out: &std::path::Path,
     ) -> Result<ExecuteOutcome, RunnerError> {
         self.check_arity(params)?;
+        if !config.in_process {
+            return crate::chip_process::execute_pass(self, params, config, out);
+        }
+        let mut args = orch_args(params)?;
+        self.execute_args(&mut args, config, out)
+    }
+
+    /// One in-process run over the runtime's arguments, writing its diagnostics into `out`.
+    pub fn execute_args(
+        &self,
+        args: &mut [pto_runtime::OrchArg<'_>],
+        config: &RunConfig,
+        out: &std::path::Path,
+    ) -> Result<ExecuteOutcome, RunnerError> {
         let chip_config = config.chip_config(config.dfx.any().then_some(out))?;
-        let report = {
-            let mut args = orch_args(params)?;
-            pto_runtime::run(&self.program, &mut args, &chip_config)?
-        };
+        let report = pto_runtime::run(&self.program, args, &chip_config)?;
         tracing::info!(
             "ran {} tasks on {} in {:.3} ms (device {:.3} ms)",
             report.n_tasks,

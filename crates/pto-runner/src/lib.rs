@@ -17,6 +17,7 @@
 pub mod bench;
 pub mod bench_stats;
 pub mod build;
+pub mod chip_process;
 pub mod config;
 pub mod demo;
 pub mod dfx_output;

@@ -282,7 +282,8 @@ pub struct Chip {
     pub dump: Option<Arc<DumpCollector>>,
     /// Device copies of the orchestration's tensor arguments. Owned by the chip so that a
     /// detached worker stuck in a kernel never sees them unmapped.
-    pub args_memory: Vec<DeviceMemory>,
+    /// (`None` for a tensor bound in place.)
+    pub args_memory: Vec<Option<DeviceMemory>>,
 }
 
 impl Chip {
@@ -292,7 +293,7 @@ impl Chip {
         kernels: Arc<KernelTable>,
         n_workers: usize,
         dump: Option<Arc<DumpCollector>>,
-        args_memory: Vec<DeviceMemory>,
+        args_memory: Vec<Option<DeviceMemory>>,
         sim_memory: SimMemorySizes,
     ) -> Chip {
         let topology = config.platform.topology(n_workers);
@@ -575,12 +576,15 @@ impl Chip {
     }
 
     /// Records the orchestration's latest call site (for crash and timeout messages).
-    pub fn note_orchestration_site(&self, file: *const std::ffi::c_char, line: i32) {
+    pub fn note_orchestration_site(&self, site: crate::task::Site) {
         self.last_site_file
-            .store(file.cast_mut(), Ordering::Relaxed);
-        self.last_site_line.store(line, Ordering::Relaxed);
+            .store(site.file.cast_mut(), Ordering::Relaxed);
+        self.last_site_line.store(site.line, Ordering::Relaxed);
         if let Some(m) = &self.config.monitor {
-            m.0.orchestration_site(file, line);
+            // SAFETY: a Site's file is a `__FILE__` literal of the loaded orchestration, or null.
+            let file =
+                (!site.file.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(site.file) });
+            m.0.orchestration_site(file, site.line);
         }
     }
 

@@ -326,10 +326,11 @@ impl<'c> Executor<'c> {
                         chip.raise(
                             ErrorCode::KernelFault,
                             format!(
-                                "{} (block {} of {}): uncaught C++ exception: {what}",
+                                "{} (block {} of {}): uncaught C++ exception: {what}; {}",
                                 subtask_label(chip, id, payload, place.core, func_id),
                                 place.block,
-                                payload.block_num
+                                payload.block_num,
+                                describe_arguments(payload)
                             ),
                         );
                     }
@@ -460,10 +461,45 @@ pub fn subtask_label(
         CoreType::Aiv => "AIV",
     };
     format!(
-        "task {id} (kernel {func_id} '{name}', submitted at {}) on {kind} core {}",
+        "task {id} (kernel {func_id} '{name}', func_id {func_id}, submitted at {}) on {kind} core {}",
         payload.site.render(),
         chip.topology.core_label(core)
     )
+}
+
+/// `arguments: [0] INPUT FLOAT32 [16, 128] at 0x7f.. (8192 bytes), [3] scalar 0x2a`: a
+/// task's arguments, for fault messages.
+pub fn describe_arguments(payload: &TaskPayload) -> String {
+    let mut parts: Vec<String> = payload
+        .tensors
+        .iter()
+        .zip(&payload.args)
+        .enumerate()
+        .map(|(i, (t, a))| {
+            let shape: Vec<String> = t.shapes[..t.dims()].iter().map(u32::to_string).collect();
+            format!(
+                "[{i}] {} {} [{}] at 0x{:x} ({} bytes)",
+                a.arg_type.name(),
+                crate::dtype::name(t.dtype),
+                shape.join(", "),
+                t.buffer.addr,
+                t.buffer.size
+            )
+        })
+        .collect();
+    let n = payload.tensors.len();
+    parts.extend(
+        payload
+            .scalars
+            .iter()
+            .enumerate()
+            .map(|(j, s)| format!("[{}] scalar 0x{s:x}", n + j)),
+    );
+    if parts.is_empty() {
+        "arguments: none".to_string()
+    } else {
+        format!("arguments: {}", parts.join(", "))
+    }
 }
 
 /// `cluster_storage` of the context: the chip's [`ClusterStorage`].
@@ -503,10 +539,11 @@ unsafe extern "C" fn fault_callback(ctx: *mut PtoSimContext, message: *const c_c
         chip.raise(
             ErrorCode::KernelFault,
             format!(
-                "{} (block {} of {}): {text}",
+                "{} (block {} of {}): {text}; {}",
                 subtask_label(chip, id, payload, core, c.func_id),
                 c.block_idx,
-                c.block_num
+                c.block_num,
+                describe_arguments(payload)
             ),
         );
     };

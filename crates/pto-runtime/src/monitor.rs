@@ -7,7 +7,7 @@
 //! `_exit()`) and names the task, kernel, core and arguments in its error. Every call is a
 //! handful of relaxed stores on the calling thread; without a monitor nothing is called.
 
-use std::ffi::c_char;
+use std::ffi::CStr;
 use std::sync::Arc;
 
 use crate::task::{TaskId, TaskPayload};
@@ -27,22 +27,21 @@ pub enum ThreadRole {
 pub trait ExecMonitor: Send + Sync {
     /// A thread starts; `slot` is its index for the calls below (stable for the run).
     fn thread_started(&self, slot: usize, role: ThreadRole);
-    /// The thread in `slot` starts running subtask of `task` on logical `core`.
-    ///
-    /// `payload` stays valid until the matching [`ExecMonitor::subtask_finished`].
+    /// The thread in `slot` starts running a subtask of `task` on logical `core`.
     fn subtask_started(
         &self,
         slot: usize,
         task: TaskId,
         core: usize,
         func_id: i32,
-        payload: *const TaskPayload,
+        payload: &TaskPayload,
     );
     /// The thread in `slot` finished its subtask.
     fn subtask_finished(&self, slot: usize);
-    /// The orchestration reached `file:line` (a submit or a scope); `file` is a string
-    /// literal of the orchestration library (null when unknown).
-    fn orchestration_site(&self, file: *const c_char, line: i32);
+    /// The orchestration reached `file:line` (a submit or a scope). `file` is a string
+    /// literal of the orchestration library (its address identifies it: it is the same
+    /// pointer for every call from one source file).
+    fn orchestration_site(&self, file: Option<&CStr>, line: i32);
     /// The orchestration entry returned (or was never called).
     fn orchestration_finished(&self);
 }

@@ -216,7 +216,7 @@ impl Orchestrator {
 
     /// Opens a scope at `site`.
     pub fn scope_begin(&mut self, mode: ScopeMode, site: Site) {
-        self.chip.note_orchestration_site(site.file, site.line);
+        self.chip.note_orchestration_site(site);
         if mode == ScopeMode::Auto && self.in_manual_scope() {
             let outer = self
                 .scopes
@@ -299,7 +299,7 @@ impl Orchestrator {
         site: Site,
         kind: SubmitKind,
     ) -> TaskOutputTensors {
-        self.chip.note_orchestration_site(site.file, site.line);
+        self.chip.note_orchestration_site(site);
         if self.chip.config.dfx.swimlane < 4 {
             return self.submit_inner(kernels, args, site, kind);
         }

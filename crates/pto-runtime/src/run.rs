@@ -58,8 +58,12 @@ pub struct HostTensor<'a> {
 /// One orchestration argument.
 #[derive(Debug)]
 pub enum OrchArg<'a> {
-    /// A tensor.
+    /// A tensor, copied into device memory for the run (and back, unless an input).
     Tensor(HostTensor<'a>),
+    /// A tensor whose host bytes *are* the device buffer for the run: no copy in or out.
+    /// The memory must stay valid until the process ends if a kernel may outlive the run
+    /// (a scheduler timeout), which holds for a chip process that is killed afterwards.
+    TensorInPlace(HostTensor<'a>),
     /// Raw 64-bit scalar bits.
     Scalar(u64),
 }
@@ -127,7 +131,8 @@ pub fn run(
     for (i, arg) in args.iter().enumerate() {
         match arg {
             OrchArg::Scalar(bits) => scalars.push(*bits),
-            OrchArg::Tensor(t) => {
+            OrchArg::Tensor(t) | OrchArg::TensorInPlace(t) => {
+                let in_place = matches!(arg, OrchArg::TensorInPlace(_));
                 let numel: u64 = t.shape.iter().map(|&s| s as u64).product();
                 let bytes = numel * crate::dtype::elem_size(t.dtype) as u64;
                 if bytes != t.data.len() as u64 || t.shape.len() > crate::ffi::MAX_TENSOR_DIMS {
@@ -140,16 +145,23 @@ pub fn run(
                         ),
                     });
                 }
-                let mem = DeviceMemory::new(bytes as usize)?;
-                if t.direction != ArgDirection::Out {
-                    // SAFETY: the mapping has at least `bytes` bytes; source and
-                    // destination do not overlap.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(t.data.as_ptr(), mem.base(), t.data.len())
-                    };
-                }
+                let mem = if in_place {
+                    None
+                } else {
+                    let mem = DeviceMemory::new(bytes as usize)?;
+                    if t.direction != ArgDirection::Out {
+                        // SAFETY: the mapping has at least `bytes` bytes; source and
+                        // destination do not overlap.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(t.data.as_ptr(), mem.base(), t.data.len())
+                        };
+                    }
+                    Some(mem)
+                };
                 let mut d = ChipTensor::zeroed();
-                d.buffer.addr = mem.base() as u64;
+                d.buffer.addr = mem
+                    .as_ref()
+                    .map_or(t.data.as_ptr() as u64, |m| m.base() as u64);
                 d.buffer.size = bytes;
                 d.ndims = t.shape.len() as u32;
                 d.dtype = t.dtype;
@@ -432,16 +444,13 @@ pub fn run(
     // Copy back every tensor that is not a pure input.
     let mut k = 0;
     for arg in args.iter_mut() {
-        if let OrchArg::Tensor(t) = arg {
-            if t.direction != ArgDirection::In {
+        if let OrchArg::Tensor(t) | OrchArg::TensorInPlace(t) = arg {
+            let device = chip.args_memory[k].as_ref();
+            if let (Some(device), true) = (device, t.direction != ArgDirection::In) {
                 // SAFETY: the device buffer has exactly `t.data.len()` bytes and every task
                 // has finished.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        chip.args_memory[k].base(),
-                        t.data.as_mut_ptr(),
-                        t.data.len(),
-                    )
+                    std::ptr::copy_nonoverlapping(device.base(), t.data.as_mut_ptr(), t.data.len())
                 };
             }
             k += 1;

@@ -29,3 +29,5 @@ _ensure_log_configured()
 # The two-pass swimlane's graph pass runs in a child process: this interpreter, running
 # pypto.runtime._dep_gen_capture (the runner would otherwise re-run its own executable).
 _native.set_capture_command([sys.executable, "-m", "pypto.runtime._dep_gen_capture"])
+# Runs isolate the chip in a child process of this interpreter (pypto.runtime._chip_worker).
+_native.set_worker_command([sys.executable, "-m", "pypto.runtime._chip_worker"])

@@ -65,8 +65,10 @@ class RunConfig:
 
     Fields PyPTO uses for compiling (``strategy``, ``dump_passes``, ``codegen_only``, ...) are
     kept for compatibility; this runtime runs already-compiled directories and ignores them.
-    ``device_id`` is ignored on the simulated platforms. ``scheduler_timeout`` (seconds) and
-    ``n_workers`` (worker threads) are this runtime's own.
+    ``device_id`` is ignored on the simulated platforms. ``scheduler_timeout`` (seconds),
+    ``n_workers`` (worker threads) and ``in_process`` are this runtime's own: runs isolate the
+    chip in a child process (a crashing kernel becomes a ``RuntimeError`` naming the task and
+    this process survives) unless ``in_process=True`` or ``PTO_IN_PROCESS=1``.
 
     Raises ``ValueError`` for an unknown platform, a level out of range, an invalid ring
     override, or both spellings of the swimlane switch; ``TypeError`` for a level that is not
@@ -104,6 +106,7 @@ class RunConfig:
     dump_ptoas_passes: bool = False
     scheduler_timeout: Optional[float] = None
     n_workers: Optional[int] = None
+    in_process: bool = False
 
     def __post_init__(self) -> None:
         # 1. The platform (the native constructor checks it first).
@@ -138,6 +141,7 @@ class RunConfig:
             atol=self.atol,
             scheduler_timeout=self.scheduler_timeout,
             n_workers=self.n_workers,
+            in_process=self.in_process,
         )
 
     def any_dfx_enabled(self) -> bool:

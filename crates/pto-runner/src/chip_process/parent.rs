@@ -1,0 +1,631 @@
+//! The host's side: start chip processes, run requests on them, and explain their deaths.
+
+use std::collections::HashMap;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use pto_runtime::{DfxData, Platform, RunReport, RuntimeError};
+use serde_json::{json, Value};
+
+use super::board::{self, Board, Snapshot};
+use super::protocol::{self, decode_error, direction_name, encode_config, path_value};
+use super::shm::{align64, page_align, Mapping, SharedFile};
+use super::signals;
+use crate::build::CompiledBuild;
+use crate::config::RunConfig;
+use crate::dfx_output::DfxSummary;
+use crate::error::{ErrorKind, RunnerError};
+use crate::execute::ExecuteOutcome;
+use crate::inputs::BoundParam;
+
+/// A running chip process.
+struct ChipProcess {
+    child: Child,
+    sock: UnixStream,
+    shared: SharedFile,
+    board: Mapping,
+    /// Tensor area `(offset, len)` mapped in the host.
+    area: Option<(usize, usize, Mapping)>,
+}
+
+impl ChipProcess {
+    fn board(&self) -> *mut Board {
+        self.board.base().cast::<Board>()
+    }
+
+    /// Kills the process group and reaps the child.
+    fn kill(mut self) {
+        let pid = self.child.id() as i32;
+        // SAFETY: signalling our own child's process group.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Idle chip processes by build directory and platform.
+static POOL: Mutex<Option<HashMap<(PathBuf, Platform), ChipProcess>>> = Mutex::new(None);
+
+fn take(dir: &Path, platform: Platform) -> Option<ChipProcess> {
+    POOL.lock()
+        .ok()?
+        .as_mut()?
+        .remove(&(dir.to_path_buf(), platform))
+}
+
+fn put_back(dir: &Path, platform: Platform, p: ChipProcess) {
+    if let Ok(mut pool) = POOL.lock() {
+        if let Some(old) = pool
+            .get_or_insert_with(HashMap::new)
+            .insert((dir.to_path_buf(), platform), p)
+        {
+            old.kill();
+        }
+    }
+}
+
+/// Stops every idle chip process (e.g. before a build directory is rebuilt).
+pub fn shutdown_all() {
+    let procs: Vec<ChipProcess> = match POOL.lock() {
+        Ok(mut pool) => pool
+            .take()
+            .map(|m| m.into_values().collect())
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    for p in procs {
+        p.kill();
+    }
+}
+
+fn chip_error(message: String) -> RunnerError {
+    RunnerError::ChipProcess { message }
+}
+
+fn spawn(build: &CompiledBuild, platform: Platform) -> Result<ChipProcess, RunnerError> {
+    let command = super::worker_command()
+        .ok_or_else(|| chip_error("no chip-worker command is registered".to_string()))?;
+    let (host_end, child_end) = UnixStream::pair()
+        .map_err(|e| chip_error(format!("cannot create the chip-process channel: {e}")))?;
+    let shared = SharedFile::create("pto-chip", board::board_bytes()).map_err(|e| {
+        chip_error(format!(
+            "cannot create shared memory for the chip process: {e}"
+        ))
+    })?;
+    let board = Mapping::new(shared.fd(), 0, board::board_bytes())
+        .map_err(|e| chip_error(format!("cannot map the status board: {e}")))?;
+    // SAFETY: a fresh mapping of board_bytes() bytes.
+    unsafe { board::init(board.base().cast::<Board>()) };
+    let (sock_fd, shm_fd) = (child_end.as_raw_fd(), shared.fd());
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..])
+        .stdin(Stdio::null())
+        .env("PTO_CHIP_WORKER", "1")
+        .process_group(0);
+    // SAFETY: only async-signal-safe calls between fork and exec (dup2, fcntl).
+    unsafe {
+        cmd.pre_exec(move || {
+            for (from, to) in [
+                (sock_fd, super::child::CONTROL_FD),
+                (shm_fd, super::child::SHARED_FD),
+            ] {
+                if from == to {
+                    let flags = libc::fcntl(to, libc::F_GETFD);
+                    libc::fcntl(to, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+                } else if libc::dup2(from, to) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().map_err(|e| {
+        chip_error(format!(
+            "cannot start the chip process `{}`: {e}",
+            command.join(" ")
+        ))
+    })?;
+    drop(child_end);
+    let mut p = ChipProcess {
+        child,
+        sock: host_end,
+        shared,
+        board,
+        area: None,
+    };
+    let load = json!({
+        "op": "load",
+        "dir": path_value(&build.dir),
+        "platform": platform.name(),
+        "spec": protocol::encode_spec(&build.spec),
+    });
+    match request(&mut p, &load, None, &mut |_| {}) {
+        Ok(reply) if reply.get("op").and_then(Value::as_str) == Some("loaded") => Ok(p),
+        Ok(reply) => {
+            p.kill();
+            Err(decode_error(&reply))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// How long the child may go without a heartbeat before it counts as hung.
+const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Sends `msg` and waits for the final reply, forwarding progress lines to `say`, polling
+/// the heartbeat and `interrupt`. A death or a hang consumes the process (`Err`).
+fn request(
+    p: &mut ChipProcess,
+    msg: &Value,
+    interrupt: Option<&pto_runtime::Interrupt>,
+    say: &mut dyn FnMut(&str),
+) -> Result<Value, RunnerError> {
+    // SAFETY: the child is idle between requests.
+    unsafe { board::reset(p.board()) };
+    if protocol::send(&mut p.sock, msg).is_err() {
+        return Err(died(p, "while receiving a request"));
+    }
+    // SAFETY: mapped board.
+    let mut last_beat = (unsafe { board::heartbeat(p.board()) }, Instant::now());
+    loop {
+        let mut pfd = libc::pollfd {
+            fd: p.sock.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; a bounded wait.
+        let ready = unsafe { libc::poll(&mut pfd, 1, 200) };
+        if ready > 0 {
+            if pfd.revents & libc::POLLIN == 0 {
+                return Err(died(p, "during the run"));
+            }
+            match protocol::recv(&mut p.sock) {
+                Ok(Some(v)) => {
+                    if v.get("op").and_then(Value::as_str) == Some("say") {
+                        if let Some(line) = v.get("line").and_then(Value::as_str) {
+                            say(line);
+                        }
+                        continue;
+                    }
+                    return Ok(v);
+                }
+                Ok(None) | Err(_) => return Err(died(p, "during the run")),
+            }
+        }
+        if let Some(check) = interrupt {
+            if (check.0)() {
+                return Err(RunnerError::Runtime(RuntimeError::Interrupted));
+            }
+        }
+        if let Ok(Some(_)) = p.child.try_wait() {
+            return Err(died(p, "during the run"));
+        }
+        // SAFETY: mapped board.
+        let beat = unsafe { board::heartbeat(p.board()) };
+        if beat != last_beat.0 {
+            last_beat = (beat, Instant::now());
+        } else if last_beat.1.elapsed() > HEARTBEAT_TIMEOUT {
+            return Err(chip_error(format!(
+                "the chip process stopped responding (no heartbeat for {} s); it was killed",
+                HEARTBEAT_TIMEOUT.as_secs()
+            )));
+        }
+    }
+}
+
+/// The error for a chip process that died; `p` must not be reused.
+fn died(p: &mut ChipProcess, when: &str) -> RunnerError {
+    let status = wait_briefly(&mut p.child);
+    // SAFETY: the child is dead (or being killed); nobody writes the board any more.
+    let snap = unsafe { board::snapshot(p.board()) };
+    chip_error(describe_death(status, &snap, when, &DeathContext::none()))
+}
+
+fn wait_briefly(child: &mut Child) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) => return Some(s),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => return None,
+        }
+    }
+}
+
+/// What the host knows to name things in a death report.
+pub struct DeathContext<'a> {
+    kernel_name: Option<&'a dyn Fn(i32) -> Option<String>>,
+    core_label: Option<&'a dyn Fn(u32) -> String>,
+}
+
+impl DeathContext<'_> {
+    fn none() -> DeathContext<'static> {
+        DeathContext {
+            kernel_name: None,
+            core_label: None,
+        }
+    }
+}
+
+fn arg_type_name(t: u8) -> &'static str {
+    match t {
+        0 => "INPUT",
+        1 => "OUTPUT",
+        2 => "INOUT",
+        3 => "OUTPUT_EXISTING",
+        4 => "NO_DEP",
+        _ => "?",
+    }
+}
+
+fn describe_slot(rec: &board::SlotRecord, ctx: &DeathContext<'_>) -> String {
+    let name = ctx
+        .kernel_name
+        .and_then(|f| f(rec.func_id))
+        .unwrap_or_else(|| "?".to_string());
+    let core = ctx
+        .core_label
+        .map(|f| f(rec.core))
+        .unwrap_or_else(|| format!("core {}", rec.core));
+    let mut args: Vec<String> = rec
+        .tensors
+        .iter()
+        .take((rec.n_tensors as usize).min(board::SLOT_TENSORS))
+        .enumerate()
+        .map(|(i, a)| {
+            let shape: Vec<String> = a.shapes[..a.ndims as usize]
+                .iter()
+                .map(u32::to_string)
+                .collect();
+            format!(
+                "[{i}] {} {} [{}] at 0x{:x} ({} bytes)",
+                arg_type_name(a.arg_type),
+                pto_runtime::dtype::name(a.dtype),
+                shape.join(", "),
+                a.addr,
+                a.bytes
+            )
+        })
+        .collect();
+    if rec.n_tensors as usize > board::SLOT_TENSORS {
+        args.push(format!(
+            "... {} more tensors",
+            rec.n_tensors as usize - board::SLOT_TENSORS
+        ));
+    }
+    for (j, s) in rec
+        .scalars
+        .iter()
+        .take((rec.n_scalars as usize).min(board::SLOT_SCALARS))
+        .enumerate()
+    {
+        args.push(format!("[{}] scalar 0x{s:x}", rec.n_tensors as usize + j));
+    }
+    format!(
+        "task {} (kernel {} '{name}', func_id {}) on {core}; arguments: {}",
+        pto_runtime::TaskId(rec.task),
+        rec.func_id,
+        rec.func_id,
+        if args.is_empty() {
+            "none".to_string()
+        } else {
+            args.join(", ")
+        }
+    )
+}
+
+/// The text of a death report.
+pub fn describe_death(
+    status: Option<std::process::ExitStatus>,
+    snap: &Snapshot,
+    when: &str,
+    ctx: &DeathContext<'_>,
+) -> String {
+    let how = match status {
+        Some(s) if s.signal().is_some() => {
+            let sig = s.signal().unwrap_or(0);
+            let (name, meaning) = signals::describe(sig, snap.fault.map_or(0, |f| f.1));
+            match snap.fault {
+                Some((_, _, addr, _)) if sig != libc::SIGKILL => {
+                    format!("was killed by {name} at address 0x{addr:x} ({meaning})")
+                }
+                _ => format!("was killed by {name} ({meaning})"),
+            }
+        }
+        Some(s) => format!(
+            "exited with status {} (a kernel or the orchestration called exit() or _exit())",
+            s.code().unwrap_or(-1)
+        ),
+        None => "stopped responding".to_string(),
+    };
+    let mut text = format!("the chip process {how} {when}");
+    let faulting = snap.fault.map(|f| f.3 as usize);
+    let busy: Vec<&(usize, board::SlotRecord)> = snap.busy.iter().collect();
+    let culprit = faulting
+        .and_then(|slot| busy.iter().find(|(s, _)| *s == slot))
+        .or_else(|| (busy.len() == 1).then(|| &busy[0]));
+    match (culprit, faulting) {
+        (Some((_, rec)), _) => {
+            text.push_str(&format!(": in {}", describe_slot(rec, ctx)));
+        }
+        (None, Some(0)) => {
+            text.push_str(&format!(
+                ": in the orchestration, after its last submit or scope at {}",
+                snap.orch_site
+                    .as_deref()
+                    .unwrap_or("(none yet: in the orchestration entry)")
+            ));
+        }
+        _ if !busy.is_empty() => {
+            let list: Vec<String> = busy.iter().map(|(_, r)| describe_slot(r, ctx)).collect();
+            text.push_str(&format!("; running at the time: {}", list.join("; ")));
+        }
+        _ if !snap.orch_finished && snap.orch_site.is_some() => {
+            text.push_str(&format!(
+                ": no kernel was running; the orchestration had reached {}",
+                snap.orch_site.as_deref().unwrap_or("?")
+            ));
+        }
+        _ => {}
+    }
+    text.push_str(". The host is unaffected; the next run starts a new chip process");
+    text
+}
+
+/// Lays `params` out in the tensor area and copies the inputs in.
+fn stage(
+    p: &mut ChipProcess,
+    params: &[BoundParam],
+) -> Result<(usize, usize, Vec<Value>), RunnerError> {
+    let mut layout = Vec::with_capacity(params.len());
+    let mut total = 0usize;
+    for prm in params {
+        match prm {
+            BoundParam::Scalar { name, bits } => layout.push(json!({"name": name, "bits": bits})),
+            BoundParam::Tensor {
+                name,
+                direction,
+                array,
+            } => {
+                let offset = total;
+                total = align64(total + array.data.len());
+                layout.push(json!({
+                    "name": name,
+                    "direction": direction_name(*direction),
+                    "dtype": array.dtype.pypto_name(),
+                    "shape": array.shape,
+                    "offset": offset,
+                    "bytes": array.data.len(),
+                }));
+            }
+        }
+    }
+    let area_offset = board::board_bytes();
+    let area_len = page_align(total.max(1));
+    p.shared.grow(area_offset + area_len).map_err(|e| {
+        chip_error(format!(
+            "cannot grow the shared tensor area to {area_len} bytes: {e}"
+        ))
+    })?;
+    if !matches!(&p.area, Some((o, l, _)) if *o == area_offset && *l == area_len) {
+        p.area = None;
+        let m = Mapping::new(p.shared.fd(), area_offset, area_len)
+            .map_err(|e| chip_error(format!("cannot map the shared tensor area: {e}")))?;
+        p.area = Some((area_offset, area_len, m));
+    }
+    let Some((_, _, area)) = &p.area else {
+        return Err(chip_error(
+            "the shared tensor area is not mapped".to_string(),
+        ));
+    };
+    for (prm, l) in params.iter().zip(&layout) {
+        if let BoundParam::Tensor {
+            array, direction, ..
+        } = prm
+        {
+            let offset = l["offset"].as_u64().unwrap_or(0) as usize;
+            // SAFETY: the child is idle; the slice lies in the area (laid out above).
+            if let Some(dst) = unsafe { area.slice_mut(offset, array.data.len()) } {
+                if *direction == pto_build_output::ParamDirection::Out {
+                    dst.fill(0);
+                } else {
+                    dst.copy_from_slice(&array.data);
+                }
+            }
+        }
+    }
+    Ok((area_offset, area_len, layout))
+}
+
+fn unstage(p: &ChipProcess, params: &mut [BoundParam], layout: &[Value]) {
+    let Some((_, _, area)) = &p.area else { return };
+    for (prm, l) in params.iter_mut().zip(layout) {
+        if let BoundParam::Tensor {
+            array, direction, ..
+        } = prm
+        {
+            if *direction == pto_build_output::ParamDirection::In {
+                continue;
+            }
+            let offset = l["offset"].as_u64().unwrap_or(0) as usize;
+            // SAFETY: the child finished the run and is idle.
+            if let Some(src) = unsafe { area.slice_mut(offset, array.data.len()) } {
+                array.data.copy_from_slice(src);
+            }
+        }
+    }
+}
+
+fn outcome_from(reply: &Value, platform: Platform) -> ExecuteOutcome {
+    let u = |k: &str| reply.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let mut timing_slots = [None; pto_runtime::task::NUM_TIMING_SLOTS];
+    if let Some(slots) = reply.get("timing_slots").and_then(Value::as_array) {
+        for (dst, v) in timing_slots.iter_mut().zip(slots) {
+            if let Some(pair) = v.as_array() {
+                if let (Some(a), Some(b)) = (
+                    pair.first().and_then(Value::as_u64),
+                    pair.get(1).and_then(Value::as_u64),
+                ) {
+                    *dst = Some((a, b));
+                }
+            }
+        }
+    }
+    let strings = |k: &str| -> Vec<String> {
+        reply
+            .get(k)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    ExecuteOutcome {
+        report: RunReport {
+            n_tasks: u("n_tasks"),
+            wall: Duration::from_nanos(u("wall_ns")),
+            device_time: Duration::from_nanos(u("device_ns")),
+            n_workers: u("n_workers") as usize,
+            platform,
+            deps: None,
+            dfx: DfxData::default(),
+            timing_slots,
+        },
+        dfx: DfxSummary {
+            files: strings("files").into_iter().map(PathBuf::from).collect(),
+            hints: strings("hints"),
+            warnings: strings("warnings"),
+        },
+    }
+}
+
+/// Whether an error leaves the chip process usable (argument and data errors do; a fatal
+/// runtime error may leave threads stuck in kernels, so the process is replaced).
+fn process_survives(e: &RunnerError) -> bool {
+    !matches!(e, RunnerError::Runtime(_) | RunnerError::ChipProcess { .. })
+        && e.kind() != ErrorKind::Runtime
+}
+
+fn run_request(
+    build: &CompiledBuild,
+    params: &mut [BoundParam],
+    config: &RunConfig,
+    pass_dir: Option<&Path>,
+    say: &mut dyn FnMut(&str),
+) -> Result<ExecuteOutcome, RunnerError> {
+    let platform = config.platform();
+    let mut p = match take(&build.dir, platform) {
+        Some(p) => p,
+        None => spawn(build, platform)?,
+    };
+    let (area_offset, area_len, layout) = match stage(&mut p, params) {
+        Ok(v) => v,
+        Err(e) => {
+            p.kill();
+            return Err(e);
+        }
+    };
+    let mut msg = json!({
+        "op": "run",
+        "config": encode_config(config),
+        "params": layout,
+        "area_offset": area_offset,
+        "area_len": area_len,
+    });
+    if let Some(d) = pass_dir {
+        msg["pass_dir"] = path_value(d);
+    }
+    let kernel_name = |f: i32| {
+        build
+            .kernel_config
+            .kernels
+            .iter()
+            .find(|k| k.func_id == f)
+            .map(|k| k.name.clone())
+    };
+    let topology = platform.topology(
+        config
+            .n_workers
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from)),
+    );
+    let core_label = |c: u32| {
+        let kind = match topology.core_type(c as usize) {
+            pto_runtime::CoreType::Aic => "AIC",
+            pto_runtime::CoreType::Aiv => "AIV",
+        };
+        format!("{kind} core {}", topology.core_label(c as usize))
+    };
+    let ctx = DeathContext {
+        kernel_name: Some(&kernel_name),
+        core_label: Some(&core_label),
+    };
+    let result = request(&mut p, &msg, config.interrupt.as_ref(), say);
+    match result {
+        Ok(reply) if reply.get("op").and_then(Value::as_str) == Some("done") => {
+            unstage(&p, params, &layout);
+            if let Some(lines) = reply.get("say").and_then(Value::as_array) {
+                for l in lines.iter().filter_map(Value::as_str) {
+                    say(l);
+                }
+            }
+            let outcome = outcome_from(&reply, platform);
+            put_back(&build.dir, platform, p);
+            Ok(outcome)
+        }
+        Ok(reply) => {
+            let e = decode_error(&reply);
+            if process_survives(&e) {
+                put_back(&build.dir, platform, p);
+            } else {
+                p.kill();
+            }
+            Err(e)
+        }
+        Err(RunnerError::ChipProcess { .. }) => {
+            // Re-describe with the build's names (the generic text had none).
+            let status = wait_briefly(&mut p.child);
+            // SAFETY: the child is dead; nobody writes the board any more.
+            let snap = unsafe { board::snapshot(p.board()) };
+            let text = if status.is_some() {
+                describe_death(status, &snap, "during the run", &ctx)
+            } else {
+                let mut t = describe_death(None, &snap, "during the run", &ctx);
+                t.push_str(" (it was killed)");
+                t
+            };
+            p.kill();
+            Err(chip_error(text))
+        }
+        Err(e) => {
+            p.kill();
+            Err(e)
+        }
+    }
+}
+
+/// [`CompiledBuild::execute_with`] in a chip process.
+pub fn execute(
+    build: &CompiledBuild,
+    params: &mut [BoundParam],
+    config: &RunConfig,
+    say: &mut dyn FnMut(&str),
+) -> Result<ExecuteOutcome, RunnerError> {
+    run_request(build, params, config, None, say)
+}
+
+/// [`CompiledBuild::execute_pass`] (diagnostics into `out`) in a chip process.
+pub fn execute_pass(
+    build: &CompiledBuild,
+    params: &mut [BoundParam],
+    config: &RunConfig,
+    out: &Path,
+) -> Result<ExecuteOutcome, RunnerError> {
+    run_request(build, params, config, Some(out), &mut |_| {})
+}
