@@ -326,7 +326,20 @@ fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     index
 }
 
-/// Compares `actual` with the golden `expected` element by element.
+/// NumPy's `isclose(actual, expected, rtol, atol, equal_nan=False)` for one element:
+/// `|a - e| <= atol + rtol * |e|` for finite values; an infinity matches only the same
+/// infinity (so a golden `inf` never accepts a finite result); NaN matches nothing.
+pub fn isclose(actual: f64, expected: f64, tol: Tolerances) -> bool {
+    if actual.is_nan() || expected.is_nan() {
+        return false;
+    }
+    if actual.is_infinite() || expected.is_infinite() {
+        return actual == expected;
+    }
+    (actual - expected).abs() <= tol.atol + tol.rtol * expected.abs()
+}
+
+/// Compares `actual` with the golden `expected` element by element ([`isclose`]).
 pub fn compare(
     actual: &NpyArray,
     expected: &NpyArray,
@@ -366,7 +379,7 @@ pub fn compare(
         if diff > cmp.max_abs_diff {
             cmp.max_abs_diff = diff;
         }
-        let close = a == e || diff <= tol.atol + tol.rtol * e.abs();
+        let close = isclose(a, e, tol);
         if !close {
             cmp.n_mismatch += 1;
             if cmp.first.len() < MAX_REPORTED_MISMATCHES {
@@ -525,6 +538,24 @@ mod tests {
             compare(&a, &e, Tolerances::default()).unwrap().n_mismatch,
             1
         );
+    }
+
+    #[test]
+    fn infinities_match_only_themselves() {
+        let tol = Tolerances {
+            rtol: 1.0,
+            atol: 1.0,
+        };
+        let e = f32s(&[4], &[f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, 3.0]);
+        let a = f32s(&[4], &[f64::INFINITY, f64::INFINITY, 1e30, f64::INFINITY]);
+        let cmp = compare(&a, &e, tol).unwrap();
+        assert_eq!(cmp.n_mismatch, 3, "only +inf == +inf matches: {cmp:?}");
+        let idx: Vec<Vec<usize>> = cmp.first.iter().map(|m| m.index.clone()).collect();
+        assert_eq!(idx, vec![vec![1], vec![2], vec![3]]);
+        assert!(isclose(f64::NEG_INFINITY, f64::NEG_INFINITY, tol));
+        assert!(!isclose(1e300, f64::INFINITY, tol));
+        assert!(!isclose(f64::NAN, f64::NAN, tol));
+        assert!(isclose(1.5, 2.0, tol));
     }
 
     #[test]

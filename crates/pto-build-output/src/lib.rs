@@ -77,7 +77,9 @@ pub use compiled_meta::{
 };
 pub use dtype::{DType, DTypeError};
 pub use fs::WriteError;
-pub use golden::{compare, read_tolerances, Comparison, GoldenError, Mismatch, Tolerances};
+pub use golden::{
+    compare, isclose, read_tolerances, Comparison, GoldenError, Mismatch, Tolerances,
+};
 pub use kernel_config::{
     load_name_map, ArgDirection, CoreType, KernelConfig, KernelConfigError, KernelEntry, NameMap,
     OrchestrationConfig, RuntimeConfig,
