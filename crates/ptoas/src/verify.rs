@@ -8,6 +8,34 @@ use crate::ir::{walk, Func, Module, Op, OpKind};
 use crate::types::{Dim, Type};
 use crate::Level;
 
+/// Names the generated C++ cannot use for a function: keywords and the header's own names.
+const RESERVED: [&str; 24] = [
+    "auto",
+    "bool",
+    "break",
+    "case",
+    "char",
+    "class",
+    "const",
+    "default",
+    "do",
+    "double",
+    "else",
+    "float",
+    "for",
+    "if",
+    "int",
+    "kernel_entry",
+    "namespace",
+    "return",
+    "static",
+    "struct",
+    "switch",
+    "template",
+    "void",
+    "while",
+];
+
 fn is_int(t: &Type) -> bool {
     t.scalar().is_some_and(|s| s.is_int())
 }
@@ -20,6 +48,29 @@ fn invalid(op: &Op, msg: String) -> Diag {
 pub fn verify(module: &Module, level: Level) -> DiagResult<()> {
     let mut names = HashSet::new();
     for f in &module.funcs {
+        let ident = f
+            .name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && f.name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident
+            || RESERVED.contains(&f.name.as_str())
+            || f.name.starts_with("v")
+                && f.name[1..].chars().all(|c| c.is_ascii_digit())
+                && f.name.len() > 1
+        {
+            return Err(Diag::at(
+                ErrorKind::Unsupported,
+                f.span,
+                format!(
+                    "function name '@{}' cannot be a C++ function name (use letters, digits and '_', not a keyword or vN)",
+                    f.name
+                ),
+            ));
+        }
         if !names.insert(f.name.as_str()) {
             return Err(Diag::at(
                 ErrorKind::Invalid,
