@@ -270,3 +270,19 @@ def test_run_result_str():
         "FAIL: t - boom (1.23s)"
     )
     assert RunResult.__test__ is False
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, needle",
+    [
+        ({"rtol": -1e-3}, ValueError, "rtol must be a finite number >= 0"),
+        ({"atol": float("nan")}, ValueError, "atol must be a finite number >= 0"),
+        ({"n_workers": -2}, ValueError, "n_workers must be a positive int"),
+        ({"n_workers": 10**9}, ValueError, "n_workers must be between 1 and 1024"),
+        ({"device_id": 1.5}, TypeError, "device_id must be an int"),
+        ({"device_id": -1}, ValueError, "device_id must be >= 0"),
+    ],
+)
+def test_bad_numbers_name_the_field(kwargs, error, needle):
+    with pytest.raises(error, match=needle):
+        RunConfig(**kwargs)

@@ -68,6 +68,59 @@ fn an_edited_kernel_cpp_is_rebuilt_with_and_without_no_recompile() {
 }
 
 #[test]
+fn an_edited_header_is_seen_even_with_no_recompile() {
+    let dir = example("vector_add", "edit_header");
+    let k = dir.join("kernels/aiv/kernel_add.cpp");
+    let src = std::fs::read_to_string(&k).unwrap();
+    std::fs::write(
+        &k,
+        src.replace(
+            "#include \"pto_tile.h\"",
+            "#include \"pto_tile.h\"\n#include \"sign.h\"",
+        )
+        .replace(
+            "pto_tile::add(a_buf, b_buf, a_buf, n);",
+            "for (uint32_t i = 0; i < n; ++i) a_buf[i] += SIGN * b_buf[i];",
+        ),
+    )
+    .unwrap();
+    let header = dir.join("kernels/aiv/sign.h");
+    std::fs::write(&header, "#pragma once\nstatic const float SIGN = 1.0f;\n").unwrap();
+    let o = pto(&["replay", s(&dir), "--validate"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    std::fs::write(&header, "#pragma once\nstatic const float SIGN = -1.0f;\n").unwrap();
+    let o = pto(&["replay", s(&dir), "--validate", "--no-recompile"]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "the header edit must be seen: {}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_truncated_binary_is_rebuilt_not_loaded() {
+    let dir = example("vector_add", "truncated_so");
+    assert_eq!(pto(&["replay", s(&dir)]).status.code(), Some(0));
+    let so = dir.join("kernels/aiv/kernel_add.so");
+    let bytes = std::fs::read(&so).unwrap();
+    std::fs::write(&so, &bytes[..100]).unwrap();
+    let o = pto(&["replay", s(&dir), "--validate", "--no-recompile"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        std::fs::metadata(&so).unwrap().len() > 100,
+        "the binary was rebuilt"
+    );
+    if dir.join("cache/binary_context.json").exists() {
+        assert!(
+            text(&o).contains("differs from the one this build compiled"),
+            "{}",
+            text(&o)
+        );
+    }
+}
+
+#[test]
 fn no_recompile_reuses_binaries_only_with_a_matching_stamp() {
     let dir = example("bgemm", "stamp");
     let o = pto(&["replay", s(&dir)]);

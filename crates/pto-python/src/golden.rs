@@ -7,7 +7,9 @@ use pyo3::prelude::*;
 use crate::conversion;
 use crate::error::build_output_error;
 
-/// Compares `actual` with `expected` element by element (`|a - e| <= atol + rtol * |e|`).
+/// Compares `actual` with `expected` element by element with NumPy's `isclose` semantics
+/// (`|a - e| <= atol + rtol * |e|`; an infinity matches only itself; NaN matches nothing).
+/// Raises `ValueError` for a negative or non-finite tolerance.
 ///
 /// Returns `None` when every element matches, else the mismatch details (counts, the
 /// largest difference and the first mismatches, one per line). A shape or dtype
@@ -21,9 +23,10 @@ pub fn compare(
     rtol: f64,
     atol: f64,
 ) -> PyResult<Option<String>> {
+    let tol = Tolerances::checked(rtol, atol).map_err(pyo3::exceptions::PyValueError::new_err)?;
     let actual = conversion::any_array(actual, "actual")?;
     let expected = conversion::any_array(expected, "expected")?;
-    let cmp = match compare_arrays(&actual, &expected, Tolerances { rtol, atol }) {
+    let cmp = match compare_arrays(&actual, &expected, tol) {
         Ok(cmp) => cmp,
         Err(e) => return Ok(Some(e.to_string())),
     };

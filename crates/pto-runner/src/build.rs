@@ -207,12 +207,11 @@ fn load_build_with(
         units.push(unit);
     }
     let installed: Vec<PathBuf> = units.iter().map(|u| binary_path_for(&u.source)).collect();
-    let fingerprints = source_fingerprints(&units)?;
     let mut objects = Vec::with_capacity(units.len());
     let mut n_cached = 0;
     let fresh = reuse
         && installed.iter().all(|p| p.is_file())
-        && recorded_fingerprints(dir) == Some(fingerprints.clone());
+        && UnitsRecord::load(dir).is_some_and(|r| r.still_current(&units, &installed));
     if fresh {
         // Load through a content-addressed copy: dlopen returns an already-loaded library
         // for a path it has seen, which would be stale after an in-place rebuild.
@@ -221,21 +220,34 @@ fn load_build_with(
         }
         n_cached = units.len();
     } else {
-        for (res, dest) in toolchain.compile_all(&units).into_iter().zip(&installed) {
+        let mut record = UnitsRecord::default();
+        for ((res, dest), unit) in toolchain
+            .compile_all(&units)
+            .into_iter()
+            .zip(&installed)
+            .zip(&units)
+        {
             let obj = res?;
             n_cached += obj.cache_hit as usize;
             install_binary(&obj.so_path, dest).map_err(ToolchainError::from)?;
+            record.add_input(&unit.source)?;
+            for dep in &obj.deps {
+                record.add_input(dep)?;
+            }
+            record.add_binary(dest)?;
             objects.push(obj.so_path);
         }
+        record.units = units
+            .iter()
+            .map(|u| u.source.to_string_lossy().into_owned())
+            .collect();
+        record.save(dir)?;
     }
     let compile = CompileSummary {
         n_units: units.len(),
         n_cached,
         elapsed: started.elapsed(),
     };
-    if !fresh {
-        record_fingerprints(dir, &fingerprints)?;
-    }
     let spec = ProgramSpec {
         orchestration_so: objects[0].clone(),
         entry_symbol: kernel_config.orchestration.function_name.clone(),
@@ -266,47 +278,123 @@ fn load_build_with(
     })
 }
 
-/// `cache/units.json`: the content hash of every source the installed binaries were built
-/// from. The stamp covers the runtime, headers, compiler and flags; this covers hand
-/// edits, so even `--no-recompile` never loads a binary older than its source.
+/// `cache/units.json`: what the installed binaries were built from and what they are. The
+/// stamp covers the runtime, headers, compiler and flags; this covers hand edits of every
+/// input — each source *and every header it includes* (from the compiler's dependency
+/// output) — and the binaries themselves, so even `--no-recompile` never loads a binary
+/// older than one of its inputs, nor a truncated or foreign `.so` dropped into the build
+/// directory (its hash differs; it is rebuilt, never adopted into the shared cache).
 const UNITS_FILE: &str = "units.json";
 
-fn source_fingerprints(units: &[CompileUnit]) -> Result<Vec<(String, String)>, RunnerError> {
+/// Version of [`UnitsRecord`]'s file format.
+const UNITS_VERSION: u64 = 2;
+
+/// The contents of `cache/units.json`.
+#[derive(Default)]
+struct UnitsRecord {
+    /// The compile units' sources, in order.
+    units: Vec<String>,
+    /// `(path, sha256)` of every input: sources and the headers they include.
+    inputs: Vec<(String, String)>,
+    /// `(path, sha256)` of every installed binary.
+    binaries: Vec<(String, String)>,
+}
+
+fn file_hash(path: &Path) -> Result<String, RunnerError> {
     use sha2::Digest as _;
-    units
-        .iter()
-        .map(|u| {
-            let bytes = std::fs::read(&u.source).map_err(|source| RunnerError::Io {
-                action: "reading",
-                path: u.source.clone(),
-                source,
-            })?;
-            let hash = sha2::Sha256::digest(&bytes);
-            let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-            Ok((u.source.to_string_lossy().into_owned(), hex))
-        })
-        .collect()
+    let bytes = std::fs::read(path).map_err(|source| RunnerError::Io {
+        action: "reading",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let hash = sha2::Sha256::digest(&bytes);
+    Ok(hash.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn recorded_fingerprints(dir: &Path) -> Option<Vec<(String, String)>> {
-    let text = std::fs::read_to_string(dir.join("cache").join(UNITS_FILE)).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.as_array()?
-        .iter()
-        .map(|e| {
-            Some((
-                e.get(0)?.as_str()?.to_string(),
-                e.get(1)?.as_str()?.to_string(),
-            ))
-        })
-        .collect()
-}
+impl UnitsRecord {
+    fn add_input(&mut self, path: &Path) -> Result<(), RunnerError> {
+        let key = path.to_string_lossy().into_owned();
+        if !self.inputs.iter().any(|(p, _)| *p == key) {
+            self.inputs.push((key, file_hash(path)?));
+        }
+        Ok(())
+    }
 
-fn record_fingerprints(dir: &Path, fingerprints: &[(String, String)]) -> Result<(), RunnerError> {
-    let path = dir.join("cache").join(UNITS_FILE);
-    let text = serde_json::to_string_pretty(&fingerprints)
-        .map_err(|e| RunnerError::config(e.to_string()))?;
-    pto_dfx::atomic_write(&path, text.as_bytes()).map_err(|e| RunnerError::config(e.to_string()))
+    fn add_binary(&mut self, path: &Path) -> Result<(), RunnerError> {
+        self.binaries
+            .push((path.to_string_lossy().into_owned(), file_hash(path)?));
+        Ok(())
+    }
+
+    /// Whether the binaries can be reused for `units`: same units, every input and every
+    /// installed binary unchanged.
+    fn still_current(&self, units: &[CompileUnit], installed: &[PathBuf]) -> bool {
+        let same_units = self.units.len() == units.len()
+            && self
+                .units
+                .iter()
+                .zip(units)
+                .all(|(r, u)| *r == u.source.to_string_lossy());
+        let same_binaries = self.binaries.len() == installed.len()
+            && self.binaries.iter().zip(installed).all(|((p, h), i)| {
+                *p == i.to_string_lossy() && file_hash(i).ok().as_ref() == Some(h)
+            });
+        if same_units && !same_binaries {
+            tracing::warn!(
+                "an installed binary under cache/ differs from the one this build compiled (truncated or replaced); recompiling"
+            );
+        }
+        same_units
+            && same_binaries
+            && self
+                .inputs
+                .iter()
+                .all(|(p, h)| file_hash(Path::new(p)).ok().as_ref() == Some(h))
+    }
+
+    fn load(dir: &Path) -> Option<UnitsRecord> {
+        let text = std::fs::read_to_string(dir.join("cache").join(UNITS_FILE)).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        if v.get("version")?.as_u64()? != UNITS_VERSION {
+            return None;
+        }
+        let pairs = |k: &str| -> Option<Vec<(String, String)>> {
+            v.get(k)?
+                .as_array()?
+                .iter()
+                .map(|e| {
+                    Some((
+                        e.get(0)?.as_str()?.to_string(),
+                        e.get(1)?.as_str()?.to_string(),
+                    ))
+                })
+                .collect()
+        };
+        Some(UnitsRecord {
+            units: v
+                .get("units")?
+                .as_array()?
+                .iter()
+                .map(|u| u.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()?,
+            inputs: pairs("inputs")?,
+            binaries: pairs("binaries")?,
+        })
+    }
+
+    fn save(&self, dir: &Path) -> Result<(), RunnerError> {
+        let path = dir.join("cache").join(UNITS_FILE);
+        let doc = serde_json::json!({
+            "version": UNITS_VERSION,
+            "units": self.units,
+            "inputs": self.inputs,
+            "binaries": self.binaries,
+        });
+        let text =
+            serde_json::to_string_pretty(&doc).map_err(|e| RunnerError::config(e.to_string()))?;
+        pto_dfx::atomic_write(&path, text.as_bytes())
+            .map_err(|e| RunnerError::config(e.to_string()))
+    }
 }
 
 /// Whether a kernel source guards code with the vector (`__DAV_VEC__`) and the cube
@@ -386,7 +474,44 @@ fn check_signature(dir: &Path, kc: &KernelConfig, meta: &CompiledMeta) -> Result
 
 #[cfg(test)]
 mod tests {
-    use super::core_guards;
+    use super::{core_guards, UnitsRecord};
+    use pto_toolchain::{CompileUnit, CoreKind, UnitKind};
+
+    #[test]
+    fn units_record_sees_header_edits_and_replaced_binaries() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::create_dir_all(d.join("cache")).unwrap();
+        let (src, hdr, so) = (d.join("k.cpp"), d.join("k.h"), d.join("k.so"));
+        std::fs::write(&src, "#include \"k.h\"\n").unwrap();
+        std::fs::write(&hdr, "#define X 1\n").unwrap();
+        std::fs::write(&so, b"binary").unwrap();
+        let units = vec![CompileUnit::new(&src, UnitKind::Kernel(CoreKind::Aiv))];
+        let installed = vec![so.clone()];
+        let mut r = UnitsRecord::default();
+        r.add_input(&src).unwrap();
+        r.add_input(&hdr).unwrap();
+        r.add_binary(&so).unwrap();
+        r.units = vec![src.to_string_lossy().into_owned()];
+        r.save(d).unwrap();
+        let current = || {
+            UnitsRecord::load(d)
+                .unwrap()
+                .still_current(&units, &installed)
+        };
+        assert!(current());
+        std::fs::write(&hdr, "#define X 2\n").unwrap();
+        assert!(!current(), "a header edit is seen");
+        std::fs::write(&hdr, "#define X 1\n").unwrap();
+        assert!(current());
+        std::fs::write(&so, b"bin").unwrap();
+        assert!(!current(), "a replaced binary is seen");
+        std::fs::write(d.join("cache/units.json"), "[[\"k.cpp\", \"00\"]]").unwrap();
+        assert!(
+            UnitsRecord::load(d).is_none(),
+            "the old format is never trusted"
+        );
+    }
 
     #[test]
     fn core_guards_are_found_in_preprocessor_lines_only() {

@@ -89,6 +89,9 @@ pub struct RunConfig {
     pub(crate) monitor: Option<pto_runtime::Monitor>,
 }
 
+/// Most worker threads a run may ask for.
+pub const MAX_WORKERS: usize = 1024;
+
 /// The platforms error messages list.
 pub const PLATFORM_CHOICES: &str = "'a2a3sim', 'a2a3', 'a5sim', 'a5', or 'cpu'";
 
@@ -120,6 +123,21 @@ impl RunConfig {
     /// Validates every field (the seed's `__post_init__` checks).
     pub fn validate(&self) -> Result<(), RunnerError> {
         self.dfx.validate()?;
+        pto_build_output::Tolerances::checked(self.rtol, self.atol).map_err(RunnerError::config)?;
+        if let Some(n) = self.n_workers {
+            if n == 0 || n > MAX_WORKERS {
+                return Err(RunnerError::config(format!(
+                    "n_workers must be between 1 and {MAX_WORKERS}, got {n}"
+                )));
+            }
+        }
+        if let Some(t) = self.scheduler_timeout {
+            if t.is_zero() {
+                return Err(RunnerError::config(
+                    "scheduler_timeout must be positive".to_string(),
+                ));
+            }
+        }
         check_ring(
             "ring_task_window",
             &self.ring_task_window,

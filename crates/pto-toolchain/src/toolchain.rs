@@ -83,6 +83,9 @@ pub struct CompiledObject {
     pub cache_hit: bool,
     /// The object key (hex SHA-256), also the file stem of `so_path`.
     pub key: String,
+    /// Every file the compile read besides the source (headers, absolute paths), from the
+    /// compiler's dependency output; system headers excluded.
+    pub deps: Vec<PathBuf>,
 }
 
 /// A C++ compiler plus a content-addressed object cache.
@@ -424,6 +427,7 @@ impl Toolchain {
                     so_path,
                     cache_hit: true,
                     key: entry.object_key,
+                    deps: entry.deps.iter().map(|(p, _)| p.clone()).collect(),
                 });
             }
         }
@@ -525,6 +529,7 @@ impl Toolchain {
                 so_path,
                 cache_hit: false,
                 key: object_key,
+                deps: deps.iter().map(|(p, _)| p.clone()).collect(),
             });
         }
 
@@ -540,6 +545,7 @@ impl Toolchain {
 
         // Re-load right before writing to keep entries other processes added.
         let mut manifest = Manifest::load(&manifest_path);
+        let dep_paths = deps.iter().map(|(p, _)| p.clone()).collect();
         manifest.insert(Entry {
             object_key: object_key.clone(),
             deps,
@@ -555,6 +561,7 @@ impl Toolchain {
             so_path,
             cache_hit: false,
             key: object_key,
+            deps: dep_paths,
         })
     }
 

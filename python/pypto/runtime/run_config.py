@@ -109,8 +109,12 @@ class RunConfig:
     in_process: bool = False
 
     def __post_init__(self) -> None:
-        # 1. The platform (the native constructor checks it first).
+        # 1. The platform (the native constructor checks it first), the device id.
         _native.RunOptions(str(self.platform))
+        if isinstance(self.device_id, bool) or not isinstance(self.device_id, int):
+            raise TypeError(f"device_id must be an int, got {type(self.device_id).__name__}")
+        if self.device_id < 0:
+            raise ValueError(f"device_id must be >= 0, got {self.device_id}")
         # 2. The backend follows the platform.
         self.backend_type = "Ascend950" if self.platform.startswith("a5") else "Ascend910B"
         # 3. The swimlane level.
