@@ -230,6 +230,15 @@ fn plan_func(fi: usize, f: &Func, arch: Arch, level: Level, out: &mut Plan) -> D
                 ),
             ));
         }
+        if base.is_some() && level != Level::Level3 {
+            // An explicitly placed buffer is off limits for the tiles too.
+            occupied.entry(*loc).or_default().push((
+                usize::MAX,
+                addr,
+                size,
+                format!("reserved buffer \"{name}\""),
+            ));
+        }
         out.reserved.insert((f.name.clone(), name.clone()), addr);
     }
     if level == Level::Level3 {

@@ -204,3 +204,22 @@ fn errors_underline_the_offending_text() {
         Some("    %a = arith.addi %zz, %zz : index\n                    ^^^")
     );
 }
+
+#[test]
+fn planning_keeps_tiles_off_reserved_buffers() {
+    let text = format!(
+        "func.func @f() attributes {{pto.kernel_kind = #pto.kernel_kind<vector>}} {{\n  %b = pto.reserve_buffer {{name = \"fifo\", size = 4096, location = #pto.address_space<vec>, auto = false, base = 0}} -> i32\n  %t = pto.alloc_tile : {TILE}\n  %u = pto.alloc_tile : {TILE}\n  pto.tadd ins(%t, %t : {TILE}, {TILE}) outs(%u : {TILE})\n  return\n}}"
+    );
+    let cpp = ptoas::translate(&text, "r.pto", &ptoas::Options::new()).unwrap();
+    assert!(cpp.contains("const int32_t v1 = 0;"), "{cpp}");
+    assert!(cpp.contains("uint64_t v3 = 4096;") && cpp.contains("uint64_t v5 = 5120;"), "{cpp}");
+}
+
+#[test]
+fn recursion_is_refused() {
+    check_err(
+        "func.func private @g(%x: i32) -> i32 {\n  %y = func.call @g(%x) : (i32) -> i32\n  return %y : i32\n}",
+        L2,
+        "bad.pto:1:1: recursive calls (through '@g') are not supported in the generated C++",
+    );
+}

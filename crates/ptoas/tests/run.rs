@@ -344,7 +344,10 @@ fn disabling_layout_inference_keeps_declared_layouts() {
     o.infer_layout = false;
     let cpp = translate(&data("softmax.pto"), "softmax.pto", &o);
     // The column view declares no layout: ND without inference; the ND views stay ND.
-    assert!(cpp.contains("pto::Stride<16, 16, 16, 1, 16>, pto::Layout::ND>"), "{cpp}");
+    assert!(
+        cpp.contains("pto::Stride<16, 16, 16, 1, 16>, pto::Layout::ND>"),
+        "{cpp}"
+    );
     assert!(!cpp.contains("pto::Layout::DN"));
     // An explicit layout is kept either way.
     let mm = translate(&data("mix.pto"), "mix.pto", &{

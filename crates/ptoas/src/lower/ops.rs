@@ -280,6 +280,12 @@ impl FnLower<'_> {
                 return Err(invalid(op.span, format!("'pto.{name}' cannot take a pipe")));
             }
         }
+        if ins.is_empty() {
+            return Err(invalid(
+                op.span,
+                format!("'pto.{name}' needs its inputs in ins(...)"),
+            ));
+        }
         let expected_outs = usize::from(name != "tprint");
         if outs.len() != expected_outs {
             return Err(invalid(
