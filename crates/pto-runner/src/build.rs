@@ -49,7 +49,8 @@ impl CompiledBuild {
     pub fn from_spec(dir: &Path, spec: ProgramSpec) -> Result<CompiledBuild, RunnerError> {
         let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
         let meta = CompiledMeta::load(dir)?;
-        let program = Program::load(&spec)?;
+        let mut program = Program::load(&spec)?;
+        declare_tensor_params(&mut program, &kernel_config);
         Ok(CompiledBuild {
             dir: dir.to_path_buf(),
             kernel_config,
@@ -267,7 +268,8 @@ fn load_build_with(
             })
             .collect(),
     };
-    let program = Program::load(&spec)?;
+    let mut program = Program::load(&spec)?;
+    declare_tensor_params(&mut program, &kernel_config);
     Ok(CompiledBuild {
         dir: dir.to_path_buf(),
         kernel_config,
@@ -276,6 +278,19 @@ fn load_build_with(
         compile,
         spec,
     })
+}
+
+/// Tells the runtime how many tensor arguments each kernel with a signature takes.
+fn declare_tensor_params(program: &mut Program, kc: &KernelConfig) {
+    for k in &kc.kernels {
+        if let Some(sig) = &k.signature {
+            let n = sig
+                .iter()
+                .filter(|d| **d != pto_build_output::ArgDirection::Scalar)
+                .count();
+            program.set_tensor_params(k.func_id, n as u32);
+        }
+    }
 }
 
 /// `cache/units.json`: what the installed binaries were built from and what they are. The

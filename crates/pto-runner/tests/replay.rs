@@ -228,3 +228,35 @@ fn a_kernel_guarded_for_the_other_core_type_is_refused() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_task_with_fewer_tensors_than_its_kernel_signature_is_refused() {
+    let orch = r#"#include "pto_orchestration_api.h"
+extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
+    const ChipTensor& a = orch_args.tensor(0).ref();
+    const ChipTensor& b = orch_args.tensor(1).ref();
+    PTO2_SCOPE() {
+        CoreTaskArgs p;
+        p.add_input(a, b);   // the kernel's signature has three tensors
+        p.add_scalar(orch_args.scalar(0));
+        rt_submit_aiv_task(0, p);
+    }
+}
+"#;
+    let dir = crate::fixture::with_orchestration(&root(), "short_args", orch);
+    let (_, msg) = err_text(&dir);
+    assert!(
+        msg.contains("kernel 0 'kernel_scale_add' takes 3 tensor arguments")
+            && msg.contains("passes 2"),
+        "{msg}"
+    );
+    let neg = r#"#include "pto_orchestration_api.h"
+extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
+    const ChipTensor& a = orch_args.tensor(0).ref();
+    PTO2_SCOPE() { CoreTaskArgs p; p.add_input(a); rt_submit_aiv_task(-7, p); }
+}
+"#;
+    let dir = crate::fixture::with_orchestration(&root(), "negative_func_id", neg);
+    let (_, msg) = err_text(&dir);
+    assert!(msg.contains("kernel id -7 is negative"), "{msg}");
+}

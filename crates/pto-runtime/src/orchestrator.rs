@@ -846,7 +846,11 @@ impl Orchestrator {
             let t = unsafe { args.tensor(i) };
             check_view(t).map_err(|p| format!("tensor argument {i} ({}): {p}", ty.name()))?;
         }
-        if kind == SubmitKind::Kernel && kernels.aic < 0 && kernels.aiv0 < 0 && kernels.aiv1 < 0 {
+        if kind == SubmitKind::Kernel
+            && [kernels.aic, kernels.aiv0, kernels.aiv1]
+                .iter()
+                .all(|&k| k == crate::ffi::INVALID_KERNEL_ID)
+        {
             return Err(
                 "rt_submit_task with no active kernel (every MixedKernels id is INVALID_KERNEL_ID); set a kernel id, or use rt_submit_dummy_task for a dependency-only task"
                     .to_string(),
@@ -865,8 +869,13 @@ impl Orchestrator {
         let mut n_active = 0u8;
         let mut aiv_lanes = 0u8;
         for (slot_idx, &k) in ids.iter().enumerate() {
-            if k < 0 {
+            if k == crate::ffi::INVALID_KERNEL_ID {
                 continue;
+            }
+            if k < 0 {
+                return Err(format!(
+                    "kernel id {k} is negative; only INVALID_KERNEL_ID (-1) marks an unused slot, and func_ids are >= 0 (see kernel_config.py)"
+                ));
             }
             if alloc {
                 return Err("alloc_tensors cannot run a kernel".to_string());
@@ -882,6 +891,14 @@ impl Orchestrator {
             } else {
                 CoreType::Aiv
             };
+            if let Some(n) = kernel.tensor_params {
+                if args.n_tensors < n {
+                    return Err(format!(
+                        "kernel {k} '{}' takes {n} tensor arguments (its kernel_config.py signature) but the task passes {}; a kernel would read past its arguments",
+                        kernel.name, args.n_tensors
+                    ));
+                }
+            }
             if kernel.core_type != want {
                 return Err(format!(
                     "kernel {k} '{}' is an {} kernel but was submitted to the {} slot",
