@@ -63,6 +63,14 @@ const TOKENS: [&str; 40] = [
     "\u{e9}",
 ];
 
+/// `default` cases, or `PTOAS_FUZZ_CASES` for a longer local run.
+fn cases(default: usize) -> usize {
+    std::env::var("PTOAS_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 fn mutate(src: &str, rng: &mut Rng) -> String {
     let mut s: Vec<char> = src.chars().collect();
     for _ in 0..1 + rng.below(4) {
@@ -141,7 +149,7 @@ fn mutants_of_the_samples_never_panic_and_fail_with_locations() {
     let mut total = 0usize;
     for name in samples {
         let src = data(name);
-        for i in 0..400 {
+        for i in 0..cases(400) {
             let m = mutate(&src, &mut rng);
             check(&m, &format!("{name} mutant {i}"));
             total += 1;
@@ -166,7 +174,7 @@ fn randomly_assembled_ops_never_panic() {
         "tadd", "tsub", "texp", "tmatmul", "trowsum", "tcvt", "tstore", "tload", "tmov", "tfoo",
     ];
     let mut rng = Rng(12345);
-    for case in 0..500 {
+    for case in 0..cases(500) {
         let mut body = String::from("    %c0 = arith.constant 0 : index\n    %c16 = arith.constant 16 : index\n    %f = arith.constant 1.0 : f32\n");
         let mut defined: Vec<(String, &str)> = Vec::new();
         for i in 0..1 + rng.below(6) {

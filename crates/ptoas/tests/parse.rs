@@ -212,7 +212,10 @@ fn planning_keeps_tiles_off_reserved_buffers() {
     );
     let cpp = ptoas::translate(&text, "r.pto", &ptoas::Options::new()).unwrap();
     assert!(cpp.contains("const int32_t v1 = 0;"), "{cpp}");
-    assert!(cpp.contains("uint64_t v3 = 4096;") && cpp.contains("uint64_t v5 = 5120;"), "{cpp}");
+    assert!(
+        cpp.contains("uint64_t v3 = 4096;") && cpp.contains("uint64_t v5 = 5120;"),
+        "{cpp}"
+    );
 }
 
 #[test]
