@@ -3,7 +3,8 @@
 
 use crate::common::data;
 
-const SAMPLES: [&str; 7] = [
+const SAMPLES: [&str; 8] = [
+    "bidir.pto",
     "vadd.pto",
     "softmax.pto",
     "matmul.pto",

@@ -357,3 +357,46 @@ fn disabling_layout_inference_keeps_declared_layouts() {
     });
     assert!(mm.contains("pto::Layout::DN>"), "declared dn");
 }
+
+#[test]
+fn both_directions_through_one_pipe() {
+    let cpp = translate(&data("bidir.pto"), "bidir.pto", &ptoas::Options::new());
+    assert!(cpp.contains("TPipe<0, Direction::DIR_BOTH, 1024, 4, 4, false>"));
+    assert!(cpp.contains(
+        "TPOP<TPipe<0, Direction::DIR_BOTH, 1024, 4, 4, false>, Tile<TileType::Mat, float, 16, 16"
+    ));
+    let params = [Param::Tensor("float"); 5];
+    let program = build(
+        "bidir",
+        &one_task(5, 0, "rt_submit_task(MixedKernels{0, 1, 1}, p)"),
+        &[
+            Kernel {
+                func_id: 0,
+                name: "cube_side".into(),
+                core: CoreType::Aic,
+                source: pypto_kernel(&cpp, "cube_side", &params),
+            },
+            Kernel {
+                func_id: 1,
+                name: "vector_side".into(),
+                core: CoreType::Aiv,
+                source: pypto_kernel(&cpp, "vector_side", &params),
+            },
+        ],
+    );
+    let a = values(256, 41, 3.0);
+    let eye: Vec<f32> = (0..256)
+        .map(|i| if i % 17 == 0 { 1.0 } else { 0.0 })
+        .collect();
+    let mut bufs = vec![
+        Buf::f32(&[16, 16], &a),
+        Buf::f32(&[16, 16], &eye),
+        Buf::zeros(Dt::F32, &[16, 16]),
+        Buf::zeros(Dt::F32, &[16, 16]),
+        Buf::zeros(Dt::F32, &[8, 1024]),
+    ];
+    run(&program, &mut bufs, &[]);
+    let want: Vec<f32> = a.iter().map(|v| v + 1.0).collect();
+    assert_close("vector side A.I + 1", &bufs[2].as_f32(), &want, 0.0, 0.0);
+    assert_close("cube side (A.I + 1).I", &bufs[3].as_f32(), &want, 0.0, 0.0);
+}
