@@ -140,3 +140,159 @@ fn in_process_mode_is_still_available() {
         text(&o)
     );
 }
+
+/// The files of `dfx_outputs/`, relative, sorted (the lock file excluded).
+fn dfx_files(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, d: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else if let Ok(rel) = p.strip_prefix(root) {
+                out.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let root = dir.join("dfx_outputs");
+    walk(&root, &root, &mut out);
+    out.retain(|f| f != ".lock");
+    out.sort();
+    out
+}
+
+/// `args_dump.json` and `args.bin` agree: every record's bytes lie inside the file.
+fn dump_is_consistent(dir: &Path) -> Result<(), String> {
+    let d = dir.join("dfx_outputs/args_dump");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join("args_dump.json")).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| e.to_string())?;
+    let bin = std::fs::metadata(d.join("args.bin"))
+        .map_err(|e| e.to_string())?
+        .len();
+    let args = json["args"].as_array().ok_or("no args")?;
+    for a in args {
+        if let (Some(off), Some(size)) = (a["bin_offset"].as_u64(), a["bin_size"].as_u64()) {
+            if off + size > bin {
+                return Err(format!(
+                    "record at {off}+{size} outside the {bin}-byte args.bin"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn concurrent_replays_leave_one_consistent_artifact_set() {
+    let dir = common::example("faults", "paged_attention", "concurrent");
+    // Warm the build so the runs overlap in their execution, not their compile.
+    assert_eq!(
+        replay(&dir, &[], &["--dump-args", "2"]).status.code(),
+        Some(0)
+    );
+    let kinds: [&[&str]; 4] = [
+        &["--dump-args", "2", "--swimlane", "--pmu"],
+        &["--dump-args", "3", "--dep-gen"],
+        &["--dump-args", "2", "--scope-stats"],
+        &["--dump-args", "1", "--swimlane", "2"],
+    ];
+    let children: Vec<_> = kinds
+        .iter()
+        .map(|extra| {
+            Command::new(env!("CARGO_BIN_EXE_pto"))
+                .args(["replay", dir.to_str().unwrap(), "--validate"])
+                .args(*extra)
+                .env("NO_COLOR", "1")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let files = dfx_files(&dir);
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.starts_with(".run-") && !f.ends_with(".tmp")),
+        "{files:?}"
+    );
+    dump_is_consistent(&dir).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_pto"))
+        .args([
+            "dump-viewer",
+            dir.join("dfx_outputs/args_dump").to_str().unwrap(),
+            "--list",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn a_killed_run_leaves_the_previous_complete_set() {
+    let dir = common::example("faults", "paged_attention", "killed");
+    assert_eq!(
+        replay(&dir, &[], &["--dump-args", "2"]).status.code(),
+        Some(0)
+    );
+    let before = dfx_files(&dir);
+    for delay_ms in [5u64, 40, 120] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pto"))
+            .args([
+                "replay",
+                dir.to_str().unwrap(),
+                "--dump-args",
+                "2",
+                "--swimlane",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        // SAFETY: killing our own child's process group (the chip process included).
+        unsafe { libc_kill(child.id() as i32) };
+        let _ = child.wait();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let files = dfx_files(&dir);
+        // Either the old set, or (if the kill came after publishing) a complete new one.
+        dump_is_consistent(&dir)
+            .unwrap_or_else(|e| panic!("after a kill at {delay_ms} ms: {e}; {files:?}"));
+        assert!(files.iter().all(|f| !f.ends_with(".tmp")), "{files:?}");
+    }
+    // The next run sweeps staging directories of the killed processes.
+    assert_eq!(
+        replay(&dir, &[], &["--dump-args", "2"]).status.code(),
+        Some(0)
+    );
+    let files = dfx_files(&dir);
+    assert!(files.iter().all(|f| !f.starts_with(".run-")), "{files:?}");
+    dump_is_consistent(&dir).unwrap();
+    assert!(
+        before.iter().all(|f| files.contains(f)),
+        "{before:?} vs {files:?}"
+    );
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill_raw(pid: i32, sig: i32) -> i32;
+}
+
+/// SIGKILL to `pid` and, after it is gone, to any chip process it left (its children are in
+/// their own process groups and notice the closed channel; give them a moment).
+unsafe fn libc_kill(pid: i32) {
+    // SAFETY: plain signal to our own child.
+    unsafe { libc_kill_raw(pid, 9) };
+}

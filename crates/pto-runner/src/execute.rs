@@ -108,8 +108,36 @@ impl CompiledBuild {
         config: &RunConfig,
         out: &std::path::Path,
     ) -> Result<ExecuteOutcome, RunnerError> {
-        let chip_config = config.chip_config(config.dfx.any().then_some(out))?;
-        let report = pto_runtime::run(&self.program, args, &chip_config)?;
+        if !config.dfx.any() {
+            let chip_config = config.chip_config(None)?;
+            let report = pto_runtime::run(&self.program, args, &chip_config)?;
+            self.log_run(&report);
+            return Ok(ExecuteOutcome {
+                report,
+                dfx: crate::dfx_output::DfxSummary::default(),
+            });
+        }
+        // Diagnostics are written into a staging directory and published as a set
+        // (crate::dfx_publish), so a failed or concurrent run never mixes files.
+        let staging = crate::dfx_publish::staging_dir(out)?;
+        let result = self.execute_staged(args, config, &staging);
+        match result {
+            Ok((report, mut dfx)) => {
+                crate::dfx_publish::publish(&staging, out, &mut dfx.files)?;
+                let (from, to) = (staging.display().to_string(), out.display().to_string());
+                for h in &mut dfx.hints {
+                    *h = h.replace(&from, &to);
+                }
+                Ok(ExecuteOutcome { report, dfx })
+            }
+            Err(e) => {
+                crate::dfx_publish::abandon(&staging);
+                Err(e)
+            }
+        }
+    }
+
+    fn log_run(&self, report: &RunReport) {
         tracing::info!(
             "ran {} tasks on {} in {:.3} ms (device {:.3} ms)",
             report.n_tasks,
@@ -117,6 +145,17 @@ impl CompiledBuild {
             report.wall.as_secs_f64() * 1e3,
             report.device_time.as_secs_f64() * 1e3
         );
+    }
+
+    fn execute_staged(
+        &self,
+        args: &mut [pto_runtime::OrchArg<'_>],
+        config: &RunConfig,
+        out: &std::path::Path,
+    ) -> Result<(RunReport, crate::dfx_output::DfxSummary), RunnerError> {
+        let chip_config = config.chip_config(Some(out))?;
+        let report = pto_runtime::run(&self.program, args, &chip_config)?;
+        self.log_run(&report);
         let label = self
             .dir
             .file_name()
@@ -130,6 +169,6 @@ impl CompiledBuild {
             &self.kernel_config.name_map(),
             &label,
         )?;
-        Ok(ExecuteOutcome { report, dfx })
+        Ok((report, dfx))
     }
 }

@@ -21,6 +21,7 @@ pub mod chip_process;
 pub mod config;
 pub mod demo;
 pub mod dfx_output;
+pub mod dfx_publish;
 pub mod error;
 pub mod execute;
 pub mod inputs;

@@ -183,6 +183,7 @@ impl Toolchain {
         let cache_root = std::path::absolute(cache_root)
             .map_err(|e| ToolchainError::io("cannot resolve cache directory", cache_root, e))?;
         let include_root = headers::materialize_headers(&cache_root)?;
+        sweep_stale_temporaries(&cache_root.join("objects"));
         let toolchain = Toolchain {
             compiler,
             compiler_args,
@@ -603,15 +604,27 @@ impl Toolchain {
     }
 
     fn run(&self, args: &[OsString]) -> Result<Output> {
-        Command::new(&self.compiler)
-            .args(&self.compiler_args)
+        let mut cmd = Command::new(&self.compiler);
+        cmd.args(&self.compiler_args)
             .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|source| ToolchainError::Spawn {
-                program: self.compiler.clone(),
-                source,
-            })
+            .stdin(Stdio::null());
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::process::CommandExt as _;
+            // A compiler never outlives the thread that waits for it: if `pto` is killed,
+            // the kernel kills its compilers too (no orphan keeps writing temp files).
+            // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                    Ok(())
+                });
+            }
+        }
+        cmd.output().map_err(|source| ToolchainError::Spawn {
+            program: self.compiler.clone(),
+            source,
+        })
     }
 }
 
@@ -639,6 +652,38 @@ fn absolute_dirs(unit: &CompileUnit) -> Vec<PathBuf> {
         .iter()
         .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
         .collect()
+}
+
+/// Temporaries older than this in the object cache belong to a run that was killed.
+const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes compiler outputs and adoption copies that a killed run left half-written
+/// (`objects/tmp/*`, `objects/.adopt-*.tmp`) once they are an hour old.
+fn sweep_stale_temporaries(objects: &Path) {
+    let stale = |p: &Path| {
+        std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMPORARY)
+    };
+    for (dir, temporary) in [
+        (objects.join("tmp"), (|_: &str| true) as fn(&str) -> bool),
+        (objects.to_path_buf(), |n: &str| {
+            n.starts_with(".adopt-") && n.ends_with(".tmp")
+        }),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let name = e.file_name();
+            if p.is_file() && temporary(&name.to_string_lossy()) && stale(&p) {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
 }
 
 fn find_in_path(name: &str) -> Option<PathBuf> {
