@@ -98,7 +98,9 @@ def test_pto_edit_is_spliced_and_rebuilt(example, tmp_path, monkeypatch, capsys)
     assert capsys.readouterr().out == "[pto->cpp] skipped (PYPTO_REBUILD_FROM_PTO=0)\n"
 
 
-def test_pto_rebuild_without_ptoas(example, tmp_path, monkeypatch, capsys):
+def test_pto_rebuild_without_ptoas_uses_the_bundled_translator(example, tmp_path, monkeypatch, capsys):
+    # PyPTO would skip; this runtime translates with its own ptoas (an empty module has no
+    # kernel function, so nothing is spliced).
     d = example("vector_add")
     (d / "ptoas").mkdir()
     (d / "ptoas" / "kernel_add.pto").write_text("")
@@ -106,7 +108,9 @@ def test_pto_rebuild_without_ptoas(example, tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("PYPTO_REBUILD_FROM_PTO", raising=False)
     assert rebuild_kernel_cpp_from_pto(d) == []
     assert capsys.readouterr().out == (
-        "[pto->cpp] skipped: ptoas binary not found (set PTOAS_ROOT or PATH)\n"
+        "[pto->cpp] using the bundled ptoas translator (no ptoas on PTOAS_ROOT or PATH)\n"
+        "[pto->cpp] regenerating from ptoas/kernel_add.pto\n"
+        "[pto->cpp] no .pto changes detected\n"
     )
 
 

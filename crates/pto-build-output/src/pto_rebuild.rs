@@ -19,8 +19,13 @@
 //!    (PYPTO_REBUILD_FROM_PTO=0)`.
 //! 2. Scan directories: the build directory and every `next_levels/*/`,
 //!    each only if it has a `ptoas/` subdirectory. None: nothing, silently.
-//! 3. [`find_ptoas`]; not found: `[pto->cpp] skipped: ptoas binary not found
-//!    (set PTOAS_ROOT or PATH)` and no error.
+//! 3. [`find_ptoas`]: a ptoas on `PTOAS_ROOT` / `PATH` wins; without one the bundled
+//!    translator (this project's `ptoas` crate, in-process) runs instead
+//!    ([`RebuildOptions::bundled`]; PyPTO would skip). The first regeneration prints which:
+//!    `[pto->cpp] using ptoas <path>` or `[pto->cpp] using the bundled ptoas translator (no
+//!    ptoas on PTOAS_ROOT or PATH)` (an external ptoas is named in the log only, so the
+//!    printed lines stay PyPTO's). With `bundled == false` and no ptoas: `[pto->cpp]
+//!    skipped: ptoas binary not found (set PTOAS_ROOT or PATH)` and no error.
 //! 4. Per `ptoas/<unit>.pto` (name order): skipped when `ptoas/<unit>.cpp`
 //!    exists and its mtime is not older than the `.pto`'s. Otherwise
 //!    `[pto->cpp] regenerating from <rel .pto>`, then `ptoas <pto> -o <out>
@@ -192,6 +197,8 @@ pub struct RebuildOptions {
     pub env: RebuildEnv,
     /// The ptoas timeout, [`PTOAS_TIMEOUT`] normally.
     pub timeout: Duration,
+    /// Fall back to the bundled translator when no ptoas is found (the default).
+    pub bundled: bool,
 }
 
 impl RebuildOptions {
@@ -201,6 +208,7 @@ impl RebuildOptions {
             enabled,
             env: RebuildEnv::from_process(),
             timeout: PTOAS_TIMEOUT,
+            bundled: true,
         }
     }
 }
@@ -288,17 +296,36 @@ pub fn rebuild_kernel_cpp_from_pto_with(
         report.status = RebuildStatus::NothingToScan;
         return Ok(report);
     }
-    let Some(ptoas) = find_ptoas(&options.env) else {
-        report.status = RebuildStatus::PtoasNotFound;
-        emit(
-            &mut report,
-            "[pto->cpp] skipped: ptoas binary not found (set PTOAS_ROOT or PATH)".into(),
-        );
-        return Ok(report);
+    let translator = match find_ptoas(&options.env) {
+        Some(path) => Translator::External(path),
+        None if options.bundled => Translator::Bundled,
+        None => {
+            report.status = RebuildStatus::PtoasNotFound;
+            emit(
+                &mut report,
+                "[pto->cpp] skipped: ptoas binary not found (set PTOAS_ROOT or PATH)".into(),
+            );
+            return Ok(report);
+        }
     };
-    report.ptoas = Some(ptoas.clone());
+    if let Translator::External(path) = &translator {
+        report.ptoas = Some(path.clone());
+    }
+    let ptoas = &translator;
+    let mut announced = false;
     for scan_dir in &scan_dirs {
         for pto in stale_units(scan_dir)? {
+            if !announced {
+                announced = true;
+                match &translator {
+                    // PyPTO would skip here: say what runs instead.
+                    Translator::Bundled => {
+                        emit(&mut report, format!("[pto->cpp] using {translator}"))
+                    }
+                    // PyPTO's lines stay as they are; the log names the program.
+                    Translator::External(_) => tracing::info!("[pto->cpp] using {translator}"),
+                }
+            }
             let rel_pto = relative(dir, &pto);
             emit(
                 &mut report,
@@ -375,7 +402,7 @@ fn stale_units(scan_dir: &Path) -> Result<Vec<PathBuf>, PtoRebuildError> {
 /// Runs ptoas on one unit, splices every matching kernel cpp and finally
 /// moves the raw output to `ptoas/<unit>.cpp`. Returns the spliced cpps.
 fn regenerate_unit(
-    ptoas: &Path,
+    ptoas: &Translator,
     scan_dir: &Path,
     pto: &Path,
     timeout: Duration,
@@ -446,16 +473,55 @@ fn relative(base: &Path, path: &Path) -> String {
         .join("/")
 }
 
-/// Runs `ptoas <pto> -o <out> --enable-insert-sync --pto-level=<level>`,
-/// killing it after `timeout`.
+/// Which ptoas regenerates the bodies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Translator {
+    /// A ptoas program found on `PTOAS_ROOT` or `PATH`.
+    External(PathBuf),
+    /// This project's translator, run in-process.
+    Bundled,
+}
+
+impl std::fmt::Display for Translator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Translator::External(p) => write!(f, "ptoas {}", p.display()),
+            Translator::Bundled => {
+                f.write_str("the bundled ptoas translator (no ptoas on PTOAS_ROOT or PATH)")
+            }
+        }
+    }
+}
+
+/// Runs the translator: an external `ptoas <pto> -o <out> --enable-insert-sync
+/// --pto-level=<level>` killed after `timeout`, or the bundled one with the same options.
 fn run_ptoas(
-    ptoas: &Path,
+    ptoas: &Translator,
     pto: &Path,
     out: &Path,
     timeout: Duration,
 ) -> Result<(), PtoRebuildError> {
     let pto_text = std::fs::read(pto).map_err(io_err("read", pto))?;
     let level = pto_level(&String::from_utf8_lossy(&pto_text));
+    let ptoas = match ptoas {
+        Translator::External(path) => path.as_path(),
+        Translator::Bundled => {
+            let text = String::from_utf8_lossy(&pto_text);
+            let options = ptoas::Options {
+                arch: None,
+                level: ptoas::Level::from_name(level).unwrap_or(ptoas::Level::Level2),
+                infer_layout: true,
+                insert_sync: true,
+            };
+            let cpp = ptoas::translate(&text, &pto.display().to_string(), &options).map_err(
+                |e| PtoRebuildError::PtoasFailed {
+                    pto_name: file_name(pto),
+                    stderr: format!("Error: {e}"),
+                },
+            )?;
+            return write_atomic(out, cpp.as_bytes()).map_err(PtoRebuildError::from);
+        }
+    };
     let mut child = Command::new(ptoas)
         .arg(pto)
         .arg("-o")
@@ -1076,6 +1142,7 @@ mv "$out.part" "$out"
                 enabled: true,
                 env: self.env(),
                 timeout: PTOAS_TIMEOUT,
+                bundled: false,
             }
         }
 
@@ -1422,6 +1489,40 @@ mv "$out.part" "$out"
                 ["[pto->cpp] skipped: ptoas binary not found (set PTOAS_ROOT or PATH)"]
             );
         }
+        assert_eq!(fx.ptoas_log(), "");
+        Ok(())
+    }
+
+    #[test]
+    fn the_bundled_translator_runs_when_no_ptoas_is_found() -> TestResult {
+        let fx = Fixture::new()?;
+        let vadd = include_str!("../../ptoas/tests/data/vadd.pto");
+        fx.unit("", "vadd", vadd, &[("aiv", "vadd")])?;
+        fx.edit_pto("", "vadd", vadd)?;
+        let empty = tempfile::tempdir()?;
+        let options = RebuildOptions {
+            env: RebuildEnv {
+                path: Some(empty.path().as_os_str().to_owned()),
+                ..RebuildEnv::default()
+            },
+            bundled: true,
+            ..fx.options()
+        };
+        let report = rebuild_kernel_cpp_from_pto_with(&fx.dir, &options, &mut |_| {})?;
+        assert_eq!(report.status, RebuildStatus::Scanned);
+        assert_eq!(report.ptoas, None);
+        assert_eq!(
+            report.lines[0],
+            "[pto->cpp] using the bundled ptoas translator (no ptoas on PTOAS_ROOT or PATH)"
+        );
+        assert_eq!(report.touched, ["kernels/aiv/vadd.cpp"]);
+        let cpp = std::fs::read_to_string(fx.dir.join("kernels/aiv/vadd.cpp"))?;
+        assert!(cpp.contains("static __aicore__ void vadd(") && cpp.contains("TADD("), "{cpp}");
+        // A bad .pto is the translator's located error, and the stamp stays old.
+        fx.edit_pto("", "vadd", "module {\n  func.func @vadd( {\n")?;
+        set_age(&fx.dir.join("ptoas/vadd.cpp"), 100)?;
+        let err = rebuild_kernel_cpp_from_pto_with(&fx.dir, &options, &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("vadd.pto:2:"), "{err}");
         assert_eq!(fx.ptoas_log(), "");
         Ok(())
     }
