@@ -569,3 +569,36 @@ extern "C" __attribute__((visibility("default"))) void build_graph(const ChipTas
     )
     .unwrap();
 }
+
+/// A task keeps a pointer to each tensor argument (Simpler's pointer-held slots), so a
+/// temporary such as `x.view(...)` or a mixed `add_output` must not compile; the message says
+/// why and what to do.
+#[test]
+fn temporaries_and_mixed_outputs_are_compile_errors() {
+    let temp = orchestration(
+        1,
+        r#"
+    const ChipTensor& x = orch_args.tensor(0).ref();
+    uint32_t s[1] = {2}, o[1] = {0};
+    CoreTaskArgs args;
+    args.add_input(x.view(s, o));
+    rt_submit_aiv_task(0, args);"#,
+    );
+    let err = crate::common::orchestration_compile_error("api_temporary_view", &temp);
+    assert!(
+        err.contains("add_input takes named ChipTensor variables") && err.contains("dangle"),
+        "{err}"
+    );
+    let mixed = orchestration(
+        1,
+        r#"
+    ChipTensor x = orch_args.tensor(0).ref();
+    uint32_t s[1] = {2};
+    TensorCreateInfo ci(s, 1, DataType::FLOAT32);
+    CoreTaskArgs args;
+    args.add_output(ci, x);
+    rt_submit_aiv_task(0, args);"#,
+    );
+    let err = crate::common::orchestration_compile_error("api_mixed_outputs", &mixed);
+    assert!(err.contains("not a mix"), "{err}");
+}

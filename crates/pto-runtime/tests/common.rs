@@ -101,6 +101,26 @@ pub fn compile(
     }
 }
 
+/// Compiles `orchestration` alone and returns the compiler's error text; panics when it
+/// compiles (the caller expects a compile error).
+pub fn orchestration_compile_error(name: &str, orchestration: &str) -> String {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("programs")
+        .join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let orch_path = dir.join(format!("{name}_orch.cpp"));
+    std::fs::write(&orch_path, orchestration).unwrap();
+    let unit = CompileUnit::new(orch_path, UnitKind::Orchestration);
+    match toolchain().compile_all(&[unit]).pop() {
+        Some(Err(e)) => e.to_string(),
+        Some(Ok(o)) => panic!(
+            "{name}: expected a compile error, got {}",
+            o.so_path.display()
+        ),
+        None => panic!("{name}: no compile result"),
+    }
+}
+
 /// A default a2a3sim configuration.
 pub fn config() -> ChipConfig {
     ChipConfig::new(Platform::A2a3Sim).unwrap()
