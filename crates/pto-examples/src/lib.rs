@@ -10,13 +10,18 @@
 //! | [`vector_add`] | `c = a + b`, 8 SPMD tasks of 4 blocks | `kernel_add` (AIV) | 8 |
 //! | [`bgemm`] | `C += A @ B` in 64 x 64 tiles, k chained by INOUT | `kernel_matmul` (AIC), `kernel_add` (AIV) | 128 |
 //! | [`paged_attention`] | MQA decode over a paged KV cache, online softmax | QK, PV (AIC), SF, UP (AIV) | 80 |
+//! | [`paged_attn_bf16`] | the same in bf16 with ragged last blocks, PTO-ISA kernels | `qk_matmul`, `pv_matmul` (AIC), `softmax_prepare`, `online_update` (AIV) | 31 |
 //!
 //! The C++ is hand-written in PyPTO's codegen layout and its one copy lives in the
 //! examples themselves (`examples/<name>/orchestration|kernels/`, embedded at build time
-//! and written back unchanged); inputs come from a seeded [`rng::SplitMix64`] and
-//! golden outputs are computed here in `f64` and rounded to `f32`, so [`generate`] writes
-//! byte-identical files on every run. The `gen-examples` binary calls [`generate`] on the
-//! workspace's `examples/` directory.
+//! and written back unchanged); inputs come from a seeded [`rng::SplitMix64`], so
+//! [`generate`] writes byte-identical files on every run. The kernels of `vector_add`, `bgemm`
+//! and `paged_attention` use the ChipTensor tile library (`pto_tile.h`) and their goldens are
+//! computed in `f64` and rounded to `f32`. The other examples' kernels are PTO-ISA kernels as
+//! PyPTO generates them (ptoas output over `<pto/pto-inst.hpp>` inside PyPTO's kernel
+//! wrapper); their goldens are computed in `f32` with every rounding the kernels do (bf16
+//! through the `half` crate), so the kernels reproduce them bit for bit. The `gen-examples`
+//! binary calls [`generate`] on the workspace's `examples/` directory.
 
 #![deny(missing_docs)]
 
@@ -24,6 +29,7 @@ pub mod bgemm;
 pub mod example;
 pub mod golden_py;
 pub mod paged_attention;
+pub mod paged_attn_bf16;
 pub mod rng;
 pub mod run_script;
 pub mod vector_add;
@@ -77,6 +83,7 @@ pub fn examples() -> Result<Vec<Example>, Error> {
         vector_add::example()?,
         bgemm::example()?,
         paged_attention::example()?,
+        paged_attn_bf16::example()?,
     ])
 }
 
