@@ -11,6 +11,7 @@
 //! | [`bgemm`] | `C += A @ B` in 64 x 64 tiles, k chained by INOUT | `kernel_matmul` (AIC), `kernel_add` (AIV) | 128 |
 //! | [`paged_attention`] | MQA decode over a paged KV cache, online softmax | QK, PV (AIC), SF, UP (AIV) | 80 |
 //! | [`paged_attn_bf16`] | the same in bf16 with ragged last blocks, PTO-ISA kernels | `qk_matmul`, `pv_matmul` (AIC), `softmax_prepare`, `online_update` (AIV) | 31 |
+//! | [`softmax`] | row softmax of bf16 rows, 64-row tiles, one SPMD block per 16 rows | `row_softmax` (AIV, PTO-ISA) | 4 |
 //!
 //! The C++ is hand-written in PyPTO's codegen layout and its one copy lives in the
 //! examples themselves (`examples/<name>/orchestration|kernels/`, embedded at build time
@@ -32,6 +33,7 @@ pub mod paged_attention;
 pub mod paged_attn_bf16;
 pub mod rng;
 pub mod run_script;
+pub mod softmax;
 pub mod vector_add;
 
 use std::path::{Path, PathBuf};
@@ -84,6 +86,7 @@ pub fn examples() -> Result<Vec<Example>, Error> {
         bgemm::example()?,
         paged_attention::example()?,
         paged_attn_bf16::example()?,
+        softmax::example()?,
     ])
 }
 

@@ -206,7 +206,7 @@ fn run_and_check(
 /// The examples whose kernels are PTO-ISA kernels in PyPTO's shape. Their goldens repeat
 /// every rounding of the kernels in the same order, so the kernels reproduce them bit for bit
 /// (the tolerances only absorb NumPy's reordering in `golden.py`).
-const PTO_ISA_EXAMPLES: &[&str] = &["paged_attn_bf16"];
+const PTO_ISA_EXAMPLES: &[&str] = &["paged_attn_bf16", "softmax"];
 
 fn check_example(name: &str) {
     let ex = example(name);
@@ -243,6 +243,11 @@ fn paged_attn_bf16_matches_golden() {
 }
 
 #[test]
+fn softmax_matches_golden() {
+    check_example("softmax");
+}
+
+#[test]
 fn task_counts() {
     let counts: Vec<(&str, u64)> = pto_examples::examples()
         .unwrap()
@@ -256,6 +261,7 @@ fn task_counts() {
             ("bgemm", 128),
             ("paged_attention", 80),
             ("paged_attn_bf16", 31),
+            ("softmax", 4),
         ]
     );
 }
@@ -660,7 +666,7 @@ fn example_sources_compile_without_warnings() {
             && (p.components().any(|c| c.as_os_str() == "kernels")
                 || p.components().any(|c| c.as_os_str() == "orchestration"))
     });
-    assert_eq!(sources.len(), 15, "{sources:?}");
+    assert_eq!(sources.len(), 17, "{sources:?}");
     let isa_include = format!("-I{}", tc.isa_include_dir().display());
     for rel in sources {
         let src = cpp.join(&rel);
