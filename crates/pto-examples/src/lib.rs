@@ -12,6 +12,7 @@
 //! | [`paged_attention`] | MQA decode over a paged KV cache, online softmax | QK, PV (AIC), SF, UP (AIV) | 80 |
 //! | [`paged_attn_bf16`] | the same in bf16 with ragged last blocks, PTO-ISA kernels | `qk_matmul`, `pv_matmul` (AIC), `softmax_prepare`, `online_update` (AIV) | 31 |
 //! | [`softmax`] | row softmax of bf16 rows, 64-row tiles, one SPMD block per 16 rows | `row_softmax` (AIV, PTO-ISA) | 4 |
+//! | [`mixed_pipe`] | `relu(a @ b) * scale` in MIX tasks, cube -> vector pipe | `matmul_relu_aic` + `matmul_relu_aiv` (PTO-ISA) | 2 |
 //!
 //! The C++ is hand-written in PyPTO's codegen layout and its one copy lives in the
 //! examples themselves (`examples/<name>/orchestration|kernels/`, embedded at build time
@@ -29,6 +30,7 @@
 pub mod bgemm;
 pub mod example;
 pub mod golden_py;
+pub mod mixed_pipe;
 pub mod paged_attention;
 pub mod paged_attn_bf16;
 pub mod rng;
@@ -87,6 +89,7 @@ pub fn examples() -> Result<Vec<Example>, Error> {
         paged_attention::example()?,
         paged_attn_bf16::example()?,
         softmax::example()?,
+        mixed_pipe::example()?,
     ])
 }
 

@@ -206,7 +206,7 @@ fn run_and_check(
 /// The examples whose kernels are PTO-ISA kernels in PyPTO's shape. Their goldens repeat
 /// every rounding of the kernels in the same order, so the kernels reproduce them bit for bit
 /// (the tolerances only absorb NumPy's reordering in `golden.py`).
-const PTO_ISA_EXAMPLES: &[&str] = &["paged_attn_bf16", "softmax"];
+const PTO_ISA_EXAMPLES: &[&str] = &["paged_attn_bf16", "softmax", "mixed_pipe"];
 
 fn check_example(name: &str) {
     let ex = example(name);
@@ -248,6 +248,11 @@ fn softmax_matches_golden() {
 }
 
 #[test]
+fn mixed_pipe_matches_golden() {
+    check_example("mixed_pipe");
+}
+
+#[test]
 fn task_counts() {
     let counts: Vec<(&str, u64)> = pto_examples::examples()
         .unwrap()
@@ -262,6 +267,7 @@ fn task_counts() {
             ("paged_attention", 80),
             ("paged_attn_bf16", 31),
             ("softmax", 4),
+            ("mixed_pipe", 2),
         ]
     );
 }
@@ -548,6 +554,43 @@ fn pto_isa_kernels_have_the_pypto_wrapper_shape() {
     }
 }
 
+/// The mixed kernel: one ptoas unit with both functions in each file (each entry forwards to
+/// the function of its directory), PyPTO's TPUSH / TPOP / TFREE with a split axis, submitted
+/// as a MIX task.
+#[test]
+fn mixed_pipe_is_one_ptoas_unit_in_both_kernel_files() {
+    let ex = example("mixed_pipe");
+    let bodies: Vec<&str> = ex
+        .kernels
+        .iter()
+        .map(|k| {
+            let (_, after) = k
+                .source
+                .split_once("// --- ptoas-generated code ---\n")
+                .unwrap();
+            after
+                .split_once("\n// --- Kernel entry point ---\n")
+                .unwrap()
+                .0
+        })
+        .collect();
+    assert_eq!(
+        bodies[0], bodies[1],
+        "both files hold the same ptoas output"
+    );
+    for needle in [
+        "static __aicore__ void matmul_relu_aic(",
+        "static __aicore__ void matmul_relu_aiv(",
+        "TPUSH<TPipe<0, Direction::DIR_C2V, 8192, 2, 2>,",
+        "TileSplitAxis::TILE_UP_DOWN>(",
+        "TFREE<TPipe<0, Direction::DIR_C2V, 8192, 2, 2>, TileSplitAxis::TILE_UP_DOWN>(",
+    ] {
+        assert!(bodies[0].contains(needle), "mixed_pipe lacks {needle}");
+    }
+    let orch = ex.orchestration_source;
+    assert!(orch.contains("rt_submit_task(MixedKernels{0, 1, 1}, params_t0);"));
+}
+
 #[test]
 fn compiled_meta_of_paged_attention_has_the_scalar_last() {
     let meta = CompiledMeta::load(&generated().join("paged_attention")).unwrap();
@@ -666,7 +709,7 @@ fn example_sources_compile_without_warnings() {
             && (p.components().any(|c| c.as_os_str() == "kernels")
                 || p.components().any(|c| c.as_os_str() == "orchestration"))
     });
-    assert_eq!(sources.len(), 17, "{sources:?}");
+    assert_eq!(sources.len(), 20, "{sources:?}");
     let isa_include = format!("-I{}", tc.isa_include_dir().display());
     for rel in sources {
         let src = cpp.join(&rel);

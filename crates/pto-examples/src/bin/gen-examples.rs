@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 
 const USAGE: &str = "usage: gen-examples [--out DIR]\n\n\
 Writes the example build directories (vector_add, bgemm, paged_attention,\n\
-paged_attn_bf16, softmax) into DIR\n\
+paged_attn_bf16, softmax, mixed_pipe) into DIR\n\
 (default: the workspace's examples/ directory).";
 
 /// `<workspace>/examples`: this crate lives in `<workspace>/crates/pto-examples`.
