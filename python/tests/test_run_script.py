@@ -14,7 +14,9 @@ from pypto.runtime.debug import maybe_write_run_script, write_run_script
 from pypto.runtime.debug.run_script_writer import render_run_script
 
 
-@pytest.mark.parametrize("name", ["vector_add", "bgemm", "paged_attention"])
+@pytest.mark.parametrize(
+    "name", ["vector_add", "bgemm", "paged_attention", "paged_attn_bf16", "softmax", "mixed_pipe"]
+)
 def test_python_writer_matches_the_rust_emitter(example, name):
     d = example(name)
     rust_text = (EXAMPLES / name / "debug" / "run.py").read_text(encoding="utf-8")
