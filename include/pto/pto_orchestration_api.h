@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "pto_runtime_abi.h"
+#include "pto_sim_thread_exit.h"
 
 // a5's pto_types.h include guard: sources that choose between a2a3 and a5 names test it.
 #if defined(PTO_ARCH_A5) && !defined(SRC_A5_RUNTIME_TENSORMAP_AND_RINGBUFFER_RUNTIME_PTO_TYPES_H_)
@@ -135,6 +136,8 @@ extern "C" __attribute__((weak, visibility("default"))) int pto_orchestration_ca
     try {
         entry(*args);
         return 0;
+    } catch (abi::__forced_unwind&) {
+        pto_detail::thread_exit_refused("orchestration");
     } catch (const std::exception& e) {
         snprintf(message, capacity, "%s", e.what());
     } catch (...) {

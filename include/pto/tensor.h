@@ -15,6 +15,8 @@
 #include <exception>
 #include <type_traits>
 
+#include "pto_sim_thread_exit.h"
+
 #ifndef __aicore__
 #define __aicore__
 #endif
@@ -428,6 +430,8 @@ extern "C" __attribute__((weak, visibility("default"))) int pto_kernel_call(void
     try {
         entry(args);
         return 0;
+    } catch (abi::__forced_unwind&) {
+        pto_detail::thread_exit_refused("kernel");
     } catch (const std::exception& e) {
         snprintf(message, capacity, "%s", e.what());
     } catch (...) {

@@ -56,7 +56,7 @@ fn every_kernel_fault_kind_is_named() {
         "AIV core AIV_",
         "arguments: [0] INPUT FLOAT32 [2048]",
     ];
-    let cases: [(&str, &[&str]); 10] = [
+    let cases: [(&str, &[&str]); 11] = [
         (
             "segv",
             &["killed by SIGSEGV at address 0x0", "unmapped memory"],
@@ -72,6 +72,10 @@ fn every_kernel_fault_kind_is_named() {
         ("throw", &["uncaught C++ exception: index 9 of 8"]),
         ("exit", &["exited with status 0", "called exit()"]),
         ("_exit", &["exited with status 3"]),
+        (
+            "pthread_exit",
+            &["killed by SIGABRT", "the kernel called pthread_exit()"],
+        ),
         ("hang", &["PTO2_ERROR_SCHEDULER_TIMEOUT", "has run for"]),
     ];
     for (kind, needles) in cases {
@@ -98,14 +102,21 @@ fn orchestration_faults_name_the_last_submit() {
     assert!(
         t.contains("SIGSEGV")
             && t.contains("in the orchestration")
-            && t.contains("vector_add.cpp:28"),
+            && t.contains("vector_add.cpp:29"),
         "{t}"
     );
     let o = replay(&dir, &[("PTO_TEST_ORCH_FAULT", "exit")], &[]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(
-        t.contains("exited with status 0") && t.contains("vector_add.cpp:28"),
+        t.contains("exited with status 0") && t.contains("vector_add.cpp:29"),
+        "{t}"
+    );
+    let o = replay(&dir, &[("PTO_TEST_ORCH_FAULT", "pthread_exit")], &[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("the orchestration called pthread_exit()") && t.contains("vector_add.cpp:29"),
         "{t}"
     );
     let o = replay(
@@ -119,7 +130,7 @@ fn orchestration_faults_name_the_last_submit() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(
-        t.contains("the orchestration has neither returned") && t.contains("vector_add.cpp:28"),
+        t.contains("the orchestration has neither returned") && t.contains("vector_add.cpp:29"),
         "{t}"
     );
 }

@@ -1,5 +1,6 @@
 // vector_add's kernel with a fault chosen by PTO_TEST_FAULT (tests only): each run of the
 // faults test sets it to one kind; unset, the kernel adds as usual.
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +42,8 @@ static void fault(const char* kind) {
         exit(0);
     } else if (strcmp(kind, "_exit") == 0) {
         _exit(3);
+    } else if (strcmp(kind, "pthread_exit") == 0) {
+        pthread_exit(nullptr);
     } else if (strcmp(kind, "hang") == 0) {
         for (volatile int spin = 0;; spin = spin + 1) {
         }

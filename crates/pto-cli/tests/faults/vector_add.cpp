@@ -1,4 +1,5 @@
 // vector_add's orchestration with a fault chosen by PTO_TEST_ORCH_FAULT (tests only).
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,6 +33,8 @@ void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
                     *q = 2;
                 } else if (strcmp(kind, "exit") == 0) {
                     exit(0);
+                } else if (strcmp(kind, "pthread_exit") == 0) {
+                    pthread_exit(nullptr);
                 } else if (strcmp(kind, "hang") == 0) {
                     for (volatile int spin = 0;; spin = spin + 1) {
                     }

@@ -143,7 +143,7 @@ pub fn describe(signal: i32, code: i32) -> (&'static str, &'static str) {
         libc::SIGBUS => ("SIGBUS", "a misaligned or truncated memory access"),
         libc::SIGFPE => ("SIGFPE", "an arithmetic fault (integer division by zero or overflow)"),
         libc::SIGILL => ("SIGILL", "an illegal instruction (e.g. __builtin_trap or a corrupted jump)"),
-        libc::SIGABRT => ("SIGABRT", "abort(): a failed assert, std::terminate (an uncaught C++ exception) or an explicit abort"),
+        libc::SIGABRT => ("SIGABRT", "abort(): a failed assert, std::terminate (an uncaught C++ exception), pthread_exit() or an explicit abort"),
         libc::SIGTRAP => ("SIGTRAP", "a trap instruction"),
         libc::SIGKILL => ("SIGKILL", "killed (out of memory, or from outside)"),
         libc::SIGTERM => ("SIGTERM", "terminated from outside"),

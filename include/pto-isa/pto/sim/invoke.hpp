@@ -14,6 +14,8 @@
 
 #include <exception>
 
+#include "pto_sim_thread_exit.h"
+
 /// Runs one subtask of a kernel built over this header (see pto_sim_abi.h).
 extern "C" __attribute__((weak, visibility("default"))) int pto_sim_invoke(PtoSimContext* ctx, PtoSimKernelEntry entry,
                                                                           int64_t* args) {
@@ -35,6 +37,8 @@ extern "C" __attribute__((weak, visibility("default"))) int pto_sim_invoke(PtoSi
     int status = PTO_SIM_OK;
     try {
         entry(args);
+    } catch (abi::__forced_unwind&) {
+        pto_detail::thread_exit_refused("kernel");
     } catch (const pto::sim::FaultUnwind&) {
         status = PTO_SIM_FAULT;
     } catch (const pto::sim::StopUnwind&) {
