@@ -35,6 +35,7 @@ pub mod orchestrator;
 pub mod perf;
 pub mod platform;
 pub mod program;
+pub mod ring_census;
 pub mod run;
 pub mod sim_abi;
 pub mod sync;

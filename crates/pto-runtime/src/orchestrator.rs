@@ -37,6 +37,7 @@ use crate::ffi::{
     MAX_TENSOR_DIMS,
 };
 use crate::platform::CoreType;
+use crate::ring_census::{Resource, RingCensus};
 use crate::task::Site;
 use crate::task::{
     pack_claim, ActiveSlot, ArgInfo, GangKind, Predicate, SlotState, TaskId, MAX_SUBTASKS,
@@ -80,6 +81,8 @@ pub struct OrchestratorSummary {
     pub first_ignored_site: Option<String>,
     /// Tasks submitted (kernel, dummy and allocation tasks).
     pub n_tasks: u64,
+    /// After a ring ran out of room: what the whole run needs there (see `ring_census`).
+    pub capacity_advice: Option<String>,
 }
 
 /// The orchestrator state (see the module docs).
@@ -99,6 +102,7 @@ pub struct Orchestrator {
     orch_records: Vec<OrchRecord>,
     scope_samples: Vec<ScopeSample>,
     n_submits: u32,
+    census: Option<RingCensus>,
 }
 
 /// An empty `TaskOutputTensors` (what a rejected submit returns).
@@ -138,6 +142,7 @@ impl Orchestrator {
             orch_records: Vec::new(),
             scope_samples: Vec::new(),
             n_submits: 0,
+            census: None,
             chip,
         }
     }
@@ -151,6 +156,7 @@ impl Orchestrator {
     pub fn summary(&self) -> OrchestratorSummary {
         let mut s = self.summary.clone();
         s.n_tasks = self.heads.iter().sum();
+        s.capacity_advice = self.census.as_ref().map(RingCensus::advice);
         s
     }
 
@@ -246,6 +252,9 @@ impl Orchestrator {
             site,
             first_task: self.scope_tasks.len(),
         });
+        if let Some(c) = &mut self.census {
+            c.scope_begin();
+        }
         if self.chip.config.dfx.scope_stats {
             self.sample_scope(self.scopes.len() - 1, site, false);
         }
@@ -264,6 +273,9 @@ impl Orchestrator {
             self.chip.release(self.scope_tasks[i]);
         }
         self.scope_tasks.truncate(scope.first_task);
+        if let Some(c) = &mut self.census {
+            c.scope_end();
+        }
         if self.chip.config.dfx.scope_stats {
             self.sample_scope(self.scopes.len(), scope.site, true);
         }
@@ -325,6 +337,9 @@ impl Orchestrator {
         let alloc = kind == SubmitKind::Alloc;
         if self.chip.fatal.is_set() {
             self.note_ignored(site);
+            if self.census.is_some() && !self.scopes.is_empty() {
+                self.count_ignored(kernels, args, kind);
+            }
             return empty_outputs();
         }
         if self.scopes.is_empty() {
@@ -355,17 +370,11 @@ impl Orchestrator {
         }
 
         // Step 2: slot, then heap.
+        // SAFETY: validate() checked every slot reference is non-null.
+        let out_bytes = unsafe { output_bytes(args) };
         if !self.reserve_slot(ring, id, site) {
             return empty_outputs();
         }
-        let out_bytes: u64 = (0..args.n_tensors as usize)
-            .filter(|&i| args.tensors[i].arg_type == TensorArgType::Output as u8)
-            .map(|i| {
-                // SAFETY: validate() checked every slot reference is non-null.
-                let ci = unsafe { args.create_info(i) };
-                align_up(create_info_bytes(ci), HEAP_ALIGN)
-            })
-            .sum();
         let Some(heap_start) = self.reserve_heap(ring, id, site, out_bytes) else {
             return empty_outputs();
         };
@@ -1017,12 +1026,14 @@ impl Orchestrator {
         let has_space =
             |chip: &Chip| head - chip.rings[ring].last_alive.load(Ordering::Acquire) < window - 1;
         // Only a failing wait needs the scope census (it walks the scope's tasks).
+        let ran_out = std::cell::Cell::new(false);
         let deadlock = || {
+            ran_out.set(true);
             let (scope_site, n) = self.blocking_scope(ring);
             (
                 ErrorCode::FlowControlDeadlock,
                 format!(
-                    "task window {window} of ring {ring} cannot hold the {} tasks of the scope at {scope_site} (task {id} at {}): a scope's tasks stay live until it ends and a ring holds at most window-1 = {} of them; raise ring_task_window (or PTO2_RING_TASK_WINDOW) above the largest scope's task count (at least {})",
+                    "task window {window} of ring {ring} cannot hold the {} tasks of the scope at {scope_site} (task {id} at {}): a scope's tasks stay live until it ends and a ring holds at most window-1 = {} of them; raise ring_task_window (or PTO2_RING_TASK_WINDOW) above the largest scope's task count (at least {} so far)",
                     n + 1,
                     site.render(),
                     window - 1,
@@ -1030,7 +1041,11 @@ impl Orchestrator {
                 ),
             )
         };
-        self.back_pressure(ring, &has_space, &deadlock)
+        let ok = self.back_pressure(ring, &has_space, &deadlock);
+        if ran_out.get() {
+            self.start_census(ring, Resource::TaskWindow, 1);
+        }
+        ok
     }
 
     fn reserve_heap(&mut self, ring: usize, id: TaskId, site: Site, bytes: u64) -> Option<u64> {
@@ -1039,8 +1054,9 @@ impl Orchestrator {
             self.fail(
                 ErrorCode::HeapRingDeadlock,
                 format!(
-                    "task {id} at {} needs {bytes} bytes of outputs but the heap of ring {ring} is {size} bytes; raise ring_heap (or PTO2_RING_HEAP)",
-                    site.render()
+                    "task {id} at {} needs {bytes} bytes of outputs but the heap of ring {ring} is {size} bytes; raise ring_heap (or PTO2_RING_HEAP) to at least {}",
+                    site.render(),
+                    bytes.checked_next_power_of_two().unwrap_or(bytes).max(1024)
                 ),
             );
             return None;
@@ -1057,7 +1073,9 @@ impl Orchestrator {
         let has_space =
             |chip: &Chip| end - chip.rings[ring].heap_tail.load(Ordering::Acquire) <= size;
         // Only a failing wait needs the scope census (it walks the scope's tasks).
+        let ran_out = std::cell::Cell::new(false);
         let deadlock = || {
+            ran_out.set(true);
             let (scope_site, n) = self.blocking_scope(ring);
             (
                 ErrorCode::HeapRingDeadlock,
@@ -1067,8 +1085,77 @@ impl Orchestrator {
                 ),
             )
         };
-        self.back_pressure(ring, &has_space, &deadlock)
-            .then_some(start)
+        let ok = self.back_pressure(ring, &has_space, &deadlock);
+        if ran_out.get() {
+            self.start_census(ring, Resource::Heap, bytes);
+        }
+        ok.then_some(start)
+    }
+
+    /// Starts the census of `ring` after it ran out of `resource` for a task that needed
+    /// `failing` (see `ring_census`): what each open scope holds there now.
+    fn start_census(&mut self, ring: usize, resource: Resource, failing: u64) {
+        if self.census.is_some() {
+            return;
+        }
+        let mut held = vec![0u64; self.scopes.len()];
+        let mut largest = failing;
+        for (depth, scope) in self.scopes.iter().enumerate() {
+            let end = self
+                .scopes
+                .get(depth + 1)
+                .map_or(self.scope_tasks.len(), |s| s.first_task);
+            for &task in &self.scope_tasks[scope.first_task..end] {
+                if task.ring() != ring {
+                    continue;
+                }
+                let amount = match resource {
+                    Resource::TaskWindow => 1,
+                    Resource::Heap => self.held_output_bytes(task),
+                };
+                held[depth] += amount;
+                largest = largest.max(amount);
+            }
+        }
+        if let Some(innermost) = held.last_mut() {
+            *innermost += failing;
+        }
+        self.census = Some(RingCensus::start(ring, resource, held, largest));
+    }
+
+    /// The heap bytes of a task its scope still holds.
+    fn held_output_bytes(&self, task: TaskId) -> u64 {
+        // SAFETY: the task's scope holds a reference, so its slot is not reclaimed, and its
+        // payload was written by this thread before publication; workers only read it.
+        let payload = unsafe { &*self.chip.slot(task).payload.get() };
+        payload
+            .args
+            .iter()
+            .zip(&payload.tensors)
+            .filter(|(info, _)| info.arg_type == TensorArgType::Output)
+            .map(|(_, t)| align_up(t.buffer.size, HEAP_ALIGN))
+            .sum()
+    }
+
+    /// Counts an ignored submit into the census.
+    fn count_ignored(&mut self, kernels: MixedKernels, args: &TaskArgsData, kind: SubmitKind) {
+        let ring = self.current_ring();
+        let Some(resource) = self.census.as_ref().map(|c| c.resource()) else {
+            return;
+        };
+        let amount = match resource {
+            Resource::TaskWindow => 1,
+            Resource::Heap => {
+                if self.validate(kernels, args, kind).is_err() {
+                    return;
+                }
+                // SAFETY: validate() checked every slot reference is non-null.
+                unsafe { output_bytes(args) }
+            }
+        };
+        if let Some(c) = &mut self.census {
+            c.submit(ring, amount);
+        }
     }
 
     fn reserve_dep_pool(&mut self, ring: usize, id: TaskId, site: Site, entries: u64) -> bool {
@@ -1320,6 +1407,21 @@ pub enum SubmitKind {
     Dummy,
     /// `alloc_tensors`: allocation-only.
     Alloc,
+}
+
+/// The heap bytes a submit's runtime-allocated outputs take (each 64-byte aligned).
+///
+/// # Safety
+/// Every OUTPUT slot of `args` must reference a live `TensorCreateInfo` (validate() checks).
+unsafe fn output_bytes(args: &TaskArgsData) -> u64 {
+    (0..args.n_tensors as usize)
+        .filter(|&i| args.tensors[i].arg_type == TensorArgType::Output as u8)
+        .map(|i| {
+            // SAFETY: the caller's contract.
+            let ci = unsafe { args.create_info(i) };
+            align_up(create_info_bytes(ci), HEAP_ALIGN)
+        })
+        .sum()
 }
 
 fn create_info_bytes(ci: &TensorCreateInfo) -> u64 {

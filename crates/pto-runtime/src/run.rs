@@ -428,6 +428,9 @@ pub fn run(
     if let Some(err) = chip.fatal_error() {
         return Err(match err {
             RuntimeError::Fatal { code, mut message } => {
+                if let Some(advice) = &summary.capacity_advice {
+                    message.push_str(advice);
+                }
                 if summary.ignored_submits > 0 {
                     message.push_str(&format!(
                         " ({} later submits were ignored, the first at {})",
