@@ -260,7 +260,7 @@ impl Toolchain {
 
     /// The compiler flags for `unit`, excluding the source, output and
     /// dependency-file arguments:
-    /// `-std=c++17 -O2 -fPIC -shared -fno-gnu-unique -pthread -D__CPU_SIM
+    /// `-std=c++17 -O2 -fPIC -shared -Wl,-z,defs -fno-gnu-unique -pthread -D__CPU_SIM
     /// -DPTO_CPU_SIM [-D__DAV_CUBE__ | -D__DAV_VEC__] -I<include_dir> -I<isa_include_dir>
     /// [-I<extra dir>...]`. Extra directories are made absolute.
     /// (`-fno-gnu-unique` is omitted for clang, which rejects it.)
@@ -304,7 +304,9 @@ impl Toolchain {
         include_root: &OsStr,
         extra_dirs: &[PathBuf],
     ) -> Vec<OsString> {
-        let mut args: Vec<OsString> = ["-std=c++17", "-O2", "-fPIC", "-shared"]
+        // `-z defs`: a symbol no library provides is a link error naming the source, not a
+        // load error naming a cache object.
+        let mut args: Vec<OsString> = ["-std=c++17", "-O2", "-fPIC", "-shared", "-Wl,-z,defs"]
             .iter()
             .map(OsString::from)
             .collect();

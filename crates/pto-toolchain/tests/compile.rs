@@ -223,6 +223,29 @@ fn compile_error_reports_compiler_message() -> TestResult {
     Ok(())
 }
 
+/// A function no library provides fails at link time, naming the source and the function
+/// (not later, at load time, naming a cache object and a mangled symbol).
+#[test]
+fn undefined_symbols_are_link_errors_naming_the_source() -> TestResult {
+    let (dir, tc) = setup()?;
+    let src = write(
+        &dir.path().join("calls_missing.cpp"),
+        "void missing_helper(int);\nextern \"C\" void kernel_entry(long* a) { missing_helper((int)a[0]); }\n",
+    )?;
+    let err = tc
+        .compile(&CompileUnit::new(&src, UnitKind::Kernel(CoreKind::Aiv)))
+        .err();
+    let Some(err @ ToolchainError::Compile { .. }) = err else {
+        panic!("expected a link error, got {err:?}");
+    };
+    let text = err.to_string();
+    assert!(
+        text.contains("calls_missing.cpp") && text.contains("missing_helper(int)"),
+        "{text}"
+    );
+    Ok(())
+}
+
 #[test]
 fn missing_source_is_named() -> TestResult {
     let (dir, tc) = setup()?;
