@@ -4,6 +4,7 @@ It mirrors every definition the Rust module makes; ``python -m mypy.stubtest pyp
 checks that the two agree.
 """
 
+import builtins
 import os
 from typing import Any, Optional, Sequence, Union, final
 
@@ -27,6 +28,15 @@ __all__ = [
     "set_capture_command",
     "set_worker_command",
     "validate_bench_args",
+    "IrExpr",
+    "IrFunction",
+    "IrProgram",
+    "IrStmt",
+    "IrType",
+    "IrVar",
+    "op_names",
+    "pass_dump_file_name",
+    "pass_names",
 ]
 
 __version__: str
@@ -210,3 +220,198 @@ def chip_worker_main() -> int: ...
 def dep_gen_capture_main(spec: _Path) -> None: ...
 def invalidate_binary_cache(work_dir: _Path) -> str: ...
 def rebuild_kernel_cpp_from_pto(work_dir: _Path, enabled: bool) -> list[str]: ...
+
+# --- The DSL compiler's IR (pto-ir), built by pypto.language -----------------------------
+
+_SpanT = tuple[str, int, int]
+_AttrItem = tuple[str, str, Any]
+
+@final
+class IrType:
+    """A value type."""
+
+    @staticmethod
+    def tensor(shape: Sequence[int], dtype_name: str) -> IrType: ...
+    @staticmethod
+    def tile(rows: int, cols: int, dtype_name: str, memory_name: str) -> IrType: ...
+    @staticmethod
+    def scalar(dtype_name: str) -> IrType: ...
+    @staticmethod
+    def task_id() -> IrType: ...
+    @staticmethod
+    def tuple_of(items: Sequence[IrType]) -> IrType: ...
+    @staticmethod
+    def unit() -> IrType: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def shape(self) -> Optional[list[int]]: ...
+    @property
+    def dtype(self) -> Optional[str]: ...
+    @property
+    def memory(self) -> Optional[str]: ...
+    @property
+    def items(self) -> builtins.list[IrType]: ...
+    def annotation(self) -> str: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class IrVar:
+    """A variable: an identity with a name hint and a type."""
+
+    def __new__(cls, name: str, ty: IrType) -> IrVar: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def type(self) -> IrType: ...
+    @property
+    def id(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class IrExpr:
+    """An expression."""
+
+    @staticmethod
+    def var(v: IrVar) -> IrExpr: ...
+    @staticmethod
+    def const_int(value: int, dtype_name: str = "INDEX") -> IrExpr: ...
+    @staticmethod
+    def const_float(value: float, dtype_name: str = "FP32") -> IrExpr: ...
+    @staticmethod
+    def const_bool(value: bool) -> IrExpr: ...
+    @staticmethod
+    def binary(op: str, lhs: IrExpr, rhs: IrExpr) -> IrExpr: ...
+    @staticmethod
+    def unary(op: str, operand: IrExpr) -> IrExpr: ...
+    @staticmethod
+    def list_of(items: Sequence[IrExpr]) -> IrExpr: ...
+    @staticmethod
+    def get_item(value: IrExpr, index: int) -> IrExpr: ...
+    @staticmethod
+    def op_call(
+        name: str,
+        args: Sequence[IrExpr],
+        kwargs: Sequence[_AttrItem],
+        span: _SpanT,
+        attrs: Sequence[_AttrItem] = ...,
+    ) -> IrExpr: ...
+    @staticmethod
+    def fn_call(
+        name: str,
+        args: Sequence[IrExpr],
+        attrs: Sequence[_AttrItem],
+        ret_type: IrType,
+        span: _SpanT,
+        deps: Optional[Sequence[IrExpr]] = None,
+    ) -> IrExpr: ...
+    @property
+    def type(self) -> IrType: ...
+    @property
+    def as_var(self) -> Optional[IrVar]: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def const_value(self) -> Optional[int]: ...
+    def call_attrs(self) -> builtins.list[builtins.tuple[str, Any]]: ...
+    def call_args(self) -> builtins.list[IrExpr]: ...
+
+@final
+class IrStmt:
+    """A statement."""
+
+    @staticmethod
+    def assign(targets: Sequence[IrVar], value: IrExpr, span: _SpanT) -> IrStmt: ...
+    @staticmethod
+    def eval(value: IrExpr, span: _SpanT) -> IrStmt: ...
+    @staticmethod
+    def ret(values: Sequence[IrExpr], span: _SpanT) -> IrStmt: ...
+    @staticmethod
+    def for_loop(
+        var: IrVar,
+        start: IrExpr,
+        stop: IrExpr,
+        step: IrExpr,
+        iter_args: Sequence[tuple[IrVar, IrExpr]],
+        body: Sequence[IrStmt],
+        yields: Sequence[IrExpr],
+        results: Sequence[IrVar],
+        span: _SpanT,
+    ) -> IrStmt: ...
+    @staticmethod
+    def if_else(
+        cond: IrExpr,
+        then_body: Sequence[IrStmt],
+        else_body: Sequence[IrStmt],
+        then_yields: Sequence[IrExpr],
+        else_yields: Sequence[IrExpr],
+        results: Sequence[IrVar],
+        span: _SpanT,
+    ) -> IrStmt: ...
+    @staticmethod
+    def scope(
+        kind: str,
+        level: Optional[str],
+        attrs: Sequence[_AttrItem],
+        body: Sequence[IrStmt],
+        task_id: Optional[IrVar],
+        deps: Sequence[IrExpr],
+        span: _SpanT,
+    ) -> IrStmt: ...
+    def scope_attrs(self) -> list[tuple[str, Any]]: ...
+    @property
+    def kind(self) -> str: ...
+
+@final
+class IrFunction:
+    """A function."""
+
+    def __new__(
+        cls,
+        name: str,
+        ftype: str,
+        params: Sequence[tuple[IrVar, str]],
+        return_types: Sequence[IrType],
+        body: Sequence[IrStmt],
+        span: _SpanT,
+    ) -> IrFunction: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def ftype(self) -> str: ...
+    @property
+    def params(self) -> list[tuple[IrVar, str]]: ...
+    @property
+    def body(self) -> list[IrStmt]: ...
+    @property
+    def return_types(self) -> list[IrType]: ...
+
+@final
+class IrProgram:
+    """A program (a @pl.program class)."""
+
+    def __new__(cls, name: str, functions: Sequence[IrFunction]) -> IrProgram: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def functions(self) -> list[IrFunction]: ...
+    def as_python(self, header: str = "IR printed by pypto.ir") -> str: ...
+    def difference(self, other: IrProgram) -> Optional[str]: ...
+    def run_pass(self, name: str) -> IrProgram: ...
+    def run_passes(self, dump_dir: Optional[_Path] = None) -> IrProgram: ...
+    def compile(
+        self,
+        output_dir: _Path,
+        platform: str = "a2a3sim",
+        backend_type: str = "Ascend910B",
+        dump_passes: bool = True,
+    ) -> dict[str, Any]: ...
+    def interpret(
+        self, args: Sequence[Any], entry: Optional[str] = None
+    ) -> list[tuple[list[int], bytes]]: ...
+
+def pass_names() -> list[str]: ...
+def pass_dump_file_name(index: int) -> str: ...
+def op_names() -> list[tuple[str, str]]: ...

@@ -60,6 +60,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod build_files;
 pub mod compiled_meta;
 pub mod dtype;
 mod fs;
@@ -71,6 +72,7 @@ pub mod pto_rebuild;
 mod pyrepr;
 mod pysyntax;
 
+pub use build_files::write_build_file;
 pub use compiled_meta::{
     BackendType, CompiledMeta, DistributedConfig, DistributedMeta, MetaError, MetaErrorKind,
     ParamDirection, ParamInfo,

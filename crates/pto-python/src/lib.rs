@@ -17,6 +17,7 @@
 //! - [`lifecycle`]: binary-cache invalidation, the `.pto` rebuild and the two-pass
 //!   swimlane's child.
 //! - [`log`]: the runtime's log level.
+//! - [`ir`]: the DSL compiler's IR (`IrProgram`, ...), built by `pypto.language`.
 //!
 //! The stub `python/pypto/_native.pyi` mirrors every definition here; `mypy.stubtest`
 //! checks that they agree.
@@ -28,6 +29,7 @@ pub mod config;
 pub mod conversion;
 pub mod error;
 pub mod golden;
+pub mod ir;
 pub mod lifecycle;
 pub mod log;
 pub mod program;
@@ -52,5 +54,6 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(log::configure_log, m)?)?;
     m.add_function(wrap_pyfunction!(log::log_level, m)?)?;
     lifecycle::register(m)?;
+    ir::register(m)?;
     Ok(())
 }

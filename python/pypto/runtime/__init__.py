@@ -8,6 +8,7 @@ Importing this module applies ``PYPTO_RUNTIME_LOG`` (``debug``, ``info``, ``timi
 import sys
 
 from pypto import _native
+from pypto.runtime.compile_and_run import run
 from pypto.runtime.bench import BenchmarkStats, benchmark
 from pypto.runtime.execute import execute_compiled
 from pypto.runtime.log import _ensure_log_configured, configure_log, log_level
@@ -22,6 +23,7 @@ __all__ = [
     "configure_log",
     "execute_compiled",
     "log_level",
+    "run",
 ]
 
 _ensure_log_configured()

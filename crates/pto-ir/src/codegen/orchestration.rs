@@ -1,0 +1,870 @@
+//! Orchestration codegen: one `Orchestration` function as the C++ PyPTO generates for the
+//! orchestration API (`pto_orchestration_api.h`), statement by statement:
+//!
+//! * parameters: `ChipTensor ext_<name> = orch_args.tensor(i).ref();` per tensor, the
+//!   union read of `orch_args.scalar(j)` per scalar; `aicpu_orchestration_config` returns
+//!   their count;
+//! * the body inside `PTO2_SCOPE() { ... }`; `pl.manual_scope()` is
+//!   `PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }`;
+//! * `pl.create_tensor` → `TensorCreateInfo <name>_ci(...)` + `alloc_tensors(<name>_ci)`;
+//!   slices → `.view(shapes, offsets)`, `pl.reshape` → `.reshape(shapes, n)`, `pl.read` →
+//!   `get_tensor_data<T>(...)`, `pl.assemble` → a name alias (no task);
+//! * every kernel dispatch is one task block: `CoreTaskArgs params_tN;`, the `add_*` lines
+//!   (tensors, then runtime-allocated outputs, then scalars), `params_tN.dump(...)` right
+//!   after them when the call carries `dump_vars`, then the dependencies and
+//!   `rt_submit_aiv_task(func_id, params_tN)` / `rt_submit_aic_task(...)`;
+//! * a kernel's result is the argument it writes: the result variable is emitted under that
+//!   argument's name (no copy), except runtime-allocated outputs
+//!   (`task_N_outs.get_ref(k)`);
+//! * loops and ifs: `for (int64_t i = ...)` with loop-carried values as locals declared
+//!   before the loop, `if (...) { } else { }` with merged values declared before it.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use crate::error::CompileError;
+use crate::ir::{
+    stmt_exprs, walk_stmts, BinOp, Call, Expr, Function, ScopeKind, Span, Stmt, StmtKind, UnOp,
+    Var, ATTR_ARG_DIRECTIONS,
+};
+use crate::passes::ssa::base_name;
+use crate::types::{DataType, ParamDirection, TensorType, Type};
+
+const STAGE: &str = "codegen (orchestration)";
+
+/// What the orchestration needs to know of a kernel.
+#[derive(Clone, Debug)]
+pub struct KernelInfo {
+    /// The id tasks are submitted with.
+    pub func_id: i32,
+    /// A cube (AIC) kernel.
+    pub cube: bool,
+    /// The kernel's parameters (types and directions).
+    pub params: Vec<(Type, ParamDirection)>,
+    /// For each returned value, the parameter it aliases.
+    pub return_params: Vec<usize>,
+}
+
+fn perr(span: &Span, message: String, hint: &str) -> CompileError {
+    CompileError::program(STAGE, span, message, hint)
+}
+
+const CPP_KEYWORDS: &[&str] = &[
+    "auto",
+    "bool",
+    "break",
+    "case",
+    "char",
+    "class",
+    "const",
+    "continue",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "int",
+    "long",
+    "namespace",
+    "new",
+    "operator",
+    "private",
+    "public",
+    "register",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "throw",
+    "try",
+    "typedef",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "while",
+    "orch_args",
+    "rt",
+];
+
+struct Gen<'a> {
+    kernels: &'a HashMap<String, KernelInfo>,
+    out: String,
+    depth: usize,
+    names: HashMap<u64, String>,
+    used: HashSet<String>,
+    n_task: usize,
+    n_alloc: usize,
+    /// Variables declared before a block because they are read after it.
+    hoisted: HashSet<u64>,
+    /// Task ids that may be invalid (loop-carried, merged): their deps are guarded.
+    maybe_invalid: HashSet<u64>,
+}
+
+impl<'a> Gen<'a> {
+    fn line(&mut self, text: &str) {
+        if text.is_empty() {
+            self.out.push('\n');
+            return;
+        }
+        for _ in 0..self.depth {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn ident(&mut self, hint: &str) -> String {
+        let mut base: String = base_name(hint)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
+            base.insert(0, 'v');
+        }
+        if CPP_KEYWORDS.contains(&base.as_str()) {
+            base.push('_');
+        }
+        let mut name = base.clone();
+        let mut k = 1;
+        while !self.used.insert(name.clone()) {
+            name = format!("{base}_{k}");
+            k += 1;
+        }
+        name
+    }
+
+    fn name(&self, v: &Var, span: &Span) -> Result<String, CompileError> {
+        self.names.get(&v.id()).cloned().ok_or_else(|| {
+            perr(
+                span,
+                format!("'{}' has no value here", base_name(v.name())),
+                "Bind the value before using it.",
+            )
+        })
+    }
+
+    /// A binding `TYPE name = value;` (or `name = value;` for a hoisted variable).
+    fn bind(&mut self, v: &Var, cpp_type: &str, value: &str) -> String {
+        if self.hoisted.contains(&v.id()) {
+            if let Some(n) = self.names.get(&v.id()).cloned() {
+                self.line(&format!("{n} = {value};"));
+                return n;
+            }
+        }
+        let n = self.ident(v.name());
+        self.line(&format!("{cpp_type} {n} = {value};"));
+        self.names.insert(v.id(), n.clone());
+        n
+    }
+
+    fn scalar(&self, e: &Expr, span: &Span) -> Result<String, CompileError> {
+        self.scalar_prec(e, span)
+    }
+
+    fn scalar_prec(&self, e: &Expr, span: &Span) -> Result<String, CompileError> {
+        Ok(match e {
+            Expr::Int { value, dtype } => match dtype {
+                DataType::Index | DataType::Int64 => format!("(int64_t){value}"),
+                d => format!("({}){value}", d.cpp_type()),
+            },
+            Expr::Float { value, dtype } => {
+                let v = if value.is_nan() {
+                    "NAN".to_string()
+                } else if value.is_infinite() {
+                    if *value > 0.0 {
+                        "INFINITY"
+                    } else {
+                        "-INFINITY"
+                    }
+                    .to_string()
+                } else {
+                    format!("{value:?}")
+                };
+                match dtype {
+                    DataType::Fp32 => format!("{v}f"),
+                    _ => format!("({}){v}", dtype.cpp_type()),
+                }
+            }
+            Expr::Bool(b) => if *b { "true" } else { "false" }.to_string(),
+            Expr::Var(v) => self.name(v, span)?,
+            Expr::Binary { op, lhs, rhs, .. } => {
+                let a = self.scalar_prec(lhs, span)?;
+                let b = self.scalar_prec(rhs, span)?;
+                let int = !lhs.ty().as_scalar().is_some_and(DataType::is_float)
+                    && !rhs.ty().as_scalar().is_some_and(DataType::is_float);
+                match op {
+                    BinOp::Min => format!("(({a}) < ({b}) ? ({a}) : ({b}))"),
+                    BinOp::Max => format!("(({a}) > ({b}) ? ({a}) : ({b}))"),
+                    BinOp::FloorDiv if int => format!(
+                        "(({a}) / ({b}) - ((({a}) % ({b}) != 0) && ((({a}) < 0) != (({b}) < 0))))"
+                    ),
+                    BinOp::Mod if int => format!("(((({a}) % ({b})) + ({b})) % ({b}))"),
+                    BinOp::And => format!("({a} && {b})"),
+                    BinOp::Or => format!("({a} || {b})"),
+                    BinOp::FloorDiv | BinOp::Div => format!("({a} / {b})"),
+                    BinOp::Mod => format!("fmod({a}, {b})"),
+                    op => format!("({a} {} {b})", op.symbol()),
+                }
+            }
+            Expr::Unary { op, operand, .. } => {
+                let a = self.scalar_prec(operand, span)?;
+                match op {
+                    UnOp::Neg => format!("(-{a})"),
+                    UnOp::Not => format!("(!{a})"),
+                }
+            }
+            other => {
+                return Err(perr(
+                    span,
+                    format!("{} is not a scalar expression", other.ty().describe()),
+                    "Use scalars (parameters, loop variables, pl.read results) here.",
+                ))
+            }
+        })
+    }
+
+    fn u32_list(&self, e: &Expr, span: &Span) -> Result<Vec<String>, CompileError> {
+        match e {
+            Expr::List(items) => items
+                .iter()
+                .map(|i| match i.as_const_int() {
+                    Some(v) => Ok(v.to_string()),
+                    None => Ok(format!("(uint32_t)({})", self.scalar(i, span)?)),
+                })
+                .collect(),
+            _ => Err(perr(
+                span,
+                "expected a list of offsets".into(),
+                "Write [row, col].",
+            )),
+        }
+    }
+
+    fn tensor_expr(&mut self, e: &Expr, span: &Span) -> Result<String, CompileError> {
+        match e {
+            Expr::Var(v) => self.name(v, span),
+            Expr::Call(c) if c.op_name().is_some() => {
+                // A tensor operation used inline (e.g. a slice passed straight to a kernel).
+                let tmp = Var::new("tmp", c.ty.clone());
+                self.op_assign(&tmp, c, span)?;
+                self.name(&tmp, span)
+            }
+            _ => Err(perr(
+                span,
+                format!("expected a tensor, got {}", e.ty().describe()),
+                "Pass a tensor parameter, a created tensor or a slice.",
+            )),
+        }
+    }
+
+    fn shapes_decl(&mut self, prefix: &str, dims: &[String]) -> String {
+        let n = format!("{prefix}_shapes");
+        let n = self.ident(&n);
+        self.line(&format!(
+            "uint32_t {n}[{}] = {{{}}};",
+            dims.len(),
+            dims.join(", ")
+        ));
+        n
+    }
+
+    fn create_info(
+        &mut self,
+        hint: &str,
+        t: &TensorType,
+        span: &Span,
+    ) -> Result<String, CompileError> {
+        let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
+        let shapes = self.shapes_decl(&format!("{hint}_ci"), &dims);
+        let ci = self.ident(&format!("{hint}_ci"));
+        let dt = t.dtype.runtime_enum().ok_or_else(|| {
+            perr(
+                span,
+                format!("a tensor of {}", t.dtype.pl_name()),
+                "Use a numeric dtype.",
+            )
+        })?;
+        self.line(&format!(
+            "TensorCreateInfo {ci}({shapes}, {}, {dt});",
+            dims.len()
+        ));
+        Ok(ci)
+    }
+
+    fn op_assign(&mut self, target: &Var, c: &Call, span: &Span) -> Result<(), CompileError> {
+        let op = c.op_name().unwrap_or_default();
+        match op {
+            "tensor.create" => {
+                let Type::Tensor(t) = &c.ty else {
+                    return Err(perr(span, "tensor.create".into(), ""));
+                };
+                let hint = base_name(target.name()).to_string();
+                let ci = self.create_info(&hint, t, span)?;
+                let alloc = format!("alloc_{}", self.n_alloc);
+                self.n_alloc += 1;
+                let alloc = self.ident(&alloc);
+                self.line(&format!(
+                    "TaskOutputTensors {alloc} = alloc_tensors({ci});"
+                ));
+                self.bind(target, "ChipTensor", &format!("{alloc}.get_ref(0)"));
+            }
+            "tensor.slice" => {
+                let src = self.tensor_expr(&c.args[0], span)?;
+                let offs = self.u32_list(&c.args[1], span)?;
+                let dims: Vec<String> = c
+                    .kwargs
+                    .ints("shape")
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect();
+                let hint = base_name(target.name()).to_string();
+                let shapes = self.shapes_decl(&hint, &dims);
+                let offsets = self.ident(&format!("{hint}_offsets"));
+                self.line(&format!(
+                    "uint32_t {offsets}[{}] = {{{}}};",
+                    offs.len(),
+                    offs.join(", ")
+                ));
+                self.bind(target, "ChipTensor", &format!("{src}.view({shapes}, {offsets})"));
+            }
+            "tensor.reshape" => {
+                let src = self.tensor_expr(&c.args[0], span)?;
+                let dims: Vec<String> = c
+                    .kwargs
+                    .ints("shape")
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect();
+                let hint = base_name(target.name()).to_string();
+                let shapes = self.shapes_decl(&hint, &dims);
+                self.bind(
+                    target,
+                    "ChipTensor",
+                    &format!("{src}.reshape({shapes}, {})", dims.len()),
+                );
+            }
+            "tensor.read" => {
+                let src = self.tensor_expr(&c.args[0], span)?;
+                let idx = self.u32_list(&c.args[1], span)?;
+                let Type::Scalar(d) = c.ty else {
+                    return Err(perr(span, "tensor.read".into(), ""));
+                };
+                let hint = base_name(target.name()).to_string();
+                let iname = self.ident(&format!("{hint}_idx"));
+                self.line(&format!(
+                    "uint32_t {iname}[{}] = {{{}}};",
+                    idx.len(),
+                    idx.join(", ")
+                ));
+                let ty = d.cpp_type();
+                self.bind(
+                    target,
+                    ty,
+                    &format!("get_tensor_data<{ty}>({src}, {}, {iname})", idx.len()),
+                );
+            }
+            "tensor.assemble" => {
+                // At the orchestration tier an assemble is a name alias: the source was
+                // produced into the target (no task, nothing to dump).
+                let t = self.tensor_expr(&c.args[0], span)?;
+                self.alias(target, t);
+            }
+            other => {
+                return Err(perr(
+                    span,
+                    format!("operation {other} cannot appear in an orchestration"),
+                    "Tile operations belong in kernels or in a with pl.at(level=pl.Level.CORE_GROUP) scope.",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn alias(&mut self, target: &Var, name: String) {
+        if self.hoisted.contains(&target.id()) {
+            if let Some(n) = self.names.get(&target.id()).cloned() {
+                if n != name {
+                    self.line(&format!("{n} = {name};"));
+                }
+                return;
+            }
+        }
+        self.names.insert(target.id(), name);
+    }
+
+    fn task(&mut self, targets: &[Var], c: &Call, span: &Span) -> Result<(), CompileError> {
+        let kname = c.function_name().unwrap_or_default().to_string();
+        let k = self.kernels.get(&kname).cloned().ok_or_else(|| {
+            perr(
+                span,
+                format!("'{kname}' is not a kernel of this program"),
+                "An orchestration calls AIC / AIV / InCore kernels.",
+            )
+        })?;
+        let dirs: Vec<String> = c
+            .attrs
+            .strs(ATTR_ARG_DIRECTIONS)
+            .map(<[String]>::to_vec)
+            .ok_or_else(|| {
+                perr(
+                    span,
+                    format!("the call of '{kname}' has no arg_directions"),
+                    "Run the DeriveCallDirections pass before codegen.",
+                )
+            })?;
+        let n = self.n_task;
+        self.n_task += 1;
+        let p = format!("params_t{n}");
+        self.used.insert(p.clone());
+        self.line("");
+        self.line(&format!("// Task {n}: {kname}"));
+        self.line(&format!("CoreTaskArgs {p};"));
+        let dump_set: HashSet<u64> = c.dump_vars().iter().map(Var::id).collect();
+        let mut dumped = Vec::new();
+        let mut arg_names: Vec<Option<String>> = Vec::new();
+        let mut scalars = Vec::new();
+        for (i, (a, d)) in c.args.iter().zip(&dirs).enumerate() {
+            if d == "Scalar" {
+                let ty = match &k.params[i].0 {
+                    Type::Scalar(dt) => dt.cpp_type(),
+                    _ => "int64_t",
+                };
+                scalars.push(format!("({ty})({})", self.scalar(a, span)?));
+                arg_names.push(None);
+                continue;
+            }
+            let name = self.tensor_expr(a, span)?;
+            let method = match d.as_str() {
+                "Out" => "add_output",
+                "InOut" => "add_inout",
+                _ => "add_input",
+            };
+            self.line(&format!("{p}.{method}({name});"));
+            if a.as_var().is_some_and(|v| dump_set.contains(&v.id())) && !dumped.contains(&name) {
+                dumped.push(name.clone());
+            }
+            arg_names.push(Some(name));
+        }
+        // Trailing Out parameters left out of a pl.submit: runtime-allocated outputs.
+        let mut synth = Vec::new();
+        for (i, (ty, _)) in k.params.iter().enumerate().skip(c.args.len()) {
+            let Type::Tensor(t) = ty else {
+                return Err(perr(
+                    span,
+                    "a scalar parameter left out".into(),
+                    "Pass every scalar.",
+                ));
+            };
+            let ci = self.create_info(&format!("{p}_synth_out_{}", synth.len()), t, span)?;
+            self.line(&format!("{p}.add_output({ci});"));
+            synth.push(i);
+        }
+        for s in &scalars {
+            self.line(&format!("{p}.add_scalar({s});"));
+        }
+        if !dumped.is_empty() {
+            self.line(&format!("{p}.dump({});", dumped.join(", ")));
+        }
+        if let Some(deps) = &c.submit {
+            if !deps.is_empty() {
+                self.line(&format!("PTO2TaskId {p}_deps[{}];", deps.len()));
+                self.line(&format!("uint32_t {p}_deps_count = 0;"));
+                for d in deps {
+                    let Some(v) = d.as_var() else {
+                        return Err(perr(
+                            span,
+                            "deps= entries must be task ids".into(),
+                            "Write deps=[tid].",
+                        ));
+                    };
+                    let tid = self.name(v, span)?;
+                    if self.maybe_invalid.contains(&v.id()) {
+                        self.line(&format!(
+                            "if ({tid}.is_valid()) {p}_deps[{p}_deps_count++] = {tid};"
+                        ));
+                    } else {
+                        self.line(&format!("{p}_deps[{p}_deps_count++] = {tid};"));
+                    }
+                }
+                self.line(&format!("{p}.set_dependencies({p}_deps, {p}_deps_count);"));
+            }
+        }
+        let submit = if k.cube {
+            "rt_submit_aic_task"
+        } else {
+            "rt_submit_aiv_task"
+        };
+        let n_results = k.return_params.len();
+        let task_id_target = if c.submit.is_some() {
+            targets.get(n_results)
+        } else {
+            None
+        };
+        let needs_outs = !synth.is_empty() || c.submit.is_some();
+        let outs = format!("task_{n}_outs");
+        if needs_outs {
+            self.used.insert(outs.clone());
+            self.line(&format!(
+                "TaskOutputTensors {outs} = {submit}({}, {p});",
+                k.func_id
+            ));
+        } else {
+            self.line(&format!("{submit}({}, {p});", k.func_id));
+        }
+        // Bind the results.
+        if targets.len() < n_results && !targets.is_empty() {
+            return Err(perr(
+                span,
+                format!(
+                    "'{kname}' returns {n_results} value(s), {} bound",
+                    targets.len()
+                ),
+                "Bind every result.",
+            ));
+        }
+        for (ri, pi) in k.return_params.iter().enumerate() {
+            let Some(t) = targets.get(ri) else { break };
+            match arg_names.get(*pi) {
+                Some(Some(name)) => {
+                    let name = name.clone();
+                    self.alias(t, name);
+                }
+                _ => {
+                    let j = synth.iter().position(|s| s == pi).ok_or_else(|| {
+                        perr(
+                            span,
+                            format!("result {ri} of '{kname}' has no argument"),
+                            "",
+                        )
+                    })?;
+                    self.bind(t, "ChipTensor", &format!("{outs}.get_ref({j})"));
+                }
+            }
+        }
+        if let Some(t) = task_id_target {
+            // `out, _ = pl.submit(...)`: an unused `_` binds nothing.
+            if t.name() != "_" {
+                self.bind(t, "PTO2TaskId", &format!("{outs}.task_id()"));
+            }
+        }
+        Ok(())
+    }
+
+    fn cpp_type_of(&self, ty: &Type, span: &Span) -> Result<&'static str, CompileError> {
+        Ok(match ty {
+            Type::Tensor(_) => "ChipTensor",
+            Type::TaskId => "PTO2TaskId",
+            Type::Scalar(d) => d.cpp_type(),
+            other => {
+                return Err(perr(
+                    span,
+                    format!("a {} in an orchestration", other.describe()),
+                    "Tiles exist only inside kernels and pl.at scopes.",
+                ))
+            }
+        })
+    }
+
+    fn value_of(&mut self, e: &Expr, span: &Span) -> Result<String, CompileError> {
+        match e.ty() {
+            Type::Tensor(_) => self.tensor_expr(e, span),
+            Type::TaskId => match e.as_var() {
+                Some(v) => self.name(v, span),
+                None => Ok("PTO2TaskId::invalid()".to_string()),
+            },
+            _ => self.scalar(e, span),
+        }
+    }
+
+    /// Declares `v` before a block (`ChipTensor v;`), for a value assigned inside it.
+    fn declare(&mut self, v: &Var, span: &Span) -> Result<String, CompileError> {
+        let ty = self.cpp_type_of(v.ty(), span)?;
+        let n = self.ident(v.name());
+        match v.ty() {
+            Type::TaskId => self.line(&format!("{ty} {n} = PTO2TaskId::invalid();")),
+            Type::Tensor(_) => self.line(&format!("{ty} {n}{{}};")),
+            _ => self.line(&format!("{ty} {n} = 0;")),
+        }
+        self.names.insert(v.id(), n.clone());
+        self.hoisted.insert(v.id());
+        Ok(n)
+    }
+
+    fn body(
+        &mut self,
+        body: &[Stmt],
+        reads_after: &HashMap<u64, usize>,
+    ) -> Result<(), CompileError> {
+        for s in body {
+            self.stmt(s, reads_after)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &Stmt, reads: &HashMap<u64, usize>) -> Result<(), CompileError> {
+        let span = &s.span;
+        match &s.kind {
+            StmtKind::Assign { targets, value } => match value {
+                Expr::Call(c) if c.function_name().is_some() => self.task(targets, c, span)?,
+                Expr::Call(c) => {
+                    let [t] = targets.as_slice() else {
+                        return Err(perr(span, "tuple unpacking of an operation".into(), ""));
+                    };
+                    self.op_assign(t, c, span)?;
+                }
+                Expr::Var(v) => {
+                    let [t] = targets.as_slice() else {
+                        return Err(perr(span, "tuple unpacking of a variable".into(), ""));
+                    };
+                    let n = self.name(v, span)?;
+                    if t.ty().is_tensor() || matches!(t.ty(), Type::TaskId) {
+                        self.alias(t, n);
+                    } else {
+                        let ty = self.cpp_type_of(t.ty(), span)?;
+                        self.bind(t, ty, &n);
+                    }
+                }
+                e => {
+                    let [t] = targets.as_slice() else {
+                        return Err(perr(span, "tuple unpacking of a scalar".into(), ""));
+                    };
+                    let ty = self.cpp_type_of(t.ty(), span)?;
+                    let v = self.scalar(e, span)?;
+                    self.bind(t, ty, &v);
+                }
+            },
+            StmtKind::Eval(Expr::Call(c)) if c.function_name().is_some() => {
+                self.task(&[], c, span)?
+            }
+            StmtKind::Eval(_) | StmtKind::Return(_) => {}
+            StmtKind::For(f) => {
+                let start = self.scalar(&f.start, span)?;
+                let stop = self.scalar(&f.stop, span)?;
+                let step = self.scalar(&f.step, span)?;
+                let mut iters = Vec::new();
+                for (v, init) in &f.iter_args {
+                    let init = self.value_of(init, span)?;
+                    let ty = self.cpp_type_of(v.ty(), span)?;
+                    let n = self.ident(v.name());
+                    self.line(&format!("{ty} {n} = {init};"));
+                    self.names.insert(v.id(), n.clone());
+                    if matches!(v.ty(), Type::TaskId) {
+                        self.maybe_invalid.insert(v.id());
+                    }
+                    iters.push(n);
+                }
+                let iv = self.ident(f.var.name());
+                self.names.insert(f.var.id(), iv.clone());
+                self.line(&format!(
+                    "for (int64_t {iv} = {start}; {iv} < {stop}; {iv} += {step}) {{"
+                ));
+                self.depth += 1;
+                self.body(&f.body, reads)?;
+                for (n, y) in iters.iter().zip(&f.yields) {
+                    let y = self.value_of(y, span)?;
+                    if &y != n {
+                        self.line(&format!("{n} = {y};"));
+                    }
+                }
+                self.depth -= 1;
+                self.line("}");
+                for (r, n) in f.results.iter().zip(&iters) {
+                    if matches!(r.ty(), Type::TaskId) {
+                        self.maybe_invalid.insert(r.id());
+                    }
+                    self.alias(r, n.clone());
+                }
+            }
+            StmtKind::If(i) => {
+                let c = self.scalar(&i.cond, span)?;
+                let mut merged = Vec::new();
+                for r in &i.results {
+                    merged.push(self.declare(r, span)?);
+                    if matches!(r.ty(), Type::TaskId) {
+                        self.maybe_invalid.insert(r.id());
+                    }
+                }
+                self.line(&format!("if ({c}) {{"));
+                self.depth += 1;
+                self.body(&i.then_body, reads)?;
+                for (n, y) in merged.iter().zip(&i.then_yields) {
+                    let y = self.value_of(y, span)?;
+                    self.line(&format!("{n} = {y};"));
+                }
+                self.depth -= 1;
+                if !i.else_body.is_empty() || !i.else_yields.is_empty() {
+                    self.line("} else {");
+                    self.depth += 1;
+                    self.body(&i.else_body, reads)?;
+                    for (n, y) in merged.iter().zip(&i.else_yields) {
+                        let y = self.value_of(y, span)?;
+                        self.line(&format!("{n} = {y};"));
+                    }
+                    self.depth -= 1;
+                }
+                self.line("}");
+            }
+            StmtKind::Scope(sc) => match sc.kind {
+                ScopeKind::Manual => {
+                    // Values bound inside and read after the block are declared before it.
+                    let inside = read_counts(&sc.body);
+                    let mut defs = Vec::new();
+                    walk_stmts(&sc.body, &mut |st| defs.extend(st.defs()));
+                    for v in defs {
+                        let total = reads.get(&v.id()).copied().unwrap_or(0);
+                        let here = inside.get(&v.id()).copied().unwrap_or(0);
+                        if total > here {
+                            self.declare(&v, span)?;
+                        }
+                    }
+                    self.line("PTO2_SCOPE(PTO2ScopeMode::MANUAL) {");
+                    self.depth += 1;
+                    self.body(&sc.body, reads)?;
+                    self.depth -= 1;
+                    self.line("}");
+                }
+                ScopeKind::At(_) => {
+                    return Err(perr(
+                        span,
+                        "a pl.at scope reached codegen".into(),
+                        "Run the OutlineIncoreScopes pass before codegen.",
+                    ))
+                }
+            },
+        }
+        Ok(())
+    }
+}
+
+/// How many times each variable is read in `body`, `return` statements excluded (an
+/// orchestration's outputs are written in place; its return emits nothing).
+fn read_counts(body: &[Stmt]) -> HashMap<u64, usize> {
+    let mut counts = HashMap::new();
+    walk_stmts(body, &mut |s| {
+        if matches!(s.kind, StmtKind::Return(_)) {
+            return;
+        }
+        stmt_exprs(s, &mut |e| {
+            e.for_each_var(&mut |v| *counts.entry(v.id()).or_insert(0) += 1)
+        })
+    });
+    counts
+}
+
+/// The orchestration source of `f`.
+pub fn emit_orchestration(
+    f: &Function,
+    kernels: &HashMap<String, KernelInfo>,
+) -> Result<String, CompileError> {
+    let mut g = Gen {
+        kernels,
+        out: String::new(),
+        depth: 1,
+        names: HashMap::new(),
+        used: HashSet::new(),
+        n_task: 0,
+        n_alloc: 0,
+        hoisted: HashSet::new(),
+        maybe_invalid: HashSet::new(),
+    };
+    for reserved in ["orch_args", "params", "alloc"] {
+        g.used.insert(reserved.to_string());
+    }
+    let n_args = f.params.len();
+    g.line("(void)orch_args;");
+    g.line("// External tensors");
+    let mut tensor_i = 0;
+    let mut scalar_lines = Vec::new();
+    let mut scalar_j = 0;
+    for p in &f.params {
+        match p.var.ty() {
+            Type::Tensor(_) => {
+                let n = g.ident(&format!("ext_{}", base_name(p.var.name())));
+                g.line(&format!(
+                    "ChipTensor {n} = orch_args.tensor({tensor_i}).ref();"
+                ));
+                g.names.insert(p.var.id(), n);
+                tensor_i += 1;
+            }
+            Type::Scalar(d) => {
+                let n = g.ident(p.var.name());
+                let conv = g.ident(&format!("{n}_conv"));
+                scalar_lines.push(format!(
+                    "union {{ uint64_t u64; {} val; }} {conv};",
+                    d.cpp_type()
+                ));
+                scalar_lines.push(format!("{conv}.u64 = orch_args.scalar({scalar_j});"));
+                scalar_lines.push(format!("{} {n} = {conv}.val;", d.cpp_type()));
+                g.names.insert(p.var.id(), n);
+                scalar_j += 1;
+            }
+            other => {
+                return Err(perr(
+                    &f.span,
+                    format!(
+                        "orchestration parameter '{}' is a {}",
+                        base_name(p.var.name()),
+                        other.describe()
+                    ),
+                    "Orchestration parameters are tensors and scalars.",
+                ))
+            }
+        }
+    }
+    if !scalar_lines.is_empty() {
+        g.line("// Scalars");
+        for l in scalar_lines {
+            g.line(&l);
+        }
+    }
+    g.line("");
+    g.line("PTO2_SCOPE() {");
+    g.depth += 1;
+    let reads = read_counts(&f.body);
+    g.body(&f.body, &reads)?;
+    g.depth -= 1;
+    g.line("}");
+
+    let mut text = String::new();
+    let _ = writeln!(text, "// Orchestration Function: {}", f.name);
+    text.push_str("// Generated by PyPTO IR Compiler\n\n");
+    text.push_str(
+        "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n\n",
+    );
+    text.push_str("#include \"pto_orchestration_api.h\"\n\n");
+    text.push_str("extern \"C\" {\n\n");
+    text.push_str("__attribute__((visibility(\"default\")))\n");
+    text.push_str(
+        "PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs& orch_args) {\n",
+    );
+    text.push_str("    (void)orch_args;\n    return PTO2OrchestrationConfig{\n");
+    let _ = writeln!(text, "        .expected_arg_count = {n_args},");
+    text.push_str("    };\n}\n\n");
+    text.push_str("__attribute__((visibility(\"default\")))\n");
+    text.push_str("void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {\n");
+    text.push_str(&g.out);
+    text.push_str("}\n\n}  // extern \"C\"\n");
+    Ok(text)
+}

@@ -1,0 +1,1153 @@
+//! Kernel codegen: one AIC / AIV function as a PTO-AS module (`ptoas/<name>.pto`), in the
+//! shape PyPTO's PTO codegen writes (reference: the `.pto` format):
+//!
+//! 1. `module attributes {pto.target_arch = "a2a3"} {`
+//! 2. `func.func @name(%arg0: !pto.ptr<f32>, ..., %argK: i32) attributes {pto.kernel_kind =
+//!    #pto.kernel_kind<vector|cube>} {` — tensors first as pointers, then scalars;
+//! 3. constants (`%c16_index = arith.constant 16 : index`, `%cst_0 = ... : f32`);
+//! 4. one `pto.make_tensor_view` per tensor parameter (row-major, its real rank);
+//! 5. the body in destination-passing form: every tile op gets a `pto.alloc_tile` result
+//!    (no `addr`: the build is level 2 and ptoas plans the memory), loads and stores go
+//!    through `pto.partition_view`s; loops and ifs become `scf.for` / `scf.if` with tiles
+//!    and scalars as loop-carried values; every op ends with `loc("file.py":line:col)`.
+//!
+//! Tensors are never SSA values in the `.pto`: a `pl.store` result, a loop-carried tensor
+//! and a merged tensor all name the view of the parameter they write, so the returned
+//! tensors map to parameter indices ([`KernelUnit::return_params`]), which the
+//! orchestration uses to bind each kernel result to the argument it aliases.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use crate::error::CompileError;
+use crate::ir::{BinOp, Call, Expr, Function, Span, Stmt, StmtKind, UnOp, Var};
+use crate::ops::store_region;
+use crate::types::{DataType, FunctionType, MemorySpace, TensorType, TileType, Type};
+
+const STAGE: &str = "codegen (.pto)";
+
+/// A kernel parameter as the wrapper unpacks it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KernelParam {
+    /// A tensor argument of this element type.
+    Tensor(DataType),
+    /// A scalar argument of this type.
+    Scalar(DataType),
+}
+
+/// One generated kernel.
+#[derive(Clone, Debug)]
+pub struct KernelUnit {
+    /// The function name (the `.pto` unit and the `kernels/<core>/<name>.cpp` stem).
+    pub name: String,
+    /// `true` for a cube (AIC) kernel.
+    pub cube: bool,
+    /// The `.pto` text.
+    pub pto: String,
+    /// Parameters in the function's order.
+    pub params: Vec<KernelParam>,
+    /// For each returned value, the parameter index it aliases.
+    pub return_params: Vec<usize>,
+}
+
+#[derive(Clone, Debug)]
+enum Val {
+    View {
+        name: String,
+        tensor: TensorType,
+        root: usize,
+    },
+    Tile {
+        name: String,
+        ty: TileType,
+    },
+    Scalar {
+        name: String,
+        dtype: DataType,
+    },
+}
+
+/// The `.pto` type of a tile.
+pub fn tile_buf(t: &TileType) -> String {
+    let (blayout, slayout, fractal) = match t.memory {
+        MemorySpace::Vec => {
+            if t.cols == 1 && t.rows > 1 {
+                ("col_major", "none_box", 512)
+            } else {
+                ("row_major", "none_box", 512)
+            }
+        }
+        MemorySpace::Mat => ("col_major", "row_major", 512),
+        MemorySpace::Left => ("row_major", "row_major", 512),
+        MemorySpace::Right => ("row_major", "col_major", 512),
+        MemorySpace::Acc => ("col_major", "row_major", 1024),
+        MemorySpace::Bias => ("row_major", "none_box", 512),
+    };
+    format!(
+        "!pto.tile_buf<loc={}, dtype={}, rows={}, cols={}, v_row={}, v_col={}, blayout={blayout}, slayout={slayout}, fractal={fractal}, pad=0>",
+        t.memory.pto_loc(),
+        t.dtype.pto_name(),
+        t.rows,
+        t.cols,
+        t.rows,
+        t.cols
+    )
+}
+
+fn view_type(t: &TensorType) -> String {
+    let dims: Vec<&str> = t.shape.iter().map(|_| "?").collect();
+    format!(
+        "!pto.tensor_view<{}x{}>",
+        dims.join("x"),
+        t.dtype.pto_name()
+    )
+}
+
+fn partition_type(sizes: &[i64], dtype: DataType) -> String {
+    let dims: Vec<String> = sizes.iter().map(|d| d.to_string()).collect();
+    format!(
+        "!pto.partition_tensor_view<{}x{}>",
+        dims.join("x"),
+        dtype.pto_name()
+    )
+}
+
+/// A float literal in MLIR's form (`2.00000000000000000e+00`).
+pub fn mlir_float(v: f64, dtype: DataType) -> String {
+    if !v.is_finite() {
+        // Bit patterns for the non-finite values.
+        let bits = match (dtype, v.is_nan(), v > 0.0) {
+            (DataType::Fp32, true, _) => "0x7FC00000",
+            (DataType::Fp32, false, true) => "0x7F800000",
+            (DataType::Fp32, false, false) => "0xFF800000",
+            (DataType::Bf16, true, _) => "0x7FC0",
+            (DataType::Bf16, false, true) => "0x7F80",
+            (DataType::Bf16, false, false) => "0xFF80",
+            (_, true, _) => "0x7E00",
+            (_, false, true) => "0x7C00",
+            (_, false, false) => "0xFC00",
+        };
+        return bits.to_string();
+    }
+    let s = format!("{v:.17e}");
+    match s.split_once('e') {
+        Some((mant, exp)) => {
+            let (sign, digits) = match exp.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', exp),
+            };
+            format!("{mant}e{sign}{digits:0>2}")
+        }
+        None => s,
+    }
+}
+
+struct Emitter<'a> {
+    func: &'a Function,
+    body: String,
+    consts: Vec<String>,
+    const_names: HashSet<String>,
+    values: HashMap<u64, Val>,
+    used_names: HashSet<String>,
+    depth: usize,
+    n_float: usize,
+    float_consts: HashMap<(u64, DataType), String>,
+}
+
+fn perr(span: &Span, message: String, hint: &str) -> CompileError {
+    CompileError::program(STAGE, span, message, hint)
+}
+
+impl<'a> Emitter<'a> {
+    fn loc(span: &Span) -> String {
+        if span.is_known() {
+            format!(" loc(\"{}\":{}:{})", span.file_name(), span.line, span.col)
+        } else {
+            String::new()
+        }
+    }
+
+    fn line(&mut self, text: &str, span: &Span) {
+        for _ in 0..self.depth {
+            self.body.push_str("  ");
+        }
+        self.body.push_str(text);
+        self.body.push_str(&Self::loc(span));
+        self.body.push('\n');
+    }
+
+    fn raw_line(&mut self, text: &str) {
+        for _ in 0..self.depth {
+            self.body.push_str("  ");
+        }
+        self.body.push_str(text);
+        self.body.push('\n');
+    }
+
+    fn name_for(&mut self, hint: &str) -> String {
+        let base: String = hint
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let base = if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
+            format!("v{base}")
+        } else {
+            base
+        };
+        let mut name = format!("%{base}");
+        let mut k = 1;
+        while !self.used_names.insert(name.clone()) {
+            name = format!("%{base}_{k}");
+            k += 1;
+        }
+        name
+    }
+
+    fn index_const(&mut self, v: i64) -> String {
+        self.int_const(v, DataType::Index)
+    }
+
+    fn int_const(&mut self, v: i64, dtype: DataType) -> String {
+        let suffix = dtype.pto_name();
+        let name = if v < 0 {
+            format!("%cm{}_{suffix}", v.unsigned_abs())
+        } else {
+            format!("%c{v}_{suffix}")
+        };
+        if self.const_names.insert(name.clone()) {
+            self.used_names.insert(name.clone());
+            self.consts
+                .push(format!("{name} = arith.constant {v} : {suffix}"));
+        }
+        name
+    }
+
+    fn float_const(&mut self, v: f64, dtype: DataType) -> String {
+        if let Some(n) = self.float_consts.get(&(v.to_bits(), dtype)) {
+            return n.clone();
+        }
+        let name = format!("%cst_{}", self.n_float);
+        self.n_float += 1;
+        self.used_names.insert(name.clone());
+        self.consts.push(format!(
+            "{name} = arith.constant {} : {}",
+            mlir_float(v, dtype),
+            dtype.pto_name()
+        ));
+        self.float_consts.insert((v.to_bits(), dtype), name.clone());
+        name
+    }
+
+    fn convert(&mut self, name: String, from: DataType, to: DataType, span: &Span) -> String {
+        if from == to {
+            return name;
+        }
+        let out = self.name_for("cast");
+        let (f, t) = (from.pto_name(), to.pto_name());
+        let text = if from == DataType::Index || to == DataType::Index {
+            if from.is_float() || to.is_float() {
+                // index <-> float goes through i64.
+                let mid = self.convert(name, from, DataType::Int64, span);
+                return self.convert(mid, DataType::Int64, to, span);
+            }
+            format!("{out} = arith.index_cast {name} : {f} to {t}")
+        } else if from.is_float() && to.is_float() {
+            if from.size_bytes() < to.size_bytes() {
+                format!("{out} = arith.extf {name} : {f} to {t}")
+            } else {
+                format!("{out} = arith.truncf {name} : {f} to {t}")
+            }
+        } else if from.is_float() {
+            format!("{out} = arith.fptosi {name} : {f} to {t}")
+        } else if to.is_float() {
+            format!("{out} = arith.sitofp {name} : {f} to {t}")
+        } else if from.size_bytes() < to.size_bytes() {
+            format!("{out} = arith.extsi {name} : {f} to {t}")
+        } else if from.size_bytes() > to.size_bytes() {
+            format!("{out} = arith.trunci {name} : {f} to {t}")
+        } else {
+            return name;
+        };
+        self.line(&text, span);
+        out
+    }
+
+    /// Emits a scalar expression, converted to `want` when given.
+    fn scalar(
+        &mut self,
+        e: &Expr,
+        want: Option<DataType>,
+        span: &Span,
+    ) -> Result<(String, DataType), CompileError> {
+        let (name, dtype) =
+            match e {
+                Expr::Int { value, dtype } => {
+                    let d = want.unwrap_or(*dtype);
+                    if d.is_float() {
+                        (self.float_const(*value as f64, d), d)
+                    } else {
+                        (self.int_const(*value, d), d)
+                    }
+                }
+                Expr::Float { value, dtype } => {
+                    let d = want.unwrap_or(*dtype);
+                    if d.is_float() {
+                        (self.float_const(*value, d), d)
+                    } else {
+                        (self.int_const(*value as i64, d), d)
+                    }
+                }
+                Expr::Bool(b) => (
+                    self.int_const(i64::from(*b), DataType::Bool),
+                    DataType::Bool,
+                ),
+                Expr::Var(v) => match self.values.get(&v.id()) {
+                    Some(Val::Scalar { name, dtype }) => (name.clone(), *dtype),
+                    _ => return Err(perr(
+                        span,
+                        format!("'{}' is not a scalar here", v.name()),
+                        "Use scalar parameters, loop variables or constants in scalar expressions.",
+                    )),
+                },
+                Expr::Binary {
+                    op,
+                    lhs,
+                    rhs,
+                    dtype,
+                } => {
+                    let operand = if op.is_predicate() {
+                        lhs.ty().as_scalar().unwrap_or(DataType::Index)
+                    } else {
+                        *dtype
+                    };
+                    let (a, _) = self.scalar(lhs, Some(operand), span)?;
+                    let (b, _) = self.scalar(rhs, Some(operand), span)?;
+                    let out = self.name_for("s");
+                    let ty = operand.pto_name();
+                    let fl = operand.is_float();
+                    let text = match op {
+                        BinOp::Add => format!(
+                            "{out} = arith.{} {a}, {b} : {ty}",
+                            if fl { "addf" } else { "addi" }
+                        ),
+                        BinOp::Sub => format!(
+                            "{out} = arith.{} {a}, {b} : {ty}",
+                            if fl { "subf" } else { "subi" }
+                        ),
+                        BinOp::Mul => format!(
+                            "{out} = arith.{} {a}, {b} : {ty}",
+                            if fl { "mulf" } else { "muli" }
+                        ),
+                        BinOp::Div => format!(
+                            "{out} = arith.{} {a}, {b} : {ty}",
+                            if fl { "divf" } else { "divsi" }
+                        ),
+                        BinOp::FloorDiv => format!("{out} = arith.floordivsi {a}, {b} : {ty}"),
+                        BinOp::Mod => format!(
+                            "{out} = arith.{} {a}, {b} : {ty}",
+                            if fl { "remf" } else { "remsi" }
+                        ),
+                        BinOp::Min => format!(
+                            "{out} = arith.{} {a}, {b} : {ty}",
+                            if fl { "minimumf" } else { "minsi" }
+                        ),
+                        BinOp::Max => format!(
+                            "{out} = arith.{} {a}, {b} : {ty}",
+                            if fl { "maximumf" } else { "maxsi" }
+                        ),
+                        BinOp::And => format!("{out} = arith.andi {a}, {b} : i1"),
+                        BinOp::Or => format!("{out} = arith.ori {a}, {b} : i1"),
+                        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne => {
+                            let pred = match (op, fl) {
+                                (BinOp::Lt, false) => "slt",
+                                (BinOp::Le, false) => "sle",
+                                (BinOp::Gt, false) => "sgt",
+                                (BinOp::Ge, false) => "sge",
+                                (BinOp::Eq, false) => "eq",
+                                (BinOp::Ne, false) => "ne",
+                                (BinOp::Lt, true) => "olt",
+                                (BinOp::Le, true) => "ole",
+                                (BinOp::Gt, true) => "ogt",
+                                (BinOp::Ge, true) => "oge",
+                                (BinOp::Eq, true) => "oeq",
+                                _ => "une",
+                            };
+                            let cmp = if fl { "cmpf" } else { "cmpi" };
+                            format!("{out} = arith.{cmp} {pred}, {a}, {b} : {ty}")
+                        }
+                    };
+                    self.line(&text, span);
+                    (
+                        out,
+                        if op.is_predicate() {
+                            DataType::Bool
+                        } else {
+                            *dtype
+                        },
+                    )
+                }
+                Expr::Unary { op, operand, dtype } => {
+                    let (a, d) = self.scalar(operand, Some(*dtype), span)?;
+                    let out = self.name_for("s");
+                    let text = match op {
+                        UnOp::Neg if d.is_float() => {
+                            format!("{out} = arith.negf {a} : {}", d.pto_name())
+                        }
+                        UnOp::Neg => {
+                            let z = self.int_const(0, d);
+                            format!("{out} = arith.subi {z}, {a} : {}", d.pto_name())
+                        }
+                        UnOp::Not => {
+                            let t = self.int_const(1, DataType::Bool);
+                            format!("{out} = arith.xori {a}, {t} : i1")
+                        }
+                    };
+                    self.line(&text, span);
+                    (out, d)
+                }
+                other => {
+                    return Err(perr(
+                        span,
+                        format!("this expression is not a scalar: {}", other.ty().describe()),
+                        "Use scalar parameters, loop variables or constants here.",
+                    ))
+                }
+            };
+        Ok(match want {
+            Some(w) if w != dtype => (self.convert(name, dtype, w, span), w),
+            _ => (name, dtype),
+        })
+    }
+
+    fn tile(&self, e: &Expr, span: &Span) -> Result<(String, TileType), CompileError> {
+        if let Some(v) = e.as_var() {
+            if let Some(Val::Tile { name, ty }) = self.values.get(&v.id()) {
+                return Ok((name.clone(), ty.clone()));
+            }
+        }
+        Err(perr(
+            span,
+            "expected a tile value".into(),
+            "Pass a tile produced in this kernel.",
+        ))
+    }
+
+    fn view(&self, e: &Expr, span: &Span) -> Result<(String, TensorType, usize), CompileError> {
+        if let Some(v) = e.as_var() {
+            if let Some(Val::View { name, tensor, root }) = self.values.get(&v.id()) {
+                return Ok((name.clone(), tensor.clone(), *root));
+            }
+        }
+        Err(perr(
+            span,
+            "expected a tensor parameter of this kernel".into(),
+            "Kernels load from and store to their tensor parameters.",
+        ))
+    }
+
+    fn alloc(&mut self, hint: &str, ty: &TileType, span: &Span) -> String {
+        let name = self.name_for(hint);
+        let text = format!("{name} = pto.alloc_tile : {}", tile_buf(ty));
+        self.line(&text, span);
+        name
+    }
+
+    fn offsets(&mut self, e: &Expr, span: &Span) -> Result<Vec<String>, CompileError> {
+        match e {
+            Expr::List(items) => items
+                .iter()
+                .map(|i| self.scalar(i, Some(DataType::Index), span).map(|(n, _)| n))
+                .collect(),
+            _ => Err(perr(
+                span,
+                "offsets must be a list".into(),
+                "Write [row, col].",
+            )),
+        }
+    }
+
+    fn partition(
+        &mut self,
+        view: &str,
+        tensor: &TensorType,
+        offsets: &[String],
+        sizes: &[i64],
+        span: &Span,
+    ) -> String {
+        let pv = self.name_for(&format!("{}_pview", view.trim_start_matches('%')));
+        let size_names: Vec<String> = sizes.iter().map(|&s| self.index_const(s)).collect();
+        let text = format!(
+            "{pv} = pto.partition_view {view}, offsets = [{}], sizes = [{}] : {} -> {}",
+            offsets.join(", "),
+            size_names.join(", "),
+            view_type(tensor),
+            partition_type(sizes, tensor.dtype)
+        );
+        self.line(&text, span);
+        pv
+    }
+
+    fn call(&mut self, target: Option<&Var>, c: &Call, span: &Span) -> Result<(), CompileError> {
+        let Some(op) = c.op_name() else {
+            return Err(perr(
+                span,
+                format!(
+                    "kernel '{}' calls function '{}'",
+                    self.func.name,
+                    c.function_name().unwrap_or("")
+                ),
+                "Kernels cannot call functions; mark the helper Inline.",
+            ));
+        };
+        let hint = target
+            .map(|t| t.name().to_string())
+            .unwrap_or_else(|| "t".into());
+        let result_tile = match &c.ty {
+            Type::Tile(t) => Some(t.clone()),
+            _ => None,
+        };
+        let bind_tile = |this: &mut Self, name: String| {
+            if let (Some(t), Some(ty)) = (target, result_tile.clone()) {
+                this.values.insert(t.id(), Val::Tile { name, ty });
+            }
+        };
+        let info = crate::ops::op_info(op);
+        match op {
+            "tile.load" => {
+                let (view, tensor, _) = self.view(&c.args[0], span)?;
+                let offs = self.offsets(&c.args[1], span)?;
+                let sizes = c.kwargs.ints("shapes").unwrap_or(&[]).to_vec();
+                let ty = result_tile.clone().unwrap_or(TileType {
+                    rows: 1,
+                    cols: 1,
+                    dtype: tensor.dtype,
+                    memory: MemorySpace::Vec,
+                });
+                let t = self.alloc(&hint, &ty, span);
+                let pv = self.partition(&view, &tensor, &offs, &sizes, span);
+                let text = format!(
+                    "pto.tload ins({pv} : {}) outs({t} : {})",
+                    partition_type(&sizes, tensor.dtype),
+                    tile_buf(&ty)
+                );
+                self.line(&text, span);
+                bind_tile(self, t);
+            }
+            "tile.store" => {
+                let (src, sty) = self.tile(&c.args[0], span)?;
+                let offs = self.offsets(&c.args[1], span)?;
+                let (view, tensor, root) = self.view(&c.args[2], span)?;
+                let sizes = store_region(tensor.shape.len(), sty.rows, sty.cols);
+                let pv = self.partition(&view, &tensor, &offs, &sizes, span);
+                let text = format!(
+                    "pto.tstore ins({src} : {}) outs({pv} : {})",
+                    tile_buf(&sty),
+                    partition_type(&sizes, tensor.dtype)
+                );
+                self.line(&text, span);
+                if let Some(t) = target {
+                    self.values.insert(t.id(), Val::View { name: view, tensor, root });
+                }
+            }
+            "tile.matmul_acc" => {
+                let (acc, aty) = self.tile(&c.args[0], span)?;
+                let (l, lty) = self.tile(&c.args[1], span)?;
+                let (r, rty) = self.tile(&c.args[2], span)?;
+                let text = format!(
+                    "pto.tmatmul.acc ins({acc}, {l}, {r} : {}, {}, {}) outs({acc} : {})",
+                    tile_buf(&aty),
+                    tile_buf(&lty),
+                    tile_buf(&rty),
+                    tile_buf(&aty)
+                );
+                self.line(&text, span);
+                bind_tile(self, acc);
+            }
+            "tile.row_max" | "tile.row_sum" | "tile.row_min" => {
+                let (a, aty) = self.tile(&c.args[0], span)?;
+                let ty = result_tile.clone().unwrap_or(aty.clone());
+                let tmp = self.alloc(&format!("{hint}_tmp"), &aty, span);
+                let out = self.alloc(&hint, &ty, span);
+                let text = format!(
+                    "{} ins({a}, {tmp} : {}, {}) outs({out} : {})",
+                    info.map_or("", |i| i.pto),
+                    tile_buf(&aty),
+                    tile_buf(&aty),
+                    tile_buf(&ty)
+                );
+                self.line(&text, span);
+                bind_tile(self, out);
+            }
+            "tile.cast" => {
+                let (a, aty) = self.tile(&c.args[0], span)?;
+                let ty = result_tile.clone().unwrap_or(aty.clone());
+                let out = self.alloc(&hint, &ty, span);
+                let mode = c.kwargs.str("mode").unwrap_or("rint").to_ascii_uppercase();
+                let text = format!(
+                    "pto.tcvt ins({a} {{rmode = #pto<round_mode {mode}>}} : {}) outs({out} : {})",
+                    tile_buf(&aty),
+                    tile_buf(&ty)
+                );
+                self.line(&text, span);
+                bind_tile(self, out);
+            }
+            "tile.full" => {
+                let ty = result_tile.clone().ok_or_else(|| perr(span, "tile.full".into(), ""))?;
+                let (s, _) = self.scalar(&c.args[0], Some(ty.dtype), span)?;
+                let out = self.alloc(&hint, &ty, span);
+                let text = format!(
+                    "pto.texpands ins({s} : {}) outs({out} : {})",
+                    ty.dtype.pto_name(),
+                    tile_buf(&ty)
+                );
+                self.line(&text, span);
+                bind_tile(self, out);
+            }
+            "tile.expands" => {
+                let (_, aty) = self.tile(&c.args[0], span)?;
+                let (s, _) = self.scalar(&c.args[1], Some(aty.dtype), span)?;
+                let out = self.alloc(&hint, &aty, span);
+                let text = format!(
+                    "pto.texpands ins({s} : {}) outs({out} : {})",
+                    aty.dtype.pto_name(),
+                    tile_buf(&aty)
+                );
+                self.line(&text, span);
+                bind_tile(self, out);
+            }
+            "tile.row_expand" | "tile.col_expand" => {
+                let (_, aty) = self.tile(&c.args[0], span)?;
+                let (v, vty) = self.tile(&c.args[1], span)?;
+                let out = self.alloc(&hint, &aty, span);
+                let text = format!(
+                    "{} ins({v} : {}) outs({out} : {})",
+                    info.map_or("", |i| i.pto),
+                    tile_buf(&vty),
+                    tile_buf(&aty)
+                );
+                self.line(&text, span);
+                bind_tile(self, out);
+            }
+            _ if info.is_some_and(|i| i.level == crate::ops::OpLevel::Tile) => {
+                // Generic destination-passing form: tiles and scalars in, one tile out.
+                let pto = info.map_or("", |i| i.pto);
+                let ty = result_tile.clone().ok_or_else(|| {
+                    perr(span, format!("{op} has no tile result"), "")
+                })?;
+                let mut ins = Vec::new();
+                let mut tys = Vec::new();
+                for a in &c.args {
+                    match a.ty() {
+                        Type::Tile(_) => {
+                            let (n, t) = self.tile(a, span)?;
+                            ins.push(n);
+                            tys.push(tile_buf(&t));
+                        }
+                        Type::Scalar(_) => {
+                            let elem = c.args.first().and_then(|x| x.ty().as_tile().map(|t| t.dtype));
+                            let (n, d) = self.scalar(a, elem, span)?;
+                            ins.push(n);
+                            tys.push(d.pto_name().to_string());
+                        }
+                        other => {
+                            return Err(perr(
+                                span,
+                                format!("{op}: unexpected operand {}", other.describe()),
+                                "",
+                            ))
+                        }
+                    }
+                }
+                let out = self.alloc(&hint, &ty, span);
+                let text = format!(
+                    "{pto} ins({} : {}) outs({out} : {})",
+                    ins.join(", "),
+                    tys.join(", "),
+                    tile_buf(&ty)
+                );
+                self.line(&text, span);
+                bind_tile(self, out);
+            }
+            other => {
+                return Err(perr(
+                    span,
+                    format!("operation {other} cannot appear in a kernel"),
+                    "Kernels use tile operations (pl.load, pl.add, pl.store, ...); tensor operations belong to the orchestration.",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn pto_type_of(&self, e: &Expr) -> Option<String> {
+        match e.ty() {
+            Type::Tile(t) => Some(tile_buf(&t)),
+            Type::Scalar(d) => Some(d.pto_name().to_string()),
+            _ => None,
+        }
+    }
+
+    fn body(&mut self, body: &[Stmt]) -> Result<(), CompileError> {
+        for s in body {
+            self.stmt(s)?;
+        }
+        Ok(())
+    }
+
+    fn bind_expr(&mut self, target: &Var, value: &Expr, span: &Span) -> Result<(), CompileError> {
+        match value {
+            Expr::Call(c) => self.call(Some(target), c, span),
+            Expr::Var(v) => {
+                let val =
+                    self.values.get(&v.id()).cloned().ok_or_else(|| {
+                        perr(span, format!("'{}' has no value here", v.name()), "")
+                    })?;
+                self.values.insert(target.id(), val);
+                Ok(())
+            }
+            e => {
+                let dtype = target.ty().as_scalar().ok_or_else(|| {
+                    perr(span, "only scalars are computed by expressions".into(), "")
+                })?;
+                let (name, d) = self.scalar(e, Some(dtype), span)?;
+                self.values
+                    .insert(target.id(), Val::Scalar { name, dtype: d });
+                Ok(())
+            }
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<(), CompileError> {
+        match &s.kind {
+            StmtKind::Assign { targets, value } => {
+                if targets.len() != 1 {
+                    return Err(perr(
+                        &s.span,
+                        "tuple unpacking in a kernel".into(),
+                        "Kernels bind one value per statement.",
+                    ));
+                }
+                self.bind_expr(&targets[0], value, &s.span)
+            }
+            StmtKind::Eval(Expr::Call(c)) => self.call(None, c, &s.span),
+            StmtKind::Eval(_) => Ok(()),
+            StmtKind::Return(_) => Ok(()),
+            StmtKind::Scope(sc) => Err(perr(
+                &s.span,
+                format!("a {:?} scope inside kernel '{}'", sc.kind, self.func.name),
+                "Scopes belong to orchestration code.",
+            )),
+            StmtKind::For(f) => {
+                let (lb, _) = self.scalar(&f.start, Some(DataType::Index), &s.span)?;
+                let (ub, _) = self.scalar(&f.stop, Some(DataType::Index), &s.span)?;
+                let (st, _) = self.scalar(&f.step, Some(DataType::Index), &s.span)?;
+                let iv = self.name_for(f.var.name());
+                self.values.insert(
+                    f.var.id(),
+                    Val::Scalar {
+                        name: iv.clone(),
+                        dtype: DataType::Index,
+                    },
+                );
+                // Tensors are aliased, tiles and scalars are carried.
+                let mut carried = Vec::new();
+                for (i, (v, init)) in f.iter_args.iter().enumerate() {
+                    if v.ty().is_tensor() {
+                        let (name, tensor, root) = self.view(init, &s.span)?;
+                        self.values.insert(
+                            v.id(),
+                            Val::View {
+                                name: name.clone(),
+                                tensor: tensor.clone(),
+                                root,
+                            },
+                        );
+                        if let Some(r) = f.results.get(i) {
+                            self.values.insert(r.id(), Val::View { name, tensor, root });
+                        }
+                    } else {
+                        carried.push(i);
+                    }
+                }
+                let mut inits = Vec::new();
+                let mut types = Vec::new();
+                for &i in &carried {
+                    let (v, init) = &f.iter_args[i];
+                    let init_name = match v.ty() {
+                        Type::Tile(_) => self.tile(init, &s.span)?.0,
+                        Type::Scalar(d) => self.scalar(init, Some(*d), &s.span)?.0,
+                        other => {
+                            return Err(perr(
+                                &s.span,
+                                format!(
+                                    "a {} cannot be carried by a kernel loop",
+                                    other.describe()
+                                ),
+                                "",
+                            ))
+                        }
+                    };
+                    let it = self.name_for(v.name());
+                    let ty = match v.ty() {
+                        Type::Tile(t) => {
+                            self.values.insert(
+                                v.id(),
+                                Val::Tile {
+                                    name: it.clone(),
+                                    ty: t.clone(),
+                                },
+                            );
+                            tile_buf(t)
+                        }
+                        Type::Scalar(d) => {
+                            self.values.insert(
+                                v.id(),
+                                Val::Scalar {
+                                    name: it.clone(),
+                                    dtype: *d,
+                                },
+                            );
+                            d.pto_name().to_string()
+                        }
+                        _ => String::new(),
+                    };
+                    inits.push(format!("{it} = {init_name}"));
+                    types.push(ty);
+                }
+                let head = format!("scf.for {iv} = {lb} to {ub} step {st}");
+                let res = if carried.is_empty() {
+                    self.line(&format!("{head} {{"), &s.span);
+                    None
+                } else {
+                    let r = self.name_for(&format!("{}_rv", f.var.name()));
+                    let lhs = if carried.len() == 1 {
+                        r.clone()
+                    } else {
+                        format!("{r}:{}", carried.len())
+                    };
+                    self.line(
+                        &format!(
+                            "{lhs} = {head} iter_args({}) -> ({}) {{",
+                            inits.join(", "),
+                            types.join(", ")
+                        ),
+                        &s.span,
+                    );
+                    Some(r)
+                };
+                self.depth += 1;
+                self.body(&f.body)?;
+                if !carried.is_empty() {
+                    let mut ys = Vec::new();
+                    for &i in &carried {
+                        let y = &f.yields[i];
+                        let n = match y.ty() {
+                            Type::Tile(_) => self.tile(y, &s.span)?.0,
+                            Type::Scalar(d) => self.scalar(y, Some(d), &s.span)?.0,
+                            _ => String::new(),
+                        };
+                        ys.push(n);
+                    }
+                    self.raw_line(&format!(
+                        "scf.yield {} : {}",
+                        ys.join(", "),
+                        types.join(", ")
+                    ));
+                }
+                self.depth -= 1;
+                self.raw_line("}");
+                if let Some(r) = res {
+                    for (k, &i) in carried.iter().enumerate() {
+                        let rv = &f.results[i];
+                        let name = if carried.len() == 1 {
+                            r.clone()
+                        } else {
+                            format!("{r}#{k}")
+                        };
+                        let val = match rv.ty() {
+                            Type::Tile(t) => Val::Tile {
+                                name,
+                                ty: t.clone(),
+                            },
+                            Type::Scalar(d) => Val::Scalar { name, dtype: *d },
+                            _ => continue,
+                        };
+                        self.values.insert(rv.id(), val);
+                    }
+                }
+                Ok(())
+            }
+            StmtKind::If(i) => {
+                let (c, _) = self.scalar(&i.cond, Some(DataType::Bool), &s.span)?;
+                let mut carried = Vec::new();
+                for (k, r) in i.results.iter().enumerate() {
+                    if r.ty().is_tensor() {
+                        let (tn, tt, troot) = self.view(&i.then_yields[k], &s.span)?;
+                        let (en, _, eroot) = self.view(&i.else_yields[k], &s.span)?;
+                        if troot != eroot || tn != en {
+                            return Err(perr(
+                                &s.span,
+                                format!(
+                                    "the branches of this if write different tensors into '{}'",
+                                    r.name()
+                                ),
+                                "Store into the same tensor parameter in both branches.",
+                            ));
+                        }
+                        self.values.insert(
+                            r.id(),
+                            Val::View {
+                                name: tn,
+                                tensor: tt,
+                                root: troot,
+                            },
+                        );
+                    } else {
+                        carried.push(k);
+                    }
+                }
+                let types: Vec<String> = carried
+                    .iter()
+                    .filter_map(|&k| self.pto_type_of(&Expr::Var(i.results[k].clone())))
+                    .collect();
+                let res = if carried.is_empty() {
+                    self.line(&format!("scf.if {c} {{"), &s.span);
+                    None
+                } else {
+                    let r = self.name_for("if_rv");
+                    let lhs = if carried.len() == 1 {
+                        r.clone()
+                    } else {
+                        format!("{r}:{}", carried.len())
+                    };
+                    self.line(
+                        &format!("{lhs} = scf.if {c} -> ({}) {{", types.join(", ")),
+                        &s.span,
+                    );
+                    Some(r)
+                };
+                for (branch, yields) in [
+                    (&i.then_body, &i.then_yields),
+                    (&i.else_body, &i.else_yields),
+                ] {
+                    let is_else = std::ptr::eq(branch, &i.else_body);
+                    if is_else {
+                        if branch.is_empty() && carried.is_empty() {
+                            break;
+                        }
+                        self.raw_line("} else {");
+                    }
+                    self.depth += 1;
+                    self.body(branch)?;
+                    if !carried.is_empty() {
+                        let mut ys = Vec::new();
+                        for &k in &carried {
+                            let y = &yields[k];
+                            let n = match y.ty() {
+                                Type::Tile(_) => self.tile(y, &s.span)?.0,
+                                Type::Scalar(d) => self.scalar(y, Some(d), &s.span)?.0,
+                                _ => String::new(),
+                            };
+                            ys.push(n);
+                        }
+                        self.raw_line(&format!(
+                            "scf.yield {} : {}",
+                            ys.join(", "),
+                            types.join(", ")
+                        ));
+                    }
+                    self.depth -= 1;
+                }
+                self.raw_line("}");
+                if let Some(r) = res {
+                    for (n, &k) in carried.iter().enumerate() {
+                        let rv = &i.results[k];
+                        let name = if carried.len() == 1 {
+                            r.clone()
+                        } else {
+                            format!("{r}#{n}")
+                        };
+                        let val = match rv.ty() {
+                            Type::Tile(t) => Val::Tile {
+                                name,
+                                ty: t.clone(),
+                            },
+                            Type::Scalar(d) => Val::Scalar { name, dtype: *d },
+                            _ => continue,
+                        };
+                        self.values.insert(rv.id(), val);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Generates the `.pto` module of kernel `f` (an `AIC` or `AIV` function after the passes).
+pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
+    let cube = match f.ftype {
+        FunctionType::Aic => true,
+        FunctionType::Aiv => false,
+        other => {
+            return Err(perr(
+                &f.span,
+                format!(
+                    "'{}' is a {} function, not an AIC / AIV kernel",
+                    f.name,
+                    other.name()
+                ),
+                "Run the passes first (ResolveKernelCoreTypes).",
+            ))
+        }
+    };
+    let mut e = Emitter {
+        func: f,
+        body: String::new(),
+        consts: Vec::new(),
+        const_names: HashSet::new(),
+        values: HashMap::new(),
+        used_names: HashSet::new(),
+        depth: 2,
+        n_float: 0,
+        float_consts: HashMap::new(),
+    };
+    // Parameters: tensors first (pointers), then scalars — the wrapper's order.
+    let mut order: Vec<usize> = (0..f.params.len())
+        .filter(|&i| f.params[i].var.ty().is_tensor())
+        .collect();
+    order.extend((0..f.params.len()).filter(|&i| !f.params[i].var.ty().is_tensor()));
+    if order != (0..f.params.len()).collect::<Vec<_>>() {
+        return Err(perr(
+            &f.span,
+            format!(
+                "kernel '{}' declares a scalar parameter before a tensor parameter",
+                f.name
+            ),
+            "Declare the tensor parameters first, then the scalars (the task payload order).",
+        ));
+    }
+    let mut sig = Vec::new();
+    let mut params = Vec::new();
+    let mut views = String::new();
+    for (i, p) in f.params.iter().enumerate() {
+        let arg = format!("%arg{i}");
+        e.used_names.insert(arg.clone());
+        match p.var.ty() {
+            Type::Tensor(t) => {
+                sig.push(format!("{arg}: !pto.ptr<{}>", t.dtype.pto_name()));
+                params.push(KernelParam::Tensor(t.dtype));
+                let name = e.name_for(&format!("{}_view", p.var.name()));
+                let mut strides = vec![1i64; t.shape.len()];
+                for d in (0..t.shape.len().saturating_sub(1)).rev() {
+                    strides[d] = strides[d + 1] * t.shape[d + 1];
+                }
+                let shape: Vec<String> = t.shape.iter().map(|&d| e.index_const(d)).collect();
+                let strides: Vec<String> = strides.iter().map(|&d| e.index_const(d)).collect();
+                let _ = writeln!(
+                    views,
+                    "    {name} = pto.make_tensor_view {arg}, shape = [{}], strides = [{}] {{layout = #pto.layout<nd>}} : {}{}",
+                    shape.join(", "),
+                    strides.join(", "),
+                    view_type(t),
+                    Emitter::loc(&f.span)
+                );
+                e.values.insert(
+                    p.var.id(),
+                    Val::View {
+                        name,
+                        tensor: t.clone(),
+                        root: i,
+                    },
+                );
+            }
+            Type::Scalar(d) => {
+                sig.push(format!("{arg}: {}", d.pto_name()));
+                params.push(KernelParam::Scalar(*d));
+                e.values.insert(
+                    p.var.id(),
+                    Val::Scalar {
+                        name: arg,
+                        dtype: *d,
+                    },
+                );
+            }
+            other => {
+                return Err(perr(
+                    &f.span,
+                    format!(
+                        "kernel parameter '{}' is a {}",
+                        p.var.name(),
+                        other.describe()
+                    ),
+                    "Kernel parameters are tensors and scalars.",
+                ))
+            }
+        }
+    }
+    e.body(&f.body)?;
+    // Returned tensors → the parameters they alias.
+    let mut return_params = Vec::new();
+    if let Some(Stmt {
+        kind: StmtKind::Return(vs),
+        span,
+    }) = f.body.last()
+    {
+        for v in vs {
+            match e.view(v, span) {
+                Ok((_, _, root)) => return_params.push(root),
+                Err(_) => {
+                    return Err(perr(
+                        span,
+                        format!("kernel '{}' returns a value that is not a tensor parameter it writes", f.name),
+                        "Return the result of pl.store(tile, offsets, out) where out is a pl.Out / pl.InOut parameter.",
+                    ))
+                }
+            }
+        }
+    }
+    let kind = if cube { "cube" } else { "vector" };
+    let mut text = String::new();
+    text.push_str("module attributes {pto.target_arch = \"a2a3\"} {\n");
+    let _ = writeln!(
+        text,
+        "  func.func @{}({}) attributes {{pto.kernel_kind = #pto.kernel_kind<{kind}>}} {{",
+        f.name,
+        sig.join(", ")
+    );
+    for c in &e.consts {
+        let _ = writeln!(text, "    {c}");
+    }
+    text.push_str(&views);
+    text.push_str(&e.body);
+    text.push_str("    return\n  }\n}\n");
+    Ok(KernelUnit {
+        name: f.name.clone(),
+        cube,
+        pto: text,
+        params,
+        return_params,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_print_like_mlir() {
+        assert_eq!(mlir_float(2.0, DataType::Fp32), "2.00000000000000000e+00");
+        assert_eq!(
+            mlir_float(-0.125, DataType::Fp32),
+            "-1.25000000000000000e-01"
+        );
+        assert_eq!(mlir_float(1e-30, DataType::Fp32), "1.00000000000000008e-30");
+        assert_eq!(mlir_float(f64::NEG_INFINITY, DataType::Fp32), "0xFF800000");
+    }
+}

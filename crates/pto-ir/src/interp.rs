@@ -1,0 +1,868 @@
+//! A reference interpreter of the IR over host tensors: what `CompiledProgram.validate_ir()`
+//! runs on every `passes_dump/` snapshot to find the first pass after which a program
+//! computes something else.
+//!
+//! It runs any stage of the pipeline: `pl.at` scopes execute in place (before outlining),
+//! calls of `Inline` functions and of kernels execute the callee, manual scopes and task
+//! ids are bookkeeping. Values are `f64` (integers as exact `f64` up to 2^53); every tile
+//! operation rounds its result to the tile's element type (FP32, FP16, BF16 to nearest
+//! even; integers truncated and wrapped to their width), and matmul accumulates in `f64`
+//! before rounding to the accumulator's type — close to, not bit-equal with, the simulated
+//! chip, which is why `validate_ir` compares with tolerances.
+//!
+//! Tensors are views (buffer, shape, strides, offset): a slice or a reshape shares its
+//! source's buffer, a `pl.store` writes through it, so outputs written by kernels appear in
+//! the caller's tensors as on the chip. A budget of operations and a call-depth limit
+//! keep a runaway program from hanging or overflowing the stack.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::ir::{BinOp, Call, Callee, Expr, Function, Program, Stmt, StmtKind, UnOp};
+use crate::ops::{region_tile_shape, store_region};
+use crate::types::{DataType, Type};
+
+/// Why interpretation stopped.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct InterpError {
+    /// What went wrong (with the function and operation).
+    pub message: String,
+}
+
+fn ierr<T>(message: String) -> Result<T, InterpError> {
+    Err(InterpError { message })
+}
+
+/// A host tensor: row-major values with their element type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostTensor {
+    /// The element type.
+    pub dtype: DataType,
+    /// The dimensions.
+    pub shape: Vec<i64>,
+    /// The values, row-major.
+    pub data: Vec<f64>,
+}
+
+/// An argument of the entry function.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    /// A tensor.
+    Tensor(HostTensor),
+    /// A scalar.
+    Scalar(f64),
+}
+
+#[derive(Clone, Debug)]
+struct View {
+    buf: Rc<RefCell<Vec<f64>>>,
+    dtype: DataType,
+    shape: Vec<i64>,
+    strides: Vec<i64>,
+    offset: i64,
+}
+
+impl View {
+    fn index(&self, idx: &[i64]) -> usize {
+        let mut at = self.offset;
+        for (i, s) in idx.iter().zip(&self.strides) {
+            at += i * s;
+        }
+        at as usize
+    }
+
+    fn contiguous(&self) -> bool {
+        let mut expect = 1;
+        for (d, s) in self.shape.iter().zip(&self.strides).rev() {
+            if *d != 1 && *s != expect {
+                return false;
+            }
+            expect *= d;
+        }
+        true
+    }
+}
+
+#[derive(Clone, Debug)]
+struct TileVal {
+    rows: usize,
+    cols: usize,
+    dtype: DataType,
+    data: Vec<f64>,
+}
+
+#[derive(Clone, Debug)]
+enum Value {
+    Tensor(View),
+    Tile(TileVal),
+    Scalar(f64),
+    TaskId,
+    Tuple(Vec<Value>),
+    List(Vec<f64>),
+    Unit,
+}
+
+/// Rounds `v` to the values type `d` holds.
+pub fn round_to(v: f64, d: DataType) -> f64 {
+    match d {
+        DataType::Fp32 => v as f32 as f64,
+        DataType::Fp16 => half::f16::from_f64(v).to_f64(),
+        DataType::Bf16 => half::bf16::from_f64(v).to_f64(),
+        DataType::Bool => f64::from(u8::from(v != 0.0)),
+        DataType::Index | DataType::Int64 => v.trunc(),
+        d => {
+            let bits = d.size_bytes() * 8;
+            let t = v.trunc();
+            if !t.is_finite() {
+                return 0.0;
+            }
+            let m = (1u128 << bits) as f64;
+            let mut w = t.rem_euclid(m);
+            if d.is_signed_int() && w >= m / 2.0 {
+                w -= m;
+            }
+            w
+        }
+    }
+}
+
+const MAX_OPS: u64 = 200_000_000;
+const MAX_DEPTH: usize = 64;
+
+struct Interp<'a> {
+    program: &'a Program,
+    ops: u64,
+    depth: usize,
+}
+
+type Env = HashMap<u64, Value>;
+
+impl<'a> Interp<'a> {
+    fn tick(&mut self, n: u64) -> Result<(), InterpError> {
+        self.ops += n;
+        if self.ops > MAX_OPS {
+            return ierr(format!(
+                "the program needs more than {MAX_OPS} element operations to interpret; validate it with smaller shapes"
+            ));
+        }
+        Ok(())
+    }
+
+    fn scalar(&self, e: &Expr, env: &Env) -> Result<f64, InterpError> {
+        match self.eval_pure(e, env)? {
+            Value::Scalar(v) => Ok(v),
+            other => ierr(format!("expected a scalar, got {other:?}")),
+        }
+    }
+
+    fn eval_pure(&self, e: &Expr, env: &Env) -> Result<Value, InterpError> {
+        Ok(match e {
+            Expr::Var(v) => env.get(&v.id()).cloned().ok_or_else(|| InterpError {
+                message: format!("'{}' has no value", v.name()),
+            })?,
+            Expr::Int { value, .. } => Value::Scalar(*value as f64),
+            Expr::Float { value, .. } => Value::Scalar(*value),
+            Expr::Bool(b) => Value::Scalar(f64::from(u8::from(*b))),
+            Expr::Binary {
+                op,
+                lhs,
+                rhs,
+                dtype,
+            } => {
+                let a = self.scalar(lhs, env)?;
+                let b = self.scalar(rhs, env)?;
+                let int = !dtype.is_float() && *dtype != DataType::Bool;
+                let r = match op {
+                    BinOp::Add => a + b,
+                    BinOp::Sub => a - b,
+                    BinOp::Mul => a * b,
+                    BinOp::Div => a / b,
+                    BinOp::FloorDiv => {
+                        if b == 0.0 {
+                            return ierr("integer division by zero".into());
+                        }
+                        (a / b).floor()
+                    }
+                    BinOp::Mod => {
+                        if b == 0.0 {
+                            return ierr("modulo by zero".into());
+                        }
+                        a - b * (a / b).floor()
+                    }
+                    BinOp::Lt => f64::from(u8::from(a < b)),
+                    BinOp::Le => f64::from(u8::from(a <= b)),
+                    BinOp::Gt => f64::from(u8::from(a > b)),
+                    BinOp::Ge => f64::from(u8::from(a >= b)),
+                    BinOp::Eq => f64::from(u8::from(a == b)),
+                    BinOp::Ne => f64::from(u8::from(a != b)),
+                    BinOp::And => f64::from(u8::from(a != 0.0 && b != 0.0)),
+                    BinOp::Or => f64::from(u8::from(a != 0.0 || b != 0.0)),
+                    BinOp::Min => a.min(b),
+                    BinOp::Max => a.max(b),
+                };
+                Value::Scalar(if int { round_to(r, *dtype) } else { r })
+            }
+            Expr::Unary { op, operand, .. } => {
+                let a = self.scalar(operand, env)?;
+                Value::Scalar(match op {
+                    UnOp::Neg => -a,
+                    UnOp::Not => f64::from(u8::from(a == 0.0)),
+                })
+            }
+            Expr::List(items) => Value::List(
+                items
+                    .iter()
+                    .map(|i| self.scalar(i, env))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Expr::GetItem { tuple, index } => match self.eval_pure(tuple, env)? {
+                Value::Tuple(items) => items.get(*index).cloned().unwrap_or(Value::Unit),
+                other => return ierr(format!("item of a non-tuple {other:?}")),
+            },
+            Expr::Call(_) => return ierr("a call in a pure position".into()),
+        })
+    }
+
+    fn eval(&mut self, e: &Expr, env: &mut Env) -> Result<Value, InterpError> {
+        match e {
+            Expr::Call(c) => self.call(c, env),
+            other => self.eval_pure(other, env),
+        }
+    }
+
+    fn tile_of(v: Value, what: &str) -> Result<TileVal, InterpError> {
+        match v {
+            Value::Tile(t) => Ok(t),
+            other => ierr(format!("{what}: expected a tile, got {other:?}")),
+        }
+    }
+
+    fn view_of(v: Value, what: &str) -> Result<View, InterpError> {
+        match v {
+            Value::Tensor(t) => Ok(t),
+            other => ierr(format!("{what}: expected a tensor, got {other:?}")),
+        }
+    }
+
+    fn list_of(v: Value) -> Result<Vec<i64>, InterpError> {
+        match v {
+            Value::List(items) => Ok(items.into_iter().map(|x| x as i64).collect()),
+            other => ierr(format!("expected a list, got {other:?}")),
+        }
+    }
+
+    fn region(
+        view: &View,
+        offsets: &[i64],
+        sizes: &[i64],
+        op: &str,
+    ) -> Result<Vec<usize>, InterpError> {
+        if offsets.len() != view.shape.len() || sizes.len() != view.shape.len() {
+            return ierr(format!("{op}: rank mismatch"));
+        }
+        for d in 0..sizes.len() {
+            if offsets[d] < 0 || offsets[d] + sizes[d] > view.shape[d] {
+                return ierr(format!(
+                    "{op}: dimension {d}: offset {} + size {} is outside the extent {}",
+                    offsets[d], sizes[d], view.shape[d]
+                ));
+            }
+        }
+        let n: i64 = sizes.iter().product();
+        let mut out = Vec::with_capacity(n.max(0) as usize);
+        let mut idx = vec![0i64; sizes.len()];
+        for _ in 0..n {
+            let abs: Vec<i64> = idx.iter().zip(offsets).map(|(i, o)| i + o).collect();
+            out.push(view.index(&abs));
+            for d in (0..sizes.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < sizes[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Ok(out)
+    }
+
+    fn map_tile(t: &TileVal, dtype: DataType, f: impl Fn(f64) -> f64) -> TileVal {
+        TileVal {
+            rows: t.rows,
+            cols: t.cols,
+            dtype,
+            data: t.data.iter().map(|&x| round_to(f(x), dtype)).collect(),
+        }
+    }
+
+    fn result_tile(c: &Call) -> Result<(usize, usize, DataType), InterpError> {
+        match &c.ty {
+            Type::Tile(t) => Ok((t.rows as usize, t.cols as usize, t.dtype)),
+            other => ierr(format!("expected a tile result, got {}", other.describe())),
+        }
+    }
+
+    fn call(&mut self, c: &Call, env: &mut Env) -> Result<Value, InterpError> {
+        let mut args = Vec::with_capacity(c.args.len());
+        for a in &c.args {
+            args.push(self.eval(a, env)?);
+        }
+        match &c.callee {
+            Callee::Function(name) => {
+                let f = self.program.function(name).ok_or_else(|| InterpError {
+                    message: format!("no function '{name}'"),
+                })?;
+                let results = self.run_function(f, args)?;
+                let value = match results.len() {
+                    0 => Value::Unit,
+                    1 if c.submit.is_none() => results.into_iter().next().unwrap_or(Value::Unit),
+                    _ => Value::Tuple(results),
+                };
+                if c.submit.is_some() {
+                    let mut items = match value {
+                        Value::Tuple(items) => items,
+                        Value::Unit => Vec::new(),
+                        v => vec![v],
+                    };
+                    items.push(Value::TaskId);
+                    return Ok(Value::Tuple(items));
+                }
+                Ok(value)
+            }
+            Callee::Op(op) => self.op(op, c, args),
+        }
+    }
+
+    fn op(&mut self, op: &str, c: &Call, mut args: Vec<Value>) -> Result<Value, InterpError> {
+        let take = |args: &mut Vec<Value>, i: usize| -> Value {
+            std::mem::replace(&mut args[i], Value::Unit)
+        };
+        Ok(match op {
+            "tile.load" => {
+                let view = Self::view_of(take(&mut args, 0), op)?;
+                let offsets = Self::list_of(take(&mut args, 1))?;
+                let sizes = c.kwargs.ints("shapes").unwrap_or(&[]).to_vec();
+                let idx = Self::region(&view, &offsets, &sizes, op)?;
+                self.tick(idx.len() as u64)?;
+                let (rows, cols) = region_tile_shape(&sizes);
+                let buf = view.buf.borrow();
+                Value::Tile(TileVal {
+                    rows: rows as usize,
+                    cols: cols as usize,
+                    dtype: view.dtype,
+                    data: idx.iter().map(|&i| buf[i]).collect(),
+                })
+            }
+            "tile.store" => {
+                let tile = Self::tile_of(take(&mut args, 0), op)?;
+                let offsets = Self::list_of(take(&mut args, 1))?;
+                let view = Self::view_of(take(&mut args, 2), op)?;
+                let sizes = store_region(view.shape.len(), tile.rows as i64, tile.cols as i64);
+                let idx = Self::region(&view, &offsets, &sizes, op)?;
+                self.tick(idx.len() as u64)?;
+                {
+                    let mut buf = view.buf.borrow_mut();
+                    for (i, &at) in idx.iter().enumerate() {
+                        buf[at] = round_to(tile.data[i], view.dtype);
+                    }
+                }
+                Value::Tensor(view)
+            }
+            "tile.add" | "tile.sub" | "tile.mul" | "tile.div" | "tile.maximum" | "tile.minimum" => {
+                let a = Self::tile_of(take(&mut args, 0), op)?;
+                let b = Self::tile_of(take(&mut args, 1), op)?;
+                self.tick(a.data.len() as u64)?;
+                let f: fn(f64, f64) -> f64 = match op {
+                    "tile.add" => |x, y| x + y,
+                    "tile.sub" => |x, y| x - y,
+                    "tile.mul" => |x, y| x * y,
+                    "tile.div" => |x, y| x / y,
+                    "tile.maximum" => f64::max,
+                    _ => f64::min,
+                };
+                let data = a
+                    .data
+                    .iter()
+                    .zip(&b.data)
+                    .map(|(&x, &y)| round_to(f(x, y), a.dtype))
+                    .collect();
+                Value::Tile(TileVal { data, ..a })
+            }
+            "tile.adds" | "tile.subs" | "tile.muls" | "tile.divs" | "tile.maxs" | "tile.mins" => {
+                let a = Self::tile_of(take(&mut args, 0), op)?;
+                let s = match take(&mut args, 1) {
+                    Value::Scalar(s) => round_to(s, a.dtype),
+                    other => return ierr(format!("{op}: expected a scalar, got {other:?}")),
+                };
+                self.tick(a.data.len() as u64)?;
+                let d = a.dtype;
+                Value::Tile(match op {
+                    "tile.adds" => Self::map_tile(&a, d, |x| x + s),
+                    "tile.subs" => Self::map_tile(&a, d, |x| x - s),
+                    "tile.muls" => Self::map_tile(&a, d, |x| x * s),
+                    "tile.divs" => Self::map_tile(&a, d, |x| x / s),
+                    "tile.maxs" => Self::map_tile(&a, d, |x| x.max(s)),
+                    _ => Self::map_tile(&a, d, |x| x.min(s)),
+                })
+            }
+            "tile.exp" | "tile.log" | "tile.sqrt" | "tile.rsqrt" | "tile.recip" | "tile.neg"
+            | "tile.abs" | "tile.relu" => {
+                let a = Self::tile_of(take(&mut args, 0), op)?;
+                self.tick(a.data.len() as u64)?;
+                let d = a.dtype;
+                Value::Tile(match op {
+                    "tile.exp" => Self::map_tile(&a, d, f64::exp),
+                    "tile.log" => Self::map_tile(&a, d, f64::ln),
+                    "tile.sqrt" => Self::map_tile(&a, d, f64::sqrt),
+                    "tile.rsqrt" => Self::map_tile(&a, d, |x| 1.0 / x.sqrt()),
+                    "tile.recip" => Self::map_tile(&a, d, |x| 1.0 / x),
+                    "tile.neg" => Self::map_tile(&a, d, |x| -x),
+                    "tile.abs" => Self::map_tile(&a, d, f64::abs),
+                    _ => Self::map_tile(&a, d, |x| x.max(0.0)),
+                })
+            }
+            "tile.cast" => {
+                let a = Self::tile_of(take(&mut args, 0), op)?;
+                let (_, _, d) = Self::result_tile(c)?;
+                let mode = c.kwargs.str("mode").unwrap_or("rint").to_string();
+                self.tick(a.data.len() as u64)?;
+                let f = move |x: f64| -> f64 {
+                    if d.is_float() {
+                        x
+                    } else {
+                        match mode.as_str() {
+                            "floor" => x.floor(),
+                            "ceil" => x.ceil(),
+                            "trunc" => x.trunc(),
+                            "round" => x.round(),
+                            _ => {
+                                let r = x.round();
+                                if (x - x.trunc()).abs() == 0.5 {
+                                    2.0 * (x / 2.0).round()
+                                } else {
+                                    r
+                                }
+                            }
+                        }
+                    }
+                };
+                Value::Tile(Self::map_tile(&a, d, f))
+            }
+            "tile.row_max" | "tile.row_sum" | "tile.row_min" | "tile.col_max" | "tile.col_sum"
+            | "tile.col_min" => {
+                let a = Self::tile_of(take(&mut args, 0), op)?;
+                self.tick(a.data.len() as u64)?;
+                let by_row = op.starts_with("tile.row");
+                let (outer, inner) = if by_row {
+                    (a.rows, a.cols)
+                } else {
+                    (a.cols, a.rows)
+                };
+                let mut data = Vec::with_capacity(outer);
+                for o in 0..outer {
+                    let vals = (0..inner).map(|i| {
+                        if by_row {
+                            a.data[o * a.cols + i]
+                        } else {
+                            a.data[i * a.cols + o]
+                        }
+                    });
+                    let r = if op.ends_with("max") {
+                        vals.fold(f64::NEG_INFINITY, f64::max)
+                    } else if op.ends_with("min") {
+                        vals.fold(f64::INFINITY, f64::min)
+                    } else {
+                        vals.sum()
+                    };
+                    data.push(round_to(r, a.dtype));
+                }
+                let (rows, cols) = if by_row { (a.rows, 1) } else { (1, a.cols) };
+                Value::Tile(TileVal {
+                    rows,
+                    cols,
+                    dtype: a.dtype,
+                    data,
+                })
+            }
+            _ if op.starts_with("tile.row_expand") || op.starts_with("tile.col_expand") => {
+                let a = Self::tile_of(take(&mut args, 0), op)?;
+                let v = Self::tile_of(take(&mut args, 1), op)?;
+                self.tick(a.data.len() as u64)?;
+                let by_row = op.starts_with("tile.row");
+                let kind = op.rsplit('_').next().unwrap_or("");
+                let mut data = Vec::with_capacity(a.data.len());
+                for r in 0..a.rows {
+                    for col in 0..a.cols {
+                        let x = a.data[r * a.cols + col];
+                        let y = if by_row { v.data[r] } else { v.data[col] };
+                        let z = match kind {
+                            "add" => x + y,
+                            "sub" => x - y,
+                            "mul" => x * y,
+                            "div" => x / y,
+                            _ => y,
+                        };
+                        data.push(round_to(z, a.dtype));
+                    }
+                }
+                Value::Tile(TileVal { data, ..a })
+            }
+            "tile.matmul" | "tile.matmul_acc" => {
+                let (acc, l, r) = if op == "tile.matmul" {
+                    (
+                        None,
+                        Self::tile_of(take(&mut args, 0), op)?,
+                        Self::tile_of(take(&mut args, 1), op)?,
+                    )
+                } else {
+                    (
+                        Some(Self::tile_of(take(&mut args, 0), op)?),
+                        Self::tile_of(take(&mut args, 1), op)?,
+                        Self::tile_of(take(&mut args, 2), op)?,
+                    )
+                };
+                let (m, n, d) = Self::result_tile(c)?;
+                let k = l.cols;
+                self.tick((m * n * k) as u64)?;
+                let mut data = vec![0.0; m * n];
+                for i in 0..m {
+                    for j in 0..n {
+                        let mut s = acc.as_ref().map_or(0.0, |a| a.data[i * n + j]);
+                        for x in 0..k {
+                            s += l.data[i * k + x] * r.data[x * n + j];
+                        }
+                        data[i * n + j] = round_to(s, d);
+                    }
+                }
+                Value::Tile(TileVal {
+                    rows: m,
+                    cols: n,
+                    dtype: d,
+                    data,
+                })
+            }
+            "tile.move" => Value::Tile(Self::tile_of(take(&mut args, 0), op)?),
+            "tile.full" | "tile.expands" => {
+                let (rows, cols, d) = Self::result_tile(c)?;
+                let s = match args.last().cloned() {
+                    Some(Value::Scalar(s)) => s,
+                    _ => return ierr(format!("{op}: expected a scalar")),
+                };
+                self.tick((rows * cols) as u64)?;
+                Value::Tile(TileVal {
+                    rows,
+                    cols,
+                    dtype: d,
+                    data: vec![round_to(s, d); rows * cols],
+                })
+            }
+            "tensor.create" => {
+                let Type::Tensor(t) = &c.ty else {
+                    return ierr(format!("{op}: not a tensor type"));
+                };
+                let n: i64 = t.shape.iter().product();
+                self.tick(n as u64)?;
+                Value::Tensor(new_view(t.dtype, &t.shape, vec![0.0; n.max(0) as usize]))
+            }
+            "tensor.slice" => {
+                let mut view = Self::view_of(take(&mut args, 0), op)?;
+                let offsets = Self::list_of(take(&mut args, 1))?;
+                let shape = c.kwargs.ints("shape").unwrap_or(&[]).to_vec();
+                Self::region(&view, &offsets, &shape, op)?;
+                view.offset = view.index(&offsets) as i64;
+                view.shape = shape;
+                Value::Tensor(view)
+            }
+            "tensor.reshape" => {
+                let view = Self::view_of(take(&mut args, 0), op)?;
+                if !view.contiguous() {
+                    return ierr(format!("{op}: reshape of a non-contiguous view"));
+                }
+                let shape = c.kwargs.ints("shape").unwrap_or(&[]).to_vec();
+                let strides = row_major(&shape);
+                Value::Tensor(View {
+                    shape,
+                    strides,
+                    ..view
+                })
+            }
+            "tensor.read" => {
+                let view = Self::view_of(take(&mut args, 0), op)?;
+                let idx = Self::list_of(take(&mut args, 1))?;
+                let ones = vec![1; idx.len()];
+                let at = Self::region(&view, &idx, &ones, op)?;
+                let v = view.buf.borrow()[at[0]];
+                Value::Scalar(v)
+            }
+            "tensor.assemble" => {
+                let target = Self::view_of(take(&mut args, 0), op)?;
+                let source = Self::view_of(take(&mut args, 1), op)?;
+                let offsets = Self::list_of(take(&mut args, 2))?;
+                let to = Self::region(&target, &offsets, &source.shape, op)?;
+                let zeros = vec![0; source.shape.len()];
+                let from = Self::region(&source, &zeros, &source.shape, op)?;
+                self.tick(to.len() as u64)?;
+                let vals: Vec<f64> = {
+                    let b = source.buf.borrow();
+                    from.iter().map(|&i| b[i]).collect()
+                };
+                let mut b = target.buf.borrow_mut();
+                for (i, &at) in to.iter().enumerate() {
+                    b[at] = vals[i];
+                }
+                drop(b);
+                Value::Tensor(target)
+            }
+            other => return ierr(format!("the interpreter has no rule for {other}")),
+        })
+    }
+
+    fn bind(
+        &mut self,
+        targets: &[crate::ir::Var],
+        value: Value,
+        env: &mut Env,
+    ) -> Result<(), InterpError> {
+        if targets.len() == 1 {
+            env.insert(targets[0].id(), value);
+            return Ok(());
+        }
+        match value {
+            Value::Tuple(items) if items.len() == targets.len() => {
+                for (t, v) in targets.iter().zip(items) {
+                    env.insert(t.id(), v);
+                }
+                Ok(())
+            }
+            other => ierr(format!(
+                "cannot unpack {other:?} into {} names",
+                targets.len()
+            )),
+        }
+    }
+
+    /// Runs `body`; returns the values of a `return`, when one ran.
+    fn body(&mut self, body: &[Stmt], env: &mut Env) -> Result<Option<Vec<Value>>, InterpError> {
+        for s in body {
+            self.tick(1)?;
+            match &s.kind {
+                StmtKind::Assign { targets, value } => {
+                    let v = self.eval(value, env)?;
+                    self.bind(targets, v, env)?;
+                }
+                StmtKind::Eval(e) => {
+                    self.eval(e, env)?;
+                }
+                StmtKind::Return(vs) => {
+                    let mut out = Vec::new();
+                    for v in vs {
+                        out.push(self.eval(v, env)?);
+                    }
+                    return Ok(Some(out));
+                }
+                StmtKind::For(f) => {
+                    let start = self.scalar(&f.start, env)? as i64;
+                    let stop = self.scalar(&f.stop, env)? as i64;
+                    let step = self.scalar(&f.step, env)? as i64;
+                    if step <= 0 {
+                        return ierr(format!("loop step {step} is not positive"));
+                    }
+                    for (v, init) in &f.iter_args {
+                        let x = self.eval(init, env)?;
+                        env.insert(v.id(), x);
+                    }
+                    let mut i = start;
+                    while i < stop {
+                        env.insert(f.var.id(), Value::Scalar(i as f64));
+                        if let Some(r) = self.body(&f.body, env)? {
+                            return Ok(Some(r));
+                        }
+                        let mut ys = Vec::new();
+                        for y in &f.yields {
+                            ys.push(self.eval(y, env)?);
+                        }
+                        for ((v, _), y) in f.iter_args.iter().zip(ys) {
+                            env.insert(v.id(), y);
+                        }
+                        i += step;
+                    }
+                    for (r, (v, _)) in f.results.iter().zip(&f.iter_args) {
+                        let x = env.get(&v.id()).cloned().unwrap_or(Value::Unit);
+                        env.insert(r.id(), x);
+                    }
+                }
+                StmtKind::If(i) => {
+                    let c = self.scalar(&i.cond, env)? != 0.0;
+                    let (b, ys) = if c {
+                        (&i.then_body, &i.then_yields)
+                    } else {
+                        (&i.else_body, &i.else_yields)
+                    };
+                    if let Some(r) = self.body(b, env)? {
+                        return Ok(Some(r));
+                    }
+                    let mut vals = Vec::new();
+                    for y in ys {
+                        vals.push(self.eval(y, env)?);
+                    }
+                    for (r, v) in i.results.iter().zip(vals) {
+                        env.insert(r.id(), v);
+                    }
+                }
+                StmtKind::Scope(sc) => {
+                    if let Some(r) = self.body(&sc.body, env)? {
+                        return Ok(Some(r));
+                    }
+                    if let Some(t) = &sc.task_id {
+                        env.insert(t.id(), Value::TaskId);
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn run_function(&mut self, f: &Function, args: Vec<Value>) -> Result<Vec<Value>, InterpError> {
+        if args.len() > f.params.len() {
+            return ierr(format!(
+                "'{}' takes {} arguments, got {}",
+                f.name,
+                f.params.len(),
+                args.len()
+            ));
+        }
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return ierr(format!(
+                "calls nest deeper than {MAX_DEPTH} at '{}'",
+                f.name
+            ));
+        }
+        let mut env: Env = HashMap::new();
+        let n_args = args.len();
+        for (p, a) in f.params.iter().zip(args) {
+            env.insert(p.var.id(), a);
+        }
+        // Omitted trailing Out parameters (pl.submit): runtime-allocated outputs.
+        for p in &f.params[n_args..] {
+            let Type::Tensor(t) = p.var.ty() else {
+                return ierr(format!("'{}': a scalar argument is missing", f.name));
+            };
+            let n: i64 = t.shape.iter().product();
+            env.insert(
+                p.var.id(),
+                Value::Tensor(new_view(t.dtype, &t.shape, vec![0.0; n.max(0) as usize])),
+            );
+        }
+        let ret = self.body(&f.body, &mut env)?;
+        self.depth -= 1;
+        Ok(ret.unwrap_or_default())
+    }
+}
+
+fn row_major(shape: &[i64]) -> Vec<i64> {
+    let mut strides = vec![1i64; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    strides
+}
+
+fn new_view(dtype: DataType, shape: &[i64], data: Vec<f64>) -> View {
+    View {
+        buf: Rc::new(RefCell::new(data)),
+        dtype,
+        shape: shape.to_vec(),
+        strides: row_major(shape),
+        offset: 0,
+    }
+}
+
+/// Runs the orchestration function of `program` (or `entry`) on `args`; returns every
+/// tensor parameter's values after the run, in parameter order.
+pub fn interpret(
+    program: &Program,
+    entry: Option<&str>,
+    args: Vec<Arg>,
+) -> Result<Vec<HostTensor>, InterpError> {
+    let f = match entry {
+        Some(name) => program.function(name),
+        None => program
+            .orchestrations()
+            .next()
+            .or_else(|| program.functions.first()),
+    }
+    .ok_or_else(|| InterpError {
+        message: format!("program {} has no function to run", program.name),
+    })?;
+    if args.len() != f.params.len() {
+        return ierr(format!(
+            "'{}' takes {} arguments, got {}",
+            f.name,
+            f.params.len(),
+            args.len()
+        ));
+    }
+    let mut values = Vec::new();
+    let mut views = Vec::new();
+    for (p, a) in f.params.iter().zip(args) {
+        match (p.var.ty(), a) {
+            (Type::Tensor(t), Arg::Tensor(h)) => {
+                if h.shape != t.shape || h.data.len() as i64 != t.numel() {
+                    return ierr(format!(
+                        "argument '{}' has shape {:?}, the parameter {:?}",
+                        p.var.name(),
+                        h.shape,
+                        t.shape
+                    ));
+                }
+                let v = new_view(t.dtype, &t.shape, h.data);
+                views.push(Some(v.clone()));
+                values.push(Value::Tensor(v));
+            }
+            (Type::Scalar(_), Arg::Scalar(s)) => {
+                views.push(None);
+                values.push(Value::Scalar(s));
+            }
+            (ty, _) => {
+                return ierr(format!(
+                    "argument '{}' does not match its parameter type {}",
+                    p.var.name(),
+                    ty.describe()
+                ))
+            }
+        }
+    }
+    let mut it = Interp {
+        program,
+        ops: 0,
+        depth: 0,
+    };
+    it.run_function(f, values)?;
+    Ok(views
+        .into_iter()
+        .flatten()
+        .map(|v| {
+            let data = v.buf.borrow().clone();
+            HostTensor {
+                dtype: v.dtype,
+                shape: v.shape.clone(),
+                data,
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding() {
+        assert_eq!(round_to(1.0 + 1e-9, DataType::Fp32), 1.0);
+        assert_eq!(round_to(300.0, DataType::Int8), 44.0);
+        assert_eq!(round_to(-129.0, DataType::Int8), 127.0);
+        assert_eq!(round_to(1.00390625, DataType::Bf16), 1.0);
+    }
+}

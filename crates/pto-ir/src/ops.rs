@@ -1,0 +1,864 @@
+//! The builtin operations and their type rules: what each `tile.*` / `tensor.*` operation
+//! takes and what it returns. The front end builds every operation call through
+//! [`deduce`], so an ill-typed call is refused where it is written, with a message naming the
+//! operation and the offending operand, and a hint.
+//!
+//! Tile operations (kernel bodies and `pl.at` scopes) lower one to one to PTO-ISA
+//! instructions of the header (`docs/PTO_ISA.md`); tensor operations belong to
+//! orchestrations. [`OPS`] lists every operation with its DSL spelling.
+
+use crate::ir::{Attrs, Expr};
+use crate::types::{DataType, MemorySpace, TensorType, TileType, Type};
+
+/// A refused operation call: the message and a hint for the fix.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct OpError {
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub hint: String,
+}
+
+fn err<T>(message: String, hint: &str) -> Result<T, OpError> {
+    Err(OpError {
+        message,
+        hint: hint.to_string(),
+    })
+}
+
+/// Where an operation may appear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpLevel {
+    /// In kernels and `pl.at` scopes (tiles).
+    Tile,
+    /// In orchestrations (tensors).
+    Tensor,
+}
+
+/// One operation: IR name, level and the PTO-AS op it lowers to (tile ops).
+#[derive(Clone, Copy, Debug)]
+pub struct OpInfo {
+    /// The IR name (`tile.add`).
+    pub name: &'static str,
+    /// Where it may appear.
+    pub level: OpLevel,
+    /// The `.pto` operation it becomes (`pto.tadd`); empty for special lowerings.
+    pub pto: &'static str,
+}
+
+macro_rules! op {
+    ($name:literal, Tile, $pto:literal) => {
+        OpInfo {
+            name: $name,
+            level: OpLevel::Tile,
+            pto: $pto,
+        }
+    };
+    ($name:literal, Tensor) => {
+        OpInfo {
+            name: $name,
+            level: OpLevel::Tensor,
+            pto: "",
+        }
+    };
+}
+
+/// Every builtin operation.
+pub const OPS: &[OpInfo] = &[
+    op!("tile.load", Tile, "pto.tload"),
+    op!("tile.store", Tile, "pto.tstore"),
+    op!("tile.add", Tile, "pto.tadd"),
+    op!("tile.sub", Tile, "pto.tsub"),
+    op!("tile.mul", Tile, "pto.tmul"),
+    op!("tile.div", Tile, "pto.tdiv"),
+    op!("tile.maximum", Tile, "pto.tmax"),
+    op!("tile.minimum", Tile, "pto.tmin"),
+    op!("tile.adds", Tile, "pto.tadds"),
+    op!("tile.subs", Tile, "pto.tsubs"),
+    op!("tile.muls", Tile, "pto.tmuls"),
+    op!("tile.divs", Tile, "pto.tdivs"),
+    op!("tile.maxs", Tile, "pto.tmaxs"),
+    op!("tile.mins", Tile, "pto.tmins"),
+    op!("tile.exp", Tile, "pto.texp"),
+    op!("tile.log", Tile, "pto.tlog"),
+    op!("tile.sqrt", Tile, "pto.tsqrt"),
+    op!("tile.rsqrt", Tile, "pto.trsqrt"),
+    op!("tile.recip", Tile, "pto.trecip"),
+    op!("tile.neg", Tile, "pto.tneg"),
+    op!("tile.abs", Tile, "pto.tabs"),
+    op!("tile.relu", Tile, "pto.trelu"),
+    op!("tile.cast", Tile, "pto.tcvt"),
+    op!("tile.row_max", Tile, "pto.trowmax"),
+    op!("tile.row_sum", Tile, "pto.trowsum"),
+    op!("tile.row_min", Tile, "pto.trowmin"),
+    op!("tile.col_max", Tile, "pto.tcolmax"),
+    op!("tile.col_sum", Tile, "pto.tcolsum"),
+    op!("tile.col_min", Tile, "pto.tcolmin"),
+    op!("tile.row_expand", Tile, "pto.trowexpand"),
+    op!("tile.row_expand_add", Tile, "pto.trowexpandadd"),
+    op!("tile.row_expand_sub", Tile, "pto.trowexpandsub"),
+    op!("tile.row_expand_mul", Tile, "pto.trowexpandmul"),
+    op!("tile.row_expand_div", Tile, "pto.trowexpanddiv"),
+    op!("tile.col_expand", Tile, "pto.tcolexpand"),
+    op!("tile.col_expand_add", Tile, "pto.tcolexpandadd"),
+    op!("tile.col_expand_sub", Tile, "pto.tcolexpandsub"),
+    op!("tile.col_expand_mul", Tile, "pto.tcolexpandmul"),
+    op!("tile.col_expand_div", Tile, "pto.tcolexpanddiv"),
+    op!("tile.matmul", Tile, "pto.tmatmul"),
+    op!("tile.matmul_acc", Tile, "pto.tmatmul.acc"),
+    op!("tile.move", Tile, "pto.tmov"),
+    op!("tile.full", Tile, "pto.texpands"),
+    op!("tile.expands", Tile, "pto.texpands"),
+    op!("tensor.create", Tensor),
+    op!("tensor.slice", Tensor),
+    op!("tensor.reshape", Tensor),
+    op!("tensor.read", Tensor),
+    op!("tensor.assemble", Tensor),
+];
+
+/// The operation named `name`.
+pub fn op_info(name: &str) -> Option<&'static OpInfo> {
+    OPS.iter().find(|o| o.name == name)
+}
+
+/// Binary tile ops and their tile-scalar forms (`pl.add(t, 1.0)` is `tile.adds`).
+pub const TILE_BINARY: &[(&str, &str)] = &[
+    ("tile.add", "tile.adds"),
+    ("tile.sub", "tile.subs"),
+    ("tile.mul", "tile.muls"),
+    ("tile.div", "tile.divs"),
+    ("tile.maximum", "tile.maxs"),
+    ("tile.minimum", "tile.mins"),
+];
+
+/// Rounding modes of `pl.cast(..., mode=...)`.
+pub const CAST_MODES: &[&str] = &["none", "rint", "round", "floor", "ceil", "trunc", "odd"];
+
+fn tile_arg(op: &str, args: &[Expr], i: usize, what: &str) -> Result<TileType, OpError> {
+    match args.get(i).map(Expr::ty) {
+        Some(Type::Tile(t)) => Ok(t),
+        Some(other) => err(
+            format!("{op}: {what} must be a Tile, got {}", other.describe()),
+            "Load tensors into tiles with pl.load(tensor, offsets, shapes) first.",
+        ),
+        None => err(
+            format!("{op}: missing {what}"),
+            "Check the operation's arguments.",
+        ),
+    }
+}
+
+fn tensor_arg(op: &str, args: &[Expr], i: usize, what: &str) -> Result<TensorType, OpError> {
+    match args.get(i).map(Expr::ty) {
+        Some(Type::Tensor(t)) => Ok(t),
+        Some(other) => err(
+            format!("{op}: {what} must be a Tensor, got {}", other.describe()),
+            "Pass a tensor parameter or a tensor created with pl.create_tensor.",
+        ),
+        None => err(
+            format!("{op}: missing {what}"),
+            "Check the operation's arguments.",
+        ),
+    }
+}
+
+fn scalar_arg(op: &str, args: &[Expr], i: usize, what: &str) -> Result<DataType, OpError> {
+    match args.get(i).map(Expr::ty) {
+        Some(Type::Scalar(d)) => Ok(d),
+        Some(other) => err(
+            format!("{op}: {what} must be a scalar, got {}", other.describe()),
+            "Pass a Python number or a pl.Scalar value.",
+        ),
+        None => err(
+            format!("{op}: missing {what}"),
+            "Check the operation's arguments.",
+        ),
+    }
+}
+
+fn list_arg<'a>(op: &str, args: &'a [Expr], i: usize, what: &str) -> Result<&'a [Expr], OpError> {
+    match args.get(i) {
+        Some(Expr::List(items)) => {
+            for e in items {
+                match e.ty() {
+                    Type::Scalar(d) if d.is_int() => {}
+                    other => {
+                        return err(
+                            format!(
+                                "{op}: every entry of {what} must be an integer, got {}",
+                                other.describe()
+                            ),
+                            "Use Python ints or integer pl.Scalar values.",
+                        )
+                    }
+                }
+            }
+            Ok(items)
+        }
+        _ => err(
+            format!("{op}: {what} must be a list literal, e.g. [0, 0]"),
+            "Write the offsets as a list: [row, col].",
+        ),
+    }
+}
+
+fn ints_kw<'a>(op: &str, kwargs: &'a Attrs, key: &str) -> Result<&'a [i64], OpError> {
+    match kwargs.ints(key) {
+        Some(v) => {
+            if let Some(bad) = v.iter().find(|&&d| d <= 0) {
+                return err(
+                    format!("{op}: {key} entries must be positive integers, got {bad}"),
+                    "Shapes are static positive integers.",
+                );
+            }
+            Ok(v)
+        }
+        None => err(
+            format!("{op}: {key} must be a list of integer literals"),
+            "Shapes are static: write them as [16, 16].",
+        ),
+    }
+}
+
+fn check_tile_fits(op: &str, t: &TileType) -> Result<(), OpError> {
+    if t.rows <= 0 || t.cols <= 0 {
+        return err(
+            format!("{op}: tile shape [{}, {}] must be positive", t.rows, t.cols),
+            "Use a positive tile shape.",
+        );
+    }
+    let cap = t.memory.capacity_bytes();
+    if t.bytes() > cap {
+        return err(
+            format!(
+                "{op}: a [{}, {}] {} tile needs {} bytes, more than the {} memory's {} bytes",
+                t.rows,
+                t.cols,
+                t.dtype.pl_name(),
+                t.bytes(),
+                t.memory.name(),
+                cap
+            ),
+            "Split the work into smaller tiles (load and process the tensor in pieces).",
+        );
+    }
+    Ok(())
+}
+
+fn same_tiles(op: &str, a: &TileType, b: &TileType) -> Result<(), OpError> {
+    if a.rows != b.rows || a.cols != b.cols || a.dtype != b.dtype {
+        return err(
+            format!(
+                "{op}: operands must have the same shape and dtype, got {} and {}",
+                Type::Tile(a.clone()).describe(),
+                Type::Tile(b.clone()).describe()
+            ),
+            "Cast or reshape one operand so both match.",
+        );
+    }
+    Ok(())
+}
+
+fn vector_tile(op: &str, t: &TileType) -> Result<(), OpError> {
+    if t.memory != MemorySpace::Vec {
+        return err(
+            format!(
+                "{op}: operands must be vector (pl.Mem.Vec) tiles, got a pl.Mem.{} tile",
+                t.memory.name()
+            ),
+            "Move the tile to the vector buffer first: pl.move(t, target_memory=pl.Mem.Vec).",
+        );
+    }
+    Ok(())
+}
+
+fn check_region(
+    op: &str,
+    tensor: &TensorType,
+    offsets: &[Expr],
+    sizes: &[i64],
+) -> Result<(), OpError> {
+    if offsets.len() != tensor.shape.len() || sizes.len() != tensor.shape.len() {
+        return err(
+            format!(
+                "{op}: a rank-{} tensor needs {} offsets and {} sizes, got {} and {}",
+                tensor.shape.len(),
+                tensor.shape.len(),
+                tensor.shape.len(),
+                offsets.len(),
+                sizes.len()
+            ),
+            "Give one offset and one size per tensor dimension.",
+        );
+    }
+    for (d, ((off, size), dim)) in offsets.iter().zip(sizes).zip(&tensor.shape).enumerate() {
+        if *size > *dim {
+            return err(
+                format!("{op}: size {size} of dimension {d} exceeds the tensor's {dim}"),
+                "Keep the region inside the tensor.",
+            );
+        }
+        if let Some(o) = off.as_const_int() {
+            if o < 0 || o + size > *dim {
+                return err(
+                    format!(
+                        "{op}: dimension {d}: offset {o} + size {size} is outside the tensor's extent {dim}"
+                    ),
+                    "Keep the region inside the tensor.",
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The tile shape of a region of `sizes`: the last size is the columns, the product of the
+/// others the rows.
+pub fn region_tile_shape(sizes: &[i64]) -> (i64, i64) {
+    match sizes.split_last() {
+        Some((cols, rest)) => (rest.iter().product(), *cols),
+        None => (1, 1),
+    }
+}
+
+/// The region of a tensor of rank `rank` that a `[rows, cols]` tile covers when stored:
+/// `[1, ..., rows, cols]` (`[cols]` for a vector).
+pub fn store_region(rank: usize, rows: i64, cols: i64) -> Vec<i64> {
+    match rank {
+        0 => Vec::new(),
+        1 => vec![cols],
+        n => {
+            let mut v = vec![1; n - 2];
+            v.push(rows);
+            v.push(cols);
+            v
+        }
+    }
+}
+
+/// The result type of calling operation `name` with `args` and `kwargs`.
+pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> {
+    let op = name;
+    let arity = |n: usize| -> Result<(), OpError> {
+        if args.len() != n {
+            return err(
+                format!("{op} takes {n} positional argument(s), got {}", args.len()),
+                "Check the operation's arguments.",
+            );
+        }
+        Ok(())
+    };
+    match name {
+        "tile.load" => {
+            arity(2)?;
+            let tensor = tensor_arg(op, args, 0, "the source")?;
+            let offsets = list_arg(op, args, 1, "offsets")?;
+            let sizes = ints_kw(op, kwargs, "shapes")?;
+            check_region(op, &tensor, offsets, sizes)?;
+            let memory = kwargs.memory("target_memory").unwrap_or(MemorySpace::Vec);
+            if !matches!(memory, MemorySpace::Vec | MemorySpace::Mat) {
+                return err(
+                    format!(
+                        "{op}: target_memory must be pl.Mem.Vec or pl.Mem.Mat, got pl.Mem.{}",
+                        memory.name()
+                    ),
+                    "Load into Mat and pl.move the tile into Left / Right for a matmul.",
+                );
+            }
+            let (rows, cols) = region_tile_shape(sizes);
+            let t = TileType {
+                rows,
+                cols,
+                dtype: tensor.dtype,
+                memory,
+            };
+            check_tile_fits(op, &t)?;
+            Ok(Type::Tile(t))
+        }
+        "tile.store" => {
+            arity(3)?;
+            let tile = tile_arg(op, args, 0, "the stored value")?;
+            let offsets = list_arg(op, args, 1, "offsets")?;
+            let out = tensor_arg(op, args, 2, "the output")?;
+            match tile.memory {
+                MemorySpace::Vec | MemorySpace::Mat => {
+                    if tile.dtype != out.dtype {
+                        return err(
+                            format!(
+                                "{op}: a {} tile cannot be stored into a {} tensor",
+                                tile.dtype.pl_name(),
+                                out.dtype.pl_name()
+                            ),
+                            "Convert it first with pl.cast(tile, dtype).",
+                        );
+                    }
+                }
+                MemorySpace::Acc => {
+                    let ok = match tile.dtype {
+                        DataType::Fp32 => {
+                            matches!(out.dtype, DataType::Fp32 | DataType::Fp16 | DataType::Bf16)
+                        }
+                        DataType::Int32 => out.dtype == DataType::Int32,
+                        _ => false,
+                    };
+                    if !ok {
+                        return err(
+                            format!(
+                                "{op}: an accumulator of {} cannot be stored into a {} tensor",
+                                tile.dtype.pl_name(),
+                                out.dtype.pl_name()
+                            ),
+                            "Store FP32 accumulators into FP32, FP16 or BF16 tensors.",
+                        );
+                    }
+                }
+                other => {
+                    return err(
+                        format!("{op}: a pl.Mem.{} tile cannot be stored", other.name()),
+                        "Store Vec, Mat or Acc tiles.",
+                    )
+                }
+            }
+            if out.shape.is_empty() {
+                return err(
+                    format!("{op}: the output tensor has no dimensions"),
+                    "Store into a tensor of rank 1 or more.",
+                );
+            }
+            let sizes = store_region(out.shape.len(), tile.rows, tile.cols);
+            if out.shape.len() == 1 && tile.rows != 1 {
+                return err(
+                    format!(
+                        "{op}: a [{}, {}] tile does not fit a rank-1 tensor",
+                        tile.rows, tile.cols
+                    ),
+                    "Store one-row tiles into vectors.",
+                );
+            }
+            check_region(op, &out, offsets, &sizes)?;
+            Ok(Type::Tensor(out))
+        }
+        _ if TILE_BINARY.iter().any(|(b, _)| *b == name) => {
+            arity(2)?;
+            let a = tile_arg(op, args, 0, "lhs")?;
+            let b = tile_arg(op, args, 1, "rhs")?;
+            vector_tile(op, &a)?;
+            vector_tile(op, &b)?;
+            same_tiles(op, &a, &b)?;
+            Ok(Type::Tile(a))
+        }
+        _ if TILE_BINARY.iter().any(|(_, s)| *s == name) => {
+            arity(2)?;
+            let a = tile_arg(op, args, 0, "lhs")?;
+            vector_tile(op, &a)?;
+            scalar_arg(op, args, 1, "rhs")?;
+            Ok(Type::Tile(a))
+        }
+        "tile.exp" | "tile.log" | "tile.sqrt" | "tile.rsqrt" | "tile.recip" => {
+            arity(1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            if !a.dtype.is_float() {
+                return err(
+                    format!(
+                        "{op}: needs a floating-point tile, got {}",
+                        a.dtype.pl_name()
+                    ),
+                    "Cast the tile to pl.FP32 first.",
+                );
+            }
+            Ok(Type::Tile(a))
+        }
+        "tile.neg" | "tile.abs" | "tile.relu" => {
+            arity(1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            Ok(Type::Tile(a))
+        }
+        "tile.cast" => {
+            arity(1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            let Some(dtype) = kwargs.dtype("dtype") else {
+                return err(
+                    format!("{op}: target dtype missing"),
+                    "Write pl.cast(tile, pl.BF16).",
+                );
+            };
+            if dtype == DataType::Index || dtype == DataType::Bool {
+                return err(
+                    format!("{op}: cannot cast a tile to {}", dtype.pl_name()),
+                    "Cast to a float or integer element type.",
+                );
+            }
+            if let Some(mode) = kwargs.str("mode") {
+                if !CAST_MODES.contains(&mode) {
+                    return err(
+                        format!("{op}: unknown rounding mode '{mode}'"),
+                        "Use one of none, rint, round, floor, ceil, trunc, odd.",
+                    );
+                }
+            }
+            Ok(Type::Tile(TileType { dtype, ..a }))
+        }
+        "tile.row_max" | "tile.row_sum" | "tile.row_min" => {
+            arity(1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            Ok(Type::Tile(TileType { cols: 1, ..a }))
+        }
+        "tile.col_max" | "tile.col_sum" | "tile.col_min" => {
+            arity(1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            Ok(Type::Tile(TileType { rows: 1, ..a }))
+        }
+        "tile.row_expand"
+        | "tile.row_expand_add"
+        | "tile.row_expand_sub"
+        | "tile.row_expand_mul"
+        | "tile.row_expand_div" => {
+            arity(2)?;
+            let a = tile_arg(op, args, 0, "the target")?;
+            let v = tile_arg(op, args, 1, "the row vector")?;
+            vector_tile(op, &a)?;
+            vector_tile(op, &v)?;
+            if v.cols != 1 || v.rows != a.rows || v.dtype != a.dtype {
+                return err(
+                    format!(
+                        "{op}: the row vector must be [{}, 1] of {}, got {}",
+                        a.rows,
+                        a.dtype.pl_name(),
+                        Type::Tile(v).describe()
+                    ),
+                    "Pass a per-row value such as the result of pl.row_max(t).",
+                );
+            }
+            Ok(Type::Tile(a))
+        }
+        "tile.col_expand"
+        | "tile.col_expand_add"
+        | "tile.col_expand_sub"
+        | "tile.col_expand_mul"
+        | "tile.col_expand_div" => {
+            arity(2)?;
+            let a = tile_arg(op, args, 0, "the target")?;
+            let v = tile_arg(op, args, 1, "the column vector")?;
+            vector_tile(op, &a)?;
+            vector_tile(op, &v)?;
+            if v.rows != 1 || v.cols != a.cols || v.dtype != a.dtype {
+                return err(
+                    format!(
+                        "{op}: the column vector must be [1, {}] of {}, got {}",
+                        a.cols,
+                        a.dtype.pl_name(),
+                        Type::Tile(v).describe()
+                    ),
+                    "Pass a per-column value such as the result of pl.col_sum(t).",
+                );
+            }
+            Ok(Type::Tile(a))
+        }
+        "tile.matmul" | "tile.matmul_acc" => {
+            let (acc, l_at) = if name == "tile.matmul" {
+                arity(2)?;
+                (None, 0)
+            } else {
+                arity(3)?;
+                (Some(tile_arg(op, args, 0, "the accumulator")?), 1)
+            };
+            let l = tile_arg(op, args, l_at, "lhs")?;
+            let r = tile_arg(op, args, l_at + 1, "rhs")?;
+            if l.memory != MemorySpace::Left || r.memory != MemorySpace::Right {
+                return err(
+                    format!(
+                        "{op}: lhs must be a pl.Mem.Left tile and rhs a pl.Mem.Right tile, got pl.Mem.{} and pl.Mem.{}",
+                        l.memory.name(),
+                        r.memory.name()
+                    ),
+                    "Load operands into pl.Mem.Mat, then pl.move(t, target_memory=pl.Mem.Left) / pl.Mem.Right.",
+                );
+            }
+            if l.cols != r.rows {
+                return err(
+                    format!(
+                        "{op}: inner dimensions differ: lhs is [{}, {}], rhs is [{}, {}]",
+                        l.rows, l.cols, r.rows, r.cols
+                    ),
+                    "lhs [M, K] times rhs [K, N].",
+                );
+            }
+            let acc_dtype = match (l.dtype, r.dtype) {
+                (DataType::Bf16, DataType::Bf16)
+                | (DataType::Fp16, DataType::Fp16)
+                | (DataType::Fp32, DataType::Fp32) => DataType::Fp32,
+                (DataType::Int8, DataType::Int8) => DataType::Int32,
+                (a, b) => {
+                    return err(
+                        format!(
+                            "{op}: unsupported operand types {} x {}",
+                            a.pl_name(),
+                            b.pl_name()
+                        ),
+                        "Matmul takes BF16, FP16, FP32 or INT8 operands of one type.",
+                    )
+                }
+            };
+            let out = TileType {
+                rows: l.rows,
+                cols: r.cols,
+                dtype: acc_dtype,
+                memory: MemorySpace::Acc,
+            };
+            if let Some(acc) = acc {
+                if acc != out {
+                    return err(
+                        format!(
+                            "{op}: the accumulator must be {}, got {}",
+                            Type::Tile(out).describe(),
+                            Type::Tile(acc).describe()
+                        ),
+                        "Start the accumulation with pl.matmul(lhs, rhs).",
+                    );
+                }
+            }
+            check_tile_fits(op, &out)?;
+            Ok(Type::Tile(out))
+        }
+        "tile.move" => {
+            arity(1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            let Some(target) = kwargs.memory("target_memory") else {
+                return err(
+                    format!("{op}: target_memory missing"),
+                    "Write pl.move(t, target_memory=pl.Mem.Left).",
+                );
+            };
+            if matches!(target, MemorySpace::Acc | MemorySpace::Bias) {
+                return err(
+                    format!("{op}: cannot move into pl.Mem.{}", target.name()),
+                    "Accumulators are produced by pl.matmul.",
+                );
+            }
+            if a.memory == MemorySpace::Vec && target != MemorySpace::Vec {
+                return err(
+                    format!(
+                        "{op}: a vector tile cannot move to pl.Mem.{} (the cube and vector cores do not share buffers)",
+                        target.name()
+                    ),
+                    "Store it to a tensor and load it on the cube side.",
+                );
+            }
+            if a.memory.is_cube() && target == MemorySpace::Vec && a.memory != MemorySpace::Acc {
+                return err(
+                    format!(
+                        "{op}: a pl.Mem.{} tile cannot move to pl.Mem.Vec",
+                        a.memory.name()
+                    ),
+                    "Store it to a tensor and load it on the vector side.",
+                );
+            }
+            let t = TileType {
+                memory: target,
+                ..a
+            };
+            check_tile_fits(op, &t)?;
+            Ok(Type::Tile(t))
+        }
+        "tile.full" => {
+            arity(1)?;
+            let shape = ints_kw(op, kwargs, "shape")?;
+            let Some(dtype) = kwargs.dtype("dtype") else {
+                return err(
+                    format!("{op}: dtype missing"),
+                    "Write pl.full([16, 16], dtype=pl.FP32, value=0.0).",
+                );
+            };
+            scalar_arg(op, args, 0, "value")?;
+            if shape.len() != 2 {
+                return err(
+                    format!("{op}: a tile shape has two dimensions, got {}", shape.len()),
+                    "Write the shape as [rows, cols].",
+                );
+            }
+            let t = TileType {
+                rows: shape[0],
+                cols: shape[1],
+                dtype,
+                memory: MemorySpace::Vec,
+            };
+            check_tile_fits(op, &t)?;
+            Ok(Type::Tile(t))
+        }
+        "tile.expands" => {
+            arity(2)?;
+            let a = tile_arg(op, args, 0, "the target")?;
+            vector_tile(op, &a)?;
+            scalar_arg(op, args, 1, "the value")?;
+            Ok(Type::Tile(a))
+        }
+        "tensor.create" => {
+            arity(0)?;
+            let shape = ints_kw(op, kwargs, "shape")?;
+            let Some(dtype) = kwargs.dtype("dtype") else {
+                return err(
+                    format!("{op}: dtype missing"),
+                    "Write pl.create_tensor([16, 16], dtype=pl.FP32).",
+                );
+            };
+            if dtype.runtime_enum().is_none() {
+                return err(
+                    format!("{op}: a tensor cannot hold {}", dtype.pl_name()),
+                    "Use a numeric element type.",
+                );
+            }
+            Ok(Type::tensor(shape.to_vec(), dtype))
+        }
+        "tensor.slice" => {
+            arity(2)?;
+            let t = tensor_arg(op, args, 0, "the source")?;
+            let offsets = list_arg(op, args, 1, "offsets")?;
+            let shape = ints_kw(op, kwargs, "shape")?;
+            check_region(op, &t, offsets, shape)?;
+            Ok(Type::tensor(shape.to_vec(), t.dtype))
+        }
+        "tensor.reshape" => {
+            arity(1)?;
+            let t = tensor_arg(op, args, 0, "the source")?;
+            let shape = ints_kw(op, kwargs, "shape")?;
+            let n: i64 = shape.iter().product();
+            if n != t.numel() {
+                return err(
+                    format!(
+                        "{op}: cannot reshape {} elements into {:?} ({n} elements)",
+                        t.numel(),
+                        shape
+                    ),
+                    "Keep the element count.",
+                );
+            }
+            Ok(Type::tensor(shape.to_vec(), t.dtype))
+        }
+        "tensor.read" => {
+            arity(2)?;
+            let t = tensor_arg(op, args, 0, "the source")?;
+            let idx = list_arg(op, args, 1, "indices")?;
+            if idx.len() != t.shape.len() {
+                return err(
+                    format!(
+                        "{op}: a rank-{} tensor needs {} indices, got {}",
+                        t.shape.len(),
+                        t.shape.len(),
+                        idx.len()
+                    ),
+                    "Give one index per dimension.",
+                );
+            }
+            Ok(Type::Scalar(t.dtype))
+        }
+        "tensor.assemble" => {
+            arity(3)?;
+            let target = tensor_arg(op, args, 0, "the target")?;
+            let source = tensor_arg(op, args, 1, "the source")?;
+            let offsets = list_arg(op, args, 2, "offsets")?;
+            if source.dtype != target.dtype || source.shape.len() != target.shape.len() {
+                return err(
+                    format!(
+                        "{op}: the source {} does not match the target {}",
+                        Type::Tensor(source).describe(),
+                        Type::Tensor(target).describe()
+                    ),
+                    "Assemble a tensor of the target's rank and dtype.",
+                );
+            }
+            check_region(op, &target, offsets, &source.shape)?;
+            Ok(Type::Tensor(target))
+        }
+        _ => err(
+            format!("Unknown operation '{name}'"),
+            "Check spelling, or use pl.tensor.*/pl.tile.* for explicit namespacing",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{AttrValue, Var};
+
+    fn tensor(shape: &[i64]) -> Expr {
+        Expr::Var(Var::new("t", Type::tensor(shape.to_vec(), DataType::Fp32)))
+    }
+
+    #[test]
+    fn load_and_store() {
+        let mut kw = Attrs::new();
+        kw.set("shapes", AttrValue::Ints(vec![1, 16, 64]));
+        let ty = deduce(
+            "tile.load",
+            &[
+                tensor(&[4, 16, 64]),
+                Expr::List(vec![Expr::index(2), Expr::index(0), Expr::index(0)]),
+            ],
+            &kw,
+        )
+        .unwrap();
+        assert_eq!(ty, Type::tile(16, 64, DataType::Fp32, MemorySpace::Vec));
+        let e = deduce(
+            "tile.load",
+            &[
+                tensor(&[4, 16, 64]),
+                Expr::List(vec![Expr::index(4), Expr::index(0), Expr::index(0)]),
+            ],
+            &kw,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("outside"), "{e}");
+        let mut big = Attrs::new();
+        big.set("shapes", AttrValue::Ints(vec![512, 512]));
+        let e = deduce(
+            "tile.load",
+            &[
+                tensor(&[512, 512]),
+                Expr::List(vec![Expr::index(0), Expr::index(0)]),
+            ],
+            &big,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("more than the Vec memory"), "{e}");
+    }
+
+    #[test]
+    fn matmul_needs_left_and_right() {
+        let l = Expr::Var(Var::new(
+            "l",
+            Type::tile(16, 32, DataType::Bf16, MemorySpace::Mat),
+        ));
+        let r = Expr::Var(Var::new(
+            "r",
+            Type::tile(32, 16, DataType::Bf16, MemorySpace::Right),
+        ));
+        let e = deduce("tile.matmul", &[l, r.clone()], &Attrs::new()).unwrap_err();
+        assert!(e.hint.contains("pl.move"));
+        let l = Expr::Var(Var::new(
+            "l",
+            Type::tile(16, 32, DataType::Bf16, MemorySpace::Left),
+        ));
+        let ty = deduce("tile.matmul", &[l, r], &Attrs::new()).unwrap();
+        assert_eq!(ty, Type::tile(16, 16, DataType::Fp32, MemorySpace::Acc));
+    }
+
+    #[test]
+    fn every_tile_op_names_a_pto_op() {
+        for op in OPS {
+            if op.level == OpLevel::Tile {
+                assert!(op.pto.starts_with("pto.t"), "{}", op.name);
+            }
+        }
+        assert!(deduce("tile.nope", &[], &Attrs::new())
+            .unwrap_err()
+            .message
+            .starts_with("Unknown operation"));
+    }
+}

@@ -1,0 +1,166 @@
+"""``golden.py`` and ``data/{in,out}/*.npy`` for a compiled program, from the caller's
+inputs and reference function (what PyPTO's test harness writes; ``ir.compile`` writes it
+when given ``inputs=`` and ``golden=``).
+
+The script has the shape replay and ``debug/run.py`` read: ``generate_inputs(params)``
+(every parameter in order: inputs and InOut initial values from ``data/in/*.npy``, pure
+outputs as zeros, scalars as ctypes values), ``compute_golden(tensors, params)`` (the
+caller's function, renamed), ``__outputs__``, ``RTOL``, ``ATOL``. ``data/out/*.npy`` holds
+the reference's outputs for the Rust replay's validation. Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+import inspect
+import io
+import os
+import textwrap
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Sequence, Tuple
+
+import numpy as np
+
+__all__ = ["write_golden"]
+
+_NUMPY = {
+    "fp32": "float32",
+    "fp16": "float16",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "uint8": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "bool": "bool",
+}
+_CTYPES = {
+    "fp32": "c_float",
+    "fp16": "c_float",
+    "int8": "c_int8",
+    "int16": "c_int16",
+    "int32": "c_int32",
+    "int64": "c_int64",
+    "uint8": "c_uint8",
+    "uint16": "c_uint16",
+    "uint32": "c_uint32",
+    "uint64": "c_uint64",
+    "bool": "c_bool",
+    "index": "c_int64",
+}
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _npy_bytes(a: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, a, allow_pickle=False)
+    return buf.getvalue()
+
+
+def _reference_source(fn: Callable[..., Any]) -> str:
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError) as e:
+        raise TypeError(
+            f"golden= needs a function defined in a .py file (its source goes into golden.py): {e}"
+        ) from None
+    tree = ast.parse(src)
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef) or len(fdef.args.args) != 2:
+        raise TypeError("golden= must be a function compute_golden(tensors, params)")
+    fdef.name = "compute_golden"
+    fdef.decorator_list = []
+    return ast.unparse(fdef)
+
+
+def write_golden(
+    out: Path,
+    params: Sequence[Tuple[str, str, Any, str]],
+    inputs: List[Any],
+    golden: Callable[[Dict[str, Any], Dict[str, Any]], None],
+    *,
+    rtol: float,
+    atol: float,
+) -> None:
+    """Writes ``golden.py`` and its data for parameters ``params`` (``(name, direction,
+    shape, dtype)``, as compiled) and one input per parameter."""
+    if len(inputs) != len(params):
+        raise TypeError(f"inputs= has {len(inputs)} value(s); the program takes {len(params)} parameter(s)")
+    tensors: Dict[str, Any] = {}
+    lines_inputs: List[str] = []
+    uses_ctypes = False
+    for (name, direction, shape, dtype), value in zip(params, inputs):
+        if shape is None:
+            ctype = _CTYPES.get(dtype)
+            if ctype is None:
+                raise TypeError(f"golden.py: scalar parameter {name!r} of dtype {dtype} is not supported")
+            v = getattr(value, "value", value)
+            tensors[name] = getattr(ctypes, ctype)(v)
+            lines_inputs.append(f"    {name} = ctypes.{ctype}({v!r})")
+            uses_ctypes = True
+            continue
+        np_dtype = _NUMPY.get(dtype)
+        if np_dtype is None:
+            raise TypeError(f"golden.py: tensor parameter {name!r} of dtype {dtype} has no NumPy type here")
+        arr = np.asarray(value)
+        if list(arr.shape) != list(shape) or str(arr.dtype) != np_dtype:
+            raise TypeError(
+                f"inputs[{name!r}] is {arr.dtype}{list(arr.shape)}; the parameter is {np_dtype}{list(shape)}"
+            )
+        tensors[name] = np.array(arr, copy=True)
+        if direction == "Out":
+            lines_inputs.append(f"    {name} = np.zeros({tuple(shape)!r}, dtype=np.{np_dtype})")
+        else:
+            _write_atomic(out / "data" / "in" / f"{name}.npy", _npy_bytes(arr))
+            lines_inputs.append(f'    {name} = np.load(_DATA_DIR / "in" / "{name}.npy")')
+    expected = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v) for k, v in tensors.items()}
+    for (name, direction, shape, _), _v in zip(params, inputs):
+        if direction == "Out" and shape is not None:
+            expected[name] = np.zeros_like(expected[name])
+    golden(expected, {})
+    outputs = [name for name, direction, shape, _ in params if direction in ("Out", "InOut") and shape is not None]
+    for name in outputs:
+        _write_atomic(out / "data" / "out" / f"{name}.npy", _npy_bytes(np.asarray(expected[name])))
+    text = [
+        '"""',
+        "Auto-generated golden script — do not edit by hand.",
+        "",
+        "Generated by pypto.ir.compile(inputs=..., golden=...); needs NumPy only.",
+        '"""',
+        "",
+    ]
+    if uses_ctypes:
+        text.append("import ctypes")
+    text += [
+        "from pathlib import Path",
+        "",
+        "import numpy as np",
+        "",
+        '_DATA_DIR = Path(__file__).parent / "data"',
+        "",
+        f"__outputs__ = {outputs!r}",
+        f"RTOL = {rtol!r}",
+        f"ATOL = {atol!r}",
+        "",
+        "",
+        "def generate_inputs(params):",
+        '    """Generate inputs as a list of (name, value) tuples."""',
+        *lines_inputs,
+        "    return [",
+        *[f'        ("{name}", {name}),' for name, _, _, _ in params],
+        "    ]",
+        "",
+        "",
+        _reference_source(golden),
+        "",
+    ]
+    _write_atomic(out / "golden.py", "\n".join(text).encode("utf-8"))

@@ -1,0 +1,168 @@
+"""``pypto.language as pl``: the DSL subset for writing PTO programs.
+
+A program is a ``@pl.program`` class whose ``@pl.function(type=...)`` methods are kernels
+(``InCore`` / ``AIC`` / ``AIV``: tiles, ``pl.load`` / ``pl.store`` and tile operations),
+helpers (``Inline``) and one ``Orchestration`` (tensors, ``self.kernel(...)`` dispatches,
+``pl.submit``, ``pl.manual_scope``, ``with pl.at(...)`` scopes, ``pl.range`` loops, ``if``,
+``pl.dump_tag``). ``@pl.jit`` / ``@pl.jit.inline`` write the same with shapes taken from
+the call's arrays. The source is parsed from its AST, never executed; the IR, the passes
+and codegen live in the native module (see ``docs/DSL.md``)::
+
+    import pypto.language as pl
+
+    @pl.program
+    class VectorAdd:
+        @pl.function(type=pl.FunctionType.AIV)
+        def add(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
+                c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            ta = pl.load(a, [0, 0], [16, 16])
+            tb = pl.load(b, [0, 0], [16, 16])
+            return pl.store(pl.add(ta, tb), [0, 0], c)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c = self.add(a, b, c)
+            return c
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from pypto.language import errors
+from pypto.language._decorators import JitFunction, function, inline, jit, parse, program
+from pypto.language._surface import (
+    BF16,
+    BOOL,
+    FP16,
+    FP32,
+    INDEX,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    DataType,
+    FunctionType,
+    InOut,
+    Level,
+    Mem,
+    MemorySpace,
+    Out,
+    PadValue,
+    Scalar,
+    ScopeMode,
+    Tensor,
+    Tile,
+    _make_stub,
+    dump_tag,
+)
+
+_TILE_OPS = (
+    "load",
+    "store",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "maximum",
+    "minimum",
+    "adds",
+    "subs",
+    "muls",
+    "divs",
+    "maxs",
+    "mins",
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "recip",
+    "neg",
+    "abs",
+    "relu",
+    "cast",
+    "row_max",
+    "row_sum",
+    "row_min",
+    "col_max",
+    "col_sum",
+    "col_min",
+    "row_expand",
+    "row_expand_add",
+    "row_expand_sub",
+    "row_expand_mul",
+    "row_expand_div",
+    "col_expand",
+    "col_expand_add",
+    "col_expand_sub",
+    "col_expand_mul",
+    "col_expand_div",
+    "matmul",
+    "matmul_acc",
+    "move",
+    "full",
+    "expands",
+)
+_TENSOR_OPS = ("create_tensor", "create", "slice", "reshape", "read", "assemble")
+_CONSTRUCTS = ("range", "yield_", "submit", "manual_scope", "scope", "at", "const")
+
+_stubs: dict[str, Any] = {}
+for _name in _TILE_OPS + _TENSOR_OPS + _CONSTRUCTS:
+    _stubs[_name] = _make_stub(_name, f"pl.{_name}: a DSL construct (see docs/DSL.md); parsed, never called.")
+globals().update(_stubs)
+
+#: ``pl.tile.<op>``: tile operations under their IR names (``pl.tile.load``, ...).
+tile = SimpleNamespace(**{n: _make_stub(f"tile.{n}", f"pl.tile.{n}") for n in _TILE_OPS})
+#: ``pl.tensor.<op>``: tensor operations under their IR names (``pl.tensor.create``, ...).
+tensor = SimpleNamespace(**{n: _make_stub(f"tensor.{n}", f"pl.tensor.{n}") for n in ("create", "slice", "reshape", "read", "assemble")})
+
+__all__ = [
+    "BF16",
+    "BOOL",
+    "FP16",
+    "FP32",
+    "INDEX",
+    "INT8",
+    "INT16",
+    "INT32",
+    "INT64",
+    "UINT8",
+    "UINT16",
+    "UINT32",
+    "UINT64",
+    "DataType",
+    "FunctionType",
+    "InOut",
+    "JitFunction",
+    "Level",
+    "Mem",
+    "MemorySpace",
+    "Out",
+    "PadValue",
+    "Scalar",
+    "ScopeMode",
+    "Tensor",
+    "Tile",
+    "dump_tag",
+    "errors",
+    "function",
+    "inline",
+    "jit",
+    "parse",
+    "program",
+    "tensor",
+    "tile",
+    *_TILE_OPS,
+    *_TENSOR_OPS,
+    *_CONSTRUCTS,
+]
+
+
+def __getattr__(name: str) -> Any:
+    raise AttributeError(f"module 'pypto.language' has no attribute {name!r} (not in this DSL subset; see docs/DSL.md)")

@@ -1,0 +1,223 @@
+"""The decorators: ``@pl.program``, ``@pl.function(type=...)``, ``@pl.jit`` /
+``@pl.jit.inline``, and ``pl.parse`` for source text.
+
+``@pl.function`` only marks a method; ``@pl.program`` reads the class's source with
+``inspect``, parses its AST and returns a :class:`pypto.ir.Program`. ``@pl.jit`` defers to
+the first call (or ``.compile(*args)`` / ``.lower(*args)``): the arguments fix the shapes of
+bare ``pl.Tensor`` parameters, the body and every ``@pl.jit.inline`` helper it calls become
+a program ``_jit_<name>`` (the entry an Orchestration, the helpers Inline functions).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import sys
+import textwrap
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from pypto import _native
+from pypto.ir.program import Program
+from pypto.language import _parser as P
+from pypto.language import _surface as S
+from pypto.language.errors import ParserError, ParserSyntaxError
+
+__all__ = ["JitFunction", "function", "inline", "jit", "parse", "program"]
+
+
+def function(fn: Optional[Callable[..., Any]] = None, *, type: S.FunctionType = S.FunctionType.Opaque) -> Any:
+    """Marks a method of a ``@pl.program`` class as a DSL function of ``type``
+    (``pl.FunctionType.Orchestration``, ``InCore``, ``AIC``, ``AIV``, ``Group``, ``Inline``).
+    The parser reads the decorator from the source; the method is never called."""
+
+    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(f, "__pypto_function_type__", type)
+        return f
+
+    if fn is not None:
+        return mark(fn)
+    return mark
+
+
+def inline(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``@pl.inline``: ``@pl.function(type=pl.FunctionType.Inline)``."""
+    setattr(fn, "__pypto_function_type__", S.FunctionType.Inline)
+    return fn
+
+
+def _class_source(cls: type) -> Tuple[ast.ClassDef, P.Source, Dict[str, Any]]:
+    try:
+        lines, start = inspect.getsourcelines(cls)
+    except (OSError, TypeError) as e:
+        raise ParserSyntaxError(
+            f"cannot read the source of {cls.__name__}: {e}",
+            None,
+            "Define @pl.program classes in a .py file (or use pl.parse(text) for source strings).",
+        ) from None
+    filename = inspect.getsourcefile(cls) or "<unknown>"
+    indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    node = tree.body[0]
+    if not isinstance(node, ast.ClassDef):
+        raise ParserSyntaxError(f"{cls.__name__} is not a class definition")
+    module = sys.modules.get(cls.__module__)
+    globals_ = dict(vars(module)) if module is not None else {}
+    return node, P.Source(filename, start - 1, indent, linecache.getlines(filename)), globals_
+
+
+def program(cls: type) -> Program:
+    """Parses a ``@pl.program`` class into a :class:`pypto.ir.Program`."""
+    node, src, globals_ = _class_source(cls)
+    return Program(P.parse_class(node, src, globals_))
+
+
+def parse(text: str, filename: str = "<string>") -> Program:
+    """Parses DSL source text holding one ``@pl.program`` class (what
+    :meth:`Program.as_python` and ``passes_dump/*.py`` hold)."""
+    try:
+        tree = ast.parse(text, filename=filename)
+    except SyntaxError as e:
+        raise ParserSyntaxError(
+            f"invalid Python syntax: {e.msg}",
+            {"filename": filename, "line": int(e.lineno or 0), "column": int(e.offset or 0)},
+            "Fix the syntax error.",
+            None,
+            text.splitlines(),
+        ) from None
+    src = P.Source(filename, 0, 0, text.splitlines(keepends=True))
+    return Program(P.parse_module_program(tree, src, {}))
+
+
+class JitFunction:
+    """A ``@pl.jit`` function (or a ``@pl.jit.inline`` helper): compiled for the shapes
+    of its first call, then run."""
+
+    def __init__(self, fn: Callable[..., Any], ftype: str, config: Any = None) -> None:
+        self.fn = fn
+        self.ftype = ftype
+        self.config = config
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self._compiled: Dict[Tuple[str, ...], Any] = {}
+
+    def _decls(self) -> Tuple[List[P.FunctionDecl], P.Source]:
+        decls: List[P.FunctionDecl] = []
+        seen: Dict[str, bool] = {}
+        main_src: Optional[P.Source] = None
+
+        def visit(jf: "JitFunction") -> None:
+            nonlocal main_src
+            if jf.fn.__name__ in seen:
+                return
+            seen[jf.fn.__name__] = True
+            fdef, src = P.function_source(jf.fn)
+            if main_src is None:
+                main_src = src
+            globals_ = dict(jf.fn.__globals__)
+            decls.append(P.declare_function(fdef, jf.ftype, src, globals_, False, True))
+            for dep in P.jit_dependencies(fdef, globals_, lambda v: isinstance(v, JitFunction)):
+                target = globals_[dep]
+                assert isinstance(target, JitFunction)
+                visit(target)
+
+        visit(self)
+        assert main_src is not None
+        # Helpers first, the entry last (definition order of a program class).
+        return decls[1:] + decls[:1], main_src
+
+    def lower(self, *args: Any) -> Program:
+        """The program for arguments ``args`` (arrays fix the shapes of bare tensors)."""
+        decls, src = self._decls()
+        builder = P.ProgramBuilder(f"_jit_{self.fn.__name__}", decls, jit=True)
+        entry = self.fn.__name__
+        types = [_arg_type(a, i, entry) for i, a in enumerate(args)]
+        decl = builder.decls[entry]
+        if len(types) != len(decl.params):
+            raise TypeError(f"{entry}() takes {len(decl.params)} argument(s), got {len(types)}")
+        try:
+            builder.specialise(entry, types, decl.node, decl.src)
+        except ParserError:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError) as e:
+            raise P.wrap_foreign(entry, decl.src, decl.node, e) from e
+        return Program(P.build_checked(builder, src))
+
+    def compile(self, *args: Any, output_dir: Optional[str] = None, config: Any = None) -> Any:
+        """Compiles for ``args`` (cached per argument signature); returns the
+        :class:`~pypto.ir.CompiledProgram`."""
+        from pypto.ir.compile import compile as ir_compile
+
+        key = tuple(_signature_key(a) for a in args)
+        if key not in self._compiled:
+            cfg = config if config is not None else self.config
+            out = output_dir
+            if out is None and cfg is not None and getattr(cfg, "save_kernels_dir", None):
+                out = str(cfg.save_kernels_dir)
+            platform = getattr(cfg, "platform", None) if cfg is not None else None
+            self._compiled[key] = ir_compile(self.lower(*args), output_dir=out, platform=platform)
+        return self._compiled[key]
+
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        """Compiles on the first call with these shapes, then runs; returns what the
+        compiled program returns."""
+        if self.ftype != "Orchestration":
+            raise RuntimeError(
+                f"@pl.jit.{self.ftype.lower()} helper {self.fn.__name__} is only called from @pl.jit code, "
+                "where it is inlined"
+            )
+        cfg = config if config is not None else self.config
+        compiled = self.compile(*args, config=cfg)
+        return compiled(*args, config=cfg)
+
+    def __repr__(self) -> str:
+        return f"<pl.jit {self.ftype} {self.fn.__name__}>"
+
+
+def _arg_type(a: Any, i: int, entry: str) -> Any:
+    shape = getattr(a, "shape", None)
+    dtype = getattr(a, "dtype", None)
+    if shape is not None and dtype is not None:
+        name = str(dtype).replace("torch.", "")
+        d = P.NUMPY_DTYPES.get(name)
+        if d is None:
+            raise TypeError(f"argument {i} of {entry}: unsupported tensor dtype {dtype}")
+        return _native.IrType.tensor([int(x) for x in shape], d)
+    if isinstance(a, bool):
+        return _native.IrType.scalar("BOOL")
+    if isinstance(a, int):
+        return _native.IrType.scalar("INT64")
+    if isinstance(a, float):
+        return _native.IrType.scalar("FP32")
+    raise TypeError(f"argument {i} of {entry} must be an array or a number, got {type(a).__name__}")
+
+
+def _signature_key(a: Any) -> str:
+    shape = getattr(a, "shape", None)
+    if shape is not None:
+        return f"{tuple(shape)}:{getattr(a, 'dtype', '')}"
+    return type(a).__name__
+
+
+class _Jit:
+    """``pl.jit``: ``@pl.jit``, ``@pl.jit(config=...)``, ``@pl.jit.inline``."""
+
+    def __call__(self, fn: Optional[Callable[..., Any]] = None, *, config: Any = None) -> Any:
+        if fn is not None:
+            return JitFunction(fn, "Orchestration", config)
+        return lambda f: JitFunction(f, "Orchestration", config)
+
+    def inline(self, fn: Callable[..., Any]) -> JitFunction:
+        """``@pl.jit.inline``: a helper spliced into every ``@pl.jit`` caller."""
+        return JitFunction(fn, "Inline")
+
+    def incore(self, fn: Callable[..., Any]) -> JitFunction:
+        """``@pl.jit.incore``: a kernel helper."""
+        return JitFunction(fn, "InCore")
+
+    def opaque(self, fn: Callable[..., Any]) -> JitFunction:
+        """``@pl.jit.opaque``: an unspecified helper."""
+        return JitFunction(fn, "Opaque")
+
+
+jit = _Jit()

@@ -1,0 +1,1938 @@
+"""The DSL front end: Python source of a ``@pl.program`` class (or a ``@pl.jit`` function) is
+read from its AST — never executed — and built into the IR of the native module.
+
+What the parser does itself (everything else — operation typing, the passes, codegen — is
+Rust):
+
+* **Names.** Every assignment binds a *new* variable; a use reads the binding visible in
+  straight-line order (after an ``if``, the else branch's binding wins over the then
+  branch's). ``ConvertToSSA`` repairs loops and branches; identity is what ``pl.dump_tag``
+  tracks: ``q = self.foo(q)`` makes a new ``q`` that the old tag does not cover.
+* **Selective dumps.** ``pl.dump_tag(t)`` emits no IR: it appends ``t``'s variable to the
+  function's tag list (checks E1–E5 of the reference, in that order). Every later kernel
+  dispatch whose positional argument *is* a tagged variable (or is listed in
+  ``pl.submit(..., dumps=[...])``) gets it in its ``dump_vars``, in argument order; every
+  later ``pl.at`` scope gets ``dumps=`` entries followed by the tags not already listed
+  (the forward-sticky merge). ``pl.manual_scope`` is not a dump carrier.
+* **Diagnostics.** Every error is a :class:`~pypto.language.errors.ParserError` subclass
+  with PyPTO's message and hint and the span of the construct; operation type errors from
+  the native module become :class:`~pypto.language.errors.InvalidOperationError`.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
+
+from pypto import _native
+from pypto.language import _surface as S
+from pypto.language.errors import (
+    InvalidOperationError,
+    ParserError,
+    ParserSyntaxError,
+    ParserTypeError,
+    Span,
+)
+
+IrExpr = _native.IrExpr
+IrStmt = _native.IrStmt
+IrType = _native.IrType
+IrVar = _native.IrVar
+
+SpanTuple = Tuple[str, int, int]
+AttrItem = Tuple[str, str, Any]
+
+_E1_HINT = (
+    "Move the pl.dump_tag(...) marker into the @pl.function(type=pl.FunctionType.Orchestration) "
+    "function whose tasks consume the tagged tensor, or into an @pl.jit.inline / "
+    "@pl.function(type=pl.FunctionType.Inline) helper that the orchestration inlines. Selective "
+    "tensor dump is filtered per kernel call by the orchestration codegen; kernel-body (AIV / AIC / "
+    "Group) usage has no effect."
+)
+_UNKNOWN_OP_HINT = "Check spelling, or use pl.tensor.*/pl.tile.*/pl.system.* for explicit namespacing"
+_AT_KEYWORDS = (
+    "level",
+    "role",
+    "optimizations",
+    "deps",
+    "no_dep_args",
+    "dumps",
+    "allow_early_resolve",
+    "name_hint",
+    "windowize",
+)
+
+# Unified operations: the DSL name and its tile-tile / tile-scalar IR operations.
+_BINARY = {
+    "add": ("tile.add", "tile.adds"),
+    "sub": ("tile.sub", "tile.subs"),
+    "mul": ("tile.mul", "tile.muls"),
+    "div": ("tile.div", "tile.divs"),
+    "maximum": ("tile.maximum", "tile.maxs"),
+    "minimum": ("tile.minimum", "tile.mins"),
+}
+_SCALAR_FORMS = {
+    "adds": "tile.adds",
+    "subs": "tile.subs",
+    "muls": "tile.muls",
+    "divs": "tile.divs",
+    "maxs": "tile.maxs",
+    "mins": "tile.mins",
+}
+_UNARY = ("exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu")
+_REDUCTIONS = ("row_max", "row_sum", "row_min", "col_max", "col_sum", "col_min")
+_EXPANDS = (
+    "row_expand",
+    "row_expand_add",
+    "row_expand_sub",
+    "row_expand_mul",
+    "row_expand_div",
+    "col_expand",
+    "col_expand_add",
+    "col_expand_sub",
+    "col_expand_mul",
+    "col_expand_div",
+)
+# PyPTO operations whose PTO-ISA instruction our header does not implement (docs/PTO_ISA.md).
+_HEADER_LACKS = {
+    "sel": "TSEL",
+    "sels": "TSELS",
+    "cmp": "TCMP",
+    "cmps": "TCMPS",
+    "prelu": "TPRELU",
+    "rem": "TREM",
+    "rems": "TREMS",
+    "addc": "TADDC",
+    "subc": "TSUBC",
+    "addsc": "TADDSC",
+    "subsc": "TSUBSC",
+    "fmod": "TREM",
+    "fmods": "TREMS",
+    "part_add": "TPARTADD",
+    "part_mul": "TPARTMUL",
+    "part_max": "TPARTMAX",
+    "part_min": "TPARTMIN",
+}
+# PyPTO operations this DSL subset does not lower yet (the header has the instructions).
+_NOT_IN_SUBSET = (
+    "and_",
+    "ands",
+    "or_",
+    "ors",
+    "xor",
+    "xors",
+    "not_",
+    "shl",
+    "shls",
+    "shr",
+    "shrs",
+    "lrelu",
+    "gemv",
+    "gemv_acc",
+    "gemv_bias",
+    "matmul_bias",
+    "transpose",
+    "concat",
+    "fillpad",
+    "fillpad_expand",
+    "create_tile",
+    "write",
+    "dim",
+    "row_prod",
+    "col_prod",
+    "row_argmax",
+    "row_argmin",
+    "col_argmax",
+    "col_argmin",
+    "batch_matmul",
+    "row_expand_max",
+    "row_expand_min",
+    "row_expand_expdif",
+    "col_expand_max",
+    "col_expand_min",
+    "col_expand_expdif",
+    "set_validshape",
+    "reinterpret_view",
+    "spmd_submit",
+    "cluster",
+    "incore",
+    "auto_incore",
+    "parallel",
+    "unroll",
+    "while_",
+    "cond",
+)
+
+# Element types of NumPy arrays (``@pl.jit`` specialisation).
+NUMPY_DTYPES = {
+    "float32": "FP32",
+    "float16": "FP16",
+    "bfloat16": "BF16",
+    "int8": "INT8",
+    "int16": "INT16",
+    "int32": "INT32",
+    "int64": "INT64",
+    "uint8": "UINT8",
+    "uint16": "UINT16",
+    "uint32": "UINT32",
+    "uint64": "UINT64",
+    "bool": "BOOL",
+}
+
+
+@dataclass
+class Source:
+    """Where a parsed AST came from: maps AST positions to file positions."""
+
+    filename: str
+    line_offset: int = 0
+    col_offset: int = 0
+    lines: List[str] = field(default_factory=list)
+
+    def span(self, node: ast.AST) -> Span:
+        line = int(getattr(node, "lineno", 0)) + self.line_offset
+        col = int(getattr(node, "col_offset", 0)) + 1 + self.col_offset
+        span: Span = {"filename": self.filename, "line": line, "column": col}
+        end_line = getattr(node, "end_lineno", None)
+        end_col = getattr(node, "end_col_offset", None)
+        if end_col is not None and end_line == getattr(node, "lineno", None):
+            span["end_column"] = int(end_col) + 1 + self.col_offset
+        return span
+
+    def triple(self, node: ast.AST) -> SpanTuple:
+        s = self.span(node)
+        return (str(s["filename"]), int(s["line"]), int(s["column"]))
+
+
+@dataclass
+class ParamDecl:
+    """A declared parameter: its name, type (``None``: bare ``pl.Tensor`` in jit code) and
+    direction."""
+
+    name: str
+    ty: Optional[Any]
+    direction: str
+    kind: str
+    node: ast.arg
+
+
+@dataclass
+class FunctionDecl:
+    """A ``@pl.function`` method (or ``@pl.jit`` function) before its body is parsed."""
+
+    name: str
+    node: ast.FunctionDef
+    ftype: str
+    src: Source
+    globals: Dict[str, Any]
+    params: List[ParamDecl]
+    return_types: Optional[List[Any]]
+    is_method: bool = True
+
+    @property
+    def generic(self) -> bool:
+        return any(p.ty is None for p in self.params)
+
+
+def _pl_path(node: ast.AST) -> Optional[str]:
+    """``pl.tile.load`` → ``tile.load``; ``None`` when the expression is not ``pl.<...>``."""
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id == "pl" and parts:
+        return ".".join(reversed(parts))
+    return None
+
+
+def _is_pl_call(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Call) and _pl_path(node.func) == name
+
+
+def _self_attr(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _unparse(node: ast.AST) -> str:
+    return ast.unparse(node)
+
+
+def _error(cls: type, src: Source, node: ast.AST, message: str, hint: Optional[str] = None) -> ParserError:
+    err = cls(message, src.span(node), hint, None, src.lines or None)
+    assert isinstance(err, ParserError)
+    return err
+
+
+def _type_desc(t: Any) -> str:
+    return str(t.annotation()).replace("pl.", "")
+
+
+class _Static:
+    """Evaluates compile-time constants: literals, ``pl.X`` members, module-level numbers."""
+
+    def __init__(self, src: Source, globals_: Dict[str, Any]) -> None:
+        self.src = src
+        self.globals = globals_
+
+    def __call__(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        path = _pl_path(node)
+        if path is not None:
+            return self.pl_value(path, node)
+        if isinstance(node, ast.Name):
+            if node.id in self.globals:
+                v = self.globals[node.id]
+                if isinstance(v, (bool, int, float, str, S.DataType, enum.Enum)):
+                    return v
+            raise _error(
+                ParserSyntaxError,
+                self.src,
+                node,
+                f"'{node.id}' is not a compile-time constant",
+                "Use a literal, a pl.* constant or a module-level number here.",
+            )
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self(e) for e in node.elts]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            v = self(node.operand)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return -v
+        if isinstance(node, ast.BinOp):
+            a, b = self(node.left), self(node.right)
+            if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) and not isinstance(b, bool):
+                ops: Dict[type, Callable[[int, int], int]] = {
+                    ast.Add: lambda x, y: x + y,
+                    ast.Sub: lambda x, y: x - y,
+                    ast.Mult: lambda x, y: x * y,
+                    ast.FloorDiv: lambda x, y: x // y,
+                    ast.Mod: lambda x, y: x % y,
+                }
+                fn = ops.get(type(node.op))
+                if fn is not None and not (isinstance(node.op, (ast.FloorDiv, ast.Mod)) and b == 0):
+                    return fn(a, b)
+        raise _error(
+            ParserSyntaxError,
+            self.src,
+            node,
+            f"'{_unparse(node)}' is not a compile-time constant",
+            "Shapes, dtypes and memories are static: write literals or pl.* constants.",
+        )
+
+    def pl_value(self, path: str, node: ast.AST) -> Any:
+        head, _, rest = path.partition(".")
+        if not rest and head in S.DATA_TYPES:
+            return S.DATA_TYPES[head]
+        enums: Dict[str, Any] = {
+            "FunctionType": S.FunctionType,
+            "Level": S.Level,
+            "Mem": S.MemorySpace,
+            "MemorySpace": S.MemorySpace,
+            "ScopeMode": S.ScopeMode,
+            "PadValue": S.PadValue,
+        }
+        if head in enums and rest and rest in enums[head].__members__:
+            return enums[head].__members__[rest]
+        if head == "TASK_ID" and not rest:
+            return "TASK_ID"
+        raise _error(
+            ParserSyntaxError,
+            self.src,
+            node,
+            f"'pl.{path}' is not a pl constant",
+            "Use pl.FP32 / pl.Mem.Vec / pl.Level.CORE_GROUP / pl.FunctionType.X.",
+        )
+
+
+def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: bool) -> Tuple[Optional[Any], str, str]:
+    """An annotation → ``(type or None for a bare pl.Tensor, direction, kind)``."""
+    direction = "In"
+    node = ann
+    if isinstance(node, ast.Subscript) and _pl_path(node.value) in ("Out", "InOut"):
+        direction = str(_pl_path(node.value))
+        node = node.slice
+    if allow_bare and _pl_path(node) == "Tensor":
+        return None, direction, "tensor"
+    if not isinstance(node, ast.Subscript):
+        raise _error(
+            ParserTypeError,
+            src,
+            ann,
+            f"unsupported annotation '{_unparse(ann)}'",
+            "Annotate with pl.Tensor[[d0, d1], pl.FP32], pl.Scalar[pl.INT32], pl.Out[...] or pl.InOut[...].",
+        )
+    kind = _pl_path(node.value)
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if kind == "Scalar":
+        if direction != "In":
+            raise _error(ParserTypeError, src, ann, "a scalar cannot be pl.Out / pl.InOut", "Only tensors are written.")
+        d = static(items[0])
+        if d == "TASK_ID":
+            return IrType.task_id(), direction, "task_id"
+        if not isinstance(d, S.DataType):
+            raise _error(ParserTypeError, src, items[0], "pl.Scalar[...] needs a dtype", "Write pl.Scalar[pl.INT32].")
+        return IrType.scalar(d.name), direction, "scalar"
+    if kind in ("Tensor", "Tile"):
+        if len(items) < 2:
+            raise _error(
+                ParserTypeError, src, ann, f"pl.{kind}[...] needs a shape and a dtype", f"Write pl.{kind}[[16, 16], pl.FP32]."
+            )
+        shape = static(items[0])
+        dtype = static(items[1])
+        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
+            raise _error(
+                ParserTypeError, src, items[0], f"the shape of pl.{kind} must be a list of positive ints", "Write [16, 16]."
+            )
+        if not isinstance(dtype, S.DataType):
+            raise _error(ParserTypeError, src, items[1], f"the dtype of pl.{kind} must be a pl dtype", "Write pl.FP32.")
+        if kind == "Tensor":
+            return IrType.tensor([int(d) for d in shape], dtype.name), direction, "tensor"
+        if direction != "In":
+            raise _error(ParserTypeError, src, ann, "a tile cannot be pl.Out / pl.InOut", "Tiles live in one kernel.")
+        mem = static(items[2]) if len(items) > 2 else S.MemorySpace.Vec
+        if not isinstance(mem, S.MemorySpace) or len(shape) not in (1, 2):
+            raise _error(ParserTypeError, src, ann, "pl.Tile[[rows, cols], dtype[, pl.Mem.X]]", "Tiles are 2-D.")
+        rows, cols = (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
+        return IrType.tile(int(rows), int(cols), dtype.name, mem.name), direction, "tile"
+    if kind == "Tuple" or (isinstance(node.value, ast.Name) and node.value.id == "tuple"):
+        raise _error(ParserTypeError, src, ann, "tuple annotations are only valid as return types", "")
+    raise _error(
+        ParserTypeError,
+        src,
+        ann,
+        f"unsupported annotation '{_unparse(ann)}'",
+        "Annotate with pl.Tensor[...], pl.Tile[...], pl.Scalar[...], pl.Out[...] or pl.InOut[...].",
+    )
+
+
+def parse_return_annotation(ann: Optional[ast.AST], static: _Static, src: Source) -> Optional[List[Any]]:
+    if ann is None:
+        return None
+    if isinstance(ann, ast.Constant) and ann.value is None:
+        return []
+    if isinstance(ann, ast.Subscript) and (
+        _pl_path(ann.value) == "Tuple" or (isinstance(ann.value, ast.Name) and ann.value.id == "tuple")
+    ):
+        items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        return [parse_annotation(i, static, src, False)[0] for i in items]
+    if _pl_path(ann) == "Tensor":
+        return None  # bare (jit): inferred from the body
+    return [parse_annotation(ann, static, src, False)[0]]
+
+
+def function_type_of(fdef: ast.FunctionDef, src: Source) -> Optional[str]:
+    """The function type named by a ``@pl.function(type=...)`` / ``@pl.jit...`` decorator."""
+    for dec in fdef.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        path = _pl_path(target)
+        if path in ("function", "inline"):
+            ftype = "Inline" if path == "inline" else "Opaque"
+            if isinstance(dec, ast.Call):
+                for kw in dec.keywords:
+                    if kw.arg == "type":
+                        v = _pl_path(kw.value)
+                        if v is None or not v.startswith("FunctionType."):
+                            raise _error(
+                                ParserSyntaxError,
+                                src,
+                                kw.value,
+                                "type= must be a pl.FunctionType member",
+                                "Write @pl.function(type=pl.FunctionType.AIV).",
+                            )
+                        name = v.split(".", 1)[1]
+                        if name not in S.FunctionType.__members__:
+                            raise _error(
+                                ParserSyntaxError,
+                                src,
+                                kw.value,
+                                f"unknown function type 'pl.{v}'",
+                                f"Use one of {', '.join(S.FunctionType.__members__)}.",
+                            )
+                        ftype = name
+            return ftype
+        if path in ("jit", "jit.inline", "jit.incore", "jit.opaque"):
+            return {"jit": "Orchestration", "jit.inline": "Inline", "jit.incore": "InCore", "jit.opaque": "Opaque"}[path]
+    return None
+
+
+def declare_function(
+    fdef: ast.FunctionDef, ftype: str, src: Source, globals_: Dict[str, Any], is_method: bool, allow_bare: bool
+) -> FunctionDecl:
+    static = _Static(src, globals_)
+    args = fdef.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        raise _error(
+            ParserSyntaxError,
+            src,
+            fdef,
+            f"function '{fdef.name}' has *args, **kwargs or keyword-only parameters",
+            "DSL functions take plain positional parameters.",
+        )
+    positional = list(args.args)
+    if is_method:
+        if not positional or positional[0].arg != "self":
+            raise _error(
+                ParserSyntaxError, src, fdef, f"method '{fdef.name}' must take self first", "Write def f(self, ...)."
+            )
+        positional = positional[1:]
+    params = []
+    for a in positional:
+        if a.annotation is None:
+            if allow_bare:
+                params.append(ParamDecl(a.arg, None, "In", "tensor", a))
+                continue
+            raise _error(
+                ParserTypeError,
+                src,
+                a,
+                f"parameter '{a.arg}' of '{fdef.name}' has no type annotation",
+                "Annotate it: pl.Tensor[[16, 16], pl.FP32], pl.Scalar[pl.INT32], pl.Out[...].",
+            )
+        ty, direction, kind = parse_annotation(a.annotation, static, src, allow_bare)
+        params.append(ParamDecl(a.arg, ty, direction, kind, a))
+    rets = parse_return_annotation(fdef.returns, static, src)
+    return FunctionDecl(fdef.name, fdef, ftype, src, globals_, params, rets, is_method)
+
+
+class ProgramBuilder:
+    """Parses the functions of one program, on demand and each once."""
+
+    def __init__(self, name: str, decls: List[FunctionDecl], jit: bool = False) -> None:
+        self.name = name
+        self.decls = {d.name: d for d in decls}
+        self.order = [d.name for d in decls]
+        self.jit = jit
+        self.done: Dict[str, Any] = {}
+        self.returns: Dict[str, List[Any]] = {}
+        self.in_progress: Set[str] = set()
+        self.specialised: Dict[Tuple[str, Tuple[str, ...]], str] = {}
+        self.extra_order: Dict[str, List[str]] = {}
+        self.param_types: Dict[str, List[Any]] = {}
+
+    def build(self) -> Any:
+        for name in self.order:
+            if not self.decls[name].generic:
+                self.ensure(name)
+        functions = []
+        for name in self.order:
+            if name in self.done:
+                functions.append(self.done[name])
+            for extra in self.extra_order.get(name, []):
+                functions.append(self.done[extra])
+        return _native.IrProgram(self.name, functions)
+
+    def signature(self, name: str) -> Tuple[List[Any], List[Any]]:
+        """Parameter types and return types of a non-generic function (parsing it if the
+        return types are not declared)."""
+        decl = self.decls[name]
+        if name not in self.param_types:
+            self.param_types[name] = [p.ty for p in decl.params]
+        if decl.return_types is not None:
+            return self.param_types[name], decl.return_types
+        self.ensure(name)
+        return self.param_types[name], self.returns[name]
+
+    def ensure(self, name: str, final_name: Optional[str] = None, types: Optional[List[Any]] = None) -> None:
+        final = final_name or name
+        if final in self.done:
+            return
+        if final in self.in_progress:
+            decl = self.decls[name]
+            raise _error(
+                ParserSyntaxError,
+                decl.src,
+                decl.node,
+                f"function '{name}' calls itself (directly or through others) before its return type is known",
+                "Annotate its return type, or remove the recursion (DSL functions are not recursive).",
+            )
+        self.in_progress.add(final)
+        try:
+            decl = self.decls[name]
+            fp = FunctionParser(self, decl, final, types)
+            fn, rets = fp.parse()
+        finally:
+            self.in_progress.discard(final)
+        self.done[final] = fn
+        self.returns[final] = rets
+        if types is not None:
+            self.param_types[final] = types
+
+    def specialise(self, name: str, arg_types: List[Any], node: ast.AST, src: Source) -> Tuple[str, List[Any], List[Any]]:
+        """A generic (bare ``pl.Tensor``) function specialised to the argument types."""
+        decl = self.decls[name]
+        types: List[Any] = []
+        for p, t in zip(decl.params, arg_types):
+            types.append(p.ty if p.ty is not None else t)
+        key = (name, tuple(_type_desc(t) for t in types))
+        if key not in self.specialised:
+            n = len([k for k in self.specialised if k[0] == name])
+            final = name if n == 0 else f"{name}_{n}"
+            self.specialised[key] = final
+            self.ensure(name, final, types)
+            if final != name:
+                self.extra_order.setdefault(name, []).append(final)
+            elif name not in self.order:
+                self.order.append(name)
+        final = self.specialised[key]
+        return final, self.param_types[final], self.returns[final]
+
+
+class _Scope:
+    """Name bindings of a function body."""
+
+    def __init__(self) -> None:
+        self.names: Dict[str, Any] = {}
+
+
+class FunctionParser:
+    """Parses one function body into an ``IrFunction``."""
+
+    def __init__(
+        self, prog: ProgramBuilder, decl: FunctionDecl, final_name: str, types: Optional[List[Any]] = None
+    ) -> None:
+        self.prog = prog
+        self.decl = decl
+        self.name = final_name
+        self.src = decl.src
+        self.static = _Static(decl.src, decl.globals)
+        self.ftype = decl.ftype
+        self.names: Dict[str, Any] = {}
+        self.tagged: List[Any] = []
+        self.blocks: List[List[Any]] = []
+        self.in_manual = 0
+        self.in_at = 0
+        self.loop_depth = 0
+        self.types = types
+        self.param_roots: Dict[int, str] = {}
+
+    # ---- errors -----------------------------------------------------------------------
+
+    def syntax(self, node: ast.AST, message: str, hint: Optional[str] = None) -> ParserError:
+        return _error(ParserSyntaxError, self.src, node, message, hint)
+
+    def typeerr(self, node: ast.AST, message: str, hint: Optional[str] = None) -> ParserError:
+        return _error(ParserTypeError, self.src, node, message, hint)
+
+    def operr(self, node: ast.AST, message: str, hint: Optional[str] = None) -> ParserError:
+        return _error(InvalidOperationError, self.src, node, message, hint)
+
+    def sp(self, node: ast.AST) -> SpanTuple:
+        return self.src.triple(node)
+
+    # ---- function ---------------------------------------------------------------------
+
+    def parse(self) -> Tuple[Any, List[Any]]:
+        params = []
+        for i, p in enumerate(self.decl.params):
+            ty = self.types[i] if self.types is not None else p.ty
+            if ty is None:
+                raise self.typeerr(
+                    p.node,
+                    f"parameter '{p.name}' of '{self.decl.name}' is a bare pl.Tensor",
+                    "Give it a shape (pl.Tensor[[16, 16], pl.FP32]) or call the @pl.jit function with arrays.",
+                )
+            if p.direction != "In" and ty.kind != "tensor":
+                raise self.typeerr(p.node, f"parameter '{p.name}': only tensors are pl.Out / pl.InOut", "")
+            v = IrVar(p.name, ty)
+            self.names[p.name] = v
+            if ty.kind == "tensor":
+                self.param_roots[v.id] = p.direction
+            params.append((v, p.direction))
+        body = self.block(self.decl.node.body)
+        rets = self.return_types(body)
+        fn = _native.IrFunction(
+            self.name, self.ftype, params, rets, body, self.sp(self.decl.node)
+        )
+        return fn, rets
+
+    def return_types(self, body: List[Any]) -> List[Any]:
+        declared = self.decl.return_types
+        found = getattr(self, "_ret_types", None)
+        if declared is not None:
+            if found is not None and len(found) == len(declared):
+                for i, (a, b) in enumerate(zip(found, declared)):
+                    if a != b:
+                        node = getattr(self, "_ret_node", self.decl.node)
+                        raise self.typeerr(
+                            node,
+                            f"return value {i + 1} of '{self.decl.name}' is {_type_desc(a)}, the annotation says {_type_desc(b)}",
+                            "Fix the return annotation or the returned value.",
+                        )
+            elif found is not None and len(found) != len(declared):
+                node = getattr(self, "_ret_node", self.decl.node)
+                raise self.typeerr(
+                    node,
+                    f"'{self.decl.name}' returns {len(found)} value(s), its annotation declares {len(declared)}",
+                    "Fix the return annotation or the return statement.",
+                )
+            return list(declared)
+        return list(found) if found is not None else []
+
+    # ---- blocks -----------------------------------------------------------------------
+
+    def emit(self, stmt: Any) -> None:
+        self.blocks[-1].append(stmt)
+
+    def block(self, stmts: Sequence[ast.stmt]) -> List[Any]:
+        self.blocks.append([])
+        try:
+            for s in stmts:
+                self.stmt(s)
+        finally:
+            out = self.blocks.pop()
+        return out
+
+    def stmt(self, s: ast.stmt) -> None:
+        if isinstance(s, ast.Assign):
+            self.assign(s, s.targets, s.value, None)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is None:
+                raise self.syntax(s, "an annotation without a value", "Write x: pl.Tile[...] = expr.")
+            self.assign(s, [s.target], s.value, s.annotation)
+        elif isinstance(s, ast.AugAssign):
+            if not isinstance(s.target, ast.Name):
+                raise self.syntax(s, "augmented assignment to a non-name", "Write x = x + y.")
+            value = ast.BinOp(left=ast.Name(id=s.target.id, ctx=ast.Load()), op=s.op, right=s.value)
+            ast.copy_location(value, s)
+            ast.fix_missing_locations(value)
+            self.assign(s, [s.target], value, None)
+        elif isinstance(s, ast.Expr):
+            self.expr_stmt(s)
+        elif isinstance(s, ast.Return):
+            self.return_stmt(s)
+        elif isinstance(s, ast.For):
+            self.for_stmt(s)
+        elif isinstance(s, ast.If):
+            self.if_stmt(s)
+        elif isinstance(s, ast.With):
+            self.with_stmt(s)
+        elif isinstance(s, ast.Pass):
+            pass
+        elif isinstance(s, (ast.While,)):
+            raise self.syntax(s, "while loops are not supported yet", "Use for i in pl.range(...).")
+        else:
+            raise self.syntax(
+                s, f"unsupported statement '{type(s).__name__}'", "DSL bodies hold assignments, calls, for, if, with and return."
+            )
+
+    # ---- names ------------------------------------------------------------------------
+
+    def lookup(self, node: ast.Name) -> Any:
+        if node.id in self.names:
+            return self.names[node.id]
+        if node.id in self.decl.globals:
+            v = self.decl.globals[node.id]
+            if isinstance(v, (bool, int, float)):
+                return v
+        raise self.syntax(node, f"Undefined variable '{node.id}'", "Bind it before use (a parameter or an earlier assignment).")
+
+    def bind_targets(self, targets: List[ast.expr], types: List[Any], node: ast.AST) -> List[Any]:
+        names: List[ast.Name] = []
+
+        def flatten(t: ast.expr) -> None:
+            if isinstance(t, ast.Name):
+                names.append(t)
+            elif isinstance(t, (ast.Tuple, ast.List)):
+                for e in t.elts:
+                    flatten(e)
+            else:
+                raise self.syntax(t, f"cannot assign to '{_unparse(t)}'", "Assign to plain names.")
+
+        for t in targets:
+            flatten(t)
+        if len(names) != len(types):
+            raise self.syntax(
+                node,
+                f"{len(types)} value(s) cannot be unpacked into {len(names)} name(s)",
+                "Bind one name per value.",
+            )
+        out = []
+        for n, ty in zip(names, types):
+            v = IrVar(n.id, ty)
+            self.names[n.id] = v
+            out.append(v)
+        return out
+
+    # ---- statements -------------------------------------------------------------------
+
+    def assign(self, s: ast.stmt, targets: List[ast.expr], value: ast.expr, ann: Optional[ast.expr]) -> None:
+        if len(targets) != 1:
+            raise self.syntax(s, "chained assignment (a = b = ...)", "Assign one target per statement.")
+        target = targets[0]
+        if _is_pl_call(value, "yield_"):
+            raise self.syntax(
+                value,
+                "pl.yield_(...) must be the last statement of a loop or if body",
+                "Move it to the end of the body.",
+            )
+        if _is_pl_call(value, "submit"):
+            assert isinstance(value, ast.Call)
+            expr, types = self.submit(value, target)
+            vars_ = self.bind_targets([target], types, s)
+            self.emit(IrStmt.assign(vars_, expr, self.sp(s)))
+            return
+        if _is_pl_call(value, "dump_tag"):
+            raise self.operr(value, "Unknown operation 'pl.dump_tag'", _UNKNOWN_OP_HINT)
+        expr = self.expr(value)
+        ty = expr.type
+        if isinstance(target, ast.Name):
+            if ty.kind == "unit":
+                raise self.typeerr(value, f"'{_unparse(value)}' returns nothing", "Call it as a statement instead.")
+            if ty.kind == "tuple":
+                raise self.syntax(
+                    s,
+                    f"'{_unparse(value)}' returns {len(ty.items)} values",
+                    "Unpack them: a, b = ...",
+                )
+            if ann is not None:
+                declared, _, _ = parse_annotation(ann, self.static, self.src, False)
+                if declared != ty:
+                    raise self.typeerr(
+                        ann,
+                        f"'{target.id}' is annotated {_type_desc(declared)} but the value is {_type_desc(ty)}",
+                        "Fix the annotation (or the value).",
+                    )
+            v = IrVar(target.id, ty)
+            self.track_alias(v, expr)
+            self.names[target.id] = v
+            self.emit(IrStmt.assign([v], expr, self.sp(s)))
+            return
+        types = list(ty.items) if ty.kind == "tuple" else [ty]
+        vars_ = self.bind_targets([target], types, s)
+        self.emit(IrStmt.assign(vars_, expr, self.sp(s)))
+
+    def track_alias(self, v: Any, expr: Any) -> None:
+        """Kernel bodies: a ``pl.store`` result writes the same parameter as its target."""
+        if expr.kind == "op_call":
+            args = expr.call_args()
+            if len(args) == 3 and args[2].as_var is not None and args[2].as_var.id in self.param_roots:
+                self.param_roots[v.id] = self.param_roots[args[2].as_var.id]
+        elif expr.kind == "var" and expr.as_var is not None and expr.as_var.id in self.param_roots:
+            self.param_roots[v.id] = self.param_roots[expr.as_var.id]
+
+    def expr_stmt(self, s: ast.Expr) -> None:
+        v = s.value
+        if _is_pl_call(v, "dump_tag"):
+            assert isinstance(v, ast.Call)
+            self.dump_tag(v)
+            return
+        if _is_pl_call(v, "yield_"):
+            raise self.syntax(
+                v, "pl.yield_(...) must be the last statement of a loop or if body", "Move it to the end of the body."
+            )
+        if _is_pl_call(v, "submit"):
+            raise self.syntax(
+                v,
+                "pl.submit(...) must be unpacked to exactly two targets",
+                "Write: out, tid = pl.submit(self.kernel, ...)",
+            )
+        if isinstance(v, ast.Constant) and isinstance(v.value, str):
+            return  # a docstring
+        if not isinstance(v, ast.Call):
+            raise self.syntax(v, f"expression statement '{_unparse(v)}' has no effect", "Remove it or assign it.")
+        expr = self.expr(v)
+        self.emit(IrStmt.eval(expr, self.sp(s)))
+
+    def dump_tag(self, call: ast.Call) -> None:
+        if self.ftype not in ("Orchestration", "Inline"):
+            raise self.syntax(call, "pl.dump_tag() is only valid inside an Orchestration or Inline function", _E1_HINT)
+        if len(call.args) != 1 or call.keywords:
+            raise self.syntax(
+                call, "pl.dump_tag() takes exactly one positional argument (no keywords)", "Use: pl.dump_tag(tensor_var)"
+            )
+        arg = call.args[0]
+        if not isinstance(arg, ast.Name):
+            raise self.syntax(
+                arg,
+                "pl.dump_tag() argument must be a bare variable name",
+                "Write pl.dump_tag(q) where q is a tensor variable bound in this orchestration scope. "
+                "Attribute / subscript / call expressions are not supported.",
+            )
+        if arg.id not in self.names:
+            raise self.syntax(
+                arg,
+                f"pl.dump_tag() argument '{arg.id}' is not defined at this point",
+                "Tag a tensor only after it is bound (a parameter or an earlier assignment).",
+            )
+        v = self.names[arg.id]
+        if not isinstance(v, IrVar) or v.type.kind != "tensor":
+            cls = "Var" if isinstance(v, IrVar) else type(v).__name__
+            raise self.typeerr(
+                arg,
+                f"pl.dump_tag() argument '{arg.id}' is not a tensor (got {cls})",
+                "Only tensors can be selectively dumped.",
+            )
+        if not any(t == v for t in self.tagged):
+            self.tagged.append(v)
+
+    def return_stmt(self, s: ast.Return) -> None:
+        values: List[Any] = []
+        if s.value is not None:
+            elts = s.value.elts if isinstance(s.value, ast.Tuple) else [s.value]
+            values = [self.expr(e) for e in elts]
+        if self.blocks and len(self.blocks) > 1:
+            raise self.syntax(s, "return inside a loop, an if or a with block", "Return at the end of the function.")
+        self._ret_types = [v.type for v in values]
+        self._ret_node = s
+        self.emit(IrStmt.ret(values, self.sp(s)))
+
+    def split_yield(self, body: List[ast.stmt]) -> Tuple[List[ast.stmt], Optional[ast.stmt]]:
+        if body:
+            last = body[-1]
+            value = last.value if isinstance(last, (ast.Assign, ast.Expr)) else None
+            if value is not None and _is_pl_call(value, "yield_"):
+                return body[:-1], last
+        return body, None
+
+    def yield_parts(self, stmt: ast.stmt) -> Tuple[List[Any], Optional[List[ast.expr]]]:
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
+        assert isinstance(value, ast.Call)
+        if value.keywords:
+            raise self.syntax(value, "pl.yield_ takes no keywords", "Write pl.yield_(a, b).")
+        vals = [self.expr(a) for a in value.args]
+        targets = None
+        if isinstance(stmt, ast.Assign):
+            if len(stmt.targets) != 1:
+                raise self.syntax(stmt, "chained assignment of pl.yield_", "")
+            t = stmt.targets[0]
+            targets = list(t.elts) if isinstance(t, (ast.Tuple, ast.List)) else [t]
+        return vals, targets
+
+    def for_stmt(self, s: ast.For) -> None:
+        it = s.iter
+        if not _is_pl_call(it, "range"):
+            raise self.syntax(it, "unsupported for loop: iterate over pl.range(...)", "Write for i in pl.range(n).")
+        assert isinstance(it, ast.Call)
+        if s.orelse:
+            raise self.syntax(s, "for ... else is not supported", "Remove the else clause.")
+        inits: List[Any] = []
+        init_node = None
+        for kw in it.keywords:
+            if kw.arg == "init_values":
+                init_node = kw.value
+                if not isinstance(kw.value, (ast.Tuple, ast.List)):
+                    raise self.syntax(kw.value, "init_values= must be a tuple", "Write init_values=(x,).")
+                inits = [self.expr(e) for e in kw.value.elts]
+            else:
+                raise self.syntax(kw, f"pl.range() got an unexpected keyword argument '{kw.arg}'", "pl.range(start, stop, step, init_values=(...)).")
+        bounds = [self.scalar_expr(a) for a in it.args]
+        if not 1 <= len(bounds) <= 3:
+            raise self.syntax(it, "pl.range takes 1 to 3 positional arguments", "pl.range(stop) / (start, stop) / (start, stop, step).")
+        if len(bounds) == 1:
+            start, stop, step = IrExpr.const_int(0), bounds[0], IrExpr.const_int(1)
+        elif len(bounds) == 2:
+            start, stop, step = bounds[0], bounds[1], IrExpr.const_int(1)
+        else:
+            start, stop, step = bounds
+        if step.const_value is not None and step.const_value <= 0:
+            raise self.syntax(it, "pl.range step must be positive", "Use a positive step.")
+        target = s.target
+        iter_names: List[ast.expr] = []
+        if isinstance(target, ast.Tuple):
+            if len(target.elts) != 2 or not isinstance(target.elts[0], ast.Name):
+                raise self.syntax(target, "for i, (a, b) in pl.range(..., init_values=(...))", "")
+            inner = target.elts[1]
+            iter_names = list(inner.elts) if isinstance(inner, (ast.Tuple, ast.List)) else [inner]
+            loop_name = target.elts[0].id
+        elif isinstance(target, ast.Name):
+            loop_name = target.id
+        else:
+            raise self.syntax(target, "the loop variable must be a name", "")
+        if len(iter_names) != len(inits):
+            raise self.syntax(
+                init_node or s, f"{len(iter_names)} loop-carried name(s) but {len(inits)} init value(s)", "Give one init value per name."
+            )
+        loop_var = IrVar(loop_name, IrType.scalar("INDEX"))
+        self.names[loop_name] = loop_var
+        iter_args = []
+        for n, init in zip(iter_names, inits):
+            if not isinstance(n, ast.Name):
+                raise self.syntax(n, "loop-carried values must be names", "")
+            v = IrVar(n.id, init.type)
+            self.names[n.id] = v
+            iter_args.append((v, init))
+        body_nodes, yield_node = self.split_yield(s.body)
+        if iter_args and yield_node is None:
+            raise self.syntax(s, "a loop with init_values must end with pl.yield_(...)", "End the body with r = pl.yield_(value).")
+        self.loop_depth += 1
+        self.blocks.append([])
+        try:
+            for st in body_nodes:
+                self.stmt(st)
+            yields: List[Any] = []
+            targets: Optional[List[ast.expr]] = None
+            if yield_node is not None:
+                yields, targets = self.yield_parts(yield_node)
+        finally:
+            body = self.blocks.pop()
+            self.loop_depth -= 1
+        if len(yields) != len(iter_args):
+            raise self.syntax(yield_node or s, f"pl.yield_ gives {len(yields)} value(s) for {len(iter_args)} loop-carried name(s)", "")
+        for (v, _), y in zip(iter_args, yields):
+            if y.type != v.type:
+                raise self.typeerr(
+                    yield_node or s, f"loop-carried '{v.name}' is {_type_desc(v.type)}, the yield gives {_type_desc(y.type)}", ""
+                )
+        results: List[Any] = []
+        if targets is not None:
+            results = self.bind_targets(targets, [v.type for v, _ in iter_args], yield_node or s)
+        elif iter_args:
+            results = [IrVar(f"{v.name}_rv", v.type) for v, _ in iter_args]
+        self.emit(IrStmt.for_loop(loop_var, start, stop, step, iter_args, body, yields, results, self.sp(s)))
+
+    def if_stmt(self, s: ast.If) -> None:
+        cond = self.scalar_expr(s.test)
+        before = dict(self.names)
+        then_nodes, then_yield = self.split_yield(s.body)
+        else_nodes, else_yield = self.split_yield(s.orelse)
+        if (then_yield is None) != (else_yield is None) and s.orelse:
+            raise self.syntax(s, "both branches must end with pl.yield_ when one does", "")
+        if then_yield is not None and not s.orelse:
+            raise self.syntax(s, "an if with pl.yield_ needs an else branch", "")
+        self.blocks.append([])
+        try:
+            for st in then_nodes:
+                self.stmt(st)
+            then_vals, then_targets = self.yield_parts(then_yield) if then_yield is not None else ([], None)
+        finally:
+            then_body = self.blocks.pop()
+        after_then = dict(self.names)
+        self.names = dict(before)
+        self.blocks.append([])
+        try:
+            for st in else_nodes:
+                self.stmt(st)
+            else_vals, _ = self.yield_parts(else_yield) if else_yield is not None else ([], None)
+        finally:
+            else_body = self.blocks.pop()
+        after_else = dict(self.names)
+        merged = dict(before)
+        for n, v in after_then.items():
+            if before.get(n) is not v:
+                merged[n] = v
+        for n, v in after_else.items():
+            if before.get(n) is not v:
+                merged[n] = v
+        self.names = merged
+        if len(then_vals) != len(else_vals):
+            raise self.syntax(s, "the branches yield different numbers of values", "")
+        for a, b in zip(then_vals, else_vals):
+            if a.type != b.type:
+                raise self.typeerr(s, f"the branches yield {_type_desc(a.type)} and {_type_desc(b.type)}", "")
+        results: List[Any] = []
+        if then_targets is not None:
+            results = self.bind_targets(then_targets, [v.type for v in then_vals], s)
+        elif then_vals:
+            results = [IrVar("if_rv", v.type) for v in then_vals]
+        self.emit(IrStmt.if_else(cond, then_body, else_body, then_vals, else_vals, results, self.sp(s)))
+
+    def with_stmt(self, s: ast.With) -> None:
+        if len(s.items) != 1:
+            raise self.syntax(s, "one context manager per with statement", "Nest the with statements.")
+        item = s.items[0]
+        ctx = item.context_expr
+        if _is_pl_call(ctx, "manual_scope") or _is_pl_call(ctx, "scope"):
+            assert isinstance(ctx, ast.Call)
+            if _is_pl_call(ctx, "manual_scope"):
+                if ctx.args or ctx.keywords:
+                    raise self.syntax(
+                        ctx,
+                        "pl.manual_scope() does not accept arguments",
+                        "Use 'with pl.manual_scope():' (or 'with pl.scope(mode=pl.ScopeMode.MANUAL):').",
+                    )
+            else:
+                mode = None
+                for kw in ctx.keywords:
+                    if kw.arg == "mode":
+                        mode = self.static(kw.value)
+                    else:
+                        raise self.syntax(kw, f"Unknown keyword argument '{kw.arg}' in pl.scope()", "Supported arguments: mode")
+                if ctx.args or mode != S.ScopeMode.MANUAL:
+                    raise self.syntax(
+                        ctx,
+                        "pl.scope() supports only mode=pl.ScopeMode.MANUAL (automatic scopes are implicit)",
+                        "Write with pl.scope(mode=pl.ScopeMode.MANUAL): or with pl.manual_scope():",
+                    )
+            if item.optional_vars is not None:
+                raise self.syntax(item.optional_vars, "a manual scope binds no name", "Remove 'as ...'.")
+            if self.in_manual:
+                raise self.syntax(ctx, "a manual scope cannot nest in another manual scope", "Remove the inner pl.manual_scope().")
+            self.require_orchestration_level(ctx, "pl.manual_scope()")
+            self.in_manual += 1
+            try:
+                body = self.block(s.body)
+            finally:
+                self.in_manual -= 1
+            self.emit(IrStmt.scope("manual", None, [], body, None, [], self.sp(s)))
+            return
+        if _is_pl_call(ctx, "at"):
+            assert isinstance(ctx, ast.Call)
+            self.at_scope(s, ctx, item.optional_vars)
+            return
+        raise self.syntax(ctx, f"unsupported with statement '{_unparse(ctx)}'", "Use pl.at(...), pl.manual_scope() or pl.scope(...).")
+
+    def require_orchestration_level(self, node: ast.AST, what: str) -> None:
+        if self.ftype in ("InCore", "AIC", "AIV", "Group"):
+            raise self.syntax(
+                node,
+                f"{what} inside a {self.ftype} kernel",
+                "Scopes belong to Orchestration (or Inline / Opaque) functions.",
+            )
+
+    def at_scope(self, s: ast.With, ctx: ast.Call, as_var: Optional[ast.expr]) -> None:
+        level = S.Level.CORE_GROUP
+        deps: List[Any] = []
+        dumps: List[Any] = []
+        name_hint: Optional[str] = None
+        early = False
+        if ctx.args:
+            raise self.syntax(ctx.args[0], "pl.at() takes keyword arguments only", "Write pl.at(level=pl.Level.CORE_GROUP).")
+        seen: Set[str] = set()
+        for kw in ctx.keywords:
+            if kw.arg not in _AT_KEYWORDS:
+                raise self.syntax(kw, f"Unknown keyword argument '{kw.arg}' in pl.at()", "Supported arguments: " + ", ".join(_AT_KEYWORDS))
+            if kw.arg in seen:
+                raise self.syntax(kw, f"pl.at() got multiple values for argument '{kw.arg}'", "")
+            seen.add(kw.arg)
+            if kw.arg == "level":
+                lv = self.static(kw.value)
+                if not isinstance(lv, S.Level):
+                    raise self.syntax(kw.value, "level= must be a pl.Level member", "Write level=pl.Level.CORE_GROUP.")
+                level = lv
+            elif kw.arg == "deps":
+                deps = self.task_id_list(kw.value, "pl.at")
+            elif kw.arg == "dumps":
+                dumps = self.at_dumps(kw.value)
+            elif kw.arg == "name_hint":
+                nh = self.static(kw.value)
+                if not isinstance(nh, str) or not nh.isidentifier():
+                    raise self.syntax(kw.value, "name_hint= must be a string that is a valid identifier", "")
+                name_hint = nh
+            elif kw.arg == "allow_early_resolve":
+                early = bool(self.static(kw.value))
+            else:
+                raise self.syntax(
+                    kw,
+                    f"pl.at({kw.arg}=...) is not supported yet",
+                    "Supported here: level, deps, dumps, name_hint, allow_early_resolve.",
+                )
+        self.require_orchestration_level(ctx, "pl.at()")
+        if self.in_at:
+            raise self.syntax(ctx, "a pl.at scope inside another pl.at scope", "Scopes of one kernel do not nest.")
+        # Forward-sticky merge: explicit entries first, then the tags not already listed.
+        merged = list(dumps)
+        for t in self.tagged:
+            if not any(t == d for d in merged):
+                merged.append(t)
+        attrs: List[AttrItem] = []
+        if merged:
+            attrs.append(("dump_vars", "vars", merged))
+        if name_hint is not None:
+            attrs.append(("name_hint", "str", name_hint))
+        self.in_at += 1
+        try:
+            body = self.block(s.body)
+        finally:
+            self.in_at -= 1
+        task_id = None
+        if as_var is not None:
+            if not isinstance(as_var, ast.Name):
+                raise self.syntax(as_var, "'as' needs a name", "Write with pl.at(...) as tid:")
+            task_id = IrVar(as_var.id, IrType.task_id())
+            self.names[as_var.id] = task_id
+        elif early or deps:
+            task_id = IrVar("_at_tid", IrType.task_id())
+        self.emit(IrStmt.scope("at", level.name, attrs, body, task_id, deps, self.sp(s)))
+
+    def at_dumps(self, node: ast.expr) -> List[Any]:
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.typeerr(
+                node,
+                "pl.at(dumps=...) must be a list literal of tensor names",
+                "Use `dumps=[t1, t2]` with bare tensor names visible to the enclosing function.",
+            )
+        out: List[Any] = []
+        for elt in node.elts:
+            if not isinstance(elt, ast.Name):
+                raise self.typeerr(
+                    elt,
+                    "pl.at(dumps=[...]) entries must be bare tensor names",
+                    "Use `dumps=[t]` where `t` is a tensor variable visible to the enclosing function scope.",
+                )
+            if elt.id not in self.names:
+                raise self.typeerr(
+                    elt,
+                    f"pl.at(dumps=[...]) references unknown name '{elt.id}'",
+                    "Each entry must resolve to a tensor visible in the enclosing function scope.",
+                )
+            v = self.names[elt.id]
+            if not isinstance(v, IrVar) or v.type.kind != "tensor":
+                t = _type_desc(v.type) if isinstance(v, IrVar) else type(v).__name__
+                raise self.typeerr(
+                    elt,
+                    f"pl.at(dumps=[...]) entry '{elt.id}' is not a tensor (got type {t})",
+                    "Only tensors can be selectively dumped.",
+                )
+            if any(v == o for o in out):
+                raise self.typeerr(
+                    elt,
+                    f"pl.at(dumps=[...]) lists '{elt.id}' more than once",
+                    "Each tensor may appear at most once in `dumps=`.",
+                )
+            out.append(v)
+        return out
+
+    def task_id_list(self, node: ast.expr, what: str) -> List[Any]:
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.typeerr(node, f"{what} deps= must be a list of task ids", "Write deps=[tid].")
+        out = []
+        for elt in node.elts:
+            e = self.expr(elt)
+            if e.type.kind != "task_id" or e.as_var is None:
+                raise self.typeerr(
+                    elt, f"{what} deps= entries must be task ids, got '{_unparse(elt)}'", "Use the tid of out, tid = pl.submit(...)."
+                )
+            out.append(e)
+        return out
+
+    # ---- calls of program functions ----------------------------------------------------
+
+    def callee_signature(self, name: str, node: ast.AST, arg_types: List[Any]) -> Tuple[str, List[Any], List[Any], Any]:
+        decl = self.prog.decls.get(name)
+        if decl is None:
+            raise self.syntax(
+                node,
+                f"Function '{name}' is not defined in program {self.prog.name}",
+                "Call a @pl.function method of the same program: self.name(...).",
+            )
+        if decl.generic:
+            final, params, rets = self.prog.specialise(name, arg_types, node, self.src)
+        else:
+            params, rets = self.prog.signature(name)
+            final = name
+        return final, params, rets, decl
+
+    def fn_call(
+        self,
+        node: ast.Call,
+        name: str,
+        args_nodes: List[ast.expr],
+        keywords: List[ast.keyword],
+        submit: bool,
+    ) -> Tuple[Any, List[Any]]:
+        explicit_dumps: List[Any] = []
+        deps: List[Any] = []
+        extra_attrs: List[AttrItem] = []
+        attrs_node = None
+        for kw in keywords:
+            if kw.arg is None:
+                raise self.syntax(kw, "**kwargs in a call", "")
+            if kw.arg == "attrs":
+                attrs_node = kw.value
+            elif submit and kw.arg == "deps":
+                deps = self.task_id_list(kw.value, f"'{name}'")
+            elif submit and kw.arg == "dumps":
+                explicit_dumps = []  # parsed below, after the arguments
+            elif submit and kw.arg in ("allow_early_resolve", "predicate"):
+                raise self.syntax(kw, f"pl.submit({kw.arg}=...) is not supported yet", "")
+            elif not submit and kw.arg == "dumps":
+                raise self.typeerr(
+                    kw,
+                    f"Function '{name}' does not accept keyword argument 'dumps'",
+                    "dumps= is only valid on pl.submit(...) / pl.at(...). For a plain self.kernel(...) call, "
+                    "declare the dump target with a `pl.dump_tag(x)` statement before the call instead.",
+                )
+            elif not submit and kw.arg == "deps":
+                raise self.typeerr(
+                    kw,
+                    f"Function '{name}' does not accept keyword argument 'deps'",
+                    "Plain self.kernel(...) is fire-and-forget. To attach dependency edges, submit it: "
+                    "`out, tid = pl.submit(self.kernel, ..., deps=[...])`.",
+                )
+            else:
+                raise self.typeerr(
+                    kw,
+                    f"Function '{name}' does not accept keyword argument '{kw.arg}'",
+                    "Pass arguments positionally; pl.submit accepts deps= and dumps=.",
+                )
+        for a in args_nodes:
+            if isinstance(a, ast.Starred):
+                raise self.syntax(a, "*args in a call", "Pass arguments one by one.")
+        args = [self.expr(a) for a in args_nodes]
+        final, ptypes, rets, decl = self.callee_signature(name, node, [a.type for a in args])
+        n_params = len(ptypes)
+        omit_ok = submit and len(args) < n_params and all(p.direction == "Out" for p in decl.params[len(args):])
+        if len(args) != n_params and not omit_ok:
+            raise self.typeerr(
+                node,
+                f"'{name}' takes {n_params} argument(s), got {len(args)}",
+                "Pass one argument per parameter (pl.submit may omit trailing pl.Out parameters).",
+            )
+        for i, (a, pt) in enumerate(zip(args, ptypes)):
+            ok = (a.type.kind == "scalar" and pt.kind == "scalar") or a.type == pt
+            if not ok:
+                raise self.typeerr(
+                    args_nodes[i],
+                    f"argument {i + 1} of '{name}' is {_type_desc(a.type)}, parameter '{decl.params[i].name}' is {_type_desc(pt)}",
+                    "Pass a value of the parameter's type (slice or reshape tensors first).",
+                )
+        if submit:
+            for kw in keywords:
+                if kw.arg == "dumps":
+                    explicit_dumps = self.submit_dumps(kw.value, name, args)
+        if attrs_node is not None:
+            round_trip, extra_attrs = self.attrs_dict(attrs_node, name, args)
+            for v in round_trip:
+                if not any(v == d for d in explicit_dumps):
+                    explicit_dumps.append(v)
+        dump_vars: List[Any] = []
+        for a in args:
+            v = a.as_var
+            if v is None or v.type.kind != "tensor":
+                continue
+            tagged = any(v == t for t in self.tagged)
+            listed = any(v == d for d in explicit_dumps)
+            if (tagged or listed) and not any(v == d for d in dump_vars):
+                dump_vars.append(v)
+        attrs: List[AttrItem] = []
+        if dump_vars:
+            attrs.append(("dump_vars", "vars", dump_vars))
+        attrs.extend(extra_attrs)
+        if submit:
+            items = list(rets) + [IrType.task_id()]
+            ret_type = IrType.tuple_of(items)
+        elif not rets:
+            ret_type = IrType.unit()
+        elif len(rets) == 1:
+            ret_type = rets[0]
+        else:
+            ret_type = IrType.tuple_of(list(rets))
+        expr = IrExpr.fn_call(final, args, attrs, ret_type, self.sp(node), deps if submit else None)
+        return expr, list(rets)
+
+    def submit_dumps(self, node: ast.expr, name: str, args: List[Any]) -> List[Any]:
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.typeerr(
+                node, f"'{name}' dumps= must be a list / tuple of tensor arguments", "Write dumps=[x, y] listing tensors passed to this submit."
+            )
+        out: List[Any] = []
+        for elt in node.elts:
+            v = self.names.get(elt.id) if isinstance(elt, ast.Name) else None
+            if not isinstance(v, IrVar) or v.type.kind != "tensor":
+                raise self.typeerr(
+                    elt,
+                    f"'{name}' dumps= entries must be tensor variables — got '{_unparse(elt)}'",
+                    "List tensors passed to this submit, e.g. dumps=[x].",
+                )
+            if not any(a.as_var is not None and a.as_var == v for a in args):
+                raise self.typeerr(
+                    elt,
+                    f"'{name}' dumps= entry '{_unparse(elt)}' is not an argument of this submit",
+                    "dumps= may only name tensors passed positionally to the submitted kernel.",
+                )
+            if not any(v == o for o in out):
+                out.append(v)
+        return out
+
+    def attrs_dict(self, node: ast.expr, name: str, args: List[Any]) -> Tuple[List[Any], List[AttrItem]]:
+        """The machine round-trip spelling ``attrs={"dump_vars": [...], ...}``."""
+        if not isinstance(node, ast.Dict):
+            raise self.typeerr(node, f"attrs= on call to '{name}' must be a dict literal", "")
+        dump: List[Any] = []
+        extra: List[AttrItem] = []
+        for k, v in zip(node.keys, node.values):
+            if not isinstance(k, ast.Constant) or not isinstance(k.value, str):
+                raise self.typeerr(node, f"attrs= keys on call to '{name}' must be strings", "")
+            key = k.value
+            if key == "dump_vars":
+                if not isinstance(v, (ast.List, ast.Tuple)):
+                    raise self.typeerr(v, f"attrs['dump_vars'] on call to '{name}' must be a list literal", "")
+                for elt in v.elts:
+                    var = self.names.get(elt.id) if isinstance(elt, ast.Name) else None
+                    if not isinstance(var, IrVar) or var.type.kind != "tensor":
+                        raise self.typeerr(
+                            elt, f"attrs['dump_vars'] entries on call to '{name}' must be tensor variables — got '{_unparse(elt)}'", ""
+                        )
+                    if not any(a.as_var is not None and a.as_var == var for a in args):
+                        raise self.typeerr(
+                            elt, f"attrs['dump_vars'] entry '{_unparse(elt)}' is not an argument of call to '{name}'", ""
+                        )
+                    dump.append(var)
+            else:
+                value = self.static(v)
+                if isinstance(value, list) and all(isinstance(x, str) for x in value):
+                    extra.append((key, "strs", value))
+                elif isinstance(value, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in value):
+                    extra.append((key, "ints", value))
+                elif isinstance(value, bool):
+                    extra.append((key, "bool", value))
+                elif isinstance(value, int):
+                    extra.append((key, "int", value))
+                elif isinstance(value, float):
+                    extra.append((key, "float", value))
+                elif isinstance(value, str):
+                    extra.append((key, "str", value))
+                else:
+                    raise self.typeerr(v, f"attrs['{key}'] on call to '{name}' has an unsupported value", "")
+        return dump, extra
+
+    def submit(self, call: ast.Call, target: ast.expr) -> Tuple[Any, List[Any]]:
+        if not isinstance(target, (ast.Tuple, ast.List)) or len(target.elts) != 2:
+            raise self.syntax(
+                call,
+                "pl.submit(...) must be unpacked to exactly two targets",
+                "Write: out, tid = pl.submit(self.kernel, ...) (or (a, b), tid = ... for several outputs).",
+            )
+        self.require_orchestration_level(call, "pl.submit()")
+        if not call.args or _self_attr(call.args[0]) is None:
+            raise self.syntax(
+                call, "the first argument of pl.submit must be self.<kernel>", "Write pl.submit(self.kernel, a, b)."
+            )
+        name = str(_self_attr(call.args[0]))
+        expr, rets = self.fn_call(call, name, list(call.args[1:]), list(call.keywords), True)
+        if not rets:
+            raise self.typeerr(call, f"'{name}' returns nothing to bind", "Submit a kernel that returns its output tensor(s).")
+        items = list(expr.type.items)
+        outs = target.elts[0]
+        n_out_targets = len(outs.elts) if isinstance(outs, (ast.Tuple, ast.List)) else 1
+        if n_out_targets != len(rets):
+            raise self.syntax(
+                target, f"'{name}' returns {len(rets)} value(s), {n_out_targets} bound", "Bind one name per kernel output."
+            )
+        return expr, items
+
+    # ---- expressions ------------------------------------------------------------------
+
+    def scalar_expr(self, node: ast.expr) -> Any:
+        e = self.expr(node)
+        if e.type.kind != "scalar":
+            raise self.typeerr(node, f"expected a scalar, got {_type_desc(e.type)}", "Use a number or a pl.Scalar value.")
+        return e
+
+    def const(self, value: Any, node: ast.AST) -> Any:
+        if isinstance(value, bool):
+            return IrExpr.const_bool(value)
+        if isinstance(value, int):
+            if not -(2**63) <= value < 2**63:
+                raise self.syntax(node, f"integer {value} does not fit 64 bits", "")
+            return IrExpr.const_int(value)
+        if isinstance(value, float):
+            return IrExpr.const_float(value)
+        raise self.syntax(node, f"unsupported constant {value!r}", "Use numbers.")
+
+    def expr(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant):
+            return self.const(node.value, node)
+        if isinstance(node, ast.Name):
+            v = self.lookup(node)
+            if isinstance(v, IrVar):
+                return IrExpr.var(v)
+            return self.const(v, node)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node)
+        if isinstance(node, ast.UnaryOp):
+            operand = self.expr(node.operand)
+            if isinstance(node.op, ast.USub):
+                if operand.type.kind == "tile":
+                    return self.op_call_ir("tile.neg", [operand], [], node)
+                return self.wrap_scalar(lambda: IrExpr.unary("neg", operand), node)
+            if isinstance(node.op, ast.Not):
+                return self.wrap_scalar(lambda: IrExpr.unary("not", operand), node)
+            if isinstance(node.op, ast.UAdd):
+                return operand
+            raise self.syntax(node, "unsupported unary operator", "")
+        if isinstance(node, ast.Compare):
+            if len(node.ops) != 1:
+                raise self.syntax(node, "chained comparisons are not supported", "Write (a < b) and (b < c).")
+            sym = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}.get(type(node.ops[0]))
+            if sym is None:
+                raise self.syntax(node, "unsupported comparison", "Use <, <=, >, >=, == or !=.")
+            a, b = self.expr(node.left), self.expr(node.comparators[0])
+            return self.wrap_scalar(lambda: IrExpr.binary(sym, a, b), node)
+        if isinstance(node, ast.BoolOp):
+            op = "and" if isinstance(node.op, ast.And) else "or"
+            acc = self.expr(node.values[0])
+            for v in node.values[1:]:
+                rhs = self.expr(v)
+                lhs = acc
+                acc = self.wrap_scalar(lambda: IrExpr.binary(op, lhs, rhs), node)
+            return acc
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return IrExpr.list_of([self.scalar_expr(e) for e in node.elts])
+        path = _pl_path(node)
+        if path is not None:
+            raise self.syntax(node, f"'pl.{path}' is not a value here", "pl constants are used as operation arguments.")
+        raise self.syntax(node, f"unsupported expression '{_unparse(node)}'", "")
+
+    def wrap_scalar(self, make: Callable[[], Any], node: ast.AST) -> Any:
+        try:
+            return make()
+        except ValueError as e:
+            raise self.typeerr(node, str(e.args[0]) if e.args else str(e), "Scalar operators take scalars; use pl.add & co. on tiles.") from None
+
+    def binop(self, node: ast.BinOp) -> Any:
+        a, b = self.expr(node.left), self.expr(node.right)
+        sym = {
+            ast.Add: "+",
+            ast.Sub: "-",
+            ast.Mult: "*",
+            ast.Div: "/",
+            ast.FloorDiv: "//",
+            ast.Mod: "%",
+        }.get(type(node.op))
+        if sym is None:
+            raise self.syntax(node, "unsupported operator", "Use + - * / // %.")
+        if a.type.kind == "tile" or b.type.kind == "tile":
+            name = {"+": "add", "-": "sub", "*": "mul", "/": "div"}.get(sym)
+            if name is None or a.type.kind != "tile":
+                raise self.operr(node, f"operator '{sym}' is not defined for these tile operands", "Use pl.add / pl.sub / pl.mul / pl.div.")
+            pair = _BINARY[name]
+            op = pair[0] if b.type.kind == "tile" else pair[1]
+            return self.op_call_ir(op, [a, b], [], node)
+        if a.type.kind == "tensor" or b.type.kind == "tensor":
+            raise self.operr(
+                node,
+                f"operator '{sym}' on tensors needs the tensor-to-tile lowering, which is not supported yet",
+                "Inside a kernel or a pl.at scope, pl.load the tensors into tiles, compute on the tiles and pl.store the result.",
+            )
+        return self.wrap_scalar(lambda: IrExpr.binary(sym, a, b), node)
+
+    def subscript(self, node: ast.Subscript) -> Any:
+        base = self.expr(node.value)
+        if base.type.kind == "tuple":
+            idx = self.static(node.slice)
+            if not isinstance(idx, int) or not 0 <= idx < len(base.type.items):
+                raise self.syntax(node.slice, "tuple index out of range", "")
+            return IrExpr.get_item(base, idx)
+        if base.type.kind != "tensor":
+            raise self.typeerr(node, f"cannot subscript a {_type_desc(base.type)}", "Slice tensors: t[0:16, :].")
+        shape = list(base.type.shape or [])
+        items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) > len(shape):
+            raise self.typeerr(node, f"{len(items)} indices for a rank-{len(shape)} tensor", "")
+        offsets: List[Any] = []
+        sizes: List[int] = []
+        for d, dim in enumerate(shape):
+            if d >= len(items):
+                offsets.append(IrExpr.const_int(0))
+                sizes.append(dim)
+                continue
+            it = items[d]
+            if not isinstance(it, ast.Slice):
+                raise self.typeerr(
+                    it,
+                    "tensor indexing with a single index is not supported; slice instead (t[i:i+1, ...]) or use pl.read(t, [i, j])",
+                    "Slices keep the rank: t[i:i + 16, :].",
+                )
+            if it.step is not None:
+                raise self.syntax(it.step, "slices with a step are not supported", "")
+            lower = it.lower
+            upper = it.upper
+            lo = self.expr(lower) if lower is not None else IrExpr.const_int(0)
+            size: Optional[int] = None
+            try:
+                lo_static = self.static(lower) if lower is not None else 0
+            except ParserError:
+                lo_static = None
+            if upper is None:
+                if isinstance(lo_static, int):
+                    size = dim - lo_static
+            else:
+                try:
+                    up_static = self.static(upper)
+                except ParserError:
+                    up_static = None
+                if isinstance(up_static, int) and isinstance(lo_static, int):
+                    size = up_static - lo_static
+                elif (
+                    lower is not None
+                    and isinstance(upper, ast.BinOp)
+                    and isinstance(upper.op, ast.Add)
+                    and ast.dump(upper.left) == ast.dump(lower)
+                ):
+                    n = self.static(upper.right)
+                    if isinstance(n, int):
+                        size = n
+            if size is None or size <= 0:
+                raise self.typeerr(
+                    it,
+                    f"the slice '{_unparse(it)}' has no static positive size",
+                    "Write constant bounds, or start:start + N with a constant N.",
+                )
+            offsets.append(lo)
+            sizes.append(size)
+        return self.op_call_ir("tensor.slice", [base, IrExpr.list_of(offsets)], [("shape", "ints", sizes)], node)
+
+    def op_call_ir(self, name: str, args: List[Any], kwargs: List[AttrItem], node: ast.AST) -> Any:
+        level = "tensor" if name.startswith("tensor.") else "tile"
+        if level == "tile" and self.ftype in ("Orchestration", "Opaque") and not self.in_at:
+            raise self.operr(
+                node,
+                f"tile operation pl.{name.split('.', 1)[1]} in orchestration code",
+                "Tile operations run on a core: write them in an InCore / AIV / AIC function or inside "
+                "with pl.at(level=pl.Level.CORE_GROUP):.",
+            )
+        if level == "tensor" and (self.ftype in ("InCore", "AIC", "AIV", "Group") or self.in_at):
+            raise self.operr(
+                node,
+                f"tensor operation pl.{name.split('.', 1)[1]} inside a kernel",
+                "Kernels work on tiles: pl.load / pl.store; tensor operations belong to the orchestration.",
+            )
+        try:
+            expr = IrExpr.op_call(name, args, kwargs, self.sp(node))
+        except ValueError as e:
+            msg = str(e.args[0]) if e.args else str(e)
+            hint = str(e.args[1]) if len(e.args) > 1 else None
+            raise self.operr(node, msg, hint) from None
+        if name == "tile.store":
+            target = args[2].as_var
+            if target is not None and self.param_roots.get(target.id) == "In" and self.ftype in ("InCore", "AIC", "AIV", "Group"):
+                raise self.typeerr(
+                    node,
+                    f"pl.store writes '{target.name}', an In parameter of kernel '{self.decl.name}'",
+                    f"Declare it pl.Out[...] (written only) or pl.InOut[...] (read and written).",
+                )
+        return expr
+
+    def bind_args(
+        self, node: ast.Call, op: str, spec: Sequence[str], defaults: Dict[str, Any]
+    ) -> Dict[str, ast.expr]:
+        out: Dict[str, ast.expr] = {}
+        if len(node.args) > len(spec):
+            raise self.operr(node, f"pl.{op}() takes at most {len(spec)} positional arguments, got {len(node.args)}", f"pl.{op}({', '.join(spec)})")
+        for name, a in zip(spec, node.args):
+            out[name] = a
+        for kw in node.keywords:
+            if kw.arg is None or kw.arg not in spec:
+                raise self.operr(kw, f"pl.{op}() got an unexpected keyword argument '{kw.arg}'", f"pl.{op}({', '.join(spec)})")
+            if kw.arg in out:
+                raise self.operr(kw, f"pl.{op}() got multiple values for argument '{kw.arg}'", "")
+            out[kw.arg] = kw.value
+        for name in spec:
+            if name not in out and name not in defaults:
+                raise self.operr(node, f"pl.{op}() missing required argument '{name}'", f"pl.{op}({', '.join(spec)})")
+        return out
+
+    def offsets(self, node: ast.expr, what: str = "offsets") -> Any:
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.operr(node, f"{what} must be a list literal, e.g. [0, 0]", "Write [row, col].")
+        return IrExpr.list_of([self.scalar_expr(e) for e in node.elts])
+
+    def static_ints(self, node: ast.expr, what: str) -> List[int]:
+        v = self.static(node)
+        if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+            raise self.operr(node, f"{what} must be a list of integer literals", "Shapes are static: [16, 16].")
+        return [int(x) for x in v]
+
+    def static_enum(self, node: ast.expr, cls: type, what: str) -> Any:
+        v = self.static(node)
+        if not isinstance(v, cls):
+            raise self.operr(node, f"{what} must be a pl.{cls.__name__} member, got '{_unparse(node)}'", "")
+        return v
+
+    def call(self, node: ast.Call) -> Any:
+        callee = _self_attr(node.func)
+        if callee is not None:
+            expr, _ = self.fn_call(node, callee, list(node.args), list(node.keywords), False)
+            return expr
+        path = _pl_path(node.func)
+        if path is not None:
+            return self.pl_call(node, path)
+        if isinstance(node.func, ast.Name):
+            fname = node.func.id
+            if fname in ("min", "max") and len(node.args) == 2 and not node.keywords:
+                a, b = self.expr(node.args[0]), self.expr(node.args[1])
+                return self.wrap_scalar(lambda: IrExpr.binary(fname, a, b), node)
+            if fname in self.prog.decls and not self.prog.decls[fname].is_method:
+                expr, _ = self.fn_call(node, fname, list(node.args), list(node.keywords), False)
+                return expr
+        raise self.syntax(
+            node,
+            f"unsupported call '{_unparse(node.func)}'",
+            "Call pl.* operations, self.<function>(...) or min / max.",
+        )
+
+    def pl_call(self, node: ast.Call, path: str) -> Any:
+        if path == "dump_tag":
+            raise self.operr(node, "Unknown operation 'pl.dump_tag'", _UNKNOWN_OP_HINT)
+        if path == "submit":
+            raise self.syntax(node, "pl.submit(...) must be unpacked to exactly two targets", "Write: out, tid = pl.submit(self.kernel, ...)")
+        if path == "yield_":
+            raise self.syntax(node, "pl.yield_(...) must be the last statement of a loop or if body", "")
+        if path == "range":
+            raise self.syntax(node, "pl.range(...) is only valid as the iterable of a for loop", "")
+        if path in ("at", "manual_scope", "scope"):
+            raise self.syntax(node, f"pl.{path}(...) is only valid in a with statement", f"Write with pl.{path}(...):")
+        if path == "const":
+            b = self.bind_args(node, "const", ["value", "dtype"], {})
+            value = self.static(b["value"])
+            dt = self.static(b["dtype"])
+            if not isinstance(dt, S.DataType) or not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise self.operr(node, "pl.const(value, dtype) takes a number and a pl dtype", "")
+            if isinstance(value, float) or dt.name in ("FP32", "FP16", "BF16"):
+                return IrExpr.const_float(float(value), dt.name)
+            return IrExpr.const_int(int(value), dt.name)
+        head, _, rest = path.partition(".")
+        if head in ("tile", "tensor") and rest:
+            return self.explicit_op(node, head, rest)
+        if head in _HEADER_LACKS and not rest:
+            raise self.operr(
+                node,
+                f"pl.{head} is not supported yet: the PTO-ISA header has no {_HEADER_LACKS[head]} implementation (docs/PTO_ISA.md)",
+                "Express it with supported operations (see docs/DSL.md), or add the instruction to the header first.",
+            )
+        if head in _NOT_IN_SUBSET and not rest:
+            raise self.operr(
+                node,
+                f"pl.{head} is not supported by this DSL subset yet",
+                "See docs/DSL.md for the supported operations.",
+            )
+        if rest:
+            raise self.operr(node, f"Unknown operation 'pl.{path}'", _UNKNOWN_OP_HINT)
+        return self.unified_op(node, head)
+
+    def explicit_op(self, node: ast.Call, ns: str, op: str) -> Any:
+        """``pl.tile.X(...)`` / ``pl.tensor.X(...)``: the printer's spelling (positional IR
+        arguments, typed keyword arguments)."""
+        known = {n for n, _ in _native.op_names()}
+        name = f"{ns}.{op}"
+        if name not in known:
+            raise self.operr(node, f"Unknown operation 'pl.{name}'", _UNKNOWN_OP_HINT)
+        args = [self.expr(a) for a in node.args]
+        kwargs: List[AttrItem] = []
+        for kw in node.keywords:
+            if kw.arg == "attrs":
+                continue
+            v = self.static(kw.value)
+            if isinstance(v, S.DataType):
+                kwargs.append((str(kw.arg), "dtype", v.name))
+            elif isinstance(v, S.MemorySpace):
+                kwargs.append((str(kw.arg), "memory", v.name))
+            elif isinstance(v, bool):
+                kwargs.append((str(kw.arg), "bool", v))
+            elif isinstance(v, int):
+                kwargs.append((str(kw.arg), "int", v))
+            elif isinstance(v, float):
+                kwargs.append((str(kw.arg), "float", v))
+            elif isinstance(v, str):
+                kwargs.append((str(kw.arg), "str", v))
+            elif isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+                kwargs.append((str(kw.arg), "ints", v))
+            else:
+                raise self.operr(kw, f"unsupported value for keyword '{kw.arg}'", "")
+        return self.op_call_ir(name, args, kwargs, node)
+
+    def unified_op(self, node: ast.Call, op: str) -> Any:
+        if op == "load":
+            b = self.bind_args(node, op, ["tensor", "offsets", "shapes", "target_memory", "valid_shapes"], {"target_memory": None, "valid_shapes": None})
+            if "valid_shapes" in b:
+                raise self.operr(b["valid_shapes"], "pl.load(valid_shapes=...) is not supported yet", "Load whole tiles.")
+            t = self.expr(b["tensor"])
+            kwargs: List[AttrItem] = [("shapes", "ints", self.static_ints(b["shapes"], "shapes"))]
+            if "target_memory" in b:
+                mem = self.static_enum(b["target_memory"], S.MemorySpace, "target_memory")
+                kwargs.append(("target_memory", "memory", mem.name))
+            return self.op_call_ir("tile.load", [t, self.offsets(b["offsets"])], kwargs, node)
+        if op == "store":
+            b = self.bind_args(node, op, ["tile", "offsets", "output_tensor"], {})
+            return self.op_call_ir(
+                "tile.store", [self.expr(b["tile"]), self.offsets(b["offsets"]), self.expr(b["output_tensor"])], [], node
+            )
+        if op in _BINARY:
+            b = self.bind_args(node, op, ["lhs", "rhs"], {})
+            lhs, rhs = self.expr(b["lhs"]), self.expr(b["rhs"])
+            if lhs.type.kind == "tile":
+                ir = _BINARY[op][0] if rhs.type.kind == "tile" else _BINARY[op][1]
+                return self.op_call_ir(ir, [lhs, rhs], [], node)
+            if lhs.type.kind == "tensor":
+                raise self.operr(
+                    node,
+                    f"pl.{op} on tensors needs the tensor-to-tile lowering, which is not supported yet",
+                    "Inside a kernel or a pl.at scope, pl.load the tensors into tiles, compute on the tiles and pl.store the result.",
+                )
+            if lhs.type.kind == "scalar" and rhs.type.kind == "scalar":
+                sym = {"add": "+", "sub": "-", "mul": "*", "div": "/", "maximum": "max", "minimum": "min"}[op]
+                return self.wrap_scalar(lambda: IrExpr.binary(sym, lhs, rhs), node)
+            raise self.operr(node, f"pl.{op}: expected Tensor or Tile operands, got ({_type_desc(lhs.type)}, {_type_desc(rhs.type)})", "")
+        if op in _SCALAR_FORMS:
+            b = self.bind_args(node, op, ["lhs", "rhs"], {})
+            return self.op_call_ir(_SCALAR_FORMS[op], [self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)
+        if op in _UNARY:
+            b = self.bind_args(node, op, ["tile"], {})
+            return self.op_call_ir(f"tile.{op}", [self.expr(b["tile"])], [], node)
+        if op == "cast":
+            b = self.bind_args(node, op, ["tile", "target_type", "mode"], {"mode": None})
+            dt = self.static(b["target_type"])
+            if not isinstance(dt, S.DataType):
+                raise self.operr(b["target_type"], "pl.cast target_type must be a pl dtype", "Write pl.cast(t, pl.BF16).")
+            kw: List[AttrItem] = [("dtype", "dtype", dt.name)]
+            mode = self.static(b["mode"]) if "mode" in b else "round"
+            if not isinstance(mode, str):
+                raise self.operr(b["mode"], "pl.cast mode must be a string", "")
+            kw.append(("mode", "str", mode))
+            return self.op_call_ir("tile.cast", [self.expr(b["tile"])], kw, node)
+        if op in _REDUCTIONS:
+            spec = ["tile", "tmp_tile"] if op.startswith("row") else ["tile"]
+            b = self.bind_args(node, op, spec, {"tmp_tile": None})
+            if "tmp_tile" in b:
+                self.expr(b["tmp_tile"])  # accepted for compatibility; codegen allocates its own
+            return self.op_call_ir(f"tile.{op}", [self.expr(b["tile"])], [], node)
+        if op in _EXPANDS:
+            b = self.bind_args(node, op, ["tile", "vec"], {})
+            return self.op_call_ir(f"tile.{op}", [self.expr(b["tile"]), self.expr(b["vec"])], [], node)
+        if op == "matmul":
+            b = self.bind_args(node, op, ["lhs", "rhs"], {})
+            return self.op_call_ir("tile.matmul", [self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)
+        if op == "matmul_acc":
+            b = self.bind_args(node, op, ["acc", "lhs", "rhs"], {})
+            return self.op_call_ir("tile.matmul_acc", [self.expr(b["acc"]), self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)
+        if op == "move":
+            b = self.bind_args(node, op, ["tile", "target_memory"], {})
+            mem = self.static_enum(b["target_memory"], S.MemorySpace, "target_memory")
+            return self.op_call_ir("tile.move", [self.expr(b["tile"])], [("target_memory", "memory", mem.name)], node)
+        if op == "full":
+            b = self.bind_args(node, op, ["shape", "dtype", "value"], {})
+            dt = self.static(b["dtype"])
+            if not isinstance(dt, S.DataType):
+                raise self.operr(b["dtype"], "pl.full dtype must be a pl dtype", "")
+            return self.op_call_ir(
+                "tile.full",
+                [self.scalar_expr(b["value"])],
+                [("shape", "ints", self.static_ints(b["shape"], "shape")), ("dtype", "dtype", dt.name)],
+                node,
+            )
+        if op == "expands":
+            b = self.bind_args(node, op, ["tile", "value"], {})
+            return self.op_call_ir("tile.expands", [self.expr(b["tile"]), self.scalar_expr(b["value"])], [], node)
+        if op in ("create_tensor", "create"):
+            b = self.bind_args(node, op, ["shape", "dtype", "layout", "manual_dep", "init_value"], {"layout": None, "manual_dep": None, "init_value": None})
+            for extra in ("layout", "manual_dep", "init_value"):
+                if extra in b:
+                    raise self.operr(b[extra], f"pl.create_tensor({extra}=...) is not supported yet", "")
+            dt = self.static(b["dtype"])
+            if not isinstance(dt, S.DataType):
+                raise self.operr(b["dtype"], "pl.create_tensor dtype must be a pl dtype", "Write dtype=pl.FP32.")
+            return self.op_call_ir(
+                "tensor.create", [], [("shape", "ints", self.static_ints(b["shape"], "shape")), ("dtype", "dtype", dt.name)], node
+            )
+        if op == "slice":
+            b = self.bind_args(node, op, ["tensor", "shape", "offset"], {})
+            return self.op_call_ir(
+                "tensor.slice",
+                [self.expr(b["tensor"]), self.offsets(b["offset"], "offset")],
+                [("shape", "ints", self.static_ints(b["shape"], "shape"))],
+                node,
+            )
+        if op == "reshape":
+            b = self.bind_args(node, op, ["tensor", "shape"], {})
+            return self.op_call_ir("tensor.reshape", [self.expr(b["tensor"])], [("shape", "ints", self.static_ints(b["shape"], "shape"))], node)
+        if op == "read":
+            b = self.bind_args(node, op, ["tensor", "indices"], {})
+            return self.op_call_ir("tensor.read", [self.expr(b["tensor"]), self.offsets(b["indices"], "indices")], [], node)
+        if op == "assemble":
+            b = self.bind_args(node, op, ["target", "source", "offset", "atomic"], {"atomic": None})
+            if "atomic" in b:
+                raise self.operr(b["atomic"], "pl.assemble(atomic=...) is not supported yet", "")
+            return self.op_call_ir(
+                "tensor.assemble", [self.expr(b["target"]), self.expr(b["source"]), self.offsets(b["offset"], "offset")], [], node
+            )
+        raise self.operr(node, f"Unknown operation 'pl.{op}'", _UNKNOWN_OP_HINT)
+
+
+def wrap_foreign(name: str, src: Source, node: ast.AST, e: BaseException) -> ParserError:
+    """A non-parser exception escaping a function parse, as PyPTO wraps it."""
+    return _error(
+        ParserSyntaxError,
+        src,
+        node,
+        f"Failed to parse function '{name}': {e}",
+        "Check your function definition for errors",
+    )
+
+
+def parse_module_program(
+    tree: ast.Module, src: Source, globals_: Dict[str, Any], class_name: Optional[str] = None
+) -> Any:
+    """The ``@pl.program`` class of a parsed module (the first, or ``class_name``)."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and (class_name is None or node.name == class_name):
+            return parse_class(node, src, globals_)
+    raise ParserSyntaxError(
+        "no @pl.program class found" if class_name is None else f"no class '{class_name}' found",
+        {"filename": src.filename, "line": 1, "column": 1},
+        "Write @pl.program class Name: with @pl.function methods.",
+    )
+
+
+def parse_class(cls: ast.ClassDef, src: Source, globals_: Dict[str, Any]) -> Any:
+    decls = []
+    for item in cls.body:
+        if isinstance(item, ast.FunctionDef):
+            ftype = function_type_of(item, src)
+            if ftype is None:
+                raise _error(
+                    ParserSyntaxError,
+                    src,
+                    item,
+                    f"method '{item.name}' of program {cls.name} is not a @pl.function",
+                    "Decorate it with @pl.function(type=pl.FunctionType.X).",
+                )
+            decls.append(declare_function(item, ftype, src, globals_, True, False))
+        elif isinstance(item, (ast.Pass, ast.Expr)):
+            continue
+        else:
+            raise _error(
+                ParserSyntaxError, src, item, f"unsupported class member in program {cls.name}", "A program holds @pl.function methods."
+            )
+    builder = ProgramBuilder(cls.name, decls)
+    return build_checked(builder, src)
+
+
+def build_checked(builder: ProgramBuilder, src: Source) -> Any:
+    try:
+        return builder.build()
+    except ParserError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, AssertionError) as e:
+        # The innermost function being parsed, for the message.
+        name = next(iter(builder.in_progress), builder.name)
+        decl = builder.decls.get(name)
+        node: ast.AST = decl.node if decl is not None else ast.Module(body=[], type_ignores=[])
+        raise wrap_foreign(name, src if decl is None else decl.src, node, e) from e
+
+
+def function_source(fn: Any) -> Tuple[ast.FunctionDef, Source]:
+    """The AST of a Python function and where it is, for ``@pl.jit``."""
+    import inspect
+    import linecache
+    import textwrap
+
+    lines, start = inspect.getsourcelines(fn)
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+    filename = inspect.getsourcefile(fn) or "<unknown>"
+    tree = ast.parse(dedented)
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise ParserSyntaxError(f"{fn!r} is not a function definition", {"filename": filename, "line": start, "column": 1})
+    return fdef, Source(filename, start - 1, indent, linecache.getlines(filename))
+
+
+def jit_dependencies(fdef: ast.FunctionDef, globals_: Dict[str, Any], is_jit: Callable[[Any], bool]) -> List[str]:
+    """Names of ``@pl.jit`` helpers called (bare ``f(...)``) by a jit function body."""
+    out: List[str] = []
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            n = node.func.id
+            if n in globals_ and is_jit(globals_[n]) and n not in out:
+                out.append(n)
+    return out

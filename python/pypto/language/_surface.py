@@ -1,0 +1,211 @@
+"""The names a DSL program writes: element types (``pl.FP32``), enums (``pl.FunctionType``,
+``pl.Level``, ``pl.Mem``), annotations (``pl.Tensor[[16, 16], pl.FP32]``, ``pl.Out[...]``)
+and the operation stubs (``pl.load``, ``pl.add``, ...).
+
+DSL source is parsed, never executed: the stubs only exist so that programs import, type
+check and read well. Calling one outside a parsed body raises ``RuntimeError`` naming the
+construct. ``pl.dump_tag`` is the one exception: like PyPTO's it is an identity function
+(the parser consumes the statement).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, NoReturn, Tuple
+
+__all__ = [
+    "BF16",
+    "BOOL",
+    "FP16",
+    "FP32",
+    "INDEX",
+    "INT8",
+    "INT16",
+    "INT32",
+    "INT64",
+    "UINT8",
+    "UINT16",
+    "UINT32",
+    "UINT64",
+    "DataType",
+    "FunctionType",
+    "InOut",
+    "Level",
+    "Mem",
+    "MemorySpace",
+    "Out",
+    "PadValue",
+    "Scalar",
+    "ScopeMode",
+    "Tensor",
+    "Tile",
+    "dump_tag",
+]
+
+
+class DataType:
+    """An element type (``pl.FP32``, ...); ``name`` is the member name (``FP32``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.{self.name}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DataType) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("DataType", self.name))
+
+
+BOOL = DataType("BOOL")
+INT8 = DataType("INT8")
+INT16 = DataType("INT16")
+INT32 = DataType("INT32")
+INT64 = DataType("INT64")
+UINT8 = DataType("UINT8")
+UINT16 = DataType("UINT16")
+UINT32 = DataType("UINT32")
+UINT64 = DataType("UINT64")
+FP16 = DataType("FP16")
+BF16 = DataType("BF16")
+FP32 = DataType("FP32")
+INDEX = DataType("INDEX")
+
+#: Every element type by member name.
+DATA_TYPES = {
+    d.name: d
+    for d in (BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, FP16, BF16, FP32, INDEX)
+}
+
+
+class FunctionType(enum.Enum):
+    """What a ``@pl.function`` is (PyPTO's values)."""
+
+    Opaque = 0
+    Orchestration = 1
+    InCore = 2
+    AIC = 3
+    AIV = 4
+    Group = 5
+    Spmd = 6
+    Inline = 7
+    Graph = 8
+
+
+class Level(enum.Enum):
+    """The hierarchy level of a ``pl.at`` scope."""
+
+    CORE_GROUP = 0
+    CHIP = 1
+    HOST = 2
+
+
+class MemorySpace(enum.Enum):
+    """An on-chip memory of a tile (``pl.Mem.Vec``, ...)."""
+
+    Vec = 0
+    Mat = 1
+    Left = 2
+    Right = 3
+    Acc = 4
+    Bias = 5
+
+
+Mem = MemorySpace
+
+
+class ScopeMode(enum.Enum):
+    """``pl.scope(mode=...)``: automatic or manual dependencies."""
+
+    AUTO = 0
+    MANUAL = 1
+
+
+class PadValue(enum.Enum):
+    """Fill values (reserved for ``pl.fillpad``)."""
+
+    zero = 0
+    max = 1
+    min = 2
+
+
+class _Annotation:
+    """The value of an annotation expression such as ``pl.Tensor[[16, 16], pl.FP32]``
+    (only its source matters to the parser)."""
+
+    __slots__ = ("kind", "args")
+
+    def __init__(self, kind: str, args: Tuple[Any, ...]) -> None:
+        self.kind = kind
+        self.args = args
+
+    def __repr__(self) -> str:
+        return f"pl.{self.kind}[{', '.join(repr(a) for a in self.args)}]"
+
+
+def _annotation_of(kind: str, item: Any) -> _Annotation:
+    return _Annotation(kind, item if isinstance(item, tuple) else (item,))
+
+
+class Tensor:
+    """``pl.Tensor[[d0, d1, ...], dtype]``: a global-memory tensor (bare ``pl.Tensor`` in
+    ``@pl.jit`` code: the shape comes from the call's arguments)."""
+
+    def __class_getitem__(cls, item: Any) -> _Annotation:
+        return _annotation_of("Tensor", item)
+
+
+class Tile:
+    """``pl.Tile[[rows, cols], dtype]`` (optionally a third item, the memory): an on-chip tile."""
+
+    def __class_getitem__(cls, item: Any) -> _Annotation:
+        return _annotation_of("Tile", item)
+
+
+class Scalar:
+    """``pl.Scalar[dtype]``: a scalar parameter or value."""
+
+    def __class_getitem__(cls, item: Any) -> _Annotation:
+        return _annotation_of("Scalar", item)
+
+
+class Out:
+    """``pl.Out[pl.Tensor[...]]``: a write-only parameter."""
+
+    def __class_getitem__(cls, item: Any) -> _Annotation:
+        return _annotation_of("Out", item)
+
+
+class InOut:
+    """``pl.InOut[pl.Tensor[...]]``: a read-write parameter."""
+
+    def __class_getitem__(cls, item: Any) -> _Annotation:
+        return _annotation_of("InOut", item)
+
+
+def dump_tag(tensor: Any) -> Any:
+    """Marks ``tensor`` for selective dump in every later dispatch that consumes it (a
+    statement of an Orchestration or Inline body; the parser consumes it). Returns its
+    argument when called directly."""
+    return tensor
+
+
+def _dsl_only(name: str) -> NoReturn:
+    raise RuntimeError(
+        f"pl.{name} is a DSL construct: it is only valid inside a @pl.program / @pl.function / "
+        "@pl.jit body, which pypto.language parses without executing"
+    )
+
+
+def _make_stub(name: str, doc: str) -> Any:
+    def stub(*args: Any, **kwargs: Any) -> Any:
+        _dsl_only(name)
+
+    stub.__name__ = name
+    stub.__qualname__ = name
+    stub.__doc__ = doc
+    return stub
