@@ -261,8 +261,16 @@ fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
             writeln!(out, "  {}: FAIL\n{}", c.name, indent(&cmp.report(&c.name)))?;
         }
     }
-    let actual_dir = outcome.dir.join("data").join("actual");
-    writeln!(out, "actual outputs written to {}", actual_dir.display())?;
+    if outcome.checks.iter().any(|c| c.actual_path.is_some()) {
+        let actual_dir = outcome.dir.join("data").join("actual");
+        writeln!(out, "actual outputs written to {}", actual_dir.display())?;
+    } else if !outcome.checks.is_empty() {
+        writeln!(
+            out,
+            "actual outputs not written: {} is read-only",
+            outcome.dir.display()
+        )?;
+    }
     if outcome.passed() {
         writeln!(out, "PASS")?;
         Ok(ExitCode::SUCCESS)

@@ -307,3 +307,60 @@ unsafe fn libc_kill(pid: i32) {
     // SAFETY: plain signal to our own child.
     unsafe { libc_kill_raw(pid, 9) };
 }
+
+/// A read-only bind mount of `src` (unmounted on drop), or `None` where this process may
+/// not mount (not root, or no mount namespace permission).
+struct ReadOnlyMount(PathBuf);
+
+impl ReadOnlyMount {
+    fn of(src: &Path) -> Option<ReadOnlyMount> {
+        let dst = src.with_extension("ro");
+        std::fs::create_dir_all(&dst).unwrap();
+        let ok = |args: &[&std::ffi::OsStr]| {
+            Command::new("mount")
+                .args(args)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if !ok(&["--bind".as_ref(), src.as_os_str(), dst.as_os_str()]) {
+            return None;
+        }
+        let m = ReadOnlyMount(dst);
+        ok(&["-o".as_ref(), "remount,ro,bind".as_ref(), m.0.as_os_str()]).then_some(m)
+    }
+}
+
+impl Drop for ReadOnlyMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_read_only_build_directory_still_runs_and_validates() {
+    let dir = common::example("faults", "vector_add", "read_only");
+    let first = replay(&dir, &[], &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    let Some(ro) = ReadOnlyMount::of(&dir) else {
+        eprintln!("skipped: this process cannot make a read-only bind mount (needs root)");
+        return;
+    };
+    for extra in [&["--no-recompile"][..], &[][..]] {
+        let o = replay(&ro.0, &[], extra);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{extra:?}: {t}");
+        assert!(
+            t.contains("PASS")
+                && t.contains("actual outputs not written")
+                && t.contains("is read-only"),
+            "{extra:?}: {t}"
+        );
+    }
+    let o = replay(&ro.0, &[], &["--swimlane"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("is not writable, so the diagnostics cannot be written"),
+        "{t}"
+    );
+}

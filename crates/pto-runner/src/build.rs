@@ -164,12 +164,39 @@ fn load_build_cached(
     kernel_config: KernelConfig,
     meta: CompiledMeta,
 ) -> Result<CompiledBuild, RunnerError> {
+    if !pto_toolchain::binary_cache::dir_writable(dir) {
+        tracing::warn!(
+            "{} is not writable: its binaries are built in (or found in) the shared object cache and loaded from there; nothing is written next to the sources",
+            dir.display()
+        );
+        return load_build_with(
+            dir,
+            toolchain,
+            platform,
+            kernel_config,
+            meta,
+            Binaries::SharedCacheOnly,
+        );
+    }
     let context =
         BinaryContext::current(platform.name(), &kernel_config.runtime.runtime, toolchain);
     let cache = BinaryCacheBuild::begin(dir, context).map_err(ToolchainError::from)?;
-    let build = load_build_with(dir, toolchain, platform, kernel_config, meta, cache.reuse())?;
+    let binaries = Binaries::InTree {
+        reuse: cache.reuse(),
+    };
+    let build = load_build_with(dir, toolchain, platform, kernel_config, meta, binaries)?;
     cache.commit().map_err(ToolchainError::from)?;
     Ok(build)
+}
+
+/// Where a build's binaries come from and go.
+#[derive(Debug, Clone, Copy)]
+enum Binaries {
+    /// Next to the sources (PyPTO's layout); `reuse` when the stamp matched.
+    InTree { reuse: bool },
+    /// A build directory this process cannot write: straight from the shared object cache,
+    /// nothing installed or recorded.
+    SharedCacheOnly,
 }
 
 fn load_build_with(
@@ -178,7 +205,7 @@ fn load_build_with(
     platform: pto_runtime::Platform,
     kernel_config: KernelConfig,
     meta: CompiledMeta,
-    reuse: bool,
+    binaries: Binaries,
 ) -> Result<CompiledBuild, RunnerError> {
     check_signature(dir, &kernel_config, &meta)?;
     check_core_guards(&kernel_config)?;
@@ -210,7 +237,7 @@ fn load_build_with(
     let installed: Vec<PathBuf> = units.iter().map(|u| binary_path_for(&u.source)).collect();
     let mut objects = Vec::with_capacity(units.len());
     let mut n_cached = 0;
-    let fresh = reuse
+    let fresh = matches!(binaries, Binaries::InTree { reuse: true })
         && installed.iter().all(|p| p.is_file())
         && UnitsRecord::load(dir).is_some_and(|r| r.still_current(&units, &installed));
     if fresh {
@@ -220,6 +247,12 @@ fn load_build_with(
             objects.push(toolchain.adopt_object(p)?);
         }
         n_cached = units.len();
+    } else if matches!(binaries, Binaries::SharedCacheOnly) {
+        for res in toolchain.compile_all(&units) {
+            let obj = res?;
+            n_cached += obj.cache_hit as usize;
+            objects.push(obj.so_path);
+        }
     } else {
         let mut record = UnitsRecord::default();
         for ((res, dest), unit) in toolchain

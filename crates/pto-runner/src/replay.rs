@@ -42,8 +42,8 @@ impl Default for ReplayOptions {
 pub struct OutputCheck {
     /// Parameter name.
     pub name: String,
-    /// Where the actual output was written.
-    pub actual_path: PathBuf,
+    /// Where the actual output was written (`None`: the build directory is read-only).
+    pub actual_path: Option<PathBuf>,
     /// The comparison.
     pub comparison: Comparison,
 }
@@ -91,8 +91,20 @@ pub fn replay_with(
     config.validate()?;
     // Fail on a missing or foreign directory before touching anything.
     pto_build_output::BuildLayout::detect(dir)?;
+    // A build directory this process cannot write still runs: binaries come from the shared
+    // object cache and the golden comparison is done without writing `data/actual/`; only
+    // what must be written there (diagnostics) is refused before anything runs.
+    let writable = pto_toolchain::binary_cache::dir_writable(dir);
+    if !writable && config.dfx.any() {
+        return Err(RunnerError::config(format!(
+            "{} is not writable, so the diagnostics cannot be written to its dfx_outputs/; copy the build directory somewhere writable, or run without the DFX switches",
+            dir.display()
+        )));
+    }
     crate::lifecycle::rebuild_kernel_cpp_from_pto(dir, options.rebuild_from_pto, say)?;
-    if options.recompile {
+    if options.recompile && !writable {
+        say(READ_ONLY_INVALIDATION_MESSAGE);
+    } else if options.recompile {
         say(&crate::lifecycle::invalidate_binary_cache(dir)?);
     } else {
         say(pto_toolchain::binary_cache::SKIPPED_INVALIDATION_MESSAGE);
@@ -108,7 +120,7 @@ pub fn replay_with(
     let mut params = bind_inputs(dir, &build.meta)?;
     let ExecuteOutcome { report, dfx } = build.execute_with(&mut params, config, say)?;
     let checks = if options.validate {
-        validate(dir, config, &params)?
+        validate(dir, config, &params, writable)?
     } else {
         Vec::new()
     };
@@ -122,11 +134,17 @@ pub fn replay_with(
     })
 }
 
-/// Compares each output with `data/out/<name>.npy` and writes `data/actual/<name>.npy`.
+/// What replay says instead of invalidating a build directory it cannot write.
+pub const READ_ONLY_INVALIDATION_MESSAGE: &str =
+    "[cpp->.so] the build directory is read-only: nothing to invalidate; binaries are built in the shared object cache and loaded from there";
+
+/// Compares each output with `data/out/<name>.npy` and, when the directory is writable,
+/// writes `data/actual/<name>.npy`.
 fn validate(
     dir: &Path,
     config: &RunConfig,
     params: &[BoundParam],
+    write_actual: bool,
 ) -> Result<Vec<OutputCheck>, RunnerError> {
     let golden_py = dir.join("golden.py");
     let tolerances = if golden_py.exists() {
@@ -158,15 +176,18 @@ fn validate(
             });
         }
         let expected = read_npy(&golden_path)?;
-        let actual_path = dir.join("data").join("actual").join(format!("{name}.npy"));
-        if let Some(parent) = actual_path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| RunnerError::Io {
-                action: "creating",
-                path: parent.to_path_buf(),
-                source,
-            })?;
+        let actual_path = write_actual
+            .then(|| dir.join("data").join("actual").join(format!("{name}.npy")));
+        if let Some(actual_path) = &actual_path {
+            if let Some(parent) = actual_path.parent() {
+                std::fs::create_dir_all(parent).map_err(|source| RunnerError::Io {
+                    action: "creating",
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+            }
+            write_npy(actual_path, array)?;
         }
-        write_npy(&actual_path, array)?;
         let comparison = compare(array, &expected, tolerances).map_err(|e| RunnerError::Data {
             path: golden_path.clone(),
             message: e.to_string(),

@@ -220,6 +220,23 @@ impl BinaryContext {
     }
 }
 
+/// Whether this process may write the binary cache of `dir`: `dir` and, when it exists,
+/// `dir/cache` accept new files (`access(W_OK)`: false on a read-only mount even for root,
+/// and without write permission). A build directory that is not writable is run from the
+/// shared object cache, with nothing written next to its sources.
+pub fn dir_writable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let writable = |p: &Path| {
+        let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: `c` is a NUL-terminated path that outlives the call.
+        unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    };
+    let cache = dir.join(CACHE_DIR);
+    writable(dir) && (!cache.is_dir() || writable(&cache))
+}
+
 /// `<dir>/cache/binary_context.json`.
 pub fn stamp_path(dir: &Path) -> PathBuf {
     dir.join(CACHE_DIR).join(STAMP_FILE)
