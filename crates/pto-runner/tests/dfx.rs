@@ -285,3 +285,70 @@ fn every_flag_on_and_none() {
     assert!(outcome.dfx.files.is_empty());
     assert!(!clean.join("dfx_outputs").exists());
 }
+
+/// Simpler's converter reports an edge whose predecessor finishes after its successor is
+/// dispatched as a happens-before violation: every unit's finish is stamped before the
+/// unit counts as done, so none appears, however the workers interleave.
+#[test]
+fn no_record_shows_a_predecessor_finishing_after_its_successor_is_dispatched() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/paged_attention");
+    let dir = root().join("happens_before");
+    let _ = std::fs::remove_dir_all(&dir);
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&src)
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    for round in 0..3 {
+        run(
+            &dir,
+            DfxOptions {
+                chip_swimlane: 2,
+                dep_gen: true,
+                ..Default::default()
+            },
+        );
+        let lane = pto_dfx::swimlane::read(&dir.join("dfx_outputs/chip_swimlane_records.json"))
+            .unwrap()
+            .value;
+        let deps = pto_dfx::deps::read(&dir.join("dfx_outputs/deps.json"))
+            .unwrap()
+            .value;
+        // (core, reg_task_id) joins a scheduler row to its task.
+        let task_of: std::collections::HashMap<(u32, u32), u64> = lane
+            .aicore_tasks
+            .iter()
+            .map(|r| ((r.core_id, r.reg_task_id), r.task_token.0))
+            .collect();
+        let mut first_dispatch = std::collections::HashMap::<u64, u64>::new();
+        let mut last_finish = std::collections::HashMap::<u64, u64>::new();
+        for r in &lane.aicpu_tasks {
+            let task = task_of[&(r.core_id, r.reg_task_id)];
+            let d = first_dispatch.entry(task).or_insert(u64::MAX);
+            *d = (*d).min(r.dispatch_cycles);
+            let f = last_finish.entry(task).or_insert(0);
+            *f = (*f).max(r.finish_cycles);
+        }
+        let mut checked = 0;
+        for e in &deps.edges {
+            let (Some(&finish), Some(&dispatch)) =
+                (last_finish.get(&e.pred.0), first_dispatch.get(&e.succ.0))
+            else {
+                continue;
+            };
+            assert!(
+                finish <= dispatch,
+                "round {round}: {} finishes at {finish} after {} is dispatched at {dispatch}",
+                pto_dfx::format_task_display(e.pred.0),
+                pto_dfx::format_task_display(e.succ.0)
+            );
+            checked += 1;
+        }
+        assert!(
+            checked > 10,
+            "round {round}: only {checked} edges had records"
+        );
+    }
+}

@@ -882,6 +882,10 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                     );
                 }
             }
+            // Stamped before this unit counts as done: once the last unit completes the
+            // task its successors may be dispatched at once, and no record may show a
+            // predecessor finishing after a successor's dispatch.
+            let finish_ns = if recording && ran { now_ns() } else { 0 };
             let last = slot.subtasks_done.fetch_add(1, Ordering::AcqRel) + 1 == total;
             let complete_start = if recording && self.rec.swimlane >= 3 {
                 now_ns()
@@ -897,12 +901,12 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                 chip.complete(id, &mut self.inline);
             }
             if recording && ran {
-                let finish_ns = now_ns();
+                let complete_end = if self.rec.swimlane >= 3 { now_ns() } else { 0 };
                 self.record(
                     id,
                     dispatch_ns,
                     finish_ns,
-                    complete_start,
+                    (complete_start, complete_end),
                     depth_before,
                     shape,
                     last,
@@ -921,7 +925,7 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
         id: TaskId,
         dispatch_ns: u64,
         finish_ns: u64,
-        complete_start: u64,
+        (complete_start, complete_end): (u64, u64),
         depth_before: [i16; 3],
         shape: usize,
         last: bool,
@@ -980,7 +984,7 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
             rec.records.phases.push(SchedPhaseRecord {
                 kind: SchedPhaseKind::Complete,
                 start_ns: complete_start,
-                end_ns: finish_ns,
+                end_ns: complete_end,
                 loop_iter: rec.loop_iter,
                 tasks_processed: last as u32,
                 pop_hit: 0,
