@@ -39,6 +39,19 @@ pub struct Tolerances {
     pub atol: f64,
 }
 
+impl Tolerances {
+    /// Tolerances after checking both are finite and non-negative (the message names the
+    /// field: `rtol must be a finite number >= 0, got -1.0`).
+    pub fn checked(rtol: f64, atol: f64) -> Result<Tolerances, String> {
+        for (name, v) in [("rtol", rtol), ("atol", atol)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{name} must be a finite number >= 0, got {v:?}"));
+            }
+        }
+        Ok(Tolerances { rtol, atol })
+    }
+}
+
 impl Default for Tolerances {
     /// 1e-5 for both, PyPTO's defaults.
     fn default() -> Self {
@@ -538,6 +551,19 @@ mod tests {
             compare(&a, &e, Tolerances::default()).unwrap().n_mismatch,
             1
         );
+    }
+
+    #[test]
+    fn tolerances_are_checked() {
+        assert!(Tolerances::checked(0.0, 1e-3).is_ok());
+        assert_eq!(
+            Tolerances::checked(-1.0, 0.0).unwrap_err(),
+            "rtol must be a finite number >= 0, got -1.0"
+        );
+        assert!(Tolerances::checked(0.0, f64::NAN)
+            .unwrap_err()
+            .starts_with("atol must be"));
+        assert!(Tolerances::checked(f64::INFINITY, 0.0).is_err());
     }
 
     #[test]
