@@ -14,6 +14,12 @@
 //! `json.dumps(meta, indent=2)`'s bytes (2-space indent, ASCII only, no
 //! trailing newline, keys in PyPTO's order) through
 //! `<stem>.<pid>.tmp` and a rename.
+//!
+//! Bounded work: a sidecar longer than [`MAX_SIDECAR_BYTES`] is refused
+//! before it is read, JSON nesting stops at serde_json's recursion limit
+//! (128 levels), and a static shape whose bytes overflow 63 bits is
+//! malformed, so no sidecar can make a later allocation of its tensors
+//! overflow.
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +37,9 @@ pub const COMPILED_META_SCHEMA: u64 = 1;
 pub const DISTRIBUTED_META_FILE: &str = "distributed_meta.json";
 /// The L3 sidecar's schema version.
 pub const DISTRIBUTED_META_SCHEMA: u64 = 2;
+/// The longest sidecar the readers take (64 MiB; PyPTO's are a few KiB,
+/// about 80 bytes per parameter).
+pub const MAX_SIDECAR_BYTES: u64 = 64 << 20;
 
 /// How an orchestration parameter is passed (PyPTO's `ParamDirection`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -336,8 +345,18 @@ impl Sidecar {
                 message: format!("{} {}", path.display(), self.not_found),
             });
         }
-        let bytes = std::fs::read(path)
-            .map_err(|e| self.invalid(path, &format!("cannot be read ({e})")))?;
+        let bytes = crate::fs::read_limited(path, MAX_SIDECAR_BYTES).map_err(|e| match e {
+            crate::fs::LimitedReadError::Io(e) => {
+                self.invalid(path, &format!("cannot be read ({e})"))
+            }
+            crate::fs::LimitedReadError::TooLarge { len } => self.invalid(
+                path,
+                &format!(
+                    "is {len} bytes, more than the {} a sidecar may have",
+                    crate::fs::human_size(MAX_SIDECAR_BYTES)
+                ),
+            ),
+        })?;
         let text = String::from_utf8(bytes)
             .map_err(|e| self.invalid(path, &format!("is not valid UTF-8 text ({e})")))?;
         self.parse_object(&text, path)
@@ -488,6 +507,21 @@ fn param_from_json(fields: &Map<String, Value>) -> Result<ParamInfo, String> {
         }
     };
     check_pypto_dtype(&dtype).map_err(|e| e.to_string())?;
+    if let Some(dims) = &shape {
+        // The static dimensions (-1 is dynamic) must describe a tensor whose
+        // bytes fit 63 bits, or allocating it later would overflow.
+        let elem_size = DType::from_pypto_str(&dtype).map_or(1, DType::elem_size);
+        let bytes = dims
+            .iter()
+            .filter(|&&d| d >= 0)
+            .try_fold(elem_size as i64, |acc, &d| acc.checked_mul(d));
+        if bytes.is_none() {
+            return Err(format!(
+                "'shape' {} of {dtype} holds more bytes than a tensor can (the size overflows 63 bits)",
+                repr_json(raw_shape)
+            ));
+        }
+    }
     Ok(ParamInfo {
         name,
         direction,

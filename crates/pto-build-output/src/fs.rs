@@ -6,10 +6,66 @@
 //! disk and renames it over the target. A reader therefore sees either the old
 //! file or the new one. Two writers of the same target in one process must
 //! serialize themselves: they would share the temporary name.
+//!
+//! Reading: [`read_limited`] reads a whole file only when it is no longer
+//! than the reader's limit, checked from the file's length before anything
+//! is read (and enforced while reading, for files without a length such as
+//! pipes), so no input can make a reader allocate without bound.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+
+/// Why [`read_limited`] returned no bytes.
+#[derive(Debug)]
+pub(crate) enum LimitedReadError {
+    /// Opening or reading failed.
+    Io(io::Error),
+    /// The file holds more than the limit: `len` is its length, or, for a
+    /// file without one, the bytes read before stopping (`limit + 1`).
+    TooLarge {
+        /// Bytes in the file (at least).
+        len: u64,
+    },
+}
+
+/// The contents of `path` when it holds at most `limit` bytes.
+pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, LimitedReadError> {
+    let file = File::open(path).map_err(LimitedReadError::Io)?;
+    let known_len = file
+        .metadata()
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len());
+    if let Some(len) = known_len.filter(|&len| len > limit) {
+        return Err(LimitedReadError::TooLarge { len });
+    }
+    let mut bytes = Vec::new();
+    let reserve = usize::try_from(known_len.unwrap_or(0)).unwrap_or(usize::MAX);
+    bytes
+        .try_reserve_exact(reserve)
+        .map_err(|_| LimitedReadError::Io(io::Error::from(io::ErrorKind::OutOfMemory)))?;
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(LimitedReadError::Io)?;
+    let read = bytes.len() as u64;
+    if read > limit {
+        return Err(LimitedReadError::TooLarge { len: read });
+    }
+    Ok(bytes)
+}
+
+/// `bytes` as a short human size: `8 MiB`, `64 KiB`, `100 bytes`.
+pub(crate) fn human_size(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    if bytes >= KIB * KIB && bytes.is_multiple_of(KIB * KIB) {
+        format!("{} MiB", bytes / (KIB * KIB))
+    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
+        format!("{} KiB", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
 
 /// Writing a file failed.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +139,30 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("a.json")]);
+    }
+
+    #[test]
+    fn limited_reads_check_the_length_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"12345").unwrap();
+        assert_eq!(read_limited(&path, 5).unwrap(), b"12345");
+        match read_limited(&path, 4) {
+            Err(LimitedReadError::TooLarge { len }) => assert_eq!(len, 5),
+            other => panic!("{other:?}"),
+        }
+        // A file without a length (a character device) is cut after limit + 1 bytes.
+        match read_limited(Path::new("/dev/zero"), 1000) {
+            Err(LimitedReadError::TooLarge { len }) => assert_eq!(len, 1001),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            read_limited(&dir.path().join("missing"), 10),
+            Err(LimitedReadError::Io(e)) if e.kind() == io::ErrorKind::NotFound
+        ));
+        assert_eq!(human_size(8 << 20), "8 MiB");
+        assert_eq!(human_size(65536), "64 KiB");
+        assert_eq!(human_size(1000), "1000 bytes");
     }
 
     #[test]

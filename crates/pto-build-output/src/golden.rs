@@ -10,6 +10,11 @@
 //! nested in blocks (indented) are not module-level literals and are
 //! ignored; text inside triple-quoted strings is skipped.
 //!
+//! Bounded work: a `golden.py` longer than [`MAX_GOLDEN_PY_BYTES`] is refused
+//! before it is read ([`GoldenError::TooLarge`]), and a tolerance value
+//! longer than [`MAX_TOLERANCE_TEXT`] characters is rejected before it is
+//! parsed (a number literal is a few characters).
+//!
 //! [`compare`] checks `|actual - expected| <= atol + rtol * |expected|` per
 //! element in `f64`, for every dtype (integers and bools included). Equal
 //! values (including equal infinities) always match; NaN never matches, as
@@ -26,6 +31,14 @@ use crate::pysyntax::{self, ExprKind};
 
 /// The tolerance used when `golden.py` sets none.
 pub const DEFAULT_TOLERANCE: f64 = 1e-5;
+
+/// The longest `golden.py` [`read_tolerances`] takes (16 MiB; a golden.py
+/// is code, and large data belongs in `.npy` files).
+pub const MAX_GOLDEN_PY_BYTES: u64 = 16 << 20;
+
+/// The longest right-hand side of an `RTOL` / `ATOL` assignment, in
+/// characters, that is parsed (`1e-05` is 5).
+pub const MAX_TOLERANCE_TEXT: usize = 1000;
 
 /// How many mismatches a [`Comparison`] keeps and reports.
 pub const MAX_REPORTED_MISMATCHES: usize = 20;
@@ -75,6 +88,22 @@ pub enum GoldenError {
         #[source]
         source: std::io::Error,
     },
+    /// `golden.py` is longer than [`MAX_GOLDEN_PY_BYTES`].
+    #[error("{}: the file is {len} bytes, more than the {} read for its RTOL/ATOL; keep golden.py to code and load large data from .npy files", path.display(), crate::fs::human_size(*limit))]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its length (at least).
+        len: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// `golden.py` is not valid UTF-8.
+    #[error("{}: the file is not valid UTF-8 text; save golden.py as UTF-8", path.display())]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+    },
     /// `RTOL` / `ATOL` is assigned something other than a number literal.
     #[error("{}:{line}: {name} must be a non-negative number literal such as `{name} = 1e-05`, found `{found}`; {detail}", path.display())]
     NotALiteral {
@@ -112,9 +141,20 @@ pub enum GoldenError {
 
 /// Reads `RTOL` / `ATOL` from the `golden.py` at `golden_py`.
 pub fn read_tolerances(golden_py: &Path) -> Result<Tolerances, GoldenError> {
-    let text = std::fs::read_to_string(golden_py).map_err(|source| GoldenError::Read {
+    use crate::fs::LimitedReadError;
+    let bytes = crate::fs::read_limited(golden_py, MAX_GOLDEN_PY_BYTES).map_err(|e| match e {
+        LimitedReadError::Io(source) => GoldenError::Read {
+            path: golden_py.to_path_buf(),
+            source,
+        },
+        LimitedReadError::TooLarge { len } => GoldenError::TooLarge {
+            path: golden_py.to_path_buf(),
+            len,
+            limit: MAX_GOLDEN_PY_BYTES,
+        },
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| GoldenError::NotUtf8 {
         path: golden_py.to_path_buf(),
-        source,
     })?;
     parse_tolerances(&text, golden_py)
 }
@@ -226,6 +266,18 @@ fn tolerance_assignment(
             }
         },
     };
+    let chars = after_annotation.trim().chars().count();
+    if chars > MAX_TOLERANCE_TEXT {
+        return Err(GoldenError::NotALiteral {
+            path: file.to_path_buf(),
+            line: line_no,
+            name,
+            found: after_annotation.trim().chars().take(40).collect::<String>() + "...",
+            detail: format!(
+                "the value is {chars} characters long, more than the {MAX_TOLERANCE_TEXT} a number literal may have"
+            ),
+        });
+    }
     let expr = pysyntax::parse_single_expr(after_annotation).map_err(|e| {
         fail(
             after_annotation,
@@ -418,6 +470,47 @@ mod tests {
         assert_eq!(res, expected.map_err(str::to_string), "text:\n{text}");
     }
 
+    /// Hostile tolerance lines: a value longer than a literal can be is
+    /// rejected unparsed, deep nesting within the length is a located error,
+    /// and an oversized or non-UTF-8 golden.py is refused naming the file.
+    #[test]
+    fn hostile_golden_files_are_bounded() {
+        let long = format!("RTOL = {}1{}\n", "(".repeat(100_000), ")".repeat(100_000));
+        check_tol(
+            &long,
+            Err("/b/golden.py:1: RTOL must be a non-negative number literal such as `RTOL = 1e-05`, found `((((((((((((((((((((((((((((((((((((((((...`; the value is 200001 characters long, more than the 1000 a number literal may have"),
+        );
+        let deep = format!("ATOL = {}1e-3{}\n", "(".repeat(400), ")".repeat(400));
+        let err = parse_tolerances(&deep, Path::new("/b/golden.py"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("/b/golden.py:1: ATOL must be a non-negative number literal")
+                && err.ends_with("the expression nests more than 100 levels deep (brackets, signs, `.`, calls and `/` all count); the files ir.compile() writes nest at most 4 at column 102"),
+            "{err}"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("golden.py");
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(MAX_GOLDEN_PY_BYTES + 1).unwrap();
+        assert_eq!(
+            read_tolerances(&path).unwrap_err().to_string(),
+            format!(
+                "{}: the file is 16777217 bytes, more than the 16 MiB read for its RTOL/ATOL; keep golden.py to code and load large data from .npy files",
+                path.display()
+            )
+        );
+        std::fs::write(&path, b"RTOL = 1e-3 # \xff\n").unwrap();
+        assert_eq!(
+            read_tolerances(&path).unwrap_err().to_string(),
+            format!(
+                "{}: the file is not valid UTF-8 text; save golden.py as UTF-8",
+                path.display()
+            )
+        );
+    }
+
     #[test]
     fn reads_module_level_literals() {
         check_tol(
@@ -572,7 +665,10 @@ mod tests {
             rtol: 1.0,
             atol: 1.0,
         };
-        let e = f32s(&[4], &[f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, 3.0]);
+        let e = f32s(
+            &[4],
+            &[f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, 3.0],
+        );
         let a = f32s(&[4], &[f64::INFINITY, f64::INFINITY, 1e30, f64::INFINITY]);
         let cmp = compare(&a, &e, tol).unwrap();
         assert_eq!(cmp.n_mismatch, 3, "only +inf == +inf matches: {cmp:?}");

@@ -83,8 +83,8 @@ pub use golden::{
     compare, isclose, read_tolerances, Comparison, GoldenError, Mismatch, Tolerances,
 };
 pub use kernel_config::{
-    load_name_map, ArgDirection, CoreType, KernelConfig, KernelConfigError, KernelEntry, NameMap,
-    OrchestrationConfig, RuntimeConfig,
+    load_name_map, parse_name_map, ArgDirection, CoreType, KernelConfig, KernelConfigError,
+    KernelEntry, NameMap, OrchestrationConfig, RuntimeConfig,
 };
 pub use layout::{drop_foreign_build_markers, BuildKind, BuildLayout, LayoutError};
 pub use npy::{read_npy, write_npy, NpyArray, NpyError};

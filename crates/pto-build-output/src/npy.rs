@@ -10,7 +10,15 @@
 //! Python-literal reader, so `{'descr': '<f4', 'fortran_order': False,
 //! 'shape': (2, 3), }` parses and anything unusual fails with a message that
 //! names the file.
+//!
+//! Bounded work: the header is at most [`MAX_HEADER_BYTES`] long and the
+//! shape at most [`MAX_DIMS`] dimensions; the data size the header declares
+//! is computed with checked arithmetic and compared with the file's length
+//! *before* the data is read or any buffer for it allocated, and the buffer
+//! is reserved fallibly, so a header claiming 2^60 elements is an error
+//! naming the file, not an abort.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::dtype::DType;
@@ -19,6 +27,13 @@ use crate::pysyntax::{self, ExprKind};
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 const ALIGN: usize = 64;
+
+/// The longest `.npy` header read (64 KiB: every version-1.0 header fits;
+/// NumPy itself refuses headers over 10000 bytes by default).
+pub const MAX_HEADER_BYTES: usize = 64 << 10;
+
+/// The most dimensions a shape may have (NumPy 2's `NPY_MAXDIMS`).
+pub const MAX_DIMS: usize = 64;
 
 /// An n-dimensional array in C order with little-endian elements.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +85,16 @@ pub enum NpyError {
         /// The shape.
         shape: Vec<usize>,
     },
+    /// The memory for an array's data cannot be had.
+    #[error("cannot allocate {bytes} bytes for shape {shape:?} of {dtype}; the shape is larger than this machine's memory")]
+    Alloc {
+        /// The element type.
+        dtype: DType,
+        /// The shape.
+        shape: Vec<usize>,
+        /// Bytes the shape needs.
+        bytes: usize,
+    },
     /// Writing failed.
     #[error(transparent)]
     Write(#[from] WriteError),
@@ -89,9 +114,24 @@ fn checked_numel(shape: &[usize]) -> Option<usize> {
 fn checked_nbytes(dtype: DType, shape: &[usize]) -> Result<usize, NpyError> {
     checked_numel(shape)
         .and_then(|n| n.checked_mul(dtype.elem_size()))
+        // No allocation can exceed `isize::MAX` bytes.
+        .filter(|&n| isize::try_from(n).is_ok())
         .ok_or_else(|| NpyError::TooLarge {
             shape: shape.to_vec(),
         })
+}
+
+/// A zeroed buffer of `nbytes`, or [`NpyError::Alloc`] when the memory cannot be had.
+fn try_zeroed(dtype: DType, shape: &[usize], nbytes: usize) -> Result<Vec<u8>, NpyError> {
+    let mut data = Vec::new();
+    data.try_reserve_exact(nbytes)
+        .map_err(|_| NpyError::Alloc {
+            dtype,
+            shape: shape.to_vec(),
+            bytes: nbytes,
+        })?;
+    data.resize(nbytes, 0);
+    Ok(data)
 }
 
 impl NpyArray {
@@ -119,13 +159,14 @@ impl NpyArray {
         }
     }
 
-    /// An all-zero array.
+    /// An all-zero array; a shape whose bytes overflow is [`NpyError::TooLarge`]
+    /// and one whose memory cannot be had [`NpyError::Alloc`] (never an abort).
     pub fn zeros(dtype: DType, shape: &[usize]) -> Result<NpyArray, NpyError> {
         let nbytes = checked_nbytes(dtype, shape)?;
         Ok(NpyArray {
             dtype,
             shape: shape.to_vec(),
-            data: vec![0; nbytes],
+            data: try_zeroed(dtype, shape, nbytes)?,
         })
     }
 
@@ -161,21 +202,103 @@ impl NpyArray {
     }
 }
 
-/// Reads an `.npy` file.
+/// Reads an `.npy` file: the header first, then, once the data size it
+/// declares matches the file's length, exactly that many bytes.
 pub fn read_npy(path: &Path) -> Result<NpyArray, NpyError> {
-    let bytes = std::fs::read(path).map_err(|source| NpyError::Read {
+    let io_err = |source| NpyError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
-    parse_npy(&bytes).map_err(|message| NpyError::Invalid {
+    };
+    let invalid = |message| NpyError::Invalid {
         path: path.to_path_buf(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(io_err)?;
+    let file_len = file.metadata().map_err(io_err)?.len();
+    let mut reader = std::io::BufReader::new(file);
+    // The preamble and the header, at most 12 + MAX_HEADER_BYTES bytes: the
+    // magic and version say how long the length field is, which says how
+    // long the header is.
+    let mut head = Vec::new();
+    let mut read_more = |head: &mut Vec<u8>, n: usize| {
+        (&mut reader)
+            .take(n as u64)
+            .read_to_end(head)
+            .map(|_| ())
+            .map_err(io_err)
+    };
+    read_more(&mut head, 8)?;
+    let len_size = match head.get(6) {
+        Some(1) => 2,
+        _ => 4,
+    };
+    read_more(&mut head, len_size)?;
+    let preamble = parse_preamble(&head).map_err(invalid)?;
+    read_more(&mut head, preamble.header_len)?;
+    let (dtype, shape) = parse_after_preamble(&head, &preamble).map_err(invalid)?;
+    let expected = checked_nbytes(dtype, &shape).map_err(|e| invalid(e.to_string()))?;
+    let data_len = file_len.saturating_sub(preamble.data_start() as u64);
+    if data_len != expected as u64 {
+        return Err(invalid(data_len_message(data_len, &shape, dtype, expected)));
+    }
+    let mut data = Vec::new();
+    data.try_reserve_exact(expected)
+        .map_err(|_| NpyError::Alloc {
+            dtype,
+            shape: shape.clone(),
+            bytes: expected,
+        })?;
+    reader
+        .take(expected as u64)
+        .read_to_end(&mut data)
+        .map_err(io_err)?;
+    if data.len() != expected {
+        // The file shrank while it was read.
+        return Err(invalid(data_len_message(
+            data.len() as u64,
+            &shape,
+            dtype,
+            expected,
+        )));
+    }
+    Ok(NpyArray { dtype, shape, data })
+}
+
+/// Parses the bytes of a whole `.npy` file (what [`read_npy`] reads);
+/// `path_for_errors` names it in errors.
+pub fn decode_npy(bytes: &[u8], path_for_errors: &Path) -> Result<NpyArray, NpyError> {
+    parse_npy(bytes).map_err(|message| NpyError::Invalid {
+        path: path_for_errors.to_path_buf(),
         message,
     })
 }
 
-/// Parses `.npy` bytes; the error is a message without the file name.
-fn parse_npy(bytes: &[u8]) -> Result<NpyArray, String> {
-    if bytes.len() < 8 || &bytes[..6] != MAGIC {
+fn data_len_message(actual: u64, shape: &[usize], dtype: DType, expected: usize) -> String {
+    format!(
+        "the data has {actual} bytes but shape {shape:?} of {} needs {expected}",
+        dtype.npy_descr()
+    )
+}
+
+/// The magic, version and header length.
+struct Preamble {
+    /// Where the header starts (10 or 12).
+    header_start: usize,
+    /// The header's length in bytes, at most [`MAX_HEADER_BYTES`].
+    header_len: usize,
+    /// Version 3.0: the header is UTF-8 rather than Latin-1.
+    utf8: bool,
+}
+
+impl Preamble {
+    fn data_start(&self) -> usize {
+        self.header_start + self.header_len
+    }
+}
+
+/// Reads the preamble from the first (up to 12) bytes of a file.
+fn parse_preamble(bytes: &[u8]) -> Result<Preamble, String> {
+    if bytes.len() < 8 || bytes.get(..6) != Some(MAGIC.as_slice()) {
         return Err("not an .npy file (missing the \\x93NUMPY magic)".to_string());
     }
     let (major, minor) = (bytes[6], bytes[7]);
@@ -196,28 +319,45 @@ fn parse_npy(bytes: &[u8]) -> Result<NpyArray, String> {
     let header_len = len_bytes
         .iter()
         .rev()
-        .fold(0usize, |acc, &b| (acc << 8) | usize::from(b));
-    let data_start = header_start
-        .checked_add(header_len)
-        .ok_or("the header length is out of range")?;
+        .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+    let header_len = usize::try_from(header_len)
+        .ok()
+        .filter(|&n| n <= MAX_HEADER_BYTES)
+        .ok_or_else(|| {
+            format!(
+                "the header length field says {header_len} bytes, more than the {MAX_HEADER_BYTES} an .npy header may have (the file is damaged or not written by numpy.save())"
+            )
+        })?;
+    Ok(Preamble {
+        header_start,
+        header_len,
+        utf8,
+    })
+}
+
+/// The dtype and shape from `bytes`, which start with the preamble.
+fn parse_after_preamble(bytes: &[u8], preamble: &Preamble) -> Result<(DType, Vec<usize>), String> {
+    let header_len = preamble.header_len;
     let header_bytes = bytes
-        .get(header_start..data_start)
+        .get(preamble.header_start..preamble.data_start())
         .ok_or_else(|| format!("the file ends inside the {header_len}-byte header"))?;
-    let header: String = if utf8 {
+    let header: String = if preamble.utf8 {
         String::from_utf8(header_bytes.to_vec())
             .map_err(|_| "the version 3.0 header is not valid UTF-8".to_string())?
     } else {
         header_bytes.iter().map(|&b| char::from(b)).collect()
     };
-    let (dtype, shape) = parse_header(&header)?;
+    parse_header(&header)
+}
+
+/// Parses `.npy` bytes; the error is a message without the file name.
+fn parse_npy(bytes: &[u8]) -> Result<NpyArray, String> {
+    let preamble = parse_preamble(bytes)?;
+    let (dtype, shape) = parse_after_preamble(bytes, &preamble)?;
     let expected = checked_nbytes(dtype, &shape).map_err(|e| e.to_string())?;
-    let data = &bytes[data_start..];
+    let data = bytes.get(preamble.data_start()..).unwrap_or(&[]);
     if data.len() != expected {
-        return Err(format!(
-            "the data has {} bytes but shape {shape:?} of {} needs {expected}",
-            data.len(),
-            dtype.npy_descr()
-        ));
+        return Err(data_len_message(data.len() as u64, &shape, dtype, expected));
     }
     Ok(NpyArray {
         dtype,
@@ -265,6 +405,12 @@ fn parse_header(header: &str) -> Result<(DType, Vec<usize>), String> {
                 let ExprKind::Tuple(dims) = value.kind else {
                     return Err(format!("'shape' is {}, not a tuple", value.describe()));
                 };
+                if dims.len() > MAX_DIMS {
+                    return Err(format!(
+                        "'shape' has {} dimensions, more than the {MAX_DIMS} NumPy allows",
+                        dims.len()
+                    ));
+                }
                 let mut out = Vec::with_capacity(dims.len());
                 for dim in dims {
                     match dim.kind {
@@ -549,6 +695,96 @@ mod tests {
                 path.display()
             )
         );
+    }
+
+    /// The shape a header claims is checked against the data (and the
+    /// address space) before any buffer for it exists.
+    #[test]
+    fn huge_shapes_are_errors_not_allocations() {
+        let huge = "{'descr': '<f4', 'fortran_order': False, 'shape': (1152921504606846976,), }\n";
+        check_parse(
+            &npy_bytes((1, 0), huge, &[0; 4]),
+            Err("the data has 4 bytes but shape [1152921504606846976] of <f4 needs 4611686018427387904"),
+        );
+        let overflow =
+            "{'descr': '<i8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }\n";
+        check_parse(
+            &npy_bytes((1, 0), overflow, &[]),
+            Err("shape [4294967296, 4294967296] is too large to address"),
+        );
+        // Past isize::MAX bytes is too large too (no allocation can hold it).
+        let past_isize =
+            "{'descr': '<i8', 'fortran_order': False, 'shape': (2305843009213693952,), }\n";
+        check_parse(
+            &npy_bytes((1, 0), past_isize, &[]),
+            Err("shape [2305843009213693952] is too large to address"),
+        );
+        let dims = format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}), }}\n",
+            "1, ".repeat(MAX_DIMS + 1)
+        );
+        check_parse(
+            &npy_bytes((1, 0), &dims, &[0; 4]),
+            Err("'shape' has 65 dimensions, more than the 64 NumPy allows"),
+        );
+        let deep = format!("{}{}\n", "(".repeat(100_000), ")".repeat(100_000));
+        check_parse(
+            &npy_bytes((2, 0), &deep, &[]),
+            Err("the header length field says 200001 bytes, more than the 65536 an .npy header may have"),
+        );
+        let deep = format!("{}{}\n", "(".repeat(1000), ")".repeat(1000));
+        check_parse(
+            &npy_bytes((1, 0), &deep, &[]),
+            Err("the header is not a Python dict literal (the expression nests more than 100 levels deep"),
+        );
+        // A header length field far past the file.
+        let mut claim = MAGIC.to_vec();
+        claim.extend_from_slice(&[2, 0, 0xff, 0xff, 0xff, 0xff]);
+        check_parse(
+            &claim,
+            Err("the header length field says 4294967295 bytes, more than the 65536"),
+        );
+    }
+
+    /// `read_npy` reads the header first and checks the declared data size
+    /// against the file's length before reading (or allocating) the data.
+    #[test]
+    fn read_npy_checks_sizes_before_reading_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.npy");
+        let huge = "{'descr': '<f4', 'fortran_order': False, 'shape': (1152921504606846976,), }\n";
+        std::fs::write(&path, npy_bytes((1, 0), huge, &[0; 8])).unwrap();
+        assert_eq!(
+            read_npy(&path).unwrap_err().to_string(),
+            format!(
+                "{}: the data has 8 bytes but shape [1152921504606846976] of <f4 needs 4611686018427387904; write it with numpy.save() (C order, little-endian)",
+                path.display()
+            )
+        );
+        // Every error and every array is the in-memory decoder's.
+        let good = NpyArray::from_f64(DType::Float32, &[3], &[1.0, 2.0, 3.0]).unwrap();
+        let bytes = encode_npy(&good).unwrap();
+        for cut in 0..bytes.len() + 1 {
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            let from_file = read_npy(&path).map_err(|e| e.to_string());
+            let from_bytes = decode_npy(&bytes[..cut], &path).map_err(|e| e.to_string());
+            assert_eq!(from_file, from_bytes, "cut at {cut}");
+        }
+        assert_eq!(read_npy(&path).unwrap(), good);
+    }
+
+    /// A zeroed array whose memory cannot be had is an error, not an abort.
+    #[test]
+    fn zeros_fail_instead_of_aborting() {
+        let err = NpyArray::zeros(DType::Float32, &[1 << 40, 1 << 20]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot allocate 4611686018427387904 bytes for shape [1099511627776, 1048576] of fp32; the shape is larger than this machine's memory"
+        );
+        assert!(matches!(
+            NpyArray::zeros(DType::Int64, &[1 << 62]),
+            Err(NpyError::TooLarge { .. })
+        ));
     }
 
     #[test]

@@ -8,8 +8,19 @@
 //! expression tree ([`Parser::parse_expr`]); what an expression *means* is
 //! decided by the module that reads the file. Anything outside the slice is a
 //! [`SyntaxError`] with a 1-based line and column. Python itself is never run.
+//!
+//! The parser is a recursive descent, so its work is bounded: an expression
+//! may nest at most [`MAX_DEPTH`] levels (brackets, signs, `.attr` and call
+//! chains and `/` chains all count), which keeps both the parser's recursion
+//! and the recursive drop of the tree far from the stack's end whatever the
+//! input is.
 
 use std::fmt;
+
+/// How deep an expression may nest. PyPTO's files nest at most 4 levels
+/// (`KERNELS = [{"signature": [_D.IN]}]`); CPython's own tokenizer stops at
+/// 200 nested parentheses.
+pub(crate) const MAX_DEPTH: usize = 100;
 
 /// A 1-based position in the text (column counts characters; a tab is one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -495,13 +506,34 @@ impl Expr {
 pub(crate) struct Parser<'a> {
     toks: &'a [Token],
     i: usize,
+    /// Nesting levels open at the current token (see [`MAX_DEPTH`]).
+    depth: usize,
 }
 
 impl<'a> Parser<'a> {
     /// A parser at the first of `toks` (which must end with `Eof`, as
     /// [`tokenize`] guarantees).
     pub(crate) fn new(toks: &'a [Token]) -> Self {
-        Self { toks, i: 0 }
+        Self {
+            toks,
+            i: 0,
+            depth: 0,
+        }
+    }
+
+    /// Opens one nesting level at `pos`, failing past [`MAX_DEPTH`]. The
+    /// caller restores `depth` when the level closes.
+    fn enter(&mut self, pos: Pos) -> Result<(), SyntaxError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(SyntaxError::new(
+                pos,
+                format!(
+                    "the expression nests more than {MAX_DEPTH} levels deep (brackets, signs, `.`, calls and `/` all count); the files ir.compile() writes nest at most 4"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The current token.
@@ -566,9 +598,18 @@ impl<'a> Parser<'a> {
 
     /// Parses `unary ('/' unary)*`.
     pub(crate) fn parse_expr(&mut self) -> Result<Expr, SyntaxError> {
+        let saved = self.depth;
+        let res = self.parse_div_chain();
+        self.depth = saved;
+        res
+    }
+
+    /// `unary ('/' unary)*`; every `/` nests the tree one level deeper.
+    fn parse_div_chain(&mut self) -> Result<Expr, SyntaxError> {
         let mut left = self.parse_unary()?;
         while self.peek().tok == Tok::Punct('/') {
-            self.bump();
+            let slash = self.bump();
+            self.enter(slash.pos)?;
             let right = self.parse_unary()?;
             let pos = left.pos;
             left = Expr {
@@ -580,7 +621,16 @@ impl<'a> Parser<'a> {
     }
 
     fn parse_unary(&mut self) -> Result<Expr, SyntaxError> {
+        let saved = self.depth;
+        let res = self.parse_signed();
+        self.depth = saved;
+        res
+    }
+
+    /// `('-' | '+')* postfix`, one nesting level per sign and per operand.
+    fn parse_signed(&mut self) -> Result<Expr, SyntaxError> {
         let tok = self.peek();
+        self.enter(tok.pos)?;
         let negate = match tok.tok {
             Tok::Punct('-') => true,
             Tok::Punct('+') => false,
@@ -607,7 +657,11 @@ impl<'a> Parser<'a> {
     fn parse_postfix(&mut self) -> Result<Expr, SyntaxError> {
         let mut expr = self.parse_atom()?;
         loop {
-            match self.peek().tok {
+            let tok = self.peek();
+            if matches!(tok.tok, Tok::Punct('.' | '(')) {
+                self.enter(tok.pos)?;
+            }
+            match tok.tok {
                 Tok::Punct('.') => {
                     self.bump();
                     let (attr, _) = self.expect_name("after `.`")?;
@@ -879,6 +933,48 @@ mod tests {
             "error 2:4: a backslash line continuation is not supported here; join the lines",
         );
         check("99999999999999999999999999999999999999999", "error 1:1: integer literal `99999999999999999999999999999999999999999` is out of range");
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        // The deepest nesting accepted, and one level more.
+        let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(parse_single_expr(&ok).is_ok());
+        let over = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        check(
+            &over,
+            "error 1:101: the expression nests more than 100 levels deep (brackets, signs, `.`, calls and `/` all count); the files ir.compile() writes nest at most 4",
+        );
+        // Far past the limit, every way of nesting: a recursive parser (or the
+        // recursive drop of a deep tree) would overflow the test thread's stack.
+        let n = 200_000;
+        let deep = [
+            format!("{}1{}", "(".repeat(n), ")".repeat(n)),
+            format!("{}1", "-".repeat(n)),
+            format!("{}1", "+-".repeat(n)),
+            format!("a{}", " / 'x'".repeat(n)),
+            format!("a{}", ".b".repeat(n)),
+            format!("f{}", "()".repeat(n)),
+            format!("{}{}", "{'k': ".repeat(n), "}".repeat(n)),
+            format!("{}{}", "[(".repeat(n), ",)]".repeat(n)),
+        ];
+        for text in &deep {
+            let err = parse_single_expr(text).unwrap_err();
+            assert!(
+                err.message
+                    .starts_with("the expression nests more than 100 levels deep"),
+                "{}...: {}",
+                &text[..20],
+                err.message
+            );
+            assert_eq!(err.pos.line, 1);
+        }
+        // Long flat sequences are not nesting.
+        let wide = format!("[{}]", "1, ".repeat(n));
+        match parse_single_expr(&wide).unwrap().kind {
+            ExprKind::List(items) => assert_eq!(items.len(), n),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

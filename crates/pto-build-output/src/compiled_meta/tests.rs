@@ -325,3 +325,49 @@ fn distributed_defaults_and_exact_text() {
         "{\n  \"schema\": 2,\n  \"params\": [],\n  \"num_return_types\": 0,\n  \"platform\": null,\n  \"backend_type\": \"Ascend910B\",\n  \"distributed_config\": {\n    \"device_ids\": [\n      0\n    ],\n    \"num_sub_workers\": 0,\n    \"runtime\": \"tensormap_and_ringbuffer\",\n    \"aicpu_thread_num\": 0\n  }\n}"
     );
 }
+
+/// Hostile sidecars: nesting stops at serde_json's recursion limit (an
+/// error, not a stack overflow), an oversized file is refused before it is
+/// read, and a static shape whose bytes overflow is malformed.
+#[test]
+fn hostile_sidecars_are_bounded() {
+    let deep = format!(
+        "{{\"schema\": 1, \"params\": {}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    check(
+        &deep,
+        MetaErrorKind::Invalid,
+        &invalid("not valid JSON (recursion limit exceeded at line 1 column 151)"),
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(COMPILED_META_FILE);
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(MAX_SIDECAR_BYTES + 1).unwrap();
+    let err = CompiledMeta::load(dir.path()).unwrap_err();
+    assert_eq!(err.kind(), MetaErrorKind::Invalid);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "Invalid compiled_meta.json in {}: is 67108865 bytes, more than the 64 MiB a sidecar may have{TAIL}",
+            path.display()
+        )
+    );
+
+    let p = |shape: &str| {
+        format!("{{\"schema\": 1, \"params\": [{{\"name\": \"a\", \"direction\": \"Out\", \"shape\": {shape}, \"dtype\": \"fp32\"}}]}}")
+    };
+    check(
+        &p("[4611686018427387904, 2]"),
+        MetaErrorKind::Invalid,
+        &(invalid("params[0] is malformed ('shape' [4611686018427387904, 2] of fp32 holds more bytes than a tensor can (the size overflows 63 bits))") + TAIL),
+    );
+    // Dynamic dimensions are not counted; the largest addressable size passes.
+    let meta = CompiledMeta::parse(&p("[-1, 1152921504606846975, -1]"), Path::new(PATH)).unwrap();
+    assert_eq!(
+        meta.params[0].shape,
+        Some(vec![-1, 1152921504606846975, -1])
+    );
+}

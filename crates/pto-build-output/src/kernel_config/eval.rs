@@ -7,6 +7,7 @@
 //! `str(_ROOT_DIR / ...)` before `_ROOT_DIR` is assigned fails here just as
 //! it would fail in Python. What the names *mean* is checked by the caller.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::ArgDirection;
@@ -225,7 +226,8 @@ fn eval(expr: &Expr, env: &Env<'_>) -> Result<Value, SyntaxError> {
         ExprKind::Tuple(items) => ValueKind::Tuple(eval_all(items, env)?),
         ExprKind::Dict(items) => {
             let mut entries: Vec<DictEntry> = Vec::with_capacity(items.len());
-            let mut key_lines: Vec<usize> = Vec::with_capacity(items.len());
+            // key -> the line it was first given on, so duplicates cost O(1) per key.
+            let mut key_lines: HashMap<&str, usize> = HashMap::with_capacity(items.len());
             for (key, value) in items {
                 let ExprKind::Str(key_text) = &key.kind else {
                     return Err(SyntaxError::new(
@@ -233,17 +235,16 @@ fn eval(expr: &Expr, env: &Env<'_>) -> Result<Value, SyntaxError> {
                         format!("dict keys must be string literals, found {}", key.describe()),
                     ));
                 };
-                if let Some(i) = entries.iter().position(|e| &e.key == key_text) {
+                if let Some(first_line) = key_lines.get(key_text.as_str()) {
                     return Err(SyntaxError::new(
                         key.pos,
                         format!(
-                            "duplicate key {} (first given on line {})",
+                            "duplicate key {} (first given on line {first_line})",
                             crate::pyrepr::double_quoted(key_text),
-                            key_lines[i]
                         ),
                     ));
                 }
-                key_lines.push(key.pos.line);
+                key_lines.insert(key_text, key.pos.line);
                 entries.push(DictEntry {
                     key: key_text.clone(),
                     value: eval(value, env)?,

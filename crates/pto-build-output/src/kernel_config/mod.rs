@@ -27,11 +27,19 @@
 //! [`KernelConfig::to_python_source`]), so `write` then [`KernelConfig::load`] round-trips.
 //! [`load_name_map`] is a lenient reader for viewers that only need
 //! `func_id -> name`.
+//!
+//! Bounded work: a file longer than [`MAX_KERNEL_CONFIG_BYTES`] is refused
+//! before it is read ([`KernelConfigError::TooLarge`]), an expression may
+//! nest at most 100 levels, and duplicate keys and `func_id`s are found with
+//! hash maps, so no file makes the reader overflow its stack, exhaust memory
+//! or take quadratic time.
 
 mod eval;
+#[cfg(test)]
+mod proptests;
 mod write;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use eval::{Assignment, DictEntry, Value, ValueKind};
@@ -45,6 +53,9 @@ pub const KERNEL_CONFIG_FILE: &str = "kernel_config.py";
 pub const DEFAULT_RUNTIME: &str = "tensormap_and_ringbuffer";
 /// The orchestration entry symbol PyPTO writes for every program.
 pub const DEFAULT_ORCHESTRATION_FUNCTION: &str = "aicpu_orchestration_entry";
+/// The longest `kernel_config.py` the reader takes (8 MiB; the files
+/// `ir.compile()` writes are a few KiB, about 200 bytes per kernel).
+pub const MAX_KERNEL_CONFIG_BYTES: u64 = 8 << 20;
 
 /// How a task argument is used (Simpler's `ArgDirection`, written `_D.<NAME>`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -193,6 +204,16 @@ pub enum KernelConfigError {
         #[source]
         source: std::io::Error,
     },
+    /// The file is longer than [`MAX_KERNEL_CONFIG_BYTES`].
+    #[error("{}: the file is {len} bytes, more than the {} a kernel_config.py may have; {FIX}", path.display(), crate::fs::human_size(*limit))]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its length (at least).
+        len: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// The file is not valid UTF-8.
     #[error("{} is not valid UTF-8 text; {FIX}", path.display())]
     NotUtf8 {
@@ -269,9 +290,17 @@ fn parent_dir(path: &Path) -> PathBuf {
 }
 
 fn read_text(path: &Path) -> Result<String, KernelConfigError> {
-    let bytes = std::fs::read(path).map_err(|source| KernelConfigError::Read {
-        path: path.to_path_buf(),
-        source,
+    use crate::fs::LimitedReadError;
+    let bytes = crate::fs::read_limited(path, MAX_KERNEL_CONFIG_BYTES).map_err(|e| match e {
+        LimitedReadError::Io(source) => KernelConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        },
+        LimitedReadError::TooLarge { len } => KernelConfigError::TooLarge {
+            path: path.to_path_buf(),
+            len,
+            limit: MAX_KERNEL_CONFIG_BYTES,
+        },
     })?;
     String::from_utf8(bytes).map_err(|_| KernelConfigError::NotUtf8 {
         path: path.to_path_buf(),
@@ -572,6 +601,8 @@ fn read_kernels(
         ));
     };
     let mut out: Vec<KernelEntry> = Vec::with_capacity(items.len());
+    // func_id -> index in `out`, so uniqueness costs O(1) per kernel.
+    let mut seen: HashMap<i32, usize> = HashMap::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let f = Fields::new(ctx, format!("KERNELS[{i}]"), item)?;
         let func_id_v = f.required(ctx, "func_id", NEEDS)?;
@@ -586,7 +617,7 @@ fn read_kernels(
                 format!("KERNELS[{i}][\"func_id\"] must be a non-negative 32-bit int, found {raw_id}"),
             )
         })?;
-        if let Some(j) = out.iter().position(|k| k.func_id == func_id) {
+        if let Some(&j) = seen.get(&func_id) {
             return Err(ctx.err(
                 func_id_v.pos,
                 format!(
@@ -636,6 +667,7 @@ fn read_kernels(
             Some(v) => f.boolean(ctx, "external", v)?,
             None => false,
         };
+        seen.insert(func_id, out.len());
         out.push(KernelEntry {
             func_id,
             name: f.string(ctx, "name", name_v)?,
@@ -666,14 +698,26 @@ pub struct NameMap {
 /// the whole map; a repeated `func_id` keeps the later name, also reported.
 pub fn load_name_map(path: &Path) -> Result<NameMap, KernelConfigError> {
     let text = read_text(path)?;
-    let ctx = Ctx { file: path };
-    let assignments = eval::read_module(&text, &parent_dir(path)).map_err(|e| ctx.syntax(e))?;
+    parse_name_map(&text, &parent_dir(path), path)
+}
+
+/// [`load_name_map`] over `text`; `root_dir` is what `_ROOT_DIR` stands for
+/// and `file_for_errors` the name errors show.
+pub fn parse_name_map(
+    text: &str,
+    root_dir: &Path,
+    file_for_errors: &Path,
+) -> Result<NameMap, KernelConfigError> {
+    let ctx = Ctx {
+        file: file_for_errors,
+    };
+    let assignments = eval::read_module(text, root_dir).map_err(|e| ctx.syntax(e))?;
     let kernels = assignments
         .iter()
         .rev()
         .find(|a| a.name == "KERNELS")
         .ok_or_else(|| KernelConfigError::Missing {
-            path: path.to_path_buf(),
+            path: file_for_errors.to_path_buf(),
             name: "KERNELS",
         })?;
     let items = match &kernels.value.kind {

@@ -393,3 +393,91 @@ fn file_errors() {
     let err = load_name_map(&missing).unwrap_err().to_string();
     assert!(err.contains("KERNELS is not defined"), "{err}");
 }
+
+/// A file over the size limit is refused before it is read, naming the file,
+/// its size and the limit (the file is sparse: nothing is written).
+#[test]
+fn oversized_files_are_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(KERNEL_CONFIG_FILE);
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(MAX_KERNEL_CONFIG_BYTES + 1).unwrap();
+    for err in [
+        KernelConfig::load(&path).unwrap_err(),
+        load_name_map(&path).unwrap_err(),
+    ] {
+        assert!(!err.is_not_found());
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: the file is 8388609 bytes, more than the 8 MiB a kernel_config.py may have; {FIX}",
+                path.display()
+            )
+        );
+    }
+    // At the limit it is read (and rejected for its content, all NUL bytes).
+    file.set_len(MAX_KERNEL_CONFIG_BYTES).unwrap();
+    let err = KernelConfig::load(&path).unwrap_err().to_string();
+    assert!(err.contains("unexpected character"), "{err}");
+}
+
+/// Deep nesting is a located error with the fix, for the strict reader and
+/// the name map alike, however deep the file nests.
+#[test]
+fn deep_nesting_is_a_located_error() {
+    let deep = format!(
+        "KERNELS = {}{}\n",
+        "[".repeat(1_000_000),
+        "]".repeat(1_000_000)
+    );
+    let expected = format!(
+        "/b/kernel_config.py:1:111: the expression nests more than 100 levels deep (brackets, signs, `.`, calls and `/` all count); the files ir.compile() writes nest at most 4; {FIX}"
+    );
+    assert_eq!(parse(&deep).unwrap_err().to_string(), expected);
+    let err = parse_name_map(&deep, &root(), Path::new("/b/kernel_config.py")).unwrap_err();
+    assert_eq!(err.to_string(), expected);
+}
+
+/// Duplicate keys and func_ids are found with hash maps: a dict of many keys
+/// or a long KERNELS list costs linear time, not quadratic (the old pairwise
+/// scans took minutes on these in a debug build).
+#[test]
+fn many_keys_and_kernels_take_linear_time() {
+    let (n_keys, n) = (100_000, 10_000);
+    let keys: String = (0..n_keys).map(|i| format!("\"k{i}\": {i}, ")).collect();
+    let kernels: String = (0..n)
+        .map(|i| {
+            format!("{{\"func_id\": {i}, \"name\": \"k{i}\", \"source\": \"k.cpp\", \"core_type\": \"aiv\"}},\n")
+        })
+        .collect();
+    let text = format!(
+        "RUNTIME_CONFIG = {{{keys}}}\nORCHESTRATION = {{\"source\": \"o.cpp\", \"function_name\": \"f\"}}\nKERNELS = [\n{kernels}]\n"
+    );
+    let start = std::time::Instant::now();
+    let config = parse(&text).unwrap();
+    assert_eq!(config.kernels.len(), n);
+    let elapsed = start.elapsed();
+    eprintln!("{n_keys} keys and {n} kernels read in {elapsed:?}");
+    assert!(elapsed < std::time::Duration::from_secs(20), "{elapsed:?}");
+    // The duplicate messages are unchanged.
+    let dup = text.replace("\"k7\": 7,", "\"k7\": 7, \"k3\": 0,");
+    assert_eq!(
+        parse(&dup).unwrap_err().to_string(),
+        format!("/b/kernel_config.py:1:91: duplicate key \"k3\" (first given on line 1); {FIX}")
+    );
+    let dup = text.replace("\"func_id\": 9,", "\"func_id\": 4,");
+    let err = parse(&dup).unwrap_err().to_string();
+    assert!(
+        err.contains("KERNELS[9] reuses func_id 4 of KERNELS[4] ('k4'); func_ids must be unique"),
+        "{err}"
+    );
+}
+
+#[test]
+fn name_maps_parse_from_text() {
+    let map = parse_name_map(PYPTO_SAMPLE, &root(), Path::new("/b/kernel_config.py")).unwrap();
+    assert_eq!(
+        map.names,
+        BTreeMap::from([(0, "stage1".to_string()), (1, "stage2".to_string())])
+    );
+}
