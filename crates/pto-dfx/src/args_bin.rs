@@ -11,7 +11,10 @@
 //! [`StridedView::gather`] (or [`gather_logical`]) produces a payload from
 //! the storage bytes, with every index checked against the slice;
 //! [`ArgsBinWriter`] appends payloads and hands back their spans;
-//! [`ArgsBin`] reads the file and slices payloads for manifest entries.
+//! [`ArgsBin`] reads the file and slices payloads for manifest entries;
+//! [`ArgsBin::read_for`] reads only the bytes a manifest's entries reach, so
+//! a manifest claiming huge payloads costs nothing past the file's real
+//! length, and the buffer is reserved fallibly.
 
 use std::path::{Path, PathBuf};
 
@@ -43,6 +46,12 @@ pub enum GatherError {
     /// Sizes overflow 64 bits (or the address space).
     #[error("the view's size overflows")]
     Overflow,
+    /// The gathered bytes cannot be allocated.
+    #[error("the view's {bytes} logical bytes cannot be allocated")]
+    TooLarge {
+        /// The bytes the gather needs.
+        bytes: usize,
+    },
     /// The element size is 0 (an unknown dtype).
     #[error("the element size is 0")]
     ZeroElemSize,
@@ -139,9 +148,14 @@ impl StridedView<'_> {
         let es = self.elem_size;
         let start = self.start_offset as usize * es;
         if self.is_row_major() {
+            // Row-major: the logical bytes are one run, `want <= extent - start`.
             return Ok(storage[start..start + want].to_vec());
         }
-        let mut out = Vec::with_capacity(want);
+        // A broadcast view (stride 0) can name far more logical bytes than
+        // the storage holds: reserve fallibly.
+        let mut out = Vec::new();
+        out.try_reserve_exact(want)
+            .map_err(|_| GatherError::TooLarge { bytes: want })?;
         let rank = self.shape.len();
         // rank >= 1 here: a 0-d view is row-major.
         let inner_len = self.shape[rank - 1] as usize;
@@ -276,6 +290,9 @@ pub enum PayloadError {
     },
 }
 
+/// The longest `args.bin` [`ArgsBin::read_for`] takes (64 GiB).
+pub const MAX_BIN_BYTES: u64 = 64 << 30;
+
 /// The content of an `args.bin`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArgsBin {
@@ -286,11 +303,28 @@ pub struct ArgsBin {
 }
 
 impl ArgsBin {
-    /// Reads the whole file.
+    /// Reads the whole file (at most [`crate::MAX_FILE_BYTES`]).
     pub fn read(path: &Path) -> Result<Self, ReadError> {
         Ok(Self {
             path: path.to_path_buf(),
             bytes: json::read_file(path)?,
+        })
+    }
+
+    /// Reads the part of the file `entries` reach: up to the largest
+    /// `bin_offset + bin_size` among them, never more than the file holds
+    /// (entries past its end are then reported by [`ArgsBin::check`]), and
+    /// at most [`MAX_BIN_BYTES`].
+    pub fn read_for(path: &Path, entries: &[ArgRecord]) -> Result<Self, ReadError> {
+        let reach = entries
+            .iter()
+            .filter(|e| e.bin_size > 0)
+            .map(|e| e.bin_offset.saturating_add(e.bin_size))
+            .max()
+            .unwrap_or(0);
+        Ok(Self {
+            path: path.to_path_buf(),
+            bytes: json::read_prefix(path, reach, MAX_BIN_BYTES)?,
         })
     }
 

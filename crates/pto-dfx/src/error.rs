@@ -17,6 +17,11 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// The longest file any reader of this crate takes (4 GiB). A longer one is
+/// a [`ReadErrorKind::TooLarge`] before anything is read: a million-task
+/// swimlane file is about 100 MiB, and a reader's memory grows with its input.
+pub const MAX_FILE_BYTES: u64 = 4 << 30;
+
 /// Records read from a file plus the recoverable damage found on the way.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Loaded<T> {
@@ -78,9 +83,10 @@ impl ReadError {
             | ReadErrorKind::WrongType { key, .. }
             | ReadErrorKind::InvalidValue { key, .. }
             | ReadErrorKind::MissingColumn { key } => Some(key),
-            ReadErrorKind::Io { .. } | ReadErrorKind::Json { .. } | ReadErrorKind::Empty { .. } => {
-                None
-            }
+            ReadErrorKind::Io { .. }
+            | ReadErrorKind::Json { .. }
+            | ReadErrorKind::Empty { .. }
+            | ReadErrorKind::TooLarge { .. } => None,
         }
     }
 }
@@ -149,6 +155,14 @@ pub enum ReadErrorKind {
     MissingColumn {
         /// The column name.
         key: String,
+    },
+    /// The file is longer than the reader takes ([`MAX_FILE_BYTES`]).
+    #[error("the file is {len} bytes, more than the {} a DFX reader takes; it is not a file a run wrote, or the run was far larger than the viewers handle (record fewer tasks)", crate::json::human_size(*limit))]
+    TooLarge {
+        /// The file's length (at least).
+        len: u64,
+        /// The limit.
+        limit: u64,
     },
     /// The file has no content where the format needs some.
     #[error("the file is empty; expected {expected}")]

@@ -10,15 +10,57 @@
 //! `fprintf`), so ours do too, with [`Out`] appending to a `String`.
 
 use std::fmt::{self, Write as _};
+use std::io::Read as _;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Problem, ReadError, ReadErrorKind};
+use crate::error::{Problem, ReadError, ReadErrorKind, MAX_FILE_BYTES};
 
-/// Reads a whole file, mapping failure to [`ReadErrorKind::Io`].
+/// Reads a whole file of at most [`MAX_FILE_BYTES`], mapping failure to
+/// [`ReadErrorKind::Io`] and a longer file to [`ReadErrorKind::TooLarge`].
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, ReadError> {
-    std::fs::read(path).map_err(|error| ReadError::new(path, ReadErrorKind::Io { error }))
+    read_prefix(path, MAX_FILE_BYTES, MAX_FILE_BYTES)
+}
+
+/// The first `want` bytes of `path` (all of it when shorter), refusing a
+/// file longer than `limit`: the length is checked before anything is read,
+/// the buffer is reserved fallibly, and a file without a length (a pipe) is
+/// cut after `limit + 1` bytes.
+pub(crate) fn read_prefix(path: &Path, want: u64, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let io = |error| ReadError::new(path, ReadErrorKind::Io { error });
+    let too_large = |len| ReadError::new(path, ReadErrorKind::TooLarge { len, limit });
+    let file = std::fs::File::open(path).map_err(io)?;
+    let known_len = file
+        .metadata()
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len());
+    if let Some(len) = known_len.filter(|&len| len > limit) {
+        return Err(too_large(len));
+    }
+    let take = want.min(limit.saturating_add(1));
+    let reserve = known_len.unwrap_or(0).min(take);
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(usize::try_from(reserve).unwrap_or(usize::MAX))
+        .map_err(|_| io(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
+    file.take(take).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// `bytes` as a short human size: `4 GiB`, `8 MiB`, `100 bytes`.
+pub(crate) fn human_size(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (unit, name) in UNITS {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
+            return format!("{} {name}", bytes / unit);
+        }
+    }
+    format!("{bytes} bytes")
 }
 
 /// Parses JSON text; `path` is only for the message.
@@ -291,7 +333,8 @@ impl<'v, 'k> Node<'v, 'k> {
 fn parse_u64_lenient(text: &str) -> Option<u64> {
     if let Some(neg) = text.strip_prefix('-') {
         if !neg.is_empty() && neg.bytes().all(|b| b.is_ascii_digit()) {
-            return neg.parse::<i64>().ok().map(|v| v.wrapping_neg() as u64);
+            // Parsed with its sign, so i64::MIN (whose magnitude no i64 holds) reads too.
+            return text.parse::<i64>().ok().map(|v| v as u64);
         }
         return None;
     }
@@ -404,9 +447,32 @@ mod tests {
     }
 
     #[test]
+    fn reads_are_bounded_before_and_while_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.json");
+        std::fs::write(&path, b"0123456789").unwrap();
+        assert_eq!(read_prefix(&path, 4, 100).unwrap(), b"0123");
+        assert_eq!(read_prefix(&path, 100, 10).unwrap(), b"0123456789");
+        let err = read_prefix(&path, 100, 9).unwrap_err();
+        assert!(matches!(
+            err.kind,
+            ReadErrorKind::TooLarge { len: 10, limit: 9 }
+        ));
+        // No length to check first (a character device): cut at limit + 1 bytes.
+        let err = read_prefix(Path::new("/dev/zero"), u64::MAX, 1 << 20).unwrap_err();
+        assert!(matches!(err.kind, ReadErrorKind::TooLarge { len, .. } if len == (1 << 20) + 1));
+        assert_eq!(human_size(4 << 30), "4 GiB");
+        assert_eq!(human_size(3 << 20), "3 MiB");
+        assert_eq!(human_size(1000), "1000 bytes");
+    }
+
+    #[test]
     fn lenient_u64() {
         assert_eq!(parse_u64_lenient("18446744073709551615"), Some(u64::MAX));
         assert_eq!(parse_u64_lenient("-1"), Some(u64::MAX));
+        // The fast reader's lenient ids read i64::MIN; so must the careful one.
+        assert_eq!(parse_u64_lenient("-9223372036854775808"), Some(1 << 63));
+        assert_eq!(parse_u64_lenient("-9223372036854775809"), None);
         assert_eq!(parse_u64_lenient("1x"), None);
         assert_eq!(parse_u64_lenient(""), None);
         assert_eq!(parse_u64_lenient("-"), None);

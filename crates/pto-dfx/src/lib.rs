@@ -86,5 +86,6 @@ pub use core_type::CoreType;
 pub use dtype::DataType;
 pub use error::{
     InvalidRecord, Loaded, Problem, ReadError, ReadErrorKind, WriteError, WriteErrorKind,
+    MAX_FILE_BYTES,
 };
 pub use task_id::{format_task_display, format_task_hex, TaskId};

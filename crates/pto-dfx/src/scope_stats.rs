@@ -15,6 +15,7 @@
 //! [`ScopeResource::risk`] and [`ScopeStatsMeta::capacity`]; [`pair_scopes`]
 //! finds the pairs.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::Value;
@@ -253,18 +254,38 @@ pub struct ScopePair {
 /// depth (scopes nest). Pairs come in `end` order; unmatched records are
 /// problems keyed `records[i]`.
 pub fn pair_scopes(records: &[ScopeRecord]) -> (Vec<ScopePair>, Vec<Problem>) {
+    // The open begins (record indices) as a stack, and for each (site, depth)
+    // the stack positions holding it, innermost last: finding the match is
+    // O(1) instead of a scan of the stack, so unmatched ends cannot make the
+    // pairing quadratic.
     let mut open: Vec<usize> = Vec::new();
+    let mut open_by_key: HashMap<(&str, i32), Vec<usize>> = HashMap::new();
     let mut pairs = Vec::new();
     let mut problems = Vec::new();
     for (i, r) in records.iter().enumerate() {
         match r.phase {
-            ScopePhase::Begin => open.push(i),
+            ScopePhase::Begin => {
+                open_by_key
+                    .entry((r.site.as_str(), r.depth))
+                    .or_default()
+                    .push(open.len());
+                open.push(i);
+            }
             ScopePhase::End => {
-                let found = open
-                    .iter()
-                    .rposition(|&b| records[b].site == r.site && records[b].depth == r.depth);
+                let found = open_by_key
+                    .get(&(r.site.as_str(), r.depth))
+                    .and_then(|positions| positions.last().copied());
                 match found {
                     Some(pos) => {
+                        // Everything above `pos` is the innermost of its key: pop it there.
+                        for &unclosed in &open[pos..] {
+                            let u = &records[unclosed];
+                            if let Some(positions) =
+                                open_by_key.get_mut(&(u.site.as_str(), u.depth))
+                            {
+                                positions.pop();
+                            }
+                        }
                         for &unclosed in &open[pos + 1..] {
                             problems.push(Problem::new(
                                 format!("records[{unclosed}]"),

@@ -80,7 +80,7 @@ pub fn load(dir: &Path) -> Result<Dump, ToolError> {
     let bin = match &manifest.bin_file {
         Some(name) => {
             let path = dir.join(name);
-            let bin = ArgsBin::read(&path)?;
+            let bin = ArgsBin::read_for(&path, &manifest.args)?;
             warnings.extend(
                 bin.check(&manifest.args)
                     .iter()

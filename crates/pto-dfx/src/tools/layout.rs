@@ -476,7 +476,8 @@ fn parse_plain(text: &str, n: usize, edges: &[(usize, usize)]) -> Result<Layout,
                     continue;
                 };
                 let count = num(t.get(3), "edge point count")? as usize;
-                let mut pts = Vec::with_capacity(count);
+                // Two tokens per point follow: the line bounds the capacity.
+                let mut pts = Vec::with_capacity(count.min(t.len() / 2));
                 for k in 0..count {
                     pts.push((
                         num(t.get(4 + 2 * k), "edge x")?,

@@ -18,6 +18,14 @@
 //! the parts it skips (`args`, tensor views) is not reported by the tools
 //! that use it. `pto deps-viewer`, which shows those parts, uses the careful
 //! reader.
+//!
+//! Both passes refuse the same text: the fast pass skips values it does not
+//! need (`IgnoredAny`, unknown keys), and serde_json skips them without
+//! checking UTF-8, number ranges or nesting, all of which the careful
+//! reader's tree enforces (at most [`JSON_MAX_DEPTH`] levels). So the fast
+//! pass first reads the whole text once the careful way, keeping nothing,
+//! and declines text the careful reader would reject; the careful reader
+//! then reports it.
 
 use std::fmt;
 use std::path::Path;
@@ -59,6 +67,62 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         T::deserialize(d).map(Self::Value)
     }
+}
+
+/// The deepest nesting serde_json's default recursion limit accepts: the
+/// 128th open `[` / `{` is an error.
+pub const JSON_MAX_DEPTH: usize = 127;
+
+/// Any JSON value, read the way the careful readers' tree reads it (through
+/// `deserialize_any`: strings checked as UTF-8, numbers parsed, nesting
+/// counted) and kept nowhere. `IgnoredAny` checks none of these.
+struct Valid;
+
+impl<'de> Deserialize<'de> for Valid {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Valid;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_unit<E>(self) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Valid, A::Error> {
+                while seq.next_element::<Valid>()?.is_some() {}
+                Ok(Valid)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Valid, A::Error> {
+                while map.next_entry::<Valid, Valid>()?.is_some() {}
+                Ok(Valid)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Whether the careful readers' JSON parser takes `bytes` at all. The fast
+/// passes skip values (and unknown keys) they do not need, and serde_json
+/// skips those without checking UTF-8, number ranges (`1e400`) or nesting;
+/// this pass checks them all without building anything.
+fn careful_reader_takes(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<Valid>(bytes).is_ok()
 }
 
 // ---------------------------------------------------------------- swimlane
@@ -262,7 +326,14 @@ struct FastOrch {
     end_cycles: u64,
 }
 
-fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
+/// The fast pass alone: the records of a clean `chip_swimlane_records.json`,
+/// or `None` when anything surprises it (then [`crate::swimlane::parse`]
+/// decides). Whenever it returns records, the careful reader returns the
+/// same records and no problem.
+pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
+    if !careful_reader_takes(bytes) {
+        return None;
+    }
     let raw: FastSwimlane = serde_json::from_slice(bytes).ok()?;
     let level = SwimlaneLevel::from_number(raw.chip_swimlane_level)?;
     if raw.metadata.clock_freq_hz == 0
@@ -340,13 +411,17 @@ fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
 /// Reads a `chip_swimlane_records.json`: the fast pass for a clean file,
 /// else [`crate::swimlane::parse`] (see the module docs).
 pub fn load_swimlane(path: &Path) -> Result<Loaded<SwimlaneFile>, ReadError> {
-    let bytes = crate::json::read_file(path)?;
-    match fast_swimlane(&bytes) {
+    parse_swimlane(&crate::json::read_file(path)?, path)
+}
+
+/// [`load_swimlane`] over file content; `path` only names the file in messages.
+pub fn parse_swimlane(bytes: &[u8], path: &Path) -> Result<Loaded<SwimlaneFile>, ReadError> {
+    match fast_swimlane(bytes) {
         Some(value) => Ok(Loaded {
             value,
             problems: Vec::new(),
         }),
-        None => crate::swimlane::parse(&bytes, path),
+        None => crate::swimlane::parse(bytes, path),
     }
 }
 
@@ -539,7 +614,15 @@ struct FastDeps {
     edges: Vec<FastEdge>,
 }
 
-fn fast_graph(bytes: &[u8]) -> Option<TaskGraph> {
+/// The fast pass alone: the graph of a clean `deps.json`, or `None` when
+/// anything surprises it (then [`crate::deps::parse`] decides). Whenever it
+/// returns a graph and the careful reader finds no problem, the careful
+/// reader's file makes the same graph (the fast pass does not look at the
+/// `args` and tensor views the careful reader checks).
+pub fn fast_graph(bytes: &[u8]) -> Option<TaskGraph> {
+    if !careful_reader_takes(bytes) {
+        return None;
+    }
     let raw: FastDeps = serde_json::from_slice(bytes).ok()?;
     let tasks = raw
         .tasks
@@ -560,14 +643,18 @@ fn fast_graph(bytes: &[u8]) -> Option<TaskGraph> {
 /// Reads the graph of a `deps.json`: the fast pass for a clean file, else
 /// [`crate::deps::parse`] (see the module docs).
 pub fn load_graph(path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
-    let bytes = crate::json::read_file(path)?;
-    if let Some(graph) = fast_graph(&bytes) {
+    parse_graph(&crate::json::read_file(path)?, path)
+}
+
+/// [`load_graph`] over file content; `path` only names the file in messages.
+pub fn parse_graph(bytes: &[u8], path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
+    if let Some(graph) = fast_graph(bytes) {
         return Ok(Loaded {
             value: graph,
             problems: Vec::new(),
         });
     }
-    let loaded = crate::deps::parse(&bytes, path)?;
+    let loaded = crate::deps::parse(bytes, path)?;
     let problems: Vec<Problem> = loaded.problems;
     Ok(Loaded {
         value: TaskGraph::from_deps(&loaded.value),
@@ -654,6 +741,68 @@ mod tests {
         assert_eq!(fast.tasks[1].func_id_for(CoreType::Aic), Some(7));
         assert_eq!(fast.tasks[0].func_id_for(CoreType::Aiv), Some(0));
         assert_eq!(fast.tasks[0].func_id_for(CoreType::Aic), None);
+    }
+
+    /// A regression found by the deps fuzz target: a deps.json whose `args`
+    /// (skipped unread by the fast pass) nest past serde_json's limit was
+    /// accepted by the viewers' fast pass but rejected by `pto deps-viewer`.
+    #[test]
+    fn both_passes_refuse_the_same_nesting() {
+        let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        // `{"tasks":[{..."args":[` opens 4 levels.
+        for (depth, accepted) in [(JSON_MAX_DEPTH - 4, true), (JSON_MAX_DEPTH - 3, false)] {
+            let text = DEPS.replace("\"args\":[]", &format!("\"args\":[{}]", nest(depth)));
+            let careful = crate::deps::parse(text.as_bytes(), Path::new("deps.json"));
+            assert_eq!(careful.is_ok(), accepted, "{depth}");
+            assert_eq!(fast_graph(text.as_bytes()).is_some(), accepted, "{depth}");
+        }
+        let text = RECORDS.replace(
+            "\"aicpu_tasks\"",
+            &format!("\"x\": {}, \"aicpu_tasks\"", nest(127)),
+        );
+        assert!(fast_swimlane(text.as_bytes()).is_none());
+        assert!(crate::swimlane::parse(text.as_bytes(), Path::new("x")).is_err());
+        // Brackets inside strings do not count.
+        let text = RECORDS.replace(
+            "\"aicpu_tasks\"",
+            &format!("\"x\": \"{}\\\"\", \"aicpu_tasks\"", "[".repeat(500)),
+        );
+        assert!(fast_swimlane(text.as_bytes()).is_some());
+    }
+
+    /// A regression found by the deps fuzz target: invalid UTF-8 inside a
+    /// string the fast pass skips (an edge's `source`) was accepted by it and
+    /// rejected by the careful reader.
+    #[test]
+    fn both_passes_refuse_invalid_utf8() {
+        let mut bytes = DEPS.as_bytes().to_vec();
+        let at = DEPS.find("explicit").unwrap() + 2;
+        bytes.splice(at..at, [0xff, 0xfe]);
+        assert!(crate::deps::parse(&bytes, Path::new("deps.json")).is_err());
+        assert!(fast_graph(&bytes).is_none());
+        let mut bytes = RECORDS.as_bytes().to_vec();
+        let at = RECORDS.find("dispatch").unwrap() + 2;
+        bytes.splice(at..at, [0xc3]);
+        assert!(crate::swimlane::parse(&bytes, Path::new("x")).is_err());
+        assert!(fast_swimlane(&bytes).is_none());
+    }
+
+    /// A regression found by the deps property test: a number out of f64's
+    /// range (`1e400`) in a value the fast pass skips (an edge's `arg`, an
+    /// unknown key) was accepted by it and rejected by the careful reader.
+    #[test]
+    fn both_passes_refuse_out_of_range_numbers() {
+        for text in [
+            DEPS.replace("\"arg\":0", "\"arg\":1e400"),
+            DEPS.replace("\"tensors\":[]", "\"tensors\":[1e400]"),
+            DEPS.replace("\"block_num\":1,", "\"block_num\":1,\"x\":-1e999,"),
+        ] {
+            assert!(crate::deps::parse(text.as_bytes(), Path::new("deps.json")).is_err());
+            assert!(fast_graph(text.as_bytes()).is_none(), "{text}");
+        }
+        let text = RECORDS.replace("\"aicpu_tasks\"", "\"x\": 1e400, \"aicpu_tasks\"");
+        assert!(crate::swimlane::parse(text.as_bytes(), Path::new("x")).is_err());
+        assert!(fast_swimlane(text.as_bytes()).is_none());
     }
 
     #[test]
