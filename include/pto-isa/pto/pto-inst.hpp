@@ -26,3 +26,11 @@
 #include "pto/sim/sort_gather.hpp" // TGATHER, TCI, TSORT32, TMRGSORT
 #include "pto/sim/unsupported.hpp" // declared-but-unsupported names
 #include "pto/sim/invoke.hpp"     // pto_sim_invoke, pto_sim_kernel_core_type
+
+// PyPTO's wrapper declares `kernel_entry` `always_inline` (on the device it is inlined into
+// the launch stub); here it is an exported function, and g++ says "'always_inline' function
+// might not be inlinable" for every kernel. The attribute is harmless on the host, so that
+// warning class is silenced for translation units that include this header.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wattributes"
+#endif
