@@ -28,6 +28,10 @@ __all__ = [
     "set_capture_command",
     "set_worker_command",
     "validate_bench_args",
+    "L3Engine",
+    "convert_swimlane",
+    "kernel_names",
+    "load_distributed_meta",
     "IrExpr",
     "IrFunction",
     "IrProgram",
@@ -415,3 +419,45 @@ class IrProgram:
 def pass_names() -> list[str]: ...
 def pass_dump_file_name(index: int) -> str: ...
 def op_names() -> list[tuple[str, str]]: ...
+
+# --- L3 (crates/pto-python/src/l3.rs) ---------------------------------------------------
+
+@final
+class L3Engine:
+    """The host engine of one L3 run: one chip process per device id."""
+
+    def __new__(
+        cls, platform: str, device_ids: Sequence[int], programs: Sequence[tuple[str, _Path]]
+    ) -> L3Engine: ...
+    @property
+    def platform(self) -> str: ...
+    def add_region(self, fd: int, nbytes: int, writable: bool) -> int: ...
+    def add_snapshot(self, data: bytes) -> int: ...
+    def allocate_domain(
+        self, workers: Sequence[int], window_size: int
+    ) -> tuple[int, list[tuple[int, int]]]: ...
+    def submit(
+        self,
+        program: str,
+        worker: int,
+        tensors: Sequence[tuple[int, int, Sequence[int], int, int]],
+        scalars: Sequence[int],
+        config: dict[str, Any],
+        out: Optional[_Path] = None,
+    ) -> int: ...
+    def drain(self) -> None: ...
+    def close(self, kill: bool = False) -> None: ...
+    def chip_pids(self) -> list[int]: ...
+    def n_dispatches(self) -> int: ...
+
+def load_distributed_meta(
+    work_dir: _Path,
+) -> tuple[
+    list[tuple[str, str, Optional[list[int]], str]],
+    int,
+    Optional[str],
+    str,
+    tuple[list[int], int, str, int],
+]: ...
+def kernel_names(kernel_config: _Path) -> list[tuple[int, str]]: ...
+def convert_swimlane(records: _Path, out_dir: _Path, name_map: Optional[_Path] = None) -> str: ...

@@ -214,6 +214,11 @@ fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         recompile: !args.no_recompile,
         rebuild_from_pto: !args.no_rebuild_from_pto,
     };
+    // An L3 build's host orchestration is Python: the installed pypto package runs it.
+    if pto_runner::l3::python_host::is_l3(&args.dir) {
+        let code = pto_runner::l3::python_host::replay(&args.dir, &config, &options)?;
+        return Ok(ExitCode::from(code.clamp(0, 255) as u8));
+    }
     let outcome =
         pto_runner::replay_with(&args.dir, &config, &options, &mut |line| println!("{line}"))?;
     let r = &outcome.report;

@@ -30,6 +30,8 @@
 pub mod bgemm;
 pub mod example;
 pub mod golden_py;
+pub mod l3_collectives;
+pub mod l3_examples;
 pub mod mixed_pipe;
 pub mod paged_attention;
 pub mod paged_attn_bf16;
@@ -100,5 +102,6 @@ pub fn generate(out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
     for example in examples()? {
         written.extend(example.write(&out_dir.join(example.name))?);
     }
+    written.extend(l3_examples::generate(out_dir)?);
     Ok(written)
 }

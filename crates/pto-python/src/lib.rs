@@ -18,6 +18,7 @@
 //!   swimlane's child.
 //! - [`log`]: the runtime's log level.
 //! - [`ir`]: the DSL compiler's IR (`IrProgram`, ...), built by `pypto.language`.
+//! - [`l3`]: `L3Engine`, the host engine of an L3 (several chips) run.
 //!
 //! The stub `python/pypto/_native.pyi` mirrors every definition here; `mypy.stubtest`
 //! checks that they agree.
@@ -30,6 +31,7 @@ pub mod conversion;
 pub mod error;
 pub mod golden;
 pub mod ir;
+pub mod l3;
 pub mod lifecycle;
 pub mod log;
 pub mod program;
@@ -55,5 +57,6 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(log::log_level, m)?)?;
     lifecycle::register(m)?;
     ir::register(m)?;
+    l3::register(m)?;
     Ok(())
 }

@@ -66,6 +66,72 @@ impl CompiledBuild {
     }
 }
 
+impl CompiledBuild {
+    /// [`CompiledBuild::from_spec`] for a chip program of an L3 build
+    /// (`next_levels/<name>/`), which has no `compiled_meta.json`.
+    pub fn from_spec_sub_build(
+        dir: &Path,
+        spec: ProgramSpec,
+    ) -> Result<CompiledBuild, RunnerError> {
+        let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
+        let meta = meta_from_signature(&kernel_config);
+        let mut program = Program::load(&spec)?;
+        declare_tensor_params(&mut program, &kernel_config);
+        Ok(CompiledBuild {
+            dir: dir.to_path_buf(),
+            kernel_config,
+            meta,
+            program,
+            compile: CompileSummary::default(),
+            spec,
+        })
+    }
+}
+
+/// Loads a chip program of an L3 build (`next_levels/<name>/`): like [`load_for`], but the
+/// sub-build has no sidecar (PyPTO writes none there); its parameters are the
+/// orchestration signature of its `kernel_config.py`.
+pub fn load_sub_build(
+    dir: &Path,
+    platform: pto_runtime::Platform,
+) -> Result<CompiledBuild, RunnerError> {
+    let toolchain = Toolchain::discover(&pto_toolchain::default_cache_root())?;
+    let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
+    let meta = meta_from_signature(&kernel_config);
+    load_build_cached(dir, &toolchain, platform, kernel_config, meta)
+}
+
+/// Parameters named `arg<i>` after the orchestration signature (none without one).
+fn meta_from_signature(kc: &KernelConfig) -> CompiledMeta {
+    let params = kc
+        .orchestration
+        .signature
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, d)| pto_build_output::ParamInfo {
+            name: format!("arg{i}"),
+            direction: match d {
+                pto_build_output::ArgDirection::Out => ParamDirection::Out,
+                pto_build_output::ArgDirection::InOut => ParamDirection::InOut,
+                _ => ParamDirection::In,
+            },
+            shape: (*d != pto_build_output::ArgDirection::Scalar).then(Vec::new),
+            dtype: if *d == pto_build_output::ArgDirection::Scalar {
+                "int64".to_string()
+            } else {
+                "fp32".to_string()
+            },
+        })
+        .collect();
+    CompiledMeta {
+        params,
+        num_return_types: 0,
+        platform: None,
+        backend_type: pto_build_output::BackendType::Ascend910B,
+    }
+}
+
 /// Loads a single-chip build directory for the platform of its `compiled_meta.json`
 /// (see [`load_for`]).
 pub fn load(dir: &Path) -> Result<CompiledBuild, RunnerError> {

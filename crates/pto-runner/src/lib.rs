@@ -6,6 +6,7 @@
 //! - [`replay`](mod@replay): run an existing `build_output/<dir>/` ([`replay()`]).
 //! - [`build`]: compile and load a build directory's program.
 //! - [`inputs`]: bind `data/in/*.npy` to the orchestration signature.
+//! - [`l3`]: the host engine of L3 (several chips) runs.
 //! - [`demo`]: the bundled examples.
 //! - [`log_level`]: PyPTO's log level names as `tracing` filters.
 //!
@@ -25,6 +26,7 @@ pub mod dfx_publish;
 pub mod error;
 pub mod execute;
 pub mod inputs;
+pub mod l3;
 pub mod lifecycle;
 pub mod log_level;
 pub mod replay;

@@ -228,12 +228,21 @@ pub fn serve() -> i32 {
     let monitor = Monitor(Arc::new(unsafe { BoardMonitor::new(board_ptr) }));
     let mut build: Option<CompiledBuild> = None;
     let mut area: Option<(usize, usize, Mapping)> = None;
+    let mut l3 = super::l3_child::L3State::default();
     loop {
-        let req = match protocol::recv(&mut sock) {
+        let (req, fds) = match super::fdpass::recv(&mut sock) {
             Ok(Some(r)) => r,
             Ok(None) | Err(_) => return 0, // the host went away
         };
         let reply = match req.get("op").and_then(Value::as_str) {
+            Some(op) if op.starts_with("l3_") => {
+                // SAFETY: the board is mapped for the life of the process.
+                unsafe { board::set_running(board_ptr, true) };
+                let r = l3.handle(op, &req, fds, &monitor);
+                // SAFETY: as above.
+                unsafe { board::set_running(board_ptr, false) };
+                r
+            }
             Some("load") => {
                 let dir: Option<PathBuf> = path_from(req.get("dir"));
                 let spec = req.get("spec").and_then(protocol::decode_spec);

@@ -25,7 +25,9 @@
 
 pub mod board;
 mod child;
-mod parent;
+pub mod fdpass;
+mod l3_child;
+pub(crate) mod parent;
 pub mod protocol;
 pub mod shm;
 pub mod signals;
@@ -33,7 +35,7 @@ pub mod signals;
 use std::sync::Mutex;
 
 pub use child::serve;
-pub use parent::{execute, execute_pass, shutdown_all};
+pub use parent::{describe_death, execute, execute_pass, shutdown_all, DeathContext};
 
 static WORKER_COMMAND: Mutex<Option<Vec<String>>> = Mutex::new(None);
 

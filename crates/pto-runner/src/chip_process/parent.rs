@@ -24,9 +24,9 @@ use crate::execute::ExecuteOutcome;
 use crate::inputs::BoundParam;
 
 /// A running chip process.
-struct ChipProcess {
-    child: Child,
-    sock: UnixStream,
+pub(crate) struct ChipProcess {
+    pub(crate) child: Child,
+    pub(crate) sock: UnixStream,
     shared: SharedFile,
     board: Mapping,
     /// Tensor area `(offset, len)` mapped in the host.
@@ -34,12 +34,17 @@ struct ChipProcess {
 }
 
 impl ChipProcess {
-    fn board(&self) -> *mut Board {
+    pub(crate) fn board(&self) -> *mut Board {
         self.board.base().cast::<Board>()
     }
 
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kills the process group and reaps the child.
-    fn kill(mut self) {
+    pub(crate) fn kill(mut self) {
         let pid = self.child.id() as i32;
         // SAFETY: signalling our own child's process group.
         unsafe { libc::kill(-pid, libc::SIGKILL) };
@@ -88,6 +93,25 @@ fn chip_error(message: String) -> RunnerError {
 }
 
 fn spawn(build: &CompiledBuild, platform: Platform) -> Result<ChipProcess, RunnerError> {
+    let mut p = spawn_process()?;
+    let load = json!({
+        "op": "load",
+        "dir": path_value(&build.dir),
+        "platform": platform.name(),
+        "spec": protocol::encode_spec(&build.spec),
+    });
+    match request(&mut p, &load, None, &mut |_| {}) {
+        Ok(reply) if reply.get("op").and_then(Value::as_str) == Some("loaded") => Ok(p),
+        Ok(reply) => {
+            p.kill();
+            Err(decode_error(&reply))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Starts a chip process that has loaded nothing yet (its board initialised).
+pub(crate) fn spawn_process() -> Result<ChipProcess, RunnerError> {
     let command = super::worker_command()
         .ok_or_else(|| chip_error("no chip-worker command is registered".to_string()))?;
     let (host_end, child_end) = UnixStream::pair()
@@ -131,27 +155,13 @@ fn spawn(build: &CompiledBuild, platform: Platform) -> Result<ChipProcess, Runne
         ))
     })?;
     drop(child_end);
-    let mut p = ChipProcess {
+    Ok(ChipProcess {
         child,
         sock: host_end,
         shared,
         board,
         area: None,
-    };
-    let load = json!({
-        "op": "load",
-        "dir": path_value(&build.dir),
-        "platform": platform.name(),
-        "spec": protocol::encode_spec(&build.spec),
-    });
-    match request(&mut p, &load, None, &mut |_| {}) {
-        Ok(reply) if reply.get("op").and_then(Value::as_str) == Some("loaded") => Ok(p),
-        Ok(reply) => {
-            p.kill();
-            Err(decode_error(&reply))
-        }
-        Err(e) => Err(e),
-    }
+    })
 }
 
 /// How long the child may go without a heartbeat before it counts as hung.
@@ -165,9 +175,20 @@ fn request(
     interrupt: Option<&pto_runtime::Interrupt>,
     say: &mut dyn FnMut(&str),
 ) -> Result<Value, RunnerError> {
+    request_fds(p, msg, &[], interrupt, say)
+}
+
+/// [`request`] with descriptors attached to the request frame ([`super::fdpass`]).
+pub(crate) fn request_fds(
+    p: &mut ChipProcess,
+    msg: &Value,
+    fds: &[std::os::fd::RawFd],
+    interrupt: Option<&pto_runtime::Interrupt>,
+    say: &mut dyn FnMut(&str),
+) -> Result<Value, RunnerError> {
     // SAFETY: the child is idle between requests.
     unsafe { board::reset(p.board()) };
-    if protocol::send(&mut p.sock, msg).is_err() {
+    if super::fdpass::send(&p.sock, msg, fds).is_err() {
         return Err(died(p, "while receiving a request"));
     }
     // SAFETY: mapped board.
@@ -226,7 +247,7 @@ fn died(p: &mut ChipProcess, when: &str) -> RunnerError {
     chip_error(describe_death(status, &snap, when, &DeathContext::none()))
 }
 
-fn wait_briefly(child: &mut Child) -> Option<std::process::ExitStatus> {
+pub(crate) fn wait_briefly(child: &mut Child) -> Option<std::process::ExitStatus> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         match child.try_wait() {
@@ -243,7 +264,18 @@ pub struct DeathContext<'a> {
     core_label: Option<&'a dyn Fn(u32) -> String>,
 }
 
-impl DeathContext<'_> {
+impl<'a> DeathContext<'a> {
+    /// Names kernels by func_id and cores by index.
+    pub fn new(
+        kernel_name: &'a dyn Fn(i32) -> Option<String>,
+        core_label: &'a dyn Fn(u32) -> String,
+    ) -> DeathContext<'a> {
+        DeathContext {
+            kernel_name: Some(kernel_name),
+            core_label: Some(core_label),
+        }
+    }
+
     fn none() -> DeathContext<'static> {
         DeathContext {
             kernel_name: None,

@@ -1,0 +1,313 @@
+//! `L3Engine`: the host engine of an L3 run (`pto_runner::l3::Engine`) for
+//! `pypto.runtime.distributed_runner`. Calls that wait (start, domain allocation, drain)
+//! release the GIL; the values crossing are plain ints, strings and lists.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use pto_runner::l3::{Access, ChipProgram, Engine, Tag, TensorArg};
+use pto_runner::{DfxOptions, RingValue, RunConfig, RunnerError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::error::{runner_error, type_error, value_error};
+
+/// The engine of one L3 run: one chip process per device id, each with every chip
+/// program of the build loaded.
+#[pyclass(module = "pypto._native")]
+pub struct L3Engine {
+    engine: Mutex<Option<Engine>>,
+    platform: String,
+    /// The chip processes' ids (read without the engine's lock: `drain` holds it).
+    pids: Mutex<Vec<u32>>,
+}
+
+fn closed() -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err("the L3 engine is closed (its run has ended)")
+}
+
+impl L3Engine {
+    fn with<R>(&self, f: impl FnOnce(&mut Engine) -> PyResult<R>) -> PyResult<R> {
+        let mut g = self.engine.lock().map_err(|_| closed())?;
+        let e = g.as_mut().ok_or_else(closed)?;
+        f(e)
+    }
+}
+
+fn ring(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<RingValue>> {
+    let Some(v) = d.get_item(key)? else {
+        return Ok(None);
+    };
+    if v.is_none() {
+        return Ok(None);
+    }
+    if let Ok(n) = v.extract::<u64>() {
+        return Ok(Some(RingValue::Scalar(n)));
+    }
+    let list: Vec<u64> = v.extract().map_err(|_| {
+        type_error(format!(
+            "CallConfig.{key} must be an int or a list of 4 ints"
+        ))
+    })?;
+    Ok(Some(RingValue::PerRing(list)))
+}
+
+fn int_of(d: &Bound<'_, PyDict>, key: &str) -> PyResult<i64> {
+    match d.get_item(key)? {
+        None => Ok(0),
+        Some(v) if v.is_none() => Ok(0),
+        Some(v) => {
+            if let Ok(b) = v.extract::<bool>() {
+                return Ok(i64::from(b));
+            }
+            v.extract::<i64>().map_err(|_| {
+                type_error(format!(
+                    "CallConfig.{key} must be an int, got {}",
+                    crate::conversion::type_name(&v)
+                ))
+            })
+        }
+    }
+}
+
+fn run_config(platform: &str, cfg: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
+    let mut c = RunConfig::new(Some(platform)).map_err(runner_error)?;
+    let level = |k: &str, max: i64| -> PyResult<i64> {
+        let v = int_of(cfg, k)?;
+        if !(0..=max).contains(&v) {
+            return Err(value_error(format!(
+                "CallConfig.{k} must be in 0..={max}, got {v}"
+            )));
+        }
+        Ok(v)
+    };
+    c.dfx = DfxOptions {
+        chip_swimlane: level("enable_chip_swimlane", 4)? as u8,
+        dump_args: level("enable_dump_args", 3)? as u8,
+        pmu: level("enable_pmu", i64::from(u32::MAX))? as u32,
+        dep_gen: int_of(cfg, "enable_dep_gen")? != 0,
+        scope_stats: int_of(cfg, "enable_scope_stats")? != 0,
+    };
+    c.ring_task_window = ring(cfg, "ring_task_window")?;
+    c.ring_heap = ring(cfg, "ring_heap")?;
+    c.ring_dep_pool = ring(cfg, "ring_dep_pool")?;
+    c.validate().map_err(runner_error)?;
+    Ok(c)
+}
+
+#[pymethods]
+impl L3Engine {
+    /// Compiles every chip program (`programs`: `(name, directory)` pairs, through each
+    /// sub-build's binary cache), then starts one chip process per device id and loads
+    /// them all. Raises `RuntimeError` naming the rank that failed to start.
+    #[new]
+    #[pyo3(signature = (platform, device_ids, programs))]
+    fn new(
+        py: Python<'_>,
+        platform: String,
+        device_ids: Vec<i64>,
+        programs: Vec<(String, PathBuf)>,
+    ) -> PyResult<L3Engine> {
+        let p = pto_runner::config::parse_platform(&platform).map_err(runner_error)?;
+        let engine = py
+            .detach(|| -> Result<Engine, RunnerError> {
+                let mut compiled = Vec::with_capacity(programs.len());
+                for (name, dir) in &programs {
+                    compiled.push(ChipProgram::compile(name, dir, p)?);
+                }
+                Engine::start(p, &device_ids, compiled)
+            })
+            .map_err(runner_error)?;
+        let pids = engine.chip_pids();
+        Ok(L3Engine {
+            engine: Mutex::new(Some(engine)),
+            platform: p.name().to_string(),
+            pids: Mutex::new(pids),
+        })
+    }
+
+    /// The platform name.
+    #[getter]
+    fn platform(&self) -> String {
+        self.platform.clone()
+    }
+
+    /// Registers shared memory (`fd`, duplicated) of `nbytes` bytes; `writable=False`
+    /// grants reads only. Returns the region id.
+    fn add_region(&self, fd: i32, nbytes: u64, writable: bool) -> PyResult<u64> {
+        let access = if writable {
+            Access::READ_WRITE
+        } else {
+            Access::READ
+        };
+        self.with(|e| e.add_region(fd, nbytes, access).map_err(runner_error))
+    }
+
+    /// A read-only region holding a copy of `data`. Returns the region id.
+    fn add_snapshot(&self, data: &[u8]) -> PyResult<u64> {
+        self.with(|e| e.add_snapshot(data).map_err(runner_error))
+    }
+
+    /// Creates a comm domain over `workers` with windows of `window_size` bytes; returns
+    /// `(region, [(device_ctx, local_window_base) per member])`.
+    fn allocate_domain(
+        &self,
+        py: Python<'_>,
+        workers: Vec<usize>,
+        window_size: usize,
+    ) -> PyResult<(u64, Vec<(u64, u64)>)> {
+        let mut g = self.engine.lock().map_err(|_| closed())?;
+        let e = g.as_mut().ok_or_else(closed)?;
+        py.detach(|| e.allocate_domain(&workers, window_size))
+            .map_err(runner_error)
+    }
+
+    /// Submits one dispatch: `tensors` are `(region, byte_offset, shape, dtype, tag)`;
+    /// `config` a dict of `CallConfig` fields; `out` the diagnostics directory (required
+    /// when a diagnostic is on). Returns the dispatch id.
+    #[pyo3(signature = (program, worker, tensors, scalars, config, out=None))]
+    fn submit(
+        &self,
+        program: &str,
+        worker: usize,
+        tensors: Vec<(u64, u64, Vec<u64>, u8, i64)>,
+        scalars: Vec<u64>,
+        config: &Bound<'_, PyDict>,
+        out: Option<PathBuf>,
+    ) -> PyResult<usize> {
+        let config = run_config(&self.platform, config)?;
+        let args = tensors
+            .into_iter()
+            .enumerate()
+            .map(|(i, (region, offset, shape, dtype, tag))| {
+                Ok(TensorArg {
+                    region,
+                    offset,
+                    shape,
+                    dtype,
+                    tag: Tag::from_code(tag).ok_or_else(|| {
+                        value_error(format!(
+                            "submit: tensor argument {i} has TensorArgType {tag}, not one of 0..4"
+                        ))
+                    })?,
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        self.with(|e| {
+            e.submit(program, worker, &args, &scalars, &config, out)
+                .map_err(runner_error)
+        })
+    }
+
+    /// Waits for every dispatch; raises `RuntimeError` with the first failure (rank,
+    /// dispatch, program, kernel).
+    fn drain(&self, py: Python<'_>) -> PyResult<()> {
+        let g = self.engine.lock().map_err(|_| closed())?;
+        let e = g.as_ref().ok_or_else(closed)?;
+        py.detach(|| e.drain()).map_err(runner_error)
+    }
+
+    /// Ends the run (see `Engine::close`); `kill=True` kills the chips at once. Idempotent.
+    #[pyo3(signature = (kill=false))]
+    fn close(&self, py: Python<'_>, kill: bool) {
+        let engine = self.engine.lock().ok().and_then(|mut g| g.take());
+        if let Some(e) = engine {
+            py.detach(|| e.close(kill));
+        }
+        if let Ok(mut p) = self.pids.lock() {
+            p.clear();
+        }
+    }
+
+    /// The chip processes' ids (empty once closed).
+    fn chip_pids(&self) -> Vec<u32> {
+        self.pids.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
+    /// Dispatches submitted so far.
+    fn n_dispatches(&self) -> usize {
+        self.engine
+            .lock()
+            .ok()
+            .and_then(|g| g.as_ref().map(Engine::n_dispatches))
+            .unwrap_or(0)
+    }
+}
+
+/// Loads `distributed_meta.json` of `work_dir` with PyPTO's checks and texts
+/// (`FileNotFoundError` / `ValueError`). Returns `(params, num_return_types, platform,
+/// backend_type, (device_ids, num_sub_workers, runtime, aicpu_thread_num))`, each param
+/// `(name, direction, shape or None, dtype)`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn load_distributed_meta(
+    work_dir: PathBuf,
+) -> PyResult<(
+    Vec<(String, String, Option<Vec<i64>>, String)>,
+    u64,
+    Option<String>,
+    String,
+    (Vec<i64>, i64, String, i64),
+)> {
+    let m = pto_build_output::DistributedMeta::load(&work_dir)
+        .map_err(crate::error::build_output_error)?;
+    let dc = &m.distributed_config;
+    Ok((
+        m.program
+            .params
+            .iter()
+            .map(|p| {
+                (
+                    p.name.clone(),
+                    p.direction.name().to_string(),
+                    p.shape.clone(),
+                    p.dtype.clone(),
+                )
+            })
+            .collect(),
+        m.program.num_return_types,
+        m.program.platform.clone(),
+        m.program.backend_type.name().to_string(),
+        (
+            dc.device_ids().to_vec(),
+            dc.num_sub_workers(),
+            dc.runtime().to_string(),
+            dc.aicpu_thread_num(),
+        ),
+    ))
+}
+
+/// The kernels of a `kernel_config.py`, `(func_id, name)` sorted by func_id (the name map of
+/// one program: func_ids are per program).
+#[pyfunction]
+pub fn kernel_names(kernel_config: PathBuf) -> PyResult<Vec<(i32, String)>> {
+    let kc = pto_build_output::KernelConfig::load(&kernel_config)
+        .map_err(crate::error::build_output_error)?;
+    Ok(kc.name_map().into_iter().collect())
+}
+
+/// Converts one dispatch's swimlane records (`records`) into `merged_swimlane_<ts>.json`
+/// in `out_dir` (the records' directory), naming kernels from `name_map` when given.
+/// Returns the trace's path.
+#[pyfunction]
+#[pyo3(signature = (records, out_dir, name_map=None))]
+pub fn convert_swimlane(
+    py: Python<'_>,
+    records: PathBuf,
+    out_dir: PathBuf,
+    name_map: Option<PathBuf>,
+) -> PyResult<String> {
+    let _ = out_dir;
+    py.detach(|| pto_runner::l3::convert_dispatch_swimlane(&records, name_map.as_deref()))
+        .map(|p| p.display().to_string())
+        .map_err(runner_error)
+}
+
+/// Registers the class and functions.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<L3Engine>()?;
+    m.add_function(wrap_pyfunction!(load_distributed_meta, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_names, m)?)?;
+    m.add_function(wrap_pyfunction!(convert_swimlane, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,273 @@
+"""``simpler.task_interface`` as generated L3 code uses it (served when the real Simpler is
+absent; see :mod:`pypto.runtime._simpler_shim`).
+
+- :class:`TensorArgType` (``INPUT=0 OUTPUT=1 INOUT=2 OUTPUT_EXISTING=3 NO_DEP=4``) and
+  :class:`DataType` (Simpler's order and codes, the chip runtime's dtype codes);
+- :class:`Tensor`: a view into a :class:`Backing` — host shared memory, a read-only
+  snapshot, or a comm window — described by byte offset, shape and dtype (the bytes never
+  travel: chips map the backing);
+- :class:`TaskArgs`: tensors (with tags) first, then 64-bit scalars;
+- :class:`CallConfig`: the diagnostics switches, ``output_prefix`` and ring overrides,
+  copied by value into each dispatch;
+- :class:`CommBufferSpec`: one named buffer of a comm window;
+- :class:`ArgDirection`: the names ``kernel_config.py`` files import.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import struct
+from dataclasses import dataclass
+from typing import Any, List, Sequence
+
+__all__ = [
+    "ArgDirection",
+    "Backing",
+    "CallConfig",
+    "CommBufferSpec",
+    "DataType",
+    "TaskArgs",
+    "Tensor",
+    "TensorArgType",
+]
+
+
+class TensorArgType(enum.IntEnum):
+    """How a task uses a tensor argument (drives the host TensorMap)."""
+
+    INPUT = 0
+    OUTPUT = 1
+    INOUT = 2
+    OUTPUT_EXISTING = 3
+    NO_DEP = 4
+
+
+class ArgDirection(enum.IntEnum):
+    """A kernel or orchestration parameter's direction (``kernel_config.py``'s ``_D``)."""
+
+    SCALAR = 0
+    IN = 1
+    OUT = 2
+    INOUT = 3
+
+
+class DataType(enum.IntEnum):
+    """Element types, in Simpler's order (the values are the chip runtime's codes)."""
+
+    FLOAT32 = 0
+    FLOAT16 = 1
+    INT32 = 2
+    INT16 = 3
+    INT8 = 4
+    UINT8 = 5
+    BFLOAT16 = 6
+    INT64 = 7
+    UINT64 = 8
+    UINT16 = 9
+    UINT32 = 10
+    BOOL = 11
+    FP8E4M3FN = 12
+    FP8E8M0 = 13
+    FP4E2M1 = 14
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (1 for the sub-byte formats, as the runtime stores them)."""
+        return _ITEMSIZE.get(self, 1)
+
+
+_ITEMSIZE = {
+    DataType.FLOAT32: 4,
+    DataType.INT32: 4,
+    DataType.UINT32: 4,
+    DataType.FLOAT16: 2,
+    DataType.INT16: 2,
+    DataType.BFLOAT16: 2,
+    DataType.UINT16: 2,
+    DataType.INT64: 8,
+    DataType.UINT64: 8,
+}
+
+#: What a backing grants: ``READ`` (a snapshot) or ``READWRITE``.
+READ = "READ"
+READWRITE = "READWRITE"
+
+_NEEDS = {
+    TensorArgType.INPUT: (True, False),
+    TensorArgType.OUTPUT_EXISTING: (False, True),
+    TensorArgType.INOUT: (True, True),
+}
+
+
+class Backing:
+    """Memory chips can map: a region of the run's engine (``region`` id), ``nbytes``
+    long, granting ``access``; ``owner`` is the worker that registered it and ``keep``
+    whatever must stay alive while chips may touch it."""
+
+    __slots__ = ("region", "nbytes", "access", "owner", "keep", "kind")
+
+    def __init__(
+        self, region: int, nbytes: int, access: str, owner: Any, keep: Any, kind: str
+    ) -> None:
+        self.region = region
+        self.nbytes = nbytes
+        self.access = access
+        self.owner = owner
+        self.keep = keep
+        self.kind = kind
+
+    def grants(self, tag: TensorArgType) -> bool:
+        """Whether ``tag`` is allowed on this backing (``OUTPUT`` / ``NO_DEP`` always)."""
+        need = _NEEDS.get(tag)
+        if need is None:
+            return True
+        read, write = need
+        return (not write) or self.access == READWRITE
+
+    def __repr__(self) -> str:
+        return f"Backing({self.kind}, region={self.region}, {self.nbytes} bytes, {self.access})"
+
+
+class Tensor:
+    """A contiguous view: ``shapes`` elements of ``dtype`` at ``byte_offset`` of
+    ``backing``."""
+
+    __slots__ = ("backing", "byte_offset", "shapes", "dtype")
+
+    def __init__(
+        self, backing: Backing, byte_offset: int, shapes: Sequence[int], dtype: DataType
+    ) -> None:
+        self.backing = backing
+        self.byte_offset = int(byte_offset)
+        self.shapes = tuple(int(s) for s in shapes)
+        self.dtype = DataType(dtype)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the view spans."""
+        return math.prod(self.shapes) * self.dtype.itemsize
+
+    def __repr__(self) -> str:
+        return (
+            f"Tensor({self.dtype.name}{list(self.shapes)} at +{self.byte_offset} of "
+            f"{self.backing!r})"
+        )
+
+
+def scalar_to_uint64(value: Any) -> int:
+    """A scalar's 64 bits: ints two's complement, floats as IEEE single bits, bools 0/1."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        if not -(1 << 63) <= value < (1 << 64):
+            raise ValueError(f"TaskArgs.add_scalar: {value} does not fit in 64 bits")
+        return value & ((1 << 64) - 1)
+    if isinstance(value, float):
+        return struct.unpack("<I", struct.pack("<f", value))[0]
+    if hasattr(value, "__index__"):
+        return scalar_to_uint64(int(value.__index__()))
+    if hasattr(value, "item"):
+        return scalar_to_uint64(value.item())
+    raise TypeError(f"TaskArgs.add_scalar: expected an int, float or bool, got {type(value).__name__}")
+
+
+class TaskArgs:
+    """A task's arguments: tagged tensors first, then 64-bit scalars."""
+
+    def __init__(self) -> None:
+        self._tensors: List[Tensor] = []
+        self._tags: List[TensorArgType] = []
+        self._scalars: List[int] = []
+
+    def add_tensor(self, tensor: Tensor, tag: TensorArgType = TensorArgType.INPUT) -> None:
+        """Adds a tensor with its tag; raises ``RuntimeError`` after a scalar and
+        ``ValueError`` when the backing does not grant the access the tag needs."""
+        if self._scalars:
+            raise RuntimeError("TaskArgs: cannot add tensor after scalar")
+        if not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"TaskArgs.add_tensor: expected a Tensor (from make_tensor_arg or a window "
+                f"buffer's .tensor()), got {type(tensor).__name__}"
+            )
+        tag = TensorArgType(tag)
+        if not tensor.backing.grants(tag):
+            raise ValueError(
+                f"TaskArgs.add_tensor: arg TensorArgType.{tag.name} requires access not granted "
+                f"by the buffer ({tensor.backing.access}: a host tensor that is not in shared "
+                "memory is read-only; call .share_memory_() on it before the run)"
+            )
+        self._tensors.append(tensor)
+        self._tags.append(tag)
+
+    def add_scalar(self, value: Any) -> None:
+        """Adds a scalar (see :func:`scalar_to_uint64`)."""
+        self._scalars.append(scalar_to_uint64(value))
+
+    def tensor_count(self) -> int:
+        """Tensors added."""
+        return len(self._tensors)
+
+    def scalar_count(self) -> int:
+        """Scalars added."""
+        return len(self._scalars)
+
+    def tensor(self, i: int) -> Tensor:
+        """Tensor ``i``."""
+        return self._tensors[i]
+
+    def tag(self, i: int) -> TensorArgType:
+        """Tensor ``i``'s tag."""
+        return self._tags[i]
+
+    def scalar(self, i: int) -> int:
+        """Scalar ``i``'s bits."""
+        return self._scalars[i]
+
+    def __repr__(self) -> str:
+        return f"TaskArgs({len(self._tensors)} tensors, {len(self._scalars)} scalars)"
+
+
+@dataclass
+class CallConfig:
+    """Per-dispatch configuration (Simpler's ``CallConfig``): copied by value at submit."""
+
+    aicpu_thread_num: int = 0
+    enable_chip_swimlane: int = 0
+    enable_dump_args: int = 0
+    enable_pmu: int = 0
+    enable_dep_gen: bool = False
+    enable_scope_stats: bool = False
+    output_prefix: str = ""
+    ring_task_window: Any = None
+    ring_heap: Any = None
+    ring_dep_pool: Any = None
+
+    def any_dfx(self) -> bool:
+        """Whether a diagnostic is on."""
+        return bool(
+            self.enable_chip_swimlane
+            or self.enable_dump_args
+            or self.enable_pmu
+            or self.enable_dep_gen
+            or self.enable_scope_stats
+        )
+
+    def copy(self) -> "CallConfig":
+        """A copy (what a dispatch keeps)."""
+        return CallConfig(**{f: getattr(self, f) for f in self.__dataclass_fields__})
+
+
+@dataclass
+class CommBufferSpec:
+    """One named buffer of a comm window (``nbytes`` of it; buffers are laid out in order)."""
+
+    name: str
+    dtype: str = "opaque"
+    count: int = 0
+    nbytes: int = 0
+    load_from_host: bool = False
+    store_to_host: bool = False
+
+
+__all__ += ["scalar_to_uint64"]

@@ -1,0 +1,536 @@
+"""Running an L3 (distributed) build: PyPTO's generated ``orchestration/host_orch.py``,
+unchanged, over one chip process per device id.
+
+What a generated module imports from here is :func:`_submit_chip`; the rest is the runner:
+
+- :func:`_load_orch_entry`: import ``host_orch.py`` (as ``_pypto_generated.host_orch``,
+  with Simpler's names provided when the real Simpler is absent) and find the one function
+  marked ``_pypto_distributed_entry`` and the optional ``_alloc_intermediates``;
+- :func:`_submit_chip`: place a chip dispatch (a pinned rank keeps it; a comm-less one goes
+  round-robin over the chips in submission order) and, with diagnostics on, give it its own
+  ``dfx_outputs/rank{w}/d{k}/`` (``k`` counted per chip per run) with
+  ``dispatch_program.json``;
+- :func:`execute_distributed`: the one-shot run (share the arguments, allocate the
+  intermediates, start the chips, run the entry, drain, stop), once or, for a swimlane on
+  ``cpu``, twice (graph pass, then timing pass);
+- :func:`_collect_l3_swimlane`: per-dispatch name maps and swimlane conversion.
+
+torch is required here (as in PyPTO); the single-chip paths never import it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import inspect
+import json
+import os
+import re
+import shutil
+import sys
+import types
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from pypto import _native
+from pypto.runtime import _simpler_shim
+
+_simpler_shim.install()
+
+from pypto.runtime._simpler_compat._task_interface import CallConfig  # noqa: E402
+from pypto.runtime._l3_worker import CallableHandle, Orchestrator, Worker  # noqa: E402
+
+__all__ = [
+    "execute_distributed",
+    "execute_distributed_compiled",
+]
+
+_RANK_DIR_GLOB = "rank*"
+_DISPATCH_DIR_GLOB = "d[0-9]*"
+_DISPATCH_PROGRAM = "dispatch_program.json"
+
+SWIMLANE_BANNER = (
+    "[swimlane] L3 swimlane enabled -> running the dispatch twice (dep_gen perturbs timing, "
+    "so the graph and the timing are captured separately):",
+    "[swimlane] run 1/2: capturing the per-dispatch task graph (deps.json); its timing is "
+    "discarded.",
+    "[swimlane] run 2/2: measuring clean per-task timing (these are the reported numbers).",
+)
+
+SIM_SKIP = (
+    "Skipping L3 swimlane conversion on simulator: merged_swimlane_*.json is only generated "
+    "for onboard runs (raw chip_swimlane_records.json kept)."
+)
+
+
+def _is_sim(platform: str) -> bool:
+    return platform.endswith("sim")
+
+
+# --- loading the generated module ----------------------------------------------------------
+
+
+def _load_orch_entry(path: Path) -> Tuple[Callable[..., Any], Optional[Callable[..., Any]]]:
+    """``(entry, _alloc_intermediates or None)`` of the generated module at ``path``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"Generated orchestration not found at {path}. Did the codegen produce "
+            "distributed output?"
+        )
+    _simpler_shim.install()
+    if "_pypto_generated" not in sys.modules:
+        pkg = types.ModuleType("_pypto_generated")
+        pkg.__path__ = []
+        sys.modules["_pypto_generated"] = pkg
+    name = "_pypto_generated.host_orch"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"Cannot load the generated orchestration {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    marked = [
+        obj
+        for obj in vars(module).values()
+        if inspect.isfunction(obj)
+        and obj.__module__ == module.__name__
+        and getattr(obj, "_pypto_distributed_entry", False)
+    ]
+    if len(marked) != 1:
+        names = sorted(f.__name__ for f in marked)
+        raise RuntimeError(
+            "Expected exactly one entry function marked with `_pypto_distributed_entry` in "
+            f"{path}, found {len(marked)}: {names}. The generated orchestration module is "
+            "malformed — regenerate via distributed codegen."
+        )
+    alloc = getattr(module, "_alloc_intermediates", None)
+    return marked[0], alloc if callable(alloc) else None
+
+
+def _call_alloc_intermediates(
+    alloc: Optional[Callable[..., Any]], tensors: Dict[str, Any], world_size: int
+) -> None:
+    """Calls ``alloc(tensors[, world_size=])``: the keyword only when the signature takes it."""
+    if alloc is None:
+        return
+    try:
+        params = inspect.signature(alloc).parameters.values()
+    except (TypeError, ValueError):
+        params = []  # type: ignore[assignment]
+    takes = any(
+        p.name == "world_size" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params
+    )
+    if takes:
+        alloc(tensors, world_size=world_size)
+    else:
+        alloc(tensors)
+
+
+class _Callables(dict):  # type: ignore[type-arg]
+    """``callables``: a missing name says which ``next_levels/`` directory is absent."""
+
+    def __init__(self, items: Mapping[str, CallableHandle], build: Path) -> None:
+        super().__init__(items)
+        self._build = build
+
+    def __missing__(self, key: str) -> CallableHandle:
+        raise KeyError(
+            f"no chip program {key!r}: {self._build / 'next_levels' / str(key)} is missing or "
+            "has no kernel_config.py (known: "
+            f"{sorted(self)}); regenerate the build via ir.compile()"
+        )
+
+
+_RUNTIME_RE = re.compile(r"""["']runtime["']\s*:\s*["']([^"']+)["']""")
+
+
+def _assemble_chip_callables(output_dir: Path) -> Dict[str, Path]:
+    """Every ``next_levels/<name>/`` with a ``kernel_config.py``, by name (sorted), after
+    checking that they agree on the runtime."""
+    root = Path(output_dir) / "next_levels"
+    found: Dict[str, Path] = {}
+    first: Optional[Tuple[str, str]] = None
+    for d in sorted(root.iterdir()) if root.is_dir() else []:
+        kc = d / "kernel_config.py"
+        if not (d.is_dir() and kc.is_file()):
+            continue
+        m = _RUNTIME_RE.search(kc.read_text(encoding="utf-8", errors="replace"))
+        runtime = m.group(1) if m else "tensormap_and_ringbuffer"
+        if first is None:
+            first = (runtime, d.name)
+        elif runtime != first[0]:
+            raise RuntimeError(
+                f"Inconsistent runtime across next_levels/ sub-builds in {output_dir}: "
+                f"{first[0]!r} (earlier chip) vs {runtime!r} (chip {d.name!r}). All chip-level "
+                "tasks in one distributed build must share a single runtime."
+            )
+        found[d.name] = d
+    if not found:
+        raise RuntimeError(
+            f"No chip-level tasks found in {output_dir} (expected one or more "
+            "next_levels/<name>/ sub-builds each containing a kernel_config.py)."
+        )
+    return found
+
+
+def _load_sub_workers(output_dir: Path) -> Dict[str, Callable[..., Any]]:
+    """``sub_workers/<name>.py`` modules' ``<name>`` functions; the abstract ones listed in
+    ``__required__.json`` must be supplied as callbacks."""
+    root = Path(output_dir) / "sub_workers"
+    if not root.is_dir():
+        return {}
+    required_file = root / "__required__.json"
+    required: List[str] = []
+    if required_file.is_file():
+        required = sorted(json.loads(required_file.read_text(encoding="utf-8")))
+    if required:
+        raise ValueError(
+            f"SubWorkers {required} are runtime-bound callbacks (declared with a `...` body) "
+            "and must be supplied via callbacks={...}."
+        )
+    subs: Dict[str, Callable[..., Any]] = {}
+    for f in sorted(root.glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"_pypto_generated.sub_{f.stem}", f)
+        if spec is None or spec.loader is None:
+            continue
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        fn = getattr(mod, f.stem, None)
+        if callable(fn):
+            subs[f.stem] = fn
+    return subs
+
+
+# --- per-dispatch placement and DFX -------------------------------------------------------
+
+
+def _reset_dfx_dispatch_state(orch: Any, chip_cids: Mapping[str, Any]) -> None:
+    """A run's fresh per-rank counters and the program-name table (by handle ``id``)."""
+    orch._dfx_dispatch_idx = {}
+    orch._dfx_chip_names = {id(cid): name for name, cid in chip_cids.items()}
+
+
+def _resolve_chip_worker(orch: Any, worker: Optional[int]) -> int:
+    """A pinned worker keeps its rank; ``None`` takes the next chip round-robin."""
+    if worker is not None:
+        return worker
+    seq = getattr(orch, "_pypto_commless_seq", 0)
+    orch._pypto_commless_seq = seq + 1
+    return seq % max(1, getattr(orch, "_pypto_chip_count", 1))
+
+
+def _record_dispatch_program(orch: Any, callable_id: Any, disp_dir: Path) -> None:
+    """Writes ``dispatch_program.json`` (compact, no newline); never raises."""
+    names = getattr(orch, "_dfx_chip_names", None)
+    name = names.get(id(callable_id)) if names else None
+    if name is None:
+        return
+    try:
+        disp_dir.mkdir(parents=True, exist_ok=True)
+        tmp = disp_dir / f".{_DISPATCH_PROGRAM}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps({"program": name}, separators=(", ", ": ")), encoding="utf-8")
+        os.replace(tmp, disp_dir / _DISPATCH_PROGRAM)
+    except OSError as e:
+        print(
+            f"Could not record the dispatch program for {disp_dir} ({type(e).__name__}: {e}); "
+            "its swimlane falls back to anonymous task labels unless the build has a single L2 "
+            "program"
+        )
+
+
+def _submit_chip(
+    orch: Any, callable_id: Any, task_args: Any, config: Any, worker: Optional[int]
+) -> None:
+    """What generated code calls for every user chip dispatch (see the module docs)."""
+    worker = _resolve_chip_worker(orch, worker)
+    base = getattr(config, "output_prefix", "")
+    if not base:
+        return orch.submit_next_level(callable_id, task_args, config, worker=worker)
+    idx = getattr(orch, "_dfx_dispatch_idx", None)
+    if idx is None:
+        idx = orch._dfx_dispatch_idx = {}
+    rank = f"rank{worker}"
+    k = idx.get(rank, 0)
+    idx[rank] = k + 1
+    prefix = f"{base}/rank{worker}/d{k}"
+    config.output_prefix = prefix
+    try:
+        _record_dispatch_program(orch, callable_id, Path(prefix))
+        return orch.submit_next_level(callable_id, task_args, config, worker=worker)
+    finally:
+        config.output_prefix = base
+
+
+def _clear_dfx_dispatch_dirs(dfx_base: Path) -> None:
+    """Removes every ``rank*/d[0-9]*`` directory under ``dfx_base`` (nothing else)."""
+    base = Path(dfx_base)
+    if not base.is_dir():
+        return
+    for rank in base.glob(_RANK_DIR_GLOB):
+        if not rank.is_dir():
+            continue
+        for d in rank.glob(_DISPATCH_DIR_GLOB):
+            if d.is_dir():
+                shutil.rmtree(d, ignore_errors=True)
+
+
+def _read_dispatch_program(disp_dir: Path) -> Optional[str]:
+    """The program a dispatch directory recorded, or ``None``."""
+    try:
+        return str(json.loads((Path(disp_dir) / _DISPATCH_PROGRAM).read_text())["program"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _make_call_config(
+    config: Any, dfx_base: Optional[Path], *, co_enable_swimlane_dep_gen: bool = True
+) -> CallConfig:
+    """The run's shared ``CallConfig`` from a ``RunConfig``."""
+    cc = CallConfig()
+    cc.aicpu_thread_num = int(getattr(config, "aicpu_thread_num", 0) or 0)
+    swimlane = int(getattr(config, "enable_chip_swimlane", 0) or 0)
+    cc.enable_chip_swimlane = swimlane
+    cc.enable_dump_args = int(getattr(config, "enable_dump_args", 0) or 0)
+    cc.enable_pmu = int(getattr(config, "enable_pmu", 0) or 0)
+    cc.enable_dep_gen = bool(getattr(config, "enable_dep_gen", False)) or (
+        co_enable_swimlane_dep_gen and swimlane > 0
+    )
+    cc.enable_scope_stats = bool(getattr(config, "enable_scope_stats", False))
+    for ring in ("ring_task_window", "ring_heap", "ring_dep_pool"):
+        setattr(cc, ring, getattr(config, ring, None))
+    if cc.any_dfx():
+        if dfx_base is None:
+            raise ValueError(
+                "_make_call_config: dfx_base is required when a DFX flag is enabled on L3"
+            )
+        cc.output_prefix = str(dfx_base)
+    return cc
+
+
+def _write_dispatch_name_map(disp_dir: Path, program_dir: Path) -> Optional[Path]:
+    """``name_map.json`` of one dispatch from its own program's ``kernel_config.py``."""
+    names = _native.kernel_names(str(program_dir / "kernel_config.py"))
+    if not names:
+        return None
+    path = disp_dir / "name_map.json"
+    text = json.dumps(
+        {"level": 2, "orchestrator_name": None, "callable_id_to_name": {str(k): v for k, v in names}},
+        indent=2,
+    )
+    tmp = disp_dir / f".name_map.json.{os.getpid()}.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _collect_l3_swimlane(output_dir: Path, platform: str) -> None:
+    """Per-dispatch name maps (from each dispatch's own program) and swimlane conversion.
+
+    Unlike PyPTO, the name map is written on the simulators too; the conversion to
+    ``merged_swimlane_*.json`` runs on ``cpu`` only (the simulators keep the raw records).
+    A dispatch whose program cannot be resolved gets anonymous labels, never guessed ones.
+    """
+    output_dir = Path(output_dir)
+    dfx = output_dir / "dfx_outputs"
+    chip_dirs = {
+        d.name: d
+        for d in sorted((output_dir / "next_levels").glob("*"))
+        if d.is_dir() and (d / "kernel_config.py").is_file()
+    }
+    if _is_sim(platform):
+        print(SIM_SKIP)
+    for rank in sorted(dfx.glob(_RANK_DIR_GLOB)):
+        if not rank.is_dir():
+            continue
+        for d in sorted(rank.glob(_DISPATCH_DIR_GLOB)):
+            records = d / "chip_swimlane_records.json"
+            if not (d.is_dir() and (records.is_file() or (d / "deps.json").is_file())):
+                continue
+            try:
+                for stale in d.glob("name_map*.json"):
+                    stale.unlink()
+                program = _read_dispatch_program(d)
+                if program is None and len(chip_dirs) == 1:
+                    program = next(iter(chip_dirs))
+                if program is None or program not in chip_dirs:
+                    print(
+                        f"No L2 program recorded for {rank.name}/{d.name}; converting with "
+                        "anonymous task labels. For real kernel names, re-run: pto "
+                        f"swimlane-converter {records} -k {output_dir}/next_levels/<program>/"
+                        "kernel_config.py"
+                    )
+                    name_map = None
+                else:
+                    name_map = _write_dispatch_name_map(d, chip_dirs[program])
+                if not _is_sim(platform) and records.is_file():
+                    _native.convert_swimlane(
+                        str(records), str(d), None if name_map is None else str(name_map)
+                    )
+            except Exception as e:  # noqa: BLE001 - best-effort, as PyPTO
+                print(
+                    f"Skipping L3 swimlane conversion for {d.name} of {rank.name} "
+                    f"({type(e).__name__}: {e}); raw records kept"
+                )
+
+
+# --- one-shot execution ----------------------------------------------------------------------
+
+
+def _run_once(
+    output_dir: Path,
+    params: Sequence[str],
+    tensors_in: Sequence[Any],
+    *,
+    platform: str,
+    device_ids: Sequence[int],
+    call_config: CallConfig,
+    on_worker: Optional[Callable[[Worker], None]] = None,
+) -> None:
+    programs = _assemble_chip_callables(output_dir)
+    entry, alloc = _load_orch_entry(output_dir / "orchestration" / "host_orch.py")
+    tensors: Dict[str, Any] = {}
+    for name, t in zip(params, tensors_in):
+        t.share_memory_()
+        tensors[name] = t
+    world_size = len(device_ids)
+    _call_alloc_intermediates(alloc, tensors, world_size)
+    subs = _load_sub_workers(output_dir)
+    worker = Worker(
+        platform=platform, device_ids=device_ids, programs=programs, sub_workers=subs
+    )
+    ok = False
+    try:
+        if on_worker is not None:
+            on_worker(worker)
+        orch = Orchestrator(worker)
+        callables = _Callables(worker.callables, output_dir)
+        _reset_dfx_dispatch_state(orch, callables)
+        orch._pypto_chip_count = world_size  # type: ignore[attr-defined]
+        orch._pypto_commless_seq = 0  # type: ignore[attr-defined]
+        keep: List[Any] = []
+        entry(
+            orch,
+            None,
+            call_config,
+            tensors=tensors,
+            callables=callables,
+            sub_ids=worker.sub_ids,
+            _keep=keep,
+            world_size=world_size,
+        )
+        orch._finish_building()
+        worker.drain()
+        ok = True
+    finally:
+        worker.close(kill=not ok)
+
+
+def execute_distributed(
+    compiled: Any,
+    args: Sequence[Any],
+    config: Any = None,
+    *,
+    on_worker: Optional[Callable[[Worker], None]] = None,
+) -> None:
+    """Runs ``compiled`` (a ``DistributedCompiledProgram``) once with ``args`` (host
+    ``torch.Tensor`` s, one per parameter; shared in place, outputs written into them).
+
+    ``config`` is a ``RunConfig``; with diagnostics on, each dispatch writes into
+    ``dfx_outputs/rank{r}/d{k}/`` (stale ones are removed first). A swimlane on ``cpu``
+    runs the whole program twice: a graph pass (dep_gen only) and a timing pass.
+    """
+    from pypto.runtime.run_config import RunConfig
+
+    import torch
+
+    for p, a in zip(compiled.param_names, args):
+        if not isinstance(a, torch.Tensor):
+            raise TypeError(
+                "One-shot distributed programs only support host torch.Tensor parameters. "
+                f"Parameter {p!r} got {type(a).__name__}"
+            )
+    config = config if config is not None else RunConfig(platform=compiled.platform)
+    platform = compiled.platform
+    output_dir = Path(compiled.output_dir)
+    dfx_base = output_dir / "dfx_outputs"
+    device_ids = compiled.distributed_config.device_ids
+    any_dfx = bool(
+        config.enable_chip_swimlane
+        or config.enable_dump_args
+        or config.enable_pmu
+        or config.enable_dep_gen
+        or config.enable_scope_stats
+    )
+    if any_dfx:
+        _clear_dfx_dispatch_dirs(dfx_base)
+    run = dict(
+        platform=platform, device_ids=device_ids, on_worker=on_worker
+    )
+    if config.enable_chip_swimlane and not _is_sim(platform):
+        for line in SWIMLANE_BANNER:
+            print(line)
+        graph = dataclasses.replace(
+            config,
+            enable_chip_swimlane=0,
+            enable_dep_gen=True,
+            enable_pmu=0,
+            enable_scope_stats=False,
+            enable_dump_args=0,
+        )
+        print("[pypto] l3_swimlane_pass=graph event=begin", file=sys.stderr)
+        _run_once(
+            output_dir, compiled.param_names, args,
+            call_config=_make_call_config(graph, dfx_base), **run,  # type: ignore[arg-type]
+        )
+        print("[pypto] l3_swimlane_pass=graph event=end", file=sys.stderr)
+        timing = dataclasses.replace(config, enable_dep_gen=False)
+        print("[pypto] l3_swimlane_pass=timing event=begin", file=sys.stderr)
+        _run_once(
+            output_dir, compiled.param_names, args,
+            call_config=_make_call_config(timing, dfx_base, co_enable_swimlane_dep_gen=False),
+            **run,  # type: ignore[arg-type]
+        )
+        print("[pypto] l3_swimlane_pass=timing event=end", file=sys.stderr)
+    else:
+        _run_once(
+            output_dir, compiled.param_names, args,
+            call_config=_make_call_config(config, dfx_base if any_dfx else None),
+            **run,  # type: ignore[arg-type]
+        )
+    if config.enable_chip_swimlane or config.enable_dep_gen:
+        _collect_l3_swimlane(output_dir, platform)
+
+
+def execute_distributed_compiled(
+    output_dir: Any,
+    args: Sequence[Any],
+    config: Any = None,
+    *,
+    platform: Optional[str] = None,
+    distributed_config: Any = None,
+) -> None:
+    """``DistributedCompiledProgram.from_dir(output_dir, ...)`` called with ``args``."""
+    from pypto.ir.distributed_compiled_program import DistributedCompiledProgram
+
+    compiled = DistributedCompiledProgram.from_dir(
+        output_dir, platform=platform, distributed_config=distributed_config
+    )
+    # NumPy arrays (golden.py's inputs, `pto replay`) run as torch copies and get the
+    # results back; torch tensors are shared in place, as PyPTO does.
+    import numpy as np
+    import torch
+
+    converted: List[Any] = []
+    back: List[Tuple[Any, Any]] = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            t = torch.from_numpy(np.ascontiguousarray(a)).clone()
+            converted.append(t)
+            back.append((a, t))
+        else:
+            converted.append(a)
+    compiled(*converted, config=config)
+    for a, t in back:
+        if a.flags.writeable:
+            np.copyto(a, t.numpy(), casting="unsafe")

@@ -1,0 +1,333 @@
+"""L3 (several chips): the bundled L3 examples run their generated ``host_orch.py``
+unchanged over real chip processes, with per-dispatch diagnostics; bad input gets the
+reference's errors. Needs torch (as PyPTO's L3 does)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from pypto.ir import DistributedCompiledProgram, DistributedConfig  # noqa: E402
+from pypto.runtime import RunConfig  # noqa: E402
+from pypto.runtime import distributed_runner as dr  # noqa: E402
+from pypto.runtime.debug.replay import _main as replay_main  # noqa: E402
+
+
+def _load(d: Path, name: str) -> "torch.Tensor":
+    return torch.from_numpy(np.load(d / "data" / name))
+
+
+def _run(d: Path, *, config: RunConfig | None = None, **kw: object) -> tuple:
+    compiled = DistributedCompiledProgram.from_dir(d, **kw)  # type: ignore[arg-type]
+    names = compiled.param_names
+    args = []
+    for n in names:
+        p = d / "data" / "in" / f"{n}.npy"
+        if p.exists():
+            args.append(_load(d, f"in/{n}.npy").clone())
+        else:
+            args.append(torch.zeros_like(_load(d, f"out/{n}.npy")))
+    compiled(*args, config=config)
+    return compiled, dict(zip(names, args))
+
+
+def test_hello_rank_runs_its_host_orchestration_on_two_chips(example: Callable[[str], Path]) -> None:
+    d = example("l3_hello_rank")
+    _, t = _run(d)
+    expected = t["x"] + torch.arange(2, dtype=torch.float32).reshape(2, 1, 1)
+    assert torch.equal(t["y"], expected)
+    assert not (d / "dfx_outputs").exists(), "no diagnostics asked for"
+
+
+@pytest.mark.parametrize("name, ranks", [("l3_allreduce", 2), ("l3_allreduce_4", 4)])
+def test_window_allreduce_sums_every_rank(example: Callable[[str], Path], name: str, ranks: int) -> None:
+    d = example(name)
+    _, t = _run(d)
+    total = t["inputs"].double().sum(dim=0, keepdim=True).float()
+    for r in range(ranks):
+        assert torch.allclose(t["outputs"][r], total[0], rtol=1e-5, atol=1e-5)
+
+
+def test_builtin_collective_runs_as_a_sub_build(example: Callable[[str], Path]) -> None:
+    d = example("l3_builtin_allreduce")
+    _, t = _run(d)
+    golden = torch.from_numpy(np.load(d / "data" / "out" / "outputs.npy"))
+    assert torch.allclose(t["outputs"], golden, rtol=1e-5, atol=1e-5)
+
+
+def test_replay_cli_with_diagnostics_writes_one_directory_per_dispatch(
+    example: Callable[[str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = example("l3_allreduce")
+    stale = d / "dfx_outputs" / "rank0" / "d7"
+    stale.mkdir(parents=True)
+    keep = d / "dfx_outputs" / "rank0" / "keepme"
+    keep.mkdir()
+    rc = replay_main([str(d), "--swimlane", "--dep-gen", "--pmu", "2", "--validate"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "Golden validation: PASSED" in out
+    dfx = d / "dfx_outputs"
+    assert not stale.exists() and keep.is_dir()
+    for r in range(2):
+        leaf = dfx / f"rank{r}" / "d0"
+        assert (leaf / "dispatch_program.json").read_text() == '{"program": "chip_orch"}'
+        for f in ("chip_swimlane_records.json", "deps.json", "pmu.csv", "name_map.json"):
+            assert (leaf / f).stat().st_size > 0, f
+        names = json.loads((leaf / "name_map.json").read_text())
+        assert names == {
+            "level": 2,
+            "orchestrator_name": None,
+            "callable_id_to_name": {"0": "window_allreduce"},
+        }
+        assert not (dfx / f"rank{r}" / "d1").exists()
+
+
+def test_builtin_dispatches_get_no_dfx_directory(example: Callable[[str], Path]) -> None:
+    d = example("l3_builtin_allreduce")
+    _run(d, config=RunConfig(enable_dep_gen=True))
+    for r in range(2):
+        leaves = sorted(p.name for p in (d / "dfx_outputs" / f"rank{r}").iterdir() if p.is_dir())
+        assert leaves == ["d0", "d1"], leaves
+        programs = [
+            json.loads((d / "dfx_outputs" / f"rank{r}" / k / "dispatch_program.json").read_text())["program"]
+            for k in leaves
+        ]
+        assert programs == ["stage_in", "stage_out"]
+        # Each dispatch's name map comes from its own program (func_ids are per program).
+        m = json.loads((d / "dfx_outputs" / f"rank{r}" / "d1" / "name_map.json").read_text())
+        assert m["callable_id_to_name"] == {"0": "stage_out"}
+
+
+def test_comm_less_dispatches_go_round_robin() -> None:
+    class Orch:
+        pass
+
+    orch = Orch()
+    orch._pypto_chip_count = 2  # type: ignore[attr-defined]
+    assert [dr._resolve_chip_worker(orch, None) for _ in range(3)] == [0, 1, 0]
+    assert dr._resolve_chip_worker(orch, 1) == 1
+    assert dr._resolve_chip_worker(Orch(), None) == 0
+
+
+def test_submit_chip_suffixes_the_prefix_and_restores_it(tmp_path: Path) -> None:
+    seen = []
+
+    class Orch:
+        def submit_next_level(self, cid, ta, config, *, worker):  # type: ignore[no-untyped-def]
+            seen.append((worker, config.output_prefix))
+
+    orch = Orch()
+    cid = object()
+    dr._reset_dfx_dispatch_state(orch, {"child": cid})
+    orch._pypto_chip_count = 2  # type: ignore[attr-defined]
+    from simpler.task_interface import CallConfig
+
+    cfg = CallConfig(output_prefix=str(tmp_path))
+    for w in (1, None, 1):
+        dr._submit_chip(orch, cid, None, cfg, w)
+    assert seen == [
+        (1, f"{tmp_path}/rank1/d0"),
+        (0, f"{tmp_path}/rank0/d0"),
+        (1, f"{tmp_path}/rank1/d1"),
+    ]
+    assert cfg.output_prefix == str(tmp_path)
+    assert (tmp_path / "rank1" / "d1" / "dispatch_program.json").read_text() == '{"program": "child"}'
+    dr._clear_dfx_dispatch_dirs(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rank0", "rank1"]
+    assert not any((tmp_path / "rank1").iterdir())
+
+
+# --- bad input ----------------------------------------------------------------------------
+
+
+def test_entry_markers_zero_or_two_are_errors(tmp_path: Path) -> None:
+    p = tmp_path / "host_orch.py"
+    p.write_text("def a(orch):\n    pass\n")
+    with pytest.raises(RuntimeError, match=r"found 0: \[\]\. The generated orchestration module is malformed"):
+        dr._load_orch_entry(p)
+    p.write_text("def a(o): pass\ndef b(o): pass\na._pypto_distributed_entry = True\nb._pypto_distributed_entry = True\n")
+    with pytest.raises(RuntimeError, match=r"Expected exactly one entry function marked with `_pypto_distributed_entry` in .*found 2: \['a', 'b'\]"):
+        dr._load_orch_entry(p)
+    with pytest.raises(FileNotFoundError, match="Did the codegen produce distributed output"):
+        dr._load_orch_entry(tmp_path / "missing.py")
+
+
+def test_alloc_intermediates_gets_world_size_only_when_it_takes_it() -> None:
+    got = {}
+    dr._call_alloc_intermediates(lambda t: got.setdefault("plain", True), {}, 4)
+    dr._call_alloc_intermediates(lambda t, world_size=1: got.setdefault("ws", world_size), {}, 4)
+    dr._call_alloc_intermediates(lambda t, **kw: got.setdefault("kw", kw["world_size"]), {}, 3)
+    assert got == {"plain": True, "ws": 4, "kw": 3}
+
+
+def _edit_entry(d: Path, old: str, new: str) -> None:
+    p = d / "orchestration" / "host_orch.py"
+    text = p.read_text()
+    assert old in text
+    p.write_text(text.replace(old, new))
+
+
+def test_scalar_before_tensor(example: Callable[[str], Path]) -> None:
+    d = example("l3_hello_rank")
+    _edit_entry(
+        d,
+        "        _ta_0.add_tensor(make_tensor_arg(orch._worker, tensors[\"x_r\"]), TensorArgType.INPUT)\n",
+        "        _ta_0.add_scalar(r)\n        _ta_0.add_tensor(make_tensor_arg(orch._worker, tensors[\"x_r\"]), TensorArgType.INPUT)\n",
+    )
+    with pytest.raises(RuntimeError, match="TaskArgs: cannot add tensor after scalar"):
+        _run(d)
+
+
+def test_access_the_buffer_does_not_grant(example: Callable[[str], Path]) -> None:
+    d = example("l3_hello_rank")
+    # A tensor that is not in shared memory is a read-only snapshot: OUTPUT_EXISTING is refused.
+    _edit_entry(d, "    NR = tensors[\"x\"].shape[0]\n", "    NR = tensors[\"x\"].shape[0]\n    tensors[\"y\"] = tensors[\"y\"].clone()\n")
+    with pytest.raises(ValueError, match="requires access not granted by the buffer"):
+        _run(d)
+
+
+def test_overlapping_writes_in_one_task(example: Callable[[str], Path]) -> None:
+    d = example("l3_hello_rank")
+    _edit_entry(
+        d,
+        "        tensors[\"x_r\"] = tensors[\"x\"][r, 0:8, 0:8]\n",
+        "        tensors[\"x_r\"] = tensors[\"y\"][r, 0:8, 0:8]\n",
+    )
+    _edit_entry(d, "tensors[\"x_r\"]), TensorArgType.INPUT)", "tensors[\"x_r\"]), TensorArgType.INOUT)")
+    with pytest.raises(ValueError, match="two arguments of one task write overlapping bytes of the same buffer"):
+        _run(d)
+
+
+def test_allocate_domain_after_a_submit(example: Callable[[str], Path]) -> None:
+    d = example("l3_hello_rank")
+    _edit_entry(
+        d,
+        "        _submit_chip(orch, callables[\"per_rank\"], _ta_0, config, r)\n",
+        "        _submit_chip(orch, callables[\"per_rank\"], _ta_0, config, r)\n        orch.allocate_domain(name=\"late\", workers=[0], window_size=64)\n",
+    )
+    with pytest.raises(RuntimeError, match="direct device control cannot follow a task submission"):
+        _run(d)
+
+
+def test_missing_sub_build_names_the_directory(example: Callable[[str], Path]) -> None:
+    d = example("l3_builtin_allreduce")
+    import shutil
+
+    shutil.rmtree(d / "next_levels" / "stage_out")
+    with pytest.raises(KeyError, match=r"next_levels/stage_out is missing"):
+        _run(d)
+    for sub in (d / "next_levels").iterdir():
+        shutil.rmtree(sub)
+    with pytest.raises(RuntimeError, match="No chip-level tasks found in"):
+        _run(d)
+
+
+def test_malformed_sidecar_and_device_ids(example: Callable[[str], Path]) -> None:
+    d = example("l3_hello_rank")
+    meta = d / "distributed_meta.json"
+    doc = json.loads(meta.read_text())
+    doc["distributed_config"]["device_ids"] = [0, 0]
+    meta.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"'distributed_config' is invalid \(DistributedConfig.device_ids must be distinct"):
+        DistributedCompiledProgram.from_dir(d)
+    meta.write_text("{not json")
+    with pytest.raises(ValueError, match="Invalid distributed_meta.json .*recompile via ir.compile"):
+        DistributedCompiledProgram.from_dir(d)
+    meta.unlink()
+    with pytest.raises(FileNotFoundError, match="cannot reconstruct a distributed program"):
+        DistributedCompiledProgram.from_dir(d)
+
+
+def test_more_ranks_in_the_program_than_devices(example: Callable[[str], Path]) -> None:
+    d = example("l3_hello_rank")
+    _edit_entry(d, "for r in range(0, world_size, 1):", "for r in range(0, 2, 1):")
+    with pytest.raises(ValueError, match="worker 1 is not a NEXT_LEVEL worker of this run"):
+        _run(d, distributed_config=DistributedConfig(device_ids=[3]))
+
+
+# --- faults ---------------------------------------------------------------------------------
+
+
+def _pids_alive(pids: list[int]) -> list[int]:
+    alive = []
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                if f.read().split(")")[-1].split()[0] != "Z":
+                    alive.append(p)
+        except OSError:
+            pass
+    return alive
+
+
+def test_killing_one_chip_names_it_and_leaves_nothing_behind(example: Callable[[str], Path]) -> None:
+    d = example("l3_hello_rank")
+    k = d / "next_levels" / "per_rank" / "kernels" / "aiv" / "add_rank.cpp"
+    k.write_text(
+        k.read_text().replace(
+            "    for (uint64_t i = 0; i < y->numel(); ++i)",
+            "    for (volatile int spin = 0; spin >= 0; spin = spin * 0) { }\n    for (uint64_t i = 0; i < y->numel(); ++i)",
+        )
+    )
+    shm_before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    pids: list[int] = []
+
+    def killer(worker: object) -> None:
+        def go() -> None:
+            time.sleep(1.5)
+            got = worker.chip_pids()  # type: ignore[attr-defined]
+            pids.extend(got)
+            os.kill(got[1], 9)
+
+        threading.Thread(target=go, daemon=True).start()
+
+    compiled = DistributedCompiledProgram.from_dir(d)
+    x = _load(d, "in/x.npy").clone()
+    y = torch.zeros_like(x)
+    with pytest.raises(RuntimeError) as e:
+        dr.execute_distributed(compiled, [x, y], on_worker=killer)
+    msg = str(e.value)
+    assert "rank 1" in msg and "dispatch 0" in msg and "per_rank" in msg, msg
+    assert "SIGKILL" in msg and "add_rank" in msg, msg
+    assert len(pids) == 2
+    deadline = time.time() + 5
+    while _pids_alive(pids) and time.time() < deadline:
+        time.sleep(0.05)
+    assert _pids_alive(pids) == []
+    shm_after = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    assert shm_after - shm_before == set()
+
+
+# --- Simpler names ---------------------------------------------------------------------------
+
+
+def test_simpler_names_are_provided_only_without_a_real_simpler(tmp_path: Path) -> None:
+    probe = textwrap.dedent(
+        """
+        import pypto.runtime.distributed_runner
+        import simpler.task_interface as ti
+        print(ti.__name__, ti.TaskArgs.__module__)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert "pypto.runtime._simpler_compat._task_interface" in out.stdout
+    fake = tmp_path / "simpler"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "task_interface.py").write_text("TaskArgs = 'real'\n")
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    out = subprocess.run([sys.executable, "-c", probe.replace("ti.TaskArgs.__module__", "ti.TaskArgs")], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["simpler.task_interface", "real"]
