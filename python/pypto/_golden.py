@@ -9,8 +9,11 @@ A ``golden.py`` (written by the test harness, not by ``ir.compile``) defines:
 - ``__outputs__``: the names of the outputs to validate; ``RTOL`` / ``ATOL``: tolerances
   (default ``1e-5``).
 
-Validation compares element by element, ``|actual - expected| <= ATOL + RTOL * |expected|``
-(the runner's comparison), output by output.
+Validation compares output by output: torch tensors with ``torch.testing.assert_close``
+(as PyPTO's replay does), NumPy arrays element by element with the runner's comparison
+(``|actual - expected| <= ATOL + RTOL * |expected|``, NumPy's ``isclose``). ``compute_golden``
+starts from the values the tensors had before the run (PyPTO passes the values after it,
+which differs only for InOut tensors).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple, Union
 import numpy as np
 
 from pypto import _native
-from pypto._tensors import as_host_array, is_array_like
+from pypto._tensors import as_host_array, is_array_like, is_torch_tensor
 
 __all__ = [
     "DEFAULT_TOLERANCE",
@@ -43,7 +46,7 @@ def load_golden_module(work_dir: PathLike) -> ModuleType:
     """Imports ``<work_dir>/golden.py`` (as module ``_replay_golden``).
 
     Raises ``FileNotFoundError`` when it is missing and ``ImportError`` when it cannot be
-    imported.
+    read; an error raised by the module's own code propagates as it is.
     """
     golden_path = Path(work_dir) / "golden.py"
     if not golden_path.is_file():
@@ -54,10 +57,9 @@ def load_golden_module(work_dir: PathLike) -> ModuleType:
     module.__file__ = str(golden_path)
     try:
         source = golden_path.read_text(encoding="utf-8")
-        code = compile(source, str(golden_path), "exec")
-        exec(code, module.__dict__)
-    except Exception as e:  # noqa: BLE001 -- any failure of the user's file is an ImportError
+    except (OSError, UnicodeDecodeError) as e:
         raise ImportError(f"Cannot load golden.py from {golden_path}: {e}") from e
+    exec(compile(source, str(golden_path), "exec"), module.__dict__)
     return module
 
 
@@ -68,14 +70,19 @@ def load_inputs_from_golden(work_dir: PathLike) -> List[Tuple[str, Any]]:
     return [(str(name), value) for name, value in module.generate_inputs({"name": "Default"})]
 
 
+def _copy(value: Any) -> Any:
+    """A copy of a tensor (torch stays torch, NumPy stays NumPy); a scalar as it is."""
+    if is_torch_tensor(value):
+        return value.clone()
+    if isinstance(value, np.ndarray):
+        return np.array(value, copy=True)
+    return value
+
+
 def snapshot(names: Sequence[str], values: Sequence[Any]) -> Dict[str, Any]:
     """Copies of the tensor values (scalars as they are), by name: the initial values that
     ``compute_golden`` starts from (InOut tensors need theirs)."""
-    out: Dict[str, Any] = {}
-    for i, (name, value) in enumerate(zip(names, values)):
-        host = as_host_array(value, i)
-        out[name] = np.array(host, copy=True) if isinstance(host, np.ndarray) else host
-    return out
+    return {name: _copy(value) for name, value in zip(names, values)}
 
 
 def _tolerance(module: ModuleType, name: str) -> float:
@@ -100,10 +107,7 @@ def validate_against_golden(
         return []
     rtol = _tolerance(module, "RTOL")
     atol = _tolerance(module, "ATOL")
-    expected = {
-        name: np.array(value, copy=True) if isinstance(value, np.ndarray) else value
-        for name, value in initial.items()
-    }
+    expected = {name: _copy(value) for name, value in initial.items()}
     module.compute_golden(expected, {})
     for name in outputs:
         if name not in actual or name not in expected:
@@ -111,6 +115,16 @@ def validate_against_golden(
                 f"Output '{name}' is listed in __outputs__ but is not a parameter "
                 f"(parameters: {list(actual)})"
             )
+        if is_torch_tensor(actual[name]) and is_torch_tensor(expected[name]):
+            import torch  # type: ignore[import-not-found, unused-ignore]  # torch tensors imply torch
+
+            try:
+                torch.testing.assert_close(actual[name].cpu(), expected[name].cpu(), rtol=rtol, atol=atol)
+            except AssertionError as e:
+                raise AssertionError(
+                    f"Output '{name}' does not match golden (rtol={rtol}, atol={atol}):\n{e}"
+                ) from None
+            continue
         got = as_host_array(actual[name], 0)
         want = as_host_array(expected[name], 0)
         if not (isinstance(got, np.ndarray) and isinstance(want, np.ndarray)):

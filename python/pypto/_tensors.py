@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_array_like", "as_host_array", "numpy_dtype", "zeros_for"]
+__all__ = ["as_host_array", "is_array_like", "is_torch_tensor", "numpy_dtype", "zeros_for"]
 
 # PyPTO dtype names (compiled_meta.json) -> NumPy dtype names.
 _NUMPY_DTYPES = {
@@ -44,7 +44,7 @@ def numpy_dtype(pypto_dtype: str) -> np.dtype[Any]:
     """
     if pypto_dtype in ("bfloat16", "bf16"):
         try:
-            import ml_dtypes  # type: ignore[import-not-found]
+            import ml_dtypes  # type: ignore[import-not-found, unused-ignore]
         except ImportError:
             return np.dtype(np.uint16)
         bfloat16: np.dtype[Any] = np.dtype(ml_dtypes.bfloat16)
@@ -55,18 +55,56 @@ def numpy_dtype(pypto_dtype: str) -> np.dtype[Any]:
     return np.dtype(name)
 
 
-def zeros_for(name: str, shape: list[int] | None, pypto_dtype: str) -> np.ndarray:
-    """A zero-filled output array for parameter ``name`` (a concrete shape is required)."""
-    if shape is None or any(d < 0 for d in shape):
+_TORCH_DTYPES = {
+    "fp32": "float32",
+    "fp16": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "index": "int64",
+    "uint8": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "bool": "bool",
+}
+
+
+def zeros_for(name: str, shape: list[int] | None, pypto_dtype: str, *, torch: bool = False) -> Any:
+    """A zero-filled output for the pure output ``name`` of a return-style call: a NumPy
+    array, or a ``torch.Tensor`` with ``torch=True``. Raises PyPTO's ``ValueError`` for a
+    scalar, a dynamic shape or a dtype with no host type."""
+    if shape is None:
+        raise ValueError(f"Cannot allocate output tensor {name!r}: no shape in IR")
+    if any(d < 0 for d in shape):
         raise ValueError(
-            f"Output '{name}' has the dynamic shape {shape}; pass an array of the concrete "
-            "shape (call the program in-place with every parameter)"
+            f"Cannot allocate output tensor {name!r}: shape {shape} contains dynamic "
+            "dimensions. Pass all tensors explicitly (in-place style)."
         )
-    return np.zeros(tuple(shape), dtype=numpy_dtype(pypto_dtype))
+    if torch:
+        import torch as _torch  # type: ignore[import-not-found, unused-ignore]  # asked for by a torch caller
+
+        dtype = getattr(_torch, _TORCH_DTYPES.get(pypto_dtype, ""), None)
+        if dtype is None:
+            raise ValueError(f"Unsupported dtype {pypto_dtype} for output tensor {name!r}")
+        return _torch.zeros(list(shape), dtype=dtype)
+    try:
+        np_dtype = numpy_dtype(pypto_dtype)
+    except ValueError:
+        raise ValueError(f"Unsupported dtype {pypto_dtype} for output tensor {name!r}") from None
+    return np.zeros(tuple(shape), dtype=np_dtype)
 
 
 def _is_torch_like(obj: object) -> bool:
     return not isinstance(obj, np.ndarray) and callable(getattr(obj, "numpy", None))
+
+
+def is_torch_tensor(obj: object) -> bool:
+    """True for a ``torch.Tensor`` (or any tensor type with ``.numpy()`` sharing memory)."""
+    return _is_torch_like(obj)
 
 
 def is_array_like(obj: object) -> bool:
@@ -87,18 +125,19 @@ def as_host_array(obj: Any, position: int) -> Any:
     if device is not None and str(device) != "cpu":
         raise ValueError(
             f"Tensor at position {position} is on {device}, expected CPU. "
-            "Call .cpu() before passing it."
+            "Call .cpu() before packing into orch_args."
         )
     is_contiguous = getattr(obj, "is_contiguous", None)
     if callable(is_contiguous) and not is_contiguous():
         raise ValueError(
-            f"Tensor at position {position} is not contiguous. Call .contiguous() before passing it."
+            f"Tensor at position {position} is not contiguous. Call .contiguous() before packing "
+            "into orch_args."
         )
     detach = getattr(obj, "detach", None)
     if callable(detach):
         obj = detach()
     if str(getattr(obj, "dtype", "")) == "torch.bfloat16":
-        import torch  # type: ignore[import-not-found]  # a torch tensor implies torch is installed
+        import torch  # type: ignore[import-not-found, unused-ignore]  # a torch tensor implies torch is installed
 
         return obj.view(torch.int16).numpy().view(np.uint16)
     return obj.numpy()

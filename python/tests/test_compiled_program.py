@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import write_meta
+from pypto.backend import BackendType
 from pypto.ir import CompiledProgram
 from pypto.runtime import RunConfig, execute_compiled
 
@@ -43,12 +44,12 @@ def golden(dir, name):
 def test_from_dir_reads_the_sidecar(shared_example):
     compiled = CompiledProgram.from_dir(shared_example("vector_add"))
     assert compiled.platform == "a2a3sim"
-    assert compiled.backend_type == "Ascend910B"
+    assert compiled.backend_type is BackendType.Ascend910B
     assert compiled.program is None
     assert compiled.param_names == ["a", "b", "c"]
-    assert [p.direction for p in compiled.param_infos] == ["In", "In", "Out"]
+    assert [p.direction.name for p in compiled.param_infos] == ["In", "In", "Out"]
     assert compiled.param_infos[0].shape == [16384]
-    assert compiled.param_infos[0].dtype == "fp32"
+    assert str(compiled.param_infos[0].dtype) == "fp32"
     assert compiled.output_indices == [2]
     assert compiled.num_return_types == 1
     assert "vector_add" in repr(compiled)
@@ -56,13 +57,14 @@ def test_from_dir_reads_the_sidecar(shared_example):
 
 def test_from_dir_overrides(shared_example):
     compiled = CompiledProgram.from_dir(
-        shared_example("vector_add"), platform="cpu", backend_type="Ascend950"
+        shared_example("vector_add"), platform="cpu", backend_type=BackendType.Ascend950
     )
-    assert (compiled.platform, compiled.backend_type) == ("cpu", "Ascend950")
+    assert (compiled.platform, compiled.backend_type) == ("cpu", BackendType.Ascend950)
+    # Lazy and unvalidated, as PyPTO's: a bad platform fails when the program first runs.
+    late = CompiledProgram.from_dir(shared_example("vector_add"), platform="tpu")
+    a = np.zeros(16384, dtype=np.float32)
     with pytest.raises(ValueError, match="^Invalid platform 'tpu'"):
-        CompiledProgram.from_dir(shared_example("vector_add"), platform="tpu")
-    with pytest.raises(ValueError, match=r"^backend_type must be one of \['Ascend910B', 'Ascend950'\]"):
-        CompiledProgram.from_dir(shared_example("vector_add"), backend_type="mro")
+        late(a, a, a)
 
 
 def test_in_place_and_return_style_calls(shared_example):
@@ -119,7 +121,11 @@ def test_argument_count_and_type_errors(shared_example):
     )
     with pytest.raises(TypeError) as e:
         compiled(a, 5, a)
-    assert str(e.value).startswith("Parameter 'b' is a tensor; got int. Pass a numpy.ndarray")
+    assert str(e.value) == (
+        "Parameter 'b' is a tensor; got int. Pass a torch.Tensor (host) or DeviceTensor (worker-resident)."
+    )
+    # This runtime checks host tensors against the sidecar when the run starts (PyPTO
+    # passes them unchecked): a wrong size would read past the buffer.
     with pytest.raises(TypeError, match="^Parameter 'b' expects dtype fp32; got a float64 array"):
         compiled(a, np.zeros(16384), a)
     with pytest.raises(ValueError, match=r"^Parameter 'b' expects shape \[16384\]; got \[8\]"):
@@ -134,8 +140,8 @@ def test_scalar_argument_errors(shared_example):
     args = inputs(d, "query", "key_cache", "value_cache", "block_table", "context_lens")
     with pytest.raises(TypeError) as e:
         compiled(*args, np.zeros(1, dtype=np.float32))
-    assert str(e.value).startswith("Parameter 'scale' is a scalar (fp32); got ndarray.")
-    with pytest.raises(TypeError, match="^Parameter 'scale' is a scalar"):
+    assert str(e.value) == "Parameter 'scale' is a scalar (fp32); got numpy.ndarray"
+    with pytest.raises(TypeError, match="^Parameter 'scale'"):
         compiled(*args, "0.5")
 
 
@@ -145,7 +151,7 @@ def test_from_dir_missing_sidecar(example):
     with pytest.raises(FileNotFoundError) as e:
         CompiledProgram.from_dir(d)
     assert str(e.value).startswith(
-        f"{d / 'compiled_meta.json'} not found — cannot reconstruct a compiled program "
+        f"{(d / 'compiled_meta.json').resolve()} not found — cannot reconstruct a compiled program "
         "from this directory."
     )
     assert "Recompile via ir.compile() to refresh." in str(e.value)
@@ -179,16 +185,12 @@ def test_unknown_dtype_in_sidecar(tmp_path):
         CompiledProgram.from_dir(tmp_path)
 
 
-def test_execute_compiled_returns_a_run_result(shared_example):
+def test_execute_compiled_runs_in_place(shared_example):
     d = shared_example("vector_add")
     a, b = inputs(d, "a", "b")
     c = np.zeros_like(a)
-    result = execute_compiled(d, [a, b, c], platform="cpu")
-    assert result.passed and result.test_name == "vector_add"
-    assert result.profile["platform"] == "cpu"
-    assert result.profile["n_tasks"] == 8
+    assert execute_compiled(d, [a, b, c], platform="cpu", device_id=0) is None
     np.testing.assert_array_equal(c, golden(d, "c"))
-    assert str(result).startswith("PASS: vector_add (")
 
 
 def test_dfx_outputs_from_a_call(example):
@@ -207,8 +209,9 @@ def test_dfx_outputs_from_a_call(example):
 def test_kernel_config_not_loadable(example):
     d = example("vector_add")
     (d / "kernel_config.py").write_text("KERNELS = [\n")
+    compiled = CompiledProgram.from_dir(d)  # lazy: kernel_config.py is read on first use
     with pytest.raises(ImportError) as e:
-        CompiledProgram.from_dir(d)
+        compiled.load()
     assert str(e.value).startswith(f"Cannot load kernel_config.py from {d / 'kernel_config.py'}: ")
 
 
@@ -217,6 +220,6 @@ def test_multi_orch_parent_needs_a_sub_build(example, tmp_path):
     (parent / "next_levels").mkdir(parents=True)
     example("vector_add").rename(parent / "next_levels" / "first")
     example("bgemm").rename(parent / "next_levels" / "second")
-    with pytest.raises(TypeError, match=r"^Program has 2 L2 orchestrations"):
+    with pytest.raises(FileNotFoundError, match="reload one of those"):
         CompiledProgram.from_dir(parent)
     assert CompiledProgram.from_dir(parent / "next_levels" / "first").param_names == ["a", "b", "c"]

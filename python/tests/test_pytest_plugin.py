@@ -52,11 +52,11 @@ def test_bad_level_is_a_usage_error(pytester):
     result.stderr.fnmatch_lines(["*invalid choice*"])
 
 
-def test_bad_platform_fails_the_fixture(pytester):
+def test_unknown_platforms_are_a_usage_error(pytester):
     pytester.makepyfile(PROBE)
-    result = pytester.runpytest_subprocess("--platform", "gpu")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*ValueError: Invalid platform 'gpu'*"])
+    result = pytester.runpytest_subprocess("--platform", "gpu,tpu")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--platform must include at least one of: a2a3sim, a5sim, a2a3, a5; got 'gpu,tpu'"])
 
 
 

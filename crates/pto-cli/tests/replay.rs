@@ -254,7 +254,7 @@ fn ring_overrides_from_the_command_line() {
     let o = pto(&["replay", dir.to_str().unwrap(), "--ring-heap", "1000"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o).contains("ring_heap must be a power of 2 and >= 1024, got 1000"),
+        text(&o).contains("ring_heap must be a power of 2 >= 1024 (bytes per ring), got 1000"),
         "{}",
         text(&o)
     );

@@ -19,11 +19,17 @@ pub struct RunOptions {
 /// message (see [`conversion::python_value_in_message`]).
 fn validate(
     config: &RunConfig,
+    portable: bool,
     swimlane: Option<&str>,
     dump: Option<&str>,
     rings: [&RingArg; 3],
 ) -> PyResult<()> {
-    let Err(err) = config.validate() else {
+    let checked = if portable {
+        config.validate_portable()
+    } else {
+        config.validate()
+    };
+    let Err(err) = checked else {
         return Ok(());
     };
     let mut message = err.to_string();
@@ -53,6 +59,8 @@ impl RunOptions {
     ///
     /// Raises `ValueError` for an unknown platform, a level out of range or an invalid ring
     /// override, and `TypeError` for a value of the wrong type, with the runner's texts.
+    /// With `portable=True` only PyPTO's own `RunConfig` rules are checked (the platform, the
+    /// ring overrides); the runtime's limits are checked when a run builds its options.
     #[new]
     #[pyo3(signature = (
         platform = None,
@@ -70,6 +78,7 @@ impl RunOptions {
         scheduler_timeout = None,
         n_workers = None,
         in_process = None,
+        portable = false,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -87,6 +96,7 @@ impl RunOptions {
         scheduler_timeout: Option<&Bound<'_, PyAny>>,
         n_workers: Option<&Bound<'_, PyAny>>,
         in_process: Option<&Bound<'_, PyAny>>,
+        portable: bool,
     ) -> PyResult<RunOptions> {
         let mut config = RunConfig::new(platform).map_err(runner_error)?;
         let (chip_swimlane, swimlane_repr) = match enable_chip_swimlane {
@@ -143,6 +153,7 @@ impl RunOptions {
         }
         validate(
             &config,
+            portable,
             swimlane_repr.as_deref(),
             dump_repr.as_deref(),
             [&rings[0], &rings[1], &rings[2]],

@@ -447,16 +447,17 @@ mod tests {
     #[test]
     fn sentinel_is_replaced_only_at_the_end() {
         let msg =
-            "ring_heap must be a power of 2 and >= 1024, got 18446744073709551615".to_string();
+            "ring_heap must be a power of 2 >= 1024 (bytes per ring), got 18446744073709551615"
+                .to_string();
         assert_eq!(
             python_value_in_message(msg.clone(), &U64_SENTINEL.to_string(), Some("True")),
-            "ring_heap must be a power of 2 and >= 1024, got True"
+            "ring_heap must be a power of 2 >= 1024 (bytes per ring), got True"
         );
         assert_eq!(
             python_value_in_message(msg.clone(), &U64_SENTINEL.to_string(), None),
             msg
         );
-        let other = "ring_heap must be a power of 2 and >= 1024, got 6".to_string();
+        let other = "ring_heap must be a power of 2 >= 1024 (bytes per ring), got 6".to_string();
         assert_eq!(
             python_value_in_message(other.clone(), &U64_SENTINEL.to_string(), Some("True")),
             other

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use pto_build_output::ParamInfo as MetaParam;
 use pto_runner::{BoundParam, CompiledBuild, ExecuteOutcome};
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyDict, PyList};
 
 use crate::bench::BenchmarkStats;
 use crate::config::RunOptions;
@@ -323,6 +323,27 @@ impl Program {
     #[getter]
     fn num_return_types(&self) -> u64 {
         self.build.meta.num_return_types
+    }
+
+    /// The runtime's wire name from `kernel_config.py`'s `RUNTIME_CONFIG`
+    /// (`tensormap_and_ringbuffer`).
+    #[getter]
+    fn runtime_name(&self) -> String {
+        self.build.kernel_config.runtime.runtime.clone()
+    }
+
+    /// `kernel_config.py`'s `RUNTIME_CONFIG` as a dict: `runtime`, `aicpu_thread_num`, and
+    /// `enable_sdma` when some kernel uses SDMA.
+    #[getter]
+    fn runtime_config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let rc = &self.build.kernel_config.runtime;
+        let dict = PyDict::new(py);
+        dict.set_item("runtime", &rc.runtime)?;
+        dict.set_item("aicpu_thread_num", rc.aicpu_thread_num)?;
+        if rc.enable_sdma {
+            dict.set_item("enable_sdma", true)?;
+        }
+        Ok(dict)
     }
 
     /// Units compiled or served from the cache, and how many came from the cache.

@@ -92,8 +92,15 @@ pub struct RunConfig {
 /// Most worker threads a run may ask for.
 pub const MAX_WORKERS: usize = 1024;
 
-/// The platforms error messages list.
-pub const PLATFORM_CHOICES: &str = "'a2a3sim', 'a2a3', 'a5sim', 'a5', or 'cpu'";
+/// The platforms the invalid-platform message lists: PyPTO's four, verbatim (PyPTO's
+/// callers match the text). `cpu`, this runtime's extra platform, is accepted all the same
+/// and named in the `--platform` help.
+pub const PLATFORM_CHOICES: &str = "'a2a3sim', 'a2a3', 'a5sim', or 'a5'";
+
+/// Most task slots a ring may have here. PyPTO sets no upper bound on `ring_task_window`;
+/// this runtime allocates the window up front, so a larger one is refused when the run
+/// starts (not when the configuration is built).
+pub const MAX_RING_TASK_WINDOW: u64 = i32::MAX as u64;
 
 impl RunConfig {
     /// The defaults of the seed for `platform` (`a2a3sim` when `None`).
@@ -120,9 +127,30 @@ impl RunConfig {
         self.platform
     }
 
-    /// Validates every field (the seed's `__post_init__` checks).
+    /// Validates every field: [`validate_portable`](Self::validate_portable), the args
+    /// dump level and the task-window cap. Runs before every run.
     pub fn validate(&self) -> Result<(), RunnerError> {
         self.dfx.validate()?;
+        self.validate_portable()?;
+        let windows = match &self.ring_task_window {
+            None => Vec::new(),
+            Some(RingValue::Scalar(v)) => vec![*v],
+            Some(RingValue::PerRing(per)) => per.clone(),
+        };
+        if let Some(v) = windows.iter().find(|&&v| v > MAX_RING_TASK_WINDOW) {
+            return Err(RunnerError::config(format!(
+                "ring_task_window {v} is larger than this runtime's limit of {MAX_RING_TASK_WINDOW} task slots per ring; use a smaller power of 2"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The checks a configuration gets when it is built: PyPTO's ring rules with its texts
+    /// (scalar or four per-ring entries, 0 keeping a ring's default) and this runtime's own
+    /// fields (tolerances, worker count, timeout), which no PyPTO caller sets. The Python
+    /// `RunConfig` runs only these on construction, so every configuration PyPTO accepts
+    /// can be built; [`validate`](Self::validate) adds the limits of this runtime.
+    pub fn validate_portable(&self) -> Result<(), RunnerError> {
         pto_build_output::Tolerances::checked(self.rtol, self.atol).map_err(RunnerError::config)?;
         if let Some(n) = self.n_workers {
             if n == 0 || n > MAX_WORKERS {
@@ -141,19 +169,19 @@ impl RunConfig {
         check_ring(
             "ring_task_window",
             &self.ring_task_window,
-            "be a power of 2 and >= 4",
-            |v| v.is_power_of_two() && v >= 4 && v <= i32::MAX as u64,
+            "be a power of 2 >= 4",
+            |v| v.is_power_of_two() && v >= 4,
         )?;
         check_ring(
             "ring_heap",
             &self.ring_heap,
-            "be a power of 2 and >= 1024",
+            "be a power of 2 >= 1024 (bytes per ring)",
             |v| v.is_power_of_two() && v >= 1024,
         )?;
         check_ring(
             "ring_dep_pool",
             &self.ring_dep_pool,
-            "be in [4, 2147483647]",
+            "be in [4, INT32_MAX]",
             |v| (4..=i32::MAX as u64).contains(&v),
         )?;
         Ok(())
@@ -204,7 +232,7 @@ impl RunConfig {
     }
 }
 
-/// Parses a platform name with the seed's error text (extended with `cpu`).
+/// Parses a platform name (PyPTO's four and `cpu`) with PyPTO's error text.
 pub fn parse_platform(name: &str) -> Result<Platform, RunnerError> {
     name.parse::<Platform>().map_err(|_| {
         RunnerError::config(format!(
@@ -265,7 +293,7 @@ mod tests {
         check(|c| c.ring_task_window = Some(RingValue::Scalar(64)), None);
         check(
             |c| c.ring_task_window = Some(RingValue::Scalar(6)),
-            Some("ring_task_window must be a power of 2 and >= 4, got 6"),
+            Some("ring_task_window must be a power of 2 >= 4, got 6"),
         );
         check(
             |c| c.ring_heap = Some(RingValue::PerRing(vec![0, 1024, 0])),
@@ -273,11 +301,11 @@ mod tests {
         );
         check(
             |c| c.ring_dep_pool = Some(RingValue::PerRing(vec![0, 2, 0, 0])),
-            Some("ring_dep_pool entries must be in [4, 2147483647] (or 0 to keep default), got 2"),
+            Some("ring_dep_pool entries must be in [4, INT32_MAX] (or 0 to keep default), got 2"),
         );
         check(
             |c| c.ring_heap = Some(RingValue::Scalar(0)),
-            Some("ring_heap must be a power of 2 and >= 1024, got 0"),
+            Some("ring_heap must be a power of 2 >= 1024 (bytes per ring), got 0"),
         );
     }
 
@@ -302,8 +330,17 @@ mod tests {
         let err = RunConfig::new(Some("gpu")).unwrap_err().to_string();
         assert_eq!(
             err,
-            "Invalid platform 'gpu'. Expected 'a2a3sim', 'a2a3', 'a5sim', 'a5', or 'cpu'."
+            "Invalid platform 'gpu'. Expected 'a2a3sim', 'a2a3', 'a5sim', or 'a5'."
         );
+        check(
+            |c| c.ring_task_window = Some(RingValue::Scalar(1 << 40)),
+            Some("ring_task_window 1099511627776 is larger than this runtime's limit of 2147483647 task slots per ring; use a smaller power of 2"),
+        );
+        let mut c = RunConfig::new(None).unwrap();
+        c.ring_task_window = Some(RingValue::PerRing(vec![0, 1 << 40, 0, 0]));
+        c.dfx.dump_args = 7;
+        assert!(c.validate_portable().is_ok(), "PyPTO's rules accept both");
+        assert!(c.validate().is_err());
         check(|c| c.dfx.chip_swimlane = 5, Some("enable_chip_swimlane must be a collection level in [0, 4] (0=off, 1=AICore timing, 2=+dispatch/finish, 3=+sched phases, 4=+orch phases), got 5"));
         check(
             |c| c.dfx.dump_args = 4,

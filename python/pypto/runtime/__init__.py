@@ -1,24 +1,31 @@
-"""Running compiled programs: :class:`RunConfig`, :func:`execute_compiled`,
-:func:`benchmark`, the log level, and :mod:`pypto.runtime.debug` (replay).
+"""Running compiled programs, as PyPTO's ``pypto.runtime``: :class:`RunConfig`,
+:func:`execute_compiled`, :func:`benchmark`, :func:`configure_log` / :func:`log_level`, and
+:mod:`pypto.runtime.debug` (replay).
 
-Importing this module applies ``PYPTO_RUNTIME_LOG`` (``debug``, ``info``, ``timing``,
-``warn``, ``error``, ``null``) to the runtime's log.
+Submodules callers import directly keep PyPTO's names: ``runner``, ``log_config``,
+``device_runner``, ``bench``. Importing this package applies ``PYPTO_RUNTIME_LOG`` (and
+``PYPTO_RUNTIME_LOG_SYNC``) to the runtime's log.
 """
 
 import sys
 
 from pypto import _native
 from pypto.runtime.compile_and_run import run
-from pypto.runtime.bench import BenchmarkStats, benchmark
-from pypto.runtime.execute import execute_compiled
-from pypto.runtime.log import _ensure_log_configured, configure_log, log_level
-from pypto.runtime.run_config import PLATFORMS, RunConfig, RunResult
+from pypto.runtime.bench import BenchmarkStats, TraceInvocation, TraceSpan, benchmark
+from pypto.runtime.log_config import _ensure_configured, configure_log
+from pypto.runtime.log_config import current_level as log_level
+from pypto.runtime.runner import PLATFORMS, RunConfig, RunResult, execute_compiled
+from pypto.runtime.tensor_spec import ScalarSpec, TensorSpec
 
 __all__ = [
     "PLATFORMS",
     "BenchmarkStats",
     "RunConfig",
     "RunResult",
+    "ScalarSpec",
+    "TensorSpec",
+    "TraceInvocation",
+    "TraceSpan",
     "benchmark",
     "configure_log",
     "execute_compiled",
@@ -26,7 +33,7 @@ __all__ = [
     "run",
 ]
 
-_ensure_log_configured()
+_ensure_configured()
 
 # The two-pass swimlane's graph pass runs in a child process: this interpreter, running
 # pypto.runtime._dep_gen_capture (the runner would otherwise re-run its own executable).

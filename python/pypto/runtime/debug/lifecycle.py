@@ -28,8 +28,12 @@ def invalidate_binary_cache(work_dir: PathLike) -> None:
     ``[cpp->.so] invalidated N cached binary file(s); cpp will rebuild`` or
     ``[cpp->.so] no cached binaries to invalidate``.
 
-    Raises ``FileNotFoundError`` when ``work_dir`` does not exist.
+    A missing ``work_dir`` is no error (as in PyPTO, whose lock creates ``cache/``): there
+    is nothing to invalidate.
     """
+    from pathlib import Path
+
+    (Path(work_dir) / "cache").mkdir(parents=True, exist_ok=True)
     print(_native.invalidate_binary_cache(work_dir))
 
 

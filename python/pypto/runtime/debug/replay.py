@@ -11,7 +11,8 @@ invalidation of cached binaries (``recompile``), the run (``[execute] running on
 device...``), and with ``validate=True`` the check of every output in ``golden.py``'s
 ``__outputs__`` against ``compute_golden`` with its ``RTOL`` / ``ATOL``.
 
-Exit status of the command line: 0 success, 1 golden mismatch, 2 error.
+The command line exits 0 on success; an error propagates as its exception (a traceback,
+exit status 1), as in PyPTO.
 """
 
 from __future__ import annotations
@@ -22,17 +23,10 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Union
 
-from pypto._golden import (
-    is_tensor_default,
-    load_golden_module,
-    snapshot,
-    validate_against_golden,
-)
+from pypto._golden import is_tensor_default, load_golden_module, snapshot, validate_against_golden
 from pypto._tensors import is_array_like
 from pypto.runtime.debug.lifecycle import invalidate_binary_cache, rebuild_kernel_cpp_from_pto
-from pypto.runtime.execute import execute_compiled
-from pypto.runtime.log import LOG_LEVELS, configure_log
-from pypto.runtime.run_config import RunConfig
+from pypto.runtime.runner import _SWIMLANE_CLI_HELP, RunConfig, _DfxOpts, execute_compiled
 
 __all__ = ["replay"]
 
@@ -64,19 +58,24 @@ def replay(
     validate: bool = False,
 ) -> None:
     """Re-runs the compiled program in ``work_dir`` with ``tensors`` (every parameter, in
-    orchestration order; outputs are written into their arrays).
+    orchestration order: ``torch.Tensor`` or NumPy arrays and ctypes scalars; outputs are
+    written into their tensors).
 
-    - ``config``: the platform and DFX switches (default ``RunConfig()``); diagnostics go to
-      ``<work_dir>/dfx_outputs/``.
+    - ``config``: the platform, device and diagnostics (default ``RunConfig()``);
+      diagnostics go to ``<work_dir>/dfx_outputs/``.
     - ``rebuild_from_pto``: first regenerate kernel cpp bodies from edited ``ptoas/*.pto``.
     - ``recompile``: force-invalidate cached binaries so edited cpps are rebuilt (without
       it, the cache's compatibility checks still apply).
     - ``validate``: check the outputs against ``golden.py`` (``AssertionError`` on a
-      mismatch).
+      mismatch); every tensor parameter must then get a tensor (scalars are passed as they
+      are, where PyPTO refuses them).
 
-    Raises ``FileNotFoundError`` when ``work_dir`` is not a build directory or, with
-    ``validate``, has no ``golden.py``; ``ValueError`` / ``TypeError`` when the tensors do
-    not fit ``golden.py``'s parameters.
+    A single-chip build runs through ``execute_compiled(work_dir, tensors, platform=...,
+    device_id=..., dfx=...)``, a distributed (L3) one through
+    ``pypto.runtime.distributed_runner.execute_distributed_compiled``. Raises
+    ``FileNotFoundError`` when ``work_dir`` is not a build directory or, with ``validate``,
+    has no ``golden.py``; ``ValueError`` / ``TypeError`` when the tensors do not fit
+    ``golden.py``'s parameters. Errors raised inside ``golden.py`` propagate as they are.
     """
     config = config if config is not None else RunConfig()
     wd = Path(work_dir)
@@ -99,8 +98,8 @@ def replay(
         for (name, default), value in zip(named, tensors):
             if is_tensor_default(default) and not is_array_like(value):
                 raise TypeError(
-                    f"replay(validate=True): parameter '{name}' must be a numpy.ndarray "
-                    f"(or torch.Tensor), got {type(value).__name__}"
+                    f"replay(validate=True): parameter '{name}' must be a torch.Tensor, "
+                    f"got {type(value).__name__}"
                 )
         names = [str(name) for name, _ in named]
 
@@ -114,15 +113,30 @@ def replay(
         print(SKIPPED_INVALIDATION)
 
     print(EXECUTE_BANNER)
-    if is_l3:
-        raise NotImplementedError(
-            f"replay(): {work_dir} is a distributed (L3) build; this runtime runs single-chip "
-            "builds only. Replay one of its sub-builds instead: next_levels/<name>/"
-        )
     initial = snapshot(names, tensors) if golden is not None else {}
-    execute_compiled(wd, list(tensors), platform=config.platform, config=config)
+    if is_l3:
+        from pypto.runtime import distributed_runner
+
+        distributed_runner.execute_distributed_compiled(
+            wd, list(tensors), config=config, platform=config.platform
+        )
+    else:
+        execute_compiled(
+            wd,
+            list(tensors),
+            platform=config.platform,
+            device_id=config.device_id,
+            dfx=_DfxOpts.from_run_config(config),
+            config=config,
+        )
     if golden is not None:
         validate_against_golden(golden, initial, dict(zip(names, tensors)))
+
+
+def _load_inputs_from_golden(work_dir: PathLike) -> List[Any]:
+    """The argument values of ``golden.generate_inputs({"name": "Default"})``, in order."""
+    module = load_golden_module(Path(work_dir))
+    return [value for _, value in module.generate_inputs({"name": "Default"})]
 
 
 InlineInputs = Callable[[], Sequence[Any]]
@@ -135,11 +149,13 @@ def _parser(default_platform: str) -> argparse.ArgumentParser:
         description=(
             "Replay a build_output/<dir>/: rebuild edited .pto/cpp sources, run with the "
             "chosen diagnostics (under <dir>/dfx_outputs/) and optionally validate against "
-            "golden.py. Exit status: 0 success, 1 golden mismatch, 2 error."
+            "golden.py."
         ),
     )
     parser.add_argument("work_dir", type=Path, help="the build directory")
-    parser.add_argument("--platform", default=default_platform, help="a2a3sim, a2a3, a5sim, a5 or cpu")
+    parser.add_argument(
+        "--platform", default=default_platform, help="a2a3sim, a2a3, a5sim, a5 or cpu (this runtime's host cores)"
+    )
     parser.add_argument("--device-id", type=int, default=0, help="device id (ignored on sim)")
     parser.add_argument("--pmu", type=int, default=0, metavar="LEVEL", help="PMU event type (0 off)")
     parser.add_argument(
@@ -147,15 +163,15 @@ def _parser(default_platform: str) -> argparse.ArgumentParser:
         action="store_const",
         const=4,
         default=0,
-        help="chip swimlane at the full level 4",
+        help=_SWIMLANE_CLI_HELP,
     )
     parser.add_argument(
         "--swimlane-level",
         type=int,
         choices=range(5),
         default=None,
-        metavar="N",
-        help="chip swimlane at level N (0-4); takes precedence over --swimlane",
+        metavar="LEVEL",
+        help="chip swimlane at LEVEL (0-4); takes precedence over --swimlane, 0 included",
     )
     parser.add_argument(
         "--dump-args",
@@ -182,12 +198,12 @@ def _parser(default_platform: str) -> argparse.ArgumentParser:
         "--log-level",
         default=None,
         metavar="LEVEL",
-        help=f"runtime log level: {', '.join(LOG_LEVELS)}",
+        help="runtime log level: debug, info, timing, warn, error, null (or a number)",
     )
     parser.add_argument(
         "--log-sync-pypto",
         action="store_true",
-        help="also set the pypto Python logger to the same level",
+        help="also set PyPTO's compiler-side log level (pypto.LogLevel) to the same band",
     )
     parser.add_argument(
         "--validate",
@@ -213,21 +229,24 @@ def _main(
     """
     args = _parser(default_platform).parse_args(list(argv) if argv is not None else None)
     if args.log_level is not None:
-        configure_log(args.log_level, sync_pypto=args.log_sync_pypto)
+        from pypto.runtime import log_config
+
+        level: Union[int, str] = int(args.log_level) if args.log_level.isdigit() else args.log_level
+        log_config.configure_log(level, sync_pypto=args.log_sync_pypto)
     validate = args.validate if args.validate is not None else inline_inputs is not None
     golden_exists = (args.work_dir / "golden.py").exists()
     if inline_inputs is not None and not (validate and golden_exists):
         tensors = list(inline_inputs())
         do_validate = False
     else:
-        module = load_golden_module(args.work_dir)
-        tensors = [value for _, value in module.generate_inputs({"name": "Default"})]
+        tensors = list(_load_inputs_from_golden(args.work_dir))
         do_validate = bool(validate)
+    level_flag = args.swimlane_level if args.swimlane_level is not None else args.swimlane
     config = RunConfig(
         platform=args.platform,
         device_id=args.device_id,
         enable_pmu=args.pmu,
-        enable_chip_swimlane=args.swimlane_level or args.swimlane,
+        enable_chip_swimlane=level_flag,
         enable_dump_args=args.dump_args,
         enable_dep_gen=args.dep_gen,
         enable_scope_stats=args.scope_stats,
@@ -248,18 +267,5 @@ def _main(
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m pypto.runtime.debug.replay``: :func:`_main` with errors printed instead
-    of raised (exit status 1 for a golden mismatch, 2 for any other error)."""
-    try:
-        return _main(argv)
-    except AssertionError as e:
-        print(f"Golden validation: FAILED\n{e}", file=sys.stderr)
-        return 1
-    except (OSError, ValueError, TypeError, RuntimeError, ImportError, NotImplementedError) as e:
-        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 2
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(_main())

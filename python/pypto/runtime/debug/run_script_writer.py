@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any, List, Optional, Sequence, Union
 
 from pypto import _native
-from pypto._tensors import _NUMPY_DTYPES
+from pypto._tensors import _NUMPY_DTYPES, _TORCH_DTYPES
+from pypto.ir.param_info import direction_name
 
-__all__ = ["maybe_write_run_script", "render_run_script", "write_run_script"]
+__all__ = ["TENSOR_LIBS", "maybe_write_run_script", "render_run_script", "write_run_script"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -126,18 +127,99 @@ def _field(p: Any, key: str) -> Any:
     return p[key] if isinstance(p, dict) else getattr(p, key)
 
 
-def render_run_script(param_infos: Sequence[Any], platform: Optional[str] = None) -> str:
-    """The text of ``debug/run.py`` for ``param_infos`` (objects or dicts with ``name``,
-    ``direction``, ``shape``, ``dtype``, as in ``compiled_meta.json``)."""
+_TORCH_DOCSTRING = '''"""Re-run this build: python debug/run.py [flags]
+
+Written by pypto.runtime.debug.write_run_script (torch form); only _inline_inputs and
+_user_compare are yours to edit. With golden.py beside the build its generate_inputs()
+gives the inputs and compute_golden() checks the outputs; otherwise (or --no-validate)
+_inline_inputs() gives them and _user_compare() runs after the replay.
+
+Flags (python debug/run.py --help lists them all):
+  --platform P          platform to run on (default: {platform})
+  --device-id N         device index (default: 0)
+  --pmu N               PMU event type       --swimlane | --swimlane-level N
+  --dump-args [LEVEL]   args dump            --dep-gen   --scope-stats
+  --no-recompile        --no-rebuild-from-pto
+  --validate | --no-validate
+  --log-level L         --log-sync-pypto
+"""
+'''
+
+
+def _torch_param_line(name: str, direction: str, shape: Optional[Sequence[int]], dtype: str) -> str:
+    var = _identifier(name)
+    if shape is None:
+        return f"    {var} = None  # TODO: scalar param — set a ctypes value"
+    dims = tuple(d if d >= 0 else 1 for d in shape)
+    torch_dtype = "torch." + _TORCH_DTYPES.get(dtype, "float32")
+    comment = "  # NOTE: dynamic dim(s) filled with 1 — edit as needed" if any(d < 0 for d in shape) else ""
+    if direction == "Out":
+        expr = f"torch.zeros({dims!r}, dtype={torch_dtype})"
+    elif torch_dtype == "torch.bool":
+        expr = f"torch.randint(0, 2, {dims!r}, dtype={torch_dtype})"
+    elif "int" in torch_dtype:
+        expr = f"torch.randint(0, 8, {dims!r}, dtype={torch_dtype})"
+    else:
+        expr = f"torch.randn({dims!r}, dtype={torch_dtype})"
+    return f"    {var} = {expr}{comment}"
+
+
+def _render_torch(params: List[Any], platform: str) -> str:
+    names = [_identifier(name) for name, _, _, _ in params]
+    lines: List[str] = [_TORCH_DOCSTRING.format(platform=platform)]
+    lines += ["import sys", "from pathlib import Path", "", "import torch", ""]
+    lines += ["from pypto.runtime.debug.replay import _main", ""]
+    lines += ["_WORK_DIR = Path(__file__).resolve().parent.parent", "", ""]
+    lines.append("def _inline_inputs():")
+    lines.append('    """Inputs used when golden validation does not run; edit freely."""')
+    body = [_torch_param_line(*p) for p in params]
+    lines += body if body else ["    pass"]
+    lines.append(f"    return [{', '.join(names)}]")
+    lines += ["", ""]
+    lines.append(f"def _user_compare({', '.join(names)}):")
+    lines.append('    """Runs after the replay when golden validation did not; check outputs here."""')
+    lines.append("    return  # TODO: add your comparison here, e.g. assert torch.allclose(...)")
+    lines += ["", ""]
+    lines.append('if __name__ == "__main__":')
+    lines.append("    sys.exit(")
+    lines.append("        _main(")
+    lines.append("            [str(_WORK_DIR), *sys.argv[1:]],")
+    lines.append("            inline_inputs=_inline_inputs,")
+    lines.append("            user_compare=_user_compare,")
+    lines.append(f'            default_platform="{platform}",')
+    lines.append("        )")
+    lines.append("    )")
+    return "\n".join(lines) + "\n"
+
+
+#: The two forms of ``debug/run.py``: NumPy inputs (this runtime's default) or torch
+#: inputs (PyPTO's form).
+TENSOR_LIBS = ("numpy", "torch")
+
+
+def render_run_script(
+    param_infos: Sequence[Any], platform: Optional[str] = None, *, tensor_lib: str = "numpy"
+) -> str:
+    """The text of ``debug/run.py`` for ``param_infos`` (PyPTO's ``ParamInfo``, or objects or
+    dicts with ``name``, ``direction``, ``shape``, ``dtype`` as in ``compiled_meta.json``).
+
+    ``tensor_lib="numpy"`` (the default) builds inline inputs with seeded ``np.random`` and
+    ctypes scalars; ``"torch"`` writes PyPTO's form (``torch.randn`` / ``torch.zeros`` /
+    ``torch.randint``, a ``None`` placeholder per scalar). ``ValueError`` for another value.
+    """
+    if tensor_lib not in TENSOR_LIBS:
+        raise ValueError(f"tensor_lib must be one of {list(TENSOR_LIBS)}, got {tensor_lib!r}")
     params = [
         (
             str(_field(p, "name")),
-            str(_field(p, "direction")),
+            direction_name(_field(p, "direction")),
             None if _field(p, "shape") is None else [int(d) for d in _field(p, "shape")],
             str(_field(p, "dtype")),
         )
         for p in param_infos
     ]
+    if tensor_lib == "torch":
+        return _render_torch(params, platform or _DEFAULT_PLATFORM)
     has_scalars = any(shape is None for _, _, shape, _ in params)
     has_random = any(shape is not None and direction != "Out" for _, direction, shape, _ in params)
     names = [_identifier(name) for name, _, _, _ in params]
@@ -174,20 +256,23 @@ def render_run_script(param_infos: Sequence[Any], platform: Optional[str] = None
 def write_run_script(
     work_dir: PathLike,
     param_infos: Optional[Sequence[Any]] = None,
+    *,
     platform: Optional[str] = None,
+    tensor_lib: str = "numpy",
 ) -> Path:
     """Writes ``<work_dir>/debug/run.py`` and returns its path.
 
-    ``param_infos`` defaults to the parameters of ``<work_dir>/compiled_meta.json``, and
-    ``platform`` to the platform recorded there (else ``a2a3sim``). The file is written
-    atomically (a temporary beside it, then a rename).
+    ``param_infos`` (this runtime lets it default to the parameters of
+    ``<work_dir>/compiled_meta.json``, and ``platform`` to the platform recorded there,
+    else ``a2a3sim``). ``tensor_lib`` picks the form (see :func:`render_run_script`). The
+    file is written atomically (a temporary beside it, then a rename).
     """
     wd = Path(work_dir)
     if param_infos is None:
         meta = _native.CompiledMeta.load(wd)
         param_infos = meta.params
         platform = platform or meta.platform
-    text = render_run_script(param_infos, platform)
+    text = render_run_script(param_infos, platform, tensor_lib=tensor_lib)
     target = wd / "debug" / "run.py"
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
@@ -199,7 +284,9 @@ def write_run_script(
 def maybe_write_run_script(
     work_dir: PathLike,
     param_infos: Optional[Sequence[Any]] = None,
+    *,
     platform: Optional[str] = None,
+    tensor_lib: str = "numpy",
 ) -> Optional[Path]:
     """:func:`write_run_script`, best effort: skipped (``None``) when
     ``PYPTO_EMIT_DEBUG_RUNNER`` is ``0``, ``false`` or ``no`` (any case), and any failure is
@@ -207,7 +294,7 @@ def maybe_write_run_script(
     if os.environ.get("PYPTO_EMIT_DEBUG_RUNNER", "").strip().lower() in DISABLED_VALUES:
         return None
     try:
-        return write_run_script(work_dir, param_infos, platform)
+        return write_run_script(work_dir, param_infos, platform=platform, tensor_lib=tensor_lib)
     except Exception as e:  # noqa: BLE001 -- best effort by contract: never fail the caller
         logging.getLogger("pypto.runtime").info("debug/run.py not written for %s: %s", work_dir, e)
         return None

@@ -1,0 +1,25 @@
+"""``pypto.backend``: :class:`BackendType`, the code-generation target a platform implies
+(``a2a3*`` -> ``Ascend910B``, ``a5*`` -> ``Ascend950``; ``cpu`` counts as ``Ascend910B``)."""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["BackendType", "backend_for_platform", "default_sim_platform"]
+
+
+class BackendType(enum.Enum):
+    """The Ascend generation code is generated for."""
+
+    Ascend910B = 0
+    Ascend950 = 1
+
+
+def backend_for_platform(platform: str) -> BackendType:
+    """The backend ``platform`` runs (``a5``/``a5sim`` -> Ascend950, else Ascend910B)."""
+    return BackendType.Ascend950 if platform.startswith("a5") else BackendType.Ascend910B
+
+
+def default_sim_platform(backend: BackendType) -> str:
+    """The simulator platform of a backend (``a2a3sim`` / ``a5sim``)."""
+    return "a5sim" if backend is BackendType.Ascend950 else "a2a3sim"

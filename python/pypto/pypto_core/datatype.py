@@ -1,0 +1,143 @@
+"""``DataType``: PyPTO's element types, with their ``str()`` names (``fp32``,
+``bfloat16``, ``index``, ...) as ``compiled_meta.json`` and ``kernel_config.py`` spell them.
+
+Only some of them have a host element type here (``pypto._tensors``); the others (``fp8*``,
+``fp4``, ``hf*``, ``int4``, ``uint4``) are names the sidecars may carry.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Tuple
+
+__all__ = ["DataType"]
+
+# member name -> (str() name, bits, kind, C type or "")
+_TABLE: Dict[str, Tuple[str, int, str, str]] = {
+    "BOOL": ("bool", 8, "bool", "bool"),
+    "INT4": ("int4", 4, "int", ""),
+    "INT8": ("int8", 8, "int", "int8_t"),
+    "INT16": ("int16", 16, "int", "int16_t"),
+    "INT32": ("int32", 32, "int", "int32_t"),
+    "INT64": ("int64", 64, "int", "int64_t"),
+    "UINT4": ("uint4", 4, "uint", ""),
+    "UINT8": ("uint8", 8, "uint", "uint8_t"),
+    "UINT16": ("uint16", 16, "uint", "uint16_t"),
+    "UINT32": ("uint32", 32, "uint", "uint32_t"),
+    "UINT64": ("uint64", 64, "uint", "uint64_t"),
+    "FP4": ("fp4", 4, "float", ""),
+    "FP8E4M3FN": ("fp8e4m3fn", 8, "float", ""),
+    "FP8E5M2": ("fp8e5m2", 8, "float", ""),
+    "FP8E8M0": ("fp8e8m0", 8, "float", ""),
+    "FP16": ("fp16", 16, "float", "half"),
+    "FP32": ("fp32", 32, "float", "float"),
+    "BF16": ("bfloat16", 16, "float", "bfloat16_t"),
+    "HF4": ("hf4", 4, "float", ""),
+    "HF8": ("hf8", 8, "float", ""),
+    "INDEX": ("index", 64, "int", "int64_t"),
+}
+
+
+class DataType:
+    """One element type. The members are class attributes (``DataType.FP32``); two
+    instances are equal when they name the same type."""
+
+    __slots__ = ("_member",)
+
+    BOOL: DataType
+    INT4: DataType
+    INT8: DataType
+    INT16: DataType
+    INT32: DataType
+    INT64: DataType
+    UINT4: DataType
+    UINT8: DataType
+    UINT16: DataType
+    UINT32: DataType
+    UINT64: DataType
+    FP4: DataType
+    FP8E4M3FN: DataType
+    FP8E5M2: DataType
+    FP8E8M0: DataType
+    FP16: DataType
+    FP32: DataType
+    BF16: DataType
+    HF4: DataType
+    HF8: DataType
+    INDEX: DataType
+
+    def __init__(self, member: str) -> None:
+        if member not in _TABLE:
+            raise ValueError(f"Unknown DataType {member!r}; known: {sorted(_TABLE)}")
+        self._member = member
+
+    @classmethod
+    def from_string(cls, name: str) -> DataType:
+        """The type whose ``str()`` is ``name`` (``fp32``); ``bf16`` is accepted for
+        ``bfloat16``. Raises ``ValueError`` with PyPTO's text for an unknown name."""
+        if name == "bf16":
+            name = "bfloat16"
+        for member, row in _TABLE.items():
+            if row[0] == name:
+                return cls(member)
+        known = sorted(row[0] for row in _TABLE.values())
+        raise ValueError(f"Unknown DataType string {name!r}; known: {known}")
+
+    @property
+    def name(self) -> str:
+        """The member name (``FP32``)."""
+        return self._member
+
+    def get_bit(self) -> int:
+        """The size in bits (4 for the sub-byte types)."""
+        return _TABLE[self._member][1]
+
+    def to_string(self) -> str:
+        """The name PyPTO prints (``fp32``), the same as ``str()``."""
+        return _TABLE[self._member][0]
+
+    def to_c_type_string(self) -> str:
+        """The C type of generated code (``float``, ``half``, ``int32_t``); ``ValueError``
+        for a type generated code has no scalar for."""
+        c_type = _TABLE[self._member][3]
+        if not c_type:
+            raise ValueError(f"DataType {self.to_string()} has no C type for code generation")
+        return c_type
+
+    def is_float(self) -> bool:
+        """True for the floating-point types (fp4 ... fp32, bfloat16, hf4, hf8)."""
+        return _TABLE[self._member][2] == "float"
+
+    def is_signed_int(self) -> bool:
+        """True for int4 ... int64 and index."""
+        return _TABLE[self._member][2] == "int"
+
+    def is_unsigned_int(self) -> bool:
+        """True for uint4 ... uint64."""
+        return _TABLE[self._member][2] == "uint"
+
+    def is_int(self) -> bool:
+        """True for any integer type."""
+        return self.is_signed_int() or self.is_unsigned_int()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DataType):
+            return NotImplemented
+        return self._member == other._member
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self) -> int:
+        return hash(self._member)
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+    def __repr__(self) -> str:
+        return f"DataType.{self._member}"
+
+
+for _member in _TABLE:
+    setattr(DataType, _member, DataType(_member))
+del _member

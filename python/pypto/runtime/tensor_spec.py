@@ -1,0 +1,75 @@
+"""``TensorSpec`` / ``ScalarSpec``: how a test harness describes one orchestration
+argument (PyPTO's ``pypto.runtime.tensor_spec``)."""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Sequence, Union
+
+__all__ = ["ScalarSpec", "TensorSpec"]
+
+_CTYPES = {
+    "int64": ctypes.c_int64,
+    "int32": ctypes.c_int32,
+    "uint64": ctypes.c_uint64,
+    "uint32": ctypes.c_uint32,
+    "float": ctypes.c_float,
+    "double": ctypes.c_double,
+}
+
+
+@dataclass
+class TensorSpec:
+    """A tensor argument: its name, shape and dtype (a ``torch.dtype`` or a NumPy dtype),
+    its initial value (``None`` zeros; a scalar fills; a callable is called with the shape;
+    a tensor or array is used as it is) and whether it is an output."""
+
+    name: str
+    shape: Sequence[int]
+    dtype: Any
+    init_value: Optional[Union[int, float, Callable[..., Any], Any]] = None
+    is_output: bool = False
+
+    def create_tensor(self) -> Any:
+        """The tensor: a ``torch.Tensor`` when ``dtype`` is a torch dtype, else a NumPy
+        array."""
+        shape: List[int] = [int(d) for d in self.shape]
+        if type(self.dtype).__module__.startswith("torch"):
+            import torch  # type: ignore[import-not-found, unused-ignore]  # a torch dtype implies torch
+
+            if self.init_value is None:
+                return torch.zeros(shape, dtype=self.dtype)
+            if callable(self.init_value):
+                return torch.as_tensor(self.init_value(shape)).to(self.dtype)
+            if isinstance(self.init_value, (int, float)):
+                return torch.full(shape, self.init_value, dtype=self.dtype)
+            return torch.as_tensor(self.init_value).to(self.dtype)
+        import numpy as np
+
+        if self.init_value is None:
+            return np.zeros(shape, dtype=self.dtype)
+        if callable(self.init_value):
+            return np.asarray(self.init_value(shape), dtype=self.dtype)
+        if isinstance(self.init_value, (int, float)):
+            return np.full(shape, self.init_value, dtype=self.dtype)
+        return np.asarray(self.init_value, dtype=self.dtype)
+
+
+@dataclass
+class ScalarSpec:
+    """A scalar argument: its name, value and C type (``int64``, ``int32``, ``uint64``,
+    ``uint32``, ``float``, ``double``)."""
+
+    name: str
+    value: Union[int, float]
+    ctype: str = "int64"
+
+    def create_scalar(self) -> Any:
+        """The value as its ctypes type; ``ValueError`` for an unknown ``ctype``."""
+        maker: Any = _CTYPES.get(self.ctype)
+        if maker is None:
+            raise ValueError(
+                f"ScalarSpec {self.name!r}: unknown ctype {self.ctype!r}; use one of {sorted(_CTYPES)}"
+            )
+        return maker(self.value)
