@@ -417,6 +417,18 @@ impl Sidecar {
                 ))),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        // Each name picks the files data/in/<name>.npy, data/out/<name>.npy and
+        // data/actual/<name>.npy: two parameters must not share them.
+        let mut seen: std::collections::HashMap<&str, usize> =
+            std::collections::HashMap::with_capacity(params.len());
+        for (i, p) in params.iter().enumerate() {
+            if let Some(j) = seen.insert(p.name.as_str(), i) {
+                return Err(bad(format!(
+                    "params[{i}] repeats the name {} of params[{j}]; parameter names must be unique",
+                    crate::pyrepr::repr_str(&p.name)
+                )));
+            }
+        }
 
         let num_return_types = match obj.get("num_return_types") {
             None => 0,
@@ -455,6 +467,14 @@ impl Sidecar {
     }
 }
 
+/// A Python identifier (what a parameter name is): a letter or `_`, then letters, digits
+/// or `_`. No path separator, dot, space or control character can appear in one.
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
 /// One `params[i]` object; the error is the detail inside `(...)`.
 fn param_from_json(fields: &Map<String, Value>) -> Result<ParamInfo, String> {
     let get = |key: &str| {
@@ -466,6 +486,12 @@ fn param_from_json(fields: &Map<String, Value>) -> Result<ParamInfo, String> {
         Value::String(s) => s.clone(),
         other => return Err(format!("'name' must be a string, got {}", repr_json(other))),
     };
+    if !is_identifier(&name) {
+        return Err(format!(
+            "'name' must be a plain identifier (a Python parameter name), got {}; it names the files data/in/<name>.npy and data/out/<name>.npy",
+            crate::pyrepr::repr_str(&name)
+        ));
+    }
     let raw_direction = get("direction")?;
     let direction = raw_direction
         .as_str()

@@ -332,7 +332,7 @@ pub fn rebuild_kernel_cpp_from_pto_with(
                 format!("[pto->cpp] regenerating from {rel_pto}"),
             );
             report.regenerated.push(rel_pto);
-            for cpp in regenerate_unit(&ptoas, scan_dir, &pto, options.timeout)? {
+            for cpp in regenerate_unit(ptoas, scan_dir, &pto, options.timeout)? {
                 let rel = relative(dir, &cpp);
                 emit(&mut report, format!("[pto->cpp]   spliced -> {rel}"));
                 report.touched.push(rel);

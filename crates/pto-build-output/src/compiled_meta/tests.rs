@@ -175,6 +175,47 @@ fn malformed_sidecars_fail_with_pypto_texts() {
     );
 }
 
+/// A parameter name picks files under data/: `../../x` would read and write outside the
+/// build directory, two equal names would share files. Both are malformed sidecars.
+#[test]
+fn parameter_names_are_unique_identifiers() {
+    use MetaErrorKind::Invalid;
+    let one = |name: &str| {
+        format!(
+            "{{\"schema\": 1, \"params\": [{{\"name\": {}, \"direction\": \"In\", \"shape\": null, \"dtype\": \"fp32\"}}]}}",
+            serde_json::Value::from(name)
+        )
+    };
+    for bad in ["../../x", "a/b", "x.npy", "", "1x", "a b", "x\n", "\u{7f}"] {
+        check(
+            &one(bad),
+            Invalid,
+            &invalid(&format!(
+                "params[0] is malformed ('name' must be a plain identifier (a Python parameter name), got {}",
+                crate::pyrepr::repr_str(bad)
+            )),
+        );
+    }
+    for good in ["x", "_t0", "q_cache__ssa_v1", "張量"] {
+        CompiledMeta::parse(&one(good), Path::new(PATH)).unwrap_or_else(|e| panic!("{good}: {e}"));
+    }
+    let entry = |name: &str| {
+        format!(
+            "{{\"name\": \"{name}\", \"direction\": \"In\", \"shape\": null, \"dtype\": \"fp32\"}}"
+        )
+    };
+    check(
+        &format!(
+            "{{\"schema\": 1, \"params\": [{}, {}, {}]}}",
+            entry("a"),
+            entry("b"),
+            entry("a")
+        ),
+        Invalid,
+        &invalid("params[2] repeats the name 'a' of params[0]; parameter names must be unique"),
+    );
+}
+
 #[test]
 fn absent_optional_fields_take_defaults() {
     let meta = CompiledMeta::parse(

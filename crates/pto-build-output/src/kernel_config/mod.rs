@@ -18,8 +18,10 @@
 //!   and any indentation inside brackets.
 //!
 //! Names must be defined before use, as in Python. Any other top-level name
-//! is an error; unknown keys *inside* the dicts (such as a template's
-//! `"block_dim"`) are tolerated and ignored. A path written as
+//! is an error; unknown keys *inside* the dicts are tolerated, as PyPTO and
+//! Simpler ignore them, with a warning naming the key and its line (a
+//! misspelt `"sigature"` changes nothing, and says so); the builtin-collective
+//! templates' `"block_dim"` is known and read by nothing. A path written as
 //! `str(_ROOT_DIR / ...)` resolves against the directory holding the file; a
 //! relative string literal path does too (PyPTO only writes absolute ones).
 //!
@@ -263,6 +265,8 @@ impl KernelConfigError {
 /// Where errors point: the file, for line/column messages.
 struct Ctx<'a> {
     file: &'a Path,
+    /// Warnings found while reading (unknown keys), `file:line:col: text`.
+    warnings: std::cell::RefCell<Vec<String>>,
 }
 
 impl Ctx<'_> {
@@ -277,6 +281,15 @@ impl Ctx<'_> {
 
     fn syntax(&self, e: SyntaxError) -> KernelConfigError {
         self.err(e.pos, e.message)
+    }
+
+    fn warn(&self, pos: Pos, message: String) {
+        self.warnings.borrow_mut().push(format!(
+            "{}:{}:{}: {message}",
+            self.file.display(),
+            pos.line,
+            pos.col
+        ));
     }
 }
 
@@ -315,15 +328,40 @@ impl KernelConfig {
         KernelConfig::parse(&text, &parent_dir(path), path)
     }
 
+    /// [`KernelConfig::load`], also returning the warnings instead of logging them.
+    pub fn load_with_warnings(
+        path: &Path,
+    ) -> Result<(KernelConfig, Vec<String>), KernelConfigError> {
+        let text = read_text(path)?;
+        KernelConfig::parse_with_warnings(&text, &parent_dir(path), path)
+    }
+
     /// Parses and validates `text`; `root_dir` is what `_ROOT_DIR` stands
-    /// for and `file_for_errors` the name errors show.
+    /// for and `file_for_errors` the name errors show. Warnings (keys PyPTO and
+    /// Simpler do not read, which they ignore) are logged at warn level.
     pub fn parse(
         text: &str,
         root_dir: &Path,
         file_for_errors: &Path,
     ) -> Result<KernelConfig, KernelConfigError> {
+        let (config, warnings) =
+            KernelConfig::parse_with_warnings(text, root_dir, file_for_errors)?;
+        for w in warnings {
+            tracing::warn!("{w}");
+        }
+        Ok(config)
+    }
+
+    /// [`KernelConfig::parse`], returning the warnings (`file:line:col: text`) instead of
+    /// logging them.
+    pub fn parse_with_warnings(
+        text: &str,
+        root_dir: &Path,
+        file_for_errors: &Path,
+    ) -> Result<(KernelConfig, Vec<String>), KernelConfigError> {
         let ctx = Ctx {
             file: file_for_errors,
+            warnings: Default::default(),
         };
         let assignments = eval::read_module(text, root_dir).map_err(|e| ctx.syntax(e))?;
 
@@ -366,11 +404,12 @@ impl KernelConfig {
             path: file_for_errors.to_path_buf(),
             name: "KERNELS",
         })?;
-        Ok(KernelConfig {
+        let config = KernelConfig {
             runtime,
             orchestration: read_orchestration(&ctx, &orchestration.value, root_dir)?,
             kernels: read_kernels(&ctx, &kernels.value, root_dir)?,
-        })
+        };
+        Ok((config, ctx.warnings.into_inner()))
     }
 
     /// `func_id -> name` for every kernel.
@@ -386,6 +425,22 @@ impl KernelConfig {
         self.kernels.iter().find(|k| k.func_id == func_id)
     }
 }
+
+/// The `RUNTIME_CONFIG` keys read (`block_dim`: written by the builtin-collective
+/// templates, read by nothing here, tolerated without a warning).
+const RUNTIME_CONFIG_KEYS: &[&str] = &["runtime", "aicpu_thread_num", "enable_sdma", "block_dim"];
+/// The `ORCHESTRATION` keys PyPTO and Simpler read (`config_name`: Simpler's config symbol).
+const ORCHESTRATION_KEYS: &[&str] = &["source", "function_name", "config_name", "signature"];
+/// The `KERNELS[i]` keys read.
+const KERNEL_KEYS: &[&str] = &[
+    "func_id",
+    "name",
+    "source",
+    "core_type",
+    "signature",
+    "external",
+    "extra_include_dirs",
+];
 
 /// A dict value being read, with the name errors use for it.
 struct Fields<'a> {
@@ -411,6 +466,28 @@ impl<'a> Fields<'a> {
 
     fn get(&self, key: &str) -> Option<&'a Value> {
         self.entries.iter().find(|e| e.key == key).map(|e| &e.value)
+    }
+
+    /// Warns about each key outside `known`: PyPTO and Simpler read these dicts by key
+    /// and ignore the rest, so an unknown key (often a misspelt one) changes nothing.
+    fn warn_unknown(&self, ctx: &Ctx<'_>, known: &[&str]) {
+        for e in self.entries {
+            if !known.contains(&e.key.as_str()) {
+                ctx.warn(
+                    e.value.pos,
+                    format!(
+                        "{} has the key {} that nothing reads (PyPTO and Simpler ignore it; the known keys are {})",
+                        self.what,
+                        crate::pyrepr::repr_str(&e.key),
+                        known
+                            .iter()
+                            .map(|k| format!("\"{k}\""))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+        }
     }
 
     fn required(
@@ -545,6 +622,7 @@ fn path_value(
 
 fn read_runtime(ctx: &Ctx<'_>, value: &Value) -> Result<RuntimeConfig, KernelConfigError> {
     let f = Fields::new(ctx, "RUNTIME_CONFIG".to_string(), value)?;
+    f.warn_unknown(ctx, RUNTIME_CONFIG_KEYS);
     let mut cfg = RuntimeConfig::default();
     if let Some(v) = f.get("runtime") {
         cfg.runtime = f.string(ctx, "runtime", v)?;
@@ -571,6 +649,7 @@ fn read_orchestration(
 ) -> Result<OrchestrationConfig, KernelConfigError> {
     const NEEDS: &str = "ORCHESTRATION needs \"source\" and \"function_name\"";
     let f = Fields::new(ctx, "ORCHESTRATION".to_string(), value)?;
+    f.warn_unknown(ctx, ORCHESTRATION_KEYS);
     let source = f.required(ctx, "source", NEEDS)?;
     let function_name = f.required(ctx, "function_name", NEEDS)?;
     let config_name = match f.get("config_name") {
@@ -605,6 +684,7 @@ fn read_kernels(
     let mut seen: HashMap<i32, usize> = HashMap::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let f = Fields::new(ctx, format!("KERNELS[{i}]"), item)?;
+        f.warn_unknown(ctx, KERNEL_KEYS);
         let func_id_v = f.required(ctx, "func_id", NEEDS)?;
         let name_v = f.required(ctx, "name", NEEDS)?;
         let source_v = f.required(ctx, "source", NEEDS)?;
@@ -710,6 +790,7 @@ pub fn parse_name_map(
 ) -> Result<NameMap, KernelConfigError> {
     let ctx = Ctx {
         file: file_for_errors,
+        warnings: Default::default(),
     };
     let assignments = eval::read_module(text, root_dir).map_err(|e| ctx.syntax(e))?;
     let kernels = assignments

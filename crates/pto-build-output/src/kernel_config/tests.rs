@@ -191,6 +191,46 @@ fn reads_the_builtin_template_shape() {
     check_parse(TEMPLATE_SAMPLE, &expected);
 }
 
+/// Keys nothing reads are warned about with their line (PyPTO ignores them); the known
+/// ones, the template's `block_dim` included, are not.
+#[test]
+fn unknown_keys_are_warnings_naming_key_and_line() {
+    let warn = |text: &str| {
+        KernelConfig::parse_with_warnings(text, &root(), Path::new("/b/kernel_config.py"))
+            .unwrap()
+            .1
+    };
+    assert!(warn(PYPTO_SAMPLE).is_empty());
+    assert!(warn(PYPTO_EXTERNAL_SAMPLE).is_empty());
+    assert!(warn(TEMPLATE_SAMPLE).is_empty());
+    let misspelt = PYPTO_SAMPLE
+        .replace(
+            "\"core_type\": \"aiv\", \"signature\": [_D.IN, _D.OUT]",
+            "\"core_type\": \"aiv\", \"sigature\": [_D.IN, _D.OUT]",
+        )
+        .replace("\t\"aicpu_thread_num\": 0,", "\t\"aicpu_threads\": 0,");
+    let (cfg, warnings) =
+        KernelConfig::parse_with_warnings(&misspelt, &root(), Path::new("/b/kernel_config.py"))
+            .unwrap();
+    assert_eq!(
+        cfg.kernels[1].signature, None,
+        "the misspelt key is not read"
+    );
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("/b/kernel_config.py:13:")
+            && warnings[0]
+                .contains("RUNTIME_CONFIG has the key 'aicpu_threads' that nothing reads"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].starts_with("/b/kernel_config.py:24:")
+            && warnings[1].contains("KERNELS[1] has the key 'sigature'")
+            && warnings[1].contains("\"signature\""),
+        "{warnings:?}"
+    );
+}
+
 fn check_source(config: &KernelConfig, expected: &str) {
     let text = config
         .to_python_source(&root(), Path::new("/b/kernel_config.py"))
