@@ -11,9 +11,11 @@
 //! as mutable locals. A kernel's body sits inside `#if defined(__DAV_VEC__)` (vector, which
 //! starts with `set_mask_norm(); set_vector_mask(-1, -1);`) or `#if defined(__DAV_CUBE__)`
 //! and ends with `ptoas_auto_sync_tail(PTOAutoSyncTailMode::kBarrierAll); return;`. The
-//! destination-passing tile ops are table-driven (`ops`).
+//! destination-passing tile ops are table-driven (`ops`). Constants the C++ never reads
+//! (most index constants fold into template arguments) are dropped at the end (`unused`).
 
 mod ops;
+mod unused;
 
 use std::collections::{HashMap, HashSet};
 
@@ -56,6 +58,7 @@ pub fn lower(module: &Module, arch: Arch, options: &Options) -> DiagResult<Unit>
             next: 1,
             views: HashMap::new(),
             pipes: HashMap::new(),
+            constants: HashSet::new(),
         };
         unit.functions
             .push(cx.function(f.kernel_kind().or(module_kind))?);
@@ -182,6 +185,8 @@ pub(crate) struct FnLower<'a> {
     next: u32,
     views: HashMap<ValueId, View>,
     pipes: HashMap<i64, Pipe>,
+    /// The C++ variables of `arith.constant`s (candidates for [`unused`]).
+    constants: HashSet<String>,
 }
 
 fn unsupported(span: Span, msg: impl Into<String>) -> Diag {
@@ -406,6 +411,7 @@ impl<'a> FnLower<'a> {
             }
             None => out.push(Stmt::Line("return;".into())),
         }
+        unused::drop_unused_constants(&mut out, &self.constants);
         Ok(Function {
             signature,
             body: out,
@@ -511,6 +517,9 @@ impl<'a> FnLower<'a> {
                 };
                 if let Some(r) = r0 {
                     self.declare(out, r, ty.cpp(), lit, true);
+                    if let Some(name) = self.names.get(&r) {
+                        self.constants.insert(name.clone());
+                    }
                 }
             }
             OpKind::Binary { op: bop, lhs, rhs } => {
