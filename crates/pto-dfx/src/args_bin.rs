@@ -351,6 +351,38 @@ impl ArgsBin {
         self.bytes.get(start..end).ok_or_else(err)
     }
 
+    /// Whether a manifest's `entries` and an `args.bin` of `len` bytes belong to the same
+    /// run: the writer (ours and Simpler's) appends each stored payload once, so the spans
+    /// with `bin_size > 0` tile `0..len` exactly, without gaps or overlaps. The first
+    /// disagreement, as text; `None` when they fit.
+    pub fn pairing_problem(len: u64, entries: &[ArgRecord]) -> Option<String> {
+        let mut spans: Vec<(u64, u64, usize)> = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.bin_size > 0)
+            .map(|(i, e)| (e.bin_offset, e.bin_size, i))
+            .collect();
+        spans.sort_unstable();
+        let mut end = 0u64;
+        for &(offset, size, i) in &spans {
+            if offset < end {
+                return Some(format!(
+                    "args[{i}]'s payload at {offset}..{} overlaps the previous one (ending at {end})",
+                    offset.saturating_add(size)
+                ));
+            }
+            if offset > end {
+                return Some(format!(
+                    "bytes {end}..{offset} of args.bin belong to no entry (args[{i}] starts at {offset})"
+                ));
+            }
+            end = offset.saturating_add(size);
+        }
+        (end != len).then(|| {
+            format!("args.bin is {len} bytes, but the manifest's payloads end at byte {end}")
+        })
+    }
+
     /// One problem per entry whose payload is out of range, keyed `args[i]`.
     pub fn check(&self, entries: &[ArgRecord]) -> Vec<Problem> {
         entries

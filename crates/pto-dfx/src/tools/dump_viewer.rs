@@ -80,6 +80,7 @@ pub fn load(dir: &Path) -> Result<Dump, ToolError> {
     let bin = match &manifest.bin_file {
         Some(name) => {
             let path = dir.join(name);
+            check_pairing(&path, &manifest_path, &manifest, &mut warnings)?;
             let bin = ArgsBin::read_for(&path, &manifest.args)?;
             warnings.extend(
                 bin.check(&manifest.args)
@@ -105,6 +106,41 @@ pub fn load(dir: &Path) -> Result<Dump, ToolError> {
         bin,
         names,
         warnings,
+    })
+}
+
+/// Refuses an `args.bin` that is not the one its manifest was written with (another run's
+/// file beside this manifest would export wrong tensors silently). Where the manifest
+/// itself reports lost records, a gap may be a payload whose write failed: a warning then.
+fn check_pairing(
+    bin_path: &Path,
+    manifest_path: &Path,
+    manifest: &ArgsDumpManifest,
+    warnings: &mut Vec<String>,
+) -> Result<(), ToolError> {
+    let len = match std::fs::metadata(bin_path) {
+        Ok(m) => m.len(),
+        // A missing or unreadable file is reported by the read that follows.
+        Err(_) => return Ok(()),
+    };
+    let Some(problem) = ArgsBin::pairing_problem(len, &manifest.args) else {
+        return Ok(());
+    };
+    if manifest.dropped_records > 0 {
+        warnings.push(format!(
+            "{}: {problem} (the manifest reports {} dropped records)",
+            bin_path.display(),
+            manifest.dropped_records
+        ));
+        return Ok(());
+    }
+    Err(ToolError::Invalid {
+        path: bin_path.to_path_buf(),
+        key: String::from("bin_offset / bin_size"),
+        reason: format!(
+            "does not belong to {}: {problem}; the two files come from different runs (or one was edited or truncated) — rerun with --dump-args to write a matching pair",
+            manifest_path.display()
+        ),
     })
 }
 
@@ -763,5 +799,43 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let msg = load(root.path()).unwrap_err().to_string();
         assert!(msg.contains("args_dump.json not found"), "{msg}");
+    }
+
+    /// An `args.bin` from another run beside this manifest is refused, not exported: a
+    /// longer or shorter file, or one whose payloads would overlap, does not fit.
+    #[test]
+    fn an_args_bin_from_another_run_is_refused() {
+        let (_root, dir) = setup();
+        assert!(load(&dir).unwrap().warnings.is_empty());
+        let bin = dir.join("args.bin");
+        let good = std::fs::read(&bin).unwrap();
+        for (what, bytes) in [
+            ("longer", [&good[..], &[0u8; 8][..]].concat()),
+            ("shorter", good[..20].to_vec()),
+        ] {
+            std::fs::write(&bin, &bytes).unwrap();
+            let msg = load(&dir).unwrap_err().to_string();
+            assert!(
+                msg.contains("does not belong to") && msg.contains("different runs"),
+                "{what}: {msg}"
+            );
+        }
+        std::fs::write(&bin, &good).unwrap();
+        let overlapping = MANIFEST.replace("\"bin_offset\": 16", "\"bin_offset\": 12");
+        std::fs::write(dir.join("args_dump.json"), overlapping).unwrap();
+        let msg = load(&dir).unwrap_err().to_string();
+        assert!(msg.contains("overlaps"), "{msg}");
+        // A manifest that reports dropped records may have a hole: a warning.
+        let dropped = MANIFEST.replace("\"dropped_records\": 0", "\"dropped_records\": 1");
+        std::fs::write(dir.join("args_dump.json"), dropped).unwrap();
+        std::fs::write(&bin, [&good[..], &[0u8; 8][..]].concat()).unwrap();
+        let dump = load(&dir).unwrap();
+        assert!(
+            dump.warnings
+                .iter()
+                .any(|w| w.contains("1 dropped records")),
+            "{:?}",
+            dump.warnings
+        );
     }
 }
