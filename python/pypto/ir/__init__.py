@@ -3,7 +3,7 @@
 
 from pypto.ir.compile import compile
 from pypto.ir.compiled_program import CompiledProgram
-from pypto.ir.program import Program
+from pypto.ir.program import Program, pass_names
 from pypto.ir.distributed_compiled_program import DistributedCompiledProgram, DistributedConfig
 
-__all__ = ["CompiledProgram", "Program", "compile", "DistributedCompiledProgram", "DistributedConfig"]
+__all__ = ["CompiledProgram", "Program", "compile", "pass_names", "DistributedCompiledProgram", "DistributedConfig"]

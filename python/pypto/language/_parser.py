@@ -267,6 +267,31 @@ def _error(cls: type, src: Source, node: ast.AST, message: str, hint: Optional[s
     return err
 
 
+def _fold_ints(sym: str, a: Any, b: Any) -> Optional[Any]:
+    """``a <sym> b`` computed now when both are INDEX constants (shapes like ``M // T``)."""
+    if a.kind != "int" or b.kind != "int" or a.type.dtype != "INDEX" or b.type.dtype != "INDEX":
+        return None
+    x, y = a.const_value, b.const_value
+    if x is None or y is None:
+        return None
+    if sym in ("//", "%") and y == 0:
+        return None
+    ops: Dict[str, Callable[[int, int], int]] = {
+        "+": lambda p, q: p + q,
+        "-": lambda p, q: p - q,
+        "*": lambda p, q: p * q,
+        "//": lambda p, q: p // q,
+        "%": lambda p, q: p % q,
+    }
+    fn = ops.get(sym)
+    if fn is None:
+        return None
+    v = fn(x, y)
+    if not -(2**63) <= v < 2**63:
+        return None
+    return IrExpr.const_int(v)
+
+
 def _type_desc(t: Any) -> str:
     return str(t.annotation()).replace("pl.", "")
 
@@ -876,6 +901,19 @@ class FunctionParser:
             values = [self.expr(e) for e in elts]
         if self.blocks and len(self.blocks) > 1:
             raise self.syntax(s, "return inside a loop, an if or a with block", "Return at the end of the function.")
+        # A returned call (return pl.store(...), return self.k(...)) is bound first, so
+        # every backend executes it as a statement.
+        bound = []
+        for i, v in enumerate(values):
+            if v.kind in ("op_call", "fn_call", "submit"):
+                if v.type.kind in ("unit", "tuple"):
+                    raise self.typeerr(s, "return of a call without a single result", "Bind the results first.")
+                tmp = IrVar(f"ret{i}", v.type)
+                self.track_alias(tmp, v)
+                self.emit(IrStmt.assign([tmp], v, self.sp(s)))
+                v = IrExpr.var(tmp)
+            bound.append(v)
+        values = bound
         self._ret_types = [v.type for v in values]
         self._ret_node = s
         self.emit(IrStmt.ret(values, self.sp(s)))
@@ -893,7 +931,7 @@ class FunctionParser:
         assert isinstance(value, ast.Call)
         if value.keywords:
             raise self.syntax(value, "pl.yield_ takes no keywords", "Write pl.yield_(a, b).")
-        vals = [self.expr(a) for a in value.args]
+        vals = [self.atom(self.expr(a), a, "yield") for a in value.args]
         targets = None
         if isinstance(stmt, ast.Assign):
             if len(stmt.targets) != 1:
@@ -916,7 +954,7 @@ class FunctionParser:
                 init_node = kw.value
                 if not isinstance(kw.value, (ast.Tuple, ast.List)):
                     raise self.syntax(kw.value, "init_values= must be a tuple", "Write init_values=(x,).")
-                inits = [self.expr(e) for e in kw.value.elts]
+                inits = [self.atom(self.expr(e), e, "init") for e in kw.value.elts]
             else:
                 raise self.syntax(kw, f"pl.range() got an unexpected keyword argument '{kw.arg}'", "pl.range(start, stop, step, init_values=(...)).")
         bounds = [self.scalar_expr(a) for a in it.args]
@@ -1262,7 +1300,7 @@ class FunctionParser:
         for a in args_nodes:
             if isinstance(a, ast.Starred):
                 raise self.syntax(a, "*args in a call", "Pass arguments one by one.")
-        args = [self.expr(a) for a in args_nodes]
+        args = [self.atom(self.expr(a), a, "arg") for a in args_nodes]
         final, ptypes, rets, decl = self.callee_signature(name, node, [a.type for a in args])
         n_params = len(ptypes)
         omit_ok = submit and len(args) < n_params and all(p.direction == "Out" for p in decl.params[len(args):])
@@ -1407,8 +1445,20 @@ class FunctionParser:
 
     # ---- expressions ------------------------------------------------------------------
 
+    def atom(self, e: Any, node: ast.AST, hint: str = "tmp") -> Any:
+        """A call used as an operand is bound to a fresh variable first (one operation per
+        statement, as every backend expects)."""
+        if e.kind in ("op_call", "fn_call", "submit"):
+            if e.type.kind in ("unit", "tuple"):
+                raise self.typeerr(node, f"'{_unparse(node)}' has no single value to use here", "Bind its results first.")
+            tmp = IrVar(hint, e.type)
+            self.track_alias(tmp, e)
+            self.emit(IrStmt.assign([tmp], e, self.sp(node)))
+            return IrExpr.var(tmp)
+        return e
+
     def scalar_expr(self, node: ast.expr) -> Any:
-        e = self.expr(node)
+        e = self.atom(self.expr(node), node)
         if e.type.kind != "scalar":
             raise self.typeerr(node, f"expected a scalar, got {_type_desc(e.type)}", "Use a number or a pl.Scalar value.")
         return e
@@ -1435,7 +1485,7 @@ class FunctionParser:
         if isinstance(node, ast.BinOp):
             return self.binop(node)
         if isinstance(node, ast.UnaryOp):
-            operand = self.expr(node.operand)
+            operand = self.atom(self.expr(node.operand), node.operand)
             if isinstance(node.op, ast.USub):
                 if operand.type.kind == "tile":
                     return self.op_call_ir("tile.neg", [operand], [], node)
@@ -1451,13 +1501,14 @@ class FunctionParser:
             sym = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}.get(type(node.ops[0]))
             if sym is None:
                 raise self.syntax(node, "unsupported comparison", "Use <, <=, >, >=, == or !=.")
-            a, b = self.expr(node.left), self.expr(node.comparators[0])
+            a = self.atom(self.expr(node.left), node.left)
+            b = self.atom(self.expr(node.comparators[0]), node.comparators[0])
             return self.wrap_scalar(lambda: IrExpr.binary(sym, a, b), node)
         if isinstance(node, ast.BoolOp):
             op = "and" if isinstance(node.op, ast.And) else "or"
-            acc = self.expr(node.values[0])
+            acc = self.atom(self.expr(node.values[0]), node.values[0])
             for v in node.values[1:]:
-                rhs = self.expr(v)
+                rhs = self.atom(self.expr(v), v)
                 lhs = acc
                 acc = self.wrap_scalar(lambda: IrExpr.binary(op, lhs, rhs), node)
             return acc
@@ -1479,7 +1530,8 @@ class FunctionParser:
             raise self.typeerr(node, str(e.args[0]) if e.args else str(e), "Scalar operators take scalars; use pl.add & co. on tiles.") from None
 
     def binop(self, node: ast.BinOp) -> Any:
-        a, b = self.expr(node.left), self.expr(node.right)
+        a = self.atom(self.expr(node.left), node.left)
+        b = self.atom(self.expr(node.right), node.right)
         sym = {
             ast.Add: "+",
             ast.Sub: "-",
@@ -1490,6 +1542,9 @@ class FunctionParser:
         }.get(type(node.op))
         if sym is None:
             raise self.syntax(node, "unsupported operator", "Use + - * / // %.")
+        folded = _fold_ints(sym, a, b)
+        if folded is not None:
+            return folded
         if a.type.kind == "tile" or b.type.kind == "tile":
             name = {"+": "add", "-": "sub", "*": "mul", "/": "div"}.get(sym)
             if name is None or a.type.kind != "tile":
@@ -1573,17 +1628,19 @@ class FunctionParser:
 
     def op_call_ir(self, name: str, args: List[Any], kwargs: List[AttrItem], node: ast.AST) -> Any:
         level = "tensor" if name.startswith("tensor.") else "tile"
+        args = [self.atom(a, node) for a in args]
+        shown = _unparse(node.func) if isinstance(node, ast.Call) else f"pl.{name}"
         if level == "tile" and self.ftype in ("Orchestration", "Opaque") and not self.in_at:
             raise self.operr(
                 node,
-                f"tile operation pl.{name.split('.', 1)[1]} in orchestration code",
+                f"tile operation {shown} in orchestration code",
                 "Tile operations run on a core: write them in an InCore / AIV / AIC function or inside "
                 "with pl.at(level=pl.Level.CORE_GROUP):.",
             )
         if level == "tensor" and (self.ftype in ("InCore", "AIC", "AIV", "Group") or self.in_at):
             raise self.operr(
                 node,
-                f"tensor operation pl.{name.split('.', 1)[1]} inside a kernel",
+                f"tensor operation {shown} inside a kernel",
                 "Kernels work on tiles: pl.load / pl.store; tensor operations belong to the orchestration.",
             )
         try:
@@ -1649,7 +1706,8 @@ class FunctionParser:
         if isinstance(node.func, ast.Name):
             fname = node.func.id
             if fname in ("min", "max") and len(node.args) == 2 and not node.keywords:
-                a, b = self.expr(node.args[0]), self.expr(node.args[1])
+                a = self.atom(self.expr(node.args[0]), node.args[0])
+                b = self.atom(self.expr(node.args[1]), node.args[1])
                 return self.wrap_scalar(lambda: IrExpr.binary(fname, a, b), node)
             if fname in self.prog.decls and not self.prog.decls[fname].is_method:
                 expr, _ = self.fn_call(node, fname, list(node.args), list(node.keywords), False)

@@ -184,7 +184,10 @@ impl<'a> Gen<'a> {
     fn scalar_prec(&self, e: &Expr, span: &Span) -> Result<String, CompileError> {
         Ok(match e {
             Expr::Int { value, dtype } => match dtype {
-                DataType::Index | DataType::Int64 => format!("(int64_t){value}"),
+                DataType::Index | DataType::Int64 if i32::try_from(*value).is_ok() => {
+                    value.to_string()
+                }
+                DataType::Index | DataType::Int64 => format!("{value}LL"),
                 d => format!("({}){value}", d.cpp_type()),
             },
             Expr::Float { value, dtype } => {
@@ -565,7 +568,7 @@ impl<'a> Gen<'a> {
         }
         if let Some(t) = task_id_target {
             // `out, _ = pl.submit(...)`: an unused `_` binds nothing.
-            if t.name() != "_" {
+            if base_name(t.name()) != "_" {
                 self.bind(t, "PTO2TaskId", &format!("{outs}.task_id()"));
             }
         }
@@ -610,6 +613,45 @@ impl<'a> Gen<'a> {
         self.names.insert(v.id(), n.clone());
         self.hoisted.insert(v.id());
         Ok(n)
+    }
+
+    /// Whether `v` (bound in `body`) is emitted under the name of a value bound outside
+    /// `body`: a kernel result aliasing its argument, or a plain alias, back to an outer value.
+    fn aliases_outer(&self, body: &[Stmt], v: &Var, inner: &HashSet<u64>) -> bool {
+        let mut cur = v.clone();
+        for _ in 0..64 {
+            if !inner.contains(&cur.id()) {
+                return true;
+            }
+            let mut source = None;
+            walk_stmts(body, &mut |s| {
+                let StmtKind::Assign { targets, value } = &s.kind else {
+                    return;
+                };
+                let Some(pos) = targets.iter().position(|t| t == &cur) else {
+                    return;
+                };
+                match value {
+                    Expr::Var(x) if targets.len() == 1 && x.ty().is_tensor() => {
+                        source = Some(x.clone())
+                    }
+                    Expr::Call(c) => {
+                        let Some(k) = c.function_name().and_then(|n| self.kernels.get(n)) else {
+                            return;
+                        };
+                        if let Some(&pi) = k.return_params.get(pos) {
+                            source = c.args.get(pi).and_then(Expr::as_var).cloned();
+                        }
+                    }
+                    _ => {}
+                }
+            });
+            match source {
+                Some(x) => cur = x,
+                None => return false,
+            }
+        }
+        false
     }
 
     fn body(
@@ -732,11 +774,12 @@ impl<'a> Gen<'a> {
                     let inside = read_counts(&sc.body);
                     let mut defs = Vec::new();
                     walk_stmts(&sc.body, &mut |st| defs.extend(st.defs()));
-                    for v in defs {
+                    let inner: HashSet<u64> = defs.iter().map(Var::id).collect();
+                    for v in &defs {
                         let total = reads.get(&v.id()).copied().unwrap_or(0);
                         let here = inside.get(&v.id()).copied().unwrap_or(0);
-                        if total > here {
-                            self.declare(&v, span)?;
+                        if total > here && !self.aliases_outer(&sc.body, v, &inner) {
+                            self.declare(v, span)?;
                         }
                     }
                     self.line("PTO2_SCOPE(PTO2ScopeMode::MANUAL) {");

@@ -822,7 +822,7 @@ impl<'a> Emitter<'a> {
                 }
                 let head = format!("scf.for {iv} = {lb} to {ub} step {st}");
                 let res = if carried.is_empty() {
-                    self.line(&format!("{head} {{"), &s.span);
+                    self.raw_line(&format!("{head} {{"));
                     None
                 } else {
                     let r = self.name_for(&format!("{}_rv", f.var.name()));
@@ -831,14 +831,11 @@ impl<'a> Emitter<'a> {
                     } else {
                         format!("{r}:{}", carried.len())
                     };
-                    self.line(
-                        &format!(
-                            "{lhs} = {head} iter_args({}) -> ({}) {{",
-                            inits.join(", "),
-                            types.join(", ")
-                        ),
-                        &s.span,
-                    );
+                    self.raw_line(&format!(
+                        "{lhs} = {head} iter_args({}) -> ({}) {{",
+                        inits.join(", "),
+                        types.join(", ")
+                    ));
                     Some(r)
                 };
                 self.depth += 1;
@@ -917,7 +914,7 @@ impl<'a> Emitter<'a> {
                     .filter_map(|&k| self.pto_type_of(&Expr::Var(i.results[k].clone())))
                     .collect();
                 let res = if carried.is_empty() {
-                    self.line(&format!("scf.if {c} {{"), &s.span);
+                    self.raw_line(&format!("scf.if {c} {{"));
                     None
                 } else {
                     let r = self.name_for("if_rv");
@@ -926,10 +923,7 @@ impl<'a> Emitter<'a> {
                     } else {
                         format!("{r}:{}", carried.len())
                     };
-                    self.line(
-                        &format!("{lhs} = scf.if {c} -> ({}) {{", types.join(", ")),
-                        &s.span,
-                    );
+                    self.raw_line(&format!("{lhs} = scf.if {c} -> ({}) {{", types.join(", ")));
                     Some(r)
                 };
                 for (branch, yields) in [

@@ -31,7 +31,7 @@ pub fn kernel_source(name: &str, params: &[KernelParam], ptoas_cpp: &[u8]) -> Op
     t.push('\n');
     t.push_str(PTOAS_BODY_END);
     t.push('\n');
-    t.push_str("extern \"C\" __aicore__ void kernel_entry(__gm__ int64_t* args) {\n");
+    t.push_str("extern \"C\" __aicore__ __attribute__((always_inline)) void kernel_entry(__gm__ int64_t* args) {\n");
     let n_tensors = params
         .iter()
         .filter(|p| matches!(p, KernelParam::Tensor(_)))

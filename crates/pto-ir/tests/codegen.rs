@@ -1,0 +1,256 @@
+//! Codegen into a build directory: the layout, the generated text, the marker rule, and a
+//! compiled program run by the real replay (C++ compiler, simulated chip, golden check).
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use pto_build_output::{write_npy, DType, KernelConfig, NpyArray};
+use pto_ir::ir::Attrs;
+use pto_ir::{CompileOptions, FunctionType, ParamDirection, Var};
+
+fn vector_add_program() -> pto_ir::Program {
+    // kernel: c = a + b + 1 (via two tile ops); orchestration: dump_tag(a) → call.
+    let a = Var::new("a", t2(16, 32));
+    let b = Var::new("b", t2(16, 32));
+    let c = Var::new("c", t2(16, 32));
+    let (ta, tb, s, u) = (
+        Var::new("ta", tile(16, 32)),
+        Var::new("tb", tile(16, 32)),
+        Var::new("s", tile(16, 32)),
+        Var::new("u", tile(16, 32)),
+    );
+    let o = Var::new("o", t2(16, 32));
+    let kernel = func(
+        "kernel_add",
+        FunctionType::InCore,
+        &[
+            (&a, ParamDirection::In),
+            (&b, ParamDirection::In),
+            (&c, ParamDirection::Out),
+        ],
+        vec![t2(16, 32)],
+        vec![
+            assign(
+                &ta,
+                op("tile.load", vec![v(&a), list(&[0, 0])], shapes(&[16, 32])),
+            ),
+            assign(
+                &tb,
+                op("tile.load", vec![v(&b), list(&[0, 0])], shapes(&[16, 32])),
+            ),
+            assign(&s, op("tile.add", vec![v(&ta), v(&tb)], Attrs::new())),
+            assign(
+                &u,
+                op(
+                    "tile.adds",
+                    vec![
+                        v(&s),
+                        pto_ir::Expr::Float {
+                            value: 1.0,
+                            dtype: pto_ir::DataType::Fp32,
+                        },
+                    ],
+                    Attrs::new(),
+                ),
+            ),
+            assign(
+                &o,
+                op(
+                    "tile.store",
+                    vec![v(&u), list(&[0, 0]), v(&c)],
+                    Attrs::new(),
+                ),
+            ),
+            ret(&[&o]),
+        ],
+    );
+    let (oa, ob, oc, r) = (
+        Var::new("a", t2(16, 32)),
+        Var::new("b", t2(16, 32)),
+        Var::new("c", t2(16, 32)),
+        Var::new("c", t2(16, 32)),
+    );
+    let orch = func(
+        "vector_add",
+        FunctionType::Orchestration,
+        &[
+            (&oa, ParamDirection::In),
+            (&ob, ParamDirection::In),
+            (&oc, ParamDirection::Out),
+        ],
+        vec![t2(16, 32)],
+        vec![
+            assign(
+                &r,
+                call(
+                    "kernel_add",
+                    vec![v(&oa), v(&ob), v(&oc)],
+                    t2(16, 32),
+                    &[&oa],
+                ),
+            ),
+            ret(&[&r]),
+        ],
+    );
+    program(vec![kernel, orch])
+}
+
+fn read(dir: &Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+#[test]
+fn writes_the_single_chip_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("build");
+    // A stale marker of another build kind is dropped.
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("distributed_meta.json"), "{}").unwrap();
+    let report = pto_ir::compile(vector_add_program(), &dir, &CompileOptions::new()).unwrap();
+    assert_eq!(report.kernels, ["kernel_add"]);
+    assert_eq!(report.orchestration, "vector_add");
+    for rel in [
+        "kernel_config.py",
+        "compiled_meta.json",
+        "orchestration/vector_add.cpp",
+        "ptoas/kernel_add.pto",
+        "ptoas/kernel_add.cpp",
+        "kernels/aiv/kernel_add.cpp",
+        "passes_dump/00_frontend.py",
+        "passes_dump/01_after_InlineFunctions.py",
+        "passes_dump/02_after_ConvertToSSA.py",
+        "passes_dump/03_after_OutlineIncoreScopes.py",
+        "passes_dump/04_after_ResolveKernelCoreTypes.py",
+        "passes_dump/05_after_DeriveCallDirections.py",
+    ] {
+        assert!(dir.join(rel).is_file(), "{rel}");
+    }
+    assert!(dir.join("report").is_dir());
+    assert!(
+        !dir.join("distributed_meta.json").exists(),
+        "foreign marker kept"
+    );
+
+    let config = KernelConfig::load(&dir.join("kernel_config.py")).unwrap();
+    assert_eq!(config.kernels.len(), 1);
+    assert_eq!(config.kernels[0].name, "kernel_add");
+    assert_eq!(config.kernels[0].func_id, 0);
+    assert_eq!(
+        config.orchestration.source,
+        dir.join("orchestration/vector_add.cpp")
+    );
+    let meta = pto_build_output::CompiledMeta::load(&dir).unwrap();
+    assert_eq!(
+        meta.params
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b", "c"]
+    );
+    assert_eq!(meta.output_indices(), [2]);
+    assert_eq!(meta.num_return_types, 1);
+
+    let orch = read(&dir, "orchestration/vector_add.cpp");
+    assert!(orch
+        .starts_with("// Orchestration Function: vector_add\n// Generated by PyPTO IR Compiler\n"));
+    assert!(orch.contains("#include \"pto_orchestration_api.h\""));
+    assert!(orch.contains(".expected_arg_count = 3,"));
+    assert!(orch.contains("ChipTensor ext_a = orch_args.tensor(0).ref();"));
+    let task = "        CoreTaskArgs params_t0;\n        params_t0.add_input(ext_a);\n        params_t0.add_input(ext_b);\n        params_t0.add_output(ext_c);\n        params_t0.dump(ext_a);\n        rt_submit_aiv_task(0, params_t0);\n";
+    assert!(orch.contains(task), "{orch}");
+
+    let pto = read(&dir, "ptoas/kernel_add.pto");
+    assert!(pto.starts_with("module attributes {pto.target_arch = \"a2a3\"} {\n  func.func @kernel_add(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>, %arg2: !pto.ptr<f32>) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {"), "{pto}");
+    assert!(pto.contains("pto.tadds ins("), "{pto}");
+    assert!(pto.contains("loc(\"test.py\":"), "{pto}");
+    assert!(!pto.contains("addr ="), "level 2: ptoas plans the tiles");
+
+    let kernel = read(&dir, "kernels/aiv/kernel_add.cpp");
+    let begin = kernel.find("// --- ptoas-generated code ---").unwrap();
+    let end = kernel.find("// --- Kernel entry point ---").unwrap();
+    assert!(begin < end);
+    assert!(kernel[begin..end].contains("static __aicore__ void kernel_add("));
+    assert!(kernel[end..].contains("kernel_add(arg0, arg1, arg2);"));
+    // The body is exactly what replay's .pto splice would put there.
+    let raw = std::fs::read(dir.join("ptoas/kernel_add.cpp")).unwrap();
+    let body = pto_build_output::pto_rebuild::preprocess_ptoas_output(&raw);
+    let spliced = pto_build_output::pto_rebuild::splice_body(kernel.as_bytes(), &body).unwrap();
+    assert_eq!(spliced, kernel.as_bytes());
+}
+
+#[test]
+fn compiled_program_replays_and_matches_its_golden() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("build");
+    pto_ir::compile(vector_add_program(), &dir, &CompileOptions::new()).unwrap();
+    let n = 16 * 32;
+    let a: Vec<f64> = (0..n).map(|i| (i % 7) as f64 * 0.5).collect();
+    let b: Vec<f64> = (0..n).map(|i| (i % 5) as f64 - 1.0).collect();
+    let c: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x + y + 1.0).collect();
+    let npy = |vals: &[f64]| NpyArray::from_f64(DType::Float32, &[16, 32], vals).unwrap();
+    std::fs::create_dir_all(dir.join("data/in")).unwrap();
+    std::fs::create_dir_all(dir.join("data/out")).unwrap();
+    write_npy(&dir.join("data/in/a.npy"), &npy(&a)).unwrap();
+    write_npy(&dir.join("data/in/b.npy"), &npy(&b)).unwrap();
+    write_npy(&dir.join("data/out/c.npy"), &npy(&c)).unwrap();
+    let mut config = pto_runner::RunConfig::new(Some("a2a3sim")).unwrap();
+    config.in_process = true;
+    let out = pto_runner::replay(&dir, &config, &pto_runner::ReplayOptions::default()).unwrap();
+    assert!(out.passed(), "{:?}", out.checks);
+    assert_eq!(out.report.n_tasks, 1);
+}
+
+#[test]
+fn interpreter_matches_the_program_at_every_stage() {
+    let program = vector_add_program();
+    let n = 16 * 32;
+    let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let b: Vec<f64> = (0..n).map(|i| 2.0 * i as f64).collect();
+    let args = || {
+        vec![
+            pto_ir::interp::Arg::Tensor(pto_ir::interp::HostTensor {
+                dtype: pto_ir::DataType::Fp32,
+                shape: vec![16, 32],
+                data: a.clone(),
+            }),
+            pto_ir::interp::Arg::Tensor(pto_ir::interp::HostTensor {
+                dtype: pto_ir::DataType::Fp32,
+                shape: vec![16, 32],
+                data: b.clone(),
+            }),
+            pto_ir::interp::Arg::Tensor(pto_ir::interp::HostTensor {
+                dtype: pto_ir::DataType::Fp32,
+                shape: vec![16, 32],
+                data: vec![0.0; n],
+            }),
+        ]
+    };
+    let mut p = program;
+    for (name, pass) in pto_ir::passes::PIPELINE {
+        let out = pto_ir::interp::interpret(&p, None, args()).unwrap();
+        assert_eq!(out[2].data[5], a[5] + b[5] + 1.0, "before {name}");
+        p = pass(p).unwrap();
+    }
+    let out = pto_ir::interp::interpret(&p, None, args()).unwrap();
+    assert_eq!(out[2].data[n - 1], a[n - 1] + b[n - 1] + 1.0);
+}
+
+#[test]
+fn program_errors_name_the_source_and_the_fix() {
+    let mut p = vector_add_program();
+    p.functions
+        .retain(|f| f.ftype != FunctionType::Orchestration);
+    let tmp = tempfile::tempdir().unwrap();
+    let e = pto_ir::compile(p, tmp.path(), &CompileOptions::new()).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.starts_with("test.py:1:5: program P has no Orchestration function"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Hint: Add a @pl.function(type=pl.FunctionType.Orchestration)"),
+        "{text}"
+    );
+}
