@@ -233,7 +233,7 @@ fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         r.device_time.as_secs_f64() * 1e3
     )?;
     for w in &outcome.dfx.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", pto_dfx::printable::printable(w));
     }
     if !outcome.dfx.files.is_empty() {
         writeln!(
@@ -425,7 +425,10 @@ fn main() -> ExitCode {
         ]);
     }
     if let Err(e) = init_logging(log_level.as_deref()) {
-        eprintln!("error: {e:#}");
+        eprintln!(
+            "error: {}",
+            pto_dfx::printable::printable(&format!("{e:#}"))
+        );
         return ExitCode::from(2);
     }
     if let Some(level) = &log_level {
@@ -459,7 +462,10 @@ fn main() -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
             }
-            eprintln!("error: {e:#}");
+            eprintln!(
+                "error: {}",
+                pto_dfx::printable::printable(&format!("{e:#}"))
+            );
             ExitCode::from(2)
         }
     }

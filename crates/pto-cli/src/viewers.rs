@@ -14,6 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
 use pto_dfx::args_dump::{ArgRole, DumpStage};
+use pto_dfx::printable::printable;
 use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, Format, LayoutChoice};
 use pto_dfx::tools::dump_viewer::{self, DumpFilter, ExportFormat};
 use pto_dfx::tools::layout::Engine;
@@ -199,7 +200,7 @@ pub struct CriticalPathArgs {
 
 fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", printable(w));
     }
 }
 
@@ -214,7 +215,7 @@ pub fn run(cmd: &ViewerCommand) -> anyhow::Result<ExitCode> {
     };
     match res {
         Err(Failure::Tool(e @ ToolError::NoMatch { .. })) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", printable(&e.to_string()));
             Ok(ExitCode::from(1))
         }
         Err(Failure::Tool(e)) => Err(e.into()),
@@ -251,7 +252,7 @@ fn swimlane(a: &SwimlaneArgs) -> Result<(), Failure> {
     })?;
     warn_all(&report.warnings);
     let mut out = std::io::stdout().lock();
-    write!(out, "{}", report.summary.render())?;
+    write!(out, "{}", printable(&report.summary.render()))?;
     writeln!(
         out,
         "Wrote {} ({} task rows, {} events, {} flows); open it in https://ui.perfetto.dev or chrome://tracing",
@@ -335,7 +336,11 @@ fn dump(a: &DumpArgs) -> Result<(), Failure> {
     let chosen = dump_viewer::select(&loaded, &filter)?;
     let mut out = std::io::stdout().lock();
     if !a.export {
-        write!(out, "{}", dump_viewer::render_list(&loaded, &chosen))?;
+        write!(
+            out,
+            "{}",
+            printable(&dump_viewer::render_list(&loaded, &chosen))
+        )?;
         return Ok(());
     }
     let format = match a.format {

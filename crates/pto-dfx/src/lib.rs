@@ -76,6 +76,7 @@ pub mod error;
 mod json;
 pub mod name_map;
 pub mod pmu;
+pub mod printable;
 pub mod scope_stats;
 pub mod swimlane;
 pub mod task_id;

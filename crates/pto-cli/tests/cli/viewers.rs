@@ -430,3 +430,32 @@ fn hints_printed_by_a_replay_run_work() {
     let o = pto(&["dump-viewer", s(&dfx.join("args_dump")), "--format", "txt"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
+
+/// A kernel name holding terminal escapes reaches no terminal or text file raw: the text
+/// listing, the swimlane summary and the warnings show it escaped.
+#[test]
+fn terminal_escapes_in_names_are_shown_escaped() {
+    let d = run_dir("escapes");
+    std::fs::write(
+        d.join("name_map_Demo_case.json"),
+        r#"{"level": 2, "orchestrator_name": "Demo", "callable_id_to_name": {"0": "ADD\u001b[2J\u001b]0;owned\u0007", "1": "MUL", "2": "SUB\u202e"}}"#,
+    )
+    .unwrap();
+    let o = pto(&["deps-viewer", s(&d.join("deps.json"))]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let body = std::fs::read_to_string(d.join("deps_viewer.txt")).unwrap();
+    assert!(
+        body.contains("name=ADD\\u{001b}[2J\\u{001b}]0;owned\\u{0007}")
+            && body.contains("SUB\\u{202e}"),
+        "{body}"
+    );
+    let o = pto(&[
+        "swimlane-converter",
+        s(&d.join("chip_swimlane_records.json")),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for out in [&o.stdout, &o.stderr] {
+        let t = String::from_utf8_lossy(out);
+        assert!(!t.contains('\u{1b}') && !t.contains('\u{202e}'), "{t}");
+    }
+}

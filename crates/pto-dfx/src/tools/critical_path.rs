@@ -388,11 +388,10 @@ fn elide(k: usize, n: usize) -> Option<usize> {
     }
 }
 
-/// A Markdown table cell: `|` and line breaks escaped.
+/// A Markdown table cell (a name from an input file): no raw HTML, control characters or
+/// broken cells (see [`crate::printable::markdown`]).
 fn cell(text: &str) -> String {
-    text.replace('\\', "\\\\")
-        .replace('|', "\\|")
-        .replace(['\n', '\r'], " ")
+    crate::printable::markdown(text)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -423,7 +422,11 @@ fn render(
         .unwrap_or(0);
     let makespan = u128::from(t_end.saturating_sub(t0));
     let mut out = String::new();
-    let _ = writeln!(out, "# Critical path: `{}`\n", label.replace('`', "'"));
+    let _ = writeln!(
+        out,
+        "# Critical path: `{}`\n",
+        crate::printable::printable(label).replace('`', "'").replace(['\n', '\r', '\t'], " ")
+    );
     let _ = writeln!(
         out,
         "- tasks: {} ({} timed) | dependency edges: {} unique ({} annotated)",
@@ -689,6 +692,22 @@ mod tests {
         );
         assert!(md.contains("| softmax\\|x |"), "{md}");
         assert!(md.contains("| qk_matmul | 1 | 1.000 | 1 | 1.000 |"), "{md}");
+    }
+
+    /// Kernel names come from an editable file: in the Markdown report they carry no raw
+    /// HTML and no terminal escape.
+    #[test]
+    fn hostile_names_are_escaped_in_the_report() {
+        let dir = setup(true);
+        std::fs::write(
+            dir.path().join("name_map_x.json"),
+            r#"{"0": "<img src=x onerror=alert(1)>", "1": "k\u001b[2J", "2": "a", "3": "b"}"#,
+        )
+        .unwrap();
+        let md = analyze(dir.path()).unwrap().markdown;
+        assert!(!md.contains('<') && !md.contains('\u{1b}'), "{md}");
+        assert!(md.contains("&lt;img src=x onerror=alert(1)&gt;"), "{md}");
+        assert!(md.contains("k\\\\u{001b}[2J"), "{md}");
     }
 
     #[test]

@@ -425,7 +425,14 @@ pub fn view(options: &DepsViewerOptions<'_>) -> Result<DepsViewerReport, ToolErr
     };
     let mut layout_used = None;
     let text = match options.format {
-        Format::Text => render_text(&graph, input, !timing.is_empty(), !names.is_empty()),
+        // Kernel names come from files: no terminal escapes in the listing.
+        Format::Text => crate::printable::printable(&render_text(
+            &graph,
+            input,
+            !timing.is_empty(),
+            !names.is_empty(),
+        ))
+        .into_owned(),
         Format::Html => {
             let (html, used) = render_html(&graph, input, options.layout, &mut warnings)?;
             layout_used = Some(used);

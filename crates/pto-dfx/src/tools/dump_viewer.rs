@@ -574,7 +574,11 @@ fn render_txt(dump: &Dump, a: &ArgRecord, payload: &[u8]) -> String {
     let _ = writeln!(out, "# start_offset: {}", a.start_offset);
     let ids: Vec<String> = a.func_id.iter().map(i32::to_string).collect();
     let _ = writeln!(out, "# func_id: [{}]", ids.join(", "));
-    let _ = writeln!(out, "# kernel: {}", kernel_of(dump, a));
+    let _ = writeln!(
+        out,
+        "# kernel: {}",
+        crate::printable::printable(&kernel_of(dump, a)).replace('\n', " ")
+    );
     if a.kind == ArgKind::Scalar {
         if let Some(v) = &a.value {
             let _ = writeln!(out, "# value: {}", scalar_text(v));
