@@ -64,14 +64,16 @@ pub fn example() -> Result<Example, Error> {
                 name: "kernel_matmul",
                 core_type: CoreType::Aic,
                 signature: vec![ArgDirection::In, ArgDirection::In, ArgDirection::Out],
-                source: KERNEL_MATMUL,
+                source: KERNEL_MATMUL.to_string(),
+                ptoas_unit: None,
             },
             KernelSource {
                 func_id: 1,
                 name: "kernel_add",
                 core_type: CoreType::Aiv,
                 signature: vec![ArgDirection::In, ArgDirection::InOut],
-                source: KERNEL_ADD,
+                source: KERNEL_ADD.to_string(),
+                ptoas_unit: None,
             },
         ],
         params: vec![

@@ -12,6 +12,7 @@
 //! <dir>/compiled_meta.json                the L2 sidecar (schema 1)
 //! <dir>/orchestration/<name>.cpp
 //! <dir>/kernels/{aic,aiv}/<func>.cpp
+//! <dir>/ptoas/<unit>.{pto,cpp}           PTO-AS source and its translation (PTO-ISA kernels)
 //! <dir>/golden.py                         generate_inputs / compute_golden (NumPy only)
 //! <dir>/debug/run.py                      the re-runner (`python debug/run.py`), see run_script
 //! <dir>/data/in/<param>.npy               pure inputs and initial values of InOut tensors
@@ -19,6 +20,7 @@
 //! ```
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use pto_build_output::compiled_meta::{BackendType, CompiledMeta, ParamDirection, ParamInfo};
 use pto_build_output::dtype::DType;
@@ -29,6 +31,7 @@ use pto_build_output::kernel_config::{
 use pto_build_output::npy::{write_npy, NpyArray};
 
 use crate::golden_py;
+use crate::ptoas_unit::PtoasUnit;
 use crate::Error;
 
 /// The platform recorded in every example's `compiled_meta.json`.
@@ -197,11 +200,53 @@ pub struct KernelSource {
     pub core_type: CoreType,
     /// Direction per tensor argument, in task-payload order.
     pub signature: Vec<ArgDirection>,
-    /// The wrapper `.cpp` (header, ptoas body, `kernel_entry`).
-    pub source: &'static str,
+    /// The kernel `.cpp` (header, ptoas body, `kernel_entry`).
+    pub source: String,
+    /// The ptoas unit whose translation is the body of `source` (written to
+    /// `ptoas/<unit>.pto` and `ptoas/<unit>.cpp`); `None` for a kernel written directly in
+    /// C++. The kernels of a mixed group share one unit.
+    pub ptoas_unit: Option<Arc<PtoasUnit>>,
 }
 
 impl KernelSource {
+    /// A kernel written directly in C++ (no `.pto`).
+    pub fn cpp(
+        func_id: i32,
+        name: &'static str,
+        core_type: CoreType,
+        signature: Vec<ArgDirection>,
+        source: &str,
+    ) -> KernelSource {
+        KernelSource {
+            func_id,
+            name,
+            core_type,
+            signature,
+            source: source.to_string(),
+            ptoas_unit: None,
+        }
+    }
+
+    /// A kernel whose body is the translation of `unit`, spliced into `wrapper` (a kernel
+    /// file in PyPTO's shape) between the sentinels; see [`PtoasUnit::kernel_source`].
+    pub fn from_ptoas(
+        func_id: i32,
+        name: &'static str,
+        core_type: CoreType,
+        signature: Vec<ArgDirection>,
+        unit: &Arc<PtoasUnit>,
+        wrapper: &str,
+    ) -> Result<KernelSource, Error> {
+        Ok(KernelSource {
+            func_id,
+            name,
+            core_type,
+            signature,
+            source: unit.kernel_source(name, wrapper)?,
+            ptoas_unit: Some(Arc::clone(unit)),
+        })
+    }
+
     /// `kernels/<aic|aiv>/<name>.cpp`, relative to the build directory.
     pub fn relative_path(&self) -> PathBuf {
         Path::new("kernels")
@@ -304,6 +349,26 @@ impl Example {
         }
     }
 
+    /// The ptoas units of the kernels, each once, in kernel order.
+    pub fn ptoas_units(&self) -> Result<Vec<&PtoasUnit>, Error> {
+        let mut units: Vec<&PtoasUnit> = Vec::new();
+        for unit in self.kernels.iter().filter_map(|k| k.ptoas_unit.as_deref()) {
+            match units.iter().find(|u| u.name == unit.name) {
+                Some(seen) if *seen == unit => {}
+                Some(_) => {
+                    return Err(Error::Unsupported {
+                        what: format!(
+                            "example {}: two different ptoas units named {}",
+                            self.name, unit.name
+                        ),
+                    })
+                }
+                None => units.push(unit),
+            }
+        }
+        Ok(units)
+    }
+
     /// The text of `golden.py`.
     pub fn golden_py(&self) -> Result<String, Error> {
         golden_py::render(self)
@@ -345,6 +410,15 @@ impl Example {
             let path = dir.join(k.relative_path());
             write_file(&path, k.source.as_bytes())?;
             written.push(path);
+        }
+        // The `.pto` first, then its translation: replay regenerates a unit whose
+        // `ptoas/<unit>.cpp` is older than its `.pto`.
+        for unit in self.ptoas_units()? {
+            for (ext, text) in [("pto", unit.pto), ("cpp", unit.cpp.as_str())] {
+                let path = dir.join("ptoas").join(format!("{}.{ext}", unit.name));
+                write_file(&path, text.as_bytes())?;
+                written.push(path);
+            }
         }
 
         let path = dir.join("golden.py");

@@ -20,8 +20,10 @@
 //! [`generate`] writes byte-identical files on every run. The kernels of `vector_add`, `bgemm`
 //! and `paged_attention` use the ChipTensor tile library (`pto_tile.h`) and their goldens are
 //! computed in `f64` and rounded to `f32`. The other examples' kernels are PTO-ISA kernels as
-//! PyPTO generates them (ptoas output over `<pto/pto-inst.hpp>` inside PyPTO's kernel
-//! wrapper); their goldens are computed in `f32` with every rounding the kernels do (bf16
+//! PyPTO generates them: each ships its `ptoas/<unit>.pto`, our ptoas translates it
+//! (`ptoas/<unit>.cpp`) and the body is spliced into PyPTO's kernel wrapper over
+//! `<pto/pto-inst.hpp>` ([`ptoas_unit`]), so editing the `.pto` and replaying is the loop PyPTO
+//! users have. Their goldens are computed in `f32` with every rounding the kernels do (bf16
 //! through the `half` crate), so the kernels reproduce them bit for bit. The `gen-examples`
 //! binary calls [`generate`] on the workspace's `examples/` directory.
 
@@ -35,6 +37,7 @@ pub mod l3_examples;
 pub mod mixed_pipe;
 pub mod paged_attention;
 pub mod paged_attn_bf16;
+pub mod ptoas_unit;
 pub mod rng;
 pub mod run_script;
 pub mod softmax;
@@ -43,6 +46,7 @@ pub mod vector_add;
 use std::path::{Path, PathBuf};
 
 pub use example::{Example, KernelSource, Param, ParamValue, Scalar, TensorParam};
+pub use ptoas_unit::PtoasUnit;
 
 /// Generating an example failed.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +79,15 @@ pub enum Error {
     /// `kernel_config.py` could not be written.
     #[error(transparent)]
     KernelConfig(#[from] pto_build_output::KernelConfigError),
+    /// A `.pto` unit of an example does not translate.
+    #[error("cannot translate ptoas/{unit}.pto: {source}")]
+    Ptoas {
+        /// The unit name.
+        unit: String,
+        /// The translator's located error.
+        #[source]
+        source: ptoas::Error,
+    },
     /// Something the generator cannot express.
     #[error("unsupported: {what}")]
     Unsupported {

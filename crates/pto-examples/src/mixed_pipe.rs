@@ -5,7 +5,9 @@
 //! orchestration submits one MIX task per [`TASK_ROWS`] rows with
 //! `rt_submit_task(MixedKernels{0, 1, 1}, args)` and [`BLOCKS`] SPMD blocks; the runtime runs
 //! each block's AIC and both AIVs at once on one cluster. Both kernel files hold both
-//! functions (the ptoas output of the mixed group): `matmul_relu_aic` (cube body under
+//! functions (the translation of the group's one unit, `ptoas/matmul_relu.pto`, whose
+//! `reserve_buffer` / `import_reserved_buffer` pair places the consumer slots in UB):
+//! `matmul_relu_aic` (cube body under
 //! `__DAV_CUBE__`) and `matmul_relu_aiv` (vector body under `__DAV_VEC__`), and each
 //! `kernel_entry` forwards to the one of its directory.
 //!
@@ -19,6 +21,8 @@
 //! The golden is computed here in `f32` as the kernels do: one fused multiply-add chain in k
 //! order per element, relu, then the product with `scale`.
 
+use std::sync::Arc;
+
 use half::bf16;
 use pto_build_output::dtype::DType;
 use pto_build_output::kernel_config::{ArgDirection, CoreType};
@@ -26,6 +30,7 @@ use pto_build_output::npy::NpyArray;
 
 use crate::example::{f32_array, Example, KernelSource, Param, Scalar};
 use crate::golden_py::py_float;
+use crate::ptoas_unit::PtoasUnit;
 use crate::rng::SplitMix64;
 use crate::Error;
 
@@ -51,9 +56,12 @@ pub const ATOL: f64 = 1e-5;
 
 const ORCHESTRATION: &str =
     include_str!("../../../examples/mixed_pipe/orchestration/mixed_pipe.cpp");
-const MATMUL_RELU_AIC: &str =
+/// The mixed group's one ptoas unit: both functions, translated into one C++ file.
+const MATMUL_RELU_PTO: &str = include_str!("../../../examples/mixed_pipe/ptoas/matmul_relu.pto");
+/// The kernel files; their text between the sentinels is replaced by the unit's translation.
+const MATMUL_RELU_AIC_WRAPPER: &str =
     include_str!("../../../examples/mixed_pipe/kernels/aic/matmul_relu_aic.cpp");
-const MATMUL_RELU_AIV: &str =
+const MATMUL_RELU_AIV_WRAPPER: &str =
     include_str!("../../../examples/mixed_pipe/kernels/aiv/matmul_relu_aiv.cpp");
 
 /// The scale the vector cores apply.
@@ -119,24 +127,27 @@ pub fn example() -> Result<Example, Error> {
     let c = golden(&a, &b, scale, true);
     use ArgDirection::{In, Out};
     let signature = vec![In, In, Out, Out];
+    let unit = Arc::new(PtoasUnit::new("matmul_relu", MATMUL_RELU_PTO)?);
     Ok(Example {
         name: "mixed_pipe",
         orchestration_source: ORCHESTRATION,
         kernels: vec![
-            KernelSource {
-                func_id: 0,
-                name: "matmul_relu_aic",
-                core_type: CoreType::Aic,
-                signature: signature.clone(),
-                source: MATMUL_RELU_AIC,
-            },
-            KernelSource {
-                func_id: 1,
-                name: "matmul_relu_aiv",
-                core_type: CoreType::Aiv,
+            KernelSource::from_ptoas(
+                0,
+                "matmul_relu_aic",
+                CoreType::Aic,
+                signature.clone(),
+                &unit,
+                MATMUL_RELU_AIC_WRAPPER,
+            )?,
+            KernelSource::from_ptoas(
+                1,
+                "matmul_relu_aiv",
+                CoreType::Aiv,
                 signature,
-                source: MATMUL_RELU_AIV,
-            },
+                &unit,
+                MATMUL_RELU_AIV_WRAPPER,
+            )?,
         ],
         params: vec![
             Param::input("a", bf16_array(&[ROWS, K], &a)?),

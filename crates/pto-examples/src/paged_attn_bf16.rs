@@ -1,6 +1,6 @@
 //! `paged_attn_bf16`: decode attention over a paged bf16 KV cache with PTO-ISA kernels in
-//! PyPTO's shape (ptoas output inside PyPTO's kernel wrapper), at the small sizes PyPTO's
-//! simulator tests use.
+//! PyPTO's shape (each kernel's `ptoas/<name>.pto` translated by our ptoas inside PyPTO's
+//! kernel wrapper), at the small sizes PyPTO's simulator tests use.
 //!
 //! ```text
 //! out[b*H + h] = softmax(scale * q[b*H + h] @ K_b^T) @ V_b      (online softmax over KV blocks)
@@ -26,6 +26,8 @@
 //! and the online update with separately rounded products and sums. `golden.py` does the
 //! same in NumPy float32 (bf16 emulated on the `uint32` view of float32).
 
+use std::sync::Arc;
+
 use half::bf16;
 use pto_build_output::dtype::DType;
 use pto_build_output::kernel_config::{ArgDirection, CoreType};
@@ -33,6 +35,7 @@ use pto_build_output::npy::NpyArray;
 
 use crate::example::{f32_array, i32_array, Example, KernelSource, Param, Scalar};
 use crate::golden_py::py_float;
+use crate::ptoas_unit::PtoasUnit;
 use crate::rng::SplitMix64;
 use crate::Error;
 
@@ -54,12 +57,50 @@ pub const CONTEXT_LENS: [i32; B] = [257, 100, 384];
 
 const ORCHESTRATION: &str =
     include_str!("../../../examples/paged_attn_bf16/orchestration/paged_attn_bf16.cpp");
-const QK_MATMUL: &str = include_str!("../../../examples/paged_attn_bf16/kernels/aic/qk_matmul.cpp");
-const SOFTMAX_PREPARE: &str =
-    include_str!("../../../examples/paged_attn_bf16/kernels/aiv/softmax_prepare.cpp");
-const PV_MATMUL: &str = include_str!("../../../examples/paged_attn_bf16/kernels/aic/pv_matmul.cpp");
-const ONLINE_UPDATE: &str =
-    include_str!("../../../examples/paged_attn_bf16/kernels/aiv/online_update.cpp");
+
+/// The kernels. Each body is the translation of the kernel's `ptoas/<name>.pto`; the wrapper
+/// is the kernel file outside the sentinels.
+fn kernels() -> Result<Vec<KernelSource>, Error> {
+    use ArgDirection::{In, InOut, Out};
+    let kernel = |func_id, name, core, signature, pto, wrapper: &str| {
+        let unit = Arc::new(PtoasUnit::new(name, pto)?);
+        KernelSource::from_ptoas(func_id, name, core, signature, &unit, wrapper)
+    };
+    Ok(vec![
+        kernel(
+            0,
+            "qk_matmul",
+            CoreType::Aic,
+            vec![In, In, Out],
+            include_str!("../../../examples/paged_attn_bf16/ptoas/qk_matmul.pto"),
+            include_str!("../../../examples/paged_attn_bf16/kernels/aic/qk_matmul.cpp"),
+        )?,
+        kernel(
+            1,
+            "softmax_prepare",
+            CoreType::Aiv,
+            vec![In, Out, Out, Out],
+            include_str!("../../../examples/paged_attn_bf16/ptoas/softmax_prepare.pto"),
+            include_str!("../../../examples/paged_attn_bf16/kernels/aiv/softmax_prepare.cpp"),
+        )?,
+        kernel(
+            2,
+            "pv_matmul",
+            CoreType::Aic,
+            vec![In, In, Out],
+            include_str!("../../../examples/paged_attn_bf16/ptoas/pv_matmul.pto"),
+            include_str!("../../../examples/paged_attn_bf16/kernels/aic/pv_matmul.cpp"),
+        )?,
+        kernel(
+            3,
+            "online_update",
+            CoreType::Aiv,
+            vec![In, In, In, InOut, InOut, InOut, Out],
+            include_str!("../../../examples/paged_attn_bf16/ptoas/online_update.pto"),
+            include_str!("../../../examples/paged_attn_bf16/kernels/aiv/online_update.cpp"),
+        )?,
+    ])
+}
 
 /// The attention scale `1/sqrt(D)` as the fp32 scalar the orchestration receives.
 pub fn scale() -> f32 {
@@ -311,40 +352,10 @@ pub fn example() -> Result<Example, Error> {
         .iter()
         .map(|&n| (n as usize).div_ceil(BS))
         .sum();
-    use ArgDirection::{In, InOut, Out};
     Ok(Example {
         name: "paged_attn_bf16",
         orchestration_source: ORCHESTRATION,
-        kernels: vec![
-            KernelSource {
-                func_id: 0,
-                name: "qk_matmul",
-                core_type: CoreType::Aic,
-                signature: vec![In, In, Out],
-                source: QK_MATMUL,
-            },
-            KernelSource {
-                func_id: 1,
-                name: "softmax_prepare",
-                core_type: CoreType::Aiv,
-                signature: vec![In, Out, Out, Out],
-                source: SOFTMAX_PREPARE,
-            },
-            KernelSource {
-                func_id: 2,
-                name: "pv_matmul",
-                core_type: CoreType::Aic,
-                signature: vec![In, In, Out],
-                source: PV_MATMUL,
-            },
-            KernelSource {
-                func_id: 3,
-                name: "online_update",
-                core_type: CoreType::Aiv,
-                signature: vec![In, In, In, InOut, InOut, InOut, Out],
-                source: ONLINE_UPDATE,
-            },
-        ],
+        kernels: kernels()?,
         params: vec![
             Param::input("query", bf16_array(&[B * H, D], &query)?),
             Param::input("key_cache", bf16_array(&[NUM_BLOCKS * BS, D], &key)?),

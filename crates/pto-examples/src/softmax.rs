@@ -1,5 +1,6 @@
 //! `softmax`: row softmax `y = softmax(x, axis=-1)` of `x [ROWS, COLS]` (bf16) into
-//! `y [ROWS, COLS]` (fp32) with one PTO-ISA kernel in PyPTO's shape.
+//! `y [ROWS, COLS]` (fp32) with one PTO-ISA kernel in PyPTO's shape, translated from
+//! `ptoas/row_softmax.pto`.
 //!
 //! The orchestration cuts the rows into tiles of [`TILE_ROWS`] (the last one shorter) and
 //! submits one AIV task `row_softmax` (func_id 0) per tile with one SPMD block per 16 rows;
@@ -13,12 +14,15 @@
 //! (max, `exp(x - max)`, the sum left to right, the division); `golden.py` does the same in
 //! NumPy float32.
 
+use std::sync::Arc;
+
 use half::bf16;
 use pto_build_output::dtype::DType;
 use pto_build_output::kernel_config::{ArgDirection, CoreType};
 use pto_build_output::npy::NpyArray;
 
 use crate::example::{f32_array, Example, KernelSource, Param};
+use crate::ptoas_unit::PtoasUnit;
 use crate::rng::SplitMix64;
 use crate::Error;
 
@@ -39,7 +43,10 @@ pub const RTOL: f64 = 1e-5;
 pub const ATOL: f64 = 1e-7;
 
 const ORCHESTRATION: &str = include_str!("../../../examples/softmax/orchestration/softmax.cpp");
-const ROW_SOFTMAX: &str = include_str!("../../../examples/softmax/kernels/aiv/row_softmax.cpp");
+const ROW_SOFTMAX_PTO: &str = include_str!("../../../examples/softmax/ptoas/row_softmax.pto");
+/// The kernel file; its text between the sentinels is replaced by the `.pto`'s translation.
+const ROW_SOFTMAX_WRAPPER: &str =
+    include_str!("../../../examples/softmax/kernels/aiv/row_softmax.cpp");
 
 const COMPUTE_GOLDEN: &str = r#"    """Row softmax in float32, in the kernel's order (max, exp(x - max), sum, divide).
 
@@ -96,13 +103,14 @@ pub fn example() -> Result<Example, Error> {
     Ok(Example {
         name: "softmax",
         orchestration_source: ORCHESTRATION,
-        kernels: vec![KernelSource {
-            func_id: 0,
-            name: "row_softmax",
-            core_type: CoreType::Aiv,
-            signature: vec![ArgDirection::In, ArgDirection::Out],
-            source: ROW_SOFTMAX,
-        }],
+        kernels: vec![KernelSource::from_ptoas(
+            0,
+            "row_softmax",
+            CoreType::Aiv,
+            vec![ArgDirection::In, ArgDirection::Out],
+            &Arc::new(PtoasUnit::new("row_softmax", ROW_SOFTMAX_PTO)?),
+            ROW_SOFTMAX_WRAPPER,
+        )?],
         params: vec![
             Param::input("x", x_array),
             Param::output("y", f32_array(&[ROWS, COLS], &y)?),

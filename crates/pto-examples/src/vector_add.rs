@@ -48,7 +48,8 @@ pub fn example() -> Result<Example, Error> {
             name: "kernel_add",
             core_type: CoreType::Aiv,
             signature: vec![ArgDirection::In, ArgDirection::In, ArgDirection::Out],
-            source: KERNEL_ADD,
+            source: KERNEL_ADD.to_string(),
+            ptoas_unit: None,
         }],
         params: vec![
             Param::input("a", f32_array(&[N], &a)?),

@@ -213,13 +213,20 @@ fn check_example(name: &str) {
     let dir = generated().join(name);
     let program = load_program(&dir);
     let exact = PTO_ISA_EXAMPLES.contains(&name);
-    let tasks = run_and_check(&dir, &program, &ex, Platform::A2a3Sim, exact);
-    assert_eq!(
-        tasks, ex.expected_tasks,
-        "{name}: tasks submitted on a2a3sim"
-    );
-    let tasks = run_and_check(&dir, &program, &ex, Platform::Cpu, exact);
-    assert_eq!(tasks, ex.expected_tasks, "{name}: tasks submitted on cpu");
+    let mut platforms = vec![Platform::A2a3Sim, Platform::Cpu];
+    if exact {
+        // The PTO-ISA kernels also run on the A5 simulator (larger UB and L0C, same results).
+        platforms.push(Platform::A5Sim);
+    }
+    for platform in platforms {
+        let tasks = run_and_check(&dir, &program, &ex, platform, exact);
+        assert_eq!(
+            tasks,
+            ex.expected_tasks,
+            "{name}: tasks submitted on {}",
+            platform.name()
+        );
+    }
 }
 
 #[test]
@@ -345,6 +352,10 @@ fn build_directories_follow_the_pypto_layout() {
         ];
         for k in &ex.kernels {
             expected.push(k.relative_path());
+        }
+        for unit in ex.ptoas_units().unwrap() {
+            expected.push(PathBuf::from(format!("ptoas/{}.pto", unit.name)));
+            expected.push(PathBuf::from(format!("ptoas/{}.cpp", unit.name)));
         }
         for p in &ex.params {
             if p.scalar_value().is_some() {
@@ -493,7 +504,7 @@ fn pto_isa_kernels_have_the_pypto_wrapper_shape() {
     for name in PTO_ISA_EXAMPLES {
         let ex = example(name);
         for k in &ex.kernels {
-            let text = k.source;
+            let text = k.source.as_str();
             let first_line = format!("// Kernel Function: {}\n", k.name);
             assert!(
                 text.starts_with(&format!("{first_line}{header}")),
@@ -506,7 +517,7 @@ fn pto_isa_kernels_have_the_pypto_wrapper_shape() {
             for helper in [
                 "PTOAS__GLOBAL_TENSOR_DATA(",
                 "enum class PTOAutoSyncTailMode",
-                "ptoas_auto_sync_tail(PTOAutoSyncTailMode mode",
+                "static AICORE inline void ptoas_auto_sync_tail(",
                 "PTOAS__DCCI_SINGLE_CACHE_LINE(",
             ] {
                 assert!(body.contains(helper), "{}: ptoas helper {helper}", k.name);
@@ -522,13 +533,13 @@ fn pto_isa_kernels_have_the_pypto_wrapper_shape() {
                 "TASSIGN(v",
                 "pto::Shape<1, 1, 1, ",
                 "pto::Layout::",
-                "ptoas_auto_sync_tail(PTOAutoSyncTailMode::kBarrierAll);\n    return;\n}",
+                "ptoas_auto_sync_tail(PTOAutoSyncTailMode::kBarrierAll);\n  return;\n}",
             ] {
                 assert!(body.contains(needle), "{}: body lacks {needle}", k.name);
             }
             if k.core_type == pto_build_output::CoreType::Aiv {
                 assert!(
-                    body.contains("#if defined(__DAV_VEC__)\n    set_mask_norm();\n    set_vector_mask(-1, -1);\n"),
+                    body.contains("#if defined(__DAV_VEC__)\n  set_mask_norm();\n  set_vector_mask(-1, -1);\n"),
                     "{}: vector bodies start with the mask calls",
                     k.name
                 );
@@ -581,9 +592,9 @@ fn mixed_pipe_is_one_ptoas_unit_in_both_kernel_files() {
     for needle in [
         "static __aicore__ void matmul_relu_aic(",
         "static __aicore__ void matmul_relu_aiv(",
-        "TPUSH<TPipe<0, Direction::DIR_C2V, 8192, 2, 2>,",
+        "TPUSH<TPipe<0, Direction::DIR_C2V, 8192, 2, 2, false>,",
         "TileSplitAxis::TILE_UP_DOWN>(",
-        "TFREE<TPipe<0, Direction::DIR_C2V, 8192, 2, 2>, TileSplitAxis::TILE_UP_DOWN>(",
+        "TFREE<TPipe<0, Direction::DIR_C2V, 8192, 2, 2, false>, TileSplitAxis::TILE_UP_DOWN>(",
     ] {
         assert!(bodies[0].contains(needle), "mixed_pipe lacks {needle}");
     }
@@ -709,7 +720,7 @@ fn example_sources_compile_without_warnings() {
             && (p.components().any(|c| c.as_os_str() == "kernels")
                 || p.components().any(|c| c.as_os_str() == "orchestration"))
     });
-    assert_eq!(sources.len(), 20, "{sources:?}");
+    assert_eq!(sources.len(), 32, "{sources:?}");
     let isa_include = format!("-I{}", tc.isa_include_dir().display());
     for rel in sources {
         let src = cpp.join(&rel);
@@ -754,4 +765,157 @@ fn committed_examples_are_what_the_generator_writes() {
             f.display()
         );
     }
+}
+
+/// A copy of the generated example `name` in a directory of its own.
+fn copy_of(name: &str, tag: &str) -> PathBuf {
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap().flatten() {
+            let dest = to.join(e.file_name());
+            if e.path().is_dir() {
+                copy_dir(&e.path(), &dest);
+            } else {
+                std::fs::copy(e.path(), &dest).unwrap();
+            }
+        }
+    }
+    let dir = tmp_root()
+        .join(format!("{tag}-{}", std::process::id()))
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&generated().join(name), &dir);
+    dir
+}
+
+/// The bundled translator, whatever ptoas this machine has.
+fn bundled_rebuild(dir: &Path) -> pto_build_output::RebuildReport {
+    let options = pto_build_output::pto_rebuild::RebuildOptions {
+        enabled: true,
+        env: pto_build_output::pto_rebuild::RebuildEnv::default(),
+        timeout: pto_build_output::pto_rebuild::PTOAS_TIMEOUT,
+        bundled: true,
+    };
+    pto_build_output::pto_rebuild::rebuild_kernel_cpp_from_pto_with(dir, &options, &mut |_| {})
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}
+
+/// Each PTO-ISA kernel's body is its unit's translation: replaying an unedited `.pto` (its
+/// stamp removed, so replay regenerates it) rewrites nothing, and the regenerated
+/// `ptoas/<unit>.cpp` is the generator's byte for byte.
+#[test]
+fn replaying_an_unedited_pto_regenerates_the_same_kernels() {
+    for name in PTO_ISA_EXAMPLES {
+        let ex = example(name);
+        let dir = copy_of(name, "unedited-pto");
+        let units = ex.ptoas_units().unwrap();
+        assert!(!units.is_empty(), "{name} has no .pto");
+        for unit in &units {
+            std::fs::remove_file(dir.join(format!("ptoas/{}.cpp", unit.name))).unwrap();
+        }
+        let before: Vec<Vec<u8>> = ex
+            .kernels
+            .iter()
+            .map(|k| std::fs::read(dir.join(k.relative_path())).unwrap())
+            .collect();
+        let report = bundled_rebuild(&dir);
+        let mut regenerated: Vec<String> = units
+            .iter()
+            .map(|u| format!("ptoas/{}.pto", u.name))
+            .collect();
+        regenerated.sort();
+        assert_eq!(report.regenerated, regenerated, "{name}");
+        let mut touched: Vec<String> = ex
+            .kernels
+            .iter()
+            .map(|k| k.relative_path().to_string_lossy().replace('\\', "/"))
+            .collect();
+        touched.sort();
+        let mut got = report.touched.clone();
+        got.sort();
+        assert_eq!(got, touched, "{name}: every kernel comes from a unit");
+        for (k, old) in ex.kernels.iter().zip(&before) {
+            let now = std::fs::read(dir.join(k.relative_path())).unwrap();
+            assert!(now == *old, "{name}: replay changed {}", k.name);
+            assert_eq!(now, k.source.as_bytes(), "{name}: {}", k.name);
+        }
+        for unit in &units {
+            let raw =
+                std::fs::read_to_string(dir.join(format!("ptoas/{}.cpp", unit.name))).unwrap();
+            assert_eq!(raw, unit.cpp, "{name}: ptoas/{}.cpp", unit.name);
+        }
+        // And with the stamps in place, nothing is regenerated at all.
+        let report = bundled_rebuild(&dir);
+        assert!(report.regenerated.is_empty(), "{name}: {:?}", report.lines);
+    }
+}
+
+/// The `.pto` units are level-3 modules as PyPTO's default memory planner emits them:
+/// `pto.target_arch`, a `pto.kernel_kind` per function, an address on every tile.
+#[test]
+fn pto_units_have_the_shape_pypto_emits() {
+    for name in PTO_ISA_EXAMPLES {
+        for unit in example(name).ptoas_units().unwrap() {
+            let pto = unit.pto;
+            assert!(
+                pto.contains("module attributes {pto.target_arch = \"a2a3\"} {"),
+                "{}",
+                unit.name
+            );
+            assert_eq!(pto_build_output::pto_rebuild::pto_level(pto), "level3");
+            let funcs = pto.matches("func.func @").count();
+            assert!(funcs >= 1);
+            assert_eq!(
+                pto.matches("attributes {pto.kernel_kind = #pto.kernel_kind<")
+                    .count(),
+                funcs,
+                "{}",
+                unit.name
+            );
+            assert_eq!(
+                pto.matches("= pto.alloc_tile").count(),
+                pto.matches("= pto.alloc_tile addr = ").count(),
+                "{}: a tile without an address",
+                unit.name
+            );
+            let module = ptoas::parse(pto, unit.name, ptoas::Arch::A3).unwrap();
+            assert_eq!(module.funcs.len(), funcs, "{}", unit.name);
+        }
+    }
+}
+
+/// An edited `.pto` changes the kernel: doubling softmax_prepare's scale in the unit gives a
+/// different body, and the generator's splice keeps the wrapper byte for byte.
+#[test]
+fn the_pto_decides_the_body() {
+    let ex = example("paged_attn_bf16");
+    let k = ex
+        .kernels
+        .iter()
+        .find(|k| k.name == "softmax_prepare")
+        .unwrap();
+    let unit = k.ptoas_unit.as_ref().unwrap();
+    let edited: &'static str = Box::leak(
+        unit.pto
+            .replacen(
+                "  %c0_i64 = arith.constant 0 : i64\n",
+                "  %c0_i64 = arith.constant 0 : i64\n  %two = arith.constant 2.0 : f32\n  %scale2 = arith.mulf %arg1, %two : f32\n",
+                1,
+            )
+            .replacen("pto.tmuls ins(%s_padded, %arg1 :", "pto.tmuls ins(%s_padded, %scale2 :", 1)
+            .into_boxed_str(),
+    );
+    assert_ne!(edited, unit.pto);
+    let new_unit = pto_examples::PtoasUnit::new("softmax_prepare", edited).unwrap();
+    let text = new_unit
+        .kernel_source("softmax_prepare", &k.source)
+        .unwrap();
+    assert!(text.contains("TMULS(") && text.contains("2.0f"), "{text}");
+    let split = |s: &str| -> (String, String) {
+        let (head, rest) = s.split_once("// --- ptoas-generated code ---\n").unwrap();
+        let (_, tail) = rest.split_once("// --- Kernel entry point ---").unwrap();
+        (head.to_string(), tail.to_string())
+    };
+    assert_eq!(split(&text), split(&k.source), "the wrapper is kept");
+    assert_ne!(text, k.source);
 }
