@@ -416,3 +416,71 @@ def test_benchmark_return_style_and_duck_typing(shared_example):
     assert len(stats.device_wall_us) == 3 and stats.rounds == 3 and stats.device_us_min > 0
     with pytest.raises(ValueError, match="^rounds must be positive, got 0$"):
         benchmark(c, [a, b], rounds=0)
+
+
+# --- §8 the debug/run.py writer's torch form (PyPTO's test_run_script_writer) --------------
+
+
+class _FakeDataType:
+    """Only ``str(dt)`` of a DataType is consulted, as PyPTO's test stands it in."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __str__(self) -> str:
+        return self._name
+
+
+def _info(name, direction, shape, dtype="fp32"):
+    from pypto.ir.compiled_program import ParamInfo
+
+    return ParamInfo(name=name, direction=direction, shape=shape, dtype=_FakeDataType(dtype))
+
+
+def test_torch_run_script_strings(tmp_path):
+    import ast
+
+    from pypto.pypto_core.ir import ParamDirection as D
+    from pypto.runtime.debug.run_script_writer import write_run_script
+
+    infos = [_info("x", D.In, [64]), _info("y", D.Out, [64]), _info("z", D.InOut, [64]),
+             _info("m", D.In, [2], "bool"), _info("i", D.In, [2], "int32"), _info("h", D.In, [2], "bfloat16"),
+             _info("dyn", D.In, [-1, 32]), _info("k", D.In, None)]  # fmt: skip
+    out = write_run_script(tmp_path, infos, platform="a5sim", tensor_lib="torch")
+    assert out == tmp_path / "debug" / "run.py"
+    text = out.read_text()
+    ast.parse(text)
+    assert "x = torch.randn((64,), dtype=torch.float32)" in text
+    assert "y = torch.zeros((64,), dtype=torch.float32)" in text
+    assert "z = torch.randn((64,), dtype=torch.float32)" in text
+    assert "m = torch.randint(0, 2, (2,), dtype=torch.bool)" in text
+    assert "i = torch.randint(0, 8, (2,), dtype=torch.int32)" in text
+    assert "dtype=torch.bfloat16" in text
+    assert "dyn = torch.randn((1, 32), dtype=torch.float32)  # NOTE: dynamic dim(s) filled with 1" in text
+    assert "k = None  # TODO: scalar param — set a ctypes value" in text
+    assert "def _user_compare(x, y, z, m, i, h, dyn, k):" in text
+    assert "(default: a5sim)" in text and 'default_platform="a5sim"' in text
+    assert "from pypto.runtime.debug.replay import _main" in text
+    assert len(text.splitlines()) < 110
+    empty = write_run_script(tmp_path, [], tensor_lib="torch").read_text()
+    ast.parse(empty)
+    assert "    pass\n" in empty and "def _user_compare():" in empty and "(default: a2a3sim)" in empty
+    with pytest.raises(TypeError):
+        write_run_script(tmp_path, [], "a5sim")  # platform is keyword-only, as in PyPTO
+
+
+def test_invalidate_binary_cache_of_a_missing_directory(tmp_path, capsys):
+    from pypto.runtime.debug import invalidate_binary_cache
+
+    invalidate_binary_cache(tmp_path / "nowhere")
+    assert capsys.readouterr().out.strip() == "[cpp->.so] no cached binaries to invalidate"
+
+
+def test_swimlane_level_zero_wins(shared_example, monkeypatch):
+    import importlib
+
+    replay_module = importlib.import_module("pypto.runtime.debug.replay")
+    seen = {}
+    monkeypatch.setattr(replay_module, "replay", lambda wd, *t, config, **kw: seen.update(config=config))
+    replay_module._main([str(shared_example("vector_add")), "--swimlane", "--swimlane-level", "0"])
+    assert seen["config"].enable_chip_swimlane == 0

@@ -42,7 +42,7 @@ def test_flag_values(pytester):
 def test_deprecated_flags_warn_and_give_level_4(pytester, flag):
     result = probe(pytester, flag)
     result.stdout.fnmatch_lines(["*CFG a2a3sim 4 0 0 False False True"])
-    result.stdout.fnmatch_lines([f"*DeprecationWarning: {flag} is deprecated; use --enable-chip-swimlane*"])
+    result.stdout.fnmatch_lines([f"*DeprecationWarning: {flag} is deprecated; use --enable-chip-swimlane (or --chip-swimlane-level N)."])
 
 
 def test_bad_level_is_a_usage_error(pytester):
@@ -58,6 +58,143 @@ def test_unknown_platforms_are_a_usage_error(pytester):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--platform must include at least one of: a2a3sim, a5sim, a2a3, a5; got 'gpu,tpu'"])
 
+
+
+# A conftest with PyPTO's tests/st/conftest.py flags (names, actions, dests and defaults as
+# PyPTO registers them) and its own test_config fixture.
+PYPTO_CONFTEST = """
+import pytest
+from pypto.runtime import RunConfig
+
+
+def pytest_addoption(parser):
+    parser.addoption("--platform", action="store", default="a2a3sim", help="platform list")
+    parser.addoption("--device", action="store", default="0", help="device ids")
+    parser.addoption("--strategy", action="store", default="Default", choices=["Default"])
+    parser.addoption("--save-kernels", action="store_true", default=False)
+    parser.addoption("--kernels-dir", action="store", default=None)
+    parser.addoption("--dump-passes", action="store_true", default=False)
+    parser.addoption("--codegen-only", action="store_true", default=False)
+    parser.addoption("--runtime-log-level", action="store", default=None)
+    parser.addoption("--pypto-log-level", action="store", default="ERROR")
+    parser.addoption("--enable-chip-swimlane", action="store_const", const=4, default=0,
+                     dest="enable_chip_swimlane")
+    parser.addoption("--chip-swimlane-level", type=int, choices=range(5), default=None,
+                     metavar="PERF_LEVEL", dest="chip_swimlane_level")
+    parser.addoption("--enable-l2-swimlane", action="store_true", default=False,
+                     dest="enable_l2_swimlane_deprecated")
+    parser.addoption("--dump-args", type=int, nargs="?", const=1, default=0)
+    parser.addoption("--enable-pmu", type=int, nargs="?", const=2, default=0, metavar="EVENT_TYPE")
+    parser.addoption("--enable-dep-gen", action="store_true", default=False)
+    parser.addoption("--enable-scope-stats", action="store_true", default=False)
+    group = parser.getgroup("harness")
+    group.addoption("--execute-via-task-submit", action="store_true", default=False)
+
+
+@pytest.fixture(scope="session")
+def test_config(request):
+    o = request.config.option
+    return RunConfig(
+        platform=o.platform.split(",")[0],
+        device_id=int(o.device.split(",")[0]),
+        enable_chip_swimlane=o.chip_swimlane_level if o.chip_swimlane_level is not None else o.enable_chip_swimlane,
+        enable_dump_args=o.dump_args,
+        enable_pmu=o.enable_pmu,
+        save_kernels=o.save_kernels,
+    )
+"""
+
+USES_TEST_CONFIG = """
+def test_probe(test_config, run_config, request):
+    c = test_config
+    print("CFG", c.platform, c.device_id, c.enable_chip_swimlane, c.enable_dump_args, c.enable_pmu)
+    print("OURS", run_config.platform, run_config.enable_chip_swimlane, run_config.enable_dump_args)
+    print("HARNESS", request.config.option.execute_via_task_submit)
+"""
+
+
+def test_pyptos_conftest_coexists_with_the_plugin(pytester):
+    pytester.makeconftest(PYPTO_CONFTEST)
+    pytester.makepyfile(USES_TEST_CONFIG)
+    result = pytester.runpytest_subprocess(
+        "-s", "-p", "no:cacheprovider", "--platform", "cpu,a5sim", "--device", "3",
+        "--chip-swimlane-level", "2", "--dump-args", "--enable-pmu", "4", "--execute-via-task-submit",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    # The conftest's own fixture and flags win; the plugin reads the same flags by name.
+    result.stdout.fnmatch_lines(["*CFG cpu 3 2 1 4", "*OURS cpu 2 1", "*HARNESS True"])
+
+
+def test_the_plugins_test_config_and_pypto_flags(pytester):
+    pytester.makepyfile(
+        """
+def test_probe(test_config, device_ids, optimization_strategy):
+    c = test_config
+    print("CFG", c.platform, c.device_id, c.save_kernels, c.save_kernels_dir, c.dump_passes,
+          c.codegen_only, c.memory_planner, device_ids, optimization_strategy.name)
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        "-s", "-p", "no:cacheprovider", "--platform", "a5sim", "--device", "2-4,7,3",
+        "--save-kernels", "--kernels-dir", "kd", "--dump-passes", "--memory-planner", "ptoas",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    assert "CFG a5sim 2 True kd True False MemoryPlanner.PTOAS [2, 3, 4, 7] Default" in result.stdout.str()
+
+
+def test_platform_list_filters_marked_tests(pytester):
+    pytester.makepyfile(
+        """
+import pytest
+
+@pytest.mark.platforms("a2a3sim")
+def test_sim_only():
+    pass
+
+@pytest.mark.platforms("a5", "a5sim")
+def test_a5():
+    pass
+
+def test_everywhere():
+    pass
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--platform", "a5sim,bogus")
+    result.assert_outcomes(passed=2, deselected=1)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--device", ""], "--device must not be empty"),
+        (["--device", "5-2"], "--device range must be non-decreasing, got '5-2'"),
+        (["--device", "x"], "Invalid device ID or range in --device: 'x'"),
+        (["--execute-via-task-submit"], "--execute-via-task-submit configures PyPTO's device-batch harness"),
+    ],
+)
+def test_usage_errors(pytester, flags, message):
+    pytester.makepyfile(PROBE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *flags)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_runtime_and_pypto_log_levels(pytester):
+    pytester.makepyfile(
+        """
+import threading
+from pypto.runtime import log_level
+from pypto.pypto_core.logging import _effective_level
+
+def test_levels():
+    print("LEVELS", log_level(), _effective_level().name)
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        "-s", "-p", "no:cacheprovider", "--runtime-log-level", "debug", "--pypto-log-level", "INFO"
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*LEVELS 10 INFO"])
 
 
 def test_a_project_with_its_own_flags_disables_the_plugin(pytester):

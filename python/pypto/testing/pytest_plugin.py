@@ -109,10 +109,20 @@ def _yield_to_later_definitions(parser: pytest.Parser, ours: Any) -> None:
 
     def withdraw(names: Sequence[str]) -> None:
         for option in list(ours.options):
-            taken = set(option.names()) & set(names)
-            if taken:
-                ours.options.remove(option)
-                _TAKEN_OVER.update(option.names())
+            flags = list(option.names())
+            if not set(flags) & set(names):
+                continue
+            ours.options.remove(option)
+            _TAKEN_OVER.update(flags)
+            # pytest >= 9 adds each option to argparse at once: take the action out of
+            # the parser too (older pytest builds the argparse parser from the groups).
+            action = getattr(option, "_action", None)
+            container = getattr(action, "container", None)
+            if action is None or container is None:
+                continue
+            for flag in flags:
+                container._option_string_actions.pop(flag, None)
+            container._remove_action(action)
 
     def wrap(target: Any) -> None:
         original = target.addoption
@@ -192,8 +202,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "platforms(*names): platforms the test runs on")
     config.addinivalue_line("markers", "slow: a slow test")
     config.addinivalue_line("markers", "device_batch: runs through the device-batch harness")
-    _platforms(config)
-    _devices(config)
+    # A conftest that took a flag over checks it itself.
+    if "--platform" not in _TAKEN_OVER:
+        _platforms(config)
+    if "--device" not in _TAKEN_OVER:
+        _devices(config)
     for flag, default in _HARNESS_ONLY.items():
         if flag not in _TAKEN_OVER and _get(config, flag, default) != default:
             raise pytest.UsageError(
