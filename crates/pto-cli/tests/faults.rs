@@ -364,3 +364,118 @@ fn a_read_only_build_directory_still_runs_and_validates() {
         "{t}"
     );
 }
+
+/// A small tmpfs mounted at a fresh directory (unmounted on drop), or `None` where this
+/// process may not mount one.
+struct SmallTmpfs(PathBuf);
+
+impl SmallTmpfs {
+    fn mount(name: &str, size: &str) -> Option<SmallTmpfs> {
+        let dir = common::scratch("faults", name);
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        ok.then_some(SmallTmpfs(dir))
+    }
+
+    /// Fills the file system with `filler`, then frees `keep` bytes of it again.
+    fn fill(&self, keep: u64) -> PathBuf {
+        use std::io::Write as _;
+        let filler = self.0.join("filler");
+        let mut f = std::fs::File::create(&filler).unwrap();
+        // tmpfs allocates on write (set_len would make a sparse file): write until full.
+        let chunk = vec![0u8; 1 << 16];
+        let mut len = 0u64;
+        while f.write_all(&chunk).is_ok() {
+            len += chunk.len() as u64;
+        }
+        let _ = f.flush();
+        f.set_len(len.saturating_sub(keep)).unwrap();
+        filler
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A full disk during a run with diagnostics: the run fails naming the file and the
+/// cause, the previous complete set of artifacts stays, nothing truncated appears under a
+/// final name, and once there is room again the next run succeeds and sweeps the rest.
+#[test]
+fn a_full_disk_fails_cleanly_and_keeps_the_previous_set() {
+    let Some(fs) = SmallTmpfs::mount("disk_full", "24m") else {
+        eprintln!("skipped: this process cannot mount a tmpfs (needs root)");
+        return;
+    };
+    let dir = fs.0.join("paged_attention");
+    common::copy_dir(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/paged_attention"),
+        &dir,
+    );
+    let first = replay(&dir, &[], &["--dump-args", "2"]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    let before = dfx_files(&dir);
+    let filler = fs.fill(64 << 10);
+    let o = replay(
+        &dir,
+        &[],
+        &["--dump-args", "2", "--swimlane", "--no-recompile"],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("No space left on device"), "{t}");
+    assert!(!t.contains("PASS"), "{t}");
+    let files = dfx_files(&dir);
+    assert!(files.iter().all(|f| !f.ends_with(".tmp")), "{files:?}");
+    dump_is_consistent(&dir).unwrap();
+    assert!(
+        before.iter().all(|f| files.contains(f)),
+        "the previous set is gone: {before:?} vs {files:?}"
+    );
+    std::fs::remove_file(filler).unwrap();
+    let o = replay(
+        &dir,
+        &[],
+        &["--dump-args", "2", "--swimlane", "--no-recompile"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let files = dfx_files(&dir);
+    assert!(files.iter().all(|f| !f.starts_with(".run-")), "{files:?}");
+    dump_is_consistent(&dir).unwrap();
+}
+
+/// A replay killed while it compiles and installs binaries (each round edits the kernel so
+/// it must be rebuilt) never leaves a binary that a later `--no-recompile` run would load
+/// stale or truncated: that run rebuilds what it must and validates.
+#[test]
+fn a_replay_killed_while_it_builds_leaves_nothing_stale() {
+    let dir = common::example("faults", "vector_add", "killed_build");
+    let kernel = dir.join("kernels/aiv/kernel_add.cpp");
+    let original = std::fs::read_to_string(&kernel).unwrap();
+    for (round, delay_ms) in [30u64, 150, 400, 900].into_iter().enumerate() {
+        std::fs::write(&kernel, format!("{original}\n// round {round}\n")).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pto"))
+            .args(["replay", dir.to_str().unwrap(), "--no-recompile"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        // SAFETY: killing our own child's process group (its compilers included).
+        unsafe { libc_kill(child.id() as i32) };
+        let _ = child.wait();
+        let o = replay(&dir, &[], &["--no-recompile"]);
+        let t = text(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "after a kill at {delay_ms} ms: {t}"
+        );
+        assert!(t.contains("PASS"), "{t}");
+    }
+}
