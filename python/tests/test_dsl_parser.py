@@ -70,7 +70,7 @@ def test_program_is_an_ir_program_with_the_functions_in_order() -> None:
 
 def test_dump_tag_rides_the_call_by_identity_and_is_deduplicated() -> None:
     text = Basic.as_python()
-    assert 'd_1: pl.Tensor[[16, 16], pl.FP32] = self.kernel(a, d, attrs={"dump_vars": [a]})' in text
+    assert 'd: pl.Tensor[[16, 16], pl.FP32] = self.kernel(a, d, attrs={"dump_vars": [a]})' in text
     orch = Basic.function("orch")
     call = [s for s in orch.body if s.kind == "assign"][0]
     assert call.kind == "assign"

@@ -137,7 +137,39 @@ struct Interp<'a> {
     depth: usize,
 }
 
-type Env = HashMap<u64, Value>;
+/// Values by variable id, and the latest variable bound under each name (the front end's
+/// straight-line binding, which carries values around loops and branches before SSA).
+#[derive(Default)]
+struct Env {
+    vals: HashMap<u64, Value>,
+    by_name: HashMap<String, u64>,
+}
+
+impl Env {
+    fn get(&self, id: &u64) -> Option<&Value> {
+        self.vals.get(id)
+    }
+
+    fn insert(&mut self, id: u64, v: Value) {
+        self.vals.insert(id, v);
+    }
+
+    fn bind(&mut self, var: &crate::ir::Var, v: Value) {
+        self.vals.insert(var.id(), v);
+        self.by_name.insert(var.name().to_string(), var.id());
+    }
+}
+
+/// Variables a body assigns, grouped by name (nested bodies included).
+fn assigned_by_name(body: &[Stmt]) -> HashMap<String, Vec<u64>> {
+    let mut out: HashMap<String, Vec<u64>> = HashMap::new();
+    crate::ir::walk_stmts(body, &mut |s| {
+        for v in s.defs() {
+            out.entry(v.name().to_string()).or_default().push(v.id());
+        }
+    });
+    out
+}
 
 impl<'a> Interp<'a> {
     fn tick(&mut self, n: u64) -> Result<(), InterpError> {
@@ -625,13 +657,13 @@ impl<'a> Interp<'a> {
         env: &mut Env,
     ) -> Result<(), InterpError> {
         if targets.len() == 1 {
-            env.insert(targets[0].id(), value);
+            env.bind(&targets[0], value);
             return Ok(());
         }
         match value {
             Value::Tuple(items) if items.len() == targets.len() => {
                 for (t, v) in targets.iter().zip(items) {
-                    env.insert(t.id(), v);
+                    env.bind(t, v);
                 }
                 Ok(())
             }
@@ -670,13 +702,33 @@ impl<'a> Interp<'a> {
                     }
                     for (v, init) in &f.iter_args {
                         let x = self.eval(init, env)?;
-                        env.insert(v.id(), x);
+                        env.bind(v, x);
+                    }
+                    // Before SSA a name assigned in the body and bound before the loop is
+                    // carried by name: each iteration reads the pre-loop variable.
+                    let mut carried: Vec<(u64, String)> = Vec::new();
+                    for (name, ids) in assigned_by_name(&f.body) {
+                        if let Some(&pre) = env.by_name.get(&name) {
+                            if let Some(x) = env.get(&pre).cloned() {
+                                for id in ids {
+                                    env.insert(id, x.clone());
+                                }
+                            }
+                            carried.push((pre, name));
+                        }
                     }
                     let mut i = start;
                     while i < stop {
-                        env.insert(f.var.id(), Value::Scalar(i as f64));
+                        env.bind(&f.var, Value::Scalar(i as f64));
                         if let Some(r) = self.body(&f.body, env)? {
                             return Ok(Some(r));
+                        }
+                        for (pre, name) in &carried {
+                            if let Some(x) =
+                                env.by_name.get(name).and_then(|id| env.get(id)).cloned()
+                            {
+                                env.insert(*pre, x);
+                            }
                         }
                         let mut ys = Vec::new();
                         for y in &f.yields {
@@ -694,13 +746,23 @@ impl<'a> Interp<'a> {
                 }
                 StmtKind::If(i) => {
                     let c = self.scalar(&i.cond, env)? != 0.0;
-                    let (b, ys) = if c {
-                        (&i.then_body, &i.then_yields)
+                    let (b, ys, other) = if c {
+                        (&i.then_body, &i.then_yields, &i.else_body)
                     } else {
-                        (&i.else_body, &i.else_yields)
+                        (&i.else_body, &i.else_yields, &i.then_body)
                     };
                     if let Some(r) = self.body(b, env)? {
                         return Ok(Some(r));
+                    }
+                    // Before SSA the name bound after the if may be the other branch's
+                    // variable: give it the value the executed branch left under that name.
+                    for (name, ids) in assigned_by_name(other) {
+                        if let Some(x) = env.by_name.get(&name).and_then(|id| env.get(id)).cloned()
+                        {
+                            for id in ids {
+                                env.insert(id, x.clone());
+                            }
+                        }
                     }
                     let mut vals = Vec::new();
                     for y in ys {
@@ -739,10 +801,10 @@ impl<'a> Interp<'a> {
                 f.name
             ));
         }
-        let mut env: Env = HashMap::new();
+        let mut env = Env::default();
         let n_args = args.len();
         for (p, a) in f.params.iter().zip(args) {
-            env.insert(p.var.id(), a);
+            env.bind(&p.var, a);
         }
         // Omitted trailing Out parameters (pl.submit): runtime-allocated outputs.
         for p in &f.params[n_args..] {

@@ -13,9 +13,12 @@
 //! | `pl.at` scope | `with pl.at(level=pl.Level.CORE_GROUP, deps=[t], dumps=[a]) as tid:` |
 //! | manual scope | `with pl.manual_scope():` |
 //!
-//! Distinct variables always print under distinct names within a function: the first
-//! variable named `q` prints as `q`, another one as `q_1`, so a stale `dump_vars` entry
-//! (a tag on a value that was rebound later) reads back as exactly that value.
+//! Variables print under their name hints. Before SSA a name is a Python variable: two
+//! variables named `acc` (a rebinding, a value carried around a loop) must print as the same
+//! name for the program to mean the same thing when read back, so names are not made
+//! unique — except parameters, which must differ from each other. (The front end keeps
+//! every `dump_vars` entry a current binding of its name, and SSA names are unique, so
+//! every entry reads back as the value it names.)
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -72,7 +75,8 @@ impl Names {
         }
     }
 
-    fn define(&mut self, v: &Var) -> String {
+    /// A parameter: a name no other parameter (or reserved word) has.
+    fn define_unique(&mut self, v: &Var) -> String {
         if let Some(n) = self.by_id.get(&v.id()) {
             return n.clone();
         }
@@ -84,6 +88,19 @@ impl Names {
             k += 1;
         }
         self.used.insert(name.clone());
+        self.by_id.insert(v.id(), name.clone());
+        name
+    }
+
+    /// A variable of a body: its name hint (reserved words suffixed).
+    fn define(&mut self, v: &Var) -> String {
+        if let Some(n) = self.by_id.get(&v.id()) {
+            return n.clone();
+        }
+        let mut name = sanitize(v.name());
+        if is_python_keyword(&name) || name == "pl" || name == "self" {
+            name.push('_');
+        }
         self.by_id.insert(v.id(), name.clone());
         name
     }
@@ -179,7 +196,7 @@ fn print_function(out: &mut String, f: &Function) {
     out.push_str(")\n");
     let _ = write!(out, "    def {}(self", f.name);
     for p in &f.params {
-        let n = names.define(&p.var);
+        let n = names.define_unique(&p.var);
         let _ = write!(out, ", {n}: {}", param_annotation(p.var.ty(), p.direction));
     }
     out.push(')');

@@ -50,8 +50,9 @@ def _native_program(program: Any) -> _native.IrProgram:
         return program.native
     if isinstance(program, _native.IrProgram):
         return program
-    lower = getattr(program, "lower", None)
-    if callable(lower):
+    from pypto.language._decorators import JitFunction
+
+    if isinstance(program, JitFunction):
         raise TypeError(
             "ir.compile() got a @pl.jit function: call it with arrays, or compile "
             "fn.lower(*arrays) / fn.compile(*arrays)"

@@ -633,6 +633,15 @@ class FunctionParser:
         self.loop_depth = 0
         self.types = types
         self.param_roots: Dict[int, str] = {}
+        self._ret_types: Optional[List[Any]] = None
+        self._ret_node: Optional[ast.AST] = None
+        self._n_temps = 0
+
+    def temp_name(self, hint: str) -> str:
+        """A name for a parser temporary, distinct from every other name of the function
+        (names carry meaning before SSA: a reused one would look loop-carried)."""
+        self._n_temps += 1
+        return f"_{hint}{self._n_temps}"
 
     # ---- errors -----------------------------------------------------------------------
 
@@ -676,19 +685,19 @@ class FunctionParser:
 
     def return_types(self, body: List[Any]) -> List[Any]:
         declared = self.decl.return_types
-        found = getattr(self, "_ret_types", None)
+        found = self._ret_types
         if declared is not None:
             if found is not None and len(found) == len(declared):
                 for i, (a, b) in enumerate(zip(found, declared)):
                     if a != b:
-                        node = getattr(self, "_ret_node", self.decl.node)
+                        node = self._ret_node or self.decl.node
                         raise self.typeerr(
                             node,
                             f"return value {i + 1} of '{self.decl.name}' is {_type_desc(a)}, the annotation says {_type_desc(b)}",
                             "Fix the return annotation or the returned value.",
                         )
             elif found is not None and len(found) != len(declared):
-                node = getattr(self, "_ret_node", self.decl.node)
+                node = self._ret_node or self.decl.node
                 raise self.typeerr(
                     node,
                     f"'{self.decl.name}' returns {len(found)} value(s), its annotation declares {len(declared)}",
@@ -908,7 +917,7 @@ class FunctionParser:
             if v.kind in ("op_call", "fn_call", "submit"):
                 if v.type.kind in ("unit", "tuple"):
                     raise self.typeerr(s, "return of a call without a single result", "Bind the results first.")
-                tmp = IrVar(f"ret{i}", v.type)
+                tmp = IrVar(self.temp_name("ret"), v.type)
                 self.track_alias(tmp, v)
                 self.emit(IrStmt.assign([tmp], v, self.sp(s)))
                 v = IrExpr.var(tmp)
@@ -1019,7 +1028,7 @@ class FunctionParser:
         if targets is not None:
             results = self.bind_targets(targets, [v.type for v, _ in iter_args], yield_node or s)
         elif iter_args:
-            results = [IrVar(f"{v.name}_rv", v.type) for v, _ in iter_args]
+            results = [IrVar(self.temp_name(f"{v.name}_rv"), v.type) for v, _ in iter_args]
         self.emit(IrStmt.for_loop(loop_var, start, stop, step, iter_args, body, yields, results, self.sp(s)))
 
     def if_stmt(self, s: ast.If) -> None:
@@ -1065,7 +1074,7 @@ class FunctionParser:
         if then_targets is not None:
             results = self.bind_targets(then_targets, [v.type for v in then_vals], s)
         elif then_vals:
-            results = [IrVar("if_rv", v.type) for v in then_vals]
+            results = [IrVar(self.temp_name("if_rv"), v.type) for v in then_vals]
         self.emit(IrStmt.if_else(cond, then_body, else_body, then_vals, else_vals, results, self.sp(s)))
 
     def with_stmt(self, s: ast.With) -> None:
@@ -1162,9 +1171,12 @@ class FunctionParser:
         if self.in_at:
             raise self.syntax(ctx, "a pl.at scope inside another pl.at scope", "Scopes of one kernel do not nest.")
         # Forward-sticky merge: explicit entries first, then the tags not already listed.
+        # A tag on a value rebound since (q = self.foo(q)) is left out: no later scope can
+        # capture that value, so the outliner would drop it anyway.
         merged = list(dumps)
         for t in self.tagged:
-            if not any(t == d for d in merged):
+            current = self.names.get(t.name)
+            if isinstance(current, IrVar) and current == t and not any(t == d for d in merged):
                 merged.append(t)
         attrs: List[AttrItem] = []
         if merged:
@@ -1183,7 +1195,7 @@ class FunctionParser:
             task_id = IrVar(as_var.id, IrType.task_id())
             self.names[as_var.id] = task_id
         elif early or deps:
-            task_id = IrVar("_at_tid", IrType.task_id())
+            task_id = IrVar(self.temp_name("at_tid"), IrType.task_id())
         self.emit(IrStmt.scope("at", level.name, attrs, body, task_id, deps, self.sp(s)))
 
     def at_dumps(self, node: ast.expr) -> List[Any]:
@@ -1451,7 +1463,7 @@ class FunctionParser:
         if e.kind in ("op_call", "fn_call", "submit"):
             if e.type.kind in ("unit", "tuple"):
                 raise self.typeerr(node, f"'{_unparse(node)}' has no single value to use here", "Bind its results first.")
-            tmp = IrVar(hint, e.type)
+            tmp = IrVar(self.temp_name(hint), e.type)
             self.track_alias(tmp, e)
             self.emit(IrStmt.assign([tmp], e, self.sp(node)))
             return IrExpr.var(tmp)

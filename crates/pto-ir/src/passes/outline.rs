@@ -254,8 +254,16 @@ impl Outliner {
         let name = self.fresh_name(sc.attrs.str("name_hint"));
         let mut map: VarMap = HashMap::new();
         let mut params = Vec::new();
+        let mut param_names: HashSet<String> = HashSet::new();
         for v in &inputs {
-            let p = v.fresh(super::ssa::base_name(v.name()));
+            let base = super::ssa::base_name(v.name()).to_string();
+            let mut pname = base.clone();
+            let mut k = 1;
+            while !param_names.insert(pname.clone()) {
+                pname = format!("{base}_{k}");
+                k += 1;
+            }
+            let p = v.fresh(&pname);
             map.insert(v.id(), p.clone());
             let direction = if matches!(v.ty(), Type::Tensor(_)) {
                 match (
