@@ -107,6 +107,24 @@ def test_compare():
         _native.compare(a, a.astype(np.complex64), 1e-5, 1e-5)
 
 
+def test_compare_follows_numpy_isclose_for_inf_and_nan():
+    # An infinite golden matches only the same infinity (never a finite value, however
+    # large the tolerance); NaN matches nothing, not even NaN.
+    inf = np.float32(np.inf)
+    golden = np.array([inf, -inf, inf, np.nan], dtype=np.float32)
+    assert _native.compare(golden.copy()[:3], golden[:3], 1.0, 1.0) is None
+    for actual in (
+        np.array([1e30, -inf, inf, np.nan], dtype=np.float32),
+        np.array([inf, inf, inf, np.nan], dtype=np.float32),
+        np.array([inf, -inf, inf, np.nan], dtype=np.float32),
+    ):
+        details = _native.compare(actual, golden, 1.0, 1.0)
+        assert details is not None, actual
+    assert np.isclose(np.float32(1e30), inf, rtol=1.0, atol=1.0) == False  # noqa: E712
+    with pytest.raises(ValueError, match="rtol must be a finite number >= 0"):
+        _native.compare(golden, golden, -1.0, 0.0)
+
+
 def test_log_levels():
     previous = log_level()
     try:
