@@ -554,6 +554,11 @@ def benchmark(
         )
     if config is not None and (platform is not None or device_id is not None):
         raise ValueError("benchmark(): pass either config=... or platform=/device_id=, not both")
+    if not callable(getattr(compiled, "build_orch_args", None)):
+        raise TypeError(
+            "benchmark() expects a compiled program (CompiledProgram.from_dir(...) or "
+            f"ir.compile(...)), got {type(compiled).__name__}"
+        )
     if config is None:
         kwargs: Dict[str, Any] = {"platform": platform or compiled.platform}
         if device_id is not None:
