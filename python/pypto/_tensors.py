@@ -55,22 +55,8 @@ def numpy_dtype(pypto_dtype: str) -> np.dtype[Any]:
     return np.dtype(name)
 
 
-_TORCH_DTYPES = {
-    "fp32": "float32",
-    "fp16": "float16",
-    "bfloat16": "bfloat16",
-    "bf16": "bfloat16",
-    "int8": "int8",
-    "int16": "int16",
-    "int32": "int32",
-    "int64": "int64",
-    "index": "int64",
-    "uint8": "uint8",
-    "uint16": "uint16",
-    "uint32": "uint32",
-    "uint64": "uint64",
-    "bool": "bool",
-}
+# PyPTO dtype names -> torch dtype attribute names: NumPy's, plus bfloat16.
+_TORCH_DTYPES = {**_NUMPY_DTYPES, "bfloat16": "bfloat16", "bf16": "bfloat16"}
 
 
 def zeros_for(name: str, shape: list[int] | None, pypto_dtype: str, *, torch: bool = False) -> Any:

@@ -215,25 +215,20 @@ class RunConfig:
             self.enable_scope_stats,
         )
 
-    @property
-    def enable_l2_swimlane(self) -> int:
-        """Deprecated alias of ``enable_chip_swimlane`` (reading is silent, assigning warns)."""
-        return int(self.enable_chip_swimlane)
+    enable_l2_swimlane = property(
+        lambda self: int(self.enable_chip_swimlane),
+        lambda self, value: self._set_alias("enable_l2_swimlane", value),
+        doc="Deprecated alias of ``enable_chip_swimlane`` (reading is silent, assigning warns).",
+    )
+    runtime_profiling = property(
+        lambda self: int(self.enable_chip_swimlane),
+        lambda self, value: self._set_alias("runtime_profiling", value),
+        doc="Deprecated alias of ``enable_chip_swimlane`` (reading is silent, assigning warns).",
+    )
 
-    @enable_l2_swimlane.setter
-    def enable_l2_swimlane(self, value: Union[int, bool]) -> None:
-        warnings.warn(_ALIAS_DEPRECATION["enable_l2_swimlane"], DeprecationWarning, stacklevel=2)
-        self.enable_chip_swimlane = _normalize_swimlane_level(value, "enable_l2_swimlane")
-
-    @property
-    def runtime_profiling(self) -> int:
-        """Deprecated alias of ``enable_chip_swimlane`` (reading is silent, assigning warns)."""
-        return int(self.enable_chip_swimlane)
-
-    @runtime_profiling.setter
-    def runtime_profiling(self, value: Union[int, bool]) -> None:
-        warnings.warn(_ALIAS_DEPRECATION["runtime_profiling"], DeprecationWarning, stacklevel=2)
-        self.enable_chip_swimlane = _normalize_swimlane_level(value, "runtime_profiling")
+    def _set_alias(self, alias: str, value: Union[int, bool]) -> None:
+        warnings.warn(_ALIAS_DEPRECATION[alias], DeprecationWarning, stacklevel=3)
+        self.enable_chip_swimlane = _normalize_swimlane_level(value, alias)
 
 
 _dataclass_init = RunConfig.__init__
