@@ -155,8 +155,63 @@ impl RingSizes {
                 ));
             }
         }
+        self.check_memory(physical_memory())
+    }
+
+    /// The rings must fit this machine: a task window's slots are allocated whole (each
+    /// slot holds a task's payload), so their total is checked against half the physical
+    /// memory, and each heap (mapped, touched as used) against all of it — before anything
+    /// is allocated, so an absurd size is an error naming the field, not an abort.
+    fn check_memory(&self, physical: Option<u64>) -> Result<(), RuntimeError> {
+        let Some(physical) = physical else {
+            return Ok(());
+        };
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let slot = std::mem::size_of::<crate::task::TaskSlot>() as u64;
+        let slots: u64 = self
+            .task_window
+            .iter()
+            .map(|w| w.saturating_mul(slot))
+            .fold(0, u64::saturating_add);
+        if slots > physical / 2 {
+            let (ring, w) = (0..N_RINGS)
+                .map(|r| (r, self.task_window[r]))
+                .max_by_key(|&(r, w)| (w, std::cmp::Reverse(r)))
+                .unwrap_or((0, 0));
+            return Err(RuntimeError::InvalidConfig {
+                message: format!(
+                    "ring_task_window[{ring}] = {w}: the four task windows need {:.1} GiB of task slots ({slot} bytes each), more than half of this machine's {:.1} GiB of memory; lower ring_task_window (or PTO2_RING_TASK_WINDOW)",
+                    gib(slots),
+                    gib(physical)
+                ),
+            });
+        }
+        for ring in 0..N_RINGS {
+            let h = self.heap[ring];
+            if h > physical {
+                return Err(RuntimeError::InvalidConfig {
+                    message: format!(
+                        "ring_heap[{ring}] = {h}: {:.1} GiB is more than this machine's {:.1} GiB of memory; lower ring_heap (or PTO2_RING_HEAP)",
+                        gib(h),
+                        gib(physical)
+                    ),
+                });
+            }
+        }
         Ok(())
     }
+}
+
+/// This machine's physical memory in bytes (`None` when the system does not say).
+fn physical_memory() -> Option<u64> {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    (pages > 0 && page > 0).then(|| (pages as u64).saturating_mul(page as u64))
 }
 
 /// A check the run's wait loop calls about every 50 ms; returning `true` stops the run
@@ -298,5 +353,44 @@ mod tests {
         );
         let err = resolve(RingOverrides::default(), &[("PTO2_RING_HEAP", "lots")]).unwrap_err();
         assert!(err.contains("PTO2_RING_HEAP"), "{err}");
+    }
+
+    /// Sizes that could not be allocated on this machine are errors naming the field, not
+    /// aborts when the rings are first used.
+    #[test]
+    fn rings_must_fit_the_machine() {
+        let sizes = |window: u64, heap: u64| RingSizes {
+            task_window: [window, 64, 64, 64],
+            heap: [heap; N_RINGS],
+            dep_pool: [1024; N_RINGS],
+            tensormap_pool: DEFAULT_TENSORMAP_POOL,
+        };
+        let gib = 1u64 << 30;
+        assert!(sizes(16384, 256 << 20).check_memory(Some(24 * gib)).is_ok());
+        let err = sizes(1 << 30, 256 << 20)
+            .check_memory(Some(24 * gib))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("ring_task_window[0] = 1073741824")
+                && err.contains("more than half of this machine's 24.0 GiB")
+                && err.contains("PTO2_RING_TASK_WINDOW"),
+            "{err}"
+        );
+        let err = sizes(64, 1 << 40)
+            .check_memory(Some(24 * gib))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("ring_heap[0] = 1099511627776"), "{err}");
+        // The real machine: a window of 2^30 never fits in a test environment.
+        let err = resolve(
+            RingOverrides {
+                task_window: Some(RingOverride::All(1 << 30)),
+                ..Default::default()
+            },
+            &[],
+        )
+        .unwrap_err();
+        assert!(err.contains("task slots"), "{err}");
     }
 }
