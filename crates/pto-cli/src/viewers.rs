@@ -18,7 +18,7 @@ use pto_dfx::printable::printable;
 use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, Format, LayoutChoice};
 use pto_dfx::tools::dump_viewer::{self, DumpFilter, ExportFormat};
 use pto_dfx::tools::layout::Engine;
-use pto_dfx::tools::swimlane_converter::{self, ConvertOptions};
+use pto_dfx::tools::swimlane_converter::{self, ConvertExtras, ConvertOptions};
 use pto_dfx::tools::{critical_path, scope_stats_plot, ToolError};
 
 /// The viewer subcommands (flattened into `pto`'s command list).
@@ -71,6 +71,10 @@ pub struct SwimlaneArgs {
     /// The dependency graph (default: deps.json beside the input, if any).
     #[arg(long, value_name = "DEPS")]
     deps_json: Option<PathBuf>,
+    /// Add the eight oh_* scheduler-overhead counter tracks (per-engine idle / ready /
+    /// overhead, all_overhead, has_overhead) under AICPU Scheduler; needs deps.json.
+    #[arg(long)]
+    overhead: bool,
 }
 
 /// Output format of `pto deps-viewer`.
@@ -243,13 +247,18 @@ impl From<std::io::Error> for Failure {
 }
 
 fn swimlane(a: &SwimlaneArgs) -> Result<(), Failure> {
-    let report = swimlane_converter::convert(&ConvertOptions {
-        input: &a.input,
-        output: a.output.as_deref(),
-        deps: a.deps_json.as_deref(),
-        func_names: a.func_names.as_deref(),
-        kernel_config: a.kernel_config.as_deref(),
-    })?;
+    let report = swimlane_converter::convert_with(
+        &ConvertOptions {
+            input: &a.input,
+            output: a.output.as_deref(),
+            deps: a.deps_json.as_deref(),
+            func_names: a.func_names.as_deref(),
+            kernel_config: a.kernel_config.as_deref(),
+        },
+        ConvertExtras {
+            overhead: a.overhead,
+        },
+    )?;
     warn_all(&report.warnings);
     let mut out = std::io::stdout().lock();
     write!(out, "{}", printable(&report.summary.render()))?;
@@ -261,6 +270,13 @@ fn swimlane(a: &SwimlaneArgs) -> Result<(), Failure> {
         report.n_events,
         report.n_flows
     )?;
+    if a.overhead && report.n_overhead_samples > 0 {
+        writeln!(
+            out,
+            "Overhead Analysis: {} counter points (8 tracks)",
+            report.n_overhead_samples
+        )?;
+    }
     Ok(())
 }
 

@@ -125,6 +125,31 @@ fn swimlane_converter_writes_a_checked_trace_and_a_summary() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let trace = check_trace(&out_path);
     assert!(trace.to_string().contains("kc_add(t0)"));
+
+    // --overhead: the eight oh_* tracks under the AICPU Scheduler (pid 2).
+    let oh_path = d.join("overhead.json");
+    let o = pto(&[
+        "swimlane-converter",
+        s(&d.join("chip_swimlane_records.json")),
+        "-o",
+        s(&oh_path),
+        "--overhead",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Overhead Analysis: "), "{out}");
+    let trace = check_trace(&oh_path);
+    let series: std::collections::BTreeSet<&str> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "overhead" && e["pid"] == 2 && e["ph"] == "C")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        series.contains("oh_has_overhead") && series.contains("oh_all_overhead"),
+        "{series:?}"
+    );
 }
 
 /// Regression: a bare file name has an empty parent, which named no

@@ -15,34 +15,52 @@
 //! core type (resolved through `kernel_ids` of a `deps.json` beside the
 //! input: AIC → slot 0, AIV → slot 1, else slot 2), `func_<n>_<letters>`
 //! when the func_id has no name, and `task` without a `deps.json`; SPMD
-//! tasks (`block_num > 1`) get `_spmd` before the parenthesis.
+//! tasks get `_spmd` before the parenthesis. A task is SPMD by Simpler's
+//! rule: `block_num > 1` in `deps.json`, or, for a task `deps.json` does not
+//! list, several rows all on one core type.
 //!
-//! Flows (`cat "flow"`): `dependency` (`hb_violation` when the predecessor
-//! ends after the successor starts) between Worker View bars and between
-//! Scheduler View bars for every `deps.json` edge; `complete` from a task's
-//! last-subtask bar to the scheduler's `complete` phase that retired it;
-//! `complete→ready` from that phase to the consumer's `dispatch` phase;
-//! `dispatch` from the scheduler's `dispatch` phase to the task's bars;
-//! `submit→dispatch` from the orchestrator's submit to that `dispatch`
-//! phase. An SPMD task anchors its arrows at its earliest bar per func_id.
+//! Flows (`cat "flow"`), anchored where Simpler anchors them:
+//!
+//! | flow | from | to |
+//! |---|---|---|
+//! | `dependency` / `hb_violation` (pred ends after succ's bar starts) | pred's Worker View bar start | succ's bar start |
+//! | the same in the Scheduler View (pred finishes after succ's dispatch) | pred's dispatch | succ's dispatch |
+//! | `complete` | each anchor bar, 10 ns before its end (Worker View) or its finish (Scheduler View) | the last subtask's finish inside the `complete` phase that retired it |
+//! | `complete→ready` | 10 ns before the end of the `complete` phase that satisfied the consumer's last fanin | the consumer's first dispatch |
+//! | `dispatch` | the `dispatch` phase, at the dispatch | the Worker View bar at the kernel start, the Scheduler View bar at the dispatch |
+//! | `submit→dispatch` | the end of the task's first orchestrator submit | the `dispatch` phase, at each row's dispatch |
+//!
+//! A dependency arrow anchors at every row of a task, an SPMD task's at its
+//! earliest bar per func_id in each view (ties: the lower core); a task with
+//! no rows anchors at its dummy marker or alloc bar. Dependency flows carry
+//! `input_task_count` / `output_task_count` (the successor's and the
+//! predecessor's SPMD subtask count, 1 otherwise) and `bind_id` (the bars'
+//! event ids). Every `AICPU_<i>` thread is named (scheduler threads, then
+//! one per orchestrator lane). `--overhead` adds the eight `oh_*` counters
+//! ([`overhead`]).
 //!
 //! Differences from Simpler's converter, on purpose:
 //!
 //! - times are written as µs with at most three decimals (whole ns), from
-//!   the integer-ns [`perf`] timeline, so touching
-//!   slices never overlap by rounding; flow ends sit strictly inside their
-//!   slices;
+//!   the integer-ns [`perf`] timeline, so touching slices never overlap by
+//!   rounding; a flow end Simpler puts on a slice's end (a submit's end) or
+//!   outside any slice sits 1 ns inside it instead, and a flow whose end
+//!   lies in no slice at all (a dispatch outside every `dispatch` phase) is
+//!   left out, since Perfetto could not bind it;
 //! - slices that would partly overlap on one track (a core dispatched again
 //!   before its previous finish was seen, a stretched dummy marker) move to
 //!   a sub-lane (`AIC_3+1`, tid `+k`), so Perfetto drops nothing;
+//! - the ready-queue counter leaves out samples that repeat the previous
+//!   value (the last one is kept, so the track draws the same steps over the
+//!   same span);
 //! - events are one per line, and the default output name carries a UTC
 //!   timestamp (`merged_swimlane_<YYYYmmdd_HHMMSS>.json`);
-//! - the graph-execution process (pid 5), the overhead counters and the
-//!   calibrated host clock alignment are not produced.
+//! - the overhead counters' process is named (`AICPU Scheduler`) even at
+//!   level 2, where Simpler leaves it unnamed;
+//! - the graph-execution process (pid 5) and the calibrated host clock
+//!   alignment are not produced.
 //!
-//! The per-kernel summary ([`KernelSummary`]) is the converter's stdout
-//! table: count, average exec, latency, head/tail overhead, propagation and
-//! local setup per func_id, then the total and the test time.
+//! The per-kernel summary ([`KernelSummary`]) is Simpler's stdout table.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -60,6 +78,11 @@ use crate::tools::load::{self, GraphTask, TaskGraph};
 use crate::tools::names::{self, KernelNames, SiblingPolicy};
 use crate::tools::perf::{self, Ns, PhaseSpan, Timeline};
 
+pub mod overhead;
+mod summary;
+
+pub use summary::{KernelRow, KernelSummary};
+
 /// What to convert and where to write it.
 #[derive(Clone, Copy, Debug)]
 pub struct ConvertOptions<'a> {
@@ -73,6 +96,14 @@ pub struct ConvertOptions<'a> {
     pub func_names: Option<&'a Path>,
     /// A `kernel_config.py` to take kernel names from.
     pub kernel_config: Option<&'a Path>,
+}
+
+/// Choices beyond [`ConvertOptions`] (see [`convert_with`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConvertExtras {
+    /// Add Simpler's eight `oh_*` overhead counter tracks (`--overhead`;
+    /// needs `deps.json`).
+    pub overhead: bool,
 }
 
 /// What a conversion did.
@@ -90,6 +121,8 @@ pub struct ConvertReport {
     pub n_events: u64,
     /// Flows written (each an `s` and an `f`).
     pub n_flows: u64,
+    /// `oh_*` counter samples written (`--overhead`).
+    pub n_overhead_samples: usize,
     /// Recoverable damage in the inputs, each naming its file.
     pub warnings: Vec<String>,
     /// The per-kernel timing table.
@@ -139,6 +172,14 @@ fn with_file(path: &Path, problems: Vec<Problem>) -> impl Iterator<Item = String
 
 /// Converts `options.input` into a trace (see the module docs).
 pub fn convert(options: &ConvertOptions<'_>) -> Result<ConvertReport, ToolError> {
+    convert_with(options, ConvertExtras::default())
+}
+
+/// [`convert`] with `extras` (the overhead counters).
+pub fn convert_with(
+    options: &ConvertOptions<'_>,
+    extras: ConvertExtras,
+) -> Result<ConvertReport, ToolError> {
     let input = options.input;
     let dir = super::parent_dir(input);
     let mut warnings = Vec::new();
@@ -200,9 +241,19 @@ pub fn convert(options: &ConvertOptions<'_>) -> Result<ConvertReport, ToolError>
         None => default_output(input),
     };
     let model = Model::build(&timeline, graph.as_ref(), &names);
-    let summary = KernelSummary::build(&timeline, &model).named(&names);
+    let summary = KernelSummary::build(&timeline, &model.func, &names);
+    let overhead = match (extras.overhead, &graph) {
+        (true, Some(g)) => overhead::samples(&timeline, &g.edges),
+        (true, None) => {
+            warnings.push(String::from(
+                "--overhead needs deps.json for task readiness; no deps found, Overhead Analysis track skipped",
+            ));
+            Vec::new()
+        }
+        (false, _) => Vec::new(),
+    };
     let mut file = AtomicFile::create(&output)?;
-    let (n_events, n_flows) = write_trace(&mut file, &timeline, &model, &names)?;
+    let (n_events, n_flows) = write_trace(&mut file, &timeline, &model, &names, &overhead)?;
     file.commit()?;
     Ok(ConvertReport {
         output,
@@ -211,6 +262,7 @@ pub fn convert(options: &ConvertOptions<'_>) -> Result<ConvertReport, ToolError>
         n_tasks: timeline.tasks.len(),
         n_events,
         n_flows,
+        n_overhead_samples: overhead.len(),
         warnings,
         summary,
     })
@@ -235,29 +287,21 @@ struct Placed {
 }
 
 impl Placed {
-    /// A point strictly inside the slice near `t` (the middle when too short).
+    /// The point of the slice nearest `t`: `t` itself from the slice's start
+    /// up to, not including, its end (the end is the next slice's start
+    /// when slices touch); a zero-length slice has only its start.
     fn at(&self, t: Ns) -> Ns {
-        if self.end >= self.ts + 2 {
-            t.clamp(self.ts + 1, self.end - 1)
+        if self.end > self.ts {
+            t.clamp(self.ts, self.end - 1)
         } else {
-            self.ts + (self.end - self.ts) / 2
+            self.ts
         }
-    }
-
-    /// Just before the end (10 ns, Simpler's 0.01 µs).
-    fn near_end(&self) -> Ns {
-        self.at(self.end.saturating_sub(10))
-    }
-
-    /// Just after the start.
-    fn near_start(&self) -> Ns {
-        self.at(self.ts + 10)
     }
 }
 
 /// The two ends of a flow from slice `from` (near `want_from`) to slice `to`
-/// (near `want_to`), each strictly inside its slice where the slice is at
-/// least 2 ns long, and never going back in time (Perfetto sorts events by
+/// (near `want_to`), each inside its slice ([`Placed::at`]), and never going
+/// back in time (Perfetto sorts events by
 /// time, so an `f` before its `s` would be dropped). `None` when `to` ends
 /// before `from` starts.
 fn flow_points(from: &Placed, want_from: Ns, to: &Placed, want_to: Ns) -> Option<(Ns, Ns)> {
@@ -342,6 +386,87 @@ fn lane_name(base: &str, k: usize) -> String {
     }
 }
 
+/// A Worker View flow endpoint: a task bar, a dummy marker or an alloc bar.
+#[derive(Clone, Copy, Debug)]
+struct Anchor {
+    place: Placed,
+    /// The end that decides `hb_violation` (the kernel end of a task bar).
+    end: Ns,
+    /// The slice's event id (`bind_id`).
+    event: u64,
+}
+
+/// The dependency graph over dense node ids: every task id of an edge,
+/// successors and predecessors as CSR lists (unique pairs, first-seen order).
+#[derive(Default)]
+struct GraphCsr {
+    index: IdMap<u64, usize>,
+    ids: Vec<TaskId>,
+    succ_off: Vec<usize>,
+    succ: Vec<usize>,
+    pred_off: Vec<usize>,
+    pred: Vec<usize>,
+}
+
+impl GraphCsr {
+    fn build(edges: &[(TaskId, TaskId)]) -> Self {
+        let mut index: IdMap<u64, usize> = idmap::map_with_capacity(edges.len());
+        let mut ids = Vec::new();
+        let mut pairs = Vec::with_capacity(edges.len());
+        for &(p, s) in edges {
+            let mut node = |id: TaskId| {
+                *index.entry(id.raw()).or_insert_with(|| {
+                    ids.push(id);
+                    ids.len() - 1
+                })
+            };
+            let a = node(p);
+            let b = node(s);
+            pairs.push((a, b));
+        }
+        let n = ids.len();
+        let csr = |pairs: &mut dyn Iterator<Item = (usize, usize)>| {
+            let list: Vec<(usize, usize)> = pairs.collect();
+            let mut off = vec![0usize; n + 1];
+            for &(a, _) in &list {
+                off[a + 1] += 1;
+            }
+            for k in 0..n {
+                off[k + 1] += off[k];
+            }
+            let mut fill = off.clone();
+            let mut out = vec![0usize; list.len()];
+            for &(a, b) in &list {
+                out[fill[a]] = b;
+                fill[a] += 1;
+            }
+            (off, out)
+        };
+        let (succ_off, succ) = csr(&mut pairs.iter().copied());
+        let (pred_off, pred) = csr(&mut pairs.iter().map(|&(a, b)| (b, a)));
+        Self {
+            index,
+            ids,
+            succ_off,
+            succ,
+            pred_off,
+            pred,
+        }
+    }
+
+    fn node(&self, id: TaskId) -> Option<usize> {
+        self.index.get(&id.raw()).copied()
+    }
+
+    fn succs(&self, k: usize) -> &[usize] {
+        &self.succ[self.succ_off[k]..self.succ_off[k + 1]]
+    }
+
+    fn preds(&self, k: usize) -> &[usize] {
+        &self.pred[self.pred_off[k]..self.pred_off[k + 1]]
+    }
+}
+
 /// Everything placed, before writing.
 struct Model {
     /// Per task row: its func_id (if resolved) and label.
@@ -353,19 +478,27 @@ struct Model {
     /// Per task row: Worker View and Scheduler View placement.
     worker: Vec<Placed>,
     sched_view: Vec<Option<Placed>>,
-    /// Per task group (rows with one task id): row range, anchors.
+    /// Per task group (rows with one task id): its row range.
     groups: Vec<(usize, usize)>,
     group_of: IdMap<u64, usize>,
-    anchors: Vec<usize>,
-    anchor_off: Vec<usize>,
-    block_num: Vec<u32>,
-    /// Unique edges between groups (pred, succ).
+    /// Flow nodes: the groups, then the task ids that have only AICPU bars
+    /// (dummy markers, alloc bars). Per node: its Worker View anchors (CSR)
+    /// and the logical subtask count its dependency flows carry.
+    wanchor_off: Vec<usize>,
+    wanchors: Vec<Anchor>,
+    fan: Vec<u32>,
+    /// Per group: its Scheduler View anchor rows (CSR).
+    sanchor_off: Vec<usize>,
+    sanchors: Vec<usize>,
+    /// Unique dependency edges between flow nodes (pred, succ).
     edges: Vec<(usize, usize)>,
-    /// Fanin/fanout lists (CSR) per group, over all graph edges with a timed end.
-    fanout_off: Vec<usize>,
-    fanout: Vec<usize>,
-    fanin_off: Vec<usize>,
-    fanin: Vec<usize>,
+    /// The whole graph over dense ids (timed or not): successors and
+    /// predecessors (CSR), for the hints and the complete→ready walk.
+    graph: GraphCsr,
+    /// Scheduler View event id per row (`u64::MAX` without a bar); marker
+    /// and alloc bar ids follow from `marker_event_base`.
+    sched_event: Vec<u64>,
+    marker_event_base: u64,
     /// Scheduler phases: placement per (thread, index).
     phases: Vec<Vec<Placed>>,
     /// Dummy / predicated-skip markers: (thread, phase index, placement).
@@ -382,6 +515,7 @@ struct Model {
 fn group_label(
     func: Option<i32>,
     graph: Option<&GraphTask>,
+    spmd: bool,
     names: &KernelNames,
     has_deps: bool,
 ) -> String {
@@ -393,7 +527,7 @@ fn group_label(
         },
         None => String::from("task"),
     };
-    if graph.is_some_and(|g| g.block_num > 1) && !name.contains("spmd") {
+    if spmd && !name.to_ascii_lowercase().contains("spmd") {
         name.push_str("_spmd");
     }
     name
@@ -422,9 +556,19 @@ impl Model {
             groups.push((i, j));
             i = j;
         }
-        let block_num: Vec<u32> = groups
+        // SPMD by Simpler's rule: `block_num > 1` in `deps.json`; without a
+        // `deps.json` entry, several rows all on one core type.
+        let spmd: Vec<bool> = groups
             .iter()
-            .map(|&(a, _)| graph_task(t.tasks[a].task_id).map_or(1, |g| g.block_num))
+            .map(|&(a, b)| match graph_task(t.tasks[a].task_id) {
+                Some(g) => g.block_num > 1,
+                None => {
+                    b - a > 1
+                        && t.tasks[a..b]
+                            .iter()
+                            .all(|x| x.core_type == t.tasks[a].core_type)
+                }
+            })
             .collect();
 
         // Labels.
@@ -432,20 +576,18 @@ impl Model {
         let mut label_base = Vec::with_capacity(n);
         let mut bases: Vec<String> = Vec::new();
         let mut label_cache: HashMap<(Option<i32>, bool, bool), u32> = HashMap::new();
-        for task in &t.tasks {
-            let g = graph_task(task.task_id);
-            let f = g.and_then(|g| g.func_id_for(task.core_type));
-            func.push(f);
-            let key = (
-                f,
-                g.is_some_and(|g| g.block_num > 1),
-                g.is_some_and(GraphTask::is_dummy),
-            );
-            let base = *label_cache.entry(key).or_insert_with(|| {
-                bases.push(group_label(f, g, names, graph.is_some()));
-                (bases.len() - 1) as u32
-            });
-            label_base.push(base);
+        for (gi, &(a, b)) in groups.iter().enumerate() {
+            let g = graph_task(t.tasks[a].task_id);
+            for task in &t.tasks[a..b] {
+                let f = g.and_then(|g| g.func_id_for(task.core_type));
+                func.push(f);
+                let key = (f, spmd[gi], g.is_some_and(GraphTask::is_dummy));
+                let base = *label_cache.entry(key).or_insert_with(|| {
+                    bases.push(group_label(f, g, spmd[gi], names, graph.is_some()));
+                    (bases.len() - 1) as u32
+                });
+                label_base.push(base);
+            }
         }
 
         let mut threads: Vec<(u32, u64, String)> = Vec::new();
@@ -509,64 +651,6 @@ impl Model {
             }
         }
 
-        // Anchors: per group, the earliest Worker View bar per func_id.
-        let mut anchors = Vec::with_capacity(groups.len());
-        let mut anchor_off = Vec::with_capacity(groups.len() + 1);
-        for &(a, b) in &groups {
-            anchor_off.push(anchors.len());
-            let first = anchors.len();
-            for r in a..b {
-                let key = (worker[r].ts, t.tasks[r].core_id);
-                match anchors[first..]
-                    .iter()
-                    .position(|&x: &usize| func[x] == func[r])
-                {
-                    Some(pos) => {
-                        let cur = anchors[first + pos];
-                        if key < (worker[cur].ts, t.tasks[cur].core_id) {
-                            anchors[first + pos] = r;
-                        }
-                    }
-                    None => anchors.push(r),
-                }
-            }
-        }
-        anchor_off.push(anchors.len());
-
-        // Edges between timed groups, and fanin/fanout lists.
-        let mut edges = Vec::new();
-        if let Some(g) = graph {
-            edges.reserve(g.edges.len());
-            for &(p, s) in &g.edges {
-                if p == s {
-                    continue;
-                }
-                if let (Some(&pg), Some(&sg)) = (group_of.get(&p.raw()), group_of.get(&s.raw())) {
-                    edges.push((pg, sg));
-                }
-            }
-        }
-        let n_groups = groups.len();
-        let csr = |pairs: &mut dyn Iterator<Item = (usize, usize)>| {
-            let mut off = vec![0usize; n_groups + 1];
-            let list: Vec<(usize, usize)> = pairs.collect();
-            for &(a, _) in &list {
-                off[a + 1] += 1;
-            }
-            for k in 0..n_groups {
-                off[k + 1] += off[k];
-            }
-            let mut fill = off.clone();
-            let mut out = vec![0usize; list.len()];
-            for &(a, b) in &list {
-                out[fill[a]] = b;
-                fill[a] += 1;
-            }
-            (off, out)
-        };
-        let (fanout_off, fanout) = csr(&mut edges.iter().copied());
-        let (fanin_off, fanin) = csr(&mut edges.iter().map(|&(p, s)| (s, p)));
-
         // Scheduler phases.
         let mut phases: Vec<Vec<Placed>> = Vec::with_capacity(t.sched.len());
         let mut markers = Vec::new();
@@ -619,7 +703,22 @@ impl Model {
             .iter()
             .filter_map(|&(th, i, _)| t.sched[th][i].task_id.map(|x| x.raw()))
             .collect();
-        let n_sched = t.sched.len();
+        // Simpler's scheduler thread count: the highest thread index named by
+        // `core_to_thread` or holding records, plus one.
+        let n_sched = t
+            .core_to_thread
+            .iter()
+            .filter(|&&th| th >= 0)
+            .map(|&th| th as usize + 1)
+            .chain(
+                t.sched
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, lane)| !lane.is_empty())
+                    .map(|(th, _)| th + 1),
+            )
+            .max()
+            .unwrap_or(t.sched.len());
         let mut orch = Vec::with_capacity(t.orch.len());
         let mut allocs = Vec::new();
         for (lane_idx, lane) in t.orch.iter().enumerate() {
@@ -701,6 +800,11 @@ impl Model {
                 .or_default()
                 .push((p.ts, p.end, markers.len() + a));
         }
+        // Every AICPU thread is named, as in Simpler, with or without bars.
+        let n_aicpu = n_sched + t.orch.len();
+        for key in 0..n_aicpu {
+            aicpu.entry(key).or_default();
+        }
         let mut aicpu_keys: Vec<usize> = aicpu.keys().copied().collect();
         aicpu_keys.sort_unstable();
         let n_markers = markers.len();
@@ -720,12 +824,129 @@ impl Model {
                     allocs[idx - n_markers].2.tid = tid_for(k);
                 }
             });
-            for k in 0..n_lanes {
+            for k in 0..n_lanes.max(1) {
                 threads.push((
                     PID_WORKER,
                     tid_for(k),
                     lane_name(&format!("AICPU_{key}"), k),
                 ));
+            }
+        }
+
+        // Event ids, in Simpler's order: Worker View bars, Scheduler View
+        // bars, dummy / predicated-skip markers, alloc bars.
+        let mut next_event = n as u64;
+        let mut sched_event = vec![u64::MAX; n];
+        for (r, p) in sched_view.iter().enumerate() {
+            if p.is_some() {
+                sched_event[r] = next_event;
+                next_event += 1;
+            }
+        }
+        let marker_event = next_event;
+        let alloc_event = marker_event + markers.len() as u64;
+
+        // Flow anchors. Worker View: every row of a task, or for an SPMD task
+        // its earliest bar per func_id (ties: the lower core); a task without
+        // rows anchors on its dummy marker or alloc bars. Scheduler View: the
+        // same over the dispatch → finish bars.
+        let mut wanchor_off = Vec::with_capacity(groups.len() + 1);
+        let mut wanchors: Vec<Anchor> = Vec::with_capacity(n);
+        let mut sanchor_off = Vec::with_capacity(groups.len() + 1);
+        let mut sanchors: Vec<usize> = Vec::with_capacity(n);
+        let mut fan: Vec<u32> = Vec::with_capacity(groups.len());
+        let earliest = |rows: std::ops::Range<usize>, key: &dyn Fn(usize) -> (Ns, u32)| {
+            let mut picked: Vec<usize> = Vec::new();
+            for r in rows {
+                match picked.iter().position(|&x| func[x] == func[r]) {
+                    Some(pos) if key(r) < key(picked[pos]) => picked[pos] = r,
+                    Some(_) => {}
+                    None => picked.push(r),
+                }
+            }
+            picked
+        };
+        for (gi, &(a, b)) in groups.iter().enumerate() {
+            wanchor_off.push(wanchors.len());
+            sanchor_off.push(sanchors.len());
+            let (wrows, srows) = if spmd[gi] {
+                (
+                    earliest(a..b, &|r| (worker[r].ts, t.tasks[r].core_id)),
+                    earliest(a..b, &|r| {
+                        (sched_view[r].map_or(Ns::MAX, |p| p.ts), t.tasks[r].core_id)
+                    }),
+                )
+            } else {
+                ((a..b).collect(), (a..b).collect())
+            };
+            wanchors.extend(wrows.into_iter().map(|r| Anchor {
+                place: worker[r],
+                end: t.tasks[r].end,
+                event: r as u64,
+            }));
+            sanchors.extend(srows.into_iter().filter(|&r| sched_view[r].is_some()));
+            fan.push(if spmd[gi] {
+                graph_task(t.tasks[a].task_id).map_or((b - a) as u32, |g| g.block_num)
+            } else {
+                1
+            });
+        }
+        sanchor_off.push(sanchors.len());
+        let mut node_of: IdMap<u64, usize> = group_of.clone();
+        let mut bars: Vec<(u64, Anchor)> = Vec::with_capacity(markers.len() + allocs.len());
+        for (m, &(th, i, p)) in markers.iter().enumerate() {
+            if let Some(id) = t.sched[th][i].task_id {
+                bars.push((
+                    id.raw(),
+                    Anchor {
+                        place: p,
+                        end: p.end,
+                        event: marker_event + m as u64,
+                    },
+                ));
+            }
+        }
+        for (k, &(lane, i, p)) in allocs.iter().enumerate() {
+            bars.push((
+                t.orch[lane][i].task_id.raw(),
+                Anchor {
+                    place: p,
+                    end: p.end,
+                    event: alloc_event + k as u64,
+                },
+            ));
+        }
+        // Grouped by task id (stable: marker order within a task).
+        bars.sort_by_key(|b| b.0);
+        let mut k = 0;
+        while k < bars.len() {
+            let id = bars[k].0;
+            let mut j = k;
+            while j < bars.len() && bars[j].0 == id {
+                j += 1;
+            }
+            if !group_of.contains_key(&id) {
+                node_of.insert(id, fan.len());
+                wanchor_off.push(wanchors.len());
+                wanchors.extend(bars[k..j].iter().map(|b| b.1));
+                fan.push(graph_task(TaskId(id)).map_or(1, |g| g.block_num.max(1)));
+            }
+            k = j;
+        }
+        wanchor_off.push(wanchors.len());
+
+        // Dependency edges between flow nodes, and the whole graph.
+        let mut edges = Vec::new();
+        let graph_csr = GraphCsr::build(graph.map_or(&[][..], |g| &g.edges[..]));
+        if let Some(g) = graph {
+            edges.reserve(g.edges.len());
+            for &(p, s) in &g.edges {
+                if p == s {
+                    continue;
+                }
+                if let (Some(&pn), Some(&sn)) = (node_of.get(&p.raw()), node_of.get(&s.raw())) {
+                    edges.push((pn, sn));
+                }
             }
         }
         if t.sched.iter().any(|lane| {
@@ -749,14 +970,15 @@ impl Model {
             sched_view,
             groups,
             group_of,
-            anchors,
-            anchor_off,
-            block_num,
+            wanchor_off,
+            wanchors,
+            fan,
+            sanchor_off,
+            sanchors,
             edges,
-            fanout_off,
-            fanout,
-            fanin_off,
-            fanin,
+            graph: graph_csr,
+            sched_event,
+            marker_event_base: marker_event,
             phases,
             markers,
             orch,
@@ -767,198 +989,24 @@ impl Model {
         }
     }
 
-    fn group_anchors(&self, g: usize) -> &[usize] {
-        &self.anchors[self.anchor_off[g]..self.anchor_off[g + 1]]
+    /// The event id of dummy / predicated-skip marker `m`.
+    fn marker_event(&self, m: usize) -> u64 {
+        self.marker_event_base + m as u64
     }
 
-    /// The row of group `g` whose finish (else end) is last.
-    fn last_row(&self, t: &Timeline, g: usize) -> usize {
-        let (a, b) = self.groups[g];
-        (a..b)
-            .max_by_key(|&r| {
-                (
-                    t.tasks[r].finish.unwrap_or(t.tasks[r].end),
-                    std::cmp::Reverse(r),
-                )
-            })
-            .unwrap_or(a)
-    }
-}
-
-// ---------------------------------------------------------------- summary
-
-/// One row of the per-kernel table (times in ns).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KernelRow {
-    /// The func_id (−1 when unresolved).
-    pub func_id: i64,
-    /// Its name or `func_<n>_<letters>`.
-    pub name: String,
-    /// Subtask rows.
-    pub count: u64,
-    /// Σ (end − start).
-    pub exec: u128,
-    /// Σ (finish − dispatch), when AICPU times exist.
-    pub latency: u128,
-    /// Σ (start − dispatch).
-    pub head: u128,
-    /// Σ (finish − end).
-    pub tail: u128,
-    /// Σ (receive − dispatch).
-    pub prop: u128,
-    /// Σ (start − receive).
-    pub local: u128,
-}
-
-/// The converter's stdout table.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KernelSummary {
-    /// One row per func_id, ascending.
-    pub rows: Vec<KernelRow>,
-    /// Whether latency columns apply (level ≥ 2).
-    pub has_latency: bool,
-    /// Max finish − min dispatch (level ≥ 2), or max end − min start.
-    pub span: Ns,
-}
-
-impl KernelSummary {
-    fn build(t: &Timeline, model: &Model) -> Self {
-        let has_latency = t.has_aicpu_times();
-        let mut rows: std::collections::BTreeMap<i64, KernelRow> =
-            std::collections::BTreeMap::new();
-        for (i, task) in t.tasks.iter().enumerate() {
-            let func_id = model.func[i].map_or(-1, i64::from);
-            let row = rows.entry(func_id).or_insert_with(|| KernelRow {
-                func_id,
-                name: String::new(),
-                count: 0,
-                exec: 0,
-                latency: 0,
-                head: 0,
-                tail: 0,
-                prop: 0,
-                local: 0,
-            });
-            row.count += 1;
-            row.exec += u128::from(task.exec());
-            row.local += u128::from(task.start.saturating_sub(task.receive));
-            if let (Some(d), Some(f)) = (task.dispatch, task.finish) {
-                row.latency += u128::from(f.saturating_sub(d));
-                row.head += u128::from(task.start.saturating_sub(d));
-                row.tail += u128::from(f.saturating_sub(task.end));
-                row.prop += u128::from(task.receive.saturating_sub(d));
-            }
-        }
-        let span = if has_latency {
-            let lo = t.tasks.iter().filter_map(|x| x.dispatch).min().unwrap_or(0);
-            let hi = t.tasks.iter().filter_map(|x| x.finish).max().unwrap_or(0);
-            hi.saturating_sub(lo)
-        } else {
-            let lo = t.tasks.iter().map(|x| x.start).min().unwrap_or(0);
-            let hi = t.tasks.iter().map(|x| x.end).max().unwrap_or(0);
-            hi.saturating_sub(lo)
-        };
-        Self {
-            rows: rows.into_values().collect(),
-            has_latency,
-            span,
-        }
+    /// The event id of alloc bar `k`.
+    fn alloc_event(&self, k: usize) -> u64 {
+        self.marker_event_base + (self.markers.len() + k) as u64
     }
 
-    /// Fills in the names.
-    fn named(mut self, names: &KernelNames) -> Self {
-        for row in &mut self.rows {
-            row.name = names.label(row.func_id);
-        }
-        self
+    /// Worker View anchors of flow node `k`.
+    fn wanchors(&self, k: usize) -> &[Anchor] {
+        &self.wanchors[self.wanchor_off[k]..self.wanchor_off[k + 1]]
     }
 
-    /// The table as text.
-    pub fn render(&self) -> String {
-        fn avg(sum: u128, n: u64) -> f64 {
-            if n == 0 {
-                0.0
-            } else {
-                sum as f64 / n as f64 / 1000.0
-            }
-        }
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{:>7}  {:<24} {:>8} {:>11} {:>12} {:>7} {:>12} {:>12} {:>10} {:>10}",
-            "Func_ID",
-            "Func_Name",
-            "Count",
-            "Avg Exec",
-            "Avg Latency",
-            "Exec%",
-            "Avg Head OH",
-            "Avg Tail OH",
-            "Avg Prop",
-            "Avg Local"
-        );
-        let mut total = KernelRow {
-            func_id: 0,
-            name: String::from("TOTAL"),
-            count: 0,
-            exec: 0,
-            latency: 0,
-            head: 0,
-            tail: 0,
-            prop: 0,
-            local: 0,
-        };
-        let line = |out: &mut String, id: &str, r: &KernelRow| {
-            let lat = |v: u128| {
-                if self.has_latency {
-                    format!("{:.3}", avg(v, r.count))
-                } else {
-                    String::from("-")
-                }
-            };
-            let pct = if self.has_latency && r.latency > 0 {
-                format!("{:.1}", r.exec as f64 * 100.0 / r.latency as f64)
-            } else {
-                String::from("-")
-            };
-            let _ = writeln!(
-                out,
-                "{id:>7}  {:<24} {:>8} {:>11.3} {:>12} {:>7} {:>12} {:>12} {:>10} {:>10.3}",
-                r.name,
-                r.count,
-                avg(r.exec, r.count),
-                lat(r.latency),
-                pct,
-                lat(r.head),
-                lat(r.tail),
-                lat(r.prop),
-                avg(r.local, r.count),
-            );
-        };
-        for r in &self.rows {
-            line(&mut out, &r.func_id.to_string(), r);
-            total.count += r.count;
-            total.exec += r.exec;
-            total.latency += r.latency;
-            total.head += r.head;
-            total.tail += r.tail;
-            total.prop += r.prop;
-            total.local += r.local;
-        }
-        line(&mut out, "", &total);
-        let span = self.span as f64 / 1000.0;
-        if self.has_latency {
-            let _ = writeln!(
-                out,
-                "Total Test Time: {span:.3} us (max finish - min dispatch); times in us"
-            );
-        } else {
-            let _ = writeln!(
-                out,
-                "AICore Observed Span: {span:.3} us (max end - min start); times in us"
-            );
-        }
-        out
+    /// Scheduler View anchor rows of group `g`.
+    fn sanchors(&self, g: usize) -> &[usize] {
+        &self.sanchors[self.sanchor_off[g]..self.sanchor_off[g + 1]]
     }
 }
 
@@ -1055,7 +1103,7 @@ impl TraceOut {
         &mut self,
         cat: &str,
         cname: Option<&str>,
-        id: Option<usize>,
+        id: Option<u64>,
         name: impl FnOnce(&mut String),
         pid: u32,
         p: &Placed,
@@ -1070,7 +1118,7 @@ impl TraceOut {
         }
         if let Some(id) = id {
             self.buf.push_str(",\"id\":");
-            push_u64(&mut self.buf, id as u64);
+            push_u64(&mut self.buf, id);
         }
         self.buf.push_str(",\"name\":");
         name(&mut self.buf);
@@ -1085,27 +1133,28 @@ impl TraceOut {
         self.buf.push('}');
     }
 
-    /// A flow from slice `from` on `from_pid` (near `want_from`) to slice
-    /// `to` on `to_pid` (near `want_to`), placed by [`flow_points`];
-    /// nothing when no placement exists.
-    #[allow(clippy::too_many_arguments)]
+    /// A flow from slice `from` (on its pid, near its wanted time) to slice
+    /// `to`, placed by [`flow_points`]; nothing when no placement exists.
+    /// `counts` are `(input_task_count, output_task_count)`, `binds` the two
+    /// slices' event ids (Simpler's `bind_id`).
     fn flow(
         &mut self,
         name: &str,
-        from_pid: u32,
-        from: &Placed,
-        want_from: Ns,
-        to_pid: u32,
-        to: &Placed,
-        want_to: Ns,
+        from: (u32, &Placed, Ns),
+        to: (u32, &Placed, Ns),
         counts: Option<(u32, u32)>,
+        binds: Option<(u64, u64)>,
     ) {
-        let Some((a, b)) = flow_points(from, want_from, to, want_to) else {
+        let Some((a, b)) = flow_points(from.1, from.2, to.1, to.2) else {
             return;
         };
         let id = self.n_flows;
         self.n_flows += 1;
-        for (ph, (pid, tid, ts)) in [("s", (from_pid, from.tid, a)), ("f", (to_pid, to.tid, b))] {
+        let ends = [
+            ("s", from.0, from.1.tid, a, binds.map(|x| x.0)),
+            ("f", to.0, to.1.tid, b, binds.map(|x| x.1)),
+        ];
+        for (ph, pid, tid, ts, bind) in ends {
             self.begin();
             self.buf.push_str("{\"cat\":\"flow\",\"id\":");
             push_u64(&mut self.buf, id);
@@ -1127,6 +1176,10 @@ impl TraceOut {
                 push_u64(&mut self.buf, u64::from(i));
                 self.buf.push_str(",\"output_task_count\":");
                 push_u64(&mut self.buf, u64::from(o));
+            }
+            if let Some(bind) = bind {
+                self.buf.push_str(",\"bind_id\":");
+                push_u64(&mut self.buf, bind);
             }
             self.buf.push('}');
         }
@@ -1225,17 +1278,18 @@ fn event_hint(buf: &mut String, task: &perf::PerfTask, func: Option<i32>) {
     buf.push('"');
 }
 
-fn hint_list(buf: &mut String, key: &str, list: &[usize], model: &Model, t: &Timeline) {
+/// `,"<key>":"<n>: [t1, r1t2, ...]"` over graph nodes `list` (at most 16 shown).
+fn hint_list(buf: &mut String, key: &str, list: &[usize], ids: &[TaskId]) {
     buf.push_str(",\"");
     buf.push_str(key);
     buf.push_str("\":\"");
     push_u64(buf, list.len() as u64);
     buf.push_str(": [");
-    for (k, &g) in list.iter().take(16).enumerate() {
+    for (k, &node) in list.iter().take(16).enumerate() {
         if k > 0 {
             buf.push_str(", ");
         }
-        push_task(buf, t.tasks[model.groups[g].0].task_id);
+        push_task(buf, ids[node]);
     }
     if list.len() > 16 {
         buf.push_str(", ...");
@@ -1243,20 +1297,20 @@ fn hint_list(buf: &mut String, key: &str, list: &[usize], model: &Model, t: &Tim
     buf.push_str("]\"");
 }
 
-fn phase_cname(kind: &SchedPhaseKind) -> Option<&'static str> {
-    Some(match kind {
+fn phase_cname(kind: &SchedPhaseKind) -> &'static str {
+    match kind {
         SchedPhaseKind::Complete => "good",
         SchedPhaseKind::Dispatch => "terrible",
         SchedPhaseKind::AsyncPoll => "yellow",
         SchedPhaseKind::Release => "olive",
-        SchedPhaseKind::Dummy => "grey",
+        SchedPhaseKind::Dummy | SchedPhaseKind::DummyTask => "grey",
         SchedPhaseKind::EarlyDispatch | SchedPhaseKind::GraphPrepare => "rail_animation",
         SchedPhaseKind::Drain => "cq_build_running",
-        SchedPhaseKind::DrainPrepare => "cq_build_passed",
+        SchedPhaseKind::DrainPrepare => "cq_build_attempt_runnable",
         SchedPhaseKind::DrainPublish => "cq_build_attempt_passed",
         SchedPhaseKind::Resolve => "vsync_highlight_color",
-        _ => return None,
-    })
+        _ => "generic_work",
+    }
 }
 
 /// Phases of one kind on one thread, sorted by start, for containment lookups.
@@ -1344,6 +1398,7 @@ fn write_trace(
     t: &Timeline,
     model: &Model,
     names: &KernelNames,
+    overhead: &[overhead::Sample],
 ) -> Result<(u64, u64), ToolError> {
     let path = file.path().to_path_buf();
     let (tx, rx) = std::sync::mpsc::sync_channel::<String>(4);
@@ -1365,7 +1420,7 @@ fn write_trace(
             n_events: 0,
             n_flows: 0,
         };
-        let produced = produce_trace(out, t, model, names);
+        let produced = produce_trace(out, t, model, names, overhead);
         let written = match writer.join() {
             Ok(res) => res,
             Err(panic) => std::panic::resume_unwind(panic),
@@ -1388,11 +1443,16 @@ fn produce_trace(
     t: &Timeline,
     model: &Model,
     names: &KernelNames,
+    overhead: &[overhead::Sample],
 ) -> Result<(u64, u64), WriterGone> {
     out.buf.push_str("{\"traceEvents\":[");
 
-    // Metadata: every process and thread that carries an event.
+    // Metadata: every process and thread that carries an event (the
+    // overhead counters live under the AICPU Scheduler process).
     let mut pids: Vec<u32> = model.threads.iter().map(|x| x.0).collect();
+    if !overhead.is_empty() {
+        pids.push(PID_SCHED);
+    }
     pids.sort_unstable();
     pids.dedup();
     for &pid in pids.iter().rev() {
@@ -1415,17 +1475,19 @@ fn produce_trace(
     }
 
     // Worker View bars.
-    for (g, &(a, b)) in model.groups.iter().enumerate() {
-        let fanout = &model.fanout[model.fanout_off[g]..model.fanout_off[g + 1]];
-        let fanin = &model.fanin[model.fanin_off[g]..model.fanin_off[g + 1]];
+    let g = &model.graph;
+    for &(a, b) in &model.groups {
+        let node = g.node(t.tasks[a].task_id);
+        let fanout = node.map_or(&[][..], |k| g.succs(k));
+        let fanin = node.map_or(&[][..], |k| g.preds(k));
         for r in a..b {
             let task = &t.tasks[r];
             let p = &model.worker[r];
             out.begin();
             out.buf.push_str("{\"args\":");
             event_hint(&mut out.buf, task, model.func[r]);
-            hint_list(&mut out.buf, "fanout-hint", fanout, model, t);
-            hint_list(&mut out.buf, "fanin-hint", fanin, model, t);
+            hint_list(&mut out.buf, "fanout-hint", fanout, &g.ids);
+            hint_list(&mut out.buf, "fanin-hint", fanin, &g.ids);
             out.buf.push_str(",\"duration-us\":");
             push_us(&mut out.buf, p.end - p.ts);
             out.buf.push_str(",\"kernel-duration-us\":");
@@ -1439,7 +1501,7 @@ fn produce_trace(
             out.slice_tail(
                 "event",
                 None,
-                Some(r),
+                Some(r as u64),
                 |b| push_label(b, base, task.task_id),
                 PID_WORKER,
                 p,
@@ -1468,7 +1530,7 @@ fn produce_trace(
         out.slice_tail(
             "event",
             None,
-            None,
+            Some(model.sched_event[r]),
             |b| push_label(b, base, task.task_id),
             PID_SCHED_VIEW,
             p,
@@ -1477,6 +1539,8 @@ fn produce_trace(
     }
 
     // Scheduler phases, then the ready-queue counter.
+    let index = PhaseIndex::build(&t.sched);
+    let attributed = finish_rows_attributed(t, &index);
     let mut queue: Vec<(Ns, [i16; 3])> = Vec::new();
     for (th, lane) in t.sched.iter().enumerate() {
         for (i, ph) in lane.iter().enumerate() {
@@ -1509,11 +1573,19 @@ fn produce_trace(
                     s[0], s[1], s[2], e[0], e[1], e[2]
                 );
             }
+            if ph.kind == SchedPhaseKind::Complete {
+                let _ = write!(
+                    out.buf,
+                    ",\"finishes_processed\":{},\"finish_rows_attributed\":{}",
+                    ph.tasks_processed,
+                    attributed.get(&(th, i)).copied().unwrap_or(0)
+                );
+            }
             out.buf.push('}');
             let name = format!("{}({})", ph.kind.as_str(), ph.tasks_processed);
             out.slice_tail(
                 "scheduler",
-                phase_cname(&ph.kind),
+                Some(phase_cname(&ph.kind)),
                 None,
                 |b| push_str(b, &name),
                 PID_SCHED,
@@ -1527,10 +1599,13 @@ fn produce_trace(
             out.flush_if_full()?;
         }
     }
+    // One sample per complete / dispatch phase at its end, in time order;
+    // a sample repeating the previous value is left out, except the last,
+    // which carries the final depth to the end of the track.
     queue.sort_by_key(|q| q.0);
     let mut last: Option<[i16; 3]> = None;
-    for (ts, v) in queue {
-        if last == Some(v) {
+    for (k, &(ts, v)) in queue.iter().enumerate() {
+        if last == Some(v) && k + 1 < queue.len() {
             continue;
         }
         last = Some(v);
@@ -1545,22 +1620,11 @@ fn produce_trace(
     }
 
     // Dummy / predicated-skip markers on AICPU_<thread>.
-    for &(th, i, ref p) in &model.markers {
+    for (m, &(th, i, ref p)) in model.markers.iter().enumerate() {
         let ph = &t.sched[th][i];
-        let disp = ph.task_id.map(|x| x.to_string()).unwrap_or_default();
-        out.begin();
-        if ph.kind == SchedPhaseKind::DummyTask {
-            out.buf.push_str("{\"args\":{\"phase\":\"dummy_task\"");
-        } else {
-            out.buf
-                .push_str("{\"args\":{\"phase\":\"predicated_skip\",\"predicated_pass\":false");
-        }
-        if let Some(id) = ph.task_id {
-            let _ = write!(out.buf, ",\"taskId\":{}", id.raw());
-        }
-        out.buf.push('}');
+        let disp = ph.task_id.map(|x| x.to_string());
         let name = if ph.kind == SchedPhaseKind::DummyTask {
-            format!("dummy({disp})")
+            format!("dummy({})", disp.as_deref().unwrap_or("unknown"))
         } else {
             ph.task_id
                 .and_then(|id| model.group_of.get(&id.raw()))
@@ -1571,12 +1635,29 @@ fn produce_trace(
                         model.bases[model.label_base[r] as usize], t.tasks[r].task_id
                     )
                 })
-                .unwrap_or_else(|| format!("skip({disp})"))
+                .unwrap_or_else(|| format!("task({})", disp.as_deref().unwrap_or("unknown")))
         };
+        out.begin();
+        let _ = write!(
+            out.buf,
+            "{{\"args\":{{\"loop_iter\":{},\"task_id\":",
+            ph.loop_iter
+        );
+        match ph.task_id {
+            Some(id) => push_u64(&mut out.buf, id.raw()),
+            None => out.buf.push_str("null"),
+        }
+        out.buf.push_str(",\"event-hint\":");
+        push_str(&mut out.buf, &name);
+        if ph.kind == SchedPhaseKind::DummyTask {
+            out.buf.push_str(",\"phase\":\"dummy_task\"}");
+        } else {
+            out.buf.push_str(",\"predicated_pass\":false}");
+        }
         out.slice_tail(
-            "scheduler",
-            Some("grey"),
+            "event",
             None,
+            Some(model.marker_event(m)),
             |b| push_str(b, &name),
             PID_WORKER,
             p,
@@ -1619,46 +1700,44 @@ fn produce_trace(
             out.flush_if_full()?;
         }
     }
-    for &(lane_idx, i, ref p) in &model.allocs {
+    for (k, &(lane_idx, i, ref p)) in model.allocs.iter().enumerate() {
         let o = &t.orch[lane_idx][i];
+        let name = format!("alloc({})", o.task_id);
         out.begin();
         let _ = write!(
             out.buf,
-            "{{\"args\":{{\"phase\":\"alloc_tensors\",\"submit_idx\":{},\"task_id\":{}}}",
-            o.submit_idx,
+            "{{\"args\":{{\"phase\":\"alloc\",\"task_id\":{},\"event-hint\":",
             o.task_id.raw()
         );
-        let name = format!("alloc({})", o.task_id);
+        push_str(&mut out.buf, &name);
+        out.buf.push('}');
         out.slice_tail(
-            "orchestrator",
+            "event",
             Some("olive"),
-            None,
+            Some(model.alloc_event(k)),
             |b| push_str(b, &name),
             PID_WORKER,
             p,
         );
     }
 
-    // Flows. Dependencies: Worker View, then Scheduler View.
-    for &(pg, sg) in &model.edges {
-        let counts = Some((model.block_num[pg], model.block_num[sg]));
-        for &pa in model.group_anchors(pg) {
-            for &sa in model.group_anchors(sg) {
-                let (pp, sp) = (&model.worker[pa], &model.worker[sa]);
-                let name = if t.tasks[pa].end > sp.ts {
+    // Flows. Dependencies: Worker View (bar start to bar start), then
+    // Scheduler View (dispatch to dispatch).
+    for &(pn, sn) in &model.edges {
+        let counts = Some((model.fan[sn], model.fan[pn]));
+        for pa in model.wanchors(pn) {
+            for sa in model.wanchors(sn) {
+                let name = if pa.end > sa.place.ts {
                     "hb_violation"
                 } else {
                     "dependency"
                 };
                 out.flow(
                     name,
-                    PID_WORKER,
-                    pp,
-                    pp.near_end(),
-                    PID_WORKER,
-                    sp,
-                    sp.near_start(),
+                    (PID_WORKER, &pa.place, pa.place.ts),
+                    (PID_WORKER, &sa.place, sa.place.ts),
                     counts,
+                    Some((pa.event, sa.event)),
                 );
             }
         }
@@ -1666,9 +1745,12 @@ fn produce_trace(
     }
     if model.has_sched_view {
         for &(pg, sg) in &model.edges {
-            let counts = Some((model.block_num[pg], model.block_num[sg]));
-            for &pa in model.group_anchors(pg) {
-                for &sa in model.group_anchors(sg) {
+            if pg >= model.groups.len() || sg >= model.groups.len() {
+                continue;
+            }
+            let counts = Some((model.fan[sg], model.fan[pg]));
+            for &pa in model.sanchors(pg) {
+                for &sa in model.sanchors(sg) {
                     let (Some(pp), Some(sp)) = (&model.sched_view[pa], &model.sched_view[sa])
                     else {
                         continue;
@@ -1680,13 +1762,10 @@ fn produce_trace(
                     };
                     out.flow(
                         name,
-                        PID_SCHED_VIEW,
-                        pp,
-                        pp.near_end(),
-                        PID_SCHED_VIEW,
-                        sp,
-                        sp.near_start(),
+                        (PID_SCHED_VIEW, pp, pp.ts),
+                        (PID_SCHED_VIEW, sp, sp.ts),
                         counts,
+                        Some((model.sched_event[pa], model.sched_event[sa])),
                     );
                 }
             }
@@ -1695,125 +1774,246 @@ fn produce_trace(
     }
 
     if !t.sched.is_empty() {
-        let index = PhaseIndex::build(&t.sched);
-        // complete: a task's last-subtask bar → the complete phase that retired it.
-        let mut completed_by: Vec<Option<(usize, usize)>> = vec![None; model.groups.len()];
-        for (g, done) in completed_by.iter_mut().enumerate() {
-            let r = model.last_row(t, g);
-            let task = &t.tasks[r];
-            let Some(finish) = task.finish else { continue };
-            let Some((th, i)) = index.lookup(&index.complete, t, task.core_id, finish, true) else {
-                continue;
-            };
-            *done = Some((th, i));
-            let wp = &model.worker[r];
-            out.flow(
-                "complete",
-                PID_WORKER,
-                wp,
-                wp.near_end(),
-                PID_SCHED,
-                &model.phases[th][i],
-                finish,
-                None,
-            );
-            out.flush_if_full()?;
-        }
-        // complete→ready: the phase that satisfied the last fanin → the consumer's dispatch.
-        for g in 0..model.groups.len() {
-            let fanin = &model.fanin[model.fanin_off[g]..model.fanin_off[g + 1]];
-            let Some(&last) = fanin.iter().max_by_key(|&&p| {
-                let r = model.last_row(t, p);
-                (t.tasks[r].finish.unwrap_or(0), std::cmp::Reverse(p))
-            }) else {
-                continue;
-            };
-            let Some((cth, ci)) = completed_by[last] else {
-                continue;
-            };
-            let (a, b) = model.groups[g];
-            let Some((d, first)) = (a..b)
-                .filter_map(|r| t.tasks[r].dispatch.map(|d| (d, r)))
-                .min()
-            else {
-                continue;
-            };
-            let cp = &model.phases[cth][ci];
-            if d < cp.end {
-                continue;
-            }
-            let Some((dth, di)) =
-                index.lookup(&index.dispatch, t, t.tasks[first].core_id, d, false)
-            else {
-                continue;
-            };
-            out.flow(
-                "complete\u{2192}ready",
-                PID_SCHED,
-                cp,
-                cp.near_end(),
-                PID_SCHED,
-                &model.phases[dth][di],
-                d,
-                None,
-            );
-            out.flush_if_full()?;
-        }
+        complete_flows(&mut out, t, model, &index)?;
         // dispatch: the dispatch phase → the Worker View and Scheduler View bars.
-        let mut dispatched_by: IdMap<usize, (usize, usize)> =
-            idmap::map_with_capacity(model.groups.len());
         for (r, task) in t.tasks.iter().enumerate() {
             let Some(d) = task.dispatch else { continue };
             let Some((th, i)) = index.lookup(&index.dispatch, t, task.core_id, d, false) else {
                 continue;
             };
-            if let Some(&g) = model.group_of.get(&task.task_id.raw()) {
-                dispatched_by.entry(g).or_insert((th, i));
-            }
             let dp = &model.phases[th][i];
             out.flow(
                 "dispatch",
-                PID_SCHED,
-                dp,
-                d,
-                PID_WORKER,
-                &model.worker[r],
-                task.start,
+                (PID_SCHED, dp, d),
+                (PID_WORKER, &model.worker[r], task.start),
+                None,
                 None,
             );
             if let Some(sp) = &model.sched_view[r] {
-                out.flow("dispatch", PID_SCHED, dp, d, PID_SCHED_VIEW, sp, d, None);
+                out.flow(
+                    "dispatch",
+                    (PID_SCHED, dp, d),
+                    (PID_SCHED_VIEW, sp, d),
+                    None,
+                    None,
+                );
             }
             out.flush_if_full()?;
         }
-        // submit→dispatch: the orchestrator's submit → the task's dispatch phase.
-        if !t.host_mode {
+        // submit→dispatch: each row's first orchestrator submit (its end) →
+        // the dispatch phase that dispatched the row.
+        if !t.host_mode && !t.orch.is_empty() {
+            let mut submit_of: IdMap<u64, (usize, usize)> =
+                idmap::map_with_capacity(model.groups.len());
             for (lane_idx, lane) in t.orch.iter().enumerate() {
                 for (i, o) in lane.iter().enumerate() {
-                    let Some(&g) = model.group_of.get(&o.task_id.raw()) else {
-                        continue;
-                    };
-                    let Some(&(th, di)) = dispatched_by.get(&g) else {
-                        continue;
-                    };
-                    let op = &model.orch[lane_idx][i];
-                    let dp = &model.phases[th][di];
-                    out.flow(
-                        "submit\u{2192}dispatch",
-                        PID_ORCH,
-                        op,
-                        op.near_end(),
-                        PID_SCHED,
-                        dp,
-                        dp.ts,
-                        None,
-                    );
+                    submit_of.entry(o.task_id.raw()).or_insert((lane_idx, i));
                 }
+            }
+            for task in &t.tasks {
+                let Some(d) = task.dispatch else { continue };
+                let Some(&(lane_idx, i)) = submit_of.get(&task.task_id.raw()) else {
+                    continue;
+                };
+                let Some((th, di)) = index.lookup(&index.dispatch, t, task.core_id, d, false)
+                else {
+                    continue;
+                };
+                let op = &model.orch[lane_idx][i];
+                out.flow(
+                    "submit\u{2192}dispatch",
+                    (PID_ORCH, op, op.end),
+                    (PID_SCHED, &model.phases[th][di], d),
+                    None,
+                    None,
+                );
                 out.flush_if_full()?;
             }
         }
     }
+
+    // Overhead counters (--overhead), Simpler's key order.
+    for s in overhead {
+        let (name, tid) = overhead::SERIES[s.series];
+        out.begin();
+        let _ = write!(
+            out.buf,
+            "{{\"ph\":\"C\",\"cat\":\"overhead\",\"name\":\"{name}\",\"pid\":{PID_SCHED},\"tid\":{tid},\"ts\":"
+        );
+        push_us(&mut out.buf, s.ts);
+        let _ = write!(out.buf, ",\"args\":{{\"{name}\":{}}}}}", s.value);
+        out.flush_if_full()?;
+    }
     out.finish()
+}
+
+/// Per complete phase `(thread, index)`: the task rows whose finish it
+/// contains (or, for a finish between phases, the next one on the row's
+/// `core_to_thread` thread) — Simpler's `finish_rows_attributed`.
+fn finish_rows_attributed(t: &Timeline, index: &PhaseIndex) -> HashMap<(usize, usize), u32> {
+    let mut out: HashMap<(usize, usize), u32> = HashMap::new();
+    for task in &t.tasks {
+        let Some(f) = task.finish else { continue };
+        let Some(&th) = t.core_to_thread.get(task.core_id as usize) else {
+            continue;
+        };
+        if th < 0 || th as usize >= index.complete.len() {
+            continue;
+        }
+        let th = th as usize;
+        if let Some(i) = PhaseIndex::find(&index.complete[th], f, true) {
+            *out.entry((th, i)).or_default() += 1;
+        }
+    }
+    out
+}
+
+/// The `complete` and `complete→ready` flows, as Simpler draws them (both
+/// need `core_to_thread`).
+///
+/// `complete`: a task is complete when its last subtask's finish is seen;
+/// the phase is the `complete` phase on that core's thread containing the
+/// finish (else the next one to start). An arrow leaves each of the task's
+/// anchors in each view (10 ns before the bar's end in the Worker View,
+/// before the finish in the Scheduler View) and lands at the finish inside
+/// that phase (at its start when it does not contain the finish).
+///
+/// `complete→ready`: walking the complete phases by end time, each
+/// completed task satisfies one fanin of each successor; the phase that
+/// satisfies the last one (every `deps.json` predecessor counted, timed or
+/// not) released the successor: an arrow leaves it 10 ns before its end and
+/// lands at the successor's first dispatch, unless that dispatch came first.
+fn complete_flows(
+    out: &mut TraceOut,
+    t: &Timeline,
+    model: &Model,
+    index: &PhaseIndex,
+) -> Result<(), WriterGone> {
+    if t.core_to_thread.is_empty() {
+        return Ok(());
+    }
+    let thread_of = |core: u32| -> Option<usize> {
+        let th = *t.core_to_thread.get(core as usize)?;
+        (th >= 0).then_some(th as usize)
+    };
+    let mut completed_by: Vec<Option<(usize, usize)>> = vec![None; model.groups.len()];
+    for (g, done) in completed_by.iter_mut().enumerate() {
+        let (a, b) = model.groups[g];
+        // The first row with the latest finish.
+        let mut last: Option<(Ns, usize)> = None;
+        for r in a..b {
+            if let Some(f) = t.tasks[r].finish {
+                if last.is_none_or(|(lf, _)| f > lf) {
+                    last = Some((f, r));
+                }
+            }
+        }
+        let Some((finish, r)) = last else { continue };
+        let Some(th) = thread_of(t.tasks[r].core_id).filter(|&th| th < index.complete.len()) else {
+            continue;
+        };
+        let Some(pi) = PhaseIndex::find(&index.complete[th], finish, true) else {
+            continue;
+        };
+        *done = Some((th, pi));
+        let phase = &t.sched[th][pi];
+        let land = if phase.start <= finish && finish <= phase.end.max(phase.start) {
+            finish
+        } else {
+            phase.start
+        };
+        let dst = &model.phases[th][pi];
+        for a in model.wanchors(g) {
+            out.flow(
+                "complete",
+                (PID_WORKER, &a.place, a.end.saturating_sub(10)),
+                (PID_SCHED, dst, land),
+                None,
+                None,
+            );
+        }
+        for &r in model.sanchors(g) {
+            if let Some(sp) = &model.sched_view[r] {
+                out.flow(
+                    "complete",
+                    (PID_SCHED_VIEW, sp, sp.end.saturating_sub(10)),
+                    (PID_SCHED, dst, land),
+                    None,
+                    None,
+                );
+            }
+        }
+        out.flush_if_full()?;
+    }
+
+    // complete→ready.
+    let gr = &model.graph;
+    let mut by_phase: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+    for (g, done) in completed_by.iter().enumerate() {
+        if let Some(k) = done {
+            by_phase.entry(*k).or_default().push(g);
+        }
+    }
+    let mut order: Vec<(Ns, usize, usize, usize)> = Vec::new();
+    for (th, list) in index.complete.iter().enumerate() {
+        for (pos, &(_, end, i)) in list.iter().enumerate() {
+            order.push((end, th, pos, i));
+        }
+    }
+    order.sort_unstable();
+    let mut satisfied = vec![0u32; gr.ids.len()];
+    for &(end, th, _, i) in &order {
+        let Some(done) = by_phase.get(&(th, i)) else {
+            continue;
+        };
+        let src = &model.phases[th][i];
+        for &g in done {
+            let Some(k) = gr.node(t.tasks[model.groups[g].0].task_id) else {
+                continue;
+            };
+            for &c in gr.succs(k) {
+                satisfied[c] += 1;
+                if satisfied[c] as usize != gr.preds(c).len() {
+                    continue;
+                }
+                let Some(&cg) = model.group_of.get(&gr.ids[c].raw()) else {
+                    continue;
+                };
+                let (a, b) = model.groups[cg];
+                let mut first: Option<(Ns, usize)> = None;
+                for r in a..b {
+                    if let Some(d) = t.tasks[r].dispatch {
+                        if first.is_none_or(|(fd, _)| d < fd) {
+                            first = Some((d, r));
+                        }
+                    }
+                }
+                let Some((d, r)) = first else { continue };
+                if d < end {
+                    continue;
+                }
+                let Some(dth) = thread_of(t.tasks[r].core_id) else {
+                    continue;
+                };
+                let Some(di) = index
+                    .dispatch
+                    .get(dth)
+                    .and_then(|list| PhaseIndex::find(list, d, false))
+                else {
+                    continue;
+                };
+                out.flow(
+                    "complete\u{2192}ready",
+                    (PID_SCHED, src, end.saturating_sub(10)),
+                    (PID_SCHED, &model.phases[dth][di], d),
+                    None,
+                    None,
+                );
+            }
+        }
+        out.flush_if_full()?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
