@@ -513,12 +513,13 @@ fn run_ptoas(
                 infer_layout: true,
                 insert_sync: true,
             };
-            let cpp = ptoas::translate(&text, &pto.display().to_string(), &options).map_err(
-                |e| PtoRebuildError::PtoasFailed {
-                    pto_name: file_name(pto),
-                    stderr: format!("Error: {e}"),
-                },
-            )?;
+            let cpp =
+                ptoas::translate(&text, &pto.display().to_string(), &options).map_err(|e| {
+                    PtoRebuildError::PtoasFailed {
+                        pto_name: file_name(pto),
+                        stderr: format!("Error: {e}"),
+                    }
+                })?;
             return write_atomic(out, cpp.as_bytes()).map_err(PtoRebuildError::from);
         }
     };
@@ -1517,7 +1518,10 @@ mv "$out.part" "$out"
         );
         assert_eq!(report.touched, ["kernels/aiv/vadd.cpp"]);
         let cpp = std::fs::read_to_string(fx.dir.join("kernels/aiv/vadd.cpp"))?;
-        assert!(cpp.contains("static __aicore__ void vadd(") && cpp.contains("TADD("), "{cpp}");
+        assert!(
+            cpp.contains("static __aicore__ void vadd(") && cpp.contains("TADD("),
+            "{cpp}"
+        );
         // A bad .pto is the translator's located error, and the stamp stays old.
         fx.edit_pto("", "vadd", "module {\n  func.func @vadd( {\n")?;
         set_age(&fx.dir.join("ptoas/vadd.cpp"), 100)?;

@@ -425,7 +425,9 @@ fn render(
     let _ = writeln!(
         out,
         "# Critical path: `{}`\n",
-        crate::printable::printable(label).replace('`', "'").replace(['\n', '\r', '\t'], " ")
+        crate::printable::printable(label)
+            .replace('`', "'")
+            .replace(['\n', '\r', '\t'], " ")
     );
     let _ = writeln!(
         out,
