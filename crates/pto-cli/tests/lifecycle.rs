@@ -286,8 +286,9 @@ fn pto_rebuild_opt_outs_and_missing_ptoas() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let t = text(&o);
     assert!(
-        t.contains("[pto->cpp] using the bundled ptoas translator (no ptoas on PTOAS_ROOT or PATH)")
-            && t.contains("kernel_add.pto:2:1: expected end of input"),
+        t.contains(
+            "[pto->cpp] using the bundled ptoas translator (no ptoas on PTOAS_ROOT or PATH)"
+        ) && t.contains("kernel_add.pto:2:1: expected end of input"),
         "{t}"
     );
 }

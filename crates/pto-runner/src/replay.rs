@@ -176,8 +176,8 @@ fn validate(
             });
         }
         let expected = read_npy(&golden_path)?;
-        let actual_path = write_actual
-            .then(|| dir.join("data").join("actual").join(format!("{name}.npy")));
+        let actual_path =
+            write_actual.then(|| dir.join("data").join("actual").join(format!("{name}.npy")));
         if let Some(actual_path) = &actual_path {
             if let Some(parent) = actual_path.parent() {
                 std::fs::create_dir_all(parent).map_err(|source| RunnerError::Io {
