@@ -871,11 +871,11 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                 };
                 if n == 1 {
                     self.outcomes[0] =
-                        timed_run(&mut self.exec, self.rec.perf.as_ref(), &d, self.places[0]);
+                        timed_run(&mut self.exec, self.rec.perf.as_mut(), &d, self.places[0]);
                 } else {
                     self.gang.run(
                         &mut self.exec,
-                        self.rec.perf.as_ref(),
+                        self.rec.perf.as_mut(),
                         &d,
                         &self.places,
                         &mut self.outcomes,

@@ -56,32 +56,40 @@ pub struct Dispatch<'a> {
     pub recording: bool,
 }
 
-/// Runs one subtask on `exec`, timing it (and reading `perf`) when the dispatch records.
+/// Runs one subtask on `exec`, timing it (and sampling `perf`) when the dispatch records.
 pub fn timed_run(
     exec: &mut Executor<'_>,
-    perf: Option<&PerfGroup>,
+    perf: Option<&mut PerfGroup>,
     d: &Dispatch<'_>,
     place: Placement,
 ) -> SubtaskOutcome {
     let (recording, id, payload) = (d.recording, d.id, d.payload);
     let mut out = SubtaskOutcome::default();
     let mut before = [0u64; MAX_COUNTERS];
+    let mut perf = perf.filter(|_| recording);
     if recording {
         out.receive_ns = now_ns();
-        if let Some(p) = perf {
-            p.read(&mut before);
+        // The counters' own clock reading doubles as the kernel's start.
+        out.start_ns = match perf.as_deref_mut() {
+            Some(p) => p.sample(&mut before),
+            None => 0,
+        };
+        if out.start_ns == 0 {
+            out.start_ns = now_ns();
         }
-        out.start_ns = now_ns();
     }
     out.func_id = exec.run(id, payload, place);
     if recording {
-        out.end_ns = now_ns();
-        if let Some(p) = perf {
-            let mut after = [0u64; MAX_COUNTERS];
-            p.read(&mut after);
-            for k in 0..MAX_COUNTERS {
-                out.counters[k] = after[k].wrapping_sub(before[k]);
-            }
+        let mut after = [0u64; MAX_COUNTERS];
+        out.end_ns = match perf {
+            Some(p) => p.sample(&mut after),
+            None => 0,
+        };
+        if out.end_ns == 0 {
+            out.end_ns = now_ns();
+        }
+        for k in 0..MAX_COUNTERS {
+            out.counters[k] = after[k].wrapping_sub(before[k]);
         }
     }
     out
@@ -187,7 +195,7 @@ impl<'scope, 'env: 'scope> Gang<'scope, 'env> {
     pub fn run(
         &mut self,
         exec: &mut Executor<'_>,
-        perf: Option<&PerfGroup>,
+        perf: Option<&mut PerfGroup>,
         d: &Dispatch<'_>,
         places: &[Placement],
         outcomes: &mut [SubtaskOutcome],
@@ -245,7 +253,7 @@ impl<'scope, 'env: 'scope> Gang<'scope, 'env> {
 
 fn helper_main(chip: &Chip, me: &Helper, slot: usize) {
     let mut exec = Executor::new(chip, &me.status, slot, ThreadRole::Helper);
-    let perf = if chip.config.dfx.pmu > 0 {
+    let mut perf = if chip.config.dfx.pmu > 0 {
         PerfGroup::open()
     } else {
         None
@@ -268,7 +276,7 @@ fn helper_main(chip: &Chip, me: &Helper, slot: usize) {
                     payload,
                     recording: job.recording,
                 };
-                let outcome = timed_run(&mut exec, perf.as_ref(), &d, job.place);
+                let outcome = timed_run(&mut exec, perf.as_mut(), &d, job.place);
                 // SAFETY: `outcome` and `latch` live in the worker's frame until the latch
                 // reaches zero; this is the only writer of this outcome.
                 unsafe {
