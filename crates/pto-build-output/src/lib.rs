@@ -17,6 +17,10 @@
 //! - [`npy`]: NumPy `.npy` tensors ([`NpyArray`], [`read_npy`],
 //!   [`write_npy`]) and [`dtype`]: element types ([`DType`]) with their
 //!   PyPTO, Simpler and NumPy names.
+//! - [`pt`]: torch `.pt` tensors as `torch.save` writes them ([`read_pt`],
+//!   [`write_pt`]), through a zip reader and a restricted pickle reader that
+//!   runs nothing; [`tensor_file`]: a data file in either format
+//!   ([`locate_tensor`], [`read_tensor`], [`write_tensor`]).
 //! - [`golden`]: `RTOL`/`ATOL` from `golden.py` and the element-wise
 //!   comparison of outputs with goldens ([`compare`], [`Comparison`]).
 //! - [`pto_rebuild`]: replay's `.pto` → `.cpp` splice: regenerate kernel
@@ -68,9 +72,11 @@ pub mod golden;
 pub mod kernel_config;
 pub mod layout;
 pub mod npy;
+pub mod pt;
 pub mod pto_rebuild;
 mod pyrepr;
 mod pysyntax;
+pub mod tensor_file;
 
 pub use build_files::write_build_file;
 pub use compiled_meta::{
@@ -88,10 +94,12 @@ pub use kernel_config::{
 };
 pub use layout::{drop_foreign_build_markers, BuildKind, BuildLayout, LayoutError};
 pub use npy::{read_npy, write_npy, NpyArray, NpyError};
+pub use pt::{read_pt, write_pt, ByteOrder, PtError};
 pub use pto_rebuild::{
     rebuild_kernel_cpp_from_pto, rebuild_kernel_cpp_from_pto_with, PtoRebuildError, RebuildEnv,
     RebuildOptions, RebuildReport, RebuildStatus,
 };
+pub use tensor_file::{locate_tensor, read_tensor, write_tensor, TensorFileError, TensorFormat};
 
 /// Any error of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +111,12 @@ pub enum BuildOutputError {
     /// An `.npy` file.
     #[error(transparent)]
     Npy(#[from] NpyError),
+    /// A `.pt` file.
+    #[error(transparent)]
+    Pt(#[from] PtError),
+    /// Finding a tensor file.
+    #[error(transparent)]
+    TensorFile(#[from] TensorFileError),
     /// `kernel_config.py`.
     #[error(transparent)]
     KernelConfig(#[from] KernelConfigError),
@@ -132,6 +146,8 @@ impl BuildOutputError {
     pub fn is_not_found(&self) -> bool {
         match self {
             BuildOutputError::Npy(e) => e.is_not_found(),
+            BuildOutputError::Pt(e) => e.is_not_found(),
+            BuildOutputError::TensorFile(e) => e.is_not_found(),
             BuildOutputError::KernelConfig(e) => e.is_not_found(),
             BuildOutputError::Meta(e) => e.kind() == MetaErrorKind::NotFound,
             BuildOutputError::Layout(e) => e.is_not_found(),
