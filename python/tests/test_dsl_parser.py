@@ -339,6 +339,26 @@ def test_op_type_errors_are_invalid_operation_errors_located_at_the_call() -> No
     assert e.value.hint == "Keep the region inside the tensor."
 
 
+def test_a_region_a_2d_view_cannot_address_is_refused_with_the_fix() -> None:
+    """Kernels view every tensor folded to [rows, cols]: a 3-D region must be whole rows."""
+    head = """
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.AIV)
+    def k(self, a: pl.Tensor[[4, 8, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(a, OFFS, SIZES)
+        return pl.store(t, [0, 0], o)
+"""
+    # One slice along the outer dimension, or whole inner dimensions: accepted.
+    pl.parse(head.replace("OFFS", "[1, 0, 0]").replace("SIZES", "[1, 16, 16]").replace("8, 16]", "16, 16]"))
+    pl.parse(head.replace("OFFS", "[2, 0, 0]").replace("SIZES", "[2, 8, 16]"))
+    with pytest.raises(InvalidOperationError, match=r"is not a block of whole rows \(dimension 1 is cut while dimension 0 spans 2\)") as e:
+        pl.parse(head.replace("OFFS", "[0, 0, 0]").replace("SIZES", "[2, 4, 16]").replace("[16, 16], pl.FP32]]", "[8, 16], pl.FP32]]").replace("[16, 16], pl.FP32]:", "[8, 16], pl.FP32]:"), filename="prog.py")
+    assert e.value.hint is not None and "size 1 there" in e.value.hint
+    span = e.value.span
+    assert span is not None and (span["filename"], span["line"]) == ("prog.py", 6)
+
+
 def test_header_gaps_and_subset_gaps_are_named() -> None:
     src = ORCH_HEAD.replace("return pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], o)",
                             "t = pl.load(a, [0, 0], [16, 16])\n        return pl.store(pl.sel(t, t, t), [0, 0], o)") + "        return o\n"

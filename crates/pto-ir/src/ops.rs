@@ -313,6 +313,30 @@ fn check_region(
     Ok(())
 }
 
+/// Checks that a region is a block of whole rows of its tensor folded to `[rows, cols]`
+/// (what a 2-D view can address): past the first leading dimension of size > 1, every
+/// leading dimension is taken whole.
+fn check_rows_contiguous(op: &str, tensor: &TensorType, sizes: &[i64]) -> Result<(), OpError> {
+    let n = sizes.len();
+    if n < 3 {
+        return Ok(());
+    }
+    if let Some(first) = (0..n - 1).find(|&d| sizes[d] > 1) {
+        for d in first + 1..n - 1 {
+            if sizes[d] != tensor.shape[d] {
+                return err(
+                    format!(
+                        "{op}: the region {:?} of a {:?} tensor is not a block of whole rows (dimension {d} is cut while dimension {first} spans {})",
+                        sizes, tensor.shape, sizes[first]
+                    ),
+                    "Load one slice at a time along the outer dimension (size 1 there), or take the inner dimensions whole.",
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The tile shape of a region of `sizes`: the last size is the columns, the product of the
 /// others the rows.
 pub fn region_tile_shape(sizes: &[i64]) -> (i64, i64) {
@@ -356,6 +380,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             let offsets = list_arg(op, args, 1, "offsets")?;
             let sizes = ints_kw(op, kwargs, "shapes")?;
             check_region(op, &tensor, offsets, sizes)?;
+            check_rows_contiguous(op, &tensor, sizes)?;
             let memory = kwargs.memory("target_memory").unwrap_or(MemorySpace::Vec);
             if !matches!(memory, MemorySpace::Vec | MemorySpace::Mat) {
                 return err(

@@ -181,6 +181,34 @@ fn writes_the_single_chip_layout() {
 }
 
 #[test]
+fn a_relative_output_directory_gives_sources_relative_to_the_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = std::env::current_dir().unwrap();
+    let rel = pathdiff(tmp.path(), &cwd).join("rel_build");
+    pto_ir::compile(vector_add_program(), &rel, &CompileOptions::new()).unwrap();
+    let text = read(&tmp.path().join("rel_build"), "kernel_config.py");
+    assert!(
+        text.contains(r#""source": str(_ROOT_DIR / "orchestration" / "vector_add.cpp"),"#),
+        "{text}"
+    );
+}
+
+/// `to` relative to `from` (both absolute), with `..` components.
+fn pathdiff(to: &Path, from: &Path) -> std::path::PathBuf {
+    let to: Vec<_> = to.components().collect();
+    let from: Vec<_> = from.components().collect();
+    let common = to.iter().zip(&from).take_while(|(a, b)| a == b).count();
+    let mut out = std::path::PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for c in &to[common..] {
+        out.push(c.as_os_str());
+    }
+    out
+}
+
+#[test]
 fn compiled_program_replays_and_matches_its_golden() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("build");

@@ -85,12 +85,12 @@ fn inline_transfers_call_site_tags_to_scopes_and_nested_calls() {
     // The scope reads `a` (the parameter it was spliced from): tagged; `unused` is dropped.
     let sc = scopes(&main.body);
     assert_eq!(sc.len(), 1);
-    assert_eq!(sc[0].attrs.vars(ATTR_DUMP_VARS), [a.clone()]);
+    assert_eq!(sc[0].attrs.vars(ATTR_DUMP_VARS), std::slice::from_ref(&a));
     // The nested kernel call passes `a`: stamped; nothing else.
     let calls = fn_calls(&main.body);
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].function_name(), Some("copy"));
-    assert_eq!(calls[0].dump_vars(), [a.clone()]);
+    assert_eq!(calls[0].dump_vars(), std::slice::from_ref(&a));
     // Body variables are fresh copies named `<name>_inline<N>`.
     let text = pto_ir::printer::print_function_text(main);
     assert!(text.contains("_inline"), "{text}");
@@ -136,7 +136,7 @@ fn inline_carries_tags_across_several_levels() {
     let main = p.function("main").unwrap();
     assert_eq!(
         scopes(&main.body)[0].attrs.vars(ATTR_DUMP_VARS),
-        [a.clone()]
+        std::slice::from_ref(&a)
     );
     assert_eq!(fn_calls(&main.body)[0].dump_vars(), [a]);
 }

@@ -59,6 +59,7 @@ from pypto.language._surface import (
     ScopeMode,
     Tensor,
     Tile,
+    Tuple,
     _make_stub,
     dump_tag,
 )
@@ -149,6 +150,7 @@ __all__ = [
     "ScopeMode",
     "Tensor",
     "Tile",
+    "Tuple",
     "dump_tag",
     "errors",
     "function",

@@ -1497,6 +1497,13 @@ class FunctionParser:
         if isinstance(node, ast.BinOp):
             return self.binop(node)
         if isinstance(node, ast.UnaryOp):
+            if (
+                isinstance(node.op, ast.USub)
+                and isinstance(node.operand, ast.Constant)
+                and isinstance(node.operand.value, (int, float))
+                and not isinstance(node.operand.value, bool)
+            ):
+                return self.const(-node.operand.value, node)
             operand = self.atom(self.expr(node.operand), node.operand)
             if isinstance(node.op, ast.USub):
                 if operand.type.kind == "tile":

@@ -11,7 +11,8 @@ construct. ``pl.dump_tag`` is the one exception: like PyPTO's it is an identity 
 from __future__ import annotations
 
 import enum
-from typing import Any, NoReturn, Tuple
+from typing import Any, NoReturn
+from typing import Tuple as _Tuple
 
 __all__ = [
     "BF16",
@@ -39,6 +40,7 @@ __all__ = [
     "ScopeMode",
     "Tensor",
     "Tile",
+    "Tuple",
     "dump_tag",
 ]
 
@@ -139,7 +141,7 @@ class _Annotation:
 
     __slots__ = ("kind", "args")
 
-    def __init__(self, kind: str, args: Tuple[Any, ...]) -> None:
+    def __init__(self, kind: str, args: _Tuple[Any, ...]) -> None:
         self.kind = kind
         self.args = args
 
@@ -171,6 +173,13 @@ class Scalar:
 
     def __class_getitem__(cls, item: Any) -> _Annotation:
         return _annotation_of("Scalar", item)
+
+
+class Tuple:
+    """``pl.Tuple[T1, T2, ...]``: the return annotation of a function returning several values."""
+
+    def __class_getitem__(cls, item: Any) -> _Annotation:
+        return _annotation_of("Tuple", item)
 
 
 class Out:

@@ -123,6 +123,13 @@ pub fn compile(
 ) -> Result<CompileReport, CompileError> {
     let t0 = Instant::now();
     create_dir(output_dir)?;
+    // Sources are recorded relative to the build directory: work with absolute paths.
+    let absolute = std::path::absolute(output_dir).map_err(|source| CompileError::Io {
+        action: "resolve",
+        path: output_dir.to_path_buf(),
+        source,
+    })?;
+    let output_dir = absolute.as_path();
     let dump = options.dump_passes.then(|| output_dir.join("passes_dump"));
     let program = crate::passes::run_pipeline(program, dump.as_deref())?;
     let mut timings = CompileTimings {

@@ -618,40 +618,60 @@ impl<'a> Gen<'a> {
     /// Whether `v` (bound in `body`) is emitted under the name of a value bound outside
     /// `body`: a kernel result aliasing its argument, or a plain alias, back to an outer value.
     fn aliases_outer(&self, body: &[Stmt], v: &Var, inner: &HashSet<u64>) -> bool {
+        !inner.contains(&self.alias_root(body, v).id())
+    }
+
+    /// The value `v` is an alias of, following (within `body`) kernel results to the
+    /// arguments they write and plain tensor aliases; `v` itself when it is no alias.
+    fn alias_root(&self, body: &[Stmt], v: &Var) -> Var {
         let mut cur = v.clone();
         for _ in 0..64 {
-            if !inner.contains(&cur.id()) {
-                return true;
-            }
             let mut source = None;
-            walk_stmts(body, &mut |s| {
-                let StmtKind::Assign { targets, value } = &s.kind else {
-                    return;
-                };
-                let Some(pos) = targets.iter().position(|t| t == &cur) else {
-                    return;
-                };
-                match value {
-                    Expr::Var(x) if targets.len() == 1 && x.ty().is_tensor() => {
-                        source = Some(x.clone())
-                    }
-                    Expr::Call(c) => {
-                        let Some(k) = c.function_name().and_then(|n| self.kernels.get(n)) else {
-                            return;
-                        };
-                        if let Some(&pi) = k.return_params.get(pos) {
-                            source = c.args.get(pi).and_then(Expr::as_var).cloned();
+            walk_stmts(body, &mut |s| match &s.kind {
+                StmtKind::Assign { targets, value } => {
+                    let Some(pos) = targets.iter().position(|t| t == &cur) else {
+                        return;
+                    };
+                    match value {
+                        Expr::Var(x) if targets.len() == 1 && x.ty().is_tensor() => {
+                            source = Some(x.clone())
                         }
+                        Expr::Call(c) => {
+                            let Some(k) = c.function_name().and_then(|n| self.kernels.get(n))
+                            else {
+                                return;
+                            };
+                            if let Some(&pi) = k.return_params.get(pos) {
+                                source = c.args.get(pi).and_then(Expr::as_var).cloned();
+                            }
+                        }
+                        _ => {}
                     }
-                    _ => {}
                 }
+                // The result of a loop that writes its carried tensor in place is that
+                // tensor's initial value.
+                StmtKind::For(f) => {
+                    let Some(k) = f.results.iter().position(|r| r == &cur) else {
+                        return;
+                    };
+                    let (it, init) = &f.iter_args[k];
+                    let in_place = f
+                        .yields
+                        .get(k)
+                        .and_then(Expr::as_var)
+                        .is_some_and(|y| self.alias_root(&f.body, y) == *it);
+                    if in_place {
+                        source = init.as_var().cloned();
+                    }
+                }
+                _ => {}
             });
             match source {
                 Some(x) => cur = x,
-                None => return false,
+                None => return cur,
             }
         }
-        false
+        cur
     }
 
     fn body(
@@ -706,8 +726,20 @@ impl<'a> Gen<'a> {
                 let stop = self.scalar(&f.stop, span)?;
                 let step = self.scalar(&f.step, span)?;
                 let mut iters = Vec::new();
-                for (v, init) in &f.iter_args {
+                for (k, (v, init)) in f.iter_args.iter().enumerate() {
                     let init = self.value_of(init, span)?;
+                    // A tensor the body writes in place (every iteration's value is the
+                    // same tensor) keeps the initial value's name: no carry variable.
+                    let in_place = v.ty().is_tensor()
+                        && f.yields
+                            .get(k)
+                            .and_then(Expr::as_var)
+                            .is_some_and(|y| self.alias_root(&f.body, y) == *v);
+                    if in_place {
+                        self.names.insert(v.id(), init.clone());
+                        iters.push(init);
+                        continue;
+                    }
                     let ty = self.cpp_type_of(v.ty(), span)?;
                     let n = self.ident(v.name());
                     self.line(&format!("{ty} {n} = {init};"));

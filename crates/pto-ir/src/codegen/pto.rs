@@ -5,7 +5,8 @@
 //! 2. `func.func @name(%arg0: !pto.ptr<f32>, ..., %argK: i32) attributes {pto.kernel_kind =
 //!    #pto.kernel_kind<vector|cube>} {` — tensors first as pointers, then scalars;
 //! 3. constants (`%c16_index = arith.constant 16 : index`, `%cst_0 = ... : f32`);
-//! 4. one `pto.make_tensor_view` per tensor parameter (row-major, its real rank);
+//! 4. one `pto.make_tensor_view` per tensor parameter, folded to `[rows, cols]` (row-major;
+//!    a region of an N-D tensor is a block of whole rows of that folding);
 //! 5. the body in destination-passing form: every tile op gets a `pto.alloc_tile` result
 //!    (no `addr`: the build is level 2 and ptoas plans the memory), loads and stores go
 //!    through `pto.partition_view`s; loops and ifs become `scf.for` / `scf.if` with tiles
@@ -94,13 +95,16 @@ pub fn tile_buf(t: &TileType) -> String {
     )
 }
 
+/// `[rows, cols]` of a tensor folded to two dimensions (a vector is one row).
+pub fn fold_2d(shape: &[i64]) -> (i64, i64) {
+    match shape.split_last() {
+        Some((cols, rest)) => (rest.iter().product(), *cols),
+        None => (1, 1),
+    }
+}
+
 fn view_type(t: &TensorType) -> String {
-    let dims: Vec<&str> = t.shape.iter().map(|_| "?").collect();
-    format!(
-        "!pto.tensor_view<{}x{}>",
-        dims.join("x"),
-        t.dtype.pto_name()
-    )
+    format!("!pto.tensor_view<?x?x{}>", t.dtype.pto_name())
 }
 
 fn partition_type(sizes: &[i64], dtype: DataType) -> String {
@@ -458,39 +462,81 @@ impl<'a> Emitter<'a> {
         name
     }
 
-    fn offsets(&mut self, e: &Expr, span: &Span) -> Result<Vec<String>, CompileError> {
-        match e {
-            Expr::List(items) => items
-                .iter()
-                .map(|i| self.scalar(i, Some(DataType::Index), span).map(|(n, _)| n))
-                .collect(),
-            _ => Err(perr(
-                span,
-                "offsets must be a list".into(),
-                "Write [row, col].",
-            )),
-        }
-    }
-
+    /// The 2-D partition of region (`offsets`, `sizes`) of `tensor` (every view is its
+    /// tensor folded to `[rows, cols]`; the front end admits only regions that are a block
+    /// of whole rows of that folding): emits the offsets and the `pto.partition_view`.
     fn partition(
         &mut self,
         view: &str,
         tensor: &TensorType,
-        offsets: &[String],
+        offsets: &Expr,
         sizes: &[i64],
         span: &Span,
-    ) -> String {
+    ) -> Result<(String, [i64; 2]), CompileError> {
+        let Expr::List(offs) = offsets else {
+            return Err(perr(
+                span,
+                "offsets must be a list".into(),
+                "Write [row, col].",
+            ));
+        };
+        let n = tensor.shape.len();
+        if offs.len() != n || sizes.len() != n || n == 0 {
+            return Err(perr(
+                span,
+                format!("a rank-{n} region needs {n} offsets and sizes"),
+                "Give one offset and one size per dimension.",
+            ));
+        }
+        let cols = sizes[n - 1];
+        let rows: i64 = sizes[..n - 1].iter().product();
+        // Row offset: sum of offsets[d] * (elements of a row block of dimension d).
+        let mut konst = 0i64;
+        let mut terms: Vec<Expr> = Vec::new();
+        for (d, off) in offs.iter().enumerate().take(n - 1) {
+            let k: i64 = tensor.shape[d + 1..n - 1].iter().product();
+            match off.as_const_int() {
+                Some(c) => konst += c * k,
+                None => terms.push(if k == 1 {
+                    off.clone()
+                } else {
+                    Expr::Binary {
+                        op: BinOp::Mul,
+                        lhs: Box::new(off.clone()),
+                        rhs: Box::new(Expr::index(k)),
+                        dtype: DataType::Index,
+                    }
+                }),
+            }
+        }
+        let mut row = if konst != 0 || terms.is_empty() {
+            Some(Expr::index(konst))
+        } else {
+            None
+        };
+        for t in terms {
+            row = Some(match row {
+                None => t,
+                Some(r) => Expr::Binary {
+                    op: BinOp::Add,
+                    lhs: Box::new(r),
+                    rhs: Box::new(t),
+                    dtype: DataType::Index,
+                },
+            });
+        }
+        let row = row.unwrap_or_else(|| Expr::index(0));
+        let (r, _) = self.scalar(&row, Some(DataType::Index), span)?;
+        let (c, _) = self.scalar(&offs[n - 1], Some(DataType::Index), span)?;
         let pv = self.name_for(&format!("{}_pview", view.trim_start_matches('%')));
-        let size_names: Vec<String> = sizes.iter().map(|&s| self.index_const(s)).collect();
+        let (rn, cn) = (self.index_const(rows), self.index_const(cols));
         let text = format!(
-            "{pv} = pto.partition_view {view}, offsets = [{}], sizes = [{}] : {} -> {}",
-            offsets.join(", "),
-            size_names.join(", "),
+            "{pv} = pto.partition_view {view}, offsets = [{r}, {c}], sizes = [{rn}, {cn}] : {} -> {}",
             view_type(tensor),
-            partition_type(sizes, tensor.dtype)
+            partition_type(&[rows, cols], tensor.dtype)
         );
         self.line(&text, span);
-        pv
+        Ok((pv, [rows, cols]))
     }
 
     fn call(&mut self, target: Option<&Var>, c: &Call, span: &Span) -> Result<(), CompileError> {
@@ -521,7 +567,6 @@ impl<'a> Emitter<'a> {
         match op {
             "tile.load" => {
                 let (view, tensor, _) = self.view(&c.args[0], span)?;
-                let offs = self.offsets(&c.args[1], span)?;
                 let sizes = c.kwargs.ints("shapes").unwrap_or(&[]).to_vec();
                 let ty = result_tile.clone().unwrap_or(TileType {
                     rows: 1,
@@ -530,10 +575,10 @@ impl<'a> Emitter<'a> {
                     memory: MemorySpace::Vec,
                 });
                 let t = self.alloc(&hint, &ty, span);
-                let pv = self.partition(&view, &tensor, &offs, &sizes, span);
+                let (pv, region) = self.partition(&view, &tensor, &c.args[1], &sizes, span)?;
                 let text = format!(
                     "pto.tload ins({pv} : {}) outs({t} : {})",
-                    partition_type(&sizes, tensor.dtype),
+                    partition_type(&region, tensor.dtype),
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
@@ -541,14 +586,13 @@ impl<'a> Emitter<'a> {
             }
             "tile.store" => {
                 let (src, sty) = self.tile(&c.args[0], span)?;
-                let offs = self.offsets(&c.args[1], span)?;
                 let (view, tensor, root) = self.view(&c.args[2], span)?;
                 let sizes = store_region(tensor.shape.len(), sty.rows, sty.cols);
-                let pv = self.partition(&view, &tensor, &offs, &sizes, span);
+                let (pv, region) = self.partition(&view, &tensor, &c.args[1], &sizes, span)?;
                 let text = format!(
                     "pto.tstore ins({src} : {}) outs({pv} : {})",
                     tile_buf(&sty),
-                    partition_type(&sizes, tensor.dtype)
+                    partition_type(&region, tensor.dtype)
                 );
                 self.line(&text, span);
                 if let Some(t) = target {
@@ -1038,12 +1082,9 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
                 sig.push(format!("{arg}: !pto.ptr<{}>", t.dtype.pto_name()));
                 params.push(KernelParam::Tensor(t.dtype));
                 let name = e.name_for(&format!("{}_view", p.var.name()));
-                let mut strides = vec![1i64; t.shape.len()];
-                for d in (0..t.shape.len().saturating_sub(1)).rev() {
-                    strides[d] = strides[d + 1] * t.shape[d + 1];
-                }
-                let shape: Vec<String> = t.shape.iter().map(|&d| e.index_const(d)).collect();
-                let strides: Vec<String> = strides.iter().map(|&d| e.index_const(d)).collect();
+                let (rows, cols) = fold_2d(&t.shape);
+                let shape = [e.index_const(rows), e.index_const(cols)];
+                let strides = [e.index_const(cols), e.index_const(1)];
                 let _ = writeln!(
                     views,
                     "    {name} = pto.make_tensor_view {arg}, shape = [{}], strides = [{}] {{layout = #pto.layout<nd>}} : {}{}",
