@@ -311,3 +311,80 @@ fn simpler_style_orchestrations_validate_on_a2a3sim_and_a5sim() {
         }
     }
 }
+
+/// The issue's "done when": a build directory whose data PyPTO wrote as `.pt`
+/// (`torch.save`, by real torch from `PTO_PYTHON`) validates with `pto replay DIR
+/// --validate` run with no Python on its PATH, writes `data/actual/c.pt` that torch
+/// loads, and benchmarks with `pto bench`.
+#[test]
+fn a_directory_pypto_wrote_as_pt_validates_without_python() {
+    let Some(python) = std::env::var_os("PTO_PYTHON") else {
+        println!("note: PTO_PYTHON is not set, so no torch-written directory was made (CI sets it; the runner's tests cover .pt data written by our writer)");
+        return;
+    };
+    let dir = example("vector_add", "pt_from_torch");
+    let to_pt = r#"
+import sys, numpy as np, torch
+from pathlib import Path
+for sub in ("in", "out"):
+    for npy in sorted((Path(sys.argv[1]) / "data" / sub).glob("*.npy")):
+        torch.save(torch.from_numpy(np.load(npy)), npy.with_suffix(".pt"))
+        npy.unlink()
+"#;
+    let o = Command::new(&python)
+        .args(["-c", to_pt])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(dir.join("data/in/a.pt").exists() && !dir.join("data/in/a.npy").exists());
+
+    let bare = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pto"));
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("NO_COLOR", "1");
+        if let Some(cache) = std::env::var_os("PTO_CACHE_DIR") {
+            cmd.env("PTO_CACHE_DIR", cache);
+        }
+        cmd.output().unwrap()
+    };
+    let o = bare(&["replay", dir.to_str().unwrap(), "--validate"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("c: PASS (16384/16384 elements matched)"),
+        "{}",
+        text(&o)
+    );
+    let actual = dir.join("data/actual/c.pt");
+    assert!(actual.exists() && !dir.join("data/actual/c.npy").exists());
+    let check = r#"
+import sys, torch
+a = torch.load(sys.argv[1], weights_only=True)
+g = torch.load(sys.argv[2], weights_only=True)
+assert a.dtype == g.dtype and a.shape == g.shape and torch.allclose(a, g), (a, g)
+print("torch agrees")
+"#;
+    let o = Command::new(&python)
+        .args(["-c", check])
+        .arg(&actual)
+        .arg(dir.join("data/out/c.pt"))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success() && text(&o).contains("torch agrees"),
+        "{}",
+        text(&o)
+    );
+
+    let o = bare(&[
+        "bench",
+        dir.to_str().unwrap(),
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}

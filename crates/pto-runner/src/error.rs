@@ -40,6 +40,9 @@ pub enum RunnerError {
     /// An `.npy` file.
     #[error(transparent)]
     Npy(#[from] pto_build_output::NpyError),
+    /// A tensor file (`.npy` or `.pt`), or a name with both.
+    #[error(transparent)]
+    TensorFile(#[from] pto_build_output::TensorFileError),
     /// `golden.py` or a comparison.
     #[error(transparent)]
     Golden(#[from] pto_build_output::GoldenError),
@@ -110,6 +113,7 @@ impl RunnerError {
                 ErrorKind::NotFound
             }
             RunnerError::Data { path, .. } if !path.exists() => ErrorKind::NotFound,
+            RunnerError::TensorFile(e) if e.is_not_found() => ErrorKind::NotFound,
             RunnerError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 ErrorKind::NotFound
             }

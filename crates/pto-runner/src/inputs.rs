@@ -1,14 +1,18 @@
 //! Binding a build directory's data to the orchestration signature.
 //!
 //! Parameters come from `compiled_meta.json`, in orchestration order. A tensor parameter
-//! reads `data/in/<name>.npy` (a pure output may be absent: it starts zero-filled); its
-//! dtype and shape must match the sidecar (`-1` matches any extent). A scalar parameter
-//! reads a 0-d (or one-element) `data/in/<name>.npy`; its bytes are placed in the low
-//! bytes of the 64-bit scalar slot, as `add_scalar` does in C++.
+//! reads `data/in/<name>.pt` (as PyPTO's `torch.save` writes it) or `data/in/<name>.npy`,
+//! whichever exists (both is an error naming the two); a pure output may have neither: it
+//! starts zero-filled. Its dtype and shape must match the sidecar (`-1` matches any
+//! extent). A scalar parameter reads a 0-d (or one-element) tensor file the same way; its
+//! bytes are placed in the low bytes of the 64-bit scalar slot, as `add_scalar` does in
+//! C++.
 
 use std::path::{Path, PathBuf};
 
-use pto_build_output::{read_npy, CompiledMeta, DType, NpyArray, ParamDirection};
+use pto_build_output::{
+    locate_tensor, read_tensor, CompiledMeta, DType, NpyArray, ParamDirection, TensorFormat,
+};
 use pto_runtime::{ArgDirection, HostTensor, OrchArg};
 
 use crate::error::RunnerError;
@@ -34,16 +38,23 @@ pub enum BoundParam {
     },
 }
 
-/// `DIR/data/in/<name>.npy`.
+/// `DIR/data/in/<name>.npy`, the file an input is written to when none exists.
 pub fn input_path(dir: &Path, name: &str) -> PathBuf {
-    dir.join("data").join("in").join(format!("{name}.npy"))
+    TensorFormat::Npy.path_in(&dir.join("data").join("in"), name)
+}
+
+/// The existing input file of `name`: `DIR/data/in/<name>.pt` or `.npy` (`None`:
+/// neither; both is an error naming the two files).
+pub fn find_input(dir: &Path, name: &str) -> Result<Option<PathBuf>, RunnerError> {
+    Ok(locate_tensor(&dir.join("data").join("in"), name)?.map(|(path, _)| path))
 }
 
 /// Reads every parameter's data (see the module docs).
 pub fn bind_inputs(dir: &Path, meta: &CompiledMeta) -> Result<Vec<BoundParam>, RunnerError> {
     let mut out = Vec::with_capacity(meta.params.len());
     for p in &meta.params {
-        let path = input_path(dir, &p.name);
+        let found = find_input(dir, &p.name)?;
+        let path = found.clone().unwrap_or_else(|| input_path(dir, &p.name));
         let dtype = p.host_dtype()?;
         let data_err = |message: String| RunnerError::Data {
             path: path.clone(),
@@ -51,13 +62,13 @@ pub fn bind_inputs(dir: &Path, meta: &CompiledMeta) -> Result<Vec<BoundParam>, R
         };
         match &p.shape {
             None => {
-                if !path.exists() {
+                if found.is_none() {
                     return Err(data_err(format!(
-                        "scalar parameter '{}' ({}) has no value; write it as a 0-d array with numpy.save",
+                        "scalar parameter '{}' ({}) has no value; write it as a 0-d tensor with torch.save (.pt) or numpy.save (.npy)",
                         p.name, p.dtype
                     )));
                 }
-                let a = read_npy(&path)?;
+                let a = read_tensor(&path)?;
                 if a.dtype != dtype || a.numel() != 1 {
                     return Err(data_err(format!(
                         "scalar parameter '{}' must be one {} value, got {} with shape {:?}",
@@ -75,22 +86,22 @@ pub fn bind_inputs(dir: &Path, meta: &CompiledMeta) -> Result<Vec<BoundParam>, R
                 });
             }
             Some(shape) => {
-                let array = if path.exists() {
-                    let a = read_npy(&path)?;
+                let array = if found.is_some() {
+                    let a = read_tensor(&path)?;
                     check_tensor(&p.name, &p.dtype, dtype, shape, &a).map_err(data_err)?;
                     a
                 } else if p.direction == ParamDirection::Out {
                     let dims = concrete_shape(shape).ok_or_else(|| {
                         data_err(format!(
-                            "output '{}' has a dynamic shape {shape:?}; provide data/in/{}.npy with the concrete shape",
+                            "output '{}' has a dynamic shape {shape:?}; provide data/in/{}.pt or .npy with the concrete shape",
                             p.name, p.name
                         ))
                     })?;
                     NpyArray::zeros(dtype, &dims)?
                 } else {
                     return Err(data_err(format!(
-                        "missing input for parameter '{}' ({} {:?}); regenerate the data or copy it there",
-                        p.name, p.dtype, shape
+                        "missing input for parameter '{}' ({} {:?}) (nor is there data/in/{}.pt); regenerate the data or copy it there",
+                        p.name, p.dtype, shape, p.name
                     )));
                 };
                 out.push(BoundParam::Tensor {

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use pto_build_output::{
-    compare, read_npy, read_tolerances, write_npy, Comparison, ParamDirection, Tolerances,
+    compare, locate_tensor, read_tensor, read_tolerances, write_tensor, Comparison, ParamDirection,
+    Tolerances,
 };
 use pto_runtime::RunReport;
 
@@ -18,7 +19,8 @@ use crate::inputs::{bind_inputs, BoundParam};
 /// How to replay.
 #[derive(Clone, Debug)]
 pub struct ReplayOptions {
-    /// Compare outputs with `data/out/*.npy` and write `data/actual/*.npy`.
+    /// Compare outputs with `data/out/<name>.pt` or `.npy` and write `data/actual/<name>`
+    /// in the golden's format.
     pub validate: bool,
     /// Recompile (the default): force-invalidate the build's cached binaries first.
     /// Without it, they are reused when the stamp matches (and rebuilt otherwise).
@@ -138,8 +140,9 @@ pub fn replay_with(
 pub const READ_ONLY_INVALIDATION_MESSAGE: &str =
     "[cpp->.so] the build directory is read-only: nothing to invalidate; binaries are built in the shared object cache and loaded from there";
 
-/// Compares each output with `data/out/<name>.npy` and, when the directory is writable,
-/// writes `data/actual/<name>.npy`.
+/// Compares each output with `data/out/<name>.pt` or `.npy` (whichever exists; both is an
+/// error) and, when the directory is writable, writes `data/actual/<name>` in the golden's
+/// format (`.pt` beside `.pt` goldens, as PyPTO does).
 fn validate(
     dir: &Path,
     config: &RunConfig,
@@ -168,16 +171,16 @@ fn validate(
         if *direction == ParamDirection::In {
             continue;
         }
-        let golden_path = dir.join("data").join("out").join(format!("{name}.npy"));
-        if !golden_path.exists() {
+        let out_dir = dir.join("data").join("out");
+        let Some((golden_path, format)) = locate_tensor(&out_dir, name)? else {
             return Err(RunnerError::Data {
-                path: golden_path,
-                message: format!("no golden data for output '{name}'; regenerate the goldens or run without --validate"),
+                path: out_dir.join(format!("{name}.npy")),
+                message: format!("no golden data for output '{name}' (nor is there data/out/{name}.pt); regenerate the goldens or run without --validate"),
             });
-        }
-        let expected = read_npy(&golden_path)?;
+        };
+        let expected = read_tensor(&golden_path)?;
         let actual_path =
-            write_actual.then(|| dir.join("data").join("actual").join(format!("{name}.npy")));
+            write_actual.then(|| format.path_in(&dir.join("data").join("actual"), name));
         if let Some(actual_path) = &actual_path {
             if let Some(parent) = actual_path.parent() {
                 std::fs::create_dir_all(parent).map_err(|source| RunnerError::Io {
@@ -186,7 +189,7 @@ fn validate(
                     source,
                 })?;
             }
-            write_npy(actual_path, array)?;
+            write_tensor(actual_path, array)?;
         }
         let comparison = compare(array, &expected, tolerances).map_err(|e| RunnerError::Data {
             path: golden_path.clone(),

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-use pto_build_output::{read_npy, write_npy, DType, NpyArray, ParamDirection};
+use pto_build_output::{write_npy, DType, NpyArray, ParamDirection};
 use serde_json::{json, Value};
 
 use crate::config::{DfxOptions, RunConfig};
@@ -225,7 +225,7 @@ pub fn capture_main(spec_path: &Path) -> Result<(), RunnerError> {
                 BoundParam::Tensor {
                     name: p.name.clone(),
                     direction: p.direction,
-                    array: read_npy(Path::new(path))?,
+                    array: pto_build_output::read_tensor(Path::new(path))?,
                 }
             }
             "tensor_zeros" => {

@@ -260,3 +260,78 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
     let (_, msg) = err_text(&dir);
     assert!(msg.contains("kernel id -7 is negative"), "{msg}");
 }
+
+/// Rewrites the fixture's data as `.pt` files (PyPTO's format) and removes the `.npy` ones.
+fn to_pt(dir: &std::path::Path) {
+    for sub in ["data/in", "data/out"] {
+        for e in std::fs::read_dir(dir.join(sub)).unwrap().flatten() {
+            let npy = e.path();
+            let array = pto_build_output::read_npy(&npy).unwrap();
+            pto_build_output::write_pt(&npy.with_extension("pt"), &array).unwrap();
+            std::fs::remove_file(&npy).unwrap();
+        }
+    }
+}
+
+#[test]
+fn replay_binds_and_validates_pt_data_and_writes_pt_actuals() {
+    let dir = scale_add(&root(), "pt");
+    to_pt(&dir);
+    let outcome = replay(&dir, &RunConfig::new(None).unwrap(), &validate()).unwrap();
+    assert!(outcome.passed());
+    assert_eq!(
+        outcome.checks[0].actual_path.as_deref(),
+        Some(dir.join("data/actual/c.pt").as_path())
+    );
+    let actual = pto_build_output::read_pt(&dir.join("data/actual/c.pt")).unwrap();
+    let golden = pto_build_output::read_pt(&dir.join("data/out/c.pt")).unwrap();
+    assert_eq!(actual, golden);
+    assert!(!dir.join("data/actual/c.npy").exists());
+
+    // A wrong .pt golden is a mismatch, as with .npy.
+    let wrong = NpyArray::from_f64(DType::Float32, &[64], &[1.0; 64]).unwrap();
+    pto_build_output::write_pt(&dir.join("data/out/c.pt"), &wrong).unwrap();
+    let outcome = replay(&dir, &RunConfig::new(None).unwrap(), &validate()).unwrap();
+    assert!(!outcome.passed());
+}
+
+#[test]
+fn a_name_with_both_formats_is_an_error_naming_the_two_files() {
+    let dir = scale_add(&root(), "both_in");
+    let b = pto_build_output::read_npy(&dir.join("data/in/b.npy")).unwrap();
+    pto_build_output::write_pt(&dir.join("data/in/b.pt"), &b).unwrap();
+    let (_, msg) = err_text(&dir);
+    assert!(
+        msg.contains("data/in/b.pt and ")
+            && msg.contains("data/in/b.npy exist")
+            && msg.contains("delete one of them"),
+        "{msg}"
+    );
+
+    let dir = scale_add(&root(), "both_out");
+    let c = pto_build_output::read_npy(&dir.join("data/out/c.npy")).unwrap();
+    pto_build_output::write_pt(&dir.join("data/out/c.pt"), &c).unwrap();
+    let (_, msg) = err_text(&dir);
+    assert!(
+        msg.contains("data/out/c.pt and ") && msg.contains("data/out/c.npy exist"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_hostile_pt_input_is_refused_naming_the_file() {
+    let dir = scale_add(&root(), "hostile_pt");
+    std::fs::remove_file(dir.join("data/in/a.npy")).unwrap();
+    std::fs::copy(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../pto-build-output/tests/fixtures/pt/calls_os_system.pt"),
+        dir.join("data/in/a.pt"),
+    )
+    .unwrap();
+    let (kind, msg) = err_text(&dir);
+    assert_eq!(kind, ErrorKind::Invalid);
+    assert!(
+        msg.contains("data/in/a.pt: the pickle refers to the global `posix.system`"),
+        "{msg}"
+    );
+}
