@@ -425,10 +425,10 @@ fn write_dump_manifest(
         .entries
         .iter()
         .map(|e| {
-            let shape: Vec<u64> = e.shape.iter().map(|&d| d as u64).collect();
+            let shape: Vec<u64> = e.shape().iter().map(|&d| d as u64).collect();
             ArgRecord {
                 task_id: DfxTaskId(e.task),
-                func_id: e.func_ids.clone(),
+                func_id: e.func_ids().to_vec(),
                 arg_index: e.arg_index,
                 role: match e.role {
                     DumpRole::Input => ArgRole::Input,
@@ -449,7 +449,7 @@ fn write_dump_manifest(
                 is_contiguous: e.is_contiguous,
                 numel: pto_dfx::args_dump::numel(&shape),
                 shape,
-                strides: e.strides.iter().map(|&s| s as u64).collect(),
+                strides: e.strides().iter().map(|&s| s as u64).collect(),
                 start_offset: e.start_offset,
                 arg_index_ambiguous: false,
                 bin_offset: e.bin_offset,

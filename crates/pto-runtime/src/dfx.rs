@@ -6,24 +6,27 @@
 //! - swimlane and PMU records go to the recording worker's own buffers ([`WorkerRecords`]),
 //!   handed back when the worker exits; orchestrator submit records and scope statistics
 //!   to the orchestrator's (single-threaded) buffers;
-//! - the args dump writes a task's inputs when it becomes ready (before dispatch) and its
-//!   outputs when it completes (before any consumer is released) straight into `args.bin`
-//!   ([`DumpCollector`]): memory stays bounded, the capturing thread waits for the file
+//! - the args dump captures a task's inputs when it becomes ready (before dispatch) and its
+//!   outputs when it completes (before any consumer is released) ([`DumpCollector`]):
+//!   small payloads are copied into the capturing thread's staging chunk, which goes to
+//!   `args.bin` in one `pwrite` when full; large ones are written straight into the file.
+//!   Memory stays bounded (one chunk per shard), the capturing thread waits for the file
 //!   system (back-pressure) rather than dropping, and a record that could not be stored is
 //!   counted in the manifest, never lost silently.
 //!
 //! Timestamps are host monotonic nanoseconds; the runner converts them to the platform's
 //! counter ticks when it writes the files.
 
+use std::cell::Cell;
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-use crate::ffi::{ChipTensor, TensorArgType};
+use crate::ffi::{ChipTensor, TensorArgType, MAX_TENSOR_DIMS};
 use crate::task::TaskPayload;
 
 /// Which diagnostics to collect.
@@ -201,13 +204,15 @@ pub enum DumpStage {
     AfterCompletion,
 }
 
-/// One args-dump manifest entry.
-#[derive(Clone, Debug)]
+/// One args-dump manifest entry (fixed size: capturing one allocates nothing).
+#[derive(Clone, Copy, Debug)]
 pub struct DumpEntry {
     /// Raw task id.
     pub task: u64,
-    /// Active kernel ids in slot order.
-    pub func_ids: Vec<i32>,
+    /// Active kernel ids in slot order, the first [`DumpEntry::n_func_ids`] of them.
+    pub func_ids: [i32; 3],
+    /// How many of `func_ids` are set.
+    pub n_func_ids: u8,
     /// Tensor slot, or `n_tensors + scalar index`.
     pub arg_index: u32,
     /// Role.
@@ -218,10 +223,12 @@ pub struct DumpEntry {
     pub scalar: Option<u64>,
     /// Element type code.
     pub dtype: u8,
+    /// Dimensions of the view (0 for scalars); `shape` and `strides` hold that many.
+    pub dims: u8,
     /// View geometry (tensors).
-    pub shape: Vec<u32>,
+    pub shape: [u32; MAX_TENSOR_DIMS],
     /// Element strides.
-    pub strides: Vec<u32>,
+    pub strides: [u32; MAX_TENSOR_DIMS],
     /// Element offset of the view.
     pub start_offset: u64,
     /// Contiguous view.
@@ -236,10 +243,27 @@ pub struct DumpEntry {
     pub overwritten: bool,
 }
 
+impl DumpEntry {
+    /// The active kernel ids.
+    pub fn func_ids(&self) -> &[i32] {
+        &self.func_ids[..self.n_func_ids as usize]
+    }
+
+    /// The view's shape (empty for scalars).
+    pub fn shape(&self) -> &[u32] {
+        &self.shape[..self.dims as usize]
+    }
+
+    /// The view's element strides (empty for scalars).
+    pub fn strides(&self) -> &[u32] {
+        &self.strides[..self.dims as usize]
+    }
+}
+
 /// What the args dump produced.
 #[derive(Debug, Default)]
 pub struct DumpResult {
-    /// Manifest entries in collection order.
+    /// Manifest entries, in no particular order (the manifest sorts them).
     pub entries: Vec<DumpEntry>,
     /// Whether `args.bin` exists.
     pub bin_written: bool,
@@ -254,20 +278,57 @@ pub struct DumpResult {
 /// Largest payload stored for one argument (Simpler keeps half its 128 MiB arena).
 pub const MAX_RECORD_BYTES: usize = 64 << 20;
 
+/// Payloads up to this size are staged; larger ones are written straight into the file.
+const STAGE_MAX_PAYLOAD: usize = 64 << 10;
+/// Bytes a staging chunk holds before it goes to `args.bin` in one write.
+const STAGE_CHUNK: usize = 4 << 20;
+/// Staging shards; a thread always uses the same one, so they are rarely contended.
+const STAGE_SHARDS: usize = 8;
+
+/// Hands each capturing thread its shard index.
+static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static SHARD: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+fn my_shard() -> usize {
+    SHARD.with(|c| {
+        if c.get() == usize::MAX {
+            c.set(NEXT_SHARD.fetch_add(1, Ordering::Relaxed) % STAGE_SHARDS);
+        }
+        c.get()
+    })
+}
+
+/// One staging shard: payload bytes not yet in the file and the entries that point into
+/// them (their `bin_offset` relative to the chunk until it is written), and the entries
+/// already complete.
+#[derive(Default)]
+struct Shard {
+    chunk: Vec<u8>,
+    staged: Vec<DumpEntry>,
+    done: Vec<DumpEntry>,
+}
+
 /// The args-dump collector (see the module docs).
 ///
-/// Capturing threads write payloads straight into `args.bin` at offsets they reserve
-/// atomically (`pwrite`), so a payload is never buffered twice and memory stays bounded by
-/// one gather buffer per non-contiguous view; a capture returns once its bytes are in the
-/// file (that wait is the back-pressure). The file is written under a temporary name and
-/// renamed into place by [`DumpCollector::finish`].
+/// A payload of at most 64 KiB is copied into the capturing thread's staging chunk (one of
+/// eight shards, each behind its own lock, so threads rarely meet); a full chunk is written
+/// to `args.bin` in one `pwrite` at an offset reserved atomically, and the entries pointing
+/// into it get their final offsets. Larger payloads are written straight into the file at
+/// their own reserved offset. Memory stays bounded by one 4 MiB chunk per shard and one
+/// gather buffer per non-contiguous view; a capture that fills a chunk returns once the
+/// chunk is in the file (that wait is the back-pressure). The file is written under a
+/// temporary name, and [`DumpCollector::finish`] writes the partial chunks and renames it
+/// into place.
 pub struct DumpCollector {
     level: u8,
     dir: PathBuf,
     tmp_path: PathBuf,
     file: OnceLock<Result<File, String>>,
     next_offset: AtomicU64,
-    entries: Mutex<Vec<DumpEntry>>,
+    shards: [Mutex<Shard>; STAGE_SHARDS],
     dropped: AtomicU64,
     error: Mutex<Option<String>>,
 }
@@ -282,7 +343,7 @@ impl DumpCollector {
             tmp_path,
             file: OnceLock::new(),
             next_offset: AtomicU64::new(0),
-            entries: Mutex::new(Vec::new()),
+            shards: std::array::from_fn(|_| Mutex::new(Shard::default())),
             dropped: AtomicU64::new(0),
             error: Mutex::new(None),
         }))
@@ -301,26 +362,71 @@ impl DumpCollector {
         self.error.lock().get_or_insert(e);
     }
 
-    /// Stores one record: its payload (if any) goes to the file first.
+    /// Writes `bytes` at a freshly reserved offset of `args.bin`.
+    fn write_at_reserved(&self, bytes: &[u8]) -> Result<u64, String> {
+        self.file().and_then(|f| {
+            let offset = self
+                .next_offset
+                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            f.write_all_at(bytes, offset)
+                .map(|()| offset)
+                .map_err(|e| format!("writing args.bin: {e}"))
+        })
+    }
+
+    /// Writes the shard's chunk and completes its staged entries (their offsets made
+    /// absolute, or marked lost when the write failed).
+    fn flush(&self, shard: &mut Shard) {
+        if shard.staged.is_empty() {
+            shard.chunk.clear();
+            return;
+        }
+        let written = if shard.chunk.is_empty() {
+            Ok(0)
+        } else {
+            self.write_at_reserved(&shard.chunk)
+        };
+        let Shard {
+            chunk,
+            staged,
+            done,
+        } = shard;
+        match written {
+            Ok(base) => done.extend(staged.drain(..).map(|mut e| {
+                e.bin_offset += base;
+                e
+            })),
+            Err(e) => {
+                self.note_error(e);
+                for mut entry in staged.drain(..) {
+                    if entry.bin_size > 0 {
+                        entry.bin_offset = 0;
+                        entry.bin_size = 0;
+                        entry.overwritten = true;
+                        self.dropped.fetch_add(1, Ordering::Relaxed);
+                    }
+                    done.push(entry);
+                }
+            }
+        }
+        chunk.clear();
+    }
+
+    /// Stores one record: its payload (if any) goes to the staging chunk or the file.
     fn send(&self, mut entry: DumpEntry, payload: &[u8]) {
         let eager = self.level != 3;
         if payload.is_empty() {
-            if eager {
+            if eager && self.file.get().is_none() {
                 // Levels 1 and 2 create args.bin with the first record, even if empty.
                 if let Err(e) = self.file() {
                     self.note_error(e);
                 }
             }
-        } else {
-            let stored = self.file().and_then(|f| {
-                let offset = self
-                    .next_offset
-                    .fetch_add(payload.len() as u64, Ordering::Relaxed);
-                f.write_all_at(payload, offset)
-                    .map(|()| offset)
-                    .map_err(|e| format!("writing args.bin: {e}"))
-            });
-            match stored {
+            self.shards[my_shard()].lock().done.push(entry);
+            return;
+        }
+        if payload.len() > STAGE_MAX_PAYLOAD {
+            match self.write_at_reserved(payload) {
                 Ok(offset) => {
                     entry.bin_offset = offset;
                     entry.bin_size = payload.len() as u64;
@@ -331,19 +437,31 @@ impl DumpCollector {
                     self.dropped.fetch_add(1, Ordering::Relaxed);
                 }
             }
+            self.shards[my_shard()].lock().done.push(entry);
+            return;
         }
-        self.entries.lock().push(entry);
+        let mut shard = self.shards[my_shard()].lock();
+        if shard.chunk.len() + payload.len() > STAGE_CHUNK {
+            self.flush(&mut shard);
+        }
+        if shard.chunk.capacity() == 0 {
+            shard.chunk.reserve_exact(STAGE_CHUNK);
+        }
+        entry.bin_offset = shard.chunk.len() as u64;
+        entry.bin_size = payload.len() as u64;
+        shard.chunk.extend_from_slice(payload);
+        shard.staged.push(entry);
     }
 
     /// Captures the arguments of `payload` for `stage` (inputs before dispatch, outputs
     /// after completion), following the dump level and the task's `dump(...)` marks.
     pub fn capture(&self, payload: &TaskPayload, stage: DumpStage) {
-        let func_ids: Vec<i32> = payload
-            .kernel_ids
-            .iter()
-            .copied()
-            .filter(|&k| k >= 0)
-            .collect();
+        let mut func_ids = [0i32; 3];
+        let mut n_func_ids = 0u8;
+        for &k in payload.kernel_ids.iter().filter(|&&k| k >= 0) {
+            func_ids[n_func_ids as usize] = k;
+            n_func_ids += 1;
+        }
         let n_tensors = payload.tensors.len() as u32;
         for (i, (t, info)) in payload.tensors.iter().zip(&payload.args).enumerate() {
             let role = match info.arg_type {
@@ -376,18 +494,20 @@ impl DumpCollector {
                 scratch = buf;
                 (&scratch, truncated)
             };
-            let dims = t.dims();
+            let dims = t.dims().min(MAX_TENSOR_DIMS);
             self.send(
                 DumpEntry {
                     task: payload.id.0,
-                    func_ids: func_ids.clone(),
+                    func_ids,
+                    n_func_ids,
                     arg_index: i as u32,
                     role,
                     stage,
                     scalar: None,
                     dtype: t.dtype,
-                    shape: t.shapes[..dims].to_vec(),
-                    strides: t.strides[..dims].to_vec(),
+                    dims: dims as u8,
+                    shape: t.shapes,
+                    strides: t.strides,
                     start_offset: t.start_offset,
                     is_contiguous: t.is_contiguous,
                     bin_offset: 0,
@@ -408,14 +528,16 @@ impl DumpCollector {
                 self.send(
                     DumpEntry {
                         task: payload.id.0,
-                        func_ids: func_ids.clone(),
+                        func_ids,
+                        n_func_ids,
                         arg_index: n_tensors + j as u32,
                         role: DumpRole::Input,
                         stage,
                         scalar: Some(bits),
                         dtype,
-                        shape: Vec::new(),
-                        strides: Vec::new(),
+                        dims: 0,
+                        shape: [0; MAX_TENSOR_DIMS],
+                        strides: [0; MAX_TENSOR_DIMS],
                         start_offset: 0,
                         is_contiguous: true,
                         bin_offset: 0,
@@ -431,8 +553,15 @@ impl DumpCollector {
 
     /// Closes `args.bin` (renaming it into place) and returns what was recorded.
     pub fn finish(&self) -> DumpResult {
+        let mut entries = Vec::new();
+        for shard in &self.shards {
+            let mut shard = shard.lock();
+            self.flush(&mut shard);
+            entries.append(&mut shard.done);
+            shard.chunk = Vec::new();
+        }
         let mut res = DumpResult {
-            entries: std::mem::take(&mut *self.entries.lock()),
+            entries,
             dropped_records: self.dropped.load(Ordering::Relaxed),
             bytes: self.next_offset.load(Ordering::Relaxed),
             error: self.error.lock().clone(),
@@ -519,4 +648,79 @@ pub fn gather_into(t: &ChipTensor, mut out: Vec<u8>) -> (Vec<u8>, bool) {
     }
     out.truncate(keep);
     (out, total > keep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(task: u64, arg_index: u32) -> DumpEntry {
+        DumpEntry {
+            task,
+            func_ids: [0; 3],
+            n_func_ids: 1,
+            arg_index,
+            role: DumpRole::Input,
+            stage: DumpStage::BeforeDispatch,
+            scalar: None,
+            dtype: 0,
+            dims: 1,
+            shape: [0; MAX_TENSOR_DIMS],
+            strides: [1, 0, 0, 0, 0],
+            start_offset: 0,
+            is_contiguous: true,
+            bin_offset: 0,
+            bin_size: 0,
+            truncated: false,
+            overwritten: false,
+        }
+    }
+
+    /// The payload of record `(task, arg)`: sizes cross the staging limit and the chunks.
+    fn payload(task: u64, arg: u32) -> Vec<u8> {
+        let len = match task % 97 {
+            0 => STAGE_MAX_PAYLOAD + 1 + task as usize,
+            1 => 0,
+            k => 8 * k as usize + arg as usize,
+        };
+        (0..len)
+            .map(|i| (task as usize * 31 + arg as usize * 7 + i) as u8)
+            .collect()
+    }
+
+    #[test]
+    fn staged_and_direct_payloads_land_where_their_entries_say() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = DumpCollector::start(2, dir.path().to_path_buf()).unwrap();
+        let threads = 3u64;
+        let per = 4_000u64;
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let c = &c;
+                s.spawn(move || {
+                    for i in 0..per {
+                        let task = t * per + i;
+                        for arg in 0..2 {
+                            c.send(entry(task, arg), &payload(task, arg));
+                        }
+                    }
+                });
+            }
+        });
+        let res = c.finish();
+        assert!(res.bin_written && res.error.is_none() && res.dropped_records == 0);
+        assert_eq!(res.entries.len() as u64, threads * per * 2);
+        let bin = std::fs::read(dir.path().join("args.bin")).unwrap();
+        assert_eq!(bin.len() as u64, res.bytes);
+        let mut covered = 0u64;
+        for e in &res.entries {
+            let want = payload(e.task, e.arg_index);
+            assert_eq!(e.bin_size, want.len() as u64, "{e:?}");
+            let at = e.bin_offset as usize;
+            assert_eq!(&bin[at..at + want.len()], &want[..], "{e:?}");
+            covered += e.bin_size;
+        }
+        // Every byte of the file belongs to exactly one record: no holes, no overlaps.
+        assert_eq!(covered, res.bytes);
+    }
 }
