@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use clap::{Subcommand, ValueEnum};
 use pto_dfx::args_dump::{ArgRole, DumpStage};
 use pto_dfx::printable::printable;
-use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, Format, LayoutChoice};
+use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
 use pto_dfx::tools::dump_viewer::{self, DumpFilter, ExportFormat};
 use pto_dfx::tools::layout::Engine;
 use pto_dfx::tools::swimlane_converter::{self, ConvertExtras, ConvertOptions};
@@ -49,8 +49,11 @@ pub enum ViewerCommand {
     /// Static and observed critical paths of a run, as Markdown.
     ///
     /// Reads deps.json (required), chip_swimlane_records.json and name_map*.json from the
-    /// directory, writes critical_path_report.md there and prints it. Exit codes: 0 success,
-    /// 2 error.
+    /// directory, writes critical_path_report.md there and prints it. The observed path
+    /// blames each wait on a data or a core predecessor (data-wait / core-wait). With a
+    /// merged_swimlane*.json there, also writes CPM_static.json and CPM_observed.json:
+    /// copies of the trace whose off-path Worker View bars are renamed ·(<task>).
+    /// Exit codes: 0 success, 2 error.
     CriticalPath(CriticalPathArgs),
 }
 
@@ -86,6 +89,22 @@ enum FormatArg {
     Html,
 }
 
+/// `pto deps-viewer --edge-mode`.
+#[derive(Clone, Copy, ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum EdgeModeArg {
+    /// Every pair.
+    Full,
+    /// The transitive reduction; pairs with a creator annotation are kept.
+    Reduced,
+    /// Only the pairs `reduced` drops.
+    Omitted,
+    /// The reduction, creator pairs dropped only when dataflow proves them implied.
+    ReducedDataflow,
+    /// Only the pairs `reduced_dataflow` drops.
+    OmittedDataflow,
+}
+
 /// Layout engine of `pto deps-viewer --format html`.
 #[derive(Clone, Copy, ValueEnum)]
 enum EngineArg {
@@ -110,9 +129,16 @@ enum EngineArg {
 pub struct DepsArgs {
     /// The deps.json.
     input: PathBuf,
-    /// Output file (default: deps_viewer.txt or deps_viewer.html beside the input).
+    /// Output file (default: deps_viewer.txt or deps_viewer.html beside the input;
+    /// deps_viewer_<mode>.* for a reduction mode).
     #[arg(short, long, value_name = "PATH")]
     output: Option<PathBuf>,
+    /// Which (pred, succ) pairs to show: every one; the transitive reduction (creator
+    /// pairs kept); only what it drops; the reduction whose creator pairs go only when
+    /// TensorMap dataflow proves them implied; only what that drops. HTML keeps the full
+    /// layout and paints unselected edges in the background colour.
+    #[arg(long, value_enum, default_value = "full")]
+    edge_mode: EdgeModeArg,
     /// Text summary or interactive HTML graph.
     #[arg(long, value_enum, default_value = "text")]
     format: FormatArg,
@@ -142,6 +168,8 @@ enum ExportArg {
     Npy,
     /// Text files with an overview grid and per-element detail.
     Txt,
+    /// torch .pt files (torch.save's format, for torch.load).
+    Pt,
 }
 
 /// Stage filter.
@@ -306,9 +334,22 @@ fn deps(a: &DepsArgs) -> Result<(), Failure> {
         format,
         layout,
         func_names: a.func_names.as_deref(),
+        edge_mode: match a.edge_mode {
+            EdgeModeArg::Full => EdgeMode::Full,
+            EdgeModeArg::Reduced => EdgeMode::Reduced,
+            EdgeModeArg::Omitted => EdgeMode::Omitted,
+            EdgeModeArg::ReducedDataflow => EdgeMode::ReducedDataflow,
+            EdgeModeArg::OmittedDataflow => EdgeMode::OmittedDataflow,
+        },
     })?;
     warn_all(&report.warnings);
     let mut out = std::io::stdout().lock();
+    if let Some(r) = &report.reduction {
+        writeln!(out, "{}", r.headline())?;
+        for e in &r.removed {
+            writeln!(out, "  - {}", printable(e))?;
+        }
+    }
     write!(out, "{}", report.summary_line())?;
     match &report.layout {
         Some(l) => writeln!(out, "; layout: {l}")?,
@@ -362,13 +403,11 @@ fn dump(a: &DumpArgs) -> Result<(), Failure> {
     let format = match a.format {
         ExportArg::Npy => ExportFormat::Npy,
         ExportArg::Txt => ExportFormat::Txt,
+        ExportArg::Pt => ExportFormat::Pt,
     };
     let report = dump_viewer::export(&loaded, &chosen, format)?;
     warn_all(&report.warnings);
-    let sub = match format {
-        ExportFormat::Npy => "npy",
-        ExportFormat::Txt => "txt",
-    };
+    let sub = format.subdir();
     writeln!(
         out,
         "Wrote {} file(s) to {}",
@@ -384,5 +423,8 @@ fn critical(a: &CriticalPathArgs) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     write!(out, "{}", report.markdown)?;
     writeln!(out, "\nWrote {}", report.output.display())?;
+    for f in &report.cpm_files {
+        writeln!(out, "Wrote {}", f.display())?;
+    }
     Ok(())
 }

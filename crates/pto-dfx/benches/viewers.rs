@@ -16,8 +16,12 @@
 //! 2. `swimlane-converter`, level 4: N/4 tasks with scheduler phases and
 //!    orchestrator submits (about six records per task);
 //! 3. `deps-viewer --format html --engine builtin` on a 10,000-node graph;
+//!    (the level-2 input's size counts both files; the deps viewer reads
+//!    only `deps.json`)
 //! 4. `deps-viewer` text on the same graph;
-//! 5. `critical-path` on the level-2 run.
+//! 5. `deps-viewer` text on the level-2 run's `deps.json` (N tasks), in
+//!    full and with `--edge-mode reduced`;
+//! 6. `critical-path` on the level-2 run.
 //!
 //! Inputs come from the deterministic generator shared with the tests
 //! (`tests/synth.rs`) and are written to a temporary directory first; only
@@ -31,7 +35,7 @@ use std::time::Instant;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
-use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, Format, LayoutChoice};
+use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
 use pto_dfx::tools::swimlane_converter::{self, ConvertOptions};
 
 /// `VmHWM` (peak resident set) of this process in MiB, if readable.
@@ -65,7 +69,12 @@ fn child(scenario: &str, dir: &Path) -> Res<()> {
             );
             mib(&report.output)
         }
-        "deps-html" | "deps-text" => {
+        "deps-html" | "deps-text" | "deps-reduced" => {
+            let edge_mode = if scenario == "deps-reduced" {
+                EdgeMode::Reduced
+            } else {
+                EdgeMode::Full
+            };
             let report = deps_viewer::view(&DepsViewerOptions {
                 input: &dir.join("deps.json"),
                 output: None,
@@ -76,6 +85,7 @@ fn child(scenario: &str, dir: &Path) -> Res<()> {
                 },
                 layout: LayoutChoice::Builtin,
                 func_names: None,
+                edge_mode,
             })?;
             eprintln!(
                 "  {} nodes, {} edges",
@@ -199,6 +209,18 @@ fn main() -> Res<()> {
             "deps-text",
             &graph,
             graph_mib,
+        ),
+        (
+            format!("deps-viewer text, level 2 run, {n} tasks"),
+            "deps-text",
+            &level2,
+            level2_mib,
+        ),
+        (
+            format!("deps-viewer text --edge-mode reduced, level 2 run, {n} tasks"),
+            "deps-reduced",
+            &level2,
+            level2_mib,
         ),
         (
             format!("critical-path, level 2, {n} tasks"),

@@ -14,6 +14,7 @@ use std::path::Path;
 
 use pto_dfx::deps::{self, DepsFile};
 use pto_dfx::swimlane::{self, SwimlaneFile};
+use pto_dfx::tools::deps_scan;
 use pto_dfx::tools::load::{self, TaskGraph};
 use pto_dfx::TaskId;
 
@@ -111,6 +112,10 @@ fn writers_and_readers_are_inverses_and_the_fast_pass_agrees() {
             Some(TaskGraph::from_deps(&dp)),
             "case {case}"
         );
+        match deps_scan::scan_bytes(text.as_bytes(), deps_scan::Detail::Full) {
+            deps_scan::Scanned::Read(scan) => assert_eq!(scan.to_file(), dp, "case {case}"),
+            deps_scan::Scanned::Declined => panic!("case {case}: a rendered file was declined"),
+        }
     }
 }
 
@@ -206,9 +211,21 @@ fn edited_files_never_panic_and_the_fast_pass_never_overrules_the_careful_reader
             let careful = careful.as_ref().unwrap_or_else(|e| {
                 panic!("case {case}: fast pass accepted what the careful reader rejects: {e}")
             });
-            if careful.problems.is_empty() {
-                assert_eq!(fast, TaskGraph::from_deps(&careful.value), "case {case}");
-            }
+            assert!(
+                careful.problems.is_empty(),
+                "case {case}: fast pass accepted a damaged file: {:?}",
+                careful.problems
+            );
+            assert_eq!(fast, TaskGraph::from_deps(&careful.value), "case {case}");
+        }
+        if let deps_scan::Scanned::Read(scan) =
+            deps_scan::scan_bytes(&text, deps_scan::Detail::Full)
+        {
+            let careful = careful.as_ref().unwrap_or_else(|e| {
+                panic!("case {case}: full scan accepted what the careful reader rejects: {e}")
+            });
+            assert!(careful.problems.is_empty(), "case {case}");
+            assert_eq!(scan.to_file(), careful.value, "case {case}");
         }
         if let Ok(loaded) = careful {
             let _ = loaded.value.check_consistency();

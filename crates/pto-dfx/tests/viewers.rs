@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, Format, LayoutChoice};
+use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
 use pto_dfx::tools::layout::Engine;
 use pto_dfx::tools::swimlane_converter::{self, ConvertOptions};
 use pto_dfx::tools::{scope_stats_plot, trace_check};
@@ -146,6 +146,7 @@ fn deps_viewer_html_builtin_layout_in_chromium() {
         format: Format::Html,
         layout: LayoutChoice::Builtin,
         func_names: None,
+        edge_mode: EdgeMode::Full,
     })
     .unwrap();
     assert_eq!(report.layout.as_deref(), Some("built-in layered"));
@@ -176,6 +177,7 @@ fn deps_viewer_html_graphviz_layout_in_chromium() {
         format: Format::Html,
         layout: LayoutChoice::Graphviz(Engine::Dot),
         func_names: None,
+        edge_mode: EdgeMode::Full,
     })
     .unwrap();
     assert_eq!(report.layout.as_deref(), Some("graphviz dot"));
@@ -211,6 +213,11 @@ fn scope_stats_html_in_chromium() {
     let (dom, st) = selftest(&report.output);
     assert_eq!(st["charts"], 3, "{st}");
     assert_eq!(st["series"], 12, "{st}");
+    // Resource panels: 3 ring resources × 3 rings + the global TensorMap; a pressure chart
+    // (two lines) and an alloc chart per ring resource, one live-entries chart for the TensorMap.
+    assert_eq!(st["panels"], 10, "{st}");
+    assert_eq!(st["panelCharts"], 19, "{st}");
+    assert_eq!(st["panelLines"], 28, "{st}");
     assert_eq!(st["top"], 4, "{st}");
     assert_eq!(st["scripts"], 1, "{st}");
     assert!(

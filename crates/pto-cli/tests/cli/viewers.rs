@@ -256,6 +256,47 @@ fn malformed_inputs_exit_2_naming_file_and_key() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
+/// Simpler's observed reduction of this graph (reference §9.3).
+#[test]
+fn deps_viewer_edge_modes_print_simplers_reduction() {
+    let d = run_dir("deps_reduced");
+    let input = d.join("deps.json");
+    let o = pto(&["deps-viewer", s(&input), "--edge-mode", "reduced"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.starts_with(
+            "Transitive reduction: removed 1 redundant edge(s) of 3 (2 kept)\n  - (0, 0) -> (1, 1)\n"
+        ),
+        "{out}"
+    );
+    let body = std::fs::read_to_string(d.join("deps_viewer_reduced.txt")).unwrap();
+    assert!(body.contains("  unique_task_edges: 2\n"), "{body}");
+    assert!(
+        body.contains("TASK (0, 0) kind=submit func_id=[-1,0,-1] name=ADD fanin=0 fanout=1\n"),
+        "{body}"
+    );
+    let o = pto(&[
+        "deps-viewer",
+        s(&input),
+        "--edge-mode",
+        "omitted_dataflow",
+        "--format",
+        "html",
+        "--engine",
+        "builtin",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let html = std::fs::read_to_string(d.join("deps_viewer_omitted_dataflow.html")).unwrap();
+    assert_eq!(
+        html.matches("hidden-edge\"").count(),
+        2,
+        "two of three edges hidden"
+    );
+    let o = pto(&["deps-viewer", s(&input), "--edge-mode", "transitive"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
 #[test]
 fn deps_viewer_text_by_default_and_html_on_request() {
     let d = run_dir("deps");

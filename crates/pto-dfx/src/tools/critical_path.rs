@@ -12,18 +12,31 @@
 //!   tasks without timing weigh 0. Edges that close a cycle are ignored,
 //!   with a warning.
 //! - **Observed** (timed, needs the swimlane): from the task that finished
-//!   last, walk back through the predecessor (a `deps.json` edge) that
-//!   finished last, until a task has no timed predecessor. Its time splits
-//!   exactly into compute (the tasks' durations), dependency waits (each
-//!   task's start minus its chosen predecessor's end; negative when they
-//!   overlap) and the front gap (the first task's start minus the run's first
-//!   start), which add up to the makespan.
+//!   last, walk back, as Simpler's blame walk does, through whichever
+//!   candidate ended last: a data predecessor (a `deps.json` edge; the
+//!   wait is a *data-wait*) or the task's core predecessor (the task with
+//!   the latest end among those that started earlier on one of its cores;
+//!   a *core-wait*), a data predecessor winning a tie, until a task has
+//!   neither. Its time splits exactly into compute (the tasks' durations),
+//!   stall (each task's start minus its chosen predecessor's end, negative
+//!   when they overlap; data-wait + core-wait) and the front gap (the first
+//!   task's start minus the run's first start), which add up to the
+//!   makespan.
+//! - **Perfetto copies**: when a `merged_swimlane*.json` (the newest) sits
+//!   in the directory, `CPM_static.json` and `CPM_observed.json` are copies
+//!   of it in which every Worker View bar (`pid` 4, `ph` `X`, with a
+//!   `taskId`) of a task off the static / observed path is renamed
+//!   `·(<task>)`, so the path stands out in Perfetto (pretty-printed with
+//!   two-space indents, non-ASCII kept, a final newline). A timed task on
+//!   the path without a Worker View bar is an error (the trace is from
+//!   another run); alloc pseudo-tasks and untimed tasks have no bars and
+//!   are not looked for.
 //!
 //! Kernel families (the name without a `_<n>` / `_aic` / `_aiv` suffix)
 //! summarize where the path's time goes. The path tables list every task
 //! up to 200 rows, else the first and last [`TABLE_ENDS`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -37,6 +50,10 @@ use crate::tools::perf::{self, Ns};
 
 /// The report's file name.
 pub const REPORT_FILE_NAME: &str = "critical_path_report.md";
+/// The trace copy highlighting the static path.
+pub const CPM_STATIC_FILE_NAME: &str = "CPM_static.json";
+/// The trace copy highlighting the observed path.
+pub const CPM_OBSERVED_FILE_NAME: &str = "CPM_observed.json";
 
 /// What the analysis wrote.
 #[derive(Clone, Debug)]
@@ -49,8 +66,32 @@ pub struct CriticalPathReport {
     pub static_path: Vec<TaskId>,
     /// The observed path, first task first (empty without a swimlane).
     pub observed_path: Vec<TaskId>,
+    /// How each observed task was reached from its predecessor on the path
+    /// (`None` for the first), in path order.
+    pub observed_blame: Vec<Option<Blame>>,
+    /// `CPM_static.json` and `CPM_observed.json`, when a merged trace was there.
+    pub cpm_files: Vec<PathBuf>,
     /// Recoverable damage and caveats, each naming its file.
     pub warnings: Vec<String>,
+}
+
+/// Why an observed-path task waited for its predecessor on the path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blame {
+    /// A `deps.json` predecessor (Simpler's `data-wait`).
+    DataWait,
+    /// The task before it on one of its cores (Simpler's `core-wait`).
+    CoreWait,
+}
+
+impl Blame {
+    /// Simpler's name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::DataWait => "data-wait",
+            Self::CoreWait => "core-wait",
+        }
+    }
 }
 
 /// One task's measured span.
@@ -101,6 +142,8 @@ pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
         .map(|n| dir.join(n))
         .find(|p| p.is_file());
     let mut spans: IdMap<u64, Span> = idmap::map_with_capacity(graph.tasks.len());
+    // Every timed row: (core, start, end, task id).
+    let mut rows: Vec<(u32, Ns, Ns, u64)> = Vec::new();
     if let Some(path) = &swimlane {
         let loaded = load::load_swimlane(path)?;
         warnings.extend(
@@ -117,6 +160,7 @@ pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
                 .map(|p| format!("{}: {p}", path.display())),
         );
         for t in &timeline.tasks {
+            rows.push((t.core_id, t.start, t.end, t.task_id.raw()));
             let s = spans.entry(t.task_id.raw()).or_insert(Span {
                 start: t.start,
                 end: t.end,
@@ -130,7 +174,8 @@ pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
         }
     }
 
-    let nodes = Nodes::build(&graph, &spans);
+    let mut nodes = Nodes::build(&graph, &spans);
+    nodes.set_core_preds(rows);
     let (static_path, cyclic) = nodes.static_path(swimlane.is_some());
     if cyclic > 0 {
         warnings.push(format!(
@@ -160,13 +205,112 @@ pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
     let mut file = AtomicFile::create(&output)?;
     file.write_all(markdown.as_bytes())?;
     file.commit()?;
+    let mut cpm_files = Vec::new();
+    if let Some(trace) = newest_merged_trace(dir) {
+        let observed_nodes: Vec<usize> = observed.iter().map(|s| s.node).collect();
+        for (name, path) in [
+            (CPM_STATIC_FILE_NAME, &static_path),
+            (CPM_OBSERVED_FILE_NAME, &observed_nodes),
+        ] {
+            let out = dir.join(name);
+            write_cpm_trace(&trace, &out, &nodes, path)?;
+            cpm_files.push(out);
+        }
+    }
     Ok(CriticalPathReport {
         output,
         markdown,
         static_path: static_path.iter().map(|&i| nodes.ids[i]).collect(),
         observed_path: observed.iter().map(|s| nodes.ids[s.node]).collect(),
+        observed_blame: observed.iter().map(|s| s.wait.map(|(_, b)| b)).collect(),
+        cpm_files,
         warnings,
     })
+}
+
+/// The newest `merged_swimlane*.json` in `dir` (by modification time, then name).
+fn newest_merged_trace(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let ok = name.starts_with("merged_swimlane") && name.ends_with(".json");
+            let meta = e.metadata().ok().filter(std::fs::Metadata::is_file)?;
+            ok.then(|| (meta.modified().ok(), name, e.path()))
+        })
+        .max_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)))
+        .map(|(_, _, p)| p)
+}
+
+/// A copy of `trace` with the Worker View bars of tasks off `path` renamed
+/// `·(<task>)` (see the module docs).
+fn write_cpm_trace(
+    trace: &Path,
+    out: &Path,
+    nodes: &Nodes,
+    path: &[usize],
+) -> Result<(), ToolError> {
+    let invalid = |key: &str, reason: String| ToolError::Invalid {
+        path: trace.to_path_buf(),
+        key: key.to_string(),
+        reason,
+    };
+    let bytes = crate::json::read_file(trace)?;
+    let mut value: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| invalid("traceEvents", format!("is not a readable trace: {e}")))?;
+    drop(bytes);
+    let on_path: std::collections::HashSet<u64> =
+        path.iter().map(|&i| nodes.ids[i].raw()).collect();
+    let mut has_bar: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    let events = value
+        .get_mut("traceEvents")
+        .and_then(serde_json::Value::as_array_mut)
+        .ok_or_else(|| invalid("traceEvents", String::from("is missing or not a list")))?;
+    for ev in events.iter_mut() {
+        let Some(obj) = ev.as_object_mut() else {
+            continue;
+        };
+        let worker_bar = obj.get("pid").and_then(serde_json::Value::as_u64) == Some(4)
+            && obj.get("ph").and_then(serde_json::Value::as_str) == Some("X");
+        if !worker_bar {
+            continue;
+        }
+        let Some(id) = obj
+            .get("args")
+            .and_then(|a| a.get("taskId"))
+            .and_then(serde_json::Value::as_u64)
+        else {
+            continue;
+        };
+        if on_path.contains(&id) {
+            has_bar.insert(id);
+        } else {
+            obj.insert(
+                String::from("name"),
+                serde_json::Value::String(format!("\u{b7}({})", TaskId(id))),
+            );
+        }
+    }
+    if let Some(&missing) = path
+        .iter()
+        .find(|&&i| nodes.spans[i].is_some() && !has_bar.contains(&nodes.ids[i].raw()))
+    {
+        return Err(invalid(
+            "traceEvents",
+            format!(
+                "has no Worker View bar for critical task {}; convert this run's chip_swimlane_records.json again",
+                nodes.ids[missing]
+            ),
+        ));
+    }
+    let mut text = serde_json::to_string_pretty(&value)
+        .map_err(|e| invalid("traceEvents", format!("cannot be written: {e}")))?;
+    text.push('\n');
+    let mut file = AtomicFile::create(out)?;
+    file.write_all(text.as_bytes())?;
+    file.commit()?;
+    Ok(())
 }
 
 /// The graph over dense indices.
@@ -178,13 +322,15 @@ struct Nodes {
     preds: Vec<Vec<usize>>,
     succs: Vec<Vec<usize>>,
     n_edges: usize,
+    /// Each task's core predecessor (see the module docs).
+    core_pred: Vec<Option<usize>>,
 }
 
 /// One step of the observed path.
 struct Step {
     node: usize,
-    /// Start minus the chosen predecessor's end (`None` for the first task).
-    wait: Option<i128>,
+    /// Start minus the chosen predecessor's end, and why (`None` for the first task).
+    wait: Option<(i128, Blame)>,
 }
 
 impl Nodes {
@@ -197,6 +343,7 @@ impl Nodes {
             preds: Vec::new(),
             succs: Vec::new(),
             n_edges: 0,
+            core_pred: Vec::new(),
         };
         let mut add = |id: TaskId, kernels: Option<[i32; 3]>, nodes: &mut Nodes| -> usize {
             *index.entry(id.raw()).or_insert_with(|| {
@@ -222,6 +369,39 @@ impl Nodes {
             nodes.n_edges += 1;
         }
         nodes
+    }
+
+    /// Sets each task's core predecessor from the timed rows.
+    fn set_core_preds(&mut self, mut rows: Vec<(u32, Ns, Ns, u64)>) {
+        let index: HashMap<u64, usize> = self
+            .ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.raw(), i))
+            .collect();
+        self.core_pred = vec![None; self.ids.len()];
+        let mut best_end: Vec<Ns> = vec![0; self.ids.len()];
+        rows.sort_unstable();
+        let mut k = 0;
+        while k < rows.len() {
+            let core = rows[k].0;
+            // The row with the latest end so far on this core: (end, node).
+            let mut latest: Option<(Ns, usize)> = None;
+            while k < rows.len() && rows[k].0 == core {
+                let (_, _, end, id) = rows[k];
+                k += 1;
+                let Some(&v) = index.get(&id) else { continue };
+                if let Some((e, u)) = latest.filter(|&(_, u)| u != v) {
+                    if self.core_pred[v].is_none() || e > best_end[v] {
+                        self.core_pred[v] = Some(u);
+                        best_end[v] = e;
+                    }
+                }
+                if latest.is_none_or(|(e, _)| end > e) {
+                    latest = Some((end, v));
+                }
+            }
+        }
     }
 
     fn duration(&self, i: usize) -> Ns {
@@ -298,18 +478,32 @@ impl Nodes {
         let mut cur = last;
         loop {
             seen[cur] = true;
-            let pred = self.preds[cur]
+            let data = self.preds[cur]
                 .iter()
                 .copied()
                 .filter(|&p| !seen[p])
                 .filter_map(|p| self.spans[p].as_ref().map(|s| (s.end, p)))
-                .max_by_key(|&(end, p)| (end, std::cmp::Reverse(p)));
+                .max_by_key(|&(end, p)| (end, std::cmp::Reverse(p)))
+                .map(|(end, p)| (end, p, Blame::DataWait));
+            let core = self
+                .core_pred
+                .get(cur)
+                .copied()
+                .flatten()
+                .filter(|&p| !seen[p])
+                .and_then(|p| self.spans[p].as_ref().map(|s| (s.end, p, Blame::CoreWait)));
+            // The later end wins; a data predecessor wins a tie.
+            let pred = match (data, core) {
+                (Some(d), Some(c)) if c.0 > d.0 => Some(c),
+                (Some(d), _) => Some(d),
+                (None, c) => c,
+            };
             let start = self.spans[cur].as_ref().map_or(0, |s| s.start);
             match pred {
-                Some((end, p)) => {
+                Some((end, p, blame)) => {
                     steps.push(Step {
                         node: cur,
-                        wait: Some(i128::from(start) - i128::from(end)),
+                        wait: Some((i128::from(start) - i128::from(end), blame)),
                     });
                     cur = p;
                 }
@@ -458,7 +652,16 @@ fn render(
             .iter()
             .map(|s| u128::from(nodes.duration(s.node)))
             .sum();
-        let waits: i128 = observed.iter().filter_map(|s| s.wait).sum();
+        let wait_of = |b: Blame| -> i128 {
+            observed
+                .iter()
+                .filter_map(|s| s.wait)
+                .filter(|w| w.1 == b)
+                .map(|w| w.0)
+                .sum()
+        };
+        let (data_wait, core_wait) = (wait_of(Blame::DataWait), wait_of(Blame::CoreWait));
+        let waits = data_wait + core_wait;
         let front = observed
             .first()
             .and_then(|s| nodes.spans[s.node].as_ref())
@@ -477,9 +680,21 @@ fn render(
         );
         let _ = writeln!(
             out,
-            "  - dependency wait (start minus the predecessor's end): {} µs ({})",
+            "  - stall (start minus the chosen predecessor's end): {} µs ({})",
             signed_us(waits),
             pct(waits as f64, m)
+        );
+        let _ = writeln!(
+            out,
+            "    - data-wait: {} µs ({})",
+            signed_us(data_wait),
+            pct(data_wait as f64, m)
+        );
+        let _ = writeln!(
+            out,
+            "    - core-wait: {} µs ({})",
+            signed_us(core_wait),
+            pct(core_wait as f64, m)
         );
         let _ = writeln!(
             out,
@@ -490,7 +705,7 @@ fn render(
         let total = compute as i128 + waits + front;
         let _ = writeln!(
             out,
-            "  - tiling check: compute + wait + front gap = {} µs vs makespan {} µs ({})",
+            "  - tiling check: compute + stall + front gap = {} µs vs makespan {} µs ({})",
             signed_us(total),
             us(makespan),
             if total == makespan as i128 {
@@ -607,20 +822,23 @@ fn render(
         let _ = writeln!(out, "\n## Observed critical path\n");
         let _ = writeln!(
             out,
-            "| # | task | kernel | cores | start µs | end µs | duration µs | wait before µs |"
+            "| # | task | kernel | cores | start µs | end µs | duration µs | wait before µs | blame |"
         );
-        let _ = writeln!(out, "|---:|---|---|---|---:|---:|---:|---:|");
+        let _ = writeln!(out, "|---:|---|---|---|---:|---:|---:|---:|---|");
         for (k, s) in observed.iter().enumerate() {
             if let Some(skip) = elide(k, observed.len()) {
                 if skip > 0 {
-                    let _ = writeln!(out, "| ... | {skip} more tasks | | | | | | |");
+                    let _ = writeln!(out, "| ... | {skip} more tasks | | | | | | | |");
                 }
                 continue;
             }
-            let wait = s.wait.map_or_else(|| String::from("-"), signed_us);
+            let (wait, blame) = match s.wait {
+                Some((w, b)) => (signed_us(w), b.as_str()),
+                None => (String::from("-"), "front-gap"),
+            };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {wait} |",
+                "| {} | {} | {} | {} | {wait} | {blame} |",
                 k + 1,
                 nodes.ids[s.node],
                 cell(&nodes.kernel(s.node, names)),
@@ -684,20 +902,132 @@ mod tests {
         assert!(md.contains("  - compute: 2.850 µs (95.0%)"), "{md}");
         // Waits: r1t0 starts 100 ns after t0; r1t1 starts 50 ns after r1t0.
         assert!(
-            md.contains("  - dependency wait (start minus the predecessor's end): 0.150 µs (5.0%)"),
+            md.contains("  - stall (start minus the chosen predecessor's end): 0.150 µs (5.0%)\n    - data-wait: 0.150 µs (5.0%)\n    - core-wait: 0.000 µs (0.0%)\n"),
             "{md}"
         );
         assert!(md.contains("(exact)"), "{md}");
         assert!(
-            md.contains("| 3 | r1t1 | mix_aic | 0, 1 | 1.650 | 3.000 | 1.350 | 0.050 |"),
+            md.contains(
+                "| 3 | r1t1 | mix_aic | 0, 1 | 1.650 | 3.000 | 1.350 | 0.050 | data-wait |"
+            ),
             "{md}"
         );
+        assert!(
+            md.contains("| 1 | t0 | qk_matmul_0 | 0 | 0.000 | 1.000 | 1.000 | - | front-gap |"),
+            "{md}"
+        );
+        assert!(report.cpm_files.is_empty(), "no merged trace here");
         assert!(md.contains("| softmax\\|x |"), "{md}");
         assert!(md.contains("| qk_matmul | 1 | 1.000 | 1 | 1.000 |"), "{md}");
     }
 
     /// Kernel names come from an editable file: in the Markdown report they carry no raw
     /// HTML and no terminal escape.
+    #[test]
+    fn core_waits_and_cpm_traces() {
+        // r1t2 has no data predecessor; it waits for r1t1 on core 1.
+        let dir = setup(true);
+        let records = RECORDS
+            .replace(
+                ", [1, 4294967297, 2, 2650, 3900, 0]]",
+                ", [1, 4294967297, 2, 2650, 3900, 0], [1, 4294967298, 3, 4200, 4500, 0]]",
+            )
+            .replace(
+                ", [1, 2, 2640, 3910]]",
+                ", [1, 2, 2640, 3910], [1, 3, 4100, 4510]]",
+            );
+        std::fs::write(dir.path().join("chip_swimlane_records.json"), records).unwrap();
+        let deps = DEPS.replace(
+            r#"],"tensors""#,
+            r#",{"task_id":"4294967298","scope":"auto","kernel_ids":[-1,1,-1],"block_num":1,"args":[]}],"tensors""#,
+        );
+        std::fs::write(dir.path().join("deps.json"), deps).unwrap();
+        let converted = crate::tools::swimlane_converter::convert(
+            &crate::tools::swimlane_converter::ConvertOptions {
+                input: &dir.path().join("chip_swimlane_records.json"),
+                output: Some(&dir.path().join("merged_swimlane.json")),
+                deps: None,
+                func_names: None,
+                kernel_config: None,
+            },
+        )
+        .unwrap();
+        let report = analyze(dir.path()).unwrap();
+        let ids: Vec<String> = report.observed_path.iter().map(TaskId::to_string).collect();
+        assert_eq!(ids, ["t0", "r1t0", "r1t1", "r1t2"]);
+        assert_eq!(
+            report.observed_blame,
+            [
+                None,
+                Some(Blame::DataWait),
+                Some(Blame::DataWait),
+                Some(Blame::CoreWait)
+            ]
+        );
+        let md = &report.markdown;
+        // r1t2 starts at 4200; r1t1, before it on core 1, ends at 4000 (its last row).
+        assert!(md.contains("    - core-wait: 0.200 µs (5.7%)\n"), "{md}");
+        assert!(md.contains("| 0.200 | core-wait |"), "{md}");
+        assert!(md.contains("(exact)"), "{md}");
+
+        assert_eq!(
+            report.cpm_files,
+            [
+                dir.path().join(CPM_STATIC_FILE_NAME),
+                dir.path().join(CPM_OBSERVED_FILE_NAME)
+            ]
+        );
+        let read = |p: &Path| -> serde_json::Value {
+            serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+        };
+        let trace = read(&converted.output);
+        let names = |v: &serde_json::Value| -> Vec<(u64, String)> {
+            v["traceEvents"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e["pid"] == 4 && e["ph"] == "X" && e["args"]["taskId"].is_u64())
+                .map(|e| {
+                    (
+                        e["args"]["taskId"].as_u64().unwrap(),
+                        e["name"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect()
+        };
+        // The static path (r2t0, t0, r1t0, r1t1) keeps its names; r1t2 is dimmed.
+        let st = names(&read(&report.cpm_files[0]));
+        let before = names(&trace);
+        assert_eq!(st.len(), before.len());
+        for ((id, name), (_, old)) in st.iter().zip(&before) {
+            if *id == 4294967298 {
+                assert_eq!(name, "\u{b7}(r1t2)");
+            } else {
+                assert_eq!(name, old);
+            }
+        }
+        // The observed path covers every timed task: nothing renamed.
+        assert_eq!(names(&read(&report.cpm_files[1])), before);
+        let text = std::fs::read_to_string(&report.cpm_files[0]).unwrap();
+        assert!(
+            text.ends_with("}\n") && text.contains("\n  \"traceEvents\": [\n"),
+            "indent 2"
+        );
+        assert!(text.contains("\u{b7}(r1t2)"), "non-ASCII kept");
+
+        // A trace from another run: a critical task has no bar.
+        std::fs::write(
+            dir.path().join("merged_swimlane.json"),
+            r#"{"traceEvents": [{"pid": 4, "ph": "X", "name": "x", "args": {"taskId": 99}}]}"#,
+        )
+        .unwrap();
+        let msg = analyze(dir.path()).unwrap_err().to_string();
+        assert!(
+            msg.contains("no Worker View bar for critical task"),
+            "{msg}"
+        );
+    }
+
     #[test]
     fn hostile_names_are_escaped_in_the_report() {
         let dir = setup(true);

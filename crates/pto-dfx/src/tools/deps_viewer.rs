@@ -1,5 +1,5 @@
 //! `pto deps-viewer`: `deps.json` as a text summary or a self-contained,
-//! interactive HTML graph.
+//! interactive HTML graph, with Simpler's `--edge-mode` views.
 //!
 //! The nodes are the union of edge endpoints and of tasks with an active
 //! kernel (a dummy task without edges is left out), sorted by task id. A
@@ -13,7 +13,7 @@
 //! [name=<n>][ SPMD block num = N] fanin=<n> fanout=<m>`), then one
 //! `=== TASK ... ===` block per task listing its predecessors (`<-`) and
 //! successors (`->`) with the edges' annotations, in Simpler's layout plus
-//! names and annotations.
+//! names and annotations. It is streamed to the file as it is formatted.
 //!
 //! **HTML** (`deps_viewer.html`): one SVG, laid out by a Graphviz engine
 //! when it is on `PATH` (run as a child process, see
@@ -30,24 +30,55 @@
 //! page exercise its own controls and write the results into
 //! `#selftest-result` (the Chromium tests read them).
 //!
+//! **Edge modes** ([`EdgeMode`], Simpler's `--edge-mode`): `full` shows
+//! every `(pred, succ)` pair; `reduced` drops the pairs a longer path
+//! already implies (transitive reduction, [`reduction::redundant_edges`]),
+//! except pairs with a `creator` annotation, which keep the creator alive;
+//! `omitted` shows only what `reduced` drops. `reduced_dataflow` /
+//! `omitted_dataflow` reduce without the creator protection and then put
+//! back every implied creator pair unless each of its creator annotations
+//! is an `INOUT` whose exact byte region (buffer address, dtype size,
+//! offset, strides: [`reduction::byte_region`]) is fully covered both by
+//! TensorMap dataflow into the consumer from an earlier output on a buffer
+//! of the same creator and by TensorMap dataflow from the consumer to a
+//! later `INOUT` of that creator; an `OUTPUT_EXISTING`, a missing view or
+//! a region beyond [`reduction::MAX_INTERVALS`] keeps the pair. Text shows
+//! only the selected pairs; HTML lays out the full graph and paints the
+//! unselected edges in the background colour (`hidden-edge`), so every
+//! mode has the same node placement. A reduction mode writes
+//! `deps_viewer_<mode>.{txt,html}` by default and reports the removed
+//! pairs ([`DepsViewerReport::reduction`]). A cycle, or a graph whose
+//! reduction would cost more than [`reduction::WORK_PER_EDGE`] visits per
+//! edge, is shown in full with a warning.
+//!
+//! **Memory** is linear: `deps.json` is read by the streaming
+//! [`deps_scan`] (compact records, not the text nor a JSON tree; a file it
+//! declines goes to the careful reader, which reports its damage), nodes
+//! and edges are flat arrays (about 50 bytes per node and 40 per pair plus
+//! the scan's records), and the text is written as it is formatted. The
+//! numbers are in `docs/PERFORMANCE.md`.
+//!
 //! A `chip_swimlane_records.json` beside the input adds each task's
 //! measured span to the details (`perf_sidecar: yes`); a `name_map_*.json`
 //! beside it (the newest) names the kernels unless `--func-names` is given.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
 use crate::atomic::AtomicFile;
-use crate::deps::{DepsFile, EdgeSource, Overlap};
+use crate::deps::{ArgDirection, EdgeSource, Overlap};
+use crate::dtype::DataType;
 use crate::error::Problem;
 use crate::task_id::TaskId;
+use crate::tools::deps_scan::{self, DepsScan, Detail, ScanEdge, Scanned};
 use crate::tools::error::ToolError;
 use crate::tools::html::{self, escape, num, Page};
 use crate::tools::layout::{self, Engine, Layout, Size};
 use crate::tools::names::{self, KernelNames, SiblingPolicy};
+use crate::tools::reduction::{self, Refused};
 
 /// Output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +96,44 @@ impl Format {
             Self::Text => "text",
             Self::Html => "html",
         }
+    }
+}
+
+/// Which `(pred, succ)` pairs a view shows (Simpler's `--edge-mode`; see
+/// the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum EdgeMode {
+    /// Every pair.
+    #[default]
+    Full,
+    /// The transitive reduction; creator pairs always kept.
+    Reduced,
+    /// Only the pairs `Reduced` drops.
+    Omitted,
+    /// The reduction with creator pairs dropped only when dataflow proves them implied.
+    ReducedDataflow,
+    /// Only the pairs `ReducedDataflow` drops.
+    OmittedDataflow,
+}
+
+impl EdgeMode {
+    /// Simpler's name of the mode.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Full => "full",
+            Self::Reduced => "reduced",
+            Self::Omitted => "omitted",
+            Self::ReducedDataflow => "reduced_dataflow",
+            Self::OmittedDataflow => "omitted_dataflow",
+        }
+    }
+
+    const fn dataflow(self) -> bool {
+        matches!(self, Self::ReducedDataflow | Self::OmittedDataflow)
+    }
+
+    const fn shows_omitted(self) -> bool {
+        matches!(self, Self::Omitted | Self::OmittedDataflow)
     }
 }
 
@@ -90,7 +159,7 @@ pub const AUTO_GRAPHVIZ_MAX_NODES: usize = 2000;
 pub struct DepsViewerOptions<'a> {
     /// The `deps.json`.
     pub input: &'a Path,
-    /// The output; default `deps_viewer.{txt,html}` beside the input.
+    /// The output; default `deps_viewer[_<mode>].{txt,html}` beside the input.
     pub output: Option<&'a Path>,
     /// Text or HTML.
     pub format: Format,
@@ -98,6 +167,33 @@ pub struct DepsViewerOptions<'a> {
     pub layout: LayoutChoice,
     /// A name map; default the newest `name_map*.json` beside the input.
     pub func_names: Option<&'a Path>,
+    /// Which pairs to show.
+    pub edge_mode: EdgeMode,
+}
+
+/// What a reduction mode removed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reduction {
+    /// The mode.
+    pub mode: EdgeMode,
+    /// Unique pairs before the reduction.
+    pub n_pairs: usize,
+    /// The pairs the reduction removes, as `<pred> -> <succ>` in the
+    /// graph's task labels, in task order.
+    pub removed: Vec<String>,
+}
+
+impl Reduction {
+    /// Simpler's headline: `Transitive reduction: removed N redundant
+    /// edge(s) of M (K kept)`.
+    pub fn headline(&self) -> String {
+        format!(
+            "Transitive reduction: removed {} redundant edge(s) of {} ({} kept)",
+            self.removed.len(),
+            self.n_pairs,
+            self.n_pairs - self.removed.len()
+        )
+    }
 }
 
 /// What the viewer wrote.
@@ -109,12 +205,15 @@ pub struct DepsViewerReport {
     pub format: Format,
     /// Nodes shown.
     pub n_nodes: usize,
-    /// Unique `(pred, succ)` pairs.
+    /// Unique `(pred, succ)` pairs shown.
     pub n_unique_edges: usize,
-    /// `edges[]` entries.
+    /// `edges[]` entries of the pairs shown.
     pub n_annotated_edges: usize,
     /// The layout used (HTML): `graphviz dot`, `built-in layered`.
     pub layout: Option<String>,
+    /// What a reduction mode removed (`None` for `full`, and when the
+    /// graph could not be reduced: see `warnings`).
+    pub reduction: Option<Reduction>,
     /// Recoverable damage and fallbacks, each naming its file.
     pub warnings: Vec<String>,
 }
@@ -166,29 +265,88 @@ fn core_class(kind: Kind, kernel_ids: &[i32]) -> &'static str {
     }
 }
 
+/// No index (`u32::MAX`).
+const NONE: u32 = u32::MAX;
+
 struct Node {
     id: TaskId,
     kind: Kind,
-    kernel_ids: Vec<i32>,
+    kernel_ids: [i32; 3],
     block_num: u32,
     early_dispatch: bool,
-    name: String,
-    preds: Vec<usize>,
-    succs: Vec<usize>,
-    /// Measured span (µs since the swimlane base) and cores, from the sidecar.
-    timing: Option<(f64, f64, Vec<u32>)>,
+    /// An index into `Graph::names`.
+    name: u32,
+    /// The `tasks[]` entry (`NONE` for an alloc).
+    task: u32,
+    /// An index into `Graph::timings` (`NONE`: not measured).
+    timing: u32,
+}
+
+/// Successor and predecessor lists (CSR) of a set of pairs, self-pairs left out.
+struct Adjacency {
+    succ_off: Vec<u32>,
+    /// Pair indices, by predecessor then successor.
+    succ: Vec<u32>,
+    pred_off: Vec<u32>,
+    /// Pair indices, by successor then predecessor.
+    pred: Vec<u32>,
+}
+
+impl Adjacency {
+    fn new(n: usize, pairs: &[(u32, u32)], keep: impl Fn(usize) -> bool) -> Self {
+        let mut succ_off = vec![0u32; n + 1];
+        let mut pred_off = vec![0u32; n + 1];
+        for (k, &(p, s)) in pairs.iter().enumerate() {
+            if p != s && keep(k) {
+                succ_off[p as usize + 1] += 1;
+                pred_off[s as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            succ_off[i + 1] += succ_off[i];
+            pred_off[i + 1] += pred_off[i];
+        }
+        let total = succ_off[n] as usize;
+        let mut succ = vec![0u32; total];
+        let mut pred = vec![0u32; total];
+        let mut fs = succ_off.clone();
+        let mut fp = pred_off.clone();
+        // Pairs are sorted by (pred, succ): both lists come out sorted.
+        for (k, &(p, s)) in pairs.iter().enumerate() {
+            if p != s && keep(k) {
+                succ[fs[p as usize] as usize] = k as u32;
+                fs[p as usize] += 1;
+                pred[fp[s as usize] as usize] = k as u32;
+                fp[s as usize] += 1;
+            }
+        }
+        Self {
+            succ_off,
+            succ,
+            pred_off,
+            pred,
+        }
+    }
+
+    fn succs(&self, i: usize) -> &[u32] {
+        &self.succ[self.succ_off[i] as usize..self.succ_off[i + 1] as usize]
+    }
+
+    fn preds(&self, i: usize) -> &[u32] {
+        &self.pred[self.pred_off[i] as usize..self.pred_off[i + 1] as usize]
+    }
 }
 
 struct Graph {
     nodes: Vec<Node>,
-    /// Unique edges (pred, succ) as node indices, with their annotations.
-    edges: Vec<(usize, usize)>,
-    notes: Vec<Vec<String>>,
-    explicit_only: Vec<bool>,
-    partial_overlap: Vec<bool>,
+    names: Vec<String>,
+    timings: Vec<(f64, f64, Vec<u32>)>,
+    /// Unique pairs (pred, succ) as node indices, sorted.
+    pairs: Vec<(u32, u32)>,
+    /// Pair `k`'s annotations: `scan.edges[ann[ann_off[k]..ann_off[k + 1]]]`.
+    ann_off: Vec<u32>,
+    ann: Vec<u32>,
     ring0: bool,
-    n_annotated: usize,
-    n_tensors: usize,
 }
 
 impl Graph {
@@ -201,152 +359,204 @@ impl Graph {
         }
     }
 
-    fn build(
-        file: &DepsFile,
-        names: &KernelNames,
-        timing: &HashMap<u64, (f64, f64, Vec<u32>)>,
-    ) -> Self {
-        let mut index: HashMap<u64, usize> = HashMap::new();
-        let mut nodes: Vec<Node> = Vec::new();
-        let task_of: HashMap<u64, usize> = file
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.task_id.raw(), i))
-            .collect();
-        let mut add = |id: TaskId, nodes: &mut Vec<Node>| -> usize {
-            *index.entry(id.raw()).or_insert_with(|| {
-                let (kind, kernel_ids, block_num, early) = match task_of.get(&id.raw()) {
-                    Some(&t) => {
-                        let t = &file.tasks[t];
-                        let kind = if t.is_dummy() {
-                            Kind::Dummy
-                        } else {
-                            Kind::Submit
-                        };
-                        (
-                            kind,
-                            t.kernel_ids.clone(),
-                            t.block_num.max(1),
-                            t.early_dispatch,
-                        )
-                    }
-                    None => (Kind::Alloc, Vec::new(), 1, false),
-                };
-                let name = match kind {
-                    Kind::Alloc => String::from("alloc"),
-                    Kind::Dummy => String::from("dummy"),
-                    Kind::Submit => {
-                        let mut parts: Vec<String> = Vec::new();
-                        for &k in kernel_ids.iter().filter(|&&k| k >= 0) {
-                            let label = names.label(i64::from(k));
-                            if !parts.contains(&label) {
-                                parts.push(label);
-                            }
-                        }
-                        parts.join("+")
-                    }
-                };
-                nodes.push(Node {
-                    id,
-                    kind,
-                    kernel_ids,
-                    block_num,
-                    early_dispatch: early,
-                    name,
-                    preds: Vec::new(),
-                    succs: Vec::new(),
-                    timing: timing.get(&id.raw()).cloned(),
-                });
-                nodes.len() - 1
-            })
-        };
-        for t in &file.tasks {
-            if !t.is_dummy() || timing.contains_key(&t.task_id.raw()) {
-                add(t.task_id, &mut nodes);
-            }
-        }
-        let mut pair_index: HashMap<(usize, usize), usize> = HashMap::new();
-        let mut edges = Vec::new();
-        let mut notes: Vec<Vec<String>> = Vec::new();
-        let mut explicit_only = Vec::new();
-        let mut partial_overlap = Vec::new();
-        for e in &file.edges {
-            let p = add(e.pred, &mut nodes);
-            let s = add(e.succ, &mut nodes);
-            let k = *pair_index.entry((p, s)).or_insert_with(|| {
-                edges.push((p, s));
-                notes.push(Vec::new());
-                explicit_only.push(true);
-                partial_overlap.push(false);
-                edges.len() - 1
-            });
-            let mut note = String::from(e.source.as_str());
-            if e.source != EdgeSource::Explicit {
-                let _ = write!(note, " arg {}", e.arg);
-            }
-            if let Some(o) = e.overlap {
-                let _ = write!(note, " {}", o.as_str());
-                if o == Overlap::Other {
-                    partial_overlap[k] = true;
-                }
-            }
-            if e.source != EdgeSource::Explicit {
-                explicit_only[k] = false;
-            }
-            notes[k].push(note);
-        }
-        // Sort nodes by id and renumber.
-        let mut order: Vec<usize> = (0..nodes.len()).collect();
-        order.sort_by_key(|&i| nodes[i].id);
-        let mut new_of = vec![0usize; nodes.len()];
-        for (new, &old) in order.iter().enumerate() {
-            new_of[old] = new;
-        }
-        let mut slots: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
-        let mut nodes: Vec<Node> = order.iter().filter_map(|&old| slots[old].take()).collect();
-        let edges: Vec<(usize, usize)> = edges
-            .into_iter()
-            .map(|(p, s)| (new_of[p], new_of[s]))
-            .collect();
-        for &(p, s) in &edges {
-            if p != s {
-                nodes[p].succs.push(s);
-                nodes[s].preds.push(p);
-            }
-        }
-        for n in &mut nodes {
-            n.succs.sort_unstable();
-            n.preds.sort_unstable();
-        }
-        let ring0 = nodes.iter().all(|n| n.id.ring() == 0);
-        Graph {
-            nodes,
-            edges,
-            notes,
-            explicit_only,
-            partial_overlap,
-            ring0,
-            n_annotated: file.edges.len(),
-            n_tensors: file.tensors.len(),
-        }
+    fn name(&self, i: usize) -> &str {
+        self.names
+            .get(self.nodes[i].name as usize)
+            .map_or("", String::as_str)
     }
 
-    fn func_label(&self, i: usize) -> String {
-        let n = &self.nodes[i];
-        let mut out = if n.kind == Kind::Submit {
-            let ids: Vec<String> = n.kernel_ids.iter().map(i32::to_string).collect();
-            format!("func_id=[{}]", ids.join(","))
-        } else {
-            String::from("func_id=none")
+    fn annotations<'a>(
+        &'a self,
+        scan: &'a DepsScan,
+        k: usize,
+    ) -> impl Iterator<Item = &'a ScanEdge> + 'a {
+        let (a, b) = (self.ann_off[k] as usize, self.ann_off[k + 1] as usize);
+        self.ann[a..b]
+            .iter()
+            .filter_map(move |&e| scan.edges.get(e as usize))
+    }
+
+    /// The annotations of pair `k` as the listing shows them.
+    fn notes(&self, scan: &DepsScan, k: usize) -> String {
+        let mut out = String::new();
+        for (n, e) in self.annotations(scan, k).enumerate() {
+            if n > 0 {
+                out.push_str("; ");
+            }
+            out.push_str(e.source.as_str());
+            if e.source != EdgeSource::Explicit {
+                let _ = write!(out, " arg {}", e.arg);
+            }
+            if let Some(o) = e.overlap {
+                let _ = write!(out, " {}", o.as_str());
+            }
+        }
+        out
+    }
+
+    fn explicit_only(&self, scan: &DepsScan, k: usize) -> bool {
+        self.annotations(scan, k)
+            .all(|e| e.source == EdgeSource::Explicit)
+    }
+
+    fn partial_overlap(&self, scan: &DepsScan, k: usize) -> bool {
+        self.annotations(scan, k)
+            .any(|e| e.overlap == Some(Overlap::Other))
+    }
+
+    fn has_creator(&self, scan: &DepsScan, k: usize) -> bool {
+        self.annotations(scan, k)
+            .any(|e| e.source == EdgeSource::Creator)
+    }
+
+    fn index_of(&self, id: TaskId) -> Option<usize> {
+        self.nodes.binary_search_by_key(&id, |n| n.id).ok()
+    }
+
+    fn build(
+        scan: &DepsScan,
+        names: &KernelNames,
+        timing: HashMap<u64, (f64, f64, Vec<u32>)>,
+    ) -> Self {
+        // The last entry of a repeated task id wins, as with a map.
+        let mut task_of: HashMap<u64, u32> = HashMap::with_capacity(scan.tasks.len());
+        for (i, t) in scan.tasks.iter().enumerate() {
+            task_of.insert(t.task_id.raw(), i as u32);
+        }
+        let is_dummy = |t: &deps_scan::ScanTask| t.kernel_ids.iter().all(|&k| k < 0);
+        let mut ids: Vec<TaskId> = Vec::with_capacity(scan.tasks.len() + scan.edges.len() / 4);
+        for t in &scan.tasks {
+            if !is_dummy(t) || timing.contains_key(&t.task_id.raw()) {
+                ids.push(t.task_id);
+            }
+        }
+        for e in &scan.edges {
+            ids.push(e.pred);
+            ids.push(e.succ);
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids.shrink_to_fit();
+
+        let mut name_list: Vec<String> = vec![String::from("alloc"), String::from("dummy")];
+        let mut name_of: HashMap<[i32; 3], u32> = HashMap::new();
+        let mut timings = Vec::with_capacity(timing.len());
+        let mut timing = timing;
+        let mut nodes: Vec<Node> = Vec::with_capacity(ids.len());
+        for id in ids {
+            let task = task_of.get(&id.raw()).copied();
+            let (kind, kernel_ids, block_num, early) = match task {
+                Some(t) => {
+                    let t = &scan.tasks[t as usize];
+                    let kind = if is_dummy(t) {
+                        Kind::Dummy
+                    } else {
+                        Kind::Submit
+                    };
+                    (kind, t.kernel_ids, t.block_num.max(1), t.early_dispatch)
+                }
+                None => (Kind::Alloc, [-1; 3], 1, false),
+            };
+            let name = match kind {
+                Kind::Alloc => 0,
+                Kind::Dummy => 1,
+                Kind::Submit => *name_of.entry(kernel_ids).or_insert_with(|| {
+                    let mut parts: Vec<String> = Vec::new();
+                    for &k in kernel_ids.iter().filter(|&&k| k >= 0) {
+                        let label = names.label(i64::from(k));
+                        if !parts.contains(&label) {
+                            parts.push(label);
+                        }
+                    }
+                    name_list.push(parts.join("+"));
+                    (name_list.len() - 1) as u32
+                }),
+            };
+            let timing = match timing.remove(&id.raw()) {
+                Some(t) => {
+                    timings.push(t);
+                    (timings.len() - 1) as u32
+                }
+                None => NONE,
+            };
+            nodes.push(Node {
+                id,
+                kind,
+                kernel_ids,
+                block_num,
+                early_dispatch: early,
+                name,
+                task: task.unwrap_or(NONE),
+                timing,
+            });
+        }
+        drop(task_of);
+        let mut graph = Graph {
+            nodes,
+            names: name_list,
+            timings,
+            pairs: Vec::new(),
+            ann_off: Vec::new(),
+            ann: Vec::new(),
+            ring0: true,
         };
-        if n.kind == Kind::Submit && !n.name.is_empty() {
-            let _ = write!(out, " name={}", n.name);
+        graph.ring0 = graph.nodes.iter().all(|n| n.id.ring() == 0);
+
+        // Every annotation as (pred node, succ node, entry), grouped by pair.
+        let mut triples: Vec<(u32, u32, u32)> = scan
+            .edges
+            .iter()
+            .enumerate()
+            .filter_map(|(k, e)| {
+                let p = graph.index_of(e.pred)?;
+                let s = graph.index_of(e.succ)?;
+                Some((p as u32, s as u32, k as u32))
+            })
+            .collect();
+        triples.sort_unstable();
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        let mut ann_off: Vec<u32> = Vec::new();
+        let mut ann: Vec<u32> = Vec::with_capacity(triples.len());
+        for (p, s, k) in triples {
+            if pairs.last() != Some(&(p, s)) {
+                pairs.push((p, s));
+                ann_off.push(ann.len() as u32);
+            }
+            ann.push(k);
+        }
+        ann_off.push(ann.len() as u32);
+        pairs.shrink_to_fit();
+        graph.pairs = pairs;
+        graph.ann_off = ann_off;
+        graph.ann = ann;
+        graph
+    }
+
+    fn func_label(&self, i: usize, out: &mut String) {
+        let n = &self.nodes[i];
+        if n.kind == Kind::Submit {
+            let [a, b, c] = n.kernel_ids;
+            let _ = write!(out, "func_id=[{a},{b},{c}]");
+            let name = self.name(i);
+            if !name.is_empty() {
+                let _ = write!(out, " name={name}");
+            }
+        } else {
+            out.push_str("func_id=none");
         }
         if n.block_num > 1 {
             let _ = write!(out, " SPMD block num = {}", n.block_num);
         }
-        out
+    }
+
+    fn header(&self, i: usize, out: &mut String) {
+        let _ = write!(
+            out,
+            "TASK {} kind={} ",
+            self.disp(i),
+            self.nodes[i].kind.as_str()
+        );
+        self.func_label(i, out);
     }
 
     fn fire(&self, i: usize) -> bool {
@@ -354,20 +564,237 @@ impl Graph {
         n.kind == Kind::Alloc || n.early_dispatch
     }
 
-    fn star(&self, i: usize) -> bool {
-        let preds = &self.nodes[i].preds;
+    fn star(&self, adj: &Adjacency, i: usize) -> bool {
+        let preds = adj.preds(i);
         !preds.is_empty()
-            && preds.iter().all(|&p| self.fire(p))
-            && preds.iter().any(|&p| self.nodes[p].kind != Kind::Alloc)
+            && preds
+                .iter()
+                .all(|&k| self.fire(self.pairs[k as usize].0 as usize))
+            && preds
+                .iter()
+                .any(|&k| self.nodes[self.pairs[k as usize].0 as usize].kind != Kind::Alloc)
     }
 }
 
-/// The default output beside `input`.
-pub fn default_output(input: &Path, format: Format) -> PathBuf {
+/// Which pairs a mode shows, and what its reduction removed.
+fn select(
+    g: &Graph,
+    scan: &DepsScan,
+    mode: EdgeMode,
+    warnings: &mut Vec<String>,
+) -> (Vec<bool>, Option<Reduction>) {
+    let all = vec![true; g.pairs.len()];
+    if mode == EdgeMode::Full {
+        return (all, None);
+    }
+    // Self-pairs are never redundant and take no part in the reduction.
+    let mut index: Vec<u32> = Vec::with_capacity(g.pairs.len());
+    let mut proper: Vec<(u32, u32)> = Vec::with_capacity(g.pairs.len());
+    for (k, &(p, s)) in g.pairs.iter().enumerate() {
+        if p != s {
+            index.push(k as u32);
+            proper.push((p, s));
+        }
+    }
+    let redundant = match reduction::redundant_edges(g.nodes.len(), &proper) {
+        Ok(r) => r,
+        Err(why) => {
+            let why = match why {
+                Refused::Cycle => "the graph has a cycle",
+                Refused::TooLarge => "the reduction would take too long on this graph",
+            };
+            warnings.push(format!(
+                "--edge-mode {}: {why}; showing the full graph",
+                mode.as_str()
+            ));
+            return (all, None);
+        }
+    };
+    drop(proper);
+    // Tensor id → buffer address, for the dataflow proofs.
+    let full_adj = mode.dataflow().then(|| {
+        let tensors: HashMap<u64, u64> = scan
+            .tensors
+            .iter()
+            .map(|t| (t.tensor_id, t.buffer_addr))
+            .collect();
+        (Adjacency::new(g.nodes.len(), &g.pairs, |_| true), tensors)
+    });
+    let mut removed = vec![false; g.pairs.len()];
+    for (j, &k) in index.iter().enumerate() {
+        if !redundant[j] {
+            continue;
+        }
+        let k = k as usize;
+        removed[k] = match &full_adj {
+            None => !g.has_creator(scan, k),
+            Some((adj, tensors)) => {
+                !g.has_creator(scan, k) || creator_pair_implied(g, scan, adj, tensors, k)
+            }
+        };
+    }
+    let labels: Vec<String> = removed
+        .iter()
+        .enumerate()
+        .filter(|(_, &r)| r)
+        .map(|(k, _)| {
+            let (p, s) = g.pairs[k];
+            format!("{} -> {}", g.disp(p as usize), g.disp(s as usize))
+        })
+        .collect();
+    let selected = if mode.shows_omitted() {
+        removed
+    } else {
+        removed.iter().map(|r| !r).collect()
+    };
+    (
+        selected,
+        Some(Reduction {
+            mode,
+            n_pairs: g.pairs.len(),
+            removed: labels,
+        }),
+    )
+}
+
+/// The byte region of a view of a known tensor, if exactly known.
+fn view_region(
+    scan: &DepsScan,
+    tensors: &HashMap<u64, u64>,
+    view: u32,
+) -> Option<(u64, Vec<(u64, u64)>)> {
+    let v = scan.view(view)?;
+    let addr = *tensors.get(&v.tensor_id)?;
+    let elem = DataType::from_name(scan.string(v.dtype))?.elem_size() as u64;
+    let region =
+        reduction::byte_region(addr, elem, v.start_offset, scan.shape(v), scan.strides(v))?;
+    Some((addr, region))
+}
+
+/// A producer view's region, on the buffer and with the element size of its consumer view.
+fn producer_region(
+    scan: &DepsScan,
+    tensors: &HashMap<u64, u64>,
+    e: &ScanEdge,
+) -> Option<Vec<(u64, u64)>> {
+    let c = scan.view(e.consumer)?;
+    let p = scan.view(e.producer)?;
+    let addr = *tensors.get(&c.tensor_id)?;
+    let elem = DataType::from_name(scan.string(c.dtype))?.elem_size() as u64;
+    reduction::byte_region(addr, elem, p.start_offset, scan.shape(p), scan.strides(p))
+}
+
+/// The direction of task `node`'s arg `idx`.
+fn arg_direction(g: &Graph, scan: &DepsScan, node: usize, idx: i32) -> Option<ArgDirection> {
+    let t = scan.tasks.get(g.nodes[node].task as usize)?;
+    scan.task_args(t)
+        .iter()
+        .find(|a| a.idx == idx)
+        .map(|a| a.direction)
+}
+
+/// Whether the structurally implied creator pair `k` (creator `c`,
+/// consumer `s`) may go in the dataflow modes (see the module docs).
+fn creator_pair_implied(
+    g: &Graph,
+    scan: &DepsScan,
+    adj: &Adjacency,
+    tensors: &HashMap<u64, u64>,
+    k: usize,
+) -> bool {
+    let (c, s) = (g.pairs[k].0 as usize, g.pairs[k].1 as usize);
+    // The creator's other consumers (those it has a creator annotation to).
+    let owned: HashSet<usize> = adj
+        .succs(c)
+        .iter()
+        .map(|&j| j as usize)
+        .filter(|&j| g.has_creator(scan, j))
+        .map(|j| g.pairs[j].1 as usize)
+        .collect();
+    for e in g
+        .annotations(scan, k)
+        .filter(|e| e.source == EdgeSource::Creator)
+    {
+        if arg_direction(g, scan, s, e.arg) != Some(ArgDirection::Inout) {
+            // OUTPUT_EXISTING (a reuse boundary), or not an INOUT: kept.
+            return false;
+        }
+        let Some((addr, region)) = view_region(scan, tensors, e.consumer) else {
+            return false;
+        };
+        // Into s: TensorMap flow from an earlier output of the creator's buffer.
+        let mut inflow: Vec<(u64, u64)> = Vec::new();
+        for &j in adj.preds(s) {
+            let q = g.pairs[j as usize].0 as usize;
+            if q == c || !owned.contains(&q) {
+                continue;
+            }
+            for f in g.annotations(scan, j as usize) {
+                if f.source != EdgeSource::Tensormap || f.arg != e.arg {
+                    continue;
+                }
+                let (Some((a, cons)), Some(prod)) = (
+                    view_region(scan, tensors, f.consumer),
+                    producer_region(scan, tensors, f),
+                ) else {
+                    continue;
+                };
+                if a == addr {
+                    inflow.extend(reduction::intersect(&cons, &prod));
+                }
+            }
+            if inflow.len() > reduction::MAX_INTERVALS {
+                return false;
+            }
+        }
+        if !reduction::covers(&reduction::merge(inflow), &region) {
+            return false;
+        }
+        // Out of s: TensorMap flow to a later INOUT of the creator's buffer.
+        let mut outflow: Vec<(u64, u64)> = Vec::new();
+        for &j in adj.succs(s) {
+            let r = g.pairs[j as usize].1 as usize;
+            if !owned.contains(&r) {
+                continue;
+            }
+            for f in g.annotations(scan, j as usize) {
+                if f.source != EdgeSource::Tensormap
+                    || arg_direction(g, scan, r, f.arg) != Some(ArgDirection::Inout)
+                {
+                    continue;
+                }
+                let (Some((a, cons)), Some(prod)) = (
+                    view_region(scan, tensors, f.consumer),
+                    producer_region(scan, tensors, f),
+                ) else {
+                    continue;
+                };
+                if a == addr {
+                    outflow.extend(reduction::intersect(&cons, &prod));
+                }
+            }
+            if outflow.len() > reduction::MAX_INTERVALS {
+                return false;
+            }
+        }
+        if !reduction::covers(&reduction::merge(outflow), &region) {
+            return false;
+        }
+    }
+    true
+}
+
+/// The default output beside `input`: `deps_viewer.{txt,html}`, or
+/// `deps_viewer_<mode>.{txt,html}` for a reduction mode.
+pub fn default_output(input: &Path, format: Format, mode: EdgeMode) -> PathBuf {
     let dir = super::parent_dir(input);
+    let stem = match mode {
+        EdgeMode::Full => String::from("deps_viewer"),
+        m => format!("deps_viewer_{}", m.as_str()),
+    };
     dir.join(match format {
-        Format::Text => "deps_viewer.txt",
-        Format::Html => "deps_viewer.html",
+        Format::Text => format!("{stem}.txt"),
+        Format::Html => format!("{stem}.html"),
     })
 }
 
@@ -405,88 +832,147 @@ fn with_file(path: &Path, problems: Vec<Problem>) -> impl Iterator<Item = String
         .map(move |p| format!("{}: {p}", path.display()))
 }
 
+/// Reads `deps.json` by the streaming scan, or by the careful reader when
+/// the scan declines (its problems become warnings).
+fn read_deps(
+    input: &Path,
+    detail: Detail,
+    warnings: &mut Vec<String>,
+) -> Result<DepsScan, ToolError> {
+    match deps_scan::scan_file(input, detail)? {
+        Scanned::Read(scan) => Ok(scan),
+        Scanned::Declined => {
+            let loaded = crate::deps::read(input)?;
+            warnings.extend(with_file(input, loaded.problems));
+            Ok(DepsScan::from_file(&loaded.value))
+        }
+    }
+}
+
 /// Writes the text or HTML view of `options.input` (see the module docs).
 pub fn view(options: &DepsViewerOptions<'_>) -> Result<DepsViewerReport, ToolError> {
     let input = options.input;
     let dir = super::parent_dir(input);
     let mut warnings = Vec::new();
-    let loaded = crate::deps::read(input)?;
-    warnings.extend(with_file(input, loaded.problems));
+    let detail = if options.edge_mode.dataflow() {
+        Detail::Full
+    } else {
+        Detail::Graph
+    };
+    let scan = read_deps(input, detail, &mut warnings)?;
     let (names, name_problems) =
         names::resolve(dir, options.func_names, None, SiblingPolicy::Newest)?;
     if let Some(src) = &names.source {
         warnings.extend(with_file(src, name_problems));
     }
     let timing = sidecar_timing(dir, &mut warnings);
-    let graph = Graph::build(&loaded.value, &names, &timing);
+    let perf = !timing.is_empty();
+    let graph = Graph::build(&scan, &names, timing);
+    let (selected, reduction) = select(&graph, &scan, options.edge_mode, &mut warnings);
     let output = match options.output {
         Some(p) => p.to_path_buf(),
-        None => default_output(input, options.format),
+        None => default_output(input, options.format, options.edge_mode),
     };
+    let n_unique = selected.iter().filter(|&&s| s).count();
+    let n_annotated = (0..graph.pairs.len())
+        .filter(|&k| selected[k])
+        .map(|k| (graph.ann_off[k + 1] - graph.ann_off[k]) as usize)
+        .sum();
+    let adj = Adjacency::new(graph.nodes.len(), &graph.pairs, |k| selected[k]);
     let mut layout_used = None;
-    let text = match options.format {
-        // Kernel names come from files: no terminal escapes in the listing.
-        Format::Text => crate::printable::printable(&render_text(
-            &graph,
-            input,
-            !timing.is_empty(),
-            !names.is_empty(),
-        ))
-        .into_owned(),
-        Format::Html => {
-            let (html, used) = render_html(&graph, input, options.layout, &mut warnings)?;
-            layout_used = Some(used);
-            html
-        }
-    };
     let mut file = AtomicFile::create(&output)?;
-    file.write_all(text.as_bytes())?;
+    match options.format {
+        Format::Text => write_text(
+            &graph,
+            &scan,
+            &adj,
+            &TextSummary {
+                input,
+                n_unique,
+                n_annotated,
+                perf,
+                named: !names.is_empty(),
+            },
+            &mut file,
+        )?,
+        Format::Html => {
+            let (html, used) = render_html(
+                &graph,
+                &scan,
+                &adj,
+                &selected,
+                input,
+                options.layout,
+                &mut warnings,
+            )?;
+            layout_used = Some(used);
+            file.write_all(html.as_bytes())?;
+        }
+    }
     file.commit()?;
     Ok(DepsViewerReport {
         output,
         format: options.format,
         n_nodes: graph.nodes.len(),
-        n_unique_edges: graph.edges.len(),
-        n_annotated_edges: graph.n_annotated,
+        n_unique_edges: n_unique,
+        n_annotated_edges: n_annotated,
         layout: layout_used,
+        reduction,
         warnings,
     })
 }
 
-fn render_text(g: &Graph, input: &Path, perf: bool, named: bool) -> String {
+struct TextSummary<'a> {
+    input: &'a Path,
+    n_unique: usize,
+    n_annotated: usize,
+    perf: bool,
+    named: bool,
+}
+
+/// Streams the listing; kernel names come from files, so every chunk goes
+/// through [`crate::printable::printable`] (no terminal escapes).
+fn write_text(
+    g: &Graph,
+    scan: &DepsScan,
+    adj: &Adjacency,
+    sum: &TextSummary<'_>,
+    file: &mut AtomicFile,
+) -> Result<(), ToolError> {
+    const FLUSH: usize = 1 << 16;
+    let mut out = String::with_capacity(2 * FLUSH);
+    let flush = |out: &mut String, file: &mut AtomicFile| -> Result<(), ToolError> {
+        file.write_all(crate::printable::printable(out).as_bytes())?;
+        out.clear();
+        Ok(())
+    };
     let yes = |b: bool| if b { "yes" } else { "no" };
-    let mut out = String::with_capacity(256 + 160 * g.nodes.len() + 40 * g.edges.len());
     let _ = writeln!(out, "SUMMARY");
-    let _ = writeln!(out, "  source_deps_json: {}", input.display());
+    let _ = writeln!(out, "  source_deps_json: {}", sum.input.display());
     let _ = writeln!(out, "  tasks: {}", g.nodes.len());
-    let _ = writeln!(out, "  unique_task_edges: {}", g.edges.len());
-    let _ = writeln!(out, "  annotated_edges: {}", g.n_annotated);
-    let _ = writeln!(out, "  tensors: {}", g.n_tensors);
-    let _ = writeln!(out, "  perf_sidecar: {}", yes(perf));
-    let _ = writeln!(out, "  func_name_map: {}", yes(named));
+    let _ = writeln!(out, "  unique_task_edges: {}", sum.n_unique);
+    let _ = writeln!(out, "  annotated_edges: {}", sum.n_annotated);
+    let _ = writeln!(out, "  tensors: {}", scan.n_tensors);
+    let _ = writeln!(out, "  perf_sidecar: {}", yes(sum.perf));
+    let _ = writeln!(out, "  func_name_map: {}", yes(sum.named));
     let _ = writeln!(out, "\nTASK INDEX");
-    let headers: Vec<String> = (0..g.nodes.len())
-        .map(|i| {
-            format!(
-                "TASK {} kind={} {}",
-                g.disp(i),
-                g.nodes[i].kind.as_str(),
-                g.func_label(i)
-            )
-        })
-        .collect();
-    for (i, h) in headers.iter().enumerate() {
-        let n = &g.nodes[i];
-        let _ = writeln!(out, "{h} fanin={} fanout={}", n.preds.len(), n.succs.len());
+    for i in 0..g.nodes.len() {
+        g.header(i, &mut out);
+        let _ = writeln!(
+            out,
+            " fanin={} fanout={}",
+            adj.preds(i).len(),
+            adj.succs(i).len()
+        );
+        if out.len() >= FLUSH {
+            flush(&mut out, file)?;
+        }
     }
-    let mut note_of: HashMap<(usize, usize), usize> = HashMap::with_capacity(g.edges.len());
-    for (k, &e) in g.edges.iter().enumerate() {
-        note_of.insert(e, k);
-    }
-    for (i, h) in headers.iter().enumerate() {
-        let n = &g.nodes[i];
-        let _ = writeln!(out, "\n=== {h} ===");
-        if let Some((start, end, cores)) = &n.timing {
+    for i in 0..g.nodes.len() {
+        out.push_str("\n=== ");
+        g.header(i, &mut out);
+        out.push_str(" ===\n");
+        if let Some((start, end, cores)) = g.timings.get(g.nodes[i].timing as usize) {
             let cores: Vec<String> = cores.iter().map(u32::to_string).collect();
             let _ = writeln!(
                 out,
@@ -494,31 +980,27 @@ fn render_text(g: &Graph, input: &Path, perf: bool, named: bool) -> String {
                 cores.join(",")
             );
         }
-        let _ = writeln!(out, "FANIN {}", n.preds.len());
-        for &p in &n.preds {
-            let notes = note_of
-                .get(&(p, i))
-                .map(|&k| g.notes[k].join("; "))
-                .unwrap_or_default();
-            let _ = writeln!(out, "  <- {}  [{notes}]", g.disp(p));
+        let _ = writeln!(out, "FANIN {}", adj.preds(i).len());
+        for &k in adj.preds(i) {
+            let p = g.pairs[k as usize].0 as usize;
+            let _ = writeln!(out, "  <- {}  [{}]", g.disp(p), g.notes(scan, k as usize));
         }
-        let _ = writeln!(out, "FANOUT {}", n.succs.len());
-        for &s in &n.succs {
-            let notes = note_of
-                .get(&(i, s))
-                .map(|&k| g.notes[k].join("; "))
-                .unwrap_or_default();
-            let _ = writeln!(out, "  -> {}  [{notes}]", g.disp(s));
+        let _ = writeln!(out, "FANOUT {}", adj.succs(i).len());
+        for &k in adj.succs(i) {
+            let s = g.pairs[k as usize].1 as usize;
+            let _ = writeln!(out, "  -> {}  [{}]", g.disp(s), g.notes(scan, k as usize));
+        }
+        if out.len() >= FLUSH {
+            flush(&mut out, file)?;
         }
     }
-    out
+    flush(&mut out, file)
 }
 
-fn node_label(g: &Graph, i: usize) -> String {
-    let n = &g.nodes[i];
+fn node_label(g: &Graph, adj: &Adjacency, i: usize) -> String {
     let mark = if g.fire(i) {
         "\u{1f525} "
-    } else if g.star(i) {
+    } else if g.star(adj, i) {
         "\u{2b50} "
     } else {
         ""
@@ -526,9 +1008,9 @@ fn node_label(g: &Graph, i: usize) -> String {
     format!(
         "{mark}{} \u{b7} {} \u{2193}{} \u{2191}{}",
         g.disp(i),
-        n.name,
-        n.preds.len(),
-        n.succs.len()
+        g.name(i),
+        adj.preds(i).len(),
+        adj.succs(i).len()
     )
 }
 
@@ -536,21 +1018,49 @@ fn dom_id(id: TaskId) -> String {
     format!("T{}_{}", id.ring(), id.local())
 }
 
-fn by_hint(g: &Graph, list: &[usize]) -> Value {
+fn by_hint(g: &Graph, nodes: impl Iterator<Item = usize>) -> Value {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for &j in list {
-        *counts.entry(g.nodes[j].name.as_str()).or_default() += 1;
+    for j in nodes {
+        *counts.entry(g.name(j)).or_default() += 1;
     }
     Value::Array(counts.into_iter().map(|(h, n)| json!([h, n])).collect())
 }
 
+/// Appends `{"<key>":<value>,...}` with keys in sorted order, each value made
+/// by `value(i)` for item `i` of `keys`, safe for a script element.
+fn push_sorted_object(
+    body: &mut String,
+    keys: &[String],
+    mut value: impl FnMut(usize) -> Option<Value>,
+) {
+    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
+    body.push('{');
+    let mut first = true;
+    for i in order {
+        let i = i as usize;
+        let Some(v) = value(i) else { continue };
+        if !first {
+            body.push(',');
+        }
+        first = false;
+        body.push_str(&html::script_json(&Value::String(keys[i].clone())));
+        body.push(':');
+        body.push_str(&html::script_json(&v));
+    }
+    body.push('}');
+}
+
 fn render_html(
     g: &Graph,
+    scan: &DepsScan,
+    adj: &Adjacency,
+    selected: &[bool],
     input: &Path,
     choice: LayoutChoice,
     warnings: &mut Vec<String>,
 ) -> Result<(String, String), ToolError> {
-    let labels: Vec<String> = (0..g.nodes.len()).map(|i| node_label(g, i)).collect();
+    let labels: Vec<String> = (0..g.nodes.len()).map(|i| node_label(g, adj, i)).collect();
     let sizes: Vec<Size> = labels
         .iter()
         .map(|l| Size {
@@ -572,63 +1082,37 @@ fn render_html(
             None
         }
     };
+    // Every pair is laid out, so each edge mode keeps the same placement.
+    let edges: Vec<(usize, usize)> = g
+        .pairs
+        .iter()
+        .map(|&(p, s)| (p as usize, s as usize))
+        .collect();
     let (layout, used): (Layout, String) = match engine {
         Some(e) => (
-            layout::graphviz(e, &sizes, &labels, &g.edges)?,
+            layout::graphviz(e, &sizes, &labels, &edges)?,
             format!("graphviz {}", e.program()),
         ),
         None => (
-            layout::layered(&sizes, &g.edges),
+            layout::layered(&sizes, &edges),
             String::from("built-in layered"),
         ),
     };
+    drop(edges);
 
-    // Data for the script: per-node details and SPMD badges.
-    let mut stats = Map::new();
-    let mut badges = Map::new();
-    let mut ids = Vec::with_capacity(g.nodes.len());
-    for (i, n) in g.nodes.iter().enumerate() {
-        let id = dom_id(n.id);
-        if n.block_num > 1 {
-            badges.insert(id.clone(), json!(n.block_num));
-        }
-        let list = |l: &[usize]| -> Value {
-            Value::Array(l.iter().take(200).map(|&j| json!(g.disp(j))).collect())
-        };
-        let mut s = Map::new();
-        s.insert("block_num".into(), json!(n.block_num));
-        s.insert("fanin".into(), json!(n.preds.len()));
-        s.insert("fanout".into(), json!(n.succs.len()));
-        s.insert("kernel_ids".into(), json!(n.kernel_ids));
-        s.insert("kind".into(), json!(n.kind.as_str()));
-        s.insert("label".into(), json!(labels[i]));
-        s.insert("name_hint".into(), json!(n.name));
-        s.insert("pred_by_hint".into(), by_hint(g, &n.preds));
-        s.insert("preds".into(), list(&n.preds));
-        s.insert("succ_by_hint".into(), by_hint(g, &n.succs));
-        s.insert("succs".into(), list(&n.succs));
-        s.insert("task".into(), json!(g.disp(i)));
-        s.insert("task_id".into(), json!(n.id.raw().to_string()));
-        if let Some((start, end, cores)) = &n.timing {
-            s.insert("cores".into(), json!(cores));
-            s.insert("end_us".into(), json!(end));
-            s.insert("start_us".into(), json!(start));
-        }
-        stats.insert(id.clone(), Value::Object(s));
-        ids.push(id);
-    }
-
+    let ids: Vec<String> = g.nodes.iter().map(|n| dom_id(n.id)).collect();
     let file_name = input
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| String::from("deps.json"));
+    let n_shown = selected.iter().filter(|&&s| s).count();
     let title = format!(
         "{file_name} \u{2014} {} nodes, {} edges",
         g.nodes.len(),
-        g.edges.len()
+        n_shown
     );
 
-    let mut body = String::with_capacity(200 * g.nodes.len() + 120 * g.edges.len() + 4096);
+    let mut body = String::with_capacity(200 * g.nodes.len() + 120 * g.pairs.len() + 4096);
     let _ = writeln!(
         body,
         "<header><h1>{}</h1><span class=\"hint\">layout: {} \u{b7} drag to pan \u{b7} wheel to zoom \u{b7} <kbd>f</kbd> fit \u{b7} <kbd>r</kbd> reset \u{b7} click a task for details</span>\
@@ -640,52 +1124,59 @@ fn render_html(
         body,
         "<main><svg id=\"graph\" data-w=\"{}\" data-h=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">\
 <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"1\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0L10,5L0,10z\" fill=\"#888\"/></marker>\
-<marker id=\"arrow-red\" viewBox=\"0 0 10 10\" refX=\"1\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0L10,5L0,10z\" fill=\"#c62828\"/></marker></defs>\
+<marker id=\"arrow-red\" viewBox=\"0 0 10 10\" refX=\"1\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0L10,5L0,10z\" fill=\"#c62828\"/></marker>\
+<marker id=\"arrow-hidden\" viewBox=\"0 0 10 10\" refX=\"1\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0L10,5L0,10z\" fill=\"#eef2f7\"/></marker></defs>\
 <g id=\"viewport\">\n<g id=\"edges\">\n",
         num(layout.width),
         num(layout.height)
     );
-    for (k, pts) in layout.edges.iter().enumerate() {
-        if pts.len() < 2 {
-            continue;
-        }
-        let (p, s) = g.edges[k];
-        let mut d = format!("M{},{}", num(pts[0].x), num(pts[0].y));
-        if (pts.len() - 1) % 3 == 0 {
-            for c in pts[1..].chunks(3) {
-                let _ = write!(
-                    d,
-                    "C{},{} {},{} {},{}",
-                    num(c[0].x),
-                    num(c[0].y),
-                    num(c[1].x),
-                    num(c[1].y),
-                    num(c[2].x),
-                    num(c[2].y)
-                );
+    // Unselected edges first, so the selected ones are drawn above them.
+    for pass in [false, true] {
+        for (k, pts) in layout.edges.iter().enumerate() {
+            if pts.len() < 2 || selected[k] != pass {
+                continue;
             }
-        } else {
-            for q in &pts[1..] {
-                let _ = write!(d, "L{},{}", num(q.x), num(q.y));
+            let (p, s) = g.pairs[k];
+            let mut d = format!("M{},{}", num(pts[0].x), num(pts[0].y));
+            if (pts.len() - 1) % 3 == 0 {
+                for c in pts[1..].chunks(3) {
+                    let _ = write!(
+                        d,
+                        "C{},{} {},{} {},{}",
+                        num(c[0].x),
+                        num(c[0].y),
+                        num(c[1].x),
+                        num(c[1].y),
+                        num(c[2].x),
+                        num(c[2].y)
+                    );
+                }
+            } else {
+                for q in &pts[1..] {
+                    let _ = write!(d, "L{},{}", num(q.x), num(q.y));
+                }
             }
+            let mut class = String::from("edge");
+            if g.explicit_only(scan, k) {
+                class.push_str(" explicit");
+            }
+            let marker = if !pass {
+                class.push_str(" hidden-edge");
+                "arrow-hidden"
+            } else if g.partial_overlap(scan, k) {
+                class.push_str(" partial");
+                "arrow-red"
+            } else {
+                "arrow"
+            };
+            let _ = writeln!(
+                body,
+                "<path class=\"{class}\" d=\"{d}\" marker-end=\"url(#{marker})\"><title>{} \u{2192} {}: {}</title></path>",
+                escape(&g.disp(p as usize)),
+                escape(&g.disp(s as usize)),
+                escape(&g.notes(scan, k))
+            );
         }
-        let mut class = String::from("edge");
-        if g.explicit_only[k] {
-            class.push_str(" explicit");
-        }
-        let marker = if g.partial_overlap[k] {
-            class.push_str(" partial");
-            "arrow-red"
-        } else {
-            "arrow"
-        };
-        let _ = writeln!(
-            body,
-            "<path class=\"{class}\" d=\"{d}\" marker-end=\"url(#{marker})\"><title>{} \u{2192} {}: {}</title></path>",
-            escape(&g.disp(p)),
-            escape(&g.disp(s)),
-            escape(&g.notes[k].join("; "))
-        );
     }
     body.push_str("</g>\n<g id=\"nodes\">\n");
     for (i, n) in g.nodes.iter().enumerate() {
@@ -725,12 +1216,48 @@ fn render_html(
         );
     }
     body.push_str("</g>\n</g></svg>\n<aside id=\"panel\" hidden><button id=\"close\" title=\"close\">\u{d7}</button><h2 id=\"panel-title\"></h2><pre id=\"panel-body\"></pre></aside></main>\n<pre id=\"selftest-result\" hidden></pre>\n");
-    let _ = write!(
-        body,
-        "<script type=\"application/json\" id=\"stats\">{}</script>\n<script type=\"application/json\" id=\"spmd\">{}</script>",
-        html::script_json(&Value::Object(stats)),
-        html::script_json(&Value::Object(badges))
-    );
+
+    // Data for the script: per-node details and SPMD badges (compact, sorted keys).
+    body.push_str("<script type=\"application/json\" id=\"stats\">");
+    let pred_nodes = |i: usize| adj.preds(i).iter().map(|&k| g.pairs[k as usize].0 as usize);
+    let succ_nodes = |i: usize| adj.succs(i).iter().map(|&k| g.pairs[k as usize].1 as usize);
+    push_sorted_object(&mut body, &ids, |i| {
+        let n = &g.nodes[i];
+        let list = |l: &mut dyn Iterator<Item = usize>| -> Value {
+            Value::Array(l.take(200).map(|j| json!(g.disp(j))).collect())
+        };
+        let mut s = Map::new();
+        s.insert("block_num".into(), json!(n.block_num));
+        s.insert("fanin".into(), json!(adj.preds(i).len()));
+        s.insert("fanout".into(), json!(adj.succs(i).len()));
+        let kernel_ids: &[i32] = if n.kind == Kind::Alloc {
+            &[]
+        } else {
+            &n.kernel_ids
+        };
+        s.insert("kernel_ids".into(), json!(kernel_ids));
+        s.insert("kind".into(), json!(n.kind.as_str()));
+        s.insert("label".into(), json!(labels[i]));
+        s.insert("name_hint".into(), json!(g.name(i)));
+        s.insert("pred_by_hint".into(), by_hint(g, pred_nodes(i)));
+        s.insert("preds".into(), list(&mut pred_nodes(i)));
+        s.insert("succ_by_hint".into(), by_hint(g, succ_nodes(i)));
+        s.insert("succs".into(), list(&mut succ_nodes(i)));
+        s.insert("task".into(), json!(g.disp(i)));
+        s.insert("task_id".into(), json!(n.id.raw().to_string()));
+        if let Some((start, end, cores)) = g.timings.get(n.timing as usize) {
+            s.insert("cores".into(), json!(cores));
+            s.insert("end_us".into(), json!(end));
+            s.insert("start_us".into(), json!(start));
+        }
+        Some(Value::Object(s))
+    });
+    body.push_str("</script>\n<script type=\"application/json\" id=\"spmd\">");
+    push_sorted_object(&mut body, &ids, |i| {
+        let b = g.nodes[i].block_num;
+        (b > 1).then(|| json!(b))
+    });
+    body.push_str("</script>");
     let page = Page {
         title: &title,
         style: STYLE,
@@ -752,6 +1279,7 @@ main { flex: 1; position: relative; overflow: hidden; }
 .edge { fill: none; stroke: #999; stroke-width: 1; }
 .edge.explicit { stroke-dasharray: 4 3; stroke: #aaa; }
 .edge.partial { stroke: #c62828; }
+.edge.hidden-edge { stroke: #eef2f7; }
 .edge.hl { stroke: #1565c0; stroke-width: 2; }
 .node { cursor: pointer; }
 .node rect, .node ellipse, .node polygon { stroke: #555; stroke-width: 1; }
@@ -910,6 +1438,7 @@ mod tests {
             format,
             layout: LayoutChoice::Builtin,
             func_names: None,
+            edge_mode: EdgeMode::Full,
         })
         .unwrap();
         let text = std::fs::read_to_string(&report.output).unwrap();
@@ -949,13 +1478,17 @@ TASK (2, 0) kind=alloc func_id=none fanin=0 fanout=1\n\
     #[test]
     fn ring_zero_graphs_show_plain_locals() {
         let deps = r#"{"tasks":[{"task_id":"0","scope":"auto","kernel_ids":[0,-1,-1],"block_num":1,"args":[]},{"task_id":"1","scope":"auto","kernel_ids":[0,-1,-1],"block_num":1,"args":[]}],"tensors":[],"edges":[{"pred":"0","succ":"1","arg":0,"source":"tensormap","flags":["wait"]}]}"#;
-        let file = crate::deps::parse(deps.as_bytes(), Path::new("d"))
-            .unwrap()
-            .value;
-        let g = Graph::build(&file, &KernelNames::default(), &HashMap::new());
+        let Scanned::Read(scan) = deps_scan::scan_bytes(deps.as_bytes(), Detail::Graph) else {
+            panic!("declined");
+        };
+        let g = Graph::build(&scan, &KernelNames::default(), HashMap::new());
+        let adj = Adjacency::new(g.nodes.len(), &g.pairs, |_| true);
         assert_eq!(g.disp(0), "0");
         assert_eq!(g.disp(1), "1");
-        assert_eq!(node_label(&g, 1), "1 \u{b7} func_0_a \u{2193}1 \u{2191}0");
+        assert_eq!(
+            node_label(&g, &adj, 1),
+            "1 \u{b7} func_0_a \u{2193}1 \u{2191}0"
+        );
     }
 
     #[test]
@@ -980,6 +1513,149 @@ TASK (2, 0) kind=alloc func_id=none fanin=0 fanout=1\n\
         assert!(!html.contains("\u{2b50}"));
     }
 
+    /// Creator 100 (an alloc) owns one FLOAT32 [4] buffer that tasks 1, 2
+    /// and 3 update in turn (INOUT, TensorMap flow 1 → 2 → 3), plus an
+    /// explicit shortcut 1 → 3.
+    fn dataflow_deps(middle: &str) -> String {
+        let view =
+            r#""tensor_id":"7","dtype":"FLOAT32","shape":[4],"start_offset":"0","strides":[1]"#;
+        let cons = r#""tensor_id":"7","consumer_dtype":"FLOAT32","consumer_shape":[4],"consumer_start_offset":"0","consumer_strides":[1]"#;
+        let prod = r#""producer_shape":[4],"producer_start_offset":"0","producer_strides":[1]"#;
+        let task = |id: u32, ty: &str| {
+            format!(
+                r#"{{"task_id":"{id}","scope":"auto","kernel_ids":[0,-1,-1],"block_num":1,"args":[{{"idx":0,"type":"{ty}",{view}}}]}}"#
+            )
+        };
+        let creator = |succ: u32| {
+            format!(
+                r#"{{"pred":"100","succ":"{succ}","arg":0,"source":"creator","flags":["wait","retain"],{cons}}}"#
+            )
+        };
+        let flow = |pred: u32, succ: u32| {
+            format!(
+                r#"{{"pred":"{pred}","succ":"{succ}","arg":0,"source":"tensormap","flags":["wait"],"overlap":"covered",{cons},{prod}}}"#
+            )
+        };
+        format!(
+            r#"{{"tasks":[{},{},{}],"tensors":[{{"tensor_id":"7","buffer_addr":"4096","version":0,"dtype":"FLOAT32","buffer_numel":"4"}}],"edges":[{},{},{},{},{},{{"pred":"1","succ":"3","arg":-1,"source":"explicit","flags":["wait","retain"]}}]}}"#,
+            task(1, "INOUT"),
+            task(2, middle),
+            task(3, "INOUT"),
+            creator(1),
+            creator(2),
+            creator(3),
+            flow(1, 2),
+            flow(2, 3)
+        )
+    }
+
+    fn run_mode(deps: &str, mode: EdgeMode) -> (tempfile::TempDir, DepsViewerReport, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("deps.json");
+        std::fs::write(&input, deps).unwrap();
+        let report = view(&DepsViewerOptions {
+            input: &input,
+            output: None,
+            format: Format::Text,
+            layout: LayoutChoice::Builtin,
+            func_names: None,
+            edge_mode: mode,
+        })
+        .unwrap();
+        let text = std::fs::read_to_string(&report.output).unwrap();
+        (dir, report, text)
+    }
+
+    #[test]
+    fn edge_modes_reduce_protect_creators_and_prove_dataflow() {
+        let deps = dataflow_deps("INOUT");
+        // Structural: 100→2 (via 1), 100→3 and 1→3 (via 2) are implied.
+        let (dir, report, text) = run_mode(&deps, EdgeMode::Reduced);
+        assert_eq!(report.output, dir.path().join("deps_viewer_reduced.txt"));
+        let r = report.reduction.clone().unwrap();
+        assert_eq!(r.removed, ["1 -> 3"], "creator pairs are protected");
+        assert_eq!(
+            r.headline(),
+            "Transitive reduction: removed 1 redundant edge(s) of 6 (5 kept)"
+        );
+        assert_eq!(report.n_unique_edges, 5);
+        assert!(text.contains("  unique_task_edges: 5\n"), "{text}");
+        assert!(!text.contains("  -> 3  [explicit]"), "{text}");
+
+        let (dir, report, text) = run_mode(&deps, EdgeMode::Omitted);
+        assert_eq!(report.output, dir.path().join("deps_viewer_omitted.txt"));
+        assert_eq!(report.n_unique_edges, 1);
+        assert!(text.contains("=== TASK 1 kind=submit func_id=[0,-1,-1] name=func_0_a ===\nFANIN 0\nFANOUT 1\n  -> 3  [explicit]\n"), "{text}");
+
+        // Dataflow: 100→2 is covered by 1's output flowing in and by the
+        // flow on to 3's INOUT; 100→3 has no later INOUT, so it stays.
+        let (_, report, _) = run_mode(&deps, EdgeMode::ReducedDataflow);
+        let r = report.reduction.unwrap();
+        assert_eq!(r.removed, ["1 -> 3", "100 -> 2"]);
+        assert_eq!(report.n_unique_edges, 4);
+        let (_, report, text) = run_mode(&deps, EdgeMode::OmittedDataflow);
+        assert_eq!(report.n_unique_edges, 2);
+        assert!(text.contains("  -> 2  [creator arg 0]\n"), "{text}");
+
+        // An OUTPUT_EXISTING consumer is a reuse boundary: never dropped.
+        let (_, report, _) = run_mode(&dataflow_deps("OUTPUT_EXISTING"), EdgeMode::ReducedDataflow);
+        assert_eq!(report.reduction.unwrap().removed, ["1 -> 3"]);
+        // A shrunk inflow no longer covers the region.
+        let partial = deps.replacen(r#""producer_shape":[4]"#, r#""producer_shape":[2]"#, 1);
+        let (_, report, _) = run_mode(&partial, EdgeMode::ReducedDataflow);
+        assert_eq!(report.reduction.unwrap().removed, ["1 -> 3"]);
+
+        // A cycle: the full graph, with a warning.
+        let cyclic = deps.replace(
+            r#"{"pred":"1","succ":"3","arg":-1"#,
+            r#"{"pred":"3","succ":"1","arg":-1"#,
+        );
+        let (_, report, _) = run_mode(&cyclic, EdgeMode::Reduced);
+        assert!(report.reduction.is_none());
+        assert_eq!(report.n_unique_edges, 6);
+        assert!(
+            report.warnings[0].contains("cycle"),
+            "{:?}",
+            report.warnings
+        );
+    }
+
+    #[test]
+    fn html_keeps_every_edge_and_hides_the_unselected() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("deps.json");
+        std::fs::write(&input, dataflow_deps("INOUT")).unwrap();
+        let opts = |mode| DepsViewerOptions {
+            input: &input,
+            output: None,
+            format: Format::Html,
+            layout: LayoutChoice::Builtin,
+            func_names: None,
+            edge_mode: mode,
+        };
+        let full = view(&opts(EdgeMode::Full)).unwrap();
+        let reduced = view(&opts(EdgeMode::Reduced)).unwrap();
+        assert_eq!(reduced.output, dir.path().join("deps_viewer_reduced.html"));
+        let full = std::fs::read_to_string(full.output).unwrap();
+        let reduced = std::fs::read_to_string(reduced.output).unwrap();
+        let paths = |h: &str| h.matches("<path class=\"edge").count();
+        assert_eq!(paths(&full), 6);
+        assert_eq!(paths(&reduced), 6);
+        assert_eq!(reduced.matches("hidden-edge\"").count(), 1);
+        assert!(!full.contains("hidden-edge\""));
+        // Same placement: the node groups are identical apart from labels' counts.
+        let nodes = |h: &str| -> Vec<String> {
+            h.lines()
+                .filter(|l| l.starts_with("<g class=\"node"))
+                .map(|l| l.split("<text").next().unwrap_or("").to_string())
+                .collect()
+        };
+        assert_eq!(nodes(&full), nodes(&reduced));
+        // The hidden edge is drawn first, under the selected ones.
+        let first = reduced.find("<path class=\"edge").unwrap();
+        assert!(reduced[first..].starts_with("<path class=\"edge explicit hidden-edge\""));
+    }
+
     #[test]
     fn missing_key_names_file_and_key() {
         let dir = tempfile::tempdir().unwrap();
@@ -991,6 +1667,7 @@ TASK (2, 0) kind=alloc func_id=none fanin=0 fanout=1\n\
             format: Format::Text,
             layout: LayoutChoice::Auto,
             func_names: None,
+            edge_mode: EdgeMode::Full,
         })
         .unwrap_err();
         let msg = err.to_string();

@@ -13,19 +13,18 @@
 //! file is read fast, and a damaged one is reported exactly as the format
 //! module reports it.
 //!
-//! The fast `deps.json` pass reads only what the tools use (task ids,
-//! `kernel_ids`, `block_num`, `early_dispatch`, edge endpoints); damage in
-//! the parts it skips (`args`, tensor views) is not reported by the tools
-//! that use it. `pto deps-viewer`, which shows those parts, uses the careful
-//! reader.
+//! `deps.json` is read by [`deps_scan`]: one streaming pass that validates
+//! every entry (args and tensor views included) and keeps only what the
+//! tool asks for, so it accepts a file only when the careful reader reads
+//! it without a problem, and its memory is the records', not the text's.
 //!
-//! Both passes refuse the same text: the fast pass skips values it does not
-//! need (`IgnoredAny`, unknown keys), and serde_json skips them without
-//! checking UTF-8, number ranges or nesting, all of which the careful
-//! reader's tree enforces (at most [`JSON_MAX_DEPTH`] levels). So the fast
-//! pass first reads the whole text once the careful way, keeping nothing,
-//! and declines text the careful reader would reject; the careful reader
-//! then reports it.
+//! The swimlane pass is serde over the whole text. Both refuse the same
+//! text: the serde pass skips values it does not need (`IgnoredAny`,
+//! unknown keys), and serde_json skips them without checking UTF-8, number
+//! ranges or nesting, all of which the careful reader's tree enforces (at
+//! most [`JSON_MAX_DEPTH`] levels). So it first reads the whole text once
+//! the careful way, keeping nothing, and declines text the careful reader
+//! would reject; the careful reader then reports it.
 
 use std::fmt;
 use std::path::Path;
@@ -39,6 +38,7 @@ use crate::swimlane::{
     SwimlaneFile, SwimlaneLevel, SwimlaneMetadata,
 };
 use crate::task_id::TaskId;
+use crate::tools::deps_scan::{self, DepsScan, Detail, Scanned};
 use crate::tools::idmap::{self, IdMap};
 
 /// A key that may be absent; unlike `Option`, a present `null` is an error
@@ -497,6 +497,24 @@ impl TaskGraph {
         }
     }
 
+    /// The graph of a scanned `deps.json`.
+    pub fn from_scan(scan: &DepsScan) -> Self {
+        let tasks = scan
+            .tasks
+            .iter()
+            .map(|t| GraphTask {
+                task_id: t.task_id,
+                kernel_ids: t.kernel_ids,
+                block_num: t.block_num.max(1),
+                early_dispatch: t.early_dispatch,
+            })
+            .collect();
+        Self::from_pairs(
+            tasks,
+            scan.edges.iter().map(|e| (e.pred.raw(), e.succ.raw())),
+        )
+    }
+
     /// The graph of a fully read `deps.json`.
     pub fn from_deps(file: &crate::deps::DepsFile) -> Self {
         let tasks = file
@@ -522,128 +540,29 @@ impl TaskGraph {
     }
 }
 
-/// A 64-bit id as a decimal string or a number; negative values wrap.
-struct LenientU64(u64);
-
-impl<'de> Deserialize<'de> for LenientU64 {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = LenientU64;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an integer or a decimal string")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<LenientU64, E> {
-                Ok(LenientU64(v))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<LenientU64, E> {
-                Ok(LenientU64(v as u64))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<LenientU64, E> {
-                let digits = v.strip_prefix('-').unwrap_or(v);
-                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(E::custom("not a decimal integer"));
-                }
-                if v.starts_with('-') {
-                    v.parse::<i64>()
-                        .map(|x| LenientU64(x as u64))
-                        .map_err(E::custom)
-                } else {
-                    v.parse::<u64>().map(LenientU64).map_err(E::custom)
-                }
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-struct ScopeName;
-
-impl<'de> Deserialize<'de> for ScopeName {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = ScopeName;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("\"auto\" or \"manual\"")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<ScopeName, E> {
-                match v {
-                    "auto" | "manual" => Ok(ScopeName),
-                    _ => Err(E::custom("unknown scope")),
-                }
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-/// `[i32; 3]` read from a 3-element array (other widths go to the careful reader).
-struct KernelIds([i32; 3]);
-
-impl<'de> Deserialize<'de> for KernelIds {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        <[i32; 3]>::deserialize(d).map(KernelIds)
-    }
-}
-
-#[derive(serde::Deserialize)]
-struct FastTask {
-    task_id: LenientU64,
-    #[allow(dead_code)]
-    scope: ScopeName,
-    #[serde(default)]
-    early_dispatch: Option<bool>,
-    kernel_ids: KernelIds,
-    block_num: u32,
-    #[allow(dead_code)]
-    args: Vec<IgnoredAny>,
-}
-
-#[derive(serde::Deserialize)]
-struct FastEdge {
-    pred: LenientU64,
-    succ: LenientU64,
-}
-
-#[derive(serde::Deserialize)]
-struct FastDeps {
-    tasks: Vec<FastTask>,
-    #[allow(dead_code)]
-    tensors: Vec<IgnoredAny>,
-    edges: Vec<FastEdge>,
-}
-
 /// The fast pass alone: the graph of a clean `deps.json`, or `None` when
 /// anything surprises it (then [`crate::deps::parse`] decides). Whenever it
-/// returns a graph and the careful reader finds no problem, the careful
-/// reader's file makes the same graph (the fast pass does not look at the
-/// `args` and tensor views the careful reader checks).
+/// returns a graph, the careful reader reads the file without a problem and
+/// its file makes the same graph ([`crate::tools::deps_scan`] validates
+/// every entry, args and tensor views included).
 pub fn fast_graph(bytes: &[u8]) -> Option<TaskGraph> {
-    if !careful_reader_takes(bytes) {
-        return None;
+    match deps_scan::scan_bytes(bytes, Detail::Graph) {
+        Scanned::Read(scan) => Some(TaskGraph::from_scan(&scan)),
+        Scanned::Declined => None,
     }
-    let raw: FastDeps = serde_json::from_slice(bytes).ok()?;
-    let tasks = raw
-        .tasks
-        .into_iter()
-        .map(|t| GraphTask {
-            task_id: TaskId(t.task_id.0),
-            kernel_ids: t.kernel_ids.0,
-            block_num: t.block_num.max(1),
-            early_dispatch: t.early_dispatch.unwrap_or(false),
-        })
-        .collect();
-    Some(TaskGraph::from_pairs(
-        tasks,
-        raw.edges.into_iter().map(|e| (e.pred.0, e.succ.0)),
-    ))
 }
 
-/// Reads the graph of a `deps.json`: the fast pass for a clean file, else
-/// [`crate::deps::parse`] (see the module docs).
+/// Reads the graph of a `deps.json`: the streaming fast pass for a clean
+/// file (memory: the graph, not the text), else [`crate::deps::parse`]
+/// (see the module docs).
 pub fn load_graph(path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
-    parse_graph(&crate::json::read_file(path)?, path)
+    match deps_scan::scan_file(path, Detail::Graph)? {
+        Scanned::Read(scan) => Ok(Loaded {
+            value: TaskGraph::from_scan(&scan),
+            problems: Vec::new(),
+        }),
+        Scanned::Declined => careful_graph(&crate::json::read_file(path)?, path),
+    }
 }
 
 /// [`load_graph`] over file content; `path` only names the file in messages.
@@ -654,6 +573,10 @@ pub fn parse_graph(bytes: &[u8], path: &Path) -> Result<Loaded<TaskGraph>, ReadE
             problems: Vec::new(),
         });
     }
+    careful_graph(bytes, path)
+}
+
+fn careful_graph(bytes: &[u8], path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
     let loaded = crate::deps::parse(bytes, path)?;
     let problems: Vec<Problem> = loaded.problems;
     Ok(Loaded {
@@ -749,12 +672,18 @@ mod tests {
     #[test]
     fn both_passes_refuse_the_same_nesting() {
         let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
-        // `{"tasks":[{..."args":[` opens 4 levels.
-        for (depth, accepted) in [(JSON_MAX_DEPTH - 4, true), (JSON_MAX_DEPTH - 3, false)] {
-            let text = DEPS.replace("\"args\":[]", &format!("\"args\":[{}]", nest(depth)));
+        // `{"tasks":[{..."x":` puts the value at level 4. The fast pass may
+        // decline what the careful reader takes (it stops a level early),
+        // never the other way round.
+        for (depth, careful_takes, fast_takes) in [
+            (100, true, true),
+            (JSON_MAX_DEPTH - 3, true, false),
+            (JSON_MAX_DEPTH - 2, false, false),
+        ] {
+            let text = DEPS.replace("\"args\":[]", &format!("\"args\":[],\"x\":{}", nest(depth)));
             let careful = crate::deps::parse(text.as_bytes(), Path::new("deps.json"));
-            assert_eq!(careful.is_ok(), accepted, "{depth}");
-            assert_eq!(fast_graph(text.as_bytes()).is_some(), accepted, "{depth}");
+            assert_eq!(careful.is_ok(), careful_takes, "{depth}");
+            assert_eq!(fast_graph(text.as_bytes()).is_some(), fast_takes, "{depth}");
         }
         let text = RECORDS.replace(
             "\"aicpu_tasks\"",

@@ -21,6 +21,7 @@
 //! trace the way Perfetto will read it.
 
 pub mod critical_path;
+pub mod deps_scan;
 pub mod deps_viewer;
 pub mod dump_viewer;
 pub mod error;
@@ -30,6 +31,7 @@ pub mod layout;
 pub mod load;
 pub mod names;
 pub mod perf;
+pub mod reduction;
 pub mod scope_stats_plot;
 pub mod swimlane_converter;
 pub mod trace_check;

@@ -19,10 +19,18 @@
 //! TensorMap once, with a use bar: `danger` ≥ 80 %, `warn` ≥ 50 %), one
 //! **timeline per ring** (inline SVG: each resource's metric as a percentage
 //! of its capacity over the ring's scopes in the order they closed, the
-//! capacity line at 100 %), and a table of the **scopes with the highest
-//! water marks**. Unmatched records are listed as warnings. The page loads
-//! nothing; every site name is escaped. With `?selftest` it writes counts
-//! of what it rendered into `#selftest-result`.
+//! capacity line at 100 %), **resource panels** as Simpler draws them (per
+//! ring for the task window, heap and dep pool: a *resource pressure* chart
+//! with the high water and live-at-exit lines and a separate *alloc per
+//! scope* chart, `end.X_end − begin.X_end`, so small per-scope changes stay
+//! visible; one global live-entries chart for the TensorMap; each in the
+//! resource's unit with the y axis to 1.1 × the peak and a legend with each
+//! line's peak and capacity use), and a table of the **scopes with the
+//! highest water marks**. Capacity use is printed with two decimals
+//! (`93.75%`), as Simpler prints it. Unmatched records are listed as
+//! warnings. The page loads nothing; every site name is escaped. With
+//! `?selftest` it writes counts of what it rendered into
+//! `#selftest-result`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -144,7 +152,7 @@ fn use_class(f: f64) -> &'static str {
 
 fn use_bar(f: f64) -> String {
     format!(
-        "<div class=\"bar {}\"><span style=\"width:{}%\"></span><em>{:.1}%</em></div>",
+        "<div class=\"bar {}\"><span style=\"width:{}%\"></span><em>{:.2}%</em></div>",
         use_class(f),
         num((f * 100.0).clamp(0.0, 100.0)),
         f * 100.0
@@ -284,6 +292,9 @@ fn render(
     }
     body.push_str("</section>\n");
 
+    // Resource panels.
+    resource_panels(&mut body, file, pairs, &scopes, &rings);
+
     // Scopes with the highest water marks.
     let mut top: Vec<&Scope<'_>> = scopes.iter().collect();
     top.sort_by(|a, b| {
@@ -311,7 +322,7 @@ fn render(
             let (v, cap, f) = s.values[k];
             let _ = write!(
                 body,
-                "<td class=\"n\">{} / {} <small>({:.1}%)</small></td>",
+                "<td class=\"n\">{} / {} <small>({:.2}%)</small></td>",
                 fmt_value(*res, v),
                 fmt_value(*res, cap),
                 f * 100.0
@@ -328,6 +339,221 @@ fn render(
         script: SCRIPT,
     };
     (page.render(), rings)
+}
+
+/// One line of a resource panel chart.
+struct Line {
+    label: &'static str,
+    class: &'static str,
+    /// Per scope, in the resource's unit (MiB for the heap).
+    values: Vec<f64>,
+}
+
+/// `v` bytes or entries in the unit the panels show.
+fn unit_value(resource: ScopeResource, v: i64) -> f64 {
+    if resource == ScopeResource::Heap {
+        v as f64 / (1024.0 * 1024.0)
+    } else {
+        v as f64
+    }
+}
+
+fn fmt_unit(resource: ScopeResource, v: f64) -> String {
+    if resource == ScopeResource::Heap {
+        format!("{v:.2} MiB")
+    } else if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// The panels: per resource, one group per ring (the TensorMap: one global).
+fn resource_panels(
+    body: &mut String,
+    file: &ScopeStatsFile,
+    pairs: &[ScopePair],
+    scopes: &[Scope<'_>],
+    rings: &[usize],
+) {
+    body.push_str("<section id=\"panels\"><h2>Resource panels</h2><p class=\"note\">Per resource and ring: resource pressure (high water and live at exit) and, in its own chart, what each scope allocated; scopes in the order they closed.</p>\n");
+    for (res, label, _, _) in RESOURCES {
+        let groups: Vec<Option<usize>> = if res == ScopeResource::Tensormap {
+            vec![None]
+        } else {
+            rings.iter().map(|&r| Some(r)).collect()
+        };
+        for ring in groups {
+            let mut members: Vec<&Scope<'_>> = scopes
+                .iter()
+                .filter(|s| ring.is_none_or(|r| s.ring == r))
+                .collect();
+            if members.is_empty() {
+                continue;
+            }
+            // The global TensorMap chart merges every ring in record order.
+            members.sort_by_key(|s| pairs[s.index].end);
+            let cap = file
+                .meta
+                .capacity(res, ring.unwrap_or(0))
+                .map(|c| unit_value(res, c));
+            let ring_label =
+                ring.map_or_else(|| String::from("global"), |r| format!("ring_depth {r}"));
+            let _ = write!(
+                body,
+                "<div class=\"rpanel\" data-resource=\"{label}\" data-ring=\"{}\"><h3>{label} \u{b7} {ring_label} \u{b7} {} scope(s)</h3>",
+                ring.map_or_else(|| String::from("global"), |r| r.to_string()),
+                members.len()
+            );
+            let metrics: Vec<_> = members
+                .iter()
+                .map(|s| res.metrics(s.begin, s.end))
+                .collect();
+            if res == ScopeResource::Tensormap {
+                let live = Line {
+                    label: "Live entries",
+                    class: "m-tensormap_live",
+                    values: members.iter().map(|s| f64::from(s.end.tensormap)).collect(),
+                };
+                line_chart(body, res, "Live entries", &[live], cap, &members);
+            } else {
+                let pick = |f: fn(&crate::scope_stats::RingMetrics) -> i64| -> Vec<f64> {
+                    metrics
+                        .iter()
+                        .map(|m| m.as_ref().map_or(0.0, |m| unit_value(res, f(m))))
+                        .collect()
+                };
+                let pressure = [
+                    Line {
+                        label: "High water",
+                        class: "m-scope_high_water",
+                        values: pick(|m| m.scope_high_water),
+                    },
+                    Line {
+                        label: "Live at exit",
+                        class: "m-real_occupancy",
+                        values: pick(|m| m.real_occupancy),
+                    },
+                ];
+                line_chart(body, res, "Resource pressure", &pressure, cap, &members);
+                let alloc = Line {
+                    label: "Alloc per scope",
+                    class: "m-scope_alloc",
+                    values: pick(|m| m.scope_alloc),
+                };
+                line_chart(body, res, "Alloc per scope", &[alloc], cap, &members);
+            }
+            body.push_str("</div>\n");
+        }
+    }
+    body.push_str("</section>\n");
+}
+
+/// One panel chart: `lines` over `scopes`, y from 0 to 1.1 × the peak, and
+/// a legend with each line's peak and its use of `cap`.
+fn line_chart(
+    body: &mut String,
+    res: ScopeResource,
+    title: &str,
+    lines: &[Line],
+    cap: Option<f64>,
+    scopes: &[&Scope<'_>],
+) {
+    let n = scopes.len();
+    let peak = lines
+        .iter()
+        .flat_map(|l| l.values.iter().copied())
+        .fold(0.0, f64::max);
+    let y_max = if peak > 0.0 { peak * 1.1 } else { 1.0 };
+    let plot_w = CHART_W - PAD_L - PAD_R;
+    let plot_h = CHART_H - PAD_T - PAD_B;
+    let x_of = |i: usize| {
+        if n <= 1 {
+            PAD_L + plot_w / 2.0
+        } else {
+            PAD_L + plot_w * i as f64 / (n - 1) as f64
+        }
+    };
+    let y_of = |v: f64| PAD_T + plot_h * (1.0 - (v / y_max).clamp(0.0, 1.0));
+    let _ = write!(
+        body,
+        "<figure class=\"rchart\"><figcaption>{}</figcaption><svg viewBox=\"0 0 {CHART_W} {CHART_H}\" role=\"img\" aria-label=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">",
+        escape(title),
+        escape(title)
+    );
+    for k in 0..=5 {
+        let v = y_max * f64::from(k) / 5.0;
+        let y = y_of(v);
+        let _ = write!(
+            body,
+            "<line class=\"grid\" x1=\"{PAD_L}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/><text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            CHART_W - PAD_R,
+            num(y),
+            num(y),
+            PAD_L - 6.0,
+            num(y + 4.0),
+            fmt_unit(res, v)
+        );
+    }
+    let _ = write!(
+        body,
+        "<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">scope index</text>",
+        num(PAD_L + plot_w / 2.0),
+        num(CHART_H - 12.0)
+    );
+    let step = (n / 2000).max(1);
+    let mut legend = String::new();
+    for line in lines {
+        let mut points = String::new();
+        let mut i = 0;
+        while i < n {
+            let v = line.values[i..(i + step).min(n)]
+                .iter()
+                .copied()
+                .fold(0.0, f64::max);
+            let _ = write!(points, "{},{} ", num(x_of(i)), num(y_of(v)));
+            i += step;
+        }
+        let _ = write!(
+            body,
+            "<polyline class=\"line {}\" fill=\"none\" stroke-width=\"1.5\" points=\"{}\"/>",
+            line.class,
+            points.trim_end()
+        );
+        let top = line
+            .values
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(&a.0)));
+        let use_text = |v: f64| match cap {
+            Some(c) if c > 0.0 => format!("{:.2}%", v * 100.0 / c),
+            _ => String::from("n/a"),
+        };
+        if let Some((i, &v)) = top {
+            let s = scopes[i];
+            let _ = write!(
+                body,
+                "<circle class=\"peak {}\" cx=\"{}\" cy=\"{}\" r=\"4\"><title>{} peak: {} at scope #{} ({}), use {}</title></circle>",
+                line.class,
+                num(x_of(i)),
+                num(y_of(v)),
+                line.label,
+                fmt_unit(res, v),
+                s.index,
+                escape(&s.end.site),
+                use_text(v)
+            );
+            let _ = write!(
+                legend,
+                "<li><i class=\"{}\"></i>{} \u{b7} peak {} \u{b7} use {}</li>",
+                line.class,
+                line.label,
+                fmt_unit(res, v),
+                use_text(v)
+            );
+        }
+    }
+    let _ = write!(body, "</svg><ul class=\"legend\">{legend}</ul></figure>");
 }
 
 const CHART_W: f64 = 900.0;
@@ -368,7 +594,7 @@ fn chart(body: &mut String, ring: usize, scopes: &[&Scope<'_>]) {
     let y_of = |f: f64| PAD_T + plot_h * (1.0 - (f / y_max).clamp(0.0, 1.0));
     let _ = write!(
         body,
-        "<figure class=\"chart\" data-ring=\"{ring}\"><figcaption>ring {ring} \u{b7} {n} scope(s) \u{b7} peak use {:.1}%{}</figcaption>\
+        "<figure class=\"chart\" data-ring=\"{ring}\"><figcaption>ring {ring} \u{b7} {n} scope(s) \u{b7} peak use {:.2}%{}</figcaption>\
 <svg viewBox=\"0 0 {CHART_W} {CHART_H}\" role=\"img\" aria-label=\"ring {ring} timeline\" xmlns=\"http://www.w3.org/2000/svg\">",
         peak * 100.0,
         if cap_visible { "" } else { " \u{b7} axis zoomed: the capacity (100 %) is far above" }
@@ -434,7 +660,7 @@ fn chart(body: &mut String, ring: usize, scopes: &[&Scope<'_>]) {
             let (v, cap, f) = s.values[k];
             let _ = write!(
                 body,
-                "<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{color}\"><title>{label} peak: {} of {} ({:.1}%) at scope {} ({})</title></circle>",
+                "<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{color}\"><title>{label} peak: {} of {} ({:.2}%) at scope {} ({})</title></circle>",
                 num(x_of(i)),
                 num(y_of(f)),
                 fmt_value(*res, v),
@@ -478,7 +704,18 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .axis { font-size: 11px; fill: #555; } .cap-label { fill: #c62828; }
 .note { color: #666; margin: 0 0 6px; }
 .warnings li { color: #b71c1c; }
-.guide { margin: 8px 0; color: #444; }"#;
+.guide { margin: 8px 0; color: #444; }
+.rpanel { border: 1px solid #ddd; border-radius: 6px; padding: 6px 10px; margin: 10px 0; }
+.rpanel h3 { font-size: 14px; margin: 2px 0 6px; }
+.rchart { margin: 4px 0 10px; } .rchart svg { width: 100%; max-width: 900px; height: auto; border: 1px solid #eee; background: #fff; }
+.rchart figcaption { color: #555; font-weight: bold; margin-bottom: 2px; }
+.legend { list-style: none; padding: 0; margin: 2px 0; color: #444; }
+.legend li { display: inline-block; margin-right: 18px; }
+.legend i { display: inline-block; width: 10px; height: 10px; margin-right: 5px; vertical-align: -1px; }
+.line.m-scope_high_water { stroke: #2563eb; } i.m-scope_high_water, .peak.m-scope_high_water { background: #2563eb; fill: #2563eb; }
+.line.m-real_occupancy { stroke: #ea580c; } i.m-real_occupancy, .peak.m-real_occupancy { background: #ea580c; fill: #ea580c; }
+.line.m-scope_alloc { stroke: #059669; } i.m-scope_alloc, .peak.m-scope_alloc { background: #059669; fill: #059669; }
+.line.m-tensormap_live { stroke: #7c3aed; } i.m-tensormap_live, .peak.m-tensormap_live { background: #7c3aed; fill: #7c3aed; }"#;
 
 const SCRIPT: &str = r#"(function () {
   'use strict';
@@ -486,6 +723,9 @@ const SCRIPT: &str = r#"(function () {
   var out = {
     charts: document.querySelectorAll('figure.chart svg').length,
     series: document.querySelectorAll('polyline.series').length,
+    panels: document.querySelectorAll('#panels .rpanel').length,
+    panelCharts: document.querySelectorAll('figure.rchart svg').length,
+    panelLines: document.querySelectorAll('figure.rchart polyline.line').length,
     peaks: document.querySelectorAll('#peaks tbody tr').length,
     top: document.querySelectorAll('#top tbody tr').length,
     scripts: document.scripts.length,
@@ -553,6 +793,26 @@ mod tests {
             "<td>TensorMap</td><td>global</td><td>Live at exit</td><td class=\"n\">9</td>"
         ));
         assert!(html.contains("dominant site <code>a.cpp:7 (2 scopes)</code>"));
+        // Simpler's precision: 15 of 16 is 93.75%.
+        assert!(html.contains("<em>93.75%</em>"), "{html}");
+        // Panels: 3 ring resources × 2 rings + the global TensorMap; two charts each but one.
+        assert_eq!(html.matches("<div class=\"rpanel\"").count(), 7);
+        assert_eq!(html.matches("<figure class=\"rchart\">").count(), 13);
+        // Ring 1, task window: live at exit is 14 − 0 then 15 − 10, alloc per scope
+        // 14 − 0 then 15 − 14: both peak at 14 of 16.
+        assert!(
+            html.contains("Live at exit \u{b7} peak 14 \u{b7} use 87.50%"),
+            "{html}"
+        );
+        assert!(
+            html.contains("Alloc per scope \u{b7} peak 14 \u{b7} use 87.50%"),
+            "{html}"
+        );
+        // Heap, ring 1: live at exit 524288 − 0, then 786432 − 262144 bytes: 0.50 MiB.
+        assert!(
+            html.contains("Live at exit \u{b7} peak 0.50 MiB \u{b7} use 50.00%"),
+            "{html}"
+        );
     }
 
     #[test]
