@@ -278,6 +278,11 @@ def _accepted_programs() -> Dict[str, Any]:
         for name, value in vars(mod).items():
             if isinstance(value, ir.Program):
                 out[f"{mod.__name__}.{name}"] = value
+    # ... and the DSL examples.
+    from pypto.language.examples import EXAMPLES, program_of
+
+    for name, example in EXAMPLES.items():
+        out[f"examples.{name}"] = program_of(example)
     return out
 
 

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pypto.language.examples import EXAMPLES, compile_examples
+import numpy as np
+
+from pypto.ir.compiled_program import CompiledProgram
+from pypto.language.examples import EXAMPLES, compile_examples, program_of
 from pypto.language.examples.__main__ import main as examples_main
 
 REPO_EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -41,6 +44,25 @@ def test_committed_examples_are_what_the_command_writes(fresh: Path, name: str) 
     got = _files(REPO_EXAMPLES / name)
     stale = sorted(set(want) ^ set(got)) + sorted(k for k in want if k in got and want[k] != got[k])
     assert not stale, f"examples/{name} is stale ({stale[:5]}): run `python -m pypto.language.examples --out examples`"
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_committed_examples_replay_and_validate(tmp_path: Path, name: str) -> None:
+    """Each checked-in directory replays with the replay CLI (its data/out) and debug/run.py
+    (its golden.py), and every passes_dump/ snapshot computes the reference."""
+    build = tmp_path / name
+    shutil.copytree(REPO_EXAMPLES / name, build)
+    for cmd in ([sys.executable, "-m", "pypto.runtime.debug.replay", str(build)], [sys.executable, str(build / "debug" / "run.py")]):
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        assert res.returncode == 0, res.stdout + res.stderr
+    module = EXAMPLES[name]
+    (orch,) = [f for f in program_of(module).functions if f.ftype == "Orchestration"]
+    names = [v.name for v, _ in orch.params]
+    tensors = dict(zip(names, module.make_inputs()))
+    computed = {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for k, v in tensors.items()}
+    module.reference(computed, {})
+    expected = {k: v for k, v in computed.items() if isinstance(v, np.ndarray)}
+    CompiledProgram.from_dir(build).validate_ir(tensors, expected, rtol=module.RTOL, atol=module.ATOL)
 
 
 def test_paged_attention_dumps_q_and_out_and_filters_the_cache(tmp_path: Path) -> None:
