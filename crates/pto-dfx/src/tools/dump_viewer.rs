@@ -1,5 +1,5 @@
 //! `pto dump-viewer`: list the tensors and scalars of an `args_dump/`
-//! directory, and export them as `.npy` or text.
+//! directory, and export them as `.npy`, torch `.pt` or text.
 //!
 //! [`load`] reads `args_dump.json` and its `args.bin` (the directory given,
 //! or its `args_dump/` subdirectory, so a `dfx_outputs/` works too) and the
@@ -12,12 +12,15 @@
 //! shape bytes` plus a note for truncated or overwritten payloads.
 //!
 //! [`export`] writes one file per record with Simpler's names,
-//! `<dump_dir>/<txt|npy>/task_<task_id>_<before|after>_<in|out|inout><arg_index>.<txt|npy>`:
+//! `<dump_dir>/<txt|npy>/task_<task_id>_<before|after>_<in|out|inout><arg_index>.<txt|npy>`
+//! (and, beyond Simpler, `<dump_dir>/pt/<same stem>.pt`):
 //!
 //! - `.npy` (default): the logical tensor in its dtype (scalars as 0-d
 //!   arrays of their `value`); FP8 / FP4 have no NumPy dtype and are skipped
 //!   with a warning (use text), as are overwritten payloads; a truncated
 //!   payload is exported as the 1-d prefix that was kept, with a warning;
+//! - `.pt`: the same tensors as `.npy`, written as `torch.save` writes them
+//!   (for `torch.load`, every dtype including bf16 and the unsigned ones);
 //! - `.txt`: a `# key: value` header, `# Overview:` (one right-aligned row
 //!   per last-dimension chunk) and `# Detail:` (`[i, j] v` per element).
 //!   Floats print as `%g` with 6 (f32, f64), 4 (f16) or 3 (bf16)
@@ -26,6 +29,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use pto_build_output::pt::{encode_pt, ByteOrder};
 use pto_build_output::{write_npy, DType, NpyArray};
 
 use crate::args_bin::ArgsBin;
@@ -341,6 +345,19 @@ pub enum ExportFormat {
     Npy,
     /// Text under `txt/`.
     Txt,
+    /// torch `.pt` under `pt/` (what `torch.load` reads).
+    Pt,
+}
+
+impl ExportFormat {
+    /// The subdirectory of the dump directory the files go to (also their extension).
+    pub fn subdir(self) -> &'static str {
+        match self {
+            ExportFormat::Npy => "npy",
+            ExportFormat::Txt => "txt",
+            ExportFormat::Pt => "pt",
+        }
+    }
 }
 
 /// What an export wrote.
@@ -373,11 +390,7 @@ pub fn export(
     format: ExportFormat,
 ) -> Result<ExportReport, ToolError> {
     let mut report = ExportReport::default();
-    let sub = match format {
-        ExportFormat::Npy => "npy",
-        ExportFormat::Txt => "txt",
-    };
-    let out_dir = dump.dir.join(sub);
+    let out_dir = dump.dir.join(format.subdir());
     if !chosen.is_empty() {
         std::fs::create_dir_all(&out_dir)
             .map_err(|e| crate::error::WriteError::io(&out_dir, "creating the directory", e))?;
@@ -418,6 +431,26 @@ pub fn export(
                             path: path.clone(),
                             source,
                         })?;
+                        if let Some(n) = note {
+                            report.warnings.push(format!("{stem}: {n}"));
+                        }
+                        report.files.push(path);
+                    }
+                    Err(why) => report.warnings.push(format!("{stem}: {why}; skipped it")),
+                }
+            }
+            ExportFormat::Pt => {
+                let path = out_dir.join(format!("{stem}.pt"));
+                let encoded = npy_array(a, payload).and_then(|(array, note)| {
+                    encode_pt(&array, ByteOrder::Little)
+                        .map(|bytes| (bytes, note))
+                        .map_err(|e| e.to_string())
+                });
+                match encoded {
+                    Ok((bytes, note)) => {
+                        let mut f = AtomicFile::create(&path)?;
+                        f.write_all(&bytes)?;
+                        f.commit()?;
                         if let Some(n) = note {
                             report.warnings.push(format!("{stem}: {n}"));
                         }
@@ -774,6 +807,26 @@ mod tests {
         assert_eq!(b.dtype, DType::BFloat16);
         assert_eq!(b.to_f64_vec(), [1.0, -2.0, 0.5]);
         assert!(report.files[2].ends_with("npy/task_0x0000000100000002_after_inout1.npy"));
+    }
+
+    /// The `.pt` export holds the `.npy` export's tensors, file for file.
+    #[test]
+    fn exports_pt_like_npy() {
+        let (_root, dir) = setup();
+        let dump = load(&dir).unwrap();
+        let npy = export(&dump, &[0, 1, 2], ExportFormat::Npy).unwrap();
+        let pt = export(&dump, &[0, 1, 2], ExportFormat::Pt).unwrap();
+        assert!(pt.warnings.is_empty(), "{:?}", pt.warnings);
+        assert_eq!(pt.files.len(), 3);
+        for (n, p) in npy.files.iter().zip(&pt.files) {
+            assert_eq!(p.extension().unwrap(), "pt");
+            assert_eq!(p.parent().unwrap(), dir.join("pt"));
+            assert_eq!(p.file_stem(), n.file_stem());
+            assert_eq!(
+                pto_build_output::read_pt(p).unwrap(),
+                pto_build_output::read_npy(n).unwrap()
+            );
+        }
     }
 
     #[test]
