@@ -36,10 +36,10 @@ def test_distributed_config_defaults():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"device_ids": []}, "DistributedConfig.device_ids must be non-empty, got []"),
-        ({"device_ids": [0, -1]}, "DistributedConfig.device_ids must be non-negative, got [0, -1]"),
+        ({"device_ids": []}, "DistributedConfig.device_ids must not be empty"),
+        ({"device_ids": [0, -1]}, "DistributedConfig.device_ids must be non-negative device indices, got [0, -1]"),
         ({"device_ids": [1, 1]}, "DistributedConfig.device_ids must be distinct, got [1, 1]"),
-        ({"num_sub_workers": -1}, "DistributedConfig.num_sub_workers must be >= 0, got -1"),
+        ({"num_sub_workers": -1}, "DistributedConfig.num_sub_workers must be non-negative, got -1"),
         (
             {"aicpu_thread_num": 1},
             "DistributedConfig.aicpu_thread_num must be 0 (architecture default) or at least 2, got 1",

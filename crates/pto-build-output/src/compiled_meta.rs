@@ -174,13 +174,13 @@ impl MetaError {
     }
 }
 
-/// A [`DistributedConfig`] value is out of range.
+/// A [`DistributedConfig`] value is out of range (PyPTO's `__post_init__` texts).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("DistributedConfig.{field} must be {requirement}, got {got}")]
+#[error("DistributedConfig.{field} {requirement}{}", got.as_ref().map(|g| format!(", got {g}")).unwrap_or_default())]
 pub struct DistributedConfigError {
     field: &'static str,
     requirement: &'static str,
-    got: String,
+    got: Option<String>,
 }
 
 /// How an L3 program is spread over devices (PyPTO's `DistributedConfig`).
@@ -226,24 +226,32 @@ impl DistributedConfig {
             })
         };
         if device_ids.is_empty() {
-            return fail("device_ids", "non-empty", ids_repr());
+            return fail("device_ids", "must not be empty", None);
         }
         if device_ids.iter().any(|&id| id < 0) {
-            return fail("device_ids", "non-negative", ids_repr());
+            return fail(
+                "device_ids",
+                "must be non-negative device indices",
+                Some(ids_repr()),
+            );
         }
         let mut sorted = device_ids.clone();
         sorted.sort_unstable();
         if sorted.windows(2).any(|w| w[0] == w[1]) {
-            return fail("device_ids", "distinct", ids_repr());
+            return fail("device_ids", "must be distinct", Some(ids_repr()));
         }
         if num_sub_workers < 0 {
-            return fail("num_sub_workers", ">= 0", num_sub_workers.to_string());
+            return fail(
+                "num_sub_workers",
+                "must be non-negative",
+                Some(num_sub_workers.to_string()),
+            );
         }
         if aicpu_thread_num < 0 || aicpu_thread_num == 1 {
             return fail(
                 "aicpu_thread_num",
-                "0 (architecture default) or at least 2",
-                aicpu_thread_num.to_string(),
+                "must be 0 (architecture default) or at least 2",
+                Some(aicpu_thread_num.to_string()),
             );
         }
         Ok(DistributedConfig {

@@ -333,12 +333,12 @@ fn distributed_config_validation() {
     );
     check_dist(
         "{\"device_ids\": []}",
-        "'distributed_config' is invalid (DistributedConfig.device_ids must be non-empty, got [])",
+        "'distributed_config' is invalid (DistributedConfig.device_ids must not be empty)",
     );
-    check_dist("{\"device_ids\": [1, -1]}", "'distributed_config' is invalid (DistributedConfig.device_ids must be non-negative, got [1, -1])");
+    check_dist("{\"device_ids\": [1, -1]}", "'distributed_config' is invalid (DistributedConfig.device_ids must be non-negative device indices, got [1, -1])");
     check_dist(
         "{\"num_sub_workers\": -1}",
-        "'distributed_config' is invalid (DistributedConfig.num_sub_workers must be >= 0, got -1)",
+        "'distributed_config' is invalid (DistributedConfig.num_sub_workers must be non-negative, got -1)",
     );
     check_dist(
         "{\"aicpu_thread_num\": 1}",
