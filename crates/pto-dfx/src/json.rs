@@ -366,13 +366,12 @@ impl Out {
     }
 
     pub(crate) fn u(&mut self, v: u64) -> &mut Self {
-        // Writing to a `String` cannot fail.
-        let _ = write!(self.buf, "{v}");
+        push_decimal(&mut self.buf, false, u128::from(v));
         self
     }
 
     pub(crate) fn i(&mut self, v: i64) -> &mut Self {
-        let _ = write!(self.buf, "{v}");
+        push_decimal(&mut self.buf, v < 0, u128::from(v.unsigned_abs()));
         self
     }
 
@@ -386,6 +385,11 @@ impl Out {
     /// writers do for the plain-ASCII names they emit.
     pub(crate) fn q(&mut self, text: &str) -> &mut Self {
         self.buf.push('"');
+        if !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+            self.buf.push_str(text);
+            self.buf.push('"');
+            return self;
+        }
         for c in text.chars() {
             match c {
                 '"' => self.buf.push_str("\\\""),
@@ -421,7 +425,7 @@ impl Out {
                 self.buf.push_str(sep);
             }
             let v: i128 = (*v).into();
-            let _ = write!(self.buf, "{v}");
+            push_decimal(&mut self.buf, v < 0, v.unsigned_abs());
         }
         self.buf.push(']');
         self
@@ -432,9 +436,60 @@ impl Out {
     }
 }
 
+/// Appends `-` (when `negative`) and the decimal digits of `v`: what `{}` prints, without
+/// the formatting machinery (the writers print hundreds of millions of integers).
+fn push_decimal(buf: &mut String, negative: bool, mut v: u128) {
+    let mut digits = [0u8; 40];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if negative {
+        at -= 1;
+        digits[at] = b'-';
+    }
+    // The bytes are ASCII digits and '-'.
+    buf.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_print_as_display_does() {
+        let values: [i128; 9] = [
+            0,
+            7,
+            -7,
+            10,
+            1_000_000_007,
+            i64::MAX as i128,
+            i64::MIN as i128,
+            u64::MAX as i128,
+            i128::MIN + 1,
+        ];
+        for v in values {
+            let mut out = Out::default();
+            out.list(&[v], ", ");
+            assert_eq!(out.into_string(), format!("[{v}]"));
+            if let Ok(u) = u64::try_from(v) {
+                let mut out = Out::default();
+                out.u(u);
+                assert_eq!(out.into_string(), u.to_string());
+            }
+            if let Ok(i) = i64::try_from(v) {
+                let mut out = Out::default();
+                out.i(i);
+                assert_eq!(out.into_string(), i.to_string());
+            }
+        }
+    }
 
     #[test]
     fn key_rendering() {

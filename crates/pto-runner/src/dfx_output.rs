@@ -67,7 +67,52 @@ fn write_err(e: pto_dfx::WriteError) -> RunnerError {
     RunnerError::config(e.to_string())
 }
 
+/// What writing one artifact produced, merged into the [`DfxSummary`] in a fixed order.
+#[derive(Default)]
+struct Part {
+    files: Vec<PathBuf>,
+    hints: Vec<String>,
+    warnings: Vec<String>,
+}
+
+type PartResult = Result<Part, RunnerError>;
+
+/// Runs `f` on a thread of `scope` (or here, when no thread can be started).
+fn run_beside<'scope, 'env, F>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    f: F,
+) -> Result<std::thread::ScopedJoinHandle<'scope, PartResult>, PartResult>
+where
+    F: FnOnce() -> PartResult + Send + 'scope,
+{
+    // The closure is needed again if the thread cannot start; share it through an Option.
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(f)));
+    let theirs = std::sync::Arc::clone(&slot);
+    let take = |m: &std::sync::Mutex<Option<F>>| m.lock().ok().and_then(|mut g| g.take());
+    std::thread::Builder::new()
+        .name("pto-dfx-write".to_string())
+        .spawn_scoped(scope, move || match take(&theirs) {
+            Some(f) => f(),
+            None => Ok(Part::default()),
+        })
+        .map_err(|_| match take(&slot) {
+            Some(f) => f(),
+            None => Ok(Part::default()),
+        })
+}
+
+fn join_part(h: Result<std::thread::ScopedJoinHandle<'_, PartResult>, PartResult>) -> PartResult {
+    match h {
+        Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        Err(done) => done,
+    }
+}
+
 /// Writes every enabled artifact of `report` into `out` (see the module docs).
+///
+/// The swimlane records and `deps.json`, the two large files, are converted and written on
+/// threads of their own while this thread writes the others; the summary lists files,
+/// hints and warnings in the same order whatever finishes first.
 pub fn write_artifacts(
     out: &Path,
     options: &DfxOptions,
@@ -86,50 +131,55 @@ pub fn write_artifacts(
         source,
     })?;
     let show = |p: &Path| shell_quote(&p.display().to_string());
-    if options.chip_swimlane > 0 {
+    let swimlane = || -> PartResult {
+        let mut part = Part::default();
         let path = out.join("chip_swimlane_records.json");
         let file = swimlane_file(options.chip_swimlane, report, chip);
         if file.aicore_tasks.is_empty() {
-            summary
-                .warnings
+            part.warnings
                 .push("chip swimlane: no task ran, nothing to write".to_string());
         } else {
             pto_dfx::swimlane::write(&path, &file).map_err(write_err)?;
-            summary
-                .hints
+            part.hints
                 .push(format!("pto swimlane-converter {}", show(&path)));
-            summary.files.push(path);
+            part.files.push(path);
         }
-    }
-    if options.dep_gen {
+        Ok(part)
+    };
+    let deps = || -> PartResult {
+        let mut part = Part::default();
         if let Some(log) = &report.deps {
             let path = out.join("deps.json");
             pto_dfx::deps::write(&path, &deps_file(log)).map_err(write_err)?;
-            summary
-                .hints
+            part.hints
                 .push(format!("pto deps-viewer {} --format html", show(&path)));
-            summary
-                .hints
-                .push(format!("pto critical-path {}", show(out)));
-            summary.files.push(path);
+            part.hints.push(format!("pto critical-path {}", show(out)));
+            part.files.push(path);
         }
-    }
-    if options.dump_args > 0 {
+        Ok(part)
+    };
+    let dump = || -> PartResult {
+        let mut part = Part::default();
         if let Some(dump) = &report.dfx.dump {
-            if let Some(path) = write_dump_manifest(out, options.dump_args, dump, &mut summary)? {
-                summary.hints.push(format!(
+            let mut local = DfxSummary::default();
+            let written = write_dump_manifest(out, options.dump_args, dump, &mut local)?;
+            part.warnings = local.warnings;
+            if let Some(path) = written {
+                part.hints.push(format!(
                     "pto dump-viewer {} --list",
                     show(path.parent().unwrap_or(out))
                 ));
-                summary.files.push(path);
+                part.files.push(path);
             }
         }
-    }
-    if options.pmu > 0 {
+        Ok(part)
+    };
+    let pmu = || -> PartResult {
+        let mut part = Part::default();
         let path = out.join("pmu.csv");
         let (rows, names_used) = pmu_rows(options.pmu, report, chip);
         if names_used.is_empty() {
-            summary.warnings.push(
+            part.warnings.push(
                 "pmu: perf_event_open is not permitted here (perf_event_paranoid or seccomp); pmu.csv has no host counters"
                     .to_string(),
             );
@@ -140,17 +190,20 @@ pub fn write_artifacts(
             pto_dfx::pmu::render(&rows).map_err(|e| RunnerError::config(e.to_string()))?
         };
         pto_dfx::atomic_write(&path, text.as_bytes()).map_err(write_err)?;
-        summary.files.push(path);
-    }
-    if options.scope_stats {
+        part.files.push(path);
+        Ok(part)
+    };
+    let scope_stats = || -> PartResult {
+        let mut part = Part::default();
         let path = out.join("scope_stats").join("scope_stats.jsonl");
         pto_dfx::scope_stats::write(&path, &scope_file(report, chip)).map_err(write_err)?;
-        summary
-            .hints
+        part.hints
             .push(format!("pto scope-stats-plot {}", show(&path)));
-        summary.files.push(path);
-    }
-    if options.chip_swimlane > 0 || options.dep_gen {
+        part.files.push(path);
+        Ok(part)
+    };
+    let name_map = || -> PartResult {
+        let mut part = Part::default();
         let map = pto_dfx::name_map::NameMap {
             level: Some(2),
             orchestrator_name: None,
@@ -164,7 +217,29 @@ pub fn write_artifacts(
             pto_dfx::name_map::FILE_PREFIX
         ));
         pto_dfx::name_map::write(&path, &map).map_err(write_err)?;
-        summary.files.push(path);
+        part.files.push(path);
+        Ok(part)
+    };
+    let parts: Vec<PartResult> = std::thread::scope(|s| {
+        let swimlane = (options.chip_swimlane > 0).then(|| run_beside(s, swimlane));
+        let deps = options.dep_gen.then(|| run_beside(s, deps));
+        let here = [
+            (options.dump_args > 0).then(dump),
+            (options.pmu > 0).then(pmu),
+            options.scope_stats.then(scope_stats),
+            (options.chip_swimlane > 0 || options.dep_gen).then(name_map),
+        ];
+        let mut parts: Vec<PartResult> = Vec::new();
+        parts.extend(swimlane.map(join_part));
+        parts.extend(deps.map(join_part));
+        parts.extend(here.into_iter().flatten());
+        parts
+    });
+    for part in parts {
+        let part = part?;
+        summary.files.extend(part.files);
+        summary.hints.extend(part.hints);
+        summary.warnings.extend(part.warnings);
     }
     Ok(summary)
 }
