@@ -150,6 +150,148 @@ def test_submit_chip_suffixes_the_prefix_and_restores_it(tmp_path: Path) -> None
     assert not any((tmp_path / "rank1").iterdir())
 
 
+# --- SubWorkers and runtime-allocated outputs ---------------------------------------------
+
+_HEADER = (
+    "import torch\n"
+    "from simpler.task_interface import CallConfig, CommBufferSpec, DataType, TaskArgs, TensorArgType\n"
+    "from pypto.runtime.tensor_arg import make_tensor_arg\n"
+    "from pypto.runtime.distributed_runner import _submit_chip\n\n"
+)
+
+# Rank 0 waits (in its kernel) for a flag only the SubWorker sets; rank 1 computes y[1].
+_WAIT_KERNEL = """#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "pto_comm_sim.h"
+#include "tensor.h"
+
+static void add_rank(const ChipTensor* x, const ChipTensor* y, int64_t rank) {
+    const float* xs = x->data<float>();
+    float* ys = y->data<float>();
+    if (rank == 0) {
+        // x is the flag: wait until the host's SubWorker wrote it (never, if it ran after us).
+        const uint64_t deadline = pto_comm_now_ms() + 20000;
+        while (__atomic_load_n((const int32_t*)xs, __ATOMIC_SEQ_CST) == 0) {
+            if (pto_comm_now_ms() > deadline) { fprintf(stderr, "add_rank: the flag never came\\n"); abort(); }
+        }
+        for (uint64_t i = 0; i < y->numel(); ++i) ys[i] = xs[1];
+        return;
+    }
+    for (uint64_t i = 0; i < y->numel(); ++i) ys[i] = xs[i] + (float)rank;
+}
+extern "C" void kernel_entry(int64_t* args) {
+    add_rank(kernel_tensor(args, 0), kernel_tensor(args, 1), kernel_scalar<int64_t>(args, 2));
+}
+"""
+
+
+def _sub_worker_build(d: Path, body: str, sub_body: str) -> None:
+    (d / "orchestration" / "host_orch.py").write_text(
+        _HEADER
+        + "def _alloc_intermediates(tensors, world_size=1):\n"
+        + "    tensors[\"flag\"] = torch.zeros((8, 8), dtype=torch.float32).share_memory_()\n\n\n"
+        + "def hello_rank(orch, _args, config, *, tensors, callables, sub_ids, _keep, world_size, _domain_provider=None):\n"
+        + textwrap.indent(textwrap.dedent(body), "    ")
+        + "\n\nhello_rank._pypto_distributed_entry = True\n"
+    )
+    sub = d / "sub_workers"
+    sub.mkdir()
+    (sub / "release.py").write_text(
+        "import torch\n\nfrom pypto.runtime.distributed_runner import _tensor_from_continuous\n\n\n"
+        "def _user_release(y1, flag):\n" + textwrap.indent(textwrap.dedent(sub_body), "    ")
+        + "\n\ndef release(args):\n"
+        "    _user_release(*[_tensor_from_continuous(args[i]) for i in range(len(args))])\n"
+    )
+
+
+_ORDER_BODY = """
+_ta_0 = TaskArgs()
+_ta_0.add_tensor(make_tensor_arg(orch._worker, tensors["flag"]), TensorArgType.NO_DEP)
+_ta_0.add_tensor(make_tensor_arg(orch._worker, tensors["y"][0]), TensorArgType.OUTPUT_EXISTING)
+_ta_0.add_scalar(0)
+_keep.append(_ta_0)
+_submit_chip(orch, callables["per_rank"], _ta_0, config, 0)
+_ta_1 = TaskArgs()
+_ta_1.add_tensor(make_tensor_arg(orch._worker, tensors["x"][1]), TensorArgType.INPUT)
+_ta_1.add_tensor(make_tensor_arg(orch._worker, tensors["y"][1]), TensorArgType.OUTPUT_EXISTING)
+_ta_1.add_scalar(1)
+_keep.append(_ta_1)
+_submit_chip(orch, callables["per_rank"], _ta_1, config, 1)
+_ta_2 = TaskArgs()
+_ta_2.add_tensor(make_tensor_arg(orch._worker, tensors["y"][1]), TensorArgType.INPUT)
+_ta_2.add_tensor(make_tensor_arg(orch._worker, tensors["flag"]), TensorArgType.OUTPUT_EXISTING)
+orch.submit_sub(sub_ids["release"], _ta_2)
+"""
+
+
+def test_a_sub_worker_call_waits_only_for_its_producers(example: Callable[[str], Path]) -> None:
+    # The SubWorker reads rank 1's output (so it runs after that dispatch) and releases rank
+    # 0's dispatch, submitted before it and still running: a SubWorker call that waited for
+    # every earlier dispatch would never run, and rank 0 would give up after 20 s.
+    d = example("l3_hello_rank")
+    (d / "next_levels" / "per_rank" / "kernels" / "aiv" / "add_rank.cpp").write_text(_WAIT_KERNEL)
+    _sub_worker_build(d, _ORDER_BODY, "flag[0, 1] = y1[0, 0] + 100.0\nflag[0, 0] = 1.0\n")
+    _, t = _run(d)
+    assert torch.equal(t["y"][1], t["x"][1] + 1)
+    assert torch.all(t["y"][0] == t["x"][1][0, 0] + 1 + 100.0), t["y"][0]
+
+
+def test_a_failing_sub_worker_call_fails_the_run_naming_it(example: Callable[[str], Path]) -> None:
+    d = example("l3_hello_rank")
+    (d / "next_levels" / "per_rank" / "kernels" / "aiv" / "add_rank.cpp").write_text(_WAIT_KERNEL)
+    _sub_worker_build(d, _ORDER_BODY, "raise ValueError('no flag for you')\n")
+    with pytest.raises(RuntimeError) as e:
+        _run(d)
+    msg = str(e.value)
+    assert "SubWorker call 0 ('release') failed: ValueError: no flag for you" in msg, msg
+
+
+def test_an_output_without_memory_is_allocated_by_the_runtime(example: Callable[[str], Path]) -> None:
+    d = example("l3_hello_rank")
+    (d / "orchestration" / "host_orch.py").write_text(
+        _HEADER
+        + "from simpler.task_interface import Tensor\n\n"
+        + textwrap.dedent(
+            """
+            def hello_rank(orch, _args, config, *, tensors, callables, sub_ids, _keep, world_size, _domain_provider=None):
+                for r in range(0, world_size, 1):
+                    tmp = Tensor.make(data=0, shapes=(8, 8), dtype=DataType.FLOAT32)
+                    _ta_0 = TaskArgs()
+                    _ta_0.add_tensor(make_tensor_arg(orch._worker, tensors["x"][r]), TensorArgType.INPUT)
+                    _ta_0.add_tensor(tmp, TensorArgType.OUTPUT)
+                    _ta_0.add_scalar(r)
+                    _keep.append(_ta_0)
+                    _submit_chip(orch, callables["per_rank"], _ta_0, config, r)
+                    assert tmp.allocated
+                    _ta_1 = TaskArgs()
+                    _ta_1.add_tensor(tmp, TensorArgType.INPUT)
+                    _ta_1.add_tensor(make_tensor_arg(orch._worker, tensors["y"][r]), TensorArgType.OUTPUT_EXISTING)
+                    _ta_1.add_scalar(10)
+                    _keep.append(_ta_1)
+                    _submit_chip(orch, callables["per_rank"], _ta_1, config, 1 - r)
+
+
+            hello_rank._pypto_distributed_entry = True
+            """
+        )
+    )
+    _, t = _run(d)
+    # y[r] = (x[r] + r) + 10, the second dispatch on the other chip reading the first's output.
+    expected = t["x"] + torch.arange(2, dtype=torch.float32).reshape(2, 1, 1) + 10
+    assert torch.equal(t["y"], expected)
+
+
+def test_a_tensor_without_memory_can_only_be_an_output() -> None:
+    from simpler.task_interface import DataType, TaskArgs, Tensor, TensorArgType
+
+    ta = TaskArgs()
+    with pytest.raises(ValueError, match=r"can only be an OUTPUT, which the runtime allocates; got TensorArgType.INPUT"):
+        ta.add_tensor(Tensor.make(data=0, shapes=(4,), dtype=DataType.FLOAT32), TensorArgType.INPUT)
+    with pytest.raises(TypeError, match="a raw data pointer cannot reach a chip process"):
+        Tensor.make(data=0x1000, shapes=(4,), dtype=DataType.FLOAT32)
+
+
 # --- bad input ----------------------------------------------------------------------------
 
 

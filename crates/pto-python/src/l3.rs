@@ -3,7 +3,8 @@
 //! release the GIL; the values crossing are plain ints, strings and lists.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
+use std::time::Duration;
 
 use pto_runner::l3::{Access, ChipProgram, Engine, Tag, TensorArg};
 use pto_runner::{DfxOptions, RingValue, RunConfig, RunnerError};
@@ -16,7 +17,9 @@ use crate::error::{runner_error, type_error, value_error};
 /// program of the build loaded.
 #[pyclass(module = "pypto._native")]
 pub struct L3Engine {
-    engine: Mutex<Option<Engine>>,
+    /// Written by the calls that build the run (submit, regions, domains); read by the ones
+    /// that wait (drain, the SubWorker threads' polling), so those never block each other.
+    engine: RwLock<Option<Engine>>,
     platform: String,
     /// The chip processes' ids (read without the engine's lock: `drain` holds it).
     pids: Mutex<Vec<u32>>,
@@ -26,12 +29,77 @@ fn closed() -> PyErr {
     pyo3::exceptions::PyRuntimeError::new_err("the L3 engine is closed (its run has ended)")
 }
 
-impl L3Engine {
-    fn with<R>(&self, f: impl FnOnce(&mut Engine) -> PyResult<R>) -> PyResult<R> {
-        let mut g = self.engine.lock().map_err(|_| closed())?;
-        let e = g.as_mut().ok_or_else(closed)?;
-        f(e)
+/// Why a call on the engine failed: it was closed, or the engine said no.
+enum Fail {
+    Closed,
+    Runner(RunnerError),
+}
+
+impl From<RunnerError> for Fail {
+    fn from(e: RunnerError) -> Fail {
+        Fail::Runner(e)
     }
+}
+
+fn py_err(f: Fail) -> PyErr {
+    match f {
+        Fail::Closed => closed(),
+        Fail::Runner(e) => runner_error(e),
+    }
+}
+
+impl L3Engine {
+    // Every lock is taken with the GIL released (and dropped before it is taken back): a
+    // thread waiting for the engine never holds the GIL another thread needs to finish.
+
+    fn with<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Engine) -> Result<R, RunnerError> + Send,
+    ) -> PyResult<R> {
+        py.detach(|| {
+            let mut g = self.engine.write().map_err(|_| Fail::Closed)?;
+            let e = g.as_mut().ok_or(Fail::Closed)?;
+            Ok(f(e)?)
+        })
+        .map_err(py_err)
+    }
+
+    fn read<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&Engine) -> Result<R, RunnerError> + Send,
+    ) -> PyResult<R> {
+        py.detach(|| {
+            let g = self.engine.read().map_err(|_| Fail::Closed)?;
+            let e = g.as_ref().ok_or(Fail::Closed)?;
+            Ok(f(e)?)
+        })
+        .map_err(py_err)
+    }
+}
+
+/// A tensor argument as Python passes it: `(region, byte_offset, shape, dtype, tag)`.
+type WireTensor = (u64, u64, Vec<u64>, u8, i64);
+
+fn tensor_args(tensors: Vec<WireTensor>) -> PyResult<Vec<TensorArg>> {
+    tensors
+        .into_iter()
+        .enumerate()
+        .map(|(i, (region, offset, shape, dtype, tag))| {
+            Ok(TensorArg {
+                region,
+                offset,
+                shape,
+                dtype,
+                tag: Tag::from_code(tag).ok_or_else(|| {
+                    value_error(format!(
+                        "submit: tensor argument {i} has TensorArgType {tag}, not one of 0..4"
+                    ))
+                })?,
+            })
+        })
+        .collect()
 }
 
 fn ring(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<RingValue>> {
@@ -120,7 +188,7 @@ impl L3Engine {
             .map_err(runner_error)?;
         let pids = engine.chip_pids();
         Ok(L3Engine {
-            engine: Mutex::new(Some(engine)),
+            engine: RwLock::new(Some(engine)),
             platform: p.name().to_string(),
             pids: Mutex::new(pids),
         })
@@ -134,18 +202,18 @@ impl L3Engine {
 
     /// Registers shared memory (`fd`, duplicated) of `nbytes` bytes; `writable=False`
     /// grants reads only. Returns the region id.
-    fn add_region(&self, fd: i32, nbytes: u64, writable: bool) -> PyResult<u64> {
+    fn add_region(&self, py: Python<'_>, fd: i32, nbytes: u64, writable: bool) -> PyResult<u64> {
         let access = if writable {
             Access::READ_WRITE
         } else {
             Access::READ
         };
-        self.with(|e| e.add_region(fd, nbytes, access).map_err(runner_error))
+        self.with(py, |e| e.add_region(fd, nbytes, access))
     }
 
     /// A read-only region holding a copy of `data`. Returns the region id.
-    fn add_snapshot(&self, data: &[u8]) -> PyResult<u64> {
-        self.with(|e| e.add_snapshot(data).map_err(runner_error))
+    fn add_snapshot(&self, py: Python<'_>, data: Vec<u8>) -> PyResult<u64> {
+        self.with(py, |e| e.add_snapshot(&data))
     }
 
     /// Creates a comm domain over `workers` with windows of `window_size` bytes; returns
@@ -156,64 +224,67 @@ impl L3Engine {
         workers: Vec<usize>,
         window_size: usize,
     ) -> PyResult<(u64, Vec<(u64, u64)>)> {
-        let mut g = self.engine.lock().map_err(|_| closed())?;
-        let e = g.as_mut().ok_or_else(closed)?;
-        py.detach(|| e.allocate_domain(&workers, window_size))
-            .map_err(runner_error)
+        self.with(py, |e| e.allocate_domain(&workers, window_size))
     }
 
     /// Submits one dispatch: `tensors` are `(region, byte_offset, shape, dtype, tag)`;
     /// `config` a dict of `CallConfig` fields; `out` the diagnostics directory (required
     /// when a diagnostic is on). Returns the dispatch id.
     #[pyo3(signature = (program, worker, tensors, scalars, config, out=None))]
+    #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
+        py: Python<'_>,
         program: &str,
         worker: usize,
-        tensors: Vec<(u64, u64, Vec<u64>, u8, i64)>,
+        tensors: Vec<WireTensor>,
         scalars: Vec<u64>,
         config: &Bound<'_, PyDict>,
         out: Option<PathBuf>,
     ) -> PyResult<usize> {
         let config = run_config(&self.platform, config)?;
-        let args = tensors
-            .into_iter()
-            .enumerate()
-            .map(|(i, (region, offset, shape, dtype, tag))| {
-                Ok(TensorArg {
-                    region,
-                    offset,
-                    shape,
-                    dtype,
-                    tag: Tag::from_code(tag).ok_or_else(|| {
-                        value_error(format!(
-                            "submit: tensor argument {i} has TensorArgType {tag}, not one of 0..4"
-                        ))
-                    })?,
-                })
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        self.with(|e| {
+        let args = tensor_args(tensors)?;
+        self.with(py, |e| {
             e.submit(program, worker, &args, &scalars, &config, out)
-                .map_err(runner_error)
         })
+    }
+
+    /// Submits a host task (a SubWorker call named `name`) over `tensors` (as in
+    /// `submit`): ordered by the TensorMap, handed out by `next_host_task` once its
+    /// producers completed. Returns its id.
+    fn submit_host(&self, py: Python<'_>, name: &str, tensors: Vec<WireTensor>) -> PyResult<usize> {
+        let args = tensor_args(tensors)?;
+        self.with(py, |e| e.submit_host(name, &args))
+    }
+
+    /// The id of the next READY host task, waiting up to `timeout_s` seconds (`None` when
+    /// none became ready); raises `RuntimeError` once the run is ending.
+    fn next_host_task(&self, py: Python<'_>, timeout_s: f64) -> PyResult<Option<usize>> {
+        let timeout = Duration::try_from_secs_f64(timeout_s.max(0.0)).unwrap_or(Duration::ZERO);
+        self.read(py, |e| e.next_host_task(timeout))
+    }
+
+    /// Reports host task `id` finished; `error` (its text) fails it and the run.
+    #[pyo3(signature = (id, error=None))]
+    fn finish_host_task(&self, py: Python<'_>, id: usize, error: Option<String>) -> PyResult<()> {
+        self.read(py, |e| e.finish_host_task(id, error.map_or(Ok(()), Err)))
     }
 
     /// Waits for every dispatch; raises `RuntimeError` with the first failure (rank,
     /// dispatch, program, kernel).
     fn drain(&self, py: Python<'_>) -> PyResult<()> {
-        let g = self.engine.lock().map_err(|_| closed())?;
-        let e = g.as_ref().ok_or_else(closed)?;
-        py.detach(|| e.drain()).map_err(runner_error)
+        self.read(py, |e| e.drain())
     }
 
     /// Ends the run (see `Engine::close`); `kill=True` kills the chips at once. Idempotent.
     #[pyo3(signature = (kill=false))]
     fn close(&self, py: Python<'_>, kill: bool) {
-        let engine = self.engine.lock().ok().and_then(|mut g| g.take());
-        if let Some(e) = engine {
-            py.detach(|| e.close(kill));
-        }
+        py.detach(|| {
+            let engine = self.engine.write().ok().and_then(|mut g| g.take());
+            if let Some(e) = engine {
+                e.close(kill);
+            }
+        });
         if let Ok(mut p) = self.pids.lock() {
             p.clear();
         }
@@ -225,12 +296,8 @@ impl L3Engine {
     }
 
     /// Dispatches submitted so far.
-    fn n_dispatches(&self) -> usize {
-        self.engine
-            .lock()
-            .ok()
-            .and_then(|g| g.as_ref().map(Engine::n_dispatches))
-            .unwrap_or(0)
+    fn n_dispatches(&self, py: Python<'_>) -> usize {
+        self.read(py, |e| Ok(e.n_dispatches())).unwrap_or(0)
     }
 }
 

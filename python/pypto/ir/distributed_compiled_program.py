@@ -72,7 +72,9 @@ class DistributedCompiledProgram:
         distributed_config: DistributedConfig,
     ) -> None:
         self.output_dir = Path(output_dir)
-        self.params = [tuple(p) for p in params]
+        self.params: List[Tuple[str, str, Optional[List[int]], str]] = [
+            (str(p[0]), str(p[1]), None if p[2] is None else list(p[2]), str(p[3])) for p in params
+        ]
         self.param_names = [p[0] for p in self.params]
         self.output_indices = [i for i, p in enumerate(self.params) if p[1] == "Out"]
         self.return_types: List[Any] = [None] * int(num_return_types)

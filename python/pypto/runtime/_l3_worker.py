@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ctypes
 import math
+import threading
+import traceback
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
@@ -82,7 +84,11 @@ def call_config_dict(config: CallConfig) -> Dict[str, Any]:
 
 class Worker:
     """One L3 run's chips (``Worker(level=3)`` in Simpler): started at construction,
-    stopped by :meth:`close` (always call it; a failed run kills the chips)."""
+    stopped by :meth:`close` (always call it; a failed run kills the chips).
+
+    SubWorker calls run on ``num_sub_workers`` host threads (at least one when there are
+    SubWorkers): each takes the next READY call from the engine, which orders them with the
+    chip dispatches by the TensorMap (a call waits only for the producers of its inputs)."""
 
     level = 3
 
@@ -93,6 +99,7 @@ class Worker:
         device_ids: Sequence[int],
         programs: Mapping[str, Path],
         sub_workers: Optional[Mapping[str, Callable[..., Any]]] = None,
+        num_sub_workers: int = 0,
     ) -> None:
         self.platform = platform
         self.device_ids = list(device_ids)
@@ -107,6 +114,68 @@ class Worker:
             n: CallableHandle(n, "sub", fn) for n, fn in (sub_workers or {}).items()
         }
         self._closed = False
+        #: SubWorker calls submitted and not yet taken: engine task id -> (handle, args).
+        self._sub_calls: Dict[int, Tuple[CallableHandle, "MappedArgs"]] = {}
+        self._sub_lock = threading.Lock()
+        n_sub = max(int(num_sub_workers), 1 if self.sub_ids else 0)
+        self._sub_threads = [
+            threading.Thread(target=self._sub_loop, name=f"pypto-l3-sub-{i}", daemon=True)
+            for i in range(n_sub)
+        ]
+        for th in self._sub_threads:
+            th.start()
+
+    def _sub_loop(self) -> None:
+        """A SubWorker thread: runs READY calls until the run ends."""
+        while True:
+            try:
+                tid = self._engine.next_host_task(0.1)
+            except RuntimeError:
+                return  # the run ended
+            if tid is None:
+                if self._closed:
+                    return
+                continue
+            with self._sub_lock:
+                handle, args = self._sub_calls.pop(tid)
+            error: Optional[str] = None
+            try:
+                assert handle.fn is not None
+                handle.fn(args)
+            except BaseException as e:  # noqa: BLE001 - reported as the call's failure
+                tb = traceback.extract_tb(e.__traceback__)
+                where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
+                error = f"{type(e).__name__}: {e}{where}"
+            try:
+                self._engine.finish_host_task(tid, error)
+            except RuntimeError:
+                return
+
+    def submit_sub_call(
+        self, handle: CallableHandle, tensors: List[Any], args: "MappedArgs"
+    ) -> int:
+        """Records one SubWorker call over ``tensors`` (wire form); returns its task id."""
+        if not self._sub_threads:
+            raise RuntimeError("this run has no SubWorker threads (no sub_workers registered)")
+        with self._sub_lock:
+            tid = int(self._engine.submit_host(handle.name, tensors))
+            self._sub_calls[tid] = (handle, args)
+        return tid
+
+    def alloc_output(self, t: Tensor) -> None:
+        """Gives ``t`` (a tensor with no memory, tagged ``OUTPUT``) its own zeroed shared
+        memory for the rest of the run, as Simpler's HeapRing allocation does."""
+        import torch
+
+        nbytes = max(t.nbytes, 1)
+        storage_owner = torch.zeros(nbytes, dtype=torch.uint8)
+        storage_owner.share_memory_()  # type: ignore[no-untyped-call]
+        storage = storage_owner.untyped_storage()
+        fd, size = storage._share_fd_cpu_()
+        region = self._engine.add_region(int(fd), int(size), True)
+        t.backing = Backing(region, int(size), READWRITE, self, storage, "host shared memory")
+        t.byte_offset = 0
+        self._storages[int(storage.data_ptr())] = t.backing
 
     def make_tensor_arg(self, t: Any, shapes: Sequence[int], dtype: DataType) -> Tensor:
         """A view of torch tensor ``t``'s storage (memoised per storage): read-write when
@@ -137,10 +206,14 @@ class Worker:
         return list(self._engine.chip_pids())
 
     def close(self, kill: bool = False) -> None:
-        """Stops the chips (killed at once after a failure or with ``kill``)."""
+        """Stops the chips (killed at once after a failure or with ``kill``) and the
+        SubWorker threads."""
         if not self._closed:
             self._closed = True
             self._engine.close(kill)
+            for th in self._sub_threads:
+                if th is not threading.current_thread():
+                    th.join()
 
 
 class Buffer:
@@ -305,8 +378,9 @@ class MappedArgs(List[MappedArg]):
 
 
 def _host_view(t: Tensor) -> memoryview:
-    storage = t.backing.keep
-    if t.backing.kind not in ("host shared memory", "host snapshot") or storage is None:
+    storage = t.backing.keep if t.backing is not None else None
+    host = t.backing is not None and t.backing.kind in ("host shared memory", "host snapshot")
+    if not host or storage is None:
         raise TypeError(
             "submit_sub: DEVICE-space arguments (comm window buffers) cannot reach a SubWorker; "
             "pass host tensors"
@@ -314,7 +388,7 @@ def _host_view(t: Tensor) -> memoryview:
     base = int(storage.data_ptr())
     raw = (ctypes.c_char * t.nbytes).from_address(base + t.byte_offset)
     view = memoryview(raw).cast("B")
-    return view.toreadonly() if t.backing.access == READ else view
+    return view.toreadonly() if t.backing is not None and t.backing.access == READ else view
 
 
 class Orchestrator:
@@ -354,37 +428,55 @@ class Orchestrator:
         if not self._building:
             raise RuntimeError("submit_next_level is only valid while a run's graph is being built")
         cfg = config if config is not None else CallConfig()
-        tensors = []
-        for i in range(args.tensor_count()):
-            t = args.tensor(i)
-            if t.backing.owner is not self._worker:
-                raise ValueError(
-                    f"orch.submit_next_level: tensor argument {i} belongs to another run's "
-                    "worker; build task arguments with make_tensor_arg(orch._worker, ...)"
-                )
-            tensors.append(
-                (t.backing.region, t.byte_offset, list(t.shapes), int(t.dtype), int(args.tag(i)))
-            )
+        tensors = self._wire_tensors(args, "orch.submit_next_level")
         scalars = [args.scalar(i) for i in range(args.scalar_count())]
         out = cfg.output_prefix if cfg.any_dfx() and cfg.output_prefix else None
         self._submitted = True
         self._worker._engine.submit(handle.name, worker, tensors, scalars, call_config_dict(cfg), out)
 
+    def _wire_tensors(self, args: TaskArgs, api: str) -> List[Any]:
+        """``args``' tensors as the engine takes them; an ``OUTPUT`` with no memory gets
+        its allocation now."""
+        wire = []
+        for i in range(args.tensor_count()):
+            t = args.tensor(i)
+            if t.backing is None:
+                self._worker.alloc_output(t)
+            assert t.backing is not None
+            if t.backing.owner is not self._worker:
+                raise ValueError(
+                    f"{api}: tensor argument {i} belongs to another run's worker; build task "
+                    "arguments with make_tensor_arg(orch._worker, ...)"
+                )
+            wire.append(
+                (t.backing.region, t.byte_offset, list(t.shapes), int(t.dtype), int(args.tag(i)))
+            )
+        return wire
+
     def submit_sub(self, handle: Any, args: Optional[TaskArgs] = None) -> None:
-        """Runs SubWorker ``handle`` on the host over its arguments. On this runtime a
-        SubWorker call is a barrier: it runs once every earlier dispatch finished."""
+        """Submits a call of SubWorker ``handle`` over ``args`` (host tensors only). It runs
+        on a SubWorker thread once the dispatches producing its inputs completed, and the
+        dispatches reading its outputs wait for it (the TensorMap orders it like any task)."""
         if not isinstance(handle, CallableHandle) or handle.kind != "sub" or handle.fn is None:
             raise TypeError(
                 f"orch.submit_sub takes a SubWorker handle (sub_ids[...]), got {handle!r}"
             )
+        if not self._building:
+            raise RuntimeError("submit_sub is only valid while a run's graph is being built")
         args = args if args is not None else TaskArgs()
+        for i in range(args.tensor_count()):
+            t = args.tensor(i)
+            if t.backing is None:
+                self._worker.alloc_output(t)
         mapped = [
             MappedArg(_host_view(args.tensor(i)), args.tensor(i).shapes, int(args.tensor(i).dtype))
             for i in range(args.tensor_count())
         ]
+        wire = self._wire_tensors(args, "orch.submit_sub")
         self._submitted = True
-        self._worker.drain()
-        handle.fn(MappedArgs(mapped, [args.scalar(i) for i in range(args.scalar_count())]))
+        self._worker.submit_sub_call(
+            handle, wire, MappedArgs(mapped, [args.scalar(i) for i in range(args.scalar_count())])
+        )
 
     # --- comm domains ---------------------------------------------------------------
     def allocate_domain(
@@ -420,10 +512,10 @@ class Orchestrator:
         window_size = int(window_size)
         if window_size <= 0:
             raise ValueError("allocate_domain: window_size must be positive")
-        names = [b.name for b in buffers]
+        names = [str(b.name) for b in buffers]
         if len(set(names)) != len(names):
-            dups = sorted({x for x in names if names.count(x) > 1})
-            raise ValueError(f"allocate_domain: duplicate buffer names: {dups}")
+            dup_names = sorted({x for x in names if names.count(x) > 1})
+            raise ValueError(f"allocate_domain: duplicate buffer names: {dup_names}")
         total = sum(int(b.nbytes) for b in buffers)
         if total > window_size:
             raise ValueError(

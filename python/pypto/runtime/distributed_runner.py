@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import sys
+import time
 import types
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -202,6 +203,39 @@ def _load_sub_workers(output_dir: Path) -> Dict[str, Callable[..., Any]]:
     return subs
 
 
+# --- SubWorker arguments ------------------------------------------------------------------
+
+_SUB_TORCH_DTYPES = {
+    0: "float32",  # FLOAT32
+    1: "float16",  # FLOAT16
+    6: "bfloat16",  # BFLOAT16
+    4: "int8",  # INT8
+    3: "int16",  # INT16
+    2: "int32",  # INT32
+    7: "int64",  # INT64
+    5: "uint8",  # UINT8
+}
+
+
+def _tensor_from_continuous(arg: Any) -> Any:
+    """A SubWorker argument (a ``MappedArg``) as a torch tensor over the same bytes (what
+    generated ``sub_workers/<name>.py`` modules call); writes reach the host tensor."""
+    import torch
+
+    name = _SUB_TORCH_DTYPES.get(int(arg.dtype))
+    if name is None:
+        raise TypeError(
+            f"_tensor_from_continuous: DataType {int(arg.dtype)} has no torch view here (only "
+            "FLOAT32, FLOAT16, BFLOAT16, INT8, INT16, INT32, INT64 and UINT8 do)"
+        )
+    buf = arg.buffer
+    if buf.readonly:
+        flat = torch.frombuffer(bytearray(buf), dtype=getattr(torch, name))
+    else:
+        flat = torch.frombuffer(buf, dtype=getattr(torch, name))
+    return flat.reshape(tuple(arg.shapes))
+
+
 # --- per-dispatch placement and DFX -------------------------------------------------------
 
 
@@ -246,7 +280,8 @@ def _submit_chip(
     worker = _resolve_chip_worker(orch, worker)
     base = getattr(config, "output_prefix", "")
     if not base:
-        return orch.submit_next_level(callable_id, task_args, config, worker=worker)
+        orch.submit_next_level(callable_id, task_args, config, worker=worker)
+        return
     idx = getattr(orch, "_dfx_dispatch_idx", None)
     if idx is None:
         idx = orch._dfx_dispatch_idx = {}
@@ -257,7 +292,7 @@ def _submit_chip(
     config.output_prefix = prefix
     try:
         _record_dispatch_program(orch, callable_id, Path(prefix))
-        return orch.submit_next_level(callable_id, task_args, config, worker=worker)
+        orch.submit_next_level(callable_id, task_args, config, worker=worker)
     finally:
         config.output_prefix = base
 
@@ -385,10 +420,12 @@ def _run_once(
     platform: str,
     device_ids: Sequence[int],
     call_config: CallConfig,
+    num_sub_workers: int = 0,
     on_worker: Optional[Callable[[Worker], None]] = None,
 ) -> None:
     programs = _assemble_chip_callables(output_dir)
-    entry, alloc = _load_orch_entry(output_dir / "orchestration" / "host_orch.py")
+    host_orch = output_dir / "orchestration" / "host_orch.py"
+    entry, alloc = _load_orch_entry(host_orch)
     tensors: Dict[str, Any] = {}
     for name, t in zip(params, tensors_in):
         t.share_memory_()
@@ -397,7 +434,11 @@ def _run_once(
     _call_alloc_intermediates(alloc, tensors, world_size)
     subs = _load_sub_workers(output_dir)
     worker = Worker(
-        platform=platform, device_ids=device_ids, programs=programs, sub_workers=subs
+        platform=platform,
+        device_ids=device_ids,
+        programs=programs,
+        sub_workers=subs,
+        num_sub_workers=max(num_sub_workers, len(subs)),
     )
     ok = False
     try:
@@ -409,19 +450,35 @@ def _run_once(
         orch._pypto_chip_count = world_size  # type: ignore[attr-defined]
         orch._pypto_commless_seq = 0  # type: ignore[attr-defined]
         keep: List[Any] = []
-        entry(
-            orch,
-            None,
-            call_config,
-            tensors=tensors,
-            callables=callables,
-            sub_ids=worker.sub_ids,
-            _keep=keep,
-            world_size=world_size,
-        )
+        started = time.perf_counter()
+        try:
+            entry(
+                orch,
+                None,
+                call_config,
+                tensors=tensors,
+                callables=callables,
+                sub_ids=worker.sub_ids,
+                _keep=keep,
+                world_size=world_size,
+            )
+        except Exception as e:
+            if hasattr(e, "add_note"):  # Python 3.11+
+                e.add_note(
+                    f"while running the host orchestration {host_orch} (entry "
+                    f"{getattr(entry, '__name__', '?')!r}) over device_ids {list(device_ids)} "
+                    f"(world_size {world_size}); if the build was made for another number of "
+                    "devices, pass distributed_config=DistributedConfig(device_ids=[...]) with "
+                    "that many, or recompile it"
+                )
+            raise
         orch._finish_building()
         worker.drain()
         ok = True
+        print(
+            f"[execute] L3 run: {worker._engine.n_dispatches()} tasks on {world_size} chips "
+            f"({platform}) in {(time.perf_counter() - started) * 1e3:.2f} ms"
+        )
     finally:
         worker.close(kill=not ok)
 
@@ -465,7 +522,10 @@ def execute_distributed(
     if any_dfx:
         _clear_dfx_dispatch_dirs(dfx_base)
     run = dict(
-        platform=platform, device_ids=device_ids, on_worker=on_worker
+        platform=platform,
+        device_ids=device_ids,
+        num_sub_workers=compiled.distributed_config.num_sub_workers,
+        on_worker=on_worker,
     )
     if config.enable_chip_swimlane and not _is_sim(platform):
         for line in SWIMLANE_BANNER:
@@ -481,7 +541,7 @@ def execute_distributed(
         print("[pypto] l3_swimlane_pass=graph event=begin", file=sys.stderr)
         _run_once(
             output_dir, compiled.param_names, args,
-            call_config=_make_call_config(graph, dfx_base), **run,  # type: ignore[arg-type]
+            call_config=_make_call_config(graph, dfx_base), **run,
         )
         print("[pypto] l3_swimlane_pass=graph event=end", file=sys.stderr)
         timing = dataclasses.replace(config, enable_dep_gen=False)
@@ -489,14 +549,14 @@ def execute_distributed(
         _run_once(
             output_dir, compiled.param_names, args,
             call_config=_make_call_config(timing, dfx_base, co_enable_swimlane_dep_gen=False),
-            **run,  # type: ignore[arg-type]
+            **run,
         )
         print("[pypto] l3_swimlane_pass=timing event=end", file=sys.stderr)
     else:
         _run_once(
             output_dir, compiled.param_names, args,
             call_config=_make_call_config(config, dfx_base if any_dfx else None),
-            **run,  # type: ignore[arg-type]
+            **run,
         )
     if config.enable_chip_swimlane or config.enable_dep_gen:
         _collect_l3_swimlane(output_dir, platform)

@@ -65,7 +65,8 @@ def make_tensor_arg(worker: Any, arg: Any) -> Tensor:
                 "make_tensor_arg requires a contiguous tensor; call tensor.contiguous() first."
             )
         dtype = torch_dtype_code(arg)
-        return worker.make_tensor_arg(arg, tuple(arg.shape), dtype)
+        made: Tensor = worker.make_tensor_arg(arg, tuple(arg.shape), dtype)
+        return made
     raise TypeError(
         "make_tensor_arg expects a torch.Tensor or a simpler Tensor, got "
         f"{type(arg).__name__}"

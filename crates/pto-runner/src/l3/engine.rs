@@ -200,7 +200,8 @@ enum Status {
 }
 
 struct Task {
-    worker: usize,
+    /// The chip that runs it; `None` for a host (SubWorker) task.
+    worker: Option<usize>,
     program: usize,
     remaining: usize,
     consumers: Vec<usize>,
@@ -213,8 +214,8 @@ struct Task {
 /// The first failure of a run.
 #[derive(Clone, Debug)]
 pub struct DispatchFailure {
-    /// Worker index (the rank).
-    pub rank: usize,
+    /// Worker index (the rank); `None` for a host (SubWorker) task.
+    pub rank: Option<usize>,
     /// The text.
     pub message: String,
 }
@@ -226,6 +227,7 @@ struct State {
     unfinished: usize,
     failure: Option<DispatchFailure>,
     per_chip: Vec<usize>,
+    host_calls: usize,
 }
 
 struct ChipQueue {
@@ -237,6 +239,8 @@ struct Shared {
     state: Mutex<State>,
     idle: Condvar,
     chips: Vec<ChipQueue>,
+    /// READY host (SubWorker) tasks, taken by [`Engine::next_host_task`].
+    host: ChipQueue,
     regions: Mutex<HashMap<u64, Region>>,
     programs: Vec<ChipProgram>,
     stop: AtomicBool,
@@ -338,6 +342,10 @@ impl Engine {
                     ready: Condvar::new(),
                 })
                 .collect(),
+            host: ChipQueue {
+                jobs: Mutex::new(VecDeque::new()),
+                ready: Condvar::new(),
+            },
             regions: Mutex::new(HashMap::new()),
             programs,
             stop: AtomicBool::new(false),
@@ -511,6 +519,151 @@ impl Engine {
         q.ready.notify_one();
     }
 
+    /// Checks every tensor argument (its region, the access its tag needs, its bounds, and
+    /// that no two writes of one task overlap); returns their footprints and wire form.
+    fn check_tensors(
+        &self,
+        tensors: &[TensorArg],
+    ) -> Result<(Vec<Footprint>, Vec<Value>), RunnerError> {
+        let mut fps = Vec::with_capacity(tensors.len());
+        let mut json_tensors = Vec::with_capacity(tensors.len());
+        let regions = lock(&self.shared.regions);
+        for (i, t) in tensors.iter().enumerate() {
+            let r = regions.get(&t.region).ok_or_else(|| {
+                type_error(format!(
+                    "submit: tensor argument {i} names no shared memory region of this run"
+                ))
+            })?;
+            if !t.tag.allowed_by(r.access) {
+                return Err(RunnerError::config(
+                    "submit: an argument's TensorArgType requests access the backing does not grant".to_string(),
+                ));
+            }
+            let elem = pto_runtime::dtype::elem_size_checked(t.dtype).ok_or_else(|| {
+                type_error(format!(
+                    "submit: tensor argument {i} has unknown dtype code {}",
+                    t.dtype
+                ))
+            })? as u64;
+            let numel = t
+                .shape
+                .iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(d))
+                .ok_or_else(|| {
+                    RunnerError::config(format!("submit: tensor argument {i} is too large"))
+                })?;
+            let bytes = numel.saturating_mul(elem);
+            if t.offset.checked_add(bytes).is_none_or(|end| end > r.len) {
+                return Err(RunnerError::config(format!(
+                    "submit: tensor argument {i} ({bytes} bytes at offset {}) lies outside its buffer of {} bytes",
+                    t.offset, r.len
+                )));
+            }
+            fps.push(Footprint::contiguous(t.offset, t.dtype, &t.shape));
+            json_tensors.push(json!({
+                "region": t.region,
+                "offset": t.offset,
+                "bytes": bytes,
+                "shape": t.shape,
+                "dtype": t.dtype,
+                "tag": match t.tag { Tag::Input => 0, Tag::Output => 1, Tag::InOut => 2, Tag::OutputExisting => 3, Tag::NoDep => 4 },
+            }));
+        }
+        drop(regions);
+        for i in 0..tensors.len() {
+            for j in i + 1..tensors.len() {
+                if tensors[i].tag.writes()
+                    && tensors[j].tag.writes()
+                    && tensors[i].region == tensors[j].region
+                    && fps[i].overlaps(&fps[j])
+                {
+                    return Err(RunnerError::config(
+                        "submit: two arguments of one task write overlapping bytes of the same buffer; give them disjoint ranges, or order them as separate tasks".to_string(),
+                    ));
+                }
+            }
+        }
+        Ok((fps, json_tensors))
+    }
+
+    /// Records a checked task: its producers from the TensorMap, its outputs into it, and
+    /// (when nothing it depends on is pending) its place in a READY queue. `label` gets the
+    /// task's per-target sequence number.
+    fn record(
+        &mut self,
+        worker: Option<usize>,
+        program: usize,
+        tensors: &[TensorArg],
+        fps: &[Footprint],
+        frame: Option<Value>,
+        label: &dyn Fn(usize) -> String,
+    ) -> usize {
+        let mut deps = Vec::new();
+        let mut st = lock(&self.shared.state);
+        let id = st.tasks.len();
+        for (t, fp) in tensors.iter().zip(fps) {
+            let mut d = Vec::new();
+            st.map.lookup(t.region, fp, t.tag, &mut d);
+            deps.extend(d.into_iter().map(|x| x as usize));
+        }
+        deps.sort_unstable();
+        deps.dedup();
+        for (t, fp) in tensors.iter().zip(fps) {
+            st.map.insert(t.region, fp, t.tag, id as u64);
+        }
+        let seq = match worker {
+            Some(w) => {
+                st.per_chip[w] += 1;
+                st.per_chip[w] - 1
+            }
+            None => {
+                st.host_calls += 1;
+                st.host_calls - 1
+            }
+        };
+        let mut remaining = 0;
+        let mut poisoned = None;
+        for &d in &deps {
+            match st.tasks[d].status {
+                Status::Done => {}
+                Status::Failed => poisoned = Some(d),
+                _ => {
+                    remaining += 1;
+                    st.tasks[d].consumers.push(id);
+                }
+            }
+        }
+        let mut regions: Vec<u64> = tensors.iter().map(|t| t.region).collect();
+        regions.sort_unstable();
+        regions.dedup();
+        st.tasks.push(Task {
+            worker,
+            program,
+            remaining,
+            consumers: Vec::new(),
+            status: Status::Pending,
+            frame,
+            regions,
+            label: label(seq),
+        });
+        st.unfinished += 1;
+        if let Some(d) = poisoned {
+            let why = format!("skipped: it depends on {}, which failed", st.tasks[d].label);
+            finish(&self.shared, &mut st, id, Err(why));
+        } else if remaining == 0 {
+            st.tasks[id].status = Status::Ready;
+            drop(st);
+            match worker {
+                Some(w) => self.push(w, Job::Dispatch(id)),
+                None => {
+                    lock(&self.shared.host.jobs).push_back(Job::Dispatch(id));
+                    self.shared.host.ready.notify_one();
+                }
+            }
+        }
+        id
+    }
+
     /// Submits one dispatch of `program` to `worker` (see the module docs). Returns its id.
     #[allow(clippy::too_many_arguments)]
     pub fn submit(
@@ -541,96 +694,11 @@ impl Engine {
             ))
         })?;
         // Check every argument before anything is recorded.
-        let mut fps = Vec::with_capacity(tensors.len());
-        let mut json_tensors = Vec::with_capacity(tensors.len());
-        {
-            let regions = lock(&self.shared.regions);
-            for (i, t) in tensors.iter().enumerate() {
-                let r = regions.get(&t.region).ok_or_else(|| {
-                    type_error(format!(
-                        "submit: tensor argument {i} names no shared memory region of this run"
-                    ))
-                })?;
-                if !t.tag.allowed_by(r.access) {
-                    return Err(RunnerError::config(
-                        "submit: an argument's TensorArgType requests access the backing does not grant".to_string(),
-                    ));
-                }
-                let elem = pto_runtime::dtype::elem_size_checked(t.dtype).ok_or_else(|| {
-                    type_error(format!(
-                        "submit: tensor argument {i} has unknown dtype code {}",
-                        t.dtype
-                    ))
-                })? as u64;
-                let numel = t
-                    .shape
-                    .iter()
-                    .try_fold(1u64, |a, &d| a.checked_mul(d))
-                    .ok_or_else(|| {
-                        RunnerError::config(format!("submit: tensor argument {i} is too large"))
-                    })?;
-                let bytes = numel.saturating_mul(elem);
-                if t.offset.checked_add(bytes).is_none_or(|end| end > r.len) {
-                    return Err(RunnerError::config(format!(
-                        "submit: tensor argument {i} ({bytes} bytes at offset {}) lies outside its buffer of {} bytes",
-                        t.offset, r.len
-                    )));
-                }
-                fps.push(Footprint::contiguous(t.offset, t.dtype, &t.shape));
-                json_tensors.push(json!({
-                    "region": t.region,
-                    "offset": t.offset,
-                    "bytes": bytes,
-                    "shape": t.shape,
-                    "dtype": t.dtype,
-                    "tag": match t.tag { Tag::Input => 0, Tag::Output => 1, Tag::InOut => 2, Tag::OutputExisting => 3, Tag::NoDep => 4 },
-                }));
-            }
-        }
-        for i in 0..tensors.len() {
-            for j in i + 1..tensors.len() {
-                if tensors[i].tag.writes()
-                    && tensors[j].tag.writes()
-                    && tensors[i].region == tensors[j].region
-                    && fps[i].overlaps(&fps[j])
-                {
-                    return Err(RunnerError::config(
-                        "submit: two arguments of one task write overlapping bytes of the same buffer; give them disjoint ranges, or order them as separate tasks".to_string(),
-                    ));
-                }
-            }
-        }
+        let (fps, json_tensors) = self.check_tensors(tensors)?;
         if config.dfx.any() && out.is_none() {
             return Err(RunnerError::config(
                 "CallConfig.output_prefix is required when a diagnostic is enabled".to_string(),
             ));
-        }
-        let mut deps = Vec::new();
-        let mut st = lock(&self.shared.state);
-        let id = st.tasks.len();
-        for (t, fp) in tensors.iter().zip(&fps) {
-            let mut d = Vec::new();
-            st.map.lookup(t.region, fp, t.tag, &mut d);
-            deps.extend(d.into_iter().map(|x| x as usize));
-        }
-        deps.sort_unstable();
-        deps.dedup();
-        for (t, fp) in tensors.iter().zip(&fps) {
-            st.map.insert(t.region, fp, t.tag, id as u64);
-        }
-        let seq = st.per_chip[worker];
-        st.per_chip[worker] += 1;
-        let mut remaining = 0;
-        let mut poisoned = None;
-        for &d in &deps {
-            match st.tasks[d].status {
-                Status::Done => {}
-                Status::Failed => poisoned = Some(d),
-                _ => {
-                    remaining += 1;
-                    st.tasks[d].consumers.push(id);
-                }
-            }
         }
         let frame = json!({
             "op": "l3_dispatch",
@@ -640,40 +708,79 @@ impl Engine {
             "config": protocol::encode_config(config),
             "out": out.as_ref().map(|p| protocol::path_value(p)),
         });
-        let mut regions: Vec<u64> = tensors.iter().map(|t| t.region).collect();
-        regions.sort_unstable();
-        regions.dedup();
-        let label = format!(
-            "dispatch {seq} of rank {worker} (device {}, program '{program}'{})",
-            self.shared.device_ids[worker],
-            out.as_ref()
-                .and_then(|o| {
-                    let d = o.file_name()?.to_string_lossy().into_owned();
-                    let r = o.parent()?.file_name()?.to_string_lossy().into_owned();
-                    Some(format!(", diagnostics in {r}/{d}"))
-                })
-                .unwrap_or_default()
-        );
-        st.tasks.push(Task {
-            worker,
-            program: pi,
-            remaining,
-            consumers: Vec::new(),
-            status: Status::Pending,
-            frame: Some(frame),
-            regions,
-            label,
-        });
-        st.unfinished += 1;
-        if let Some(d) = poisoned {
-            let why = format!("skipped: it depends on {}, which failed", st.tasks[d].label);
-            finish(&self.shared, &mut st, id, Err(why));
-        } else if remaining == 0 {
-            st.tasks[id].status = Status::Ready;
-            drop(st);
-            self.push(worker, Job::Dispatch(id));
+        let device = self.shared.device_ids[worker];
+        let where_ = out
+            .as_ref()
+            .and_then(|o| {
+                let d = o.file_name()?.to_string_lossy().into_owned();
+                let r = o.parent()?.file_name()?.to_string_lossy().into_owned();
+                Some(format!(", diagnostics in {r}/{d}"))
+            })
+            .unwrap_or_default();
+        let label = move |seq: usize| {
+            format!(
+                "dispatch {seq} of rank {worker} (device {device}, program '{program}'{where_})"
+            )
+        };
+        Ok(self.record(Some(worker), pi, tensors, &fps, Some(frame), &label))
+    }
+
+    /// Submits a host task (a SubWorker call, `name` for messages) over `tensors`: it is
+    /// ordered by the TensorMap like a chip dispatch, and once its producers completed it
+    /// is handed out by [`Engine::next_host_task`]; whoever runs it reports back with
+    /// [`Engine::finish_host_task`]. Returns its id.
+    pub fn submit_host(&mut self, name: &str, tensors: &[TensorArg]) -> Result<usize, RunnerError> {
+        let (fps, _) = self.check_tensors(tensors)?;
+        let label = |seq: usize| format!("SubWorker call {seq} ('{name}')");
+        Ok(self.record(None, usize::MAX, tensors, &fps, None, &label))
+    }
+
+    /// The next READY host task, waiting up to `timeout`: `Ok(Some(id))`, `Ok(None)` when
+    /// none became ready in time, or an error once the run is stopping.
+    pub fn next_host_task(&self, timeout: Duration) -> Result<Option<usize>, RunnerError> {
+        let q = &self.shared.host;
+        let mut jobs = lock(&q.jobs);
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(Job::Dispatch(id)) = jobs.pop_front() {
+                return Ok(Some(id));
+            }
+            if self.shared.stop.load(Ordering::Acquire) {
+                return Err(RunnerError::config(
+                    "the L3 run has ended: no more SubWorker calls".to_string(),
+                ));
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            jobs = q
+                .ready
+                .wait_timeout(jobs, deadline - now)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
         }
-        Ok(id)
+    }
+
+    /// Reports host task `id` done (`Err(text)`: it failed, which fails the run and skips
+    /// its consumers).
+    pub fn finish_host_task(
+        &self,
+        id: usize,
+        result: Result<(), String>,
+    ) -> Result<(), RunnerError> {
+        let mut st = lock(&self.shared.state);
+        match st.tasks.get(id) {
+            Some(t) if t.worker.is_none() && t.status == Status::Ready => {}
+            _ => {
+                return Err(RunnerError::config(format!(
+                    "finish_host_task: {id} is not a running SubWorker call of this run"
+                )))
+            }
+        }
+        let result = result.map_err(|e| format!("{} failed: {e}", st.tasks[id].label));
+        finish(&self.shared, &mut st, id, result);
+        Ok(())
     }
 
     /// Waits until every submitted dispatch finished, or the first one failed (the
@@ -733,7 +840,7 @@ impl Engine {
             }
         }
         self.shared.stop.store(true, Ordering::Release);
-        for q in &self.shared.chips {
+        for q in self.shared.chips.iter().chain([&self.shared.host]) {
             q.ready.notify_all();
         }
         for h in self.drivers.drain(..) {
@@ -769,7 +876,10 @@ fn finish(shared: &Shared, st: &mut State, id: usize, result: Result<(), String>
                     st.tasks[c].remaining -= 1;
                     if st.tasks[c].remaining == 0 {
                         st.tasks[c].status = Status::Ready;
-                        let q = &shared.chips[st.tasks[c].worker];
+                        let q = match st.tasks[c].worker {
+                            Some(w) => &shared.chips[w],
+                            None => &shared.host,
+                        };
                         lock(&q.jobs).push_back(Job::Dispatch(c));
                         q.ready.notify_one();
                     }

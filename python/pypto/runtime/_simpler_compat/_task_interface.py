@@ -19,7 +19,7 @@ import enum
 import math
 import struct
 from dataclasses import dataclass
-from typing import Any, List, Sequence
+from typing import Any, List, Optional, Sequence
 
 __all__ = [
     "ArgDirection",
@@ -131,17 +131,50 @@ class Backing:
 
 class Tensor:
     """A contiguous view: ``shapes`` elements of ``dtype`` at ``byte_offset`` of
-    ``backing``."""
+    ``backing``. A tensor with no backing (``Tensor.make(data=0, ...)``) has no memory yet:
+    as an ``OUTPUT`` argument the runtime allocates it at submit (Simpler's HeapRing
+    allocation) and the tensor then refers to that memory."""
 
     __slots__ = ("backing", "byte_offset", "shapes", "dtype")
 
     def __init__(
-        self, backing: Backing, byte_offset: int, shapes: Sequence[int], dtype: DataType
+        self,
+        backing: Optional[Backing],
+        byte_offset: int,
+        shapes: Sequence[int],
+        dtype: DataType,
     ) -> None:
         self.backing = backing
         self.byte_offset = int(byte_offset)
         self.shapes = tuple(int(s) for s in shapes)
         self.dtype = DataType(dtype)
+
+    @classmethod
+    def make(
+        cls,
+        data: int = 0,
+        shapes: Sequence[int] = (),
+        dtype: DataType = DataType.FLOAT32,
+        child_memory: bool = False,
+    ) -> "Tensor":
+        """Simpler's raw constructor; only ``data=0`` (memory the runtime allocates for an
+        ``OUTPUT``) is possible here, because a raw address of this process means nothing
+        in a chip process."""
+        if data:
+            raise TypeError(
+                "Tensor.make: a raw data pointer cannot reach a chip process on this runtime "
+                "(the chips run in their own processes); pass a host torch tensor through "
+                "make_tensor_arg(orch._worker, t), a window buffer's .tensor(...), or data=0 "
+                "for an OUTPUT the runtime allocates"
+            )
+        del child_memory
+        return cls(None, 0, shapes, dtype)
+
+    @property
+    def allocated(self) -> bool:
+        """Whether the tensor has memory (``False`` for ``Tensor.make(data=0)`` before the
+        submit that allocates it)."""
+        return self.backing is not None
 
     @property
     def nbytes(self) -> int:
@@ -164,7 +197,7 @@ def scalar_to_uint64(value: Any) -> int:
             raise ValueError(f"TaskArgs.add_scalar: {value} does not fit in 64 bits")
         return value & ((1 << 64) - 1)
     if isinstance(value, float):
-        return struct.unpack("<I", struct.pack("<f", value))[0]
+        return int(struct.unpack("<I", struct.pack("<f", value))[0])
     if hasattr(value, "__index__"):
         return scalar_to_uint64(int(value.__index__()))
     if hasattr(value, "item"):
@@ -191,7 +224,13 @@ class TaskArgs:
                 f"buffer's .tensor()), got {type(tensor).__name__}"
             )
         tag = TensorArgType(tag)
-        if not tensor.backing.grants(tag):
+        if tensor.backing is None:
+            if tag != TensorArgType.OUTPUT:
+                raise ValueError(
+                    f"TaskArgs.add_tensor: a tensor with no memory (Tensor.make(data=0)) can only "
+                    f"be an OUTPUT, which the runtime allocates; got TensorArgType.{tag.name}"
+                )
+        elif not tensor.backing.grants(tag):
             raise ValueError(
                 f"TaskArgs.add_tensor: arg TensorArgType.{tag.name} requires access not granted "
                 f"by the buffer ({tensor.backing.access}: a host tensor that is not in shared "
