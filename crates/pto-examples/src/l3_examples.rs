@@ -31,6 +31,44 @@ pub struct SubBuild {
     pub files: Vec<(PathBuf, String)>,
 }
 
+impl SubBuild {
+    /// Writes the sub-build into `root` (`kernel_config.py` and the sources); returns the
+    /// files written.
+    pub fn write(&self, root: &Path) -> Result<Vec<PathBuf>, Error> {
+        std::fs::create_dir_all(root).map_err(|source| Error::CreateDir {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        let mut written = Vec::new();
+        let path = root.join("kernel_config.py");
+        self.kernel_config.write(&path)?;
+        written.push(path);
+        for (rel, text) in &self.files {
+            let path = root.join(rel);
+            write_file(&path, text.as_bytes())?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+}
+
+/// A chip program `name` submitting one AIV task of a kernel that does nothing, over no
+/// arguments (the dispatch cost alone: the L3 benchmark).
+pub fn empty_program(name: &str) -> SubBuild {
+    user_program(
+        name,
+        Vec::new(),
+        "empty",
+        Vec::new(),
+        one_task_orchestration(name, "One task of an empty kernel.", &[], 0),
+        kernel_source(
+            "empty",
+            "Does nothing.",
+            "extern \"C\" void kernel_entry(int64_t* args) { (void)args; }\n",
+        ),
+    )
+}
+
 /// One L3 example.
 pub struct L3Example {
     /// Directory name.
@@ -45,9 +83,9 @@ pub struct L3Example {
     pub device_ids: Vec<i64>,
 }
 
-const IMPORTS: &str = "import torch\nfrom simpler.task_interface import CallConfig, CommBufferSpec, DataType, TaskArgs, TensorArgType\nfrom pypto.runtime.tensor_arg import make_tensor_arg\nfrom pypto.runtime.distributed_runner import _submit_chip\n\n";
+pub(crate) const IMPORTS: &str = "import torch\nfrom simpler.task_interface import CallConfig, CommBufferSpec, DataType, TaskArgs, TensorArgType\nfrom pypto.runtime.tensor_arg import make_tensor_arg\nfrom pypto.runtime.distributed_runner import _submit_chip\n\n";
 
-fn user_program(
+pub(crate) fn user_program(
     name: &str,
     signature: Vec<ArgDirection>,
     kernel: &str,
@@ -85,7 +123,12 @@ fn user_program(
 
 /// An orchestration submitting one AIV task of kernel 0 over its tensors (with `tags`,
 /// `add_input` / `add_output` / `add_inout`) and its scalars.
-fn one_task_orchestration(name: &str, what: &str, tags: &[&str], n_scalars: usize) -> String {
+pub(crate) fn one_task_orchestration(
+    name: &str,
+    what: &str,
+    tags: &[&str],
+    n_scalars: usize,
+) -> String {
     let mut body = String::new();
     for (i, _) in tags.iter().enumerate() {
         body.push_str(&format!(
@@ -108,7 +151,7 @@ fn one_task_orchestration(name: &str, what: &str, tags: &[&str], n_scalars: usiz
     )
 }
 
-fn kernel_source(name: &str, what: &str, body: &str) -> String {
+pub(crate) fn kernel_source(name: &str, what: &str, body: &str) -> String {
     format!(
         "// Kernel Function: {name}\n// {what}\n\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n#include \"pto_comm_sim.h\"\n#include \"tensor.h\"\n\n// --- ptoas-generated code ---\n{body}// --- Kernel entry point ---\n"
     )
@@ -206,7 +249,7 @@ const WINDOW_ALLREDUCE: &str = r#"static void window_allreduce(const ChipTensor*
 
 const WINDOW_ALLREDUCE_ENTRY: &str = "extern \"C\" void kernel_entry(int64_t* args) {\n    window_allreduce(kernel_tensor(args, 0), kernel_tensor(args, 1), kernel_tensor(args, 2), kernel_tensor(args, 3), (uint64_t)args[4]);\n}\n";
 
-fn window_size_expr(buffers: &[(&str, &str)]) -> String {
+pub(crate) fn window_size_expr(buffers: &[(&str, &str)]) -> String {
     buffers
         .iter()
         .map(|(_, c)| format!("((((({c}) + 31) // 32) * 32))"))
@@ -214,7 +257,7 @@ fn window_size_expr(buffers: &[(&str, &str)]) -> String {
         .join(" + ")
 }
 
-fn buffer_specs(buffers: &[(&str, &str)], indent: &str) -> String {
+pub(crate) fn buffer_specs(buffers: &[(&str, &str)], indent: &str) -> String {
     buffers
         .iter()
         .map(|(n, c)| {
@@ -343,12 +386,7 @@ pub fn builtin_allreduce() -> Result<L3Example, Error> {
         ),
         kernel_source("stage_out", "y = window.", STAGE_OUT),
     );
-    let (kc, files) = crate::l3_collectives::render(BUILTIN_ALLREDUCE)?;
-    let builtin = SubBuild {
-        name: BUILTIN_ALLREDUCE.to_string(),
-        kernel_config: kc,
-        files,
-    };
+    let builtin = crate::l3_collectives::sub_build(BUILTIN_ALLREDUCE)?;
     let (x, y) = allreduce_data(ranks, 0x13_0007)?;
     let shape = [ranks, 1, ALLREDUCE_N];
     Ok(L3Example {
@@ -367,7 +405,7 @@ pub fn builtin_allreduce() -> Result<L3Example, Error> {
     })
 }
 
-fn golden_example(name: &'static str, params: Vec<Param>, compute: &str) -> Example {
+pub(crate) fn golden_example(name: &'static str, params: Vec<Param>, compute: &str) -> Example {
     Example {
         name,
         orchestration_source: "",
@@ -426,19 +464,7 @@ impl L3Example {
         write_file(&path, self.host_orch.as_bytes())?;
         written.push(path);
         for sb in &self.sub_builds {
-            let root = dir.join("next_levels").join(&sb.name);
-            std::fs::create_dir_all(&root).map_err(|source| Error::CreateDir {
-                path: root.clone(),
-                source,
-            })?;
-            let path = root.join("kernel_config.py");
-            sb.kernel_config.write(&path)?;
-            written.push(path);
-            for (rel, text) in &sb.files {
-                let path = root.join(rel);
-                write_file(&path, text.as_bytes())?;
-                written.push(path);
-            }
+            written.extend(sb.write(&dir.join("next_levels").join(&sb.name))?);
         }
         let path = dir.join("golden.py");
         write_file(&path, self.golden.golden_py()?.as_bytes())?;
