@@ -121,6 +121,21 @@ def test_compile_writes_pypto_layout_golden_and_run_script(tmp_path: Path) -> No
     np.testing.assert_allclose(got, a + b, rtol=1e-6)
 
 
+def test_compile_program_writes_the_build_and_returns_nothing(tmp_path: Path) -> None:
+    from pypto.runtime import compile_program
+    from pypto.runtime.runner import compile_program as from_runner
+
+    assert from_runner is compile_program
+    out = tmp_path / "build"
+    assert compile_program(MyProgram, str(out), strategy=None, dump_passes=True) is None
+    assert (out / "kernel_config.py").is_file() and (out / "passes_dump" / "00_frontend.py").is_file()
+    a, b, c = inputs()
+    CompiledProgram.from_dir(out)(a, b, c)
+    np.testing.assert_allclose(c, a + b, rtol=1e-6)
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        compile_program(MyProgram, str(tmp_path / "x"), no_such_option=1)
+
+
 def test_default_output_dir_follows_pypto(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path / "builds"))
     monkeypatch.setenv("PYPTO_EMIT_DEBUG_RUNNER", "0")

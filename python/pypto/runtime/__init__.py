@@ -10,7 +10,7 @@ Submodules callers import directly keep PyPTO's names: ``runner``, ``log_config`
 import sys
 
 from pypto import _native
-from pypto.runtime.compile_and_run import run
+from pypto.runtime.compile_and_run import compile_program, run
 from pypto.runtime.bench import BenchmarkStats, TraceInvocation, TraceSpan, benchmark
 from pypto.runtime.log_config import _ensure_configured, configure_log
 from pypto.runtime.log_config import current_level as log_level
@@ -27,6 +27,7 @@ __all__ = [
     "TraceInvocation",
     "TraceSpan",
     "benchmark",
+    "compile_program",
     "configure_log",
     "execute_compiled",
     "log_level",

@@ -5,8 +5,8 @@
 swimlane level, the ring overrides, with PyPTO's texts, in Rust through
 ``pypto._native.RunOptions(portable=True)`` so the ``pto`` command line says the same);
 this runtime's own limits (the args dump level, the size of a task window, tolerances,
-worker count) are checked when a run starts. ``run`` and ``compile_program`` compile DSL
-programs and live beside this module's names once the compiler provides them.
+worker count) are checked when a run starts. ``run`` and ``compile_program`` (DSL programs,
+``pypto.runtime.compile_and_run``) are importable from here too, as in PyPTO.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ __all__ = [
     "RingOverride",
     "RunConfig",
     "RunResult",
+    "compile_program",
     "execute_compiled",
+    "run",
 ]
 
 #: Platforms a :class:`RunConfig` accepts: PyPTO's four and this runtime's ``cpu``.
@@ -415,3 +417,7 @@ def execute_compiled(
     report = _run_program(program, host, run_config)
     if _reports is not None:
         _reports.append(report)
+
+
+# PyPTO keeps run / compile_program in this module; they import it lazily, so no cycle.
+from pypto.runtime.compile_and_run import compile_program, run  # noqa: E402
