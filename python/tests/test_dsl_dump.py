@@ -94,6 +94,41 @@ def test_row1_dump_tag_dumps_q_and_out_and_filters_k_cache(tmp_path: Path, atten
     }
 
 
+@pl.program
+class AttentionSubmit:
+    @pl.function(type=pl.FunctionType.AIV)
+    def qk_pv(
+        self,
+        q: pl.Tensor[[16, 32], pl.FP32],
+        k_cache: pl.Tensor[[4, 16, 32], pl.FP32],
+        out: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+    ) -> pl.Tensor[[16, 32], pl.FP32]:
+        tq = pl.load(q, [0, 0], [16, 32])
+        tk = pl.load(k_cache, [1, 0, 0], [1, 16, 32])
+        return pl.store(pl.mul(tq, tk), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(
+        self,
+        q: pl.Tensor[[16, 32], pl.FP32],
+        k_cache: pl.Tensor[[4, 16, 32], pl.FP32],
+        out: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+    ) -> pl.Tensor[[16, 32], pl.FP32]:
+        out, tid = pl.submit(self.qk_pv, q, k_cache, out, dumps=[q, out])
+        return out
+
+
+def test_row2_the_seeds_submit_dumps_q_and_out(tmp_path: Path, attention_inputs: Any) -> None:
+    q, k, out = attention_inputs
+    build, dumped = go(AttentionSubmit, tmp_path, q, k, out)
+    np.testing.assert_allclose(out, q * k[1], rtol=1e-6)
+    assert "params_t0.dump(ext_q, ext_out);" in orch_cpp(build)
+    assert dumped == {
+        ("qk_pv", 0, "input", "before_dispatch"),
+        ("qk_pv", 2, "output", "after_completion"),
+    }
+
+
 def test_dump_levels_zero_and_two(tmp_path: Path, attention_inputs: Any) -> None:
     q, k, out = attention_inputs
     _, none = go(Attention, tmp_path / "l0", q, k, out, level=0)
