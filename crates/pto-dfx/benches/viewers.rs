@@ -3,7 +3,12 @@
 //! ```sh
 //! cargo bench -p pto-dfx --bench viewers            # 1,000,000 tasks, 10,000-node graph
 //! PTO_BENCH_TASKS=200000 cargo bench -p pto-dfx --bench viewers
+//! PTO_BENCH_DIR=/some/dir PTO_BENCH_ONLY=deps-text,convert cargo bench -p pto-dfx --bench viewers
 //! ```
+//!
+//! `PTO_BENCH_DIR` keeps the generated inputs there (reused by the next
+//! run of the same size); `PTO_BENCH_ONLY` picks scenarios by name
+//! (`convert`, `deps-html`, `deps-text`, `deps-reduced`, `critical-path`).
 //!
 //! Scenarios, each timed end to end (read, process, write through the
 //! atomic temp-file-and-rename path, fsync included) in a fresh child
@@ -148,6 +153,9 @@ fn measure(label: String, scenario: &str, dir: &Path, input_mib: f64) -> Res<Row
 }
 
 fn generate_run(dir: &Path, n: usize, level: u8) -> Res<f64> {
+    if dir.join("deps.json").is_file() {
+        return Ok(mib(&dir.join("chip_swimlane_records.json")) + mib(&dir.join("deps.json")));
+    }
     std::fs::create_dir_all(dir)?;
     let (file, deps) = synth::generate(n, level, 42);
     pto_dfx::swimlane::write(&dir.join("chip_swimlane_records.json"), &file)?;
@@ -175,12 +183,18 @@ fn main() -> Res<()> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
-    let root = tempfile::tempdir()?;
-    let level2 = root.path().join("level2");
+    // PTO_BENCH_DIR keeps the inputs (generated once per size) for profiling.
+    let temp = tempfile::tempdir()?;
+    let root = match std::env::var_os("PTO_BENCH_DIR") {
+        Some(d) => std::path::PathBuf::from(d).join(format!("n{n}")),
+        None => temp.path().to_path_buf(),
+    };
+    let only: Option<String> = std::env::var("PTO_BENCH_ONLY").ok();
+    let level2 = root.join("level2");
     let level2_mib = generate_run(&level2, n, 2)?;
-    let level4 = root.path().join("level4");
+    let level4 = root.join("level4");
     let level4_mib = generate_run(&level4, n / 4, 4)?;
-    let graph = root.path().join("graph");
+    let graph = root.join("graph");
     std::fs::create_dir_all(&graph)?;
     pto_dfx::deps::write(&graph.join("deps.json"), &synth::deps_graph(n_nodes))?;
     let graph_mib = mib(&graph.join("deps.json"));
@@ -231,6 +245,13 @@ fn main() -> Res<()> {
     ];
     let mut rows = Vec::new();
     for (label, scenario, dir, input) in scenarios {
+        // PTO_BENCH_ONLY=deps-text,convert runs only those scenarios.
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|x| x == scenario))
+        {
+            continue;
+        }
         // The best of `rounds` runs (the machine is shared); peak memory of that run.
         let mut best: Option<Row> = None;
         for _ in 0..rounds.max(1) {

@@ -76,6 +76,7 @@ use crate::task_id::TaskId;
 use crate::tools::deps_scan::{self, DepsScan, Detail, ScanEdge, Scanned};
 use crate::tools::error::ToolError;
 use crate::tools::html::{self, escape, num, Page};
+use crate::tools::idmap::{self, IdMap};
 use crate::tools::layout::{self, Engine, Layout, Size};
 use crate::tools::names::{self, KernelNames, SiblingPolicy};
 use crate::tools::reduction::{self, Refused};
@@ -268,6 +269,24 @@ fn core_class(kind: Kind, kernel_ids: &[i32]) -> &'static str {
 /// No index (`u32::MAX`).
 const NONE: u32 = u32::MAX;
 
+/// Appends `v` in decimal (the listing's hot path: no formatter).
+fn push_int(out: &mut String, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written, so this never fails.
+    if let Ok(digits) = std::str::from_utf8(&buf[i..]) {
+        out.push_str(digits);
+    }
+}
+
 struct Node {
     id: TaskId,
     kind: Kind,
@@ -351,11 +370,22 @@ struct Graph {
 
 impl Graph {
     fn disp(&self, i: usize) -> String {
+        let mut out = String::new();
+        self.push_disp(i, &mut out);
+        out
+    }
+
+    /// Appends node `i`'s label (`<local>` or `(<ring>, <local>)`).
+    fn push_disp(&self, i: usize, out: &mut String) {
         let id = self.nodes[i].id;
         if self.ring0 {
-            id.local().to_string()
+            push_int(out, u64::from(id.local()));
         } else {
-            format!("({}, {})", id.ring(), id.local())
+            out.push('(');
+            push_int(out, u64::from(id.ring()));
+            out.push_str(", ");
+            push_int(out, u64::from(id.local()));
+            out.push(')');
         }
     }
 
@@ -379,19 +409,28 @@ impl Graph {
     /// The annotations of pair `k` as the listing shows them.
     fn notes(&self, scan: &DepsScan, k: usize) -> String {
         let mut out = String::new();
+        self.push_notes(scan, k, &mut out);
+        out
+    }
+
+    fn push_notes(&self, scan: &DepsScan, k: usize, out: &mut String) {
         for (n, e) in self.annotations(scan, k).enumerate() {
             if n > 0 {
                 out.push_str("; ");
             }
             out.push_str(e.source.as_str());
             if e.source != EdgeSource::Explicit {
-                let _ = write!(out, " arg {}", e.arg);
+                out.push_str(" arg ");
+                if e.arg < 0 {
+                    out.push('-');
+                }
+                push_int(out, u64::from(e.arg.unsigned_abs()));
             }
             if let Some(o) = e.overlap {
-                let _ = write!(out, " {}", o.as_str());
+                out.push(' ');
+                out.push_str(o.as_str());
             }
         }
-        out
     }
 
     fn explicit_only(&self, scan: &DepsScan, k: usize) -> bool {
@@ -416,10 +455,10 @@ impl Graph {
     fn build(
         scan: &DepsScan,
         names: &KernelNames,
-        timing: HashMap<u64, (f64, f64, Vec<u32>)>,
+        timing: IdMap<u64, (f64, f64, Vec<u32>)>,
     ) -> Self {
         // The last entry of a repeated task id wins, as with a map.
-        let mut task_of: HashMap<u64, u32> = HashMap::with_capacity(scan.tasks.len());
+        let mut task_of: IdMap<u64, u32> = idmap::map_with_capacity(scan.tasks.len());
         for (i, t) in scan.tasks.iter().enumerate() {
             task_of.insert(t.task_id.raw(), i as u32);
         }
@@ -535,11 +574,21 @@ impl Graph {
     fn func_label(&self, i: usize, out: &mut String) {
         let n = &self.nodes[i];
         if n.kind == Kind::Submit {
-            let [a, b, c] = n.kernel_ids;
-            let _ = write!(out, "func_id=[{a},{b},{c}]");
+            out.push_str("func_id=[");
+            for (j, &k) in n.kernel_ids.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                if k < 0 {
+                    out.push('-');
+                }
+                push_int(out, u64::from(k.unsigned_abs()));
+            }
+            out.push(']');
             let name = self.name(i);
             if !name.is_empty() {
-                let _ = write!(out, " name={name}");
+                out.push_str(" name=");
+                out.push_str(name);
             }
         } else {
             out.push_str("func_id=none");
@@ -550,12 +599,11 @@ impl Graph {
     }
 
     fn header(&self, i: usize, out: &mut String) {
-        let _ = write!(
-            out,
-            "TASK {} kind={} ",
-            self.disp(i),
-            self.nodes[i].kind.as_str()
-        );
+        out.push_str("TASK ");
+        self.push_disp(i, out);
+        out.push_str(" kind=");
+        out.push_str(self.nodes[i].kind.as_str());
+        out.push(' ');
         self.func_label(i, out);
     }
 
@@ -799,9 +847,9 @@ pub fn default_output(input: &Path, format: Format, mode: EdgeMode) -> PathBuf {
 }
 
 /// Task spans from a swimlane file beside `deps` (µs, min start .. max end).
-fn sidecar_timing(dir: &Path, warnings: &mut Vec<String>) -> HashMap<u64, (f64, f64, Vec<u32>)> {
+fn sidecar_timing(dir: &Path, warnings: &mut Vec<String>) -> IdMap<u64, (f64, f64, Vec<u32>)> {
     let path = dir.join(crate::swimlane::FILE_NAME);
-    let mut out: HashMap<u64, (f64, f64, Vec<u32>)> = HashMap::new();
+    let mut out: IdMap<u64, (f64, f64, Vec<u32>)> = IdMap::default();
     if !path.is_file() {
         return out;
     }
@@ -810,6 +858,7 @@ fn sidecar_timing(dir: &Path, warnings: &mut Vec<String>) -> HashMap<u64, (f64, 
         .and_then(|l| crate::tools::perf::join(&l.value, &path));
     match timeline {
         Ok(t) => {
+            out.reserve(t.tasks.len());
             for task in &t.tasks {
                 let e = out
                     .entry(task.task_id.raw())
@@ -867,7 +916,15 @@ pub fn view(options: &DepsViewerOptions<'_>) -> Result<DepsViewerReport, ToolErr
     }
     let timing = sidecar_timing(dir, &mut warnings);
     let perf = !timing.is_empty();
-    let graph = Graph::build(&scan, &names, timing);
+    let mut graph = Graph::build(&scan, &names, timing);
+    if options.format == Format::Text {
+        // Names come from files: no terminal escapes in the listing.
+        for n in &mut graph.names {
+            if let std::borrow::Cow::Owned(clean) = crate::printable::printable(n) {
+                *n = clean;
+            }
+        }
+    }
     let (selected, reduction) = select(&graph, &scan, options.edge_mode, &mut warnings);
     let output = match options.output {
         Some(p) => p.to_path_buf(),
@@ -930,8 +987,9 @@ struct TextSummary<'a> {
     named: bool,
 }
 
-/// Streams the listing; kernel names come from files, so every chunk goes
-/// through [`crate::printable::printable`] (no terminal escapes).
+/// Streams the listing. Kernel names and the input path come from files, so
+/// they go through [`crate::printable::printable`] (no terminal escapes);
+/// everything else is ASCII this function writes.
 fn write_text(
     g: &Graph,
     scan: &DepsScan,
@@ -942,13 +1000,17 @@ fn write_text(
     const FLUSH: usize = 1 << 16;
     let mut out = String::with_capacity(2 * FLUSH);
     let flush = |out: &mut String, file: &mut AtomicFile| -> Result<(), ToolError> {
-        file.write_all(crate::printable::printable(out).as_bytes())?;
+        file.write_all(out.as_bytes())?;
         out.clear();
         Ok(())
     };
     let yes = |b: bool| if b { "yes" } else { "no" };
     let _ = writeln!(out, "SUMMARY");
-    let _ = writeln!(out, "  source_deps_json: {}", sum.input.display());
+    let _ = writeln!(
+        out,
+        "  source_deps_json: {}",
+        crate::printable::printable(&sum.input.display().to_string())
+    );
     let _ = writeln!(out, "  tasks: {}", g.nodes.len());
     let _ = writeln!(out, "  unique_task_edges: {}", sum.n_unique);
     let _ = writeln!(out, "  annotated_edges: {}", sum.n_annotated);
@@ -958,12 +1020,11 @@ fn write_text(
     let _ = writeln!(out, "\nTASK INDEX");
     for i in 0..g.nodes.len() {
         g.header(i, &mut out);
-        let _ = writeln!(
-            out,
-            " fanin={} fanout={}",
-            adj.preds(i).len(),
-            adj.succs(i).len()
-        );
+        out.push_str(" fanin=");
+        push_int(&mut out, adj.preds(i).len() as u64);
+        out.push_str(" fanout=");
+        push_int(&mut out, adj.succs(i).len() as u64);
+        out.push('\n');
         if out.len() >= FLUSH {
             flush(&mut out, file)?;
         }
@@ -980,15 +1041,25 @@ fn write_text(
                 cores.join(",")
             );
         }
-        let _ = writeln!(out, "FANIN {}", adj.preds(i).len());
+        out.push_str("FANIN ");
+        push_int(&mut out, adj.preds(i).len() as u64);
+        out.push('\n');
         for &k in adj.preds(i) {
-            let p = g.pairs[k as usize].0 as usize;
-            let _ = writeln!(out, "  <- {}  [{}]", g.disp(p), g.notes(scan, k as usize));
+            out.push_str("  <- ");
+            g.push_disp(g.pairs[k as usize].0 as usize, &mut out);
+            out.push_str("  [");
+            g.push_notes(scan, k as usize, &mut out);
+            out.push_str("]\n");
         }
-        let _ = writeln!(out, "FANOUT {}", adj.succs(i).len());
+        out.push_str("FANOUT ");
+        push_int(&mut out, adj.succs(i).len() as u64);
+        out.push('\n');
         for &k in adj.succs(i) {
-            let s = g.pairs[k as usize].1 as usize;
-            let _ = writeln!(out, "  -> {}  [{}]", g.disp(s), g.notes(scan, k as usize));
+            out.push_str("  -> ");
+            g.push_disp(g.pairs[k as usize].1 as usize, &mut out);
+            out.push_str("  [");
+            g.push_notes(scan, k as usize, &mut out);
+            out.push_str("]\n");
         }
         if out.len() >= FLUSH {
             flush(&mut out, file)?;
@@ -1481,7 +1552,7 @@ TASK (2, 0) kind=alloc func_id=none fanin=0 fanout=1\n\
         let Scanned::Read(scan) = deps_scan::scan_bytes(deps.as_bytes(), Detail::Graph) else {
             panic!("declined");
         };
-        let g = Graph::build(&scan, &KernelNames::default(), HashMap::new());
+        let g = Graph::build(&scan, &KernelNames::default(), IdMap::default());
         let adj = Adjacency::new(g.nodes.len(), &g.pairs, |_| true);
         assert_eq!(g.disp(0), "0");
         assert_eq!(g.disp(1), "1");
