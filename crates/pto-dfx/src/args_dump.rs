@@ -26,7 +26,7 @@ use crate::atomic::atomic_write;
 use crate::dtype::DataType;
 use crate::error::{Loaded, Problem, ReadError, WriteError};
 use crate::json::{self, Issue, Node, Out};
-use crate::task_id::{format_task_hex, parse_task_id, TaskId};
+use crate::task_id::{parse_task_id, TaskId};
 
 /// The directory under the output prefix.
 pub const DIR_NAME: &str = "args_dump";
@@ -377,8 +377,9 @@ fn render_value(out: &mut Out, v: &ScalarValue) {
 }
 
 fn render_entry(out: &mut Out, a: &ArgRecord) {
-    out.s("{\"task_id\": ")
-        .q(&format_task_hex(a.task_id.raw()))
+    out.s("{\"task_id\": \"")
+        .hex16(a.task_id.raw())
+        .s("\"")
         .s(", \"func_id\": ")
         .list(&a.func_id, ", ")
         .s(", \"arg_index\": ")

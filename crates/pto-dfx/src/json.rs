@@ -375,6 +375,19 @@ impl Out {
         self
     }
 
+    /// `0x` and the 16 lower-case hex digits of `v` (`format!("0x{v:016x}")`).
+    pub(crate) fn hex16(&mut self, v: u64) -> &mut Self {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut text = *b"0x0000000000000000";
+        for (i, c) in text[2..].iter_mut().enumerate() {
+            *c = DIGITS[((v >> (60 - 4 * i)) & 0xf) as usize];
+        }
+        // The bytes are ASCII.
+        self.buf
+            .push_str(std::str::from_utf8(&text).unwrap_or_default());
+        self
+    }
+
     pub(crate) fn b(&mut self, v: bool) -> &mut Self {
         self.buf.push_str(if v { "true" } else { "false" });
         self
@@ -460,6 +473,15 @@ fn push_decimal(buf: &mut String, negative: bool, mut v: u128) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex16_is_the_task_id_format() {
+        for v in [0u64, 1, 0xabc, 1 << 32 | 7, u64::MAX] {
+            let mut out = Out::default();
+            out.hex16(v);
+            assert_eq!(out.into_string(), format!("0x{v:016x}"));
+        }
+    }
 
     #[test]
     fn integers_print_as_display_does() {

@@ -25,7 +25,7 @@ use crate::atomic::atomic_write;
 use crate::core_type::CoreType;
 use crate::error::{InvalidRecord, Loaded, Problem, ReadError, ReadErrorKind, WriteError};
 use crate::json::{self, Out};
-use crate::task_id::{format_task_hex, parse_task_id, TaskId};
+use crate::task_id::{parse_task_id, TaskId};
 
 /// The file name under the output prefix.
 pub const FILE_NAME: &str = "pmu.csv";
@@ -276,7 +276,7 @@ pub fn render_row(row: &PmuRow) -> String {
         .s(",")
         .u(u64::from(row.core_id))
         .s(",")
-        .s(&format_task_hex(row.task_id.raw()))
+        .hex16(row.task_id.raw())
         .s(",")
         .u(u64::from(row.func_id))
         .s(",")
