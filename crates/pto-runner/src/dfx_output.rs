@@ -3,6 +3,13 @@
 //!
 //! The runtime records host monotonic nanoseconds; swimlane files carry the platform's
 //! counter ticks (`clock_freq_hz`), converted here.
+//!
+//! `pmu.csv` has Simpler's counter columns of the resolved event type for the platform
+//! (a2a3 for `a2a3sim`, a5 for `a5sim`): `pmu_total_cycles` is the kernel's time, and for
+//! event type 2 (PIPE_UTILIZATION) the vector / cube busy-cycles column of the core's type
+//! is that time too; every other counter is 0 (the simulator has no pipes to count). On
+//! `cpu` the columns are the host's real counters (perf_event_open), not Ascend events.
+//! The name map's `orchestrator_name` is the orchestration's name.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -119,6 +126,7 @@ pub fn write_artifacts(
     report: &RunReport,
     chip: &ChipConfig,
     names: &BTreeMap<i32, String>,
+    orchestrator_name: Option<&str>,
     build_label: &str,
 ) -> Result<DfxSummary, RunnerError> {
     let mut summary = DfxSummary::default();
@@ -177,15 +185,18 @@ pub fn write_artifacts(
     let pmu = || -> PartResult {
         let mut part = Part::default();
         let path = out.join("pmu.csv");
-        let (rows, names_used) = pmu_rows(options.pmu, report, chip);
-        if names_used.is_empty() {
+        let (rows, columns) = pmu_rows(options.pmu, report, chip);
+        // What the columns hold is documented (docs/COMPATIBILITY.md, `pmu.csv`): the
+        // platform's PMU columns with modelled values on the simulators, the host's real
+        // counters on `cpu`.
+        if matches!(&columns, PmuColumns::Host(names) if names.is_empty()) {
             part.warnings.push(
                 "pmu: perf_event_open is not permitted here (perf_event_paranoid or seccomp); pmu.csv has no host counters"
                     .to_string(),
             );
         }
         let text = if rows.is_empty() {
-            pto_dfx::pmu::render_header(&[])
+            pto_dfx::pmu::render_header(columns.names())
         } else {
             pto_dfx::pmu::render(&rows).map_err(|e| RunnerError::config(e.to_string()))?
         };
@@ -206,7 +217,7 @@ pub fn write_artifacts(
         let mut part = Part::default();
         let map = pto_dfx::name_map::NameMap {
             level: Some(2),
-            orchestrator_name: None,
+            orchestrator_name: orchestrator_name.map(str::to_string),
             callable_id_to_name: names
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.clone()))
@@ -547,15 +558,51 @@ fn write_dump_manifest(
     Ok(Some(path))
 }
 
-fn pmu_rows(event: u32, report: &RunReport, chip: &ChipConfig) -> (Vec<PmuRow>, Vec<&'static str>) {
+/// The counter columns of `pmu.csv`.
+enum PmuColumns {
+    /// `cpu`: the host counters the runtime read (empty when perf was not permitted).
+    Host(Vec<&'static str>),
+    /// A chip platform: Simpler's columns of the event type, values modelled or 0.
+    Modelled(&'static [&'static str]),
+}
+
+impl PmuColumns {
+    fn names(&self) -> &[&'static str] {
+        match self {
+            Self::Host(n) => n,
+            Self::Modelled(n) => n,
+        }
+    }
+}
+
+/// Whether modelled counter `name` counts the kernel's busy time on core type `core_type`
+/// (0 AIC, 1 AIV) for event type `event`.
+fn modelled_busy(event: pto_dfx::pmu::PmuEventType, name: &str, core_type: u8) -> bool {
+    event == pto_dfx::pmu::PmuEventType::PipeUtilization
+        && match core_type {
+            0 => matches!(name, "cube_busy_cycles" | "cube_instr_busy"),
+            _ => matches!(name, "vec_busy_cycles" | "pmu_idc_aic_vec_busy_o"),
+        }
+}
+
+fn pmu_rows(event: u32, report: &RunReport, chip: &ChipConfig) -> (Vec<PmuRow>, PmuColumns) {
+    use pto_dfx::pmu::{a2a3_counter_names, a5_counter_names, PmuEventType};
+    use pto_runtime::Platform;
     let freq = chip.platform.clock_freq_hz();
-    let names: Vec<&'static str> = report
-        .dfx
-        .workers
-        .iter()
-        .find(|w| !w.pmu_names.is_empty())
-        .map(|w| w.pmu_names.clone())
-        .unwrap_or_default();
+    let resolved = PmuEventType::resolve(event).unwrap_or(PmuEventType::PipeUtilization);
+    let columns = match chip.platform {
+        Platform::Cpu => PmuColumns::Host(
+            report
+                .dfx
+                .workers
+                .iter()
+                .find(|w| !w.pmu_names.is_empty())
+                .map(|w| w.pmu_names.clone())
+                .unwrap_or_default(),
+        ),
+        Platform::A2a3Sim | Platform::A2a3 => PmuColumns::Modelled(a2a3_counter_names(resolved)),
+        Platform::A5Sim | Platform::A5 => PmuColumns::Modelled(a5_counter_names(resolved)),
+    };
     let rows = report
         .dfx
         .workers
@@ -572,15 +619,27 @@ fn pmu_rows(event: u32, report: &RunReport, chip: &ChipConfig) -> (Vec<PmuRow>, 
                 DfxCore::Aiv
             },
             pmu_total_cycles: ticks(r.duration_ns, freq),
-            counters: names
-                .iter()
-                .zip(r.counters.iter())
-                .map(|(n, v)| (Cow::Borrowed(*n), *v))
-                .collect(),
-            event_type: event,
+            counters: match &columns {
+                PmuColumns::Host(names) => names
+                    .iter()
+                    .zip(r.counters.iter())
+                    .map(|(n, v)| (Cow::Borrowed(*n), *v))
+                    .collect(),
+                PmuColumns::Modelled(names) => names
+                    .iter()
+                    .map(|n| {
+                        let busy = modelled_busy(resolved, n, r.core_type);
+                        (
+                            Cow::Borrowed(*n),
+                            if busy { ticks(r.duration_ns, freq) } else { 0 },
+                        )
+                    })
+                    .collect(),
+            },
+            event_type: resolved.number(),
         })
         .collect();
-    (rows, names)
+    (rows, columns)
 }
 
 fn scope_file(report: &RunReport, chip: &ChipConfig) -> ScopeStatsFile {

@@ -167,8 +167,20 @@ impl CompiledBuild {
             &report,
             &chip_config,
             &self.kernel_config.name_map(),
+            orchestrator_name(&self.kernel_config.orchestration).as_deref(),
             &label,
         )?;
         Ok((report, dfx))
     }
+}
+
+/// The name map's `orchestrator_name`: the orchestration's name, which is the stem of its
+/// source (PyPTO writes `orchestration/<name>.cpp`); `None` when it has none.
+fn orchestrator_name(
+    orch: &pto_build_output::kernel_config::OrchestrationConfig,
+) -> Option<String> {
+    orch.source
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
 }

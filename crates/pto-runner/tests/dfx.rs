@@ -270,6 +270,21 @@ fn every_flag_on_and_none() {
         "{pmu}"
     );
     assert_eq!(pmu.lines().count(), 2, "one row per task: {pmu}");
+    // a2a3sim, event type 2: Simpler's PIPE_UTILIZATION columns; the AIV kernel's time is
+    // its vec_busy_cycles (= pmu_total_cycles), the counters not modelled are 0.
+    assert_eq!(
+        pmu.lines().next(),
+        Some("thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles,vec_busy_cycles,cube_busy_cycles,scalar_busy_cycles,mte1_busy_cycles,mte2_busy_cycles,mte3_busy_cycles,icache_miss,icache_req,event_type")
+    );
+    let row: Vec<&str> = pmu.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(row[4], "1", "AIV");
+    assert_eq!(row[6], row[5], "vec busy = total: {pmu}");
+    assert!(row[7..14].iter().all(|v| *v == "0"), "{pmu}");
+    assert_eq!(row[14], "2");
+    let names = pto_dfx::name_map::read(&out.join("name_map_all_flags.json"))
+        .unwrap()
+        .value;
+    assert_eq!(names.orchestrator_name.as_deref(), Some("scale_add"));
     let stats = pto_dfx::scope_stats::read(&out.join("scope_stats/scope_stats.jsonl"))
         .unwrap()
         .value;
