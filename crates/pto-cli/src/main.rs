@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use pto_runner::demo::{example_names, run_demo};
+use pto_runner::demo::{example_names, run_demo, DemoResult};
 use pto_runner::{ReplayOptions, RingValue, RunConfig};
 
 mod viewers;
@@ -355,31 +355,39 @@ fn cmd_demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{:<18} {:>8} {:>12}  result",
+        "{:<22} {:>8} {:>12}  result",
         "example", "tasks", "wall (ms)"
     )?;
     let mut all_ok = true;
     let mut any_error = false;
+    let mut skipped = None;
     for row in &rows {
         let result = match &row.result {
-            Ok(true) => "PASS".to_string(),
-            Ok(false) => {
+            DemoResult::Passed => "PASS".to_string(),
+            DemoResult::Mismatch => {
                 all_ok = false;
                 "FAIL (golden mismatch)".to_string()
             }
-            Err(e) => {
+            DemoResult::Error(e) => {
                 all_ok = false;
                 any_error = true;
                 format!("ERROR: {e}")
             }
+            DemoResult::Skipped(why) => {
+                skipped = Some(why);
+                "SKIPPED (see below)".to_string()
+            }
         };
         writeln!(
             out,
-            "{:<18} {:>8} {:>12.2}  {result}",
+            "{:<22} {:>8} {:>12.2}  {result}",
             row.name,
             row.n_tasks,
             row.wall.as_secs_f64() * 1e3
         )?;
+    }
+    if let Some(why) = skipped {
+        writeln!(out, "L3 examples skipped: {why}")?;
     }
     writeln!(
         out,

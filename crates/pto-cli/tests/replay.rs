@@ -103,23 +103,45 @@ fn hardware_platform_says_no_device() {
     );
 }
 
+/// Every example the binary bundles (the list `pto demo` runs, not a copy of it) runs and
+/// validates, the L3 ones through the pypto package; each row counts the tasks it ran.
 #[test]
 fn demo_runs_every_example_from_any_directory() {
+    let names = pto_runner::demo::example_names();
+    assert!(
+        names.contains(&"vector_add") && names.contains(&"l3_hello_rank"),
+        "{names:?}"
+    );
     let out = scratch("demo");
     let o = Command::new(env!("CARGO_BIN_EXE_pto"))
         .args(["demo", "--out", out.to_str().unwrap()])
         .current_dir(std::env::temp_dir())
+        .env("PTO_PYTHON", common::pypto_python())
         .output()
         .unwrap();
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
-    for name in ["vector_add", "bgemm", "paged_attention"] {
-        let line = t
-            .lines()
-            .find(|l| l.starts_with(name))
-            .unwrap_or_else(|| panic!("{name} missing: {t}"));
+    for name in &names {
+        let line = common::demo_row(&t, name).unwrap_or_else(|| panic!("{name} missing: {t}"));
         assert!(line.ends_with("PASS"), "{line}");
+        let tasks: u64 = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(tasks > 0, "{line}");
+        assert!(out.join(name).is_dir(), "{name}");
     }
+    // One row per example, nothing else between the header and the footer.
+    let rows = t
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|w| names.contains(&w))
+        })
+        .count();
+    assert_eq!(rows, names.len(), "{t}");
 }
 
 #[test]

@@ -164,9 +164,9 @@ pub fn load_for(
         }
         other => {
             return Err(RunnerError::config(format!(
-                "{}: a {:?} build (orchestration/host_orch.py) runs its host orchestration in Python; running L3 builds is not supported yet — replay a chip sub-build (next_levels/<name>/) instead",
-                dir.display(),
-                other.kind()
+                "{dir}: a {:?} build (orchestration/host_orch.py) runs its host orchestration in Python, so this single-chip path cannot run it: replay it with `pto replay {dir}` or `python -m pypto.runtime.debug.replay {dir}` (the installed pypto package with torch), or give this command one chip sub-build (next_levels/<name>/)",
+                other.kind(),
+                dir = dir.display(),
             )))
         }
     }

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 /// Everything the process printed (stdout, then stderr).
 pub fn text(o: &Output) -> String {
@@ -48,4 +48,39 @@ pub fn example(group: &str, name: &str, as_name: &str) -> PathBuf {
         &dst,
     );
     dst
+}
+
+/// The interpreter with the pypto package and torch that L3 builds need (`PTO_PYTHON`, else
+/// the checkout's `target/venv-py/bin/python`, which `.ci/run` builds before the Rust tests);
+/// fails with the fix when there is none.
+pub fn pypto_python() -> String {
+    let candidate = std::env::var("PTO_PYTHON")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../target/venv-py/bin/python")
+                .display()
+                .to_string()
+        });
+    let probe = Command::new(&candidate)
+        .args(["-c", "import torch, pypto.runtime.distributed_runner"])
+        .output();
+    match probe {
+        Ok(o) if o.status.success() => candidate,
+        other => panic!(
+            "the L3 tests need a Python with the pypto package and torch: `{candidate}` cannot import them ({}). Build it as .ci/run does (python3 -m venv target/venv-py; target/venv-py/bin/pip install maturin numpy torch; target/venv-py/bin/pip install --no-build-isolation .) or set PTO_PYTHON",
+            match other {
+                Ok(o) => String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("").to_string(),
+                Err(e) => e.to_string(),
+            }
+        ),
+    }
+}
+
+/// The row of `name` in `pto demo`'s table (its first column is exactly `name`).
+pub fn demo_row<'a>(table: &'a str, name: &str) -> Option<&'a str> {
+    table
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(name))
 }
