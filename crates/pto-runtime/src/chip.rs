@@ -885,10 +885,16 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
             // Stamped before this unit counts as done: once the last unit completes the
             // task its successors may be dispatched at once, and no record may show a
             // predecessor finishing after a successor's dispatch.
-            let finish_ns = if recording && ran { now_ns() } else { 0 };
+            // A single subtask's end reading serves: nothing happened since.
+            let finish_ns = match (recording && ran, self.places.len()) {
+                (false, _) => 0,
+                (true, 1) if self.outcomes[0].end_ns != 0 => self.outcomes[0].end_ns,
+                (true, _) => now_ns(),
+            };
             let last = slot.subtasks_done.fetch_add(1, Ordering::AcqRel) + 1 == total;
+            // Completion processing starts right after the count (one atomic add later).
             let complete_start = if recording && self.rec.swimlane >= 3 {
-                now_ns()
+                finish_ns
             } else {
                 0
             };
