@@ -409,7 +409,6 @@ impl Chip {
 
     fn complete_one(&self, id: TaskId, inline: &mut Vec<TaskId>) {
         let slot = self.slot(id);
-        let end = self.now_ns();
         // Release retained producers first, while this task is still pending: once it is
         // marked completed another thread may consume and reclaim its slot.
         // SAFETY: published, still-pending task: its payload is immutable and live.
@@ -418,7 +417,7 @@ impl Chip {
             self.release(producer);
         }
         if let Some(k) = payload.timing_slot {
-            self.timing[k as usize].finish(end);
+            self.timing[k as usize].finish(self.now_ns());
         }
         if let Some(dump) = &self.dump {
             if payload.subtasks_total > 0 && !slot.skipped.load(Ordering::Relaxed) {
@@ -462,8 +461,15 @@ impl Chip {
         if consumed {
             self.try_advance(id.ring());
         }
-        self.last_end_ns.fetch_max(end, Ordering::Relaxed);
-        self.completed.fetch_add(1, Ordering::SeqCst);
+        // The device window ends at the last completion. Only a completion that catches up
+        // with every task submitted so far can be the last one (a task is counted as
+        // submitted before it can run), so only those read the clock: while the
+        // orchestrator stays ahead, completions skip the reading. The run reads
+        // `last_end_ns` after joining every thread that completes tasks.
+        let done = self.completed.fetch_add(1, Ordering::SeqCst) + 1;
+        if done == self.submitted.load(Ordering::SeqCst) {
+            self.last_end_ns.fetch_max(self.now_ns(), Ordering::Relaxed);
+        }
         self.progress.notify_all();
     }
 
@@ -1010,7 +1016,7 @@ fn queue_depth(chip: &Chip, shape: usize) -> [i16; 3] {
 
 /// The status of every stuck executing thread, for the timeout message.
 pub fn describe_running(chip: &Chip) -> Vec<String> {
-    let now = chip.now_ns();
+    let now = crate::dfx::coarse_now_ns();
     let helpers = chip.helpers.lock();
     chip.workers
         .iter()

@@ -55,6 +55,19 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Monotonic host time in nanoseconds at the kernel's tick resolution (a few ms), for
+/// figures that need no more, such as how long a stuck subtask has run. Several times
+/// cheaper than [`now_ns`] on a virtual machine.
+pub fn coarse_now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: CLOCK_MONOTONIC_COARSE with a valid out pointer cannot fail.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// One kernel execution on a logical core (swimlane `aicore_tasks` + `aicpu_tasks`).
 #[derive(Clone, Copy, Debug)]
 pub struct SubtaskRecord {

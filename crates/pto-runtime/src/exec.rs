@@ -144,7 +144,7 @@ pub struct ExecStatus {
     pub task: AtomicU64,
     /// Logical core.
     pub core: AtomicUsize,
-    /// When the subtask started (ns since run start).
+    /// When the subtask started ([`crate::dfx::coarse_now_ns`]).
     pub since_ns: AtomicU64,
     /// Set once the thread has exited.
     pub exited: AtomicBool,
@@ -301,7 +301,9 @@ impl<'c> Executor<'c> {
         args[GLOBAL_CONTEXT_INDEX] = &global as *const GlobalContext as i64;
         let status = self.status;
         status.core.store(place.core, Ordering::Relaxed);
-        status.since_ns.store(chip.now_ns(), Ordering::Relaxed);
+        status
+            .since_ns
+            .store(crate::dfx::coarse_now_ns(), Ordering::Relaxed);
         status.task.store(id.0, Ordering::Release);
         if let Some(m) = &chip.config.monitor {
             m.0.subtask_started(self.slot, id, place.core, func_id, payload);
