@@ -124,7 +124,8 @@ struct ReplayArgs {
     /// The build directory (contains kernel_config.py). Put it before a bare `--swimlane`,
     /// `--dump-args` or `--pmu`, or write their level as `--swimlane=N`.
     dir: PathBuf,
-    /// Compare every output with `data/out/<name>.npy` and write `data/actual/<name>.npy`.
+    /// Compare every output with `data/out/<name>.pt` or `.npy` (torch.save or numpy.save)
+    /// and write `data/actual/<name>` in the same format.
     #[arg(long)]
     validate: bool,
     /// Reuse cached binaries when they match instead of recompiling.
