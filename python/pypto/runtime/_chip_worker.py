@@ -1,9 +1,10 @@
 """A chip process: runs the simulated chip for the parent Python process.
 
-``pypto.runtime`` registers ``python -m pypto.runtime._chip_worker`` as the command that
-starts one; the parent passes a control socket and shared memory as inherited descriptors,
-and this process serves its runs until the parent closes the channel. A kernel that crashes
-here takes down only this process; the parent reports which task it was.
+``python -m pypto.runtime._chip_worker`` starts one (``pypto.runtime`` registers an
+equivalent command that loads only the native module, so that it starts without importing
+the package); the parent passes a control socket and shared memory as inherited
+descriptors, and this process serves its runs until the parent closes the channel. A kernel
+that crashes here takes down only this process; the parent reports which task it was.
 """
 
 from __future__ import annotations
