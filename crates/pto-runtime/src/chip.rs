@@ -846,7 +846,8 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
         let slot = chip.slot(id);
         let recording = self.rec.active();
         loop {
-            let dispatch_ns = if recording { now_ns() } else { 0 };
+            // Only swimlane records show the dispatch (PMU rows have the kernel's duration).
+            let dispatch_ns = if self.rec.swimlane > 0 { now_ns() } else { 0 };
             let Some((unit, total)) = claim_subtask(slot, id) else {
                 return;
             };

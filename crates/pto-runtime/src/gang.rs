@@ -68,17 +68,17 @@ pub fn timed_run(
     let mut before = [0u64; MAX_COUNTERS];
     let mut perf = perf.filter(|_| recording);
     if recording {
-        out.receive_ns = now_ns();
-        // The counters' own clock reading doubles as the kernel's start.
+        // Nothing happens between receiving the arguments and the call: one reading serves
+        // both (a clock reading costs about as much as an empty kernel here), and with
+        // counters it is theirs.
         out.start_ns = match perf.as_deref_mut() {
             Some(p) => p.sample(&mut before),
             None => 0,
         };
         if out.start_ns == 0 {
-            // Nothing happens between receiving the arguments and the call: one reading
-            // serves both (a clock reading costs about as much as an empty kernel here).
-            out.start_ns = out.receive_ns;
+            out.start_ns = now_ns();
         }
+        out.receive_ns = out.start_ns;
     }
     out.func_id = exec.run(id, payload, place);
     if recording {
