@@ -10,9 +10,10 @@
 //!   over runtime-allocated intermediates, the updates chained through INOUT accumulators.
 //!
 //! Each is run bare, with each switch alone (swimlane level 4, dep_gen, PMU, args dump
-//! level 2, scope stats) and with all five, in process, interleaved round by round so that
-//! a noisy moment of the shared machine hits every configuration alike; the figure is the
-//! best round. "device" is the runtime's device window (first submit to last completion),
+//! level 2, scope stats) and with all five, in process, interleaved round by round (each
+//! round starting at the next configuration, every run after a `sync`, so that no run pays
+//! for the write-back of the previous one's files) so that a noisy moment of the shared
+//! machine hits every configuration alike; the figure is the best round. "device" is the runtime's device window (first submit to last completion),
 //! "e2e" the whole execution as a caller sees it (binding, threads, run, copy-back and
 //! writing every artifact through its temp-file-and-rename path). The ratios are against the
 //! bare run of the same round set; "B/task" is what `dfx_outputs/` holds afterwards.
@@ -286,11 +287,18 @@ fn main() {
             let mut best: Vec<Option<Best>> = vec![None; configs.len()];
             let mut reported = 0;
             for round in 0..rounds + 1 {
-                for (k, (_, dfx)) in configs.iter().enumerate() {
+                // Each round starts at another configuration, so that none always follows
+                // the one that wrote the most.
+                let order = (0..configs.len()).map(|i| (i + round) % configs.len());
+                for k in order {
+                    let dfx = &configs[k].1;
                     let mut config = RunConfig::new(None).unwrap_or_else(|e| panic!("{e}"));
                     config.dfx = *dfx;
                     config.in_process = true;
                     let _ = std::fs::remove_dir_all(dir.join("dfx_outputs"));
+                    // The previous run's files must not be written back during this one.
+                    // SAFETY: sync(2) has no preconditions.
+                    unsafe { libc::sync() };
                     let mut params = pto_runner::inputs::bind_inputs(&dir, &build.meta)
                         .unwrap_or_else(|e| panic!("{e}"));
                     let t = Instant::now();
