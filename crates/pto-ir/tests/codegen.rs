@@ -282,3 +282,44 @@ fn program_errors_name_the_source_and_the_fix() {
         "{text}"
     );
 }
+
+/// Copies `from` into `to`, leaving out the outputs of earlier runs.
+fn copy_build(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let name = e.file_name();
+        let name_s = name.to_string_lossy();
+        if name_s == "dfx_outputs" || name_s == "actual" || name_s.ends_with(".so") {
+            continue;
+        }
+        if e.path().is_dir() {
+            copy_build(&e.path(), &to.join(&name));
+        } else {
+            std::fs::copy(e.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn checked_in_dsl_examples_replay_and_validate_as_pto_replay_does() {
+    // The replay `pto replay DIR` runs: every parameter bound from data/in (scalars too),
+    // the outputs compared with data/out.
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut config = pto_runner::RunConfig::new(Some("a2a3sim")).unwrap();
+    config.in_process = true;
+    for (name, tasks) in [
+        ("dsl_vector_add", 4),
+        ("dsl_tiled_matmul", 4),
+        // Per batch: 3 pl.create_tensor allocations + init_state, then per block
+        // 4 allocations + qk, softmax, pv, update, then normalize: 2 * 4 + 7 * 8 + 2.
+        ("dsl_paged_attention", 66),
+    ] {
+        let dir = tmp.path().join(name);
+        copy_build(&examples.join(name), &dir);
+        let out = pto_runner::replay(&dir, &config, &pto_runner::ReplayOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(out.passed(), "{name}: {:?}", out.checks);
+        assert_eq!(out.report.n_tasks, tasks, "{name}");
+    }
+}

@@ -4,8 +4,8 @@ when given ``inputs=`` and ``golden=``).
 
 The script has the shape replay and ``debug/run.py`` read: ``generate_inputs(params)``
 (every parameter in order: inputs and InOut initial values from ``data/in/*.npy``, pure
-outputs as zeros, scalars as ctypes values), ``compute_golden(tensors, params)`` (the
-caller's function, renamed), ``__outputs__``, ``RTOL``, ``ATOL``. ``data/out/*.npy`` holds
+outputs as zeros, scalars as ctypes values, also written to ``data/in`` as 0-d arrays),
+``compute_golden(tensors, params)`` (the caller's function, renamed), ``__outputs__``, ``RTOL``, ``ATOL``. ``data/out/*.npy`` holds
 the reference's outputs for the Rust replay's validation. Every file is written atomically.
 """
 
@@ -111,6 +111,10 @@ def write_golden(
             tensors[name] = getattr(ctypes, ctype)(v)
             lines_inputs.append(f"    {name} = ctypes.{ctype}({v!r})")
             uses_ctypes = True
+            # The replay binds every parameter from data/in: a scalar is a 0-d array there.
+            scalar_dtype = _NUMPY.get(dtype) or ("int64" if dtype == "index" else None)
+            if scalar_dtype is not None:
+                _write_atomic(out / "data" / "in" / f"{name}.npy", _npy_bytes(np.array(v, dtype=scalar_dtype)))
             continue
         np_dtype = _NUMPY.get(dtype)
         if np_dtype is None:
