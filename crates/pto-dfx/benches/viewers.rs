@@ -26,7 +26,10 @@
 //! 4. `deps-viewer` text on the same graph;
 //! 5. `deps-viewer` text on the level-2 run's `deps.json` (N tasks), in
 //!    full and with `--edge-mode reduced`;
-//! 6. `critical-path` on the level-2 run.
+//! 6. `critical-path` on the level-2 run;
+//! 7. the converter and the deps viewer text on a level-2 run whose `deps.json`
+//!    carries Simpler's argument and edge views (`add_views`, about 0.9 KB per
+//!    task: the shape of the files Simpler's dep_gen writes).
 //!
 //! Inputs come from the deterministic generator shared with the tests
 //! (`tests/synth.rs`) and are written to a temporary directory first; only
@@ -60,7 +63,7 @@ fn mib(path: &Path) -> f64 {
 fn child(scenario: &str, dir: &Path) -> Res<()> {
     let start = Instant::now();
     let output_mib = match scenario {
-        "convert" => {
+        "convert" | "convert-views" => {
             let report = swimlane_converter::convert(&ConvertOptions {
                 input: &dir.join("chip_swimlane_records.json"),
                 output: Some(&dir.join("trace.json")),
@@ -74,7 +77,7 @@ fn child(scenario: &str, dir: &Path) -> Res<()> {
             );
             mib(&report.output)
         }
-        "deps-html" | "deps-text" | "deps-reduced" => {
+        "deps-html" | "deps-text" | "deps-reduced" | "deps-text-views" => {
             let edge_mode = if scenario == "deps-reduced" {
                 EdgeMode::Reduced
             } else {
@@ -152,12 +155,76 @@ fn measure(label: String, scenario: &str, dir: &Path, input_mib: f64) -> Res<Row
     })
 }
 
+/// Gives every task Simpler's argument records (two INPUT views and an OUTPUT slot) and
+/// every creator / TensorMap edge its consumer view (TensorMap edges also the producer view
+/// and an overlap class), with one tensor record per task: a `deps.json` shaped like the
+/// ones Simpler's dep_gen writes (about 0.9 KB per task).
+fn add_views(deps: &mut pto_dfx::deps::DepsFile) {
+    use pto_dfx::deps::{
+        ArgDirection, DepsArg, DepsTensor, EdgeSource, Overlap, ProducerView, TensorView,
+    };
+    let view = |t: u64| TensorView {
+        tensor_id: pto_dfx::deps::tensor_id(0x1_0000_0000 + t * 0x10000, 0),
+        dtype: "FLOAT32".to_string(),
+        shape: vec![128, 128],
+        start_offset: 0,
+        strides: vec![128, 1],
+    };
+    for (k, t) in deps.tasks.iter_mut().enumerate() {
+        let k = k as u64;
+        t.args = vec![
+            DepsArg {
+                idx: 0,
+                direction: ArgDirection::Input,
+                tensor: Some(view(k)),
+            },
+            DepsArg {
+                idx: 1,
+                direction: ArgDirection::Input,
+                tensor: Some(view(k + 1)),
+            },
+            DepsArg {
+                idx: 2,
+                direction: ArgDirection::Output,
+                tensor: None,
+            },
+        ];
+        deps.tensors.push(DepsTensor {
+            tensor_id: view(k).tensor_id,
+            buffer_addr: 0x1_0000_0000 + k * 0x10000,
+            version: 0,
+            dtype: "FLOAT32".to_string(),
+            buffer_numel: 16384,
+        });
+    }
+    for (k, e) in deps.edges.iter_mut().enumerate() {
+        if e.source == EdgeSource::Explicit {
+            continue;
+        }
+        e.consumer = Some(view(k as u64));
+        if e.source == EdgeSource::Tensormap {
+            e.overlap = Some(Overlap::Covered);
+            e.producer = Some(ProducerView {
+                shape: vec![128, 128],
+                start_offset: 0,
+                strides: vec![128, 1],
+            });
+        }
+    }
+}
+
 fn generate_run(dir: &Path, n: usize, level: u8) -> Res<f64> {
     if dir.join("deps.json").is_file() {
         return Ok(mib(&dir.join("chip_swimlane_records.json")) + mib(&dir.join("deps.json")));
     }
     std::fs::create_dir_all(dir)?;
-    let (file, deps) = synth::generate(n, level, 42);
+    let (file, mut deps) = synth::generate(n, level, 42);
+    if dir
+        .file_name()
+        .is_some_and(|d| d.to_string_lossy().ends_with("_views"))
+    {
+        add_views(&mut deps);
+    }
     pto_dfx::swimlane::write(&dir.join("chip_swimlane_records.json"), &file)?;
     pto_dfx::deps::write(&dir.join("deps.json"), &deps)?;
     Ok(mib(&dir.join("chip_swimlane_records.json")) + mib(&dir.join("deps.json")))
@@ -192,6 +259,15 @@ fn main() -> Res<()> {
     let only: Option<String> = std::env::var("PTO_BENCH_ONLY").ok();
     let level2 = root.join("level2");
     let level2_mib = generate_run(&level2, n, 2)?;
+    let views = root.join("level2_views");
+    let views_mib = if only
+        .as_deref()
+        .is_none_or(|o| o.split(',').any(|x| x.ends_with("-views")))
+    {
+        generate_run(&views, n, 2)?
+    } else {
+        0.0
+    };
     let level4 = root.join("level4");
     let level4_mib = generate_run(&level4, n / 4, 4)?;
     let graph = root.join("graph");
@@ -235,6 +311,18 @@ fn main() -> Res<()> {
             "deps-reduced",
             &level2,
             level2_mib,
+        ),
+        (
+            format!("swimlane-converter, level 2, {n} tasks, Simpler-shaped deps.json"),
+            "convert-views",
+            &views,
+            views_mib,
+        ),
+        (
+            format!("deps-viewer text, {n} tasks, Simpler-shaped deps.json"),
+            "deps-text-views",
+            &views,
+            views_mib,
         ),
         (
             format!("critical-path, level 2, {n} tasks"),

@@ -428,6 +428,43 @@ pub fn scan_bytes(bytes: &[u8], detail: Detail) -> Scanned {
     }
 }
 
+/// Bytes that end the plain part of a string: `"`, `\\`, control characters and
+/// everything outside ASCII.
+static STRING_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = i < 0x20 || i >= 0x80 || i == b'"' as usize || i == b'\\' as usize;
+        i += 1;
+    }
+    t
+};
+
+/// A decimal id string as the careful reader takes it: digits, optionally after a `-`
+/// (then within `i64` and wrapped to `u64`), otherwise within `u64`.
+fn decimal_id(text: &[u8]) -> Option<u64> {
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    if negative {
+        // -(2^63) is the most negative i64.
+        (v <= 1 << 63).then(|| v.wrapping_neg())
+    } else {
+        Some(v)
+    }
+}
+
 /// The scan gives up (see the module docs).
 #[derive(Debug)]
 struct Decline;
@@ -533,9 +570,7 @@ impl<R: Read> Src<R> {
         let mut fits = true;
         loop {
             let chunk = &self.buf[self.pos..self.end];
-            let stop = chunk
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b));
+            let stop = chunk.iter().position(|&b| STRING_STOP[usize::from(b)]);
             let take = stop.unwrap_or(chunk.len());
             if fits {
                 if out.len() + take <= keep {
@@ -898,17 +933,7 @@ impl<R: Read> Scanner<R> {
             return self.num()?.u64_lenient();
         }
         self.short_string()?;
-        let text = std::str::from_utf8(&self.scratch).map_err(|_| Decline)?;
-        if let Some(neg) = text.strip_prefix('-') {
-            if neg.is_empty() || !neg.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(Decline);
-            }
-            return text.parse::<i64>().map(|v| v as u64).map_err(|_| Decline);
-        }
-        if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(Decline);
-        }
-        text.parse::<u64>().map_err(|_| Decline)
+        decimal_id(&self.scratch).ok_or(Decline)
     }
 
     fn boolean(&mut self) -> Step<bool> {
@@ -1333,6 +1358,37 @@ mod tests {
         assert_eq!(scan.to_file(), loaded.value);
         assert_eq!(DepsScan::from_file(&loaded.value).to_file(), loaded.value);
         assert_eq!(scan.edges[1].pred, TaskId(u64::MAX), "negative ids wrap");
+    }
+
+    #[test]
+    fn decimal_ids_parse_as_the_standard_parsers_do() {
+        for text in [
+            "0",
+            "7",
+            "007",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-1",
+            "-0",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "",
+            "-",
+            "+5",
+            "1a",
+            " 1",
+        ] {
+            let expected = if let Some(neg) = text.strip_prefix('-') {
+                (!neg.is_empty() && neg.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| text.parse::<i64>().ok().map(|v| v as u64))
+                    .flatten()
+            } else {
+                (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| text.parse::<u64>().ok())
+                    .flatten()
+            };
+            assert_eq!(decimal_id(text.as_bytes()), expected, "{text:?}");
+        }
     }
 
     #[test]
