@@ -168,7 +168,10 @@ class Stages:
             out, _ = pl.submit(self.stage2, scratch, out, deps=[stage1_tid])
         pl.dump_tag(scratch)
         with pl.manual_scope():
-            out2 = self.stage2(scratch, out2)  # a plain call inside a runtime scope carries its own tag
+            # The tag rides the task itself (runtime scopes carry nothing). A manual scope
+            # orders tasks only by deps=, so this one must name stage1 (a plain call there
+            # would race with it).
+            out2, _ = pl.submit(self.stage2, scratch, out2, deps=[stage1_tid])
         return out
 
 
@@ -185,6 +188,7 @@ def test_row2_submit_dumps_and_manual_scope(tmp_path: Path) -> None:
     assert "params_t1.dump" not in cpp
     assert "params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);" in cpp
     assert "params_t2.dump(ext_scratch);" in cpp
+    assert "params_t2_deps[params_t2_deps_count++] = stage1_tid;" in cpp
     assert dumped == {
         ("stage1", 0, "input", "before_dispatch"),
         ("stage1", 1, "inout", "before_dispatch"),
