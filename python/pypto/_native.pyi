@@ -462,12 +462,13 @@ class L3Engine:
 
 def load_distributed_meta(
     work_dir: _Path,
+    with_config: bool = True,
 ) -> tuple[
     list[tuple[str, str, Optional[list[int]], str]],
     int,
     Optional[str],
     str,
-    tuple[list[int], int, str, int],
+    Optional[tuple[list[int], int, str, int]],
 ]: ...
 def kernel_names(kernel_config: _Path) -> list[tuple[int, str]]: ...
 def convert_swimlane(records: _Path, out_dir: _Path, name_map: Optional[_Path] = None) -> str: ...

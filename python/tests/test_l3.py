@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -322,6 +323,11 @@ def _edit_entry(d: Path, old: str, new: str) -> None:
     p.write_text(text.replace(old, new))
 
 
+def _full(e: BaseException) -> str:
+    """The error's text with its notes (what the traceback prints)."""
+    return "\n".join([str(e), *getattr(e, "__notes__", [])])
+
+
 def test_scalar_before_tensor(example: Callable[[str], Path]) -> None:
     d = example("l3_hello_rank")
     _edit_entry(
@@ -329,16 +335,24 @@ def test_scalar_before_tensor(example: Callable[[str], Path]) -> None:
         "        _ta_0.add_tensor(make_tensor_arg(orch._worker, tensors[\"x_r\"]), TensorArgType.INPUT)\n",
         "        _ta_0.add_scalar(r)\n        _ta_0.add_tensor(make_tensor_arg(orch._worker, tensors[\"x_r\"]), TensorArgType.INPUT)\n",
     )
-    with pytest.raises(RuntimeError, match="TaskArgs: cannot add tensor after scalar"):
+    with pytest.raises(RuntimeError, match="TaskArgs: cannot add tensor after scalar") as e:
         _run(d)
+    full = _full(e.value)
+    # Where (the host orchestration file and its entry) and the fix.
+    assert f"while running the host orchestration {d / 'orchestration' / 'host_orch.py'}" in full, full
+    assert "add every tensor (add_tensor) before the first add_scalar" in full, full
 
 
 def test_access_the_buffer_does_not_grant(example: Callable[[str], Path]) -> None:
     d = example("l3_hello_rank")
     # A tensor that is not in shared memory is a read-only snapshot: OUTPUT_EXISTING is refused.
     _edit_entry(d, "    NR = tensors[\"x\"].shape[0]\n", "    NR = tensors[\"x\"].shape[0]\n    tensors[\"y\"] = tensors[\"y\"].clone()\n")
-    with pytest.raises(ValueError, match="requires access not granted by the buffer"):
+    with pytest.raises(ValueError, match="requires access not granted by the buffer") as e:
         _run(d)
+    full = _full(e.value)
+    assert "TaskArgs.add_tensor: arg TensorArgType.OUTPUT_EXISTING" in full, full
+    assert "call .share_memory_() on it before the run" in full, full
+    assert "host_orch.py" in full, full
 
 
 def test_overlapping_writes_in_one_task(example: Callable[[str], Path]) -> None:
@@ -349,8 +363,11 @@ def test_overlapping_writes_in_one_task(example: Callable[[str], Path]) -> None:
         "        tensors[\"x_r\"] = tensors[\"y\"][r, 0:8, 0:8]\n",
     )
     _edit_entry(d, "tensors[\"x_r\"]), TensorArgType.INPUT)", "tensors[\"x_r\"]), TensorArgType.INOUT)")
-    with pytest.raises(ValueError, match="two arguments of one task write overlapping bytes of the same buffer"):
+    with pytest.raises(ValueError, match="two arguments of one task write overlapping bytes of the same buffer") as e:
         _run(d)
+    full = _full(e.value)
+    assert full.startswith("submit: ") and "give them disjoint ranges, or order them as separate tasks" in full, full
+    assert "host_orch.py" in full, full
 
 
 def test_allocate_domain_after_a_submit(example: Callable[[str], Path]) -> None:
@@ -360,8 +377,11 @@ def test_allocate_domain_after_a_submit(example: Callable[[str], Path]) -> None:
         "        _submit_chip(orch, callables[\"per_rank\"], _ta_0, config, r)\n",
         "        _submit_chip(orch, callables[\"per_rank\"], _ta_0, config, r)\n        orch.allocate_domain(name=\"late\", workers=[0], window_size=64)\n",
     )
-    with pytest.raises(RuntimeError, match="direct device control cannot follow a task submission"):
+    with pytest.raises(RuntimeError, match="direct device control cannot follow a task submission") as e:
         _run(d)
+    full = _full(e.value)
+    assert full.startswith("Orchestrator.allocate_domain: "), full
+    assert "before the first submit_* call" in full and "host_orch.py" in full, full
 
 
 def test_missing_sub_build_names_the_directory(example: Callable[[str], Path]) -> None:
@@ -369,8 +389,9 @@ def test_missing_sub_build_names_the_directory(example: Callable[[str], Path]) -
     import shutil
 
     shutil.rmtree(d / "next_levels" / "stage_out")
-    with pytest.raises(KeyError, match=r"next_levels/stage_out is missing"):
+    with pytest.raises(KeyError, match=r"next_levels/stage_out is missing") as e:
         _run(d)
+    assert "regenerate the build via ir.compile()" in _full(e.value), _full(e.value)
     for sub in (d / "next_levels").iterdir():
         shutil.rmtree(sub)
     with pytest.raises(RuntimeError, match="No chip-level tasks found in"):
@@ -383,7 +404,22 @@ def test_malformed_sidecar_and_device_ids(example: Callable[[str], Path]) -> Non
     doc = json.loads(meta.read_text())
     doc["distributed_config"]["device_ids"] = [0, 0]
     meta.write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match=r"'distributed_config' is invalid \(DistributedConfig.device_ids must be distinct"):
+    with pytest.raises(ValueError, match=r"'distributed_config' is invalid \(DistributedConfig.device_ids must be distinct") as e:
+        DistributedCompiledProgram.from_dir(d)
+    # The file, what is wrong, and the fix.
+    assert str(e.value).startswith(f"Invalid distributed_meta.json in {meta}: "), e.value
+    assert str(e.value).endswith("hand-edited — recompile via ir.compile() to refresh."), e.value
+    # ... while an explicit distributed_config skips the persisted block, as PyPTO's does.
+    assert DistributedCompiledProgram.from_dir(d, distributed_config=DistributedConfig(device_ids=[0, 1]))
+    doc["distributed_config"]["device_ids"] = [0, 1]
+    doc["schema"] = 7
+    meta.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=rf"Incompatible distributed_meta.json schema 7 \(expected 2\) in {re.escape(str(meta))}"):
+        DistributedCompiledProgram.from_dir(d)
+    doc["schema"] = 2
+    doc["params"][0]["direction"] = "Sideways"
+    meta.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"params\[0\] is malformed \('direction' must be one of \['In', 'InOut', 'Out'\], got 'Sideways'\)"):
         DistributedCompiledProgram.from_dir(d)
     meta.write_text("{not json")
     with pytest.raises(ValueError, match="Invalid distributed_meta.json .*recompile via ir.compile"):
@@ -396,8 +432,11 @@ def test_malformed_sidecar_and_device_ids(example: Callable[[str], Path]) -> Non
 def test_more_ranks_in_the_program_than_devices(example: Callable[[str], Path]) -> None:
     d = example("l3_hello_rank")
     _edit_entry(d, "for r in range(0, world_size, 1):", "for r in range(0, 2, 1):")
-    with pytest.raises(ValueError, match="worker 1 is not a NEXT_LEVEL worker of this run"):
+    with pytest.raises(ValueError, match="worker 1 is not a NEXT_LEVEL worker of this run") as e:
         _run(d, distributed_config=DistributedConfig(device_ids=[3]))
+    full = _full(e.value)
+    assert "submit_next_level: " in full and "over device_ids [3] (world_size 1)" in full, full
+    assert "pass distributed_config=DistributedConfig(device_ids=[...])" in full, full
 
 
 # --- faults ---------------------------------------------------------------------------------

@@ -722,6 +722,16 @@ impl DistributedMeta {
         DistributedMeta::from_object(&obj, &path)
     }
 
+    /// Loads `distributed_meta.json` as [`DistributedMeta::load`] does, checking everything
+    /// but its `distributed_config` block: what PyPTO's `from_dir` does when the caller
+    /// passes its own `DistributedConfig` (the persisted one is then neither used nor
+    /// validated).
+    pub fn load_program(dir_or_path: &Path) -> Result<CompiledMeta, MetaError> {
+        let path = crate::fs::absolute(&DISTRIBUTED.resolve(dir_or_path));
+        let obj = DISTRIBUTED.read_object(&path)?;
+        DISTRIBUTED.common(&obj, &path)
+    }
+
     /// Parses sidecar text; `path_for_errors` is the path errors show.
     pub fn parse(text: &str, path_for_errors: &Path) -> Result<DistributedMeta, MetaError> {
         let obj = DISTRIBUTED.parse_object(text, path_for_errors)?;

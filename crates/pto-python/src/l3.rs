@@ -304,23 +304,40 @@ impl L3Engine {
 /// Loads `distributed_meta.json` of `work_dir` with PyPTO's checks and texts
 /// (`FileNotFoundError` / `ValueError`). Returns `(params, num_return_types, platform,
 /// backend_type, (device_ids, num_sub_workers, runtime, aicpu_thread_num))`, each param
-/// `(name, direction, shape or None, dtype)`.
+/// `(name, direction, shape or None, dtype)`. With `with_config=False` (the caller brings
+/// its own `DistributedConfig`) the persisted `distributed_config` block is neither
+/// validated nor returned (`None`), as in PyPTO's `from_dir`.
 #[pyfunction]
+#[pyo3(signature = (work_dir, with_config=true))]
 #[allow(clippy::type_complexity)]
 pub fn load_distributed_meta(
     work_dir: PathBuf,
+    with_config: bool,
 ) -> PyResult<(
     Vec<(String, String, Option<Vec<i64>>, String)>,
     u64,
     Option<String>,
     String,
-    (Vec<i64>, i64, String, i64),
+    Option<(Vec<i64>, i64, String, i64)>,
 )> {
-    let m = pto_build_output::DistributedMeta::load(&work_dir)
-        .map_err(crate::error::build_output_error)?;
-    let dc = &m.distributed_config;
+    let (program, dc) = if with_config {
+        let m = pto_build_output::DistributedMeta::load(&work_dir)
+            .map_err(crate::error::build_output_error)?;
+        let dc = &m.distributed_config;
+        let dc = (
+            dc.device_ids().to_vec(),
+            dc.num_sub_workers(),
+            dc.runtime().to_string(),
+            dc.aicpu_thread_num(),
+        );
+        (m.program, Some(dc))
+    } else {
+        let program = pto_build_output::DistributedMeta::load_program(&work_dir)
+            .map_err(crate::error::build_output_error)?;
+        (program, None)
+    };
     Ok((
-        m.program
+        program
             .params
             .iter()
             .map(|p| {
@@ -332,15 +349,10 @@ pub fn load_distributed_meta(
                 )
             })
             .collect(),
-        m.program.num_return_types,
-        m.program.platform.clone(),
-        m.program.backend_type.name().to_string(),
-        (
-            dc.device_ids().to_vec(),
-            dc.num_sub_workers(),
-            dc.runtime().to_string(),
-            dc.aicpu_thread_num(),
-        ),
+        program.num_return_types,
+        program.platform.clone(),
+        program.backend_type.name().to_string(),
+        dc,
     ))
 }
 

@@ -93,12 +93,18 @@ class DistributedCompiledProgram:
     ) -> "DistributedCompiledProgram":
         """Reads ``<output_dir>/distributed_meta.json``: ``FileNotFoundError`` when it is
         missing, ``ValueError`` naming the file for a malformed one (an override never
-        excuses a bad sidecar). An explicit ``distributed_config`` replaces the persisted
-        block; ``platform`` overrides the persisted one (default ``a2a3sim``)."""
+        excuses bad params or a bad backend). An explicit ``distributed_config`` replaces
+        the persisted block, which is then not validated (as in PyPTO); ``platform``
+        overrides the persisted one (default ``a2a3sim``)."""
         params, num_ret, persisted_platform, persisted_backend, raw_dc = (
-            _native.load_distributed_meta(str(output_dir))
+            _native.load_distributed_meta(str(output_dir), distributed_config is None)
         )
-        dc = distributed_config if distributed_config is not None else _dc_from_tuple(raw_dc)
+        if distributed_config is not None:
+            dc = distributed_config
+        elif raw_dc is not None:
+            dc = _dc_from_tuple(raw_dc)
+        else:  # not reached: the persisted block is returned whenever it is asked for
+            raise RuntimeError("load_distributed_meta returned no distributed_config")
         return cls(
             output_dir,
             params,

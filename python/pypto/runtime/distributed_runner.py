@@ -464,13 +464,18 @@ def _run_once(
             )
         except Exception as e:
             if hasattr(e, "add_note"):  # Python 3.11+
-                e.add_note(
+                note = (
                     f"while running the host orchestration {host_orch} (entry "
                     f"{getattr(entry, '__name__', '?')!r}) over device_ids {list(device_ids)} "
-                    f"(world_size {world_size}); if the build was made for another number of "
-                    "devices, pass distributed_config=DistributedConfig(device_ids=[...]) with "
-                    "that many, or recompile it"
+                    f"(world_size {world_size})"
                 )
+                if "is not a NEXT_LEVEL worker" in str(e):
+                    note += (
+                        "; the build dispatches to more chips than these device_ids give: "
+                        "pass distributed_config=DistributedConfig(device_ids=[...]) with as "
+                        "many devices as it was compiled for, or recompile it for these"
+                    )
+                e.add_note(note)
             raise
         orch._finish_building()
         worker.drain()

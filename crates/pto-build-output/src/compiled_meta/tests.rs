@@ -412,3 +412,31 @@ fn hostile_sidecars_are_bounded() {
         Some(vec![-1, 1152921504606846975, -1])
     );
 }
+
+#[test]
+fn load_program_skips_only_the_distributed_config_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(DISTRIBUTED_META_FILE);
+    std::fs::write(
+        &path,
+        "{\"schema\": 2, \"params\": [{\"name\": \"x\", \"direction\": \"In\", \"shape\": [4], \"dtype\": \"fp32\"}], \"distributed_config\": {\"device_ids\": [0, 0]}}",
+    )
+    .unwrap();
+    let err = DistributedMeta::load(dir.path()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("DistributedConfig.device_ids must be distinct"),
+        "{err}"
+    );
+    // A caller with its own DistributedConfig (PyPTO's from_dir override) gets the program.
+    let program = DistributedMeta::load_program(dir.path()).unwrap();
+    assert_eq!(program.params.len(), 1);
+    // The rest is still checked.
+    std::fs::write(
+        &path,
+        "{\"schema\": 2, \"params\": [{\"name\": \"x\", \"direction\": \"Sideways\", \"shape\": [4], \"dtype\": \"fp32\"}]}",
+    )
+    .unwrap();
+    let err = DistributedMeta::load_program(dir.path()).unwrap_err();
+    assert!(err.to_string().contains("params[0] is malformed"), "{err}");
+}

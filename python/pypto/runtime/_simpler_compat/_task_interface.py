@@ -217,7 +217,13 @@ class TaskArgs:
         """Adds a tensor with its tag; raises ``RuntimeError`` after a scalar and
         ``ValueError`` when the backing does not grant the access the tag needs."""
         if self._scalars:
-            raise RuntimeError("TaskArgs: cannot add tensor after scalar")
+            err = RuntimeError("TaskArgs: cannot add tensor after scalar")
+            if hasattr(err, "add_note"):  # Python 3.11+
+                err.add_note(
+                    "add every tensor (add_tensor) before the first add_scalar: a chip kernel "
+                    "takes its tensor arguments first, then its scalars"
+                )
+            raise err
         if not isinstance(tensor, Tensor):
             raise TypeError(
                 f"TaskArgs.add_tensor: expected a Tensor (from make_tensor_arg or a window "
