@@ -11,9 +11,9 @@
 //!
 //! Each is run bare, with each switch alone (swimlane level 4, dep_gen, PMU, args dump
 //! level 2, scope stats) and with all five, in process, interleaved round by round (each
-//! round starting at the next configuration, every run after a `sync`, so that no run pays
-//! for the write-back of the previous one's files) so that a noisy moment of the shared
-//! machine hits every configuration alike; the figure is the best round. "device" is the runtime's device window (first submit to last completion),
+//! round in another pseudo-random order, every run after a `sync`, so that no run always
+//! pays for freeing the previous one's memory and files) so that a noisy moment of the
+//! shared machine hits every configuration alike; the figure is the best round. "device" is the runtime's device window (first submit to last completion),
 //! "e2e" the whole execution as a caller sees it (binding, threads, run, copy-back and
 //! writing every artifact through its temp-file-and-rename path). The ratios are against the
 //! bare run of the same round set; "B/task" is what `dfx_outputs/` holds afterwards.
@@ -239,6 +239,21 @@ fn dir_bytes(p: &Path) -> u64 {
         .sum()
 }
 
+/// The configurations' order in `round`: a fixed pseudo-random permutation per round, so
+/// that no configuration always runs right after the same one (a run after the one that
+/// wrote the most pays for freeing its memory and files).
+fn round_order(n: usize, round: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ (round as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    for i in (1..n).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        order.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    order
+}
+
 fn env_list(name: &str) -> Option<Vec<String>> {
     std::env::var(name)
         .ok()
@@ -287,10 +302,7 @@ fn main() {
             let mut best: Vec<Option<Best>> = vec![None; configs.len()];
             let mut reported = 0;
             for round in 0..rounds + 1 {
-                // Each round starts at another configuration, so that none always follows
-                // the one that wrote the most.
-                let order = (0..configs.len()).map(|i| (i + round) % configs.len());
-                for k in order {
+                for k in round_order(configs.len(), round) {
                     let dfx = &configs[k].1;
                     let mut config = RunConfig::new(None).unwrap_or_else(|e| panic!("{e}"));
                     config.dfx = *dfx;
