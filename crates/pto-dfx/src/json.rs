@@ -382,9 +382,11 @@ impl Out {
         for (i, c) in text[2..].iter_mut().enumerate() {
             *c = DIGITS[((v >> (60 - 4 * i)) & 0xf) as usize];
         }
-        // The bytes are ASCII.
-        self.buf
-            .push_str(std::str::from_utf8(&text).unwrap_or_default());
+        // ASCII bytes: each is its own char.
+        self.buf.reserve(text.len());
+        for &b in &text {
+            self.buf.push(b as char);
+        }
         self
     }
 
@@ -454,6 +456,13 @@ impl Out {
 fn push_decimal(buf: &mut String, negative: bool, mut v: u128) {
     let mut digits = [0u8; 40];
     let mut at = digits.len();
+    // 128-bit division is a library call: only the values that need it take it.
+    while v > u128::from(u64::MAX) {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    let mut v = v as u64;
     loop {
         at -= 1;
         digits[at] = b'0' + (v % 10) as u8;
@@ -466,8 +475,11 @@ fn push_decimal(buf: &mut String, negative: bool, mut v: u128) {
         at -= 1;
         digits[at] = b'-';
     }
-    // The bytes are ASCII digits and '-'.
-    buf.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+    // ASCII bytes: each is its own char (cheaper than validating the slice as UTF-8).
+    buf.reserve(digits.len() - at);
+    for &b in &digits[at..] {
+        buf.push(b as char);
+    }
 }
 
 #[cfg(test)]
