@@ -729,8 +729,12 @@ impl<'a> Gen<'a> {
                 for (k, (v, init)) in f.iter_args.iter().enumerate() {
                     let init = self.value_of(init, span)?;
                     // A tensor the body writes in place (every iteration's value is the
-                    // same tensor) keeps the initial value's name: no carry variable.
+                    // same tensor) keeps the initial value's name: no carry variable. Only
+                    // when that name is a plain identifier (it may be assigned to below).
                     let in_place = v.ty().is_tensor()
+                        && init
+                            .chars()
+                            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
                         && f.yields
                             .get(k)
                             .and_then(Expr::as_var)
