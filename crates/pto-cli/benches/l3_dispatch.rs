@@ -65,6 +65,26 @@ fn round_trip(platform: &str, dir: &Path, rounds: usize, config: &RunConfig) -> 
     per
 }
 
+/// The same empty program run in this process by the L2 runtime (no chip process, no
+/// control channel): what a dispatch costs before any transport.
+fn in_process(platform: &str, dir: &Path, rounds: usize, config: &RunConfig) -> Vec<Duration> {
+    let p = pto_runner::config::parse_platform(platform).expect("platform");
+    let build = pto_runner::build::load_sub_build(dir, p).expect("load the empty program");
+    let scratch = std::env::temp_dir();
+    let n = 200;
+    let mut per = Vec::new();
+    for _ in 0..rounds {
+        let t = Instant::now();
+        for _ in 0..n {
+            build
+                .execute_args(&mut [], config, &scratch)
+                .expect("run the empty program");
+        }
+        per.push(t.elapsed() / n as u32);
+    }
+    per
+}
+
 /// `per_chip` independent empty dispatches on each of 4 chips, submitted round-robin.
 fn throughput(
     platform: &str,
@@ -187,11 +207,18 @@ fn main() {
     let config = RunConfig::new(Some(&platform)).expect("run config");
 
     println!("platform {platform}, {rounds} rounds, best (median)");
+    let local = in_process(&platform, &empty, rounds, &config);
+    println!(
+        "in-process L2 run of the empty program: {:.1} us ({:.1} us)",
+        best(&local).as_secs_f64() * 1e6,
+        median(&local).as_secs_f64() * 1e6
+    );
     let rt = round_trip(&platform, &empty, rounds, &config);
     println!(
-        "dispatch round trip, 1 chip, empty kernel: {:.1} us ({:.1} us)",
+        "dispatch round trip, 1 chip, empty kernel: {:.1} us ({:.1} us) = {:.2} x the in-process run",
         best(&rt).as_secs_f64() * 1e6,
-        median(&rt).as_secs_f64() * 1e6
+        median(&rt).as_secs_f64() * 1e6,
+        best(&rt).as_secs_f64() / best(&local).as_secs_f64().max(1e-12)
     );
     let mut rates = throughput(&platform, &empty, rounds, per_chip, &config);
     rates.sort_by(f64::total_cmp);
