@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, Format, LayoutChoice};
+use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
 use pto_dfx::tools::{critical_path, swimlane_converter};
 
 fuzz_target!(|data: &[u8]| {
@@ -33,6 +33,24 @@ fuzz_target!(|data: &[u8]| {
             format,
             layout: LayoutChoice::Builtin,
             func_names: None,
+            edge_mode: EdgeMode::Full,
+        });
+    }
+    // The reductions walk the graph: every mode over the same input (text only, the
+    // reduction is shared by both formats).
+    for edge_mode in [
+        EdgeMode::Reduced,
+        EdgeMode::Omitted,
+        EdgeMode::ReducedDataflow,
+        EdgeMode::OmittedDataflow,
+    ] {
+        let _ = deps_viewer::view(&DepsViewerOptions {
+            input: &deps_path,
+            output: Some(&dir.path().join("view.out")),
+            format: Format::Text,
+            layout: LayoutChoice::Builtin,
+            func_names: None,
+            edge_mode,
         });
     }
 });
