@@ -953,7 +953,7 @@ pub fn view(options: &DepsViewerOptions<'_>) -> Result<DepsViewerReport, ToolErr
             &mut file,
         )?,
         Format::Html => {
-            let (html, used) = render_html(
+            let used = write_html(
                 &graph,
                 &scan,
                 &adj,
@@ -961,9 +961,9 @@ pub fn view(options: &DepsViewerOptions<'_>) -> Result<DepsViewerReport, ToolErr
                 input,
                 options.layout,
                 &mut warnings,
+                &mut file,
             )?;
             layout_used = Some(used);
-            file.write_all(html.as_bytes())?;
         }
     }
     file.commit()?;
@@ -1099,11 +1099,13 @@ fn by_hint(g: &Graph, nodes: impl Iterator<Item = usize>) -> Value {
 
 /// Appends `{"<key>":<value>,...}` with keys in sorted order, each value made
 /// by `value(i)` for item `i` of `keys`, safe for a script element.
+/// `body` is written to `file` whenever it passes 64 KiB.
 fn push_sorted_object(
     body: &mut String,
     keys: &[String],
     mut value: impl FnMut(usize) -> Option<Value>,
-) {
+    file: &mut AtomicFile,
+) -> Result<(), ToolError> {
     let mut order: Vec<u32> = (0..keys.len() as u32).collect();
     order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
     body.push('{');
@@ -1118,11 +1120,18 @@ fn push_sorted_object(
         body.push_str(&html::script_json(&Value::String(keys[i].clone())));
         body.push(':');
         body.push_str(&html::script_json(&v));
+        if body.len() >= 1 << 16 {
+            file.write_all(body.as_bytes())?;
+            body.clear();
+        }
     }
     body.push('}');
+    Ok(())
 }
 
-fn render_html(
+/// Streams the page into `file` (the body in 64 KiB pieces); returns the layout used.
+#[allow(clippy::too_many_arguments)]
+fn write_html(
     g: &Graph,
     scan: &DepsScan,
     adj: &Adjacency,
@@ -1130,7 +1139,14 @@ fn render_html(
     input: &Path,
     choice: LayoutChoice,
     warnings: &mut Vec<String>,
-) -> Result<(String, String), ToolError> {
+    file: &mut AtomicFile,
+) -> Result<String, ToolError> {
+    const FLUSH: usize = 1 << 16;
+    let flush = |body: &mut String, file: &mut AtomicFile| -> Result<(), ToolError> {
+        file.write_all(body.as_bytes())?;
+        body.clear();
+        Ok(())
+    };
     let labels: Vec<String> = (0..g.nodes.len()).map(|i| node_label(g, adj, i)).collect();
     let sizes: Vec<Size> = labels
         .iter()
@@ -1183,7 +1199,14 @@ fn render_html(
         n_shown
     );
 
-    let mut body = String::with_capacity(200 * g.nodes.len() + 120 * g.pairs.len() + 4096);
+    let page = Page {
+        title: &title,
+        style: STYLE,
+        body: "",
+        script: SCRIPT,
+    };
+    file.write_all(page.head().as_bytes())?;
+    let mut body = String::with_capacity(2 * FLUSH);
     let _ = writeln!(
         body,
         "<header><h1>{}</h1><span class=\"hint\">layout: {} \u{b7} drag to pan \u{b7} wheel to zoom \u{b7} <kbd>f</kbd> fit \u{b7} <kbd>r</kbd> reset \u{b7} click a task for details</span>\
@@ -1247,6 +1270,9 @@ fn render_html(
                 escape(&g.disp(s as usize)),
                 escape(&g.notes(scan, k))
             );
+            if body.len() >= FLUSH {
+                flush(&mut body, file)?;
+            }
         }
     }
     body.push_str("</g>\n<g id=\"nodes\">\n");
@@ -1285,6 +1311,9 @@ fn render_html(
             escape(&labels[i]),
             escape(&labels[i])
         );
+        if body.len() >= FLUSH {
+            flush(&mut body, file)?;
+        }
     }
     body.push_str("</g>\n</g></svg>\n<aside id=\"panel\" hidden><button id=\"close\" title=\"close\">\u{d7}</button><h2 id=\"panel-title\"></h2><pre id=\"panel-body\"></pre></aside></main>\n<pre id=\"selftest-result\" hidden></pre>\n");
 
@@ -1292,50 +1321,56 @@ fn render_html(
     body.push_str("<script type=\"application/json\" id=\"stats\">");
     let pred_nodes = |i: usize| adj.preds(i).iter().map(|&k| g.pairs[k as usize].0 as usize);
     let succ_nodes = |i: usize| adj.succs(i).iter().map(|&k| g.pairs[k as usize].1 as usize);
-    push_sorted_object(&mut body, &ids, |i| {
-        let n = &g.nodes[i];
-        let list = |l: &mut dyn Iterator<Item = usize>| -> Value {
-            Value::Array(l.take(200).map(|j| json!(g.disp(j))).collect())
-        };
-        let mut s = Map::new();
-        s.insert("block_num".into(), json!(n.block_num));
-        s.insert("fanin".into(), json!(adj.preds(i).len()));
-        s.insert("fanout".into(), json!(adj.succs(i).len()));
-        let kernel_ids: &[i32] = if n.kind == Kind::Alloc {
-            &[]
-        } else {
-            &n.kernel_ids
-        };
-        s.insert("kernel_ids".into(), json!(kernel_ids));
-        s.insert("kind".into(), json!(n.kind.as_str()));
-        s.insert("label".into(), json!(labels[i]));
-        s.insert("name_hint".into(), json!(g.name(i)));
-        s.insert("pred_by_hint".into(), by_hint(g, pred_nodes(i)));
-        s.insert("preds".into(), list(&mut pred_nodes(i)));
-        s.insert("succ_by_hint".into(), by_hint(g, succ_nodes(i)));
-        s.insert("succs".into(), list(&mut succ_nodes(i)));
-        s.insert("task".into(), json!(g.disp(i)));
-        s.insert("task_id".into(), json!(n.id.raw().to_string()));
-        if let Some((start, end, cores)) = g.timings.get(n.timing as usize) {
-            s.insert("cores".into(), json!(cores));
-            s.insert("end_us".into(), json!(end));
-            s.insert("start_us".into(), json!(start));
-        }
-        Some(Value::Object(s))
-    });
+    push_sorted_object(
+        &mut body,
+        &ids,
+        |i| {
+            let n = &g.nodes[i];
+            let list = |l: &mut dyn Iterator<Item = usize>| -> Value {
+                Value::Array(l.take(200).map(|j| json!(g.disp(j))).collect())
+            };
+            let mut s = Map::new();
+            s.insert("block_num".into(), json!(n.block_num));
+            s.insert("fanin".into(), json!(adj.preds(i).len()));
+            s.insert("fanout".into(), json!(adj.succs(i).len()));
+            let kernel_ids: &[i32] = if n.kind == Kind::Alloc {
+                &[]
+            } else {
+                &n.kernel_ids
+            };
+            s.insert("kernel_ids".into(), json!(kernel_ids));
+            s.insert("kind".into(), json!(n.kind.as_str()));
+            s.insert("label".into(), json!(labels[i]));
+            s.insert("name_hint".into(), json!(g.name(i)));
+            s.insert("pred_by_hint".into(), by_hint(g, pred_nodes(i)));
+            s.insert("preds".into(), list(&mut pred_nodes(i)));
+            s.insert("succ_by_hint".into(), by_hint(g, succ_nodes(i)));
+            s.insert("succs".into(), list(&mut succ_nodes(i)));
+            s.insert("task".into(), json!(g.disp(i)));
+            s.insert("task_id".into(), json!(n.id.raw().to_string()));
+            if let Some((start, end, cores)) = g.timings.get(n.timing as usize) {
+                s.insert("cores".into(), json!(cores));
+                s.insert("end_us".into(), json!(end));
+                s.insert("start_us".into(), json!(start));
+            }
+            Some(Value::Object(s))
+        },
+        file,
+    )?;
     body.push_str("</script>\n<script type=\"application/json\" id=\"spmd\">");
-    push_sorted_object(&mut body, &ids, |i| {
-        let b = g.nodes[i].block_num;
-        (b > 1).then(|| json!(b))
-    });
+    push_sorted_object(
+        &mut body,
+        &ids,
+        |i| {
+            let b = g.nodes[i].block_num;
+            (b > 1).then(|| json!(b))
+        },
+        file,
+    )?;
     body.push_str("</script>");
-    let page = Page {
-        title: &title,
-        style: STYLE,
-        body: &body,
-        script: SCRIPT,
-    };
-    Ok((page.render(), used))
+    body.push_str(&page.tail());
+    flush(&mut body, file)?;
+    Ok(used)
 }
 
 const STYLE: &str = r#"html, body { margin: 0; height: 100%; font: 13px Helvetica, Arial, sans-serif; color: #222; }

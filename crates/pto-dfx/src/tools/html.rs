@@ -51,6 +51,10 @@ pub fn push_escaped(out: &mut String, text: &str) {
 /// (valid JSON inside strings, and outside strings they cannot occur).
 pub fn script_json(value: &serde_json::Value) -> String {
     let text = value.to_string();
+    // U+2028 and U+2029 are E2 80 A8 / E2 80 A9 in UTF-8.
+    if !text.bytes().any(|b| matches!(b, b'<' | b'>' | b'&' | 0xE2)) {
+        return text;
+    }
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -82,10 +86,20 @@ pub struct Page<'a> {
 }
 
 impl Page<'_> {
-    /// The whole document.
+    /// The whole document: [`Page::head`], the body, [`Page::tail`].
     pub fn render(&self) -> String {
         let mut out =
             String::with_capacity(self.style.len() + self.body.len() + self.script.len() + 512);
+        out.push_str(&self.head());
+        out.push_str(self.body);
+        out.push_str(&self.tail());
+        out
+    }
+
+    /// Everything before the body (a writer that streams a large body
+    /// writes this, the body, then [`Page::tail`]; `body` is not used).
+    pub fn head(&self) -> String {
+        let mut out = String::with_capacity(self.style.len() + 512);
         out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
         out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"");
         out.push_str(CONTENT_SECURITY_POLICY);
@@ -94,7 +108,12 @@ impl Page<'_> {
         out.push_str("</title>\n<style>\n");
         out.push_str(self.style);
         out.push_str("\n</style>\n</head>\n<body>\n");
-        out.push_str(self.body);
+        out
+    }
+
+    /// Everything after the body: the script and the closing tags.
+    pub fn tail(&self) -> String {
+        let mut out = String::with_capacity(self.script.len() + 64);
         out.push_str("\n<script>\n");
         out.push_str(self.script);
         out.push_str("\n</script>\n</body>\n</html>\n");
@@ -106,6 +125,19 @@ impl Page<'_> {
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
         return String::from("0");
+    }
+    // Rounded to hundredths by integer formatting; values near a tie (where the formatter's
+    // exact decimal rounding decides) take the formatter.
+    let hundredths = v * 100.0;
+    if hundredths.abs() < 1e12 && (hundredths - hundredths.floor() - 0.5).abs() > 1e-6 {
+        let h = hundredths.round() as i64;
+        let (int, frac) = (h / 100, (h % 100).abs());
+        let sign = if h < 0 && int == 0 { "-" } else { "" };
+        return match frac {
+            0 => format!("{int}"),
+            f if f % 10 == 0 => format!("{sign}{int}.{}", f / 10),
+            f => format!("{sign}{int}.{f:02}"),
+        };
     }
     let text = format!("{v:.2}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
@@ -150,6 +182,13 @@ mod tests {
         .render();
         assert!(page.contains("<title>&lt;b&gt;x&lt;/b&gt;</title>"));
         assert!(page.contains("default-src 'none'"));
+        let p = Page {
+            title: "t",
+            style: "s",
+            body: "<p>b</p>",
+            script: "x()",
+        };
+        assert_eq!(p.render(), format!("{}<p>b</p>{}", p.head(), p.tail()));
     }
 
     #[test]
@@ -158,5 +197,18 @@ mod tests {
         assert_eq!(num(1.256), "1.26");
         assert_eq!(num(-0.001), "0");
         assert_eq!(num(f64::NAN), "0");
+        // The integer path and the formatter agree.
+        for v in [
+            0.0, 12.0, 12.5, -12.5, -0.5, -0.05, 3.25, 100.1, -7.0, 1e9, 48.3,
+        ] {
+            let text = format!("{v:.2}");
+            let text = text.trim_end_matches('0').trim_end_matches('.');
+            let expected = if text == "-0" || text.is_empty() {
+                "0"
+            } else {
+                text
+            };
+            assert_eq!(num(v), expected, "{v}");
+        }
     }
 }
