@@ -68,10 +68,22 @@ def test_builtin_collective_runs_as_a_sub_build(example: Callable[[str], Path]) 
     assert torch.allclose(t["outputs"], golden, rtol=1e-5, atol=1e-5)
 
 
+# Each L3 example: its ranks and the (program, kernel) of each rank's user dispatches in
+# order (builtin collectives get no directory and no number).
+_L3_EXAMPLES = {
+    "l3_hello_rank": (2, [("per_rank", "add_rank")]),
+    "l3_allreduce": (2, [("chip_orch", "window_allreduce")]),
+    "l3_allreduce_4": (4, [("chip_orch", "window_allreduce")]),
+    "l3_builtin_allreduce": (2, [("stage_in", "stage_in"), ("stage_out", "stage_out")]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_L3_EXAMPLES))
 def test_replay_cli_with_diagnostics_writes_one_directory_per_dispatch(
-    example: Callable[[str], Path], capsys: pytest.CaptureFixture[str]
+    name: str, example: Callable[[str], Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    d = example("l3_allreduce")
+    ranks, programs = _L3_EXAMPLES[name]
+    d = example(name)
     stale = d / "dfx_outputs" / "rank0" / "d7"
     stale.mkdir(parents=True)
     keep = d / "dfx_outputs" / "rank0" / "keepme"
@@ -82,18 +94,35 @@ def test_replay_cli_with_diagnostics_writes_one_directory_per_dispatch(
     assert "Golden validation: PASSED" in out
     dfx = d / "dfx_outputs"
     assert not stale.exists() and keep.is_dir()
-    for r in range(2):
-        leaf = dfx / f"rank{r}" / "d0"
-        assert (leaf / "dispatch_program.json").read_text() == '{"program": "chip_orch"}'
-        for f in ("chip_swimlane_records.json", "deps.json", "pmu.csv", "name_map.json"):
-            assert (leaf / f).stat().st_size > 0, f
-        names = json.loads((leaf / "name_map.json").read_text())
-        assert names == {
-            "level": 2,
-            "orchestrator_name": None,
-            "callable_id_to_name": {"0": "window_allreduce"},
-        }
-        assert not (dfx / f"rank{r}" / "d1").exists()
+    assert sorted(p.name for p in dfx.iterdir()) == [f"rank{r}" for r in range(ranks)]
+    for r in range(ranks):
+        leaves = sorted(p.name for p in (dfx / f"rank{r}").iterdir() if p.name.startswith("d"))
+        assert leaves == [f"d{k}" for k in range(len(programs))], leaves
+        for k, (program, kernel) in enumerate(programs):
+            leaf = dfx / f"rank{r}" / f"d{k}"
+            assert (leaf / "dispatch_program.json").read_text() == f'{{"program": "{program}"}}'
+            for f in ("chip_swimlane_records.json", "deps.json", "pmu.csv", "name_map.json"):
+                assert (leaf / f).stat().st_size > 0, f
+            names = json.loads((leaf / "name_map.json").read_text())
+            assert names == {
+                "level": 2,
+                "orchestrator_name": None,
+                "callable_id_to_name": {"0": kernel},
+            }
+
+
+def test_debug_run_py_of_an_l3_example_validates(example: Callable[[str], Path]) -> None:
+    d = example("l3_allreduce_4")
+    p = subprocess.run(
+        [sys.executable, str(d / "debug" / "run.py"), "--dep-gen", "--pmu", "2"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "PASS" in p.stdout, p.stdout + p.stderr
+    for r in range(4):
+        assert (d / "dfx_outputs" / f"rank{r}" / "d0" / "deps.json").is_file()
 
 
 def test_builtin_dispatches_get_no_dfx_directory(example: Callable[[str], Path]) -> None:
