@@ -521,6 +521,59 @@ def test_killing_one_chip_names_it_and_leaves_nothing_behind(example: Callable[[
     assert shm_after - shm_before == set()
 
 
+def _our_shared_memory_fds() -> list[str]:
+    """This process's descriptors of the engine's shared memory (host regions, comm domains)."""
+    out = []
+    for f in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{f}")
+        except OSError:
+            continue
+        if target.startswith("/memfd:pto-"):
+            out.append(target)
+    return sorted(out)
+
+
+def test_killing_a_chip_inside_a_comm_domain_leaks_no_shared_memory(example: Callable[[str], Path]) -> None:
+    # Rank 0 waits for a signal its peer never sends; rank 1 is killed while both are in the
+    # kernel. The run fails naming rank 1, and neither the chip processes nor the host's
+    # descriptors of the comm domain and the chip regions outlive it.
+    d = example("l3_allreduce")
+    k = d / "next_levels" / "chip_orch" / "kernels" / "aiv" / "window_allreduce.cpp"
+    src = k.read_text()
+    old = "pto_comm_wait(&sig[p], 1, PTO_WAIT_EQ)"
+    assert old in src
+    k.write_text(src.replace(old, "pto_comm_wait(&sig[p], 99, PTO_WAIT_EQ)"))
+    assert _our_shared_memory_fds() == []
+    during: list[str] = []
+    pids: list[int] = []
+
+    def killer(worker: object) -> None:
+        def go() -> None:
+            time.sleep(1.5)
+            during.extend(_our_shared_memory_fds())
+            got = worker.chip_pids()  # type: ignore[attr-defined]
+            pids.extend(got)
+            os.kill(got[1], 9)
+
+        threading.Thread(target=go, daemon=True).start()
+
+    compiled = DistributedCompiledProgram.from_dir(d)
+    args = [_load(d, "in/inputs.npy").clone(), torch.zeros_like(_load(d, "out/outputs.npy"))]
+    with pytest.raises(RuntimeError) as e:
+        dr.execute_distributed(compiled, args, on_worker=killer)
+    msg = str(e.value)
+    assert "rank 1" in msg and "SIGKILL" in msg and "chip_orch" in msg, msg
+    # The probe sees the domain while the run lives ...
+    assert "/memfd:pto-comm-domain (deleted)" in during, during
+    # ... and nothing of it afterwards.
+    assert _our_shared_memory_fds() == []
+    deadline = time.time() + 5
+    while _pids_alive(pids) and time.time() < deadline:
+        time.sleep(0.05)
+    assert len(pids) == 2 and _pids_alive(pids) == []
+
+
 # --- Simpler names ---------------------------------------------------------------------------
 
 
