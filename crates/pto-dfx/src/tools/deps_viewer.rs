@@ -359,7 +359,7 @@ impl Adjacency {
 struct Graph {
     nodes: Vec<Node>,
     names: Vec<String>,
-    timings: Vec<(f64, f64, Vec<u32>)>,
+    timings: Vec<(u64, u64, Vec<u32>)>,
     /// Unique pairs (pred, succ) as node indices, sorted.
     pairs: Vec<(u32, u32)>,
     /// Pair `k`'s annotations: `scan.edges[ann[ann_off[k]..ann_off[k + 1]]]`.
@@ -455,7 +455,7 @@ impl Graph {
     fn build(
         scan: &DepsScan,
         names: &KernelNames,
-        timing: IdMap<u64, (f64, f64, Vec<u32>)>,
+        timing: IdMap<u64, (u64, u64, Vec<u32>)>,
     ) -> Self {
         // The last entry of a repeated task id wins, as with a map.
         let mut task_of: IdMap<u64, u32> = idmap::map_with_capacity(scan.tasks.len());
@@ -846,10 +846,11 @@ pub fn default_output(input: &Path, format: Format, mode: EdgeMode) -> PathBuf {
     })
 }
 
-/// Task spans from a swimlane file beside `deps` (µs, min start .. max end).
-fn sidecar_timing(dir: &Path, warnings: &mut Vec<String>) -> IdMap<u64, (f64, f64, Vec<u32>)> {
+/// Task spans from a swimlane file beside `deps` (ns since the swimlane base, min start ..
+/// max end, and the cores).
+fn sidecar_timing(dir: &Path, warnings: &mut Vec<String>) -> IdMap<u64, (u64, u64, Vec<u32>)> {
     let path = dir.join(crate::swimlane::FILE_NAME);
-    let mut out: IdMap<u64, (f64, f64, Vec<u32>)> = IdMap::default();
+    let mut out: IdMap<u64, (u64, u64, Vec<u32>)> = IdMap::default();
     if !path.is_file() {
         return out;
     }
@@ -862,9 +863,9 @@ fn sidecar_timing(dir: &Path, warnings: &mut Vec<String>) -> IdMap<u64, (f64, f6
             for task in &t.tasks {
                 let e = out
                     .entry(task.task_id.raw())
-                    .or_insert((f64::MAX, 0.0, Vec::new()));
-                e.0 = e.0.min(task.start as f64 / 1000.0);
-                e.1 = e.1.max(task.end as f64 / 1000.0);
+                    .or_insert((u64::MAX, 0, Vec::new()));
+                e.0 = e.0.min(task.start);
+                e.1 = e.1.max(task.end);
                 if !e.2.contains(&task.core_id) {
                     e.2.push(task.core_id);
                 }
@@ -1034,12 +1035,32 @@ fn write_text(
         g.header(i, &mut out);
         out.push_str(" ===\n");
         if let Some((start, end, cores)) = g.timings.get(g.nodes[i].timing as usize) {
-            let cores: Vec<String> = cores.iter().map(u32::to_string).collect();
-            let _ = writeln!(
-                out,
-                "TIMING start_us={start:.3} end_us={end:.3} cores=[{}]",
-                cores.join(",")
-            );
+            // µs with three decimals, from integer ns.
+            let us = |out: &mut String, ns: u64| {
+                push_int(out, ns / 1000);
+                let frac = ns % 1000;
+                out.push('.');
+                out.push_str(if frac < 10 {
+                    "00"
+                } else if frac < 100 {
+                    "0"
+                } else {
+                    ""
+                });
+                push_int(out, frac);
+            };
+            out.push_str("TIMING start_us=");
+            us(&mut out, *start);
+            out.push_str(" end_us=");
+            us(&mut out, *end);
+            out.push_str(" cores=[");
+            for (j, c) in cores.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                push_int(&mut out, u64::from(*c));
+            }
+            out.push_str("]\n");
         }
         out.push_str("FANIN ");
         push_int(&mut out, adj.preds(i).len() as u64);
@@ -1350,8 +1371,8 @@ fn write_html(
             s.insert("task_id".into(), json!(n.id.raw().to_string()));
             if let Some((start, end, cores)) = g.timings.get(n.timing as usize) {
                 s.insert("cores".into(), json!(cores));
-                s.insert("end_us".into(), json!(end));
-                s.insert("start_us".into(), json!(start));
+                s.insert("end_us".into(), json!(*end as f64 / 1000.0));
+                s.insert("start_us".into(), json!(*start as f64 / 1000.0));
             }
             Some(Value::Object(s))
         },
@@ -1594,6 +1615,40 @@ TASK (2, 0) kind=alloc func_id=none fanin=0 fanout=1\n\
         assert_eq!(
             node_label(&g, &adj, 1),
             "1 \u{b7} func_0_a \u{2193}1 \u{2191}0"
+        );
+    }
+
+    #[test]
+    fn a_swimlane_beside_adds_measured_spans() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("deps.json");
+        std::fs::write(&input, r#"{"tasks":[{"task_id":"0","scope":"auto","kernel_ids":[0,-1,-1],"block_num":1,"args":[]},{"task_id":"1","scope":"auto","kernel_ids":[0,-1,-1],"block_num":1,"args":[]}],"tensors":[],"edges":[{"pred":"0","succ":"1","arg":0,"source":"tensormap","flags":["wait"]}]}"#).unwrap();
+        // 1 GHz: cycles are ns; the base is the first dispatch (990).
+        std::fs::write(
+            dir.path().join("chip_swimlane_records.json"),
+            r#"{"chip_swimlane_level": 2, "metadata": {"clock_freq_hz": 1000000000, "num_cores": 2, "core_types": ["aic", "aiv"]},
+              "aicore_tasks": [[0, 0, 1, 1000, 2000, 0], [1, 1, 1, 2500, 3250, 0]],
+              "aicpu_tasks": [[0, 1, 990, 2010], [1, 1, 2490, 3260]]}"#,
+        )
+        .unwrap();
+        let report = view(&DepsViewerOptions {
+            input: &input,
+            output: None,
+            format: Format::Text,
+            layout: LayoutChoice::Builtin,
+            func_names: None,
+            edge_mode: EdgeMode::Full,
+        })
+        .unwrap();
+        let text = std::fs::read_to_string(&report.output).unwrap();
+        assert!(text.contains("  perf_sidecar: yes\n"), "{text}");
+        assert!(
+            text.contains("=== TASK 0 kind=submit func_id=[0,-1,-1] name=func_0_a ===\nTIMING start_us=0.010 end_us=1.010 cores=[0]\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("TIMING start_us=1.510 end_us=2.260 cores=[1]\n"),
+            "{text}"
         );
     }
 
