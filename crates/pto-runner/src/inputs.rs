@@ -100,7 +100,7 @@ pub fn bind_inputs(dir: &Path, meta: &CompiledMeta) -> Result<Vec<BoundParam>, R
                     NpyArray::zeros(dtype, &dims)?
                 } else {
                     return Err(data_err(format!(
-                        "missing input for parameter '{}' ({} {:?}) (nor is there data/in/{}.pt); regenerate the data or copy it there",
+                        "missing input for parameter '{}' ({} {:?}) (nor is there data/in/{}.pt); copy the data there, or replay with `python debug/run.py`, which takes its inputs from golden.py (`pypto.ir.compile` writes golden.py and data/ only when given inputs= and golden=)",
                         p.name, p.dtype, shape, p.name
                     )));
                 };
