@@ -82,6 +82,39 @@ fn internal_deps(krate: &str) -> Vec<String> {
         .collect()
 }
 
+/// The workspace crates a crate's `[dependencies]` section names (what its library links,
+/// not what its tests use).
+fn library_deps(krate: &str) -> Vec<String> {
+    let text =
+        std::fs::read_to_string(workspace().join("crates").join(krate).join("Cargo.toml")).unwrap();
+    let mut in_deps = false;
+    let mut deps = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_deps = line == "[dependencies]";
+            continue;
+        }
+        let name = line.split(['=', '.']).next().unwrap_or("").trim();
+        if in_deps && (name.starts_with("pto-") || name == "ptoas") && name != krate {
+            deps.push(name.to_string());
+        }
+    }
+    deps
+}
+
+#[test]
+fn compiler_crates_stand_alone() {
+    // ptoas and the PTO-ISA header are leaves: usable without the runtime or each other.
+    for krate in ["ptoas", "pto-isa"] {
+        assert_eq!(library_deps(krate), Vec::<String>::new(), "{krate}");
+    }
+    // The DSL's IR and codegen write build directories; they never run them.
+    let mut ir = library_deps("pto-ir");
+    ir.sort();
+    assert_eq!(ir, ["pto-build-output", "ptoas"], "pto-ir");
+}
+
 #[test]
 fn crate_layering_holds() {
     let check = |krate: &str, forbidden: &[&str]| {
