@@ -238,7 +238,7 @@ fn killing_one_chip_mid_run_names_it_and_leaves_no_process_behind() {
         "    for (volatile int spin = 0; spin >= 0; spin = spin * 0) { }\n    for (uint64_t i = 0; i < y->numel(); ++i)",
     );
     std::fs::write(&k, src).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_pto"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pto"))
         .args(["replay", dir.to_str().unwrap(), "--validate"])
         .env("NO_COLOR", "1")
         .env("PTO_PYTHON", python())
@@ -252,11 +252,20 @@ fn killing_one_chip_mid_run_names_it_and_leaves_no_process_behind() {
     let chips = loop {
         let chips: Vec<u32> = descendants(pto_pid)
             .into_iter()
-            .filter(|(_, cmd)| cmd.contains("_chip_worker") || cmd.contains("__chip-worker"))
+            // `pto __chip-worker`, `python -m pypto.runtime._chip_worker` or the package's
+            // bootstrap calling `chip_worker_main()`.
+            .filter(|(_, cmd)| cmd.contains("chip_worker") || cmd.contains("__chip-worker"))
             .map(|(p, _)| p)
             .collect();
         if chips.len() == 2 {
             break chips;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "the replay ended ({status}) before both chip processes ran: {}",
+                text(&o)
+            );
         }
         assert!(
             Instant::now() < deadline,
