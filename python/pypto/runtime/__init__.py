@@ -43,11 +43,14 @@ _native.set_capture_command([sys.executable, "-m", "pypto.runtime._dep_gen_captu
 # the native module, so it loads that one file (isolated mode, no site) instead of importing
 # the package with NumPy and everything else: that made every first run of a build pay a
 # second full interpreter start-up (pypto.runtime._chip_worker does the same, importing it).
+# The chip process runs the two-pass swimlane's graph pass too, so it gets the same capture
+# command (a full interpreter: the capture child imports the package).
 _CHIP_WORKER_BOOTSTRAP = (
     "import importlib.util as u, sys\n"
     "s = u.spec_from_file_location('pypto._native', sys.argv[1])\n"
     "m = u.module_from_spec(s)\n"
     "s.loader.exec_module(m)\n"
+    "m.set_capture_command([sys.executable, '-m', 'pypto.runtime._dep_gen_capture'])\n"
     "sys.exit(m.chip_worker_main())\n"
 )
 _native.set_worker_command(
