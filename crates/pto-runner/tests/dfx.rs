@@ -367,3 +367,6 @@ fn no_record_shows_a_predecessor_finishing_after_its_successor_is_dispatched() {
         );
     }
 }
+    // Simpler's executor opens the root scope with no PTO2_SCOPE, so no site is pending.
+    assert_eq!(stats.records[0].site, "(unknown):0");
+    assert_eq!(stats.records[3].site, "(unknown):0");

@@ -172,7 +172,7 @@ impl Orchestrator {
         let ring = depth.min(N_RINGS - 1);
         let r = &self.chip.rings[ring];
         let sample = ScopeSample {
-            site: site.render(),
+            site: site.scope_stats_text(),
             is_end,
             depth: depth as u32,
             ring: ring as u32,

@@ -268,7 +268,7 @@ pub fn run(
                         ),
                     );
                 } else {
-                    orch.scope_begin(ScopeMode::Auto, Site { file: c"<orchestration entry>".as_ptr(), line: 0 });
+                    orch.scope_begin(ScopeMode::Auto, Site::ROOT);
                     orch_start.store(chip.now_ns(), Ordering::Release);
                     match call {
                         Some(call) => {

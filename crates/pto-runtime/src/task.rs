@@ -92,12 +92,46 @@ unsafe impl Send for Site {}
 // SAFETY: as above, the pointee is immutable.
 unsafe impl Sync for Site {}
 
+/// The file text of [`Site::ROOT`].
+const ROOT_FILE: &std::ffi::CStr = c"<orchestration entry>";
+
 impl Site {
     /// No known site.
     pub const UNKNOWN: Site = Site {
         file: std::ptr::null(),
         line: 0,
     };
+
+    /// The site of the root scope the runtime opens around the orchestration entry
+    /// (shown in error messages; see [`Site::scope_stats_text`] for scope statistics).
+    pub const ROOT: Site = Site {
+        file: ROOT_FILE.as_ptr(),
+        line: 0,
+    };
+
+    /// Whether this is [`Site::ROOT`] (compared by text, not by address).
+    pub fn is_root(&self) -> bool {
+        // SAFETY: non-null `file` is a NUL-terminated literal (see the field).
+        !self.file.is_null() && unsafe { std::ffi::CStr::from_ptr(self.file) } == ROOT_FILE
+    }
+
+    /// The `site` of a `scope_stats.jsonl` record, as Simpler's collector writes it:
+    /// the file's basename cut to 31 bytes (Simpler's `char[32]`), `:` and the line.
+    /// A scope opened without a source site, which is the root scope (Simpler's executor
+    /// opens it with no `PTO2_SCOPE`, so no pending site is set), is `(unknown):0`.
+    pub fn scope_stats_text(&self) -> String {
+        if self.file.is_null() || self.is_root() {
+            return "(unknown):0".to_string();
+        }
+        // SAFETY: non-null `file` is a NUL-terminated literal of the loaded orchestration.
+        let full = unsafe { std::ffi::CStr::from_ptr(self.file) }.to_bytes();
+        let base = full
+            .rsplit(|b| *b == b'/' || *b == b'\\')
+            .next()
+            .unwrap_or(full);
+        let base = &base[..base.len().min(31)];
+        format!("{}:{}", String::from_utf8_lossy(base), self.line)
+    }
 
     /// `orch.cpp:41` (the file's basename), or `?` when unknown.
     pub fn render(&self) -> String {
@@ -462,5 +496,33 @@ mod loom_models {
             }
             assert_eq!(readied.load(Ordering::Relaxed), 1);
         });
+    }
+}
+
+#[cfg(test)]
+mod site_tests {
+    use super::Site;
+
+    #[test]
+    fn scope_stats_sites_are_written_as_simpler_writes_them() {
+        assert_eq!(Site::ROOT.scope_stats_text(), "(unknown):0");
+        assert_eq!(Site::UNKNOWN.scope_stats_text(), "(unknown):0");
+        assert_eq!(Site::ROOT.render(), "<orchestration entry>:0");
+        let user = Site {
+            file: c"/src/kernels/orchestration/scale_add.cpp".as_ptr(),
+            line: 77,
+        };
+        assert!(!user.is_root());
+        assert_eq!(user.scope_stats_text(), "scale_add.cpp:77");
+        let windows = Site {
+            file: c"C:\\src\\orch.cpp".as_ptr(),
+            line: 5,
+        };
+        assert_eq!(windows.scope_stats_text(), "orch.cpp:5");
+        let long = Site {
+            file: c"/a/abcdefghijklmnopqrstuvwxyz0123456789.cpp".as_ptr(),
+            line: 1,
+        };
+        assert_eq!(long.scope_stats_text(), "abcdefghijklmnopqrstuvwxyz01234:1");
     }
 }
