@@ -444,11 +444,10 @@ pub fn deps_file(log: &DepLog) -> DepsFile {
                 RtSource::Creator => EdgeSource::Creator,
                 RtSource::TensorMap => EdgeSource::Tensormap,
             },
-            // Explicit edges are always written wait+retain (Simpler's replay limitation).
-            flags: if e.retain || e.source == RtSource::Explicit {
-                DepFlags::WAIT_RETAIN
-            } else {
-                DepFlags::WAIT
+            // As Simpler's current replay: an explicit edge carries its dependency's kind.
+            flags: DepFlags {
+                wait: e.wait,
+                retain: e.retain,
             },
             overlap: e.overlap.map(|o| match o {
                 RtOverlap::None => DepsOverlap::NoOverlap,

@@ -125,6 +125,88 @@ fn deps_json_of_the_known_graph() {
         .any(|f| f.ends_with("name_map_known_graph.json")));
 }
 
+/// Explicit dependencies in a manual scope with repeats and kinds (every kernel writes the
+/// same c = a + s * b, so the unordered retain-only consumer races harmlessly).
+const MANUAL_KINDS: &str = r#"
+#include "pto_orchestration_api.h"
+extern "C" __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs&) {
+    return PTO2OrchestrationConfig{.expected_arg_count = 4};
+}
+extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
+    ChipTensor a = orch_args.tensor(0).ref(), b = orch_args.tensor(1).ref(), c = orch_args.tensor(2).ref();
+    uint64_t s = orch_args.scalar(0);
+    CoreTaskArgs p0; p0.add_input(a, b); p0.add_output(c); p0.add_scalar(s);
+    PTO2TaskId t0 = rt_submit_aiv_task(0, p0).task_id();
+    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+        PTO2TaskId d1[2] = {t0, t0};
+        CoreTaskArgs p1; p1.add_input(a, b); p1.add_inout(c); p1.add_scalar(s); p1.set_dependencies(d1, 2);
+        PTO2TaskId t1 = rt_submit_aiv_task(0, p1).task_id();
+        PTO2TaskId d2[3] = {t0, t1, t1};
+        DepFlags k2[3] = {DEP_WAIT, DEP_RETAIN, DEP_WAIT};
+        CoreTaskArgs p2; p2.add_input(a, b); p2.add_inout(c); p2.add_scalar(s); p2.set_dependencies_with_kinds(d2, k2, 3);
+        PTO2TaskId t2 = rt_submit_aiv_task(0, p2).task_id();
+        DepFlags k3[1] = {DEP_RETAIN};
+        CoreTaskArgs p3; p3.add_input(a, b); p3.add_inout(c); p3.add_scalar(s); p3.set_dependencies_with_kinds(&t2, k3, 1);
+        rt_submit_aiv_task(0, p3);
+    }
+}
+"#;
+
+/// Edges into manual-scope tasks as Simpler's current dep_gen replay writes them: only the
+/// explicit dependencies (no creator or TensorMap edge inside a manual scope), one edge per
+/// distinct producer with the kinds OR'd over repeats, `arg` -1, no tensor fields.
+#[test]
+fn manual_scope_edges_are_the_explicit_dependencies_with_their_kinds() {
+    let dir = with_orchestration(&root(), "manual_kinds", MANUAL_KINDS);
+    run(
+        &dir,
+        DfxOptions {
+            dep_gen: true,
+            ..Default::default()
+        },
+    );
+    let path = dir.join("dfx_outputs/deps.json");
+    let deps = pto_dfx::deps::read(&path).unwrap().value;
+    let ids: Vec<String> = deps
+        .tasks
+        .iter()
+        .map(|t| pto_dfx::format_task_display(t.task_id.0))
+        .collect();
+    assert_eq!(ids, ["t0", "r1t0", "r1t1", "r1t2"]);
+    let edges: Vec<(String, String, bool, bool)> = deps
+        .edges
+        .iter()
+        .map(|e| {
+            assert_eq!(e.source, pto_dfx::deps::EdgeSource::Explicit);
+            assert_eq!(e.arg, -1);
+            assert!(e.consumer.is_none() && e.producer.is_none());
+            (
+                pto_dfx::format_task_display(e.pred.0),
+                pto_dfx::format_task_display(e.succ.0),
+                e.flags.wait,
+                e.flags.retain,
+            )
+        })
+        .collect();
+    let want: Vec<(String, String, bool, bool)> = [
+        ("t0", "r1t0", true, true),
+        ("t0", "r1t1", true, false),
+        ("r1t0", "r1t1", true, true),
+        ("r1t1", "r1t2", false, true),
+    ]
+    .iter()
+    .map(|(a, b, w, r)| (a.to_string(), b.to_string(), *w, *r))
+    .collect();
+    assert_eq!(edges, want);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains(
+            r#"{"pred":"4294967297","succ":"4294967298","arg":-1,"source":"explicit","flags":["retain"]}"#
+        ),
+        "{text}"
+    );
+}
+
 #[test]
 fn swimlane_rows_are_tasks_times_blocks_at_every_level() {
     let dir = with_orchestration(

@@ -103,7 +103,11 @@ pub struct EdgeRecord {
     pub arg: i32,
     /// Where it came from.
     pub source: EdgeSource,
-    /// Whether the consumer retains the producer (creator and explicit edges).
+    /// Whether the consumer waits for the producer (every edge but an explicit one whose
+    /// kind lacks `DEP_WAIT`).
+    pub wait: bool,
+    /// Whether the consumer retains the producer (creator edges, and explicit ones whose
+    /// kind has `DEP_RETAIN`).
     pub retain: bool,
     /// TensorMap overlap class.
     pub overlap: Option<Overlap>,

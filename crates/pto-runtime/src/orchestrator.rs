@@ -595,6 +595,8 @@ impl Orchestrator {
     }
 
     fn collect_fanin(&mut self, args: &TaskArgsData, me: TaskId) -> Result<(), String> {
+        // This submit's edges in the dependency log start here.
+        let first_edge = self.deps.as_ref().map_or(0, |log| log.edges.len());
         // Explicit dependencies.
         for k in 0..args.n_deps as usize {
             // SAFETY: validate() checked `deps` (and `dep_kinds` when set) is non-null when
@@ -618,22 +620,36 @@ impl Orchestrator {
                     "explicit dependency {k} names task {dep}, which has not been submitted"
                 ));
             }
+            // deps.json records every explicit dependency as Simpler's dep_gen replay does
+            // (its replay never retires a producer, and keeps each dependency's kind): one
+            // edge per distinct producer, flags OR'd over repeats, whether or not the
+            // producer has retired by now.
+            if let Some(log) = self.deps.as_mut() {
+                let earlier = log.edges[first_edge..]
+                    .iter_mut()
+                    .find(|e| e.pred == dep && e.source == EdgeSource::Explicit);
+                match earlier {
+                    Some(e) => {
+                        e.wait |= wait;
+                        e.retain |= retain;
+                    }
+                    None => log.edges.push(EdgeRecord {
+                        pred: dep,
+                        succ: me,
+                        arg: -1,
+                        source: EdgeSource::Explicit,
+                        wait,
+                        retain,
+                        overlap: None,
+                        consumer: None,
+                        producer: None,
+                    }),
+                }
+            }
             if !(wait || retain) || self.chip.is_retired(dep) {
                 continue;
             }
             self.add_fanin(dep, wait, retain);
-            if let Some(log) = self.deps.as_mut() {
-                log.edges.push(EdgeRecord {
-                    pred: dep,
-                    succ: me,
-                    arg: -1,
-                    source: EdgeSource::Explicit,
-                    retain,
-                    overlap: None,
-                    consumer: None,
-                    producer: None,
-                });
-            }
         }
         let manual_scope = self.in_manual_scope();
         for i in 0..args.n_tensors as usize {
@@ -657,17 +673,31 @@ impl Orchestrator {
                 }
                 if !self.chip.is_retired(owner) {
                     self.add_fanin(owner, true, true);
+                    // As Simpler's replay: a producer this submit already named (explicitly, as
+                    // a creator or through the TensorMap) gets no second creator edge; an
+                    // explicit edge to it takes on wait+retain instead.
                     if let Some(log) = self.deps.as_mut() {
-                        log.edges.push(EdgeRecord {
-                            pred: owner,
-                            succ: me,
-                            arg: i as i32,
-                            source: EdgeSource::Creator,
-                            retain: true,
-                            overlap: None,
-                            consumer: Some(TensorView::of(t)),
-                            producer: None,
-                        });
+                        let mine = &mut log.edges[first_edge..];
+                        if mine.iter().any(|e| e.pred == owner) {
+                            for e in mine.iter_mut() {
+                                if e.pred == owner && e.source == EdgeSource::Explicit {
+                                    e.wait = true;
+                                    e.retain = true;
+                                }
+                            }
+                        } else {
+                            log.edges.push(EdgeRecord {
+                                pred: owner,
+                                succ: me,
+                                arg: i as i32,
+                                source: EdgeSource::Creator,
+                                wait: true,
+                                retain: true,
+                                overlap: None,
+                                consumer: Some(TensorView::of(t)),
+                                producer: None,
+                            });
+                        }
                     }
                 }
             }
@@ -702,6 +732,7 @@ impl Orchestrator {
                             succ: me,
                             arg: i as i32,
                             source: EdgeSource::TensorMap,
+                            wait: true,
                             retain: false,
                             overlap: Some(hit.overlap),
                             consumer: Some(TensorView::of(t)),
