@@ -631,6 +631,28 @@ mod tests {
         }
     }
 
+    /// `clock_anchors` without host keys (Simpler's L3 device-orchestration capture): the
+    /// fast pass hands the file to the careful reader, which keeps the anchors, and the file
+    /// stays device-orchestrated, as in Simpler's reader (the key alone is not host mode).
+    #[test]
+    fn clock_anchors_alone_do_not_make_a_file_host_mode() {
+        let anchors = r#""core_to_thread": [0, 0], "clock_anchors": {"schema_version": 1, "provider": "acl", "device_timestamp_unit": "syscnt_cycles", "raw_device_timestamp_unit": "syscnt_cycles", "samples_per_position": 3, "samples": [{"position": "pre_host_orchestration", "sample_idx": 0, "host_before_ns": 900, "raw_device_timestamp": 40, "device_cycles": 40, "host_after_ns": 940, "rtt_ns": 40, "uncertainty_ns": 20, "error": null}]}"#;
+        let text = RECORDS.replace("\"core_to_thread\": [0, 0]", anchors);
+        assert_ne!(text, RECORDS);
+        assert!(fast_swimlane(text.as_bytes()).is_none());
+        let path = Path::new("chip_swimlane_records.json");
+        let with = parse_swimlane(text.as_bytes(), path).unwrap();
+        assert!(with.problems.is_empty(), "{:?}", with.problems);
+        assert!(with.value.metadata.clock_anchors.is_some());
+        let without = parse_swimlane(RECORDS.as_bytes(), path).unwrap();
+        let (a, b) = (
+            crate::tools::perf::join(&with.value, path).unwrap(),
+            crate::tools::perf::join(&without.value, path).unwrap(),
+        );
+        assert!(!a.host_mode && !b.host_mode);
+        assert_eq!(a.tasks, b.tasks);
+    }
+
     #[test]
     fn load_swimlane_reports_damage_like_the_careful_reader() {
         let dir = tempfile::tempdir().unwrap();
