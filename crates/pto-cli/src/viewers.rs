@@ -52,7 +52,7 @@ pub enum ViewerCommand {
     /// directory, writes critical_path_report.md there and prints it. The observed path
     /// blames each wait on a data or a core predecessor (data-wait / core-wait). With a
     /// merged_swimlane*.json there, also writes CPM_static.json and CPM_observed.json:
-    /// copies of the trace whose off-path Worker View bars are renamed ·(<task>).
+    /// copies of the trace whose off-path Worker View bars are renamed `·(<task>)`.
     /// Exit codes: 0 success, 2 error.
     CriticalPath(CriticalPathArgs),
 }
@@ -130,7 +130,7 @@ pub struct DepsArgs {
     /// The deps.json.
     input: PathBuf,
     /// Output file (default: deps_viewer.txt or deps_viewer.html beside the input;
-    /// deps_viewer_<mode>.* for a reduction mode).
+    /// `deps_viewer_<mode>.*` for a reduction mode).
     #[arg(short, long, value_name = "PATH")]
     output: Option<PathBuf>,
     /// Which (pred, succ) pairs to show: every one; the transitive reduction (creator

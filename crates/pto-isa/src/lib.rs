@@ -4,7 +4,7 @@
 //! `<pto/pto-inst.hpp>`; `docs/PTO_ISA.md` lists what it supports). This crate holds what
 //! checks it: the integration tests in `tests/` compile hand-written kernels in PyPTO's style
 //! with `pto_toolchain` and run them on the simulated chip with `pto_runtime::run`, comparing
-//! against the scalar references in [`reference`]; `benches/isa.rs` compares the header's
+//! against the scalar references in [`reference`](mod@reference); `benches/isa.rs` compares the header's
 //! instructions with plain C++ loops.
 //!
 //! A key design decision: the references are written independently of the header's C++

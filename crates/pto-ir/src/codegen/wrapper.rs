@@ -4,8 +4,8 @@
 //! the tensor descriptors (tensors first) and the raw 64-bit scalars and calls the body.
 //!
 //! The body goes in through replay's own splice (`pto_build_output::pto_rebuild`:
-//! [`preprocess_ptoas_output`](pto_build_output::pto_rebuild::preprocess_ptoas_output) and
-//! [`splice_body`](pto_build_output::pto_rebuild::splice_body)), so a compiled kernel is
+//! [`preprocess_ptoas_output`] and
+//! [`splice_body`]), so a compiled kernel is
 //! byte for byte what replay regenerates from the same `.pto`.
 
 use std::fmt::Write as _;
