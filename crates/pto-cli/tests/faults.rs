@@ -109,7 +109,10 @@ fn orchestration_faults_name_the_last_submit() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(
-        t.contains("exited with status 0") && t.contains("vector_add.cpp:29"),
+        t.contains("exited with status 0")
+            && t.contains("in the orchestration")
+            && t.contains("vector_add.cpp:29")
+            && !t.contains("in task"),
         "{t}"
     );
     let o = replay(&dir, &[("PTO_TEST_ORCH_FAULT", "pthread_exit")], &[]);

@@ -361,8 +361,10 @@ pub fn describe_death(
     let how = match status {
         Some(s) if s.signal().is_some() => {
             let sig = s.signal().unwrap_or(0);
-            let (name, meaning) = signals::describe(sig, snap.fault.map_or(0, |f| f.1));
-            match snap.fault {
+            // The record is this signal's only if it names it (an exit() records signal 0).
+            let fault = snap.fault.filter(|f| f.0 == sig);
+            let (name, meaning) = signals::describe(sig, fault.map_or(0, |f| f.1));
+            match fault {
                 Some((_, _, addr, _)) if sig != libc::SIGKILL => {
                     format!("was killed by {name} at address 0x{addr:x} ({meaning})")
                 }
@@ -378,9 +380,14 @@ pub fn describe_death(
     let mut text = format!("the chip process {how} {when}");
     let faulting = snap.fault.map(|f| f.3 as usize);
     let busy: Vec<&(usize, board::SlotRecord)> = snap.busy.iter().collect();
-    let culprit = faulting
-        .and_then(|slot| busy.iter().find(|(s, _)| *s == slot))
-        .or_else(|| (busy.len() == 1).then(|| &busy[0]));
+    // The faulting thread's own subtask; only when no thread with a slot is known to have
+    // faulted does a lone running subtask take the blame (the orchestration's thread, slot
+    // 0, runs no subtask: blaming the kernel beside it would name the wrong code).
+    let known_thread = faulting.filter(|&slot| slot != u32::MAX as usize);
+    let culprit = match known_thread {
+        Some(slot) => busy.iter().find(|(s, _)| *s == slot),
+        None => (busy.len() == 1).then(|| &busy[0]),
+    };
     match (culprit, faulting) {
         (Some((_, rec)), _) => {
             text.push_str(&format!(": in {}", describe_slot(rec, ctx)));

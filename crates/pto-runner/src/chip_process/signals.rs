@@ -107,13 +107,31 @@ extern "C" fn on_fatal_signal(signal: i32, info: *mut libc::siginfo_t, _ctx: *mu
     }
 }
 
-/// Installs the handlers for [`FATAL_SIGNALS`], recording on `board`.
+/// Runs in the thread that called `exit()`: during a run it records that thread's slot
+/// (signal 0), so a kernel's or the orchestration's `exit()` is attributed to the thread
+/// that made it rather than to whichever kernel happened to be running. `_exit()` runs no
+/// handler; its report falls back to the running kernels. The child's own exit, between
+/// runs, records nothing (the board may already serve the next chip process).
+extern "C" fn on_exit() {
+    let board = BOARD.load(Ordering::Acquire);
+    // SAFETY: the board stays mapped for the life of the process.
+    if !board.is_null() && unsafe { (*board).running.load(Ordering::SeqCst) } == 1 {
+        // SAFETY: as above.
+        unsafe { board::record_fault(board, 0, 0, 0) };
+    }
+}
+
+/// Installs the handlers for [`FATAL_SIGNALS`] and an `atexit` hook, recording on `board`.
 ///
 /// # Safety
 /// `board` points to a board that stays mapped for the life of the process.
 pub unsafe fn install(board: *mut Board) -> std::io::Result<()> {
     BOARD.store(board, Ordering::Release);
     install_alt_stack();
+    // SAFETY: registers a plain function; it only stores into the board.
+    if unsafe { libc::atexit(on_exit) } != 0 {
+        return Err(std::io::Error::other("atexit registration failed"));
+    }
     for &sig in &FATAL_SIGNALS {
         // SAFETY: a zeroed sigaction is valid; the handler is async-signal-safe.
         unsafe {
