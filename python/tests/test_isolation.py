@@ -61,3 +61,40 @@ def test_in_process_runs_still_work(faulty):
     compiled(a, b, c, config=RunConfig(in_process=True))
     np.testing.assert_allclose(c, a + b, rtol=1e-6)
     assert os.environ.get("PTO_TEST_FAULT") is None
+
+
+def _live_children() -> list[int]:
+    """This process's child processes that are alive (not zombies)."""
+    pids = []
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            for pid in f.read().split():
+                try:
+                    with open(f"/proc/{pid}/stat") as s:
+                        state = s.read().rsplit(") ", 1)[1][0]
+                except (OSError, IndexError):
+                    continue
+                if state != "Z":
+                    pids.append(int(pid))
+    return pids
+
+
+def test_warm_chip_processes_stay_bounded(example, monkeypatch):
+    """One session running many build directories keeps at most 8 chip processes warm."""
+    monkeypatch.delenv("PTO_IN_PROCESS", raising=False)
+    first = example("vector_add")
+    dirs = [first]
+    for i in range(11):
+        d = first.parent / f"vector_add_copy{i}"
+        shutil.copytree(first, d)
+        dirs.append(d)
+    for d in dirs:
+        a, b, c = args(d)
+        CompiledProgram.from_dir(d)(a, b, c)
+        np.testing.assert_allclose(c, a + b, rtol=1e-6)
+        assert len(_live_children()) <= 8, _live_children()
+    # The most recently used directory is still warm: its next run starts no process.
+    before = sorted(_live_children())
+    a, b, c = args(dirs[-1])
+    CompiledProgram.from_dir(dirs[-1])(a, b, c)
+    assert sorted(_live_children()) == before

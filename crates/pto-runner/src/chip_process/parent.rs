@@ -54,23 +54,48 @@ impl ChipProcess {
 }
 
 /// Idle chip processes by build directory and platform.
-static POOL: Mutex<Option<HashMap<(PathBuf, Platform), ChipProcess>>> = Mutex::new(None);
+/// Idle chip processes kept warm, one per (build directory, platform), each with the
+/// sequence number of its return (the oldest is stopped first when the pool is full).
+static POOL: Mutex<Option<HashMap<(PathBuf, Platform), (u64, ChipProcess)>>> = Mutex::new(None);
+
+/// At most this many idle chip processes stay alive: a long session that runs many build
+/// directories keeps the most recently used ones warm instead of one process (threads,
+/// shared memory) per directory it ever ran.
+const MAX_IDLE: usize = 8;
 
 fn take(dir: &Path, platform: Platform) -> Option<ChipProcess> {
     POOL.lock()
         .ok()?
         .as_mut()?
         .remove(&(dir.to_path_buf(), platform))
+        .map(|(_, p)| p)
 }
 
 fn put_back(dir: &Path, platform: Platform, p: ChipProcess) {
+    static RETURNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let stamp = RETURNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut stopped = Vec::new();
     if let Ok(mut pool) = POOL.lock() {
-        if let Some(old) = pool
-            .get_or_insert_with(HashMap::new)
-            .insert((dir.to_path_buf(), platform), p)
-        {
-            old.kill();
+        let pool = pool.get_or_insert_with(HashMap::new);
+        if let Some((_, old)) = pool.insert((dir.to_path_buf(), platform), (stamp, p)) {
+            stopped.push(old);
         }
+        while pool.len() > MAX_IDLE {
+            let Some(oldest) = pool
+                .iter()
+                .min_by_key(|(_, (stamp, _))| *stamp)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some((_, p)) = pool.remove(&oldest) {
+                stopped.push(p);
+            }
+        }
+    }
+    // Killed outside the lock (reaping waits for the child).
+    for p in stopped {
+        p.kill();
     }
 }
 
@@ -79,7 +104,7 @@ pub fn shutdown_all() {
     let procs: Vec<ChipProcess> = match POOL.lock() {
         Ok(mut pool) => pool
             .take()
-            .map(|m| m.into_values().collect())
+            .map(|m| m.into_values().map(|(_, p)| p).collect())
             .unwrap_or_default(),
         Err(_) => Vec::new(),
     };
