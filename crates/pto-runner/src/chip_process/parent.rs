@@ -56,7 +56,10 @@ impl ChipProcess {
 /// Idle chip processes by build directory and platform.
 /// Idle chip processes kept warm, one per (build directory, platform), each with the
 /// sequence number of its return (the oldest is stopped first when the pool is full).
-static POOL: Mutex<Option<HashMap<(PathBuf, Platform), (u64, ChipProcess)>>> = Mutex::new(None);
+static POOL: Mutex<Option<IdlePool>> = Mutex::new(None);
+
+/// Idle chip processes by (build directory, platform), with their return sequence numbers.
+type IdlePool = HashMap<(PathBuf, Platform), (u64, ChipProcess)>;
 
 /// At most this many idle chip processes stay alive: a long session that runs many build
 /// directories keeps the most recently used ones warm instead of one process (threads,
