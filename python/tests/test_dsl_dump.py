@@ -374,7 +374,10 @@ class Silent:
         row: pl.Scalar[pl.INDEX],
         k: pl.Scalar[pl.FP32],
     ) -> pl.Tensor[[16, 16], pl.FP32]:
-        o3 = self.copy(q, o3)  # before the tag: not dumped (forward sticky)
+        # Before the tag: not dumped (forward sticky). It writes o2, which the later copy of
+        # q2 (the same values) writes again: two plain outputs of one buffer are unordered,
+        # as in Simpler, so the two writes must agree.
+        o2 = self.copy(q, o2)
         pl.dump_tag(q)
         pl.dump_tag(y)
         y = self.addk(q, y, k)  # q (input) and y (inout) dumped; the scalar k never
