@@ -40,11 +40,6 @@ pub fn benchmark(
     };
     let total = rounds + warmup;
     for i in 0..total {
-        // Between launches too: a launch shorter than the chip process's poll interval
-        // returns before the wait for it ever polls, so a Ctrl-C would wait out every round.
-        if config.interrupt.as_ref().is_some_and(|check| (check.0)()) {
-            return Err(RunnerError::Runtime(pto_runtime::RuntimeError::Interrupted));
-        }
         for (p, init) in params.iter_mut().zip(&initial) {
             if let BoundParam::Tensor { array, .. } = p {
                 array.data.copy_from_slice(init);

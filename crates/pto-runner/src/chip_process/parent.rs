@@ -222,6 +222,12 @@ pub(crate) fn request_fds(
     // SAFETY: mapped board.
     let mut last_beat = (unsafe { board::heartbeat(p.board()) }, Instant::now());
     loop {
+        // Polled on every pass, before the wait, as the in-process run loop does: a request
+        // that answers within one poll interval still sees a pending Ctrl-C (the caller
+        // kills the process, which is still running it).
+        if interrupt.is_some_and(|check| (check.0)()) {
+            return Err(RunnerError::Runtime(RuntimeError::Interrupted));
+        }
         let mut pfd = libc::pollfd {
             fd: p.sock.as_raw_fd(),
             events: libc::POLLIN,
@@ -244,11 +250,6 @@ pub(crate) fn request_fds(
                     return Ok(v);
                 }
                 Ok(None) | Err(_) => return Err(died(p, "during the run")),
-            }
-        }
-        if let Some(check) = interrupt {
-            if (check.0)() {
-                return Err(RunnerError::Runtime(RuntimeError::Interrupted));
             }
         }
         if let Ok(Some(_)) = p.child.try_wait() {
