@@ -70,37 +70,33 @@ fn no_should_panic_or_ignored_tests() {
     );
 }
 
-/// The workspace crates a crate's Cargo.toml depends on (any section).
-fn internal_deps(krate: &str) -> Vec<String> {
+/// The workspace crates a crate's Cargo.toml names: in any section, or (`library_only`) in
+/// `[dependencies]` alone, what its library links rather than what its tests use.
+fn workspace_deps(krate: &str, library_only: bool) -> Vec<String> {
     let text =
         std::fs::read_to_string(workspace().join("crates").join(krate).join("Cargo.toml")).unwrap();
-    text.lines()
-        .filter_map(|l| {
-            let name = l.split(['=', '.']).next()?.trim();
-            (name.starts_with("pto-") && name != krate).then(|| name.to_string())
-        })
-        .collect()
-}
-
-/// The workspace crates a crate's `[dependencies]` section names (what its library links,
-/// not what its tests use).
-fn library_deps(krate: &str) -> Vec<String> {
-    let text =
-        std::fs::read_to_string(workspace().join("crates").join(krate).join("Cargo.toml")).unwrap();
-    let mut in_deps = false;
+    let mut in_section = !library_only;
     let mut deps = Vec::new();
     for line in text.lines() {
         let line = line.trim();
         if line.starts_with('[') {
-            in_deps = line == "[dependencies]";
+            in_section = !library_only || line == "[dependencies]";
             continue;
         }
         let name = line.split(['=', '.']).next().unwrap_or("").trim();
-        if in_deps && (name.starts_with("pto-") || name == "ptoas") && name != krate {
+        if in_section && (name.starts_with("pto-") || name == "ptoas") && name != krate {
             deps.push(name.to_string());
         }
     }
     deps
+}
+
+fn internal_deps(krate: &str) -> Vec<String> {
+    workspace_deps(krate, false)
+}
+
+fn library_deps(krate: &str) -> Vec<String> {
+    workspace_deps(krate, true)
 }
 
 #[test]
