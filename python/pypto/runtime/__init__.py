@@ -38,7 +38,8 @@ _ensure_configured()
 
 # The two-pass swimlane's graph pass runs in a child process: this interpreter, running
 # pypto.runtime._dep_gen_capture (the runner would otherwise re-run its own executable).
-_native.set_capture_command([sys.executable, "-m", "pypto.runtime._dep_gen_capture"])
+_CAPTURE_COMMAND = [sys.executable, "-m", "pypto.runtime._dep_gen_capture"]
+_native.set_capture_command(_CAPTURE_COMMAND)
 # Runs isolate the chip in a child process of this interpreter. The chip process needs only
 # the native module, so it loads that one file (isolated mode, no site) instead of importing
 # the package with NumPy and everything else: that made every first run of a build pay a
@@ -50,7 +51,7 @@ _CHIP_WORKER_BOOTSTRAP = (
     "s = u.spec_from_file_location('pypto._native', sys.argv[1])\n"
     "m = u.module_from_spec(s)\n"
     "s.loader.exec_module(m)\n"
-    "m.set_capture_command([sys.executable, '-m', 'pypto.runtime._dep_gen_capture'])\n"
+    f"m.set_capture_command({_CAPTURE_COMMAND!r})\n"
     "sys.exit(m.chip_worker_main())\n"
 )
 _native.set_worker_command(
