@@ -6,7 +6,9 @@
 //!    releases its self-reference on `fanin_remaining` ([`crate::orchestrator`]).
 //! 2. Whoever brings `fanin_remaining` to zero calls [`Chip::make_ready`]: a task with
 //!    subtasks is pushed to the ready queue (once per worker that can help, at most one per
-//!    subtask); a dummy or allocation task completes on the spot.
+//!    subtask); a dummy or allocation task completes on the spot. A worker whose
+//!    completion readies a single-unit task keeps the first such task and runs it next
+//!    instead of queueing it (a chain's hop then needs no queue operation and wakes no one).
 //! 3. Workers pop task ids and claim subtasks (`block × active slot`) with `claim`;
 //!    each subtask runs the kernel on a logical core the worker owns.
 //! 4. The thread finishing the last subtask completes the task: it first releases the
@@ -37,7 +39,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::config::{ChipConfig, N_RINGS};
 use crate::dfx::{
-    now_ns, DumpCollector, DumpStage, PmuRecord, SchedPhaseKind, SchedPhaseRecord, SubtaskRecord,
+    DumpCollector, DumpStage, PmuRecord, SchedPhaseKind, SchedPhaseRecord, SubtaskRecord,
     WorkerRecords,
 };
 use crate::error::{ErrorCode, RuntimeError};
@@ -352,6 +354,18 @@ impl Chip {
     /// Makes a task whose fanin reached zero runnable (see the module docs, step 2). Dummy
     /// tasks are pushed to `inline` for the caller to complete without recursion.
     pub fn make_ready(&self, id: TaskId, inline: &mut Vec<TaskId>) {
+        self.make_ready_or_keep(id, inline, &mut None);
+    }
+
+    /// [`Chip::make_ready`], except that a single-unit task goes to `keep` instead of the
+    /// ready queue when `keep` is `Some(None)` (a worker completing a task runs the one
+    /// consumer it readies itself: no queue operation, no wake-up of a sleeping worker).
+    fn make_ready_or_keep(
+        &self,
+        id: TaskId,
+        inline: &mut Vec<TaskId>,
+        keep: &mut Option<&mut Option<TaskId>>,
+    ) {
         let slot = self.slot(id);
         // SAFETY: the task is published (its fanin reached zero after wiring) and pending.
         let payload = unsafe { slot.payload() };
@@ -375,6 +389,12 @@ impl Chip {
                 unsafe { self.slot(id).payload() },
                 DumpStage::BeforeDispatch,
             );
+        }
+        if total == 1 {
+            if let Some(next @ None) = keep.as_deref_mut() {
+                *next = Some(id);
+                return;
+            }
         }
         let copies = (total as usize).min(self.workers.len()).max(1);
         debug_assert!(copies >= 1);
@@ -401,13 +421,30 @@ impl Chip {
 
     /// Completes task `id` and any dummy tasks this readies, iteratively.
     pub fn complete(&self, id: TaskId, inline: &mut Vec<TaskId>) {
+        self.complete_keeping(id, inline, None);
+    }
+
+    /// [`Chip::complete`] on a worker that runs next the first single-unit consumer this
+    /// readies, when `keep` is `Some` and empty: that consumer is left in `keep` instead of
+    /// the ready queue (the hop of a chain then costs no queue push and no wake-up).
+    fn complete_keeping(
+        &self,
+        id: TaskId,
+        inline: &mut Vec<TaskId>,
+        mut keep: Option<&mut Option<TaskId>>,
+    ) {
         inline.push(id);
         while let Some(id) = inline.pop() {
-            self.complete_one(id, inline);
+            self.complete_one(id, inline, &mut keep);
         }
     }
 
-    fn complete_one(&self, id: TaskId, inline: &mut Vec<TaskId>) {
+    fn complete_one(
+        &self,
+        id: TaskId,
+        inline: &mut Vec<TaskId>,
+        keep: &mut Option<&mut Option<TaskId>>,
+    ) {
         let slot = self.slot(id);
         // Release retained producers first, while this task is still pending: once it is
         // marked completed another thread may consume and reclaim its slot.
@@ -456,7 +493,7 @@ impl Chip {
             consumed
         };
         for &consumer in ready[..n_ready].iter().chain(&more_ready) {
-            self.make_ready(consumer, inline);
+            self.make_ready_or_keep(consumer, inline, keep);
         }
         if consumed {
             self.try_advance(id.ring());
@@ -719,6 +756,7 @@ pub fn worker_main(chip: &Chip, index: usize) -> WorkerRecords {
             index,
             cores: WorkerCores::new(chip.topology, index, chip.workers.len()),
             inline: Vec::with_capacity(64),
+            next: None,
             rec: Recorder::new(chip),
             exec: Executor::new(chip, status, 1 + index, ThreadRole::Worker(index)),
             gang: Gang::new(chip, scope),
@@ -740,6 +778,9 @@ struct Worker<'scope, 'env: 'scope> {
     index: usize,
     cores: WorkerCores,
     inline: Vec<TaskId>,
+    /// A consumer this worker readied by a completion and runs next, bypassing the ready
+    /// queue ([`Chip::complete_keeping`]).
+    next: Option<TaskId>,
     rec: Recorder,
     exec: Executor<'env>,
     gang: Gang<'scope, 'env>,
@@ -774,9 +815,17 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                     spins = SPIN_ROUNDS;
                 }
             };
-            self.rec.pop_hit = self.rec.pop_hit.wrapping_add(1);
-            self.rec.loop_iter = self.rec.loop_iter.wrapping_add(1);
-            self.run_task(TaskId(raw));
+            let mut id = TaskId(raw);
+            loop {
+                self.rec.pop_hit = self.rec.pop_hit.wrapping_add(1);
+                self.rec.loop_iter = self.rec.loop_iter.wrapping_add(1);
+                self.run_task(id);
+                // A consumer the completion handed to this worker runs at once.
+                match self.next.take() {
+                    Some(next) => id = next,
+                    None => break,
+                }
+            }
         }
     }
 
@@ -847,7 +896,13 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
         let recording = self.rec.active();
         loop {
             // Only swimlane records show the dispatch (PMU rows have the kernel's duration).
-            let dispatch_ns = if self.rec.swimlane > 0 { now_ns() } else { 0 };
+            // Ordered: it must not precede the completion (on another thread) that readied
+            // the task.
+            let dispatch_ns = if self.rec.swimlane > 0 {
+                crate::clock::stamp_ordered()
+            } else {
+                0
+            };
             let Some((unit, total)) = claim_subtask(slot, id) else {
                 return;
             };
@@ -896,7 +951,7 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
             let finish_ns = match (recording && ran, self.places.len()) {
                 (false, _) => 0,
                 (true, 1) if self.outcomes[0].end_ns != 0 => self.outcomes[0].end_ns,
-                (true, _) => now_ns(),
+                (true, _) => crate::clock::stamp(),
             };
             let last = slot.subtasks_done.fetch_add(1, Ordering::AcqRel) + 1 == total;
             // Completion processing starts right after the count (one atomic add later).
@@ -911,10 +966,14 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                 [0; 3]
             };
             if last {
-                chip.complete(id, &mut self.inline);
+                chip.complete_keeping(id, &mut self.inline, Some(&mut self.next));
             }
             if recording && ran {
-                let complete_end = if self.rec.swimlane >= 3 { now_ns() } else { 0 };
+                let complete_end = if self.rec.swimlane >= 3 {
+                    crate::clock::stamp()
+                } else {
+                    0
+                };
                 self.record(
                     id,
                     dispatch_ns,
@@ -974,7 +1033,7 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                     task: id.0,
                     func_id: out.func_id,
                     core_type: (chip.topology.core_type(place.core) != CoreType::Aic) as u8,
-                    duration_ns: out.end_ns - out.start_ns,
+                    duration_ns: out.end_ns.saturating_sub(out.start_ns),
                     counters: out.counters,
                 });
             }

@@ -14,8 +14,10 @@
 //!   system (back-pressure) rather than dropping, and a record that could not be stored is
 //!   counted in the manifest, never lost silently.
 //!
-//! Timestamps are host monotonic nanoseconds; the runner converts them to the platform's
-//! counter ticks when it writes the files.
+//! Timestamps are [`crate::clock::stamp`]s while the run lasts and host monotonic
+//! nanoseconds once [`crate::run()`] returns them (it converts every record through the
+//! run's two clock anchors); the runner converts those to the platform's counter ticks when
+//! it writes the files.
 
 use std::cell::Cell;
 use std::fs::File;
@@ -44,15 +46,10 @@ pub struct DfxConfig {
     pub scope_stats: bool,
 }
 
-/// Monotonic host time in nanoseconds.
+/// Monotonic host time in nanoseconds (`CLOCK_MONOTONIC`; the collectors take the cheaper
+/// [`crate::clock::stamp`] and the run converts those).
 pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: CLOCK_MONOTONIC with a valid out pointer cannot fail.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::clock::monotonic_ns()
 }
 
 /// Monotonic host time in nanoseconds at the kernel's tick resolution (a few ms), for

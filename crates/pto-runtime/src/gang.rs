@@ -24,7 +24,7 @@ use std::thread::{Scope, ScopedJoinHandle, Thread};
 use std::time::Duration;
 
 use crate::chip::Chip;
-use crate::dfx::now_ns;
+use crate::clock::{stamp, stamp_ordered};
 use crate::exec::{ExecStatus, Executor, Placement};
 use crate::monitor::ThreadRole;
 use crate::perf::{PerfGroup, MAX_COUNTERS};
@@ -35,7 +35,7 @@ use crate::task::{TaskId, TaskPayload};
 pub struct SubtaskOutcome {
     /// The kernel's func_id.
     pub func_id: i32,
-    /// When the core received the subtask (ns, [`now_ns`] clock; 0 when not recording).
+    /// When the core received the subtask ([`crate::clock::stamp`]; 0 when not recording).
     pub receive_ns: u64,
     /// Kernel start.
     pub start_ns: u64,
@@ -76,7 +76,9 @@ pub fn timed_run(
             None => 0,
         };
         if out.start_ns == 0 {
-            out.start_ns = now_ns();
+            // Ordered: a gang helper takes it after the worker's hand-over (and a worker
+            // after its dispatch stamp); it must not precede either.
+            out.start_ns = stamp_ordered();
         }
         out.receive_ns = out.start_ns;
     }
@@ -88,7 +90,7 @@ pub fn timed_run(
             None => 0,
         };
         if out.end_ns == 0 {
-            out.end_ns = now_ns();
+            out.end_ns = stamp();
         }
         for k in 0..MAX_COUNTERS {
             out.counters[k] = after[k].wrapping_sub(before[k]);

@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod chip;
+pub mod clock;
 pub mod config;
 pub mod deps;
 pub mod dfx;

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use crate::chip::Chip;
 use crate::config::N_RINGS;
 use crate::deps::{DepLog, EdgeRecord, EdgeSource, TaskRecord, TensorView};
-use crate::dfx::{now_ns, OrchRecord, ScopeSample};
+use crate::dfx::{OrchRecord, ScopeSample};
 use crate::dtype;
 use crate::error::ErrorCode;
 use crate::ffi::{
@@ -315,13 +315,13 @@ impl Orchestrator {
         if self.chip.config.dfx.swimlane < 4 {
             return self.submit_inner(kernels, args, site, kind);
         }
-        let start_ns = now_ns();
+        let start_ns = crate::clock::stamp();
         let out = self.submit_inner(kernels, args, site, kind);
         self.orch_records.push(OrchRecord {
             submit_idx: self.n_submits,
             task: out.task_id,
             start_ns,
-            end_ns: now_ns(),
+            end_ns: crate::clock::stamp(),
         });
         self.n_submits += 1;
         out

@@ -176,7 +176,8 @@ struct Fast {
     faults: FaultRing,
     anchor_valid: bool,
     anchor_lock: u32,
-    anchor_ns: u64,
+    /// The [`crate::clock::stamp`] of the last exact read.
+    anchor_stamp: u64,
     anchor: [u64; MAX_COUNTERS],
 }
 
@@ -303,6 +304,8 @@ impl PerfGroup {
     /// Opens every counter this machine allows for the calling thread; `None` when even
     /// the software task clock is refused (perf_event_paranoid, seccomp).
     pub fn open() -> Option<PerfGroup> {
+        // The user-space task clock scales stamps: measure the scale now, not in a sample.
+        crate::clock::calibrate();
         let (leader, _) = open_counter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, -1)?;
         let mut g = PerfGroup {
             fds: vec![leader],
@@ -360,7 +363,7 @@ impl PerfGroup {
                     faults,
                     anchor_valid: false,
                     anchor_lock: 0,
-                    anchor_ns: 0,
+                    anchor_stamp: 0,
                     anchor: [0; MAX_COUNTERS],
                 });
             }
@@ -403,13 +406,13 @@ impl PerfGroup {
         true
     }
 
-    /// The counters now, into `out`; returns the [`crate::dfx::now_ns`] time they hold for
+    /// The counters now, into `out`; returns the [`crate::clock::stamp`] they hold for
     /// (0 when they could not be read). From user space when nothing but time passed since
     /// the last exact read, else through [`PerfGroup::read`] (see the module docs).
     pub fn sample(&mut self, out: &mut [u64; MAX_COUNTERS]) -> u64 {
         let Some(fast) = &mut self.fast else {
             let ok = self.read(out);
-            return if ok { crate::dfx::now_ns() } else { 0 };
+            return if ok { crate::clock::stamp() } else { 0 };
         };
         let lock: u32 = fast.leader.word(PAGE_LOCK);
         if fast.anchor_valid
@@ -417,7 +420,7 @@ impl PerfGroup {
             && !fast.faults.throttled
             && !fast.faults.pending()
         {
-            let now = crate::dfx::now_ns();
+            let now = crate::clock::stamp();
             // A preemption between the first check and the clock reading would put
             // off-CPU time into the task clock: the sequence word must still be the same.
             if fast.leader.word::<u32>(PAGE_LOCK) != fast.anchor_lock {
@@ -425,7 +428,9 @@ impl PerfGroup {
             }
             *out = fast.anchor;
             // Index 0 is the task clock (the group leader).
-            out[0] = fast.anchor[0].wrapping_add(now.saturating_sub(fast.anchor_ns));
+            out[0] = fast.anchor[0].wrapping_add(crate::clock::elapsed_ns(
+                now.saturating_sub(fast.anchor_stamp),
+            ));
             return now;
         }
         self.sample_exact(out)
@@ -443,7 +448,7 @@ impl PerfGroup {
             if !self.read(&mut v) {
                 return 0;
             }
-            let now = crate::dfx::now_ns();
+            let now = crate::clock::stamp();
             let Some(f) = self.fast.as_mut() else {
                 return 0;
             };
@@ -452,13 +457,13 @@ impl PerfGroup {
             if fast == Some(after) {
                 f.anchor_valid = true;
                 f.anchor_lock = after;
-                f.anchor_ns = now;
+                f.anchor_stamp = now;
                 f.anchor = v;
                 return now;
             }
             f.anchor_valid = false;
         }
-        crate::dfx::now_ns()
+        crate::clock::stamp()
     }
 }
 

@@ -107,6 +107,32 @@ pub struct DfxData {
     pub topology: Option<crate::platform::Topology>,
 }
 
+impl DfxData {
+    /// Turns the records' [`crate::clock::stamp`]s into nanoseconds.
+    fn stamps_to_ns(&mut self, scale: crate::clock::StampScale) {
+        for w in &mut self.workers {
+            for s in &mut w.subtasks {
+                s.dispatch_ns = scale.ns(s.dispatch_ns);
+                s.receive_ns = scale.ns(s.receive_ns);
+                s.start_ns = scale.ns(s.start_ns);
+                s.end_ns = scale.ns(s.end_ns);
+                s.finish_ns = scale.ns(s.finish_ns);
+            }
+            for p in &mut w.phases {
+                p.start_ns = scale.ns(p.start_ns);
+                p.end_ns = scale.ns(p.end_ns);
+            }
+            for p in &mut w.pmu {
+                p.duration_ns = scale.delta(p.duration_ns);
+            }
+        }
+        for o in &mut self.orchestrator {
+            o.start_ns = scale.ns(o.start_ns);
+            o.end_ns = scale.ns(o.end_ns);
+        }
+    }
+}
+
 /// Runs `program` once on a fresh simulated chip.
 pub fn run(
     program: &Program,
@@ -206,6 +232,9 @@ pub fn run(
         sim_memory,
     ));
 
+    // Every record's stamps lie between this anchor and the one taken after the last
+    // thread stopped (crate::clock).
+    let start_anchor = crate::clock::anchor();
     let mut workers: Vec<JoinHandle<WorkerRecords>> = Vec::with_capacity(n_workers);
     for w in 0..n_workers {
         let chip = Arc::clone(&chip);
@@ -411,6 +440,10 @@ pub fn run(
             }
         }
     }
+    dfx.stamps_to_ns(crate::clock::StampScale::between(
+        start_anchor,
+        crate::clock::anchor(),
+    ));
     if let Some(dump) = &dump {
         if !fatal
             || chip
