@@ -67,6 +67,12 @@ struct DfxArgs {
     /// Scope statistics: scope_stats/scope_stats.jsonl.
     #[arg(long)]
     scope_stats: bool,
+    /// How the swimlane records and the dependency graph are written: `json` (Simpler's
+    /// chip_swimlane_records.json, deps.json) or `compact` (.bin files, a fraction of the
+    /// bytes and time; `pto dfx-export DIR` writes the same JSON later, and every viewer
+    /// reads them). Default: $PTO_DFX_FORMAT, else json.
+    #[arg(long, value_name = "FORMAT", value_parser = ["json", "compact"])]
+    dfx_format: Option<String>,
 }
 
 impl DfxArgs {
@@ -210,6 +216,9 @@ fn run_config(args: &RunArgs) -> anyhow::Result<RunConfig> {
 fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut config = run_config(&args.run)?;
     config.dfx = args.dfx.options();
+    if let Some(f) = &args.dfx.dfx_format {
+        config.dfx_format = pto_runner::config::DfxFormat::parse(f)?;
+    }
     let options = ReplayOptions {
         validate: args.validate,
         recompile: !args.no_recompile,
@@ -443,6 +452,17 @@ fn main() -> ExitCode {
     if let Some(level) = &log_level {
         // Chip processes inherit the level through the environment (set before any thread).
         std::env::set_var("PYPTO_RUNTIME_LOG", level);
+    }
+    if let Command::Replay(ReplayArgs {
+        dfx: DfxArgs {
+            dfx_format: Some(format),
+            ..
+        },
+        ..
+    }) = &cli.command
+    {
+        // So do chip processes and the dep_gen capture of a two-pass swimlane the format.
+        std::env::set_var(pto_runner::config::DFX_FORMAT_ENV, format);
     }
     let res = match &cli.command {
         Command::Viewer(cmd) => viewers::run(cmd),

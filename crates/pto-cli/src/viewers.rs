@@ -1,5 +1,5 @@
 //! The offline viewer subcommands: `swimlane-converter`, `deps-viewer`,
-//! `scope-stats-plot`, `dump-viewer` and `critical-path`.
+//! `scope-stats-plot`, `dump-viewer`, `critical-path` and `dfx-export`.
 //!
 //! Each parses its flags, calls the matching `pto_dfx::tools` function and
 //! prints what it returns: data (tables, reports, "Wrote ..." lines) on
@@ -19,19 +19,21 @@ use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, Lay
 use pto_dfx::tools::dump_viewer::{self, DumpFilter, ExportFormat};
 use pto_dfx::tools::layout::Engine;
 use pto_dfx::tools::swimlane_converter::{self, ConvertExtras, ConvertOptions};
-use pto_dfx::tools::{critical_path, scope_stats_plot, ToolError};
+use pto_dfx::tools::{critical_path, dfx_export, scope_stats_plot, ToolError};
 
 /// The viewer subcommands (flattened into `pto`'s command list).
 #[derive(Subcommand)]
 pub enum ViewerCommand {
-    /// Convert chip_swimlane_records.json into a Chrome trace (Perfetto, chrome://tracing).
+    /// Convert chip_swimlane_records.json (or its compact .bin) into a Chrome trace (Perfetto,
+    /// chrome://tracing).
     ///
     /// Writes merged_swimlane_<YYYYmmdd_HHMMSS>.json (UTC) beside the input and prints a
     /// per-kernel timing summary. Kernel names come from --func-names, else -k, else a unique
-    /// name_map*.json beside the input; dependency arrows and func_ids from deps.json beside it.
+    /// name_map*.json beside the input; dependency arrows and func_ids from deps.bin or deps.json
+    /// beside it.
     /// Exit codes: 0 success, 2 error.
     SwimlaneConverter(SwimlaneArgs),
-    /// Show deps.json as a text summary (default) or a self-contained interactive HTML graph.
+    /// Show deps.json (or deps.bin) as a text summary (default) or a self-contained interactive HTML graph.
     ///
     /// HTML: drag to pan, wheel to zoom, `f` fits, `r` resets. Graphviz lays the graph out when
     /// it is on PATH, the built-in layered layout otherwise. Exit codes: 0 success, 2 error.
@@ -48,19 +50,34 @@ pub enum ViewerCommand {
     DumpViewer(DumpArgs),
     /// Static and observed critical paths of a run, as Markdown.
     ///
-    /// Reads deps.json (required), chip_swimlane_records.json and name_map*.json from the
+    /// Reads deps.json or deps.bin (required), chip_swimlane_records.json or .bin and
+    /// name_map*.json from the
     /// directory, writes critical_path_report.md there and prints it. The observed path
     /// blames each wait on a data or a core predecessor (data-wait / core-wait). With a
     /// merged_swimlane*.json there, also writes CPM_static.json and CPM_observed.json:
     /// copies of the trace whose off-path Worker View bars are renamed `·(<task>)`.
     /// Exit codes: 0 success, 2 error.
     CriticalPath(CriticalPathArgs),
+    /// Write Simpler's JSON beside a run's compact files (`--dfx-format compact`).
+    ///
+    /// chip_swimlane_records.bin becomes chip_swimlane_records.json and deps.bin deps.json,
+    /// each written atomically and byte-identical to what `--dfx-format json` writes for the
+    /// same records, for Simpler's tools. (`pto` viewers read the .bin files directly.)
+    /// Exit codes: 0 success, 2 error.
+    DfxExport(DfxExportArgs),
+}
+
+/// `pto dfx-export`.
+#[derive(clap::Args)]
+pub struct DfxExportArgs {
+    /// The run's diagnostics directory (dfx_outputs/), or a .bin file in it.
+    dir: PathBuf,
 }
 
 /// `pto swimlane-converter`.
 #[derive(clap::Args)]
 pub struct SwimlaneArgs {
-    /// The chip_swimlane_records.json.
+    /// The chip_swimlane_records.json, or chip_swimlane_records.bin (told by its content).
     input: PathBuf,
     /// Output trace (default: merged_swimlane_<YYYYmmdd_HHMMSS>.json beside the input).
     #[arg(short, long, value_name = "PATH")]
@@ -71,7 +88,7 @@ pub struct SwimlaneArgs {
     /// Kernel names from this kernel_config.py (read, never executed).
     #[arg(short = 'k', long, value_name = "KERNEL_CONFIG")]
     kernel_config: Option<PathBuf>,
-    /// The dependency graph (default: deps.json beside the input, if any).
+    /// The dependency graph (default: deps.bin or deps.json beside the input, if any).
     #[arg(long, value_name = "DEPS")]
     deps_json: Option<PathBuf>,
     /// Add the eight oh_* scheduler-overhead counter tracks (per-engine idle / ready /
@@ -127,7 +144,7 @@ enum EngineArg {
 /// `pto deps-viewer`.
 #[derive(clap::Args)]
 pub struct DepsArgs {
-    /// The deps.json.
+    /// The deps.json, or deps.bin (told by its content).
     input: PathBuf,
     /// Output file (default: deps_viewer.txt or deps_viewer.html beside the input;
     /// `deps_viewer_<mode>.*` for a reduction mode).
@@ -244,6 +261,7 @@ pub fn run(cmd: &ViewerCommand) -> anyhow::Result<ExitCode> {
         ViewerCommand::ScopeStatsPlot(a) => scope_stats(a),
         ViewerCommand::DumpViewer(a) => dump(a),
         ViewerCommand::CriticalPath(a) => critical(a),
+        ViewerCommand::DfxExport(a) => export(a),
     };
     match res {
         Err(Failure::Tool(e @ ToolError::NoMatch { .. })) => {
@@ -414,6 +432,15 @@ fn dump(a: &DumpArgs) -> Result<(), Failure> {
         report.files.len(),
         loaded.dir.join(sub).display()
     )?;
+    Ok(())
+}
+
+fn export(a: &DfxExportArgs) -> Result<(), Failure> {
+    let report = dfx_export::export(&a.dir)?;
+    let mut out = std::io::stdout().lock();
+    for f in &report.written {
+        writeln!(out, "Wrote {}", f.display())?;
+    }
     Ok(())
 }
 

@@ -82,7 +82,8 @@ impl ReadError {
             ReadErrorKind::MissingKey { key }
             | ReadErrorKind::WrongType { key, .. }
             | ReadErrorKind::InvalidValue { key, .. }
-            | ReadErrorKind::MissingColumn { key } => Some(key),
+            | ReadErrorKind::MissingColumn { key }
+            | ReadErrorKind::Compact { key, .. } => Some(key),
             ReadErrorKind::Io { .. }
             | ReadErrorKind::Json { .. }
             | ReadErrorKind::Empty { .. }
@@ -170,6 +171,30 @@ pub enum ReadErrorKind {
         /// What the first line should have been.
         expected: &'static str,
     },
+    /// A compact file ([`crate::compact`]) is damaged.
+    #[error("`{key}`: {error}")]
+    Compact {
+        /// Where: `section[record].field`, e.g. `phases[3].kind`.
+        key: String,
+        /// What is wrong.
+        error: crate::compact::CompactErrorKind,
+    },
+}
+
+impl From<crate::compact::CompactError> for ReadError {
+    fn from(e: crate::compact::CompactError) -> Self {
+        use crate::compact::CompactErrorKind as K;
+        let key = e.location();
+        let kind = match e.kind {
+            K::Io(error) => ReadErrorKind::Io { error },
+            K::TooLarge { bytes } => ReadErrorKind::TooLarge {
+                len: bytes,
+                limit: MAX_FILE_BYTES,
+            },
+            error => ReadErrorKind::Compact { key, error },
+        };
+        Self { path: e.path, kind }
+    }
 }
 
 /// A file could not be written.

@@ -12,6 +12,13 @@
 //! | [`pmu`] | `pmu.csv` | [`pmu::PmuRow`] |
 //! | [`scope_stats`] | `scope_stats/scope_stats.jsonl` | [`scope_stats::ScopeStatsFile`] |
 //! | [`name_map`] | `name_map_<label>.json` | [`name_map::NameMap`] |
+//! | [`compact::swimlane`] | `chip_swimlane_records.bin` | [`compact::swimlane::SwimlaneRecords`] |
+//! | [`compact::deps`] | `deps.bin` | [`compact::deps::DepsRecords`] |
+//!
+//! The two `.bin` forms are this runtime's own (`--dfx-format compact`): the
+//! runtime's records as they are, from which [`compact::swimlane::model`] and
+//! [`compact::deps::model`] produce Simpler's JSON on demand, byte-identical
+//! to what the JSON mode writes.
 //!
 //! The offline viewers built on these readers (swimlane converter, deps
 //! viewer, scope-stats plot, dump viewer, critical path) live in [`tools`].
@@ -69,6 +76,7 @@
 pub mod args_bin;
 pub mod args_dump;
 pub mod atomic;
+pub mod compact;
 pub mod core_type;
 pub mod deps;
 pub mod dtype;

@@ -60,12 +60,67 @@ impl DfxOptions {
     }
 }
 
+/// How the two large diagnostics are written (`dfx_format`).
+///
+/// `Json` (the default) writes Simpler's `chip_swimlane_records.json` and `deps.json`, so
+/// Simpler's tools read a run unchanged. `Compact` writes the runtime's records as they are
+/// (`chip_swimlane_records.bin`, `deps.bin`; [`pto_dfx::compact`]), a fraction of the bytes
+/// and no formatting after the run; `pto dfx-export DIR` then writes the JSON files,
+/// byte-identical to what `Json` writes, and every `pto` viewer reads either form.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DfxFormat {
+    /// Simpler's JSON files.
+    #[default]
+    Json,
+    /// The compact binary files.
+    Compact,
+}
+
+/// The environment variable that selects [`DfxFormat`] when the caller does not.
+pub const DFX_FORMAT_ENV: &str = "PTO_DFX_FORMAT";
+
+impl DfxFormat {
+    /// `json` / `compact`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Json => "json",
+            Self::Compact => "compact",
+        }
+    }
+
+    /// The format named `text` (`json` or `compact`, any case).
+    pub fn parse(text: &str) -> Result<Self, RunnerError> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "json" => Ok(Self::Json),
+            "compact" => Ok(Self::Compact),
+            _ => Err(RunnerError::config(format!(
+                "dfx_format must be 'json' or 'compact', got '{text}'"
+            ))),
+        }
+    }
+
+    /// The format [`DFX_FORMAT_ENV`] names; `Json` when it is unset or empty.
+    pub fn from_env() -> Result<Self, RunnerError> {
+        match std::env::var(DFX_FORMAT_ENV) {
+            Ok(v) if !v.trim().is_empty() => Self::parse(&v).map_err(|_| {
+                RunnerError::config(format!(
+                    "{DFX_FORMAT_ENV} must be 'json' or 'compact', got '{v}'"
+                ))
+            }),
+            _ => Ok(Self::Json),
+        }
+    }
+}
+
 /// Per-call configuration (the seed's `RunConfig`, the fields this runtime uses).
 #[derive(Clone, Debug)]
 pub struct RunConfig {
     platform: Platform,
     /// The diagnostics.
     pub dfx: DfxOptions,
+    /// How the swimlane records and the dep_gen log are written; [`RunConfig::new`] takes it
+    /// from `PTO_DFX_FORMAT` (default `json`). A chip process reads the same variable.
+    pub dfx_format: DfxFormat,
     /// `ring_task_window`.
     pub ring_task_window: Option<RingValue>,
     /// `ring_heap`.
@@ -109,6 +164,7 @@ impl RunConfig {
         Ok(RunConfig {
             platform,
             dfx: DfxOptions::default(),
+            dfx_format: DfxFormat::from_env()?,
             ring_task_window: None,
             ring_heap: None,
             ring_dep_pool: None,

@@ -16,24 +16,23 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use pto_dfx::args_dump::{ArgKind, ArgRecord, ArgRole, ArgsDumpManifest, DumpStage, ScalarValue};
-use pto_dfx::deps::{
-    ArgDirection as DepsDirection, DepFlags, DepsArg, DepsEdge, DepsFile, DepsTask, DepsTensor,
-    EdgeSource, Overlap as DepsOverlap, ProducerView, ScopeMode, TensorView,
-};
+use pto_dfx::compact::deps as cdeps;
+use pto_dfx::compact::swimlane as cswim;
+use pto_dfx::deps::{DepsFile, EdgeSource, Overlap as DepsOverlap};
 use pto_dfx::pmu::PmuRow;
 use pto_dfx::scope_stats::{ScopePhase, ScopeRecord, ScopeStatsFile, ScopeStatsMeta};
-use pto_dfx::swimlane::{
-    AicoreTaskRow, AicpuTaskRow, OrchPhaseRecord, PopCounts, SchedPhaseKind, SchedPhaseRecord,
-    SwimlaneFile, SwimlaneLevel, SwimlaneMetadata,
-};
+use pto_dfx::swimlane::SwimlaneFile;
 use pto_dfx::{CoreType as DfxCore, TaskId as DfxTaskId};
 use pto_runtime::deps::{DepLog, EdgeSource as RtSource, TensorView as RtView};
-use pto_runtime::dfx::{DumpResult, DumpRole, DumpStage as RtStage};
+use pto_runtime::dfx::{
+    DumpResult, DumpRole, DumpStage as RtStage, OrchRecord, SchedPhaseKind as RtPhaseKind,
+    SchedPhaseRecord as RtPhase, SubtaskRecord,
+};
 use pto_runtime::ffi::TensorArgType;
 use pto_runtime::tensor_map::Overlap as RtOverlap;
 use pto_runtime::{ChipConfig, CoreType, RunReport};
 
-use crate::config::DfxOptions;
+use crate::config::{DfxFormat, DfxOptions};
 use crate::error::RunnerError;
 
 /// The directory of a build's diagnostics.
@@ -117,12 +116,16 @@ fn join_part(h: Result<std::thread::ScopedJoinHandle<'_, PartResult>, PartResult
 
 /// Writes every enabled artifact of `report` into `out` (see the module docs).
 ///
-/// The swimlane records and `deps.json`, the two large files, are converted and written on
-/// threads of their own while this thread writes the others; the summary lists files,
-/// hints and warnings in the same order whatever finishes first.
+/// The swimlane records and the dep_gen log, the two large files, are written on threads
+/// of their own while this thread writes the others, as Simpler's JSON or, with
+/// [`DfxFormat::Compact`], as the compact files (`pto dfx-export` turns those into the
+/// same JSON later); the summary lists files, hints and warnings in the same order
+/// whatever finishes first.
+#[allow(clippy::too_many_arguments)]
 pub fn write_artifacts(
     out: &Path,
     options: &DfxOptions,
+    format: DfxFormat,
     report: &RunReport,
     chip: &ChipConfig,
     names: &BTreeMap<i32, String>,
@@ -139,14 +142,39 @@ pub fn write_artifacts(
         source,
     })?;
     let show = |p: &Path| shell_quote(&p.display().to_string());
+    let compact = format == DfxFormat::Compact;
+    let export_hint = || {
+        format!(
+            "pto dfx-export {}  # Simpler's JSON files from the compact ones",
+            show(out)
+        )
+    };
     let swimlane = || -> PartResult {
         let mut part = Part::default();
-        let path = out.join("chip_swimlane_records.json");
-        let file = swimlane_file(options.chip_swimlane, report, chip);
-        if file.aicore_tasks.is_empty() {
+        let header = swimlane_header(options.chip_swimlane, report, chip);
+        if report.dfx.workers.iter().all(|w| w.subtasks.is_empty()) {
             part.warnings
                 .push("chip swimlane: no task ran, nothing to write".to_string());
+        } else if compact {
+            let path = out.join(cswim::FILE_NAME);
+            cswim::write(
+                &path,
+                &header,
+                report
+                    .dfx
+                    .workers
+                    .iter()
+                    .map(|w| (w.subtasks.iter().map(subtask), w.phases.iter().map(phase))),
+                report.dfx.orchestrator.iter().map(orch),
+            )
+            .map_err(write_err)?;
+            part.hints
+                .push(format!("pto swimlane-converter {}", show(&path)));
+            part.hints.push(export_hint());
+            part.files.push(path);
         } else {
+            let path = out.join(pto_dfx::swimlane::FILE_NAME);
+            let file = swimlane_file(options.chip_swimlane, report, chip);
             pto_dfx::swimlane::write(&path, &file).map_err(write_err)?;
             part.hints
                 .push(format!("pto swimlane-converter {}", show(&path)));
@@ -157,11 +185,22 @@ pub fn write_artifacts(
     let deps = || -> PartResult {
         let mut part = Part::default();
         if let Some(log) = &report.deps {
-            let path = out.join("deps.json");
-            pto_dfx::deps::write(&path, &deps_file(log)).map_err(write_err)?;
+            let path = if compact {
+                let path = out.join(cdeps::FILE_NAME);
+                cdeps::write(&path, dep_tasks(log), log.edges.iter().map(dep_edge))
+                    .map_err(write_err)?;
+                path
+            } else {
+                let path = out.join(pto_dfx::deps::FILE_NAME);
+                pto_dfx::deps::write(&path, &deps_file(log)).map_err(write_err)?;
+                path
+            };
             part.hints
                 .push(format!("pto deps-viewer {} --format html", show(&path)));
             part.hints.push(format!("pto critical-path {}", show(out)));
+            if compact && options.chip_swimlane == 0 {
+                part.hints.push(export_hint());
+            }
             part.files.push(path);
         }
         Ok(part)
@@ -262,210 +301,164 @@ fn core_type(t: CoreType) -> DfxCore {
     }
 }
 
-/// The swimlane file at `level` (1–4).
-pub fn swimlane_file(level: u8, report: &RunReport, chip: &ChipConfig) -> SwimlaneFile {
-    let freq = chip.platform.clock_freq_hz();
+fn subtask(s: &SubtaskRecord) -> cswim::Subtask {
+    cswim::Subtask {
+        core: s.core,
+        task: s.task,
+        reg_task_id: s.reg_task_id,
+        dispatch_ns: s.dispatch_ns,
+        receive_ns: s.receive_ns,
+        start_ns: s.start_ns,
+        end_ns: s.end_ns,
+        finish_ns: s.finish_ns,
+    }
+}
+
+/// Simpler's enum value of a runtime phase kind (`ChipSwimlaneSchedPhaseKind`).
+fn phase_code(kind: RtPhaseKind) -> u8 {
+    match kind {
+        RtPhaseKind::Complete => 0,
+        RtPhaseKind::Dispatch => 1,
+    }
+}
+
+fn phase(p: &RtPhase) -> cswim::Phase {
+    cswim::Phase {
+        kind: phase_code(p.kind),
+        start_ns: p.start_ns,
+        end_ns: p.end_ns,
+        loop_iter: p.loop_iter,
+        tasks_processed: p.tasks_processed,
+        pop_hit: p.pop_hit,
+        pop_miss: p.pop_miss,
+        shared_at_start: p.shared_at_start,
+        shared_at_end: p.shared_at_end,
+    }
+}
+
+fn orch(o: &OrchRecord) -> cswim::Orch {
+    cswim::Orch {
+        submit_idx: o.submit_idx,
+        task: o.task,
+        start_ns: o.start_ns,
+        end_ns: o.end_ns,
+    }
+}
+
+/// The swimlane header at `level` (1–4): the platform's clock, the run's topology (or
+/// the platform's for its worker count) and the core-to-worker map.
+pub fn swimlane_header(level: u8, report: &RunReport, chip: &ChipConfig) -> cswim::SwimlaneHeader {
     let topology = report
         .dfx
         .topology
         .unwrap_or_else(|| chip.platform.topology(report.n_workers));
-    let mut subtasks: Vec<_> = report
-        .dfx
-        .workers
-        .iter()
-        .flat_map(|w| w.subtasks.iter().copied())
-        .collect();
-    // Grouped by core ascending, collection order within a core (stable sort).
-    subtasks.sort_by_key(|s| s.core);
-    let aicore_tasks = subtasks
-        .iter()
-        .map(|s| AicoreTaskRow {
-            core_id: s.core,
-            task_token: DfxTaskId(s.task),
-            reg_task_id: s.reg_task_id,
-            start_cycles: ticks(s.start_ns, freq),
-            end_cycles: ticks(s.end_ns, freq),
-            receive_to_start_cycles: (ticks(s.start_ns, freq) - ticks(s.receive_ns, freq)) as u32,
-        })
-        .collect();
-    let aicpu_tasks = if level >= 2 {
-        subtasks
-            .iter()
-            .map(|s| AicpuTaskRow {
-                core_id: s.core,
-                reg_task_id: s.reg_task_id,
-                dispatch_cycles: ticks(s.dispatch_ns, freq),
-                finish_cycles: ticks(s.finish_ns, freq),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let scheduler_phases = (level >= 3).then(|| {
+    cswim::SwimlaneHeader {
+        level,
+        clock_freq_hz: chip.platform.clock_freq_hz(),
+        core_types: (0..topology.n_cores())
+            .map(|c| core_type(topology.core_type(c)))
+            .collect(),
+        core_to_thread: report.dfx.core_to_worker.clone(),
+    }
+}
+
+/// The swimlane file at `level` (1–4), through [`cswim::model`] as the compact export.
+pub fn swimlane_file(level: u8, report: &RunReport, chip: &ChipConfig) -> SwimlaneFile {
+    cswim::model(
+        &swimlane_header(level, report, chip),
         report
             .dfx
             .workers
             .iter()
-            .map(|w| {
-                w.phases
-                    .iter()
-                    .map(|p| SchedPhaseRecord {
-                        kind: SchedPhaseKind::from_name(p.kind.name()),
-                        start_cycles: ticks(p.start_ns, freq),
-                        end_cycles: ticks(p.end_ns, freq),
-                        loop_iter: p.loop_iter,
-                        tasks_processed: p.tasks_processed,
-                        pop: (p.kind == pto_runtime::dfx::SchedPhaseKind::Dispatch).then_some(
-                            PopCounts {
-                                hit: p.pop_hit,
-                                miss: p.pop_miss,
-                            },
-                        ),
-                        task_id: None,
-                        shared_at_start: Some(p.shared_at_start),
-                        shared_at_end: Some(p.shared_at_end),
-                    })
-                    .collect()
-            })
-            .collect()
-    });
-    let orchestrator_phases = (level >= 4 && !report.dfx.orchestrator.is_empty()).then(|| {
-        vec![report
-            .dfx
-            .orchestrator
-            .iter()
-            .map(|o| OrchPhaseRecord {
-                submit_idx: o.submit_idx,
-                task_id: DfxTaskId(o.task),
-                start_cycles: ticks(o.start_ns, freq),
-                end_cycles: ticks(o.end_ns, freq),
-            })
-            .collect()]
-    });
-    SwimlaneFile {
-        level: SwimlaneLevel::from_number(level as u64).unwrap_or(SwimlaneLevel::AicoreTiming),
-        metadata: SwimlaneMetadata {
-            clock_freq_hz: freq,
-            num_cores: topology.n_cores() as u32,
-            core_types: (0..topology.n_cores())
-                .map(|c| core_type(topology.core_type(c)))
-                .collect(),
-            host: None,
-            clock_anchors: None,
-            core_to_thread: if level >= 3 {
-                report.dfx.core_to_worker.clone()
-            } else {
-                Vec::new()
-            },
-        },
-        aicore_tasks,
-        aicpu_tasks,
-        scheduler_phases,
-        orchestrator_phases,
-        host_orchestrator_phases: None,
-        host_device_uploads: None,
+            .map(|w| (w.subtasks.iter().map(subtask), w.phases.iter().map(phase))),
+        report.dfx.orchestrator.iter().map(orch),
+    )
+}
+
+fn dep_view(t: &RtView) -> cdeps::View {
+    cdeps::View {
+        addr: t.addr,
+        buffer_bytes: t.buffer_bytes,
+        start_offset: t.start_offset,
+        version: t.version,
+        dtype: t.dtype,
+        ndims: t.ndims,
+        shapes: t.shapes,
+        strides: t.strides,
     }
+}
+
+fn dep_arg(a: &(TensorArgType, Option<RtView>)) -> cdeps::Arg {
+    cdeps::Arg {
+        ty: match a.0 {
+            TensorArgType::Input => cdeps::ArgType::Input,
+            TensorArgType::Output => cdeps::ArgType::Output,
+            TensorArgType::InOut => cdeps::ArgType::InOut,
+            TensorArgType::OutputExisting => cdeps::ArgType::OutputExisting,
+            TensorArgType::NoDep => cdeps::ArgType::NoDep,
+        },
+        view: a.1.as_ref().map(dep_view),
+    }
+}
+
+fn dep_task(t: &pto_runtime::deps::TaskRecord) -> cdeps::Task {
+    cdeps::Task {
+        task: t.id.0,
+        manual_scope: t.manual_scope,
+        early_dispatch: t.early_dispatch,
+        is_alloc: t.is_alloc,
+        kernel_ids: t.kernel_ids,
+        block_num: t.block_num,
+    }
+}
+
+/// The log's tasks with their arguments, as the compact writer and the model take them.
+fn dep_tasks(
+    log: &DepLog,
+) -> impl ExactSizeIterator<Item = (cdeps::Task, impl ExactSizeIterator<Item = cdeps::Arg> + '_)>
+       + Clone
+       + '_ {
+    log.tasks
+        .iter()
+        .map(|t| (dep_task(t), t.args.iter().map(dep_arg)))
+}
+
+fn dep_edge(e: &pto_runtime::deps::EdgeRecord) -> cdeps::Edge {
+    cdeps::Edge {
+        pred: e.pred.0,
+        succ: e.succ.0,
+        arg: e.arg,
+        source: match e.source {
+            RtSource::Explicit => EdgeSource::Explicit,
+            RtSource::Creator => EdgeSource::Creator,
+            RtSource::TensorMap => EdgeSource::Tensormap,
+        },
+        wait: e.wait,
+        retain: e.retain,
+        overlap: e.overlap.map(|o| match o {
+            RtOverlap::None => DepsOverlap::NoOverlap,
+            RtOverlap::Covered => DepsOverlap::Covered,
+            RtOverlap::Other => DepsOverlap::Other,
+        }),
+        consumer: e.consumer.as_ref().map(dep_view),
+        producer: e.producer.as_ref().map(|g| cdeps::Geometry {
+            start_offset: g.start_offset,
+            ndims: g.ndims,
+            shapes: g.shapes,
+            strides: g.strides,
+        }),
+    }
+}
+
+/// `deps.json` from the runtime's dependency log, through [`cdeps::model`] as the compact
+/// export.
+pub fn deps_file(log: &DepLog) -> DepsFile {
+    cdeps::model(dep_tasks(log), log.edges.iter().map(dep_edge))
 }
 
 /// The name the diagnostic files give the runtime's element type `code` (`FLOAT32`, ...).
 fn file_dtype_name(code: u8) -> String {
     pto_dfx::DataType::name_of_code(u32::from(code)).to_string()
-}
-
-fn view(t: &RtView) -> TensorView {
-    let dims = t.dims();
-    TensorView {
-        tensor_id: pto_dfx::deps::tensor_id(t.addr, t.version),
-        dtype: file_dtype_name(t.dtype),
-        shape: t.shapes[..dims].to_vec(),
-        start_offset: t.start_offset,
-        strides: t.strides[..dims].to_vec(),
-    }
-}
-
-/// `deps.json` from the runtime's dependency log.
-pub fn deps_file(log: &DepLog) -> DepsFile {
-    let mut file = DepsFile::default();
-    let mut seen = std::collections::HashSet::new();
-    let mut note_tensor = |file: &mut DepsFile, t: &RtView| {
-        let id = pto_dfx::deps::tensor_id(t.addr, t.version);
-        if seen.insert(id) {
-            let es = pto_runtime::dtype::elem_size(t.dtype) as u64;
-            file.tensors.push(DepsTensor {
-                tensor_id: id,
-                buffer_addr: t.addr,
-                version: t.version,
-                dtype: file_dtype_name(t.dtype),
-                buffer_numel: t.buffer_bytes / es.max(1),
-            });
-        }
-    };
-    for task in log.tasks.iter().filter(|t| !t.is_alloc) {
-        let mut args = Vec::new();
-        for (i, (ty, t)) in task.args.iter().enumerate() {
-            let direction = match ty {
-                TensorArgType::Input | TensorArgType::NoDep => DepsDirection::Input,
-                TensorArgType::Output => DepsDirection::Output,
-                TensorArgType::InOut => DepsDirection::Inout,
-                TensorArgType::OutputExisting => DepsDirection::OutputExisting,
-            };
-            if let Some(t) = t {
-                note_tensor(&mut file, t);
-            }
-            args.push(DepsArg {
-                idx: i as i32,
-                direction,
-                tensor: t.as_ref().map(view),
-            });
-        }
-        file.tasks.push(DepsTask {
-            task_id: DfxTaskId(task.id.0),
-            scope: if task.manual_scope {
-                ScopeMode::Manual
-            } else {
-                ScopeMode::Auto
-            },
-            early_dispatch: task.early_dispatch,
-            kernel_ids: task.kernel_ids.to_vec(),
-            block_num: task.block_num,
-            args,
-        });
-    }
-    for e in &log.edges {
-        if let Some(t) = &e.consumer {
-            note_tensor(&mut file, t);
-        }
-        file.edges.push(DepsEdge {
-            pred: DfxTaskId(e.pred.0),
-            succ: DfxTaskId(e.succ.0),
-            arg: e.arg,
-            source: match e.source {
-                RtSource::Explicit => EdgeSource::Explicit,
-                RtSource::Creator => EdgeSource::Creator,
-                RtSource::TensorMap => EdgeSource::Tensormap,
-            },
-            // As Simpler's current replay: an explicit edge carries its dependency's kind.
-            flags: DepFlags {
-                wait: e.wait,
-                retain: e.retain,
-            },
-            overlap: e.overlap.map(|o| match o {
-                RtOverlap::None => DepsOverlap::NoOverlap,
-                RtOverlap::Covered => DepsOverlap::Covered,
-                RtOverlap::Other => DepsOverlap::Other,
-            }),
-            consumer: e.consumer.as_ref().map(view),
-            producer: e.producer.as_ref().map(|g| {
-                let dims = g.ndims as usize;
-                ProducerView {
-                    shape: g.shapes[..dims].to_vec(),
-                    start_offset: g.start_offset,
-                    strides: g.strides[..dims].to_vec(),
-                }
-            }),
-        });
-    }
-    file
 }
 
 fn scalar_value(dtype: u8, bits: u64) -> ScalarValue {
@@ -698,6 +691,18 @@ mod tests {
                     "code {code}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn phase_codes_are_simplers_enum_values() {
+        use pto_runtime::dfx::SchedPhaseKind as K;
+        for k in [K::Dispatch, K::Complete] {
+            assert_eq!(
+                Some(super::phase_code(k)),
+                pto_dfx::swimlane::SchedPhaseKind::from_name(k.name()).code(),
+                "{k:?}"
+            );
         }
     }
 

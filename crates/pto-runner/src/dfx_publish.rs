@@ -107,8 +107,28 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The two forms of the large records (`--dfx-format`): publishing one removes the other
+/// from `out`, so the set never holds a stale form of an earlier run beside the new one.
+const FORMS: [(&str, &str); 2] = [
+    (
+        pto_dfx::swimlane::FILE_NAME,
+        pto_dfx::compact::swimlane::FILE_NAME,
+    ),
+    (pto_dfx::deps::FILE_NAME, pto_dfx::compact::deps::FILE_NAME),
+];
+
+fn other_form(rel: &Path) -> Option<&'static str> {
+    let name = rel.to_str()?;
+    FORMS.iter().find_map(|&(json, bin)| match name {
+        n if n == json => Some(bin),
+        n if n == bin => Some(json),
+        _ => None,
+    })
+}
+
 /// Moves every file of `staging` to the same relative path under `out`, under the set's
-/// exclusive lock, then removes `staging`. `paths` (files the summary names) are rewritten
+/// exclusive lock, then removes `staging`. The other form of a published swimlane or
+/// dep_gen file is removed. `paths` (files the summary names) are rewritten
 /// from their staging location to their published one.
 pub fn publish(staging: &Path, out: &Path, paths: &mut [PathBuf]) -> Result<(), RunnerError> {
     let mut files = Vec::new();
@@ -124,6 +144,14 @@ pub fn publish(staging: &Path, out: &Path, paths: &mut [PathBuf]) -> Result<(), 
                 std::fs::create_dir_all(parent).map_err(|e| io("creating", parent, e))?;
             }
             std::fs::rename(f, &dest).map_err(|e| io("publishing", &dest, e))?;
+            if let Some(other) = other_form(rel) {
+                match std::fs::remove_file(out.join(other)) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(io("removing", &out.join(other), e))
+                    }
+                    _ => {}
+                }
+            }
         }
     }
     let _ = std::fs::remove_dir_all(staging);
@@ -165,6 +193,16 @@ mod tests {
             "new"
         );
         assert!(!stage.exists());
+        // A compact swimlane replaces the JSON one of an earlier run, and back.
+        std::fs::write(out.join("chip_swimlane_records.json"), "old").unwrap();
+        let stage = staging_dir(&out).unwrap();
+        std::fs::write(stage.join("chip_swimlane_records.bin"), "new").unwrap();
+        publish(&stage, &out, &mut []).unwrap();
+        assert!(!out.join("chip_swimlane_records.json").exists());
+        let stage = staging_dir(&out).unwrap();
+        std::fs::write(stage.join("chip_swimlane_records.json"), "newer").unwrap();
+        publish(&stage, &out, &mut []).unwrap();
+        assert!(!out.join("chip_swimlane_records.bin").exists());
         // A staging directory of a process that is gone is swept by the next run.
         let dead = out.join(format!("{STAGING_PREFIX}999999999-1-0"));
         std::fs::create_dir_all(&dead).unwrap();

@@ -51,8 +51,11 @@ impl CompiledBuild {
         let mut timing = config.clone();
         timing.dfx.dep_gen = false;
         let mut outcome = self.execute_pass(params, &timing, &out)?;
-        if config.dfx.dep_gen && out.join("deps.json").exists() {
-            let deps = out.join("deps.json");
+        let deps = [pto_dfx::deps::FILE_NAME, pto_dfx::compact::deps::FILE_NAME]
+            .map(|n| out.join(n))
+            .into_iter()
+            .find(|p| p.exists());
+        if let Some(deps) = deps.filter(|_| config.dfx.dep_gen) {
             outcome.dfx.hints.push(format!(
                 "pto deps-viewer {} --format html",
                 crate::dfx_output::shell_quote(&deps.display().to_string())
@@ -164,6 +167,7 @@ impl CompiledBuild {
         let dfx = write_artifacts(
             out,
             &config.dfx,
+            config.dfx_format,
             &report,
             &chip_config,
             &self.kernel_config.name_map(),

@@ -78,6 +78,10 @@ pub fn capture_deps(
     config: &RunConfig,
 ) -> Vec<String> {
     let mut lines = Vec::new();
+    let deps_name = match config.dfx_format {
+        crate::config::DfxFormat::Json => pto_dfx::deps::FILE_NAME,
+        crate::config::DfxFormat::Compact => pto_dfx::compact::deps::FILE_NAME,
+    };
     let run_id = format!("{:x}{:x}", std::process::id(), pto_runtime::dfx::now_ns());
     let spec_path = dfx_dir.join(format!("_dep_gen_spec_{run_id}.json"));
     let staged = match write_spec(build_dir, dfx_dir, &spec_path, &run_id, params, config) {
@@ -85,7 +89,7 @@ pub fn capture_deps(
         Err(e) => {
             lines.push(format!(
                 "dep_gen graph capture could not start ({e}); the swimlane will render without dependency arrows / resolved kernel names (expected {}).",
-                dfx_dir.join("deps.json").display()
+                dfx_dir.join(deps_name).display()
             ));
             return lines;
         }
@@ -110,7 +114,7 @@ pub fn capture_deps(
             };
             lines.push(format!(
                 "dep_gen graph capture subprocess failed ({why}); the swimlane will render without dependency arrows / resolved kernel names (expected {}). Inputs kept at {} for re-run.",
-                dfx_dir.join("deps.json").display(),
+                dfx_dir.join(deps_name).display(),
                 spec_path.display()
             ));
         }
@@ -158,6 +162,7 @@ fn write_spec(
         "work_dir": build_dir.to_string_lossy(),
         "platform": config.platform().name(),
         "dfx_dir": dfx_dir.to_string_lossy(),
+        "dfx_format": config.dfx_format.name(),
         "args": args,
     });
     let text =
@@ -275,6 +280,10 @@ pub fn capture_main(spec_path: &Path) -> Result<(), RunnerError> {
         dep_gen: true,
         ..Default::default()
     };
+    // The timing pass's format (a spec without the key: the environment's, as before).
+    if let Some(f) = spec.get("dfx_format").and_then(Value::as_str) {
+        config.dfx_format = crate::config::DfxFormat::parse(f)?;
+    }
     build.execute_pass(&mut params, &config, &dfx_dir)?;
     Ok(())
 }

@@ -109,15 +109,16 @@ pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
     } else {
         dir
     };
-    let deps_path = dir.join(crate::deps::FILE_NAME);
-    if !deps_path.is_file() {
+    let Some(deps_path) =
+        super::beside(dir, crate::deps::FILE_NAME, crate::compact::deps::FILE_NAME)
+    else {
         return Err(ToolError::Missing {
-            path: deps_path,
+            path: dir.join(crate::deps::FILE_NAME),
             hint: String::from(
                 "the critical path needs the dependency graph; run with `--dep-gen`",
             ),
         });
-    }
+    };
     let mut warnings = Vec::new();
     let graph = load::load_graph(&deps_path)?;
     warnings.extend(
@@ -137,10 +138,14 @@ pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
     }
 
     // Timing.
-    let swimlane = [crate::swimlane::FILE_NAME, "l2_perf_records.json"]
-        .iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file());
+    let swimlane = [
+        crate::compact::swimlane::FILE_NAME,
+        crate::swimlane::FILE_NAME,
+        "l2_perf_records.json",
+    ]
+    .iter()
+    .map(|n| dir.join(n))
+    .find(|p| p.is_file());
     let mut spans: IdMap<u64, Span> = idmap::map_with_capacity(graph.tasks.len());
     // Every timed row: (core, start, end, task id).
     let mut rows: Vec<(u32, Ns, Ns, u64)> = Vec::new();

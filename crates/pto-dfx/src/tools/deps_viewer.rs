@@ -849,11 +849,14 @@ pub fn default_output(input: &Path, format: Format, mode: EdgeMode) -> PathBuf {
 /// Task spans from a swimlane file beside `deps` (ns since the swimlane base, min start ..
 /// max end, and the cores).
 fn sidecar_timing(dir: &Path, warnings: &mut Vec<String>) -> IdMap<u64, (u64, u64, Vec<u32>)> {
-    let path = dir.join(crate::swimlane::FILE_NAME);
     let mut out: IdMap<u64, (u64, u64, Vec<u32>)> = IdMap::default();
-    if !path.is_file() {
+    let Some(path) = super::beside(
+        dir,
+        crate::swimlane::FILE_NAME,
+        crate::compact::swimlane::FILE_NAME,
+    ) else {
         return out;
-    }
+    };
     let timeline = crate::tools::load::load_swimlane(&path)
         .map_err(ToolError::from)
         .and_then(|l| crate::tools::perf::join(&l.value, &path));
@@ -889,6 +892,10 @@ fn read_deps(
     detail: Detail,
     warnings: &mut Vec<String>,
 ) -> Result<DepsScan, ToolError> {
+    if crate::compact::sniff(input) == Some(crate::compact::CompactKind::Deps) {
+        let records = crate::compact::deps::read(input)?;
+        return Ok(DepsScan::from_file(&records.to_model()));
+    }
     match deps_scan::scan_file(input, detail)? {
         Scanned::Read(scan) => Ok(scan),
         Scanned::Declined => {

@@ -11,6 +11,12 @@ use std::path::PathBuf;
 
 use crate::error::{ReadError, WriteError};
 
+impl From<crate::compact::CompactError> for ToolError {
+    fn from(e: crate::compact::CompactError) -> Self {
+        Self::Read(e.into())
+    }
+}
+
 /// Why a viewer could not do its job.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -409,13 +409,27 @@ pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
 }
 
 /// Reads a `chip_swimlane_records.json`: the fast pass for a clean file,
-/// else [`crate::swimlane::parse`] (see the module docs).
+/// else [`crate::swimlane::parse`] (see the module docs). A compact file
+/// (`chip_swimlane_records.bin`, told by its magic) is read by
+/// [`crate::compact::swimlane::read`] into the same model.
 pub fn load_swimlane(path: &Path) -> Result<Loaded<SwimlaneFile>, ReadError> {
+    if crate::compact::sniff(path) == Some(crate::compact::CompactKind::Swimlane) {
+        return Ok(Loaded {
+            value: crate::compact::swimlane::read(path)?.to_model(),
+            problems: Vec::new(),
+        });
+    }
     parse_swimlane(&crate::json::read_file(path)?, path)
 }
 
 /// [`load_swimlane`] over file content; `path` only names the file in messages.
 pub fn parse_swimlane(bytes: &[u8], path: &Path) -> Result<Loaded<SwimlaneFile>, ReadError> {
+    if crate::compact::kind_of(bytes) == Some(crate::compact::CompactKind::Swimlane) {
+        return Ok(Loaded {
+            value: crate::compact::swimlane::parse(bytes, path)?.to_model(),
+            problems: Vec::new(),
+        });
+    }
     match fast_swimlane(bytes) {
         Some(value) => Ok(Loaded {
             value,
@@ -515,6 +529,23 @@ impl TaskGraph {
         )
     }
 
+    /// The graph of a compact dep_gen log (allocation tasks left out, as
+    /// `deps.json` leaves them), without building the `deps.json` model.
+    pub fn from_compact(records: &crate::compact::deps::DepsRecords) -> Self {
+        let tasks = records
+            .tasks
+            .iter()
+            .filter(|t| !t.task.is_alloc)
+            .map(|t| GraphTask {
+                task_id: TaskId(t.task.task),
+                kernel_ids: t.task.kernel_ids,
+                block_num: t.task.block_num.max(1),
+                early_dispatch: t.task.early_dispatch,
+            })
+            .collect();
+        Self::from_pairs(tasks, records.edges.iter().map(|e| (e.pred, e.succ)))
+    }
+
     /// The graph of a fully read `deps.json`.
     pub fn from_deps(file: &crate::deps::DepsFile) -> Self {
         let tasks = file
@@ -556,6 +587,12 @@ pub fn fast_graph(bytes: &[u8]) -> Option<TaskGraph> {
 /// file (memory: the graph, not the text), else [`crate::deps::parse`]
 /// (see the module docs).
 pub fn load_graph(path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
+    if crate::compact::sniff(path) == Some(crate::compact::CompactKind::Deps) {
+        return Ok(Loaded {
+            value: TaskGraph::from_compact(&crate::compact::deps::read(path)?),
+            problems: Vec::new(),
+        });
+    }
     match deps_scan::scan_file(path, Detail::Graph)? {
         Scanned::Read(scan) => Ok(Loaded {
             value: TaskGraph::from_scan(&scan),
@@ -567,6 +604,12 @@ pub fn load_graph(path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
 
 /// [`load_graph`] over file content; `path` only names the file in messages.
 pub fn parse_graph(bytes: &[u8], path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
+    if crate::compact::kind_of(bytes) == Some(crate::compact::CompactKind::Deps) {
+        return Ok(Loaded {
+            value: TaskGraph::from_compact(&crate::compact::deps::parse(bytes, path)?),
+            problems: Vec::new(),
+        });
+    }
     if let Some(graph) = fast_graph(bytes) {
         return Ok(Loaded {
             value: graph,

@@ -13,6 +13,12 @@
 //! | [`scope_stats_plot`] | `pto scope-stats-plot` | `scope_stats.jsonl` → `scope_stats.html` |
 //! | [`dump_viewer`] | `pto dump-viewer` | `args_dump/` → a listing, `.npy` or `.txt` exports |
 //! | [`critical_path`] | `pto critical-path` | `deps.json` (+ swimlane) → `critical_path_report.md` |
+//! | [`dfx_export`] | `pto dfx-export` | `chip_swimlane_records.bin`, `deps.bin` → their JSON files |
+//!
+//! Every viewer that reads the swimlane records or the dependency graph
+//! takes either form, told apart by magic ([`crate::compact::sniff`]):
+//! given `deps.json` or `chip_swimlane_records.json` it also looks for the
+//! `.bin` beside it when the JSON is absent.
 //!
 //! Shared pieces: [`load`] reads the two big inputs fast (falling back to
 //! the careful readers on damage), [`perf`] joins and times swimlane rows,
@@ -23,6 +29,7 @@
 pub mod critical_path;
 pub mod deps_scan;
 pub mod deps_viewer;
+pub mod dfx_export;
 pub mod dump_viewer;
 pub mod error;
 pub mod html;
@@ -47,4 +54,15 @@ pub(crate) fn parent_dir(path: &Path) -> &Path {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     }
+}
+
+/// The swimlane records or the dependency graph in `dir`: the compact file
+/// (`bin`) when it is there (faster to read), else the JSON file (`json`).
+/// A run leaves one form (publishing one removes the other); after
+/// `pto dfx-export` both hold the same records.
+pub fn beside(dir: &Path, json: &str, bin: &str) -> Option<std::path::PathBuf> {
+    [bin, json]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
 }

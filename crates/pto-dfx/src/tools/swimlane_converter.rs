@@ -186,7 +186,7 @@ pub fn convert_with(
 
     let deps_path = match options.deps {
         Some(p) => Some(p.to_path_buf()),
-        None => Some(dir.join(crate::deps::FILE_NAME)).filter(|p| p.is_file()),
+        None => super::beside(dir, crate::deps::FILE_NAME, crate::compact::deps::FILE_NAME),
     };
     // The two big reads overlap: deps.json on a second thread while this
     // one reads and joins the swimlane rows.

@@ -1,0 +1,773 @@
+//! `deps.bin`: the dep_gen log in compact form.
+//!
+//! After the framing ([`super`]) come three sections, each a u64 count and
+//! fixed-size records: `tasks` ([`TASK_BYTES`]), `args` ([`ARG_BYTES`]; the
+//! tasks' arguments in task order, each task owning the next `n_args`) and
+//! `edges` ([`EDGE_BYTES`]), in the runtime's emission order.
+//! `alloc_tensors` pseudo-tasks are kept (flagged); [`model`] leaves them
+//! out as `deps.json` does.
+//!
+//! | record | layout |
+//! |---|---|
+//! | task | `task` u64, `kernel_ids` 3 × i32, `block_num` u32, `flags` u8 (1 manual scope, 2 early dispatch, 4 alloc), `n_args` u32 |
+//! | arg | `type` u8 ([`ArgType`]), view |
+//! | edge | `pred` u64, `succ` u64, `arg` i32, `source` u8 (0 explicit, 1 creator, 2 tensormap), `flags` u8 (1 wait, 2 retain), `overlap` u8 (0 none, 1 no overlap, 2 covered, 3 other), consumer view, producer geometry |
+//! | view | `present` u8, `dtype` u8, `ndims` u8, `version` i32, `addr` u64, `buffer_bytes` u64, `start_offset` u64, `shapes` and `strides` ([`MAX_DIMS`] × u32 each) |
+//! | geometry | `present` u8, `ndims` u8, `start_offset` u64, `shapes`, `strides` |
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use super::{CompactError, CompactErrorKind, Cursor, Enc, Sink};
+use crate::deps::{
+    ArgDirection, DepFlags, DepsArg, DepsEdge, DepsFile, DepsTask, DepsTensor, EdgeSource, Overlap,
+    ProducerView, ScopeMode, TensorView,
+};
+use crate::error::WriteError;
+use crate::task_id::TaskId;
+
+/// The file name under the output prefix.
+pub const FILE_NAME: &str = "deps.bin";
+
+/// The first 8 bytes of the file.
+pub const MAGIC: [u8; 8] = *b"PTO-DEP\0";
+
+/// Most dimensions of a view.
+pub const MAX_DIMS: usize = 5;
+
+const VIEW_BYTES: usize = 3 + 4 + 24 + 8 * MAX_DIMS;
+const GEOMETRY_BYTES: usize = 2 + 8 + 8 * MAX_DIMS;
+/// Bytes of one task record.
+pub const TASK_BYTES: usize = 8 + 12 + 4 + 1 + 4;
+/// Bytes of one argument record.
+pub const ARG_BYTES: usize = 1 + VIEW_BYTES;
+/// Bytes of one edge record.
+pub const EDGE_BYTES: usize = 8 + 8 + 4 + 3 + VIEW_BYTES + GEOMETRY_BYTES;
+
+/// A tensor view as the runtime records it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct View {
+    /// Buffer base address.
+    pub addr: u64,
+    /// Buffer size in bytes.
+    pub buffer_bytes: u64,
+    /// Element offset of the view origin.
+    pub start_offset: u64,
+    /// Version tag.
+    pub version: i32,
+    /// Element type code ([`crate::DataType`]).
+    pub dtype: u8,
+    /// Rank, at most [`MAX_DIMS`].
+    pub ndims: u8,
+    /// Extents (the first `ndims`).
+    pub shapes: [u32; MAX_DIMS],
+    /// Element strides (the first `ndims`).
+    pub strides: [u32; MAX_DIMS],
+}
+
+/// The producer's registered region of a TensorMap edge.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Geometry {
+    /// Element offset of the origin.
+    pub start_offset: u64,
+    /// Rank, at most [`MAX_DIMS`].
+    pub ndims: u8,
+    /// Extents.
+    pub shapes: [u32; MAX_DIMS],
+    /// Element strides.
+    pub strides: [u32; MAX_DIMS],
+}
+
+/// The runtime's argument type of a tensor argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgType {
+    /// 0: input.
+    Input = 0,
+    /// 1: output (runtime-allocated).
+    Output = 1,
+    /// 2: input and output.
+    InOut = 2,
+    /// 3: output into an existing tensor.
+    OutputExisting = 3,
+    /// 4: input without a dependency (written `INPUT`).
+    NoDep = 4,
+}
+
+impl ArgType {
+    fn from_code(code: u8) -> Option<Self> {
+        [
+            Self::Input,
+            Self::Output,
+            Self::InOut,
+            Self::OutputExisting,
+            Self::NoDep,
+        ]
+        .get(usize::from(code))
+        .copied()
+    }
+
+    fn direction(self) -> ArgDirection {
+        match self {
+            Self::Input | Self::NoDep => ArgDirection::Input,
+            Self::Output => ArgDirection::Output,
+            Self::InOut => ArgDirection::Inout,
+            Self::OutputExisting => ArgDirection::OutputExisting,
+        }
+    }
+}
+
+/// One tensor argument of a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arg {
+    /// Its type.
+    pub ty: ArgType,
+    /// Its view; `None` for a runtime-allocated output.
+    pub view: Option<View>,
+}
+
+/// One submitted task (its arguments travel beside it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Task {
+    /// Raw task id.
+    pub task: u64,
+    /// Submitted inside a manual scope.
+    pub manual_scope: bool,
+    /// `set_allow_early_resolve(true)`.
+    pub early_dispatch: bool,
+    /// An `alloc_tensors` pseudo-task (absent from `deps.json`).
+    pub is_alloc: bool,
+    /// Kernel ids of the AIC, AIV0, AIV1 slots.
+    pub kernel_ids: [i32; 3],
+    /// SPMD blocks.
+    pub block_num: u32,
+}
+
+/// One edge `pred → succ`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    /// Producer.
+    pub pred: u64,
+    /// Consumer.
+    pub succ: u64,
+    /// Consumer argument index, −1 for explicit edges.
+    pub arg: i32,
+    /// Where it came from.
+    pub source: EdgeSource,
+    /// The consumer waits for the producer.
+    pub wait: bool,
+    /// The consumer retains the producer.
+    pub retain: bool,
+    /// TensorMap overlap class.
+    pub overlap: Option<Overlap>,
+    /// The consumer's view.
+    pub consumer: Option<View>,
+    /// The producer's region.
+    pub producer: Option<Geometry>,
+}
+
+/// A task with its arguments, as read from a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskWithArgs {
+    /// The task.
+    pub task: Task,
+    /// Its arguments.
+    pub args: Vec<Arg>,
+}
+
+/// A whole compact dep_gen log.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DepsRecords {
+    /// Tasks in submission order, allocation tasks included.
+    pub tasks: Vec<TaskWithArgs>,
+    /// Edges in emission order.
+    pub edges: Vec<Edge>,
+}
+
+impl DepsRecords {
+    /// The JSON model of these records ([`model`]).
+    pub fn to_model(&self) -> DepsFile {
+        model(
+            self.tasks.iter().map(|t| (t.task, t.args.iter().copied())),
+            self.edges.iter().copied(),
+        )
+    }
+}
+
+fn dtype_name(code: u8) -> String {
+    crate::DataType::name_of_code(u32::from(code)).to_string()
+}
+
+fn dims(n: u8) -> usize {
+    usize::from(n).min(MAX_DIMS)
+}
+
+fn tensor_view(t: &View) -> TensorView {
+    let n = dims(t.ndims);
+    TensorView {
+        tensor_id: crate::deps::tensor_id(t.addr, t.version),
+        dtype: dtype_name(t.dtype),
+        shape: t.shapes[..n].to_vec(),
+        start_offset: t.start_offset,
+        strides: t.strides[..n].to_vec(),
+    }
+}
+
+/// `deps.json`'s model of the records, whichever way they come: tasks (with
+/// their arguments) in submission order, edges in emission order.
+///
+/// Allocation tasks are left out; `tensors[]` lists every distinct tensor
+/// version in first-seen order (task arguments first, then edge consumers),
+/// with `buffer_numel` = buffer bytes / element size.
+pub fn model<T, A, E>(tasks: T, edges: E) -> DepsFile
+where
+    T: IntoIterator<Item = (Task, A)>,
+    A: IntoIterator<Item = Arg>,
+    E: IntoIterator<Item = Edge>,
+{
+    let mut file = DepsFile::default();
+    let mut seen = HashSet::new();
+    let mut note_tensor = |file: &mut DepsFile, t: &View| {
+        let id = crate::deps::tensor_id(t.addr, t.version);
+        if seen.insert(id) {
+            let es = crate::DataType::from_code(u32::from(t.dtype)).map_or(1, |d| d.elem_size());
+            file.tensors.push(DepsTensor {
+                tensor_id: id,
+                buffer_addr: t.addr,
+                version: t.version,
+                dtype: dtype_name(t.dtype),
+                buffer_numel: t.buffer_bytes / (es as u64).max(1),
+            });
+        }
+    };
+    for (task, args) in tasks {
+        if task.is_alloc {
+            continue;
+        }
+        let mut out = Vec::new();
+        for (i, a) in args.into_iter().enumerate() {
+            if let Some(t) = &a.view {
+                note_tensor(&mut file, t);
+            }
+            out.push(DepsArg {
+                idx: i as i32,
+                direction: a.ty.direction(),
+                tensor: a.view.as_ref().map(tensor_view),
+            });
+        }
+        file.tasks.push(DepsTask {
+            task_id: TaskId(task.task),
+            scope: if task.manual_scope {
+                ScopeMode::Manual
+            } else {
+                ScopeMode::Auto
+            },
+            early_dispatch: task.early_dispatch,
+            kernel_ids: task.kernel_ids.to_vec(),
+            block_num: task.block_num,
+            args: out,
+        });
+    }
+    for e in edges {
+        if let Some(t) = &e.consumer {
+            note_tensor(&mut file, t);
+        }
+        file.edges.push(DepsEdge {
+            pred: TaskId(e.pred),
+            succ: TaskId(e.succ),
+            arg: e.arg,
+            source: e.source,
+            flags: DepFlags {
+                wait: e.wait,
+                retain: e.retain,
+            },
+            overlap: e.overlap,
+            consumer: e.consumer.as_ref().map(tensor_view),
+            producer: e.producer.map(|g| {
+                let n = dims(g.ndims);
+                ProducerView {
+                    shape: g.shapes[..n].to_vec(),
+                    start_offset: g.start_offset,
+                    strides: g.strides[..n].to_vec(),
+                }
+            }),
+        });
+    }
+    file
+}
+
+// ---------------------------------------------------------------- writer
+
+fn put_view<const N: usize>(e: &mut Enc<N>, v: Option<&View>) {
+    let d = v.copied().unwrap_or_default();
+    e.u8(u8::from(v.is_some()))
+        .u8(d.dtype)
+        .u8(d.ndims)
+        .bytes(&d.version.to_le_bytes())
+        .u64(d.addr)
+        .u64(d.buffer_bytes)
+        .u64(d.start_offset);
+    for s in d.shapes.iter().chain(&d.strides) {
+        e.u32(*s);
+    }
+}
+
+fn encode_task(t: &Task, n_args: u32) -> [u8; TASK_BYTES] {
+    let mut e = Enc::<TASK_BYTES>::new();
+    e.u64(t.task);
+    for k in t.kernel_ids {
+        e.bytes(&k.to_le_bytes());
+    }
+    let flags =
+        u8::from(t.manual_scope) | u8::from(t.early_dispatch) << 1 | u8::from(t.is_alloc) << 2;
+    *e.u32(t.block_num).u8(flags).u32(n_args).done()
+}
+
+fn encode_arg(a: &Arg) -> [u8; ARG_BYTES] {
+    let mut e = Enc::<ARG_BYTES>::new();
+    e.u8(a.ty as u8);
+    put_view(&mut e, a.view.as_ref());
+    *e.done()
+}
+
+fn source_code(s: EdgeSource) -> u8 {
+    match s {
+        EdgeSource::Explicit => 0,
+        EdgeSource::Creator => 1,
+        EdgeSource::Tensormap => 2,
+    }
+}
+
+fn overlap_code(o: Option<Overlap>) -> u8 {
+    match o {
+        None => 0,
+        Some(Overlap::NoOverlap) => 1,
+        Some(Overlap::Covered) => 2,
+        Some(Overlap::Other) => 3,
+    }
+}
+
+fn encode_edge(x: &Edge) -> [u8; EDGE_BYTES] {
+    let mut e = Enc::<EDGE_BYTES>::new();
+    e.u64(x.pred)
+        .u64(x.succ)
+        .bytes(&x.arg.to_le_bytes())
+        .u8(source_code(x.source))
+        .u8(u8::from(x.wait) | u8::from(x.retain) << 1)
+        .u8(overlap_code(x.overlap));
+    put_view(&mut e, x.consumer.as_ref());
+    let g = x.producer.unwrap_or_default();
+    e.u8(u8::from(x.producer.is_some()))
+        .u8(g.ndims)
+        .u64(g.start_offset);
+    for s in g.shapes.iter().chain(&g.strides) {
+        e.u32(*s);
+    }
+    *e.done()
+}
+
+/// Writes the log to `path` atomically, straight from the iterators (no
+/// allocation per record); returns the bytes written. `tasks` is walked
+/// twice (tasks, then their arguments), so it must be `Clone` (an iterator
+/// over slices is). An iterator whose `len()` disagrees with what it yields
+/// is an error and leaves no file.
+pub fn write<T, A, E>(path: &Path, tasks: T, edges: E) -> Result<u64, WriteError>
+where
+    T: ExactSizeIterator<Item = (Task, A)> + Clone,
+    A: ExactSizeIterator<Item = Arg>,
+    E: ExactSizeIterator<Item = Edge>,
+{
+    let mut out = Sink::create(path)?;
+    out.put(&MAGIC)?;
+    out.put(&super::VERSION.to_le_bytes())?;
+    let n_tasks = tasks.len();
+    out.put(&(n_tasks as u64).to_le_bytes())?;
+    let (mut seen, mut n_args) = (0usize, 0u64);
+    for (t, args) in tasks.clone() {
+        seen += 1;
+        let n = args.len() as u64;
+        n_args += n;
+        out.put(&encode_task(&t, n.min(u64::from(u32::MAX)) as u32))?;
+    }
+    if seen != n_tasks {
+        return Err(super::length_mismatch(out.path(), "tasks"));
+    }
+    out.put(&n_args.to_le_bytes())?;
+    let mut written = 0u64;
+    for (_, args) in tasks {
+        let n = args.len();
+        let mut k = 0usize;
+        for a in args {
+            k += 1;
+            out.put(&encode_arg(&a))?;
+        }
+        if k != n || n as u64 > u64::from(u32::MAX) {
+            return Err(super::length_mismatch(out.path(), "args"));
+        }
+        written += k as u64;
+    }
+    if written != n_args {
+        return Err(super::length_mismatch(out.path(), "args"));
+    }
+    let n_edges = edges.len();
+    out.put(&(n_edges as u64).to_le_bytes())?;
+    let mut seen = 0usize;
+    for e in edges {
+        seen += 1;
+        if seen > n_edges {
+            break;
+        }
+        out.put(&encode_edge(&e))?;
+    }
+    if seen != n_edges {
+        return Err(super::length_mismatch(out.path(), "edges"));
+    }
+    out.commit()
+}
+
+// ---------------------------------------------------------------- reader
+
+/// Reads the compact dep_gen log at `path`.
+pub fn read(path: &Path) -> Result<DepsRecords, CompactError> {
+    parse(&super::read_bytes(path, "header")?, path)
+}
+
+fn bad(c: &Cursor<'_>, field: &'static str, value: u8, reason: &'static str) -> CompactError {
+    c.error(
+        field,
+        CompactErrorKind::Value {
+            value: u64::from(value),
+            reason,
+        },
+    )
+}
+
+fn flag(c: &Cursor<'_>, field: &'static str, v: u8) -> Result<bool, CompactError> {
+    match v {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(bad(c, field, v, "is not 0 or 1")),
+    }
+}
+
+fn ndims(c: &Cursor<'_>, v: u8) -> Result<u8, CompactError> {
+    if usize::from(v) > MAX_DIMS {
+        return Err(bad(c, "ndims", v, "is more dimensions than a view has (5)"));
+    }
+    Ok(v)
+}
+
+fn dims_of(c: &mut Cursor<'_>) -> Result<([u32; MAX_DIMS], [u32; MAX_DIMS]), CompactError> {
+    let mut shapes = [0u32; MAX_DIMS];
+    let mut strides = [0u32; MAX_DIMS];
+    for s in &mut shapes {
+        *s = c.u32("shapes")?;
+    }
+    for s in &mut strides {
+        *s = c.u32("strides")?;
+    }
+    Ok((shapes, strides))
+}
+
+fn read_view(c: &mut Cursor<'_>) -> Result<Option<View>, CompactError> {
+    let present = c.u8("view")?;
+    let present = flag(c, "view", present)?;
+    let dtype = c.u8("dtype")?;
+    let nd = c.u8("ndims")?;
+    let nd = ndims(c, nd)?;
+    let version = i32::from_le_bytes(c.take("version")?);
+    let addr = c.u64("addr")?;
+    let buffer_bytes = c.u64("buffer_bytes")?;
+    let start_offset = c.u64("start_offset")?;
+    let (shapes, strides) = dims_of(c)?;
+    Ok(present.then_some(View {
+        addr,
+        buffer_bytes,
+        start_offset,
+        version,
+        dtype,
+        ndims: nd,
+        shapes,
+        strides,
+    }))
+}
+
+/// [`read`] over file content; `path` only names the file in errors.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<DepsRecords, CompactError> {
+    let mut c = Cursor::new(bytes, path);
+    c.framing(&MAGIC, FILE_NAME)?;
+    c.section = "tasks";
+    let n_tasks = c.count(TASK_BYTES, true)?;
+    let mut tasks = Vec::with_capacity(n_tasks);
+    let mut arg_counts = Vec::with_capacity(n_tasks);
+    for i in 0..n_tasks {
+        c.index = Some(i as u64);
+        let task = c.u64("task")?;
+        let mut kernel_ids = [0i32; 3];
+        for k in &mut kernel_ids {
+            *k = i32::from_le_bytes(c.take("kernel_ids")?);
+        }
+        let block_num = c.u32("block_num")?;
+        let flags = c.u8("flags")?;
+        if flags > 7 {
+            return Err(bad(&c, "flags", flags, "has bits other than 1, 2 and 4"));
+        }
+        arg_counts.push(c.u32("n_args")?);
+        tasks.push(Task {
+            task,
+            manual_scope: flags & 1 != 0,
+            early_dispatch: flags & 2 != 0,
+            is_alloc: flags & 4 != 0,
+            kernel_ids,
+            block_num,
+        });
+    }
+    c.section = "args";
+    c.index = None;
+    let n_args = c.count(ARG_BYTES, true)?;
+    let total: u64 = arg_counts.iter().map(|&n| u64::from(n)).sum();
+    if total != n_args as u64 {
+        return Err(c.error(
+            "count",
+            CompactErrorKind::Value {
+                value: n_args as u64,
+                reason: "is not the sum of the tasks' n_args",
+            },
+        ));
+    }
+    let mut out = Vec::with_capacity(n_tasks);
+    let mut k = 0u64;
+    for (task, n) in tasks.into_iter().zip(arg_counts) {
+        // `n` arguments remain in the section (the sum was checked).
+        let mut args = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            c.index = Some(k);
+            k += 1;
+            let code = c.u8("type")?;
+            let ty = ArgType::from_code(code)
+                .ok_or_else(|| bad(&c, "type", code, "is not an argument type (0..=4)"))?;
+            args.push(Arg {
+                ty,
+                view: read_view(&mut c)?,
+            });
+        }
+        out.push(TaskWithArgs { task, args });
+    }
+    c.section = "edges";
+    c.index = None;
+    let n_edges = c.count(EDGE_BYTES, true)?;
+    let mut edges = Vec::with_capacity(n_edges);
+    for i in 0..n_edges {
+        c.index = Some(i as u64);
+        let pred = c.u64("pred")?;
+        let succ = c.u64("succ")?;
+        let arg = i32::from_le_bytes(c.take("arg")?);
+        let s = c.u8("source")?;
+        let source = match s {
+            0 => EdgeSource::Explicit,
+            1 => EdgeSource::Creator,
+            2 => EdgeSource::Tensormap,
+            _ => return Err(bad(&c, "source", s, "is not an edge source (0..=2)")),
+        };
+        let flags = c.u8("flags")?;
+        if flags > 3 {
+            return Err(bad(&c, "flags", flags, "has bits other than 1 and 2"));
+        }
+        let o = c.u8("overlap")?;
+        let overlap = match o {
+            0 => None,
+            1 => Some(Overlap::NoOverlap),
+            2 => Some(Overlap::Covered),
+            3 => Some(Overlap::Other),
+            _ => return Err(bad(&c, "overlap", o, "is not an overlap class (0..=3)")),
+        };
+        let consumer = read_view(&mut c)?;
+        let present = c.u8("producer")?;
+        let present = flag(&c, "producer", present)?;
+        let nd = c.u8("ndims")?;
+        let nd = ndims(&c, nd)?;
+        let start_offset = c.u64("start_offset")?;
+        let (shapes, strides) = dims_of(&mut c)?;
+        edges.push(Edge {
+            pred,
+            succ,
+            arg,
+            source,
+            wait: flags & 1 != 0,
+            retain: flags & 2 != 0,
+            overlap,
+            consumer,
+            producer: present.then_some(Geometry {
+                start_offset,
+                ndims: nd,
+                shapes,
+                strides,
+            }),
+        });
+    }
+    c.end()?;
+    Ok(DepsRecords { tasks: out, edges })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(addr: u64, version: i32) -> View {
+        View {
+            addr,
+            buffer_bytes: 256,
+            start_offset: 16,
+            version,
+            dtype: 0,
+            ndims: 2,
+            shapes: [4, 4, 0, 0, 0],
+            strides: [8, 1, 0, 0, 0],
+        }
+    }
+
+    pub(crate) fn sample() -> DepsRecords {
+        let task = |id, is_alloc| Task {
+            task: id,
+            manual_scope: id == 2,
+            early_dispatch: id == 1,
+            is_alloc,
+            kernel_ids: [0, -1, -1],
+            block_num: 1,
+        };
+        DepsRecords {
+            tasks: vec![
+                TaskWithArgs {
+                    task: task(9, true),
+                    args: vec![Arg {
+                        ty: ArgType::Output,
+                        view: Some(view(0x9000, 0)),
+                    }],
+                },
+                TaskWithArgs {
+                    task: task(1, false),
+                    args: vec![
+                        Arg {
+                            ty: ArgType::Input,
+                            view: Some(view(0x1000, 0)),
+                        },
+                        Arg {
+                            ty: ArgType::Output,
+                            view: None,
+                        },
+                    ],
+                },
+                TaskWithArgs {
+                    task: task(2, false),
+                    args: vec![Arg {
+                        ty: ArgType::NoDep,
+                        view: Some(view(0x1000, 0)),
+                    }],
+                },
+            ],
+            edges: vec![
+                Edge {
+                    pred: 1,
+                    succ: 2,
+                    arg: 0,
+                    source: EdgeSource::Tensormap,
+                    wait: true,
+                    retain: false,
+                    overlap: Some(Overlap::Covered),
+                    consumer: Some(view(0x2000, 1)),
+                    producer: Some(Geometry {
+                        start_offset: 0,
+                        ndims: 1,
+                        shapes: [16, 0, 0, 0, 0],
+                        strides: [1, 0, 0, 0, 0],
+                    }),
+                },
+                Edge {
+                    pred: 1,
+                    succ: 2,
+                    arg: -1,
+                    source: EdgeSource::Explicit,
+                    wait: false,
+                    retain: true,
+                    overlap: None,
+                    consumer: None,
+                    producer: None,
+                },
+            ],
+        }
+    }
+
+    fn write_sample(dir: &Path, r: &DepsRecords) -> std::path::PathBuf {
+        let path = dir.join(FILE_NAME);
+        write(
+            &path,
+            r.tasks.iter().map(|t| (t.task, t.args.iter().copied())),
+            r.edges.iter().copied(),
+        )
+        .unwrap();
+        path
+    }
+
+    #[test]
+    fn records_round_trip_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = sample();
+        let path = write_sample(dir.path(), &r);
+        let len = std::fs::metadata(&path).unwrap().len() as usize;
+        assert_eq!(
+            len,
+            12 + 24 + 3 * TASK_BYTES + 4 * ARG_BYTES + 2 * EDGE_BYTES
+        );
+        assert_eq!(
+            super::super::sniff(&path),
+            Some(super::super::CompactKind::Deps)
+        );
+        assert_eq!(read(&path).unwrap(), r);
+    }
+
+    #[test]
+    fn the_model_drops_alloc_tasks_and_lists_tensors_in_first_seen_order() {
+        let f = sample().to_model();
+        let ids: Vec<u64> = f.tasks.iter().map(|t| t.task_id.raw()).collect();
+        assert_eq!(ids, [1, 2]);
+        assert_eq!(f.tasks[0].args[1].tensor, None);
+        assert_eq!(f.tasks[0].args[1].direction, ArgDirection::Output);
+        assert_eq!(f.tasks[1].args[0].direction, ArgDirection::Input);
+        assert_eq!(f.tasks[1].scope, ScopeMode::Manual);
+        let addrs: Vec<u64> = f.tensors.iter().map(|t| t.buffer_addr).collect();
+        assert_eq!(addrs, [0x1000, 0x2000]);
+        // 256 bytes of FLOAT32.
+        assert_eq!(f.tensors[0].buffer_numel, 64);
+        assert_eq!(
+            f.edges[0].producer.as_ref().map(|p| p.shape.clone()),
+            Some(vec![16])
+        );
+        assert!(f.check_consistency().is_empty());
+    }
+
+    #[test]
+    fn damage_is_an_error_naming_section_record_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_sample(dir.path(), &sample());
+        let bytes = std::fs::read(&path).unwrap();
+        for n in 0..bytes.len() {
+            assert!(parse(&bytes[..n], &path).is_err(), "prefix {n}");
+        }
+        // The second task's n_args raised by one: the args count no longer adds up.
+        let at = 12 + 8 + TASK_BYTES + TASK_BYTES - 4;
+        let mut sum = bytes.clone();
+        sum[at] += 1;
+        let e = parse(&sum, &path).unwrap_err();
+        assert_eq!((e.section, e.field), ("args", "count"));
+        // The first edge's overlap set to 7.
+        let at = 12 + 8 + 3 * TASK_BYTES + 8 + 4 * ARG_BYTES + 8 + 8 + 8 + 4 + 2;
+        let mut o = bytes.clone();
+        o[at] = 7;
+        let e = parse(&o, &path).unwrap_err();
+        assert_eq!((e.section, e.index, e.field), ("edges", Some(0), "overlap"));
+        assert!(e.to_string().contains("edges[0].overlap"), "{e}");
+        // The tasks count set to 2^61 (would overflow `count × size`).
+        let mut huge = bytes;
+        huge[12..20].copy_from_slice(&(1u64 << 61).to_le_bytes());
+        assert_eq!(parse(&huge, &path).unwrap_err().field, "count");
+    }
+}

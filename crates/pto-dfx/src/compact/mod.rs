@@ -1,0 +1,389 @@
+//! Compact binary forms of the two large diagnostics: the swimlane records
+//! ([`swimlane`], `chip_swimlane_records.bin`) and the dep_gen log ([`deps`],
+//! `deps.bin`).
+//!
+//! At 100k tasks Simpler's JSON forms are 60 MB (swimlane level 4) and up to
+//! 130 MB (`deps.json`): formatting and writing them after the run costs
+//! several times the run itself. The compact forms hold the runtime's
+//! records as they are (host nanoseconds, raw ids, fixed-size records), so
+//! writing one is a copy; Simpler's JSON is produced from them on demand
+//! (`pto dfx-export`, or any viewer, which accepts either form).
+//!
+//! Both files share one framing, little-endian throughout:
+//!
+//! | offset | bytes | field |
+//! |---:|---:|---|
+//! | 0 | 8 | magic: [`swimlane::MAGIC`] or [`deps::MAGIC`] |
+//! | 8 | 4 | format version, [`VERSION`] |
+//! | 12 | … | the form's header, then its sections |
+//!
+//! A section is a `u64` record count followed by that many fixed-size
+//! records. The reader ([`swimlane::parse`], [`deps::parse`]) checks every
+//! count against the bytes that remain before it allocates anything, checks
+//! every enumerated field, and refuses trailing bytes; its errors
+//! ([`CompactError`]) name the file, the section, the record index and the
+//! field. [`sniff`] tells the forms apart by magic, so a viewer needs no
+//! file name convention.
+//!
+//! Whichever way the records come (from a run, or from a compact file),
+//! [`swimlane::model`] and [`deps::model`] turn them into the
+//! [`crate::swimlane::SwimlaneFile`] / [`crate::deps::DepsFile`] that the
+//! JSON writers render: one conversion, so the exported JSON is
+//! byte-identical to what the JSON mode writes for the same records.
+
+use std::path::{Path, PathBuf};
+
+pub mod deps;
+pub mod swimlane;
+
+/// The format version both forms write; a reader refuses any other.
+pub const VERSION: u32 = 1;
+
+/// Which compact form a file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactKind {
+    /// `chip_swimlane_records.bin` ([`swimlane::MAGIC`]).
+    Swimlane,
+    /// `deps.bin` ([`deps::MAGIC`]).
+    Deps,
+}
+
+/// The compact form `bytes` starts with, if any.
+pub fn kind_of(bytes: &[u8]) -> Option<CompactKind> {
+    match bytes.get(..8)? {
+        m if m == swimlane::MAGIC => Some(CompactKind::Swimlane),
+        m if m == deps::MAGIC => Some(CompactKind::Deps),
+        _ => None,
+    }
+}
+
+/// The compact form of the file at `path` (its first 8 bytes), `None` for a
+/// file in another format, one shorter than a magic, or one that cannot be
+/// opened (the format's own reader then reports why).
+pub fn sniff(path: &Path) -> Option<CompactKind> {
+    use std::io::Read as _;
+    let mut head = [0u8; 8];
+    let mut file = std::fs::File::open(path).ok()?;
+    file.read_exact(&mut head).ok()?;
+    kind_of(&head)
+}
+
+/// A compact file that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: `{}`: {kind}", path.display(), self.location())]
+pub struct CompactError {
+    /// The file.
+    pub path: PathBuf,
+    /// The part of the file: `header`, `workers`, `subtasks`, `phases`,
+    /// `orchestrator`, `tasks`, `args`, `edges`, or `file`.
+    pub section: &'static str,
+    /// The record within the section, when the fault is in one.
+    pub index: Option<u64>,
+    /// The field at fault (`count`, `kind`, `ndims`, ...), or empty.
+    pub field: &'static str,
+    /// What is wrong.
+    pub kind: CompactErrorKind,
+}
+
+impl CompactError {
+    /// `section[index].field`, e.g. `phases[3].kind` or `header.version`.
+    pub fn location(&self) -> String {
+        let mut s = String::from(self.section);
+        if let Some(i) = self.index {
+            s.push_str(&format!("[{i}]"));
+        }
+        if !self.field.is_empty() {
+            s.push('.');
+            s.push_str(self.field);
+        }
+        s
+    }
+}
+
+/// What is wrong with a compact file.
+#[derive(Debug, thiserror::Error)]
+pub enum CompactErrorKind {
+    /// Opening or reading the file failed.
+    #[error("the file cannot be opened or read: {0}")]
+    Io(std::io::Error),
+    /// The file is longer than [`crate::MAX_FILE_BYTES`].
+    #[error(
+        "the file is {bytes} bytes, more than the {} any reader takes",
+        crate::MAX_FILE_BYTES
+    )]
+    TooLarge {
+        /// Its length.
+        bytes: u64,
+    },
+    /// The magic is not the expected form's.
+    #[error("not a {expected} file (wrong magic)")]
+    BadMagic {
+        /// The form that was expected.
+        expected: &'static str,
+    },
+    /// A version this reader does not know.
+    #[error("format version {found} is not supported (this reader knows {VERSION})")]
+    Version {
+        /// The version in the file.
+        found: u32,
+    },
+    /// The file ends inside a field.
+    #[error("the file ends early: {needed} more bytes needed, {available} left; the run that wrote it may have been cut short")]
+    Truncated {
+        /// Bytes the field needs.
+        needed: u64,
+        /// Bytes left.
+        available: u64,
+    },
+    /// A record count larger than the rest of the file can hold.
+    #[error("{count} records of {record_bytes} bytes do not fit in the {available} bytes left")]
+    Count {
+        /// The count read.
+        count: u64,
+        /// Bytes per record.
+        record_bytes: u64,
+        /// Bytes left.
+        available: u64,
+    },
+    /// A field holds a value outside its range.
+    #[error("value {value} {reason}")]
+    Value {
+        /// The value read.
+        value: u64,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// Bytes after the last section.
+    #[error("{0} unexpected bytes after the last section")]
+    Trailing(u64),
+}
+
+/// Reads a whole file for a compact reader (bounded by [`crate::MAX_FILE_BYTES`]).
+pub(crate) fn read_bytes(path: &Path, section: &'static str) -> Result<Vec<u8>, CompactError> {
+    let err = |kind| CompactError {
+        path: path.to_path_buf(),
+        section,
+        index: None,
+        field: "",
+        kind,
+    };
+    let len = std::fs::metadata(path)
+        .map_err(|e| err(CompactErrorKind::Io(e)))?
+        .len();
+    if len > crate::MAX_FILE_BYTES {
+        return Err(err(CompactErrorKind::TooLarge { bytes: len }));
+    }
+    std::fs::read(path).map_err(|e| err(CompactErrorKind::Io(e)))
+}
+
+/// A bounds-checked little-endian cursor over a compact file.
+pub(crate) struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    path: &'a Path,
+    /// The section being read (for errors).
+    pub section: &'static str,
+    /// The record being read (for errors).
+    pub index: Option<u64>,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(bytes: &'a [u8], path: &'a Path) -> Self {
+        Self {
+            bytes,
+            pos: 0,
+            path,
+            section: "header",
+            index: None,
+        }
+    }
+
+    pub fn error(&self, field: &'static str, kind: CompactErrorKind) -> CompactError {
+        CompactError {
+            path: self.path.to_path_buf(),
+            section: self.section,
+            index: self.index,
+            field,
+            kind,
+        }
+    }
+
+    fn remaining(&self) -> usize {
+        self.bytes.len().saturating_sub(self.pos)
+    }
+
+    pub fn take<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], CompactError> {
+        let end = self.pos.checked_add(N).filter(|&e| e <= self.bytes.len());
+        match end.and_then(|e| self.bytes.get(self.pos..e)) {
+            Some(slice) => {
+                let mut out = [0u8; N];
+                out.copy_from_slice(slice);
+                self.pos += N;
+                Ok(out)
+            }
+            None => Err(self.error(
+                field,
+                CompactErrorKind::Truncated {
+                    needed: N as u64,
+                    available: self.remaining() as u64,
+                },
+            )),
+        }
+    }
+
+    pub fn u8(&mut self, field: &'static str) -> Result<u8, CompactError> {
+        Ok(self.take::<1>(field)?[0])
+    }
+
+    pub fn u32(&mut self, field: &'static str) -> Result<u32, CompactError> {
+        Ok(u32::from_le_bytes(self.take(field)?))
+    }
+
+    pub fn u64(&mut self, field: &'static str) -> Result<u64, CompactError> {
+        Ok(u64::from_le_bytes(self.take(field)?))
+    }
+
+    /// Checks the magic and the version.
+    pub fn framing(&mut self, magic: &[u8; 8], form: &'static str) -> Result<(), CompactError> {
+        if &self.take::<8>("magic")? != magic {
+            return Err(self.error("magic", CompactErrorKind::BadMagic { expected: form }));
+        }
+        let version = self.u32("version")?;
+        if version != VERSION {
+            return Err(self.error("version", CompactErrorKind::Version { found: version }));
+        }
+        Ok(())
+    }
+
+    /// A count of records of `record_bytes` each (32-bit when `wide` is false),
+    /// checked against the bytes left so that no allocation exceeds the file.
+    pub fn count(&mut self, record_bytes: usize, wide: bool) -> Result<usize, CompactError> {
+        let count = if wide {
+            self.u64("count")?
+        } else {
+            u64::from(self.u32("count")?)
+        };
+        let available = self.remaining() as u64;
+        let fits = count
+            .checked_mul(record_bytes as u64)
+            .is_some_and(|need| need <= available);
+        if !fits {
+            return Err(self.error(
+                "count",
+                CompactErrorKind::Count {
+                    count,
+                    record_bytes: record_bytes as u64,
+                    available,
+                },
+            ));
+        }
+        // `count * record_bytes <= len`, so it fits in a usize.
+        Ok(count as usize)
+    }
+
+    /// Refuses bytes after the last section.
+    pub fn end(&mut self) -> Result<(), CompactError> {
+        self.section = "file";
+        self.index = None;
+        match self.remaining() {
+            0 => Ok(()),
+            n => Err(self.error("", CompactErrorKind::Trailing(n as u64))),
+        }
+    }
+}
+
+/// A fixed-size record being encoded (no allocation).
+pub(crate) struct Enc<const N: usize> {
+    buf: [u8; N],
+    pos: usize,
+}
+
+impl<const N: usize> Enc<N> {
+    pub fn new() -> Self {
+        Self {
+            buf: [0u8; N],
+            pos: 0,
+        }
+    }
+
+    pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        let end = (self.pos + b.len()).min(N);
+        let n = end - self.pos;
+        self.buf[self.pos..end].copy_from_slice(&b[..n]);
+        self.pos = end;
+        self
+    }
+
+    pub fn u8(&mut self, v: u8) -> &mut Self {
+        self.bytes(&[v])
+    }
+
+    pub fn u32(&mut self, v: u32) -> &mut Self {
+        self.bytes(&v.to_le_bytes())
+    }
+
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        self.bytes(&v.to_le_bytes())
+    }
+
+    pub fn done(&self) -> &[u8; N] {
+        debug_assert_eq!(self.pos, N, "record layout and size disagree");
+        &self.buf
+    }
+}
+
+/// An [`crate::atomic::AtomicFile`] fed through one staging buffer of
+/// [`Sink::CHUNK`] bytes (one allocation per file, large writes), counting
+/// the bytes written.
+pub(crate) struct Sink {
+    file: crate::atomic::AtomicFile,
+    buf: Vec<u8>,
+    /// Bytes written so far.
+    pub written: u64,
+}
+
+impl Sink {
+    const CHUNK: usize = 1 << 20;
+
+    pub fn create(path: &Path) -> Result<Self, crate::WriteError> {
+        Ok(Self {
+            file: crate::atomic::AtomicFile::create(path)?,
+            buf: Vec::with_capacity(Self::CHUNK),
+            written: 0,
+        })
+    }
+
+    pub fn put(&mut self, bytes: &[u8]) -> Result<(), crate::WriteError> {
+        self.written += bytes.len() as u64;
+        if self.buf.len() + bytes.len() > Self::CHUNK {
+            self.file.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        if bytes.len() > Self::CHUNK {
+            return self.file.write_all(bytes);
+        }
+        self.buf.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    pub fn commit(mut self) -> Result<u64, crate::WriteError> {
+        self.file.write_all(&self.buf)?;
+        self.file.commit()?;
+        Ok(self.written)
+    }
+}
+
+/// The error for an iterator whose length disagrees with what it yielded.
+pub(crate) fn length_mismatch(path: &Path, key: &str) -> crate::WriteError {
+    crate::WriteError::invalid(
+        path,
+        crate::InvalidRecord {
+            key: key.to_string(),
+            reason: String::from("yielded another number of records than its length said"),
+        },
+    )
+}

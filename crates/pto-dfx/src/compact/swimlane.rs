@@ -1,0 +1,696 @@
+//! `chip_swimlane_records.bin`: the swimlane records in compact form.
+//!
+//! After the framing ([`super`]): the header, then one group per worker
+//! thread, then the orchestrator's submits. Times are host monotonic
+//! nanoseconds as the runtime recorded them; [`model`] converts them to
+//! counter ticks (`clock_freq_hz`) for [`crate::swimlane::SwimlaneFile`].
+//!
+//! | part | layout |
+//! |---|---|
+//! | header | `level` u8, `clock_freq_hz` u64, `core_types` (u32 count, u8 each: 0 aic, 1 aiv), `core_to_thread` (u32 count, i32 each) |
+//! | `workers` | u32 count; per worker: `subtasks` (u64 count, [`SUBTASK_BYTES`] each), `phases` (u64 count, [`PHASE_BYTES`] each) |
+//! | `orchestrator` | u64 count, [`ORCH_BYTES`] each |
+//!
+//! A subtask is `core` u32, `reg_task_id` u32, `task` u64, then `dispatch`,
+//! `receive`, `start`, `end`, `finish` (u64 ns). A phase is `kind` u8
+//! (Simpler's enum value, [`crate::swimlane::SchedPhaseKind::code`]),
+//! `shared_at_start` and `shared_at_end` (3 × i16 each), `loop_iter`,
+//! `tasks_processed`, `pop_hit`, `pop_miss` (u32), `start`, `end` (u64 ns).
+//! An orchestrator record is `submit_idx` u32, `task` u64, `start`, `end`
+//! (u64 ns).
+
+use std::path::Path;
+
+use super::{CompactError, CompactErrorKind, Cursor, Enc, Sink};
+use crate::core_type::CoreType;
+use crate::error::WriteError;
+use crate::swimlane::{
+    AicoreTaskRow, AicpuTaskRow, OrchPhaseRecord, PopCounts, SchedPhaseKind, SchedPhaseRecord,
+    SwimlaneFile, SwimlaneLevel, SwimlaneMetadata,
+};
+use crate::task_id::TaskId;
+
+/// The file name under the output prefix.
+pub const FILE_NAME: &str = "chip_swimlane_records.bin";
+
+/// The first 8 bytes of the file.
+pub const MAGIC: [u8; 8] = *b"PTO-SWL\0";
+
+/// Bytes of one subtask record.
+pub const SUBTASK_BYTES: usize = 56;
+/// Bytes of one scheduler-phase record.
+pub const PHASE_BYTES: usize = 45;
+/// Bytes of one orchestrator record.
+pub const ORCH_BYTES: usize = 28;
+
+/// One kernel execution on a logical core (an `aicore_tasks` row and an
+/// `aicpu_tasks` row), in ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Subtask {
+    /// Logical core.
+    pub core: u32,
+    /// Raw task id.
+    pub task: u64,
+    /// Per-core dispatch token.
+    pub reg_task_id: u32,
+    /// The worker popped the task.
+    pub dispatch_ns: u64,
+    /// Arguments ready.
+    pub receive_ns: u64,
+    /// Kernel start.
+    pub start_ns: u64,
+    /// Kernel end.
+    pub end_ns: u64,
+    /// Completion processing done.
+    pub finish_ns: u64,
+}
+
+/// One scheduler phase of a worker, in ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Phase {
+    /// Simpler's enum value of the kind ([`SchedPhaseKind::code`]).
+    pub kind: u8,
+    /// Start.
+    pub start_ns: u64,
+    /// End.
+    pub end_ns: u64,
+    /// The worker loop iteration.
+    pub loop_iter: u32,
+    /// Tasks handled.
+    pub tasks_processed: u32,
+    /// Successful pops since the previous dispatch record.
+    pub pop_hit: u32,
+    /// Empty pops since the previous dispatch record.
+    pub pop_miss: u32,
+    /// Ready-queue depths `[aic, aiv, mix]` at start.
+    pub shared_at_start: [i16; 3],
+    /// Ready-queue depths at end.
+    pub shared_at_end: [i16; 3],
+}
+
+/// One orchestrator submit, in ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Orch {
+    /// Submit ordinal.
+    pub submit_idx: u32,
+    /// Raw task id.
+    pub task: u64,
+    /// Start.
+    pub start_ns: u64,
+    /// End.
+    pub end_ns: u64,
+}
+
+/// The header: what the JSON's `chip_swimlane_level` and `metadata` come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwimlaneHeader {
+    /// Collection level, 1..=4.
+    pub level: u8,
+    /// Device counter frequency (ticks per second), > 0.
+    pub clock_freq_hz: u64,
+    /// Core type of each logical core.
+    pub core_types: Vec<CoreType>,
+    /// Worker thread of each logical core (written in the JSON at level >= 3).
+    pub core_to_thread: Vec<i32>,
+}
+
+/// What one worker thread recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkerRecords {
+    /// Kernel executions, in collection order.
+    pub subtasks: Vec<Subtask>,
+    /// Scheduler phases, in collection order.
+    pub phases: Vec<Phase>,
+}
+
+/// A whole compact swimlane file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwimlaneRecords {
+    /// The header.
+    pub header: SwimlaneHeader,
+    /// Per worker thread.
+    pub workers: Vec<WorkerRecords>,
+    /// The orchestrator's submits.
+    pub orchestrator: Vec<Orch>,
+}
+
+impl SwimlaneRecords {
+    /// The JSON model of these records ([`model`]).
+    pub fn to_model(&self) -> SwimlaneFile {
+        model(
+            &self.header,
+            self.workers
+                .iter()
+                .map(|w| (w.subtasks.iter().copied(), w.phases.iter().copied())),
+            self.orchestrator.iter().copied(),
+        )
+    }
+}
+
+fn ticks(ns: u64, freq: u64) -> u64 {
+    ((u128::from(ns) * u128::from(freq)) / 1_000_000_000u128) as u64
+}
+
+/// The swimlane file of the records, whichever way they come: per worker its
+/// subtasks and phases (collection order), then the orchestrator's submits.
+///
+/// AICore and AICPU rows are grouped by core ascending, collection order
+/// within a core; the AICPU rows and `core_to_thread` appear from level 2
+/// and 3, one scheduler lane per worker from level 3, the orchestrator lane
+/// at level 4 when it has records. Times become ticks at `clock_freq_hz`
+/// (rounded down).
+pub fn model<W, S, P, O>(header: &SwimlaneHeader, workers: W, orchestrator: O) -> SwimlaneFile
+where
+    W: IntoIterator<Item = (S, P)>,
+    S: IntoIterator<Item = Subtask>,
+    P: IntoIterator<Item = Phase>,
+    O: IntoIterator<Item = Orch>,
+{
+    let freq = header.clock_freq_hz;
+    let level = header.level;
+    let mut subtasks: Vec<Subtask> = Vec::new();
+    let mut lanes: Vec<Vec<SchedPhaseRecord>> = Vec::new();
+    for (s, p) in workers {
+        subtasks.extend(s);
+        if level >= 3 {
+            lanes.push(p.into_iter().map(|p| phase_record(&p, freq)).collect());
+        }
+    }
+    // Grouped by core ascending, collection order within a core (stable sort).
+    subtasks.sort_by_key(|s| s.core);
+    let aicore_tasks = subtasks
+        .iter()
+        .map(|s| {
+            let start = ticks(s.start_ns, freq);
+            AicoreTaskRow {
+                core_id: s.core,
+                task_token: TaskId(s.task),
+                reg_task_id: s.reg_task_id,
+                start_cycles: start,
+                end_cycles: ticks(s.end_ns, freq),
+                receive_to_start_cycles: start.wrapping_sub(ticks(s.receive_ns, freq)) as u32,
+            }
+        })
+        .collect();
+    let aicpu_tasks = if level >= 2 {
+        subtasks
+            .iter()
+            .map(|s| AicpuTaskRow {
+                core_id: s.core,
+                reg_task_id: s.reg_task_id,
+                dispatch_cycles: ticks(s.dispatch_ns, freq),
+                finish_cycles: ticks(s.finish_ns, freq),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let orchestrator_phases = if level >= 4 {
+        let lane: Vec<OrchPhaseRecord> = orchestrator
+            .into_iter()
+            .map(|o| OrchPhaseRecord {
+                submit_idx: o.submit_idx,
+                task_id: TaskId(o.task),
+                start_cycles: ticks(o.start_ns, freq),
+                end_cycles: ticks(o.end_ns, freq),
+            })
+            .collect();
+        (!lane.is_empty()).then(|| vec![lane])
+    } else {
+        None
+    };
+    SwimlaneFile {
+        level: SwimlaneLevel::from_number(u64::from(level)).unwrap_or(SwimlaneLevel::AicoreTiming),
+        metadata: SwimlaneMetadata {
+            clock_freq_hz: freq,
+            num_cores: header.core_types.len() as u32,
+            core_types: header.core_types.clone(),
+            host: None,
+            clock_anchors: None,
+            core_to_thread: if level >= 3 {
+                header.core_to_thread.clone()
+            } else {
+                Vec::new()
+            },
+        },
+        aicore_tasks,
+        aicpu_tasks,
+        scheduler_phases: (level >= 3).then_some(lanes),
+        orchestrator_phases,
+        host_orchestrator_phases: None,
+        host_device_uploads: None,
+    }
+}
+
+fn phase_record(p: &Phase, freq: u64) -> SchedPhaseRecord {
+    let kind = SchedPhaseKind::from_code(p.kind)
+        .unwrap_or_else(|| SchedPhaseKind::Other(p.kind.to_string()));
+    let pop = (kind == SchedPhaseKind::Dispatch).then_some(PopCounts {
+        hit: p.pop_hit,
+        miss: p.pop_miss,
+    });
+    SchedPhaseRecord {
+        kind,
+        start_cycles: ticks(p.start_ns, freq),
+        end_cycles: ticks(p.end_ns, freq),
+        loop_iter: p.loop_iter,
+        tasks_processed: p.tasks_processed,
+        pop,
+        task_id: None,
+        shared_at_start: Some(p.shared_at_start),
+        shared_at_end: Some(p.shared_at_end),
+    }
+}
+
+// ---------------------------------------------------------------- writer
+
+fn encode_subtask(s: &Subtask) -> [u8; SUBTASK_BYTES] {
+    *Enc::<SUBTASK_BYTES>::new()
+        .u32(s.core)
+        .u32(s.reg_task_id)
+        .u64(s.task)
+        .u64(s.dispatch_ns)
+        .u64(s.receive_ns)
+        .u64(s.start_ns)
+        .u64(s.end_ns)
+        .u64(s.finish_ns)
+        .done()
+}
+
+fn encode_phase(p: &Phase) -> [u8; PHASE_BYTES] {
+    let mut e = Enc::<PHASE_BYTES>::new();
+    e.u8(p.kind);
+    for v in p.shared_at_start.iter().chain(&p.shared_at_end) {
+        e.bytes(&v.to_le_bytes());
+    }
+    *e.u32(p.loop_iter)
+        .u32(p.tasks_processed)
+        .u32(p.pop_hit)
+        .u32(p.pop_miss)
+        .u64(p.start_ns)
+        .u64(p.end_ns)
+        .done()
+}
+
+fn encode_orch(o: &Orch) -> [u8; ORCH_BYTES] {
+    *Enc::<ORCH_BYTES>::new()
+        .u32(o.submit_idx)
+        .u64(o.task)
+        .u64(o.start_ns)
+        .u64(o.end_ns)
+        .done()
+}
+
+/// Writes the records to `path` atomically, straight from the iterators (no
+/// allocation per record); returns the bytes written. An iterator that
+/// yields another number of records than its `len()` is an error and leaves
+/// no file.
+pub fn write<W, S, P, O>(
+    path: &Path,
+    header: &SwimlaneHeader,
+    workers: W,
+    orchestrator: O,
+) -> Result<u64, WriteError>
+where
+    W: ExactSizeIterator<Item = (S, P)>,
+    S: ExactSizeIterator<Item = Subtask>,
+    P: ExactSizeIterator<Item = Phase>,
+    O: ExactSizeIterator<Item = Orch>,
+{
+    let mut out = Sink::create(path)?;
+    out.put(&MAGIC)?;
+    out.put(&super::VERSION.to_le_bytes())?;
+    out.put(&[header.level])?;
+    out.put(&header.clock_freq_hz.to_le_bytes())?;
+    out.put(&(header.core_types.len() as u32).to_le_bytes())?;
+    for t in &header.core_types {
+        out.put(&[t.code()])?;
+    }
+    out.put(&(header.core_to_thread.len() as u32).to_le_bytes())?;
+    for t in &header.core_to_thread {
+        out.put(&t.to_le_bytes())?;
+    }
+    let n_workers = workers.len();
+    out.put(&(n_workers as u32).to_le_bytes())?;
+    let mut seen = 0usize;
+    for (subtasks, phases) in workers {
+        seen += 1;
+        section(&mut out, subtasks, encode_subtask, "subtasks")?;
+        section(&mut out, phases, encode_phase, "phases")?;
+    }
+    if seen != n_workers {
+        return Err(super::length_mismatch(out.path(), "workers"));
+    }
+    section(&mut out, orchestrator, encode_orch, "orchestrator")?;
+    out.commit()
+}
+
+fn section<T, const N: usize>(
+    out: &mut Sink,
+    records: impl ExactSizeIterator<Item = T>,
+    encode: impl Fn(&T) -> [u8; N],
+    key: &str,
+) -> Result<(), WriteError> {
+    let n = records.len();
+    out.put(&(n as u64).to_le_bytes())?;
+    let mut seen = 0usize;
+    for r in records {
+        seen += 1;
+        if seen > n {
+            break;
+        }
+        out.put(&encode(&r))?;
+    }
+    if seen != n {
+        return Err(super::length_mismatch(out.path(), key));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- reader
+
+/// Reads the compact swimlane file at `path`.
+pub fn read(path: &Path) -> Result<SwimlaneRecords, CompactError> {
+    parse(&super::read_bytes(path, "header")?, path)
+}
+
+/// [`read`] over file content; `path` only names the file in errors.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<SwimlaneRecords, CompactError> {
+    let mut c = Cursor::new(bytes, path);
+    c.framing(&MAGIC, FILE_NAME)?;
+    let level = c.u8("level")?;
+    if !(1..=4).contains(&level) {
+        return Err(c.error(
+            "level",
+            CompactErrorKind::Value {
+                value: u64::from(level),
+                reason: "is not a swimlane level (1..=4)",
+            },
+        ));
+    }
+    let clock_freq_hz = c.u64("clock_freq_hz")?;
+    if clock_freq_hz == 0 {
+        return Err(c.error(
+            "clock_freq_hz",
+            CompactErrorKind::Value {
+                value: 0,
+                reason: "is not a positive frequency",
+            },
+        ));
+    }
+    c.section = "core_types";
+    let n = c.count(1, false)?;
+    let mut core_types = Vec::with_capacity(n);
+    for i in 0..n {
+        c.index = Some(i as u64);
+        let code = c.u8("core_type")?;
+        core_types.push(CoreType::from_code(u64::from(code)).ok_or_else(|| {
+            c.error(
+                "core_type",
+                CompactErrorKind::Value {
+                    value: u64::from(code),
+                    reason: "is not a core type (0 aic, 1 aiv)",
+                },
+            )
+        })?);
+    }
+    c.index = None;
+    c.section = "core_to_thread";
+    let n = c.count(4, false)?;
+    let mut core_to_thread = Vec::with_capacity(n);
+    for i in 0..n {
+        c.index = Some(i as u64);
+        core_to_thread.push(i32::from_le_bytes(c.take("thread")?));
+    }
+    c.index = None;
+    c.section = "workers";
+    // Each worker holds at least its two counts.
+    let n_workers = c.count(16, false)?;
+    let mut workers = Vec::with_capacity(n_workers);
+    for w in 0..n_workers {
+        c.section = "subtasks";
+        c.index = None;
+        let n = c.count(SUBTASK_BYTES, true)?;
+        let mut subtasks = Vec::with_capacity(n);
+        for i in 0..n {
+            c.index = Some(i as u64);
+            subtasks.push(Subtask {
+                core: c.u32("core")?,
+                reg_task_id: c.u32("reg_task_id")?,
+                task: c.u64("task")?,
+                dispatch_ns: c.u64("dispatch_ns")?,
+                receive_ns: c.u64("receive_ns")?,
+                start_ns: c.u64("start_ns")?,
+                end_ns: c.u64("end_ns")?,
+                finish_ns: c.u64("finish_ns")?,
+            });
+        }
+        c.section = "phases";
+        c.index = None;
+        let n = c.count(PHASE_BYTES, true)?;
+        let mut phases = Vec::with_capacity(n);
+        for i in 0..n {
+            c.index = Some(i as u64);
+            let kind = c.u8("kind")?;
+            if SchedPhaseKind::from_code(kind).is_none() {
+                return Err(c.error(
+                    "kind",
+                    CompactErrorKind::Value {
+                        value: u64::from(kind),
+                        reason: "is not a scheduler phase kind",
+                    },
+                ));
+            }
+            let mut shared = [0i16; 6];
+            for v in &mut shared {
+                *v = i16::from_le_bytes(c.take("shared")?);
+            }
+            phases.push(Phase {
+                kind,
+                shared_at_start: [shared[0], shared[1], shared[2]],
+                shared_at_end: [shared[3], shared[4], shared[5]],
+                loop_iter: c.u32("loop_iter")?,
+                tasks_processed: c.u32("tasks_processed")?,
+                pop_hit: c.u32("pop_hit")?,
+                pop_miss: c.u32("pop_miss")?,
+                start_ns: c.u64("start_ns")?,
+                end_ns: c.u64("end_ns")?,
+            });
+        }
+        let _ = w;
+        workers.push(WorkerRecords { subtasks, phases });
+    }
+    c.section = "orchestrator";
+    c.index = None;
+    let n = c.count(ORCH_BYTES, true)?;
+    let mut orchestrator = Vec::with_capacity(n);
+    for i in 0..n {
+        c.index = Some(i as u64);
+        orchestrator.push(Orch {
+            submit_idx: c.u32("submit_idx")?,
+            task: c.u64("task")?,
+            start_ns: c.u64("start_ns")?,
+            end_ns: c.u64("end_ns")?,
+        });
+    }
+    c.end()?;
+    Ok(SwimlaneRecords {
+        header: SwimlaneHeader {
+            level,
+            clock_freq_hz,
+            core_types,
+            core_to_thread,
+        },
+        workers,
+        orchestrator,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn sample() -> SwimlaneRecords {
+        let sub = |core, task, reg, t: u64| Subtask {
+            core,
+            task,
+            reg_task_id: reg,
+            dispatch_ns: t,
+            receive_ns: t + 40,
+            start_ns: t + 100,
+            end_ns: t + 900,
+            finish_ns: t + 1000,
+        };
+        let phase = |kind, t: u64| Phase {
+            kind,
+            start_ns: t,
+            end_ns: t + 55,
+            loop_iter: 3,
+            tasks_processed: 1,
+            pop_hit: 2,
+            pop_miss: 1,
+            shared_at_start: [0, 1, -1],
+            shared_at_end: [2, 0, 0],
+        };
+        SwimlaneRecords {
+            header: SwimlaneHeader {
+                level: 4,
+                clock_freq_hz: 50_000_000,
+                core_types: vec![CoreType::Aic, CoreType::Aiv, CoreType::Aiv],
+                core_to_thread: vec![0, 1, -1],
+            },
+            workers: vec![
+                WorkerRecords {
+                    subtasks: vec![sub(1, 1 << 32, 1, 10_000), sub(0, 7, 1, 12_345)],
+                    phases: vec![phase(1, 9_000), phase(0, 11_000)],
+                },
+                WorkerRecords::default(),
+                WorkerRecords {
+                    subtasks: vec![sub(0, 9, 2, 20_000)],
+                    phases: vec![phase(1, 19_999)],
+                },
+            ],
+            orchestrator: vec![Orch {
+                submit_idx: 0,
+                task: 7,
+                start_ns: 8_000,
+                end_ns: 8_100,
+            }],
+        }
+    }
+
+    fn write_sample(dir: &Path, r: &SwimlaneRecords) -> std::path::PathBuf {
+        let path = dir.join(FILE_NAME);
+        write(
+            &path,
+            &r.header,
+            r.workers
+                .iter()
+                .map(|w| (w.subtasks.iter().copied(), w.phases.iter().copied())),
+            r.orchestrator.iter().copied(),
+        )
+        .unwrap();
+        path
+    }
+
+    #[test]
+    fn records_round_trip_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = sample();
+        let path = write_sample(dir.path(), &r);
+        let len = std::fs::metadata(&path).unwrap().len();
+        // Framing 12, header 1 + 8 + 4 + 3 + 4 + 12, workers 4 + 3 × 16.
+        let fixed = 12 + 32 + 52 + 8;
+        assert_eq!(
+            len as usize,
+            fixed + 3 * SUBTASK_BYTES + 3 * PHASE_BYTES + ORCH_BYTES
+        );
+        assert_eq!(
+            super::super::sniff(&path),
+            Some(super::super::CompactKind::Swimlane)
+        );
+        assert_eq!(read(&path).unwrap(), r);
+    }
+
+    #[test]
+    fn the_model_sorts_by_core_converts_to_ticks_and_gates_by_level() {
+        let r = sample();
+        let f = r.to_model();
+        let cores: Vec<u32> = f.aicore_tasks.iter().map(|t| t.core_id).collect();
+        assert_eq!(cores, [0, 0, 1]);
+        // 12,345 + 100 ns at 50 MHz: 617 ticks; receive 12,385 ns is 619.25 → 619.
+        assert_eq!(f.aicore_tasks[0].task_token, TaskId(7));
+        assert_eq!(f.aicore_tasks[0].start_cycles, 622);
+        assert_eq!(f.aicore_tasks[0].receive_to_start_cycles, 622 - 619);
+        assert_eq!(f.aicpu_tasks.len(), 3);
+        let lanes = f.scheduler_phases.as_ref().unwrap();
+        assert_eq!(lanes.len(), 3);
+        assert!(lanes[1].is_empty());
+        assert_eq!(lanes[0][0].kind, SchedPhaseKind::Dispatch);
+        assert_eq!(lanes[0][0].pop, Some(PopCounts { hit: 2, miss: 1 }));
+        assert_eq!(lanes[0][1].kind, SchedPhaseKind::Complete);
+        assert_eq!(lanes[0][1].pop, None);
+        assert_eq!(f.orchestrator_phases.as_ref().map(|o| o[0].len()), Some(1));
+        assert_eq!(f.metadata.core_to_thread, [0, 1, -1]);
+
+        let mut low = r.clone();
+        low.header.level = 2;
+        let f = low.to_model();
+        assert!(f.scheduler_phases.is_none() && f.orchestrator_phases.is_none());
+        assert!(f.metadata.core_to_thread.is_empty());
+        assert_eq!(f.aicpu_tasks.len(), 3);
+        low.header.level = 1;
+        assert!(low.to_model().aicpu_tasks.is_empty());
+    }
+
+    #[test]
+    fn damage_is_an_error_naming_section_record_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_sample(dir.path(), &sample());
+        let bytes = std::fs::read(&path).unwrap();
+        // Every truncation is an error, never a panic.
+        for n in 0..bytes.len() {
+            assert!(parse(&bytes[..n], &path).is_err(), "prefix {n}");
+        }
+        let mut more = bytes.clone();
+        more.push(0);
+        let e = parse(&more, &path).unwrap_err();
+        assert!(matches!(e.kind, CompactErrorKind::Trailing(1)), "{e}");
+
+        // The first worker's subtask count set to 2^40.
+        let at = 12 + 32 + 4;
+        let mut huge = bytes.clone();
+        huge[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        let e = parse(&huge, &path).unwrap_err();
+        assert_eq!((e.section, e.field), ("subtasks", "count"));
+        assert!(e.to_string().contains("do not fit"), "{e}");
+
+        // The first phase's kind set to 3 (unused in Simpler's enum).
+        let at = 12 + 32 + 4 + 8 + 2 * SUBTASK_BYTES + 8;
+        let mut kind = bytes.clone();
+        kind[at] = 3;
+        let e = parse(&kind, &path).unwrap_err();
+        assert_eq!((e.section, e.index, e.field), ("phases", Some(0), "kind"));
+        assert!(e.to_string().contains("phases[0].kind"), "{e}");
+
+        let mut version = bytes.clone();
+        version[8] = 9;
+        assert!(matches!(
+            parse(&version, &path).unwrap_err().kind,
+            CompactErrorKind::Version { found: 9 }
+        ));
+        let mut level = bytes;
+        level[12] = 5;
+        assert_eq!(parse(&level, &path).unwrap_err().field, "level");
+    }
+
+    #[test]
+    fn a_lying_iterator_leaves_no_file() {
+        struct Liar(usize);
+        impl Iterator for Liar {
+            type Item = Orch;
+            fn next(&mut self) -> Option<Orch> {
+                (self.0 > 0).then(|| {
+                    self.0 -= 1;
+                    Orch::default()
+                })
+            }
+        }
+        impl ExactSizeIterator for Liar {
+            fn len(&self) -> usize {
+                self.0 + 1
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let r = sample();
+        let e = write(
+            &path,
+            &r.header,
+            std::iter::empty::<(std::iter::Empty<Subtask>, std::iter::Empty<Phase>)>(),
+            Liar(2),
+        );
+        assert!(e.is_err());
+        assert!(!path.exists());
+    }
+}

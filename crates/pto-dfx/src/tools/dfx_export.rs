@@ -1,0 +1,76 @@
+//! `pto dfx-export`: Simpler's JSON files from the compact ones.
+//!
+//! For each compact file in a directory (`chip_swimlane_records.bin`,
+//! `deps.bin`), writes the JSON file of the same records beside it
+//! (`chip_swimlane_records.json`, `deps.json`), atomically. The JSON comes
+//! from [`crate::compact::swimlane::model`] / [`crate::compact::deps::model`]
+//! and the format modules' renderers, the path the JSON mode of a run takes,
+//! so the files are byte-identical to what that run would have written.
+
+use std::path::{Path, PathBuf};
+
+use crate::compact;
+use crate::tools::ToolError;
+
+/// What [`export`] wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExportReport {
+    /// The JSON files written, swimlane first.
+    pub written: Vec<PathBuf>,
+}
+
+/// Writes the JSON beside every compact file of `dir` (a directory, or a
+/// compact file whose directory is meant). A directory with no compact file
+/// is [`ToolError::Missing`].
+pub fn export(dir: &Path) -> Result<ExportReport, ToolError> {
+    let dir = if dir.is_file() {
+        super::parent_dir(dir)
+    } else {
+        dir
+    };
+    let mut report = ExportReport::default();
+    let swimlane = dir.join(compact::swimlane::FILE_NAME);
+    if swimlane.is_file() {
+        let records = compact::swimlane::read(&swimlane)?;
+        let out = dir.join(crate::swimlane::FILE_NAME);
+        crate::swimlane::write(&out, &records.to_model())?;
+        report.written.push(out);
+    }
+    let deps = dir.join(compact::deps::FILE_NAME);
+    if deps.is_file() {
+        let records = compact::deps::read(&deps)?;
+        let out = dir.join(crate::deps::FILE_NAME);
+        crate::deps::write(&out, &records.to_model())?;
+        report.written.push(out);
+    }
+    if report.written.is_empty() {
+        return Err(ToolError::Missing {
+            path: dir.join(compact::swimlane::FILE_NAME),
+            hint: format!(
+                "nor {}; run with `--dfx-format compact` and `--swimlane` or `--dep-gen`",
+                compact::deps::FILE_NAME
+            ),
+        });
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_directory_is_missing_and_damage_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = export(dir.path()).unwrap_err();
+        assert!(matches!(e, ToolError::Missing { .. }), "{e}");
+        std::fs::write(
+            dir.path().join(compact::deps::FILE_NAME),
+            b"PTO-DEP\0\x01\0\0\0",
+        )
+        .unwrap();
+        let e = export(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("deps.bin") && e.contains("tasks"), "{e}");
+        assert!(!dir.path().join(crate::deps::FILE_NAME).exists());
+    }
+}
