@@ -18,9 +18,16 @@ the project's Rust runtime, with PyPTO's user-facing API and module layout:
 - :mod:`pypto.testing.pytest_plugin`: PyPTO's pytest flags and fixtures.
 
 Tensors are ``torch.Tensor`` or NumPy arrays; torch is imported only when a caller uses it.
+
+The subpackages ``backend``, ``ir``, ``language`` and ``runtime`` are imported on first use
+(``pypto.ir`` or ``from pypto import ir`` imports ``pypto.ir`` then), so that
+``import pypto`` and ``import pypto.runtime`` cost the interpreter and the native module,
+not NumPy nor the DSL compiler.
 """
 
-from pypto import backend, ir, pypto_core, runtime
+from typing import TYPE_CHECKING, Any, List
+
+from pypto import pypto_core
 from pypto._native import __version__ as _native_version
 from pypto.pypto_core import (
     DataType,
@@ -78,3 +85,23 @@ __all__ = [
 ]  # fmt: skip
 
 del _core_ir, _native_version
+
+#: The subpackages imported on first attribute access (PEP 562).
+_LAZY_SUBMODULES = ("backend", "ir", "language", "runtime")
+
+if TYPE_CHECKING:
+    from pypto import backend, ir, language, runtime
+else:
+
+    def __getattr__(name: str) -> Any:
+        """Imports the subpackage ``name`` on first access (``pypto.ir``)."""
+        if name in _LAZY_SUBMODULES:
+            import importlib
+
+            return importlib.import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:
+    """The module's names, the subpackages not yet imported included."""
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

@@ -14,6 +14,10 @@ Validation compares output by output: torch tensors with ``torch.testing.assert_
 (``|actual - expected| <= ATOL + RTOL * |expected|``, NumPy's ``isclose``). ``compute_golden``
 starts from the values the tensors had before the run (PyPTO passes the values after it,
 which differs only for InOut tensors).
+
+:func:`native_inputs_from_golden` reads the inputs without running ``golden.py`` (and so
+without NumPy) when its ``generate_inputs`` only loads ``data/in/*.npy`` files, makes zeros
+and ctypes scalars, as the generated scripts do.
 """
 
 from __future__ import annotations
@@ -21,17 +25,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Dict, List, Mapping, Sequence, Tuple, Union
-
-import numpy as np
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from pypto import _native
-from pypto._tensors import as_host_array, is_array_like, is_torch_tensor
+from pypto._tensors import as_host_array, is_array_like, is_ndarray, is_torch_tensor
 
 __all__ = [
     "DEFAULT_TOLERANCE",
     "load_golden_module",
     "load_inputs_from_golden",
+    "native_inputs_from_golden",
     "snapshot",
     "validate_against_golden",
 ]
@@ -74,7 +77,9 @@ def _copy(value: Any) -> Any:
     """A copy of a tensor (torch stays torch, NumPy stays NumPy); a scalar as it is."""
     if is_torch_tensor(value):
         return value.clone()
-    if isinstance(value, np.ndarray):
+    if is_ndarray(value):
+        import numpy as np  # already imported: the value is an array
+
         return np.array(value, copy=True)
     return value
 
@@ -125,6 +130,8 @@ def validate_against_golden(
                     f"Output '{name}' does not match golden (rtol={rtol}, atol={atol}):\n{e}"
                 ) from None
             continue
+        import numpy as np
+
         got = as_host_array(actual[name], 0)
         want = as_host_array(expected[name], 0)
         if not (isinstance(got, np.ndarray) and isinstance(want, np.ndarray)):
@@ -140,3 +147,25 @@ def validate_against_golden(
 def is_tensor_default(value: Any) -> bool:
     """True when a ``generate_inputs`` value is a tensor (not a scalar)."""
     return is_array_like(value)
+
+
+def native_inputs_from_golden(work_dir: PathLike) -> Optional[List[Tuple[str, Any]]]:
+    """``generate_inputs``'s ``(name, value)`` pairs of ``<work_dir>/golden.py`` read without
+    running the script, or ``None`` when it must run.
+
+    Applies when the module's top level only imports NumPy, ctypes and ``pathlib.Path``,
+    sets ``_DATA_DIR = Path(__file__).parent / "data"`` and literal constants and defines
+    functions, and ``generate_inputs`` only assigns ``np.load(_DATA_DIR / "in" / "<f>.npy")``
+    (read as a ``pypto._native.HostArray``), ``np.zeros(<shape>, dtype=np.<type>)`` (a zeroed
+    ``HostArray``) and ``ctypes.c_<type>(<literal>)`` values and returns ``[("name", var),
+    ...]``. A file that cannot be read natively gives ``None`` too (the script then reports
+    it as before).
+    """
+    from pypto._golden_static import static_inputs
+
+    golden_path = Path(work_dir) / "golden.py"
+    try:
+        source = golden_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return static_inputs(source, Path(work_dir))

@@ -9,15 +9,30 @@ view a ``torch.bfloat16`` tensor as ``int16`` bits, which needs torch's dtype ob
 bfloat16 has no NumPy dtype. Pass an ``ml_dtypes.bfloat16`` array when ml_dtypes is
 installed, else the raw bits as a ``uint16`` array: a ``uint16`` array bound to a parameter
 declared ``bfloat16`` is taken as bfloat16 bits.
+
+NumPy itself is imported only by the functions that make arrays (:func:`numpy_dtype`,
+:func:`zeros_for`, a bfloat16 torch view): the type tests look NumPy up in
+``sys.modules``, since no array exists before NumPy is imported, so that runs whose
+arguments are native (``pypto._native.HostArray``) never import it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
-__all__ = ["as_host_array", "is_array_like", "is_torch_tensor", "numpy_dtype", "zeros_for"]
+__all__ = [
+    "as_host_array",
+    "is_array_like",
+    "is_ndarray",
+    "is_numpy_scalar",
+    "is_torch_tensor",
+    "numpy_dtype",
+    "zeros_for",
+]
 
 # PyPTO dtype names (compiled_meta.json) -> NumPy dtype names.
 _NUMPY_DTYPES = {
@@ -42,6 +57,8 @@ def numpy_dtype(pypto_dtype: str) -> np.dtype[Any]:
     ``bfloat16`` gives ``ml_dtypes.bfloat16`` when ml_dtypes is installed, else ``uint16``
     (the raw bits). A name with no host type raises ``ValueError``.
     """
+    import numpy as np
+
     if pypto_dtype in ("bfloat16", "bf16"):
         try:
             import ml_dtypes  # type: ignore[import-not-found, unused-ignore]
@@ -77,6 +94,8 @@ def zeros_for(name: str, shape: list[int] | None, pypto_dtype: str, *, torch: bo
         if dtype is None:
             raise ValueError(f"Unsupported dtype {pypto_dtype} for output tensor {name!r}")
         return _torch.zeros(list(shape), dtype=dtype)
+    import numpy as np
+
     try:
         np_dtype = numpy_dtype(pypto_dtype)
     except ValueError:
@@ -84,8 +103,20 @@ def zeros_for(name: str, shape: list[int] | None, pypto_dtype: str, *, torch: bo
     return np.zeros(tuple(shape), dtype=np_dtype)
 
 
+def is_ndarray(obj: object) -> bool:
+    """True for a NumPy array (without importing NumPy: no array exists before it is)."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(obj, numpy.ndarray)
+
+
+def is_numpy_scalar(obj: object) -> bool:
+    """True for a NumPy scalar (``np.float32(1)``), without importing NumPy."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(obj, numpy.generic)
+
+
 def _is_torch_like(obj: object) -> bool:
-    return not isinstance(obj, np.ndarray) and callable(getattr(obj, "numpy", None))
+    return not is_ndarray(obj) and callable(getattr(obj, "numpy", None))
 
 
 def is_torch_tensor(obj: object) -> bool:
@@ -95,7 +126,7 @@ def is_torch_tensor(obj: object) -> bool:
 
 def is_array_like(obj: object) -> bool:
     """True for a NumPy array or a tensor with ``.numpy()`` (torch)."""
-    return isinstance(obj, np.ndarray) or _is_torch_like(obj)
+    return is_ndarray(obj) or _is_torch_like(obj)
 
 
 def as_host_array(obj: Any, position: int) -> Any:
@@ -123,6 +154,7 @@ def as_host_array(obj: Any, position: int) -> Any:
     if callable(detach):
         obj = detach()
     if str(getattr(obj, "dtype", "")) == "torch.bfloat16":
+        import numpy as np
         import torch  # type: ignore[import-not-found, unused-ignore]  # a torch tensor implies torch is installed
 
         return obj.view(torch.int16).numpy().view(np.uint16)

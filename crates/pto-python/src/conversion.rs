@@ -8,6 +8,8 @@
 //! `shape`, `tobytes()`) and writes outputs back with `numpy.copyto`, so it needs neither the
 //! buffer protocol (absent from the `abi3-py39` limited API) nor a second binding crate. The
 //! copies cost one memcpy per tensor and direction, small beside compiling and running.
+//! A [`HostArray`] (the native module's own tensor) is bound the same way, without NumPy;
+//! NumPy is never imported here, only looked up once the caller has imported it.
 //!
 //! **bfloat16.** NumPy has no bfloat16. An ml_dtypes `bfloat16` array (`dtype.str == '<V2'`)
 //! is read as bfloat16; so is a `uint16` array bound to a parameter whose declared dtype is
@@ -21,6 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyTuple};
 
 use crate::error::{type_error, value_error};
+use crate::host_array::{numpy_name, HostArray};
 
 /// The stand-in a Rust validator sees for a Python value its integer type cannot hold
 /// (a bool, a negative or huge int, a non-int). Every validator rejects it, and
@@ -244,9 +247,27 @@ pub fn int(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
         .map_err(|_| value_error(format!("{what} is out of range, got {}", repr(obj))))
 }
 
+/// NumPy's module when it is imported already, else `None`: no NumPy value exists before
+/// NumPy is imported, so the type tests never import it (a run fed with
+/// [`HostArray`]s and ctypes scalars stays free of NumPy).
+fn loaded_numpy<'py>(py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let numpy = py
+        .import("sys")?
+        .getattr("modules")?
+        .call_method1("get", ("numpy",))?;
+    Ok((!numpy.is_none()).then_some(numpy))
+}
+
+/// `isinstance(obj, numpy.<class_name>)`, false when NumPy is not imported.
+fn is_numpy_instance(obj: &Bound<'_, PyAny>, class_name: &str) -> PyResult<bool> {
+    match loaded_numpy(obj.py())? {
+        Some(numpy) => obj.is_instance(&numpy.getattr(class_name)?),
+        None => Ok(false),
+    }
+}
+
 fn is_ndarray(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let numpy = obj.py().import("numpy")?;
-    obj.is_instance(&numpy.getattr("ndarray")?)
+    is_numpy_instance(obj, "ndarray")
 }
 
 /// The element type of a NumPy array's `dtype.str`, or `None` when unsupported.
@@ -293,14 +314,22 @@ pub fn any_array(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<NpyArray> {
     Ok(array)
 }
 
-/// A tensor argument for parameter `param` (at `position`): a C-contiguous NumPy array of
-/// the declared dtype and a matching shape (`-1` matches any extent).
+/// A tensor argument for parameter `param` (at `position`): a C-contiguous NumPy array (or
+/// a [`HostArray`]) of the declared dtype and a matching shape (`-1` matches any extent).
 pub fn tensor_arg(
     obj: &Bound<'_, PyAny>,
     param: &ParamInfo,
     position: usize,
 ) -> PyResult<NpyArray> {
     let name = &param.name;
+    if let Ok(host) = obj.cast::<HostArray>() {
+        let host = host.borrow();
+        let a = &host.array;
+        let dtype = checked_dtype(param, Some(a.dtype), numpy_name(a.dtype))?;
+        check_shape(param, &a.shape)?;
+        return NpyArray::new(dtype, a.shape.clone(), a.data.clone())
+            .map_err(crate::error::build_output_error);
+    }
     if !is_ndarray(obj)? {
         return Err(type_error(format!(
             "Parameter '{name}' is a tensor; got {}. Pass a numpy.ndarray (or a torch.Tensor).",
@@ -313,40 +342,52 @@ pub fn tensor_arg(
             "Tensor at position {position} is not contiguous. Call numpy.ascontiguousarray() (or .contiguous() on a torch.Tensor) first."
         )));
     }
+    let (_, got) = array_dtype(obj)?;
+    let dtype = checked_dtype(param, got, &numpy_dtype_name(obj))?;
+    let shape = array_shape(obj)?;
+    check_shape(param, &shape)?;
+    NpyArray::new(dtype, shape, array_bytes(obj)?).map_err(crate::error::build_output_error)
+}
+
+/// The element type a tensor of element type `got` (NumPy's name `got_name`) is bound as
+/// for `param`, or the `TypeError` of a mismatch.
+fn checked_dtype(param: &ParamInfo, got: Option<DType>, got_name: &str) -> PyResult<DType> {
     let want = param
         .host_dtype()
         .map_err(crate::error::build_output_error)?;
-    let (_, got) = array_dtype(obj)?;
-    let dtype = match got {
-        Some(d) if d == want => d,
+    match got {
+        Some(d) if d == want => Ok(d),
         // uint16 bits bound to a bfloat16 parameter (see the module docs).
-        Some(DType::UInt16) if want == DType::BFloat16 => DType::BFloat16,
-        _ => {
-            return Err(type_error(format!(
-                "Parameter '{name}' expects dtype {}; got a {} array. Convert it with .astype() first{}.",
-                param.dtype,
-                numpy_dtype_name(obj),
-                if want == DType::BFloat16 {
-                    " (bfloat16: an ml_dtypes.bfloat16 array, or its bits as uint16)"
-                } else {
-                    ""
-                }
-            )))
-        }
-    };
-    let shape = array_shape(obj)?;
+        Some(DType::UInt16) if want == DType::BFloat16 => Ok(DType::BFloat16),
+        _ => Err(type_error(format!(
+            "Parameter '{}' expects dtype {}; got a {got_name} array. Convert it with .astype() first{}.",
+            param.name,
+            param.dtype,
+            if want == DType::BFloat16 {
+                " (bfloat16: an ml_dtypes.bfloat16 array, or its bits as uint16)"
+            } else {
+                ""
+            }
+        ))),
+    }
+}
+
+/// The `ValueError` of a shape that does not match `param`'s (`-1` matches any extent).
+fn check_shape(param: &ParamInfo, shape: &[usize]) -> PyResult<()> {
     let declared = param.shape.as_deref().unwrap_or(&[]);
     let shape_ok = shape.len() == declared.len()
         && shape
             .iter()
             .zip(declared)
             .all(|(&got, &want)| want < 0 || i64::try_from(got) == Ok(want));
-    if !shape_ok {
-        return Err(value_error(format!(
-            "Parameter '{name}' expects shape {declared:?}; got {shape:?}"
-        )));
+    if shape_ok {
+        Ok(())
+    } else {
+        Err(value_error(format!(
+            "Parameter '{}' expects shape {declared:?}; got {shape:?}",
+            param.name
+        )))
     }
-    NpyArray::new(dtype, shape, array_bytes(obj)?).map_err(crate::error::build_output_error)
 }
 
 /// A scalar argument for parameter `param`: a Python number, a NumPy scalar or a ctypes
@@ -361,15 +402,14 @@ pub fn scalar_arg(obj: &Bound<'_, PyAny>, param: &ParamInfo) -> PyResult<u64> {
             type_name(obj)
         ))
     };
-    if is_ndarray(obj)? {
+    if is_ndarray(obj)? || obj.is_instance_of::<HostArray>() {
         return Err(wrong_type());
     }
     // ctypes values expose `.value`; NumPy scalars `.item()`.
     let ctypes = obj.py().import("ctypes")?;
-    let numpy = obj.py().import("numpy")?;
     let value = if obj.is_instance(&ctypes.getattr("_SimpleCData")?)? {
         obj.getattr("value")?
-    } else if obj.is_instance(&numpy.getattr("generic")?)? {
+    } else if is_numpy_instance(obj, "generic")? {
         obj.call_method0("item")?
     } else {
         obj.clone()
@@ -428,8 +468,13 @@ pub fn scalar_arg(obj: &Bound<'_, PyAny>, param: &ParamInfo) -> PyResult<u64> {
     Ok(u64::from_le_bytes(slot))
 }
 
-/// Writes `array`'s bytes back into the NumPy array `obj` (same shape; its own dtype).
+/// Writes `array`'s bytes back into the NumPy array (or [`HostArray`]) `obj` (same shape;
+/// its own dtype).
 pub fn write_back(obj: &Bound<'_, PyAny>, array: &NpyArray) -> PyResult<()> {
+    if let Ok(host) = obj.cast::<HostArray>() {
+        host.borrow_mut().array.data.clone_from(&array.data);
+        return Ok(());
+    }
     let py = obj.py();
     let numpy = py.import("numpy")?;
     let data = PyBytes::new(py, &array.data);

@@ -14,6 +14,7 @@
 //!   and benchmarked with the GIL released; `CompiledMeta`, `ParamInfo`, `ExecuteReport`.
 //! - [`bench`](mod@bench): `BenchmarkStats` over `pto_runner::bench_stats`.
 //! - [`golden`]: output comparison and the `DistributedConfig` check.
+//! - [`host_array`]: `HostArray`, a tensor held natively (`data/in` bound without NumPy).
 //! - [`lifecycle`]: binary-cache invalidation, the `.pto` rebuild and the two-pass
 //!   swimlane's child.
 //! - [`log`]: the runtime's log level.
@@ -30,6 +31,7 @@ pub mod config;
 pub mod conversion;
 pub mod error;
 pub mod golden;
+pub mod host_array;
 pub mod ir;
 pub mod l3;
 pub mod lifecycle;
@@ -49,6 +51,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<program::CompiledMeta>()?;
     m.add_class::<program::ExecuteReport>()?;
     m.add_class::<bench::BenchmarkStats>()?;
+    m.add_class::<host_array::HostArray>()?;
     m.add_function(wrap_pyfunction!(bench::validate_bench_args, m)?)?;
     m.add_function(wrap_pyfunction!(config::normalize_swimlane_level, m)?)?;
     m.add_function(wrap_pyfunction!(golden::compare, m)?)?;

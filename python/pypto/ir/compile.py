@@ -18,7 +18,6 @@ from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from pypto import _native
 from pypto.ir.program import Program
-from pypto.language.errors import CompileError
 
 __all__ = ["compile", "default_output_dir"]
 
@@ -69,6 +68,8 @@ def _raise_compile_error(e: ValueError) -> None:
         span: Optional[Dict[str, Union[str, int]]] = None
         if d.get("line"):
             span = {"filename": str(d.get("file", "")), "line": int(d["line"]), "column": int(d.get("col", 0))}
+        from pypto.language.errors import CompileError
+
         raise CompileError(str(e.args[0]), str(d.get("stage", "")), str(d.get("message", "")), str(d.get("hint", "")), span) from None
     raise e
 
@@ -101,6 +102,10 @@ def compile(
     unknown = set(pypto_options) - set(IGNORED_OPTIONS)
     if unknown:
         raise TypeError(f"compile() got unexpected keyword argument(s) {sorted(unknown)}")
+    # The passes log through the runtime's log, which importing pypto.runtime configures
+    # (PYPTO_RUNTIME_LOG); `import pypto` no longer imports it.
+    import pypto.runtime  # noqa: F401
+
     native = _native_program(program)
     out = Path(output_dir) if output_dir is not None else default_output_dir(native.name)
     plat = platform or "a2a3sim"

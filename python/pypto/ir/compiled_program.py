@@ -21,10 +21,8 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-import numpy as np
-
 from pypto import _native
-from pypto._tensors import is_torch_tensor, zeros_for
+from pypto._tensors import is_ndarray, is_numpy_scalar, is_torch_tensor, zeros_for
 from pypto.backend import BackendType, default_sim_platform
 from pypto.ir.param_info import ParamInfo, from_native
 from pypto.pypto_core.ir import ParamDirection
@@ -110,7 +108,7 @@ def _build_full_args(
 def _coerce_scalar(info: ParamInfo, arg: Any) -> Any:
     if is_torch_tensor(arg):
         raise TypeError(f"Parameter {info.name!r} is a scalar ({info.dtype}); got torch.Tensor")
-    if isinstance(arg, np.ndarray):
+    if is_ndarray(arg):
         raise TypeError(f"Parameter {info.name!r} is a scalar ({info.dtype}); got numpy.ndarray")
     expected = _DATATYPE_TO_CTYPE.get(str(info.dtype))
     if isinstance(arg, ctypes._SimpleCData):
@@ -122,7 +120,7 @@ def _coerce_scalar(info: ParamInfo, arg: Any) -> Any:
         return arg
     if expected is None:
         raise TypeError(f"Unsupported scalar dtype {info.dtype} for parameter {info.name!r}")
-    if isinstance(arg, np.generic):
+    if is_numpy_scalar(arg):
         return arg
     try:
         return expected(arg)
@@ -162,7 +160,7 @@ def _coerce_args(
     for info, arg in zip(param_infos, full):
         if info.shape is None:
             coerced.append(_coerce_scalar(info, arg))
-        elif isinstance(arg, np.ndarray) or is_torch_tensor(arg):
+        elif is_ndarray(arg) or is_torch_tensor(arg):
             coerced.append(arg)
         else:
             raise TypeError(

@@ -8,14 +8,54 @@ Submodules callers import directly keep PyPTO's names: ``runner``, ``log_config`
 """
 
 import sys
+from typing import TYPE_CHECKING, Any, Dict, List
 
 from pypto import _native
-from pypto.runtime.compile_and_run import compile_program, run
-from pypto.runtime.bench import BenchmarkStats, TraceInvocation, TraceSpan, benchmark
 from pypto.runtime.log_config import _ensure_configured, configure_log
 from pypto.runtime.log_config import current_level as log_level
-from pypto.runtime.runner import PLATFORMS, RunConfig, RunResult, execute_compiled
-from pypto.runtime.tensor_spec import ScalarSpec, TensorSpec
+
+if TYPE_CHECKING:
+    from pypto.runtime.bench import BenchmarkStats, TraceInvocation, TraceSpan, benchmark
+    from pypto.runtime.compile_and_run import compile_program, run
+    from pypto.runtime.runner import PLATFORMS, RunConfig, RunResult, execute_compiled
+    from pypto.runtime.tensor_spec import ScalarSpec, TensorSpec
+
+#: The public names imported from their submodule on first access (PEP 562), so that
+#: ``import pypto.runtime`` does not import the runner's dependencies (dataclasses,
+#: statistics, the compile-side enums); ``from pypto.runtime import RunConfig`` works as
+#: before.
+_LAZY_NAMES: Dict[str, str] = {
+    "BenchmarkStats": "bench",
+    "TraceInvocation": "bench",
+    "TraceSpan": "bench",
+    "benchmark": "bench",
+    "compile_program": "compile_and_run",
+    "run": "compile_and_run",
+    "PLATFORMS": "runner",
+    "RunConfig": "runner",
+    "RunResult": "runner",
+    "execute_compiled": "runner",
+    "ScalarSpec": "tensor_spec",
+    "TensorSpec": "tensor_spec",
+}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        """A public name of a submodule, imported on first access (see ``_LAZY_NAMES``)."""
+        submodule = _LAZY_NAMES.get(name)
+        if submodule is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(f"{__name__}.{submodule}"), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> List[str]:
+    """The module's names, the public names not yet imported included."""
+    return sorted(set(globals()) | set(_LAZY_NAMES))
 
 __all__ = [
     "PLATFORMS",
@@ -46,11 +86,14 @@ _native.set_capture_command(_CAPTURE_COMMAND)
 # second full interpreter start-up (pypto.runtime._chip_worker does the same, importing it).
 # The chip process runs the two-pass swimlane's graph pass too, so it gets the same capture
 # command (a full interpreter: the capture child imports the package).
+# The loader comes from importlib.machinery, which the interpreter has loaded already
+# (importlib.util would import contextlib, functools and more first).
 _CHIP_WORKER_BOOTSTRAP = (
-    "import importlib.util as u, sys\n"
-    "s = u.spec_from_file_location('pypto._native', sys.argv[1])\n"
-    "m = u.module_from_spec(s)\n"
-    "s.loader.exec_module(m)\n"
+    "import sys\n"
+    "from importlib.machinery import ExtensionFileLoader as L, ModuleSpec as S\n"
+    "l = L('pypto._native', sys.argv[1])\n"
+    "m = l.create_module(S('pypto._native', l, origin=sys.argv[1]))\n"
+    "l.exec_module(m)\n"
     f"m.set_capture_command({_CAPTURE_COMMAND!r})\n"
     "sys.exit(m.chip_worker_main())\n"
 )

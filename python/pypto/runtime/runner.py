@@ -19,10 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
-import numpy as np
-
 from pypto import _native
-from pypto._tensors import as_host_array, is_torch_tensor
+from pypto._tensors import as_host_array, is_ndarray, is_numpy_scalar, is_torch_tensor
 from pypto.backend import BackendType, backend_for_platform
 from pypto.ir.pass_manager import OptimizationStrategy, PassDumpLevel
 from pypto.pypto_core.passes import DiagnosticCheckSet, DiagnosticPhase, MemoryPlanner
@@ -352,9 +350,9 @@ def _coerced_to_orch_args(coerced: Sequence[Any]) -> List[Any]:
     """
     out: List[Any] = []
     for i, arg in enumerate(coerced):
-        if isinstance(arg, np.ndarray) or is_torch_tensor(arg):
+        if is_ndarray(arg) or is_torch_tensor(arg):
             out.append(as_host_array(arg, i))
-        elif isinstance(arg, (ctypes._SimpleCData, np.generic)):
+        elif isinstance(arg, (ctypes._SimpleCData, _native.HostArray)) or is_numpy_scalar(arg):
             out.append(arg)
         else:
             raise TypeError(

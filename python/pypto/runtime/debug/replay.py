@@ -21,9 +21,16 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence, Union
+from types import ModuleType
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
-from pypto._golden import is_tensor_default, load_golden_module, snapshot, validate_against_golden
+from pypto._golden import (
+    is_tensor_default,
+    load_golden_module,
+    native_inputs_from_golden,
+    snapshot,
+    validate_against_golden,
+)
 from pypto._tensors import is_array_like
 from pypto.runtime.debug.lifecycle import invalidate_binary_cache, rebuild_kernel_cpp_from_pto
 from pypto.runtime.runner import _SWIMLANE_CLI_HELP, RunConfig, _DfxOpts, execute_compiled
@@ -56,6 +63,7 @@ def replay(
     recompile: bool = True,
     rebuild_from_pto: bool = True,
     validate: bool = False,
+    _golden: Optional[Tuple[ModuleType, List[Tuple[Any, Any]]]] = None,
 ) -> None:
     """Re-runs the compiled program in ``work_dir`` with ``tensors`` (every parameter, in
     orchestration order: ``torch.Tensor`` or NumPy arrays and ctypes scalars; outputs are
@@ -76,6 +84,8 @@ def replay(
     ``FileNotFoundError`` when ``work_dir`` is not a build directory or, with ``validate``,
     has no ``golden.py``; ``ValueError`` / ``TypeError`` when the tensors do not fit
     ``golden.py``'s parameters. Errors raised inside ``golden.py`` propagate as they are.
+    (``_golden``: the command line's already loaded golden module and its
+    ``generate_inputs`` pairs, so that they are not produced twice.)
     """
     config = config if config is not None else RunConfig()
     wd = Path(work_dir)
@@ -88,8 +98,11 @@ def replay(
     golden = None
     names: List[str] = []
     if validate:
-        golden = load_golden_module(wd)
-        named = list(golden.generate_inputs({"name": "Default"}))
+        if _golden is not None:
+            golden, named = _golden
+        else:
+            golden = load_golden_module(wd)
+            named = list(golden.generate_inputs({"name": "Default"}))
         if len(named) != len(tensors):
             raise ValueError(
                 f"replay(validate=True): expected {len(named)} tensors (orchestration parameter "
@@ -137,6 +150,17 @@ def _load_inputs_from_golden(work_dir: PathLike) -> List[Any]:
     """The argument values of ``golden.generate_inputs({"name": "Default"})``, in order."""
     module = load_golden_module(Path(work_dir))
     return [value for _, value in module.generate_inputs({"name": "Default"})]
+
+
+def _run_inputs(work_dir: PathLike) -> List[Any]:
+    """The argument values of a run that is not validated: read natively when
+    ``golden.py`` only loads ``data/in`` files (see
+    :func:`pypto._golden.native_inputs_from_golden`; no NumPy is imported then), else from
+    running ``golden.generate_inputs``."""
+    named = native_inputs_from_golden(work_dir)
+    if named is not None:
+        return [value for _, value in named]
+    return _load_inputs_from_golden(work_dir)
 
 
 InlineInputs = Callable[[], Sequence[Any]]
@@ -235,12 +259,19 @@ def _main(
         log_config.configure_log(level, sync_pypto=args.log_sync_pypto)
     validate = args.validate if args.validate is not None else inline_inputs is not None
     golden_exists = (args.work_dir / "golden.py").exists()
+    loaded: Optional[Tuple[ModuleType, List[Tuple[Any, Any]]]] = None
     if inline_inputs is not None and not (validate and golden_exists):
         tensors = list(inline_inputs())
         do_validate = False
+    elif validate:
+        module = load_golden_module(args.work_dir)
+        named = list(module.generate_inputs({"name": "Default"}))
+        tensors = [value for _, value in named]
+        loaded = (module, named)
+        do_validate = True
     else:
-        tensors = list(_load_inputs_from_golden(args.work_dir))
-        do_validate = bool(validate)
+        tensors = _run_inputs(args.work_dir)
+        do_validate = False
     level_flag = args.swimlane_level if args.swimlane_level is not None else args.swimlane
     config = RunConfig(
         platform=args.platform,
@@ -258,6 +289,7 @@ def _main(
         recompile=not args.no_recompile,
         rebuild_from_pto=not args.no_rebuild_from_pto,
         validate=do_validate,
+        _golden=loaded,
     )
     print(f"Replay finished. DFX artefacts (if any) under {args.work_dir / 'dfx_outputs'}")
     if do_validate:
