@@ -29,7 +29,11 @@
 //! 6. `critical-path` on the level-2 run;
 //! 7. the converter and the deps viewer text on a level-2 run whose `deps.json`
 //!    carries Simpler's argument and edge views (`add_views`, about 0.9 KB per
-//!    task: the shape of the files Simpler's dep_gen writes).
+//!    task: the shape of the files Simpler's dep_gen writes);
+//! 8. the converter, the deps viewer text and the critical path on the same
+//!    records in the compact form (`--dfx-format compact`:
+//!    `chip_swimlane_records.bin`, `deps.bin`; scenarios `…-compact`), so
+//!    both inputs appear side by side.
 //!
 //! Inputs come from the deterministic generator shared with the tests
 //! (`tests/synth.rs`) and are written to a temporary directory first; only
@@ -62,10 +66,22 @@ fn mib(path: &Path) -> f64 {
 /// `RESULT <seconds> <output MiB> <peak MiB>`.
 fn child(scenario: &str, dir: &Path) -> Res<()> {
     let start = Instant::now();
+    // `…-compact`: the same records in the compact form (`--dfx-format compact`).
+    // They are in `compact/` (only there, so that the JSON scenarios read JSON).
+    let compact_dir = dir.join("compact");
+    let (scenario, dir, swimlane_name, deps_name) = match scenario.strip_suffix("-compact") {
+        Some(s) => (
+            s,
+            compact_dir.as_path(),
+            "chip_swimlane_records.bin",
+            "deps.bin",
+        ),
+        None => (scenario, dir, "chip_swimlane_records.json", "deps.json"),
+    };
     let output_mib = match scenario {
         "convert" | "convert-views" => {
             let report = swimlane_converter::convert(&ConvertOptions {
-                input: &dir.join("chip_swimlane_records.json"),
+                input: &dir.join(swimlane_name),
                 output: Some(&dir.join("trace.json")),
                 deps: None,
                 func_names: None,
@@ -84,7 +100,7 @@ fn child(scenario: &str, dir: &Path) -> Res<()> {
                 EdgeMode::Full
             };
             let report = deps_viewer::view(&DepsViewerOptions {
-                input: &dir.join("deps.json"),
+                input: &dir.join(deps_name),
                 output: None,
                 format: if scenario == "deps-html" {
                     Format::Html
@@ -213,8 +229,13 @@ fn add_views(deps: &mut pto_dfx::deps::DepsFile) {
     }
 }
 
+fn compact_mib(dir: &Path) -> f64 {
+    let dir = dir.join("compact");
+    mib(&dir.join("chip_swimlane_records.bin")) + mib(&dir.join("deps.bin"))
+}
+
 fn generate_run(dir: &Path, n: usize, level: u8) -> Res<f64> {
-    if dir.join("deps.json").is_file() {
+    if dir.join("compact/deps.bin").is_file() {
         return Ok(mib(&dir.join("chip_swimlane_records.json")) + mib(&dir.join("deps.json")));
     }
     std::fs::create_dir_all(dir)?;
@@ -227,7 +248,196 @@ fn generate_run(dir: &Path, n: usize, level: u8) -> Res<f64> {
     }
     pto_dfx::swimlane::write(&dir.join("chip_swimlane_records.json"), &file)?;
     pto_dfx::deps::write(&dir.join("deps.json"), &deps)?;
+    write_compact(&dir.join("compact"), &file, &deps)?;
     Ok(mib(&dir.join("chip_swimlane_records.json")) + mib(&dir.join("deps.json")))
+}
+
+/// The records of a synthetic run in the compact form. The synthetic files are in ticks of
+/// 50 MHz (20 ns), so records of `cycles × 20` ns give back the same ticks; views get the
+/// buffer of their tensor record (`tensors[]`), or their id as an address when there is none.
+fn write_compact(
+    dir: &Path,
+    file: &pto_dfx::swimlane::SwimlaneFile,
+    deps: &pto_dfx::deps::DepsFile,
+) -> Res<()> {
+    use pto_dfx::compact::{deps as cdeps, swimlane as cswim};
+    use std::collections::HashMap;
+    let ns = |c: u64| c * (1_000_000_000 / file.metadata.clock_freq_hz.max(1));
+    let aicpu: HashMap<(u32, u32), &pto_dfx::swimlane::AicpuTaskRow> = file
+        .aicpu_tasks
+        .iter()
+        .map(|r| ((r.core_id, r.reg_task_id), r))
+        .collect();
+    let subtasks: Vec<cswim::Subtask> = file
+        .aicore_tasks
+        .iter()
+        .map(|r| {
+            let cpu = aicpu.get(&(r.core_id, r.reg_task_id));
+            cswim::Subtask {
+                core: r.core_id,
+                task: r.task_token.raw(),
+                reg_task_id: r.reg_task_id,
+                dispatch_ns: cpu.map_or(0, |c| ns(c.dispatch_cycles)),
+                receive_ns: ns(r
+                    .start_cycles
+                    .saturating_sub(u64::from(r.receive_to_start_cycles))),
+                start_ns: ns(r.start_cycles),
+                end_ns: ns(r.end_cycles),
+                finish_ns: cpu.map_or(0, |c| ns(c.finish_cycles)),
+            }
+        })
+        .collect();
+    let lanes: Vec<Vec<cswim::Phase>> = file
+        .scheduler_phases
+        .iter()
+        .flatten()
+        .map(|lane| {
+            lane.iter()
+                .map(|p| cswim::Phase {
+                    kind: p.kind.code().unwrap_or(0),
+                    start_ns: ns(p.start_cycles),
+                    end_ns: ns(p.end_cycles),
+                    loop_iter: p.loop_iter,
+                    tasks_processed: p.tasks_processed,
+                    pop_hit: p.pop.map_or(0, |x| x.hit),
+                    pop_miss: p.pop.map_or(0, |x| x.miss),
+                    shared_at_start: p.shared_at_start.unwrap_or_default(),
+                    shared_at_end: p.shared_at_end.unwrap_or_default(),
+                })
+                .collect()
+        })
+        .collect();
+    let orch: Vec<cswim::Orch> = file
+        .orchestrator_phases
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|o| cswim::Orch {
+            submit_idx: o.submit_idx,
+            task: o.task_id.raw(),
+            start_ns: ns(o.start_cycles),
+            end_ns: ns(o.end_cycles),
+        })
+        .collect();
+    std::fs::create_dir_all(dir)?;
+    let header = cswim::SwimlaneHeader {
+        level: file.level.number(),
+        clock_freq_hz: file.metadata.clock_freq_hz,
+        core_types: file.metadata.core_types.clone(),
+        core_to_thread: file.metadata.core_to_thread.clone(),
+    };
+    // One worker holds the subtasks, one lane per scheduler thread.
+    let n = lanes.len().max(1);
+    let empty: Vec<cswim::Subtask> = Vec::new();
+    let no_phases: Vec<cswim::Phase> = Vec::new();
+    cswim::write(
+        &dir.join(cswim::FILE_NAME),
+        &header,
+        (0..n).map(|w| {
+            (
+                if w == 0 { &subtasks } else { &empty }.iter().copied(),
+                lanes.get(w).unwrap_or(&no_phases).iter().copied(),
+            )
+        }),
+        orch.iter().copied(),
+    )?;
+
+    let buffers: HashMap<u64, &pto_dfx::deps::DepsTensor> =
+        deps.tensors.iter().map(|t| (t.tensor_id, t)).collect();
+    let view = |v: &pto_dfx::deps::TensorView| {
+        let (addr, version, bytes) = buffers.get(&v.tensor_id).map_or((v.tensor_id, 0, 0), |t| {
+            (t.buffer_addr, t.version, t.buffer_numel * 4)
+        });
+        let mut shapes = [0u32; cdeps::MAX_DIMS];
+        let mut strides = [0u32; cdeps::MAX_DIMS];
+        for (d, s) in shapes.iter_mut().zip(&v.shape) {
+            *d = *s;
+        }
+        for (d, s) in strides.iter_mut().zip(&v.strides) {
+            *d = *s;
+        }
+        cdeps::View {
+            addr,
+            buffer_bytes: bytes,
+            start_offset: v.start_offset,
+            version,
+            dtype: 0,
+            ndims: v.shape.len().min(cdeps::MAX_DIMS) as u8,
+            shapes,
+            strides,
+        }
+    };
+    let tasks: Vec<(cdeps::Task, Vec<cdeps::Arg>)> = deps
+        .tasks
+        .iter()
+        .map(|t| {
+            let mut kernel_ids = [-1; 3];
+            for (d, k) in kernel_ids.iter_mut().zip(&t.kernel_ids) {
+                *d = *k;
+            }
+            let args = t
+                .args
+                .iter()
+                .map(|a| cdeps::Arg {
+                    ty: match a.direction {
+                        pto_dfx::deps::ArgDirection::Input => cdeps::ArgType::Input,
+                        pto_dfx::deps::ArgDirection::Output => cdeps::ArgType::Output,
+                        pto_dfx::deps::ArgDirection::Inout => cdeps::ArgType::InOut,
+                        pto_dfx::deps::ArgDirection::OutputExisting => {
+                            cdeps::ArgType::OutputExisting
+                        }
+                    },
+                    view: a.tensor.as_ref().map(view),
+                })
+                .collect();
+            (
+                cdeps::Task {
+                    task: t.task_id.raw(),
+                    manual_scope: t.scope == pto_dfx::deps::ScopeMode::Manual,
+                    early_dispatch: t.early_dispatch,
+                    is_alloc: false,
+                    kernel_ids,
+                    block_num: t.block_num,
+                },
+                args,
+            )
+        })
+        .collect();
+    let edges: Vec<cdeps::Edge> = deps
+        .edges
+        .iter()
+        .map(|e| cdeps::Edge {
+            pred: e.pred.raw(),
+            succ: e.succ.raw(),
+            arg: e.arg,
+            source: e.source,
+            wait: e.flags.wait,
+            retain: e.flags.retain,
+            overlap: e.overlap,
+            consumer: e.consumer.as_ref().map(view),
+            producer: e.producer.as_ref().map(|p| {
+                let g = view(&pto_dfx::deps::TensorView {
+                    tensor_id: 0,
+                    dtype: String::new(),
+                    shape: p.shape.clone(),
+                    start_offset: p.start_offset,
+                    strides: p.strides.clone(),
+                });
+                cdeps::Geometry {
+                    start_offset: g.start_offset,
+                    ndims: g.ndims,
+                    shapes: g.shapes,
+                    strides: g.strides,
+                }
+            }),
+        })
+        .collect();
+    cdeps::write(
+        &dir.join(cdeps::FILE_NAME),
+        tasks.iter().map(|(t, a)| (*t, a.iter().copied())),
+        edges.iter().copied(),
+    )?;
+    Ok(())
 }
 
 fn main() -> Res<()> {
@@ -329,6 +539,45 @@ fn main() -> Res<()> {
             "critical-path",
             &level2,
             level2_mib,
+        ),
+        (
+            format!("swimlane-converter, level 2, {n} tasks, compact input"),
+            "convert-compact",
+            &level2,
+            compact_mib(&level2),
+        ),
+        (
+            format!(
+                "swimlane-converter, level 4, {} tasks, compact input",
+                n / 4
+            ),
+            "convert-compact",
+            &level4,
+            compact_mib(&level4),
+        ),
+        (
+            format!("deps-viewer text, level 2 run, {n} tasks, compact input"),
+            "deps-text-compact",
+            &level2,
+            compact_mib(&level2),
+        ),
+        (
+            format!("swimlane-converter, level 2, {n} tasks, Simpler-shaped deps, compact input"),
+            "convert-views-compact",
+            &views,
+            compact_mib(&views),
+        ),
+        (
+            format!("deps-viewer text, {n} tasks, Simpler-shaped deps, compact input"),
+            "deps-text-views-compact",
+            &views,
+            compact_mib(&views),
+        ),
+        (
+            format!("critical-path, level 2, {n} tasks, compact input"),
+            "critical-path-compact",
+            &level2,
+            compact_mib(&level2),
         ),
     ];
     let mut rows = Vec::new();

@@ -22,7 +22,7 @@ use crate::common::{assert_names, data};
 type Reader = fn(&Path) -> Result<(), ReadError>;
 
 /// Every reader of a whole file, by the file name it is usually given.
-const READERS: [(&str, Reader); 9] = [
+const READERS: [(&str, Reader); 11] = [
     ("chip_swimlane_records.json", |p| {
         swimlane::read(p).map(|_| ())
     }),
@@ -36,6 +36,16 @@ const READERS: [(&str, Reader); 9] = [
     ("pmu.csv", |p| pmu::read(p).map(|_| ())),
     ("scope_stats.jsonl", |p| scope_stats::read(p).map(|_| ())),
     ("name_map_x.json", |p| name_map::read(p).map(|_| ())),
+    ("chip_swimlane_records.bin", |p| {
+        pto_dfx::compact::swimlane::read(p)
+            .map(|_| ())
+            .map_err(ReadError::from)
+    }),
+    ("deps.bin", |p| {
+        pto_dfx::compact::deps::read(p)
+            .map(|_| ())
+            .map_err(ReadError::from)
+    }),
 ];
 
 fn assert_too_large(err: &ReadError, path: &Path, len: u64, limit: u64) {

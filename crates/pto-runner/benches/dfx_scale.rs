@@ -20,7 +20,9 @@
 //!
 //! Environment: `PTO_BENCH_TASKS` (comma-separated sizes, default `100000,1000000`),
 //! `PTO_BENCH_ROUNDS` (default 3), `PTO_BENCH_WORKLOADS` (a comma-separated subset),
-//! `PTO_BENCH_CONFIGS` (a subset of `bare,swimlane4,dep_gen,pmu,dump2,scope_stats,all`),
+//! `PTO_BENCH_CONFIGS` (a subset of `bare,swimlane4,swimlane4c,dep_gen,dep_genc,pmu,dump2,
+//! scope_stats,all,allc`; the `…c` rows write the swimlane records and the dep_gen log in
+//! the compact form, `--dfx-format compact`),
 //! `PTO_BENCH_DIR` (where the build directories go; default the system temp dir).
 //! Results go to docs/PERFORMANCE.md.
 
@@ -28,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use pto_build_output::{write_npy, DType, NpyArray};
+use pto_runner::config::DfxFormat;
 use pto_runner::{load_for, DfxOptions, RunConfig};
 
 const NOOP: &str =
@@ -197,29 +200,33 @@ KERNELS = [
     dir
 }
 
-fn configs() -> Vec<(&'static str, DfxOptions)> {
+/// Each configuration: name, switches, and how the two large files are written (`…c`:
+/// the compact form, beside the JSON rows).
+fn configs() -> Vec<(&'static str, DfxOptions, DfxFormat)> {
     let one = |f: fn(&mut DfxOptions)| {
         let mut d = DfxOptions::default();
         f(&mut d);
         d
     };
+    let all = DfxOptions {
+        chip_swimlane: 4,
+        dump_args: 2,
+        pmu: 2,
+        dep_gen: true,
+        scope_stats: true,
+    };
+    let (json, compact) = (DfxFormat::Json, DfxFormat::Compact);
     vec![
-        ("bare", DfxOptions::default()),
-        ("swimlane4", one(|d| d.chip_swimlane = 4)),
-        ("dep_gen", one(|d| d.dep_gen = true)),
-        ("pmu", one(|d| d.pmu = 2)),
-        ("dump2", one(|d| d.dump_args = 2)),
-        ("scope_stats", one(|d| d.scope_stats = true)),
-        (
-            "all",
-            DfxOptions {
-                chip_swimlane: 4,
-                dump_args: 2,
-                pmu: 2,
-                dep_gen: true,
-                scope_stats: true,
-            },
-        ),
+        ("bare", DfxOptions::default(), json),
+        ("swimlane4", one(|d| d.chip_swimlane = 4), json),
+        ("swimlane4c", one(|d| d.chip_swimlane = 4), compact),
+        ("dep_gen", one(|d| d.dep_gen = true), json),
+        ("dep_genc", one(|d| d.dep_gen = true), compact),
+        ("pmu", one(|d| d.pmu = 2), json),
+        ("dump2", one(|d| d.dump_args = 2), json),
+        ("scope_stats", one(|d| d.scope_stats = true), json),
+        ("all", all, json),
+        ("allc", all, compact),
     ]
 }
 
@@ -283,7 +290,9 @@ fn main() {
     let only_c = env_list("PTO_BENCH_CONFIGS");
     let configs: Vec<_> = configs()
         .into_iter()
-        .filter(|(n, _)| *n == "bare" || only_c.as_ref().is_none_or(|o| o.iter().any(|x| x == n)))
+        .filter(|(n, _, _)| {
+            *n == "bare" || only_c.as_ref().is_none_or(|o| o.iter().any(|x| x == n))
+        })
         .collect();
     println!(
         "{:<12} {:>8} {:<12} {:>11} {:>11} {:>8} {:>8} {:>9}",
@@ -303,9 +312,10 @@ fn main() {
             let mut reported = 0;
             for round in 0..rounds + 1 {
                 for k in round_order(configs.len(), round) {
-                    let dfx = &configs[k].1;
+                    let (_, dfx, format) = &configs[k];
                     let mut config = RunConfig::new(None).unwrap_or_else(|e| panic!("{e}"));
                     config.dfx = *dfx;
+                    config.dfx_format = *format;
                     config.in_process = true;
                     let _ = std::fs::remove_dir_all(dir.join("dfx_outputs"));
                     // The previous run's files must not be written back during this one.
@@ -340,7 +350,7 @@ fn main() {
             }
             assert_eq!(reported, (w.tasks)(n), "{} {n}", w.name);
             let Some(bare) = best[0] else { continue };
-            for ((name, _), b) in configs.iter().zip(&best) {
+            for ((name, _, _), b) in configs.iter().zip(&best) {
                 let Some(b) = b else { continue };
                 println!(
                     "{:<12} {:>8} {:<12} {:>11.2} {:>11.2} {:>8.2} {:>8.2} {:>9.0}",

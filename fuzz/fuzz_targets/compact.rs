@@ -1,0 +1,50 @@
+//! The compact forms (`chip_swimlane_records.bin`, `deps.bin`): both readers
+//! on any bytes (errors, never a panic or an allocation beyond the input),
+//! and for a file either reads: the write/read round trip, the JSON model
+//! and its rendering (what `pto dfx-export` does), and the viewers' loaders,
+//! which must agree with the reader.
+#![no_main]
+
+use std::path::Path;
+
+use libfuzzer_sys::fuzz_target;
+use pto_dfx::compact::{deps, swimlane};
+use pto_dfx::tools::load;
+
+fuzz_target!(|data: &[u8]| {
+    let path = Path::new("records.bin");
+    if let Ok(r) = swimlane::parse(data, path) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dir.path().join(swimlane::FILE_NAME);
+        swimlane::write(
+            &out,
+            &r.header,
+            r.workers
+                .iter()
+                .map(|w| (w.subtasks.iter().copied(), w.phases.iter().copied())),
+            r.orchestrator.iter().copied(),
+        )
+        .expect("write");
+        let again = swimlane::read(&out).expect("a written file reads back");
+        assert_eq!(again, r, "write/read round trip");
+        let model = r.to_model();
+        let _ = pto_dfx::swimlane::render(&model);
+        let loaded =
+            load::parse_swimlane(data, path).expect("the loader takes what the reader takes");
+        assert_eq!(loaded.value, model, "loader and reader agree");
+    }
+    if let Ok(r) = deps::parse(data, path) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dir.path().join(deps::FILE_NAME);
+        deps::write(
+            &out,
+            r.tasks.iter().map(|t| (t.task, t.args.iter().copied())),
+            r.edges.iter().copied(),
+        )
+        .expect("write");
+        let again = deps::read(&out).expect("a written file reads back");
+        assert_eq!(again, r, "write/read round trip");
+        let _ = pto_dfx::deps::render(&r.to_model());
+        let _ = load::parse_graph(data, path).expect("the loader takes what the reader takes");
+    }
+});
