@@ -35,6 +35,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
+use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
 
 use crate::config::{ChipConfig, N_RINGS};
@@ -237,6 +238,16 @@ impl TimingSlot {
     }
 }
 
+/// What a thread completing tasks carries from one completion to the next.
+struct Completer<'a> {
+    /// Where a worker takes the first single-unit consumer a completion readies, to run it
+    /// next instead of queueing it (`Some(None)`: free; `None`: queue everything). A chain's
+    /// hop then costs no queue push and no wake-up.
+    keep: Option<&'a mut Option<TaskId>>,
+    /// The submitted-task count as this thread last read it.
+    seen_submitted: &'a mut u64,
+}
+
 /// The shared state of one run.
 pub struct Chip {
     /// Configuration.
@@ -252,10 +263,11 @@ pub struct Chip {
     pub work: Waiter,
     /// Threads waiting for task completions.
     pub progress: Waiter,
-    /// Tasks submitted (including dummy and allocation tasks).
-    pub submitted: AtomicU64,
-    /// Tasks completed.
-    pub completed: AtomicU64,
+    /// Tasks submitted (including dummy and allocation tasks). Written by the orchestrator
+    /// on every submit, so on a cache line of its own.
+    pub submitted: CachePadded<AtomicU64>,
+    /// Tasks completed (written by every completing thread).
+    pub completed: CachePadded<AtomicU64>,
     /// The first fatal error.
     pub fatal: FatalLatch,
     /// Set when the orchestration thread has finished.
@@ -315,8 +327,8 @@ impl Chip {
             ready: ArrayQueue::new(capacity),
             work: Waiter::new(),
             progress: Waiter::new(),
-            submitted: AtomicU64::new(0),
-            completed: AtomicU64::new(0),
+            submitted: CachePadded::new(AtomicU64::new(0)),
+            completed: CachePadded::new(AtomicU64::new(0)),
             fatal: FatalLatch::new(),
             orchestration_done: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
@@ -421,30 +433,27 @@ impl Chip {
 
     /// Completes task `id` and any dummy tasks this readies, iteratively.
     pub fn complete(&self, id: TaskId, inline: &mut Vec<TaskId>) {
-        self.complete_keeping(id, inline, None);
+        let mut seen_submitted = 0;
+        self.complete_with(
+            id,
+            inline,
+            &mut Completer {
+                keep: None,
+                seen_submitted: &mut seen_submitted,
+            },
+        );
     }
 
-    /// [`Chip::complete`] on a worker that runs next the first single-unit consumer this
-    /// readies, when `keep` is `Some` and empty: that consumer is left in `keep` instead of
-    /// the ready queue (the hop of a chain then costs no queue push and no wake-up).
-    fn complete_keeping(
-        &self,
-        id: TaskId,
-        inline: &mut Vec<TaskId>,
-        mut keep: Option<&mut Option<TaskId>>,
-    ) {
+    /// [`Chip::complete`] for a thread that carries a [`Completer`] from one completion to
+    /// the next.
+    fn complete_with(&self, id: TaskId, inline: &mut Vec<TaskId>, completer: &mut Completer<'_>) {
         inline.push(id);
         while let Some(id) = inline.pop() {
-            self.complete_one(id, inline, &mut keep);
+            self.complete_one(id, inline, completer);
         }
     }
 
-    fn complete_one(
-        &self,
-        id: TaskId,
-        inline: &mut Vec<TaskId>,
-        keep: &mut Option<&mut Option<TaskId>>,
-    ) {
+    fn complete_one(&self, id: TaskId, inline: &mut Vec<TaskId>, completer: &mut Completer<'_>) {
         let slot = self.slot(id);
         // Release retained producers first, while this task is still pending: once it is
         // marked completed another thread may consume and reclaim its slot.
@@ -493,7 +502,7 @@ impl Chip {
             consumed
         };
         for &consumer in ready[..n_ready].iter().chain(&more_ready) {
-            self.make_ready_or_keep(consumer, inline, keep);
+            self.make_ready_or_keep(consumer, inline, &mut completer.keep);
         }
         if consumed {
             self.try_advance(id.ring());
@@ -502,10 +511,16 @@ impl Chip {
         // with every task submitted so far can be the last one (a task is counted as
         // submitted before it can run), so only those read the clock: while the
         // orchestrator stays ahead, completions skip the reading. The run reads
-        // `last_end_ns` after joining every thread that completes tasks.
+        // `last_end_ns` after joining every thread that completes tasks. The count the
+        // orchestrator writes is read again only once this thread's completions reach the
+        // value it last saw (any completion below it cannot be catching up), so a
+        // completion does not pull that cache line from the orchestrator every time.
         let done = self.completed.fetch_add(1, Ordering::SeqCst) + 1;
-        if done == self.submitted.load(Ordering::SeqCst) {
-            self.last_end_ns.fetch_max(self.now_ns(), Ordering::Relaxed);
+        if done >= *completer.seen_submitted {
+            *completer.seen_submitted = self.submitted.load(Ordering::SeqCst);
+            if done == *completer.seen_submitted {
+                self.last_end_ns.fetch_max(self.now_ns(), Ordering::Relaxed);
+            }
         }
         self.progress.notify_all();
     }
@@ -757,6 +772,7 @@ pub fn worker_main(chip: &Chip, index: usize) -> WorkerRecords {
             cores: WorkerCores::new(chip.topology, index, chip.workers.len()),
             inline: Vec::with_capacity(64),
             next: None,
+            seen_submitted: 0,
             rec: Recorder::new(chip),
             exec: Executor::new(chip, status, 1 + index, ThreadRole::Worker(index)),
             gang: Gang::new(chip, scope),
@@ -779,8 +795,10 @@ struct Worker<'scope, 'env: 'scope> {
     cores: WorkerCores,
     inline: Vec<TaskId>,
     /// A consumer this worker readied by a completion and runs next, bypassing the ready
-    /// queue ([`Chip::complete_keeping`]).
+    /// queue ([`Completer::keep`]).
     next: Option<TaskId>,
+    /// [`Completer::seen_submitted`].
+    seen_submitted: u64,
     rec: Recorder,
     exec: Executor<'env>,
     gang: Gang<'scope, 'env>,
@@ -966,7 +984,14 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                 [0; 3]
             };
             if last {
-                chip.complete_keeping(id, &mut self.inline, Some(&mut self.next));
+                chip.complete_with(
+                    id,
+                    &mut self.inline,
+                    &mut Completer {
+                        keep: Some(&mut self.next),
+                        seen_submitted: &mut self.seen_submitted,
+                    },
+                );
             }
             if recording && ran {
                 let complete_end = if self.rec.swimlane >= 3 {
