@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "as_host_array",
     "is_array_like",
+    "is_ctypes_scalar",
     "is_ndarray",
     "is_numpy_scalar",
     "is_torch_tensor",
@@ -113,6 +114,12 @@ def is_numpy_scalar(obj: object) -> bool:
     """True for a NumPy scalar (``np.float32(1)``), without importing NumPy."""
     numpy = sys.modules.get("numpy")
     return numpy is not None and isinstance(obj, numpy.generic)
+
+
+def is_ctypes_scalar(obj: object) -> bool:
+    """True for a ctypes scalar (``ctypes.c_int32(1)``), without importing ctypes."""
+    ctypes = sys.modules.get("ctypes")
+    return ctypes is not None and isinstance(obj, ctypes._SimpleCData)
 
 
 def _is_torch_like(obj: object) -> bool:

@@ -11,7 +11,6 @@ worker count) are checked when a run starts. ``run`` and ``compile_program`` (DS
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import functools
 import warnings
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from pypto import _native
-from pypto._tensors import as_host_array, is_ndarray, is_numpy_scalar, is_torch_tensor
+from pypto._tensors import as_host_array, is_ctypes_scalar, is_ndarray, is_numpy_scalar, is_torch_tensor
 from pypto.backend import BackendType, backend_for_platform
 from pypto.ir.pass_manager import OptimizationStrategy, PassDumpLevel
 from pypto.pypto_core.passes import DiagnosticCheckSet, DiagnosticPhase, MemoryPlanner
@@ -352,7 +351,7 @@ def _coerced_to_orch_args(coerced: Sequence[Any]) -> List[Any]:
     for i, arg in enumerate(coerced):
         if is_ndarray(arg) or is_torch_tensor(arg):
             out.append(as_host_array(arg, i))
-        elif isinstance(arg, (ctypes._SimpleCData, _native.HostArray)) or is_numpy_scalar(arg):
+        elif isinstance(arg, _native.HostArray) or is_ctypes_scalar(arg) or is_numpy_scalar(arg):
             out.append(arg)
         else:
             raise TypeError(

@@ -24,11 +24,29 @@ from pypto.runtime.debug.lifecycle import (  # noqa: E402
     invalidate_binary_cache,
     rebuild_kernel_cpp_from_pto,
 )
+from typing import TYPE_CHECKING, Any, List  # noqa: E402
+
 from pypto.runtime.debug.replay import replay  # noqa: E402
-from pypto.runtime.debug.run_script_writer import (  # noqa: E402
-    maybe_write_run_script,
-    write_run_script,
-)
+
+if TYPE_CHECKING:
+    from pypto.runtime.debug.run_script_writer import maybe_write_run_script, write_run_script
+else:
+
+    def __getattr__(name: str) -> Any:
+        """The ``debug/run.py`` writers, imported on first access (the replay does not need
+        them)."""
+        if name in ("maybe_write_run_script", "write_run_script"):
+            from pypto.runtime.debug import run_script_writer
+
+            value = getattr(run_script_writer, name)
+            globals()[name] = value
+            return value
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:
+    """The module's names, the writers not yet imported included."""
+    return sorted(set(globals()) | {"maybe_write_run_script", "write_run_script"})
 
 __all__ = [
     "invalidate_binary_cache",

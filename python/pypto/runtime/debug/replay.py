@@ -167,8 +167,37 @@ InlineInputs = Callable[[], Sequence[Any]]
 UserCompare = Callable[..., Any]
 
 
+def _terminal_columns() -> int:
+    """The terminal width as ``shutil.get_terminal_size()`` finds it (``COLUMNS``, then the
+    terminal of stdout, else 80), without importing shutil and the compression modules it
+    imports."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, with the width computed here: the default one imports shutil
+    (and with it bz2, lzma and zlib) whenever an argument is added."""
+
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: Optional[int] = None
+    ) -> None:
+        super().__init__(
+            prog, indent_increment, max_help_position, width if width is not None else _terminal_columns() - 2
+        )
+
+
 def _parser(default_platform: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
+        formatter_class=_HelpFormatter,
         prog="python -m pypto.runtime.debug.replay",
         description=(
             "Replay a build_output/<dir>/: rebuild edited .pto/cpp sources, run with the "
