@@ -105,6 +105,31 @@ fn the_export_of_a_compact_run_is_byte_identical_to_the_json_mode() {
             "{name} differs between the JSON mode and the export"
         );
     }
+    // The deps viewer shows the same graph from either form (all but the source line).
+    let view = |input: &str, output: &str| {
+        use pto_dfx::tools::deps_viewer::{
+            self, DepsViewerOptions, EdgeMode, Format, LayoutChoice,
+        };
+        let out = compact.join(output);
+        deps_viewer::view(&DepsViewerOptions {
+            input: &compact.join(input),
+            output: Some(&out),
+            format: Format::Text,
+            layout: LayoutChoice::Builtin,
+            func_names: None,
+            edge_mode: EdgeMode::Full,
+        })
+        .unwrap();
+        let text = std::fs::read_to_string(out).unwrap();
+        text.lines()
+            .filter(|l| !l.contains("source_deps_json"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        view("deps.bin", "from_bin.txt"),
+        view("deps.json", "from_json.txt")
+    );
     // The compact files are a fraction of the JSON.
     let size = |p: PathBuf| std::fs::metadata(p).unwrap().len();
     assert!(

@@ -106,7 +106,8 @@ impl ArgType {
         .copied()
     }
 
-    fn direction(self) -> ArgDirection {
+    /// The direction `deps.json` writes (`NoDep` is `INPUT`).
+    pub fn direction(self) -> ArgDirection {
         match self {
             Self::Input | Self::NoDep => ArgDirection::Input,
             Self::Output => ArgDirection::Output,
@@ -623,6 +624,15 @@ mod tests {
             shapes: [4, 4, 0, 0, 0],
             strides: [8, 1, 0, 0, 0],
         }
+    }
+
+    #[test]
+    fn the_viewers_scan_of_a_compact_log_is_the_scan_of_its_model() {
+        let r = sample();
+        assert_eq!(
+            crate::tools::deps_scan::DepsScan::from_compact(&r),
+            crate::tools::deps_scan::DepsScan::from_file(&r.to_model())
+        );
     }
 
     pub(crate) fn sample() -> DepsRecords {

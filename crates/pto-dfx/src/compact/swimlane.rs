@@ -427,7 +427,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<SwimlaneRecords, CompactError>
     // Each worker holds at least its two counts.
     let n_workers = c.count(16, false)?;
     let mut workers = Vec::with_capacity(n_workers);
-    for w in 0..n_workers {
+    for _ in 0..n_workers {
         c.section = "subtasks";
         c.index = None;
         let n = c.count(SUBTASK_BYTES, true)?;
@@ -477,7 +477,6 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<SwimlaneRecords, CompactError>
                 end_ns: c.u64("end_ns")?,
             });
         }
-        let _ = w;
         workers.push(WorkerRecords { subtasks, phases });
     }
     c.section = "orchestrator";
@@ -598,7 +597,7 @@ mod tests {
         let f = r.to_model();
         let cores: Vec<u32> = f.aicore_tasks.iter().map(|t| t.core_id).collect();
         assert_eq!(cores, [0, 0, 1]);
-        // 12,345 + 100 ns at 50 MHz: 617 ticks; receive 12,385 ns is 619.25 → 619.
+        // Start 12,445 ns at 50 MHz: 622.25 → 622 ticks; receive 12,385 ns: 619.25 → 619.
         assert_eq!(f.aicore_tasks[0].task_token, TaskId(7));
         assert_eq!(f.aicore_tasks[0].start_cycles, 622);
         assert_eq!(f.aicore_tasks[0].receive_to_start_cycles, 622 - 619);

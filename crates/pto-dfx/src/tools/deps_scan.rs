@@ -265,6 +265,120 @@ impl DepsScan {
         }
     }
 
+    /// What [`DepsScan::from_file`] makes of `records.to_model()`, built
+    /// straight from a compact dep_gen log (`deps.bin`) without the
+    /// `deps.json` model's strings and vectors per view.
+    pub fn from_compact(records: &crate::compact::deps::DepsRecords) -> Self {
+        use crate::compact::deps::View;
+        let mut out = Self::default();
+        // Interned in from_file's order: argument views, tensors, edge consumers.
+        let mut interned: HashMap<u8, u32> = HashMap::new();
+        let mut intern = |out: &mut Self, code: u8| -> u32 {
+            *interned.entry(code).or_insert_with(|| {
+                out.strings
+                    .push(crate::DataType::name_of_code(u32::from(code)).to_string());
+                (out.strings.len() - 1) as u32
+            })
+        };
+        let add_view = |out: &mut Self, tensor_id: u64, dtype: u32, v: &View| -> u32 {
+            let n = usize::from(v.ndims).min(crate::compact::deps::MAX_DIMS);
+            let at = out.dims.len() as u32;
+            out.dims.extend_from_slice(&v.shapes[..n]);
+            out.dims.extend_from_slice(&v.strides[..n]);
+            out.views.push(ScanView {
+                tensor_id,
+                dtype,
+                start_offset: v.start_offset,
+                at,
+                n_shape: n as u8,
+                n_strides: n as u8,
+            });
+            (out.views.len() - 1) as u32
+        };
+        let id = |v: &View| crate::deps::tensor_id(v.addr, v.version);
+        let tasks = || records.tasks.iter().filter(|t| !t.task.is_alloc);
+        for t in tasks() {
+            let first_arg = out.args.len() as u32;
+            for (i, a) in t.args.iter().enumerate() {
+                let view = match &a.view {
+                    Some(v) => {
+                        let d = intern(&mut out, v.dtype);
+                        add_view(&mut out, id(v), d, v)
+                    }
+                    None => u32::MAX,
+                };
+                out.args.push(ScanArg {
+                    idx: i as i32,
+                    direction: a.ty.direction(),
+                    view,
+                });
+            }
+            out.tasks.push(ScanTask {
+                task_id: TaskId(t.task.task),
+                kernel_ids: t.task.kernel_ids,
+                block_num: t.task.block_num,
+                early_dispatch: t.task.early_dispatch,
+                manual: t.task.manual_scope,
+                first_arg,
+                n_args: t.args.len() as u32,
+            });
+        }
+        let mut seen = std::collections::HashSet::new();
+        let arg_views = tasks().flat_map(|t| t.args.iter().filter_map(|a| a.view.as_ref()));
+        let edge_views = records.edges.iter().filter_map(|e| e.consumer.as_ref());
+        for v in arg_views.chain(edge_views) {
+            if seen.insert(id(v)) {
+                let es =
+                    crate::DataType::from_code(u32::from(v.dtype)).map_or(1, |d| d.elem_size());
+                let dtype = intern(&mut out, v.dtype);
+                out.tensors.push(ScanTensor {
+                    tensor_id: id(v),
+                    buffer_addr: v.addr,
+                    version: v.version,
+                    dtype,
+                    buffer_numel: v.buffer_bytes / (es as u64).max(1),
+                });
+            }
+        }
+        out.n_tensors = out.tensors.len();
+        for e in &records.edges {
+            let consumer = match &e.consumer {
+                Some(v) => {
+                    let d = intern(&mut out, v.dtype);
+                    add_view(&mut out, id(v), d, v)
+                }
+                None => u32::MAX,
+            };
+            let producer = match &e.producer {
+                Some(g) => {
+                    let v = View {
+                        start_offset: g.start_offset,
+                        ndims: g.ndims,
+                        shapes: g.shapes,
+                        strides: g.strides,
+                        ..View::default()
+                    };
+                    add_view(&mut out, 0, u32::MAX, &v)
+                }
+                None => u32::MAX,
+            };
+            out.edges.push(ScanEdge {
+                pred: TaskId(e.pred),
+                succ: TaskId(e.succ),
+                arg: e.arg,
+                source: e.source,
+                flags: DepFlags {
+                    wait: e.wait,
+                    retain: e.retain,
+                },
+                overlap: e.overlap,
+                consumer,
+                producer,
+            });
+        }
+        out
+    }
+
     /// The compact form of a file the careful reader read (views with more
     /// than 255 dimensions are cut; [`MAX_DIMS`] is far below that anyway).
     pub fn from_file(file: &DepsFile) -> Self {

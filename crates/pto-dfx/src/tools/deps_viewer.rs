@@ -894,7 +894,7 @@ fn read_deps(
 ) -> Result<DepsScan, ToolError> {
     if crate::compact::sniff(input) == Some(crate::compact::CompactKind::Deps) {
         let records = crate::compact::deps::read(input)?;
-        return Ok(DepsScan::from_file(&records.to_model()));
+        return Ok(DepsScan::from_compact(&records));
     }
     match deps_scan::scan_file(input, detail)? {
         Scanned::Read(scan) => Ok(scan),
