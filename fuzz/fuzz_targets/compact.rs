@@ -1,8 +1,8 @@
 //! The compact forms (`chip_swimlane_records.bin`, `deps.bin`): both readers
 //! on any bytes (errors, never a panic or an allocation beyond the input),
 //! and for a file either reads: the write/read round trip, the JSON model
-//! and its rendering (what `pto dfx-export` does), and the viewers' loaders,
-//! which must agree with the reader.
+//! and its rendering (what `pto dfx-export` does), and the viewers' loaders
+//! and the deps viewer's streamed scan, which must agree with the reader.
 #![no_main]
 
 use std::path::Path;
@@ -44,7 +44,11 @@ fuzz_target!(|data: &[u8]| {
         .expect("write");
         let again = deps::read(&out).expect("a written file reads back");
         assert_eq!(again, r, "write/read round trip");
-        let _ = pto_dfx::deps::render(&r.to_model());
+        let model = r.to_model();
+        let _ = pto_dfx::deps::render(&model);
+        // The deps viewer's streamed scan holds the same content.
+        let scan = pto_dfx::tools::deps_scan::DepsScan::read_compact(&out).expect("scan");
+        assert_eq!(scan.to_file(), model, "scan and model agree");
         let _ = load::parse_graph(data, path).expect("the loader takes what the reader takes");
     }
 });

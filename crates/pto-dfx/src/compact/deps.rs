@@ -427,12 +427,95 @@ where
 
 // ---------------------------------------------------------------- reader
 
-/// Reads the compact dep_gen log at `path`.
-pub fn read(path: &Path) -> Result<DepsRecords, CompactError> {
-    parse(&super::read_bytes(path, "header")?, path)
+/// What a streaming read of `deps.bin` hands over, in file order: every
+/// task (with its argument count), then every argument (the first task's
+/// first), then every edge. Each record is checked before it is handed
+/// over; a visitor keeps what it needs ([`DepsRecords`] keeps everything,
+/// the viewers' graph only the tasks and edge endpoints).
+pub trait DepsVisitor {
+    /// Task `index` and how many arguments it owns.
+    fn task(&mut self, index: usize, task: &Task, n_args: u32);
+    /// The next argument.
+    fn arg(&mut self, arg: &Arg);
+    /// Edge `index`.
+    fn edge(&mut self, index: usize, edge: &Edge);
 }
 
-fn bad(c: &Cursor<'_>, field: &'static str, value: u8, reason: &'static str) -> CompactError {
+/// Collects a whole [`DepsRecords`].
+#[derive(Default)]
+struct Collect {
+    records: DepsRecords,
+    /// Arguments still owed to tasks, front first.
+    owed: std::collections::VecDeque<(usize, u32)>,
+}
+
+impl DepsVisitor for Collect {
+    fn task(&mut self, index: usize, task: &Task, n_args: u32) {
+        self.records.tasks.push(TaskWithArgs {
+            task: *task,
+            args: Vec::new(),
+        });
+        if n_args > 0 {
+            self.owed.push_back((index, n_args));
+        }
+    }
+
+    fn arg(&mut self, arg: &Arg) {
+        if let Some((task, left)) = self.owed.front_mut() {
+            if let Some(t) = self.records.tasks.get_mut(*task) {
+                t.args.push(*arg);
+            }
+            *left -= 1;
+            if *left == 0 {
+                self.owed.pop_front();
+            }
+        }
+    }
+
+    fn edge(&mut self, _index: usize, edge: &Edge) {
+        self.records.edges.push(*edge);
+    }
+}
+
+/// Reads the compact dep_gen log at `path`.
+pub fn read(path: &Path) -> Result<DepsRecords, CompactError> {
+    let mut v = Collect::default();
+    visit(path, &mut v)?;
+    Ok(v.records)
+}
+
+/// [`read`] over file content; `path` only names the file in errors.
+pub fn parse(bytes: &[u8], path: &Path) -> Result<DepsRecords, CompactError> {
+    let mut v = Collect::default();
+    visit_bytes(bytes, path, &mut v)?;
+    Ok(v.records)
+}
+
+/// Streams the file at `path` through `visitor` (one pass, a 1 MiB buffer;
+/// the file is never held whole). On an error the visitor has seen the
+/// records before the damage.
+pub fn visit(path: &Path, visitor: &mut impl DepsVisitor) -> Result<(), CompactError> {
+    let (reader, len) = super::open(path)?;
+    walk(&mut Cursor::new(reader, len, path), visitor)
+}
+
+/// [`visit`] over file content.
+pub fn visit_bytes(
+    bytes: &[u8],
+    path: &Path,
+    visitor: &mut impl DepsVisitor,
+) -> Result<(), CompactError> {
+    walk(&mut Cursor::new(bytes, bytes.len() as u64, path), visitor)
+}
+
+type C<'a, 'p, R> = &'a Cursor<'p, R>;
+
+fn bad<R: std::io::Read>(
+    c: C<'_, '_, R>,
+    field: &'static str,
+    value: u8,
+    reason: &'static str,
+) -> CompactError {
     c.error(
         field,
         CompactErrorKind::Value {
@@ -442,7 +525,11 @@ fn bad(c: &Cursor<'_>, field: &'static str, value: u8, reason: &'static str) -> 
     )
 }
 
-fn flag(c: &Cursor<'_>, field: &'static str, v: u8) -> Result<bool, CompactError> {
+fn flag<R: std::io::Read>(
+    c: C<'_, '_, R>,
+    field: &'static str,
+    v: u8,
+) -> Result<bool, CompactError> {
     match v {
         0 => Ok(false),
         1 => Ok(true),
@@ -450,14 +537,16 @@ fn flag(c: &Cursor<'_>, field: &'static str, v: u8) -> Result<bool, CompactError
     }
 }
 
-fn ndims(c: &Cursor<'_>, v: u8) -> Result<u8, CompactError> {
+fn ndims<R: std::io::Read>(c: C<'_, '_, R>, v: u8) -> Result<u8, CompactError> {
     if usize::from(v) > MAX_DIMS {
         return Err(bad(c, "ndims", v, "is more dimensions than a view has (5)"));
     }
     Ok(v)
 }
 
-fn dims_of(c: &mut Cursor<'_>) -> Result<([u32; MAX_DIMS], [u32; MAX_DIMS]), CompactError> {
+fn dims_of<R: std::io::Read>(
+    c: &mut Cursor<'_, R>,
+) -> Result<([u32; MAX_DIMS], [u32; MAX_DIMS]), CompactError> {
     let mut shapes = [0u32; MAX_DIMS];
     let mut strides = [0u32; MAX_DIMS];
     for s in &mut shapes {
@@ -469,7 +558,7 @@ fn dims_of(c: &mut Cursor<'_>) -> Result<([u32; MAX_DIMS], [u32; MAX_DIMS]), Com
     Ok((shapes, strides))
 }
 
-fn read_view(c: &mut Cursor<'_>) -> Result<Option<View>, CompactError> {
+fn read_view<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<Option<View>, CompactError> {
     let present = c.u8("view")?;
     let present = flag(c, "view", present)?;
     let dtype = c.u8("dtype")?;
@@ -492,14 +581,14 @@ fn read_view(c: &mut Cursor<'_>) -> Result<Option<View>, CompactError> {
     }))
 }
 
-/// [`read`] over file content; `path` only names the file in errors.
-pub fn parse(bytes: &[u8], path: &Path) -> Result<DepsRecords, CompactError> {
-    let mut c = Cursor::new(bytes, path);
+fn walk<R: std::io::Read>(
+    c: &mut Cursor<'_, R>,
+    visitor: &mut impl DepsVisitor,
+) -> Result<(), CompactError> {
     c.framing(&MAGIC, FILE_NAME)?;
     c.section = "tasks";
     let n_tasks = c.count(TASK_BYTES, true)?;
-    let mut tasks = Vec::with_capacity(n_tasks);
-    let mut arg_counts = Vec::with_capacity(n_tasks);
+    let mut total = 0u64;
     for i in 0..n_tasks {
         c.index = Some(i as u64);
         let task = c.u64("task")?;
@@ -510,22 +599,23 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<DepsRecords, CompactError> {
         let block_num = c.u32("block_num")?;
         let flags = c.u8("flags")?;
         if flags > 7 {
-            return Err(bad(&c, "flags", flags, "has bits other than 1, 2 and 4"));
+            return Err(bad(c, "flags", flags, "has bits other than 1, 2 and 4"));
         }
-        arg_counts.push(c.u32("n_args")?);
-        tasks.push(Task {
+        let n_args = c.u32("n_args")?;
+        total += u64::from(n_args);
+        let task = Task {
             task,
             manual_scope: flags & 1 != 0,
             early_dispatch: flags & 2 != 0,
             is_alloc: flags & 4 != 0,
             kernel_ids,
             block_num,
-        });
+        };
+        visitor.task(i, &task, n_args);
     }
     c.section = "args";
     c.index = None;
     let n_args = c.count(ARG_BYTES, true)?;
-    let total: u64 = arg_counts.iter().map(|&n| u64::from(n)).sum();
     if total != n_args as u64 {
         return Err(c.error(
             "count",
@@ -535,28 +625,20 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<DepsRecords, CompactError> {
             },
         ));
     }
-    let mut out = Vec::with_capacity(n_tasks);
-    let mut k = 0u64;
-    for (task, n) in tasks.into_iter().zip(arg_counts) {
-        // `n` arguments remain in the section (the sum was checked).
-        let mut args = Vec::with_capacity(n as usize);
-        for _ in 0..n {
-            c.index = Some(k);
-            k += 1;
-            let code = c.u8("type")?;
-            let ty = ArgType::from_code(code)
-                .ok_or_else(|| bad(&c, "type", code, "is not an argument type (0..=4)"))?;
-            args.push(Arg {
-                ty,
-                view: read_view(&mut c)?,
-            });
-        }
-        out.push(TaskWithArgs { task, args });
+    for k in 0..n_args {
+        c.index = Some(k as u64);
+        let code = c.u8("type")?;
+        let ty = ArgType::from_code(code)
+            .ok_or_else(|| bad(c, "type", code, "is not an argument type (0..=4)"))?;
+        let arg = Arg {
+            ty,
+            view: read_view(c)?,
+        };
+        visitor.arg(&arg);
     }
     c.section = "edges";
     c.index = None;
     let n_edges = c.count(EDGE_BYTES, true)?;
-    let mut edges = Vec::with_capacity(n_edges);
     for i in 0..n_edges {
         c.index = Some(i as u64);
         let pred = c.u64("pred")?;
@@ -567,11 +649,11 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<DepsRecords, CompactError> {
             0 => EdgeSource::Explicit,
             1 => EdgeSource::Creator,
             2 => EdgeSource::Tensormap,
-            _ => return Err(bad(&c, "source", s, "is not an edge source (0..=2)")),
+            _ => return Err(bad(c, "source", s, "is not an edge source (0..=2)")),
         };
         let flags = c.u8("flags")?;
         if flags > 3 {
-            return Err(bad(&c, "flags", flags, "has bits other than 1 and 2"));
+            return Err(bad(c, "flags", flags, "has bits other than 1 and 2"));
         }
         let o = c.u8("overlap")?;
         let overlap = match o {
@@ -579,16 +661,16 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<DepsRecords, CompactError> {
             1 => Some(Overlap::NoOverlap),
             2 => Some(Overlap::Covered),
             3 => Some(Overlap::Other),
-            _ => return Err(bad(&c, "overlap", o, "is not an overlap class (0..=3)")),
+            _ => return Err(bad(c, "overlap", o, "is not an overlap class (0..=3)")),
         };
-        let consumer = read_view(&mut c)?;
+        let consumer = read_view(c)?;
         let present = c.u8("producer")?;
-        let present = flag(&c, "producer", present)?;
+        let present = flag(c, "producer", present)?;
         let nd = c.u8("ndims")?;
-        let nd = ndims(&c, nd)?;
+        let nd = ndims(c, nd)?;
         let start_offset = c.u64("start_offset")?;
-        let (shapes, strides) = dims_of(&mut c)?;
-        edges.push(Edge {
+        let (shapes, strides) = dims_of(c)?;
+        let edge = Edge {
             pred,
             succ,
             arg,
@@ -603,10 +685,10 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<DepsRecords, CompactError> {
                 shapes,
                 strides,
             }),
-        });
+        };
+        visitor.edge(i, &edge);
     }
-    c.end()?;
-    Ok(DepsRecords { tasks: out, edges })
+    c.end()
 }
 
 #[cfg(test)]
@@ -629,10 +711,16 @@ mod tests {
     #[test]
     fn the_viewers_scan_of_a_compact_log_is_the_scan_of_its_model() {
         let r = sample();
+        let scan = crate::tools::deps_scan::DepsScan::from_compact(&r);
+        assert_eq!(scan.to_file(), r.to_model());
         assert_eq!(
-            crate::tools::deps_scan::DepsScan::from_compact(&r),
+            scan,
             crate::tools::deps_scan::DepsScan::from_file(&r.to_model())
         );
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_sample(dir.path(), &r);
+        let streamed = crate::tools::deps_scan::DepsScan::read_compact(&path).unwrap();
+        assert_eq!(streamed, scan);
     }
 
     pub(crate) fn sample() -> DepsRecords {

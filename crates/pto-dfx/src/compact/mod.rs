@@ -158,28 +158,34 @@ pub enum CompactErrorKind {
     Trailing(u64),
 }
 
-/// Reads a whole file for a compact reader (bounded by [`crate::MAX_FILE_BYTES`]).
-pub(crate) fn read_bytes(path: &Path, section: &'static str) -> Result<Vec<u8>, CompactError> {
+/// Opens `path` for a streaming compact reader: a buffered reader and the
+/// file's length, refused beyond [`crate::MAX_FILE_BYTES`]. The file is read
+/// once, front to back, and never held whole in memory.
+pub(crate) fn open(path: &Path) -> Result<(std::io::BufReader<std::fs::File>, u64), CompactError> {
     let err = |kind| CompactError {
         path: path.to_path_buf(),
-        section,
+        section: "header",
         index: None,
         field: "",
         kind,
     };
-    let len = std::fs::metadata(path)
+    let file = std::fs::File::open(path).map_err(|e| err(CompactErrorKind::Io(e)))?;
+    let len = file
+        .metadata()
         .map_err(|e| err(CompactErrorKind::Io(e)))?
         .len();
     if len > crate::MAX_FILE_BYTES {
         return Err(err(CompactErrorKind::TooLarge { bytes: len }));
     }
-    std::fs::read(path).map_err(|e| err(CompactErrorKind::Io(e)))
+    Ok((std::io::BufReader::with_capacity(1 << 20, file), len))
 }
 
-/// A bounds-checked little-endian cursor over a compact file.
-pub(crate) struct Cursor<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+/// A bounds-checked little-endian cursor over a compact file of `len` bytes
+/// read through `R` (a buffered file, or a byte slice).
+pub(crate) struct Cursor<'a, R> {
+    reader: R,
+    len: u64,
+    pos: u64,
     path: &'a Path,
     /// The section being read (for errors).
     pub section: &'static str,
@@ -187,10 +193,11 @@ pub(crate) struct Cursor<'a> {
     pub index: Option<u64>,
 }
 
-impl<'a> Cursor<'a> {
-    pub fn new(bytes: &'a [u8], path: &'a Path) -> Self {
+impl<'a, R: std::io::Read> Cursor<'a, R> {
+    pub fn new(reader: R, len: u64, path: &'a Path) -> Self {
         Self {
-            bytes,
+            reader,
+            len,
             pos: 0,
             path,
             section: "header",
@@ -208,26 +215,32 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn remaining(&self) -> usize {
-        self.bytes.len().saturating_sub(self.pos)
+    fn remaining(&self) -> u64 {
+        self.len.saturating_sub(self.pos)
     }
 
     pub fn take<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], CompactError> {
-        let end = self.pos.checked_add(N).filter(|&e| e <= self.bytes.len());
-        match end.and_then(|e| self.bytes.get(self.pos..e)) {
-            Some(slice) => {
-                let mut out = [0u8; N];
-                out.copy_from_slice(slice);
-                self.pos += N;
-                Ok(out)
-            }
-            None => Err(self.error(
+        let truncated = |c: &Self| {
+            c.error(
                 field,
                 CompactErrorKind::Truncated {
                     needed: N as u64,
-                    available: self.remaining() as u64,
+                    available: c.remaining(),
                 },
-            )),
+            )
+        };
+        if self.remaining() < N as u64 {
+            return Err(truncated(self));
+        }
+        let mut out = [0u8; N];
+        match self.reader.read_exact(&mut out) {
+            Ok(()) => {
+                self.pos += N as u64;
+                Ok(out)
+            }
+            // The file shrank while it was read.
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(truncated(self)),
+            Err(e) => Err(self.error(field, CompactErrorKind::Io(e))),
         }
     }
 
@@ -263,7 +276,7 @@ impl<'a> Cursor<'a> {
         } else {
             u64::from(self.u32("count")?)
         };
-        let available = self.remaining() as u64;
+        let available = self.remaining();
         let fits = count
             .checked_mul(record_bytes as u64)
             .is_some_and(|need| need <= available);
@@ -287,7 +300,7 @@ impl<'a> Cursor<'a> {
         self.index = None;
         match self.remaining() {
             0 => Ok(()),
-            n => Err(self.error("", CompactErrorKind::Trailing(n as u64))),
+            n => Err(self.error("", CompactErrorKind::Trailing(n))),
         }
     }
 }

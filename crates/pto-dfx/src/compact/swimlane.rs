@@ -371,12 +371,16 @@ fn section<T, const N: usize>(
 
 /// Reads the compact swimlane file at `path`.
 pub fn read(path: &Path) -> Result<SwimlaneRecords, CompactError> {
-    parse(&super::read_bytes(path, "header")?, path)
+    let (reader, len) = super::open(path)?;
+    walk(&mut Cursor::new(reader, len, path))
 }
 
 /// [`read`] over file content; `path` only names the file in errors.
 pub fn parse(bytes: &[u8], path: &Path) -> Result<SwimlaneRecords, CompactError> {
-    let mut c = Cursor::new(bytes, path);
+    walk(&mut Cursor::new(bytes, bytes.len() as u64, path))
+}
+
+fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, CompactError> {
     c.framing(&MAGIC, FILE_NAME)?;
     let level = c.u8("level")?;
     if !(1..=4).contains(&level) {

@@ -265,118 +265,30 @@ impl DepsScan {
         }
     }
 
-    /// What [`DepsScan::from_file`] makes of `records.to_model()`, built
-    /// straight from a compact dep_gen log (`deps.bin`) without the
-    /// `deps.json` model's strings and vectors per view.
+    /// What [`DepsScan::from_file`] makes of `records.to_model()` (the same
+    /// content; dtype names may be numbered in another order), built
+    /// straight from compact records.
     pub fn from_compact(records: &crate::compact::deps::DepsRecords) -> Self {
-        use crate::compact::deps::View;
-        let mut out = Self::default();
-        // Interned in from_file's order: argument views, tensors, edge consumers.
-        let mut interned: HashMap<u8, u32> = HashMap::new();
-        let mut intern = |out: &mut Self, code: u8| -> u32 {
-            *interned.entry(code).or_insert_with(|| {
-                out.strings
-                    .push(crate::DataType::name_of_code(u32::from(code)).to_string());
-                (out.strings.len() - 1) as u32
-            })
-        };
-        let add_view = |out: &mut Self, tensor_id: u64, dtype: u32, v: &View| -> u32 {
-            let n = usize::from(v.ndims).min(crate::compact::deps::MAX_DIMS);
-            let at = out.dims.len() as u32;
-            out.dims.extend_from_slice(&v.shapes[..n]);
-            out.dims.extend_from_slice(&v.strides[..n]);
-            out.views.push(ScanView {
-                tensor_id,
-                dtype,
-                start_offset: v.start_offset,
-                at,
-                n_shape: n as u8,
-                n_strides: n as u8,
-            });
-            (out.views.len() - 1) as u32
-        };
-        let id = |v: &View| crate::deps::tensor_id(v.addr, v.version);
-        let tasks = || records.tasks.iter().filter(|t| !t.task.is_alloc);
-        for t in tasks() {
-            let first_arg = out.args.len() as u32;
-            for (i, a) in t.args.iter().enumerate() {
-                let view = match &a.view {
-                    Some(v) => {
-                        let d = intern(&mut out, v.dtype);
-                        add_view(&mut out, id(v), d, v)
-                    }
-                    None => u32::MAX,
-                };
-                out.args.push(ScanArg {
-                    idx: i as i32,
-                    direction: a.ty.direction(),
-                    view,
-                });
-            }
-            out.tasks.push(ScanTask {
-                task_id: TaskId(t.task.task),
-                kernel_ids: t.task.kernel_ids,
-                block_num: t.task.block_num,
-                early_dispatch: t.task.early_dispatch,
-                manual: t.task.manual_scope,
-                first_arg,
-                n_args: t.args.len() as u32,
-            });
+        use crate::compact::deps::DepsVisitor;
+        let mut b = CompactScan::default();
+        for (i, t) in records.tasks.iter().enumerate() {
+            b.task(i, &t.task, t.args.len() as u32);
         }
-        let mut seen = std::collections::HashSet::new();
-        let arg_views = tasks().flat_map(|t| t.args.iter().filter_map(|a| a.view.as_ref()));
-        let edge_views = records.edges.iter().filter_map(|e| e.consumer.as_ref());
-        for v in arg_views.chain(edge_views) {
-            if seen.insert(id(v)) {
-                let es =
-                    crate::DataType::from_code(u32::from(v.dtype)).map_or(1, |d| d.elem_size());
-                let dtype = intern(&mut out, v.dtype);
-                out.tensors.push(ScanTensor {
-                    tensor_id: id(v),
-                    buffer_addr: v.addr,
-                    version: v.version,
-                    dtype,
-                    buffer_numel: v.buffer_bytes / (es as u64).max(1),
-                });
-            }
+        for a in records.tasks.iter().flat_map(|t| &t.args) {
+            b.arg(a);
         }
-        out.n_tensors = out.tensors.len();
-        for e in &records.edges {
-            let consumer = match &e.consumer {
-                Some(v) => {
-                    let d = intern(&mut out, v.dtype);
-                    add_view(&mut out, id(v), d, v)
-                }
-                None => u32::MAX,
-            };
-            let producer = match &e.producer {
-                Some(g) => {
-                    let v = View {
-                        start_offset: g.start_offset,
-                        ndims: g.ndims,
-                        shapes: g.shapes,
-                        strides: g.strides,
-                        ..View::default()
-                    };
-                    add_view(&mut out, 0, u32::MAX, &v)
-                }
-                None => u32::MAX,
-            };
-            out.edges.push(ScanEdge {
-                pred: TaskId(e.pred),
-                succ: TaskId(e.succ),
-                arg: e.arg,
-                source: e.source,
-                flags: DepFlags {
-                    wait: e.wait,
-                    retain: e.retain,
-                },
-                overlap: e.overlap,
-                consumer,
-                producer,
-            });
+        for (i, e) in records.edges.iter().enumerate() {
+            b.edge(i, e);
         }
-        out
+        b.finish()
+    }
+
+    /// [`DepsScan::from_compact`] of the file at `path`, streamed: memory is
+    /// the scan's, not the file's or the records'.
+    pub fn read_compact(path: &std::path::Path) -> Result<Self, crate::compact::CompactError> {
+        let mut b = CompactScan::default();
+        crate::compact::deps::visit(path, &mut b)?;
+        Ok(b.finish())
     }
 
     /// The compact form of a file the careful reader read (views with more
@@ -491,6 +403,144 @@ impl DepsScan {
             });
         }
         out
+    }
+}
+
+/// Builds a [`DepsScan`] from a compact log as it streams by.
+#[derive(Default)]
+struct CompactScan {
+    out: DepsScan,
+    interned: HashMap<u8, u32>,
+    seen: std::collections::HashSet<u64>,
+    /// Per task with arguments still to come: kept (not an allocation task),
+    /// its argument count, how many are still to come.
+    owed: std::collections::VecDeque<(bool, u32, u32)>,
+    /// Arguments of the kept tasks so far (tasks stream before arguments).
+    next_arg: u32,
+}
+
+impl CompactScan {
+    fn intern(&mut self, code: u8) -> u32 {
+        let strings = &mut self.out.strings;
+        *self.interned.entry(code).or_insert_with(|| {
+            strings.push(crate::DataType::name_of_code(u32::from(code)).to_string());
+            (strings.len() - 1) as u32
+        })
+    }
+
+    fn view(&mut self, tensor_id: u64, dtype: u32, v: &crate::compact::deps::View) -> u32 {
+        let n = usize::from(v.ndims).min(crate::compact::deps::MAX_DIMS);
+        let at = self.out.dims.len() as u32;
+        self.out.dims.extend_from_slice(&v.shapes[..n]);
+        self.out.dims.extend_from_slice(&v.strides[..n]);
+        self.out.views.push(ScanView {
+            tensor_id,
+            dtype,
+            start_offset: v.start_offset,
+            at,
+            n_shape: n as u8,
+            n_strides: n as u8,
+        });
+        (self.out.views.len() - 1) as u32
+    }
+
+    /// The view of a tensor argument or edge consumer, noting its tensor
+    /// the first time it is seen (as `deps.json`'s `tensors[]`).
+    fn tensor_view(&mut self, v: &crate::compact::deps::View) -> u32 {
+        let id = crate::deps::tensor_id(v.addr, v.version);
+        let dtype = self.intern(v.dtype);
+        if self.seen.insert(id) {
+            let es = crate::DataType::from_code(u32::from(v.dtype)).map_or(1, |d| d.elem_size());
+            self.out.tensors.push(ScanTensor {
+                tensor_id: id,
+                buffer_addr: v.addr,
+                version: v.version,
+                dtype,
+                buffer_numel: v.buffer_bytes / (es as u64).max(1),
+            });
+        }
+        self.view(id, dtype, v)
+    }
+
+    fn finish(mut self) -> DepsScan {
+        self.out.n_tensors = self.out.tensors.len();
+        self.out
+    }
+}
+
+impl crate::compact::deps::DepsVisitor for CompactScan {
+    fn task(&mut self, _index: usize, t: &crate::compact::deps::Task, n_args: u32) {
+        if !t.is_alloc {
+            self.out.tasks.push(ScanTask {
+                task_id: TaskId(t.task),
+                kernel_ids: t.kernel_ids,
+                block_num: t.block_num,
+                early_dispatch: t.early_dispatch,
+                manual: t.manual_scope,
+                first_arg: self.next_arg,
+                n_args,
+            });
+            self.next_arg = self.next_arg.saturating_add(n_args);
+        }
+        if n_args > 0 {
+            self.owed.push_back((!t.is_alloc, n_args, n_args));
+        }
+    }
+
+    fn arg(&mut self, a: &crate::compact::deps::Arg) {
+        let Some((keep, n, left)) = self.owed.front_mut() else {
+            return;
+        };
+        let (keep, idx) = (*keep, (*n - *left) as i32);
+        *left -= 1;
+        if *left == 0 {
+            self.owed.pop_front();
+        }
+        if !keep {
+            return;
+        }
+        let view = match &a.view {
+            Some(v) => self.tensor_view(v),
+            None => u32::MAX,
+        };
+        self.out.args.push(ScanArg {
+            idx,
+            direction: a.ty.direction(),
+            view,
+        });
+    }
+
+    fn edge(&mut self, _index: usize, e: &crate::compact::deps::Edge) {
+        let consumer = match &e.consumer {
+            Some(v) => self.tensor_view(v),
+            None => u32::MAX,
+        };
+        let producer = match &e.producer {
+            Some(g) => {
+                let v = crate::compact::deps::View {
+                    start_offset: g.start_offset,
+                    ndims: g.ndims,
+                    shapes: g.shapes,
+                    strides: g.strides,
+                    ..Default::default()
+                };
+                self.view(0, u32::MAX, &v)
+            }
+            None => u32::MAX,
+        };
+        self.out.edges.push(ScanEdge {
+            pred: TaskId(e.pred),
+            succ: TaskId(e.succ),
+            arg: e.arg,
+            source: e.source,
+            flags: DepFlags {
+                wait: e.wait,
+                retain: e.retain,
+            },
+            overlap: e.overlap,
+            consumer,
+            producer,
+        });
     }
 }
 

@@ -893,8 +893,7 @@ fn read_deps(
     warnings: &mut Vec<String>,
 ) -> Result<DepsScan, ToolError> {
     if crate::compact::sniff(input) == Some(crate::compact::CompactKind::Deps) {
-        let records = crate::compact::deps::read(input)?;
-        return Ok(DepsScan::from_compact(&records));
+        return Ok(DepsScan::read_compact(input)?);
     }
     match deps_scan::scan_file(input, detail)? {
         Scanned::Read(scan) => Ok(scan),

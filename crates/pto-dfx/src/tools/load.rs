@@ -571,6 +571,34 @@ impl TaskGraph {
     }
 }
 
+/// Keeps what the graph needs of a compact dep_gen log as it streams by:
+/// the tasks (allocation tasks left out, as `deps.json` leaves them) and
+/// the edges' endpoints.
+#[derive(Default)]
+struct GraphVisitor {
+    tasks: Vec<GraphTask>,
+    pairs: Vec<(u64, u64)>,
+}
+
+impl crate::compact::deps::DepsVisitor for GraphVisitor {
+    fn task(&mut self, _index: usize, t: &crate::compact::deps::Task, _n_args: u32) {
+        if !t.is_alloc {
+            self.tasks.push(GraphTask {
+                task_id: TaskId(t.task),
+                kernel_ids: t.kernel_ids,
+                block_num: t.block_num.max(1),
+                early_dispatch: t.early_dispatch,
+            });
+        }
+    }
+
+    fn arg(&mut self, _arg: &crate::compact::deps::Arg) {}
+
+    fn edge(&mut self, _index: usize, e: &crate::compact::deps::Edge) {
+        self.pairs.push((e.pred, e.succ));
+    }
+}
+
 /// The fast pass alone: the graph of a clean `deps.json`, or `None` when
 /// anything surprises it (then [`crate::deps::parse`] decides). Whenever it
 /// returns a graph, the careful reader reads the file without a problem and
@@ -588,8 +616,10 @@ pub fn fast_graph(bytes: &[u8]) -> Option<TaskGraph> {
 /// (see the module docs).
 pub fn load_graph(path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
     if crate::compact::sniff(path) == Some(crate::compact::CompactKind::Deps) {
+        let mut v = GraphVisitor::default();
+        crate::compact::deps::visit(path, &mut v)?;
         return Ok(Loaded {
-            value: TaskGraph::from_compact(&crate::compact::deps::read(path)?),
+            value: TaskGraph::from_pairs(v.tasks, v.pairs.into_iter()),
             problems: Vec::new(),
         });
     }
@@ -605,8 +635,10 @@ pub fn load_graph(path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
 /// [`load_graph`] over file content; `path` only names the file in messages.
 pub fn parse_graph(bytes: &[u8], path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
     if crate::compact::kind_of(bytes) == Some(crate::compact::CompactKind::Deps) {
+        let mut v = GraphVisitor::default();
+        crate::compact::deps::visit_bytes(bytes, path, &mut v)?;
         return Ok(Loaded {
-            value: TaskGraph::from_compact(&crate::compact::deps::parse(bytes, path)?),
+            value: TaskGraph::from_pairs(v.tasks, v.pairs.into_iter()),
             problems: Vec::new(),
         });
     }
