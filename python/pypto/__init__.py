@@ -94,12 +94,21 @@ if TYPE_CHECKING:
 else:
 
     def __getattr__(name: str) -> Any:
-        """Imports the subpackage ``name`` on first access (``pypto.ir``)."""
-        if name in _LAZY_SUBMODULES:
+        """Imports the subpackage or submodule ``name`` on first access (``pypto.ir``)."""
+        if name in _LAZY_SUBMODULES or _is_submodule(name):
             import importlib
 
             return importlib.import_module(f"{__name__}.{name}")
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _is_submodule(name: str) -> bool:
+    """True when ``pypto.<name>`` is a module of the package (not imported yet)."""
+    if name.startswith("__"):
+        return False
+    import importlib.util
+
+    return importlib.util.find_spec(f"{__name__}.{name}") is not None
 
 
 def __dir__() -> List[str]:

@@ -66,6 +66,20 @@ def test_public_names_stay_importable():
     assert names["missing"] == []
 
 
+def test_submodules_stay_reachable_as_attributes():
+    """Code written against the eager package reaches submodules as attributes."""
+    seen = fresh(
+        "import json, pypto, pypto.runtime, pypto.ir\n"
+        "print(json.dumps([pypto.runtime.runner.RunConfig.__name__, pypto.runtime.bench.__name__,\n"
+        "    pypto.runtime.device_runner.__name__, pypto.ir.compiled_program.CompiledProgram.__name__,\n"
+        "    pypto.ir.param_info.__name__, pypto.backend.__name__]))"
+    )
+    assert seen == [
+        "RunConfig", "pypto.runtime.bench", "pypto.runtime.device_runner", "CompiledProgram",
+        "pypto.ir.param_info", "pypto.backend",
+    ]  # fmt: skip
+
+
 def test_unknown_attributes_still_raise():
     import pypto
     import pypto.ir

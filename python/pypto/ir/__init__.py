@@ -28,15 +28,21 @@ _LAZY_NAMES: Dict[str, str] = {
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> Any:
-        """A name of ``_LAZY_NAMES``, imported on first access."""
-        submodule = _LAZY_NAMES.get(name)
-        if submodule is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        """A name of ``_LAZY_NAMES``, imported on first access, or a submodule
+        (``pypto.ir.compiled_program``: the package used to import them all)."""
         import importlib
 
-        value = getattr(importlib.import_module(f"{__name__}.{submodule}"), name)
-        globals()[name] = value
-        return value
+        submodule = _LAZY_NAMES.get(name)
+        if submodule is not None:
+            value = getattr(importlib.import_module(f"{__name__}.{submodule}"), name)
+            globals()[name] = value
+            return value
+        if not name.startswith("__"):
+            import importlib.util
+
+            if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+                return importlib.import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> List[str]:

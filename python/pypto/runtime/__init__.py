@@ -42,20 +42,27 @@ _LAZY_NAMES: Dict[str, str] = {
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> Any:
-        """A public name of a submodule, imported on first access (see ``_LAZY_NAMES``)."""
-        submodule = _LAZY_NAMES.get(name)
-        if submodule is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        """A public name of a submodule, imported on first access (see ``_LAZY_NAMES``), or
+        a submodule (``pypto.runtime.runner``: the package used to import them all)."""
         import importlib
 
-        value = getattr(importlib.import_module(f"{__name__}.{submodule}"), name)
-        globals()[name] = value
-        return value
+        submodule = _LAZY_NAMES.get(name)
+        if submodule is not None:
+            value = getattr(importlib.import_module(f"{__name__}.{submodule}"), name)
+            globals()[name] = value
+            return value
+        if not name.startswith("__"):
+            import importlib.util
+
+            if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+                return importlib.import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> List[str]:
     """The module's names, the public names not yet imported included."""
     return sorted(set(globals()) | set(_LAZY_NAMES))
+
 
 __all__ = [
     "PLATFORMS",
