@@ -209,3 +209,26 @@ def test_replay_with_validation_still_checks_against_golden(example):
     assert res.returncode != 0
     assert "PASSED" not in res.stdout
     assert "Output 'c' does not match golden" in res.stderr
+
+
+def test_a_golden_py_of_another_shape_runs_once(example):
+    """A script the static reader does not recognise runs, once per command line, with or
+    without validation (generate_inputs used to run twice under --validate)."""
+    d = example("vector_add")
+    golden = d / "golden.py"
+    calls = d / "calls.txt"
+    golden.write_text(
+        golden.read_text().replace(
+            '    """Generate inputs as a list of (name, value) tuples."""',
+            '    """Generate inputs as a list of (name, value) tuples."""\n'
+            f"    open({str(calls)!r}, 'a').write('x')",
+        )
+    )
+    assert native_inputs_from_golden(d) is None
+    for flags in ([], ["--validate"]):
+        calls.write_text("")
+        res = replay_process(str(d), "--no-recompile", *flags)
+        assert res.returncode == 0, res.stderr
+        assert calls.read_text() == "x", flags
+    assert "Golden validation: PASSED" in res.stdout
+    assert "numpy" in json.loads(res.stdout.splitlines()[-1])
