@@ -72,6 +72,11 @@ struct Fanin {
     retain: bool,
 }
 
+/// Indices into [`Orchestrator::seen_frontiers`].
+const ALIVE: usize = 0;
+const HEAP_TAIL: usize = 1;
+const DEP_TAIL: usize = 2;
+
 /// What the orchestration thread reports back when it finishes.
 #[derive(Debug, Default, Clone)]
 pub struct OrchestratorSummary {
@@ -92,6 +97,11 @@ pub struct Orchestrator {
     heads: [u64; N_RINGS],
     heap_top: [u64; N_RINGS],
     dep_top: [u64; N_RINGS],
+    /// Each ring's reclaim frontiers (`last_alive`, `heap_tail`, `dep_tail`) as this thread
+    /// last read them. They only advance, so a space check that passes against these
+    /// passes against the live values; the live ones, on lines the reclaiming workers
+    /// write, are read again only when it fails.
+    seen_frontiers: [[u64; 3]; N_RINGS],
     scopes: Vec<Scope>,
     scope_tasks: Vec<TaskId>,
     fanin: Vec<Fanin>,
@@ -128,6 +138,7 @@ impl Orchestrator {
             heads: [0; N_RINGS],
             heap_top: [0; N_RINGS],
             dep_top: [0; N_RINGS],
+            seen_frontiers: [[0; 3]; N_RINGS],
             scopes: Vec::with_capacity(16),
             scope_tasks: Vec::with_capacity(1024),
             fanin: Vec::with_capacity(64),
@@ -1014,6 +1025,22 @@ impl Orchestrator {
         ("?".to_string(), 0)
     }
 
+    /// Whether `fits(frontier)` holds for frontier `which` of `ring` as last seen, or, if
+    /// not, as read now (which becomes the seen value). The slow path waits.
+    fn space_seen(&mut self, ring: usize, which: usize, fits: impl Fn(u64) -> bool) -> bool {
+        if fits(self.seen_frontiers[ring][which]) {
+            return true;
+        }
+        let r = &self.chip.rings[ring];
+        let now = match which {
+            ALIVE => r.last_alive.load(Ordering::Acquire),
+            HEAP_TAIL => r.heap_tail.load(Ordering::Acquire),
+            _ => r.dep_tail.load(Ordering::Acquire),
+        };
+        self.seen_frontiers[ring][which] = now;
+        fits(now)
+    }
+
     /// Waits until `has_space` holds; raises `deadlock()` if every submitted task has
     /// finished and there is still no space. Returns false on a fatal error.
     fn back_pressure(
@@ -1054,6 +1081,9 @@ impl Orchestrator {
     fn reserve_slot(&mut self, ring: usize, id: TaskId, site: Site) -> bool {
         let head = self.heads[ring];
         let window = self.chip.rings[ring].window;
+        if self.space_seen(ring, ALIVE, |alive| head - alive < window - 1) {
+            return true;
+        }
         let has_space =
             |chip: &Chip| head - chip.rings[ring].last_alive.load(Ordering::Acquire) < window - 1;
         // Only a failing wait needs the scope census (it walks the scope's tasks).
@@ -1101,6 +1131,9 @@ impl Orchestrator {
             top
         };
         let end = start + bytes;
+        if self.space_seen(ring, HEAP_TAIL, |tail| end - tail <= size) {
+            return Some(start);
+        }
         let has_space =
             |chip: &Chip| end - chip.rings[ring].heap_tail.load(Ordering::Acquire) <= size;
         // Only a failing wait needs the scope census (it walks the scope's tasks).
@@ -1201,6 +1234,9 @@ impl Orchestrator {
                 ),
             );
             return false;
+        }
+        if self.space_seen(ring, DEP_TAIL, |tail| end - tail <= capacity) {
+            return true;
         }
         let has_space =
             |chip: &Chip| end - chip.rings[ring].dep_tail.load(Ordering::Acquire) <= capacity;
