@@ -47,7 +47,11 @@ fuzz_target!(|data: &[u8]| {
         let model = r.to_model();
         let _ = pto_dfx::deps::render(&model);
         // The deps viewer's streamed scan holds the same content.
-        let scan = pto_dfx::tools::deps_scan::DepsScan::read_compact(&out).expect("scan");
+        let scan = pto_dfx::tools::deps_scan::DepsScan::read_compact(
+            &out,
+            pto_dfx::tools::deps_scan::Detail::Full,
+        )
+        .expect("scan");
         assert_eq!(scan.to_file(), model, "scan and model agree");
         let _ = load::parse_graph(data, path).expect("the loader takes what the reader takes");
     }

@@ -719,8 +719,20 @@ mod tests {
         );
         let dir = tempfile::tempdir().unwrap();
         let path = write_sample(dir.path(), &r);
-        let streamed = crate::tools::deps_scan::DepsScan::read_compact(&path).unwrap();
+        use crate::tools::deps_scan::{DepsScan, Detail};
+        let streamed = DepsScan::read_compact(&path, Detail::Full).unwrap();
         assert_eq!(streamed, scan);
+        // At graph detail, what the JSON scan keeps at that detail.
+        let json = crate::deps::render(&r.to_model());
+        let crate::tools::deps_scan::Scanned::Read(from_json) =
+            crate::tools::deps_scan::scan_bytes(json.as_bytes(), Detail::Graph)
+        else {
+            panic!("the scan declined rendered JSON");
+        };
+        assert_eq!(
+            DepsScan::read_compact(&path, Detail::Graph).unwrap(),
+            from_json
+        );
     }
 
     pub(crate) fn sample() -> DepsRecords {

@@ -270,7 +270,7 @@ impl DepsScan {
     /// straight from compact records.
     pub fn from_compact(records: &crate::compact::deps::DepsRecords) -> Self {
         use crate::compact::deps::DepsVisitor;
-        let mut b = CompactScan::default();
+        let mut b = CompactScan::new(Detail::Full);
         for (i, t) in records.tasks.iter().enumerate() {
             b.task(i, &t.task, t.args.len() as u32);
         }
@@ -284,9 +284,14 @@ impl DepsScan {
     }
 
     /// [`DepsScan::from_compact`] of the file at `path`, streamed: memory is
-    /// the scan's, not the file's or the records'.
-    pub fn read_compact(path: &std::path::Path) -> Result<Self, crate::compact::CompactError> {
-        let mut b = CompactScan::default();
+    /// the scan's, not the file's or the records'. With [`Detail::Graph`]
+    /// it keeps what [`scan_file`] keeps at that detail (no args, views or
+    /// tensors; the tensors counted).
+    pub fn read_compact(
+        path: &std::path::Path,
+        detail: Detail,
+    ) -> Result<Self, crate::compact::CompactError> {
+        let mut b = CompactScan::new(detail);
         crate::compact::deps::visit(path, &mut b)?;
         Ok(b.finish())
     }
@@ -407,8 +412,8 @@ impl DepsScan {
 }
 
 /// Builds a [`DepsScan`] from a compact log as it streams by.
-#[derive(Default)]
 struct CompactScan {
+    full: bool,
     out: DepsScan,
     interned: HashMap<u8, u32>,
     seen: std::collections::HashSet<u64>,
@@ -420,6 +425,17 @@ struct CompactScan {
 }
 
 impl CompactScan {
+    fn new(detail: Detail) -> Self {
+        Self {
+            full: detail == Detail::Full,
+            out: DepsScan::default(),
+            interned: HashMap::new(),
+            seen: std::collections::HashSet::new(),
+            owed: std::collections::VecDeque::new(),
+            next_arg: 0,
+        }
+    }
+
     fn intern(&mut self, code: u8) -> u32 {
         let strings = &mut self.out.strings;
         *self.interned.entry(code).or_insert_with(|| {
@@ -448,6 +464,14 @@ impl CompactScan {
     /// the first time it is seen (as `deps.json`'s `tensors[]`).
     fn tensor_view(&mut self, v: &crate::compact::deps::View) -> u32 {
         let id = crate::deps::tensor_id(v.addr, v.version);
+        if !self.full {
+            // As the JSON scan at graph detail: dtype names kept, tensors counted.
+            self.intern(v.dtype);
+            if self.seen.insert(id) {
+                self.out.n_tensors += 1;
+            }
+            return u32::MAX;
+        }
         let dtype = self.intern(v.dtype);
         if self.seen.insert(id) {
             let es = crate::DataType::from_code(u32::from(v.dtype)).map_or(1, |d| d.elem_size());
@@ -463,7 +487,9 @@ impl CompactScan {
     }
 
     fn finish(mut self) -> DepsScan {
-        self.out.n_tensors = self.out.tensors.len();
+        if self.full {
+            self.out.n_tensors = self.out.tensors.len();
+        }
         self.out
     }
 }
@@ -478,9 +504,11 @@ impl crate::compact::deps::DepsVisitor for CompactScan {
                 early_dispatch: t.early_dispatch,
                 manual: t.manual_scope,
                 first_arg: self.next_arg,
-                n_args,
+                n_args: if self.full { n_args } else { 0 },
             });
-            self.next_arg = self.next_arg.saturating_add(n_args);
+            if self.full {
+                self.next_arg = self.next_arg.saturating_add(n_args);
+            }
         }
         if n_args > 0 {
             self.owed.push_back((!t.is_alloc, n_args, n_args));
@@ -497,6 +525,12 @@ impl crate::compact::deps::DepsVisitor for CompactScan {
             self.owed.pop_front();
         }
         if !keep {
+            return;
+        }
+        if !self.full {
+            if let Some(v) = &a.view {
+                self.tensor_view(v);
+            }
             return;
         }
         let view = match &a.view {
@@ -516,7 +550,7 @@ impl crate::compact::deps::DepsVisitor for CompactScan {
             None => u32::MAX,
         };
         let producer = match &e.producer {
-            Some(g) => {
+            Some(g) if self.full => {
                 let v = crate::compact::deps::View {
                     start_offset: g.start_offset,
                     ndims: g.ndims,
@@ -526,7 +560,7 @@ impl crate::compact::deps::DepsVisitor for CompactScan {
                 };
                 self.view(0, u32::MAX, &v)
             }
-            None => u32::MAX,
+            _ => u32::MAX,
         };
         self.out.edges.push(ScanEdge {
             pred: TaskId(e.pred),

@@ -893,7 +893,7 @@ fn read_deps(
     warnings: &mut Vec<String>,
 ) -> Result<DepsScan, ToolError> {
     if crate::compact::sniff(input) == Some(crate::compact::CompactKind::Deps) {
-        return Ok(DepsScan::read_compact(input)?);
+        return Ok(DepsScan::read_compact(input, detail)?);
     }
     match deps_scan::scan_file(input, detail)? {
         Scanned::Read(scan) => Ok(scan),
