@@ -20,7 +20,8 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 4]
 }
 
-fn measure(dir: &Path, dfx: DfxOptions, rounds: usize) -> (Duration, Duration) {
+/// Lower-quartile device time, run wall time and whole replay time (artifacts included).
+fn measure3(dir: &Path, dfx: DfxOptions, rounds: usize) -> (Duration, Duration, Duration) {
     let mut config = RunConfig::new(None).unwrap_or_else(|e| panic!("{e}"));
     config.dfx = dfx;
     let options = ReplayOptions {
@@ -30,12 +31,20 @@ fn measure(dir: &Path, dfx: DfxOptions, rounds: usize) -> (Duration, Duration) {
     };
     let mut device = Vec::new();
     let mut wall = Vec::new();
+    let mut whole = Vec::new();
     for _ in 0..rounds {
+        let t = std::time::Instant::now();
         let o = replay(dir, &config, &options).unwrap_or_else(|e| panic!("{e}"));
+        whole.push(t.elapsed());
         device.push(o.report.device_time);
         wall.push(o.report.wall);
     }
-    (median(device), median(wall))
+    (median(device), median(wall), median(whole))
+}
+
+fn measure(dir: &Path, dfx: DfxOptions, rounds: usize) -> (Duration, Duration) {
+    let (device, wall, _) = measure3(dir, dfx, rounds);
+    (device, wall)
 }
 
 fn pct(base: Duration, x: Duration) -> f64 {
@@ -97,8 +106,8 @@ fn main() {
     // Args-dump throughput: a copy kernel over 16 Mi f32 elements (64 MiB per tensor).
     let dir = big_copy(&root);
     let _ = measure(&dir, DfxOptions::default(), 1);
-    let (base_dev, base_wall) = measure(&dir, DfxOptions::default(), 5);
-    let (dump_dev, dump_wall) = measure(
+    let (base_dev, base_wall, base_whole) = measure3(&dir, DfxOptions::default(), 5);
+    let (dump_dev, dump_wall, dump_whole) = measure3(
         &dir,
         DfxOptions {
             dump_args: 2,
@@ -112,14 +121,23 @@ fn main() {
     // The capture happens inside the device window (inputs before dispatch, outputs after
     // completion), so the added device time is what the dump costs the run.
     let extra = dump_dev.saturating_sub(base_dev).as_secs_f64().max(1e-9);
+    // End to end: everything the replay call does more with the dump on (the capture, the
+    // manifest, syncing and renaming the files), as its caller waits for it.
+    let extra_whole = dump_whole
+        .saturating_sub(base_whole)
+        .as_secs_f64()
+        .max(1e-9);
     println!(
-        "args dump: {:.1} MiB per run; device {:.1} ms without / {:.1} ms with => {:.2} GB/s sustained; whole run (binding, copy-back) {:.1} / {:.1} ms",
+        "args dump: {:.1} MiB per run; device {:.1} ms without / {:.1} ms with => {:.2} GB/s sustained; whole run (binding, copy-back) {:.1} / {:.1} ms; whole replay (artifacts written and synced) {:.1} / {:.1} ms => {:.2} GB/s end to end",
         bytes as f64 / (1 << 20) as f64,
         base_dev.as_secs_f64() * 1e3,
         dump_dev.as_secs_f64() * 1e3,
         bytes as f64 / extra / 1e9,
         base_wall.as_secs_f64() * 1e3,
         dump_wall.as_secs_f64() * 1e3,
+        base_whole.as_secs_f64() * 1e3,
+        dump_whole.as_secs_f64() * 1e3,
+        bytes as f64 / extra_whole / 1e9,
     );
     let _ = std::fs::remove_dir_all(&root);
 }
