@@ -410,3 +410,79 @@ print("torch agrees")
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+#[test]
+fn compact_format_in_a_chip_process_exports_to_simplers_json() {
+    let dir = example("paged_attention", "compact");
+    let o = pto(&[
+        "replay",
+        dir.to_str().unwrap(),
+        "--validate",
+        "--swimlane",
+        "--dep-gen",
+        "--dfx-format",
+        "compact",
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("pto dfx-export "), "{t}");
+    let out = dir.join("dfx_outputs");
+    for (bin, json) in [
+        ("chip_swimlane_records.bin", "chip_swimlane_records.json"),
+        ("deps.bin", "deps.json"),
+    ] {
+        assert!(out.join(bin).is_file(), "{bin}: {t}");
+        assert!(!out.join(json).exists(), "{json}");
+    }
+    let records = pto_dfx::compact::swimlane::read(&out.join("chip_swimlane_records.bin")).unwrap();
+    let o = pto(&["dfx-export", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("Wrote "), "{}", text(&o));
+    // Simpler's readers take the exported files, and they hold the compact records.
+    let lanes = pto_dfx::swimlane::read(&out.join("chip_swimlane_records.json"))
+        .unwrap()
+        .value;
+    assert_eq!(lanes, records.to_model());
+    let deps = pto_dfx::deps::read(&out.join("deps.json")).unwrap();
+    assert!(deps.problems.is_empty(), "{:?}", deps.problems);
+    assert!(deps.value.check_consistency().is_empty());
+    // The viewers read the compact files by their content.
+    let o = pto(&["critical-path", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn compact_format_two_pass_and_a_bad_environment_value() {
+    let dir = example("vector_add", "compact_two_pass");
+    let o = Command::new(env!("CARGO_BIN_EXE_pto"))
+        .args([
+            "replay",
+            dir.to_str().unwrap(),
+            "--platform",
+            "cpu",
+            "--swimlane",
+        ])
+        .env("PTO_DFX_FORMAT", "compact")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let out = dir.join("dfx_outputs");
+    assert!(out.join("chip_swimlane_records.bin").is_file(), "{t}");
+    // The graph pass wrote the same form.
+    assert!(out.join("deps.bin").is_file(), "{t}");
+    assert!(!out.join("deps.json").exists());
+
+    let o = Command::new(env!("CARGO_BIN_EXE_pto"))
+        .args(["replay", dir.to_str().unwrap(), "--swimlane"])
+        .env("PTO_DFX_FORMAT", "yaml")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("PTO_DFX_FORMAT must be 'json' or 'compact', got 'yaml'"),
+        "{}",
+        text(&o)
+    );
+}
