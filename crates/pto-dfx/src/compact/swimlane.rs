@@ -8,16 +8,24 @@
 //! | part | layout |
 //! |---|---|
 //! | header | `level` u8, `clock_freq_hz` u64, `core_types` (u32 count, u8 each: 0 aic, 1 aiv), `core_to_thread` (u32 count, i32 each) |
+//! | `wide` | u64 count, [`WIDE_BYTES`] each: the times too far from their record's first time for an offset |
 //! | `workers` | u32 count; per worker: `subtasks` (u64 count, [`SUBTASK_BYTES`] each), `phases` (u64 count, [`PHASE_BYTES`] each) |
 //! | `orchestrator` | u64 count, [`ORCH_BYTES`] each |
 //!
-//! A subtask is `core` u32, `reg_task_id` u32, `task` u64, then `dispatch`,
-//! `receive`, `start`, `end`, `finish` (u64 ns). A phase is `kind` u8
-//! (Simpler's enum value, [`crate::swimlane::SchedPhaseKind::code`]),
-//! `shared_at_start` and `shared_at_end` (3 × i16 each), `loop_iter`,
-//! `tasks_processed`, `pop_hit`, `pop_miss` (u32), `start`, `end` (u64 ns).
-//! An orchestrator record is `submit_idx` u32, `task` u64, `start`, `end`
-//! (u64 ns).
+//! A record keeps its first time in full and the others as u32 offsets
+//! from it: a subtask is `core` u32, `reg_task_id` u32, `task` u64,
+//! `dispatch` (u64 ns), then `receive`, `start`, `end`, `finish` (u32 ns
+//! after `dispatch`); a phase is `kind` u8 (Simpler's enum value,
+//! [`crate::swimlane::SchedPhaseKind::code`]), `shared_at_start` and
+//! `shared_at_end` (3 × i16 each), `loop_iter`, `tasks_processed`,
+//! `pop_hit`, `pop_miss` (u32), `start` (u64 ns), `end` (u32 ns after it);
+//! an orchestrator record is `submit_idx` u32, `task` u64, `start` (u64 ns),
+//! `end` (u32 ns after it). A time before its record's first one or 4.3 s or
+//! more after it has the offset [`WIDE`] and its value in a `wide` entry:
+//! `part` u8 (0 subtask, 1 phase, 2 orchestrator), `worker` u32, `index`
+//! u64, `field` u8 (the offset's position in its record, from 0), `value`
+//! u64. Every [`WIDE`] offset has exactly one entry and every entry one
+//! offset, so at level 4 a task costs about 40 + 2 × 41 + 24 bytes.
 
 use std::path::Path;
 
@@ -37,11 +45,25 @@ pub const FILE_NAME: &str = "chip_swimlane_records.bin";
 pub const MAGIC: [u8; 8] = *b"PTO-SWL\0";
 
 /// Bytes of one subtask record.
-pub const SUBTASK_BYTES: usize = 56;
+pub const SUBTASK_BYTES: usize = 40;
 /// Bytes of one scheduler-phase record.
-pub const PHASE_BYTES: usize = 45;
+pub const PHASE_BYTES: usize = 41;
 /// Bytes of one orchestrator record.
-pub const ORCH_BYTES: usize = 28;
+pub const ORCH_BYTES: usize = 24;
+/// Bytes of one `wide` entry.
+pub const WIDE_BYTES: usize = 22;
+/// The offset that says "the value is in the `wide` section".
+pub const WIDE: u32 = u32::MAX;
+
+/// The offset of `x` from `base`, or `None` when it needs a `wide` entry.
+fn offset(base: u64, x: u64) -> Option<u32> {
+    x.checked_sub(base)
+        .filter(|d| *d < u64::from(WIDE))
+        .map(|d| d as u32)
+}
+
+/// One time that does not fit its offset: part, worker, index, field, value.
+type WideEntry = (u8, u32, u64, u8, u64);
 
 /// One kernel execution on a logical core (an `aicore_tasks` row and an
 /// `aicpu_tasks` row), in ns.
@@ -265,15 +287,16 @@ fn phase_record(p: &Phase, freq: u64) -> SchedPhaseRecord {
 // ---------------------------------------------------------------- writer
 
 fn encode_subtask(s: &Subtask) -> [u8; SUBTASK_BYTES] {
+    let off = |x| offset(s.dispatch_ns, x).unwrap_or(WIDE);
     *Enc::<SUBTASK_BYTES>::new()
         .u32(s.core)
         .u32(s.reg_task_id)
         .u64(s.task)
         .u64(s.dispatch_ns)
-        .u64(s.receive_ns)
-        .u64(s.start_ns)
-        .u64(s.end_ns)
-        .u64(s.finish_ns)
+        .u32(off(s.receive_ns))
+        .u32(off(s.start_ns))
+        .u32(off(s.end_ns))
+        .u32(off(s.finish_ns))
         .done()
 }
 
@@ -288,7 +311,7 @@ fn encode_phase(p: &Phase) -> [u8; PHASE_BYTES] {
         .u32(p.pop_hit)
         .u32(p.pop_miss)
         .u64(p.start_ns)
-        .u64(p.end_ns)
+        .u32(offset(p.start_ns, p.end_ns).unwrap_or(WIDE))
         .done()
 }
 
@@ -297,14 +320,50 @@ fn encode_orch(o: &Orch) -> [u8; ORCH_BYTES] {
         .u32(o.submit_idx)
         .u64(o.task)
         .u64(o.start_ns)
-        .u64(o.end_ns)
+        .u32(offset(o.start_ns, o.end_ns).unwrap_or(WIDE))
         .done()
 }
 
+/// The `wide` entries of the records (one pass over them).
+fn wide_entries<W, S, P, O>(workers: W, orchestrator: O) -> Vec<WideEntry>
+where
+    W: Iterator<Item = (S, P)>,
+    S: Iterator<Item = Subtask>,
+    P: Iterator<Item = Phase>,
+    O: Iterator<Item = Orch>,
+{
+    let mut out = Vec::new();
+    for (w, (subtasks, phases)) in workers.enumerate() {
+        let w = w as u32;
+        for (i, s) in subtasks.enumerate() {
+            for (f, x) in [s.receive_ns, s.start_ns, s.end_ns, s.finish_ns]
+                .into_iter()
+                .enumerate()
+            {
+                if offset(s.dispatch_ns, x).is_none() {
+                    out.push((0, w, i as u64, f as u8, x));
+                }
+            }
+        }
+        for (i, p) in phases.enumerate() {
+            if offset(p.start_ns, p.end_ns).is_none() {
+                out.push((1, w, i as u64, 0, p.end_ns));
+            }
+        }
+    }
+    for (i, o) in orchestrator.enumerate() {
+        if offset(o.start_ns, o.end_ns).is_none() {
+            out.push((2, 0, i as u64, 0, o.end_ns));
+        }
+    }
+    out
+}
+
 /// Writes the records to `path` atomically, straight from the iterators (no
-/// allocation per record); returns the bytes written. An iterator that
-/// yields another number of records than its `len()` is an error and leaves
-/// no file.
+/// allocation per record); returns the bytes written. The iterators are
+/// walked twice (first for the `wide` entries, so they must be `Clone`, as
+/// iterators over slices are). An iterator that yields another number of
+/// records than its `len()` is an error and leaves no file.
 pub fn write<W, S, P, O>(
     path: &Path,
     header: &SwimlaneHeader,
@@ -312,10 +371,10 @@ pub fn write<W, S, P, O>(
     orchestrator: O,
 ) -> Result<u64, WriteError>
 where
-    W: ExactSizeIterator<Item = (S, P)>,
+    W: ExactSizeIterator<Item = (S, P)> + Clone,
     S: ExactSizeIterator<Item = Subtask>,
     P: ExactSizeIterator<Item = Phase>,
-    O: ExactSizeIterator<Item = Orch>,
+    O: ExactSizeIterator<Item = Orch> + Clone,
 {
     let mut out = Sink::create(path)?;
     out.put(&MAGIC)?;
@@ -329,6 +388,19 @@ where
     out.put(&(header.core_to_thread.len() as u32).to_le_bytes())?;
     for t in &header.core_to_thread {
         out.put(&t.to_le_bytes())?;
+    }
+    let wide = wide_entries(workers.clone(), orchestrator.clone());
+    out.put(&(wide.len() as u64).to_le_bytes())?;
+    for (part, worker, index, field, value) in &wide {
+        out.put(
+            Enc::<WIDE_BYTES>::new()
+                .u8(*part)
+                .u32(*worker)
+                .u64(*index)
+                .u8(*field)
+                .u64(*value)
+                .done(),
+        )?;
     }
     let n_workers = workers.len();
     out.put(&(n_workers as u32).to_le_bytes())?;
@@ -368,6 +440,38 @@ fn section<T, const N: usize>(
 }
 
 // ---------------------------------------------------------------- reader
+
+/// The time at offset `off` from `base`, or the `wide` entry `key` when the
+/// offset is [`WIDE`] (taken out of `wide`, so that leftovers can be found).
+fn resolve<R: std::io::Read>(
+    c: &Cursor<'_, R>,
+    wide: &mut std::collections::HashMap<(u8, u32, u64, u8), u64>,
+    key: (u8, u32, u64, u8),
+    base: u64,
+    off: u32,
+    field: &'static str,
+) -> Result<u64, CompactError> {
+    if off == WIDE {
+        return wide.remove(&key).ok_or_else(|| {
+            c.error(
+                field,
+                CompactErrorKind::Value {
+                    value: u64::from(off),
+                    reason: "is marked wide but the wide section has no entry for it",
+                },
+            )
+        });
+    }
+    base.checked_add(u64::from(off)).ok_or_else(|| {
+        c.error(
+            field,
+            CompactErrorKind::Value {
+                value: u64::from(off),
+                reason: "added to its record's first time overflows 64 bits",
+            },
+        )
+    })
+}
 
 /// Reads the compact swimlane file at `path`.
 pub fn read(path: &Path) -> Result<SwimlaneRecords, CompactError> {
@@ -427,26 +531,91 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
         core_to_thread.push(i32::from_le_bytes(c.take("thread")?));
     }
     c.index = None;
+    c.section = "wide";
+    let n = c.count(WIDE_BYTES, true)?;
+    let mut wide: std::collections::HashMap<(u8, u32, u64, u8), u64> =
+        std::collections::HashMap::with_capacity(n);
+    for i in 0..n {
+        c.index = Some(i as u64);
+        let part = c.u8("part")?;
+        let worker = c.u32("worker")?;
+        let index = c.u64("index")?;
+        let field = c.u8("field")?;
+        let value = c.u64("value")?;
+        let fields = match part {
+            0 => 4,
+            1 | 2 => 1,
+            _ => {
+                return Err(c.error(
+                    "part",
+                    CompactErrorKind::Value {
+                        value: u64::from(part),
+                        reason: "is not a record kind (0 subtask, 1 phase, 2 orchestrator)",
+                    },
+                ))
+            }
+        };
+        if field >= fields {
+            return Err(c.error(
+                "field",
+                CompactErrorKind::Value {
+                    value: u64::from(field),
+                    reason: "is not an offset of its record",
+                },
+            ));
+        }
+        if wide.insert((part, worker, index, field), value).is_some() {
+            return Err(c.error(
+                "index",
+                CompactErrorKind::Value {
+                    value: index,
+                    reason: "repeats an earlier entry's record and field",
+                },
+            ));
+        }
+    }
+    c.index = None;
     c.section = "workers";
     // Each worker holds at least its two counts.
     let n_workers = c.count(16, false)?;
     let mut workers = Vec::with_capacity(n_workers);
-    for _ in 0..n_workers {
+    for w in 0..n_workers {
+        let w = w as u32;
         c.section = "subtasks";
         c.index = None;
         let n = c.count(SUBTASK_BYTES, true)?;
         let mut subtasks = Vec::with_capacity(n);
         for i in 0..n {
             c.index = Some(i as u64);
+            let core = c.u32("core")?;
+            let reg_task_id = c.u32("reg_task_id")?;
+            let task = c.u64("task")?;
+            let dispatch_ns = c.u64("dispatch_ns")?;
+            let mut times = [0u64; 4];
+            for (f, (t, name)) in times
+                .iter_mut()
+                .zip(["receive_ns", "start_ns", "end_ns", "finish_ns"])
+                .enumerate()
+            {
+                let off = c.u32(name)?;
+                *t = resolve(
+                    c,
+                    &mut wide,
+                    (0, w, i as u64, f as u8),
+                    dispatch_ns,
+                    off,
+                    name,
+                )?;
+            }
             subtasks.push(Subtask {
-                core: c.u32("core")?,
-                reg_task_id: c.u32("reg_task_id")?,
-                task: c.u64("task")?,
-                dispatch_ns: c.u64("dispatch_ns")?,
-                receive_ns: c.u64("receive_ns")?,
-                start_ns: c.u64("start_ns")?,
-                end_ns: c.u64("end_ns")?,
-                finish_ns: c.u64("finish_ns")?,
+                core,
+                task,
+                reg_task_id,
+                dispatch_ns,
+                receive_ns: times[0],
+                start_ns: times[1],
+                end_ns: times[2],
+                finish_ns: times[3],
             });
         }
         c.section = "phases";
@@ -469,16 +638,23 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
             for v in &mut shared {
                 *v = i16::from_le_bytes(c.take("shared")?);
             }
+            let loop_iter = c.u32("loop_iter")?;
+            let tasks_processed = c.u32("tasks_processed")?;
+            let pop_hit = c.u32("pop_hit")?;
+            let pop_miss = c.u32("pop_miss")?;
+            let start_ns = c.u64("start_ns")?;
+            let off = c.u32("end_ns")?;
+            let end_ns = resolve(c, &mut wide, (1, w, i as u64, 0), start_ns, off, "end_ns")?;
             phases.push(Phase {
                 kind,
                 shared_at_start: [shared[0], shared[1], shared[2]],
                 shared_at_end: [shared[3], shared[4], shared[5]],
-                loop_iter: c.u32("loop_iter")?,
-                tasks_processed: c.u32("tasks_processed")?,
-                pop_hit: c.u32("pop_hit")?,
-                pop_miss: c.u32("pop_miss")?,
-                start_ns: c.u64("start_ns")?,
-                end_ns: c.u64("end_ns")?,
+                loop_iter,
+                tasks_processed,
+                pop_hit,
+                pop_miss,
+                start_ns,
+                end_ns,
             });
         }
         workers.push(WorkerRecords { subtasks, phases });
@@ -489,12 +665,28 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
     let mut orchestrator = Vec::with_capacity(n);
     for i in 0..n {
         c.index = Some(i as u64);
+        let submit_idx = c.u32("submit_idx")?;
+        let task = c.u64("task")?;
+        let start_ns = c.u64("start_ns")?;
+        let off = c.u32("end_ns")?;
+        let end_ns = resolve(c, &mut wide, (2, 0, i as u64, 0), start_ns, off, "end_ns")?;
         orchestrator.push(Orch {
-            submit_idx: c.u32("submit_idx")?,
-            task: c.u64("task")?,
-            start_ns: c.u64("start_ns")?,
-            end_ns: c.u64("end_ns")?,
+            submit_idx,
+            task,
+            start_ns,
+            end_ns,
         });
+    }
+    if let Some((&(_, _, index, _), _)) = wide.iter().min() {
+        c.section = "wide";
+        c.index = None;
+        return Err(c.error(
+            "index",
+            CompactErrorKind::Value {
+                value: index,
+                reason: "names a record or field whose offset is not wide",
+            },
+        ));
     }
     c.end()?;
     Ok(SwimlaneRecords {
@@ -582,8 +774,8 @@ mod tests {
         let r = sample();
         let path = write_sample(dir.path(), &r);
         let len = std::fs::metadata(&path).unwrap().len();
-        // Framing 12, header 1 + 8 + 4 + 3 + 4 + 12, workers 4 + 3 × 16.
-        let fixed = 12 + 32 + 52 + 8;
+        // Framing 12, header 1 + 8 + 4 + 3 + 4 + 12, no wide entry, workers 4 + 3 × 16.
+        let fixed = 12 + 32 + 8 + 52 + 8;
         assert_eq!(
             len as usize,
             fixed + 3 * SUBTASK_BYTES + 3 * PHASE_BYTES + ORCH_BYTES
@@ -641,7 +833,7 @@ mod tests {
         assert!(matches!(e.kind, CompactErrorKind::Trailing(1)), "{e}");
 
         // The first worker's subtask count set to 2^40.
-        let at = 12 + 32 + 4;
+        let at = 12 + 32 + 8 + 4;
         let mut huge = bytes.clone();
         huge[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
         let e = parse(&huge, &path).unwrap_err();
@@ -649,7 +841,7 @@ mod tests {
         assert!(e.to_string().contains("do not fit"), "{e}");
 
         // The first phase's kind set to 3 (unused in Simpler's enum).
-        let at = 12 + 32 + 4 + 8 + 2 * SUBTASK_BYTES + 8;
+        let at = 12 + 32 + 8 + 4 + 8 + 2 * SUBTASK_BYTES + 8;
         let mut kind = bytes.clone();
         kind[at] = 3;
         let e = parse(&kind, &path).unwrap_err();
@@ -668,7 +860,44 @@ mod tests {
     }
 
     #[test]
+    fn times_beyond_an_offset_go_wide_and_come_back_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = sample();
+        // A receive before the dispatch, an end 5 s after the start, a phase ending
+        // before it starts, an orchestrator submit at the end of the clock.
+        r.workers[0].subtasks[0].receive_ns = 5;
+        r.workers[0].subtasks[1].end_ns = r.workers[0].subtasks[1].dispatch_ns + 5_000_000_000;
+        r.workers[2].phases[0].end_ns = 0;
+        r.orchestrator[0].start_ns = u64::MAX - 1;
+        r.orchestrator[0].end_ns = u64::MAX;
+        let path = write_sample(dir.path(), &r);
+        let len = std::fs::metadata(&path).unwrap().len() as usize;
+        let plain = 12 + 32 + 8 + 52 + 8 + 3 * SUBTASK_BYTES + 3 * PHASE_BYTES + ORCH_BYTES;
+        assert_eq!(len, plain + 3 * WIDE_BYTES);
+        assert_eq!(read(&path).unwrap(), r);
+
+        let bytes = std::fs::read(&path).unwrap();
+        for n in 0..bytes.len() {
+            assert!(parse(&bytes[..n], &path).is_err(), "prefix {n}");
+        }
+        // An entry dropped (count 3 → 2, its bytes cut): an offset marked wide has none.
+        let start = 12 + 32 + 8;
+        let mut fewer = bytes.clone();
+        fewer[start - 8..start].copy_from_slice(&2u64.to_le_bytes());
+        fewer.drain(start + 2 * WIDE_BYTES..start + 3 * WIDE_BYTES);
+        let e = parse(&fewer, &path).unwrap_err();
+        assert!(e.to_string().contains("marked wide"), "{e}");
+        // An entry that names a record whose offset is not wide.
+        let mut unused = bytes.clone();
+        let at = start + 5; // the first entry's index
+        unused[at..at + 8].copy_from_slice(&1u64.to_le_bytes());
+        let e = parse(&unused, &path).unwrap_err();
+        assert!(e.to_string().contains("wide"), "{e}");
+    }
+
+    #[test]
     fn a_lying_iterator_leaves_no_file() {
+        #[derive(Clone)]
         struct Liar(usize);
         impl Iterator for Liar {
             type Item = Orch;
