@@ -2,7 +2,13 @@
 //! `<build>/dfx_outputs/`, synthesise the name map, and compose the viewer hints.
 //!
 //! The runtime records host monotonic nanoseconds; swimlane files carry the platform's
-//! counter ticks (`clock_freq_hz`), converted here.
+//! counter ticks (`clock_freq_hz`), converted by `pto_dfx::compact::swimlane::model`.
+//!
+//! With `dfx_format = compact` the swimlane records and the dep_gen log are written as
+//! `chip_swimlane_records.bin` / `deps.bin` (`pto_dfx::compact`) straight from the report's
+//! records; the JSON mode maps the same records into the same types and renders the model
+//! `pto_dfx::compact::{swimlane,deps}::model` makes of them, which is what `pto dfx-export`
+//! renders from the compact files, so the two agree byte for byte.
 //!
 //! `pmu.csv` has Simpler's counter columns of the resolved event type for the platform
 //! (a2a3 for `a2a3sim`, a5 for `a5sim`): `pmu_total_cycles` is the kernel's time, and for
