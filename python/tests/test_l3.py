@@ -112,6 +112,23 @@ def test_replay_cli_with_diagnostics_writes_one_directory_per_dispatch(
             }
 
 
+def test_compact_diagnostics_of_an_l3_run_keep_their_per_dispatch_name_maps(
+    example: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PTO_DFX_FORMAT=compact: every dispatch writes the .bin records, and the per-dispatch
+    # post-processing still finds them (name map written beside them).
+    monkeypatch.setenv("PTO_DFX_FORMAT", "compact")
+    d = example("l3_hello_rank")
+    assert replay_main([str(d), "--swimlane", "--dep-gen", "--validate"]) == 0
+    for r in range(2):
+        leaf = d / "dfx_outputs" / f"rank{r}" / "d0"
+        for f in ("chip_swimlane_records.bin", "deps.bin", "name_map.json"):
+            assert (leaf / f).stat().st_size > 0, f
+        assert not (leaf / "chip_swimlane_records.json").exists()
+        names = json.loads((leaf / "name_map.json").read_text())
+        assert names["callable_id_to_name"] == {"0": "add_rank"}
+
+
 def test_debug_run_py_of_an_l3_example_validates(example: Callable[[str], Path]) -> None:
     d = example("l3_allreduce_4")
     p = subprocess.run(

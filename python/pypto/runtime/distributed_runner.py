@@ -379,8 +379,18 @@ def _collect_l3_swimlane(output_dir: Path, platform: str) -> None:
         if not rank.is_dir():
             continue
         for d in sorted(rank.glob(_DISPATCH_DIR_GLOB)):
-            records = d / "chip_swimlane_records.json"
-            if not (d.is_dir() and (records.is_file() or (d / "deps.json").is_file())):
+            # Either form of the records (PTO_DFX_FORMAT=compact writes the .bin ones,
+            # which the converter reads as well).
+            records = next(
+                (
+                    d / name
+                    for name in ("chip_swimlane_records.json", "chip_swimlane_records.bin")
+                    if (d / name).is_file()
+                ),
+                d / "chip_swimlane_records.json",
+            )
+            has_deps = (d / "deps.json").is_file() or (d / "deps.bin").is_file()
+            if not (d.is_dir() and (records.is_file() or has_deps)):
                 continue
             try:
                 for stale in d.glob("name_map*.json"):

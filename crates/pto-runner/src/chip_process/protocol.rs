@@ -81,6 +81,7 @@ pub fn encode_config(c: &RunConfig) -> Value {
         "pmu": c.dfx.pmu,
         "dep_gen": c.dfx.dep_gen,
         "scope_stats": c.dfx.scope_stats,
+        "dfx_format": c.dfx_format.name(),
         "ring_task_window": ring_value(&c.ring_task_window),
         "ring_heap": ring_value(&c.ring_heap),
         "ring_dep_pool": ring_value(&c.ring_dep_pool),
@@ -107,6 +108,11 @@ pub fn decode_config(v: &Value) -> Result<RunConfig, RunnerError> {
             .and_then(Value::as_bool)
             .unwrap_or(false),
     };
+    // A host of this version always sends the format; one that does not leaves the
+    // child's own choice (its environment's PTO_DFX_FORMAT).
+    if let Some(f) = v.get("dfx_format").and_then(Value::as_str) {
+        c.dfx_format = crate::config::DfxFormat::parse(f)?;
+    }
     c.ring_task_window = ring_from(v.get("ring_task_window"));
     c.ring_heap = ring_from(v.get("ring_heap"));
     c.ring_dep_pool = ring_from(v.get("ring_dep_pool"));
@@ -264,11 +270,13 @@ mod tests {
     fn config_and_errors_round_trip() {
         let mut c = RunConfig::new(Some("a5sim")).unwrap();
         c.dfx.chip_swimlane = 3;
+        c.dfx_format = crate::config::DfxFormat::Compact;
         c.ring_heap = Some(RingValue::PerRing(vec![0, 1 << 20, 0, 0]));
         c.scheduler_timeout = Some(Duration::from_millis(1500));
         let d = decode_config(&encode_config(&c)).unwrap();
         assert_eq!(d.platform().name(), "a5sim");
         assert_eq!(d.dfx.chip_swimlane, 3);
+        assert_eq!(d.dfx_format, crate::config::DfxFormat::Compact);
         assert_eq!(d.ring_heap, c.ring_heap);
         assert_eq!(d.scheduler_timeout, c.scheduler_timeout);
         assert!(d.in_process);
