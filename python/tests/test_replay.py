@@ -110,6 +110,34 @@ def test_replay_two_pass_swimlane_on_cpu(example, capsys):
     assert not [f for f in files if f.startswith("_dep_gen_spec")]
 
 
+def test_ctrl_c_handled_inside_a_progress_print_still_stops_the_run(example, monkeypatch):
+    """Python code that runs while a run lasts (here the two-pass banner's print) can handle
+    a Ctrl-C itself, where its KeyboardInterrupt cannot reach the caller; the run must
+    still stop and raise it (Python's wakeup fd shows the signal)."""
+    import signal
+
+    class InterruptingStdout:
+        def __init__(self) -> None:
+            self.sent = False
+
+        def write(self, text: str) -> int:
+            if not self.sent and "[swimlane]" in text:
+                self.sent = True
+                signal.raise_signal(signal.SIGINT)  # raises KeyboardInterrupt here
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    d = example("vector_add")
+    stdout = InterruptingStdout()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    config = RunConfig(platform="cpu", enable_chip_swimlane=True)
+    with pytest.raises(KeyboardInterrupt):
+        replay(d, *golden_inputs(d), config=config)
+    assert stdout.sent
+
+
 def test_replay_validates_inout_outputs(example):
     d = example("bgemm")
     replay(d, *golden_inputs(d), validate=True)

@@ -209,31 +209,150 @@ impl Program {
     }
 }
 
-/// Progress lines the runner prints (the two-pass swimlane banner), sent to Python's
-/// `print` so they interleave with the caller's own output.
-/// A copy of `config` whose runs stop when Python has a pending signal (Ctrl-C), and the
-/// slot where the signal's exception is kept to be raised once the run has returned.
+/// Sees a Ctrl-C that Python's own pending-signal flag no longer shows: Python code that
+/// runs on the calling thread while a run lasts (a finalizer when the GIL is taken, a
+/// progress `print`) can handle the signal there and drop its `KeyboardInterrupt`
+/// ("Exception ignored"). Python's C-level handler writes the signal's number to the wakeup
+/// fd before anything else, so while a run lasts the wakeup fd is a socket this side reads;
+/// what it reads is passed on to the previous wakeup fd (asyncio's, say) when the run ends.
+/// Only the main thread may set the wakeup fd, and only Python's default SIGINT handler
+/// means "raise KeyboardInterrupt", so elsewhere this watches nothing.
+struct SignalWatch {
+    read: std::os::unix::net::UnixStream,
+    _write: std::os::unix::net::UnixStream,
+    previous: i64,
+    seen: std::sync::Mutex<Vec<u8>>,
+}
+
+impl SignalWatch {
+    fn start(py: Python<'_>) -> Option<SignalWatch> {
+        use std::os::fd::AsRawFd as _;
+        let signal = py.import("signal").ok()?;
+        let default = signal.getattr("default_int_handler").ok()?;
+        let sigint = signal.getattr("SIGINT").ok()?;
+        if !signal
+            .call_method1("getsignal", (sigint,))
+            .ok()?
+            .is(&default)
+        {
+            return None;
+        }
+        let (read, write) = std::os::unix::net::UnixStream::pair().ok()?;
+        read.set_nonblocking(true).ok()?;
+        write.set_nonblocking(true).ok()?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("warn_on_full_buffer", false).ok()?;
+        // Raises ValueError off the main thread: then nothing is watched.
+        let previous = signal
+            .call_method("set_wakeup_fd", (write.as_raw_fd(),), Some(&kwargs))
+            .ok()?
+            .extract::<i64>()
+            .ok()?;
+        Some(SignalWatch {
+            read,
+            _write: write,
+            previous,
+            seen: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Whether a SIGINT has arrived since [`SignalWatch::start`] (no GIL needed).
+    fn saw_sigint(&self) -> bool {
+        use std::io::Read as _;
+        let Ok(mut seen) = self.seen.lock() else {
+            return false;
+        };
+        let mut buf = [0u8; 64];
+        while let Ok(n @ 1..) = (&self.read).read(&mut buf) {
+            seen.extend_from_slice(&buf[..n]);
+        }
+        seen.contains(&SIGINT)
+    }
+
+    /// Puts the previous wakeup fd back and passes on what this one received.
+    fn finish(&self, py: Python<'_>) {
+        self.saw_sigint();
+        let Ok(signal) = py.import("signal") else {
+            return;
+        };
+        let _ = signal.call_method1("set_wakeup_fd", (self.previous,));
+        let seen = self.seen.lock().map(|s| s.clone()).unwrap_or_default();
+        if self.previous >= 0 && !seen.is_empty() {
+            if let Ok(os) = py.import("os") {
+                let _ = os.call_method1(
+                    "write",
+                    (self.previous, pyo3::types::PyBytes::new(py, &seen)),
+                );
+            }
+        }
+    }
+}
+
+/// SIGINT's number (2 on every Unix), as the wakeup fd carries it.
+const SIGINT: u8 = 2;
+
+/// Where a run's interrupt check keeps the signal's exception until the run has returned.
+type PendingSignal = std::sync::Arc<std::sync::Mutex<Option<PyErr>>>;
+
+/// A copy of `config` whose runs stop when Python has a pending signal (Ctrl-C), the slot
+/// where the signal's exception is kept to be raised once the run has returned, and the
+/// [`SignalWatch`] to finish after it.
 fn interruptible(
+    py: Python<'_>,
     config: &pto_runner::RunConfig,
 ) -> (
     pto_runner::RunConfig,
-    std::sync::Arc<std::sync::Mutex<Option<PyErr>>>,
+    PendingSignal,
+    Option<std::sync::Arc<SignalWatch>>,
 ) {
-    let pending: std::sync::Arc<std::sync::Mutex<Option<PyErr>>> = Default::default();
+    let pending: PendingSignal = Default::default();
     let slot = std::sync::Arc::clone(&pending);
+    let watch = SignalWatch::start(py).map(std::sync::Arc::new);
+    let watching = watch.clone();
     let mut config = config.clone();
     config.interrupt = Some(pto_runner::Interrupt(std::sync::Arc::new(move || {
-        Python::attach(|py| match py.check_signals() {
-            Ok(()) => false,
-            Err(e) => {
-                if let Ok(mut s) = slot.lock() {
-                    *s = Some(e);
-                }
-                true
+        let keep = |e: PyErr| {
+            if let Ok(mut s) = slot.lock() {
+                s.get_or_insert(e);
             }
-        })
+            true
+        };
+        if let Err(e) = Python::attach(|py| py.check_signals()) {
+            return keep(e);
+        }
+        match &watching {
+            // The byte is written after Python's flag is set: a second check either
+            // handles the signal now or shows that something else already did.
+            Some(w) if w.saw_sigint() => match Python::attach(|py| py.check_signals()) {
+                Err(e) => keep(e),
+                Ok(()) => keep(pyo3::exceptions::PyKeyboardInterrupt::new_err(())),
+            },
+            _ => false,
+        }
     })));
-    (config, pending)
+    (config, pending, watch)
+}
+
+/// A run's result for Python: the signal's exception if the run was interrupted, and
+/// `KeyboardInterrupt` too when a Ctrl-C came during the call but after the run's last
+/// interrupt check (or was handled by Python code the call ran): a Ctrl-C during a call is
+/// never lost, as it is not in pure Python code.
+fn after_run<T>(
+    py: Python<'_>,
+    watch: Option<&SignalWatch>,
+    pending: &std::sync::Mutex<Option<PyErr>>,
+    result: Result<T, pto_runner::RunnerError>,
+) -> PyResult<T> {
+    let Some(w) = watch else {
+        return result.map_err(|e| interrupted_or(pending, e));
+    };
+    w.finish(py);
+    let value = result.map_err(|e| interrupted_or(pending, e))?;
+    if w.saw_sigint() {
+        py.check_signals()?;
+        return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(()));
+    }
+    Ok(value)
 }
 
 /// The signal's exception, if a run was interrupted, else `err` mapped as usual.
@@ -247,6 +366,8 @@ fn interrupted_or(
     }
 }
 
+/// Progress lines the runner prints (the two-pass swimlane banner), sent to Python's
+/// `print` so they interleave with the caller's own output.
 pub(crate) fn print_line(line: &str) {
     Python::attach(|py| {
         let printed = py
@@ -362,11 +483,10 @@ impl Program {
         options: &RunOptions,
     ) -> PyResult<ExecuteReport> {
         let mut bound = self.bind(args.as_any())?;
-        let (config, pending) = interruptible(&options.config);
+        let (config, pending, watch) = interruptible(py, &options.config);
         let build = &self.build;
-        let outcome = py
-            .detach(|| build.execute_with(&mut bound, &config, &mut print_line))
-            .map_err(|e| interrupted_or(&pending, e))?;
+        let result = py.detach(|| build.execute_with(&mut bound, &config, &mut print_line));
+        let outcome = after_run(py, watch.as_deref(), &pending, result)?;
         Program::write_back(args.as_any(), &bound)?;
         Ok(ExecuteReport::from_outcome(&outcome))
     }
@@ -382,13 +502,12 @@ impl Program {
         warmup: usize,
     ) -> PyResult<BenchmarkStats> {
         let mut bound = self.bind(args.as_any())?;
-        let (config, pending) = interruptible(&options.config);
+        let (config, pending, watch) = interruptible(py, &options.config);
         let build = &self.build;
-        let stats = py
-            .detach(|| {
-                pto_runner::benchmark(build, &mut bound, &config, rounds, warmup, &mut |_, _| {})
-            })
-            .map_err(|e| interrupted_or(&pending, e))?;
+        let result = py.detach(|| {
+            pto_runner::benchmark(build, &mut bound, &config, rounds, warmup, &mut |_, _| {})
+        });
+        let stats = after_run(py, watch.as_deref(), &pending, result)?;
         Program::write_back(args.as_any(), &bound)?;
         Ok(BenchmarkStats { stats })
     }
