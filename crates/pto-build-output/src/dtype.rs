@@ -225,6 +225,25 @@ impl DType {
             })
     }
 
+    /// The name NumPy and torch give the element type (`float32`, `bfloat16`, `bool`, ...):
+    /// `numpy.dtype(...).name`, and the `torch.<name>` attribute.
+    pub fn host_name(self) -> &'static str {
+        match self {
+            DType::Float32 => "float32",
+            DType::Float16 => "float16",
+            DType::BFloat16 => "bfloat16",
+            DType::Int8 => "int8",
+            DType::Int16 => "int16",
+            DType::Int32 => "int32",
+            DType::Int64 => "int64",
+            DType::UInt8 => "uint8",
+            DType::UInt16 => "uint16",
+            DType::UInt32 => "uint32",
+            DType::UInt64 => "uint64",
+            DType::Bool => "bool",
+        }
+    }
+
     /// PyPTO's canonical `str(DataType)` name: `fp32`, `bfloat16`, `int32`, ...
     pub fn pypto_name(self) -> &'static str {
         match self {

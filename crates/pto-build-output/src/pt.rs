@@ -481,7 +481,7 @@ pub fn write_pt(path: &Path, array: &NpyArray) -> Result<(), PtError> {
 
 /// The element type of `dtype` in `torch`, for messages (`torch.float32`).
 pub fn torch_dtype(dtype: DType) -> String {
-    format!("torch.{}", pickle::torch_dtype_name(dtype))
+    format!("torch.{}", dtype.host_name())
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyTuple};
 
 use crate::error::{type_error, value_error};
-use crate::host_array::{numpy_name, HostArray};
+use crate::host_array::HostArray;
 
 /// The stand-in a Rust validator sees for a Python value its integer type cannot hold
 /// (a bool, a negative or huge int, a non-int). Every validator rejects it, and
@@ -325,7 +325,7 @@ pub fn tensor_arg(
     if let Ok(host) = obj.cast::<HostArray>() {
         let host = host.borrow();
         let a = &host.array;
-        let dtype = checked_dtype(param, Some(a.dtype), numpy_name(a.dtype))?;
+        let dtype = checked_dtype(param, Some(a.dtype), a.dtype.host_name())?;
         check_shape(param, &a.shape)?;
         return NpyArray::new(dtype, a.shape.clone(), a.data.clone())
             .map_err(crate::error::build_output_error);

@@ -20,24 +20,6 @@ pub struct HostArray {
     pub(crate) array: NpyArray,
 }
 
-/// NumPy's name of a dtype (`float32`), as NumPy prints an array's dtype in messages.
-pub(crate) fn numpy_name(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Float32 => "float32",
-        DType::Float16 => "float16",
-        DType::BFloat16 => "bfloat16",
-        DType::Int8 => "int8",
-        DType::Int16 => "int16",
-        DType::Int32 => "int32",
-        DType::Int64 => "int64",
-        DType::UInt8 => "uint8",
-        DType::UInt16 => "uint16",
-        DType::UInt32 => "uint32",
-        DType::UInt64 => "uint64",
-        DType::Bool => "bool",
-    }
-}
-
 #[pymethods]
 impl HostArray {
     /// Reads a tensor file: `.npy` (as `numpy.save` writes it) or `.pt` (`torch.save`).

@@ -113,30 +113,12 @@ pub enum PickleError {
 }
 
 fn supported_torch_dtypes() -> String {
-    let names: Vec<&str> = DType::ALL.iter().map(|&d| torch_dtype_name(d)).collect();
+    let names: Vec<&str> = DType::ALL.iter().map(|d| d.host_name()).collect();
     names.join(", ")
 }
 
 fn malformed<T>(message: impl Into<String>) -> Result<T, PickleError> {
     Err(PickleError::Malformed(message.into()))
-}
-
-/// The name of `dtype` in the `torch` module (`float32`, `bfloat16`, ...).
-pub fn torch_dtype_name(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Float32 => "float32",
-        DType::Float16 => "float16",
-        DType::BFloat16 => "bfloat16",
-        DType::Int8 => "int8",
-        DType::Int16 => "int16",
-        DType::Int32 => "int32",
-        DType::Int64 => "int64",
-        DType::UInt8 => "uint8",
-        DType::UInt16 => "uint16",
-        DType::UInt32 => "uint32",
-        DType::UInt64 => "uint64",
-        DType::Bool => "bool",
-    }
 }
 
 /// The legacy typed storage class of `dtype`, if torch has one.
@@ -211,7 +193,7 @@ fn lookup_global(module: &str, name: &str) -> Result<Global, PickleError> {
             .or_else(|| {
                 DType::ALL
                     .into_iter()
-                    .find(|&d| torch_dtype_name(d) == name)
+                    .find(|&d| d.host_name() == name)
                     .map(Global::DType)
             }),
         _ => None,
@@ -656,8 +638,8 @@ fn rebuild(g: Global, args: &[Value]) -> Result<TensorSpec, PickleError> {
             if sd != d {
                 return malformed(format!(
                     "a {} storage is rebuilt as torch.{}",
-                    torch_dtype_name(sd),
-                    torch_dtype_name(d)
+                    sd.host_name(),
+                    d.host_name()
                 ));
             }
         }
@@ -801,7 +783,7 @@ pub fn encode_tensor_pickle(dtype: DType, shape: &[u64]) -> Vec<u8> {
     memo.put(&mut out);
     if legacy.is_none() {
         out.extend_from_slice(b"ctorch\n");
-        out.extend_from_slice(torch_dtype_name(dtype).as_bytes());
+        out.extend_from_slice(dtype.host_name().as_bytes());
         out.push(b'\n');
         memo.put(&mut out);
     }
