@@ -25,9 +25,9 @@ The subpackages ``backend``, ``ir``, ``language`` and ``runtime`` are imported o
 not NumPy nor the DSL compiler.
 """
 
-from typing import TYPE_CHECKING, Any, List
+from typing import TYPE_CHECKING
 
-from pypto import pypto_core
+from pypto import _lazy, pypto_core
 from pypto._native import __version__ as _native_version
 from pypto.pypto_core import (
     DataType,
@@ -92,25 +92,5 @@ _LAZY_SUBMODULES = ("backend", "ir", "language", "runtime")
 if TYPE_CHECKING:
     from pypto import backend, ir, language, runtime
 else:
-
-    def __getattr__(name: str) -> Any:
-        """Imports the subpackage or submodule ``name`` on first access (``pypto.ir``)."""
-        if name in _LAZY_SUBMODULES or _is_submodule(name):
-            import importlib
-
-            return importlib.import_module(f"{__name__}.{name}")
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _is_submodule(name: str) -> bool:
-    """True when ``pypto.<name>`` is a module of the package (not imported yet)."""
-    if name.startswith("__"):
-        return False
-    import importlib.util
-
-    return importlib.util.find_spec(f"{__name__}.{name}") is not None
-
-
-def __dir__() -> List[str]:
-    """The module's names, the subpackages not yet imported included."""
-    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+    # The subpackage or submodule on first access (pypto.ir).
+    __getattr__, __dir__ = _lazy.attributes(__name__, globals(), modules=_LAZY_SUBMODULES)

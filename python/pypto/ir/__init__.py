@@ -7,7 +7,9 @@ runner does) does not import them; ``compile`` is imported here, because the sub
 same name would otherwise take its place on first import.
 """
 
-from typing import TYPE_CHECKING, Any, Dict, List
+from typing import TYPE_CHECKING, Dict
+
+from pypto import _lazy
 
 from pypto.ir.compile import compile
 from pypto.ir.program import Program, pass_names
@@ -26,25 +28,6 @@ _LAZY_NAMES: Dict[str, str] = {
 }
 
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        """A name of ``_LAZY_NAMES``, imported on first access, or a submodule
-        (``pypto.ir.compiled_program``: the package used to import them all)."""
-        import importlib
-
-        submodule = _LAZY_NAMES.get(name)
-        if submodule is not None:
-            value = getattr(importlib.import_module(f"{__name__}.{submodule}"), name)
-            globals()[name] = value
-            return value
-        if not name.startswith("__"):
-            import importlib.util
-
-            if importlib.util.find_spec(f"{__name__}.{name}") is not None:
-                return importlib.import_module(f"{__name__}.{name}")
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> List[str]:
-    """The module's names, those not yet imported included."""
-    return sorted(set(globals()) | set(_LAZY_NAMES))
+    # A name of _LAZY_NAMES on first access, or a submodule (pypto.ir.compiled_program:
+    # the package used to import them all).
+    __getattr__, __dir__ = _lazy.attributes(__name__, globals(), _LAZY_NAMES)

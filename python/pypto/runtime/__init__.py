@@ -8,9 +8,9 @@ Submodules callers import directly keep PyPTO's names: ``runner``, ``log_config`
 """
 
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List
+from typing import TYPE_CHECKING, Dict
 
-from pypto import _native
+from pypto import _lazy, _native
 from pypto.runtime.log_config import _ensure_configured, configure_log
 from pypto.runtime.log_config import current_level as log_level
 
@@ -40,28 +40,9 @@ _LAZY_NAMES: Dict[str, str] = {
 }
 
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        """A public name of a submodule, imported on first access (see ``_LAZY_NAMES``), or
-        a submodule (``pypto.runtime.runner``: the package used to import them all)."""
-        import importlib
-
-        submodule = _LAZY_NAMES.get(name)
-        if submodule is not None:
-            value = getattr(importlib.import_module(f"{__name__}.{submodule}"), name)
-            globals()[name] = value
-            return value
-        if not name.startswith("__"):
-            import importlib.util
-
-            if importlib.util.find_spec(f"{__name__}.{name}") is not None:
-                return importlib.import_module(f"{__name__}.{name}")
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> List[str]:
-    """The module's names, the public names not yet imported included."""
-    return sorted(set(globals()) | set(_LAZY_NAMES))
+    # A public name of _LAZY_NAMES on first access, or a submodule (pypto.runtime.runner:
+    # the package used to import them all).
+    __getattr__, __dir__ = _lazy.attributes(__name__, globals(), _LAZY_NAMES)
 
 
 __all__ = [

@@ -24,29 +24,22 @@ from pypto.runtime.debug.lifecycle import (  # noqa: E402
     invalidate_binary_cache,
     rebuild_kernel_cpp_from_pto,
 )
-from typing import TYPE_CHECKING, Any, List  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
+
+from pypto import _lazy  # noqa: E402
 
 from pypto.runtime.debug.replay import replay  # noqa: E402
 
 if TYPE_CHECKING:
     from pypto.runtime.debug.run_script_writer import maybe_write_run_script, write_run_script
 else:
-
-    def __getattr__(name: str) -> Any:
-        """The ``debug/run.py`` writers, imported on first access (the replay does not need
-        them)."""
-        if name in ("maybe_write_run_script", "write_run_script"):
-            from pypto.runtime.debug import run_script_writer
-
-            value = getattr(run_script_writer, name)
-            globals()[name] = value
-            return value
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> List[str]:
-    """The module's names, the writers not yet imported included."""
-    return sorted(set(globals()) | {"maybe_write_run_script", "write_run_script"})
+    # The debug/run.py writers on first access (the replay does not need them).
+    __getattr__, __dir__ = _lazy.attributes(
+        __name__,
+        globals(),
+        {name: "run_script_writer" for name in ("maybe_write_run_script", "write_run_script")},
+        submodules=False,
+    )
 
 __all__ = [
     "invalidate_binary_cache",
