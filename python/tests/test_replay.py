@@ -129,12 +129,26 @@ def test_ctrl_c_handled_inside_a_progress_print_still_stops_the_run(example, mon
         def flush(self) -> None:
             pass
 
+    import socket
+
     d = example("vector_add")
     stdout = InterruptingStdout()
     monkeypatch.setattr(sys, "stdout", stdout)
     config = RunConfig(platform="cpu", enable_chip_swimlane=True)
-    with pytest.raises(KeyboardInterrupt):
-        replay(d, *golden_inputs(d), config=config)
+    # A wakeup fd the caller had set (asyncio's, say) is put back and gets the signal too.
+    mine, other = socket.socketpair()
+    mine.setblocking(False)
+    other.setblocking(False)
+    previous = signal.set_wakeup_fd(mine.fileno(), warn_on_full_buffer=False)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            replay(d, *golden_inputs(d), config=config)
+        assert signal.set_wakeup_fd(previous) == mine.fileno()
+        assert signal.SIGINT in other.recv(64)  # what the handler writes to `mine`
+    finally:
+        signal.set_wakeup_fd(previous)
+        mine.close()
+        other.close()
     assert stdout.sent
 
 
