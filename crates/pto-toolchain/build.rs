@@ -10,15 +10,18 @@
 //!
 //! Revision: sets `PTO_TOOLCHAIN_GIT_REVISION` to the workspace's
 //! `git rev-parse HEAD` when `git status --porcelain=v1
-//! --untracked-files=normal` reports a clean tree, and to the empty string
-//! when the tree is dirty, git is missing or the workspace is not a
-//! checkout. The binary cache (`src/binary_cache.rs`) trusts cached binaries
-//! only under a known revision. To keep the value current the script re-runs
+//! --untracked-files=normal` reports a clean tree; in a dirty tree to
+//! `<HEAD>.dirty-<16 hex digits>`, a SHA-256 over `git diff HEAD --binary`
+//! and the names and contents of the untracked (not ignored) files, so one
+//! dirty state has one identity and any further edit gives another; and to
+//! the empty string when git is missing or the workspace is not a checkout.
+//! The binary cache (`src/binary_cache.rs`) trusts cached binaries only
+//! under a known revision. To keep the value current the script re-runs
 //! when `.git/HEAD`, the index, the checked-out branch ref or `packed-refs`
-//! change, and when any tracked file changes (an edit makes the tree dirty
-//! without touching the index). A new untracked file alone is noticed at
-//! the next change to one of those (e.g. `git add`, or the edit that
-//! references it).
+//! change, and when any tracked or untracked (not ignored) file changes. A
+//! new untracked file alone is noticed at the next change to one of those
+//! (e.g. `git add`, or the edit that references it, which is also what
+//! makes it part of the build).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -68,19 +71,21 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// Emits `PTO_TOOLCHAIN_GIT_REVISION` (a clean commit, or empty) and the
+/// Emits `PTO_TOOLCHAIN_GIT_REVISION` (a commit, a commit with the hash of
+/// its dirty state, or empty) and the
 /// `rerun-if-changed` lines that keep it current. Never fails: any problem
 /// means "no identity".
 fn embed_revision(workspace: PathBuf) {
     let workspace = workspace.canonicalize().unwrap_or(workspace);
     watch_workspace(&workspace);
-    let revision = clean_revision(&workspace).unwrap_or_default();
+    let revision = revision(&workspace).unwrap_or_default();
     println!("cargo:rustc-env=PTO_TOOLCHAIN_GIT_REVISION={revision}");
 }
 
 /// Runs `git <args>` in `dir` without taking optional locks (so `git status`
-/// never rewrites the index this script watches); `None` on any failure.
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
+/// never rewrites the index this script watches); its standard output, or
+/// `None` on any failure.
+fn git_bytes(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
     let out = std::process::Command::new("git")
         .arg("--no-optional-locks")
         .args(args)
@@ -89,14 +94,17 @@ fn git(dir: &Path, args: &[&str]) -> Option<String> {
         .stderr(std::process::Stdio::null())
         .output()
         .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    String::from_utf8(out.stdout).ok()
+    out.status.success().then_some(out.stdout)
 }
 
-/// The HEAD commit when the checkout is clean (untracked files count as dirty).
-fn clean_revision(workspace: &Path) -> Option<String> {
+/// [`git_bytes`] as UTF-8 text.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    String::from_utf8(git_bytes(dir, args)?).ok()
+}
+
+/// The HEAD commit when the checkout is clean (untracked files count as
+/// dirty); `<HEAD>.dirty-<hash>` of the dirty state otherwise.
+fn revision(workspace: &Path) -> Option<String> {
     let head = git(workspace, &["rev-parse", "HEAD"])?;
     let head = head.trim();
     if head.is_empty() || !head.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -106,14 +114,64 @@ fn clean_revision(workspace: &Path) -> Option<String> {
         workspace,
         &["status", "--porcelain=v1", "--untracked-files=normal"],
     )?;
-    if !status.trim().is_empty() {
-        return None;
+    if status.trim().is_empty() {
+        return Some(head.to_owned());
     }
-    Some(head.to_owned())
+    let dirty = dirty_state_hash(workspace)?;
+    Some(format!("{head}.dirty-{dirty}"))
+}
+
+/// SHA-256 (first 16 hex digits) of what makes the tree differ from HEAD:
+/// the binary diff of tracked files, then each untracked, not ignored file's
+/// path and contents (length-prefixed, in git's order). Files are hashed in
+/// chunks, so nothing large is held in memory.
+fn dirty_state_hash(workspace: &Path) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read as _;
+    let mut hash = Sha256::new();
+    let diff = git_bytes(workspace, &["diff", "HEAD", "--binary", "--no-ext-diff"])?;
+    hash.update((diff.len() as u64).to_le_bytes());
+    hash.update(&diff);
+    for rel in untracked_files(workspace)? {
+        hash.update((rel.len() as u64).to_le_bytes());
+        hash.update(rel.as_bytes());
+        let Ok(mut file) = std::fs::File::open(workspace.join(&rel)) else {
+            hash.update([0xff]);
+            continue;
+        };
+        let mut chunk = vec![0u8; 1 << 16];
+        loop {
+            match file.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => hash.update(&chunk[..n]),
+                Err(_) => {
+                    hash.update([0xfe]);
+                    break;
+                }
+            }
+        }
+    }
+    let digest = hash.finalize();
+    Some(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
+/// Untracked files that git does not ignore, relative to the workspace.
+fn untracked_files(workspace: &Path) -> Option<Vec<String>> {
+    let files = git(
+        workspace,
+        &["ls-files", "-z", "--others", "--exclude-standard"],
+    )?;
+    Some(
+        files
+            .split('\0')
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    )
 }
 
 /// Watches the git metadata that moves with commits and checkouts, and
-/// every tracked file (an edit to one makes the tree dirty without touching
+/// every tracked and untracked (not ignored) file (an edit to one makes the tree dirty without touching
 /// the index). Ignored run outputs (`*.so`, `examples/*/cache/`) are not
 /// watched, so replays do not re-run this script. Only existing paths are
 /// watched: cargo treats a missing one as always changed.
@@ -147,6 +205,9 @@ fn watch_workspace(workspace: &Path) {
         for rel in files.split('\0').filter(|f| !f.is_empty()) {
             watch(&workspace.join(rel));
         }
+    }
+    for rel in untracked_files(workspace).unwrap_or_default() {
+        watch(&workspace.join(rel));
     }
 }
 

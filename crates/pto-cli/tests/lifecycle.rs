@@ -133,7 +133,8 @@ fn no_recompile_reuses_binaries_only_with_a_matching_stamp() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let after = std::fs::metadata(&so).unwrap().modified().unwrap();
     if stamp.exists() {
-        // A clean build of this project has an identity: matching stamp, binaries reused.
+        // A build from a git checkout (clean, or dirty with the hash of its state) has an
+        // identity: matching stamp, binaries reused.
         assert_eq!(before, after, "binaries must be reused");
         // A stamp from another runtime commit forces a rebuild.
         let text = std::fs::read_to_string(&stamp).unwrap();
@@ -155,7 +156,7 @@ fn no_recompile_reuses_binaries_only_with_a_matching_stamp() {
             "a foreign stamp must force a rebuild"
         );
     } else {
-        // A dirty tree has no trustworthy identity: never trust the cache, always rebuild.
+        // Built outside a git checkout: no identity, never trust the cache, always rebuild.
         assert_ne!(before, after, "without an identity every replay rebuilds");
     }
 }

@@ -41,8 +41,10 @@
 //! A key design decision: binaries are trusted only when the runtime that
 //! built them is *exactly* identified. [`runtime_revision`] is this
 //! project's version plus the git commit embedded at build time by
-//! `build.rs`; a dirty checkout (including untracked files) or any failure
-//! to ask git gives `None`. With no identity [`BinaryContext::current`] is
+//! `build.rs`, in a dirty checkout followed by `.dirty-<hash>` of the diff
+//! against it and the untracked files (so an edit gives a new identity and an
+//! unchanged dirty tree keeps its own); a workspace that is not a git
+//! checkout, or any failure to ask git, gives `None`. With no identity [`BinaryContext::current`] is
 //! `None`, [`prepare`] always invalidates and no stamp is ever written, so
 //! every replay rebuilds (cheaply: the global object cache still hits).
 //!
@@ -79,7 +81,8 @@ pub const LOCK_FILE: &str = ".binary_context.lock";
 pub const SKIPPED_INVALIDATION_MESSAGE: &str =
     "[cpp->.so] skipped forced invalidation; compatibility checks still apply (recompile=False)";
 
-/// The git commit embedded by `build.rs`, empty when unknown or dirty.
+/// The git commit embedded by `build.rs` (with `.dirty-<hash>` in a dirty
+/// tree), empty when unknown.
 const EMBEDDED_GIT_REVISION: &str = env!("PTO_TOOLCHAIN_GIT_REVISION");
 
 /// Errors of the binary cache. Each names the file involved and what to do.
@@ -142,9 +145,9 @@ impl BinaryCacheError {
 type Result<T, E = BinaryCacheError> = std::result::Result<T, E>;
 
 /// This runtime's exact identity: `<package version>+<git commit>` (e.g.
-/// `0.1.0+3f2a…`), or `None` when the checkout it was built from was dirty
-/// (untracked files count) or git could not be asked. `None` means cached
-/// binaries are never trusted.
+/// `0.1.0+3f2a…`, or `0.1.0+3f2a….dirty-9c41…` when built from a dirty
+/// checkout: the hash of its diff and untracked files), or `None` when git
+/// could not be asked. `None` means cached binaries are never trusted.
 pub fn runtime_revision() -> Option<&'static str> {
     static REVISION: OnceLock<Option<String>> = OnceLock::new();
     REVISION
@@ -513,7 +516,7 @@ pub fn prepare(dir: &Path, current: Option<&BinaryContext>) -> Result<Prepared> 
     if invalidated > 0 {
         match current {
             None => tracing::warn!(
-                "Could not determine the current runtime revision (dirty checkout or no git); invalidated {invalidated} cached binary file(s) under {}",
+                "Could not determine the current runtime revision (not built from a git checkout); invalidated {invalidated} cached binary file(s) under {}",
                 dir.display()
             ),
             Some(ctx) => tracing::info!(
@@ -1066,10 +1069,20 @@ mod tests {
         if let Some(rev) = runtime_revision() {
             let (version, commit) = rev.split_once('+').unwrap_or_default();
             assert_eq!(version, env!("CARGO_PKG_VERSION"));
+            let (commit, dirty) = match commit.split_once(".dirty-") {
+                Some((commit, dirty)) => (commit, Some(dirty)),
+                None => (commit, None),
+            };
             assert!(
                 commit.len() >= 40 && commit.bytes().all(|b| b.is_ascii_hexdigit()),
                 "{rev}"
             );
+            if let Some(dirty) = dirty {
+                assert!(
+                    dirty.len() == 16 && dirty.bytes().all(|b| b.is_ascii_hexdigit()),
+                    "{rev}"
+                );
+            }
         }
     }
 
