@@ -483,6 +483,9 @@ fn main() -> ExitCode {
                 .map_err(anyhow::Error::from)
         }
     };
+    // Idle chip processes are stopped and reaped before `pto` exits, so none outlives
+    // it and their CPU time is counted as this process's children's.
+    pto_runner::chip_process::shutdown_all();
     match res {
         Ok(code) => code,
         Err(e) => {
