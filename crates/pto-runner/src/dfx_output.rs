@@ -493,7 +493,7 @@ fn write_dump_manifest(
     }
     if dump.entries.is_empty() {
         summary.warnings.push(match level {
-            1 => "args dump (partial): no task marks an argument with dump(...), nothing to write"
+            1 => "args dump (partial): no task marks an argument with dump(...), nothing to write; --dump-args=2 (full) dumps every task's arguments"
                 .to_string(),
             _ => "args dump: no records".to_string(),
         });
