@@ -153,3 +153,117 @@ fn kernel_styles_compile_unchanged_and_agree() {
         assert_eq!(bufs[1 + k].as_f32(), want, "{name}");
     }
 }
+
+/// A hand-written MIX kernel in the style of Simpler's examples: one source compiled for the
+/// cube and the vector cores (`if constexpr` on `__DAV_CUBE__` / `__DAV_VEC__`), PTO-ISA's
+/// `pto/common/*` headers, tile sizes from `C0_SIZE_BYTE`, only `using pto::X;` declarations
+/// (no `using namespace pto;`), so `TPUSH<...>(...)`, `TPOP<...>(...)` and `TFREE<...>(...)`
+/// are found by argument-dependent lookup under -std=c++17.
+const HAND_MIX: &str = r#"
+#include <cstdint>
+#include <pto/pto-inst.hpp>
+#include <pto/common/constants.hpp>
+#include <pto/common/pto_tile.hpp>
+#include <pto/common/fifo.hpp>
+#include <pto/common/type.hpp>
+#include <pto/common/debug.h>
+#include "tensor.h"
+
+using pto::BLayout;
+using pto::Direction;
+using pto::GlobalTensor;
+using pto::Shape;
+using pto::SLayout;
+using pto::Tile;
+using pto::TileAcc;
+using pto::TileLeft;
+using pto::TileRight;
+using pto::TileSplitAxis;
+using pto::TileType;
+using pto::TPipe;
+
+#ifdef __DAV_CUBE__
+constexpr bool ON_CUBE = true;
+#else
+constexpr bool ON_CUBE = false;
+#endif
+
+constexpr int EDGE = 32;
+constexpr int KDIM = (EDGE * 4 + pto::C0_SIZE_BYTE - 1) / pto::C0_SIZE_BYTE * (pto::C0_SIZE_BYTE / 4);
+constexpr int HALF = EDGE / 2;
+using Product = TileAcc<float, EDGE, EDGE, EDGE, EDGE>;
+using HalfTile = Tile<TileType::Vec, float, HALF, EDGE, BLayout::RowMajor, HALF, EDGE>;
+using Fifo = TPipe<3, Direction::DIR_C2V, sizeof(float) * HALF * EDGE, 2>;
+template <int R, int C> using G = GlobalTensor<float, Shape<1, 1, 1, R, C>, pto::Stride<R * C, R * C, R * C, C, 1>>;
+
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+    __gm__ Tensor* ta = reinterpret_cast<__gm__ Tensor*>(args[0]);
+    __gm__ Tensor* tb = reinterpret_cast<__gm__ Tensor*>(args[1]);
+    __gm__ Tensor* tc = reinterpret_cast<__gm__ Tensor*>(args[2]);
+    Fifo fifo(nullptr, 0U, 0U);
+    if constexpr (ON_CUBE) {
+        static_assert(KDIM == EDGE, "C0_SIZE_BYTE is 32 bytes");
+        G<EDGE, KDIM> ga(reinterpret_cast<__gm__ float*>(ta->buffer.addr) + ta->start_offset);
+        G<KDIM, EDGE> gb(reinterpret_cast<__gm__ float*>(tb->buffer.addr) + tb->start_offset);
+        Tile<TileType::Mat, float, EDGE, KDIM, BLayout::ColMajor, EDGE, KDIM, SLayout::RowMajor, 512> ma;
+        Tile<TileType::Mat, float, KDIM, EDGE, BLayout::ColMajor, KDIM, EDGE, SLayout::RowMajor, 512> mb;
+        TASSIGN(ma, 0x0);
+        TASSIGN(mb, 0x10000);
+        TileLeft<float, EDGE, KDIM, EDGE, KDIM> left;
+        TileRight<float, KDIM, EDGE, KDIM, EDGE> right;
+        Product acc;
+        TASSIGN(left, 0x0);
+        TASSIGN(right, 0x0);
+        TASSIGN(acc, 0x0);
+        TLOAD(ma, ga);
+        TLOAD(mb, gb);
+        TMOV(left, ma);
+        TMOV(right, mb);
+        TMATMUL(acc, left, right);
+        TPUSH<Fifo, Product, TileSplitAxis::TILE_UP_DOWN>(fifo, acc);
+    } else {
+        uint32_t lane = get_subblockid();
+        __gm__ float* c = reinterpret_cast<__gm__ float*>(tc->buffer.addr) + tc->start_offset + lane * HALF * EDGE;
+        G<HALF, EDGE> gc(c);
+        HalfTile popped, old, sum;
+        TASSIGN(popped, 0x0);
+        TASSIGN(old, 0x8000);
+        TASSIGN(sum, 0xA000);
+        TPOP<Fifo, HalfTile, TileSplitAxis::TILE_UP_DOWN>(fifo, popped);
+        TLOAD(old, gc);
+        TADD(sum, old, popped);
+        TFREE<Fifo, TileSplitAxis::TILE_UP_DOWN>(fifo);
+        TSTORE(gc, sum);
+    }
+}
+"#;
+
+#[test]
+fn hand_written_mix_kernel_without_using_namespace() {
+    let body = "    ChipTensor t0 = orch_args.tensor(0).ref();\n    ChipTensor t1 = orch_args.tensor(1).ref();\n    ChipTensor t2 = orch_args.tensor(2).ref();\n    { CoreTaskArgs p; p.add_inout(t0, t1, t2); rt_submit_task(MixedKernels{0, 1, 1}, p); }\n";
+    let program = build(
+        "compat_hand_mix",
+        &orchestration(3, body),
+        &[
+            Kernel::aic(0, "hand_mix_aic", HAND_MIX.to_string()),
+            Kernel::aiv(1, "hand_mix_aiv", HAND_MIX.to_string()),
+        ],
+    );
+    let a = values(32 * 32, 5, 2.0);
+    let b = values(32 * 32, 6, 2.0);
+    let c = values(32 * 32, 7, 10.0);
+    let mut bufs = vec![
+        Buf::f32(&[32, 32], &a),
+        Buf::f32(&[32, 32], &b),
+        Buf::f32(&[32, 32], &c),
+    ];
+    run(&program, &mut bufs, &[]);
+    let mut want = Vec::new();
+    for r in 0..32 {
+        for col in 0..32 {
+            let p = (0..32).fold(0f32, |s, k| a[r * 32 + k].mul_add(b[k * 32 + col], s));
+            want.push(c[r * 32 + col] + p);
+        }
+    }
+    assert_eq!(bufs[2].as_f32(), want, "C + A @ B through a split C2V pipe");
+}

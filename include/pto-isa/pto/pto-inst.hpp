@@ -9,6 +9,7 @@
 
 #include "pto/sim/config.hpp"     // language checks, qualifiers, standard headers
 #include "pto/sim/types.hpp"      // enums and small value types
+#include "pto/sim/constants.hpp"  // hardware constants (C0_SIZE_BYTE, BLOCK_BYTE_SIZE, ...)
 #include "pto/sim/bf16.hpp"       // bfloat16_t, half
 #include "pto/sim/numeric.hpp"    // element traits, pad values, rounding
 #include "pto/sim/context.hpp"    // the bound simulation context, faults, waits
@@ -26,6 +27,7 @@
 #include "pto/sim/sort_gather.hpp" // TGATHER, TCI, TSORT32, TMRGSORT
 #include "pto/sim/unsupported.hpp" // declared-but-unsupported names
 #include "pto/sim/invoke.hpp"     // pto_sim_invoke, pto_sim_kernel_core_type
+#include "pto/sim/adl.hpp"        // explicit-template-argument calls without `using namespace pto`
 
 // PyPTO's wrapper declares `kernel_entry` `always_inline` (on the device it is inlined into
 // the launch stub); here it is an exported function, and g++ says "'always_inline' function

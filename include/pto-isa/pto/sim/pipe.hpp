@@ -116,8 +116,12 @@ struct TPipe {
     static constexpr bool is_both = is_c2v && is_v2c;                          ///< both directions
     static constexpr bool is_no_split = IsNoSplit;                             ///< NO_SPLIT broadcasts
     using RingFiFo = RingFIFO<SlotSize, SlotNum, LocalSlotNum>;                ///< ring parameters
-    using State = sim::PipeState<SlotSize, SlotNum>;                           ///< shared state
-    using Storage = sim::PipeStorage<SlotSize, SlotNum>;                       ///< storage block
+    /// Bytes of one slot's payload. SlotSize is what one consumer buffer holds: a cube -> vector
+    /// slot carries a copy per AIV lane (a split tile's two halves, each up to SlotSize), so it
+    /// is twice SlotSize on pipes that carry that direction, as in PTO-ISA.
+    static constexpr uint32_t kSlotBytes = SlotSize * (is_c2v ? 2u : 1u);
+    using State = sim::PipeState<kSlotBytes, SlotNum>;                         ///< shared state
+    using Storage = sim::PipeStorage<kSlotBytes, SlotNum>;                     ///< storage block
     /// The cluster-storage key.
     static constexpr uint64_t kKey = (static_cast<uint64_t>(FlagID) << 56) | (static_cast<uint64_t>(DirType) << 48) |
                                      (static_cast<uint64_t>(SlotNum) << 40) |
@@ -270,9 +274,14 @@ inline void pipe_push(Pipe& pipe, TileT& tile) {
             c0 = band_start(lane, vc, is_odd_split(Split));
         }
     }
-    if (rows * cols * sizeof(T) > Pipe::RingFiFo::SLOT_SIZE) {
-        fatal("TPUSH on " + Pipe::describe() + ": " + tile_name(tile) + " needs " +
-              std::to_string(rows * cols * sizeof(T)) + " bytes per slot");
+    // SlotSize bounds what one consumer receives: the whole tile, or with a split axis on a
+    // cube -> vector push, each AIV lane's half (the larger one for an odd split).
+    size_t per_consumer = rows * cols * sizeof(T);
+    if (!vec_producer && splits_rows(Split)) per_consumer = (rows + 1) / 2 * cols * sizeof(T);
+    if (!vec_producer && splits_cols(Split)) per_consumer = rows * ((cols + 1) / 2) * sizeof(T);
+    if (per_consumer > Pipe::RingFiFo::SLOT_SIZE) {
+        fatal("TPUSH on " + Pipe::describe() + ": " + tile_name(tile) + " needs " + std::to_string(per_consumer) +
+              " bytes per slot" + (per_consumer == rows * cols * sizeof(T) ? "" : " (per AIV lane)"));
     }
     auto& s = *pipe.state;
     LockGuard guard(s.mu);
