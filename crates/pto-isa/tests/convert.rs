@@ -310,3 +310,58 @@ fn tcvt_rounds_and_saturates_like_the_reference() {
         *slot += 1;
     }
 }
+
+/// TCVT whose source and destination share an address, as PyPTO's memory planner emits it
+/// (an f32 accumulator narrowed to bf16 in place, then widened back in place): every element
+/// converts from its original value.
+const IN_PLACE: &str = r#"
+static __aicore__ void cvt_in_place(__gm__ float* x, __gm__ bfloat16_t* narrowed, __gm__ float* widened) {
+#if defined(__DAV_VEC__)
+    using F = Tile<TileType::Vec, float, 1, 4096, BLayout::RowMajor, -1, -1, SLayout::NoneBox, 512, PadValue::Null, CompactMode::Null>;
+    using B = Tile<TileType::Vec, bfloat16_t, 1, 4096, BLayout::RowMajor, -1, -1, SLayout::NoneBox, 512, PadValue::Null, CompactMode::Null>;
+    using GF = GlobalTensor<float, pto::Shape<1, 1, 1, 1, 4096>, pto::Stride<4096, 4096, 4096, 4096, 1>, pto::Layout::ND>;
+    using GB = GlobalTensor<bfloat16_t, pto::Shape<1, 1, 1, 1, 4096>, pto::Stride<4096, 4096, 4096, 4096, 1>, pto::Layout::ND>;
+    F acc(1, 4096);
+    TASSIGN(acc, (uint64_t)0);
+    B low(1, 4096);
+    TASSIGN(low, (uint64_t)0);
+    GF gx(x, pto::Shape<1, 1, 1, 1, 4096>(), pto::Stride<4096, 4096, 4096, 4096, 1>());
+    GB gn(narrowed, pto::Shape<1, 1, 1, 1, 4096>(), pto::Stride<4096, 4096, 4096, 4096, 1>());
+    GF gw(widened, pto::Shape<1, 1, 1, 1, 4096>(), pto::Stride<4096, 4096, 4096, 4096, 1>());
+    TLOAD(acc, gx);
+    TCVT(low, acc, RoundMode::CAST_RINT, SaturationMode::OFF);
+    TSTORE(gn, low);
+    F wide(1, 4096);
+    TASSIGN(wide, (uint64_t)0);
+    TCVT(wide, low, RoundMode::CAST_ROUND);
+    TSTORE(gw, wide);
+#endif
+}
+"#;
+
+#[test]
+fn tcvt_in_place_converts_every_element_from_its_original_value() {
+    let unpack = format!(
+        "{}{}{}",
+        wrapper::tensor_arg(0, "float", "x"),
+        wrapper::tensor_arg(1, "bfloat16_t", "n"),
+        wrapper::tensor_arg(2, "float", "w"),
+    );
+    let source = wrapper::kernel(IN_PLACE, &wrapper::entry(&unpack, "cvt_in_place(x, n, w)"));
+    let program = build(
+        "convert_in_place",
+        &one_task(3, 0, "", "rt_submit_aiv_task(0, p)"),
+        &[Kernel::aiv(0, "cvt_in_place", source)],
+    );
+    let x = values(4096, 41, 100.0);
+    let mut bufs = vec![
+        Buf::f32(&[4096], &x),
+        Buf::zeros(Dt::Bf16, &[4096]),
+        Buf::zeros(Dt::F32, &[4096]),
+    ];
+    run(&program, &mut bufs, &[]);
+    let want: Vec<u16> = x.iter().map(|v| bf16_rne(*v)).collect();
+    assert_eq!(bufs[1].as_u16(), want, "f32 -> bf16 in place");
+    let back: Vec<f32> = want.iter().map(|b| bf16_value(*b)).collect();
+    assert_eq!(bufs[2].as_f32(), back, "bf16 -> f32 in place");
+}

@@ -22,8 +22,20 @@ inline void convert_tile(D& dst, S& src, RoundMode mode, SaturationMode sat) {
     const TS* s = tile_data(src, "TCVT");
     const size_t rows = vrows(dst), cols = vcols(dst);
     check_covers(src, rows, cols, "TCVT");
-    if (static_cast<const void*>(d) == static_cast<const void*>(s) && sizeof(TD) != sizeof(TS)) {
-        fatal("TCVT: source and destination of different element sizes share memory");
+    // PyPTO's memory planner puts a conversion's source and destination at one address (an
+    // f32 accumulator narrowed to bf16 in place). The device streams such a conversion front
+    // to back, reading each source element before the write that overlaps it; here the
+    // source tile is copied first, so every element is converted from its original value.
+    std::vector<TS> snapshot;
+    if constexpr (sizeof(TD) != sizeof(TS)) {
+        const auto* db = reinterpret_cast<const unsigned char*>(d);
+        const auto* sb = reinterpret_cast<const unsigned char*>(s);
+        const size_t dn = static_cast<size_t>(D::Rows) * D::Cols * sizeof(TD);
+        const size_t sn = static_cast<size_t>(S::Rows) * S::Cols * sizeof(TS);
+        if (db < sb + sn && sb < db + dn) {
+            snapshot.assign(s, s + static_cast<size_t>(S::Rows) * S::Cols);
+            s = snapshot.data();
+        }
     }
     if constexpr (std::is_same<TD, bfloat16_t>::value && std::is_same<TS, float>::value) {
         if (sat == SaturationMode::OFF && (mode == RoundMode::CAST_RINT || mode == RoundMode::CAST_NONE)) {

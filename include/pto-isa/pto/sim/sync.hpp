@@ -56,6 +56,10 @@ template <class P>
 inline void pipe_barrier(P) {}
 /// Selects normal vector-mask mode (no-op: every instruction covers its valid region).
 inline void set_mask_norm() {}
+/// Sets the FFTS (cross-core flag) base address: a no-op, cross-core flags are not modelled
+/// (PyPTO's preprocessing drops the call; raw ptoas and PTO-ISA test kernels keep it).
+template <typename A>
+inline void set_ffts_base_addr(A) {}
 /// Selects count vector-mask mode (no-op).
 inline void set_mask_count() {}
 /// Sets the vector mask (no-op: every instruction covers its valid region).
