@@ -240,6 +240,7 @@ pub struct Executor<'c> {
     status: &'c ExecStatus,
     slot: usize,
     memories: Option<[Box<[Line]>; BUFFER_COUNT]>,
+    shared_gm: crate::shared_gm::SharedGmCache,
 }
 
 impl<'c> Executor<'c> {
@@ -259,6 +260,7 @@ impl<'c> Executor<'c> {
             status,
             slot,
             memories: None,
+            shared_gm: Default::default(),
         }
     }
 
@@ -345,11 +347,17 @@ impl<'c> Executor<'c> {
                 }
             }
             Some(invoke) => {
-                let mut ranges = [0u64; 2 * MAX_TENSOR_ARGS];
-                let n_ranges = n_t.min(MAX_TENSOR_ARGS);
+                // The task's tensors, then the process's shared GM (comm windows on L3).
+                let mut ranges =
+                    [0u64; 2 * (MAX_TENSOR_ARGS + crate::shared_gm::MAX_SHARED_GM_RANGES)];
+                let mut n_ranges = n_t.min(MAX_TENSOR_ARGS);
                 for (pair, t) in ranges.chunks_exact_mut(2).zip(&payload.tensors[..n_ranges]) {
                     pair[0] = t.buffer.addr;
                     pair[1] = t.buffer.addr.saturating_add(t.buffer.size);
+                }
+                for range in self.shared_gm.ranges() {
+                    ranges[2 * n_ranges..2 * n_ranges + 2].copy_from_slice(range);
+                    n_ranges += 1;
                 }
                 let ctx = status.context.get();
                 let memories = self

@@ -38,6 +38,7 @@ pub mod platform;
 pub mod program;
 pub mod ring_census;
 pub mod run;
+pub mod shared_gm;
 pub mod sim_abi;
 pub mod sync;
 pub mod task;

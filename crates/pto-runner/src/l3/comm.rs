@@ -89,6 +89,9 @@ pub enum DomainError {
     /// The file is not a domain this runtime laid out.
     #[error("the comm domain's shared memory has no valid header (magic or rank count differs)")]
     Header,
+    /// The windows could not be made reachable for the PTO-ISA bounds check.
+    #[error("cannot register the comm domain's windows as shared GM: {0}")]
+    SharedGm(#[from] pto_runtime::shared_gm::SharedGmError),
 }
 
 /// Total bytes of a domain of `nranks` windows of `window_size` bytes.
@@ -152,6 +155,9 @@ pub struct Joined {
     pub context: Box<CommContext>,
     /// This rank's window, as an address of this process.
     pub local_window_base: u64,
+    /// The domain's windows as GM the PTO-ISA header's bounds check accepts (a kernel
+    /// reaches a peer's window through an address it computes, not through a tensor).
+    _shared_gm: pto_runtime::shared_gm::SharedGmRange,
 }
 
 /// In a chip process: maps the domain file `fd` (of `total` bytes), zeroes window `rank`,
@@ -200,12 +206,16 @@ pub fn join(
             window_size,
         )
     };
+    let windows = context.windowsIn[0];
+    let shared_gm =
+        pto_runtime::shared_gm::register(windows, windows + (nranks * window_size) as u64)?;
     h.ready_count.fetch_add(1, Ordering::AcqRel);
     let local_window_base = context.windowsIn[rank];
     Ok(Joined {
         mapping,
         context,
         local_window_base,
+        _shared_gm: shared_gm,
     })
 }
 

@@ -154,9 +154,9 @@ static constexpr int fractalMxSize = 32;  ///< bytes of an MX-scale fractal (not
 } // namespace TileConfig
 
 namespace comm {
-/// Operation of `pto::comm::TNOTIFY` (distributed ops are not supported; see docs/PTO_ISA.md).
+/// Operation of `pto::comm::TNOTIFY` (pto/sim/comm.hpp): `signal = value` or `signal += value`.
 enum class NotifyOp : uint8_t { AtomicAdd = 0, Set = 1 };
-/// Comparison of `pto::comm::TWAIT` (distributed ops are not supported; see docs/PTO_ISA.md).
+/// Comparison of `pto::comm::TWAIT` / `TTEST` (pto/sim/comm.hpp): `signal <cmp> value`.
 enum class WaitCmp : uint8_t { EQ = 0, NE = 1, GT = 2, GE = 3, LT = 4, LE = 5 };
 } // namespace comm
 

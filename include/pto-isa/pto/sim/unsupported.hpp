@@ -2,7 +2,8 @@
 //
 // Each is declared so that a kernel using it fails to compile with a static_assert that names
 // the instruction and points at docs/PTO_ISA.md, instead of failing to link or silently doing
-// nothing. The distributed ops (pto::comm) need multi-rank GM windows (the L3 work).
+// nothing. The synchronous distributed ops (pto::comm TPUT, TGET, TNOTIFY, TWAIT, TTEST) are in
+// pto/sim/comm.hpp; the collectives and the asynchronous forms are declared here.
 #pragma once
 
 #include "pto/sim/sort_gather.hpp"
@@ -51,15 +52,10 @@ PTO_SIM_UNSUPPORTED(TCOLARGMAX, "not modelled")
 PTO_SIM_UNSUPPORTED(TCOLARGMIN, "not modelled")
 
 namespace comm {
-PTO_SIM_UNSUPPORTED(TPUT, "distributed ops need multi-rank GM windows (L3)")
-PTO_SIM_UNSUPPORTED(TGET, "distributed ops need multi-rank GM windows (L3)")
-PTO_SIM_UNSUPPORTED(TNOTIFY, "distributed ops need multi-rank GM windows (L3)")
-PTO_SIM_UNSUPPORTED(TWAIT, "distributed ops need multi-rank GM windows (L3)")
-PTO_SIM_UNSUPPORTED(TTEST, "distributed ops need multi-rank GM windows (L3)")
-PTO_SIM_UNSUPPORTED(TBROADCAST, "distributed ops need multi-rank GM windows (L3)")
-PTO_SIM_UNSUPPORTED(TREDUCE, "distributed ops need multi-rank GM windows (L3)")
-PTO_SIM_UNSUPPORTED(TPUT_ASYNC, "distributed ops need multi-rank GM windows (L3)")
-PTO_SIM_UNSUPPORTED(TGET_ASYNC, "distributed ops need multi-rank GM windows (L3)")
+PTO_SIM_UNSUPPORTED(TBROADCAST, "collectives over a ParallelGroup are not implemented; use TPUT / TGET with TNOTIFY / TWAIT")
+PTO_SIM_UNSUPPORTED(TREDUCE, "collectives over a ParallelGroup are not implemented; use TPUT / TGET with TNOTIFY / TWAIT")
+PTO_SIM_UNSUPPORTED(TPUT_ASYNC, "asynchronous DMA sessions (SDMA / URMA) are not modelled; TPUT is synchronous")
+PTO_SIM_UNSUPPORTED(TGET_ASYNC, "asynchronous DMA sessions (SDMA / URMA) are not modelled; TGET is synchronous")
 } // namespace comm
 
 /// Prints a tile's valid region to stdout (debugging aid).
