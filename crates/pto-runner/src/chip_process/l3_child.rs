@@ -31,6 +31,9 @@ pub struct L3State {
     programs: HashMap<String, CompiledBuild>,
     regions: HashMap<u64, Mapping>,
     domains: HashMap<u64, Joined>,
+    /// The windows of a domain region's mapping, as GM every PTO-ISA subtask may touch (a
+    /// kernel adds a peer's offset to a window tensor's address; see pto_runtime::shared_gm).
+    region_windows: HashMap<u64, pto_runtime::shared_gm::SharedGmRange>,
 }
 
 fn bad(what: &str) -> RunnerError {
@@ -94,6 +97,15 @@ impl L3State {
             let m = Mapping::new(fd.as_raw_fd(), 0, len).map_err(|e| {
                 RunnerError::config(format!("cannot map host memory region {id}: {e}"))
             })?;
+            if self.domains.contains_key(&id) && m.len() > comm::HEADER_BYTES {
+                let base = m.base() as u64;
+                let range = pto_runtime::shared_gm::register(
+                    base + comm::HEADER_BYTES as u64,
+                    base + m.len() as u64,
+                )
+                .map_err(|e| RunnerError::config(e.to_string()))?;
+                self.region_windows.insert(id, range);
+            }
             self.regions.insert(id, m);
         }
         drop(fds);
@@ -222,6 +234,7 @@ impl L3State {
             .flatten()
             .filter_map(Value::as_u64)
         {
+            self.region_windows.remove(&id);
             self.regions.remove(&id);
         }
         Ok(json!({"op": "released"}))
