@@ -4,6 +4,7 @@
 mod common;
 
 mod atomics;
+mod comm;
 mod compat;
 mod convert;
 mod elementwise;

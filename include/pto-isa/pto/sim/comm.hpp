@@ -154,9 +154,8 @@ inline void copy_through_tile(GD& dst, GSrc& src, TileT& staging, AtomicType ato
     if (atomic != AtomicType::AtomicNone && atomic != AtomicType::AtomicAdd) {
         fatal(std::string(op) + ": unknown AtomicType " + std::to_string(static_cast<int>(atomic)));
     }
-    if (src.data() == nullptr || dst.data() == nullptr) {
-        fatal(std::string(op) + ": " + gt_name(src.data() == nullptr ? src : dst) + " has a null data pointer");
-    }
+    if (src.data() == nullptr) fatal(std::string(op) + ": the source " + gt_name(src) + " has a null data pointer");
+    if (dst.data() == nullptr) fatal(std::string(op) + ": the destination " + gt_name(dst) + " has a null data pointer");
     check_view(src, op);
     check_view(dst, op);
     T* buf = tile_data(staging, op);
