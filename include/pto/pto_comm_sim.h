@@ -9,6 +9,11 @@
 // and plain loads, stores and atomics on it reach the peer. Signals are 32-bit integers in
 // a window: `pto_comm_notify` adds to or sets a peer's word, `pto_comm_wait` spins until a
 // local word reaches a value (with a timeout, so a missing peer is an error, not a hang).
+//
+// Kernels over <pto/pto-inst.hpp> use PTO-ISA's own instructions on these addresses instead:
+// pto::comm::TPUT / TGET / TNOTIFY / TWAIT / TTEST (pto/sim/comm.hpp, docs/L3.md). The runtime
+// counts every window of a joined domain as GM those kernels may touch, and their TWAIT reports
+// the signal to the chip's scheduler timeout rather than timing out itself.
 #pragma once
 
 #include <stdint.h>
