@@ -158,7 +158,8 @@ fn kernel_styles_compile_unchanged_and_agree() {
 /// cube and the vector cores (`if constexpr` on `__DAV_CUBE__` / `__DAV_VEC__`), PTO-ISA's
 /// `pto/common/*` headers, tile sizes from `C0_SIZE_BYTE`, only `using pto::X;` declarations
 /// (no `using namespace pto;`), so `TPUSH<...>(...)`, `TPOP<...>(...)` and `TFREE<...>(...)`
-/// are found by argument-dependent lookup under -std=c++17.
+/// are found by argument-dependent lookup under -std=c++17; the lanes set the pipe endpoints'
+/// entry offsets as Simpler's MIX paged attention does.
 const HAND_MIX: &str = r#"
 #include <cstdint>
 #include <pto/pto-inst.hpp>
@@ -220,9 +221,12 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         TMOV(left, ma);
         TMOV(right, mb);
         TMATMUL(acc, left, right);
+        fifo.prod.setEntryOffset(0);
         TPUSH<Fifo, Product, TileSplitAxis::TILE_UP_DOWN>(fifo, acc);
     } else {
         uint32_t lane = get_subblockid();
+        // Device kernels give each lane's slot offset explicitly; it must not move the data here.
+        fifo.cons.setEntryOffset(static_cast<int>(lane * HALF * EDGE * sizeof(float)));
         __gm__ float* c = reinterpret_cast<__gm__ float*>(tc->buffer.addr) + tc->start_offset + lane * HALF * EDGE;
         G<HALF, EDGE> gc(c);
         HalfTile popped, old, sum;

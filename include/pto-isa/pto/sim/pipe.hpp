@@ -133,9 +133,25 @@ struct TPipe {
     static_assert((DirType & DIR_V2C_CTRL) == 0, "TPipe: DIR_V2C_CTRL (control pipes) is not supported (docs/PTO_ISA.md)");
     static_assert(is_c2v || is_v2c, "TPipe: DirType must be DIR_C2V, DIR_V2C or DIR_BOTH");
 
+    /// The producer / consumer endpoint of a handle. Device kernels set an entry offset (the
+    /// byte offset of their AIV lane's part of a slot) where the hardware's sub-block register
+    /// reads 0 under some MIX dispatchers; here the lane comes from the task's sub-block id, so
+    /// the offset is recorded and does not move the data (as in PTO-ISA's CPU simulation).
+    struct Endpoint {
+        int entryOffset = 0; ///< the last offset set
+        /// Records the lane's entry offset (bytes); TPUSH / TPOP place lanes by sub-block id.
+        void setEntryOffset(int offset) { entryOffset = offset; }
+        /// PTO-ISA's consumer spells it this way too.
+        void setentryOffset(int offset) { entryOffset = offset; }
+        /// The last offset set.
+        int getEntryOffset() const { return entryOffset; }
+    };
+
     RingFiFo fifo;          ///< the buffers given to the constructor
     uint32_t pops = 0;      ///< TPOPs through this handle (consumer-buffer rotation)
     State* state = nullptr; ///< the cluster's shared state
+    Endpoint prod;          ///< producer endpoint (`pipe.prod.setEntryOffset(n)`)
+    Endpoint cons;          ///< consumer endpoint (`pipe.cons.setEntryOffset(n)`)
 
     /// A handle on the cluster's pipe; the GM buffer is unused on the CPU.
     TPipe(__gm__ void* gmSlotBuffer, uint32_t c2vConsumerBuf, uint32_t v2cConsumerBuf)
