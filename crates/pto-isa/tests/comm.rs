@@ -2,7 +2,8 @@
 //! `crates/pto-cli/tests/l3_comm.rs`): TPUT / TGET of a 5-D view through a staging tile
 //! smaller than it (chunks over rows, columns and the outer dimensions, into a destination with
 //! other strides), the ping-pong and atomic forms, TNOTIFY Set / AtomicAdd on a Signal and a
-//! strided Signal2D, TWAIT that holds at once, every TTEST comparison; a TPUT past its tensor
+//! strided Signal2D, TWAIT that holds at once, every TTEST comparison; TREDUCE (Sum, Max, Min)
+//! and TBROADCAST over a ParallelGroup through tiles smaller than the views; a TPUT past its tensor
 //! is a fault naming the bytes; a TWAIT that never holds is the scheduler timeout naming the
 //! signal.
 
@@ -205,4 +206,80 @@ static __aicore__ void stuck(__gm__ int32_t* sig) {
         }
         other => panic!("expected a scheduler timeout, got {other:?}"),
     }
+}
+
+const COLLECTIVES: &str = r#"
+using G = GlobalTensor<float, pto::Shape<1, 1, 1, 20, 40>, pto::Stride<800, 800, 800, 40, 1>, pto::Layout::ND>;
+
+static __aicore__ void collectives(__gm__ float* ranks, __gm__ float* sum, __gm__ float* mx, __gm__ float* mn,
+                                   __gm__ float* bcast) {
+#if defined(__DAV_VEC__)
+    // Three "ranks" (views of one tensor here; on L3 each would be a peer's window).
+    G views[3] = {G(ranks), G(ranks + 800), G(ranks + 1600)};
+    comm::ParallelGroup<G> group = comm::ParallelGroup<G>::Create(views, 3, 0);
+    Tile<TileType::Vec, float, 8, 16> acc, recv, pong;
+    TASSIGN(acc, 0x0);
+    TASSIGN(recv, 0x200);
+    TASSIGN(pong, 0x400);
+    G s(sum), x(mx), n(mn);
+    comm::TREDUCE(group, s, acc, recv, comm::ReduceOp::Sum);
+    comm::TREDUCE(group, x, acc, recv, pong, comm::ReduceOp::Max);
+    comm::TREDUCE(group, n, acc, recv, comm::ReduceOp::Min);
+    G out[2] = {G(bcast), G(bcast + 800)};
+    comm::ParallelGroup<G> targets(out, 2, 0);
+    comm::TBROADCAST(targets, views[1], acc);
+#endif
+}
+"#;
+
+#[test]
+fn treduce_and_tbroadcast_over_a_parallel_group() {
+    let names = [
+        ("float", "ranks"),
+        ("float", "sum"),
+        ("float", "mx"),
+        ("float", "mn"),
+        ("float", "bcast"),
+    ];
+    let unpack: String = names
+        .iter()
+        .enumerate()
+        .map(|(i, (t, n))| wrapper::tensor_arg(i, t, n))
+        .collect();
+    let program = build(
+        "comm_collectives",
+        &one_task(5, 0, "", "rt_submit_aiv_task(0, p)"),
+        &[Kernel::aiv(
+            0,
+            "collectives",
+            wrapper::kernel(
+                COLLECTIVES,
+                &wrapper::entry(&unpack, "collectives(ranks, sum, mx, mn, bcast)"),
+            ),
+        )],
+    );
+    let x = values(3 * 800, 11, 8.0);
+    let mut bufs = vec![
+        Buf::f32(&[3, 20, 40], &x),
+        Buf::zeros(Dt::F32, &[20, 40]),
+        Buf::zeros(Dt::F32, &[20, 40]),
+        Buf::zeros(Dt::F32, &[20, 40]),
+        Buf::zeros(Dt::F32, &[2, 20, 40]),
+    ];
+    run(&program, &mut bufs, &[]);
+    let at = |r: usize, i: usize| x[r * 800 + i];
+    let sum: Vec<f32> = (0..800).map(|i| (at(0, i) + at(1, i)) + at(2, i)).collect();
+    let mx: Vec<f32> = (0..800)
+        .map(|i| at(0, i).max(at(1, i)).max(at(2, i)))
+        .collect();
+    let mn: Vec<f32> = (0..800)
+        .map(|i| at(0, i).min(at(1, i)).min(at(2, i)))
+        .collect();
+    assert_eq!(bufs[1].as_f32(), sum, "TREDUCE Sum");
+    assert_eq!(bufs[2].as_f32(), mx, "TREDUCE Max");
+    assert_eq!(bufs[3].as_f32(), mn, "TREDUCE Min");
+    let row1 = &x[800..1600];
+    let b = bufs[4].as_f32();
+    assert_eq!(&b[..800], row1, "TBROADCAST to view 0");
+    assert_eq!(&b[800..], row1, "TBROADCAST to view 1");
 }

@@ -1,6 +1,7 @@
 // pto/sim/comm.hpp: the distributed instructions of pto::comm — TPUT / TGET (GM -> GM through a
-// staging tile), TNOTIFY (set or add a 32-bit signal), TWAIT (block until signals compare true)
-// and TTEST (the same comparison, once) — plus the Signal types they take.
+// staging tile), TNOTIFY (set or add a 32-bit signal), TWAIT (block until signals compare true),
+// TTEST (the same comparison, once), the root-side collectives TBROADCAST / TREDUCE over a
+// ParallelGroup — plus the Signal and group types they take.
 //
 // On an L3 run every chip is a process and a comm domain's windows are one shared mapping
 // (include/pto/pto_comm_sim.h, docs/L3.md). A kernel computes a peer's address itself, as on the
@@ -39,6 +40,50 @@ struct Signal2D : public GlobalTensor<int32_t, Shape<1, 1, 1, Rows, Cols>, Strid
     Signal2D(int32_t* ptr, int row_stride)
         : Base(ptr, typename Base::Shape(), typename Base::Stride(row_stride)) {}
 };
+
+/// The operator of TREDUCE.
+enum class ReduceOp : uint8_t { Sum = 0, Max = 1, Min = 2 };
+
+/// The GlobalTensors of a collective, one per rank of the group (usually views of each rank's
+/// window as seen from this rank), and the index of the root within them.
+template <typename GlobalData>
+struct ParallelGroup {
+    using value_type = GlobalData; ///< the views' type
+    GlobalData* tensors = nullptr; ///< `nranks` views (an array the caller owns)
+    int nranks = 0;                ///< ranks in the group
+    int rootIdx = -1;              ///< the root's index in `tensors` (the caller, for TBROADCAST / TREDUCE)
+
+    /// An empty group.
+    constexpr ParallelGroup() = default;
+    /// A group over `tensorArray[0 .. size)` rooted at `root`.
+    constexpr ParallelGroup(GlobalData* tensorArray, int size, int root)
+        : tensors(tensorArray), nranks(size), rootIdx(root) {}
+    /// Same as the constructor.
+    static constexpr ParallelGroup Create(GlobalData* tensorArray, int size, int root) {
+        return ParallelGroup(tensorArray, size, root);
+    }
+    /// The root's index.
+    constexpr int GetRootIdx() const { return rootIdx; }
+    /// Ranks in the group.
+    constexpr int GetSize() const { return nranks; }
+    /// True for a group of no ranks.
+    constexpr bool empty() const { return nranks == 0; }
+    /// Rank `r`'s view; an index outside the group is a fault.
+    GlobalData& operator[](int r) {
+        if (r < 0 || r >= nranks || tensors == nullptr) {
+            sim::fatal("pto::comm::ParallelGroup: rank " + std::to_string(r) + " outside a group of " +
+                       std::to_string(nranks));
+        }
+        return tensors[r];
+    }
+};
+
+/// True for ParallelGroup types.
+template <class T>
+struct is_parallel_group : std::false_type {};
+/// True for ParallelGroup types.
+template <class G>
+struct is_parallel_group<ParallelGroup<G>> : std::true_type {};
 
 /// True for Signal2D types.
 template <class T>
@@ -191,9 +236,150 @@ inline void copy_through_tile(GD& dst, GSrc& src, TileT& staging, AtomicType ato
             }
 }
 
+/// Checks a collective's group: a non-empty array, the root inside it.
+template <class Group>
+inline void check_group(Group& g, const char* op) {
+    static_assert(comm::is_parallel_group<std::remove_cv_t<Group>>::value,
+                  "pto::comm collectives take a comm::ParallelGroup");
+    if (g.tensors == nullptr || g.nranks <= 0) {
+        fatal(std::string(op) + ": the ParallelGroup has no tensors (" + std::to_string(g.nranks) + " ranks)");
+    }
+    if (g.rootIdx < 0 || g.rootIdx >= g.nranks) {
+        fatal(std::string(op) + ": the ParallelGroup's root " + std::to_string(g.rootIdx) + " is outside its " +
+              std::to_string(g.nranks) + " ranks");
+    }
+}
+
+/// `a op b` in the element type (16-bit floats through float, as a vector unit rounds).
+template <class T>
+inline T reduce2(T a, T b, comm::ReduceOp op) {
+    if constexpr (std::is_integral<T>::value || std::is_same<T, float>::value || std::is_same<T, double>::value) {
+        switch (op) {
+        case comm::ReduceOp::Sum: return static_cast<T>(a + b);
+        case comm::ReduceOp::Max: return a < b ? b : a;
+        default: return b < a ? b : a;
+        }
+    } else {
+        const float x = static_cast<float>(a), y = static_cast<float>(b);
+        switch (op) {
+        case comm::ReduceOp::Sum: return T(x + y);
+        case comm::ReduceOp::Max: return x < y ? b : a;
+        default: return y < x ? b : a;
+        }
+    }
+}
+
+/// TREDUCE: `dst` = the element-wise `op` over every view of `g`, chunk by chunk through the
+/// accumulator and receive tiles.
+template <class Group, class GD, class TileT>
+inline void reduce_group(Group& g, GD& dst, TileT& acc, TileT& recv, comm::ReduceOp op, const char* name) {
+    check_group(g, name);
+    using GS = typename std::remove_cv_t<Group>::value_type;
+    using T = typename GD::RawDType;
+    static_assert(std::is_same<typename GS::RawDType, T>::value,
+                  "pto::comm::TREDUCE: the group's element type differs from the destination's");
+    static_assert(std::is_same<std::remove_cv_t<typename TileT::DType>, T>::value,
+                  "pto::comm::TREDUCE: the tiles' element type differs from the destination's");
+    static_assert(TileT::Loc == TileType::Vec, "pto::comm::TREDUCE stages through Vec (UB) tiles");
+    if (op != comm::ReduceOp::Sum && op != comm::ReduceOp::Max && op != comm::ReduceOp::Min) {
+        fatal(std::string(name) + ": unknown ReduceOp " + std::to_string(static_cast<int>(op)));
+    }
+    int64_t n[5];
+    for (int d = 0; d < 5; ++d) {
+        n[d] = dst.GetShape(d);
+        if (n[d] < 0) fatal(std::string(name) + ": " + gt_name(dst) + " has a negative extent");
+    }
+    check_view(dst, name);
+    for (int r = 0; r < g.nranks; ++r) {
+        for (int d = 0; d < 5; ++d) {
+            if (g.tensors[r].GetShape(d) != n[d]) {
+                fatal(std::string(name) + ": rank " + std::to_string(r) + "'s " + gt_name(g.tensors[r]) +
+                      " and the destination " + gt_name(dst) + " have different shapes");
+            }
+        }
+        check_view(g.tensors[r], name);
+    }
+    T* a = tile_data(acc, name);
+    T* b = tile_data(recv, name);
+    const int64_t chunk_rows = TileT::Rows, chunk_cols = TileT::Cols;
+    auto offset = [](const auto& v, int64_t i0, int64_t i1, int64_t i2, int64_t r, int64_t c) {
+        return i0 * v.GetStride(0) + i1 * v.GetStride(1) + i2 * v.GetStride(2) + r * v.GetStride(3) +
+               c * v.GetStride(4);
+    };
+    for (int64_t i0 = 0; i0 < n[0]; ++i0)
+        for (int64_t i1 = 0; i1 < n[1]; ++i1)
+            for (int64_t i2 = 0; i2 < n[2]; ++i2)
+                for (int64_t r0 = 0; r0 < n[3]; r0 += chunk_rows)
+                    for (int64_t c0 = 0; c0 < n[4]; c0 += chunk_cols) {
+                        const int64_t rows = std::min(chunk_rows, n[3] - r0);
+                        const int64_t cols = std::min(chunk_cols, n[4] - c0);
+                        for (int rank = 0; rank < g.nranks; ++rank) {
+                            const GS& v = g.tensors[rank];
+                            T* into = rank == 0 ? a : b;
+                            for (int64_t r = 0; r < rows; ++r)
+                                for (int64_t c = 0; c < cols; ++c)
+                                    into[acc.ElementOffset(r, c)] = v.data()[offset(v, i0, i1, i2, r0 + r, c0 + c)];
+                            if (rank == 0) continue;
+                            for (int64_t r = 0; r < rows; ++r)
+                                for (int64_t c = 0; c < cols; ++c) {
+                                    const size_t k = acc.ElementOffset(r, c);
+                                    a[k] = reduce2(a[k], b[k], op);
+                                }
+                        }
+                        for (int64_t r = 0; r < rows; ++r)
+                            for (int64_t c = 0; c < cols; ++c)
+                                dst.data()[offset(dst, i0, i1, i2, r0 + r, c0 + c)] = a[acc.ElementOffset(r, c)];
+                    }
+}
+
 } // namespace sim
 
 namespace comm {
+
+/// Broadcast from the root (the caller): every view of `g` = `src`, staged through `staging`
+/// (the root's own view too, unless it is `src` itself).
+template <typename ParallelGroupType, typename GlobalSrcData, typename TileData, typename... WaitEvents,
+          std::enable_if_t<is_tile_data_v<TileData>, int> = 0>
+PTO_INST RecordEvent TBROADCAST(ParallelGroupType& g, GlobalSrcData& src, TileData& staging, WaitEvents&... events) {
+    ((void)events, ...);
+    const char* name = "pto::comm::TBROADCAST";
+    sim::check_group(g, name);
+    for (int r = 0; r < g.nranks; ++r) {
+        if (g.tensors[r].data() != src.data()) sim::copy_through_tile(g.tensors[r], src, staging, AtomicType::AtomicNone, name);
+    }
+    return {};
+}
+
+/// TBROADCAST with two staging tiles (ping-pong on the device; one tile here).
+template <typename ParallelGroupType, typename GlobalSrcData, typename TileData, typename... WaitEvents,
+          std::enable_if_t<is_tile_data_v<TileData>, int> = 0>
+PTO_INST RecordEvent TBROADCAST(ParallelGroupType& g, GlobalSrcData& src, TileData& ping, TileData& pong,
+                                WaitEvents&... events) {
+    (void)sim::tile_data(pong, "pto::comm::TBROADCAST");
+    return TBROADCAST(g, src, ping, events...);
+}
+
+/// Reduction at the root (the caller): `dst` = `op` over every view of `g`, element-wise,
+/// through the accumulator and receive tiles.
+template <typename ParallelGroupType, typename GlobalDstData, typename TileData, typename... WaitEvents,
+          std::enable_if_t<is_tile_data_v<TileData>, int> = 0>
+PTO_INST RecordEvent TREDUCE(ParallelGroupType& g, GlobalDstData& dst, TileData& acc, TileData& recv, ReduceOp op,
+                             WaitEvents&... events) {
+    ((void)events, ...);
+    sim::reduce_group(g, dst, acc, recv, op, "pto::comm::TREDUCE");
+    return {};
+}
+
+/// TREDUCE with ping-pong receive tiles (one receive tile here).
+template <typename ParallelGroupType, typename GlobalDstData, typename TileData, typename... WaitEvents,
+          std::enable_if_t<is_tile_data_v<TileData>, int> = 0>
+PTO_INST RecordEvent TREDUCE(ParallelGroupType& g, GlobalDstData& dst, TileData& acc, TileData& ping, TileData& pong,
+                             ReduceOp op, WaitEvents&... events) {
+    ((void)events, ...);
+    (void)sim::tile_data(pong, "pto::comm::TREDUCE");
+    sim::reduce_group(g, dst, acc, ping, op, "pto::comm::TREDUCE");
+    return {};
+}
 
 /// Remote write: `dst` (usually a peer's window) = `src`, staged through `staging` (a UB tile)
 /// in chunks of its size; `atomicType` AtomicAdd adds into `dst` instead.

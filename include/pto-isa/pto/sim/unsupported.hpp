@@ -2,8 +2,8 @@
 //
 // Each is declared so that a kernel using it fails to compile with a static_assert that names
 // the instruction and points at docs/PTO_ISA.md, instead of failing to link or silently doing
-// nothing. The synchronous distributed ops (pto::comm TPUT, TGET, TNOTIFY, TWAIT, TTEST) are in
-// pto/sim/comm.hpp; the collectives and the asynchronous forms are declared here.
+// nothing. The synchronous distributed ops (pto::comm TPUT, TGET, TNOTIFY, TWAIT, TTEST,
+// TBROADCAST, TREDUCE) are in pto/sim/comm.hpp; the asynchronous forms are declared here.
 #pragma once
 
 #include "pto/sim/sort_gather.hpp"
@@ -52,8 +52,6 @@ PTO_SIM_UNSUPPORTED(TCOLARGMAX, "not modelled")
 PTO_SIM_UNSUPPORTED(TCOLARGMIN, "not modelled")
 
 namespace comm {
-PTO_SIM_UNSUPPORTED(TBROADCAST, "collectives over a ParallelGroup are not implemented; use TPUT / TGET with TNOTIFY / TWAIT")
-PTO_SIM_UNSUPPORTED(TREDUCE, "collectives over a ParallelGroup are not implemented; use TPUT / TGET with TNOTIFY / TWAIT")
 PTO_SIM_UNSUPPORTED(TPUT_ASYNC, "asynchronous DMA sessions (SDMA / URMA) are not modelled; TPUT is synchronous")
 PTO_SIM_UNSUPPORTED(TGET_ASYNC, "asynchronous DMA sessions (SDMA / URMA) are not modelled; TGET is synchronous")
 } // namespace comm
