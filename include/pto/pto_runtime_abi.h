@@ -103,17 +103,22 @@ struct PTO2ArgSlot {
 };
 static_assert(sizeof(PTO2ArgSlot) == 16, "PTO2ArgSlot layout");
 
-/// SPMD launch parameters of a task. a2a3 calls the count `block_num`, a5 `core_num`; both
-/// spellings work on every platform.
+/// SPMD launch parameters of a task. a2a3 calls the count `block_num`, a5 `core_num`. As in
+/// Simpler, an a2a3 build has no `core_num` names, so a source that picks the setter by
+/// detecting which one exists (SFINAE on `set_block_num` / `set_core_num`) resolves to exactly
+/// one; an a5 build (`PTO_ARCH_A5`) has `core_num` and also keeps `block_num` (our extension,
+/// for PyPTO-style sources that spell it `set_block_num` on every platform).
 class PTO2LaunchSpec {
 public:
     PTO2LaunchSpec() : count_(1), require_sync_start_(false), _pad(0) {}
     /// SPMD blocks (>= 1).
     void set_block_num(int16_t n) { count_ = n; }
     int16_t block_num() const { return count_; }
+#if defined(PTO_ARCH_A5)
     /// SPMD blocks, a5's name.
     void set_core_num(int16_t n) { count_ = n; }
     int16_t core_num() const { return count_; }
+#endif
     /// All blocks must launch at the same time (gang launch); only matters with > 1 block.
     void set_require_sync_start(bool b) { require_sync_start_ = b; }
     bool require_sync_start() const { return require_sync_start_; }

@@ -431,6 +431,49 @@ fn a5_names_and_the_a5_include_guard() {
 }
 
 #[test]
+fn a2a3_launch_spec_has_only_the_block_num_names() {
+    // A source may pick the SPMD setter by asking which one the launch spec has (two
+    // overloads, each viable only if its setter exists). On a2a3 only set_block_num
+    // exists, as in Simpler, so exactly one overload is viable: with both names the call
+    // would be ambiguous and the orchestration would not compile.
+    let helpers = r#"
+#include <cstdint>
+template <typename S>
+static inline auto pick_count(S& s, int16_t n) -> decltype(s.set_block_num(n), void()) { s.set_block_num(n); }
+template <typename S>
+static inline auto pick_count(S& s, int16_t n) -> decltype(s.set_core_num(n), void()) { s.set_core_num(n); }
+"#;
+    let body = r#"
+    ChipTensor out = orch_args.tensor(0).ref();
+    CoreTaskArgs p;
+    p.add_inout(out);
+    p.add_scalar((int64_t)0);
+    pick_count(p.launch_spec, 3);
+    rt_submit_aiv_task(0, p);
+"#;
+    let src = format!("{helpers}{}", orchestration(1, body));
+    let program = build_with(
+        "api_a2a3_launch_names",
+        &src,
+        &[Kernel {
+            func_id: 0,
+            name: "mark",
+            core: CoreType::Aiv,
+            source: MARK,
+        }],
+        &[],
+    );
+    let mut out = vec![0i64; 1];
+    run(
+        &program,
+        &mut [i64_arg(ArgDirection::InOut, &mut out)],
+        &config(),
+    )
+    .unwrap();
+    assert_eq!(out, vec![1 + 100 * 3]);
+}
+
+#[test]
 fn dummy_tasks_and_alloc_tensors_from_args() {
     let body = r#"
     ChipTensor out = orch_args.tensor(0).ref();
