@@ -474,6 +474,42 @@ static inline auto pick_count(S& s, int16_t n) -> decltype(s.set_core_num(n), vo
 }
 
 #[test]
+fn a_predicate_without_a_tensor_always_dispatches() {
+    // Simpler degrades a predicate whose operand tensor is missing to "always dispatch"
+    // (not an error): the task runs whatever the comparison would say.
+    let body = r#"
+    ChipTensor out = orch_args.tensor(0).ref();
+    CoreTaskArgs p;
+    p.add_inout(out);
+    p.add_scalar((int64_t)0);
+    CoreTaskPredicate pr;
+    pr.op = PredicateOp::EQ;
+    pr.target = 12345;
+    p.set_predicate(pr);
+    rt_submit_aiv_task(0, p);
+"#;
+    let program = build_with(
+        "api_predicate_no_tensor",
+        &orchestration(1, body),
+        &[Kernel {
+            func_id: 0,
+            name: "mark",
+            core: CoreType::Aiv,
+            source: MARK,
+        }],
+        &[],
+    );
+    let mut out = vec![0i64; 1];
+    run(
+        &program,
+        &mut [i64_arg(ArgDirection::InOut, &mut out)],
+        &config(),
+    )
+    .unwrap();
+    assert_eq!(out, vec![1 + 100]);
+}
+
+#[test]
 fn dummy_tasks_and_alloc_tensors_from_args() {
     let body = r#"
     ChipTensor out = orch_args.tensor(0).ref();
@@ -501,7 +537,7 @@ fn dummy_tasks_and_alloc_tensors_from_args() {
 #[test]
 fn argument_errors_are_latched_and_reported_at_submit() {
     // One orchestration, one error per case (selected by the scalar argument).
-    let cases: [(&str, &str); 8] = [
+    let cases: [(&str, &str); 9] = [
         (
             "for (int i = 0; i < 65; ++i) rt_scope_begin(); for (int i = 0; i < 65; ++i) rt_scope_end();",
             "at most 64 scopes",
@@ -530,6 +566,10 @@ fn argument_errors_are_latched_and_reported_at_submit() {
         (
             "PTO2TaskId bad = PTO2TaskId::invalid(); CoreTaskArgs p; p.add_inout(out); p.set_dependencies(&bad, 1); rt_submit_aiv_task(0, p);",
             "invalid task id",
+        ),
+        (
+            "CoreTaskArgs p; p.add_inout(out); p.set_dependencies(nullptr, 2); rt_submit_aiv_task(0, p);",
+            "null ids with a non-zero count",
         ),
     ];
     let mut body = String::from(
