@@ -125,7 +125,7 @@ static __aicore__ void unsupported(__gm__ float* out) {
     TMATMUL(acc, l, r);
     GlobalTensor<float, pto::Shape<1, 1, 1, 16, 64>, pto::Stride<1024, 1024, 1024, 64, 1>, pto::Layout::NZ> nz(out);
     TLOAD(a, nz);
-    pto::comm::TBROADCAST(nz, a);
+    pto::comm::TPUT_ASYNC(nz, nz, a);
 }
 "#;
     let source = wrapper::kernel(
@@ -138,7 +138,7 @@ static __aicore__ void unsupported(__gm__ float* out) {
         "CompactMode::RowPlusOne and CompactMode::RowAlignedPadding are not supported",
         "TMATMUL: supported operand pairs are",
         "TLOAD: only ND and DN GlobalTensors are supported",
-        "TBROADCAST is not supported",
+        "TPUT_ASYNC is not supported",
     ] {
         let line = stderr
             .lines()
