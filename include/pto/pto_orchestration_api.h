@@ -574,4 +574,22 @@ public:
 #define LOG_INFO(...) ::pto_detail::log(PTO2_LOG_INFO, __FUNCTION__, __VA_ARGS__)
 #define LOG_DEBUG(...) ::pto_detail::log(PTO2_LOG_DEBUG, __FUNCTION__, __VA_ARGS__)
 
+// Spellings of a neighbouring Simpler release (same API, other names), so its orchestrations
+// compile unchanged: `L2TaskArgs` / `L0TaskArgs` for the orchestration's and a task's
+// arguments, and the verbosity-levelled `LOG_INFO_V0` ... `LOG_INFO_V9` (all INFO here).
+/// The orchestration's arguments, under a neighbouring Simpler release's name.
+using L2TaskArgs = ChipTaskArgs;
+/// A task's arguments, under a neighbouring Simpler release's name.
+using L0TaskArgs = CoreTaskArgs;
+#define LOG_INFO_V0(...) LOG_INFO(__VA_ARGS__)
+#define LOG_INFO_V1(...) LOG_INFO(__VA_ARGS__)
+#define LOG_INFO_V2(...) LOG_INFO(__VA_ARGS__)
+#define LOG_INFO_V3(...) LOG_INFO(__VA_ARGS__)
+#define LOG_INFO_V4(...) LOG_INFO(__VA_ARGS__)
+#define LOG_INFO_V5(...) LOG_INFO(__VA_ARGS__)
+#define LOG_INFO_V6(...) LOG_INFO(__VA_ARGS__)
+#define LOG_INFO_V7(...) LOG_INFO(__VA_ARGS__)
+#define LOG_INFO_V8(...) LOG_INFO(__VA_ARGS__)
+#define LOG_INFO_V9(...) LOG_INFO(__VA_ARGS__)
+
 #include "pto_arg_with_deps.h"

@@ -510,6 +510,57 @@ fn a_predicate_without_a_tensor_always_dispatches() {
 }
 
 #[test]
+fn a_neighbouring_releases_names_compile_and_run() {
+    // Spelled the way a neighbouring Simpler release spells the same API: `L2TaskArgs` for
+    // the orchestration's arguments, `L0TaskArgs` for a task's, `LOG_INFO_V0`. A dummy task
+    // stands in as the output's producer; the orchestration writes the cluster count and one
+    // kernel task marks its block count next to it.
+    let src = r#"#include "pto_orchestration_api.h"
+extern "C" __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const L2TaskArgs& orch_args) {
+    (void)orch_args;
+    return PTO2OrchestrationConfig{.expected_arg_count = 1};
+}
+extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry(const L2TaskArgs& orch_args) {
+    const ChipTensor& out = orch_args.tensor(0).ref();
+    {
+        L0TaskArgs args;
+        args.add_inout(out);
+        rt_submit_dummy_task(args);
+    }
+    int32_t clusters = rt_available_cluster_count();
+    LOG_INFO_V0("clusters=%d", clusters);
+    uint32_t i0[1] = {0};
+    set_tensor_data<int64_t>(out, 1, i0, (int64_t)clusters);
+    PTO2_SCOPE_GUARD();
+    L0TaskArgs mark;
+    mark.add_inout(out);
+    mark.add_scalar((int64_t)1);
+    mark.launch_spec.set_block_num(2);
+    rt_submit_aiv_task(0, mark);
+}
+"#;
+    let program = build_with(
+        "api_neighbour_names",
+        src,
+        &[Kernel {
+            func_id: 0,
+            name: "mark",
+            core: CoreType::Aiv,
+            source: MARK,
+        }],
+        &[],
+    );
+    let mut out = vec![0i64; 2];
+    run(
+        &program,
+        &mut [i64_arg(ArgDirection::InOut, &mut out)],
+        &config(),
+    )
+    .unwrap();
+    assert_eq!(out, vec![24, 1 + 100 * 2]);
+}
+
+#[test]
 fn dummy_tasks_and_alloc_tensors_from_args() {
     let body = r#"
     ChipTensor out = orch_args.tensor(0).ref();
