@@ -103,21 +103,28 @@ struct PTO2ArgSlot {
 };
 static_assert(sizeof(PTO2ArgSlot) == 16, "PTO2ArgSlot layout");
 
-/// SPMD launch parameters of a task. a2a3 calls the count `block_num`, a5 `core_num`. As in
-/// Simpler, an a2a3 build has no `core_num` names, so a source that picks the setter by
-/// detecting which one exists (SFINAE on `set_block_num` / `set_core_num`) resolves to exactly
-/// one; an a5 build (`PTO_ARCH_A5`) has `core_num` and also keeps `block_num` (our extension,
-/// for PyPTO-style sources that spell it `set_block_num` on every platform).
+/// SPMD launch parameters of a task. a2a3 calls the count `block_num`, a5 `core_num`, and,
+/// as in Simpler, each architecture has only its own names: a source that picks the setter
+/// by detecting which one exists (SFINAE on `set_block_num` / `set_core_num`) resolves to
+/// exactly one, and PyPTO's a5 codegen emits `set_core_num`. On a5 (`PTO_ARCH_A5`, i.e.
+/// `--platform a5sim`) the a2a3 names are deleted, so calling one fails to compile with a
+/// note that quotes the line below; a source for both switches on a5's include guard
+/// (`SRC_A5_RUNTIME_TENSORMAP_AND_RINGBUFFER_RUNTIME_PTO_TYPES_H_`).
 class PTO2LaunchSpec {
 public:
     PTO2LaunchSpec() : count_(1), require_sync_start_(false), _pad(0) {}
-    /// SPMD blocks (>= 1).
-    void set_block_num(int16_t n) { count_ = n; }
-    int16_t block_num() const { return count_; }
 #if defined(PTO_ARCH_A5)
-    /// SPMD blocks, a5's name.
+    /// SPMD blocks (>= 1), a5's name.
     void set_core_num(int16_t n) { count_ = n; }
+    /// SPMD blocks, a5's name.
     int16_t core_num() const { return count_; }
+    void set_block_num(int16_t n) = delete;  // a5 (--platform a5sim) names it set_core_num(n)
+    int16_t block_num() const = delete;      // a5 (--platform a5sim) names it core_num()
+#else
+    /// SPMD blocks (>= 1), a2a3's name.
+    void set_block_num(int16_t n) { count_ = n; }
+    /// SPMD blocks, a2a3's name.
+    int16_t block_num() const { return count_; }
 #endif
     /// All blocks must launch at the same time (gang launch); only matters with > 1 block.
     void set_require_sync_start(bool b) { require_sync_start_ = b; }

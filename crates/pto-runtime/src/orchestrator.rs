@@ -36,7 +36,7 @@ use crate::ffi::{
     TensorCreateInfo, DEP_RETAIN, DEP_WAIT, INVALID_TASK_ID, MAX_SCALAR_ARGS, MAX_TENSOR_ARGS,
     MAX_TENSOR_DIMS,
 };
-use crate::platform::CoreType;
+use crate::platform::{CoreType, Platform};
 use crate::ring_census::{Resource, RingCensus};
 use crate::task::Site;
 use crate::task::{
@@ -969,8 +969,12 @@ impl Orchestrator {
         }
         let count = args.launch_spec.count;
         if count < 1 {
+            let setter = match self.chip.config.platform {
+                Platform::A5Sim | Platform::A5 => "set_core_num",
+                _ => "set_block_num",
+            };
             return Err(format!(
-                "launch_spec.set_block_num({count}): a task needs at least one block"
+                "launch_spec.{setter}({count}): a task needs at least one block"
             ));
         }
         let block_num = count as u32;

@@ -431,46 +431,77 @@ fn a5_names_and_the_a5_include_guard() {
 }
 
 #[test]
-fn a2a3_launch_spec_has_only_the_block_num_names() {
+fn each_arch_has_only_its_own_launch_spec_names() {
     // A source may pick the SPMD setter by asking which one the launch spec has (two
-    // overloads, each viable only if its setter exists). On a2a3 only set_block_num
-    // exists, as in Simpler, so exactly one overload is viable: with both names the call
-    // would be ambiguous and the orchestration would not compile.
+    // overloads, each viable only if its setter exists). As in Simpler, a2a3 has only
+    // set_block_num and a5 only set_core_num (its a2a3 names are deleted, which SFINAE
+    // treats as absent), so exactly one overload is viable on each: with both names the
+    // call would be ambiguous and the orchestration would not compile. The kernel marks
+    // element 0 after set_block_num, element 1 after set_core_num.
     let helpers = r#"
 #include <cstdint>
 template <typename S>
-static inline auto pick_count(S& s, int16_t n) -> decltype(s.set_block_num(n), void()) { s.set_block_num(n); }
+static inline auto pick_count(S& s, int16_t n) -> decltype(s.set_block_num(n), int64_t()) { s.set_block_num(n); return 0; }
 template <typename S>
-static inline auto pick_count(S& s, int16_t n) -> decltype(s.set_core_num(n), void()) { s.set_core_num(n); }
+static inline auto pick_count(S& s, int16_t n) -> decltype(s.set_core_num(n), int64_t()) { s.set_core_num(n); return 1; }
 "#;
     let body = r#"
     ChipTensor out = orch_args.tensor(0).ref();
     CoreTaskArgs p;
     p.add_inout(out);
-    p.add_scalar((int64_t)0);
-    pick_count(p.launch_spec, 3);
+    int64_t which = pick_count(p.launch_spec, 3);
+    p.add_scalar(which);
     rt_submit_aiv_task(0, p);
 "#;
     let src = format!("{helpers}{}", orchestration(1, body));
-    let program = build_with(
-        "api_a2a3_launch_names",
-        &src,
-        &[Kernel {
-            func_id: 0,
-            name: "mark",
-            core: CoreType::Aiv,
-            source: MARK,
-        }],
-        &[],
+    for (platform, defines, which) in [
+        (Platform::A2a3Sim, &[][..], 0),
+        (Platform::A5Sim, &["PTO_ARCH_A5"][..], 1),
+    ] {
+        let program = build_with(
+            &format!("api_launch_names_{platform}"),
+            &src,
+            &[Kernel {
+                func_id: 0,
+                name: "mark",
+                core: CoreType::Aiv,
+                source: MARK,
+            }],
+            defines,
+        );
+        let mut cfg = config();
+        cfg.platform = platform;
+        let mut out = vec![0i64; 2];
+        run(
+            &program,
+            &mut [i64_arg(ArgDirection::InOut, &mut out)],
+            &cfg,
+        )
+        .unwrap();
+        let mut expected = vec![0i64; 2];
+        expected[which] = 1 + 100 * 3;
+        assert_eq!(out, expected, "{platform}");
+    }
+}
+
+#[test]
+fn a2a3_names_on_a5_are_a_compile_error_naming_a5s() {
+    // PyPTO's a5 codegen emits set_core_num; an a2a3 spelling on a5 does not compile, and
+    // the compiler's note quotes the deleted declaration, which names the a5 setter.
+    let body = r#"
+    ChipTensor out = orch_args.tensor(0).ref();
+    CoreTaskArgs p;
+    p.add_inout(out);
+    p.launch_spec.set_block_num(2);
+    rt_submit_aiv_task(0, p);
+"#;
+    let err = crate::common::orchestration_compile_error_with(
+        "api_block_num_on_a5",
+        &orchestration(1, body),
+        &["PTO_ARCH_A5"],
     );
-    let mut out = vec![0i64; 1];
-    run(
-        &program,
-        &mut [i64_arg(ArgDirection::InOut, &mut out)],
-        &config(),
-    )
-    .unwrap();
-    assert_eq!(out, vec![1 + 100 * 3]);
+    assert!(err.contains("set_block_num"), "{err}");
+    assert!(err.contains("names it set_core_num(n)"), "{err}");
 }
 
 #[test]

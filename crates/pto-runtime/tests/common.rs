@@ -104,13 +104,25 @@ pub fn compile(
 /// Compiles `orchestration` alone and returns the compiler's error text; panics when it
 /// compiles (the caller expects a compile error).
 pub fn orchestration_compile_error(name: &str, orchestration: &str) -> String {
+    orchestration_compile_error_with(name, orchestration, &[])
+}
+
+/// [`orchestration_compile_error`] with extra `-D` definitions (e.g. `PTO_ARCH_A5`).
+pub fn orchestration_compile_error_with(
+    name: &str,
+    orchestration: &str,
+    defines: &[&str],
+) -> String {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("programs")
         .join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let orch_path = dir.join(format!("{name}_orch.cpp"));
     std::fs::write(&orch_path, orchestration).unwrap();
-    let unit = CompileUnit::new(orch_path, UnitKind::Orchestration);
+    let mut unit = CompileUnit::new(orch_path, UnitKind::Orchestration);
+    for d in defines {
+        unit = unit.with_define(*d);
+    }
     match toolchain().compile_all(&[unit]).pop() {
         Some(Err(e)) => e.to_string(),
         Some(Ok(o)) => panic!(

@@ -72,7 +72,11 @@ void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
             params_t0.add_output(c_tile);
             params_t0.add_output(pipe_buffer_ci);
             params_t0.add_scalar(scale);
+#if defined(SRC_A5_RUNTIME_TENSORMAP_AND_RINGBUFFER_RUNTIME_PTO_TYPES_H_)
+            params_t0.launch_spec.set_core_num(blocks);  // a5's name (--platform a5sim)
+#else
             params_t0.launch_spec.set_block_num(blocks);
+#endif
             rt_submit_task(MixedKernels{0, 1, 1}, params_t0);
         }
     }

@@ -54,7 +54,11 @@ void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
             CoreTaskArgs params_t0;
             params_t0.add_input(x_tile);
             params_t0.add_output(y_tile);
+#if defined(SRC_A5_RUNTIME_TENSORMAP_AND_RINGBUFFER_RUNTIME_PTO_TYPES_H_)
+            params_t0.launch_spec.set_core_num((n + block_rows - 1) / block_rows);  // a5's name (--platform a5sim)
+#else
             params_t0.launch_spec.set_block_num((n + block_rows - 1) / block_rows);
+#endif
             rt_submit_aiv_task(0, params_t0);
         }
     }

@@ -44,7 +44,11 @@ void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
             params_t0.add_input(a_tile);
             params_t0.add_input(b_tile);
             params_t0.add_output(c_tile);
+#if defined(SRC_A5_RUNTIME_TENSORMAP_AND_RINGBUFFER_RUNTIME_PTO_TYPES_H_)
+            params_t0.launch_spec.set_core_num(4);  // a5's name (--platform a5sim)
+#else
             params_t0.launch_spec.set_block_num(4);
+#endif
             rt_submit_aiv_task(0, params_t0);
         }
     }
