@@ -11,7 +11,9 @@ use pto_runtime::{ErrorCode, RuntimeError};
 
 use pto_isa::wrapper;
 
-use crate::common::{build, config, one_task, run, run_with, values, Buf, Dt, Kernel};
+use pto_toolchain::CoreKind;
+
+use crate::common::{build, compile_ok, config, one_task, run, run_with, values, Buf, Dt, Kernel};
 
 const BODY: &str = r#"
 using GSrc = GlobalTensor<float, pto::Shape<1, 2, 3, 40, 70>, pto::Stride<16800, 8400, 2800, 70, 1>, pto::Layout::ND>;
@@ -282,4 +284,59 @@ fn treduce_and_tbroadcast_over_a_parallel_group() {
     let b = bufs[4].as_f32();
     assert_eq!(&b[..800], row1, "TBROADCAST to view 0");
     assert_eq!(&b[800..], row1, "TBROADCAST to view 1");
+}
+
+/// A distributed kernel in the shape of Simpler's hand-written ones: PTO-ISA's comm headers by
+/// their own names, the CommContext from `platform_comm/comm_context.h`, a peer's address
+/// computed from `windowsIn[]`.
+const SIMPLER_STYLE: &str = r#"
+#include <cstdint>
+#include <pto/pto-inst.hpp>
+#include "pto/comm/comm_types.hpp"
+#include "pto/comm/pto_comm_inst.hpp"
+#include "platform_comm/comm_context.h"
+#include "common/comm_context.h"
+#include "tensor.h"
+
+#ifndef __gm__
+#define __gm__
+#endif
+#ifndef __aicore__
+#define __aicore__ [aicore]
+#endif
+
+template <typename T>
+AICORE inline __gm__ T* PeerAddress(__gm__ CommContext* ctx, __gm__ T* local, int peer) {
+    return (__gm__ T*)(ctx->windowsIn[peer] + ((uint64_t)local - ctx->windowsIn[ctx->rankId]));
+}
+
+extern "C" __aicore__ __attribute__((always_inline)) void kernel_entry(__gm__ int64_t* args) {
+    __gm__ Tensor* win = reinterpret_cast<__gm__ Tensor*>(args[0]);
+    __gm__ Tensor* sig = reinterpret_cast<__gm__ Tensor*>(args[1]);
+    __gm__ CommContext* ctx = reinterpret_cast<__gm__ CommContext*>(args[2]);
+    __gm__ float* data = reinterpret_cast<__gm__ float*>(win->buffer.addr) + win->start_offset;
+    __gm__ int32_t* flags = reinterpret_cast<__gm__ int32_t*>(sig->buffer.addr) + sig->start_offset;
+    const int me = (int)ctx->rankId, n = (int)ctx->rankNum;
+    using G = pto::GlobalTensor<float, pto::Shape<1, 1, 1, 1, 64>, pto::Stride<64, 64, 64, 64, 1>>;
+    pto::Tile<pto::TileType::Vec, float, 1, 64> stage;
+    TASSIGN(stage, 0x0);
+    for (int peer = 0; peer < n; ++peer) {
+        if (peer == me) continue;
+        G local(data), remote(PeerAddress(ctx, data + 64 * (me + 1), peer));
+        pto::comm::TPUT(remote, local, stage);
+        pto::comm::Signal s(PeerAddress(ctx, flags + me, peer));
+        pto::comm::TNOTIFY(s, 1, pto::comm::NotifyOp::AtomicAdd);
+    }
+    for (int peer = 0; peer < n; ++peer) {
+        if (peer == me) continue;
+        pto::comm::Signal s(flags + peer);
+        pto::comm::TWAIT(s, 1, pto::comm::WaitCmp::GE);
+    }
+    pipe_barrier(PIPE_ALL);
+}
+"#;
+
+#[test]
+fn a_simpler_style_distributed_kernel_compiles_with_pto_isa_header_names() {
+    compile_ok("comm_simpler_style", SIMPLER_STYLE, CoreKind::Aiv);
 }
