@@ -261,7 +261,8 @@ impl Toolchain {
     /// The compiler flags for `unit`, excluding the source, output and
     /// dependency-file arguments:
     /// `-std=c++17 -O2 -fPIC -shared -Wl,-z,defs -fno-gnu-unique -pthread -D__CPU_SIM
-    /// -DPTO_CPU_SIM [-D__DAV_CUBE__ | -D__DAV_VEC__] -I<include_dir> -I<isa_include_dir>
+    /// -DPTO_CPU_SIM [-D__DAV_CUBE__ | -D__DAV_VEC__] [-D__aicore__=] -I<include_dir>
+    /// -I<isa_include_dir>
     /// [-I<extra dir>...]`. Extra directories are made absolute.
     /// (`-fno-gnu-unique` is omitted for clang, which rejects it.)
     pub fn flags(&self, unit: &CompileUnit) -> Vec<String> {
@@ -322,6 +323,12 @@ impl Toolchain {
             UnitKind::Orchestration => {}
             UnitKind::Kernel(CoreKind::Aic) => args.push("-D__DAV_CUBE__".into()),
             UnitKind::Kernel(CoreKind::Aiv) => args.push("-D__DAV_VEC__".into()),
+        }
+        if matches!(unit.kind, UnitKind::Kernel(_)) {
+            // The device compiler knows `__aicore__`; kernels written for it guard their
+            // fallback (`#ifndef __aicore__` / `#define __aicore__ [aicore]`) before any
+            // include, so the simulator's empty definition must come from the command line.
+            args.push("-D__aicore__=".into());
         }
         for d in &unit.defines {
             args.push(format!("-D{d}").into());

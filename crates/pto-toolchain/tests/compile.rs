@@ -336,6 +336,9 @@ fn flags_depend_on_core_kind() -> TestResult {
     assert!(aic.iter().any(|f| f == "-D__DAV_CUBE__") && !aic.iter().any(|f| f == "-D__DAV_VEC__"));
     assert!(aiv.iter().any(|f| f == "-D__DAV_VEC__") && !aiv.iter().any(|f| f == "-D__DAV_CUBE__"));
     assert!(!orch.iter().any(|f| f.contains("__DAV_")));
+    assert!(
+        aic.contains(&"-D__aicore__=".to_string()) && aiv.contains(&"-D__aicore__=".to_string())
+    );
     assert_ne!(aic, aiv);
 
     // Extra include dirs come after the PTO headers and are absolute.
@@ -402,5 +405,20 @@ fn spawn_failure_names_the_compiler() -> TestResult {
         ToolchainError::NoCompiler.to_string(),
         "no C++ compiler found: install g++ (apt-get install g++) or set CXX"
     );
+    Ok(())
+}
+
+#[test]
+fn a_kernel_with_the_device_fallback_for_aicore_compiles() -> TestResult {
+    // Kernels written for the device compiler define `__aicore__` themselves when the
+    // compiler does not, before any include; on the simulator the command line defines it
+    // empty, so that fallback (an attribute g++ cannot parse) is never taken.
+    let (dir, tc) = setup()?;
+    let src = write(
+        &dir.path().join("aiv/k.cpp"),
+        "#include <cstdint>\n#ifndef __aicore__\n#define __aicore__ [aicore]\n#endif\n#include \"tensor.h\"\nextern \"C\" __aicore__ void kernel_entry(int64_t* args) { (void)args; }\n",
+    )?;
+    let out = tc.compile(&CompileUnit::new(&src, UnitKind::Kernel(CoreKind::Aiv)))?;
+    assert!(exports(&out.so_path, "kernel_entry"));
     Ok(())
 }

@@ -3,3 +3,7 @@
 #pragma once
 
 #include "pto_comm_sim.h"
+
+// This spelling's name of the same 1056-byte struct (Simpler's a2a3 platform header).
+using CommDeviceContext = CommContext;
+static constexpr uint32_t COMM_MAX_RANK_NUM = PTO_COMM_MAX_RANKS;
