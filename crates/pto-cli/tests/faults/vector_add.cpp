@@ -25,11 +25,7 @@ void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
             CoreTaskArgs p;
             p.add_input(at, bt);
             p.add_output(ct);
-#if defined(SRC_A5_RUNTIME_TENSORMAP_AND_RINGBUFFER_RUNTIME_PTO_TYPES_H_)
-            p.launch_spec.set_core_num(4);  // a5's name (--platform a5sim)
-#else
             p.launch_spec.set_block_num(4);
-#endif
             rt_submit_aiv_task(0, p);
             if (kind != nullptr && off == 2048) {
                 if (strcmp(kind, "segv") == 0) {
