@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 
@@ -30,6 +31,19 @@ def _copy(name: str, dest: Path) -> Path:
 def example(tmp_path: Path) -> Callable[[str], Path]:
     """A fresh copy of a bundled example: ``example("vector_add")``."""
     return lambda name: _copy(name, tmp_path)
+
+
+@pytest.fixture
+def python_ctrl_c() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt during the test, as in a Python started in the
+    foreground. A process started with SIGINT ignored (a background job of a
+    non-interactive shell, such as ``cmd &`` in a script) keeps it ignored, and Python
+    installs no handler: a test that sends itself SIGINT would then wait out its run."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(scope="session")

@@ -35,7 +35,7 @@ def test_other_threads_run_during_a_run(shared_example):
     assert gaps.max() < span["duration"] / 2, (gaps.max(), span["duration"])
 
 
-def test_ctrl_c_stops_a_run(shared_example):
+def test_ctrl_c_stops_a_run(shared_example, python_ctrl_c):
     """A SIGINT during a run raises KeyboardInterrupt promptly instead of waiting it out."""
     import os
     import signal

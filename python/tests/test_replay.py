@@ -110,7 +110,9 @@ def test_replay_two_pass_swimlane_on_cpu(example, capsys):
     assert not [f for f in files if f.startswith("_dep_gen_spec")]
 
 
-def test_ctrl_c_handled_inside_a_progress_print_still_stops_the_run(example, monkeypatch):
+def test_ctrl_c_handled_inside_a_progress_print_still_stops_the_run(
+    example, monkeypatch, python_ctrl_c
+):
     """Python code that runs while a run lasts (here the two-pass banner's print) can handle
     a Ctrl-C itself, where its KeyboardInterrupt cannot reach the caller; the run must
     still stop and raise it (Python's wakeup fd shows the signal)."""
