@@ -245,20 +245,12 @@ impl DType {
     }
 
     /// PyPTO's canonical `str(DataType)` name: `fp32`, `bfloat16`, `int32`, ...
+    /// Only the two float names differ from [`DType::host_name`].
     pub fn pypto_name(self) -> &'static str {
         match self {
             DType::Float32 => "fp32",
             DType::Float16 => "fp16",
-            DType::BFloat16 => "bfloat16",
-            DType::Int8 => "int8",
-            DType::Int16 => "int16",
-            DType::Int32 => "int32",
-            DType::Int64 => "int64",
-            DType::UInt8 => "uint8",
-            DType::UInt16 => "uint16",
-            DType::UInt32 => "uint32",
-            DType::UInt64 => "uint64",
-            DType::Bool => "bool",
+            other => other.host_name(),
         }
     }
 

@@ -41,22 +41,14 @@ pub fn py_float(v: f64) -> String {
     }
 }
 
-/// NumPy's name of a dtype (`np.<name>`), for the dtypes NumPy has natively.
-fn numpy_dtype(dtype: DType) -> Option<&'static str> {
-    Some(match dtype {
-        DType::Float32 => "float32",
-        DType::Float16 => "float16",
-        DType::Int8 => "int8",
-        DType::Int16 => "int16",
-        DType::Int32 => "int32",
-        DType::Int64 => "int64",
-        DType::UInt8 => "uint8",
-        DType::UInt16 => "uint16",
-        DType::UInt32 => "uint32",
-        DType::UInt64 => "uint64",
-        DType::Bool => "bool_",
-        DType::BFloat16 => return None,
-    })
+/// NumPy's name of a dtype (`np.<name>`), for the dtypes NumPy has natively: the host name,
+/// except `bool_` (NumPy's attribute for `bool`) and none for bfloat16.
+pub(crate) fn numpy_dtype(dtype: DType) -> Option<&'static str> {
+    match dtype {
+        DType::BFloat16 => None,
+        DType::Bool => Some("bool_"),
+        other => Some(other.host_name()),
+    }
 }
 
 /// A Python tuple literal of a shape: `(16384,)`, `(4, 16, 128)`.

@@ -10,6 +10,7 @@
 //! outputs are validated.
 
 use pto_build_output::compiled_meta::{CompiledMeta, ParamDirection, ParamInfo};
+use pto_build_output::dtype::DType;
 
 /// The platform baked in when the sidecar records none.
 pub const DEFAULT_PLATFORM: &str = "a2a3sim";
@@ -80,22 +81,12 @@ Flags (as python -m pypto.runtime.debug.replay):
 """
 "#;
 
-/// NumPy's name of a PyPTO dtype (`float32` for names without a host type).
+/// NumPy's name of a PyPTO dtype (`float32` for names without a NumPy type).
 fn numpy_name(dtype: &str) -> &'static str {
-    match dtype {
-        "fp32" => "float32",
-        "fp16" => "float16",
-        "int8" => "int8",
-        "int16" => "int16",
-        "int32" => "int32",
-        "int64" | "index" => "int64",
-        "uint8" => "uint8",
-        "uint16" => "uint16",
-        "uint32" => "uint32",
-        "uint64" => "uint64",
-        "bool" => "bool_",
-        _ => "float32",
-    }
+    DType::from_pypto_str(dtype)
+        .ok()
+        .and_then(crate::golden_py::numpy_dtype)
+        .unwrap_or("float32")
 }
 
 /// The ctypes constructor call of a scalar parameter's placeholder value.
