@@ -77,8 +77,9 @@ fn run() -> Result<(), String> {
 /// means "no identity".
 fn embed_revision(workspace: PathBuf) {
     let workspace = workspace.canonicalize().unwrap_or(workspace);
-    watch_workspace(&workspace);
-    let revision = revision(&workspace).unwrap_or_default();
+    let untracked = untracked_files(&workspace);
+    watch_workspace(&workspace, untracked.as_deref().unwrap_or_default());
+    let revision = revision(&workspace, untracked.as_deref()).unwrap_or_default();
     println!("cargo:rustc-env=PTO_TOOLCHAIN_GIT_REVISION={revision}");
 }
 
@@ -104,7 +105,7 @@ fn git(dir: &Path, args: &[&str]) -> Option<String> {
 
 /// The HEAD commit when the checkout is clean (untracked files count as
 /// dirty); `<HEAD>.dirty-<hash>` of the dirty state otherwise.
-fn revision(workspace: &Path) -> Option<String> {
+fn revision(workspace: &Path, untracked: Option<&[String]>) -> Option<String> {
     let head = git(workspace, &["rev-parse", "HEAD"])?;
     let head = head.trim();
     if head.is_empty() || !head.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -117,7 +118,7 @@ fn revision(workspace: &Path) -> Option<String> {
     if status.trim().is_empty() {
         return Some(head.to_owned());
     }
-    let dirty = dirty_state_hash(workspace)?;
+    let dirty = dirty_state_hash(workspace, untracked?)?;
     Some(format!("{head}.dirty-{dirty}"))
 }
 
@@ -125,17 +126,17 @@ fn revision(workspace: &Path) -> Option<String> {
 /// the binary diff of tracked files, then each untracked, not ignored file's
 /// path and contents (length-prefixed, in git's order). Files are hashed in
 /// chunks, so nothing large is held in memory.
-fn dirty_state_hash(workspace: &Path) -> Option<String> {
+fn dirty_state_hash(workspace: &Path, untracked: &[String]) -> Option<String> {
     use sha2::{Digest, Sha256};
     use std::io::Read as _;
     let mut hash = Sha256::new();
     let diff = git_bytes(workspace, &["diff", "HEAD", "--binary", "--no-ext-diff"])?;
     hash.update((diff.len() as u64).to_le_bytes());
     hash.update(&diff);
-    for rel in untracked_files(workspace)? {
+    for rel in untracked {
         hash.update((rel.len() as u64).to_le_bytes());
         hash.update(rel.as_bytes());
-        let Ok(mut file) = std::fs::File::open(workspace.join(&rel)) else {
+        let Ok(mut file) = std::fs::File::open(workspace.join(rel)) else {
             hash.update([0xff]);
             continue;
         };
@@ -175,7 +176,7 @@ fn untracked_files(workspace: &Path) -> Option<Vec<String>> {
 /// the index). Ignored run outputs (`*.so`, `examples/*/cache/`) are not
 /// watched, so replays do not re-run this script. Only existing paths are
 /// watched: cargo treats a missing one as always changed.
-fn watch_workspace(workspace: &Path) {
+fn watch_workspace(workspace: &Path, untracked: &[String]) {
     let watch = |p: &Path| {
         if p.exists() {
             println!("cargo:rerun-if-changed={}", p.display());
@@ -206,7 +207,7 @@ fn watch_workspace(workspace: &Path) {
             watch(&workspace.join(rel));
         }
     }
-    for rel in untracked_files(workspace).unwrap_or_default() {
+    for rel in untracked {
         watch(&workspace.join(rel));
     }
 }
