@@ -402,32 +402,41 @@ fn a5_names_and_the_a5_include_guard() {
         "#include \"common/platform_config.h\"\n{}",
         orchestration(1, body)
     );
-    for (platform, defines, blocks, max) in [
-        (Platform::A2a3Sim, &[][..], 2, 24),
-        (Platform::A5Sim, &["PTO_ARCH_A5"][..], 3, 36),
-    ] {
-        let program = build_with(
-            &format!("api_a5_{platform}"),
-            &src,
-            &[Kernel {
-                func_id: 0,
-                name: "mark",
-                core: CoreType::Aiv,
-                source: MARK,
-            }],
-            defines,
-        );
-        let mut cfg = config();
-        cfg.platform = platform;
-        let mut out = vec![0i64; 2];
-        run(
-            &program,
-            &mut [i64_arg(ArgDirection::InOut, &mut out)],
-            &cfg,
-        )
-        .unwrap();
+    for (platform, blocks, max) in [(Platform::A2a3Sim, 2, 24), (Platform::A5Sim, 3, 36)] {
+        let out = run_mark_on("api_a5", &src, platform, 2);
         assert_eq!(out, vec![1 + 100 * blocks, max], "{platform}");
     }
+}
+
+/// Builds `src` with the MARK kernel as func_id 0 for `platform`'s architecture
+/// (`-DPTO_ARCH_A5` on a5sim, as the toolchain adds it) and runs it over `len` zeroed
+/// int64 elements (one INOUT tensor), returning them.
+fn run_mark_on(name: &str, src: &str, platform: Platform, len: usize) -> Vec<i64> {
+    let defines: &[&str] = match platform {
+        Platform::A5Sim => &["PTO_ARCH_A5"],
+        _ => &[],
+    };
+    let program = build_with(
+        &format!("{name}_{platform}"),
+        src,
+        &[Kernel {
+            func_id: 0,
+            name: "mark",
+            core: CoreType::Aiv,
+            source: MARK,
+        }],
+        defines,
+    );
+    let mut cfg = config();
+    cfg.platform = platform;
+    let mut out = vec![0i64; len];
+    run(
+        &program,
+        &mut [i64_arg(ArgDirection::InOut, &mut out)],
+        &cfg,
+    )
+    .unwrap();
+    out
 }
 
 #[test]
@@ -454,30 +463,8 @@ static inline auto pick_count(S& s, int16_t n) -> decltype(s.set_core_num(n), in
     rt_submit_aiv_task(0, p);
 "#;
     let src = format!("{helpers}{}", orchestration(1, body));
-    for (platform, defines, which) in [
-        (Platform::A2a3Sim, &[][..], 0),
-        (Platform::A5Sim, &["PTO_ARCH_A5"][..], 1),
-    ] {
-        let program = build_with(
-            &format!("api_launch_names_{platform}"),
-            &src,
-            &[Kernel {
-                func_id: 0,
-                name: "mark",
-                core: CoreType::Aiv,
-                source: MARK,
-            }],
-            defines,
-        );
-        let mut cfg = config();
-        cfg.platform = platform;
-        let mut out = vec![0i64; 2];
-        run(
-            &program,
-            &mut [i64_arg(ArgDirection::InOut, &mut out)],
-            &cfg,
-        )
-        .unwrap();
+    for (platform, which) in [(Platform::A2a3Sim, 0), (Platform::A5Sim, 1)] {
+        let out = run_mark_on("api_launch_names", &src, platform, 2);
         let mut expected = vec![0i64; 2];
         expected[which] = 1 + 100 * 3;
         assert_eq!(out, expected, "{platform}");
