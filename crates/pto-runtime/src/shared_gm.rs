@@ -114,5 +114,16 @@ mod tests {
         assert!(!cache.ranges().contains(&[0x1000, 0x2000]));
         assert_eq!(cache.ranges().len(), before);
         assert!(matches!(register(5, 5), Err(SharedGmError::Empty { .. })));
+
+        // One test, so no other test of this module registers meanwhile: past the limit
+        // a registration is refused, and a drop makes room again.
+        let held: Vec<SharedGmRange> = (before..MAX_SHARED_GM_RANGES)
+            .map(|i| register(0x10_0000 * (i as u64 + 1), 0x10_0000 * (i as u64 + 1) + 64).unwrap())
+            .collect();
+        let full = register(0x9000, 0xa000).unwrap_err();
+        assert!(matches!(full, SharedGmError::Full), "{full}");
+        assert!(full.to_string().contains("shared GM ranges"), "{full}");
+        drop(held);
+        assert!(register(0x9000, 0xa000).is_ok());
     }
 }
