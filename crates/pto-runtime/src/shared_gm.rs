@@ -27,7 +27,8 @@ pub enum SharedGmError {
     },
     /// [`MAX_SHARED_GM_RANGES`] are registered already.
     #[error(
-        "more than {MAX_SHARED_GM_RANGES} shared GM ranges (comm windows) in one chip process"
+        "more than {MAX_SHARED_GM_RANGES} shared GM ranges (comm windows) in one chip process: each comm domain a chip joins takes two, so give a chip at most {} comm domains",
+        MAX_SHARED_GM_RANGES / 2
     )]
     Full,
 }
