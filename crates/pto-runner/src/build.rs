@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use pto_toolchain::binary_cache::{
     binary_path_for, install_binary, BinaryCacheBuild, BinaryContext,
 };
+use pto_toolchain::freshness::{ProgramIdentity, UnitsRecord};
 use pto_toolchain::{CompileUnit, CoreKind, Toolchain, ToolchainError, UnitKind};
 
 use crate::error::RunnerError;
@@ -41,14 +42,37 @@ pub struct CompiledBuild {
     /// The compiled objects it was loaded from (content-addressed, never rewritten), so a
     /// chip process can load the same program without compiling.
     pub spec: ProgramSpec,
+    /// What identifies the loaded program (`pto_toolchain::freshness`): a chip process is
+    /// reused for this build only while it holds a program of this identity.
+    pub identity: ProgramIdentity,
+}
+
+/// The identity of the program `spec` loads for `platform`, configured by `dir`'s
+/// `kernel_config.py` and `compiled_meta.json` (read now: call it where they were read).
+pub fn program_identity(
+    dir: &Path,
+    platform: pto_runtime::Platform,
+    spec: &ProgramSpec,
+) -> ProgramIdentity {
+    let mut objects: Vec<&Path> = Vec::with_capacity(spec.kernels.len() + 1);
+    objects.push(&spec.orchestration_so);
+    objects.extend(spec.kernels.iter().map(|k| k.so_path.as_path()));
+    let kc = dir.join("kernel_config.py");
+    let meta = dir.join("compiled_meta.json");
+    ProgramIdentity::compute(platform.name(), &objects, &[&kc, &meta])
 }
 
 impl CompiledBuild {
     /// Loads a build from objects compiled before (by the host, for a chip process):
     /// reads `kernel_config.py` and `compiled_meta.json` of `dir` and loads `spec`.
-    pub fn from_spec(dir: &Path, spec: ProgramSpec) -> Result<CompiledBuild, RunnerError> {
+    pub fn from_spec(
+        dir: &Path,
+        platform: pto_runtime::Platform,
+        spec: ProgramSpec,
+    ) -> Result<CompiledBuild, RunnerError> {
         let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
         let meta = CompiledMeta::load(dir)?;
+        let identity = program_identity(dir, platform, &spec);
         let mut program = Program::load(&spec)?;
         declare_tensor_params(&mut program, &kernel_config);
         Ok(CompiledBuild {
@@ -62,6 +86,7 @@ impl CompiledBuild {
                 elapsed: std::time::Duration::ZERO,
             },
             spec,
+            identity,
         })
     }
 }
@@ -71,10 +96,12 @@ impl CompiledBuild {
     /// (`next_levels/<name>/`), which has no `compiled_meta.json`.
     pub fn from_spec_sub_build(
         dir: &Path,
+        platform: pto_runtime::Platform,
         spec: ProgramSpec,
     ) -> Result<CompiledBuild, RunnerError> {
         let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
         let meta = meta_from_signature(&kernel_config);
+        let identity = program_identity(dir, platform, &spec);
         let mut program = Program::load(&spec)?;
         declare_tensor_params(&mut program, &kernel_config);
         Ok(CompiledBuild {
@@ -84,6 +111,7 @@ impl CompiledBuild {
             program,
             compile: CompileSummary::default(),
             spec,
+            identity,
         })
     }
 }
@@ -320,7 +348,7 @@ fn load_build_with(
             objects.push(obj.so_path);
         }
     } else {
-        let mut record = UnitsRecord::default();
+        let mut record = UnitsRecord::for_units(&units);
         for ((res, dest), unit) in toolchain
             .compile_all(&units)
             .into_iter()
@@ -337,10 +365,6 @@ fn load_build_with(
             record.add_binary(dest)?;
             objects.push(obj.so_path);
         }
-        record.units = units
-            .iter()
-            .map(|u| u.source.to_string_lossy().into_owned())
-            .collect();
         record.save(dir)?;
     }
     let compile = CompileSummary {
@@ -367,6 +391,7 @@ fn load_build_with(
             })
             .collect(),
     };
+    let identity = program_identity(dir, platform, &spec);
     let mut program = Program::load(&spec)?;
     declare_tensor_params(&mut program, &kernel_config);
     Ok(CompiledBuild {
@@ -376,6 +401,7 @@ fn load_build_with(
         program,
         compile,
         spec,
+        identity,
     })
 }
 
@@ -389,125 +415,6 @@ fn declare_tensor_params(program: &mut Program, kc: &KernelConfig) {
                 .count();
             program.set_tensor_params(k.func_id, n as u32);
         }
-    }
-}
-
-/// `cache/units.json`: what the installed binaries were built from and what they are. The
-/// stamp covers the runtime, headers, compiler and flags; this covers hand edits of every
-/// input — each source *and every header it includes* (from the compiler's dependency
-/// output) — and the binaries themselves, so even `--no-recompile` never loads a binary
-/// older than one of its inputs, nor a truncated or foreign `.so` dropped into the build
-/// directory (its hash differs; it is rebuilt, never adopted into the shared cache).
-const UNITS_FILE: &str = "units.json";
-
-/// Version of [`UnitsRecord`]'s file format.
-const UNITS_VERSION: u64 = 2;
-
-/// The contents of `cache/units.json`.
-#[derive(Default)]
-struct UnitsRecord {
-    /// The compile units' sources, in order.
-    units: Vec<String>,
-    /// `(path, sha256)` of every input: sources and the headers they include.
-    inputs: Vec<(String, String)>,
-    /// `(path, sha256)` of every installed binary.
-    binaries: Vec<(String, String)>,
-}
-
-fn file_hash(path: &Path) -> Result<String, RunnerError> {
-    use sha2::Digest as _;
-    let bytes = std::fs::read(path).map_err(|source| RunnerError::Io {
-        action: "reading",
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let hash = sha2::Sha256::digest(&bytes);
-    Ok(hash.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-impl UnitsRecord {
-    fn add_input(&mut self, path: &Path) -> Result<(), RunnerError> {
-        let key = path.to_string_lossy().into_owned();
-        if !self.inputs.iter().any(|(p, _)| *p == key) {
-            self.inputs.push((key, file_hash(path)?));
-        }
-        Ok(())
-    }
-
-    fn add_binary(&mut self, path: &Path) -> Result<(), RunnerError> {
-        self.binaries
-            .push((path.to_string_lossy().into_owned(), file_hash(path)?));
-        Ok(())
-    }
-
-    /// Whether the binaries can be reused for `units`: same units, every input and every
-    /// installed binary unchanged.
-    fn still_current(&self, units: &[CompileUnit], installed: &[PathBuf]) -> bool {
-        let same_units = self.units.len() == units.len()
-            && self
-                .units
-                .iter()
-                .zip(units)
-                .all(|(r, u)| *r == u.source.to_string_lossy());
-        let same_binaries = self.binaries.len() == installed.len()
-            && self.binaries.iter().zip(installed).all(|((p, h), i)| {
-                *p == i.to_string_lossy() && file_hash(i).ok().as_ref() == Some(h)
-            });
-        if same_units && !same_binaries {
-            tracing::warn!(
-                "an installed binary under cache/ differs from the one this build compiled (truncated or replaced); recompiling"
-            );
-        }
-        same_units
-            && same_binaries
-            && self
-                .inputs
-                .iter()
-                .all(|(p, h)| file_hash(Path::new(p)).ok().as_ref() == Some(h))
-    }
-
-    fn load(dir: &Path) -> Option<UnitsRecord> {
-        let text = std::fs::read_to_string(dir.join("cache").join(UNITS_FILE)).ok()?;
-        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        if v.get("version")?.as_u64()? != UNITS_VERSION {
-            return None;
-        }
-        let pairs = |k: &str| -> Option<Vec<(String, String)>> {
-            v.get(k)?
-                .as_array()?
-                .iter()
-                .map(|e| {
-                    Some((
-                        e.get(0)?.as_str()?.to_string(),
-                        e.get(1)?.as_str()?.to_string(),
-                    ))
-                })
-                .collect()
-        };
-        Some(UnitsRecord {
-            units: v
-                .get("units")?
-                .as_array()?
-                .iter()
-                .map(|u| u.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()?,
-            inputs: pairs("inputs")?,
-            binaries: pairs("binaries")?,
-        })
-    }
-
-    fn save(&self, dir: &Path) -> Result<(), RunnerError> {
-        let path = dir.join("cache").join(UNITS_FILE);
-        let doc = serde_json::json!({
-            "version": UNITS_VERSION,
-            "units": self.units,
-            "inputs": self.inputs,
-            "binaries": self.binaries,
-        });
-        let text =
-            serde_json::to_string_pretty(&doc).map_err(|e| RunnerError::config(e.to_string()))?;
-        pto_dfx::atomic_write(&path, text.as_bytes())
-            .map_err(|e| RunnerError::config(e.to_string()))
     }
 }
 
@@ -588,44 +495,7 @@ fn check_signature(dir: &Path, kc: &KernelConfig, meta: &CompiledMeta) -> Result
 
 #[cfg(test)]
 mod tests {
-    use super::{core_guards, UnitsRecord};
-    use pto_toolchain::{CompileUnit, CoreKind, UnitKind};
-
-    #[test]
-    fn units_record_sees_header_edits_and_replaced_binaries() {
-        let tmp = tempfile::tempdir().unwrap();
-        let d = tmp.path();
-        std::fs::create_dir_all(d.join("cache")).unwrap();
-        let (src, hdr, so) = (d.join("k.cpp"), d.join("k.h"), d.join("k.so"));
-        std::fs::write(&src, "#include \"k.h\"\n").unwrap();
-        std::fs::write(&hdr, "#define X 1\n").unwrap();
-        std::fs::write(&so, b"binary").unwrap();
-        let units = vec![CompileUnit::new(&src, UnitKind::Kernel(CoreKind::Aiv))];
-        let installed = vec![so.clone()];
-        let mut r = UnitsRecord::default();
-        r.add_input(&src).unwrap();
-        r.add_input(&hdr).unwrap();
-        r.add_binary(&so).unwrap();
-        r.units = vec![src.to_string_lossy().into_owned()];
-        r.save(d).unwrap();
-        let current = || {
-            UnitsRecord::load(d)
-                .unwrap()
-                .still_current(&units, &installed)
-        };
-        assert!(current());
-        std::fs::write(&hdr, "#define X 2\n").unwrap();
-        assert!(!current(), "a header edit is seen");
-        std::fs::write(&hdr, "#define X 1\n").unwrap();
-        assert!(current());
-        std::fs::write(&so, b"bin").unwrap();
-        assert!(!current(), "a replaced binary is seen");
-        std::fs::write(d.join("cache/units.json"), "[[\"k.cpp\", \"00\"]]").unwrap();
-        assert!(
-            UnitsRecord::load(d).is_none(),
-            "the old format is never trusted"
-        );
-    }
+    use super::core_guards;
 
     #[test]
     fn core_guards_are_found_in_preprocessor_lines_only() {

@@ -34,6 +34,7 @@
 pub mod binary_cache;
 mod depfile;
 mod error;
+pub mod freshness;
 mod fsutil;
 mod headers;
 mod manifest;

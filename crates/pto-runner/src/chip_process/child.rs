@@ -192,6 +192,35 @@ fn run(
     }))
 }
 
+/// A `load` request: the build directory's program from the host's compiled objects. The
+/// configuration files are read here again; if they no longer have the identity the host
+/// computed (edited between the host's load and this one), the load is refused rather than
+/// running a program the host did not check.
+fn load(req: &Value) -> Result<CompiledBuild, RunnerError> {
+    let malformed = || RunnerError::config("malformed load request from the host".into());
+    let dir: PathBuf = path_from(req.get("dir")).ok_or_else(malformed)?;
+    let spec = req
+        .get("spec")
+        .and_then(protocol::decode_spec)
+        .ok_or_else(malformed)?;
+    let platform: pto_runtime::Platform = req
+        .get("platform")
+        .and_then(Value::as_str)
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(malformed)?;
+    let expected = req.get("identity").and_then(Value::as_str);
+    let b = CompiledBuild::from_spec(&dir, platform, spec)?;
+    if let Some(expected) = expected.filter(|e| *e != b.identity.as_str()) {
+        return Err(RunnerError::config(format!(
+            "{}: kernel_config.py or compiled_meta.json changed while the program was being loaded (identity {} in the host, {} in the chip process); run again to load the edited program",
+            dir.display(),
+            expected.get(..12).unwrap_or(expected),
+            b.identity.short(),
+        )));
+    }
+    Ok(b)
+}
+
 /// The chip process's main loop (`pto __chip-worker`, `python -m
 /// pypto.runtime._chip_worker`): returns the process exit code.
 pub fn serve() -> i32 {
@@ -244,19 +273,14 @@ pub fn serve() -> i32 {
                 r
             }
             Some("load") => {
-                let dir: Option<PathBuf> = path_from(req.get("dir"));
-                let spec = req.get("spec").and_then(protocol::decode_spec);
-                match (dir, spec) {
-                    (None, _) | (_, None) => encode_error(&RunnerError::config(
-                        "malformed load request from the host".into(),
-                    )),
-                    (Some(dir), Some(spec)) => match CompiledBuild::from_spec(&dir, spec) {
-                        Ok(b) => {
-                            build = Some(b);
-                            json!({"op": "loaded"})
-                        }
-                        Err(e) => encode_error(&e),
-                    },
+                // The old program is dropped first: a failed load leaves nothing to run.
+                build = None;
+                match load(&req) {
+                    Ok(b) => {
+                        build = Some(b);
+                        json!({"op": "loaded"})
+                    }
+                    Err(e) => encode_error(&e),
                 }
             }
             Some("run") => match &build {

@@ -3,7 +3,7 @@
 //! and runs one dispatch at a time over them.
 //!
 //! Requests (`op`):
-//! - `l3_load` `{programs: [{name, dir, spec}]}`: load the compiled programs;
+//! - `l3_load` `{platform, programs: [{name, dir, spec}]}`: load the compiled programs;
 //! - `l3_dispatch` `{program, regions: [{id, len}], tensors: [{region, offset, bytes, shape,
 //!   dtype, tag}], scalars, config, out}`: map the new regions (their descriptors ride on the
 //!   frame, in order), bind every tensor *in place* and run; diagnostics go to `out`, whose
@@ -62,6 +62,11 @@ impl L3State {
             .get("programs")
             .and_then(Value::as_array)
             .ok_or_else(|| bad("programs"))?;
+        let platform: pto_runtime::Platform = req
+            .get("platform")
+            .and_then(Value::as_str)
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| bad("platform"))?;
         for p in list {
             let name = p
                 .get("name")
@@ -72,7 +77,7 @@ impl L3State {
                 .get("spec")
                 .and_then(decode_spec)
                 .ok_or_else(|| bad("program spec"))?;
-            let build = CompiledBuild::from_spec_sub_build(&dir, spec)?;
+            let build = CompiledBuild::from_spec_sub_build(&dir, platform, spec)?;
             self.programs.insert(name.to_string(), build);
         }
         Ok(json!({"op": "loaded"}))

@@ -22,6 +22,7 @@ use crate::dfx_output::DfxSummary;
 use crate::error::{ErrorKind, RunnerError};
 use crate::execute::ExecuteOutcome;
 use crate::inputs::BoundParam;
+use pto_toolchain::freshness::ProgramIdentity;
 
 /// A running chip process.
 pub(crate) struct ChipProcess {
@@ -31,6 +32,8 @@ pub(crate) struct ChipProcess {
     board: Mapping,
     /// Tensor area `(offset, len)` mapped in the host.
     area: Option<(usize, usize, Mapping)>,
+    /// The identity of the program the process loaded (`None`: nothing loaded yet).
+    loaded: Option<ProgramIdentity>,
 }
 
 impl ChipProcess {
@@ -121,15 +124,49 @@ fn chip_error(message: String) -> RunnerError {
 }
 
 fn spawn(build: &CompiledBuild, platform: Platform) -> Result<ChipProcess, RunnerError> {
-    let mut p = spawn_process()?;
+    let p = spawn_process()?;
+    load(p, build, platform)
+}
+
+/// A chip process that holds exactly `build`'s program: a pooled one whose program has
+/// `build`'s identity, a pooled one told to load `build` (its program changed on disk or
+/// was replaced since), or a new one.
+fn acquire(build: &CompiledBuild, platform: Platform) -> Result<ChipProcess, RunnerError> {
+    match take(&build.dir, platform) {
+        Some(p) if p.loaded.as_ref() == Some(&build.identity) => Ok(p),
+        Some(p) => {
+            tracing::info!(
+                "{}: the program changed since the chip process {} loaded it (identity {} -> {}); reloading",
+                build.dir.display(),
+                p.pid(),
+                p.loaded.as_ref().map_or("none", ProgramIdentity::short),
+                build.identity.short(),
+            );
+            load(p, build, platform)
+        }
+        None => spawn(build, platform),
+    }
+}
+
+/// Has `p` load `build` (the objects of its spec; the child checks that the configuration
+/// files it reads still have the identity the host computed).
+fn load(
+    mut p: ChipProcess,
+    build: &CompiledBuild,
+    platform: Platform,
+) -> Result<ChipProcess, RunnerError> {
     let load = json!({
         "op": "load",
         "dir": path_value(&build.dir),
         "platform": platform.name(),
         "spec": protocol::encode_spec(&build.spec),
+        "identity": build.identity.as_str(),
     });
     match request(&mut p, &load, None, &mut |_| {}) {
-        Ok(reply) if reply.get("op").and_then(Value::as_str) == Some("loaded") => Ok(p),
+        Ok(reply) if reply.get("op").and_then(Value::as_str) == Some("loaded") => {
+            p.loaded = Some(build.identity.clone());
+            Ok(p)
+        }
         Ok(reply) => {
             p.kill();
             Err(decode_error(&reply))
@@ -189,6 +226,7 @@ pub(crate) fn spawn_process() -> Result<ChipProcess, RunnerError> {
         shared,
         board,
         area: None,
+        loaded: None,
     })
 }
 
@@ -589,10 +627,7 @@ fn run_request(
     say: &mut dyn FnMut(&str),
 ) -> Result<ExecuteOutcome, RunnerError> {
     let platform = config.platform();
-    let mut p = match take(&build.dir, platform) {
-        Some(p) => p,
-        None => spawn(build, platform)?,
-    };
+    let mut p = acquire(build, platform)?;
     let (area_offset, area_len, layout) = match stage(&mut p, params) {
         Ok(v) => v,
         Err(e) => {

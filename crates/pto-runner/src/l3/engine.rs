@@ -282,6 +282,7 @@ impl Engine {
         let mut transports: Vec<Option<Box<dyn ChipTransport>>> = Vec::new();
         let load = json!({
             "op": "l3_load",
+            "platform": platform.name(),
             "programs": programs.iter().map(|p| json!({
                 "name": p.name,
                 "dir": protocol::path_value(&p.dir),
