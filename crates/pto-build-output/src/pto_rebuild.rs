@@ -128,6 +128,23 @@ pub enum PtoRebuildError {
         cpp: PathBuf,
     },
 
+    /// ptoas's output for a unit defines no kernel function, or none that names a kernel
+    /// cpp of the build (and no `kernels/*/<unit>.cpp` exists): splicing nothing would run
+    /// the old kernel as if the edit had been applied.
+    #[error(
+        "{pto_name}: the edited unit was not spliced into any kernel: ptoas's output defines {} and the build has no kernels/aic|aiv/<name>.cpp for {}; name the kernel function like its kernel file (kernels/<core>/{unit}.cpp), or revert the edit",
+        if functions.is_empty() { "no kernel function".to_string() } else { format!("the kernel function(s) {}", functions.join(", ")) },
+        if functions.is_empty() { format!("the unit '{unit}'") } else { format!("them nor for the unit '{unit}'") }
+    )]
+    NothingSpliced {
+        /// The `.pto` file name.
+        pto_name: String,
+        /// The kernel functions ptoas's output defines.
+        functions: Vec<String>,
+        /// The unit (the `.pto` file's stem).
+        unit: String,
+    },
+
     /// Reading a file or listing a directory failed.
     #[error("cannot {action} {}: {source}; check that the build directory is readable", path.display())]
     Io {
@@ -428,8 +445,22 @@ fn regenerate_unit(
             }
         })?;
         let body = preprocess_ptoas_output(&generated);
+        let functions = aicore_functions(&generated);
+        if functions.is_empty() {
+            return Err(PtoRebuildError::NothingSpliced {
+                pto_name: file_name(pto),
+                functions,
+                unit: stem.clone(),
+            });
+        }
+        // The kernels named like a function of the output (the seed's rule), and the
+        // kernel the unit's file belongs to (`ptoas/<unit>.pto` -> `kernels/*/<unit>.cpp`).
+        let mut targets: Vec<&str> = functions.iter().map(String::as_str).collect();
+        if !targets.contains(&stem.as_str()) {
+            targets.push(&stem);
+        }
         let mut spliced = Vec::new();
-        for name in aicore_functions(&generated) {
+        for name in targets {
             for core in ["aic", "aiv"] {
                 let cpp = scan_dir
                     .join("kernels")
@@ -446,6 +477,13 @@ fn regenerate_unit(
                 }
                 spliced.push(cpp);
             }
+        }
+        if spliced.is_empty() {
+            return Err(PtoRebuildError::NothingSpliced {
+                pto_name: file_name(pto),
+                functions,
+                unit: stem.clone(),
+            });
         }
         let raw_cpp = pto.with_extension("cpp");
         std::fs::rename(&tmp_out, &raw_cpp).map_err(io_err("rename", &raw_cpp))?;
@@ -1380,6 +1418,40 @@ mv "$out.part" "$out"
             aic.contains("static __aicore__ void g_aiv(float* out)"),
             "{aic}"
         );
+        Ok(())
+    }
+
+    #[test]
+    fn a_unit_that_splices_nothing_is_an_error_naming_it_and_its_functions() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "prep", "kernel prep 1\n", &[("aiv", "prep")])?;
+        let before = read(&fx.dir.join("kernels/aiv/prep.cpp"));
+        // An empty unit defines no kernel function.
+        fx.edit_pto("", "prep", "")?;
+        let e = fx.run().unwrap_err().to_string();
+        assert!(
+            e.contains("prep.pto") && e.contains("no kernel function"),
+            "{e}"
+        );
+        // A renamed function whose unit has no kernel file either.
+        fx.unit("", "other", "kernel other 1\n", &[])?;
+        fx.edit_pto("", "prep", "kernel prep 1\n")?;
+        fx.edit_pto("", "other", "kernel other_v2 3\n")?;
+        let e = fx.run().unwrap_err().to_string();
+        assert!(e.contains("other.pto") && e.contains("other_v2"), "{e}");
+        assert_eq!(read(&fx.dir.join("kernels/aiv/prep.cpp")), before);
+        Ok(())
+    }
+
+    #[test]
+    fn a_renamed_function_still_goes_into_the_kernel_of_its_unit() -> TestResult {
+        let fx = Fixture::new()?;
+        fx.unit("", "prep", "kernel prep 1\n", &[("aiv", "prep")])?;
+        fx.edit_pto("", "prep", "kernel prep_v2 7\n")?;
+        let report = fx.run()?;
+        assert_eq!(report.touched, ["kernels/aiv/prep.cpp"]);
+        let cpp = read(&fx.dir.join("kernels/aiv/prep.cpp"));
+        assert!(cpp.contains("void prep_v2(float* out)"), "{cpp}");
         Ok(())
     }
 
