@@ -85,6 +85,7 @@ mod json;
 pub mod name_map;
 pub mod pmu;
 pub mod printable;
+pub mod provenance;
 pub mod scope_stats;
 pub mod swimlane;
 pub mod task_id;

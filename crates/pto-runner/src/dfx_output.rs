@@ -497,7 +497,8 @@ fn write_dump_manifest(
                 .to_string(),
             _ => "args dump: no records".to_string(),
         });
-        return Ok(None);
+        // An empty, valid dump at this run's level replaces an earlier run's: the set on
+        // disk says what this run captured (nothing), not what a run before it did.
     }
     if dump.dropped_records > 0 {
         summary.warnings.push(format!(
@@ -551,7 +552,9 @@ fn write_dump_manifest(
         dump.dropped_records,
         dump.entries.iter().filter(|e| e.overwritten).count() as u64,
     );
-    let path = out.join("args_dump").join("args_dump.json");
+    let path = out
+        .join("args_dump")
+        .join(pto_dfx::args_dump::MANIFEST_FILE_NAME);
     pto_dfx::args_dump::write(&path, &manifest).map_err(write_err)?;
     Ok(Some(path))
 }

@@ -130,11 +130,35 @@ fn other_form(rel: &Path) -> Option<&'static str> {
 /// exclusive lock, then removes `staging`. The other form of a published swimlane or
 /// dep_gen file is removed. `paths` (files the summary names) are rewritten
 /// from their staging location to their published one.
-pub fn publish(staging: &Path, out: &Path, paths: &mut [PathBuf]) -> Result<(), RunnerError> {
+///
+/// `program` is the identity of the program that ran (`pto_toolchain::freshness`): the
+/// published files are recorded with it and this run's id in `pto_provenance.json`
+/// ([`pto_dfx::provenance`]); an artifact left by a run of a *different* program is moved
+/// aside to `previous/` (which then holds only such files), while one of the same program
+/// stays, to be joined as before (capture the graph once, time many times).
+pub fn publish(
+    staging: &Path,
+    out: &Path,
+    paths: &mut [PathBuf],
+    program: &str,
+) -> Result<(), RunnerError> {
     let mut files = Vec::new();
     files_under(staging, &mut files).map_err(|e| io("listing", staging, e))?;
+    let run = staging
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix(STAGING_PREFIX))
+        .unwrap_or_default()
+        .to_string();
     {
         let _lock = lock(out, true)?;
+        let mut provenance = pto_dfx::provenance::Provenance::read(out);
+        provenance.version = 1;
+        let incoming: Vec<String> = files
+            .iter()
+            .filter_map(|f| pto_dfx::provenance::relative_key(staging, f))
+            .collect();
+        set_aside_foreign(out, &mut provenance, program, &incoming)?;
         for f in &files {
             let Ok(rel) = f.strip_prefix(staging) else {
                 continue;
@@ -151,14 +175,90 @@ pub fn publish(staging: &Path, out: &Path, paths: &mut [PathBuf]) -> Result<(), 
                     }
                     _ => {}
                 }
+                provenance.files.remove(other);
             }
         }
+        supersede_args_bin(out, &mut provenance, &incoming)?;
+        for key in incoming {
+            let origin = pto_dfx::provenance::Origin {
+                program: program.to_string(),
+                run: run.clone(),
+            };
+            provenance.files.insert(key, origin);
+        }
+        provenance
+            .write(out)
+            .map_err(|e| RunnerError::config(e.to_string()))?;
     }
     let _ = std::fs::remove_dir_all(staging);
     for p in paths.iter_mut() {
         if let Ok(rel) = p.strip_prefix(staging) {
             *p = out.join(rel);
         }
+    }
+    Ok(())
+}
+
+/// An args dump manifest published without its payload file (a dump that captured nothing,
+/// or only scalars) supersedes the payload of an earlier dump: `args.bin` is removed, so
+/// the manifest never points into another run's bytes.
+fn supersede_args_bin(
+    out: &Path,
+    provenance: &mut pto_dfx::provenance::Provenance,
+    incoming: &[String],
+) -> Result<(), RunnerError> {
+    let manifest = format!("args_dump/{}", pto_dfx::args_dump::MANIFEST_FILE_NAME);
+    let bin = format!("args_dump/{}", pto_dfx::args_dump::BIN_FILE_NAME);
+    if incoming.contains(&manifest) && !incoming.contains(&bin) {
+        match std::fs::remove_file(out.join(&bin)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io("removing", &out.join(&bin), e))
+            }
+            _ => {}
+        }
+        provenance.files.remove(&bin);
+    }
+    Ok(())
+}
+
+/// Moves the artifacts of `out` that the sidecar attributes to another program than
+/// `program`, and that this run does not replace, to `out/previous/` (emptied first: it
+/// holds the artifacts of the program before, not a history), and forgets them.
+fn set_aside_foreign(
+    out: &Path,
+    provenance: &mut pto_dfx::provenance::Provenance,
+    program: &str,
+    incoming: &[String],
+) -> Result<(), RunnerError> {
+    let foreign: Vec<String> = provenance
+        .files
+        .iter()
+        .filter(|(k, o)| o.program != program && !incoming.contains(k))
+        .map(|(k, _)| k.clone())
+        .filter(|k| out.join(k).is_file())
+        .collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    let previous = out.join(pto_dfx::provenance::PREVIOUS_DIR);
+    match std::fs::remove_dir_all(&previous) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(io("emptying", &previous, e))
+        }
+        _ => {}
+    }
+    for key in foreign {
+        let dest = previous.join(&key);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io("creating", parent, e))?;
+        }
+        std::fs::rename(out.join(&key), &dest).map_err(|e| io("moving aside", &dest, e))?;
+        tracing::warn!(
+            "{}: written by another program than this run's (an edit since); moved to {}",
+            out.join(&key).display(),
+            dest.display()
+        );
+        provenance.files.remove(&key);
     }
     Ok(())
 }
@@ -185,7 +285,7 @@ mod tests {
         // Not visible before publication.
         assert_eq!(std::fs::read_to_string(out.join("pmu.csv")).unwrap(), "old");
         let mut named = vec![stage.join("pmu.csv")];
-        publish(&stage, &out, &mut named).unwrap();
+        publish(&stage, &out, &mut named, "p1").unwrap();
         assert_eq!(named, vec![out.join("pmu.csv")]);
         assert_eq!(std::fs::read_to_string(out.join("pmu.csv")).unwrap(), "new");
         assert_eq!(
@@ -197,16 +297,61 @@ mod tests {
         std::fs::write(out.join("chip_swimlane_records.json"), "old").unwrap();
         let stage = staging_dir(&out).unwrap();
         std::fs::write(stage.join("chip_swimlane_records.bin"), "new").unwrap();
-        publish(&stage, &out, &mut []).unwrap();
+        publish(&stage, &out, &mut [], "p1").unwrap();
         assert!(!out.join("chip_swimlane_records.json").exists());
         let stage = staging_dir(&out).unwrap();
         std::fs::write(stage.join("chip_swimlane_records.json"), "newer").unwrap();
-        publish(&stage, &out, &mut []).unwrap();
+        publish(&stage, &out, &mut [], "p1").unwrap();
         assert!(!out.join("chip_swimlane_records.bin").exists());
         // A staging directory of a process that is gone is swept by the next run.
         let dead = out.join(format!("{STAGING_PREFIX}999999999-1-0"));
         std::fs::create_dir_all(&dead).unwrap();
         let s2 = staging_dir(&out).unwrap();
         assert!(!dead.exists() && s2.exists());
+    }
+
+    #[test]
+    fn artifacts_of_another_program_are_moved_aside_and_the_same_program_s_are_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("dfx_outputs");
+        let run = |files: &[(&str, &str)], program: &str| {
+            let stage = staging_dir(&out).unwrap();
+            for (name, text) in files {
+                std::fs::write(stage.join(name), text).unwrap();
+            }
+            publish(&stage, &out, &mut [], program).unwrap();
+        };
+        // A dep_gen run, then a swimlane run of the same program: both stay, joined.
+        run(&[("deps.json", "g1")], "p1");
+        run(&[("chip_swimlane_records.json", "s1")], "p1");
+        assert!(out.join("deps.json").is_file());
+        let prov = pto_dfx::provenance::Provenance::read(&out);
+        assert_eq!(prov.files["deps.json"].program, "p1");
+        assert_ne!(
+            prov.files["deps.json"].run,
+            prov.files["chip_swimlane_records.json"].run
+        );
+        // After an edit (another program), the old graph is moved aside, not joined.
+        run(&[("chip_swimlane_records.json", "s2")], "p2");
+        assert!(!out.join("deps.json").exists());
+        assert_eq!(
+            std::fs::read_to_string(out.join("previous/deps.json")).unwrap(),
+            "g1"
+        );
+        let prov = pto_dfx::provenance::Provenance::read(&out);
+        assert!(!prov.files.contains_key("deps.json"));
+        assert_eq!(prov.files["chip_swimlane_records.json"].program, "p2");
+        // A file the sidecar does not know (copied in) is never moved.
+        std::fs::write(out.join("pmu.csv"), "mine").unwrap();
+        run(&[("deps.json", "g3")], "p3");
+        assert_eq!(
+            std::fs::read_to_string(out.join("pmu.csv")).unwrap(),
+            "mine"
+        );
+        assert!(out.join("previous/chip_swimlane_records.json").is_file());
+        assert!(
+            !out.join("previous/deps.json").exists(),
+            "previous/ holds one program"
+        );
     }
 }

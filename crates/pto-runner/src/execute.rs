@@ -126,7 +126,7 @@ impl CompiledBuild {
         let result = self.execute_staged(args, config, &staging);
         match result {
             Ok((report, mut dfx)) => {
-                crate::dfx_publish::publish(&staging, out, &mut dfx.files)?;
+                crate::dfx_publish::publish(&staging, out, &mut dfx.files, self.identity.as_str())?;
                 let (from, to) = (staging.display().to_string(), out.display().to_string());
                 for h in &mut dfx.hints {
                     *h = h.replace(&from, &to);

@@ -146,6 +146,9 @@ pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
     .iter()
     .map(|n| dir.join(n))
     .find(|p| p.is_file());
+    if let Some(lane) = &swimlane {
+        warnings.extend(crate::provenance::mixed_programs(dir, &[&deps_path, lane]));
+    }
     let mut spans: IdMap<u64, Span> = idmap::map_with_capacity(graph.tasks.len());
     // Every timed row: (core, start, end, task id).
     let mut rows: Vec<(u32, Ns, Ns, u64)> = Vec::new();

@@ -188,6 +188,9 @@ pub fn convert_with(
         Some(p) => Some(p.to_path_buf()),
         None => super::beside(dir, crate::deps::FILE_NAME, crate::compact::deps::FILE_NAME),
     };
+    if let Some(deps) = &deps_path {
+        warnings.extend(crate::provenance::mixed_programs(dir, &[input, deps]));
+    }
     // The two big reads overlap: deps.json on a second thread while this
     // one reads and joins the swimlane rows.
     let (timeline, graph) = std::thread::scope(|scope| {
