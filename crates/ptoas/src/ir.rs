@@ -615,6 +615,20 @@ pub enum OpKind {
         /// The pipe or op type.
         pipe: Attr,
     },
+    /// `pto.cmo.cacheinvalid`: cache maintenance on GM. `%x single_cache_line : T`
+    /// invalidates the data-cache line holding the first element of `%x` (a `!pto.ptr`, a
+    /// view or a GM memref); `all #pto.address_space<gm>` the whole data cache.
+    CacheInvalid {
+        /// The addressed value; `None` for the `all` form.
+        target: Option<ValueId>,
+        /// The address space of the `all` form (`#pto.address_space<gm>`).
+        space: Option<Attr>,
+    },
+    /// `pto.fence.barrier_all #pto.fence_scope<S>`: a memory fence over scope `S`.
+    Fence {
+        /// The scope attribute (`#pto.fence_scope<gm>`).
+        scope: Attr,
+    },
     /// `pto.section.cube` / `pto.section.vector`.
     Section {
         /// Which core.
@@ -788,6 +802,8 @@ impl Op {
                 Side::Cube => "pto.tfree_from_aiv".into(),
                 Side::Vector => "pto.tfree_from_aic".into(),
             },
+            OpKind::CacheInvalid { .. } => "pto.cmo.cacheinvalid".into(),
+            OpKind::Fence { .. } => "pto.fence.barrier_all".into(),
             OpKind::Flag { name, .. } | OpKind::Barrier { name, .. } | OpKind::Query { name } => {
                 format!("pto.{name}")
             }

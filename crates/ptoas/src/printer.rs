@@ -639,6 +639,27 @@ impl Printer {
                     self.attr(pipe);
                 }
             }
+            OpKind::CacheInvalid { target, space } => match (target, space) {
+                (Some(t), _) => {
+                    let _ = write!(
+                        self.out,
+                        " %{} single_cache_line : {}",
+                        f.name_of(*t),
+                        f.ty(*t)
+                    );
+                }
+                (None, space) => {
+                    self.out.push_str(" all");
+                    if let Some(a) = space {
+                        self.out.push(' ');
+                        self.attr(a);
+                    }
+                }
+            },
+            OpKind::Fence { scope } => {
+                self.out.push(' ');
+                self.attr(scope);
+            }
             OpKind::Section { body, .. } => {
                 self.out.push(' ');
                 self.block(f, body, &[]);

@@ -3,8 +3,9 @@
 
 use crate::common::data;
 
-const SAMPLES: [&str; 8] = [
+const SAMPLES: [&str; 9] = [
     "bidir.pto",
+    "cmo.pto",
     "vadd.pto",
     "softmax.pto",
     "matmul.pto",
@@ -136,6 +137,30 @@ fn unsupported_ops_and_attributes_are_errors_not_silence() {
         "func.func @f() {\n  %x = \"test.op\"() : () -> index\n  return\n}",
         L2,
         "bad.pto:2:8: generic op syntax \"test.op\"(...) is not supported; write the op in its custom form",
+    );
+}
+
+#[test]
+fn cache_maintenance_refuses_what_it_cannot_address() {
+    check_err(
+        "func.func @f(%p: !pto.ptr<f32, ub>) {\n  pto.cmo.cacheinvalid %p single_cache_line : !pto.ptr<f32, ub>\n  return\n}",
+        L2,
+        "bad.pto:2:3: %p is a UB pointer; cache maintenance addresses GM",
+    );
+    check_err(
+        "func.func @f() {\n  pto.cmo.cacheinvalid all #pto.address_space<vec>\n  return\n}",
+        L2,
+        "bad.pto:2:3: 'pto.cmo.cacheinvalid all' takes #pto.address_space<gm> (the data cache holds GM lines only)",
+    );
+    check_err(
+        "func.func @f(%p: !pto.ptr<f32>) {\n  pto.cmo.cacheinvalid %p everything : !pto.ptr<f32>\n  return\n}",
+        L2,
+        "bad.pto:2:27: expected 'single_cache_line' or 'all', found 'everything'",
+    );
+    check_err(
+        "func.func @f() {\n  pto.fence.barrier_all #pto.fence_scope<l2>\n  return\n}",
+        L2,
+        "bad.pto:2:3: 'pto.fence.barrier_all' supports the scope #pto.fence_scope<gm> only",
     );
 }
 

@@ -113,6 +113,49 @@ fn softmax_row_reductions_broadcasts_and_rounding_modes() {
     assert_ne!(round, trunc, "the data must tell the two modes apart");
 }
 
+#[test]
+fn cache_maintenance_and_gm_fence_as_pypto_writes_them() {
+    let cpp = translate(&data("cmo.pto"), "cmo.pto", &level3());
+    // The region form addresses the partition's first element; the pointer form the pointer.
+    assert!(
+        cpp.contains("PTOAS__DCCI_SINGLE_CACHE_LINE(v2 + (512 + 16));"),
+        "{cpp}"
+    );
+    assert!(cpp.contains("PTOAS__DCCI_SINGLE_CACHE_LINE(v3);"));
+    assert!(cpp.contains("dcci((__gm__ void*)0, cache_line_t::ENTIRE_DATA_CACHE);"));
+    assert_eq!(cpp.matches("dsb(DSB_DDR);").count(), 2);
+    let src = pypto_kernel(
+        &cpp,
+        "publish",
+        &[
+            Param::Tensor("float"),
+            Param::Tensor("float"),
+            Param::Tensor("int32_t"),
+        ],
+    );
+    let program = build(
+        "publish",
+        &one_task(3, 0, "rt_submit_aiv_task(0, p)"),
+        &[Kernel {
+            func_id: 0,
+            name: "publish".into(),
+            core: CoreType::Aiv,
+            source: src,
+        }],
+    );
+    let x = values(16 * 64, 5, 4.0);
+    let mut bufs = vec![
+        Buf::f32(&[16, 64], &x),
+        Buf::zeros(Dt::F32, &[16, 64]),
+        Buf::zeros(Dt::I32, &[1]),
+    ];
+    run(&program, &mut bufs, &[]);
+    let mut want: Vec<f32> = x.iter().map(|v| v + v).collect();
+    want[1023] = 7.0;
+    assert_close("out", &bufs[1].as_f32(), &want, 0.0, 0.0);
+    assert_eq!(bufs[2].as_i32(), [7]);
+}
+
 /// Rounds to bf16 (nearest even) and back.
 fn bf(x: f32) -> f32 {
     half::bf16::from_f32(x).to_f32()

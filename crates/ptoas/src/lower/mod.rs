@@ -1145,6 +1145,40 @@ impl<'a> FnLower<'a> {
                 let p = pipe_token(pipe).ok_or_else(|| invalid(span, "unknown pipe or op type"))?;
                 out.push(Stmt::Line(format!("pipe_barrier({p});")));
             }
+            OpKind::CacheInvalid { target, space } => match target {
+                Some(t) => {
+                    let ptr = self.gm_address(*t, span)?;
+                    out.push(Stmt::Line(format!("PTOAS__DCCI_SINGLE_CACHE_LINE({ptr});")));
+                }
+                None => {
+                    let space = space.as_ref().and_then(|a| match a {
+                        Attr::Pto { kind, value, .. } if kind == "address_space" => {
+                            Some(value.as_str())
+                        }
+                        _ => None,
+                    });
+                    if space != Some("gm") {
+                        return Err(invalid(
+                            span,
+                            "'pto.cmo.cacheinvalid all' takes #pto.address_space<gm> (the data cache holds GM lines only)",
+                        ));
+                    }
+                    out.push(Stmt::Line(
+                        "dcci((__gm__ void*)0, cache_line_t::ENTIRE_DATA_CACHE);".into(),
+                    ));
+                }
+            },
+            OpKind::Fence { scope } => match scope {
+                Attr::Pto { kind, value, .. } if kind == "fence_scope" && value == "gm" => {
+                    out.push(Stmt::Line("dsb(DSB_DDR);".into()));
+                }
+                _ => {
+                    return Err(unsupported(
+                        span,
+                        "'pto.fence.barrier_all' supports the scope #pto.fence_scope<gm> only",
+                    ))
+                }
+            },
             OpKind::Section { kind, body } => {
                 let m = match kind {
                     KernelKind::Vector => "__DAV_VEC__",
@@ -1231,6 +1265,29 @@ impl<'a> FnLower<'a> {
                 self.f.ty(v)
             ),
         ))
+    }
+
+    /// The C++ address of the first GM element of `v`: a GM `!pto.ptr`, a tensor or partition
+    /// view, or a GM memref argument.
+    fn gm_address(&self, v: ValueId, span: Span) -> DiagResult<String> {
+        match self.f.ty(v) {
+            Type::Ptr { ub: false, .. } => self.expr(v, span),
+            Type::Ptr { ub: true, .. } => Err(invalid(
+                span,
+                format!(
+                    "%{} is a UB pointer; cache maintenance addresses GM",
+                    self.f.name_of(v)
+                ),
+            )),
+            _ => {
+                let view = self.view_of(v, span)?;
+                Ok(if view.offset.is_empty() {
+                    view.base
+                } else {
+                    format!("{} + ({})", view.base, view.offset.join(" + "))
+                })
+            }
+        }
     }
 
     /// Emits `pto::Shape`, `pto::Stride` and `GlobalTensor` declarations for `view`; returns

@@ -976,6 +976,27 @@ impl Parser<'_> {
                     vec![],
                 ))
             }
+            "cmo.cacheinvalid" => {
+                let (target, space) = if self.eat_ident("all")? {
+                    (None, Some(self.attr()?))
+                } else {
+                    let v = self.value()?;
+                    if !self.eat_ident("single_cache_line")? {
+                        return self.expected("'single_cache_line' or 'all'");
+                    }
+                    (Some(v), None)
+                };
+                self.opt_attr_dict()?;
+                if target.is_some() && self.eat_punct(':')? {
+                    self.ty()?;
+                }
+                Ok((OpKind::CacheInvalid { target, space }, vec![]))
+            }
+            "fence.barrier_all" => {
+                let scope = self.attr()?;
+                self.opt_attr_dict()?;
+                Ok((OpKind::Fence { scope }, vec![]))
+            }
             "section.cube" | "section.vector" => {
                 let kind = if rest == "section.cube" {
                     KernelKind::Cube
