@@ -141,6 +141,44 @@ fn unsupported_ops_and_attributes_are_errors_not_silence() {
 }
 
 #[test]
+fn types_written_without_their_pto_prefix_read_as_the_full_spelling() {
+    // MLIR drops `!pto.tile_buf` / `!pto.ptr` where the op allows one type class only.
+    let body = |ptr: &str, tile: &str, tile2: &str| {
+        format!(
+            "func.func @f(%p: !pto.ptr<f32>) attributes {{pto.kernel_kind = #pto.kernel_kind<vector>}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %q = pto.addptr %p, %c16 : {ptr} -> {ptr}
+  %v = pto.make_tensor_view %q, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<?x?xf32>
+  %pv = pto.partition_view %v, offsets = [%c0, %c0], sizes = [%c16, %c16] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>
+  %t = pto.alloc_tile : {tile}
+  %u = pto.alloc_tile : {tile2}
+  pto.tload ins(%pv : !pto.partition_tensor_view<16x16xf32>) outs(%t : {tile})
+  pto.tadd ins(%t, %t : {tile}, {tile}) outs(%u : {tile2})
+  pto.tstore ins(%u : {tile2}) outs(%pv : !pto.partition_tensor_view<16x16xf32>)
+  return
+}}"
+        )
+    };
+    let elided = body("<f32>", &TILE["!pto.tile_buf".len()..], "<vec, 16x16xf32>");
+    let full = body("!pto.ptr<f32>", TILE, "!pto.tile_buf<vec, 16x16xf32>");
+    let o = ptoas::Options::new();
+    let a = ptoas::translate(&elided, "t.pto", &o).map_err(|e| e.to_string());
+    assert!(a.is_ok(), "{a:?}");
+    assert_eq!(
+        a,
+        ptoas::translate(&full, "t.pto", &o).map_err(|e| e.to_string())
+    );
+    // A shape alone does not say which view type it is.
+    check_err(
+        "func.func @f(%p: <16x16xf32>) {\n  return\n}",
+        L2,
+        "bad.pto:1:18: cannot tell which !pto type '<...>' abbreviates; write it in full (!pto.tile_buf<...>, !pto.ptr<...>, !pto.tensor_view<...>)",
+    );
+}
+
+#[test]
 fn cache_maintenance_refuses_what_it_cannot_address() {
     check_err(
         "func.func @f(%p: !pto.ptr<f32, ub>) {\n  pto.cmo.cacheinvalid %p single_cache_line : !pto.ptr<f32, ub>\n  return\n}",
