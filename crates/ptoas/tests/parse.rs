@@ -3,8 +3,9 @@
 
 use crate::common::data;
 
-const SAMPLES: [&str; 9] = [
+const SAMPLES: [&str; 10] = [
     "bidir.pto",
+    "carry.pto",
     "cmo.pto",
     "vadd.pto",
     "softmax.pto",
@@ -175,6 +176,26 @@ fn types_written_without_their_pto_prefix_read_as_the_full_spelling() {
         "func.func @f(%p: <16x16xf32>) {\n  return\n}",
         L2,
         "bad.pto:1:18: cannot tell which !pto type '<...>' abbreviates; write it in full (!pto.tile_buf<...>, !pto.ptr<...>, !pto.tensor_view<...>)",
+    );
+}
+
+#[test]
+fn a_view_result_must_be_one_view_on_every_path() {
+    let head = "func.func @f(%p: !pto.ptr<f32>, %q: !pto.ptr<f32>, %b: i1) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %v = pto.make_tensor_view %p, shape = [%c8, %c8], strides = [%c8, %c1] : !pto.tensor_view<?x?xf32>
+  %w = pto.make_tensor_view %q, shape = [%c8, %c8], strides = [%c8, %c1] : !pto.tensor_view<?x?xf32>
+";
+    check_err(
+        &format!("{head}  %r = scf.if %b -> (!pto.tensor_view<?x?xf32>) {{\n    scf.yield %v : !pto.tensor_view<?x?xf32>\n  }} else {{\n    scf.yield %w : !pto.tensor_view<?x?xf32>\n  }}\n  return\n}}"),
+        L2,
+        "bad.pto:6:3: %w (!pto.tensor_view<?x?xf32>) is carried out of scf.if / scf.for, but a view result must be the same view on every path",
+    );
+    check_err(
+        &format!("{head}  %r = scf.for %i = %c1 to %c8 step %c1 iter_args(%a = %v) -> (!pto.tensor_view<?x?xf32>) {{\n    scf.yield %w : !pto.tensor_view<?x?xf32>\n  }}\n  return\n}}"),
+        L2,
+        "bad.pto:6:3: %w (!pto.tensor_view<?x?xf32>) is carried out of scf.if / scf.for, but a view result must be the same view on every path",
     );
 }
 

@@ -156,6 +156,30 @@ fn cache_maintenance_and_gm_fence_as_pypto_writes_them() {
     assert_eq!(bufs[2].as_i32(), [7]);
 }
 
+#[test]
+fn output_views_threaded_through_loops_and_branches() {
+    let cpp = translate(&data("carry.pto"), "carry.pto", &ptoas::Options::new());
+    let src = pypto_kernel(&cpp, "carry", &[Param::Tensor("float"); 2]);
+    let program = build(
+        "carry",
+        &one_task(2, 0, "rt_submit_aiv_task(0, p)"),
+        &[Kernel {
+            func_id: 0,
+            name: "carry".into(),
+            core: CoreType::Aiv,
+            source: src,
+        }],
+    );
+    let x = values(32 * 32, 9, 4.0);
+    let old = values(32 * 32, 10, 4.0);
+    let mut bufs = vec![Buf::f32(&[32, 32], &x), Buf::f32(&[32, 32], &old)];
+    run(&program, &mut bufs, &[]);
+    let want: Vec<f32> = (0..32 * 32)
+        .map(|i| if i < 24 * 32 { 2.0 * x[i] } else { old[i] })
+        .collect();
+    assert_close("out", &bufs[1].as_f32(), &want, 0.0, 0.0);
+}
+
 /// Rounds to bf16 (nearest even) and back.
 fn bf(x: f32) -> f32 {
     half::bf16::from_f32(x).to_f32()
