@@ -180,6 +180,62 @@ fn types_written_without_their_pto_prefix_read_as_the_full_spelling() {
 }
 
 #[test]
+fn ins_lists_take_standalone_attributes_and_per_operand_types() {
+    let f = |ins: &str| {
+        format!("func.func @f() {{\n  %t = pto.alloc_tile : {TILE}\n  %u = pto.alloc_tile : {TILE}\n  pto.tgather ins({ins}) outs(%u : {TILE})\n  return\n}}")
+    };
+    let o = ptoas::Options::new();
+    let standalone = ptoas::translate(
+        &f(&format!(
+            "%t, {{maskPattern = #pto.mask_pattern<P0101>}} : {TILE}"
+        )),
+        "t.pto",
+        &o,
+    )
+    .map_err(|e| e.to_string());
+    let attached = ptoas::translate(
+        &f(&format!(
+            "%t {{maskPattern = #pto.mask_pattern<P0101>}} : {TILE}"
+        )),
+        "t.pto",
+        &o,
+    )
+    .map_err(|e| e.to_string());
+    assert!(
+        standalone
+            .as_ref()
+            .is_ok_and(|c| c.contains("MaskPattern::P0101>(")),
+        "{standalone:?}"
+    );
+    assert_eq!(standalone, attached);
+    // `ins(%a : T, %b : U)`: each operand with its own type, as `ins(%a, %b : T, U)`.
+    let g = |ins: &str| {
+        format!("func.func @f() {{\n  %t = pto.alloc_tile : {TILE}\n  %u = pto.alloc_tile : {TILE}\n  pto.tadd ins({ins}) outs(%u : {TILE})\n  return\n}}")
+    };
+    let grouped = ptoas::translate(&g(&format!("%t : {TILE}, %u : {TILE}")), "t.pto", &o)
+        .map_err(|e| e.to_string());
+    assert!(grouped.is_ok(), "{grouped:?}");
+    assert_eq!(
+        grouped,
+        ptoas::translate(&g(&format!("%t, %u : {TILE}, {TILE}")), "t.pto", &o)
+            .map_err(|e| e.to_string())
+    );
+    // The count is checked at the ')' that closes the list.
+    let bad = g(&format!("%t : {TILE}, {TILE}"));
+    let col = bad
+        .lines()
+        .nth(3)
+        .and_then(|l| l.find(") outs"))
+        .unwrap_or(0)
+        + 1;
+    check_err(
+        &bad,
+        L2,
+        &format!("bad.pto:4:{col}: 1 input(s) but 2 type(s) in ins(...)"),
+    );
+}
+
+#[test]
 fn a_view_result_must_be_one_view_on_every_path() {
     let head = "func.func @f(%p: !pto.ptr<f32>, %q: !pto.ptr<f32>, %b: i1) {
   %c1 = arith.constant 1 : index

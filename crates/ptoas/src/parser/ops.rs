@@ -1034,9 +1034,19 @@ impl Parser<'_> {
         let mut attrs_in_ins = false;
         if self.eat_ident("ins")? {
             self.expect_punct('(')?;
-            if !self.is_punct(')') && !self.is_punct(':') {
-                let vals = self.comma_list(|p| {
-                    let v = p.value()?;
+            // One or more groups `%a[ {attrs}], ...[, {attrs}] : T, ...` separated by commas
+            // (`ins(%acc : T, %pre : i64)` writes each operand with its own type).
+            let mut more = !self.is_punct(')') && !self.is_punct(':');
+            while more {
+                let mut group = 0usize;
+                let items = self.comma_list(|p| {
+                    // An attribute dictionary may stand on its own in the list
+                    // (`ins(%src, {maskPattern = ...} : T)`).
+                    let v = if p.is_punct('{') {
+                        None
+                    } else {
+                        Some(p.value()?)
+                    };
                     let a = if p.is_punct('{') {
                         p.attr_dict()?
                     } else {
@@ -1044,8 +1054,11 @@ impl Parser<'_> {
                     };
                     Ok((v, a))
                 })?;
-                for (v, a) in vals {
-                    ins.push(v);
+                for (v, a) in items {
+                    if let Some(v) = v {
+                        ins.push(v);
+                        group += 1;
+                    }
                     if !a.is_empty() {
                         attrs_in_ins = true;
                     }
@@ -1056,11 +1069,21 @@ impl Parser<'_> {
                     attrs_in_ins = true;
                 }
                 self.expect_punct(':')?;
-                let types = self.comma_list(|p| p.ty())?;
-                if types.len() != ins.len() {
+                let mut types = vec![self.ty()?];
+                more = false;
+                while self.eat_punct(',')? {
+                    if matches!(self.peek(), Tok::Value(_)) {
+                        more = true;
+                        break;
+                    }
+                    if types.len() >= MAX_LIST {
+                        return self.err("list too long");
+                    }
+                    types.push(self.ty()?);
+                }
+                if types.len() != group {
                     return self.err(format!(
-                        "{} input(s) but {} type(s) in ins(...)",
-                        ins.len(),
+                        "{group} input(s) but {} type(s) in ins(...)",
                         types.len()
                     ));
                 }
