@@ -629,6 +629,32 @@ pub enum OpKind {
         /// The scope attribute (`#pto.fence_scope<gm>`).
         scope: Attr,
     },
+    /// `pto.comm.tnotify` / `pto.comm.twait (%signal, %value : T, i32) {attrs}`: set or add a
+    /// 32-bit GM signal / block until it compares true.
+    Signal {
+        /// The op name after `pto.` (`comm.tnotify`, `comm.twait`).
+        name: String,
+        /// The signal view (`i32` elements).
+        signal: ValueId,
+        /// The value notified or compared with.
+        value: ValueId,
+        /// Attributes (`notifyOp`, `cmp`).
+        attrs: Vec<NamedAttr>,
+    },
+    /// `pto.comm.tput` / `pto.comm.tget (%dst, %src, buf(%stage[, %stage2]) : ...) {attrs}`:
+    /// a GM-to-GM copy (to or from a peer's window) staged through UB tiles.
+    CommCopy {
+        /// The op name after `pto.` (`comm.tput`, `comm.tget`).
+        name: String,
+        /// Destination view.
+        dst: ValueId,
+        /// Source view.
+        src: ValueId,
+        /// Staging tiles (one, or two for ping-pong).
+        stages: Vec<ValueId>,
+        /// Attributes (`atomicType` of a put).
+        attrs: Vec<NamedAttr>,
+    },
     /// `pto.section.cube` / `pto.section.vector`.
     Section {
         /// Which core.
@@ -803,6 +829,7 @@ impl Op {
                 Side::Vector => "pto.tfree_from_aic".into(),
             },
             OpKind::CacheInvalid { .. } => "pto.cmo.cacheinvalid".into(),
+            OpKind::Signal { name, .. } | OpKind::CommCopy { name, .. } => format!("pto.{name}"),
             OpKind::Fence { .. } => "pto.fence.barrier_all".into(),
             OpKind::Flag { name, .. } | OpKind::Barrier { name, .. } | OpKind::Query { name } => {
                 format!("pto.{name}")

@@ -133,6 +133,7 @@ fn scan(b: &Block, w: &mut Walk, loops: &mut Vec<(usize, usize)>) {
             }
             OpKind::SetValidShape { tile, .. } => uses.push(*tile),
             OpKind::TPush { tile, .. } => uses.push(*tile),
+            OpKind::CommCopy { stages, .. } => uses.extend(stages.iter().copied()),
             _ => {}
         }
         for u in uses {

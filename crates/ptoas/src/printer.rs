@@ -656,6 +656,43 @@ impl Printer {
                     }
                 }
             },
+            OpKind::Signal {
+                signal,
+                value,
+                attrs,
+                ..
+            } => {
+                let _ = write!(
+                    self.out,
+                    "(%{}, %{} : {}, {})",
+                    f.name_of(*signal),
+                    f.name_of(*value),
+                    f.ty(*signal),
+                    f.ty(*value)
+                );
+                self.opt_attrs(attrs);
+            }
+            OpKind::CommCopy {
+                dst,
+                src,
+                stages,
+                attrs,
+                ..
+            } => {
+                let _ = write!(
+                    self.out,
+                    "(%{}, %{}, buf(",
+                    f.name_of(*dst),
+                    f.name_of(*src)
+                );
+                self.vals(f, stages);
+                self.out.push_str(") : ");
+                let mut ts = vec![f.ty(*dst).clone(), f.ty(*src).clone()];
+                ts.extend(stages.iter().map(|v| f.ty(*v).clone()));
+                self.types(&ts);
+                self.out.push(')');
+                self.opt_attrs(attrs);
+            }
             OpKind::Fence { scope } => {
                 self.out.push(' ');
                 self.attr(scope);

@@ -3,10 +3,11 @@
 
 use crate::common::data;
 
-const SAMPLES: [&str; 10] = [
+const SAMPLES: [&str; 11] = [
     "bidir.pto",
     "carry.pto",
     "cmo.pto",
+    "comm.pto",
     "vadd.pto",
     "softmax.pto",
     "matmul.pto",
@@ -252,6 +253,29 @@ fn a_view_result_must_be_one_view_on_every_path() {
         &format!("{head}  %r = scf.for %i = %c1 to %c8 step %c1 iter_args(%a = %v) -> (!pto.tensor_view<?x?xf32>) {{\n    scf.yield %w : !pto.tensor_view<?x?xf32>\n  }}\n  return\n}}"),
         L2,
         "bad.pto:6:3: %w (!pto.tensor_view<?x?xf32>) is carried out of scf.if / scf.for, but a view result must be the same view on every path",
+    );
+}
+
+#[test]
+fn comm_ops_check_their_signals_and_attributes() {
+    let head = "func.func @f(%p: !pto.ptr<f32>, %v: i32) {
+  %c1 = arith.constant 1 : index
+  %t = pto.make_tensor_view %p, shape = [%c1, %c1], strides = [%c1, %c1] : !pto.tensor_view<?x?xf32>
+";
+    check_err(
+        &format!("{head}  pto.comm.tnotify(%t, %v : !pto.tensor_view<?x?xf32>, i32) {{notifyOp = #pto<notify_op set>}}\n  return\n}}"),
+        L2,
+        "bad.pto:4:3: 'pto.comm.tnotify': a signal is a view of i32, %t holds f32",
+    );
+    check_err(
+        "func.func @f(%p: !pto.ptr<i32>, %v: i32) {\n  pto.comm.twait(%p, %v : !pto.ptr<i32>, i32)\n  return\n}",
+        L2,
+        "bad.pto:2:3: 'pto.comm.twait' needs the attribute 'cmp'",
+    );
+    check_err(
+        &format!("{head}  pto.comm.tget(%t, %t, buf(%v) : !pto.tensor_view<?x?xf32>, !pto.tensor_view<?x?xf32>, i32) {{atomicType = #pto<atomic_type atomic_add>}}\n  return\n}}"),
+        L2,
+        "bad.pto:4:3: 'pto.comm.tget': unsupported attribute 'atomicType'",
     );
 }
 

@@ -157,6 +157,49 @@ fn cache_maintenance_and_gm_fence_as_pypto_writes_them() {
 }
 
 #[test]
+fn comm_puts_gets_and_signals_on_one_chip() {
+    let cpp = translate(&data("comm.pto"), "comm.pto", &level3());
+    assert!(
+        cpp.contains("pto::comm::TPUT<AtomicType::AtomicAdd>("),
+        "{cpp}"
+    );
+    assert!(cpp.contains("pto::comm::NotifyOp::AtomicAdd);"));
+    assert!(cpp.contains("pto::comm::WaitCmp::GE);"));
+    let src = pypto_kernel(
+        &cpp,
+        "window_traffic",
+        &[
+            Param::Tensor("float"),
+            Param::Tensor("float"),
+            Param::Tensor("float"),
+            Param::Tensor("int32_t"),
+        ],
+    );
+    let program = build(
+        "window_traffic",
+        &one_task(4, 0, "rt_submit_aiv_task(0, p)"),
+        &[Kernel {
+            func_id: 0,
+            name: "window_traffic".into(),
+            core: CoreType::Aiv,
+            source: src,
+        }],
+    );
+    let x = values(16 * 64, 13, 4.0);
+    let mut bufs = vec![
+        Buf::f32(&[16, 64], &x),
+        Buf::zeros(Dt::F32, &[16, 64]),
+        Buf::zeros(Dt::F32, &[16, 64]),
+        Buf::zeros(Dt::I32, &[1]),
+    ];
+    run(&program, &mut bufs, &[]);
+    let twice: Vec<f32> = x.iter().map(|v| v + v).collect();
+    assert_close("y", &bufs[1].as_f32(), &twice, 0.0, 0.0);
+    assert_close("z", &bufs[2].as_f32(), &twice, 0.0, 0.0);
+    assert_eq!(bufs[3].as_i32(), [1]);
+}
+
+#[test]
 fn output_views_threaded_through_loops_and_branches() {
     let cpp = translate(&data("carry.pto"), "carry.pto", &ptoas::Options::new());
     let src = pypto_kernel(&cpp, "carry", &[Param::Tensor("float"); 2]);

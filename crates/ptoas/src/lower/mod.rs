@@ -1238,6 +1238,19 @@ impl<'a> FnLower<'a> {
                     ));
                 }
             },
+            OpKind::Signal {
+                name,
+                signal,
+                value,
+                attrs,
+            } => self.signal_op(op, name, *signal, *value, attrs, out)?,
+            OpKind::CommCopy {
+                name,
+                dst,
+                src,
+                stages,
+                attrs,
+            } => self.comm_copy(op, name, *dst, *src, stages, attrs, out)?,
             OpKind::Fence { scope } => match scope {
                 Attr::Pto { kind, value, .. } if kind == "fence_scope" && value == "gm" => {
                     out.push(Stmt::Line("dsb(DSB_DDR);".into()));

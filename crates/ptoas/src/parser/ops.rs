@@ -992,6 +992,59 @@ impl Parser<'_> {
                 }
                 Ok((OpKind::CacheInvalid { target, space }, vec![]))
             }
+            "comm.tnotify" | "comm.twait" => {
+                self.expect_punct('(')?;
+                let signal = self.value()?;
+                self.expect_punct(',')?;
+                let value = self.value()?;
+                self.expect_punct(':')?;
+                self.ty()?;
+                self.expect_punct(',')?;
+                self.ty()?;
+                self.expect_punct(')')?;
+                let attrs = self.opt_attr_dict()?;
+                Ok((
+                    OpKind::Signal {
+                        name: rest.to_string(),
+                        signal,
+                        value,
+                        attrs,
+                    },
+                    vec![],
+                ))
+            }
+            "comm.tput" | "comm.tget" => {
+                self.expect_punct('(')?;
+                let dst = self.value()?;
+                self.expect_punct(',')?;
+                let src = self.value()?;
+                self.expect_punct(',')?;
+                self.expect_ident("buf")?;
+                self.expect_punct('(')?;
+                let stages = self.comma_list(|p| p.value())?;
+                self.expect_punct(')')?;
+                self.expect_punct(':')?;
+                let types = self.comma_list(|p| p.ty())?;
+                if types.len() != stages.len() + 2 {
+                    return self.err(format!(
+                        "{} operand(s) but {} type(s)",
+                        stages.len() + 2,
+                        types.len()
+                    ));
+                }
+                self.expect_punct(')')?;
+                let attrs = self.opt_attr_dict()?;
+                Ok((
+                    OpKind::CommCopy {
+                        name: rest.to_string(),
+                        dst,
+                        src,
+                        stages,
+                        attrs,
+                    },
+                    vec![],
+                ))
+            }
             "fence.barrier_all" => {
                 let scope = self.attr()?;
                 self.opt_attr_dict()?;
