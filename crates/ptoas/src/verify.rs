@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::error::{Diag, DiagResult, ErrorKind};
-use crate::ir::{walk, Func, Module, Op, OpKind};
+use crate::ir::{find_attr, walk, Func, Module, Op, OpKind};
 use crate::types::{Dim, Type};
 use crate::Level;
 
@@ -76,6 +76,30 @@ pub fn verify(module: &Module, level: Level) -> DiagResult<()> {
                 ErrorKind::Invalid,
                 f.span,
                 format!("redefinition of function '@{}'", f.name),
+            ));
+        }
+    }
+    // PTO entry functions (marked `pto.entry` / `hacc.entry`, or the module's only function
+    // definition) are kernels: they return nothing.
+    let definitions = module.funcs.iter().filter(|f| f.body.is_some()).count();
+    for f in &module.funcs {
+        let marked = ["pto.entry", "hacc.entry"]
+            .iter()
+            .any(|a| find_attr(&f.attrs, a).is_some());
+        let entry = f.body.is_some() && (marked || definitions == 1);
+        if entry && !f.results.is_empty() {
+            return Err(Diag::at(
+                ErrorKind::Invalid,
+                f.span,
+                format!(
+                    "'func.func' op PTO entry functions must return void ('@{}' returns {})",
+                    f.name,
+                    f.results
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             ));
         }
     }

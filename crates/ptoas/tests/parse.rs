@@ -280,6 +280,39 @@ fn comm_ops_check_their_signals_and_attributes() {
 }
 
 #[test]
+fn entry_functions_return_nothing() {
+    check_err(
+        "func.func @k(%a: i32) -> i32 {\n  return %a : i32\n}",
+        L2,
+        "bad.pto:1:1: 'func.func' op PTO entry functions must return void ('@k' returns i32)",
+    );
+    check_err(
+        "func.func @k(%a: i32) -> i32 attributes {pto.entry} {\n  return %a : i32\n}\nfunc.func private @h() {\n  return\n}",
+        L2,
+        "bad.pto:1:1: 'func.func' op PTO entry functions must return void ('@k' returns i32)",
+    );
+    // A helper that returns a value is fine beside its kernel.
+    let ok = "func.func private @h(%a: i32) -> i32 {\n  return %a : i32\n}\nfunc.func @k(%a: i32) {\n  %b = func.call @h(%a) : (i32) -> i32\n  return\n}";
+    let r = ptoas::translate(ok, "t.pto", &ptoas::Options::new()).map_err(|e| e.to_string());
+    assert!(r.is_ok(), "{r:?}");
+}
+
+#[test]
+fn a_layout_on_a_load_or_store_applies_to_a_memref_and_must_agree_with_a_view() {
+    let memref = format!("func.func @f(%m: memref<16x16xf32, #pto.address_space<gm>>) {{\n  %t = pto.alloc_tile : {TILE}\n  pto.tload ins(%m : memref<16x16xf32, #pto.address_space<gm>>) outs(%t : {TILE}) {{layout = #pto.layout<dn>}}\n  return\n}}");
+    let cpp = ptoas::translate(&memref, "t.pto", &ptoas::Options::new()).map_err(|e| e.to_string());
+    assert!(
+        cpp.as_ref().is_ok_and(|c| c.contains("pto::Layout::DN> ")),
+        "{cpp:?}"
+    );
+    check_err(
+        &format!("func.func @f(%p: !pto.ptr<f32>) {{\n  %c1 = arith.constant 1 : index\n  %c16 = arith.constant 16 : index\n  %v = pto.make_tensor_view %p, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<?x?xf32>\n  %t = pto.alloc_tile : {TILE}\n  pto.tload ins(%v : !pto.tensor_view<?x?xf32>) outs(%t : {TILE}) {{layout = #pto.layout<dn>}}\n  return\n}}"),
+        L2,
+        "bad.pto:6:3: 'pto.tload': layout dn disagrees with the layout nd of %v",
+    );
+}
+
+#[test]
 fn cache_maintenance_refuses_what_it_cannot_address() {
     check_err(
         "func.func @f(%p: !pto.ptr<f32, ub>) {\n  pto.cmo.cacheinvalid %p single_cache_line : !pto.ptr<f32, ub>\n  return\n}",
@@ -386,7 +419,7 @@ fn planning_keeps_tiles_off_reserved_buffers() {
 #[test]
 fn recursion_is_refused() {
     check_err(
-        "func.func private @g(%x: i32) -> i32 {\n  %y = func.call @g(%x) : (i32) -> i32\n  return %y : i32\n}",
+        "func.func private @g(%x: i32) -> i32 {\n  %y = func.call @g(%x) : (i32) -> i32\n  return %y : i32\n}\nfunc.func @k() {\n  return\n}",
         L2,
         "bad.pto:1:1: recursive calls (through '@g') are not supported in the generated C++",
     );

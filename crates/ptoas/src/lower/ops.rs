@@ -12,7 +12,7 @@ use super::{invalid, unsupported, FnLower, Pipe};
 use crate::cpp::Stmt;
 use crate::error::DiagResult;
 use crate::ir::{find_attr, Attr, NamedAttr, Op, ValueId};
-use crate::types::{ScalarType, Type};
+use crate::types::{Layout, ScalarType, Type};
 
 /// Attributes that only tune the device implementation (precision algorithms); the CPU
 /// results do not depend on them.
@@ -112,9 +112,12 @@ pub(crate) const TILE_OPS: &[(&str, &[&str])] = &[
     ("tpartmul", &[]),
     ("tcvt", &["rmode", "sat_mode"]),
     ("tci", &["descending"]),
-    ("tload", &[]),
-    ("tprefetch", &[]),
-    ("tstore", &["atomicType", "stPhase", "reluPreMode"]),
+    ("tload", &["layout"]),
+    ("tprefetch", &["layout"]),
+    (
+        "tstore",
+        &["atomicType", "stPhase", "reluPreMode", "layout"],
+    ),
 ];
 
 fn cpp_name(name: &str) -> String {
@@ -417,10 +420,50 @@ impl FnLower<'_> {
                 ),
             ));
         }
+        // `{layout = #pto.layout<..>}` on a load or store gives a GM memref operand its
+        // layout; a view already has one, which must agree.
+        let layout = match find_attr(attrs, "layout") {
+            None => None,
+            Some(a) => match a {
+                Attr::Pto { kind, value, .. } if kind == "layout" => {
+                    Some(Layout::from_name(value).ok_or_else(|| {
+                        invalid(op.span, format!("'pto.{name}': unknown layout '{value}'"))
+                    })?)
+                }
+                _ => {
+                    return Err(invalid(
+                        op.span,
+                        format!("'pto.{name}': 'layout' takes #pto.layout<nd|dn|nz>"),
+                    ))
+                }
+            },
+        };
         let mut args = Vec::new();
         let mut arg_types = Vec::new();
         for v in outs.iter().chain(ins) {
-            let (a, t) = self.operand(*v, op, out)?;
+            let (a, t) = match (layout, self.f.ty(*v)) {
+                (Some(l), Type::MemRef { .. }) => {
+                    let mut view = self.view_of(*v, op.span)?;
+                    view.layout = l;
+                    self.global_tensor(&view, &[*v], out)
+                }
+                (Some(l), Type::TensorView { .. } | Type::PartitionView { .. }) => {
+                    let view = self.view_of(*v, op.span)?;
+                    if view.layout != l {
+                        return Err(invalid(
+                            op.span,
+                            format!(
+                                "'pto.{name}': layout {} disagrees with the layout {} of %{}",
+                                l.name(),
+                                view.layout.name(),
+                                self.f.name_of(*v)
+                            ),
+                        ));
+                    }
+                    self.operand(*v, op, out)?
+                }
+                _ => self.operand(*v, op, out)?,
+            };
             args.push(a);
             arg_types.push(t);
         }
