@@ -280,6 +280,27 @@ fn comm_ops_check_their_signals_and_attributes() {
 }
 
 #[test]
+fn a_pop_with_a_valid_extent_needs_a_dynamic_valid_shape() {
+    // mix.pto's vector side pops a static 8x16 tile; give the pop an explicit extent.
+    let text = data("mix.pto").replace(
+        "%t = pto.tpop_from_aic {split = 1} -> !half",
+        "%t = pto.tpop_from_aic(%r8, %r8) {split = 1} -> !half",
+    );
+    let text = text.replacen(
+        "%t = pto.tpop_from_aic(",
+        "%r8 = arith.constant 8 : index\n    %t = pto.tpop_from_aic(",
+        1,
+    );
+    let e = ptoas::translate(&text, "mix.pto", &ptoas::Options::new())
+        .map(|_| ())
+        .map_err(|e| e.message().to_string());
+    assert_eq!(
+        e,
+        Err("'pto.tpop_from_aic' op expects tile result to have dynamic validShape (?, ?) when valid_row/valid_col operands are provided".to_string())
+    );
+}
+
+#[test]
 fn entry_functions_return_nothing() {
     check_err(
         "func.func @k(%a: i32) -> i32 {\n  return %a : i32\n}",

@@ -1174,8 +1174,15 @@ impl<'a> FnLower<'a> {
                 let Some(tt) = f.ty(r).tile().cloned() else {
                     return Err(invalid(span, "a pop produces a !pto.tile_buf"));
                 };
-                let vr = if tt.v_row == Dim::Dynamic { vr } else { None };
-                let vc = if tt.v_col == Dim::Dynamic { vc } else { None };
+                if vr.is_some() && (tt.v_row != Dim::Dynamic || tt.v_col != Dim::Dynamic) {
+                    return Err(invalid(
+                        span,
+                        format!(
+                            "'{}' op expects tile result to have dynamic validShape (?, ?) when valid_row/valid_col operands are provided",
+                            op.name()
+                        ),
+                    ));
+                }
                 self.tile_decl(r, vr, vc, span, out)?;
                 let t = self.expr(r, span)?;
                 out.push(Stmt::Line(format!(
