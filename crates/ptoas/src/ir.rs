@@ -494,6 +494,14 @@ pub enum OpKind {
         /// Source tile.
         source: ValueId,
     },
+    /// `pto.tassign %tile, %addr`: binds the tile to the local-memory address `%addr` (level
+    /// 3); the result is the same tile.
+    TAssign {
+        /// The tile.
+        tile: ValueId,
+        /// The address (an integer).
+        addr: ValueId,
+    },
     /// `pto.set_validshape`.
     SetValidShape {
         /// The tile.
@@ -806,6 +814,7 @@ impl Op {
             }
             .into(),
             OpKind::SetValidShape { .. } => "pto.set_validshape".into(),
+            OpKind::TAssign { .. } => "pto.tassign".into(),
             OpKind::AddPtr { .. } => "pto.addptr".into(),
             OpKind::LoadScalar { .. } => "pto.load_scalar".into(),
             OpKind::StoreScalar { .. } => "pto.store_scalar".into(),

@@ -489,6 +489,11 @@ impl Printer {
                     f.ty(*source)
                 );
             }
+            OpKind::TAssign { tile, addr } => {
+                self.out.push(' ');
+                self.vals(f, &[*tile, *addr]);
+                let _ = write!(self.out, " : {} -> {rt}", f.ty(*tile));
+            }
             OpKind::SetValidShape { tile, rows, cols } => {
                 self.out.push(' ');
                 self.vals(f, &[*tile, *rows, *cols]);

@@ -119,6 +119,27 @@ pub fn verify(module: &Module, level: Level) -> DiagResult<()> {
 fn verify_op(module: &Module, f: &Func, op: &Op, level: Level) -> DiagResult<()> {
     let name = op.name();
     match &op.kind {
+        OpKind::TAssign { tile, addr } => {
+            if level != Level::Level3 {
+                return Err(invalid(
+                    op,
+                    "'pto.tassign' op binds an explicit address: only supported when --pto-level=level3"
+                        .into(),
+                ));
+            }
+            if f.ty(*tile).tile().is_none() || !is_int(f.ty(*addr)) {
+                return Err(invalid(
+                    op,
+                    "'pto.tassign' takes a tile and an integer address".into(),
+                ));
+            }
+            if op.results.first().is_some_and(|r| f.ty(*r) != f.ty(*tile)) {
+                return Err(invalid(
+                    op,
+                    "'pto.tassign' returns the tile's own type".into(),
+                ));
+            }
+        }
         OpKind::AllocTile {
             addr,
             valid_row,

@@ -3,11 +3,12 @@
 
 use crate::common::data;
 
-const SAMPLES: [&str; 11] = [
+const SAMPLES: [&str; 12] = [
     "bidir.pto",
     "carry.pto",
     "cmo.pto",
     "comm.pto",
+    "tassign.pto",
     "vadd.pto",
     "softmax.pto",
     "matmul.pto",
@@ -297,6 +298,15 @@ fn a_pop_with_a_valid_extent_needs_a_dynamic_valid_shape() {
     assert_eq!(
         e,
         Err("'pto.tpop_from_aic' op expects tile result to have dynamic validShape (?, ?) when valid_row/valid_col operands are provided".to_string())
+    );
+}
+
+#[test]
+fn tassign_is_a_level3_op() {
+    check_err(
+        &format!("func.func @f() {{\n  %a = arith.constant 0 : i64\n  %t = pto.alloc_tile : {TILE}\n  %u = pto.tassign %t, %a : {TILE} -> {TILE}\n  return\n}}"),
+        L2,
+        "bad.pto:4:3: 'pto.tassign' op binds an explicit address: only supported when --pto-level=level3",
     );
 }
 

@@ -200,6 +200,33 @@ fn comm_puts_gets_and_signals_on_one_chip() {
 }
 
 #[test]
+fn tassign_moves_a_tile_to_another_address() {
+    let cpp = translate(&data("tassign.pto"), "tassign.pto", &level3());
+    assert!(cpp.contains("TASSIGN(v"), "{cpp}");
+    let src = pypto_kernel(&cpp, "rebind", &[Param::Tensor("float"); 3]);
+    let program = build(
+        "rebind",
+        &one_task(3, 0, "rt_submit_aiv_task(0, p)"),
+        &[Kernel {
+            func_id: 0,
+            name: "rebind".into(),
+            core: CoreType::Aiv,
+            source: src,
+        }],
+    );
+    let x = values(256, 21, 4.0);
+    let y = values(256, 22, 4.0);
+    let mut bufs = vec![
+        Buf::f32(&[16, 16], &x),
+        Buf::f32(&[16, 16], &y),
+        Buf::zeros(Dt::F32, &[16, 16]),
+    ];
+    run(&program, &mut bufs, &[]);
+    let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a + b).collect();
+    assert_close("z", &bufs[2].as_f32(), &want, 0.0, 0.0);
+}
+
+#[test]
 fn output_views_threaded_through_loops_and_branches() {
     let cpp = translate(&data("carry.pto"), "carry.pto", &ptoas::Options::new());
     let src = pypto_kernel(&cpp, "carry", &[Param::Tensor("float"); 2]);

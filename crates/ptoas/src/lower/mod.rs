@@ -1073,6 +1073,14 @@ impl<'a> FnLower<'a> {
                 }
                 self.names.insert(r, name);
             }
+            OpKind::TAssign { tile, addr } => {
+                let t = self.expr(*tile, span)?;
+                let a = self.expr(*addr, span)?;
+                out.push(Stmt::Line(format!("TASSIGN({t}, (uint64_t) {a});")));
+                if let Some(r) = r0 {
+                    self.names.insert(r, t);
+                }
+            }
             OpKind::SetValidShape { tile, rows, cols } => {
                 let t = self.expr(*tile, span)?;
                 let Some(tt) = f.ty(*tile).tile() else {

@@ -718,6 +718,17 @@ impl Parser<'_> {
                     vec![t],
                 ))
             }
+            "tassign" => {
+                let tile = self.value()?;
+                self.expect_punct(',')?;
+                let addr = self.value()?;
+                self.opt_attr_dict()?;
+                self.expect_punct(':')?;
+                self.ty()?;
+                self.expect_arrow()?;
+                let t = self.ty()?;
+                Ok((OpKind::TAssign { tile, addr }, vec![t]))
+            }
             "set_validshape" => {
                 let tile = self.value()?;
                 self.expect_punct(',')?;
