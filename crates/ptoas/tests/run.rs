@@ -118,7 +118,7 @@ fn cache_maintenance_and_gm_fence_as_pypto_writes_them() {
     let cpp = translate(&data("cmo.pto"), "cmo.pto", &level3());
     // The region form addresses the partition's first element; the pointer form the pointer.
     assert!(
-        cpp.contains("PTOAS__DCCI_SINGLE_CACHE_LINE(v2 + (512 + 16));"),
+        cpp.contains("(v2 + (512 + 16), v19, v20);\n  PTOAS__DCCI_SINGLE_CACHE_LINE(PTOAS__GLOBAL_TENSOR_DATA(v21));"),
         "{cpp}"
     );
     assert!(cpp.contains("PTOAS__DCCI_SINGLE_CACHE_LINE(v3);"));

@@ -1384,6 +1384,11 @@ impl<'a> FnLower<'a> {
             )),
             _ => {
                 let view = self.view_of(v, span)?;
+                // A partition's GlobalTensor is declared already: read its address from it
+                // (so the declaration is used).
+                if let Some((gt, _)) = &view.gt {
+                    return Ok(format!("PTOAS__GLOBAL_TENSOR_DATA({gt})"));
+                }
                 Ok(if view.offset.is_empty() {
                     view.base
                 } else {
