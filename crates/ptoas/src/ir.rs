@@ -494,6 +494,14 @@ pub enum OpKind {
         /// Source tile.
         source: ValueId,
     },
+    /// `pto.tassign %tile, %addr`: binds the tile to the local-memory address `%addr` (level
+    /// 3); the result is the same tile.
+    TAssign {
+        /// The tile.
+        tile: ValueId,
+        /// The address (an integer).
+        addr: ValueId,
+    },
     /// `pto.set_validshape`.
     SetValidShape {
         /// The tile.
@@ -614,6 +622,46 @@ pub enum OpKind {
         name: String,
         /// The pipe or op type.
         pipe: Attr,
+    },
+    /// `pto.cmo.cacheinvalid`: cache maintenance on GM. `%x single_cache_line : T`
+    /// invalidates the data-cache line holding the first element of `%x` (a `!pto.ptr`, a
+    /// view or a GM memref); `all #pto.address_space<gm>` the whole data cache.
+    CacheInvalid {
+        /// The addressed value; `None` for the `all` form.
+        target: Option<ValueId>,
+        /// The address space of the `all` form (`#pto.address_space<gm>`).
+        space: Option<Attr>,
+    },
+    /// `pto.fence.barrier_all #pto.fence_scope<S>`: a memory fence over scope `S`.
+    Fence {
+        /// The scope attribute (`#pto.fence_scope<gm>`).
+        scope: Attr,
+    },
+    /// `pto.comm.tnotify` / `pto.comm.twait (%signal, %value : T, i32) {attrs}`: set or add a
+    /// 32-bit GM signal / block until it compares true.
+    Signal {
+        /// The op name after `pto.` (`comm.tnotify`, `comm.twait`).
+        name: String,
+        /// The signal view (`i32` elements).
+        signal: ValueId,
+        /// The value notified or compared with.
+        value: ValueId,
+        /// Attributes (`notifyOp`, `cmp`).
+        attrs: Vec<NamedAttr>,
+    },
+    /// `pto.comm.tput` / `pto.comm.tget (%dst, %src, buf(%stage[, %stage2]) : ...) {attrs}`:
+    /// a GM-to-GM copy (to or from a peer's window) staged through UB tiles.
+    CommCopy {
+        /// The op name after `pto.` (`comm.tput`, `comm.tget`).
+        name: String,
+        /// Destination view.
+        dst: ValueId,
+        /// Source view.
+        src: ValueId,
+        /// Staging tiles (one, or two for ping-pong).
+        stages: Vec<ValueId>,
+        /// Attributes (`atomicType` of a put).
+        attrs: Vec<NamedAttr>,
     },
     /// `pto.section.cube` / `pto.section.vector`.
     Section {
@@ -766,6 +814,7 @@ impl Op {
             }
             .into(),
             OpKind::SetValidShape { .. } => "pto.set_validshape".into(),
+            OpKind::TAssign { .. } => "pto.tassign".into(),
             OpKind::AddPtr { .. } => "pto.addptr".into(),
             OpKind::LoadScalar { .. } => "pto.load_scalar".into(),
             OpKind::StoreScalar { .. } => "pto.store_scalar".into(),
@@ -788,6 +837,9 @@ impl Op {
                 Side::Cube => "pto.tfree_from_aiv".into(),
                 Side::Vector => "pto.tfree_from_aic".into(),
             },
+            OpKind::CacheInvalid { .. } => "pto.cmo.cacheinvalid".into(),
+            OpKind::Signal { name, .. } | OpKind::CommCopy { name, .. } => format!("pto.{name}"),
+            OpKind::Fence { .. } => "pto.fence.barrier_all".into(),
             OpKind::Flag { name, .. } | OpKind::Barrier { name, .. } | OpKind::Query { name } => {
                 format!("pto.{name}")
             }

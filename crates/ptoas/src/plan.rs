@@ -106,7 +106,9 @@ fn scan(b: &Block, w: &mut Walk, loops: &mut Vec<(usize, usize)>) {
                     w.allocs.push((r, pos, op.span));
                 }
             }
-            OpKind::SubView { source, .. } | OpKind::Reinterpret { source, .. } => {
+            OpKind::SubView { source, .. }
+            | OpKind::Reinterpret { source, .. }
+            | OpKind::TAssign { tile: source, .. } => {
                 if let (Some(&r), Some(&root)) = (op.results.first(), w.root.get(source)) {
                     w.root.insert(r, root);
                 }
@@ -133,6 +135,7 @@ fn scan(b: &Block, w: &mut Walk, loops: &mut Vec<(usize, usize)>) {
             }
             OpKind::SetValidShape { tile, .. } => uses.push(*tile),
             OpKind::TPush { tile, .. } => uses.push(*tile),
+            OpKind::CommCopy { stages, .. } => uses.extend(stages.iter().copied()),
             _ => {}
         }
         for u in uses {

@@ -489,6 +489,11 @@ impl Printer {
                     f.ty(*source)
                 );
             }
+            OpKind::TAssign { tile, addr } => {
+                self.out.push(' ');
+                self.vals(f, &[*tile, *addr]);
+                let _ = write!(self.out, " : {} -> {rt}", f.ty(*tile));
+            }
             OpKind::SetValidShape { tile, rows, cols } => {
                 self.out.push(' ');
                 self.vals(f, &[*tile, *rows, *cols]);
@@ -638,6 +643,64 @@ impl Printer {
                     self.out.push(' ');
                     self.attr(pipe);
                 }
+            }
+            OpKind::CacheInvalid { target, space } => match (target, space) {
+                (Some(t), _) => {
+                    let _ = write!(
+                        self.out,
+                        " %{} single_cache_line : {}",
+                        f.name_of(*t),
+                        f.ty(*t)
+                    );
+                }
+                (None, space) => {
+                    self.out.push_str(" all");
+                    if let Some(a) = space {
+                        self.out.push(' ');
+                        self.attr(a);
+                    }
+                }
+            },
+            OpKind::Signal {
+                signal,
+                value,
+                attrs,
+                ..
+            } => {
+                let _ = write!(
+                    self.out,
+                    "(%{}, %{} : {}, {})",
+                    f.name_of(*signal),
+                    f.name_of(*value),
+                    f.ty(*signal),
+                    f.ty(*value)
+                );
+                self.opt_attrs(attrs);
+            }
+            OpKind::CommCopy {
+                dst,
+                src,
+                stages,
+                attrs,
+                ..
+            } => {
+                let _ = write!(
+                    self.out,
+                    "(%{}, %{}, buf(",
+                    f.name_of(*dst),
+                    f.name_of(*src)
+                );
+                self.vals(f, stages);
+                self.out.push_str(") : ");
+                let mut ts = vec![f.ty(*dst).clone(), f.ty(*src).clone()];
+                ts.extend(stages.iter().map(|v| f.ty(*v).clone()));
+                self.types(&ts);
+                self.out.push(')');
+                self.opt_attrs(attrs);
+            }
+            OpKind::Fence { scope } => {
+                self.out.push(' ');
+                self.attr(scope);
             }
             OpKind::Section { body, .. } => {
                 self.out.push(' ');

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::error::{Diag, DiagResult, ErrorKind};
-use crate::ir::{walk, Func, Module, Op, OpKind};
+use crate::ir::{find_attr, walk, Func, Module, Op, OpKind};
 use crate::types::{Dim, Type};
 use crate::Level;
 
@@ -79,6 +79,30 @@ pub fn verify(module: &Module, level: Level) -> DiagResult<()> {
             ));
         }
     }
+    // PTO entry functions (marked `pto.entry` / `hacc.entry`, or the module's only function
+    // definition) are kernels: they return nothing.
+    let definitions = module.funcs.iter().filter(|f| f.body.is_some()).count();
+    for f in &module.funcs {
+        let marked = ["pto.entry", "hacc.entry"]
+            .iter()
+            .any(|a| find_attr(&f.attrs, a).is_some());
+        let entry = f.body.is_some() && (marked || definitions == 1);
+        if entry && !f.results.is_empty() {
+            return Err(Diag::at(
+                ErrorKind::Invalid,
+                f.span,
+                format!(
+                    "'func.func' op PTO entry functions must return void ('@{}' returns {})",
+                    f.name,
+                    f.results
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
     for f in &module.funcs {
         let Some(body) = &f.body else { continue };
         let mut res = Ok(());
@@ -95,6 +119,27 @@ pub fn verify(module: &Module, level: Level) -> DiagResult<()> {
 fn verify_op(module: &Module, f: &Func, op: &Op, level: Level) -> DiagResult<()> {
     let name = op.name();
     match &op.kind {
+        OpKind::TAssign { tile, addr } => {
+            if level != Level::Level3 {
+                return Err(invalid(
+                    op,
+                    "'pto.tassign' op binds an explicit address: only supported when --pto-level=level3"
+                        .into(),
+                ));
+            }
+            if f.ty(*tile).tile().is_none() || !is_int(f.ty(*addr)) {
+                return Err(invalid(
+                    op,
+                    "'pto.tassign' takes a tile and an integer address".into(),
+                ));
+            }
+            if op.results.first().is_some_and(|r| f.ty(*r) != f.ty(*tile)) {
+                return Err(invalid(
+                    op,
+                    "'pto.tassign' returns the tile's own type".into(),
+                ));
+            }
+        }
         OpKind::AllocTile {
             addr,
             valid_row,

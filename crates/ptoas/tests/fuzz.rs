@@ -143,6 +143,10 @@ fn mutants_of_the_samples_never_panic_and_fail_with_locations() {
         "ctrl.pto",
         "mix.pto",
         "grammar.pto",
+        "cmo.pto",
+        "comm.pto",
+        "carry.pto",
+        "tassign.pto",
     ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut failures = 0usize;

@@ -113,6 +113,143 @@ fn softmax_row_reductions_broadcasts_and_rounding_modes() {
     assert_ne!(round, trunc, "the data must tell the two modes apart");
 }
 
+#[test]
+fn cache_maintenance_and_gm_fence_as_pypto_writes_them() {
+    let cpp = translate(&data("cmo.pto"), "cmo.pto", &level3());
+    // The region form addresses the partition's first element; the pointer form the pointer.
+    assert!(
+        cpp.contains("(v2 + (512 + 16), v19, v20);\n  PTOAS__DCCI_SINGLE_CACHE_LINE(PTOAS__GLOBAL_TENSOR_DATA(v21));"),
+        "{cpp}"
+    );
+    assert!(cpp.contains("PTOAS__DCCI_SINGLE_CACHE_LINE(v3);"));
+    assert!(cpp.contains("dcci((__gm__ void*)0, cache_line_t::ENTIRE_DATA_CACHE);"));
+    assert_eq!(cpp.matches("dsb(DSB_DDR);").count(), 2);
+    let src = pypto_kernel(
+        &cpp,
+        "publish",
+        &[
+            Param::Tensor("float"),
+            Param::Tensor("float"),
+            Param::Tensor("int32_t"),
+        ],
+    );
+    let program = build(
+        "publish",
+        &one_task(3, 0, "rt_submit_aiv_task(0, p)"),
+        &[Kernel {
+            func_id: 0,
+            name: "publish".into(),
+            core: CoreType::Aiv,
+            source: src,
+        }],
+    );
+    let x = values(16 * 64, 5, 4.0);
+    let mut bufs = vec![
+        Buf::f32(&[16, 64], &x),
+        Buf::zeros(Dt::F32, &[16, 64]),
+        Buf::zeros(Dt::I32, &[1]),
+    ];
+    run(&program, &mut bufs, &[]);
+    let mut want: Vec<f32> = x.iter().map(|v| v + v).collect();
+    want[1023] = 7.0;
+    assert_close("out", &bufs[1].as_f32(), &want, 0.0, 0.0);
+    assert_eq!(bufs[2].as_i32(), [7]);
+}
+
+#[test]
+fn comm_puts_gets_and_signals_on_one_chip() {
+    let cpp = translate(&data("comm.pto"), "comm.pto", &level3());
+    assert!(
+        cpp.contains("pto::comm::TPUT<AtomicType::AtomicAdd>("),
+        "{cpp}"
+    );
+    assert!(cpp.contains("pto::comm::NotifyOp::AtomicAdd);"));
+    assert!(cpp.contains("pto::comm::WaitCmp::GE);"));
+    let src = pypto_kernel(
+        &cpp,
+        "window_traffic",
+        &[
+            Param::Tensor("float"),
+            Param::Tensor("float"),
+            Param::Tensor("float"),
+            Param::Tensor("int32_t"),
+        ],
+    );
+    let program = build(
+        "window_traffic",
+        &one_task(4, 0, "rt_submit_aiv_task(0, p)"),
+        &[Kernel {
+            func_id: 0,
+            name: "window_traffic".into(),
+            core: CoreType::Aiv,
+            source: src,
+        }],
+    );
+    let x = values(16 * 64, 13, 4.0);
+    let mut bufs = vec![
+        Buf::f32(&[16, 64], &x),
+        Buf::zeros(Dt::F32, &[16, 64]),
+        Buf::zeros(Dt::F32, &[16, 64]),
+        Buf::zeros(Dt::I32, &[1]),
+    ];
+    run(&program, &mut bufs, &[]);
+    let twice: Vec<f32> = x.iter().map(|v| v + v).collect();
+    assert_close("y", &bufs[1].as_f32(), &twice, 0.0, 0.0);
+    assert_close("z", &bufs[2].as_f32(), &twice, 0.0, 0.0);
+    assert_eq!(bufs[3].as_i32(), [1]);
+}
+
+#[test]
+fn tassign_moves_a_tile_to_another_address() {
+    let cpp = translate(&data("tassign.pto"), "tassign.pto", &level3());
+    assert!(cpp.contains("TASSIGN(v"), "{cpp}");
+    let src = pypto_kernel(&cpp, "rebind", &[Param::Tensor("float"); 3]);
+    let program = build(
+        "rebind",
+        &one_task(3, 0, "rt_submit_aiv_task(0, p)"),
+        &[Kernel {
+            func_id: 0,
+            name: "rebind".into(),
+            core: CoreType::Aiv,
+            source: src,
+        }],
+    );
+    let x = values(256, 21, 4.0);
+    let y = values(256, 22, 4.0);
+    let mut bufs = vec![
+        Buf::f32(&[16, 16], &x),
+        Buf::f32(&[16, 16], &y),
+        Buf::zeros(Dt::F32, &[16, 16]),
+    ];
+    run(&program, &mut bufs, &[]);
+    let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a + b).collect();
+    assert_close("z", &bufs[2].as_f32(), &want, 0.0, 0.0);
+}
+
+#[test]
+fn output_views_threaded_through_loops_and_branches() {
+    let cpp = translate(&data("carry.pto"), "carry.pto", &ptoas::Options::new());
+    let src = pypto_kernel(&cpp, "carry", &[Param::Tensor("float"); 2]);
+    let program = build(
+        "carry",
+        &one_task(2, 0, "rt_submit_aiv_task(0, p)"),
+        &[Kernel {
+            func_id: 0,
+            name: "carry".into(),
+            core: CoreType::Aiv,
+            source: src,
+        }],
+    );
+    let x = values(32 * 32, 9, 4.0);
+    let old = values(32 * 32, 10, 4.0);
+    let mut bufs = vec![Buf::f32(&[32, 32], &x), Buf::f32(&[32, 32], &old)];
+    run(&program, &mut bufs, &[]);
+    let want: Vec<f32> = (0..32 * 32)
+        .map(|i| if i < 24 * 32 { 2.0 * x[i] } else { old[i] })
+        .collect();
+    assert_close("out", &bufs[1].as_f32(), &want, 0.0, 0.0);
+}
+
 /// Rounds to bf16 (nearest even) and back.
 fn bf(x: f32) -> f32 {
     half::bf16::from_f32(x).to_f32()

@@ -57,6 +57,7 @@ pub fn lower(module: &Module, arch: Arch, options: &Options) -> DiagResult<Unit>
             names: HashMap::new(),
             next: 1,
             views: HashMap::new(),
+            view_roots: HashMap::new(),
             pipes: HashMap::new(),
             constants: HashSet::new(),
         };
@@ -184,6 +185,8 @@ pub(crate) struct FnLower<'a> {
     names: HashMap<ValueId, String>,
     next: u32,
     views: HashMap<ValueId, View>,
+    /// For a view carried through `scf.if` / `scf.for`: the view value it stands for.
+    view_roots: HashMap<ValueId, ValueId>,
     pipes: HashMap<i64, Pipe>,
     /// The C++ variables of `arith.constant`s (candidates for [`unused`]).
     constants: HashSet<String>,
@@ -624,9 +627,18 @@ impl<'a> FnLower<'a> {
                 iter_args,
                 body,
             } => {
-                // Loop-carried values: mutable locals declared before the loop.
+                // Loop-carried values: mutable locals declared before the loop. A carried
+                // view stays the view it starts as (see `carry_view`).
                 let mut vars = Vec::new();
-                for (arg, init) in iter_args {
+                let mut carried = Vec::new();
+                for (i, (arg, init)) in iter_args.iter().enumerate() {
+                    if is_view(f.ty(*arg)) {
+                        let view = self.view_of(*init, span)?;
+                        self.views.insert(*arg, view);
+                        self.view_roots.insert(*arg, self.view_root(*init));
+                        carried.push((i, *arg, *init));
+                        continue;
+                    }
                     let ty = self.cpp_type(*arg, span)?;
                     let e = self.expr(*init, span)?;
                     let name = self.fresh();
@@ -648,8 +660,26 @@ impl<'a> FnLower<'a> {
                     self.op(o, &mut inner)?;
                 }
                 match term.map(|t| &t.kind) {
-                    Some(OpKind::Yield(vals)) => self.assign_all(&vars, vals, span, &mut inner)?,
-                    _ if vars.is_empty() => {}
+                    Some(OpKind::Yield(vals)) if vals.len() == iter_args.len() => {
+                        for &(i, arg, _) in &carried {
+                            if self.view_root(vals[i]) != self.view_root(arg) {
+                                return Err(carry_view_error(f, span, vals[i]));
+                            }
+                        }
+                        let rest: Vec<ValueId> = without(vals, &carried);
+                        self.assign_all(&vars, &rest, span, &mut inner)?
+                    }
+                    Some(OpKind::Yield(vals)) => {
+                        return Err(invalid(
+                            span,
+                            format!(
+                                "yields {} value(s) for {} result(s)",
+                                vals.len(),
+                                iter_args.len()
+                            ),
+                        ))
+                    }
+                    _ if iter_args.is_empty() => {}
                     _ => {
                         return Err(invalid(
                             span,
@@ -658,8 +688,16 @@ impl<'a> FnLower<'a> {
                     }
                 }
                 out.push(Stmt::Block { head, body: inner });
-                for (r, var) in op.results.iter().zip(&vars) {
+                let results: Vec<ValueId> = without(&op.results, &carried);
+                for (r, var) in results.iter().zip(&vars) {
                     self.names.insert(*r, var.clone());
+                }
+                for &(i, _, init) in &carried {
+                    if let Some(r) = op.results.get(i) {
+                        let view = self.view_of(init, span)?;
+                        self.views.insert(*r, view);
+                        self.view_roots.insert(*r, self.view_root(init));
+                    }
                 }
             }
             OpKind::If {
@@ -668,18 +706,37 @@ impl<'a> FnLower<'a> {
                 else_block,
             } => {
                 let c = self.expr(*cond, span)?;
-                let vars = self.declare_results(&op.results, span, out)?;
-                let branch = |cx: &mut Self, b: &Block| -> DiagResult<Vec<Stmt>> {
+                // View results are no C++ variables: each must be one view yielded by both
+                // branches (see `carry_view`).
+                let views: Vec<(usize, ValueId, ValueId)> = op
+                    .results
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| is_view(f.ty(**r)))
+                    .map(|(i, r)| (i, *r, *r))
+                    .collect();
+                let scalars = without(&op.results, &views);
+                let vars = self.declare_results(&scalars, span, out)?;
+                let n = op.results.len();
+                let branch = |cx: &mut Self, b: &Block| -> DiagResult<(Vec<Stmt>, Vec<ValueId>)> {
                     let (ops, term) = Self::split_yield(b);
                     let mut inner = Vec::new();
                     for o in ops {
                         cx.op(o, &mut inner)?;
                     }
+                    let mut yielded = Vec::new();
                     match term.map(|t| &t.kind) {
-                        Some(OpKind::Yield(vals)) => {
-                            cx.assign_all(&vars, vals, span, &mut inner)?
+                        Some(OpKind::Yield(vals)) if vals.len() == n => {
+                            cx.assign_all(&vars, &without(vals, &views), span, &mut inner)?;
+                            yielded = views.iter().map(|&(i, _, _)| vals[i]).collect();
                         }
-                        _ if vars.is_empty() => {}
+                        Some(OpKind::Yield(vals)) => {
+                            return Err(invalid(
+                                span,
+                                format!("yields {} value(s) for {n} result(s)", vals.len()),
+                            ))
+                        }
+                        _ if n == 0 => {}
                         _ => {
                             return Err(invalid(
                                 span,
@@ -687,16 +744,29 @@ impl<'a> FnLower<'a> {
                             ))
                         }
                     }
-                    Ok(inner)
+                    Ok((inner, yielded))
                 };
-                let then_body = branch(self, then_block)?;
+                let (then_body, then_views) = branch(self, then_block)?;
                 let else_body = match else_block {
-                    Some(b) => Some(branch(self, b)?),
-                    None if !vars.is_empty() => {
+                    Some(b) => {
+                        let (body, else_views) = branch(self, b)?;
+                        for (&a, &b) in then_views.iter().zip(&else_views) {
+                            if self.view_root(a) != self.view_root(b) {
+                                return Err(carry_view_error(f, span, b));
+                            }
+                        }
+                        Some(body)
+                    }
+                    None if n != 0 => {
                         return Err(invalid(span, "scf.if with results needs an else branch"))
                     }
                     None => None,
                 };
+                for (&(_, r, _), &v) in views.iter().zip(&then_views) {
+                    let view = self.view_of(v, span)?;
+                    self.views.insert(r, view);
+                    self.view_roots.insert(r, self.view_root(v));
+                }
                 out.push(Stmt::If {
                     cond: c,
                     then_body,
@@ -1003,6 +1073,14 @@ impl<'a> FnLower<'a> {
                 }
                 self.names.insert(r, name);
             }
+            OpKind::TAssign { tile, addr } => {
+                let t = self.expr(*tile, span)?;
+                let a = self.expr(*addr, span)?;
+                out.push(Stmt::Line(format!("TASSIGN({t}, (uint64_t) {a});")));
+                if let Some(r) = r0 {
+                    self.names.insert(r, t);
+                }
+            }
             OpKind::SetValidShape { tile, rows, cols } => {
                 let t = self.expr(*tile, span)?;
                 let Some(tt) = f.ty(*tile).tile() else {
@@ -1104,8 +1182,15 @@ impl<'a> FnLower<'a> {
                 let Some(tt) = f.ty(r).tile().cloned() else {
                     return Err(invalid(span, "a pop produces a !pto.tile_buf"));
                 };
-                let vr = if tt.v_row == Dim::Dynamic { vr } else { None };
-                let vc = if tt.v_col == Dim::Dynamic { vc } else { None };
+                if vr.is_some() && (tt.v_row != Dim::Dynamic || tt.v_col != Dim::Dynamic) {
+                    return Err(invalid(
+                        span,
+                        format!(
+                            "'{}' op expects tile result to have dynamic validShape (?, ?) when valid_row/valid_col operands are provided",
+                            op.name()
+                        ),
+                    ));
+                }
                 self.tile_decl(r, vr, vc, span, out)?;
                 let t = self.expr(r, span)?;
                 out.push(Stmt::Line(format!(
@@ -1145,6 +1230,53 @@ impl<'a> FnLower<'a> {
                 let p = pipe_token(pipe).ok_or_else(|| invalid(span, "unknown pipe or op type"))?;
                 out.push(Stmt::Line(format!("pipe_barrier({p});")));
             }
+            OpKind::CacheInvalid { target, space } => match target {
+                Some(t) => {
+                    let ptr = self.gm_address(*t, span)?;
+                    out.push(Stmt::Line(format!("PTOAS__DCCI_SINGLE_CACHE_LINE({ptr});")));
+                }
+                None => {
+                    let space = space.as_ref().and_then(|a| match a {
+                        Attr::Pto { kind, value, .. } if kind == "address_space" => {
+                            Some(value.as_str())
+                        }
+                        _ => None,
+                    });
+                    if space != Some("gm") {
+                        return Err(invalid(
+                            span,
+                            "'pto.cmo.cacheinvalid all' takes #pto.address_space<gm> (the data cache holds GM lines only)",
+                        ));
+                    }
+                    out.push(Stmt::Line(
+                        "dcci((__gm__ void*)0, cache_line_t::ENTIRE_DATA_CACHE);".into(),
+                    ));
+                }
+            },
+            OpKind::Signal {
+                name,
+                signal,
+                value,
+                attrs,
+            } => self.signal_op(op, name, *signal, *value, attrs, out)?,
+            OpKind::CommCopy {
+                name,
+                dst,
+                src,
+                stages,
+                attrs,
+            } => self.comm_copy(op, name, *dst, *src, stages, attrs, out)?,
+            OpKind::Fence { scope } => match scope {
+                Attr::Pto { kind, value, .. } if kind == "fence_scope" && value == "gm" => {
+                    out.push(Stmt::Line("dsb(DSB_DDR);".into()));
+                }
+                _ => {
+                    return Err(unsupported(
+                        span,
+                        "'pto.fence.barrier_all' supports the scope #pto.fence_scope<gm> only",
+                    ))
+                }
+            },
             OpKind::Section { kind, body } => {
                 let m = match kind {
                     KernelKind::Vector => "__DAV_VEC__",
@@ -1231,6 +1363,39 @@ impl<'a> FnLower<'a> {
                 self.f.ty(v)
             ),
         ))
+    }
+
+    /// The view value a carried view stands for (`v` itself when it is not carried).
+    fn view_root(&self, v: ValueId) -> ValueId {
+        self.view_roots.get(&v).copied().unwrap_or(v)
+    }
+
+    /// The C++ address of the first GM element of `v`: a GM `!pto.ptr`, a tensor or partition
+    /// view, or a GM memref argument.
+    fn gm_address(&self, v: ValueId, span: Span) -> DiagResult<String> {
+        match self.f.ty(v) {
+            Type::Ptr { ub: false, .. } => self.expr(v, span),
+            Type::Ptr { ub: true, .. } => Err(invalid(
+                span,
+                format!(
+                    "%{} is a UB pointer; cache maintenance addresses GM",
+                    self.f.name_of(v)
+                ),
+            )),
+            _ => {
+                let view = self.view_of(v, span)?;
+                // A partition's GlobalTensor is declared already: read its address from it
+                // (so the declaration is used).
+                if let Some((gt, _)) = &view.gt {
+                    return Ok(format!("PTOAS__GLOBAL_TENSOR_DATA({gt})"));
+                }
+                Ok(if view.offset.is_empty() {
+                    view.base
+                } else {
+                    format!("{} + ({})", view.base, view.offset.join(" + "))
+                })
+            }
+        }
     }
 
     /// Emits `pto::Shape`, `pto::Stride` and `GlobalTensor` declarations for `view`; returns
@@ -1345,6 +1510,38 @@ impl<'a> FnLower<'a> {
 }
 
 /// `PIPE_X` for a pipe attribute, or the pipe of a sync op type.
+/// Whether values of `t` are GM views, which the lowering keeps as compile-time records
+/// rather than C++ variables.
+///
+/// `carry_view`: PyPTO threads each output tensor through `scf.if` results and `scf.for`
+/// iter_args in SSA form although it is the same GM tensor on every path. Such a result (or
+/// loop argument) stands for that one view: a branch must yield the same view value as the
+/// other, a loop body its own argument or the initial view.
+fn is_view(t: &Type) -> bool {
+    matches!(t, Type::TensorView { .. } | Type::PartitionView { .. })
+}
+
+/// The error for a view that would differ between paths of an `scf.if` / `scf.for`.
+fn carry_view_error(f: &Func, span: Span, v: ValueId) -> Diag {
+    unsupported(
+        span,
+        format!(
+            "%{} ({}) is carried out of scf.if / scf.for, but a view result must be the same view on every path",
+            f.name_of(v),
+            f.ty(v)
+        ),
+    )
+}
+
+/// `vals` without the positions listed first in `skip` (the carried views).
+fn without(vals: &[ValueId], skip: &[(usize, ValueId, ValueId)]) -> Vec<ValueId> {
+    vals.iter()
+        .enumerate()
+        .filter(|(i, _)| !skip.iter().any(|s| s.0 == *i))
+        .map(|(_, v)| *v)
+        .collect()
+}
+
 fn pipe_token(a: &Attr) -> Option<String> {
     let v = a.pto_value()?;
     if v.starts_with("PIPE_") {

@@ -12,7 +12,7 @@ use super::{invalid, unsupported, FnLower, Pipe};
 use crate::cpp::Stmt;
 use crate::error::DiagResult;
 use crate::ir::{find_attr, Attr, NamedAttr, Op, ValueId};
-use crate::types::Type;
+use crate::types::{Layout, ScalarType, Type};
 
 /// Attributes that only tune the device implementation (precision algorithms); the CPU
 /// results do not depend on them.
@@ -112,9 +112,12 @@ pub(crate) const TILE_OPS: &[(&str, &[&str])] = &[
     ("tpartmul", &[]),
     ("tcvt", &["rmode", "sat_mode"]),
     ("tci", &["descending"]),
-    ("tload", &[]),
-    ("tprefetch", &[]),
-    ("tstore", &["atomicType", "stPhase", "reluPreMode"]),
+    ("tload", &["layout"]),
+    ("tprefetch", &["layout"]),
+    (
+        "tstore",
+        &["atomicType", "stPhase", "reluPreMode", "layout"],
+    ),
 ];
 
 fn cpp_name(name: &str) -> String {
@@ -198,6 +201,20 @@ fn enum_token(attr: &Attr, kind: &str) -> Option<String> {
             format!("MaskPattern::{v}")
         }
         "cmp" => format!("CmpMode::{}", v.to_ascii_uppercase()),
+        "notify_op" => format!(
+            "pto::comm::NotifyOp::{}",
+            match v {
+                "set" => "Set",
+                "atomic_add" => "AtomicAdd",
+                _ => return None,
+            }
+        ),
+        "wait_cmp" => {
+            if !matches!(v, "eq" | "ne" | "gt" | "ge" | "lt" | "le") {
+                return None;
+            }
+            format!("pto::comm::WaitCmp::{}", v.to_ascii_uppercase())
+        }
         _ => return None,
     })
 }
@@ -239,6 +256,113 @@ impl FnLower<'_> {
             }
             _ => Ok((self.expr(v, op.span)?, self.cpp_type(v, op.span)?)),
         }
+    }
+
+    /// `pto.comm.tnotify` / `pto.comm.twait` → `pto::comm::TNOTIFY(sig, v, NotifyOp::X)` /
+    /// `pto::comm::TWAIT(sig, v, WaitCmp::X)` on the signal view's GlobalTensor.
+    pub(super) fn signal_op(
+        &mut self,
+        op: &Op,
+        name: &str,
+        signal: ValueId,
+        value: ValueId,
+        attrs: &[NamedAttr],
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<()> {
+        let (key, kind) = if name == "comm.tnotify" {
+            ("notifyOp", "notify_op")
+        } else {
+            ("cmp", "wait_cmp")
+        };
+        self.only_attrs(op, attrs, &[key])?;
+        let Some(e) = self.enum_attr(op, attrs, key, kind)? else {
+            return Err(invalid(
+                op.span,
+                format!("'pto.{name}' needs the attribute '{key}'"),
+            ));
+        };
+        let view = self.view_of(signal, op.span)?;
+        if view.elem != ScalarType::I32 {
+            return Err(invalid(
+                op.span,
+                format!(
+                    "'pto.{name}': a signal is a view of i32, %{} holds {}",
+                    self.f.name_of(signal),
+                    view.elem.name()
+                ),
+            ));
+        }
+        let (gt, _) = self.operand(signal, op, out)?;
+        let v = self.expr(value, op.span)?;
+        out.push(Stmt::Line(format!(
+            "pto::comm::{}({gt}, (int32_t) {v}, {e});",
+            cpp_name(&name["comm.".len()..])
+        )));
+        Ok(())
+    }
+
+    /// `pto.comm.tput` / `pto.comm.tget` → `pto::comm::TPUT[<AtomicType::X>](dst, src, stage
+    /// [, stage2])` / `pto::comm::TGET(dst, src, stage[, stage2])`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn comm_copy(
+        &mut self,
+        op: &Op,
+        name: &str,
+        dst: ValueId,
+        src: ValueId,
+        stages: &[ValueId],
+        attrs: &[NamedAttr],
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<()> {
+        let put = name == "comm.tput";
+        self.only_attrs(op, attrs, if put { &["atomicType"] } else { &[] })?;
+        if stages.len() > 2 {
+            return Err(invalid(
+                op.span,
+                format!("'pto.{name}' stages through one or two tiles"),
+            ));
+        }
+        for t in stages {
+            if self.f.ty(*t).tile().is_none() {
+                return Err(invalid(
+                    op.span,
+                    format!(
+                        "'pto.{name}': the staging operand %{} is not a tile",
+                        self.f.name_of(*t)
+                    ),
+                ));
+            }
+        }
+        let atomic = self.enum_attr(op, attrs, "atomicType", "atomic_type")?;
+        let (d, _) = self.operand(dst, op, out)?;
+        let (s, _) = self.operand(src, op, out)?;
+        let mut args = vec![d, s];
+        for t in stages {
+            args.push(self.expr(*t, op.span)?);
+        }
+        let tmpl = match atomic {
+            Some(a) if a != "AtomicType::AtomicNone" => format!("<{a}>"),
+            _ => String::new(),
+        };
+        out.push(Stmt::Line(format!(
+            "pto::comm::{}{tmpl}({});",
+            if put { "TPUT" } else { "TGET" },
+            args.join(", ")
+        )));
+        Ok(())
+    }
+
+    /// Refuses attributes other than `allowed` (and the ignored precision hints).
+    fn only_attrs(&self, op: &Op, attrs: &[NamedAttr], allowed: &[&str]) -> DiagResult<()> {
+        for a in attrs {
+            if !allowed.contains(&a.name.as_str()) && !IGNORED_ATTRS.contains(&a.name.as_str()) {
+                return Err(unsupported(
+                    op.span,
+                    format!("'{}': unsupported attribute '{}'", op.name(), a.name),
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn tile_op(
@@ -296,10 +420,50 @@ impl FnLower<'_> {
                 ),
             ));
         }
+        // `{layout = #pto.layout<..>}` on a load or store gives a GM memref operand its
+        // layout; a view already has one, which must agree.
+        let layout = match find_attr(attrs, "layout") {
+            None => None,
+            Some(a) => match a {
+                Attr::Pto { kind, value, .. } if kind == "layout" => {
+                    Some(Layout::from_name(value).ok_or_else(|| {
+                        invalid(op.span, format!("'pto.{name}': unknown layout '{value}'"))
+                    })?)
+                }
+                _ => {
+                    return Err(invalid(
+                        op.span,
+                        format!("'pto.{name}': 'layout' takes #pto.layout<nd|dn|nz>"),
+                    ))
+                }
+            },
+        };
         let mut args = Vec::new();
         let mut arg_types = Vec::new();
         for v in outs.iter().chain(ins) {
-            let (a, t) = self.operand(*v, op, out)?;
+            let (a, t) = match (layout, self.f.ty(*v)) {
+                (Some(l), Type::MemRef { .. }) => {
+                    let mut view = self.view_of(*v, op.span)?;
+                    view.layout = l;
+                    self.global_tensor(&view, &[*v], out)
+                }
+                (Some(l), Type::TensorView { .. } | Type::PartitionView { .. }) => {
+                    let view = self.view_of(*v, op.span)?;
+                    if view.layout != l {
+                        return Err(invalid(
+                            op.span,
+                            format!(
+                                "'pto.{name}': layout {} disagrees with the layout {} of %{}",
+                                l.name(),
+                                view.layout.name(),
+                                self.f.name_of(*v)
+                            ),
+                        ));
+                    }
+                    self.operand(*v, op, out)?
+                }
+                _ => self.operand(*v, op, out)?,
+            };
             args.push(a);
             arg_types.push(t);
         }

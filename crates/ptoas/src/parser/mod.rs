@@ -539,7 +539,39 @@ impl<'a> Parser<'a> {
                     },
                 }
             }
+            Tok::Punct('<') => self.elided_ty(span),
             _ => self.expected("a type"),
+        }
+    }
+
+    /// A `!pto` type written without its `!pto.NAME` prefix, as MLIR prints the type of an
+    /// operand or result whose op allows one type class only: `<loc=vec, dtype=f32, ...>` or
+    /// `<vec, 16x16xf32>` is a `!pto.tile_buf`, `<f32[, gm]>` a `!pto.ptr`. The first word
+    /// inside the brackets tells which.
+    fn elided_ty(&mut self, span: Span) -> DiagResult<Type> {
+        const TILE_KEYS: [&str; 11] = [
+            "loc", "dtype", "rows", "cols", "v_row", "v_col", "blayout", "slayout", "fractal",
+            "pad", "compact",
+        ];
+        self.bump()?;
+        let (tile, ptr) = match self.peek() {
+            Tok::Ident(n) => (
+                TILE_KEYS.contains(&n.as_str()) || TileLoc::from_name(n).is_some(),
+                ScalarType::from_name(n).is_some_and(|s| s != ScalarType::Index),
+            ),
+            _ => (false, false),
+        };
+        self.lex.reset(span.start as usize);
+        self.tok = self.lex.next_token()?;
+        if tile {
+            self.tile_buf_ty(span).map(Type::TileBuf)
+        } else if ptr {
+            self.ptr_ty()
+        } else {
+            self.err_at(
+                span,
+                "cannot tell which !pto type '<...>' abbreviates; write it in full (!pto.tile_buf<...>, !pto.ptr<...>, !pto.tensor_view<...>)",
+            )
         }
     }
 

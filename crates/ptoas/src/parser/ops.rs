@@ -718,6 +718,17 @@ impl Parser<'_> {
                     vec![t],
                 ))
             }
+            "tassign" => {
+                let tile = self.value()?;
+                self.expect_punct(',')?;
+                let addr = self.value()?;
+                self.opt_attr_dict()?;
+                self.expect_punct(':')?;
+                self.ty()?;
+                self.expect_arrow()?;
+                let t = self.ty()?;
+                Ok((OpKind::TAssign { tile, addr }, vec![t]))
+            }
             "set_validshape" => {
                 let tile = self.value()?;
                 self.expect_punct(',')?;
@@ -976,6 +987,80 @@ impl Parser<'_> {
                     vec![],
                 ))
             }
+            "cmo.cacheinvalid" => {
+                let (target, space) = if self.eat_ident("all")? {
+                    (None, Some(self.attr()?))
+                } else {
+                    let v = self.value()?;
+                    if !self.eat_ident("single_cache_line")? {
+                        return self.expected("'single_cache_line' or 'all'");
+                    }
+                    (Some(v), None)
+                };
+                self.opt_attr_dict()?;
+                if target.is_some() && self.eat_punct(':')? {
+                    self.ty()?;
+                }
+                Ok((OpKind::CacheInvalid { target, space }, vec![]))
+            }
+            "comm.tnotify" | "comm.twait" => {
+                self.expect_punct('(')?;
+                let signal = self.value()?;
+                self.expect_punct(',')?;
+                let value = self.value()?;
+                self.expect_punct(':')?;
+                self.ty()?;
+                self.expect_punct(',')?;
+                self.ty()?;
+                self.expect_punct(')')?;
+                let attrs = self.opt_attr_dict()?;
+                Ok((
+                    OpKind::Signal {
+                        name: rest.to_string(),
+                        signal,
+                        value,
+                        attrs,
+                    },
+                    vec![],
+                ))
+            }
+            "comm.tput" | "comm.tget" => {
+                self.expect_punct('(')?;
+                let dst = self.value()?;
+                self.expect_punct(',')?;
+                let src = self.value()?;
+                self.expect_punct(',')?;
+                self.expect_ident("buf")?;
+                self.expect_punct('(')?;
+                let stages = self.comma_list(|p| p.value())?;
+                self.expect_punct(')')?;
+                self.expect_punct(':')?;
+                let types = self.comma_list(|p| p.ty())?;
+                if types.len() != stages.len() + 2 {
+                    return self.err(format!(
+                        "{} operand(s) but {} type(s)",
+                        stages.len() + 2,
+                        types.len()
+                    ));
+                }
+                self.expect_punct(')')?;
+                let attrs = self.opt_attr_dict()?;
+                Ok((
+                    OpKind::CommCopy {
+                        name: rest.to_string(),
+                        dst,
+                        src,
+                        stages,
+                        attrs,
+                    },
+                    vec![],
+                ))
+            }
+            "fence.barrier_all" => {
+                let scope = self.attr()?;
+                self.opt_attr_dict()?;
+                Ok((OpKind::Fence { scope }, vec![]))
+            }
             "section.cube" | "section.vector" => {
                 let kind = if rest == "section.cube" {
                     KernelKind::Cube
@@ -1013,9 +1098,19 @@ impl Parser<'_> {
         let mut attrs_in_ins = false;
         if self.eat_ident("ins")? {
             self.expect_punct('(')?;
-            if !self.is_punct(')') && !self.is_punct(':') {
-                let vals = self.comma_list(|p| {
-                    let v = p.value()?;
+            // One or more groups `%a[ {attrs}], ...[, {attrs}] : T, ...` separated by commas
+            // (`ins(%acc : T, %pre : i64)` writes each operand with its own type).
+            let mut more = !self.is_punct(')') && !self.is_punct(':');
+            while more {
+                let mut group = 0usize;
+                let items = self.comma_list(|p| {
+                    // An attribute dictionary may stand on its own in the list
+                    // (`ins(%src, {maskPattern = ...} : T)`).
+                    let v = if p.is_punct('{') {
+                        None
+                    } else {
+                        Some(p.value()?)
+                    };
                     let a = if p.is_punct('{') {
                         p.attr_dict()?
                     } else {
@@ -1023,8 +1118,11 @@ impl Parser<'_> {
                     };
                     Ok((v, a))
                 })?;
-                for (v, a) in vals {
-                    ins.push(v);
+                for (v, a) in items {
+                    if let Some(v) = v {
+                        ins.push(v);
+                        group += 1;
+                    }
                     if !a.is_empty() {
                         attrs_in_ins = true;
                     }
@@ -1035,11 +1133,21 @@ impl Parser<'_> {
                     attrs_in_ins = true;
                 }
                 self.expect_punct(':')?;
-                let types = self.comma_list(|p| p.ty())?;
-                if types.len() != ins.len() {
+                let mut types = vec![self.ty()?];
+                more = false;
+                while self.eat_punct(',')? {
+                    if matches!(self.peek(), Tok::Value(_)) {
+                        more = true;
+                        break;
+                    }
+                    if types.len() >= MAX_LIST {
+                        return self.err("list too long");
+                    }
+                    types.push(self.ty()?);
+                }
+                if types.len() != group {
                     return self.err(format!(
-                        "{} input(s) but {} type(s) in ins(...)",
-                        ins.len(),
+                        "{group} input(s) but {} type(s) in ins(...)",
                         types.len()
                     ));
                 }
