@@ -1,0 +1,143 @@
+"""What you see is what ran: in one Python process, run a build, edit a source, run again —
+the second run executes the edit, through every entry point (the warm chip process that
+served the first run is reloaded, never reused with the old program)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Callable, List
+
+import numpy as np
+import pytest
+
+from pypto.ir.compiled_program import CompiledProgram
+from pypto.runtime.bench import benchmark
+from pypto.runtime.debug import replay
+
+KERNEL = "kernels/aiv/kernel_add.cpp"
+
+
+def _inputs(d: Path) -> tuple[np.ndarray, np.ndarray]:
+    return np.load(d / "data/in/a.npy"), np.load(d / "data/in/b.npy")
+
+
+def _what(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> str:
+    if np.array_equal(c, a + b):
+        return "add"
+    if np.array_equal(c, a - b):
+        return "sub"
+    return "other"
+
+
+def _edit(d: Path, frm: str, to: str) -> None:
+    p = d / KERNEL
+    text = p.read_text()
+    assert frm in text
+    p.write_text(text.replace(frm, to, 1))
+
+
+def _to_sub(d: Path) -> None:
+    _edit(d, "pto_tile::add(", "pto_tile::sub(")
+
+
+def _run_from_dir(d: Path) -> str:
+    a, b = _inputs(d)
+    c = np.zeros_like(a)
+    CompiledProgram.from_dir(d)(a, b, c)
+    return _what(a, b, c)
+
+
+def _run_replay(d: Path, **kw: Any) -> str:
+    a, b = _inputs(d)
+    c = np.zeros_like(a)
+    replay(d, a, b, c, **kw)
+    return _what(a, b, c)
+
+
+def _run_benchmark(d: Path) -> str:
+    a, b = _inputs(d)
+    c = np.zeros_like(a)
+    benchmark(CompiledProgram.from_dir(d), [a, b, c], rounds=2, warmup=0)
+    return _what(a, b, c)
+
+
+RUNNERS: List[Callable[[Path], str]] = [
+    _run_from_dir,
+    _run_replay,
+    lambda d: _run_replay(d, recompile=False),
+    _run_benchmark,
+]
+
+
+@pytest.mark.parametrize("runner", RUNNERS, ids=["from_dir", "replay", "replay_no_recompile", "benchmark"])
+def test_a_kernel_edit_runs_in_the_same_process(
+    example: Callable[[str], Path], runner: Callable[[Path], str]
+) -> None:
+    d = example("vector_add")
+    assert _run_from_dir(d) == "add"
+    _to_sub(d)
+    assert runner(d) == "sub"
+    # And back: every second run executes the edit of the moment.
+    _edit(d, "pto_tile::sub(", "pto_tile::add(")
+    assert runner(d) == "add"
+
+
+def test_the_seed_session_prints_the_edit_three_times(example: Callable[[str], Path]) -> None:
+    d = example("vector_add")
+    assert _run_from_dir(d) == "add"
+    _to_sub(d)
+    assert [_run_replay(d), _run_from_dir(d), _run_replay(d, recompile=False)] == ["sub"] * 3
+
+
+def test_an_included_header_edit_runs(example: Callable[[str], Path]) -> None:
+    d = example("vector_add")
+    (d / "kernels/aiv/op.h").write_text("#pragma once\n#define PTO_TEST_OP add\n")
+    _edit(d, '#include "pto_tile.h"', '#include "pto_tile.h"\n#include "op.h"')
+    _edit(d, "pto_tile::add(", "pto_tile::PTO_TEST_OP(")
+    assert _run_replay(d, recompile=False) == "add"
+    (d / "kernels/aiv/op.h").write_text("#pragma once\n#define PTO_TEST_OP sub\n")
+    assert _run_replay(d, recompile=False) == "sub"
+
+
+def test_a_program_loaded_before_the_edit_keeps_its_program(example: Callable[[str], Path]) -> None:
+    d = example("vector_add")
+    a, b = _inputs(d)
+    old = CompiledProgram.from_dir(d)
+    old.load()
+    _to_sub(d)
+    assert _run_from_dir(d) == "sub"
+    c = np.zeros_like(a)
+    old(a, b, c)
+    assert _what(a, b, c) == "add", "a CompiledProgram runs the build it loaded"
+    assert _run_from_dir(d) == "sub"
+
+
+def test_two_threads_replaying_two_copies_never_mix(tmp_path: Path, example: Callable[[str], Path]) -> None:
+    first = example("vector_add")
+    second = tmp_path / "copy" / "vector_add"
+    second.parent.mkdir()
+    import shutil
+
+    shutil.copytree(first, second)
+    _to_sub(second)
+    results: dict[str, List[str]] = {"add": [], "sub": []}
+    errors: List[BaseException] = []
+
+    def loop(d: Path, key: str) -> None:
+        try:
+            for _ in range(3):
+                results[key].append(_run_replay(d, recompile=False))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [
+        threading.Thread(target=loop, args=(first, "add")),
+        threading.Thread(target=loop, args=(second, "sub")),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert results == {"add": ["add"] * 3, "sub": ["sub"] * 3}
