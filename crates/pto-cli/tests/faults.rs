@@ -482,3 +482,92 @@ fn a_replay_killed_while_it_builds_leaves_nothing_stale() {
         assert!(t.contains("PASS"), "{t}");
     }
 }
+
+/// The pids of `parent`'s child processes (from `/proc/<pid>/stat`).
+fn children_of(parent: u32) -> Vec<i32> {
+    let mut kids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`: the fields after the last `)`.
+        let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let ppid = after
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            kids.push(pid);
+        }
+    }
+    kids
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+    })
+}
+
+/// A chip process dies with the host that started it (it is in a process group of its own,
+/// so a signal to the host's group does not reach it) and never publishes a killed run's
+/// diagnostics: a slow kernel (3 s) whose host is killed after 1 s leaves no swimlane.
+#[test]
+fn a_chip_process_dies_with_its_host_and_publishes_nothing() {
+    for (fault, what) in [("sleep", "a slow kernel"), ("hang", "a hanging kernel")] {
+        let dir = faulty_build(&format!("orphan_{fault}"));
+        let mut pto = Command::new(env!("CARGO_BIN_EXE_pto"))
+            .args([
+                "replay",
+                dir.to_str().unwrap(),
+                "--swimlane",
+                "--scheduler-timeout-ms",
+                "60000",
+            ])
+            .env("PTO_TEST_FAULT", fault)
+            .env_remove("PTO_IN_PROCESS")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait for the chip process to be running the kernel (the compile comes first).
+        let started = std::time::Instant::now();
+        let chip = loop {
+            let kids = children_of(pto.id());
+            let running = kids.into_iter().find(|&k| {
+                std::fs::read_to_string(format!("/proc/{k}/environ"))
+                    .is_ok_and(|e| e.split('\0').any(|v| v == "PTO_CHIP_WORKER=1"))
+            });
+            if let (Some(k), true) = (running, dir.join("dfx_outputs").is_dir()) {
+                break k;
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(120),
+                "no chip process started for {what}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        // SAFETY: SIGKILL to our own child.
+        unsafe { libc_kill(pto.id() as i32) };
+        let _ = pto.wait();
+        let killed = std::time::Instant::now();
+        while alive(chip) && killed.elapsed() < std::time::Duration::from_secs(2) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(
+            !alive(chip),
+            "the chip process of {what} outlived its host by 2 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(3500));
+        let files = dfx_files(&dir);
+        assert!(
+            !files.iter().any(|f| f.starts_with("chip_swimlane")),
+            "{what}: a killed run published {files:?}"
+        );
+    }
+}

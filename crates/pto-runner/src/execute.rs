@@ -125,6 +125,15 @@ impl CompiledBuild {
         let staging = crate::dfx_publish::staging_dir(out)?;
         let result = self.execute_staged(args, config, &staging);
         match result {
+            Ok(_) if !crate::chip_process::host_alive() => {
+                // The host that asked for this run is gone (killed): its artifacts must
+                // not appear after it (the heartbeat thread ends this process shortly).
+                crate::dfx_publish::abandon(&staging);
+                Err(RunnerError::ChipProcess {
+                    message: "the host process is gone; this run's diagnostics are discarded"
+                        .to_string(),
+                })
+            }
             Ok((report, mut dfx)) => {
                 crate::dfx_publish::publish(&staging, out, &mut dfx.files, self.identity.as_str())?;
                 let (from, to) = (staging.display().to_string(), out.display().to_string());

@@ -44,6 +44,8 @@ static void fault(const char* kind) {
         _exit(3);
     } else if (strcmp(kind, "pthread_exit") == 0) {
         pthread_exit(nullptr);
+    } else if (strcmp(kind, "sleep") == 0) {
+        usleep(3000000);  // then computes as usual: a slow, correct run
     } else if (strcmp(kind, "hang") == 0) {
         for (volatile int spin = 0;; spin = spin + 1) {
         }

@@ -5,6 +5,7 @@ use std::io::Write as _;
 use std::os::fd::FromRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -192,6 +193,28 @@ fn run(
     }))
 }
 
+/// The host's pid, recorded when the chip process starts serving (0: not a chip process).
+static HOST_PID: AtomicI32 = AtomicI32::new(0);
+
+/// Whether the host that started this chip process is still its parent (always true outside
+/// a chip process). When the host dies, the kernel re-parents the chip process, so a changed
+/// parent pid means the host is gone.
+pub fn host_alive() -> bool {
+    let host = HOST_PID.load(Ordering::Relaxed);
+    // SAFETY: getppid has no preconditions.
+    host == 0 || unsafe { libc::getppid() } == host
+}
+
+/// Ends this chip process and everything it started (its own process group) at once: the
+/// host is gone, so nothing of its run may go on or publish.
+fn die_with_host() -> ! {
+    // SAFETY: signalling our own process group (the chip process leads it), then exiting.
+    unsafe {
+        libc::kill(0, libc::SIGKILL);
+        libc::_exit(3)
+    }
+}
+
 /// A `load` request: the build directory's program from the host's compiled objects. The
 /// configuration files are read here again; if they no longer have the identity the host
 /// computed (edited between the host's load and this one), the load is refused rather than
@@ -248,9 +271,15 @@ pub fn serve() -> i32 {
         return 2;
     }
     let board_addr = board_ptr as usize;
+    // SAFETY: getppid has no preconditions.
+    let host = unsafe { libc::getppid() };
+    HOST_PID.store(host, Ordering::Relaxed);
     std::thread::spawn(move || loop {
         // SAFETY: mapped for the life of the process.
         unsafe { board::beat(board_addr as *mut Board) };
+        if !host_alive() {
+            die_with_host();
+        }
         std::thread::sleep(Duration::from_millis(100));
     });
     // SAFETY: as above.
