@@ -141,3 +141,26 @@ def test_two_threads_replaying_two_copies_never_mix(tmp_path: Path, example: Cal
         t.join()
     assert not errors, errors
     assert results == {"add": ["add"] * 3, "sub": ["sub"] * 3}
+
+
+def test_an_l3_build_runs_the_edited_per_rank_kernel(example: Callable[[str], Path]) -> None:
+    torch = pytest.importorskip("torch")
+    from pypto.ir import DistributedCompiledProgram
+
+    d = example("l3_hello_rank")
+    kernel = d / "next_levels/per_rank/kernels/aiv/add_rank.cpp"
+
+    def run() -> Any:
+        compiled = DistributedCompiledProgram.from_dir(d)
+        x = torch.from_numpy(np.load(d / "data/in/x.npy")).clone()
+        y = torch.zeros_like(torch.from_numpy(np.load(d / "data/out/y.npy")))
+        compiled(x, y)
+        return y - x
+
+    ranks = torch.arange(2, dtype=torch.float32).reshape(2, 1, 1)
+    assert torch.equal(run(), ranks.expand_as(run()))
+    text = kernel.read_text()
+    assert "xs[i] + (float)rank" in text
+    kernel.write_text(text.replace("xs[i] + (float)rank", "xs[i] + 10.0f * (float)rank"))
+    second = run()
+    assert torch.equal(second, (10 * ranks).expand_as(second)), "the edited kernel ran"
