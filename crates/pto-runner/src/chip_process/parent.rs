@@ -215,8 +215,9 @@ pub(crate) fn spawn_process() -> Result<ChipProcess, RunnerError> {
     }
     let child = cmd.spawn().map_err(|e| {
         chip_error(format!(
-            "cannot start the chip process `{}`: {e}",
-            command.join(" ")
+            "cannot start the chip process `{}`: {e}{}",
+            command.join(" "),
+            spawn_limit_hint(&e)
         ))
     })?;
     drop(child_end);
@@ -228,6 +229,17 @@ pub(crate) fn spawn_process() -> Result<ChipProcess, RunnerError> {
         area: None,
         loaded: None,
     })
+}
+
+/// Which limit a failed spawn ran into, when the error says (the fix is the user's).
+fn spawn_limit_hint(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) => "; the per-user process limit is reached (RLIMIT_NPROC, `ulimit -u`): end other processes or raise the limit",
+        Some(libc::EMFILE) | Some(libc::ENFILE) => "; the open-file limit is reached (RLIMIT_NOFILE, `ulimit -n`): raise it or run fewer programs at once",
+        Some(libc::ENOMEM) => "; the system is out of memory for a new process",
+        Some(libc::ENOENT) => "; the worker program does not exist (reinstall pto / pypto, or fix PTO_CHIP_WORKER_COMMAND)",
+        _ => "",
+    }
 }
 
 /// How long the child may go without a heartbeat before it counts as hung.
@@ -731,4 +743,18 @@ pub fn execute_pass(
     out: &Path,
 ) -> Result<ExecuteOutcome, RunnerError> {
     run_request(build, params, config, Some(out), &mut |_| {})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spawn_limit_hint;
+
+    #[test]
+    fn a_failed_spawn_names_the_limit() {
+        let e = std::io::Error::from_raw_os_error(libc::EAGAIN);
+        assert!(spawn_limit_hint(&e).contains("RLIMIT_NPROC"));
+        let e = std::io::Error::from_raw_os_error(libc::EMFILE);
+        assert!(spawn_limit_hint(&e).contains("RLIMIT_NOFILE"));
+        assert_eq!(spawn_limit_hint(&std::io::Error::other("x")), "");
+    }
 }
