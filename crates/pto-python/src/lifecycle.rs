@@ -42,6 +42,22 @@ pub fn chip_worker_main(py: Python<'_>) -> i32 {
     py.detach(pto_runner::chip_process::serve)
 }
 
+/// The kind of build `work_dir` is, by the one detection the runner uses
+/// (`pto_build_output::BuildLayout`): `"single_chip"`, `"distributed"` (L3) or
+/// `"multi_orch_parent"`; `None` when it is no build directory (missing, not a directory,
+/// neither marker).
+#[pyfunction]
+pub fn build_kind(work_dir: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
+    let dir = conversion::path(work_dir, "work_dir")?;
+    Ok(pto_build_output::BuildLayout::detect(&dir)
+        .ok()
+        .map(|l| match l.kind() {
+            pto_build_output::BuildKind::SingleChip => "single_chip",
+            pto_build_output::BuildKind::Distributed => "distributed",
+            pto_build_output::BuildKind::MultiOrchParent => "multi_orch_parent",
+        }))
+}
+
 /// Deletes the cached binaries and compatibility stamps of `work_dir` and every
 /// `next_levels/*/` sub-build (sources are kept); returns the `[cpp->.so]` status line.
 ///
@@ -77,6 +93,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_worker_command, m)?)?;
     m.add_function(wrap_pyfunction!(chip_worker_main, m)?)?;
     m.add_function(wrap_pyfunction!(invalidate_binary_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(build_kind, m)?)?;
     m.add_function(wrap_pyfunction!(rebuild_kernel_cpp_from_pto, m)?)?;
     Ok(())
 }

@@ -45,6 +45,8 @@ pub struct CompiledBuild {
     /// What identifies the loaded program (`pto_toolchain::freshness`): a chip process is
     /// reused for this build only while it holds a program of this identity.
     pub identity: ProgramIdentity,
+    /// The platform the program was compiled and loaded for (part of its identity).
+    pub platform: pto_runtime::Platform,
 }
 
 /// The identity of the program `spec` loads for `platform`, configured by `dir`'s
@@ -87,6 +89,7 @@ impl CompiledBuild {
             },
             spec,
             identity,
+            platform,
         })
     }
 }
@@ -112,6 +115,7 @@ impl CompiledBuild {
             compile: CompileSummary::default(),
             spec,
             identity,
+            platform,
         })
     }
 }
@@ -402,6 +406,7 @@ fn load_build_with(
         compile,
         spec,
         identity,
+        platform,
     })
 }
 

@@ -207,7 +207,9 @@ pub fn capture_main(spec_path: &Path) -> Result<(), RunnerError> {
         .get("args")
         .and_then(Value::as_array)
         .ok_or_else(|| spec_err(spec_path, "missing list key 'args'".into()))?;
-    let build = crate::build::load(&work_dir)?;
+    // Built for the timing pass's platform, so both passes run (and their artifacts name)
+    // the same program.
+    let build = crate::build::load_for(&work_dir, platform.parse().ok())?;
     if specs.len() != build.meta.params.len() {
         return Err(spec_err(
             spec_path,

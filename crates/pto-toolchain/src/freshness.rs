@@ -27,15 +27,17 @@
 //! # Identity of a loaded program
 //!
 //! A loaded program is identified by a [`ProgramIdentity`]: the runtime revision, the
-//! platform, the content-addressed objects it was loaded from (their paths carry their
-//! content hash, so an edit gives new paths) and the bytes of the configuration files the
-//! loader read (`kernel_config.py`, `compiled_meta.json`). A warm chip process is reused
+//! platform, the contents of the objects it was loaded from (hashed once per process: they
+//! sit at content-addressed paths and are never rewritten) and the bytes of the
+//! configuration files the loader read (`kernel_config.py`, `compiled_meta.json`). A warm chip process is reused
 //! only for a run whose program has the identity of the one it loaded; anything else
 //! reloads it. The identity is computed once per load from what the load already has in
 //! hand: hashing a few paths and two small files.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::error::{Result, ToolchainError};
 use crate::fsutil;
@@ -47,7 +49,7 @@ pub struct ProgramIdentity(String);
 
 impl ProgramIdentity {
     /// The identity of a program for `platform`, loaded from `objects` (in load order:
-    /// the orchestration, then each kernel; content-addressed paths), configured by the
+    /// the orchestration, then each kernel), configured by the
     /// files `config_files` (a missing file counts as absent, not as an error).
     pub fn compute(platform: &str, objects: &[&Path], config_files: &[&Path]) -> Self {
         let mut h = fsutil::KeyHasher::new("pto-program-identity-v1");
@@ -55,7 +57,7 @@ impl ProgramIdentity {
         h.field(platform.as_bytes());
         h.field(&(objects.len() as u64).to_le_bytes());
         for o in objects {
-            h.field(o.as_os_str().as_encoded_bytes());
+            h.field(object_digest(o).as_bytes());
         }
         for f in config_files {
             h.field(f.as_os_str().as_encoded_bytes());
@@ -87,6 +89,31 @@ impl fmt::Display for ProgramIdentity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// Hex SHA-256 of a loaded object's bytes. The same program compiled in one process and
+/// reused in another sits at different content-addressed paths (the compile cache names an
+/// object by its inputs, an adopted copy by its bytes), so the identity hashes contents.
+/// Those files are never rewritten, so each is hashed once per process (a memo by path);
+/// an unreadable one contributes its path.
+fn object_digest(path: &Path) -> String {
+    static MEMO: Mutex<Option<HashMap<PathBuf, String>>> = Mutex::new(None);
+    if let Some(d) = MEMO
+        .lock()
+        .ok()
+        .and_then(|m| m.as_ref().and_then(|m| m.get(path).cloned()))
+    {
+        return d;
+    }
+    let digest = match std::fs::read(path) {
+        Ok(bytes) => fsutil::sha256_hex(&bytes),
+        Err(_) => return format!("unreadable:{}", path.display()),
+    };
+    if let Ok(mut m) = MEMO.lock() {
+        m.get_or_insert_with(HashMap::new)
+            .insert(path.to_path_buf(), digest.clone());
+    }
+    digest
 }
 
 /// The units record's file name inside the build directory's `cache/`.
@@ -235,6 +262,19 @@ mod tests {
         assert_ne!(base, ProgramIdentity::compute("a2a3sim", &[a], &[&kc]));
         std::fs::remove_file(&kc).unwrap();
         assert_ne!(base, ProgramIdentity::compute("a2a3sim", &[a], &[&kc]));
+        // The same object bytes at two paths (compiled here, adopted elsewhere) are one
+        // program; other bytes are another.
+        let (x, y, z) = (
+            dir.path().join("objects-key.so"),
+            dir.path().join("adopted-hash.so"),
+            dir.path().join("other.so"),
+        );
+        std::fs::write(&x, "ELF one").unwrap();
+        std::fs::write(&y, "ELF one").unwrap();
+        std::fs::write(&z, "ELF two").unwrap();
+        let at = |o: &Path| ProgramIdentity::compute("a2a3sim", &[o], &[&kc]);
+        assert_eq!(at(&x), at(&y));
+        assert_ne!(at(&x), at(&z));
     }
 
     #[test]

@@ -123,9 +123,9 @@ fn chip_error(message: String) -> RunnerError {
     RunnerError::ChipProcess { message }
 }
 
-fn spawn(build: &CompiledBuild, platform: Platform) -> Result<ChipProcess, RunnerError> {
+fn spawn(build: &CompiledBuild) -> Result<ChipProcess, RunnerError> {
     let p = spawn_process()?;
-    load(p, build, platform)
+    load(p, build)
 }
 
 /// A chip process that holds exactly `build`'s program: a pooled one whose program has
@@ -142,23 +142,20 @@ fn acquire(build: &CompiledBuild, platform: Platform) -> Result<ChipProcess, Run
                 p.loaded.as_ref().map_or("none", ProgramIdentity::short),
                 build.identity.short(),
             );
-            load(p, build, platform)
+            load(p, build)
         }
-        None => spawn(build, platform),
+        None => spawn(build),
     }
 }
 
 /// Has `p` load `build` (the objects of its spec; the child checks that the configuration
 /// files it reads still have the identity the host computed).
-fn load(
-    mut p: ChipProcess,
-    build: &CompiledBuild,
-    platform: Platform,
-) -> Result<ChipProcess, RunnerError> {
+fn load(mut p: ChipProcess, build: &CompiledBuild) -> Result<ChipProcess, RunnerError> {
     let load = json!({
         "op": "load",
         "dir": path_value(&build.dir),
-        "platform": platform.name(),
+        // The platform the build was loaded for: the child computes the same identity.
+        "platform": build.platform.name(),
         "spec": protocol::encode_spec(&build.spec),
         "identity": build.identity.as_str(),
     });

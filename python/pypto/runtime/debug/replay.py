@@ -24,6 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
+from pypto import _native
 from pypto._golden import (
     is_tensor_default,
     load_golden_module,
@@ -50,10 +51,8 @@ EXECUTE_BANNER = "[execute] running on device..."
 
 
 def _is_l3(work_dir: Path) -> bool:
-    return (
-        not (work_dir / "kernel_config.py").exists()
-        and (work_dir / "orchestration" / "host_orch.py").exists()
-    )
+    """Whether ``work_dir`` is an L3 build, by the runner's own detection."""
+    return _native.build_kind(work_dir) == "distributed"
 
 
 def replay(
