@@ -87,6 +87,7 @@ def test_replay_cli_with_diagnostics_writes_one_directory_per_dispatch(
     d = example(name)
     stale = d / "dfx_outputs" / "rank0" / "d7"
     stale.mkdir(parents=True)
+    (stale / dr.DISPATCH_MARKER).write_text("")
     keep = d / "dfx_outputs" / "rank0" / "keepme"
     keep.mkdir()
     rc = replay_main([str(d), "--swimlane", "--dep-gen", "--pmu", "2", "--validate"])
@@ -193,7 +194,7 @@ def test_submit_chip_suffixes_the_prefix_and_restores_it(tmp_path: Path) -> None
     ]
     assert cfg.output_prefix == str(tmp_path)
     assert (tmp_path / "rank1" / "d1" / "dispatch_program.json").read_text() == '{"program": "child"}'
-    dr._clear_dfx_dispatch_dirs(tmp_path)
+    dr._clear_dfx_dispatch_dirs(tmp_path, range(2))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rank0", "rank1"]
     assert not any((tmp_path / "rank1").iterdir())
 
