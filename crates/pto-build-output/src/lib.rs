@@ -99,7 +99,9 @@ pub use pto_rebuild::{
     rebuild_kernel_cpp_from_pto, rebuild_kernel_cpp_from_pto_with, PtoRebuildError, RebuildEnv,
     RebuildOptions, RebuildReport, RebuildStatus,
 };
-pub use tensor_file::{locate_tensor, read_tensor, write_tensor, TensorFileError, TensorFormat};
+pub use tensor_file::{
+    locate_tensor, read_tensor, read_tensor_checked, write_tensor, TensorFileError, TensorFormat,
+};
 
 /// Any error of this crate.
 #[derive(Debug, thiserror::Error)]

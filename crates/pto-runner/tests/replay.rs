@@ -122,6 +122,41 @@ fn shape_and_dtype_mismatch_name_the_parameter() {
     );
 }
 
+/// An `.npy` whose header declares another shape than `compiled_meta.json` was read in
+/// full first (an 8 GiB sparse file: 52 s, 8.4 GB, and an allocation error that did not
+/// name the file): the header is checked first, and the error names the file.
+#[test]
+fn a_tensor_file_of_the_wrong_shape_is_refused_from_its_header() {
+    let dir = scale_add(&root(), "huge_input");
+    let path = dir.join("data/in/a.npy");
+    let mut header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648,), }".to_vec();
+    while !(10 + header.len() + 1).is_multiple_of(64) {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(&header);
+    std::fs::write(&path, &bytes).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(bytes.len() as u64 + (8u64 << 30)).unwrap();
+    drop(f);
+    let start = std::time::Instant::now();
+    let (_, msg) = err_text(&dir);
+    std::fs::remove_file(&path).unwrap();
+    assert!(
+        msg.contains(&format!(
+            "{}: parameter 'a' expects fp32 [64] but the file holds fp32 [2147483648]",
+            path.display()
+        )),
+        "{msg}"
+    );
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(30),
+        "{msg}"
+    );
+}
+
 #[test]
 fn corrupt_sidecar_names_the_fix() {
     let dir = scale_add(&root(), "bad_meta");
