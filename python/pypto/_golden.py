@@ -28,10 +28,12 @@ from types import ModuleType
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from pypto import _native
+from pypto._user_code import user_code
 from pypto._tensors import as_host_array, is_array_like, is_ndarray, is_torch_tensor
 
 __all__ = [
     "DEFAULT_TOLERANCE",
+    "generate_named_inputs",
     "load_golden_module",
     "load_inputs_from_golden",
     "native_inputs_from_golden",
@@ -62,15 +64,28 @@ def load_golden_module(work_dir: PathLike) -> ModuleType:
         source = golden_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ImportError(f"Cannot load golden.py from {golden_path}: {e}") from e
-    exec(compile(source, str(golden_path), "exec"), module.__dict__)
+    code = compile(source, str(golden_path), "exec")
+    with user_code(f"golden.py ({golden_path})"):
+        exec(code, module.__dict__)
     return module
+
+
+def _golden_path(module: ModuleType) -> str:
+    return str(getattr(module, "__file__", "golden.py"))
+
+
+def generate_named_inputs(module: ModuleType) -> List[Tuple[Any, Any]]:
+    """``module.generate_inputs({"name": "Default"})`` as a list, run as user code (a
+    ``sys.exit()`` / ``os._exit()`` in it is a ``UserCodeExit`` naming the function)."""
+    with user_code(f"golden.py's generate_inputs ({_golden_path(module)})"):
+        return list(module.generate_inputs({"name": "Default"}))
 
 
 def load_inputs_from_golden(work_dir: PathLike) -> List[Tuple[str, Any]]:
     """``generate_inputs({"name": "Default"})`` of ``<work_dir>/golden.py``: ``(name, value)``
     pairs in orchestration parameter order."""
     module = load_golden_module(work_dir)
-    return [(str(name), value) for name, value in module.generate_inputs({"name": "Default"})]
+    return [(str(name), value) for name, value in generate_named_inputs(module)]
 
 
 def _copy(value: Any) -> Any:
@@ -113,7 +128,8 @@ def validate_against_golden(
     rtol = _tolerance(module, "RTOL")
     atol = _tolerance(module, "ATOL")
     expected = {name: _copy(value) for name, value in initial.items()}
-    module.compute_golden(expected, {})
+    with user_code(f"golden.py's compute_golden ({_golden_path(module)})"):
+        module.compute_golden(expected, {})
     for name in outputs:
         if name not in actual or name not in expected:
             raise AssertionError(

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pypto import _native
+from pypto._user_code import user_code
 from pypto.runtime import _simpler_shim
 
 _simpler_shim.install()
@@ -504,7 +505,17 @@ def _collect_l3_swimlane(output_dir: Path, platform: str, ranks: Sequence[int]) 
 # --- one-shot execution ----------------------------------------------------------------------
 
 
-def _run_once(
+def _run_once(output_dir: Path, *args: Any, **kwargs: Any) -> None:
+    """:func:`_run_guarded` with the generated module, ``_alloc_intermediates``, the entry
+    and the SubWorkers (on their threads, until the drain) run as user code: a
+    ``sys.exit()`` or ``os._exit()`` there is a ``UserCodeExit`` naming ``host_orch.py``,
+    never a silent end of the run."""
+    host_orch = Path(output_dir) / "orchestration" / "host_orch.py"
+    with user_code(f"the host orchestration {host_orch} (or a SubWorker it calls)"):
+        _run_guarded(Path(output_dir), *args, **kwargs)
+
+
+def _run_guarded(
     output_dir: Path,
     params: Sequence[str],
     tensors_in: Sequence[Any],
