@@ -50,7 +50,7 @@ def user_code(what: str) -> Iterator[None]:
             _saved_exit = os._exit
         _depth += 1
         previous = os._exit
-        os._exit = _refuse_os_exit(what)
+        os._exit = _refuse_os_exit(what)  # type: ignore[assignment]
     try:
         yield
     except SystemExit as e:

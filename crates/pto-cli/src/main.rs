@@ -272,6 +272,9 @@ fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
                 "  {}: PASS ({}/{} elements matched)",
                 c.name, cmp.n_total, cmp.n_total
             )?;
+            if let Some(w) = c.untouched_warning() {
+                writeln!(out, "  {w}")?;
+            }
         } else {
             writeln!(out, "  {}: FAIL\n{}", c.name, indent(&cmp.report(&c.name)))?;
         }

@@ -48,6 +48,23 @@ pub struct OutputCheck {
     pub actual_path: Option<PathBuf>,
     /// The comparison.
     pub comparison: Comparison,
+    /// An `Out` parameter that is all zeros after the run, exactly as it was bound, and that
+    /// passed: its golden is zeros too, so the comparison cannot tell whether any task wrote
+    /// it (an orchestration that forgot its submit passes). Front ends print
+    /// [`OutputCheck::untouched_warning`].
+    pub untouched: bool,
+}
+
+impl OutputCheck {
+    /// The warning for an [`OutputCheck::untouched`] output, naming it.
+    pub fn untouched_warning(&self) -> Option<String> {
+        self.untouched.then(|| {
+            format!(
+                "warning: output '{}' is all zeros after the run, as it started, and so is its golden: the comparison passes whether or not any task wrote it; check that the orchestration submits a task writing '{}'",
+                self.name, self.name
+            )
+        })
+    }
 }
 
 /// What a replay did.
@@ -195,10 +212,14 @@ fn validate(
             path: golden_path.clone(),
             message: e.to_string(),
         })?;
+        let untouched = *direction == ParamDirection::Out
+            && comparison.passed()
+            && array.data.iter().all(|&b| b == 0);
         checks.push(OutputCheck {
             name: name.clone(),
             actual_path,
             comparison,
+            untouched,
         });
     }
     Ok(checks)

@@ -157,6 +157,33 @@ fn a_tensor_file_of_the_wrong_shape_is_refused_from_its_header() {
     );
 }
 
+/// An orchestration that forgets its submit, against an all-zero golden, reported
+/// `c: PASS`: the check is flagged `untouched`, with a warning naming the output; an output
+/// the run wrote is not.
+#[test]
+fn an_output_no_task_wrote_is_flagged_even_when_it_passes() {
+    let orch = r#"#include "pto_orchestration_api.h"
+extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs&) {}
+"#;
+    let dir = crate::fixture::with_orchestration(&root(), "no_submit", orch);
+    write_npy(
+        &dir.join("data/out/c.npy"),
+        &NpyArray::from_f64(DType::Float32, &[64], &[0.0; 64]).unwrap(),
+    )
+    .unwrap();
+    let outcome = replay(&dir, &RunConfig::new(None).unwrap(), &validate()).unwrap();
+    assert!(outcome.passed());
+    let check = &outcome.checks[0];
+    assert!(check.untouched);
+    assert_eq!(
+        check.untouched_warning().unwrap(),
+        "warning: output 'c' is all zeros after the run, as it started, and so is its golden: the comparison passes whether or not any task wrote it; check that the orchestration submits a task writing 'c'"
+    );
+    let dir = scale_add(&root(), "written");
+    let outcome = replay(&dir, &RunConfig::new(None).unwrap(), &validate()).unwrap();
+    assert!(!outcome.checks[0].untouched);
+}
+
 #[test]
 fn corrupt_sidecar_names_the_fix() {
     let dir = scale_add(&root(), "bad_meta");
