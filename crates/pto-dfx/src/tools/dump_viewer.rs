@@ -83,7 +83,7 @@ pub fn load(dir: &Path) -> Result<Dump, ToolError> {
     let manifest = loaded.value;
     let bin = match &manifest.bin_file {
         Some(name) => {
-            let path = dir.join(name);
+            let path = bin_path_inside(&dir, name, &manifest_path)?;
             check_pairing(&path, &manifest_path, &manifest, &mut warnings)?;
             let bin = ArgsBin::read_for(&path, &manifest.args)?;
             warnings.extend(
@@ -111,6 +111,39 @@ pub fn load(dir: &Path) -> Result<Dump, ToolError> {
         names,
         warnings,
     })
+}
+
+/// The manifest's `bin_file` inside the dump directory: a plain file name (one component,
+/// no `/`, `..` or root) naming a regular file, not a link; anything else is refused
+/// naming the key (a manifest could otherwise make the viewer open `../../../../etc/passwd`).
+fn bin_path_inside(dir: &Path, name: &str, manifest_path: &Path) -> Result<PathBuf, ToolError> {
+    let mut parts = Path::new(name).components();
+    let plain = matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    );
+    if !plain {
+        return Err(ToolError::invalid(
+            manifest_path,
+            "bin_file",
+            format!(
+                "is \"{}\"; expected the name of a file inside the dump directory, such as \"args.bin\"",
+                crate::printable::printable(name)
+            ),
+        ));
+    }
+    let path = dir.join(name);
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(ToolError::invalid(
+            manifest_path,
+            "bin_file",
+            format!(
+                "names {}, a symbolic link; the dump viewer reads only the payload file the run wrote inside the dump directory",
+                path.display()
+            ),
+        ));
+    }
+    Ok(path)
 }
 
 /// Refuses an `args.bin` that is not the one its manifest was written with (another run's
@@ -860,6 +893,43 @@ mod tests {
 
     /// An `args.bin` from another run beside this manifest is refused, not exported: a
     /// longer or shorter file, or one whose payloads would overlap, does not fit.
+    #[test]
+    fn a_bin_file_outside_the_dump_directory_is_refused() {
+        let (_root, dir) = setup();
+        let outside = dir.parent().unwrap().join("secret");
+        std::fs::write(&outside, std::fs::read(dir.join("args.bin")).unwrap()).unwrap();
+        for name in [
+            "../secret",
+            "/etc/passwd",
+            "../../../../etc/passwd",
+            "a/../args.bin",
+            "",
+        ] {
+            let m = MANIFEST.replace(
+                "\"bin_file\": \"args.bin\"",
+                &format!("\"bin_file\": \"{name}\""),
+            );
+            std::fs::write(dir.join("args_dump.json"), m).unwrap();
+            let msg = load(&dir).unwrap_err().to_string();
+            assert!(
+                msg.contains("bin_file")
+                    && msg.contains(&format!(
+                        "is \"{name}\"; expected the name of a file inside the dump directory"
+                    )),
+                "{name}: {msg}"
+            );
+        }
+        // A link inside the directory that leads out is refused too.
+        std::fs::write(
+            dir.join("args_dump.json"),
+            MANIFEST.replace("\"bin_file\": \"args.bin\"", "\"bin_file\": \"link.bin\""),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("link.bin")).unwrap();
+        let msg = load(&dir).unwrap_err().to_string();
+        assert!(msg.contains("a symbolic link"), "{msg}");
+    }
+
     #[test]
     fn an_args_bin_from_another_run_is_refused() {
         let (_root, dir) = setup();
