@@ -616,3 +616,24 @@ def test_simpler_names_are_provided_only_without_a_real_simpler(tmp_path: Path) 
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     out = subprocess.run([sys.executable, "-c", probe.replace("ti.TaskArgs.__module__", "ti.TaskArgs")], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.split() == ["simpler.task_interface", "real"]
+
+
+def test_a_host_orchestration_that_never_returns_is_stopped_by_the_watchdog(
+    example: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A host_orch.py that never returned hung `pto replay` forever (the C++ orchestration
+    # has a timeout; the Python host had none).
+    d = example("l3_hello_rank")
+    orch = d / "orchestration" / "host_orch.py"
+    head = "def hello_rank(orch, _args, config, *, tensors, callables, sub_ids, _keep, world_size, _domain_provider=None):"
+    text = orch.read_text()
+    assert head in text
+    orch.write_text("import time\n" + text.replace(head, head + "\n    time.sleep(3600)"))
+    monkeypatch.setenv(dr.HOST_TIMEOUT_ENV, "1500")
+    started = time.monotonic()
+    with pytest.raises(dr.HostOrchestrationTimeout, match=r"host_orch.py \(entry 'hello_rank'\) has neither returned nor submitted a task for 1.5 s"):
+        _run(d)
+    assert time.monotonic() - started < 60
+    monkeypatch.setenv(dr.HOST_TIMEOUT_ENV, "soon")
+    with pytest.raises(ValueError, match="PTO_HOST_ORCHESTRATION_TIMEOUT_MS='soon' is not a number of milliseconds"):
+        dr._host_timeout_s()

@@ -21,18 +21,21 @@ torch is required here (as in PyPTO); the single-chip paths never import it.
 from __future__ import annotations
 
 import dataclasses
+import contextlib
 import importlib.util
 import inspect
 import json
 import os
 import re
 import shutil
+import signal
 import stat
 import sys
+import threading
 import time
 import types
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from pypto import _native
 from pypto._user_code import user_code
@@ -504,6 +507,82 @@ def _collect_l3_swimlane(output_dir: Path, platform: str, ranks: Sequence[int]) 
 
 # --- one-shot execution ----------------------------------------------------------------------
 
+#: The environment variable with the host orchestration's watchdog limit, in milliseconds
+#: (``0`` turns it off).
+HOST_TIMEOUT_ENV = "PTO_HOST_ORCHESTRATION_TIMEOUT_MS"
+#: The default limit: the host orchestration's entry may go this long without returning
+#: or submitting a task (the C++ orchestration's limit is 10 s; the Python host also
+#: allocates and waits for comm domains).
+DEFAULT_HOST_TIMEOUT_S = 60.0
+
+
+class HostOrchestrationTimeout(RuntimeError):
+    """The host orchestration neither returned nor submitted a task within the limit."""
+
+
+def _host_timeout_s() -> float:
+    """The watchdog limit in seconds from :data:`HOST_TIMEOUT_ENV` (``0``: off)."""
+    text = os.environ.get(HOST_TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_HOST_TIMEOUT_S
+    try:
+        ms = int(text)
+    except ValueError:
+        ms = -1
+    if ms < 0:
+        raise ValueError(
+            f"{HOST_TIMEOUT_ENV}={text!r} is not a number of milliseconds (0 turns the host "
+            "orchestration's watchdog off)"
+        )
+    return ms / 1000.0
+
+
+@contextlib.contextmanager
+def _watchdog(progress: Callable[[], int], what: str, timeout_s: float) -> Iterator[None]:
+    """Raises :class:`HostOrchestrationTimeout` in the main thread when ``progress()`` (the
+    tasks submitted so far) stays the same for ``timeout_s`` while the block runs. A signal
+    (``SIGALRM`` to the main thread) wakes a sleep or a loop alike; off the main thread, or
+    with ``timeout_s == 0``, the block runs unwatched."""
+    if timeout_s <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired = threading.Event()
+    done = threading.Event()
+    message = (
+        f"{what} has neither returned nor submitted a task for {timeout_s:g} s; it may never "
+        f"return (raise the limit with {HOST_TIMEOUT_ENV} if it is just slow; 0 turns the "
+        "watchdog off)"
+    )
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        if fired.is_set():
+            raise HostOrchestrationTimeout(message)
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    main = threading.main_thread().ident
+
+    def watch() -> None:
+        last = progress()
+        since = time.monotonic()
+        while not done.wait(min(1.0, timeout_s / 4)):
+            n = progress()
+            if n != last:
+                last, since = n, time.monotonic()
+            elif time.monotonic() - since >= timeout_s:
+                fired.set()
+                if main is not None:
+                    signal.pthread_kill(main, signal.SIGALRM)
+                return
+
+    watcher = threading.Thread(target=watch, name="pypto-host-watchdog", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        signal.signal(signal.SIGALRM, previous)
+
 
 def _run_once(output_dir: Path, *args: Any, **kwargs: Any) -> None:
     """:func:`_run_guarded` with the generated module, ``_alloc_intermediates``, the entry
@@ -555,16 +634,21 @@ def _run_guarded(
         keep: List[Any] = []
         started = time.perf_counter()
         try:
-            entry(
-                orch,
-                None,
-                call_config,
-                tensors=tensors,
-                callables=callables,
-                sub_ids=worker.sub_ids,
-                _keep=keep,
-                world_size=world_size,
-            )
+            with _watchdog(
+                worker._engine.n_dispatches,
+                f"the host orchestration {host_orch} (entry {getattr(entry, '__name__', '?')!r})",
+                _host_timeout_s(),
+            ):
+                entry(
+                    orch,
+                    None,
+                    call_config,
+                    tensors=tensors,
+                    callables=callables,
+                    sub_ids=worker.sub_ids,
+                    _keep=keep,
+                    world_size=world_size,
+                )
         except Exception as e:
             if hasattr(e, "add_note"):  # Python 3.11+
                 note = (
