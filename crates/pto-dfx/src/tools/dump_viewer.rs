@@ -84,7 +84,13 @@ pub fn load(dir: &Path) -> Result<Dump, ToolError> {
     let bin = match &manifest.bin_file {
         Some(name) => {
             let path = bin_path_inside(&dir, name, &manifest_path)?;
-            check_pairing(&path, &manifest_path, &manifest, &mut warnings)?;
+            check_pairing(
+                &path,
+                &manifest_path,
+                &manifest,
+                &loaded.problems,
+                &mut warnings,
+            )?;
             let bin = ArgsBin::read_for(&path, &manifest.args)?;
             warnings.extend(
                 bin.check(&manifest.args)
@@ -153,6 +159,7 @@ fn check_pairing(
     bin_path: &Path,
     manifest_path: &Path,
     manifest: &ArgsDumpManifest,
+    manifest_problems: &[crate::Problem],
     warnings: &mut Vec<String>,
 ) -> Result<(), ToolError> {
     let len = match std::fs::metadata(bin_path) {
@@ -170,6 +177,20 @@ fn check_pairing(
             manifest.dropped_records
         ));
         return Ok(());
+    }
+    if let Some(first) = manifest_problems.first() {
+        // The manifest is damaged: records it could not read leave gaps in the tiling, which
+        // says nothing about the two files coming from different runs.
+        return Err(ToolError::Invalid {
+            path: manifest_path.to_path_buf(),
+            key: first.key.clone(),
+            reason: format!(
+                "{} (and {} more problem(s)); the manifest is damaged, so its records no longer tile {} ({problem}) — fix that record or rerun with --dump-args to write a new pair",
+                first.message,
+                manifest_problems.len() - 1,
+                bin_path.display()
+            ),
+        });
     }
     Err(ToolError::Invalid {
         path: bin_path.to_path_buf(),
@@ -928,6 +949,25 @@ mod tests {
         std::os::unix::fs::symlink(&outside, dir.join("link.bin")).unwrap();
         let msg = load(&dir).unwrap_err().to_string();
         assert!(msg.contains("a symbolic link"), "{msg}");
+    }
+
+    /// A malformed task id was diagnosed as "the two files come from different runs": the
+    /// manifest's own problem is named instead.
+    #[test]
+    fn a_damaged_manifest_record_is_named_not_blamed_on_another_run() {
+        let (_root, dir) = setup();
+        let bad = MANIFEST.replace(
+            "\"task_id\": \"0x0000000100000002\"",
+            "\"task_id\": \"0xZZ\"",
+        );
+        std::fs::write(dir.join("args_dump.json"), bad).unwrap();
+        let msg = load(&dir).unwrap_err().to_string();
+        assert!(!msg.contains("different runs"), "{msg}");
+        assert!(
+            msg.contains("`args[2].task_id` is \"0xZZ\"")
+                && msg.contains("the manifest is damaged, so its records no longer tile"),
+            "{msg}"
+        );
     }
 
     #[test]
