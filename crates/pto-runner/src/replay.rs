@@ -128,6 +128,9 @@ pub fn replay_with(
     } else {
         say(pto_toolchain::binary_cache::SKIPPED_INVALIDATION_MESSAGE);
     }
+    // The inputs are bound before the compile: a missing or misshapen input is reported
+    // at once, not after a long build.
+    let mut params = bind_inputs(dir, &pto_build_output::CompiledMeta::load(dir)?)?;
     let build = load_for(dir, Some(config.platform()))?;
     say("[execute] running on device...");
     tracing::info!(
@@ -136,7 +139,6 @@ pub fn replay_with(
         build.compile.n_cached,
         build.compile.elapsed.as_secs_f64()
     );
-    let mut params = bind_inputs(dir, &build.meta)?;
     let ExecuteOutcome { report, dfx } = build.execute_with(&mut params, config, say)?;
     let checks = if options.validate {
         validate(dir, config, &params, writable)?

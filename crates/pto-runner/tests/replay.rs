@@ -184,6 +184,21 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
     assert!(!outcome.checks[0].untouched);
 }
 
+/// Missing inputs were reported only after the compile (78 s for a large kernel): they
+/// are bound first. Here the kernel would not even compile.
+#[test]
+fn a_missing_input_is_reported_before_the_compile() {
+    let dir = scale_add(&root(), "missing_before_compile");
+    std::fs::remove_file(dir.join("data/in/a.npy")).unwrap();
+    std::fs::write(
+        dir.join("kernels/aiv/kernel_scale_add.cpp"),
+        "this is not C++ and would fail to compile\n",
+    )
+    .unwrap();
+    let (_, msg) = err_text(&dir);
+    assert!(msg.contains("missing input for parameter 'a'"), "{msg}");
+}
+
 #[test]
 fn corrupt_sidecar_names_the_fix() {
     let dir = scale_add(&root(), "bad_meta");
