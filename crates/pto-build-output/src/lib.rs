@@ -86,7 +86,8 @@ pub use compiled_meta::{
 pub use dtype::{DType, DTypeError};
 pub use fs::WriteError;
 pub use golden::{
-    compare, isclose, read_tolerances, Comparison, GoldenError, Mismatch, Tolerances,
+    compare, isclose, read_declared_outputs, read_tolerances, Comparison, GoldenError, Mismatch,
+    Tolerances,
 };
 pub use kernel_config::{
     load_name_map, parse_name_map, ArgDirection, CoreType, KernelConfig, KernelConfigError,

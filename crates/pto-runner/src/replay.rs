@@ -169,6 +169,32 @@ fn validate(
     write_actual: bool,
 ) -> Result<Vec<OutputCheck>, RunnerError> {
     let golden_py = dir.join("golden.py");
+    if golden_py.exists() {
+        // `__outputs__` naming something that is not an output was ignored silently.
+        if let Some(declared) = pto_build_output::read_declared_outputs(&golden_py)? {
+            let outputs: Vec<&str> = params
+                .iter()
+                .filter_map(|p| match p {
+                    BoundParam::Tensor {
+                        name, direction, ..
+                    } if *direction != ParamDirection::In => Some(name.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let unknown: Vec<&String> = declared
+                .iter()
+                .filter(|n| !outputs.contains(&n.as_str()))
+                .collect();
+            if !unknown.is_empty() {
+                return Err(RunnerError::Data {
+                    path: golden_py.clone(),
+                    message: format!(
+                        "__outputs__ names {unknown:?}, which are not outputs of the program (its outputs: {outputs:?}); fix __outputs__"
+                    ),
+                });
+            }
+        }
+    }
     let tolerances = if golden_py.exists() {
         read_tolerances(&golden_py)?
     } else {

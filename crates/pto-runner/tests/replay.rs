@@ -199,6 +199,27 @@ fn a_missing_input_is_reported_before_the_compile() {
     assert!(msg.contains("missing input for parameter 'a'"), "{msg}");
 }
 
+/// `__outputs__ = ['zz']` (not an output) was ignored silently by `pto replay --validate`.
+#[test]
+fn an_unknown_name_in_outputs_is_an_error() {
+    let dir = scale_add(&root(), "unknown_output");
+    std::fs::write(
+        dir.join("golden.py"),
+        "__outputs__ = ['zz']\nRTOL = 1e-05\n",
+    )
+    .unwrap();
+    let (_, msg) = err_text(&dir);
+    assert!(
+        msg.contains("golden.py")
+            && msg.contains("__outputs__ names [\"zz\"], which are not outputs of the program (its outputs: [\"c\"]); fix __outputs__"),
+        "{msg}"
+    );
+    std::fs::write(dir.join("golden.py"), "__outputs__ = ['c']\nRTOL = 1e-05\n").unwrap();
+    assert!(replay(&dir, &RunConfig::new(None).unwrap(), &validate())
+        .unwrap()
+        .passed());
+}
+
 #[test]
 fn corrupt_sidecar_names_the_fix() {
     let dir = scale_add(&root(), "bad_meta");
