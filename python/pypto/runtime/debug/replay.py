@@ -363,7 +363,10 @@ def _child_main(argv: Optional[Sequence[str]] = None) -> None:
     except BaseException as e:  # noqa: BLE001 - every other failure is an error (exit 2)
         if os.environ.get("PTO_TRACEBACK"):
             traceback.print_exc()
-        print(f"error: {type(e).__name__}: {e}{_user_site(e)}", file=sys.stderr, flush=True)
+        notes = "".join(f" ({n})" for n in getattr(e, "__notes__", ()))
+        print(
+            f"error: {type(e).__name__}: {e}{notes}{_user_site(e)}", file=sys.stderr, flush=True
+        )
         code = 2
     sys.stdout.flush()
     sys.stderr.flush()
