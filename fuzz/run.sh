@@ -44,7 +44,10 @@ bin_dir="${CARGO_TARGET_DIR:-target}/x86_64-unknown-linux-gnu/$profile"
 run_one() {
   local t="$1"
   mkdir -p "work/$t" "artifacts/$t" logs
-  if ASAN_OPTIONS="detect_odr_violation=0" "$bin_dir/$t" "work/$t" "corpus/$t" \
+  # A target's libFuzzer dictionary (field names, magics, boundary values), when it has one.
+  local dict=()
+  if [ -f "dicts/$t.dict" ]; then dict=(-dict="dicts/$t.dict"); fi
+  if ASAN_OPTIONS="detect_odr_violation=0" "$bin_dir/$t" "work/$t" "corpus/$t" "${dict[@]}" \
       -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
       -print_final_stats=1 -artifact_prefix="artifacts/$t/" >"logs/$t.log" 2>&1; then
     echo "fuzz: $t: ok ($(grep -o 'stat::number_of_executed_units: *[0-9]*' "logs/$t.log" | grep -o '[0-9]*$' || echo '?') runs in ${secs} s)"

@@ -2,14 +2,27 @@
 //! on any bytes (errors, never a panic or an allocation beyond the input),
 //! and for a file either reads: the write/read round trip, the JSON model
 //! and its rendering (what `pto dfx-export` does), and the viewers' loaders
-//! and the deps viewer's streamed scan, which must agree with the reader.
+//! and the deps viewer's streamed scan, which must agree with the reader; a
+//! swimlane file the reader takes also goes through `pto swimlane-converter`.
+//! Mutations: libFuzzer's own with `fuzz/dicts/compact.dict` (the magics and
+//! boundary integers), and structured ones ([`pto_fuzz::mutate::binary_word`]:
+//! an aligned word set to an extreme value or with one bit flipped).
 #![no_main]
 
 use std::path::Path;
 
-use libfuzzer_sys::fuzz_target;
+use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 use pto_dfx::compact::{deps, swimlane};
-use pto_dfx::tools::load;
+use pto_dfx::tools::{load, swimlane_converter};
+
+fuzz_mutator!(|data: &mut [u8], size: usize, max_size: usize, seed: u32| {
+    if seed % 2 == 0 {
+        if let Some(n) = pto_fuzz::mutate::binary_word(&mut data[..max_size], size, seed) {
+            return n;
+        }
+    }
+    libfuzzer_sys::fuzzer_mutate(data, size, max_size)
+});
 
 fuzz_target!(|data: &[u8]| {
     let path = Path::new("records.bin");
@@ -32,6 +45,13 @@ fuzz_target!(|data: &[u8]| {
         let loaded =
             load::parse_swimlane(data, path).expect("the loader takes what the reader takes");
         assert_eq!(loaded.value, model, "loader and reader agree");
+        let _ = swimlane_converter::convert(&swimlane_converter::ConvertOptions {
+            input: &out,
+            output: Some(&dir.path().join("trace.json")),
+            deps: None,
+            func_names: None,
+            kernel_config: None,
+        });
     }
     if let Ok(r) = deps::parse(data, path) {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -1,13 +1,26 @@
 //! `chip_swimlane_records.json`: the careful reader, the viewers' fast pass
-//! (which must agree with it whenever it accepts a file), the join, and the
-//! writer's round trip.
+//! (which must agree with it whenever it accepts a file), the join, the
+//! writer's round trip, and `pto swimlane-converter` over every file the reader
+//! takes (in bounded memory: `-rss_limit_mb`). Mutations: libFuzzer's own with
+//! the field names of `fuzz/dicts/swimlane.dict`, and structured ones
+//! ([`pto_fuzz::mutate::json_number`]: a number set to an extreme value or with
+//! one bit flipped, what found `core_to_thread[69] = 2^29`).
 #![no_main]
 
 use std::path::Path;
 
-use libfuzzer_sys::fuzz_target;
+use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 use pto_dfx::swimlane;
-use pto_dfx::tools::{load, perf};
+use pto_dfx::tools::{load, perf, swimlane_converter};
+
+fuzz_mutator!(|data: &mut [u8], size: usize, max_size: usize, seed: u32| {
+    if seed % 2 == 0 {
+        if let Some(n) = pto_fuzz::mutate::json_number(&mut data[..max_size], size, seed) {
+            return n;
+        }
+    }
+    libfuzzer_sys::fuzzer_mutate(data, size, max_size)
+});
 
 fuzz_target!(|data: &[u8]| {
     let path = Path::new("chip_swimlane_records.json");
@@ -26,6 +39,16 @@ fuzz_target!(|data: &[u8]| {
     let _ = load::parse_swimlane(data, path);
     if let Ok(loaded) = careful {
         let _ = perf::join(&loaded.value, path);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let input = dir.path().join("chip_swimlane_records.json");
+        std::fs::write(&input, data).expect("write");
+        let _ = swimlane_converter::convert(&swimlane_converter::ConvertOptions {
+            input: &input,
+            output: Some(&dir.path().join("trace.json")),
+            deps: None,
+            func_names: None,
+            kernel_config: None,
+        });
         if loaded.problems.is_empty() {
             let text = swimlane::render(&loaded.value);
             let again = swimlane::parse(text.as_bytes(), path).expect("rendered file reads back");

@@ -87,6 +87,7 @@ def test_replay_cli_with_diagnostics_writes_one_directory_per_dispatch(
     d = example(name)
     stale = d / "dfx_outputs" / "rank0" / "d7"
     stale.mkdir(parents=True)
+    (stale / dr.DISPATCH_MARKER).write_text("")
     keep = d / "dfx_outputs" / "rank0" / "keepme"
     keep.mkdir()
     rc = replay_main([str(d), "--swimlane", "--dep-gen", "--pmu", "2", "--validate"])
@@ -193,7 +194,7 @@ def test_submit_chip_suffixes_the_prefix_and_restores_it(tmp_path: Path) -> None
     ]
     assert cfg.output_prefix == str(tmp_path)
     assert (tmp_path / "rank1" / "d1" / "dispatch_program.json").read_text() == '{"program": "child"}'
-    dr._clear_dfx_dispatch_dirs(tmp_path)
+    dr._clear_dfx_dispatch_dirs(tmp_path, range(2))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rank0", "rank1"]
     assert not any((tmp_path / "rank1").iterdir())
 
@@ -615,3 +616,24 @@ def test_simpler_names_are_provided_only_without_a_real_simpler(tmp_path: Path) 
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     out = subprocess.run([sys.executable, "-c", probe.replace("ti.TaskArgs.__module__", "ti.TaskArgs")], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.split() == ["simpler.task_interface", "real"]
+
+
+def test_a_host_orchestration_that_never_returns_is_stopped_by_the_watchdog(
+    example: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A host_orch.py that never returned hung `pto replay` forever (the C++ orchestration
+    # has a timeout; the Python host had none).
+    d = example("l3_hello_rank")
+    orch = d / "orchestration" / "host_orch.py"
+    head = "def hello_rank(orch, _args, config, *, tensors, callables, sub_ids, _keep, world_size, _domain_provider=None):"
+    text = orch.read_text()
+    assert head in text
+    orch.write_text("import time\n" + text.replace(head, head + "\n    time.sleep(3600)"))
+    monkeypatch.setenv(dr.HOST_TIMEOUT_ENV, "1500")
+    started = time.monotonic()
+    with pytest.raises(dr.HostOrchestrationTimeout, match=r"host_orch.py \(entry 'hello_rank'\) has neither returned nor submitted a task for 1.5 s"):
+        _run(d)
+    assert time.monotonic() - started < 60
+    monkeypatch.setenv(dr.HOST_TIMEOUT_ENV, "soon")
+    with pytest.raises(ValueError, match="PTO_HOST_ORCHESTRATION_TIMEOUT_MS='soon' is not a number of milliseconds"):
+        dr._host_timeout_s()

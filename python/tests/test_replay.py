@@ -3,6 +3,7 @@ bundled examples where a run is needed, recording stubs where only the wiring is
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -400,12 +401,77 @@ def test_module_command_line_exit_codes(example, tmp_path):
     d = example("vector_add")
     golden = d / "golden.py"
     golden.write_text(golden.read_text().replace("(a + b)", "(a - b)"))
-    # As in PyPTO, errors propagate (a traceback, exit status 1); argparse's usage errors exit 2.
+    # As `pto replay`: 0 pass, 1 golden mismatch, 2 any other error (argparse's usage errors too).
     res = run_module(d, "--validate")
-    assert res.returncode == 1
-    assert "AssertionError: Output 'c' does not match golden (rtol=1e-05, atol=1e-05):" in res.stderr
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "FAIL: golden mismatch" in res.stdout
+    assert "Output 'c' does not match golden (rtol=1e-05, atol=1e-05):" in res.stdout
     res = run_module(tmp_path / "nowhere")
-    assert res.returncode == 1
-    assert "FileNotFoundError: " in res.stderr.splitlines()[-1]
+    assert res.returncode == 2
+    assert res.stderr.splitlines()[-1].startswith("error: FileNotFoundError: "), res.stderr
     res = run_module(d, "--swimlane-level", "7")
     assert res.returncode == 2 and "invalid choice" in res.stderr
+
+
+_EXITS = {
+    "sys.exit(0)": ("import sys\n", "sys.exit(0)", "called sys.exit(0)"),
+    "os._exit(0)": ("import os\n", "os._exit(0)", "called os._exit(0)"),
+    "raise SystemExit": ("", "raise SystemExit", "called sys.exit(None)"),
+}
+
+
+@pytest.mark.parametrize("function", ["compute_golden", "generate_inputs"])
+@pytest.mark.parametrize("how", sorted(_EXITS))
+def test_user_code_that_exits_is_an_error_not_a_pass(example, function, how):
+    # sys.exit(0) / os._exit(0) in golden.py made `python -m pypto.runtime.debug.replay
+    # --validate` exit 0 without validating anything.
+    d = example("vector_add")
+    imports, call, said = _EXITS[how]
+    golden = d / "golden.py"
+    text = golden.read_text()
+    head = f"def {function}(tensors, params):" if function == "compute_golden" else f"def {function}(params):"
+    assert head in text
+    golden.write_text(imports + text.replace(head, head + f"\n    {call}"))
+    res = run_module(d, "--validate")
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "Golden validation: PASSED" not in res.stdout
+    last = res.stderr.splitlines()[-1]
+    assert last.startswith(f"error: UserCodeExit: golden.py's {function} ({golden}) {said}"), last
+    assert "it must return instead" in last and f"(at {golden}:" in last
+    # The same through the API: an exception, not an exit.
+    with pytest.raises(replay_module.UserCodeExit, match=rf"golden.py's {function} .*{re.escape(said)}"):
+        replay_module._main([str(d), "--validate"])
+
+
+def test_an_exit_the_guard_cannot_see_leaves_no_result_and_is_an_error(example):
+    # A C-level _exit(0) bypasses every Python hook: the child writes no result record, and
+    # the parent refuses to call that a success.
+    d = example("vector_add")
+    golden = d / "golden.py"
+    head = "def compute_golden(tensors, params):"
+    golden.write_text(
+        "import ctypes\n"
+        + golden.read_text().replace(head, head + "\n    ctypes.CDLL(None)._exit(0)")
+    )
+    res = run_module(d, "--validate")
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "Golden validation: PASSED" not in res.stdout
+    assert res.stderr.splitlines()[-1] == (
+        "error: the replay exited with status 0 without reporting a result: its Python code "
+        "(golden.py, orchestration/host_orch.py or a SubWorker) ended the interpreter early "
+        "(os._exit(), a C-level exit(), a crash or a signal), so nothing was validated; make "
+        "that code return, or raise an exception to report an error"
+    )
+
+
+def test_outcome_requires_the_result_record():
+    outcome = replay_module.outcome
+    assert outcome(0, '{"code": 0}') == (0, None)
+    assert outcome(1, '{"code": 1}') == (1, None)
+    assert outcome(0, None)[0] == 2
+    assert outcome(0, '{"code": 9}')[0] == 2
+    assert outcome(0, "garbage")[0] == 2
+    assert outcome(-9, None)[0] == 2 and "killed by signal 9" in outcome(-9, None)[1]
+    assert outcome(-2, None) == (130, None)
+    code, error = outcome(-11, '{"code": 0}')
+    assert code == 2 and "reported success but then was killed by signal 11" in error

@@ -41,6 +41,11 @@ def test_distributed_config_defaults():
         ({"device_ids": [1, 1]}, "DistributedConfig.device_ids must be distinct, got [1, 1]"),
         ({"num_sub_workers": -1}, "DistributedConfig.num_sub_workers must be non-negative, got -1"),
         (
+            {"num_sub_workers": 1000000},
+            "DistributedConfig.num_sub_workers must be at most 1024 (MAX_SUB_WORKERS: the host runs "
+            "one thread per sub-worker), got 1000000",
+        ),
+        (
             {"aicpu_thread_num": 1},
             "DistributedConfig.aicpu_thread_num must be 0 (architecture default) or at least 2, got 1",
         ),

@@ -183,6 +183,14 @@ pub struct DistributedConfigError {
     got: Option<String>,
 }
 
+/// Most host sub-workers a `DistributedConfig` may ask for: the host runs one thread per
+/// sub-worker, and 1024 is the worker-thread limit of a run (`num_sub_workers: 1000000`
+/// made the host build a million threads and grow to 2.4 GB).
+pub const MAX_SUB_WORKERS: i64 = 1024;
+
+/// Most devices (ranks) a `DistributedConfig` may list: one chip process each.
+pub const MAX_DEVICES: usize = 1024;
+
 /// How an L3 program is spread over devices (PyPTO's `DistributedConfig`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DistributedConfig {
@@ -206,8 +214,9 @@ impl Default for DistributedConfig {
 }
 
 impl DistributedConfig {
-    /// A checked config: `device_ids` non-empty, non-negative and distinct;
-    /// `num_sub_workers >= 0`; `aicpu_thread_num` 0 or at least 2.
+    /// A checked config: `device_ids` non-empty, non-negative, distinct and at most
+    /// [`MAX_DEVICES`]; `0 <= num_sub_workers <= MAX_SUB_WORKERS`; `aicpu_thread_num` 0 or
+    /// at least 2.
     pub fn new(
         device_ids: Vec<i64>,
         num_sub_workers: i64,
@@ -235,6 +244,13 @@ impl DistributedConfig {
                 Some(ids_repr()),
             );
         }
+        if device_ids.len() > MAX_DEVICES {
+            return fail(
+                "device_ids",
+                "must list at most 1024 devices (MAX_DEVICES: one chip process each)",
+                Some(format!("{} devices", device_ids.len())),
+            );
+        }
         let mut sorted = device_ids.clone();
         sorted.sort_unstable();
         if sorted.windows(2).any(|w| w[0] == w[1]) {
@@ -244,6 +260,13 @@ impl DistributedConfig {
             return fail(
                 "num_sub_workers",
                 "must be non-negative",
+                Some(num_sub_workers.to_string()),
+            );
+        }
+        if num_sub_workers > MAX_SUB_WORKERS {
+            return fail(
+                "num_sub_workers",
+                "must be at most 1024 (MAX_SUB_WORKERS: the host runs one thread per sub-worker)",
                 Some(num_sub_workers.to_string()),
             );
         }

@@ -141,6 +141,53 @@ pub enum GoldenError {
 
 /// Reads `RTOL` / `ATOL` from the `golden.py` at `golden_py`.
 pub fn read_tolerances(golden_py: &Path) -> Result<Tolerances, GoldenError> {
+    parse_tolerances(&read_golden_text(golden_py)?, golden_py)
+}
+
+/// The names `golden.py` lists in `__outputs__`, when it assigns a literal list (or tuple)
+/// of strings on one line at module level, as the generated files do (the last such
+/// assignment wins); `None` when it does not (then nothing can be checked without running
+/// it).
+pub fn read_declared_outputs(golden_py: &Path) -> Result<Option<Vec<String>>, GoldenError> {
+    Ok(parse_declared_outputs(&read_golden_text(golden_py)?))
+}
+
+/// [`read_declared_outputs`] on `golden.py` text.
+pub fn parse_declared_outputs(text: &str) -> Option<Vec<String>> {
+    let mut found = None;
+    let mut in_triple: Option<char> = None;
+    for line in text.lines() {
+        let starts_in_code = in_triple.is_none();
+        track_triple_quotes(line, &mut in_triple);
+        if !starts_in_code {
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("__outputs__") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let Some(value) = rest.strip_prefix('=').filter(|v| !v.starts_with('=')) else {
+            continue;
+        };
+        if value.trim().chars().count() > MAX_TOLERANCE_TEXT * 64 {
+            found = None;
+            continue;
+        }
+        found = match pysyntax::parse_single_expr(value).map(|e| e.kind) {
+            Ok(ExprKind::List(items) | ExprKind::Tuple(items)) => items
+                .into_iter()
+                .map(|e| match e.kind {
+                    ExprKind::Str(s) => Some(s),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        };
+    }
+    found
+}
+
+fn read_golden_text(golden_py: &Path) -> Result<String, GoldenError> {
     use crate::fs::LimitedReadError;
     let bytes = crate::fs::read_limited(golden_py, MAX_GOLDEN_PY_BYTES).map_err(|e| match e {
         LimitedReadError::Io(source) => GoldenError::Read {
@@ -153,10 +200,9 @@ pub fn read_tolerances(golden_py: &Path) -> Result<Tolerances, GoldenError> {
             limit: MAX_GOLDEN_PY_BYTES,
         },
     })?;
-    let text = String::from_utf8(bytes).map_err(|_| GoldenError::NotUtf8 {
+    String::from_utf8(bytes).map_err(|_| GoldenError::NotUtf8 {
         path: golden_py.to_path_buf(),
-    })?;
-    parse_tolerances(&text, golden_py)
+    })
 }
 
 /// Reads `RTOL` / `ATOL` from `golden.py` text; `file_for_errors` names it.
@@ -519,6 +565,18 @@ mod tests {
         );
         check_tol("import torch\n", Ok((1e-5, 1e-5)));
         check_tol("RTOL = 2  # loose\nRTOL: float = 1e-4\n", Ok((1e-4, 1e-5)));
+        assert_eq!(
+            parse_declared_outputs("__outputs__ = ['c', \"d\"]\nRTOL = 1e-3\n"),
+            Some(vec!["c".to_string(), "d".to_string()])
+        );
+        assert_eq!(parse_declared_outputs("__outputs__ = names()\n"), None);
+        assert_eq!(parse_declared_outputs("x = 1\n"), None);
+        assert_eq!(
+            parse_declared_outputs(
+                "\"\"\"\n__outputs__ = ['doc']\n\"\"\"\n__outputs__ = ('zz',)\n"
+            ),
+            Some(vec!["zz".to_string()])
+        );
         check_tol(
             "def f():\n    RTOL = 'x'\nRTOL_FP16 = x\nATOL == 3\nATOL: float\nRTOL != 2\nATOL >= 1\n",
             Ok((1e-5, 1e-5)),

@@ -86,7 +86,8 @@ pub use compiled_meta::{
 pub use dtype::{DType, DTypeError};
 pub use fs::WriteError;
 pub use golden::{
-    compare, isclose, read_tolerances, Comparison, GoldenError, Mismatch, Tolerances,
+    compare, isclose, read_declared_outputs, read_tolerances, Comparison, GoldenError, Mismatch,
+    Tolerances,
 };
 pub use kernel_config::{
     load_name_map, parse_name_map, ArgDirection, CoreType, KernelConfig, KernelConfigError,
@@ -99,7 +100,9 @@ pub use pto_rebuild::{
     rebuild_kernel_cpp_from_pto, rebuild_kernel_cpp_from_pto_with, PtoRebuildError, RebuildEnv,
     RebuildOptions, RebuildReport, RebuildStatus,
 };
-pub use tensor_file::{locate_tensor, read_tensor, write_tensor, TensorFileError, TensorFormat};
+pub use tensor_file::{
+    locate_tensor, read_tensor, read_tensor_checked, write_tensor, TensorFileError, TensorFormat,
+};
 
 /// Any error of this crate.
 #[derive(Debug, thiserror::Error)]

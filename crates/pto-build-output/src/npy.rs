@@ -95,6 +95,15 @@ pub enum NpyError {
         /// Bytes the shape needs.
         bytes: usize,
     },
+    /// The caller's check of the header ([`read_npy_checked`]) refused the file before its
+    /// data was read.
+    #[error("{}: {message}", path.display())]
+    Refused {
+        /// The file.
+        path: PathBuf,
+        /// What the check said.
+        message: String,
+    },
     /// Writing failed.
     #[error(transparent)]
     Write(#[from] WriteError),
@@ -205,6 +214,17 @@ impl NpyArray {
 /// Reads an `.npy` file: the header first, then, once the data size it
 /// declares matches the file's length, exactly that many bytes.
 pub fn read_npy(path: &Path) -> Result<NpyArray, NpyError> {
+    read_npy_checked(path, &mut |_, _| Ok(()))
+}
+
+/// A check of a tensor file's declared element type and shape, run before its data is
+/// read: `Err` says what is wrong.
+pub type HeaderCheck<'a> = dyn FnMut(DType, &[usize]) -> Result<(), String> + 'a;
+
+/// [`read_npy`], with `check(dtype, shape)` run on the header before any data is
+/// read or allocated: a refusal is [`NpyError::Refused`] naming the file (so an 8 GiB
+/// file of the wrong shape costs its header, not its data).
+pub fn read_npy_checked(path: &Path, check: &mut HeaderCheck<'_>) -> Result<NpyArray, NpyError> {
     let io_err = |source| NpyError::Read {
         path: path.to_path_buf(),
         source,
@@ -236,6 +256,10 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, NpyError> {
     let preamble = parse_preamble(&head).map_err(invalid)?;
     read_more(&mut head, preamble.header_len)?;
     let (dtype, shape) = parse_after_preamble(&head, &preamble).map_err(invalid)?;
+    check(dtype, &shape).map_err(|message| NpyError::Refused {
+        path: path.to_path_buf(),
+        message,
+    })?;
     let expected = checked_nbytes(dtype, &shape).map_err(|e| invalid(e.to_string()))?;
     let data_len = file_len.saturating_sub(preamble.data_start() as u64);
     if data_len != expected as u64 {

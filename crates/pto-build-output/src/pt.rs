@@ -136,6 +136,20 @@ pub fn decode_pt(bytes: &[u8], path_for_errors: &Path) -> Result<NpyArray, PtErr
     read_pt_from(Cursor::new(bytes), bytes.len() as u64, path_for_errors)
 }
 
+/// Reads into `buf` until it is full or the input ends; the bytes read.
+fn read_up_to<R: Read>(reader: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match reader.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
 fn zip_message(e: &ZipError) -> String {
     match e {
         ZipError::UnsupportedArchive(m) => format!("an unsupported zip archive ({m})"),
@@ -153,6 +167,25 @@ pub fn read_pt_from<R: Read + Seek>(
         path: path.to_path_buf(),
         message,
     };
+    let mut reader = reader;
+    let mut head = [0u8; 2];
+    let got = read_up_to(&mut reader, &mut head).map_err(|source| PtError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    reader
+        .seek(SeekFrom::Start(0))
+        .map_err(|source| PtError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if got == 2 && head[0] == 0x80 && (2..=5).contains(&head[1]) {
+        // A pickle stream, not a zip: torch.save before 1.6 (or with
+        // _use_new_zipfile_serialization=False) wrote this legacy format.
+        return Err(invalid(String::from(
+            "a legacy torch.save file (a pickle stream, not the zip archive torch >= 1.6 writes), which is not read; re-save it with torch.save(tensor, path) from torch >= 1.6 (without _use_new_zipfile_serialization=False), or as .npy with numpy.save()",
+        )));
+    }
     let mut archive = zip::ZipArchive::new(reader).map_err(|e| invalid(zip_message(&e)))?;
     // The root folder is the first record's (as torch's reader takes it).
     let first = archive

@@ -112,6 +112,30 @@ pub fn read_tensor(path: &Path) -> Result<NpyArray, TensorFileError> {
     }
 }
 
+/// [`read_tensor`], with `check(dtype, shape)` run before the data is used: on an `.npy`
+/// file, on its header before any data is read ([`crate::npy::read_npy_checked`]); on a
+/// `.pt` file, after reading (its shape lies in the pickle inside the zip). A refusal names
+/// the file.
+pub fn read_tensor_checked(
+    path: &Path,
+    check: &mut crate::npy::HeaderCheck<'_>,
+) -> Result<NpyArray, TensorFileError> {
+    match TensorFormat::of_path(path) {
+        Some(TensorFormat::Npy) => Ok(crate::npy::read_npy_checked(path, check)?),
+        Some(TensorFormat::Pt) => {
+            let a = read_pt(path)?;
+            check(a.dtype, &a.shape).map_err(|message| NpyError::Refused {
+                path: path.to_path_buf(),
+                message,
+            })?;
+            Ok(a)
+        }
+        None => Err(TensorFileError::UnknownExtension {
+            path: path.to_path_buf(),
+        }),
+    }
+}
+
 /// Writes `array` to a `.npy` or `.pt` file, by its extension, atomically.
 pub fn write_tensor(path: &Path, array: &NpyArray) -> Result<(), TensorFileError> {
     match TensorFormat::of_path(path) {

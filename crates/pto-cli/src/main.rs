@@ -272,6 +272,9 @@ fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
                 "  {}: PASS ({}/{} elements matched)",
                 c.name, cmp.n_total, cmp.n_total
             )?;
+            if let Some(w) = c.untouched_warning() {
+                writeln!(out, "  {w}")?;
+            }
         } else {
             writeln!(out, "  {}: FAIL\n{}", c.name, indent(&cmp.report(&c.name)))?;
         }
@@ -443,10 +446,7 @@ fn main() -> ExitCode {
         ]);
     }
     if let Err(e) = init_logging(log_level.as_deref()) {
-        eprintln!(
-            "error: {}",
-            pto_dfx::printable::printable(&format!("{e:#}"))
-        );
+        eprintln!("error: {}", pto_dfx::printable::printable(&error_text(&e)));
         return ExitCode::from(2);
     }
     if let Some(level) = &log_level {
@@ -494,11 +494,48 @@ fn main() -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
             }
-            eprintln!(
-                "error: {}",
-                pto_dfx::printable::printable(&format!("{e:#}"))
-            );
+            eprintln!("error: {}", pto_dfx::printable::printable(&error_text(&e)));
             ExitCode::from(2)
         }
+    }
+}
+
+/// The error and its causes, each cause once: most of our error types already put their
+/// source into their own text (`cannot read <path>: <os error>`), so printing the whole
+/// chain (`{:#}`) repeated it (`…: No space left on device (os error 28): No space left on
+/// device (os error 28)`). A cause whose text the message already holds is left out.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    /// ENOSPC, a bad PTO_CACHE_DIR and `.pt` errors printed their cause twice.
+    #[test]
+    fn an_error_that_holds_its_source_prints_it_once() {
+        let e = anyhow::Error::from(pto_runner::RunnerError::Io {
+            action: "writing",
+            path: "/x/f".into(),
+            source: std::io::Error::from_raw_os_error(28),
+        });
+        let text = error_text(&e);
+        assert_eq!(text.matches("os error 28").count(), 1, "{text}");
+        assert!(text.starts_with("writing `/x/f`: "), "{text}");
+        // A context whose text does not hold the cause still shows it.
+        let e = anyhow::Error::from(std::io::Error::from_raw_os_error(2)).context("reading x");
+        assert_eq!(
+            error_text(&e),
+            format!("reading x: {}", std::io::Error::from_raw_os_error(2))
+        );
     }
 }

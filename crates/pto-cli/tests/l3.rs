@@ -105,9 +105,11 @@ fn the_l3_examples_replay_with_diagnostics_into_one_directory_per_dispatch() {
     ];
     for (name, ranks, programs) in cases {
         let dir = example(name, name);
-        // Stale dispatch directories go; anything else under rank*/ stays.
+        // Stale dispatch directories (marked by the run that wrote them) go; anything else
+        // under rank*/ stays.
         let stale = dir.join("dfx_outputs/rank0/d7");
         std::fs::create_dir_all(&stale).unwrap();
+        std::fs::write(stale.join(".pto_dispatch"), "").unwrap();
         std::fs::create_dir_all(dir.join("dfx_outputs/rank0/keepme")).unwrap();
         let o = pto(&[
             "replay",
@@ -145,6 +147,49 @@ fn the_l3_examples_replay_with_diagnostics_into_one_directory_per_dispatch() {
                 check_leaf(&rank.join(format!("d{k}")), program, kernel);
             }
         }
+    }
+}
+
+/// `sys.exit(0)` or `os._exit(0)` in `host_orch.py` made `pto replay --validate` exit 0 with
+/// nothing validated; a C-level `_exit(0)` leaves no result record. All three are errors
+/// (exit 2) naming what happened.
+#[test]
+fn a_host_orchestration_that_exits_fails_the_replay() {
+    let cases = [
+        ("sys.exit(0)", "import sys", "called sys.exit(0)"),
+        ("os._exit(0)", "import os", "called os._exit(0)"),
+        (
+            "ctypes.CDLL(None)._exit(0)",
+            "import ctypes",
+            "exited with status 0 without reporting a result",
+        ),
+    ];
+    for (call, import, said) in cases {
+        let dir = example("l3_hello_rank", "l3_exits");
+        let orch = dir.join("orchestration/host_orch.py");
+        let head = "def hello_rank(orch, _args, config, *, tensors, callables, sub_ids, _keep, world_size, _domain_provider=None):";
+        let source = read(&orch);
+        assert!(source.contains(head));
+        std::fs::write(
+            &orch,
+            format!(
+                "{import}\n{}",
+                source.replace(head, &format!("{head}\n    {call}"))
+            ),
+        )
+        .unwrap();
+        let o = pto(&["replay", dir.to_str().unwrap(), "--validate"]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{call}: {t}");
+        assert!(!t.contains("PASSED"), "{call}: {t}");
+        assert!(t.contains(said), "{call}: {t}");
+        if !call.starts_with("ctypes") {
+            assert!(
+                t.contains(&format!("the host orchestration {}", orch.display())),
+                "{call}: {t}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
 

@@ -32,6 +32,19 @@ use crate::task_id::TaskId;
 /// The file name under the output prefix.
 pub const FILE_NAME: &str = "chip_swimlane_records.json";
 
+/// Scheduler threads a `core_to_thread` entry may name: `0..MAX_SCHED_THREADS` (a run has
+/// at most 1024 worker threads, `pto_runner::config::MAX_WORKERS`); a negative entry is
+/// "unassigned". The converter names one lane per scheduler thread up to the highest one
+/// named, so an entry past this limit (one flipped bit: 2^29) would cost gigabytes: the
+/// readers refuse it (a problem in JSON, an error in the compact form).
+pub const MAX_SCHED_THREADS: i32 = 1024;
+
+/// Whether `thread` is a `core_to_thread` entry the readers accept (see
+/// [`MAX_SCHED_THREADS`]).
+pub fn is_core_thread(thread: i32) -> bool {
+    thread < MAX_SCHED_THREADS
+}
+
 /// How much the swimlane collector recorded (`chip_swimlane_level`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SwimlaneLevel {
@@ -926,7 +939,19 @@ fn parse_metadata(
 
     let core_to_thread = match md.opt_field("core_to_thread")? {
         Some(node) => match node.vec(|n| n.i32()) {
-            Ok(v) => v,
+            Ok(v) => match v.iter().position(|&t| !is_core_thread(t)) {
+                None => v,
+                Some(i) => {
+                    problems.push(Problem::new(
+                        format!("metadata.core_to_thread[{i}]"),
+                        format!(
+                            "is {}, past the {MAX_SCHED_THREADS} scheduler threads a run has at most; ignored core_to_thread",
+                            v[i]
+                        ),
+                    ));
+                    Vec::new()
+                }
+            },
             Err(issue) => {
                 problems.push(issue.into_problem("ignored core_to_thread"));
                 Vec::new()

@@ -308,3 +308,53 @@ fn scope_pairing_is_linear_and_matches_the_pairwise_scan() {
     assert_eq!(problems.len(), 2 * n);
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
 }
+
+/// One flipped bit in `chip_swimlane_records.json` (`metadata.core_to_thread[1] = 2^29`)
+/// sent `pto swimlane-converter` past 6 GB and 60 s (a lane named per scheduler thread up
+/// to the highest one named): every reader refuses the entry, and the converter runs in
+/// bounded time and memory, reporting it.
+#[test]
+fn a_core_to_thread_entry_past_the_limit_is_refused_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(data("chip_swimlane_records.json")).unwrap();
+    let records: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut records = records;
+    let md = records["metadata"].as_object_mut().unwrap();
+    let cores = md["num_cores"].as_u64().unwrap() as usize;
+    let mut ctt = vec![serde_json::json!(0); cores];
+    ctt[cores - 1] = serde_json::json!(1u64 << 29);
+    md.insert("core_to_thread".into(), serde_json::Value::Array(ctt));
+    let path = dir.path().join("chip_swimlane_records.json");
+    std::fs::write(&path, serde_json::to_string(&records).unwrap()).unwrap();
+    let want = format!(
+        "is 536870912, past the {} scheduler threads a run has at most; ignored core_to_thread",
+        swimlane::MAX_SCHED_THREADS
+    );
+    let key = format!("metadata.core_to_thread[{}]", cores - 1);
+    for loaded in [
+        swimlane::read(&path).unwrap(),
+        load::load_swimlane(&path).unwrap(),
+    ] {
+        assert!(loaded.value.metadata.core_to_thread.is_empty());
+        assert!(
+            loaded
+                .problems
+                .iter()
+                .any(|p| p.key == key && p.message == want),
+            "{:?}",
+            loaded.problems
+        );
+    }
+    let start = Instant::now();
+    let out = dir.path().join("out.json");
+    swimlane_converter::convert(&swimlane_converter::ConvertOptions {
+        input: &path,
+        output: Some(&out),
+        deps: None,
+        func_names: None,
+        kernel_config: None,
+    })
+    .unwrap();
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert!(std::fs::metadata(&out).unwrap().len() < 64 << 20);
+}

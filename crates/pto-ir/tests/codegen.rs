@@ -11,6 +11,10 @@ use pto_ir::ir::Attrs;
 use pto_ir::{CompileOptions, FunctionType, ParamDirection, Var};
 
 fn vector_add_program() -> pto_ir::Program {
+    vector_add_program_named("kernel_add")
+}
+
+fn vector_add_program_named(kernel_name: &str) -> pto_ir::Program {
     // kernel: c = a + b + 1 (via two tile ops); orchestration: dump_tag(a) → call.
     let a = Var::new("a", t2(16, 32));
     let b = Var::new("b", t2(16, 32));
@@ -23,7 +27,7 @@ fn vector_add_program() -> pto_ir::Program {
     );
     let o = Var::new("o", t2(16, 32));
     let kernel = func(
-        "kernel_add",
+        kernel_name,
         FunctionType::InCore,
         &[
             (&a, ParamDirection::In),
@@ -85,7 +89,7 @@ fn vector_add_program() -> pto_ir::Program {
             assign(
                 &r,
                 call(
-                    "kernel_add",
+                    kernel_name,
                     vec![v(&oa), v(&ob), v(&oc)],
                     t2(16, 32),
                     &[&oa],
@@ -99,6 +103,36 @@ fn vector_add_program() -> pto_ir::Program {
 
 fn read(dir: &Path, rel: &str) -> String {
     std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// A DSL kernel named `int` ended in "internal error: ptoas refused the generated kernel":
+/// a C++ keyword as a function name is a program error naming the function and the fix.
+#[test]
+fn a_kernel_named_like_a_cpp_keyword_is_a_program_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = pto_ir::compile(
+        vector_add_program_named("int"),
+        &tmp.path().join("build"),
+        &CompileOptions::new(),
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(!text.contains("internal error"), "{text}");
+    assert!(
+        text.contains("function 'int' has the name of a C++ keyword"),
+        "{text}"
+    );
+    let err = pto_ir::compile(
+        vector_add_program_named("v3"),
+        &tmp.path().join("build2"),
+        &CompileOptions::new(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("function 'v3' has a name ptoas reserves for its values (v<N>)"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! the same inputs: outputs and INOUT tensors are restored before each launch, as Simpler
 //! does for `--rounds > 1`, and diagnostics are off (they would perturb the timing).
 
-use crate::bench_stats::{validate_bench_args, BenchmarkStats};
+use crate::bench_stats::{validate_bench_counts, BenchmarkStats};
 use crate::build::CompiledBuild;
 use crate::config::{DfxOptions, RunConfig};
 use crate::error::RunnerError;
@@ -21,7 +21,7 @@ pub fn benchmark(
     warmup: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<BenchmarkStats, RunnerError> {
-    validate_bench_args(rounds as i64, warmup as i64)
+    validate_bench_counts(rounds as u64, warmup as u64)
         .map_err(|e| RunnerError::config(e.to_string()))?;
     let mut config = config.clone();
     config.dfx = DfxOptions::default();

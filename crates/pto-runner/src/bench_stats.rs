@@ -36,6 +36,38 @@ pub enum BenchArgsError {
     /// `warmup` was negative.
     #[error("warmup must be non-negative, got {0}")]
     Warmup(i64),
+    /// `rounds` or `warmup` past [`MAX_BENCH_ROUNDS`] (each round is a whole run, and the
+    /// samples are kept).
+    #[error("{what} must be at most {MAX_BENCH_ROUNDS}, got {value}")]
+    TooMany {
+        /// `rounds` or `warmup`.
+        what: &'static str,
+        /// The value asked for, as given (`18446744073709551615`, not `-1`).
+        value: u64,
+    },
+}
+
+/// Most `rounds` (and `warmup`) a benchmark takes: each round is a whole run, and each
+/// measured one keeps two samples.
+pub const MAX_BENCH_ROUNDS: u64 = 1_000_000;
+
+/// [`validate_bench_args`] for counts as a command line gives them (unsigned): a count past
+/// [`MAX_BENCH_ROUNDS`] is reported as given, never wrapped to a negative number.
+pub fn validate_bench_counts(rounds: u64, warmup: u64) -> Result<(), BenchArgsError> {
+    if rounds > MAX_BENCH_ROUNDS {
+        return Err(BenchArgsError::TooMany {
+            what: "rounds",
+            value: rounds,
+        });
+    }
+    if warmup > MAX_BENCH_ROUNDS {
+        return Err(BenchArgsError::TooMany {
+            what: "warmup",
+            value: warmup,
+        });
+    }
+    // Both fit an i64 now.
+    validate_bench_args(rounds as i64, warmup as i64)
 }
 
 /// Checks benchmark arguments as PyPTO's `benchmark()` does: `rounds` first
@@ -46,6 +78,14 @@ pub fn validate_bench_args(rounds: i64, warmup: i64) -> Result<(), BenchArgsErro
     }
     if warmup < 0 {
         return Err(BenchArgsError::Warmup(warmup));
+    }
+    for (what, value) in [("rounds", rounds), ("warmup", warmup)] {
+        if value as u64 > MAX_BENCH_ROUNDS {
+            return Err(BenchArgsError::TooMany {
+                what,
+                value: value as u64,
+            });
+        }
     }
     Ok(())
 }
@@ -340,6 +380,32 @@ mod tests {
             let err = validate_bench_args(rounds, warmup).err();
             assert_eq!(err.map(|e| e.to_string()).as_deref(), Some(text));
         }
+    }
+
+    /// `pto bench --rounds 18446744073709551615` was reported as `rounds must be positive,
+    /// got -1` (and a huge count reserved its samples up front): counts are checked
+    /// unsigned, against MAX_BENCH_ROUNDS, and reported as given.
+    #[test]
+    fn huge_counts_are_reported_as_given() {
+        assert_eq!(validate_bench_counts(100, 3), Ok(()));
+        assert_eq!(validate_bench_counts(MAX_BENCH_ROUNDS, 0), Ok(()));
+        let text = |r: Result<(), BenchArgsError>| r.unwrap_err().to_string();
+        assert_eq!(
+            text(validate_bench_counts(u64::MAX, 3)),
+            "rounds must be at most 1000000, got 18446744073709551615"
+        );
+        assert_eq!(
+            text(validate_bench_counts(10, u64::MAX)),
+            "warmup must be at most 1000000, got 18446744073709551615"
+        );
+        assert_eq!(
+            text(validate_bench_counts(0, 3)),
+            "rounds must be positive, got 0"
+        );
+        assert_eq!(
+            text(validate_bench_args(i64::MAX, 0)),
+            "rounds must be at most 1000000, got 9223372036854775807"
+        );
     }
 
     /// Expected values from Python's `statistics` and `numpy.percentile`.

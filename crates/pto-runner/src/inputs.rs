@@ -11,7 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use pto_build_output::{
-    locate_tensor, read_tensor, CompiledMeta, DType, NpyArray, ParamDirection, TensorFormat,
+    locate_tensor, read_tensor, read_tensor_checked, CompiledMeta, DType, NpyArray, ParamDirection,
+    TensorFormat,
 };
 use pto_runtime::{ArgDirection, HostTensor, OrchArg};
 
@@ -87,9 +88,11 @@ pub fn bind_inputs(dir: &Path, meta: &CompiledMeta) -> Result<Vec<BoundParam>, R
             }
             Some(shape) => {
                 let array = if found.is_some() {
-                    let a = read_tensor(&path)?;
-                    check_tensor(&p.name, &p.dtype, dtype, shape, &a).map_err(data_err)?;
-                    a
+                    // The header is checked before the data is read (a file of the wrong
+                    // shape may be far larger than the one the sidecar declares).
+                    read_tensor_checked(&path, &mut |got_dtype, got_shape| {
+                        check_header(&p.name, &p.dtype, dtype, shape, got_dtype, got_shape)
+                    })?
                 } else if p.direction == ParamDirection::Out {
                     let dims = concrete_shape(shape).ok_or_else(|| {
                         data_err(format!(
@@ -127,16 +130,28 @@ pub fn check_tensor(
     shape: &[i64],
     a: &NpyArray,
 ) -> Result<(), String> {
-    let shape_ok = a.shape.len() == shape.len()
-        && a.shape
+    check_header(name, dtype_name, dtype, shape, a.dtype, &a.shape)
+}
+
+/// [`check_tensor`] on a file's declared element type and shape (its header), before its
+/// data is read.
+pub fn check_header(
+    name: &str,
+    dtype_name: &str,
+    dtype: DType,
+    shape: &[i64],
+    got_dtype: DType,
+    got_shape: &[usize],
+) -> Result<(), String> {
+    let shape_ok = got_shape.len() == shape.len()
+        && got_shape
             .iter()
             .zip(shape)
-            .all(|(&got, &want)| want < 0 || got as i64 == want);
-    if a.dtype != dtype || !shape_ok {
+            .all(|(&got, &want)| want < 0 || i64::try_from(got).is_ok_and(|g| g == want));
+    if got_dtype != dtype || !shape_ok {
         return Err(format!(
-            "parameter '{name}' expects {dtype_name} {shape:?} but the file holds {} {:?}; fix the data or recompile",
-            a.dtype.pypto_name(),
-            a.shape
+            "parameter '{name}' expects {dtype_name} {shape:?} but the file holds {} {got_shape:?}; fix the data or recompile",
+            got_dtype.pypto_name(),
         ));
     }
     Ok(())

@@ -48,6 +48,23 @@ pub struct OutputCheck {
     pub actual_path: Option<PathBuf>,
     /// The comparison.
     pub comparison: Comparison,
+    /// An `Out` parameter that is all zeros after the run, exactly as it was bound, and that
+    /// passed: its golden is zeros too, so the comparison cannot tell whether any task wrote
+    /// it (an orchestration that forgot its submit passes). Front ends print
+    /// [`OutputCheck::untouched_warning`].
+    pub untouched: bool,
+}
+
+impl OutputCheck {
+    /// The warning for an [`OutputCheck::untouched`] output, naming it.
+    pub fn untouched_warning(&self) -> Option<String> {
+        self.untouched.then(|| {
+            format!(
+                "warning: output '{}' is all zeros after the run, as it started, and so is its golden: the comparison passes whether or not any task wrote it; check that the orchestration submits a task writing '{}'",
+                self.name, self.name
+            )
+        })
+    }
 }
 
 /// What a replay did.
@@ -111,6 +128,9 @@ pub fn replay_with(
     } else {
         say(pto_toolchain::binary_cache::SKIPPED_INVALIDATION_MESSAGE);
     }
+    // The inputs are bound before the compile: a missing or misshapen input is reported
+    // at once, not after a long build.
+    let mut params = bind_inputs(dir, &pto_build_output::CompiledMeta::load(dir)?)?;
     let build = load_for(dir, Some(config.platform()))?;
     say("[execute] running on device...");
     tracing::info!(
@@ -119,7 +139,6 @@ pub fn replay_with(
         build.compile.n_cached,
         build.compile.elapsed.as_secs_f64()
     );
-    let mut params = bind_inputs(dir, &build.meta)?;
     let ExecuteOutcome { report, dfx } = build.execute_with(&mut params, config, say)?;
     let checks = if options.validate {
         validate(dir, config, &params, writable)?
@@ -150,6 +169,32 @@ fn validate(
     write_actual: bool,
 ) -> Result<Vec<OutputCheck>, RunnerError> {
     let golden_py = dir.join("golden.py");
+    if golden_py.exists() {
+        // `__outputs__` naming something that is not an output was ignored silently.
+        if let Some(declared) = pto_build_output::read_declared_outputs(&golden_py)? {
+            let outputs: Vec<&str> = params
+                .iter()
+                .filter_map(|p| match p {
+                    BoundParam::Tensor {
+                        name, direction, ..
+                    } if *direction != ParamDirection::In => Some(name.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let unknown: Vec<&String> = declared
+                .iter()
+                .filter(|n| !outputs.contains(&n.as_str()))
+                .collect();
+            if !unknown.is_empty() {
+                return Err(RunnerError::Data {
+                    path: golden_py.clone(),
+                    message: format!(
+                        "__outputs__ names {unknown:?}, which are not outputs of the program (its outputs: {outputs:?}); fix __outputs__"
+                    ),
+                });
+            }
+        }
+    }
     let tolerances = if golden_py.exists() {
         read_tolerances(&golden_py)?
     } else {
@@ -195,10 +240,14 @@ fn validate(
             path: golden_path.clone(),
             message: e.to_string(),
         })?;
+        let untouched = *direction == ParamDirection::Out
+            && comparison.passed()
+            && array.data.iter().all(|&b| b == 0);
         checks.push(OutputCheck {
             name: name.clone(),
             actual_path,
             comparison,
+            untouched,
         });
     }
     Ok(checks)

@@ -122,6 +122,104 @@ fn shape_and_dtype_mismatch_name_the_parameter() {
     );
 }
 
+/// An `.npy` whose header declares another shape than `compiled_meta.json` was read in
+/// full first (an 8 GiB sparse file: 52 s, 8.4 GB, and an allocation error that did not
+/// name the file): the header is checked first, and the error names the file.
+#[test]
+fn a_tensor_file_of_the_wrong_shape_is_refused_from_its_header() {
+    let dir = scale_add(&root(), "huge_input");
+    let path = dir.join("data/in/a.npy");
+    let mut header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648,), }".to_vec();
+    while !(10 + header.len() + 1).is_multiple_of(64) {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(&header);
+    std::fs::write(&path, &bytes).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(bytes.len() as u64 + (8u64 << 30)).unwrap();
+    drop(f);
+    let start = std::time::Instant::now();
+    let (_, msg) = err_text(&dir);
+    std::fs::remove_file(&path).unwrap();
+    assert!(
+        msg.contains(&format!(
+            "{}: parameter 'a' expects fp32 [64] but the file holds fp32 [2147483648]",
+            path.display()
+        )),
+        "{msg}"
+    );
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(30),
+        "{msg}"
+    );
+}
+
+/// An orchestration that forgets its submit, against an all-zero golden, reported
+/// `c: PASS`: the check is flagged `untouched`, with a warning naming the output; an output
+/// the run wrote is not.
+#[test]
+fn an_output_no_task_wrote_is_flagged_even_when_it_passes() {
+    let orch = r#"#include "pto_orchestration_api.h"
+extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs&) {}
+"#;
+    let dir = crate::fixture::with_orchestration(&root(), "no_submit", orch);
+    write_npy(
+        &dir.join("data/out/c.npy"),
+        &NpyArray::from_f64(DType::Float32, &[64], &[0.0; 64]).unwrap(),
+    )
+    .unwrap();
+    let outcome = replay(&dir, &RunConfig::new(None).unwrap(), &validate()).unwrap();
+    assert!(outcome.passed());
+    let check = &outcome.checks[0];
+    assert!(check.untouched);
+    assert_eq!(
+        check.untouched_warning().unwrap(),
+        "warning: output 'c' is all zeros after the run, as it started, and so is its golden: the comparison passes whether or not any task wrote it; check that the orchestration submits a task writing 'c'"
+    );
+    let dir = scale_add(&root(), "written");
+    let outcome = replay(&dir, &RunConfig::new(None).unwrap(), &validate()).unwrap();
+    assert!(!outcome.checks[0].untouched);
+}
+
+/// Missing inputs were reported only after the compile (78 s for a large kernel): they
+/// are bound first. Here the kernel would not even compile.
+#[test]
+fn a_missing_input_is_reported_before_the_compile() {
+    let dir = scale_add(&root(), "missing_before_compile");
+    std::fs::remove_file(dir.join("data/in/a.npy")).unwrap();
+    std::fs::write(
+        dir.join("kernels/aiv/kernel_scale_add.cpp"),
+        "this is not C++ and would fail to compile\n",
+    )
+    .unwrap();
+    let (_, msg) = err_text(&dir);
+    assert!(msg.contains("missing input for parameter 'a'"), "{msg}");
+}
+
+/// `__outputs__ = ['zz']` (not an output) was ignored silently by `pto replay --validate`.
+#[test]
+fn an_unknown_name_in_outputs_is_an_error() {
+    let dir = scale_add(&root(), "unknown_output");
+    std::fs::write(
+        dir.join("golden.py"),
+        "__outputs__ = ['zz']\nRTOL = 1e-05\n",
+    )
+    .unwrap();
+    let (_, msg) = err_text(&dir);
+    assert!(
+        msg.contains("golden.py")
+            && msg.contains("__outputs__ names [\"zz\"], which are not outputs of the program (its outputs: [\"c\"]); fix __outputs__"),
+        "{msg}"
+    );
+    std::fs::write(dir.join("golden.py"), "__outputs__ = ['c']\nRTOL = 1e-05\n").unwrap();
+    assert!(replay(&dir, &RunConfig::new(None).unwrap(), &validate())
+        .unwrap()
+        .passed());
+}
+
 #[test]
 fn corrupt_sidecar_names_the_fix() {
     let dir = scale_add(&root(), "bad_meta");

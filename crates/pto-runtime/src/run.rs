@@ -341,6 +341,7 @@ pub fn run(
     // Watchdog / wait loop.
     let timeout = config.scheduler_timeout;
     let mut last_completed = 0u64;
+    let mut last_starts = 0u64;
     let mut last_submitted = 0u64;
     let mut last_progress = Instant::now();
     let mut last_orch_progress = Instant::now();
@@ -382,8 +383,16 @@ pub fn run(
             );
             break;
         }
-        if completed != last_completed {
+        // A subtask starting is progress too: the blocks of one SPMD task finish no task
+        // until the last of them, however long they take together. (Each worker stamps
+        // `since_ns` when it starts a subtask; read here every 50 ms, nothing on the hot path.)
+        let starts = chip.workers.iter().fold(0u64, |h, w| {
+            h.wrapping_mul(0x100_0000_01b3)
+                .wrapping_add(w.since_ns.load(Ordering::Relaxed))
+        });
+        if completed != last_completed || starts != last_starts {
             last_completed = completed;
+            last_starts = starts;
             last_progress = Instant::now();
         } else if chip.submitted.load(Ordering::Acquire) > completed
             && last_progress.elapsed() >= timeout
@@ -397,7 +406,7 @@ pub fn run(
             chip.raise(
                 ErrorCode::SchedulerTimeout,
                 format!(
-                    "no task finished for {:.1} s: {detail}; a kernel may never return (raise the scheduler timeout with SIMPLER_SCHEDULER_TIMEOUT_MS if it is just slow)",
+                    "no task finished and no subtask started for {:.1} s: {detail}; a kernel may never return (raise the scheduler timeout with SIMPLER_SCHEDULER_TIMEOUT_MS if it is just slow)",
                     timeout.as_secs_f64()
                 ),
             );

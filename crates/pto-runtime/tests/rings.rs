@@ -278,7 +278,39 @@ extern "C" void kernel_entry(int64_t*) { for (;;) { struct timespec ts = {0, 500
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(code, ErrorCode::SchedulerTimeout);
     assert!(msg.contains("task r1t0 (kernel 0 'spin_forever'"), "{msg}");
+    assert!(
+        msg.contains("no task finished and no subtask started for 0.3 s"),
+        "{msg}"
+    );
     let _ = NOOP;
+}
+
+/// The scheduler timeout blamed "no task finished" while the blocks of one SPMD task were
+/// progressing: a block starting is progress. Six 150 ms blocks on one worker take 900 ms
+/// together, three times the 300 ms limit, and each starts well within it.
+#[test]
+fn spmd_blocks_that_keep_starting_do_not_trip_the_scheduler_timeout() {
+    let slow = r#"
+#include <time.h>
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t*) { struct timespec ts = {0, 150000000}; nanosleep(&ts, nullptr); }
+"#;
+    let body = r#"
+    PTO2_SCOPE() { CoreTaskArgs p; p.launch_spec.set_block_num(6); rt_submit_aiv_task(0, p); }"#;
+    let program = build(
+        "slow_blocks",
+        &orchestration(0, body),
+        &[Kernel {
+            func_id: 0,
+            name: "slow_block",
+            core: CoreType::Aiv,
+            source: slow,
+        }],
+    );
+    let mut cfg = config();
+    cfg.n_workers = Some(1);
+    cfg.scheduler_timeout = Duration::from_millis(300);
+    pto_runtime::run(&program, &mut [], &cfg).unwrap();
 }
 
 #[test]

@@ -21,19 +21,24 @@ torch is required here (as in PyPTO); the single-chip paths never import it.
 from __future__ import annotations
 
 import dataclasses
+import contextlib
 import importlib.util
 import inspect
 import json
 import os
 import re
 import shutil
+import signal
+import stat
 import sys
+import threading
 import time
 import types
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from pypto import _native
+from pypto._user_code import user_code
 from pypto.runtime import _simpler_shim
 
 _simpler_shim.install()
@@ -46,9 +51,11 @@ __all__ = [
     "execute_distributed_compiled",
 ]
 
-_RANK_DIR_GLOB = "rank*"
-_DISPATCH_DIR_GLOB = "d[0-9]*"
 _DISPATCH_PROGRAM = "dispatch_program.json"
+#: The marker file ``_submit_chip`` writes into every ``rank<r>/d<k>/`` it creates: only a
+#: directory holding it (a regular file, not a link) is ever removed or post-processed.
+DISPATCH_MARKER = ".pto_dispatch"
+_DISPATCH_NAME = re.compile(r"d(0|[1-9][0-9]{0,8})")
 
 SWIMLANE_BANNER = (
     "[swimlane] L3 swimlane enabled -> running the dispatch twice (dep_gen perturbs timing, "
@@ -261,7 +268,6 @@ def _record_dispatch_program(orch: Any, callable_id: Any, disp_dir: Path) -> Non
     if name is None:
         return
     try:
-        disp_dir.mkdir(parents=True, exist_ok=True)
         tmp = disp_dir / f".{_DISPATCH_PROGRAM}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps({"program": name}, separators=(", ", ": ")), encoding="utf-8")
         os.replace(tmp, disp_dir / _DISPATCH_PROGRAM)
@@ -270,6 +276,56 @@ def _record_dispatch_program(orch: Any, callable_id: Any, disp_dir: Path) -> Non
             f"Could not record the dispatch program for {disp_dir} ({type(e).__name__}: {e}); "
             "its swimlane falls back to anonymous task labels unless the build has a single L2 "
             "program"
+        )
+
+
+def _is_real_dir(p: Path) -> bool:
+    """``p`` is a directory itself (``lstat``: a symbolic link to one is not)."""
+    try:
+        return stat.S_ISDIR(os.lstat(p).st_mode)
+    except OSError:
+        return False
+
+
+def _is_marked_dispatch_dir(d: Path) -> bool:
+    """``d`` is a real directory holding the regular file :data:`DISPATCH_MARKER`."""
+    if not _is_real_dir(d):
+        return False
+    try:
+        return stat.S_ISREG(os.lstat(d / DISPATCH_MARKER).st_mode)
+    except OSError:
+        return False
+
+
+def _make_dispatch_dir(disp_dir: Path) -> None:
+    """Creates ``rank<r>/d<k>/`` (and ``rank<r>/``) as real directories and marks it.
+
+    Refuses (``FileExistsError`` naming the path) a link or a file in the way, and an
+    existing ``d<k>`` no run marked: the run writes its diagnostics there and a later run
+    would remove it.
+    """
+    rank_dir = disp_dir.parent
+    for p in (rank_dir, disp_dir):
+        if os.path.lexists(p) and not _is_real_dir(p):
+            raise FileExistsError(
+                f"{p} is a symbolic link or not a directory; an L3 run writes its per-dispatch "
+                "diagnostics there and follows no links: remove or rename it, then re-run"
+            )
+    rank_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        disp_dir.mkdir()
+    except FileExistsError:
+        if not _is_marked_dispatch_dir(disp_dir):
+            raise FileExistsError(
+                f"{disp_dir} exists but was not written by an L3 run (it has no "
+                f"{DISPATCH_MARKER} marker); move it out of dfx_outputs/, then re-run"
+            ) from None
+    marker = disp_dir / DISPATCH_MARKER
+    if not os.path.lexists(marker):
+        marker.write_text(
+            "written by pypto's L3 runner: this directory is removed before the next run "
+            "with diagnostics\n",
+            encoding="utf-8",
         )
 
 
@@ -289,6 +345,7 @@ def _submit_chip(
     k = idx.get(rank, 0)
     idx[rank] = k + 1
     prefix = f"{base}/rank{worker}/d{k}"
+    _make_dispatch_dir(Path(prefix))
     config.output_prefix = prefix
     try:
         _record_dispatch_program(orch, callable_id, Path(prefix))
@@ -297,17 +354,48 @@ def _submit_chip(
         config.output_prefix = base
 
 
-def _clear_dfx_dispatch_dirs(dfx_base: Path) -> None:
-    """Removes every ``rank*/d[0-9]*`` directory under ``dfx_base`` (nothing else)."""
+def _dispatch_dirs(dfx_base: Path, ranks: Sequence[int]) -> List[Path]:
+    """This run's ``rank<r>/d<k>/`` directories under ``dfx_base`` that an L3 run wrote
+    (``r`` in ``ranks``, ``k`` an integer, each a real directory with the marker), by rank
+    then ``k``. Nothing else matches: no link is followed, ``rank_notes/``, ``d9_keep/`` and
+    unmarked directories are not dispatch directories."""
+    found: List[Path] = []
+    for r in ranks:
+        rank_dir = Path(dfx_base) / f"rank{int(r)}"
+        if not _is_real_dir(rank_dir):
+            continue
+        try:
+            names = os.listdir(rank_dir)
+        except OSError:
+            continue
+        leaves = sorted(
+            (int(n[1:]), n) for n in names if _DISPATCH_NAME.fullmatch(n) is not None
+        )
+        found.extend(
+            rank_dir / n for _, n in leaves if _is_marked_dispatch_dir(rank_dir / n)
+        )
+    return found
+
+
+def _clear_dfx_dispatch_dirs(dfx_base: Path, ranks: Sequence[int]) -> None:
+    """Removes the dispatch directories a previous run wrote for ``ranks`` (see
+    :func:`_dispatch_dirs`; nothing else, no link followed), and refuses up front
+    (``FileExistsError``) what would make this run write through a link."""
     base = Path(dfx_base)
     if not base.is_dir():
         return
-    for rank in base.glob(_RANK_DIR_GLOB):
-        if not rank.is_dir():
-            continue
-        for d in rank.glob(_DISPATCH_DIR_GLOB):
-            if d.is_dir():
-                shutil.rmtree(d, ignore_errors=True)
+    for r in ranks:
+        rank_dir = base / f"rank{int(r)}"
+        if os.path.lexists(rank_dir) and not _is_real_dir(rank_dir):
+            raise FileExistsError(
+                f"{rank_dir} is a symbolic link or not a directory; an L3 run writes its "
+                "per-dispatch diagnostics there and follows no links: remove or rename it, "
+                "then re-run"
+            )
+    for d in _dispatch_dirs(base, ranks):
+        # rmtree never follows a link inside (it unlinks the link) and refuses a top-level
+        # link; `d` was checked to be a real directory.
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _read_dispatch_program(disp_dir: Path) -> Optional[str]:
@@ -359,7 +447,7 @@ def _write_dispatch_name_map(disp_dir: Path, program_dir: Path) -> Optional[Path
     return path
 
 
-def _collect_l3_swimlane(output_dir: Path, platform: str) -> None:
+def _collect_l3_swimlane(output_dir: Path, platform: str, ranks: Sequence[int]) -> None:
     """Per-dispatch name maps (from each dispatch's own program) and swimlane conversion.
 
     Unlike PyPTO, the name map is written on the simulators too; the conversion to
@@ -375,54 +463,138 @@ def _collect_l3_swimlane(output_dir: Path, platform: str) -> None:
     }
     if _is_sim(platform):
         print(SIM_SKIP)
-    for rank in sorted(dfx.glob(_RANK_DIR_GLOB)):
-        if not rank.is_dir():
+    for d in _dispatch_dirs(dfx, ranks):
+        rank = d.parent
+        # Either form of the records (PTO_DFX_FORMAT=compact writes the .bin ones,
+        # which the converter reads as well).
+        records = next(
+            (
+                d / name
+                for name in ("chip_swimlane_records.json", "chip_swimlane_records.bin")
+                if (d / name).is_file()
+            ),
+            d / "chip_swimlane_records.json",
+        )
+        has_deps = (d / "deps.json").is_file() or (d / "deps.bin").is_file()
+        if not (d.is_dir() and (records.is_file() or has_deps)):
             continue
-        for d in sorted(rank.glob(_DISPATCH_DIR_GLOB)):
-            # Either form of the records (PTO_DFX_FORMAT=compact writes the .bin ones,
-            # which the converter reads as well).
-            records = next(
-                (
-                    d / name
-                    for name in ("chip_swimlane_records.json", "chip_swimlane_records.bin")
-                    if (d / name).is_file()
-                ),
-                d / "chip_swimlane_records.json",
-            )
-            has_deps = (d / "deps.json").is_file() or (d / "deps.bin").is_file()
-            if not (d.is_dir() and (records.is_file() or has_deps)):
-                continue
-            try:
-                for stale in d.glob("name_map*.json"):
-                    stale.unlink()
-                program = _read_dispatch_program(d)
-                if program is None and len(chip_dirs) == 1:
-                    program = next(iter(chip_dirs))
-                if program is None or program not in chip_dirs:
-                    print(
-                        f"No L2 program recorded for {rank.name}/{d.name}; converting with "
-                        "anonymous task labels. For real kernel names, re-run: pto "
-                        f"swimlane-converter {records} -k {output_dir}/next_levels/<program>/"
-                        "kernel_config.py"
-                    )
-                    name_map = None
-                else:
-                    name_map = _write_dispatch_name_map(d, chip_dirs[program])
-                if not _is_sim(platform) and records.is_file():
-                    _native.convert_swimlane(
-                        str(records), str(d), None if name_map is None else str(name_map)
-                    )
-            except Exception as e:  # noqa: BLE001 - best-effort, as PyPTO
+        try:
+            for stale in d.glob("name_map*.json"):
+                stale.unlink()
+            program = _read_dispatch_program(d)
+            if program is None and len(chip_dirs) == 1:
+                program = next(iter(chip_dirs))
+            if program is None or program not in chip_dirs:
                 print(
-                    f"Skipping L3 swimlane conversion for {d.name} of {rank.name} "
-                    f"({type(e).__name__}: {e}); raw records kept"
+                    f"No L2 program recorded for {rank.name}/{d.name}; converting with "
+                    "anonymous task labels. For real kernel names, re-run: pto "
+                    f"swimlane-converter {records} -k {output_dir}/next_levels/<program>/"
+                    "kernel_config.py"
                 )
+                name_map = None
+            else:
+                name_map = _write_dispatch_name_map(d, chip_dirs[program])
+            if not _is_sim(platform) and records.is_file():
+                _native.convert_swimlane(
+                    str(records), str(d), None if name_map is None else str(name_map)
+                )
+        except Exception as e:  # noqa: BLE001 - best-effort, as PyPTO
+            print(
+                f"Skipping L3 swimlane conversion for {d.name} of {rank.name} "
+                f"({type(e).__name__}: {e}); raw records kept"
+            )
 
 
 # --- one-shot execution ----------------------------------------------------------------------
 
+#: The environment variable with the host orchestration's watchdog limit, in milliseconds
+#: (``0`` turns it off).
+HOST_TIMEOUT_ENV = "PTO_HOST_ORCHESTRATION_TIMEOUT_MS"
+#: The default limit: the host orchestration's entry may go this long without returning
+#: or submitting a task (the C++ orchestration's limit is 10 s; the Python host also
+#: allocates and waits for comm domains).
+DEFAULT_HOST_TIMEOUT_S = 60.0
 
-def _run_once(
+
+class HostOrchestrationTimeout(RuntimeError):
+    """The host orchestration neither returned nor submitted a task within the limit."""
+
+
+def _host_timeout_s() -> float:
+    """The watchdog limit in seconds from :data:`HOST_TIMEOUT_ENV` (``0``: off)."""
+    text = os.environ.get(HOST_TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_HOST_TIMEOUT_S
+    try:
+        ms = int(text)
+    except ValueError:
+        ms = -1
+    if ms < 0:
+        raise ValueError(
+            f"{HOST_TIMEOUT_ENV}={text!r} is not a number of milliseconds (0 turns the host "
+            "orchestration's watchdog off)"
+        )
+    return ms / 1000.0
+
+
+@contextlib.contextmanager
+def _watchdog(progress: Callable[[], int], what: str, timeout_s: float) -> Iterator[None]:
+    """Raises :class:`HostOrchestrationTimeout` in the main thread when ``progress()`` (the
+    tasks submitted so far) stays the same for ``timeout_s`` while the block runs. A signal
+    (``SIGALRM`` to the main thread) wakes a sleep or a loop alike; off the main thread, or
+    with ``timeout_s == 0``, the block runs unwatched."""
+    if timeout_s <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired = threading.Event()
+    done = threading.Event()
+    message = (
+        f"{what} has neither returned nor submitted a task for {timeout_s:g} s; it may never "
+        f"return (raise the limit with {HOST_TIMEOUT_ENV} if it is just slow; 0 turns the "
+        "watchdog off)"
+    )
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        if fired.is_set():
+            raise HostOrchestrationTimeout(message)
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    main = threading.main_thread().ident
+
+    def watch() -> None:
+        last = progress()
+        since = time.monotonic()
+        while not done.wait(min(1.0, timeout_s / 4)):
+            n = progress()
+            if n != last:
+                last, since = n, time.monotonic()
+            elif time.monotonic() - since >= timeout_s:
+                fired.set()
+                if main is not None:
+                    signal.pthread_kill(main, signal.SIGALRM)
+                return
+
+    watcher = threading.Thread(target=watch, name="pypto-host-watchdog", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _run_once(output_dir: Path, *args: Any, **kwargs: Any) -> None:
+    """:func:`_run_guarded` with the generated module, ``_alloc_intermediates``, the entry
+    and the SubWorkers (on their threads, until the drain) run as user code: a
+    ``sys.exit()`` or ``os._exit()`` there is a ``UserCodeExit`` naming ``host_orch.py``,
+    never a silent end of the run."""
+    host_orch = Path(output_dir) / "orchestration" / "host_orch.py"
+    with user_code(f"the host orchestration {host_orch} (or a SubWorker it calls)"):
+        _run_guarded(Path(output_dir), *args, **kwargs)
+
+
+def _run_guarded(
     output_dir: Path,
     params: Sequence[str],
     tensors_in: Sequence[Any],
@@ -462,16 +634,21 @@ def _run_once(
         keep: List[Any] = []
         started = time.perf_counter()
         try:
-            entry(
-                orch,
-                None,
-                call_config,
-                tensors=tensors,
-                callables=callables,
-                sub_ids=worker.sub_ids,
-                _keep=keep,
-                world_size=world_size,
-            )
+            with _watchdog(
+                worker._engine.n_dispatches,
+                f"the host orchestration {host_orch} (entry {getattr(entry, '__name__', '?')!r})",
+                _host_timeout_s(),
+            ):
+                entry(
+                    orch,
+                    None,
+                    call_config,
+                    tensors=tensors,
+                    callables=callables,
+                    sub_ids=worker.sub_ids,
+                    _keep=keep,
+                    world_size=world_size,
+                )
         except Exception as e:
             if hasattr(e, "add_note"):  # Python 3.11+
                 note = (
@@ -535,7 +712,7 @@ def execute_distributed(
         or config.enable_scope_stats
     )
     if any_dfx:
-        _clear_dfx_dispatch_dirs(dfx_base)
+        _clear_dfx_dispatch_dirs(dfx_base, range(len(device_ids)))
     run = dict(
         platform=platform,
         device_ids=device_ids,
@@ -574,7 +751,7 @@ def execute_distributed(
             **run,
         )
     if config.enable_chip_swimlane or config.enable_dep_gen:
-        _collect_l3_swimlane(output_dir, platform)
+        _collect_l3_swimlane(output_dir, platform, range(len(device_ids)))
 
 
 def execute_distributed_compiled(

@@ -341,6 +341,15 @@ fn distributed_config_validation() {
         "'distributed_config' is invalid (DistributedConfig.num_sub_workers must be non-negative, got -1)",
     );
     check_dist(
+        "{\"num_sub_workers\": 1000000}",
+        "'distributed_config' is invalid (DistributedConfig.num_sub_workers must be at most 1024 (MAX_SUB_WORKERS: the host runs one thread per sub-worker), got 1000000)",
+    );
+    let many: Vec<String> = (0..=1024).map(|i| i.to_string()).collect();
+    check_dist(
+        &format!("{{\"device_ids\": [{}]}}", many.join(", ")),
+        "'distributed_config' is invalid (DistributedConfig.device_ids must list at most 1024 devices (MAX_DEVICES: one chip process each), got 1025 devices)",
+    );
+    check_dist(
         "{\"aicpu_thread_num\": 1}",
         "'distributed_config' is invalid (DistributedConfig.aicpu_thread_num must be 0 (architecture default) or at least 2, got 1)",
     );

@@ -199,3 +199,20 @@ fn file_round_trip_and_not_found() {
     let err = read_pt(&dir.path().join("no.pt")).unwrap_err();
     assert!(err.is_not_found());
 }
+
+/// A legacy (pre-1.6, non-zip) torch file was called "not a readable zip archive …; the
+/// file may be truncated": it is named for what it is, with the fix.
+#[test]
+fn a_legacy_torch_file_is_named_as_such() {
+    // torch's legacy format: a pickle stream (protocol 2) opening with its magic number.
+    let legacy = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19.\x80\x02M\xe9\x03.";
+    let err = decode(legacy).unwrap_err();
+    assert!(
+        err.starts_with("t.pt: a legacy torch.save file (a pickle stream, not the zip archive torch >= 1.6 writes)"),
+        "{err}"
+    );
+    assert!(!err.contains("truncated"), "{err}");
+    // Something else that is not a zip is still reported as before.
+    let err = decode(b"PK\x03\x04 cut").unwrap_err();
+    assert!(err.contains("not a readable zip archive"), "{err}");
+}

@@ -528,7 +528,18 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
     let mut core_to_thread = Vec::with_capacity(n);
     for i in 0..n {
         c.index = Some(i as u64);
-        core_to_thread.push(i32::from_le_bytes(c.take("thread")?));
+        let thread = i32::from_le_bytes(c.take("thread")?);
+        if !crate::swimlane::is_core_thread(thread) {
+            return Err(c.error(
+                "thread",
+                CompactErrorKind::Value {
+                    value: thread as u64,
+                    reason:
+                        "is past the 1024 scheduler threads a run has at most (MAX_SCHED_THREADS)",
+                },
+            ));
+        }
+        core_to_thread.push(thread);
     }
     c.index = None;
     c.section = "wide";
@@ -784,6 +795,28 @@ mod tests {
             super::super::sniff(&path),
             Some(super::super::CompactKind::Swimlane)
         );
+        assert_eq!(read(&path).unwrap(), r);
+    }
+
+    /// One flipped bit in `core_to_thread` (2^29) made the converter name half a billion
+    /// scheduler lanes (past 6 GB): the reader refuses an entry past the limit.
+    #[test]
+    fn a_core_to_thread_entry_past_the_limit_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = sample();
+        r.header.core_to_thread[1] = 1 << 29;
+        let path = write_sample(dir.path(), &r);
+        let err = read(&path).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(&path.display().to_string()), "{text}");
+        assert!(text.contains("core_to_thread"), "{text}");
+        assert!(text.contains("536870912"), "{text}");
+        assert!(
+            text.contains("past the 1024 scheduler threads a run has at most"),
+            "{text}"
+        );
+        r.header.core_to_thread[1] = crate::swimlane::MAX_SCHED_THREADS - 1;
+        let path = write_sample(dir.path(), &r);
         assert_eq!(read(&path).unwrap(), r);
     }
 

@@ -879,6 +879,32 @@ fn sidecar_timing(dir: &Path, warnings: &mut Vec<String>) -> IdMap<u64, (u64, u6
     out
 }
 
+/// A task id listed more than once in `tasks[]` (a run writes each task once): the graph
+/// shows the last entry, and the warning names the id, so the merge is not silent.
+fn warn_duplicate_tasks(input: &Path, scan: &DepsScan, warnings: &mut Vec<String>) {
+    let mut seen: IdMap<u64, u32> = idmap::map_with_capacity(scan.tasks.len());
+    for t in &scan.tasks {
+        *seen.entry(t.task_id.raw()).or_insert(0) += 1;
+    }
+    let mut repeated: Vec<(u64, u32)> = seen.into_iter().filter(|&(_, n)| n > 1).collect();
+    if repeated.is_empty() {
+        return;
+    }
+    repeated.sort_unstable();
+    let shown: Vec<String> = repeated
+        .iter()
+        .take(5)
+        .map(|&(id, n)| format!("{} ({n} times)", TaskId(id)))
+        .collect();
+    warnings.push(format!(
+        "{}: {} task id(s) appear more than once in tasks[]: {}{}; a run writes each task once, so the file is damaged or merged from several runs; each is shown with its last entry",
+        input.display(),
+        repeated.len(),
+        shown.join(", "),
+        if repeated.len() > 5 { ", …" } else { "" }
+    ));
+}
+
 fn with_file(path: &Path, problems: Vec<Problem>) -> impl Iterator<Item = String> + '_ {
     problems
         .into_iter()
@@ -923,6 +949,7 @@ pub fn view(options: &DepsViewerOptions<'_>) -> Result<DepsViewerReport, ToolErr
     }
     let timing = sidecar_timing(dir, &mut warnings);
     let perf = !timing.is_empty();
+    warn_duplicate_tasks(input, &scan, &mut warnings);
     let mut graph = Graph::build(&scan, &names, timing);
     if options.format == Format::Text {
         // Names come from files: no terminal escapes in the listing.
@@ -1576,6 +1603,35 @@ mod tests {
         .unwrap();
         let text = std::fs::read_to_string(&report.output).unwrap();
         (dir, report, text)
+    }
+
+    /// Duplicate task ids were merged silently: the viewer warns, naming them.
+    #[test]
+    fn duplicate_task_ids_are_a_warning_naming_them() {
+        let (_dir, report, _) = run(Format::Text, None);
+        assert!(!report.warnings.iter().any(|w| w.contains("more than once")));
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("deps.json");
+        let first = r#"{"task_id":"0","scope":"auto","early_dispatch":false,"kernel_ids":[-1,0,-1],"block_num":1,"args":[]}"#;
+        assert!(DEPS.contains(first));
+        std::fs::write(&input, DEPS.replacen(first, &format!("{first},{first}"), 1)).unwrap();
+        let report = view(&DepsViewerOptions {
+            input: &input,
+            output: None,
+            format: Format::Text,
+            layout: LayoutChoice::Builtin,
+            func_names: None,
+            edge_mode: EdgeMode::Full,
+        })
+        .unwrap();
+        assert!(
+            report
+                .warnings
+                .iter()
+                .any(|w| w.contains("1 task id(s) appear more than once in tasks[]: t0 (2 times)")),
+            "{:?}",
+            report.warnings
+        );
     }
 
     #[test]

@@ -83,8 +83,14 @@ pub fn load(dir: &Path) -> Result<Dump, ToolError> {
     let manifest = loaded.value;
     let bin = match &manifest.bin_file {
         Some(name) => {
-            let path = dir.join(name);
-            check_pairing(&path, &manifest_path, &manifest, &mut warnings)?;
+            let path = bin_path_inside(&dir, name, &manifest_path)?;
+            check_pairing(
+                &path,
+                &manifest_path,
+                &manifest,
+                &loaded.problems,
+                &mut warnings,
+            )?;
             let bin = ArgsBin::read_for(&path, &manifest.args)?;
             warnings.extend(
                 bin.check(&manifest.args)
@@ -113,6 +119,39 @@ pub fn load(dir: &Path) -> Result<Dump, ToolError> {
     })
 }
 
+/// The manifest's `bin_file` inside the dump directory: a plain file name (one component,
+/// no `/`, `..` or root) naming a regular file, not a link; anything else is refused
+/// naming the key (a manifest could otherwise make the viewer open `../../../../etc/passwd`).
+fn bin_path_inside(dir: &Path, name: &str, manifest_path: &Path) -> Result<PathBuf, ToolError> {
+    let mut parts = Path::new(name).components();
+    let plain = matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    );
+    if !plain {
+        return Err(ToolError::invalid(
+            manifest_path,
+            "bin_file",
+            format!(
+                "is \"{}\"; expected the name of a file inside the dump directory, such as \"args.bin\"",
+                crate::printable::printable(name)
+            ),
+        ));
+    }
+    let path = dir.join(name);
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(ToolError::invalid(
+            manifest_path,
+            "bin_file",
+            format!(
+                "names {}, a symbolic link; the dump viewer reads only the payload file the run wrote inside the dump directory",
+                path.display()
+            ),
+        ));
+    }
+    Ok(path)
+}
+
 /// Refuses an `args.bin` that is not the one its manifest was written with (another run's
 /// file beside this manifest would export wrong tensors silently). Where the manifest
 /// itself reports lost records, a gap may be a payload whose write failed: a warning then.
@@ -120,6 +159,7 @@ fn check_pairing(
     bin_path: &Path,
     manifest_path: &Path,
     manifest: &ArgsDumpManifest,
+    manifest_problems: &[crate::Problem],
     warnings: &mut Vec<String>,
 ) -> Result<(), ToolError> {
     let len = match std::fs::metadata(bin_path) {
@@ -137,6 +177,20 @@ fn check_pairing(
             manifest.dropped_records
         ));
         return Ok(());
+    }
+    if let Some(first) = manifest_problems.first() {
+        // The manifest is damaged: records it could not read leave gaps in the tiling, which
+        // says nothing about the two files coming from different runs.
+        return Err(ToolError::Invalid {
+            path: manifest_path.to_path_buf(),
+            key: first.key.clone(),
+            reason: format!(
+                "{} (and {} more problem(s)); the manifest is damaged, so its records no longer tile {} ({problem}) — fix that record or rerun with --dump-args to write a new pair",
+                first.message,
+                manifest_problems.len() - 1,
+                bin_path.display()
+            ),
+        });
     }
     Err(ToolError::Invalid {
         path: bin_path.to_path_buf(),
@@ -860,6 +914,62 @@ mod tests {
 
     /// An `args.bin` from another run beside this manifest is refused, not exported: a
     /// longer or shorter file, or one whose payloads would overlap, does not fit.
+    #[test]
+    fn a_bin_file_outside_the_dump_directory_is_refused() {
+        let (_root, dir) = setup();
+        let outside = dir.parent().unwrap().join("secret");
+        std::fs::write(&outside, std::fs::read(dir.join("args.bin")).unwrap()).unwrap();
+        for name in [
+            "../secret",
+            "/etc/passwd",
+            "../../../../etc/passwd",
+            "a/../args.bin",
+            "",
+        ] {
+            let m = MANIFEST.replace(
+                "\"bin_file\": \"args.bin\"",
+                &format!("\"bin_file\": \"{name}\""),
+            );
+            std::fs::write(dir.join("args_dump.json"), m).unwrap();
+            let msg = load(&dir).unwrap_err().to_string();
+            assert!(
+                msg.contains("bin_file")
+                    && msg.contains(&format!(
+                        "is \"{name}\"; expected the name of a file inside the dump directory"
+                    )),
+                "{name}: {msg}"
+            );
+        }
+        // A link inside the directory that leads out is refused too.
+        std::fs::write(
+            dir.join("args_dump.json"),
+            MANIFEST.replace("\"bin_file\": \"args.bin\"", "\"bin_file\": \"link.bin\""),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("link.bin")).unwrap();
+        let msg = load(&dir).unwrap_err().to_string();
+        assert!(msg.contains("a symbolic link"), "{msg}");
+    }
+
+    /// A malformed task id was diagnosed as "the two files come from different runs": the
+    /// manifest's own problem is named instead.
+    #[test]
+    fn a_damaged_manifest_record_is_named_not_blamed_on_another_run() {
+        let (_root, dir) = setup();
+        let bad = MANIFEST.replace(
+            "\"task_id\": \"0x0000000100000002\"",
+            "\"task_id\": \"0xZZ\"",
+        );
+        std::fs::write(dir.join("args_dump.json"), bad).unwrap();
+        let msg = load(&dir).unwrap_err().to_string();
+        assert!(!msg.contains("different runs"), "{msg}");
+        assert!(
+            msg.contains("`args[2].task_id` is \"0xZZ\"")
+                && msg.contains("the manifest is damaged, so its records no longer tile"),
+            "{msg}"
+        );
+    }
+
     #[test]
     fn an_args_bin_from_another_run_is_refused() {
         let (_root, dir) = setup();

@@ -385,6 +385,17 @@ pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
             })
             .collect()
     });
+    let core_to_thread = raw
+        .metadata
+        .core_to_thread
+        .into_option()
+        .unwrap_or_default();
+    if !core_to_thread
+        .iter()
+        .all(|&t| crate::swimlane::is_core_thread(t))
+    {
+        return None; // the careful reader reports it
+    }
     Some(SwimlaneFile {
         level,
         metadata: SwimlaneMetadata {
@@ -393,11 +404,7 @@ pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
             core_types: raw.metadata.core_types.into_iter().map(|c| c.0).collect(),
             host: None,
             clock_anchors: None,
-            core_to_thread: raw
-                .metadata
-                .core_to_thread
-                .into_option()
-                .unwrap_or_default(),
+            core_to_thread,
         },
         aicore_tasks: raw.aicore_tasks.into_iter().map(|r| r.0).collect(),
         aicpu_tasks: raw.aicpu_tasks.into_iter().map(|r| r.0).collect(),

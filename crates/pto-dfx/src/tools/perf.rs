@@ -154,6 +154,49 @@ impl Timeline {
     }
 }
 
+/// Longest span a record may have from the run's first timestamp: a simulated run lasts
+/// seconds to hours; an end a day or more later (`end_cycles = 2^64-1`: "Exec%
+/// 3689466877682078.0%") is a damaged record.
+pub const MAX_RECORD_SPAN_NS: Ns = 24 * 3600 * 1_000_000_000;
+
+/// Flags impossible task records (an end before the start, an end more than
+/// [`MAX_RECORD_SPAN_NS`] after the run's first timestamp) as problems naming the task and
+/// core, and shows them as zero-length bars ending at their start, so no total or
+/// percentage is computed from them.
+fn check_task_spans(tasks: &mut [PerfTask], problems: &mut Vec<Problem>) {
+    for t in tasks.iter_mut() {
+        let key = || format!("task {} (core {})", t.task_id, t.core_id);
+        let what = if t.end < t.start {
+            Some("its AICore end is before its start")
+        } else if t.end > MAX_RECORD_SPAN_NS {
+            Some("its AICore end is more than a day after the run's first record")
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            problems.push(Problem::new(
+                key(),
+                format!(
+                    "{what} (start {} ns, end {} ns); the record is damaged: shown as a zero-length bar at its start",
+                    t.start, t.end
+                ),
+            ));
+            t.end = t.start;
+        }
+        if let (Some(d), Some(f)) = (t.dispatch, t.finish) {
+            if f < d || f > MAX_RECORD_SPAN_NS {
+                problems.push(Problem::new(
+                    key(),
+                    format!(
+                        "its AICPU finish ({f} ns) is before its dispatch ({d} ns) or more than a day after the run's first record; the record is damaged: its finish is left out"
+                    ),
+                ));
+                t.finish = None;
+            }
+        }
+    }
+}
+
 /// Joins and times `file` (read from `path`, named in errors).
 pub fn join(file: &SwimlaneFile, path: &Path) -> Result<Timeline, ToolError> {
     let md = &file.metadata;
@@ -343,6 +386,7 @@ pub fn join(file: &SwimlaneFile, path: &Path) -> Result<Timeline, ToolError> {
             ));
         }
     }
+    check_task_spans(&mut tasks, &mut problems);
     tasks.sort_by_key(|t| t.task_id);
 
     let sched = file
@@ -431,6 +475,39 @@ mod tests {
         assert_eq!(t.tasks[0].core_type, CoreType::Aiv);
         assert_eq!(t.sched[0][1].kind, SchedPhaseKind::Complete);
         assert_eq!(t.orch[0][0].start, 899 * 20);
+    }
+
+    /// `end < start` and `end_cycles = 2^64-1` were accepted silently ("Exec%
+    /// 3689466877682078.0%"): both are problems naming the task, shown zero-length.
+    #[test]
+    fn impossible_spans_are_problems_not_totals() {
+        let text = EXAMPLE
+            .replace(
+                "[0, 4294967296, 1, 1100, 1400, 10]",
+                "[0, 4294967296, 1, 1100, 18446744073709551615, 10]",
+            )
+            .replace("[1, 0, 1, 1000, 1050, 8]", "[1, 0, 1, 1000, 900, 8]");
+        let file = parse(text.as_bytes(), Path::new("x")).unwrap().value;
+        let t = join(&file, Path::new("x")).unwrap();
+        let texts: Vec<String> = t
+            .problems
+            .iter()
+            .map(|p| format!("{}: {}", p.key, p.message))
+            .collect();
+        assert!(
+            texts
+                .iter()
+                .any(|p| p.starts_with("task t0 (core 1): its AICore end is before its start")),
+            "{texts:?}"
+        );
+        assert!(
+            texts.iter().any(|p| p.starts_with("task r1t0 (core 0): its AICore end is more than a day after the run's first record")),
+            "{texts:?}"
+        );
+        assert!(t
+            .tasks
+            .iter()
+            .all(|x| x.end >= x.start && x.end <= MAX_RECORD_SPAN_NS));
     }
 
     #[test]

@@ -711,7 +711,7 @@ impl Model {
         let n_sched = t
             .core_to_thread
             .iter()
-            .filter(|&&th| th >= 0)
+            .filter(|&&th| th >= 0 && crate::swimlane::is_core_thread(th))
             .map(|&th| th as usize + 1)
             .chain(
                 t.sched

@@ -167,6 +167,30 @@ pub fn compile(
         }
     };
 
+    // Every kernel and the orchestration become C++ functions of their own names: a C++
+    // keyword there made ptoas refuse the generated code ("internal error").
+    for f in &program.functions {
+        let value_name = f.name.len() > 1
+            && f.name.starts_with('v')
+            && f.name[1..].bytes().all(|b| b.is_ascii_digit());
+        if CPP_KEYWORDS.contains(&f.name.as_str()) || value_name {
+            let what = if value_name {
+                "a name ptoas reserves for its values (v<N>)"
+            } else {
+                "the name of a C++ keyword"
+            };
+            return Err(CompileError::program(
+                "codegen",
+                &f.span,
+                format!(
+                    "function '{}' has {what}; kernels and the orchestration become C++ functions of their own names",
+                    f.name
+                ),
+                &format!("Rename the method (for example '{}_kernel').", f.name),
+            ));
+        }
+    }
+
     // Kernels in definition order: their func_ids.
     let t1 = Instant::now();
     let mut units = Vec::new();
@@ -360,3 +384,99 @@ pub fn compile(
         program,
     })
 }
+
+/// C++ keywords (and alternative tokens), which no kernel or orchestration may be named.
+const CPP_KEYWORDS: &[&str] = &[
+    "alignas",
+    "alignof",
+    "and",
+    "and_eq",
+    "asm",
+    "auto",
+    "bitand",
+    "bitor",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "char8_t",
+    "char16_t",
+    "char32_t",
+    "class",
+    "compl",
+    "concept",
+    "const",
+    "consteval",
+    "constexpr",
+    "constinit",
+    "const_cast",
+    "continue",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "decltype",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "dynamic_cast",
+    "else",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "not_eq",
+    "nullptr",
+    "operator",
+    "or",
+    "or_eq",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "reinterpret_cast",
+    "requires",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "static_assert",
+    "static_cast",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typeid",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "wchar_t",
+    "while",
+    "xor",
+    "xor_eq",
+];

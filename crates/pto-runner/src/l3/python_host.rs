@@ -29,10 +29,91 @@ pub fn interpreter() -> String {
         .unwrap_or_else(|| "python3".to_string())
 }
 
-/// Runs `pypto.runtime.debug.replay`'s command line with `pto replay`'s exit codes: 0
-/// success, 1 golden mismatch (the replay's `AssertionError`), 2 any other error (its
-/// traceback, which names the file and line, then `error: ...`).
-const DRIVER: &str = "import sys, traceback\nfrom pypto.runtime.debug.replay import _main\ntry:\n    code = _main(sys.argv[1:])\nexcept AssertionError as e:\n    print(f'FAIL: golden mismatch\\n{e}', flush=True)\n    sys.exit(1)\nexcept KeyboardInterrupt:\n    sys.exit(130)\nexcept SystemExit:\n    raise\nexcept BaseException as e:\n    traceback.print_exc()\n    print(f'error: {type(e).__name__}: {e}', file=sys.stderr, flush=True)\n    sys.exit(2)\nsys.exit(code or 0)\n";
+/// What the interpreter runs: `pypto.runtime.debug.replay`'s child driver, which maps the
+/// replay's outcome to `pto replay`'s exit codes (0 success, 1 golden mismatch, 2 any other
+/// error, 130 Ctrl-C) and writes them as a result record (`{"code": N}`) into the file named
+/// by [`RESULT_ENV`] as its last act. User Python (`golden.py`, `host_orch.py`, SubWorkers)
+/// runs with `sys.exit()` / `os._exit()` turned into errors; whatever else ends the
+/// interpreter leaves no record, which [`outcome`] turns into an error.
+const DRIVER: &str = "from pypto.runtime.debug.replay import _child_main\n_child_main()\n";
+
+/// The environment variable naming the result record's file.
+pub const RESULT_ENV: &str = "PTO_REPLAY_RESULT_FILE";
+
+/// The exit code of a replay whose interpreter ended with `status` after writing `record`
+/// (`None`: none, or an empty file), and the error to print, if any. The record decides; a
+/// missing or malformed one is an error (2; 130 after SIGINT), and so is a success record
+/// followed by a failing exit. Python's `pypto.runtime.debug.replay.outcome` is the same.
+pub fn outcome(status: std::process::ExitStatus, record: Option<&str>) -> (i32, Option<String>) {
+    use std::os::unix::process::ExitStatusExt;
+    let code = record
+        .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok())
+        .and_then(|v| v.get("code").and_then(serde_json::Value::as_i64))
+        .filter(|c| matches!(c, 0 | 1 | 2 | 130))
+        .map(|c| c as i32);
+    let how = match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exited with status {c}"),
+        (None, Some(s)) => format!("was killed by signal {s}"),
+        (None, None) => "ended".to_string(),
+    };
+    match code {
+        None if status.signal() == Some(libc::SIGINT) || status.code() == Some(130) => (130, None),
+        None => (
+            2,
+            Some(format!(
+                "the replay {how} without reporting a result: its Python code (golden.py, orchestration/host_orch.py or a SubWorker) ended the interpreter early (os._exit(), a C-level exit(), a crash or a signal), so nothing was validated; make that code return, or raise an exception to report an error"
+            )),
+        ),
+        Some(0) if !status.success() => (
+            2,
+            Some(format!(
+                "the replay reported success but then {how} while shutting down"
+            )),
+        ),
+        Some(c) => (c, None),
+    }
+}
+
+/// A fresh empty file for the result record (removed on drop).
+struct ResultFile(std::path::PathBuf);
+
+impl ResultFile {
+    fn new() -> Result<Self, RunnerError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path = std::env::temp_dir().join(format!(
+            "pto-replay-result-{}-{nanos}-{}.json",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|source| RunnerError::Io {
+                action: "creating",
+                path: path.clone(),
+                source,
+            })?;
+        Ok(Self(path))
+    }
+
+    /// The record, `None` when the file is empty or unreadable.
+    fn read(&self) -> Option<String> {
+        std::fs::read_to_string(&self.0)
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+    }
+}
+
+impl Drop for ResultFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
 
 /// The arguments of the interpreter for this replay (the driver, then the arguments of
 /// `python -m pypto.runtime.debug.replay`).
@@ -118,8 +199,10 @@ pub fn how_to_get_python(dir: &Path) -> String {
 /// how to install one.
 pub fn replay(dir: &Path, config: &RunConfig, options: &ReplayOptions) -> Result<i32, RunnerError> {
     let python = usable_interpreter(dir)?;
+    let result = ResultFile::new()?;
     let status = Command::new(&python)
         .args(replay_args(dir, config, options))
+        .env(RESULT_ENV, &result.0)
         .status()
         .map_err(|e| RunnerError::Config {
             message: format!(
@@ -128,7 +211,11 @@ pub fn replay(dir: &Path, config: &RunConfig, options: &ReplayOptions) -> Result
             ),
             kind: ErrorKind::Runtime,
         })?;
-    Ok(status.code().unwrap_or(2))
+    let (code, error) = outcome(status, result.read().as_deref());
+    if let Some(e) = error {
+        eprintln!("error: {e}");
+    }
+    Ok(code)
 }
 
 /// What a captured L3 replay did.
@@ -151,8 +238,10 @@ pub fn replay_captured(
     options: &ReplayOptions,
 ) -> Result<CapturedReplay, RunnerError> {
     let python = usable_interpreter(dir)?;
+    let result = ResultFile::new()?;
     let out = Command::new(&python)
         .args(replay_args(dir, config, options))
+        .env(RESULT_ENV, &result.0)
         .output()
         .map_err(|e| RunnerError::Config {
             message: format!(
@@ -167,11 +256,13 @@ pub fn replay_captured(
         .rev()
         .find_map(parse_summary)
         .unwrap_or((0, std::time::Duration::ZERO));
+    let (code, error) = outcome(out.status, result.read().as_deref());
+    let error = error.map(|e| format!("error: {e}\n")).unwrap_or_default();
     Ok(CapturedReplay {
-        code: out.status.code().unwrap_or(2),
+        code,
         n_tasks,
         wall,
-        output: format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)),
+        output: format!("{stdout}{}{error}", String::from_utf8_lossy(&out.stderr)),
     })
 }
 
@@ -190,6 +281,42 @@ fn parse_summary(line: &str) -> Option<(u64, std::time::Duration)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn status(raw: i32) -> std::process::ExitStatus {
+        use std::os::unix::process::ExitStatusExt;
+        std::process::ExitStatus::from_raw(raw)
+    }
+
+    #[test]
+    fn the_result_record_decides_the_exit_code() {
+        let exit = |c: i32| status(c << 8);
+        assert_eq!(outcome(exit(0), Some(r#"{"code": 0}"#)), (0, None));
+        assert_eq!(outcome(exit(1), Some(r#"{"code": 1}"#)), (1, None));
+        assert_eq!(outcome(exit(2), Some(r#"{"code": 2}"#)), (2, None));
+        // os._exit(0) (or a C exit(0)) in user code: status 0, no record: an error.
+        let (code, e) = outcome(exit(0), None);
+        assert_eq!(code, 2);
+        let e = e.unwrap();
+        assert!(
+            e.contains("exited with status 0 without reporting a result"),
+            "{e}"
+        );
+        assert!(e.contains("nothing was validated"), "{e}");
+        // A record that is not one.
+        assert_eq!(outcome(exit(0), Some("{\"code\": 7}")).0, 2);
+        assert_eq!(outcome(exit(0), Some("garbage")).0, 2);
+        // Killed: by SIGKILL an error naming the signal, by SIGINT 130.
+        let (code, e) = outcome(status(libc::SIGKILL), None);
+        assert_eq!(code, 2);
+        assert!(e.unwrap().contains("killed by signal 9"));
+        assert_eq!(outcome(status(libc::SIGINT), None), (130, None));
+        // Success, then a crash while shutting down.
+        let (code, e) = outcome(status(libc::SIGSEGV), Some(r#"{"code": 0}"#));
+        assert_eq!(code, 2);
+        assert!(e
+            .unwrap()
+            .contains("reported success but then was killed by signal 11"));
+    }
 
     #[test]
     fn the_runners_summary_line_parses() {

@@ -11,21 +11,31 @@ invalidation of cached binaries (``recompile``), the run (``[execute] running on
 device...``), and with ``validate=True`` the check of every output in ``golden.py``'s
 ``__outputs__`` against ``compute_golden`` with its ``RTOL`` / ``ATOL``.
 
-The command line exits 0 on success; an error propagates as its exception (a traceback,
-exit status 1), as in PyPTO.
+The command line exits as ``pto replay`` does: 0 success, 1 golden mismatch (``FAIL: golden
+mismatch`` and the details), 2 any other error (``error: ...``), 130 on Ctrl-C. It runs the
+replay in a child interpreter (:func:`_child_main`) and requires the explicit result record
+the child writes as its last act: a child that ends without one (``golden.py`` or
+``host_orch.py`` ending the interpreter by a route :mod:`pypto._user_code` cannot intercept,
+a crash, a signal) is an error, never a silent exit 0. ``pto replay`` of an L3 build runs
+the same child the same way.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
+import traceback
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from pypto import _native
 from pypto._golden import (
+    generate_named_inputs,
     is_tensor_default,
     load_golden_module,
     native_inputs_from_golden,
@@ -33,10 +43,11 @@ from pypto._golden import (
     validate_against_golden,
 )
 from pypto._tensors import is_array_like
+from pypto._user_code import UserCodeExit
 from pypto.runtime.debug.lifecycle import invalidate_binary_cache, rebuild_kernel_cpp_from_pto
 from pypto.runtime.runner import _SWIMLANE_CLI_HELP, RunConfig, _DfxOpts, execute_compiled
 
-__all__ = ["replay"]
+__all__ = ["UserCodeExit", "replay"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -101,7 +112,7 @@ def replay(
             golden, named = _golden
         else:
             golden = load_golden_module(wd)
-            named = list(golden.generate_inputs({"name": "Default"}))
+            named = generate_named_inputs(golden)
         if len(named) != len(tensors):
             raise ValueError(
                 f"replay(validate=True): expected {len(named)} tensors (orchestration parameter "
@@ -148,7 +159,7 @@ def replay(
 def _load_inputs_from_golden(work_dir: PathLike) -> List[Any]:
     """The argument values of ``golden.generate_inputs({"name": "Default"})``, in order."""
     module = load_golden_module(Path(work_dir))
-    return [value for _, value in module.generate_inputs({"name": "Default"})]
+    return [value for _, value in generate_named_inputs(module)]
 
 
 def _run_inputs(work_dir: PathLike) -> List[Any]:
@@ -293,7 +304,7 @@ def _main(
         do_validate = False
     elif validate:
         module = load_golden_module(args.work_dir)
-        named = list(module.generate_inputs({"name": "Default"}))
+        named = generate_named_inputs(module)
         tensors = [value for _, value in named]
         loaded = (module, named)
         do_validate = True
@@ -327,5 +338,113 @@ def _main(
     return 0
 
 
+#: The environment variable naming the file the child writes its result record into.
+RESULT_ENV = "PTO_REPLAY_RESULT_FILE"
+
+#: What the parent runs (``python -c``), followed by the command line's arguments.
+CHILD_DRIVER = "from pypto.runtime.debug.replay import _child_main\n_child_main()\n"
+
+
+def _child_main(argv: Optional[Sequence[str]] = None) -> None:
+    """The replay's child: runs :func:`_main`, maps its outcome to 0 / 1 / 2 / 130, writes
+    ``{"code": N}`` into the file named by ``$PTO_REPLAY_RESULT_FILE`` as its last act and
+    exits with ``N``."""
+    result_file = os.environ.pop(RESULT_ENV, None)
+    try:
+        code = _main(list(argv) if argv is not None else sys.argv[1:])
+    except AssertionError as e:
+        print(f"FAIL: golden mismatch\n{e}", flush=True)
+        code = 1
+    except KeyboardInterrupt:
+        code = 130
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2); user code's are errors
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    except BaseException as e:  # noqa: BLE001 - every other failure is an error (exit 2)
+        if os.environ.get("PTO_TRACEBACK"):
+            traceback.print_exc()
+        notes = "".join(f" ({n})" for n in getattr(e, "__notes__", ()))
+        print(
+            f"error: {type(e).__name__}: {e}{notes}{_user_site(e)}", file=sys.stderr, flush=True
+        )
+        code = 2
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if result_file:
+        with open(result_file, "w", encoding="utf-8") as f:
+            f.write(json.dumps({"code": code}))
+    sys.exit(code)
+
+
+def _user_site(e: BaseException) -> str:
+    """`` (at <file>:<line>)`` of the innermost frame of ``e`` outside the pypto package
+    (the user's ``golden.py`` or ``host_orch.py``), or ``""``; ``PTO_TRACEBACK=1`` prints the
+    whole traceback instead of just this."""
+    ours = (str(Path(__file__).resolve().parents[2]), sys.prefix, sys.base_prefix)
+    seen = set()
+    err: Optional[BaseException] = e
+    while err is not None and id(err) not in seen:  # the error, then what it replaced
+        seen.add(id(err))
+        site = ""
+        for frame, line in traceback.walk_tb(err.__traceback__):
+            name = frame.f_code.co_filename
+            if not name.startswith(ours) and not name.startswith("<"):
+                site = f" (at {name}:{line})"
+        if site:
+            return site
+        err = err.__cause__ or err.__context__
+    return ""
+
+
+def outcome(status: int, record: Optional[str]) -> Tuple[int, Optional[str]]:
+    """The exit code of a replay whose child ended with ``status`` (negative: killed by
+    that signal) after writing ``record`` (``None``: no record), and the error to print,
+    if any. The record decides; a missing or malformed one is an error (2; 130 for
+    SIGINT), and so is a success record followed by a failing exit."""
+    code: Optional[int] = None
+    if record:
+        try:
+            value = json.loads(record).get("code")
+            code = value if isinstance(value, int) and value in (0, 1, 2, 130) else None
+        except (ValueError, AttributeError):
+            code = None
+    how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
+    if code is None:
+        if status in (-2, 130):
+            return 130, None
+        return 2, (
+            f"the replay {how} without reporting a result: its Python code (golden.py, "
+            "orchestration/host_orch.py or a SubWorker) ended the interpreter early "
+            "(os._exit(), a C-level exit(), a crash or a signal), so nothing was validated; "
+            "make that code return, or raise an exception to report an error"
+        )
+    if code == 0 and status != 0:
+        return 2, f"the replay reported success but then {how} while shutting down"
+    return code, None
+
+
+def _supervise(argv: Sequence[str]) -> int:
+    """Runs :func:`_child_main` with ``argv`` in a child interpreter and returns the exit
+    code :func:`outcome` gives (printing its error)."""
+    fd, path = tempfile.mkstemp(prefix="pto-replay-result-", suffix=".json")
+    os.close(fd)
+    try:
+        env = dict(os.environ)
+        env[RESULT_ENV] = path
+        try:
+            status = subprocess.run(
+                [sys.executable, "-c", CHILD_DRIVER, *argv], env=env
+            ).returncode
+        except KeyboardInterrupt:
+            return 130
+        with open(path, encoding="utf-8") as f:
+            record = f.read()
+        code, error = outcome(status, record or None)
+        if error is not None:
+            print(f"error: {error}", file=sys.stderr, flush=True)
+        return code
+    finally:
+        os.unlink(path)
+
+
 if __name__ == "__main__":
-    raise SystemExit(_main())
+    raise SystemExit(_supervise(sys.argv[1:]))
