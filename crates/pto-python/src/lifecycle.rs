@@ -86,6 +86,21 @@ pub fn rebuild_kernel_cpp_from_pto(
         .map_err(runner_error)
 }
 
+/// The lifecycle steps before a replay, as `pto replay` takes them
+/// (`pto_runner::lifecycle::prepare`): the `.pto` -> cpp splice (`rebuild_from_pto`), then the
+/// forced invalidation of cached binaries (`recompile`), printing each step's line.
+#[pyfunction]
+pub fn prepare_replay(
+    py: Python<'_>,
+    work_dir: &Bound<'_, PyAny>,
+    rebuild_from_pto: bool,
+    recompile: bool,
+) -> PyResult<()> {
+    let dir = conversion::path(work_dir, "work_dir")?;
+    py.detach(|| pto_runner::lifecycle::prepare(&dir, rebuild_from_pto, recompile, &mut print_line))
+        .map_err(runner_error)
+}
+
 /// Registers this module's functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_capture_command, m)?)?;
@@ -94,6 +109,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chip_worker_main, m)?)?;
     m.add_function(wrap_pyfunction!(invalidate_binary_cache, m)?)?;
     m.add_function(wrap_pyfunction!(build_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(prepare_replay, m)?)?;
     m.add_function(wrap_pyfunction!(rebuild_kernel_cpp_from_pto, m)?)?;
     Ok(())
 }

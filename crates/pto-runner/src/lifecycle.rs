@@ -37,3 +37,25 @@ pub fn invalidate_binary_cache(dir: &Path) -> Result<String, RunnerError> {
     let res = binary_cache::invalidate_tree(dir).map_err(pto_toolchain::ToolchainError::from)?;
     Ok(res.message())
 }
+
+/// The lifecycle steps before a replay runs, in the seed's order, for every front end
+/// (`pto replay`, Python's `replay()`): the `.pto` -> cpp splice (or its skip line), then the
+/// forced invalidation of cached binaries when `recompile` (or the line saying it was
+/// skipped, or that a read-only directory has nothing to invalidate). Whether the binaries
+/// are then current is `pto_toolchain::freshness`'s rule, applied by the load.
+pub fn prepare(
+    dir: &Path,
+    rebuild_from_pto: bool,
+    recompile: bool,
+    say: &mut dyn FnMut(&str),
+) -> Result<(), RunnerError> {
+    rebuild_kernel_cpp_from_pto(dir, rebuild_from_pto, say)?;
+    if !recompile {
+        say(binary_cache::SKIPPED_INVALIDATION_MESSAGE);
+    } else if !binary_cache::dir_writable(dir) {
+        say(crate::replay::READ_ONLY_INVALIDATION_MESSAGE);
+    } else {
+        say(&invalidate_binary_cache(dir)?);
+    }
+    Ok(())
+}

@@ -120,14 +120,7 @@ pub fn replay_with(
             dir.display()
         )));
     }
-    crate::lifecycle::rebuild_kernel_cpp_from_pto(dir, options.rebuild_from_pto, say)?;
-    if options.recompile && !writable {
-        say(READ_ONLY_INVALIDATION_MESSAGE);
-    } else if options.recompile {
-        say(&crate::lifecycle::invalidate_binary_cache(dir)?);
-    } else {
-        say(pto_toolchain::binary_cache::SKIPPED_INVALIDATION_MESSAGE);
-    }
+    crate::lifecycle::prepare(dir, options.rebuild_from_pto, options.recompile, say)?;
     // The inputs are bound before the compile: a missing or misshapen input is reported
     // at once, not after a long build.
     let mut params = bind_inputs(dir, &pto_build_output::CompiledMeta::load(dir)?)?;

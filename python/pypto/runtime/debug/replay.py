@@ -44,19 +44,12 @@ from pypto._golden import (
 )
 from pypto._tensors import is_array_like
 from pypto._user_code import UserCodeExit
-from pypto.runtime.debug.lifecycle import invalidate_binary_cache, rebuild_kernel_cpp_from_pto
 from pypto.runtime.runner import _SWIMLANE_CLI_HELP, RunConfig, _DfxOpts, execute_compiled
 
 __all__ = ["UserCodeExit", "replay"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-#: Printed when ``rebuild_from_pto=False``.
-SKIPPED_REBUILD = "[pto->cpp] skipped (rebuild_from_pto=False)"
-#: Printed when ``recompile=False``.
-SKIPPED_INVALIDATION = (
-    "[cpp->.so] skipped forced invalidation; compatibility checks still apply (recompile=False)"
-)
 #: Printed before the run.
 EXECUTE_BANNER = "[execute] running on device..."
 
@@ -126,14 +119,8 @@ def replay(
                 )
         names = [str(name) for name, _ in named]
 
-    if rebuild_from_pto:
-        rebuild_kernel_cpp_from_pto(wd)
-    else:
-        print(SKIPPED_REBUILD)
-    if recompile:
-        invalidate_binary_cache(wd)
-    else:
-        print(SKIPPED_INVALIDATION)
+    # The splice and the invalidation are the runner's steps, as `pto replay` takes them.
+    _native.prepare_replay(wd, rebuild_from_pto, recompile)
 
     print(EXECUTE_BANNER)
     initial = snapshot(names, tensors) if golden is not None else {}
