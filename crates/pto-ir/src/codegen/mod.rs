@@ -385,8 +385,9 @@ pub fn compile(
     })
 }
 
-/// C++ keywords (and alternative tokens), which no kernel or orchestration may be named.
-const CPP_KEYWORDS: &[&str] = &[
+/// C++ keywords (and alternative tokens), which no kernel, orchestration or generated
+/// variable may be named.
+pub(crate) const CPP_KEYWORDS: &[&str] = &[
     "alignas",
     "alignof",
     "and",

@@ -49,56 +49,9 @@ fn perr(span: &Span, message: String, hint: &str) -> CompileError {
     CompileError::program(STAGE, span, message, hint)
 }
 
-const CPP_KEYWORDS: &[&str] = &[
-    "auto",
-    "bool",
-    "break",
-    "case",
-    "char",
-    "class",
-    "const",
-    "continue",
-    "default",
-    "delete",
-    "do",
-    "double",
-    "else",
-    "enum",
-    "extern",
-    "float",
-    "for",
-    "goto",
-    "if",
-    "int",
-    "long",
-    "namespace",
-    "new",
-    "operator",
-    "private",
-    "public",
-    "register",
-    "return",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "struct",
-    "switch",
-    "template",
-    "this",
-    "throw",
-    "try",
-    "typedef",
-    "union",
-    "unsigned",
-    "using",
-    "virtual",
-    "void",
-    "volatile",
-    "while",
-    "orch_args",
-    "rt",
-];
+/// Names the generated orchestration uses itself, which no variable may take (C++'s
+/// keywords are `super::CPP_KEYWORDS`).
+const ORCH_RESERVED: &[&str] = &["orch_args", "rt"];
 
 struct Gen<'a> {
     kernels: &'a HashMap<String, KernelInfo>,
@@ -141,7 +94,7 @@ impl<'a> Gen<'a> {
         if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
             base.insert(0, 'v');
         }
-        if CPP_KEYWORDS.contains(&base.as_str()) {
+        if super::CPP_KEYWORDS.contains(&base.as_str()) || ORCH_RESERVED.contains(&base.as_str()) {
             base.push('_');
         }
         let mut name = base.clone();
