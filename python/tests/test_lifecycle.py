@@ -99,18 +99,20 @@ def test_pto_edit_is_spliced_and_rebuilt(example, tmp_path, monkeypatch, capsys)
 
 
 def test_pto_rebuild_without_ptoas_uses_the_bundled_translator(example, tmp_path, monkeypatch, capsys):
-    # PyPTO would skip; this runtime translates with its own ptoas (an empty module has no
-    # kernel function, so nothing is spliced).
+    # PyPTO would skip; this runtime translates with its own ptoas. An empty module has no
+    # kernel function: splicing nothing would run the old kernel, so it is an error naming
+    # the unit.
     d = example("vector_add")
     (d / "ptoas").mkdir()
     (d / "ptoas" / "kernel_add.pto").write_text("")
     monkeypatch.setenv("PTOAS_ROOT", str(tmp_path))
     monkeypatch.delenv("PYPTO_REBUILD_FROM_PTO", raising=False)
-    assert rebuild_kernel_cpp_from_pto(d) == []
+    with pytest.raises(RuntimeError) as e:
+        rebuild_kernel_cpp_from_pto(d)
+    assert "kernel_add.pto" in str(e.value) and "no kernel function" in str(e.value)
     assert capsys.readouterr().out == (
         "[pto->cpp] using the bundled ptoas translator (no ptoas on PTOAS_ROOT or PATH)\n"
         "[pto->cpp] regenerating from ptoas/kernel_add.pto\n"
-        "[pto->cpp] no .pto changes detected\n"
     )
 
 

@@ -58,15 +58,24 @@ def test_replay_invalidates_by_default_and_skips_when_asked(example, capsys):
 
 
 def test_replay_calls_rebuild_before_invalidate(example, monkeypatch, capsys):
+    """The runner's lifecycle (``_native.prepare_replay``, as ``pto replay``): the splice's
+    lines, then the invalidation's, then the run."""
     d = example("vector_add")
-    calls = []
-    monkeypatch.setattr(replay_module, "rebuild_kernel_cpp_from_pto", lambda wd: calls.append(("rebuild", wd)))
-    monkeypatch.setattr(replay_module, "invalidate_binary_cache", lambda wd: calls.append(("invalidate", wd)))
+    (d / "ptoas").mkdir()
+    (d / "ptoas" / "kernel_add.pto").write_text("")
+    (d / "ptoas" / "kernel_add.cpp").write_text("// raw output\n")  # newer: nothing to do
+    monkeypatch.delenv("PYPTO_REBUILD_FROM_PTO", raising=False)
     replay(d, *golden_inputs(d))
-    assert calls == [("rebuild", d), ("invalidate", d)]
-    calls.clear()
-    replay(d, *golden_inputs(d), rebuild_from_pto=False)
-    assert calls == [("invalidate", d)]
+    lines = capsys.readouterr().out.splitlines()
+    steps = [line.split("]")[0] + "]" for line in lines if line.startswith("[")]
+    assert steps[:3] == ["[pto->cpp]", "[cpp->.so]", "[execute]"], lines
+    assert lines[0] == "[pto->cpp] no .pto changes detected", lines
+    replay(d, *golden_inputs(d), rebuild_from_pto=False, recompile=False)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == [
+        "[pto->cpp] skipped (rebuild_from_pto=False)",
+        "[cpp->.so] skipped forced invalidation; compatibility checks still apply (recompile=False)",
+    ], lines
 
 
 def test_replay_forwards_the_config(example, monkeypatch):
