@@ -27,6 +27,8 @@ def _what(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> str:
         return "add"
     if np.array_equal(c, a - b):
         return "sub"
+    if np.array_equal(c, b - a):
+        return "swapped sub"
     return "other"
 
 
@@ -164,3 +166,28 @@ def test_an_l3_build_runs_the_edited_per_rank_kernel(example: Callable[[str], Pa
     kernel.write_text(text.replace("xs[i] + (float)rank", "xs[i] + 10.0f * (float)rank"))
     second = run()
     assert torch.equal(second, (10 * ranks).expand_as(second)), "the edited kernel ran"
+
+
+def test_an_orchestration_edit_runs(example: Callable[[str], Path]) -> None:
+    d = example("vector_add")
+    _to_sub(d)
+    assert _run_replay(d, recompile=False) == "sub"
+    orch = d / "orchestration/vector_add.cpp"
+    text = orch.read_text()
+    swapped = text.replace("params_t0.add_input(a_tile);\n", "@A@").replace(
+        "params_t0.add_input(b_tile);\n", "params_t0.add_input(a_tile);\n"
+    )
+    orch.write_text(swapped.replace("@A@", "params_t0.add_input(b_tile);\n"))
+    assert _run_replay(d, recompile=False) == "swapped sub"
+
+
+def test_a_golden_py_edit_is_what_validate_checks(example: Callable[[str], Path]) -> None:
+    d = example("vector_add")
+    a, b = _inputs(d)
+    replay(d, a, b, np.zeros_like(a), validate=True, recompile=False)
+    golden = d / "golden.py"
+    text = golden.read_text()
+    assert "(a + b).astype" in text
+    golden.write_text(text.replace("(a + b).astype", "(a + b + 1).astype", 1))
+    with pytest.raises(AssertionError):
+        replay(d, a, b, np.zeros_like(a), validate=True, recompile=False)
