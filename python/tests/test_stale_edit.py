@@ -191,3 +191,34 @@ def test_a_golden_py_edit_is_what_validate_checks(example: Callable[[str], Path]
     golden.write_text(text.replace("(a + b).astype", "(a + b + 1).astype", 1))
     with pytest.raises(AssertionError):
         replay(d, a, b, np.zeros_like(a), validate=True, recompile=False)
+
+
+def test_a_pto_edit_is_spliced_and_runs_in_the_same_process(
+    example: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pypto._golden import load_inputs_from_golden
+
+    monkeypatch.delenv("PYPTO_REBUILD_FROM_PTO", raising=False)
+    d = example("paged_attn_bf16")
+
+    def validated() -> bool:
+        values = [v for _, v in load_inputs_from_golden(d)]
+        try:
+            replay(d, *values, validate=True, recompile=False)
+        except AssertionError:
+            return False
+        return True
+
+    assert validated()
+    unit = d / "ptoas/softmax_prepare.pto"
+    text = unit.read_text()
+    edited = text.replace(
+        "  %c0_i64 = arith.constant 0 : i64\n",
+        "  %c0_i64 = arith.constant 0 : i64\n"
+        "  %cst_2 = arith.constant 2.00000000000000000e+00 : f32\n"
+        "  %scale_x2 = arith.mulf %arg1, %cst_2 : f32\n",
+        1,
+    ).replace("pto.tmuls ins(%s_padded, %arg1 :", "pto.tmuls ins(%s_padded, %scale_x2 :", 1)
+    assert edited != text
+    unit.write_text(edited)
+    assert not validated(), "the doubled attention scale ran"
