@@ -12,8 +12,10 @@
 // cache_line_t { constexpr int SINGLE_CACHE_LINE = 0; ... }`, `typedef int mem_dsb_t;`,
 // `static inline void dcci(...)` and `dsb(mem_dsb_t)`. So ours are macros: `dcci` / `dsb`
 // forward to functions in a private namespace, and the cache-line names expand to
-// uniquely-named constants inside the (open) namespace `cache_line_t`; after the shim's
-// `#undef`s nothing of ours collides with its declarations.
+// uniquely-named constants declared at global scope and brought into the (open) namespace
+// `cache_line_t`, so both `cache_line_t::SINGLE_CACHE_LINE` and a bare `SINGLE_CACHE_LINE`
+// (as Simpler's SPMD and MIX kernels write it: its platform header gives the names at global
+// scope) compile; after the shim's `#undef`s nothing of ours collides with its declarations.
 #pragma once
 
 #include "pto/sim/context.hpp"
@@ -94,10 +96,17 @@ inline void dsb_impl(Args&&...) {
 constexpr int dsb_ddr_kind = 0;
 } // namespace pto_sim_cache
 
+/// What `SINGLE_CACHE_LINE` names, bare or as `cache_line_t::SINGLE_CACHE_LINE`.
+constexpr int pto_sim_single_cache_line = 0;
+/// What `ENTIRE_DATA_CACHE` names, bare or as `cache_line_t::ENTIRE_DATA_CACHE`.
+constexpr int pto_sim_entire_data_cache = 1;
+/// What `CACHELINE_OUT` names, bare or as `cache_line_t::CACHELINE_OUT`.
+constexpr int pto_sim_cacheline_out = 2;
+
 namespace cache_line_t {
-constexpr int pto_sim_single_cache_line = 0; ///< what `cache_line_t::SINGLE_CACHE_LINE` names
-constexpr int pto_sim_entire_data_cache = 1; ///< what `cache_line_t::ENTIRE_DATA_CACHE` names
-constexpr int pto_sim_cacheline_out = 2;     ///< what `cache_line_t::CACHELINE_OUT` names
+using ::pto_sim_cacheline_out;
+using ::pto_sim_entire_data_cache;
+using ::pto_sim_single_cache_line;
 } // namespace cache_line_t
 
 /// Barrier kind of `dsb`.
