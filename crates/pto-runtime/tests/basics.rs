@@ -89,3 +89,41 @@ fn vector_add_runs_and_matches() {
     assert_eq!(c, expected);
     assert_eq!(report.n_tasks, 32);
 }
+
+/// A plain kernel in the shape of Simpler's MoE prepare kernel: only `tensor.h`, and the
+/// sync and cache calls Simpler's simulator gives plain kernels through its AICore platform
+/// header (`pipe_barrier(PIPE_ALL)`, `set_flag` / `wait_flag`, bare `dcci` names).
+const PLAIN_SYNC_KERNEL: &str = r#"
+#include <cstdint>
+#include "tensor.h"
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+    __gm__ Tensor* t = reinterpret_cast<__gm__ Tensor*>(args[0]);
+    __gm__ float* x = reinterpret_cast<__gm__ float*>(t->buffer.addr) + t->start_offset;
+    pipe_barrier(PIPE_ALL);
+    for (int i = 0; i < 8; ++i) x[i] += 1.0f;
+    set_flag(PIPE_S, PIPE_MTE3, EVENT_ID7);
+    wait_flag(PIPE_S, PIPE_MTE3, EVENT_ID7);
+    dcci(x, SINGLE_CACHE_LINE, CACHELINE_OUT);
+    dsb(DSB_DDR);
+    pipe_barrier(PIPE_ALL);
+}
+"#;
+
+#[test]
+fn a_plain_kernel_calls_the_sync_no_ops_without_pto_isa() {
+    let body = "    ChipTensor x = orch_args.tensor(0).ref();\n    CoreTaskArgs p; p.add_inout(x); rt_submit_aiv_task(0, p);\n";
+    let program = build(
+        "plain_sync",
+        &crate::common::orchestration(1, body),
+        &[Kernel {
+            func_id: 0,
+            name: "plain_sync",
+            core: CoreType::Aiv,
+            source: PLAIN_SYNC_KERNEL,
+        }],
+    );
+    let mut x = vec![1f32; 8];
+    let mut args = [crate::common::f32_arg(ArgDirection::InOut, &[8], &mut x)];
+    run(&program, &mut args, &config()).unwrap();
+    assert_eq!(x, vec![2f32; 8]);
+}
