@@ -45,7 +45,7 @@ fn elem_scatter_skips_out_of_bounds_and_the_last_writer_wins() {
     let src = values(256, 3, 4.0);
     // A permutation of 0..256 (i * 37 mod 256), then: element 5 goes out of bounds, and
     // elements 10 and 200 both target slot 7 (200 comes later in row-major order).
-    let mut idx: Vec<i32> = (0..256).map(|i| (i * 37 % 256) as i32).collect();
+    let mut idx: Vec<i32> = (0..256).map(|i| i * 37 % 256).collect();
     idx[5] = 300;
     idx[10] = 7;
     idx[200] = 7;
