@@ -127,3 +127,40 @@ fn a_plain_kernel_calls_the_sync_no_ops_without_pto_isa() {
     run(&program, &mut args, &config()).unwrap();
     assert_eq!(x, vec![2f32; 8]);
 }
+
+/// A broadcast view (stride 0 over a dimension of 4) reads one element four times: Simpler
+/// accepts any strides, and every element of such a view lies inside its buffer.
+#[test]
+fn a_broadcast_view_with_a_zero_stride_is_accepted() {
+    let kernel = r#"
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t* args) {
+    ChipTensor* b = kernel_tensor(args, 0);
+    ChipTensor* x = kernel_tensor(args, 1);
+    float sum = 0.0f;
+    for (uint32_t i = 0; i < b->shapes[0]; ++i) sum += b->data<float>()[i * b->strides[0]];
+    x->data<float>()[1] = sum;
+}
+"#;
+    let body = r#"
+    ChipTensor x = orch_args.tensor(0).ref();
+    uint32_t shapes[1] = {4};
+    uint32_t strides[1] = {0};
+    ChipTensor b = make_tensor_strided(x.data_as<void>(), shapes, strides, 1);
+    CoreTaskArgs p; p.add_input(b); p.add_inout(x); rt_submit_aiv_task(0, p);
+"#;
+    let program = build(
+        "broadcast_view",
+        &crate::common::orchestration(1, body),
+        &[Kernel {
+            func_id: 0,
+            name: "broadcast_sum",
+            core: CoreType::Aiv,
+            source: kernel,
+        }],
+    );
+    let mut x = vec![2.5f32, 0.0];
+    let mut args = [crate::common::f32_arg(ArgDirection::InOut, &[2], &mut x)];
+    run(&program, &mut args, &config()).unwrap();
+    assert_eq!(x, vec![2.5, 10.0]);
+}
