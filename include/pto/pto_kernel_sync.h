@@ -4,6 +4,7 @@
 // those compiled with `__DAV_VEC__` or `__DAV_CUBE__`). Simpler's simulator gives plain
 // kernels `pipe_barrier(PIPE_ALL)`, `dcci` and the cache-line names through its platform's
 // AICore header; this is our own declaration of the same names, one for both include paths.
+// It also gives the system counter `get_sys_cnt()`.
 //
 // A simulated core executes its instructions in program order on one thread, so the
 // pipe-to-pipe hand-offs (`set_flag` / `wait_flag` / `pipe_barrier`) are no-ops. Cache
@@ -23,7 +24,10 @@
 // scope) compile; after the shim's `#undef`s nothing of ours collides with its declarations.
 #pragma once
 
+#include <stdint.h>
+
 #include <atomic>
+#include <chrono>
 
 /// Hardware pipes named by the sync instructions (all one in-order stream on the CPU).
 enum pipe_t : int {
@@ -98,3 +102,24 @@ typedef int mem_dsb_t;
 #define DSB_DDR ::pto_sim_cache::dsb_ddr_kind
 #define dcci(...) ::pto_sim_cache::dcci_impl(__VA_ARGS__)
 #define dsb(...) ::pto_sim_cache::dsb_impl(__VA_ARGS__)
+
+namespace pto_sim_clock {
+/// Ticks per second of the system counter: Simpler's `PLATFORM_PROF_SYS_CNT_FREQ` (50 MHz on
+/// a2a3, 1 GHz on a5; `common/platform_config.h`).
+#if defined(PTO_ARCH_A5)
+constexpr uint64_t sys_cnt_freq = 1000000000ull;
+#else
+constexpr uint64_t sys_cnt_freq = 50000000ull;
+#endif
+} // namespace pto_sim_clock
+
+/// The core's system counter (a device intrinsic kernels time themselves with): the host's
+/// monotonic clock in ticks of `PLATFORM_PROF_SYS_CNT_FREQ`, so a kernel that waits a number
+/// of ticks waits the time it would on the device.
+inline uint64_t get_sys_cnt() {
+    const uint64_t ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+    constexpr uint64_t second = 1000000000ull;
+    return ns / second * pto_sim_clock::sys_cnt_freq + ns % second * pto_sim_clock::sys_cnt_freq / second;
+}

@@ -164,3 +164,40 @@ extern "C" void kernel_entry(int64_t* args) {
     run(&program, &mut args, &config()).unwrap();
     assert_eq!(x, vec![2.5, 10.0]);
 }
+
+/// `get_sys_cnt()` counts at Simpler's `PLATFORM_PROF_SYS_CNT_FREQ` (50 MHz on a2a3): a kernel
+/// that sleeps 20 ms sees about a million ticks (Simpler's spin kernels wait a tick count).
+#[test]
+fn the_system_counter_ticks_at_the_platform_frequency() {
+    let kernel = r#"
+#include <chrono>
+#include <thread>
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t* args) {
+    ChipTensor* x = kernel_tensor(args, 0);
+    uint64_t t0 = get_sys_cnt();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    uint64_t t1 = get_sys_cnt();
+    x->data<float>()[0] = static_cast<float>(t1 - t0);
+}
+"#;
+    let body = "    ChipTensor x = orch_args.tensor(0).ref();\n    CoreTaskArgs p; p.add_inout(x); rt_submit_aiv_task(0, p);\n";
+    let program = build(
+        "sys_cnt",
+        &crate::common::orchestration(1, body),
+        &[Kernel {
+            func_id: 0,
+            name: "sys_cnt",
+            core: CoreType::Aiv,
+            source: kernel,
+        }],
+    );
+    let mut x = vec![0f32; 1];
+    let mut args = [crate::common::f32_arg(ArgDirection::InOut, &[1], &mut x)];
+    run(&program, &mut args, &config()).unwrap();
+    assert!(
+        (1.0e6..2.0e7).contains(&x[0]),
+        "20 ms at 50 MHz is 1e6 ticks, got {}",
+        x[0]
+    );
+}
