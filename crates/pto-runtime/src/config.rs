@@ -268,7 +268,7 @@ impl ChipConfig {
             }
         };
         let scheduler_timeout =
-            ms_from_env("SIMPLER_SCHEDULER_TIMEOUT_MS")?.unwrap_or(DEFAULT_SCHEDULER_TIMEOUT);
+            scheduler_timeout_from_env(std::env::var("SIMPLER_SCHEDULER_TIMEOUT_MS").ok());
         let orchestration_timeout =
             ms_from_env("PTO_ORCHESTRATION_TIMEOUT_MS")?.unwrap_or(DEFAULT_SCHEDULER_TIMEOUT);
         Ok(ChipConfig {
@@ -282,6 +282,25 @@ impl ChipConfig {
             orchestration_timeout,
             monitor: None,
         })
+    }
+}
+
+/// The scheduler timeout from `SIMPLER_SCHEDULER_TIMEOUT_MS`, as Simpler's simulator reads it:
+/// a positive number of milliseconds; unset, empty or 0 keeps the default; anything else is a
+/// warning and keeps the default (Simpler ignores an invalid value).
+fn scheduler_timeout_from_env(text: Option<String>) -> Duration {
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return DEFAULT_SCHEDULER_TIMEOUT;
+    };
+    match text.trim().parse::<u64>() {
+        Ok(0) => DEFAULT_SCHEDULER_TIMEOUT,
+        Ok(ms) => Duration::from_millis(ms),
+        Err(_) => {
+            tracing::warn!(
+                "SIMPLER_SCHEDULER_TIMEOUT_MS={text:?} ignored (as Simpler does): it must be a number of milliseconds"
+            );
+            DEFAULT_SCHEDULER_TIMEOUT
+        }
     }
 }
 
@@ -371,6 +390,16 @@ mod tests {
             },
             "between 4",
         );
+    }
+
+    #[test]
+    fn the_scheduler_timeout_variable_is_read_as_simpler_reads_it() {
+        let t = |v: &str| scheduler_timeout_from_env(Some(v.to_string()));
+        assert_eq!(t("120000"), Duration::from_secs(120));
+        for keep in ["", "0", "soon", "-5"] {
+            assert_eq!(t(keep), DEFAULT_SCHEDULER_TIMEOUT, "{keep}");
+        }
+        assert_eq!(scheduler_timeout_from_env(None), DEFAULT_SCHEDULER_TIMEOUT);
     }
 
     #[test]
