@@ -27,6 +27,13 @@
 #define AICORE
 #endif
 
+// Kernel units (compiled with the core macro of their type) see the pipe / event ids, the
+// sync no-ops and the cache maintenance, as Simpler's simulator gives plain kernels through
+// its AICore platform header; orchestrations do not.
+#if defined(__DAV_VEC__) || defined(__DAV_CUBE__)
+#include "pto_kernel_sync.h"
+#endif
+
 /// Maximum number of dimensions of a tensor view.
 constexpr int MAX_TENSOR_DIMS = 5;
 

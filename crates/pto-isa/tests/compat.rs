@@ -271,3 +271,47 @@ fn hand_written_mix_kernel_without_using_namespace() {
     }
     assert_eq!(bufs[2].as_f32(), want, "C + A @ B through a split C2V pipe");
 }
+
+/// A scalar SPMD kernel in the style of Simpler's: each block writes its index to GM and
+/// flushes the line with the cache-line names *unqualified* (`SINGLE_CACHE_LINE`,
+/// `CACHELINE_OUT`, `ENTIRE_DATA_CACHE`), which Simpler's platform header gives at global
+/// scope, next to the qualified spelling ptoas emits.
+const BARE_CACHE_NAMES: &str = r#"
+#include <cstdint>
+#include <pto/pto-inst.hpp>
+#include "tensor.h"
+
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+    __gm__ Tensor* t = reinterpret_cast<__gm__ Tensor*>(args[0]);
+    __gm__ float* out = reinterpret_cast<__gm__ float*>(t->buffer.addr) + t->start_offset;
+    int32_t block = get_block_idx(args);
+    dcci(out, ENTIRE_DATA_CACHE);
+    out[block] = static_cast<float>(block + 1);
+    dcci(&out[block], SINGLE_CACHE_LINE, CACHELINE_OUT);
+    dcci(&out[block], cache_line_t::SINGLE_CACHE_LINE, cache_line_t::CACHELINE_OUT);
+    int mode = SINGLE_CACHE_LINE + CACHELINE_OUT + ENTIRE_DATA_CACHE;
+    (void)mode;
+    dsb(DSB_DDR);
+}
+"#;
+
+#[test]
+fn unqualified_cache_line_names_compile_as_in_simplers_kernels() {
+    let program = build(
+        "compat_bare_cache_names",
+        &crate::common::one_task(
+            1,
+            0,
+            "p.launch_spec.set_block_num(4);",
+            "rt_submit_aiv_task(0, p)",
+        ),
+        &[Kernel::aiv(
+            0,
+            "bare_cache_names",
+            BARE_CACHE_NAMES.to_string(),
+        )],
+    );
+    let mut bufs = vec![Buf::zeros(Dt::F32, &[4])];
+    run(&program, &mut bufs, &[]);
+    assert_eq!(bufs[0].as_f32(), vec![1.0, 2.0, 3.0, 4.0]);
+}

@@ -9,6 +9,7 @@ mod compat;
 mod convert;
 mod elementwise;
 mod errors;
+mod gm_index;
 mod layouts;
 mod matmul;
 mod names;

@@ -75,8 +75,7 @@ impl CompiledBuild {
         let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
         let meta = CompiledMeta::load(dir)?;
         let identity = program_identity(dir, platform, &spec);
-        let mut program = Program::load(&spec)?;
-        declare_tensor_params(&mut program, &kernel_config);
+        let program = Program::load(&spec)?;
         Ok(CompiledBuild {
             dir: dir.to_path_buf(),
             kernel_config,
@@ -105,8 +104,7 @@ impl CompiledBuild {
         let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
         let meta = meta_from_signature(&kernel_config);
         let identity = program_identity(dir, platform, &spec);
-        let mut program = Program::load(&spec)?;
-        declare_tensor_params(&mut program, &kernel_config);
+        let program = Program::load(&spec)?;
         Ok(CompiledBuild {
             dir: dir.to_path_buf(),
             kernel_config,
@@ -306,7 +304,7 @@ fn load_build_with(
     binaries: Binaries,
 ) -> Result<CompiledBuild, RunnerError> {
     check_signature(dir, &kernel_config, &meta)?;
-    check_core_guards(&kernel_config)?;
+    check_core_guards(&kernel_config);
     let started = Instant::now();
     // a5 / a5sim builds see a5's names (PTO_ARCH_A5: `platform_config.h`'s constants and
     // the a5 include guard orchestrations test to pick `set_core_num`).
@@ -396,8 +394,7 @@ fn load_build_with(
             .collect(),
     };
     let identity = program_identity(dir, platform, &spec);
-    let mut program = Program::load(&spec)?;
-    declare_tensor_params(&mut program, &kernel_config);
+    let program = Program::load(&spec)?;
     Ok(CompiledBuild {
         dir: dir.to_path_buf(),
         kernel_config,
@@ -410,60 +407,118 @@ fn load_build_with(
     })
 }
 
-/// Tells the runtime how many tensor arguments each kernel with a signature takes.
-fn declare_tensor_params(program: &mut Program, kc: &KernelConfig) {
-    for k in &kc.kernels {
-        if let Some(sig) = &k.signature {
-            let n = sig
-                .iter()
-                .filter(|d| **d != pto_build_output::ArgDirection::Scalar)
-                .count();
-            program.set_tensor_params(k.func_id, n as u32);
-        }
+/// The core macros the toolchain defines: `__DAV_VEC__` for AIV kernels, `__DAV_CUBE__` for
+/// AIC kernels (Simpler's simulator build defines the same ones).
+const VEC_MACRO: &str = "__DAV_VEC__";
+const CUBE_MACRO: &str = "__DAV_CUBE__";
+
+/// How a conditional directive tests `macro_`: `Some(true)` when it selects code only if the
+/// macro is defined (`#ifdef M`, `#if defined(M)`, `#if defined M`), `Some(false)` for any
+/// other mention of it (`#ifndef M`, `!defined(M)`, a compound condition), `None` when it
+/// does not mention it.
+fn tests_macro(directive: &str, condition: &str, macro_: &str) -> Option<bool> {
+    if !condition.contains(macro_) {
+        return None;
     }
+    let c: String = condition.chars().filter(|c| !c.is_whitespace()).collect();
+    let positive = match directive {
+        "ifdef" => c == macro_,
+        "if" => c == format!("defined({macro_})") || c == format!("defined{macro_}"),
+        _ => false,
+    };
+    Some(positive)
 }
 
-/// Whether a kernel source guards code with the vector (`__DAV_VEC__`) and the cube
-/// (`__DAV_CUBE__`) core macros (`#if defined(...)`, `#ifdef`, `#ifndef`).
-fn core_guards(source: &str) -> (bool, bool) {
-    let mut vec = false;
-    let mut cube = false;
+/// Which core a kernel source's code is for, judged from its preprocessor lines: `Some(m)`
+/// when every directive that mentions a core macro is an `#if` / `#ifdef` selecting on core
+/// macro `m` being defined, with no `#else` / `#elif` alternative, so a build for the other
+/// core compiles none of that code. A file with alternatives (`#ifdef __DAV_VEC__ ... #else
+/// ... #endif`, two `kernel_entry` definitions under different guards), negative tests or
+/// both macros has code for both cores: `None`.
+fn guarded_for_one_core(source: &str) -> Option<&'static str> {
+    // Per open `#if` group: the core macro its opening directive positively tests, if any.
+    let mut open: Vec<Option<&'static str>> = Vec::new();
+    let mut positive: Option<&'static str> = None;
+    let mut mixed = false;
     for line in source.lines() {
         let t = line.trim_start();
-        if !(t.starts_with("#if") || t.starts_with("#elif")) {
+        let Some(rest) = t.strip_prefix('#') else {
             continue;
+        };
+        let rest = rest.trim_start();
+        let directive: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
+        let condition = rest[directive.len()..].split("//").next().unwrap_or("");
+        let mentions = [VEC_MACRO, CUBE_MACRO]
+            .into_iter()
+            .filter_map(|m| tests_macro(&directive, condition, m).map(|p| (m, p)))
+            .collect::<Vec<_>>();
+        match directive.as_str() {
+            "if" | "ifdef" | "ifndef" => {
+                let mut selects = None;
+                match mentions.as_slice() {
+                    [] => {}
+                    [(m, true)] => {
+                        if positive.is_some_and(|p| p != *m) {
+                            mixed = true;
+                        }
+                        positive = Some(m);
+                        selects = Some(*m);
+                    }
+                    _ => mixed = true,
+                }
+                open.push(selects);
+            }
+            "elif" | "else" => {
+                if !mentions.is_empty() {
+                    mixed = true;
+                }
+                if open.last().is_some_and(Option::is_some) {
+                    mixed = true; // the alternative holds code for the other core
+                }
+            }
+            "endif" => {
+                open.pop();
+            }
+            _ => {}
         }
-        vec |= t.contains("__DAV_VEC__");
-        cube |= t.contains("__DAV_CUBE__");
     }
-    (vec, cube)
+    if mixed {
+        None
+    } else {
+        positive
+    }
 }
 
-/// A kernel whose body is guarded for the other core type would compile to nothing: ptoas
+/// A kernel whose code is guarded for the other core type compiles to an empty body: ptoas
 /// wraps vector bodies in `#if defined(__DAV_VEC__)` and cube bodies in
 /// `#if defined(__DAV_CUBE__)`, and the toolchain defines the macro of the declared
-/// `core_type` only. Refuse such a kernel instead of running an empty body.
-fn check_core_guards(kc: &KernelConfig) -> Result<(), RunnerError> {
+/// `core_type` only. Simpler compiles and runs such a kernel the same way (its simulator
+/// defines the same macros and checks nothing), so this is a warning, not a refusal: the
+/// run goes on, and the warning names the likely cause of the outputs it leaves untouched.
+fn check_core_guards(kc: &KernelConfig) {
     for k in &kc.kernels {
-        let Ok(text) = std::fs::read_to_string(&k.source) else {
-            continue; // the compile step reports unreadable sources
-        };
-        let (vec, cube) = core_guards(&text);
-        let (declared, only_other, other, macro_) = match k.core_type {
-            KcCore::Aic => ("aic", vec && !cube, "aiv", "__DAV_VEC__"),
-            KcCore::Aiv => ("aiv", cube && !vec, "aic", "__DAV_CUBE__"),
-        };
-        if only_other {
-            return Err(RunnerError::Data {
-                path: k.source.clone(),
-                message: format!(
-                    "kernel '{}' (func_id {}) is declared core_type \"{declared}\" in kernel_config.py, but its code is guarded by {macro_} only (an {other} kernel), so it would compile to an empty body; set its core_type to \"{other}\" (and move the file to kernels/{other}/) or fix the guards",
-                    k.name, k.func_id
-                ),
-            });
+        if let Some(message) = core_guard_warning(k) {
+            tracing::warn!("{}: {message}", k.source.display());
         }
     }
-    Ok(())
+}
+
+/// The warning of [`check_core_guards`] for one kernel, if any.
+fn core_guard_warning(k: &pto_build_output::KernelEntry) -> Option<String> {
+    let text = std::fs::read_to_string(&k.source).ok()?; // the compile step reports it
+    let (declared, other, other_macro) = match k.core_type {
+        KcCore::Aic => ("aic", "aiv", VEC_MACRO),
+        KcCore::Aiv => ("aiv", "aic", CUBE_MACRO),
+    };
+    (guarded_for_one_core(&text) == Some(other_macro)).then(|| {
+        format!(
+            "kernel '{}' (func_id {}) is declared core_type \"{declared}\" in kernel_config.py, but all its code is guarded by {other_macro} (an {other} kernel), so it compiles to an empty body (as on Simpler); set its core_type to \"{other}\" (and move the file to kernels/{other}/) or fix the guards",
+            k.name, k.func_id
+        )
+    })
 }
 
 /// The orchestration signature in `kernel_config.py` (tensors only) must agree with the
@@ -500,22 +555,54 @@ fn check_signature(dir: &Path, kc: &KernelConfig, meta: &CompiledMeta) -> Result
 
 #[cfg(test)]
 mod tests {
-    use super::core_guards;
+    use super::guarded_for_one_core;
 
     #[test]
     fn core_guards_are_found_in_preprocessor_lines_only() {
         assert_eq!(
-            core_guards("#if defined(__DAV_VEC__)\nx\n#endif"),
-            (true, false)
-        );
-        assert_eq!(core_guards("  #ifdef __DAV_CUBE__\n"), (false, true));
-        assert_eq!(
-            core_guards("// __DAV_VEC__ in a comment\nint x;"),
-            (false, false)
+            guarded_for_one_core("#if defined(__DAV_VEC__)\nx\n#endif"),
+            Some("__DAV_VEC__")
         );
         assert_eq!(
-            core_guards("#if defined(__DAV_CUBE__)\n#endif\n#elif defined(__DAV_VEC__)"),
-            (true, true)
+            guarded_for_one_core("  #ifdef __DAV_CUBE__\n#endif\n"),
+            Some("__DAV_CUBE__")
+        );
+        assert_eq!(
+            guarded_for_one_core("# if defined __DAV_VEC__ // body\n#endif"),
+            Some("__DAV_VEC__")
+        );
+        assert_eq!(
+            guarded_for_one_core("// __DAV_VEC__ in a comment\nint x;"),
+            None
+        );
+        assert_eq!(
+            guarded_for_one_core(
+                "#if defined(__DAV_CUBE__)\n#endif\n#if defined(__DAV_VEC__)\n#endif"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn alternative_guards_have_code_for_both_cores() {
+        // One kernel_entry whose body switches on the core (Simpler's MIX kernels).
+        let body_switch = "extern \"C\" void kernel_entry(int64_t* args) {\n#ifdef __DAV_VEC__\n  vec(args);\n#else\n  cube(args);\n#endif\n}\n";
+        assert_eq!(guarded_for_one_core(body_switch), None);
+        // Two kernel_entry definitions under different guards.
+        let two_entries = "#if defined(__DAV_VEC__)\nextern \"C\" void kernel_entry(int64_t*) {}\n#elif defined(__DAV_CUBE__)\nextern \"C\" void kernel_entry(int64_t*) {}\n#endif\n";
+        assert_eq!(guarded_for_one_core(two_entries), None);
+        assert_eq!(
+            guarded_for_one_core("#ifndef __DAV_VEC__\nint cube;\n#endif"),
+            None
+        );
+        assert_eq!(
+            guarded_for_one_core("#if defined(__DAV_VEC__) && defined(X)\n#endif"),
+            None
+        );
+        // Nested guards unrelated to the core keep the judgement.
+        assert_eq!(
+            guarded_for_one_core("#if defined(__DAV_VEC__)\n#ifdef X\n#else\n#endif\n#endif"),
+            Some("__DAV_VEC__")
         );
     }
 }

@@ -183,11 +183,21 @@ impl RunConfig {
         self.platform
     }
 
-    /// Validates every field: [`validate_portable`](Self::validate_portable), the args
-    /// dump level and the task-window cap. Runs before every run.
+    /// Validates every field before a run: the args dump level, this runtime's own fields
+    /// and the ring sizes by the runtime's rules, which are Simpler's (a task window a power
+    /// of two in `[4, 2^31-1]`, a heap of at least 1024 bytes, a dep pool in `[4, 2^31-1]`).
+    /// PyPTO's `RunConfig` is stricter on the heap (a power of two); that rule is
+    /// [`validate_portable`](Self::validate_portable)'s, which the Python `RunConfig` runs on
+    /// construction. The `pto` command line takes what Simpler's runtime takes.
     pub fn validate(&self) -> Result<(), RunnerError> {
         self.dfx.validate()?;
-        self.validate_portable()?;
+        self.validate_own_fields()?;
+        check_ring(
+            "ring_task_window",
+            &self.ring_task_window,
+            "be a power of 2 >= 4",
+            |v| v.is_power_of_two() && v >= 4,
+        )?;
         let windows = match &self.ring_task_window {
             None => Vec::new(),
             Some(RingValue::Scalar(v)) => vec![*v],
@@ -198,30 +208,29 @@ impl RunConfig {
                 "ring_task_window {v} is larger than this runtime's limit of {MAX_RING_TASK_WINDOW} task slots per ring; use a smaller power of 2"
             )));
         }
+        check_ring(
+            "ring_heap",
+            &self.ring_heap,
+            "be >= 1024 (bytes per ring)",
+            |v| v >= 1024,
+        )?;
+        check_ring(
+            "ring_dep_pool",
+            &self.ring_dep_pool,
+            "be in [4, INT32_MAX]",
+            |v| (4..=i32::MAX as u64).contains(&v),
+        )?;
         Ok(())
     }
 
     /// The checks a configuration gets when it is built: PyPTO's ring rules with its texts
-    /// (scalar or four per-ring entries, 0 keeping a ring's default) and this runtime's own
-    /// fields (tolerances, worker count, timeout), which no PyPTO caller sets. The Python
-    /// `RunConfig` runs only these on construction, so every configuration PyPTO accepts
-    /// can be built; [`validate`](Self::validate) adds the limits of this runtime.
+    /// (scalar or four per-ring entries, 0 keeping a ring's default; a heap a power of two,
+    /// which Simpler's runtime does not ask) and this runtime's own fields (tolerances, worker
+    /// count, timeout), which no PyPTO caller sets. The Python `RunConfig` runs only these on
+    /// construction, so every configuration PyPTO accepts can be built; a run then checks
+    /// [`validate`](Self::validate).
     pub fn validate_portable(&self) -> Result<(), RunnerError> {
-        pto_build_output::Tolerances::checked(self.rtol, self.atol).map_err(RunnerError::config)?;
-        if let Some(n) = self.n_workers {
-            if n == 0 || n > MAX_WORKERS {
-                return Err(RunnerError::config(format!(
-                    "n_workers must be between 1 and {MAX_WORKERS}, got {n}"
-                )));
-            }
-        }
-        if let Some(t) = self.scheduler_timeout {
-            if t.is_zero() {
-                return Err(RunnerError::config(
-                    "scheduler_timeout must be positive".to_string(),
-                ));
-            }
-        }
+        self.validate_own_fields()?;
         check_ring(
             "ring_task_window",
             &self.ring_task_window,
@@ -240,6 +249,26 @@ impl RunConfig {
             "be in [4, INT32_MAX]",
             |v| (4..=i32::MAX as u64).contains(&v),
         )?;
+        Ok(())
+    }
+
+    /// Tolerances, worker count and scheduler timeout: this runtime's fields.
+    fn validate_own_fields(&self) -> Result<(), RunnerError> {
+        pto_build_output::Tolerances::checked(self.rtol, self.atol).map_err(RunnerError::config)?;
+        if let Some(n) = self.n_workers {
+            if n == 0 || n > MAX_WORKERS {
+                return Err(RunnerError::config(format!(
+                    "n_workers must be between 1 and {MAX_WORKERS}, got {n}"
+                )));
+            }
+        }
+        if let Some(t) = self.scheduler_timeout {
+            if t.is_zero() {
+                return Err(RunnerError::config(
+                    "scheduler_timeout must be positive".to_string(),
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -361,8 +390,24 @@ mod tests {
         );
         check(
             |c| c.ring_heap = Some(RingValue::Scalar(0)),
-            Some("ring_heap must be a power of 2 >= 1024 (bytes per ring), got 0"),
+            Some("ring_heap must be >= 1024 (bytes per ring), got 0"),
         );
+    }
+
+    #[test]
+    fn a_heap_simpler_accepts_runs_and_pyptos_rule_stays_on_construction() {
+        // Simpler's runtime asks a heap of at least 1024 bytes, no power of two (its
+        // heap_empty_ring_rebase scene passes 1.5 MiB); PyPTO's RunConfig asks a power of two.
+        let heap = RingValue::PerRing(vec![1 << 28, 3 << 19, 0, 0]);
+        check(|c| c.ring_heap = Some(heap.clone()), None);
+        let mut c = RunConfig::new(None).unwrap();
+        c.ring_heap = Some(heap);
+        assert_eq!(
+            c.validate_portable().unwrap_err().to_string(),
+            "ring_heap entries must be a power of 2 >= 1024 (bytes per ring) (or 0 to keep default), got 1572864"
+        );
+        let chip = c.chip_config(None).unwrap();
+        assert_eq!(chip.rings.heap[1], 3 << 19);
     }
 
     #[test]

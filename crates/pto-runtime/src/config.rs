@@ -34,21 +34,6 @@ pub enum RingOverride {
 }
 
 impl RingOverride {
-    /// Parses `1024` or `1024,2048,0,0` (the environment variable syntax).
-    pub fn parse(text: &str) -> Option<RingOverride> {
-        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-        match parts.as_slice() {
-            [one] => one.parse().ok().map(RingOverride::All),
-            [a, b, c, d] => Some(RingOverride::PerRing([
-                a.parse().ok()?,
-                b.parse().ok()?,
-                c.parse().ok()?,
-                d.parse().ok()?,
-            ])),
-            _ => None,
-        }
-    }
-
     fn apply(self, values: &mut [u64; N_RINGS]) {
         match self {
             RingOverride::All(0) => {}
@@ -101,30 +86,47 @@ impl RingSizes {
     ) -> Result<RingSizes, RuntimeError> {
         let resolve_one = |default: u64,
                            over: Option<RingOverride>,
-                           var: &str|
-         -> Result<[u64; N_RINGS], RuntimeError> {
+                           var: &str,
+                           rule: &str,
+                           ok: &dyn Fn(u64) -> bool|
+         -> [u64; N_RINGS] {
             let mut values = [default; N_RINGS];
-            if let Some(text) = env(var).filter(|t| !t.trim().is_empty()) {
-                let parsed = RingOverride::parse(&text).ok_or_else(|| RuntimeError::InvalidConfig {
-                    message: format!(
-                        "{var}={text:?} is not a number or four comma-separated numbers (e.g. 1024 or 1024,1024,256,256)"
+            if let Some(text) = env(var) {
+                match env_ring_values(&text, ok) {
+                    Some(parsed) => values = parsed,
+                    // Simpler's runtime logs a warning and ignores the variable.
+                    None => tracing::warn!(
+                        "{var}={text:?} ignored (as Simpler does): it must be one value or four comma-separated values, each {rule}"
                     ),
-                })?;
-                parsed.apply(&mut values);
+                }
             }
             if let Some(over) = over {
                 over.apply(&mut values);
             }
-            Ok(values)
+            values
         };
         let sizes = RingSizes {
             task_window: resolve_one(
                 DEFAULT_TASK_WINDOW,
                 overrides.task_window,
                 "PTO2_RING_TASK_WINDOW",
-            )?,
-            heap: resolve_one(DEFAULT_HEAP, overrides.heap, "PTO2_RING_HEAP")?,
-            dep_pool: resolve_one(DEFAULT_DEP_POOL, overrides.dep_pool, "PTO2_RING_DEP_POOL")?,
+                "a power of two in [4, 2147483647]",
+                &|v| v.is_power_of_two() && (4..=i32::MAX as u64).contains(&v),
+            ),
+            heap: resolve_one(
+                DEFAULT_HEAP,
+                overrides.heap,
+                "PTO2_RING_HEAP",
+                "at least 1024 (bytes)",
+                &|v| v >= 1024,
+            ),
+            dep_pool: resolve_one(
+                DEFAULT_DEP_POOL,
+                overrides.dep_pool,
+                "PTO2_RING_DEP_POOL",
+                "in [4, 2147483647]",
+                &|v| (4..=i32::MAX as u64).contains(&v),
+            ),
             tensormap_pool: DEFAULT_TENSORMAP_POOL,
         };
         sizes.validate()?;
@@ -266,7 +268,7 @@ impl ChipConfig {
             }
         };
         let scheduler_timeout =
-            ms_from_env("SIMPLER_SCHEDULER_TIMEOUT_MS")?.unwrap_or(DEFAULT_SCHEDULER_TIMEOUT);
+            scheduler_timeout_from_env(std::env::var("SIMPLER_SCHEDULER_TIMEOUT_MS").ok());
         let orchestration_timeout =
             ms_from_env("PTO_ORCHESTRATION_TIMEOUT_MS")?.unwrap_or(DEFAULT_SCHEDULER_TIMEOUT);
         Ok(ChipConfig {
@@ -280,6 +282,43 @@ impl ChipConfig {
             orchestration_timeout,
             monitor: None,
         })
+    }
+}
+
+/// The scheduler timeout from `SIMPLER_SCHEDULER_TIMEOUT_MS`, as Simpler's simulator reads it:
+/// a positive number of milliseconds; unset, empty or 0 keeps the default; anything else is a
+/// warning and keeps the default (Simpler ignores an invalid value).
+fn scheduler_timeout_from_env(text: Option<String>) -> Duration {
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return DEFAULT_SCHEDULER_TIMEOUT;
+    };
+    match text.trim().parse::<u64>() {
+        Ok(0) => DEFAULT_SCHEDULER_TIMEOUT,
+        Ok(ms) => Duration::from_millis(ms),
+        Err(_) => {
+            tracing::warn!(
+                "SIMPLER_SCHEDULER_TIMEOUT_MS={text:?} ignored (as Simpler does): it must be a number of milliseconds"
+            );
+            DEFAULT_SCHEDULER_TIMEOUT
+        }
+    }
+}
+
+/// A `PTO2_RING_*` value by Simpler's rule: one integer, or four comma-separated ones, each
+/// non-negative decimal and accepted by `ok` (0 included: it is below every minimum). `None`
+/// when any token fails; the caller then ignores the whole variable, as Simpler does.
+fn env_ring_values(text: &str, ok: &dyn Fn(u64) -> bool) -> Option<[u64; N_RINGS]> {
+    let tokens: Vec<&str> = text.split(',').map(str::trim).collect();
+    let value = |t: &str| -> Option<u64> {
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        t.parse().ok().filter(|v| ok(*v))
+    };
+    match tokens.as_slice() {
+        [one] => value(one).map(|v| [v; N_RINGS]),
+        [a, b, c, d] => Some([value(a)?, value(b)?, value(c)?, value(d)?]),
+        _ => None,
     }
 }
 
@@ -305,10 +344,10 @@ mod tests {
         assert_eq!(s.heap, [256 << 20; 4]);
         let s = resolve(
             RingOverrides::default(),
-            &[("PTO2_RING_TASK_WINDOW", "64,128,0,0")],
+            &[("PTO2_RING_TASK_WINDOW", "64,128,4096,16384")],
         )
         .unwrap();
-        assert_eq!(s.task_window, [64, 128, 16384, 16384]);
+        assert_eq!(s.task_window, [64, 128, 4096, 16384]);
         let over = RingOverrides {
             task_window: Some(RingOverride::All(8)),
             ..Default::default()
@@ -351,8 +390,40 @@ mod tests {
             },
             "between 4",
         );
-        let err = resolve(RingOverrides::default(), &[("PTO2_RING_HEAP", "lots")]).unwrap_err();
-        assert!(err.contains("PTO2_RING_HEAP"), "{err}");
+    }
+
+    #[test]
+    fn the_scheduler_timeout_variable_is_read_as_simpler_reads_it() {
+        let t = |v: &str| scheduler_timeout_from_env(Some(v.to_string()));
+        assert_eq!(t("120000"), Duration::from_secs(120));
+        for keep in ["", "0", "soon", "-5"] {
+            assert_eq!(t(keep), DEFAULT_SCHEDULER_TIMEOUT, "{keep}");
+        }
+        assert_eq!(scheduler_timeout_from_env(None), DEFAULT_SCHEDULER_TIMEOUT);
+    }
+
+    #[test]
+    fn an_invalid_environment_value_is_ignored_as_simpler_does() {
+        // Simpler's runtime warns and falls back to the defaults for the whole variable.
+        for bad in ["lots", "-1", "512", "1024,1024", "1024,,1024,1024", "0"] {
+            let s = resolve(RingOverrides::default(), &[("PTO2_RING_HEAP", bad)]).unwrap();
+            assert_eq!(s.heap, [DEFAULT_HEAP; N_RINGS], "{bad}");
+        }
+        let s = resolve(
+            RingOverrides::default(),
+            &[("PTO2_RING_TASK_WINDOW", "64,96,64,64")],
+        )
+        .unwrap();
+        assert_eq!(
+            s.task_window, [DEFAULT_TASK_WINDOW; N_RINGS],
+            "96 is no power of two"
+        );
+        let s = resolve(
+            RingOverrides::default(),
+            &[("PTO2_RING_HEAP", " 1536, 1048576 ,4096,1024")],
+        )
+        .unwrap();
+        assert_eq!(s.heap, [1536, 1 << 20, 4096, 1024]);
     }
 
     /// Sizes that could not be allocated on this machine are errors naming the field, not

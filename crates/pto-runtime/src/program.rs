@@ -60,9 +60,6 @@ pub struct LoadedKernel {
     pub call: Option<KernelCallFn>,
     /// The name as a C string (handed to the PTO-ISA header for its messages).
     pub c_name: std::ffi::CString,
-    /// Tensor arguments the kernel reads (its `kernel_config.py` signature), when known: a
-    /// task passing fewer is refused at submit instead of reading past its arguments.
-    pub tensor_params: Option<u32>,
     _library: Arc<libloading::Library>,
 }
 
@@ -275,7 +272,6 @@ impl Program {
                 invoke,
                 call,
                 c_name: crate::exec::c_name(&k.name),
-                tensor_params: None,
                 _library: library,
             });
         }
@@ -293,25 +289,6 @@ impl Program {
     /// The kernels.
     pub fn kernels(&self) -> &KernelTable {
         &self.kernels
-    }
-
-    /// Declares how many tensor arguments kernel `func_id` takes (from its signature);
-    /// returns `false` when the kernel is unknown or the program is already shared.
-    pub fn set_tensor_params(&mut self, func_id: i32, n: u32) -> bool {
-        let Some(table) = Arc::get_mut(&mut self.kernels) else {
-            return false;
-        };
-        let slot = usize::try_from(func_id)
-            .ok()
-            .and_then(|i| table.by_id.get_mut(i))
-            .and_then(Option::as_mut);
-        match slot {
-            Some(k) => {
-                k.tensor_params = Some(n);
-                true
-            }
-            None => false,
-        }
     }
 
     /// The orchestration shared object.
@@ -341,7 +318,6 @@ impl LoadedKernel {
             invoke: None,
             call: None,
             c_name: crate::exec::c_name(name),
-            tensor_params: None,
             _library: Arc::new(libloading::Library::from(this)),
         }
     }

@@ -204,6 +204,73 @@ fn heap_exhaustion_names_the_ring_and_the_fix() {
 }
 
 #[test]
+fn a_heap_that_is_not_a_power_of_two_wraps_cleanly() {
+    // Simpler asks a heap of at least 1024 bytes, not a power of two. 2500 bytes hold two
+    // 1 KiB outputs; the third wraps to the start. Each scope's producer fills its fresh
+    // output with the scope's number and the consumer copies it out: a straddling or
+    // overlapping allocation would show as a wrong value.
+    let fill = r#"
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t* args) {
+    ChipTensor* out = kernel_tensor(args, 0);
+    float v = static_cast<float>(kernel_scalar<int32_t>(args, 1));
+    for (uint64_t i = 0; i < out->numel(); ++i) out->data<float>()[i] = v;
+}
+"#;
+    let take = r#"
+#include "tensor.h"
+extern "C" void kernel_entry(int64_t* args) {
+    ChipTensor* in = kernel_tensor(args, 0);
+    ChipTensor* x = kernel_tensor(args, 1);
+    int32_t at = kernel_scalar<int32_t>(args, 2);
+    float sum = 0.0f;
+    for (uint64_t i = 0; i < in->numel(); ++i) sum += in->data<float>()[i];
+    x->data<float>()[at] = sum / static_cast<float>(in->numel());
+}
+"#;
+    let body = r#"
+    ChipTensor x = orch_args.tensor(0).ref();
+    for (int32_t s = 0; s < 24; ++s) {
+        PTO2_SCOPE() {
+            uint32_t shape[1] = {256}; TensorCreateInfo ci(shape, 1);
+            CoreTaskArgs p; p.add_output(ci); p.add_scalar(s + 1);
+            TaskOutputTensors made = rt_submit_aiv_task(0, p);
+            const ChipTensor& t = made.get_ref(0);
+            CoreTaskArgs q; q.add_input(t); q.add_inout(x); q.add_scalar(s);
+            rt_submit_aiv_task(1, q);
+        }
+    }"#;
+    let program = build(
+        "heap_wrap",
+        &orchestration(1, body),
+        &[
+            Kernel {
+                func_id: 0,
+                name: "heap_fill",
+                core: CoreType::Aiv,
+                source: fill,
+            },
+            Kernel {
+                func_id: 1,
+                name: "heap_take",
+                core: CoreType::Aiv,
+                source: take,
+            },
+        ],
+    );
+    let cfg = with_rings(RingOverrides {
+        heap: Some(RingOverride::All(2500)),
+        ..Default::default()
+    });
+    assert_eq!(cfg.rings.heap[1], 2500);
+    let mut x = vec![0f32; 24];
+    let mut args = [f32_arg(ArgDirection::InOut, &[24], &mut x)];
+    pto_runtime::run(&program, &mut args, &cfg).unwrap();
+    let want: Vec<f32> = (1..=24).map(|v| v as f32).collect();
+    assert_eq!(x, want);
+}
+
+#[test]
 fn spmd_and_mixed_tasks_run_every_block_and_slot() {
     let kernel = r#"
 #include "tensor.h"

@@ -25,6 +25,7 @@
 #include "pto/sim/matmul.hpp"     // TMATMUL*
 #include "pto/sim/pipe.hpp"       // TPipe, TPUSH, TPOP, TFREE
 #include "pto/sim/sort_gather.hpp" // TGATHER, TCI, TSORT32, TMRGSORT
+#include "pto/sim/gm_index.hpp"    // MGATHER, MSCATTER (Row / Elem, OOB and atomic policies)
 #include "pto/sim/unsupported.hpp" // declared-but-unsupported names
 #include "pto/sim/comm.hpp"        // pto::comm TPUT, TGET, TNOTIFY, TWAIT, TTEST
 #include "pto/sim/invoke.hpp"     // pto_sim_invoke, pto_sim_kernel_core_type

@@ -2,58 +2,18 @@
 //
 // A simulated core executes its instructions in program order on one thread, so the
 // pipe-to-pipe hand-offs ptoas inserts (`set_flag` / `wait_flag` / `pipe_barrier`) and the
-// vector-mask setup are no-ops. Cache maintenance (`dcci`, `dsb`) is a sequentially
-// consistent fence: GM is ordinary host memory, coherent between the cores' threads.
-//
-// Two spellings of the cache-maintenance API must compile. Newer kernels call
-// `dcci(ptr, cache_line_t::SINGLE_CACHE_LINE)` and `dsb(DSB_DDR)` directly. PyPTO's deepseek
-// kernels carry a `__CPU_SIM` shim that `#undef`s `dcci`, `dsb`, `SINGLE_CACHE_LINE`,
-// `ENTIRE_DATA_CACHE`, `CACHELINE_OUT` and `DSB_DDR` and then declares its own `namespace
-// cache_line_t { constexpr int SINGLE_CACHE_LINE = 0; ... }`, `typedef int mem_dsb_t;`,
-// `static inline void dcci(...)` and `dsb(mem_dsb_t)`. So ours are macros: `dcci` / `dsb`
-// forward to functions in a private namespace, and the cache-line names expand to
-// uniquely-named constants inside the (open) namespace `cache_line_t`; after the shim's
-// `#undef`s nothing of ours collides with its declarations.
+// vector-mask setup are no-ops. The pipe / event ids, those no-ops and the cache maintenance
+// (`dcci`, `dsb`: a sequentially consistent fence) live in `pto_kernel_sync.h`, which
+// `tensor.h` includes too.
 #pragma once
 
 #include "pto/sim/context.hpp"
 
-/// Hardware pipes named by the sync instructions (all one in-order stream on the CPU).
-enum pipe_t : int {
-    PIPE_S = 0,
-    PIPE_V = 1,
-    PIPE_M = 2,
-    PIPE_MTE1 = 3,
-    PIPE_MTE2 = 4,
-    PIPE_MTE3 = 5,
-    PIPE_ALL = 6,
-    PIPE_MTE4 = 7,
-    PIPE_MTE5 = 8,
-    PIPE_V2 = 9,
-    PIPE_FIX = 10,
-};
+// Pipe and event ids, set_flag / wait_flag / pipe_barrier and the cache maintenance
+// (dcci, dsb and their constants): shared with tensor.h, so kernels that include only
+// tensor.h see the same names (found on the -I<headers>/pto root).
+#include "pto_kernel_sync.h"
 
-/// Event ids of set_flag / wait_flag.
-enum event_t : int {
-    EVENT_ID0 = 0,
-    EVENT_ID1 = 1,
-    EVENT_ID2 = 2,
-    EVENT_ID3 = 3,
-    EVENT_ID4 = 4,
-    EVENT_ID5 = 5,
-    EVENT_ID6 = 6,
-    EVENT_ID7 = 7,
-};
-
-/// Signals an event from one pipe to another (no-op: one core runs in program order).
-template <class A, class B, class E>
-inline void set_flag(A, B, E) {}
-/// Waits for an event from one pipe to another (no-op: one core runs in program order).
-template <class A, class B, class E>
-inline void wait_flag(A, B, E) {}
-/// Orders a pipe after its earlier work (no-op: one core runs in program order).
-template <class P>
-inline void pipe_barrier(P) {}
 /// Selects normal vector-mask mode (no-op: every instruction covers its valid region).
 inline void set_mask_norm() {}
 /// Sets the FFTS (cross-core flag) base address: a no-op, cross-core flags are not modelled
@@ -78,37 +38,6 @@ inline void set_atomic_f16() {}
 inline void set_atomic_bf16() {}
 /// Selects the s32 atomic type (no-op).
 inline void set_atomic_s32() {}
-
-namespace pto_sim_cache {
-/// `dcci(ptr, mode [, out])`: a sequentially consistent fence.
-template <class... Args>
-inline void dcci_impl(Args&&...) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-}
-/// `dsb(kind)`: a sequentially consistent fence.
-template <class... Args>
-inline void dsb_impl(Args&&...) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-}
-/// The value `DSB_DDR` expands to.
-constexpr int dsb_ddr_kind = 0;
-} // namespace pto_sim_cache
-
-namespace cache_line_t {
-constexpr int pto_sim_single_cache_line = 0; ///< what `cache_line_t::SINGLE_CACHE_LINE` names
-constexpr int pto_sim_entire_data_cache = 1; ///< what `cache_line_t::ENTIRE_DATA_CACHE` names
-constexpr int pto_sim_cacheline_out = 2;     ///< what `cache_line_t::CACHELINE_OUT` names
-} // namespace cache_line_t
-
-/// Barrier kind of `dsb`.
-typedef int mem_dsb_t;
-
-#define SINGLE_CACHE_LINE pto_sim_single_cache_line
-#define ENTIRE_DATA_CACHE pto_sim_entire_data_cache
-#define CACHELINE_OUT pto_sim_cacheline_out
-#define DSB_DDR ::pto_sim_cache::dsb_ddr_kind
-#define dcci(...) ::pto_sim_cache::dcci_impl(__VA_ARGS__)
-#define dsb(...) ::pto_sim_cache::dsb_impl(__VA_ARGS__)
 
 /// SPMD block index of the executing core (shared by the cores of a MIX block).
 inline int64_t get_block_idx() { return pto::sim::context("get_block_idx()").block_idx; }

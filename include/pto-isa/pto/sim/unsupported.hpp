@@ -6,6 +6,7 @@
 // TBROADCAST, TREDUCE) are in pto/sim/comm.hpp; the asynchronous forms are declared here.
 #pragma once
 
+#include "pto/sim/gm_index.hpp"
 #include "pto/sim/sort_gather.hpp"
 
 /// Declares `NAME(args...)` as an unsupported instruction.
@@ -27,8 +28,6 @@ PTO_SIM_UNSUPPORTED(TCMP, "its packed predicate-mask format is not modelled")
 PTO_SIM_UNSUPPORTED(TCMPS, "its packed predicate-mask format is not modelled")
 PTO_SIM_UNSUPPORTED(TSEL, "it consumes TCMP's packed predicate mask")
 PTO_SIM_UNSUPPORTED(TSELS, "it consumes TCMP's packed predicate mask")
-PTO_SIM_UNSUPPORTED(MGATHER, "GM gathers are not modelled")
-PTO_SIM_UNSUPPORTED(MSCATTER, "GM scatters are not modelled")
 PTO_SIM_UNSUPPORTED(TSCATTER, "tile scatters are not modelled")
 PTO_SIM_UNSUPPORTED(TGATHERB, "byte-offset gathers are not modelled")
 PTO_SIM_UNSUPPORTED(TQUANT, "quantisation is not modelled")
