@@ -109,7 +109,7 @@ pub fn replay_with(
 ) -> Result<ReplayOutcome, RunnerError> {
     config.validate()?;
     // Fail on a missing or foreign directory before touching anything.
-    pto_build_output::BuildLayout::detect(dir)?;
+    let layout = pto_build_output::BuildLayout::detect(dir)?;
     // A build directory this process cannot write still runs: binaries come from the shared
     // object cache and the golden comparison is done without writing `data/actual/`; only
     // what must be written there (diagnostics) is refused before anything runs.
@@ -123,8 +123,20 @@ pub fn replay_with(
     crate::lifecycle::prepare(dir, options.rebuild_from_pto, options.recompile, say)?;
     // The inputs are bound before the compile: a missing or misshapen input is reported
     // at once, not after a long build.
-    let mut params = bind_inputs(dir, &pto_build_output::CompiledMeta::load(dir)?)?;
+    // at once, not after a long build. Another layout gets the loader's error, which names
+    // what to run instead (a multi-orch parent its sub-builds).
+    let early = match layout {
+        pto_build_output::BuildLayout::SingleChip => Some(bind_inputs(
+            dir,
+            &pto_build_output::CompiledMeta::load(dir)?,
+        )?),
+        _ => None,
+    };
     let build = load_for(dir, Some(config.platform()))?;
+    let mut params = match early {
+        Some(p) => p,
+        None => bind_inputs(dir, &build.meta)?,
+    };
     say("[execute] running on device...");
     tracing::info!(
         "compiled {} units ({} from the cache) in {:.2} s",
