@@ -222,3 +222,42 @@ def test_a_pto_edit_is_spliced_and_runs_in_the_same_process(
     assert edited != text
     unit.write_text(edited)
     assert not validated(), "the doubled attention scale ran"
+
+
+def test_editing_while_another_thread_benchmarks_never_runs_a_mixture(
+    example: Callable[[str], Path],
+) -> None:
+    """One thread benchmarks while another flips the kernel between add and sub (saving
+    through a rename, as editors do): every benchmark ran one whole program, the old or the
+    new, and the last run after the edits stop runs the file on disk."""
+    import os
+
+    d = example("vector_add")
+    kernel = d / KERNEL
+    seen: List[str] = []
+    errors: List[BaseException] = []
+    done = threading.Event()
+
+    def bench() -> None:
+        try:
+            while not done.is_set():
+                seen.append(_run_benchmark(d))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=bench)
+    t.start()
+    try:
+        for i in range(4):
+            text = kernel.read_text()
+            frm, to = ("pto_tile::add(", "pto_tile::sub(") if i % 2 == 0 else ("pto_tile::sub(", "pto_tile::add(")
+            tmp = kernel.with_suffix(".cpp.tmp")
+            tmp.write_text(text.replace(frm, to, 1))
+            os.replace(tmp, kernel)
+            threading.Event().wait(0.5)
+    finally:
+        done.set()
+        t.join()
+    assert not errors, errors
+    assert seen and set(seen) <= {"add", "sub"}, seen
+    assert _run_benchmark(d) == "add"

@@ -351,23 +351,29 @@ fn load_build_with(
         }
     } else {
         let mut record = UnitsRecord::for_units(&units);
-        for ((res, dest), unit) in toolchain
-            .compile_all(&units)
-            .into_iter()
-            .zip(&installed)
-            .zip(&units)
-        {
+        let mut stable = true;
+        for (res, dest) in toolchain.compile_all(&units).into_iter().zip(&installed) {
             let obj = res?;
             n_cached += obj.cache_hit as usize;
             install_binary(&obj.so_path, dest).map_err(ToolchainError::from)?;
-            record.add_input(&unit.source)?;
-            for dep in &obj.deps {
-                record.add_input(dep)?;
+            // The hashes of what was compiled, not of the files as they are now: an edit
+            // made during the compile must make the next load rebuild.
+            for (path, hash) in &obj.inputs {
+                record.add_input_hashed(path, hash);
             }
+            stable &= obj.stable;
             record.add_binary(dest)?;
             objects.push(obj.so_path);
         }
-        record.save(dir)?;
+        if stable {
+            record.save(dir)?;
+        } else {
+            tracing::info!(
+                "{}: a source changed while it compiled; its binaries serve this run and are rebuilt next time",
+                dir.display()
+            );
+            UnitsRecord::remove(dir)?;
+        }
     }
     let compile = CompileSummary {
         n_units: units.len(),

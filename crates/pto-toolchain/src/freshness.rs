@@ -161,6 +161,28 @@ impl UnitsRecord {
         Ok(())
     }
 
+    /// Records an input with the hash of the contents it was built from (a compile's
+    /// [`crate::CompiledObject::inputs`]): a file edited while the compile ran is then seen
+    /// as changed, never recorded as current.
+    pub fn add_input_hashed(&mut self, path: &Path, hash: &str) {
+        let key = path.to_string_lossy().into_owned();
+        if !self.inputs.iter().any(|(p, _)| *p == key) {
+            self.inputs.push((key, hash.to_owned()));
+        }
+    }
+
+    /// Deletes `dir`'s record (after a build whose inputs changed while it compiled: its
+    /// binaries must not be reused on a later check).
+    pub fn remove(dir: &Path) -> Result<()> {
+        let path = dir.join(crate::binary_cache::CACHE_DIR).join(UNITS_FILE);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(ToolchainError::io("cannot remove", &path, e))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Records an installed binary with its current contents.
     pub fn add_binary(&mut self, path: &Path) -> Result<()> {
         self.binaries

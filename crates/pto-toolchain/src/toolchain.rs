@@ -86,6 +86,14 @@ pub struct CompiledObject {
     /// Every file the compile read besides the source (headers, absolute paths), from the
     /// compiler's dependency output; system headers excluded.
     pub deps: Vec<PathBuf>,
+    /// `(path, sha256)` of what the object was built from: the source as the unit names it,
+    /// with the hash of the bytes compiled (not of the file as it is later), then every
+    /// header with its hash as checked against the compile.
+    pub inputs: Vec<(PathBuf, String)>,
+    /// Whether the inputs stayed as hashed for the whole compile. `false`: a source or
+    /// header changed while it ran, so `inputs` may not describe the object and a record of
+    /// it must not be trusted later (the object is not cached either).
+    pub stable: bool,
 }
 
 /// A C++ compiler plus a content-addressed object cache.
@@ -433,11 +441,15 @@ impl Toolchain {
             let so_path = objects.join(format!("{}.so", entry.object_key));
             if so_path.is_file() && entry.deps.iter().all(|(p, h)| hashes.get(p) == Some(h)) {
                 tracing::debug!(source = %unit.source.display(), key = %entry.object_key, "cache hit");
+                let mut inputs = vec![(unit.source.clone(), fsutil::sha256_hex(&content))];
+                inputs.extend(entry.deps.iter().cloned());
                 return Ok(CompiledObject {
                     so_path,
                     cache_hit: true,
                     key: entry.object_key,
                     deps: entry.deps.iter().map(|(p, _)| p.clone()).collect(),
+                    inputs,
+                    stable: true,
                 });
             }
         }
@@ -535,11 +547,15 @@ impl Toolchain {
             std::fs::rename(tmp_so.path(), &so_path)
                 .map_err(|e| ToolchainError::io("cannot rename into", &so_path, e))?;
             tmp_so.disarm();
+            let mut inputs = vec![(unit.source.clone(), fsutil::sha256_hex(&content))];
+            inputs.extend(deps.iter().cloned());
             return Ok(CompiledObject {
                 so_path,
                 cache_hit: false,
                 key: object_key,
                 deps: deps.iter().map(|(p, _)| p.clone()).collect(),
+                inputs,
+                stable: false,
             });
         }
 
@@ -556,6 +572,8 @@ impl Toolchain {
         // Re-load right before writing to keep entries other processes added.
         let mut manifest = Manifest::load(&manifest_path);
         let dep_paths = deps.iter().map(|(p, _)| p.clone()).collect();
+        let mut inputs = vec![(unit.source.clone(), fsutil::sha256_hex(&content))];
+        inputs.extend(deps.iter().cloned());
         manifest.insert(Entry {
             object_key: object_key.clone(),
             deps,
@@ -572,6 +590,8 @@ impl Toolchain {
             cache_hit: false,
             key: object_key,
             deps: dep_paths,
+            inputs,
+            stable: true,
         })
     }
 
