@@ -132,9 +132,17 @@ pub enum PtoRebuildError {
     /// cpp of the build (and no `kernels/*/<unit>.cpp` exists): splicing nothing would run
     /// the old kernel as if the edit had been applied.
     #[error(
-        "{pto_name}: the edited unit was not spliced into any kernel: ptoas's output defines {} and the build has no kernels/aic|aiv/<name>.cpp for {}; name the kernel function like its kernel file (kernels/<core>/{unit}.cpp), or revert the edit",
-        if functions.is_empty() { "no kernel function".to_string() } else { format!("the kernel function(s) {}", functions.join(", ")) },
-        if functions.is_empty() { format!("the unit '{unit}'") } else { format!("them nor for the unit '{unit}'") }
+        "{pto_name}: the edited unit was not spliced into any kernel: {}; {}, or revert the edit",
+        if functions.is_empty() {
+            "ptoas's output defines no kernel function".to_string()
+        } else {
+            format!("ptoas's output defines {} and the build has no kernels/aic|aiv/<name>.cpp for them nor for the unit '{unit}'", functions.join(", "))
+        },
+        if functions.is_empty() {
+            format!("give the unit its kernel function (the one kernels/<core>/{unit}.cpp calls)")
+        } else {
+            format!("name the kernel function like its kernel file (kernels/<core>/{unit}.cpp)")
+        }
     )]
     NothingSpliced {
         /// The `.pto` file name.

@@ -19,6 +19,7 @@ use super::shm::Mapping;
 use crate::build::CompiledBuild;
 use crate::error::RunnerError;
 use crate::inputs::BoundParam;
+use pto_toolchain::freshness::ProgramIdentity;
 
 /// The control socket's descriptor in the child.
 pub const CONTROL_FD: i32 = 3;
@@ -231,13 +232,16 @@ fn load(req: &Value) -> Result<CompiledBuild, RunnerError> {
         .and_then(Value::as_str)
         .and_then(|p| p.parse().ok())
         .ok_or_else(malformed)?;
-    let expected = req.get("identity").and_then(Value::as_str);
+    let expected = req
+        .get("identity")
+        .and_then(Value::as_str)
+        .map(ProgramIdentity::from_hex);
     let b = CompiledBuild::from_spec(&dir, platform, spec)?;
-    if let Some(expected) = expected.filter(|e| *e != b.identity.as_str()) {
+    if let Some(expected) = expected.filter(|e| *e != b.identity) {
         return Err(RunnerError::config(format!(
             "{}: kernel_config.py or compiled_meta.json changed while the program was being loaded (identity {} in the host, {} in the chip process); run again to load the edited program",
             dir.display(),
-            expected.get(..12).unwrap_or(expected),
+            expected.short(),
             b.identity.short(),
         )));
     }
