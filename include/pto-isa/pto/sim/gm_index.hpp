@@ -149,22 +149,12 @@ inline void scatter_write(T* p, T v) {
     } else if constexpr (Op == ScatterAtomicOp::Add) {
         atomic_add(p, v);
     } else {
-        using U = typename uint_of_size<sizeof(T)>::type;
-        U* word = reinterpret_cast<U*>(p);
-        U old_bits = __atomic_load_n(word, __ATOMIC_RELAXED);
-        for (;;) {
-            T old_value;
-            std::memcpy(&old_value, &old_bits, sizeof(T));
+        atomic_update(p, [v](T old_value, T& next) {
             const auto a = static_cast<calc_t<T>>(old_value);
             const auto b = static_cast<calc_t<T>>(v);
-            const bool take = Op == ScatterAtomicOp::Max ? b > a : b < a;
-            if (!take) return;
-            U new_bits;
-            std::memcpy(&new_bits, &v, sizeof(T));
-            if (__atomic_compare_exchange_n(word, &old_bits, new_bits, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-                return;
-            }
-        }
+            next = v;
+            return Op == ScatterAtomicOp::Max ? b > a : b < a;
+        });
     }
 }
 

@@ -144,25 +144,38 @@ inline void fill_tile(TileT& tile, typename TileT::DType v) {
     for (int i = 0; i < TileT::Numel; ++i) d[i] = v;
 }
 
+/// Atomically replaces `*p` by `next(old)` for any element type of 1 to 8 bytes (a
+/// compare-and-swap loop on its bits); `next` returns `false` to leave `*p` as it is.
+template <class T, class Next>
+inline void atomic_update(T* p, Next next) {
+    using U = typename uint_of_size<sizeof(T)>::type;
+    U* word = reinterpret_cast<U*>(p);
+    U old_bits = __atomic_load_n(word, __ATOMIC_RELAXED);
+    for (;;) {
+        T old_value;
+        std::memcpy(&old_value, &old_bits, sizeof(T));
+        T new_value;
+        if (!next(old_value, new_value)) {
+            return;
+        }
+        U new_bits;
+        std::memcpy(&new_bits, &new_value, sizeof(T));
+        if (__atomic_compare_exchange_n(word, &old_bits, new_bits, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            return;
+        }
+    }
+}
+
 /// Atomically adds `v` to `*p` (float, half, bfloat16_t and integers of 1 to 8 bytes).
 template <class T>
 inline void atomic_add(T* p, T v) {
     if constexpr (std::is_integral<T>::value) {
         __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
     } else {
-        using U = typename uint_of_size<sizeof(T)>::type;
-        U* word = reinterpret_cast<U*>(p);
-        U old_bits = __atomic_load_n(word, __ATOMIC_RELAXED);
-        for (;;) {
-            T old_value;
-            std::memcpy(&old_value, &old_bits, sizeof(T));
-            const T sum = from_calc<T>(static_cast<calc_t<T>>(old_value) + static_cast<calc_t<T>>(v));
-            U new_bits;
-            std::memcpy(&new_bits, &sum, sizeof(T));
-            if (__atomic_compare_exchange_n(word, &old_bits, new_bits, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-                return;
-            }
-        }
+        atomic_update(p, [v](T old_value, T& sum) {
+            sum = from_calc<T>(static_cast<calc_t<T>>(old_value) + static_cast<calc_t<T>>(v));
+            return true;
+        });
     }
 }
 
