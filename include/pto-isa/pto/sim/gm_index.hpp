@@ -158,6 +158,28 @@ inline void scatter_write(T* p, T v) {
     }
 }
 
+/// Row mode's shape rules, shared by MGATHER and MSCATTER: one index per row of the tile
+/// (`role`: "destination" or "source"), and tile rows no wider than the table's.
+template <typename TileIdx, typename GlobalData>
+inline void check_row_mode(const char* op, const char* role, TileIdx& idx, size_t rows, size_t cols,
+                           GlobalData& table) {
+    if (vrows(idx) * vcols(idx) < rows) {
+        fatal(std::string(op) + ": Row mode needs one index per " + role + " row (" + std::to_string(rows) +
+              "), the index " + tile_name(idx) + " has " + std::to_string(vrows(idx) * vcols(idx)));
+    }
+    if (cols > static_cast<size_t>(table.GetShape(4))) {
+        fatal(std::string(op) + ": the " + role + "'s rows (" + std::to_string(cols) +
+              " valid columns) are wider than the table's rows in " + gt_name(table));
+    }
+}
+
+/// Element mode's index at `(r, c)` of the index tile, read as unsigned.
+template <typename TileIdx>
+inline uint64_t element_index(TileIdx& idx, const typename TileIdx::DType* ix, size_t r, size_t c) {
+    return static_cast<uint64_t>(
+        static_cast<std::make_unsigned_t<typename TileIdx::DType>>(ix[idx.ElementOffset(r, c)]));
+}
+
 } // namespace sim
 
 /// Gathers from a GM table into `dst` through the index tile `idx`: whole rows
@@ -183,15 +205,7 @@ PTO_INST RecordEvent MGATHER(TileDst& dst, GlobalData& table, TileIdx& idx, Wait
     const size_t rows = sim::vrows(dst), cols = sim::vcols(dst);
     const int policy = Oob == GatherOOB::Undefined ? 0 : Oob == GatherOOB::Zero ? 1 : Oob == GatherOOB::Clamp ? 2 : 3;
     if constexpr (Mode == Coalesce::Row) {
-        if (sim::vrows(idx) * sim::vcols(idx) < rows) {
-            sim::fatal(std::string(op) + ": Row mode needs one index per destination row (" + std::to_string(rows) +
-                       "), the index " + sim::tile_name(idx) + " has " +
-                       std::to_string(sim::vrows(idx) * sim::vcols(idx)));
-        }
-        if (cols > static_cast<size_t>(table.GetShape(4))) {
-            sim::fatal(std::string(op) + ": the destination's rows (" + std::to_string(cols) +
-                       " valid columns) are wider than the table's rows in " + sim::gt_name(table));
-        }
+        sim::check_row_mode(op, "destination", idx, rows, cols, table);
         for (size_t r = 0; r < rows; ++r) {
             uint64_t row = 0;
             const bool in = sim::resolve_index(sim::nth_index(idx, ix, r), table_rows, policy, row, op, "row");
@@ -203,8 +217,7 @@ PTO_INST RecordEvent MGATHER(TileDst& dst, GlobalData& table, TileIdx& idx, Wait
         sim::check_index_covers(idx, rows, cols, op);
         for (size_t r = 0; r < rows; ++r) {
             for (size_t c = 0; c < cols; ++c) {
-                const uint64_t i = static_cast<uint64_t>(
-                    static_cast<std::make_unsigned_t<typename TileIdx::DType>>(ix[idx.ElementOffset(r, c)]));
+                const uint64_t i = sim::element_index(idx, ix, r, c);
                 uint64_t at = 0;
                 const bool in = sim::resolve_index(i, table_elems, policy, at, op, "element");
                 d[dst.ElementOffset(r, c)] = in ? g[sim::table_flat_offset(table, at)] : static_cast<T>(0);
@@ -241,15 +254,7 @@ PTO_INST RecordEvent MSCATTER(GlobalData& table, TileSrc& src, TileIdx& idx, Wai
     const size_t rows = sim::vrows(src), cols = sim::vcols(src);
     const int policy = static_cast<int>(Oob);
     if constexpr (Mode == Coalesce::Row) {
-        if (sim::vrows(idx) * sim::vcols(idx) < rows) {
-            sim::fatal(std::string(op) + ": Row mode needs one index per source row (" + std::to_string(rows) +
-                       "), the index " + sim::tile_name(idx) + " has " +
-                       std::to_string(sim::vrows(idx) * sim::vcols(idx)));
-        }
-        if (cols > static_cast<size_t>(table.GetShape(4))) {
-            sim::fatal(std::string(op) + ": the source's rows (" + std::to_string(cols) +
-                       " valid columns) are wider than the table's rows in " + sim::gt_name(table));
-        }
+        sim::check_row_mode(op, "source", idx, rows, cols, table);
         for (size_t r = 0; r < rows; ++r) {
             uint64_t row = 0;
             if (!sim::resolve_index(sim::nth_index(idx, ix, r), table_rows, policy, row, op, "row")) continue;
@@ -262,8 +267,7 @@ PTO_INST RecordEvent MSCATTER(GlobalData& table, TileSrc& src, TileIdx& idx, Wai
         // Row-major order: the last writer in it wins a collision (ScatterConflict::Last).
         for (size_t r = 0; r < rows; ++r) {
             for (size_t c = 0; c < cols; ++c) {
-                const uint64_t i = static_cast<uint64_t>(
-                    static_cast<std::make_unsigned_t<typename TileIdx::DType>>(ix[idx.ElementOffset(r, c)]));
+                const uint64_t i = sim::element_index(idx, ix, r, c);
                 uint64_t at = 0;
                 if (!sim::resolve_index(i, table_elems, policy, at, op, "element")) continue;
                 sim::scatter_write<Atomic>(g + sim::table_flat_offset(table, at), s[src.ElementOffset(r, c)]);
