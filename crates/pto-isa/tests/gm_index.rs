@@ -181,3 +181,32 @@ fn an_out_of_bounds_index_under_undefined_is_a_fault_naming_it() {
         "{err}"
     );
 }
+
+#[test]
+fn row_mode_with_fewer_indices_than_rows_is_a_fault_naming_the_index_tile() {
+    let kernel = ELEM_SCATTER
+        .replace(
+            "Tile<TileType::Vec, int32_t, 8, 32, BLayout::RowMajor, 8, 32> i;",
+            "Tile<TileType::Vec, int32_t, 8, 32, BLayout::RowMajor, 1, 4> i;",
+        )
+        .replace("    TLOAD(i, idx);\n", "")
+        .replace("MSCATTER<Coalesce::Elem,", "MSCATTER<Coalesce::Row,");
+    let program = build(
+        "gm_index_row_short",
+        &one_task(3, 0, "", "rt_submit_aiv_task(0, p)"),
+        &[Kernel::aiv(0, "row_scatter_short", kernel)],
+    );
+    let mut bufs = vec![
+        Buf::f32(&[8, 32], &values(256, 1, 1.0)),
+        Buf::i32(&[8, 32], &[0; 256]),
+        Buf::zeros(Dt::F32, &[256]),
+    ];
+    let err = run_with(&program, &mut bufs, &[], &crate::common::config())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("MSCATTER: Row mode needs one index per source row (8)")
+            && err.contains("has 4"),
+        "{err}"
+    );
+}
