@@ -192,12 +192,7 @@ impl RunConfig {
     pub fn validate(&self) -> Result<(), RunnerError> {
         self.dfx.validate()?;
         self.validate_own_fields()?;
-        check_ring(
-            "ring_task_window",
-            &self.ring_task_window,
-            "be a power of 2 >= 4",
-            |v| v.is_power_of_two() && v >= 4,
-        )?;
+        self.check_rings(false)?;
         let windows = match &self.ring_task_window {
             None => Vec::new(),
             Some(RingValue::Scalar(v)) => vec![*v],
@@ -208,18 +203,6 @@ impl RunConfig {
                 "ring_task_window {v} is larger than this runtime's limit of {MAX_RING_TASK_WINDOW} task slots per ring; use a smaller power of 2"
             )));
         }
-        check_ring(
-            "ring_heap",
-            &self.ring_heap,
-            "be >= 1024 (bytes per ring)",
-            |v| v >= 1024,
-        )?;
-        check_ring(
-            "ring_dep_pool",
-            &self.ring_dep_pool,
-            "be in [4, INT32_MAX]",
-            |v| (4..=i32::MAX as u64).contains(&v),
-        )?;
         Ok(())
     }
 
@@ -231,25 +214,31 @@ impl RunConfig {
     /// [`validate`](Self::validate).
     pub fn validate_portable(&self) -> Result<(), RunnerError> {
         self.validate_own_fields()?;
+        self.check_rings(true)
+    }
+
+    /// The three ring overrides' rules; `heap_power_of_two` adds PyPTO's rule on the heap.
+    fn check_rings(&self, heap_power_of_two: bool) -> Result<(), RunnerError> {
         check_ring(
             "ring_task_window",
             &self.ring_task_window,
             "be a power of 2 >= 4",
             |v| v.is_power_of_two() && v >= 4,
         )?;
-        check_ring(
-            "ring_heap",
-            &self.ring_heap,
-            "be a power of 2 >= 1024 (bytes per ring)",
-            |v| v.is_power_of_two() && v >= 1024,
-        )?;
+        let (heap_rule, heap_ok): (&str, fn(u64) -> bool) = if heap_power_of_two {
+            ("be a power of 2 >= 1024 (bytes per ring)", |v| {
+                v.is_power_of_two() && v >= 1024
+            })
+        } else {
+            ("be >= 1024 (bytes per ring)", |v| v >= 1024)
+        };
+        check_ring("ring_heap", &self.ring_heap, heap_rule, heap_ok)?;
         check_ring(
             "ring_dep_pool",
             &self.ring_dep_pool,
             "be in [4, INT32_MAX]",
             |v| (4..=i32::MAX as u64).contains(&v),
-        )?;
-        Ok(())
+        )
     }
 
     /// Tolerances, worker count and scheduler timeout: this runtime's fields.
