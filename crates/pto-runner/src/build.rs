@@ -66,15 +66,26 @@ pub fn program_identity(
 
 impl CompiledBuild {
     /// Loads a build from objects compiled before (by the host, for a chip process):
-    /// reads `kernel_config.py` and `compiled_meta.json` of `dir` and loads `spec`.
+    /// reads `kernel_config.py` and `compiled_meta.json` of `dir` and loads `spec`. With
+    /// `expected` (the identity the host computed), a program whose configuration files
+    /// changed since is refused before anything is loaded.
     pub fn from_spec(
         dir: &Path,
         platform: pto_runtime::Platform,
         spec: ProgramSpec,
+        expected: Option<&ProgramIdentity>,
     ) -> Result<CompiledBuild, RunnerError> {
         let kernel_config = KernelConfig::load(&dir.join("kernel_config.py"))?;
         let meta = CompiledMeta::load(dir)?;
         let identity = program_identity(dir, platform, &spec);
+        if let Some(expected) = expected.filter(|e| **e != identity) {
+            return Err(RunnerError::config(format!(
+                "{}: kernel_config.py or compiled_meta.json changed while the program was being loaded (identity {} in the host, {} here); run again to load the edited program",
+                dir.display(),
+                expected.short(),
+                identity.short(),
+            )));
+        }
         let program = Program::load(&spec)?;
         Ok(CompiledBuild {
             dir: dir.to_path_buf(),
@@ -562,6 +573,38 @@ fn check_signature(dir: &Path, kc: &KernelConfig, meta: &CompiledMeta) -> Result
 #[cfg(test)]
 mod tests {
     use super::guarded_for_one_core;
+    use super::{program_identity, CompiledBuild};
+    use pto_runtime::{Platform, ProgramSpec};
+    use pto_toolchain::freshness::ProgramIdentity;
+
+    #[test]
+    fn a_load_whose_config_changed_since_the_host_computed_it_is_refused() {
+        let example =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/vector_add");
+        let spec = ProgramSpec {
+            orchestration_so: "/nonexistent/orch.so".into(),
+            entry_symbol: "aicpu_orchestration_entry".into(),
+            config_symbol: None,
+            kernels: Vec::new(),
+        };
+        let stale = ProgramIdentity::from_hex("0123456789abcdef");
+        let err = CompiledBuild::from_spec(&example, Platform::A2a3Sim, spec.clone(), Some(&stale))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("changed while the program was being loaded"),
+            "{err}"
+        );
+        assert!(err.contains("0123456789ab"), "{err}");
+        // The identity the host computed gets past the check (to the load, which fails here).
+        let current = program_identity(&example, Platform::A2a3Sim, &spec);
+        let err = CompiledBuild::from_spec(&example, Platform::A2a3Sim, spec, Some(&current))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(!err.contains("changed while"), "{err}");
+    }
 
     #[test]
     fn core_guards_are_found_in_preprocessor_lines_only() {

@@ -218,8 +218,8 @@ fn die_with_host() -> ! {
 
 /// A `load` request: the build directory's program from the host's compiled objects. The
 /// configuration files are read here again; if they no longer have the identity the host
-/// computed (edited between the host's load and this one), the load is refused rather than
-/// running a program the host did not check.
+/// computed (edited between the host's load and this one), `from_spec` refuses the load
+/// rather than run a program the host did not check.
 fn load(req: &Value) -> Result<CompiledBuild, RunnerError> {
     let malformed = || RunnerError::config("malformed load request from the host".into());
     let dir: PathBuf = path_from(req.get("dir")).ok_or_else(malformed)?;
@@ -236,16 +236,7 @@ fn load(req: &Value) -> Result<CompiledBuild, RunnerError> {
         .get("identity")
         .and_then(Value::as_str)
         .map(ProgramIdentity::from_hex);
-    let b = CompiledBuild::from_spec(&dir, platform, spec)?;
-    if let Some(expected) = expected.filter(|e| *e != b.identity) {
-        return Err(RunnerError::config(format!(
-            "{}: kernel_config.py or compiled_meta.json changed while the program was being loaded (identity {} in the host, {} in the chip process); run again to load the edited program",
-            dir.display(),
-            expected.short(),
-            b.identity.short(),
-        )));
-    }
-    Ok(b)
+    CompiledBuild::from_spec(&dir, platform, spec, expected.as_ref())
 }
 
 /// The chip process's main loop (`pto __chip-worker`, `python -m
