@@ -6,7 +6,7 @@ checks that the two agree.
 
 import builtins
 import os
-from typing import Any, Optional, Sequence, Union, final
+from typing import Any, Callable, Optional, Sequence, Union, final
 
 __all__ = [
     "BenchmarkStats",
@@ -26,7 +26,7 @@ __all__ = [
     "invalidate_binary_cache",
     "log_level",
     "normalize_swimlane_level",
-    "prepare_replay",
+    "replay_steps",
     "rebuild_kernel_cpp_from_pto",
     "set_capture_command",
     "set_worker_command",
@@ -251,7 +251,17 @@ def dep_gen_capture_main(spec: _Path) -> None: ...
 def build_kind(work_dir: _Path) -> Optional[str]: ...
 def invalidate_binary_cache(work_dir: _Path) -> str: ...
 def rebuild_kernel_cpp_from_pto(work_dir: _Path, enabled: bool) -> list[str]: ...
-def prepare_replay(work_dir: _Path, rebuild_from_pto: bool, recompile: bool) -> None: ...
+def replay_steps(
+    work_dir: _Path,
+    *,
+    rebuild_from_pto: bool,
+    recompile: bool,
+    validate: bool,
+    dfx_on: bool,
+    load: Callable[[], object],
+    run: Callable[[], object],
+    check: Callable[[], object],
+) -> None: ...
 
 # --- The DSL compiler's IR (pto-ir), built by pypto.language -----------------------------
 

@@ -58,7 +58,7 @@ def test_replay_invalidates_by_default_and_skips_when_asked(example, capsys):
 
 
 def test_replay_calls_rebuild_before_invalidate(example, monkeypatch, capsys):
-    """The runner's lifecycle (``_native.prepare_replay``, as ``pto replay``): the splice's
+    """The runner's lifecycle (``_native.replay_steps``, as ``pto replay``): the splice's
     lines, then the invalidation's, then the run."""
     d = example("vector_add")
     (d / "ptoas").mkdir()

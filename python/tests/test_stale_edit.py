@@ -261,3 +261,47 @@ def test_editing_while_another_thread_benchmarks_never_runs_a_mixture(
     assert not errors, errors
     assert seen and set(seen) <= {"add", "sub"}, seen
     assert _run_benchmark(d) == "add"
+
+
+PLUGIN_SESSION = '''
+from pathlib import Path
+
+import numpy as np
+
+from pypto.ir.compiled_program import CompiledProgram
+from pypto.runtime.debug import replay
+
+D = Path({dir!r})
+KERNEL = D / "kernels/aiv/kernel_add.cpp"
+
+
+def _run(run_config, via_replay):
+    a, b = np.load(D / "data/in/a.npy"), np.load(D / "data/in/b.npy")
+    c = np.zeros_like(a)
+    if via_replay:
+        replay(D, a, b, c, config=run_config, recompile=False)
+    else:
+        CompiledProgram.from_dir(D, platform=run_config.platform)(a, b, c, config=run_config)
+    return "add" if np.array_equal(c, a + b) else "sub" if np.array_equal(c, a - b) else "other"
+
+
+def test_1_runs_then_edits(run_config):
+    assert _run(run_config, False) == "add"
+    KERNEL.write_text(KERNEL.read_text().replace("pto_tile::add(", "pto_tile::sub(", 1))
+
+
+def test_2_runs_the_edit(run_config):
+    assert _run(run_config, False) == "sub"
+    assert _run(run_config, True) == "sub"
+'''
+
+
+def test_the_pytest_plugins_fixtures_run_the_edit_in_one_session(
+    pytester: pytest.Pytester, example: Callable[[str], Path]
+) -> None:
+    """Two tests of one pytest session, configured by the plugin's ``run_config`` fixture:
+    the second runs the kernel the first edited (the session's warm chip process reloads)."""
+    d = example("vector_add")
+    pytester.makepyfile(PLUGIN_SESSION.format(dir=str(d)))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--platform", "a2a3sim")
+    result.assert_outcomes(passed=2)

@@ -86,19 +86,74 @@ pub fn rebuild_kernel_cpp_from_pto(
         .map_err(runner_error)
 }
 
-/// The lifecycle steps before a replay, as `pto replay` takes them
-/// (`pto_runner::lifecycle::prepare`): the `.pto` -> cpp splice (`rebuild_from_pto`), then the
-/// forced invalidation of cached binaries (`recompile`), printing each step's line.
+/// A Python error carried through the runner's replay lifecycle (a runner error converts
+/// into the Python exception the module maps it to).
+struct HostError(PyErr);
+
+impl From<pto_runner::RunnerError> for HostError {
+    fn from(e: pto_runner::RunnerError) -> Self {
+        HostError(runner_error(e))
+    }
+}
+
+/// Python's steps of a replay (`pypto.runtime.debug.replay`): callables taking no argument.
+struct PyHost {
+    load: Py<PyAny>,
+    run: Py<PyAny>,
+    check: Py<PyAny>,
+}
+
+fn call(f: &Py<PyAny>) -> Result<(), HostError> {
+    Python::attach(|py| f.call0(py).map(drop).map_err(HostError))
+}
+
+impl pto_runner::replay::ReplayHost for PyHost {
+    type Error = HostError;
+
+    fn load(&mut self) -> Result<(), HostError> {
+        call(&self.load)
+    }
+
+    fn run(&mut self, _say: &mut dyn FnMut(&str)) -> Result<(), HostError> {
+        call(&self.run)
+    }
+
+    fn check(&mut self) -> Result<(), HostError> {
+        call(&self.check)
+    }
+}
+
+/// The replay lifecycle of `pto replay` (`pto_runner::replay::replay_steps`) with Python's
+/// steps: refuses what is no build directory (and diagnostics, `dfx_on`, into a directory
+/// that cannot take them), splices edited `.pto` files (`rebuild_from_pto`), invalidates
+/// cached binaries (`recompile`), then calls `load()`, prints the banner, calls `run()` and,
+/// with `validate`, `check()`; each step's line is printed as it happens. Exceptions raised
+/// by the callables propagate as they are.
 #[pyfunction]
-pub fn prepare_replay(
+#[pyo3(signature = (work_dir, *, rebuild_from_pto, recompile, validate, dfx_on, load, run, check))]
+#[allow(clippy::too_many_arguments)]
+pub fn replay_steps(
     py: Python<'_>,
     work_dir: &Bound<'_, PyAny>,
     rebuild_from_pto: bool,
     recompile: bool,
+    validate: bool,
+    dfx_on: bool,
+    load: Py<PyAny>,
+    run: Py<PyAny>,
+    check: Py<PyAny>,
 ) -> PyResult<()> {
     let dir = conversion::path(work_dir, "work_dir")?;
-    py.detach(|| pto_runner::lifecycle::prepare(&dir, rebuild_from_pto, recompile, &mut print_line))
-        .map_err(runner_error)
+    let options = pto_runner::ReplayOptions {
+        validate,
+        recompile,
+        rebuild_from_pto,
+    };
+    let mut host = PyHost { load, run, check };
+    py.detach(|| {
+        pto_runner::replay::replay_steps(&dir, &options, dfx_on, &mut host, &mut print_line)
+    })
+    .map_err(|HostError(e)| e)
 }
 
 /// Registers this module's functions.
@@ -109,7 +164,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chip_worker_main, m)?)?;
     m.add_function(wrap_pyfunction!(invalidate_binary_cache, m)?)?;
     m.add_function(wrap_pyfunction!(build_kind, m)?)?;
-    m.add_function(wrap_pyfunction!(prepare_replay, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_steps, m)?)?;
     m.add_function(wrap_pyfunction!(rebuild_kernel_cpp_from_pto, m)?)?;
     Ok(())
 }

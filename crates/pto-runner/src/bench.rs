@@ -54,5 +54,8 @@ pub fn benchmark(
         }
         progress(i + 1, total);
     }
+    if let Some(note) = build.loaded_files.change_note(&build.identity) {
+        tracing::warn!("{note}");
+    }
     Ok(stats)
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use pto_toolchain::binary_cache::{
     binary_path_for, install_binary, BinaryCacheBuild, BinaryContext,
 };
-use pto_toolchain::freshness::{ProgramIdentity, UnitsRecord};
+use pto_toolchain::freshness::{LoadedFiles, ProgramIdentity, UnitsRecord};
 use pto_toolchain::{CompileUnit, CoreKind, Toolchain, ToolchainError, UnitKind};
 
 use crate::error::RunnerError;
@@ -47,6 +47,10 @@ pub struct CompiledBuild {
     pub identity: ProgramIdentity,
     /// The platform the program was compiled and loaded for (part of its identity).
     pub platform: pto_runtime::Platform,
+    /// The files the program was built from, as they were at load: a run after one changed
+    /// says that it used the program as loaded (empty for a program a chip process loads
+    /// from the host's objects: the host reports).
+    pub loaded_files: LoadedFiles,
 }
 
 /// The identity of the program `spec` loads for `platform`, configured by `dir`'s
@@ -100,6 +104,7 @@ impl CompiledBuild {
             spec,
             identity,
             platform,
+            loaded_files: LoadedFiles::default(),
         })
     }
 }
@@ -125,6 +130,7 @@ impl CompiledBuild {
             spec,
             identity,
             platform,
+            loaded_files: LoadedFiles::default(),
         })
     }
 }
@@ -344,10 +350,18 @@ fn load_build_with(
     let installed: Vec<PathBuf> = units.iter().map(|u| binary_path_for(&u.source)).collect();
     let mut objects = Vec::with_capacity(units.len());
     let mut n_cached = 0;
-    let fresh = matches!(binaries, Binaries::InTree { reuse: true })
-        && installed.iter().all(|p| p.is_file())
-        && UnitsRecord::load(dir).is_some_and(|r| r.still_current(&units, &installed));
-    if fresh {
+    // What the program is built from, for the note of a run after one of them changed.
+    let mut watched: Vec<PathBuf> = units.iter().map(|u| u.source.clone()).collect();
+    watched.push(dir.join("kernel_config.py"));
+    let current = match binaries {
+        Binaries::InTree { reuse: true } if installed.iter().all(|p| p.is_file()) => {
+            UnitsRecord::load(dir).filter(|r| r.still_current(&units, &installed))
+        }
+        _ => None,
+    };
+    if let Some(record) = &current {
+        watched.extend(record.input_paths().map(Path::to_path_buf));
+        watched.extend(installed.iter().cloned());
         // Load through a content-addressed copy: dlopen returns an already-loaded library
         // for a path it has seen, which would be stale after an in-place rebuild.
         for p in &installed {
@@ -374,8 +388,10 @@ fn load_build_with(
             }
             stable &= obj.stable;
             record.add_binary(dest)?;
+            watched.push(dest.clone());
             objects.push(obj.so_path);
         }
+        watched.extend(record.input_paths().map(Path::to_path_buf));
         if stable {
             record.save(dir)?;
         } else {
@@ -421,6 +437,7 @@ fn load_build_with(
         spec,
         identity,
         platform,
+        loaded_files: LoadedFiles::snapshot(watched),
     })
 }
 

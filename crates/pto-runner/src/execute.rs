@@ -33,6 +33,21 @@ impl CompiledBuild {
         config: &RunConfig,
         say: &mut dyn FnMut(&str),
     ) -> Result<ExecuteOutcome, RunnerError> {
+        let outcome = self.execute_unnoted(params, config, say)?;
+        // A source or binary edited since the load: this run used the loaded program
+        // (`pto_toolchain::freshness`, "Files that change while a program is loaded").
+        if let Some(note) = self.loaded_files.change_note(&self.identity) {
+            say(&note);
+        }
+        Ok(outcome)
+    }
+
+    fn execute_unnoted(
+        &self,
+        params: &mut [BoundParam],
+        config: &RunConfig,
+        say: &mut dyn FnMut(&str),
+    ) -> Result<ExecuteOutcome, RunnerError> {
         self.check_arity(params)?;
         if !config.in_process {
             return crate::chip_process::execute(self, params, config, say);

@@ -100,6 +100,57 @@ pub fn replay(
     replay_with(dir, config, options, &mut |_| {})
 }
 
+/// What a front end supplies to [`replay_steps`]: how to load the program, run it and check
+/// its outputs. `pto replay` supplies the runner's own steps (inputs from `data/in/`, goldens
+/// from `data/out/`); Python's `replay()` supplies the caller's tensors and `golden.py`'s
+/// check as callbacks, so the sequence around them is this module's, once.
+pub trait ReplayHost {
+    /// The front end's error (a runner error converts into it).
+    type Error: From<RunnerError>;
+    /// Loads (compiles when needed) the program, after the splice and the invalidation.
+    fn load(&mut self) -> Result<(), Self::Error>;
+    /// Runs it once, after the banner.
+    fn run(&mut self, say: &mut dyn FnMut(&str)) -> Result<(), Self::Error>;
+    /// Checks its outputs (only with `validate`).
+    fn check(&mut self) -> Result<(), Self::Error>;
+}
+
+/// The banner printed before the run, as PyPTO prints it.
+pub const EXECUTE_BANNER: &str = "[execute] running on device...";
+
+/// The replay lifecycle, in the seeds' order, for every front end: refuse what is no build
+/// directory (and diagnostics into a directory that cannot take them, when `dfx_on`), the
+/// `.pto` -> cpp splice and the forced invalidation ([`crate::lifecycle::prepare`]), then
+/// `host`'s load, the banner, its run and, with `options.validate`, its check.
+pub fn replay_steps<H: ReplayHost>(
+    dir: &Path,
+    options: &ReplayOptions,
+    dfx_on: bool,
+    host: &mut H,
+    say: &mut dyn FnMut(&str),
+) -> Result<(), H::Error> {
+    // Fail on a missing or foreign directory before touching anything.
+    pto_build_output::BuildLayout::detect(dir).map_err(RunnerError::from)?;
+    // A build directory this process cannot write still runs: binaries come from the shared
+    // object cache and the golden comparison is done without writing `data/actual/`; only
+    // what must be written there (diagnostics) is refused before anything runs.
+    if dfx_on && !pto_toolchain::binary_cache::dir_writable(dir) {
+        return Err(RunnerError::config(format!(
+            "{} is not writable, so the diagnostics cannot be written to its dfx_outputs/; copy the build directory somewhere writable, or run without the DFX switches",
+            dir.display()
+        ))
+        .into());
+    }
+    crate::lifecycle::prepare(dir, options.rebuild_from_pto, options.recompile, say)?;
+    host.load()?;
+    say(EXECUTE_BANNER);
+    host.run(say)?;
+    if options.validate {
+        host.check()?;
+    }
+    Ok(())
+}
+
 /// [`replay`], with the seeds' progress lines sent to `say` as they happen.
 pub fn replay_with(
     dir: &Path,
@@ -108,56 +159,80 @@ pub fn replay_with(
     say: &mut dyn FnMut(&str),
 ) -> Result<ReplayOutcome, RunnerError> {
     config.validate()?;
-    // Fail on a missing or foreign directory before touching anything.
-    let layout = pto_build_output::BuildLayout::detect(dir)?;
-    // A build directory this process cannot write still runs: binaries come from the shared
-    // object cache and the golden comparison is done without writing `data/actual/`; only
-    // what must be written there (diagnostics) is refused before anything runs.
-    let writable = pto_toolchain::binary_cache::dir_writable(dir);
-    if !writable && config.dfx.any() {
-        return Err(RunnerError::config(format!(
-            "{} is not writable, so the diagnostics cannot be written to its dfx_outputs/; copy the build directory somewhere writable, or run without the DFX switches",
-            dir.display()
-        )));
-    }
-    crate::lifecycle::prepare(dir, options.rebuild_from_pto, options.recompile, say)?;
-    // The inputs are bound before the compile: a missing or misshapen input is reported
-    // at once, not after a long build.
-    // at once, not after a long build. Another layout gets the loader's error, which names
-    // what to run instead (a multi-orch parent its sub-builds).
-    let early = match layout {
-        pto_build_output::BuildLayout::SingleChip => Some(bind_inputs(
-            dir,
-            &pto_build_output::CompiledMeta::load(dir)?,
-        )?),
-        _ => None,
+    let mut host = RunnerHost {
+        dir,
+        config,
+        loaded: None,
+        ran: None,
+        checks: Vec::new(),
     };
-    let build = load_for(dir, Some(config.platform()))?;
-    let mut params = match early {
-        Some(p) => p,
-        None => bind_inputs(dir, &build.meta)?,
-    };
-    say("[execute] running on device...");
-    tracing::info!(
-        "compiled {} units ({} from the cache) in {:.2} s",
-        build.compile.n_units,
-        build.compile.n_cached,
-        build.compile.elapsed.as_secs_f64()
-    );
-    let ExecuteOutcome { report, dfx } = build.execute_with(&mut params, config, say)?;
-    let checks = if options.validate {
-        validate(dir, config, &params, writable)?
-    } else {
-        Vec::new()
-    };
+    replay_steps(dir, options, config.dfx.any(), &mut host, say)?;
+    let (build, params) = host
+        .loaded
+        .take()
+        .expect("replay_steps loads before it runs");
+    let ExecuteOutcome { report, dfx } = host.ran.take().expect("replay_steps runs");
     Ok(ReplayOutcome {
         dir: dir.to_path_buf(),
         report,
         compile: build.compile,
-        checks,
+        checks: host.checks,
         params,
         dfx,
     })
+}
+
+/// The runner's own replay steps: inputs from `data/in/`, goldens from `data/out/`.
+struct RunnerHost<'a> {
+    dir: &'a Path,
+    config: &'a RunConfig,
+    loaded: Option<(crate::build::CompiledBuild, Vec<BoundParam>)>,
+    ran: Option<ExecuteOutcome>,
+    checks: Vec<OutputCheck>,
+}
+
+impl ReplayHost for RunnerHost<'_> {
+    type Error = RunnerError;
+
+    fn load(&mut self) -> Result<(), RunnerError> {
+        let dir = self.dir;
+        // The inputs are bound before the compile: a missing or misshapen input is reported
+        // at once, not after a long build. Another layout gets the loader's error, which
+        // names what to run instead (a multi-orch parent its sub-builds).
+        let early = match pto_build_output::BuildLayout::detect(dir)? {
+            pto_build_output::BuildLayout::SingleChip => Some(bind_inputs(
+                dir,
+                &pto_build_output::CompiledMeta::load(dir)?,
+            )?),
+            _ => None,
+        };
+        let build = load_for(dir, Some(self.config.platform()))?;
+        let params = match early {
+            Some(p) => p,
+            None => bind_inputs(dir, &build.meta)?,
+        };
+        tracing::info!(
+            "compiled {} units ({} from the cache) in {:.2} s",
+            build.compile.n_units,
+            build.compile.n_cached,
+            build.compile.elapsed.as_secs_f64()
+        );
+        self.loaded = Some((build, params));
+        Ok(())
+    }
+
+    fn run(&mut self, say: &mut dyn FnMut(&str)) -> Result<(), RunnerError> {
+        let (build, params) = self.loaded.as_mut().expect("loaded before the run");
+        self.ran = Some(build.execute_with(params, self.config, say)?);
+        Ok(())
+    }
+
+    fn check(&mut self) -> Result<(), RunnerError> {
+        let (_, params) = self.loaded.as_ref().expect("loaded before the check");
+        let writable = pto_toolchain::binary_cache::dir_writable(self.dir);
+        self.checks = validate(self.dir, self.config, params, writable)?;
+        Ok(())
+    }
 }
 
 /// What replay says instead of invalidating a build directory it cannot write.

@@ -458,3 +458,42 @@ fn a_hostile_pt_input_is_refused_naming_the_file() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_run_after_its_sources_changed_says_it_used_the_loaded_program() {
+    let dir = scale_add(&root(), "edited_after_load");
+    let build = pto_runner::build::load_for(&dir, None).unwrap();
+    let meta = pto_build_output::CompiledMeta::load(&dir).unwrap();
+    let run = |lines: &mut Vec<String>| {
+        let mut params = pto_runner::inputs::bind_inputs(&dir, &meta).unwrap();
+        let config = RunConfig::new(None).unwrap();
+        build
+            .execute_with(&mut params, &config, &mut |l| lines.push(l.to_string()))
+            .unwrap();
+    };
+    let mut before = Vec::new();
+    run(&mut before);
+    assert!(
+        before.iter().all(|l| !l.contains("changed on disk")),
+        "{before:?}"
+    );
+    let kernel = dir.join("kernels/aiv/kernel_scale_add.cpp");
+    let text = std::fs::read_to_string(&kernel).unwrap();
+    std::fs::write(&kernel, text.replace("+ s *", "- s *")).unwrap();
+    let mut after = Vec::new();
+    run(&mut after);
+    let note = after
+        .iter()
+        .find(|l| l.contains("changed on disk"))
+        .unwrap_or_else(|| panic!("no note in {after:?}"));
+    assert!(
+        note.contains("kernel_scale_add.cpp") && note.contains(build.identity.short()),
+        "{note}"
+    );
+    let mut again = Vec::new();
+    run(&mut again);
+    assert!(
+        again.iter().all(|l| !l.contains("changed on disk")),
+        "said once: {again:?}"
+    );
+}

@@ -33,11 +33,23 @@
 //! only for a run whose program has the identity of the one it loaded; anything else
 //! reloads it. The identity is computed once per load from what the load already has in
 //! hand: hashing a few paths and two small files.
+//!
+//! # Files that change while a program is loaded
+//!
+//! A loaded program keeps running what it loaded: its objects are content-addressed copies,
+//! so a rebuild or an edit on disk never changes a run under way. What the run does is *say
+//! so*: [`LoadedFiles`] keeps the size and modification time of the files the program was
+//! built from (its sources, the headers they include, the installed binaries and
+//! `kernel_config.py`) as they were at load, and after a run the runner reports, once per
+//! loaded program, the files that changed since: that run used the program as loaded, and
+//! the next load runs the edit.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::time::SystemTime;
 
 use crate::error::{Result, ToolchainError};
 use crate::fsutil;
@@ -116,6 +128,66 @@ fn object_digest(path: &Path) -> String {
     digest
 }
 
+/// The files a loaded program was built from, as they were at load (see "Files that change
+/// while a program is loaded" in the module documentation).
+#[derive(Debug, Default)]
+pub struct LoadedFiles {
+    /// Each file with its `(length, modification time)` at load (`None`: absent then).
+    files: Vec<(PathBuf, Option<(u64, SystemTime)>)>,
+    /// Whether the change was reported already (a note once per loaded program).
+    reported: AtomicBool,
+}
+
+/// A file's `(length, modification time)`, or `None` when it cannot be read.
+fn stat(path: &Path) -> Option<(u64, SystemTime)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+impl LoadedFiles {
+    /// Records `paths` as they are now (duplicates are kept once).
+    pub fn snapshot<I: IntoIterator<Item = PathBuf>>(paths: I) -> Self {
+        let mut files: Vec<(PathBuf, Option<(u64, SystemTime)>)> = Vec::new();
+        for p in paths {
+            if !files.iter().any(|(q, _)| *q == p) {
+                let s = stat(&p);
+                files.push((p, s));
+            }
+        }
+        LoadedFiles {
+            files,
+            reported: AtomicBool::new(false),
+        }
+    }
+
+    /// The files whose length or modification time differ from the snapshot.
+    pub fn changed(&self) -> Vec<&Path> {
+        self.files
+            .iter()
+            .filter(|(p, s)| stat(p) != *s)
+            .map(|(p, _)| p.as_path())
+            .collect()
+    }
+
+    /// The note for a run of the program `identity` when files changed since its load, the
+    /// first time only; `None` when nothing changed or it was said before.
+    pub fn change_note(&self, identity: &ProgramIdentity) -> Option<String> {
+        if self.reported.load(Ordering::Relaxed) {
+            return None;
+        }
+        let changed = self.changed();
+        if changed.is_empty() || self.reported.swap(true, Ordering::Relaxed) {
+            return None;
+        }
+        let names: Vec<String> = changed.iter().map(|p| p.display().to_string()).collect();
+        Some(format!(
+            "[execute] {} changed on disk since this program was loaded: this run used the program as loaded (identity {}); the next load (replay, CompiledProgram.from_dir) runs the edit",
+            names.join(", "),
+            identity.short()
+        ))
+    }
+}
+
 /// The units record's file name inside the build directory's `cache/`.
 pub const UNITS_FILE: &str = "units.json";
 
@@ -188,6 +260,11 @@ impl UnitsRecord {
         self.binaries
             .push((path.to_string_lossy().into_owned(), file_hash(path)?));
         Ok(())
+    }
+
+    /// The inputs the record lists (sources and the headers they include).
+    pub fn input_paths(&self) -> impl Iterator<Item = &Path> {
+        self.inputs.iter().map(|(p, _)| Path::new(p.as_str()))
     }
 
     /// Whether the binaries `installed` can be reused for `units`: same units, every input
@@ -268,6 +345,27 @@ impl UnitsRecord {
 mod tests {
     use super::*;
     use crate::UnitKind;
+
+    #[test]
+    fn loaded_files_report_a_change_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("kernel.cpp");
+        std::fs::write(&src, "int a;\n").unwrap();
+        let gone = dir.path().join("absent.h");
+        let files = LoadedFiles::snapshot([src.clone(), src.clone(), gone.clone()]);
+        let id = ProgramIdentity::from_hex("0123456789abcdef0123");
+        assert!(files.changed().is_empty());
+        assert_eq!(files.change_note(&id), None);
+        std::fs::write(&src, "int a, b;\n").unwrap();
+        std::fs::write(&gone, "").unwrap();
+        assert_eq!(files.changed(), vec![src.as_path(), gone.as_path()]);
+        let note = files.change_note(&id).expect("a note");
+        assert!(
+            note.contains("kernel.cpp") && note.contains("0123456789ab"),
+            "{note}"
+        );
+        assert_eq!(files.change_note(&id), None, "said once per loaded program");
+    }
 
     #[test]
     fn identity_changes_with_objects_config_and_platform() {

@@ -31,7 +31,7 @@ import tempfile
 import traceback
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from pypto import _native
 from pypto._golden import (
@@ -49,10 +49,6 @@ from pypto.runtime.runner import _SWIMLANE_CLI_HELP, RunConfig, _DfxOpts, execut
 __all__ = ["UserCodeExit", "replay"]
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-#: Printed before the run.
-EXECUTE_BANNER = "[execute] running on device..."
-
 
 def _is_l3(work_dir: Path) -> bool:
     """Whether ``work_dir`` is an L3 build, by the runner's own detection."""
@@ -119,28 +115,50 @@ def replay(
                 )
         names = [str(name) for name, _ in named]
 
-    # The splice and the invalidation are the runner's steps, as `pto replay` takes them.
-    _native.prepare_replay(wd, rebuild_from_pto, recompile)
+    # The lifecycle is the runner's (`pto replay`'s): it refuses what is no build directory,
+    # splices, invalidates, then calls these steps around its banner.
+    program: List[Any] = []
+    initial: Dict[str, Any] = {}
 
-    print(EXECUTE_BANNER)
-    initial = snapshot(names, tensors) if golden is not None else {}
-    if is_l3:
-        from pypto.runtime import distributed_runner
+    def load() -> None:
+        if not is_l3:
+            from pypto.runtime.device_runner import _load_program
 
-        distributed_runner.execute_distributed_compiled(
-            wd, list(tensors), config=config, platform=config.platform
-        )
-    else:
-        execute_compiled(
-            wd,
-            list(tensors),
-            platform=config.platform,
-            device_id=config.device_id,
-            dfx=_DfxOpts.from_run_config(config),
-            config=config,
-        )
-    if golden is not None:
-        validate_against_golden(golden, initial, dict(zip(names, tensors)))
+            program.append(_load_program(wd, config.platform))
+
+    def run() -> None:
+        initial.update(snapshot(names, tensors) if golden is not None else {})
+        if is_l3:
+            from pypto.runtime import distributed_runner
+
+            distributed_runner.execute_distributed_compiled(
+                wd, list(tensors), config=config, platform=config.platform
+            )
+        else:
+            execute_compiled(
+                wd,
+                list(tensors),
+                platform=config.platform,
+                device_id=config.device_id,
+                dfx=_DfxOpts.from_run_config(config),
+                config=config,
+                _program=program[0],
+            )
+
+    def check() -> None:
+        if golden is not None:
+            validate_against_golden(golden, initial, dict(zip(names, tensors)))
+
+    _native.replay_steps(
+        wd,
+        rebuild_from_pto=rebuild_from_pto,
+        recompile=recompile,
+        validate=golden is not None,
+        dfx_on=config.any_dfx_enabled(),
+        load=load,
+        run=run,
+        check=check,
+    )
 
 
 def _load_inputs_from_golden(work_dir: PathLike) -> List[Any]:
