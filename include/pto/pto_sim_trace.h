@@ -84,16 +84,19 @@ typedef struct PtoSimTraceEvent {
     const char* name;   ///< the instruction's name as the header spells it (static storage)
 } PtoSimTraceEvent;
 
-/// A per-thread trace buffer the runtime owns; the header appends while `len < capacity`
-/// and counts past it (`len` keeps counting, so the runtime knows events were lost).
+/// A per-thread trace buffer the runtime owns. The header appends; when the buffer is full it
+/// calls `flush` (the runtime consumes the events and sets `len` to 0), so a trace of any
+/// length streams through a fixed buffer. Without `flush`, `len` counts past `capacity`.
 typedef struct PtoSimTrace {
     PtoSimTraceEvent* events; ///< `capacity` slots
     uint32_t capacity;        ///< slots
-    uint32_t len;             ///< events recorded (may exceed `capacity`: overflow)
+    uint32_t len;             ///< events in `events` (past `capacity`: lost)
+    void (*flush)(struct PtoSimTrace* trace); ///< consumes `events[0..len)`, resets `len`
+    void* owner;              ///< the runtime's, for `flush`
 } PtoSimTrace;
 
 #ifdef __cplusplus
 }  // extern "C"
 static_assert(sizeof(PtoSimTraceEvent) == 64, "PtoSimTraceEvent layout");
-static_assert(sizeof(PtoSimTrace) == 16, "PtoSimTrace layout");
+static_assert(sizeof(PtoSimTrace) == 32, "PtoSimTrace layout");
 #endif

@@ -73,10 +73,15 @@ impl CoreScheduler {
                 return SubtaskTiming::Unmodelled(u.to_string());
             }
         }
-        if s.timing.instructions == 0 {
+        s.into_timing()
+    }
+
+    /// The outcome of the events stepped so far: unmodelled when there were none.
+    pub fn into_timing(self) -> SubtaskTiming {
+        if self.timing.instructions == 0 {
             return SubtaskTiming::Unmodelled("the kernel ran no PTO-ISA instruction".to_string());
         }
-        SubtaskTiming::Modelled(s.finish())
+        SubtaskTiming::Modelled(self.finish())
     }
 
     /// Schedules one event.

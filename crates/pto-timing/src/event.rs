@@ -44,12 +44,16 @@ pub struct RawTrace {
     pub events: *mut RawEvent,
     /// Slots.
     pub capacity: u32,
-    /// Events recorded (past `capacity`: overflow).
+    /// Events in `events` (past `capacity`: lost).
     pub len: u32,
+    /// Consumes `events[0..len)` and resets `len` (called by the header when full).
+    pub flush: Option<unsafe extern "C" fn(*mut RawTrace)>,
+    /// The owner's state for `flush`.
+    pub owner: *mut std::ffi::c_void,
 }
 
 const _: () = assert!(std::mem::size_of::<RawEvent>() == 64);
-const _: () = assert!(std::mem::size_of::<RawTrace>() == 16);
+const _: () = assert!(std::mem::size_of::<RawTrace>() == 32);
 
 /// `loc` of an absent or GM operand.
 pub const NO_BUFFER: u8 = 0xFF;

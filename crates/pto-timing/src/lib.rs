@@ -21,6 +21,7 @@ pub mod graph;
 pub mod latency;
 pub mod op;
 pub mod params;
+pub mod sink;
 
 pub use crate::core::{CoreScheduler, CoreTiming, SubtaskTiming};
 pub use crate::error::ParamError;
@@ -28,3 +29,4 @@ pub use crate::event::{Event, Instr, Operand, RawEvent, RawTrace};
 pub use crate::latency::{Model, Unmodelled};
 pub use crate::op::{DType, Op, Pipe, N_PIPES};
 pub use crate::params::{Arch, FormulaTable};
+pub use crate::sink::TraceSink;
