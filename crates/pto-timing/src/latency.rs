@@ -309,4 +309,30 @@ mod tests {
         };
         assert!(m.latency(&other).is_err());
     }
+
+    /// Device cycles PTO-ISA publishes as "profiling" values in its cost-model tests
+    /// (tests/costmodel/st/testcase/*/main.cpp): ours within 10 % for the compute
+    /// instructions (docs/TIMING.md has the table, including the DMA case that is not).
+    #[test]
+    fn matches_device_measurements_published_by_pto_isa() {
+        let m = Model::a2a3();
+        let mm = |a: DType, mm: u32, k: u32, n: u32| {
+            let mut i = instr(Op::TMATMUL, DType::F32, mm, n);
+            i.src_dtype = Some(a);
+            i.k = k;
+            m.latency(&i).unwrap().1
+        };
+        let cases = [
+            ("TMATMUL half 40x50x60", mm(DType::F16, 40, 50, 60), 54.0),
+            ("TMATMUL float 120x110x50", mm(DType::F32, 120, 110, 50), 902.0),
+            ("TADD float 64x64", m.latency(&instr(Op::TADD, DType::F32, 64, 64)).unwrap().1, 160.0),
+            ("TADD half 16x256", m.latency(&instr(Op::TADD, DType::F16, 16, 256)).unwrap().1, 92.0),
+            ("TADD int32 64x64", m.latency(&instr(Op::TADD, DType::I32, 64, 64)).unwrap().1, 151.0),
+            ("TADD int16 64x64", m.latency(&instr(Op::TADD, DType::I16, 64, 64)).unwrap().1, 167.0),
+        ];
+        for (what, ours, device) in cases {
+            let err = (ours as f64 - device).abs() / device;
+            assert!(err <= 0.10, "{what}: ours {ours}, device {device}");
+        }
+    }
 }
