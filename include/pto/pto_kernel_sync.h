@@ -7,7 +7,8 @@
 // It also gives the system counter `get_sys_cnt()`.
 //
 // A simulated core executes its instructions in program order on one thread, so the
-// pipe-to-pipe hand-offs (`set_flag` / `wait_flag` / `pipe_barrier`) are no-ops. Cache
+// pipe-to-pipe hand-offs (`set_flag` / `wait_flag` / `pipe_barrier`) do nothing, except
+// append an event to the timing trace when the runtime turned tracing on. Cache
 // maintenance (`dcci`, `dsb`) is a sequentially consistent fence: GM is ordinary host
 // memory, coherent between the cores' threads.
 //
@@ -28,6 +29,8 @@
 
 #include <atomic>
 #include <chrono>
+
+#include "pto_sim_trace.h"
 
 /// Hardware pipes named by the sync instructions (all one in-order stream on the CPU).
 enum pipe_t : int {
@@ -56,15 +59,49 @@ enum event_t : int {
     EVENT_ID7 = 7,
 };
 
-/// Signals an event from one pipe to another (no-op: one core runs in program order).
+/// The trace buffer of the running subtask, or null (the default: nothing is recorded).
+/// Set by the PTO-ISA header's `pto_sim_invoke` from `PtoSimContext::trace`; plain kernels
+/// never set it. One per kernel library and thread.
+inline thread_local PtoSimTrace* pto_sim_tls_trace __attribute__((visibility("hidden"))) = nullptr;
+
+/// Appends a sync event to the trace (tracing is on).
+inline void pto_sim_trace_sync(uint8_t kind, int src, int dst, int event) {
+    PtoSimTrace* t = pto_sim_tls_trace;
+    if (t->len >= t->capacity && t->flush != nullptr) t->flush(t);
+    if (t->len < t->capacity) {
+        PtoSimTraceEvent& e = t->events[t->len];
+        e = PtoSimTraceEvent{};
+        e.kind = kind;
+        e.loc[0] = static_cast<uint8_t>(src);
+        e.loc[1] = static_cast<uint8_t>(dst);
+        e.loc[2] = PTO_SIM_TRACE_NO_BUFFER;
+        e.rows = static_cast<uint32_t>(event);
+    }
+    ++t->len;
+}
+
+/// Signals an event from one pipe to another (one core runs in program order; recorded for
+/// the timing model when tracing is on).
 template <class A, class B, class E>
-inline void set_flag(A, B, E) {}
-/// Waits for an event from one pipe to another (no-op: one core runs in program order).
+inline void set_flag(A a, B b, E e) {
+    if (__builtin_expect(pto_sim_tls_trace != nullptr, 0)) {
+        pto_sim_trace_sync(PTO_SIM_TRACE_SET_FLAG, static_cast<int>(a), static_cast<int>(b), static_cast<int>(e));
+    }
+}
+/// Waits for an event from one pipe to another (see set_flag).
 template <class A, class B, class E>
-inline void wait_flag(A, B, E) {}
-/// Orders a pipe after its earlier work (no-op: one core runs in program order).
+inline void wait_flag(A a, B b, E e) {
+    if (__builtin_expect(pto_sim_tls_trace != nullptr, 0)) {
+        pto_sim_trace_sync(PTO_SIM_TRACE_WAIT_FLAG, static_cast<int>(a), static_cast<int>(b), static_cast<int>(e));
+    }
+}
+/// Orders a pipe after its earlier work (see set_flag).
 template <class P>
-inline void pipe_barrier(P) {}
+inline void pipe_barrier(P p) {
+    if (__builtin_expect(pto_sim_tls_trace != nullptr, 0)) {
+        pto_sim_trace_sync(PTO_SIM_TRACE_BARRIER, static_cast<int>(p), 0, 0);
+    }
+}
 namespace pto_sim_cache {
 /// `dcci(ptr, mode [, out])`: a sequentially consistent fence.
 template <class... Args>

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pto_sim_trace.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -100,6 +102,9 @@ struct PtoSimContext {
     const uint64_t* gm_ranges;
     uint32_t n_gm_ranges;
     uint32_t reserved0;
+    /// The instruction trace of this subtask (pto_sim_trace.h), or null: tracing is off
+    /// (the default). Set by the runtime with `--timing predicted`; the header appends.
+    PtoSimTrace* trace;
 };
 
 #ifdef __cplusplus
@@ -115,5 +120,6 @@ static_assert(offsetof(PtoSimContext, runtime) == 168, "PtoSimContext layout");
 static_assert(offsetof(PtoSimContext, cluster_storage) == 176, "PtoSimContext layout");
 static_assert(offsetof(PtoSimContext, waiting_on) == 200, "PtoSimContext layout");
 static_assert(offsetof(PtoSimContext, gm_ranges) == 208, "PtoSimContext layout");
-static_assert(sizeof(PtoSimContext) == 224, "PtoSimContext layout");
+static_assert(offsetof(PtoSimContext, trace) == 224, "PtoSimContext layout");
+static_assert(sizeof(PtoSimContext) == 232, "PtoSimContext layout");
 #endif

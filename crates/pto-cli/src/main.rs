@@ -73,11 +73,21 @@ struct DfxArgs {
     /// reads them). Default: $PTO_DFX_FORMAT, else json.
     #[arg(long, value_name = "FORMAT", value_parser = ["json", "compact"])]
     dfx_format: Option<String>,
+    /// Which time the swimlane and the reports hold: `host` (the simulator's own time) or
+    /// `predicted` (the timing model's device cycles, docs/TIMING.md). Default: $PTO_TIMING,
+    /// else host.
+    #[arg(long, value_name = "TIMING", value_parser = ["host", "predicted"])]
+    timing: Option<String>,
 }
 
 impl DfxArgs {
-    fn options(&self) -> pto_runner::DfxOptions {
+    /// The options; `env_timing` is `PTO_TIMING`'s choice, used without `--timing`.
+    fn options(&self, env_timing: bool) -> pto_runner::DfxOptions {
         pto_runner::DfxOptions {
+            predicted_timing: self
+                .timing
+                .as_deref()
+                .map_or(env_timing, |t| t == "predicted"),
             chip_swimlane: self.swimlane.unwrap_or(0),
             dump_args: self.dump_args.unwrap_or(0),
             pmu: self.pmu.unwrap_or(0),
@@ -215,7 +225,7 @@ fn run_config(args: &RunArgs) -> anyhow::Result<RunConfig> {
 
 fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut config = run_config(&args.run)?;
-    config.dfx = args.dfx.options();
+    config.dfx = args.dfx.options(config.dfx.predicted_timing);
     if let Some(f) = &args.dfx.dfx_format {
         config.dfx_format = pto_runner::config::DfxFormat::parse(f)?;
     }

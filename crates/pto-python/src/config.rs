@@ -122,6 +122,8 @@ impl RunOptions {
                 .map(conversion::flag)
                 .transpose()?
                 .unwrap_or(false),
+            // PTO_TIMING, as RunConfig::new read (and checked) it.
+            predicted_timing: config.dfx.predicted_timing,
         };
         let ring = |v: Option<&Bound<'_, PyAny>>| match v {
             Some(v) => RingArg::extract(v),

@@ -214,6 +214,7 @@ fn configs() -> Vec<(&'static str, DfxOptions, DfxFormat)> {
         pmu: 2,
         dep_gen: true,
         scope_stats: true,
+        predicted_timing: false,
     };
     let (json, compact) = (DfxFormat::Json, DfxFormat::Compact);
     vec![

@@ -30,6 +30,28 @@ pub struct DfxOptions {
     pub dep_gen: bool,
     /// Scope statistics (`scope_stats.jsonl`).
     pub scope_stats: bool,
+    /// `--timing predicted` / `PTO_TIMING=predicted`: the swimlane and the other files hold
+    /// the timing model's device time instead of the host's (docs/TIMING.md).
+    pub predicted_timing: bool,
+}
+
+/// Reads `PTO_TIMING` (`host`, the default, or `predicted`).
+pub fn timing_from_env() -> Result<bool, RunnerError> {
+    match std::env::var("PTO_TIMING") {
+        Err(_) => Ok(false),
+        Ok(v) => parse_timing(&v).map_err(|e| RunnerError::config(format!("PTO_TIMING: {e}"))),
+    }
+}
+
+/// `host` → false, `predicted` → true; anything else is an error naming both.
+pub fn parse_timing(value: &str) -> Result<bool, String> {
+    match value.trim() {
+        "" | "host" => Ok(false),
+        "predicted" => Ok(true),
+        other => Err(format!(
+            "unknown timing {other:?}: expected 'host' (the default) or 'predicted'"
+        )),
+    }
 }
 
 impl DfxOptions {
@@ -163,7 +185,10 @@ impl RunConfig {
         let platform = parse_platform(platform.unwrap_or("a2a3sim"))?;
         Ok(RunConfig {
             platform,
-            dfx: DfxOptions::default(),
+            dfx: DfxOptions {
+                predicted_timing: timing_from_env()?,
+                ..DfxOptions::default()
+            },
             dfx_format: DfxFormat::from_env()?,
             ring_task_window: None,
             ring_heap: None,
@@ -294,13 +319,15 @@ impl RunConfig {
         chip.n_workers = self.n_workers;
         chip.interrupt = self.interrupt.clone();
         chip.monitor = self.monitor.clone();
-        chip.record_deps = self.dfx.dep_gen;
+        // The predicted schedule needs the task graph.
+        chip.record_deps = self.dfx.dep_gen || self.dfx.predicted_timing;
         chip.dfx = DfxConfig {
             swimlane: self.dfx.chip_swimlane,
             dump_args: self.dfx.dump_args,
             dump_dir: prefix.map(|p| p.join("args_dump")),
             pmu: self.dfx.pmu,
             scope_stats: self.dfx.scope_stats,
+            predicted_timing: self.dfx.predicted_timing,
         };
         Ok(chip)
     }

@@ -181,8 +181,12 @@ impl CompiledBuild {
         out: &std::path::Path,
     ) -> Result<(RunReport, crate::dfx_output::DfxSummary), RunnerError> {
         let chip_config = config.chip_config(Some(out))?;
-        let report = pto_runtime::run(&self.program, args, &chip_config)?;
+        let mut report = pto_runtime::run(&self.program, args, &chip_config)?;
         self.log_run(&report);
+        let prediction = config
+            .dfx
+            .predicted_timing
+            .then(|| crate::predicted::apply(&mut report, &chip_config));
         let label = self
             .dir
             .file_name()
@@ -198,6 +202,32 @@ impl CompiledBuild {
             orchestrator_name(&self.kernel_config.orchestration).as_deref(),
             &label,
         )?;
+        let mut dfx = dfx;
+        if let Some(p) = &prediction {
+            tracing::info!(
+                "predicted device time: {} cycles ({:.3} us), {} subtasks modelled, {} not",
+                p.makespan_cycles,
+                p.makespan_ns() / 1e3,
+                p.modelled,
+                p.unmodelled.len()
+            );
+            if !p.unmodelled.is_empty() {
+                let (task, _, why) = &p.unmodelled[0];
+                dfx.warnings.push(format!(
+                    "timing: {} subtask(s) not modelled (0 cycles), e.g. task {}: {why}; see {}",
+                    p.unmodelled.len(),
+                    pto_dfx::task_id::TaskId(*task),
+                    crate::predicted::FILE_NAME
+                ));
+            }
+            std::fs::create_dir_all(out).map_err(|source| RunnerError::Io {
+                action: "creating",
+                path: out.to_path_buf(),
+                source,
+            })?;
+            dfx.files
+                .push(crate::predicted::write_summary(out, p, &chip_config)?);
+        }
         Ok((report, dfx))
     }
 }

@@ -29,6 +29,7 @@ pub mod inputs;
 pub mod l3;
 pub mod lifecycle;
 pub mod log_level;
+pub mod predicted;
 pub mod replay;
 pub mod two_pass;
 

@@ -34,6 +34,7 @@ const ALL: DfxOptions = DfxOptions {
     pmu: 2,
     dep_gen: true,
     scope_stats: true,
+    predicted_timing: false,
 };
 
 /// One outer task, then four tasks in an inner manual scope with explicit deps (Simpler's

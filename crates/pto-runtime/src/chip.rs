@@ -298,6 +298,10 @@ pub struct Chip {
     /// detached worker stuck in a kernel never sees them unmapped.
     /// (`None` for a tensor bound in place.)
     pub args_memory: Vec<Option<DeviceMemory>>,
+    /// The timing model, when `--timing predicted` is on.
+    pub timing_model: Option<Arc<pto_timing::Model>>,
+    /// Predictions handed over by executors when they end (see `Executor`'s `Drop`).
+    pub predicted: Mutex<Vec<crate::dfx::PredictedRecord>>,
 }
 
 impl Chip {
@@ -344,6 +348,11 @@ impl Chip {
             last_end_ns: AtomicU64::new(0),
             dump,
             args_memory,
+            timing_model: config
+                .dfx
+                .predicted_timing
+                .then(|| Arc::new(pto_timing::Model::for_platform(config.platform.name()))),
+            predicted: Mutex::new(Vec::new()),
             config,
         }
     }

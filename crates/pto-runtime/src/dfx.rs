@@ -44,6 +44,22 @@ pub struct DfxConfig {
     pub pmu: u32,
     /// Scope statistics.
     pub scope_stats: bool,
+    /// Record each PTO-ISA subtask's instruction trace and schedule it on its core's pipes
+    /// (`--timing predicted`; [`PredictedRecord`]s).
+    pub predicted_timing: bool,
+}
+
+/// The timing model's prediction for one subtask (`--timing predicted`).
+#[derive(Clone, Debug)]
+pub struct PredictedRecord {
+    /// Logical core the subtask ran on (in the simulation).
+    pub core: u32,
+    /// Raw task id.
+    pub task: u64,
+    /// Kernel id.
+    pub func_id: i32,
+    /// Predicted cycles and per-pipe busy cycles, or why there is none.
+    pub timing: pto_timing::SubtaskTiming,
 }
 
 /// Monotonic host time in nanoseconds (`CLOCK_MONOTONIC`; the collectors take the cheaper

@@ -198,6 +198,7 @@ impl ExecStatus {
                 gm_ranges: std::ptr::null(),
                 n_gm_ranges: 0,
                 reserved0: 0,
+                trace: std::ptr::null_mut(),
             }),
         }
     }
@@ -241,6 +242,18 @@ pub struct Executor<'c> {
     slot: usize,
     memories: Option<[Box<[Line]>; BUFFER_COUNT]>,
     shared_gm: crate::shared_gm::SharedGmCache,
+    /// The trace buffer, when the run predicts device time.
+    sink: Option<pto_timing::TraceSink>,
+    /// Predictions of the subtasks run here, handed to the chip on drop.
+    predicted: Vec<crate::dfx::PredictedRecord>,
+}
+
+impl Drop for Executor<'_> {
+    fn drop(&mut self) {
+        if !self.predicted.is_empty() {
+            self.chip.predicted.lock().append(&mut self.predicted);
+        }
+    }
 }
 
 impl<'c> Executor<'c> {
@@ -261,6 +274,11 @@ impl<'c> Executor<'c> {
             slot,
             memories: None,
             shared_gm: Default::default(),
+            sink: chip
+                .timing_model
+                .as_ref()
+                .map(|m| pto_timing::TraceSink::new(m.clone(), pto_timing::sink::DEFAULT_CAPACITY)),
+            predicted: Vec::new(),
         }
     }
 
@@ -312,6 +330,17 @@ impl<'c> Executor<'c> {
         }
         match invoke {
             None => {
+                if self.sink.is_some() {
+                    self.predicted.push(crate::dfx::PredictedRecord {
+                        core: place.core as u32,
+                        task: id.0,
+                        func_id,
+                        timing: pto_timing::SubtaskTiming::Unmodelled(
+                            "not modelled: the kernel is not built over the PTO-ISA header (no instructions to time)"
+                                .to_string(),
+                        ),
+                    });
+                }
                 if let Some(call) = call {
                     let mut message = [0 as c_char; 256];
                     // SAFETY: as below; `pto_kernel_call` runs the entry inside a C++ try
@@ -402,6 +431,10 @@ impl<'c> Executor<'c> {
                     c.waiting_on = std::ptr::null();
                     c.gm_ranges = ranges.as_ptr();
                     c.n_gm_ranges = n_ranges as u32;
+                    c.trace = self
+                        .sink
+                        .as_mut()
+                        .map_or(std::ptr::null_mut(), |s| s.begin());
                 }
                 // SAFETY: `invoke` is the header's `pto_sim_invoke` from the kernel's own
                 // library; the context and `args` outlive the call.
@@ -410,6 +443,15 @@ impl<'c> Executor<'c> {
                 unsafe {
                     (*ctx).gm_ranges = std::ptr::null();
                     (*ctx).n_gm_ranges = 0;
+                    (*ctx).trace = std::ptr::null_mut();
+                }
+                if let Some(sink) = &mut self.sink {
+                    self.predicted.push(crate::dfx::PredictedRecord {
+                        core: place.core as u32,
+                        task: id.0,
+                        func_id,
+                        timing: sink.finish(),
+                    });
                 }
                 if rc != STATUS_OK {
                     self.report_status(id, payload, place, func_id, rc);

@@ -105,6 +105,8 @@ pub struct DfxData {
     pub core_to_worker: Vec<i32>,
     /// The logical core topology.
     pub topology: Option<crate::platform::Topology>,
+    /// The timing model's per-subtask predictions (`--timing predicted`).
+    pub predicted: Vec<crate::dfx::PredictedRecord>,
 }
 
 impl DfxData {
@@ -449,6 +451,7 @@ pub fn run(
             }
         }
     }
+    dfx.predicted = std::mem::take(&mut *chip.predicted.lock());
     dfx.stamps_to_ns(crate::clock::StampScale::between(
         start_anchor,
         crate::clock::anchor(),

@@ -95,6 +95,8 @@ pub struct PtoSimContext {
     pub n_gm_ranges: u32,
     /// Reserved (zero).
     pub reserved0: u32,
+    /// The subtask's instruction trace (`pto_sim_trace.h`), or null: tracing off.
+    pub trace: *mut pto_timing::RawTrace,
 }
 
 const _: () = {
@@ -107,5 +109,6 @@ const _: () = {
     assert!(offset_of!(PtoSimContext, cluster_storage) == 176);
     assert!(offset_of!(PtoSimContext, waiting_on) == 200);
     assert!(offset_of!(PtoSimContext, gm_ranges) == 208);
-    assert!(size_of::<PtoSimContext>() == 224);
+    assert!(offset_of!(PtoSimContext, trace) == 224);
+    assert!(size_of::<PtoSimContext>() == 232);
 };

@@ -81,6 +81,7 @@ pub fn encode_config(c: &RunConfig) -> Value {
         "pmu": c.dfx.pmu,
         "dep_gen": c.dfx.dep_gen,
         "scope_stats": c.dfx.scope_stats,
+        "predicted_timing": c.dfx.predicted_timing,
         "dfx_format": c.dfx_format.name(),
         "ring_task_window": ring_value(&c.ring_task_window),
         "ring_heap": ring_value(&c.ring_heap),
@@ -105,6 +106,10 @@ pub fn decode_config(v: &Value) -> Result<RunConfig, RunnerError> {
         dep_gen: v.get("dep_gen").and_then(Value::as_bool).unwrap_or(false),
         scope_stats: v
             .get("scope_stats")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        predicted_timing: v
+            .get("predicted_timing")
             .and_then(Value::as_bool)
             .unwrap_or(false),
     };

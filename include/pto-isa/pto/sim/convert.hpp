@@ -16,6 +16,7 @@ template <class D, class S>
 inline void convert_tile(D& dst, S& src, RoundMode mode, SaturationMode sat) {
     using TD = typename D::DType;
     using TS = typename S::DType;
+    if (tracing()) trace_tiles("TCVT", &dst, &src, static_cast<const S*>(nullptr), vrows(dst), vcols(dst));
     static_assert((is_float_like<TD> || std::is_integral<TD>::value) && (is_float_like<TS> || std::is_integral<TS>::value),
                   "TCVT: converts between float, half, bfloat16_t and integer element types");
     TD* d = tile_data(dst, "TCVT");

@@ -27,6 +27,7 @@ inline void binary(D& dst, A& a, B& b, F f, const char* op) {
     using T = typename D::DType;
     static_assert(std::is_same<T, typename A::DType>::value && std::is_same<T, typename B::DType>::value,
                   "element-wise instruction: all tiles need the same element type (convert with TCVT)");
+    if (tracing()) trace_tiles(op, &dst, &a, &b, vrows(dst), vcols(dst));
     T* d = tile_data(dst, op);
     const T* pa = tile_data(a, op);
     const T* pb = tile_data(b, op);
@@ -47,6 +48,7 @@ inline void unary(D& dst, A& a, F f, const char* op) {
     using T = typename D::DType;
     static_assert(std::is_same<T, typename A::DType>::value,
                   "element-wise instruction: source and destination need the same element type (convert with TCVT)");
+    if (tracing()) trace_tiles(op, &dst, &a, static_cast<const A*>(nullptr), vrows(dst), vcols(dst));
     T* d = tile_data(dst, op);
     const T* pa = tile_data(a, op);
     const size_t rows = vrows(dst), cols = vcols(dst);
@@ -254,6 +256,10 @@ PTO_INST RecordEvent TRSQRT(TileDataDst& dst, TileDataSrc& src, TileDataTmp& tmp
 template <typename TileData>
 PTO_INST RecordEvent TEXPANDS(TileData& dst, typename TileData::DType scalar) {
     using T = typename TileData::DType;
+    if (sim::tracing()) {
+        sim::trace_tiles("TEXPANDS", &dst, static_cast<const TileData*>(nullptr),
+                         static_cast<const TileData*>(nullptr), sim::vrows(dst), sim::vcols(dst));
+    }
     T* d = sim::tile_data(dst, "TEXPANDS");
     sim::for_each_offset(sim::vrows(dst), sim::vcols(dst), [&](size_t id) { d[id] = scalar; }, dst);
     return {};

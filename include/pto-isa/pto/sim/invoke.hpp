@@ -32,8 +32,10 @@ extern "C" __attribute__((weak, visibility("default"))) int pto_sim_invoke(PtoSi
     }
     PtoSimContext* previous = pto::sim::tls_context;
     const bool previous_atomic = pto::sim::tls_atomic_add;
+    PtoSimTrace* const previous_trace = pto_sim_tls_trace;
     pto::sim::tls_context = ctx;
     pto::sim::tls_atomic_add = false;
+    pto_sim_tls_trace = ctx->trace;
     int status = PTO_SIM_OK;
     try {
         entry(args);
@@ -54,6 +56,7 @@ extern "C" __attribute__((weak, visibility("default"))) int pto_sim_invoke(PtoSi
     __atomic_store_n(&ctx->waiting_on, static_cast<const char*>(nullptr), __ATOMIC_RELEASE);
     pto::sim::tls_context = previous;
     pto::sim::tls_atomic_add = previous_atomic;
+    pto_sim_tls_trace = previous_trace;
     return status;
 }
 

@@ -223,6 +223,7 @@ constexpr void check_matmul_types() {
 template <class Acc, class L, class R, class Bias>
 inline void matmul(Acc& out, const Acc* in, L& left, R& right, Bias* bias, const char* op) {
     check_matmul_types<Acc, L, R>();
+    if (tracing()) trace_tiles(op, &out, &left, &right, vrows(left), vcols(right), vcols(left));
     using A = typename L::DType;
     using B = typename R::DType;
     using C = typename Acc::DType;

@@ -213,6 +213,10 @@ PTO_INST RecordEvent TLOAD(TileData& dst, GlobalData& src) {
     static_assert(GlobalData::layout == Layout::ND || GlobalData::layout == Layout::DN,
                   "TLOAD: only ND and DN GlobalTensors are supported (NZ and convolution layouts are not, see "
                   "docs/PTO_ISA.md)");
+    if (sim::tracing()) {
+        sim::trace_gm("TLOAD", dst, true, sim::vrows(dst), sim::vcols(dst),
+                      static_cast<uint64_t>(sim::vrows(dst)) * sim::vcols(dst) * sizeof(T));
+    }
     T* d = sim::tile_data(dst, "TLOAD");
     const sim::GmMap m = sim::map_gm(dst, src, "TLOAD");
     sim::check_view(src, "TLOAD");
@@ -258,6 +262,10 @@ inline void store_tile(GT& dst, TileT& src) {
                   "store bits to a GlobalTensor of the same element size (docs/PTO_ISA.md)");
     static_assert(Atomic == AtomicType::AtomicNone || is_float_like<D> || std::is_integral<D>::value,
                   "TSTORE<AtomicAdd>: the GlobalTensor must hold float, half, bfloat16_t or an integer type");
+    if (tracing()) {
+        trace_gm("TSTORE", src, false, vrows(src), vcols(src),
+                 static_cast<uint64_t>(vrows(src)) * vcols(src) * sizeof(D));
+    }
     const S* s = tile_data(src, "TSTORE");
     const GmMap m = map_gm(src, dst, "TSTORE");
     check_view(dst, "TSTORE");

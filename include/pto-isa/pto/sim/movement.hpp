@@ -47,6 +47,7 @@ inline void copy_window(D& dst, S& src, size_t dr, size_t dc, size_t sr, size_t 
     static_assert(acc_convertible<S::Loc, TS, TD>,
                   "tile move: the element types must match, except Acc f32 -> f16/bf16 (use TCVT to convert "
                   "other types; docs/PTO_ISA.md)");
+    if (tracing()) trace_tiles(op, &dst, &src, static_cast<const S*>(nullptr), rows, cols);
     TD* d = tile_data(dst, op);
     const TS* s = tile_data(src, op);
     check_window(dst, dr, dc, rows, cols, op);
@@ -264,6 +265,7 @@ inline void fill_pad(D& dst, S& src, typename D::DType pad, bool copy, const cha
     using TD = typename D::DType;
     using TS = typename S::DType;
     static_assert(sizeof(TD) == sizeof(TS), "TFILLPAD: source and destination need the same element size");
+    if (tracing()) trace_tiles(op, &dst, &src, static_cast<const S*>(nullptr), vrows(dst), vcols(dst));
     TD* d = tile_data(dst, op);
     const TS* s = tile_data(src, op);
     const size_t vr = vrows(src), vc = vcols(src);
@@ -335,6 +337,10 @@ PTO_INST RecordEvent TTRANS(TileDataDst& dst, TileDataSrc& src, TileDataTmp& tmp
     static_assert(std::is_same<typename TileDataDst::DType, typename TileDataSrc::DType>::value,
                   "TTRANS: source and destination need the same element type");
     (void)tmp;
+    if (sim::tracing()) {
+        sim::trace_tiles("TTRANS", &dst, &src, static_cast<const TileDataSrc*>(nullptr), sim::vrows(src),
+                         sim::vcols(src));
+    }
     auto* d = sim::tile_data(dst, "TTRANS");
     const auto* s = sim::tile_data(src, "TTRANS");
     const size_t vr = sim::vrows(src), vc = sim::vcols(src);

@@ -72,6 +72,7 @@ inline void row_reduce(D& dst, S& src, const char* op) {
     using T = typename D::DType;
     using C = calc_t<T>;
     static_assert(std::is_same<T, typename S::DType>::value, "row reduction: source and destination need the same element type");
+    if (tracing()) trace_tiles(op, &dst, &src, static_cast<const S*>(nullptr), vrows(src), vcols(src));
     T* d = tile_data(dst, op);
     const T* s = tile_data(src, op);
     const size_t rows = vrows(src), cols = vcols(src);
@@ -94,6 +95,7 @@ inline void col_reduce(D& dst, S& src, const char* op) {
     using T = typename D::DType;
     using C = calc_t<T>;
     static_assert(std::is_same<T, typename S::DType>::value, "column reduction: source and destination need the same element type");
+    if (tracing()) trace_tiles(op, &dst, &src, static_cast<const S*>(nullptr), vrows(src), vcols(src));
     T* d = tile_data(dst, op);
     const T* s = tile_data(src, op);
     const size_t rows = vrows(src), cols = vcols(src);
@@ -124,6 +126,7 @@ inline void row_expand(D& dst, S0& src0, V& vec, F f, const char* op) {
     using C = calc_t<T>;
     static_assert(std::is_same<T, typename S0::DType>::value && std::is_same<T, typename V::DType>::value,
                   "row broadcast: all tiles need the same element type");
+    if (tracing()) trace_tiles(op, &dst, &src0, &vec, vrows(dst), vcols(dst));
     T* d = tile_data(dst, op);
     const T* s = tile_data(src0, op);
     const T* v = tile_data(vec, op);
@@ -153,6 +156,7 @@ inline void col_expand(D& dst, S0& src0, V& vec, F f, const char* op) {
     using C = calc_t<T>;
     static_assert(std::is_same<T, typename S0::DType>::value && std::is_same<T, typename V::DType>::value,
                   "column broadcast: all tiles need the same element type");
+    if (tracing()) trace_tiles(op, &dst, &src0, &vec, vrows(dst), vcols(dst));
     T* d = tile_data(dst, op);
     const T* s = tile_data(src0, op);
     const T* v = tile_data(vec, op);

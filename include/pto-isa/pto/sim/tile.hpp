@@ -18,6 +18,7 @@
 
 #include "pto/sim/context.hpp"
 #include "pto/sim/numeric.hpp"
+#include "pto/sim/trace.hpp"
 
 namespace pto {
 
@@ -300,6 +301,7 @@ inline std::string tile_name(const TileT& t) {
 /// The tile's memory; a fault if it was never bound.
 template <class TileT>
 inline typename TileT::DType* tile_data(const TileT& t, const char* op) {
+    if (tracing()) trace_seen(op);
     if (t.data_ == nullptr) {
         fatal(std::string(op) + ": " + tile_name(t) + " was never bound to memory (TASSIGN)");
     }

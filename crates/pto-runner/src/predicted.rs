@@ -1,0 +1,198 @@
+//! `--timing predicted`: the whole-program schedule of the timing model and the substitution
+//! of predicted times into the run's records before the DFX writers run.
+//!
+//! The runtime gives one [`PredictedRecord`] per subtask (cycles and per-pipe busy cycles
+//! from the kernel's instruction trace, or why there is none) and the dependency log. Here
+//! the task graph is scheduled on the platform's cores ([`pto_timing::graph`]) and every
+//! swimlane record's core and times are replaced by the schedule's, in nanoseconds at the
+//! model's core clock from the run's first start (the swimlane writer turns them into the
+//! platform's counter ticks as usual). Scheduler-phase and orchestrator records measure the
+//! host and are dropped. `predicted_timing.json` says what the files hold.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use pto_runtime::dfx::{PredictedRecord, SubtaskRecord};
+use pto_runtime::{ChipConfig, CoreType, RunReport};
+use pto_timing::graph::{self, CoreKind, Cores, Placed, Subtask, Task};
+use pto_timing::{Model, Pipe, SubtaskTiming, N_PIPES};
+
+use crate::error::RunnerError;
+
+/// The file that says which timing the run's diagnostics hold.
+pub const FILE_NAME: &str = "predicted_timing.json";
+
+/// What the model predicted for a run.
+#[derive(Clone, Debug, Default)]
+pub struct Prediction {
+    /// Predicted makespan in core cycles.
+    pub makespan_cycles: u64,
+    /// The model's core clock in Hz.
+    pub core_hz: f64,
+    /// Per-pipe busy cycles summed over every modelled subtask.
+    pub busy: [u64; N_PIPES],
+    /// Subtasks with a prediction.
+    pub modelled: usize,
+    /// `(task, func_id, reason)` of each unmodelled subtask (counted as 0 cycles).
+    pub unmodelled: Vec<(u64, i32, String)>,
+}
+
+impl Prediction {
+    /// The makespan in nanoseconds.
+    pub fn makespan_ns(&self) -> f64 {
+        self.makespan_cycles as f64 * 1e9 / self.core_hz
+    }
+}
+
+fn kind(t: CoreType) -> CoreKind {
+    match t {
+        CoreType::Aic => CoreKind::Aic,
+        CoreType::Aiv => CoreKind::Aiv,
+    }
+}
+
+/// Builds the graph from the predictions and the dependency log, schedules it and rewrites
+/// `report`'s swimlane records with the schedule.
+pub fn apply(report: &mut RunReport, chip: &ChipConfig) -> Prediction {
+    let model = Model::for_platform(chip.platform.name());
+    let topology = chip.platform.topology(report.n_workers);
+    let mut p = Prediction {
+        core_hz: model.arch.core_hz,
+        ..Prediction::default()
+    };
+    // Tasks in submission order; subtasks grouped into blocks by the cluster they ran in.
+    let mut index: HashMap<u64, usize> = HashMap::new();
+    let mut tasks: Vec<Task> = Vec::new();
+    if let Some(log) = &report.deps {
+        for t in &log.tasks {
+            index.insert(t.id.0, tasks.len());
+            tasks.push(Task::default());
+        }
+        for e in log.edges.iter().filter(|e| e.wait) {
+            if let (Some(&a), Some(&b)) = (index.get(&e.pred.0), index.get(&e.succ.0)) {
+                tasks[b].preds.push(a);
+            }
+        }
+    }
+    let mut where_: HashMap<(u64, u32), (usize, usize, usize)> = HashMap::new();
+    let mut blocks_of: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut records: Vec<&PredictedRecord> = report.dfx.predicted.iter().collect();
+    records.sort_by_key(|r| (r.task, r.core));
+    for r in records {
+        let t = *index.entry(r.task).or_insert_with(|| {
+            tasks.push(Task::default());
+            tasks.len() - 1
+        });
+        let core = r.core as usize;
+        let cycles = match &r.timing {
+            SubtaskTiming::Modelled(c) => {
+                p.modelled += 1;
+                for (sum, b) in p.busy.iter_mut().zip(c.busy) {
+                    *sum += b;
+                }
+                c.total
+            }
+            SubtaskTiming::Unmodelled(why) => {
+                p.unmodelled.push((r.task, r.func_id, why.clone()));
+                0
+            }
+        };
+        let b = *blocks_of
+            .entry((t, topology.cluster_of(core)))
+            .or_insert_with(|| {
+                tasks[t].blocks.push(Vec::new());
+                tasks[t].blocks.len() - 1
+            });
+        tasks[t].blocks[b].push(Subtask {
+            kind: kind(topology.core_type(core)),
+            cycles,
+        });
+        where_.insert((r.task, r.core), (t, b, tasks[t].blocks[b].len() - 1));
+    }
+    let schedule = graph::schedule(
+        &tasks,
+        Cores {
+            clusters: topology.n_clusters,
+        },
+        model.arch.dispatch_cycles,
+    );
+    p.makespan_cycles = schedule.makespan;
+    let placed = |task: u64, core: u32| -> Option<Placed> {
+        let &(t, b, s) = where_.get(&(task, core))?;
+        schedule.placed.get(t)?.get(b)?.get(s).copied()
+    };
+    rewrite_swimlane(report, &model, placed);
+    p
+}
+
+/// Replaces each swimlane record's core and times with its placement in the schedule.
+fn rewrite_swimlane(
+    report: &mut RunReport,
+    model: &Model,
+    placed: impl Fn(u64, u32) -> Option<Placed>,
+) {
+    let workers = &mut report.dfx.workers;
+    let base = workers
+        .iter()
+        .flat_map(|w| w.subtasks.iter().map(|s| s.dispatch_ns))
+        .min()
+        .unwrap_or(0);
+    let ns = |cycles: u64| base + model.arch.cycles_to_ns(cycles).round() as u64;
+    let mut all: Vec<SubtaskRecord> = Vec::new();
+    for w in workers.iter_mut() {
+        for mut s in w.subtasks.drain(..) {
+            if let Some(pl) = placed(s.task, s.core) {
+                s.core = pl.core as u32;
+                s.dispatch_ns = ns(pl.dispatch);
+                s.receive_ns = ns(pl.start);
+                s.start_ns = ns(pl.start);
+                s.end_ns = ns(pl.end);
+                s.finish_ns = ns(pl.end);
+            }
+            all.push(s);
+        }
+        w.phases.clear();
+    }
+    all.sort_by_key(|s| (s.core, s.start_ns, s.task));
+    if let Some(first) = workers.first_mut() {
+        first.subtasks = all;
+    }
+    report.dfx.orchestrator.clear();
+}
+
+/// Writes [`FILE_NAME`] into `dir`: the timing mode, clock, makespan, per-pipe busy cycles
+/// and every unmodelled subtask with its reason.
+pub fn write_summary(
+    dir: &Path,
+    p: &Prediction,
+    chip: &ChipConfig,
+) -> Result<std::path::PathBuf, RunnerError> {
+    let busy: serde_json::Map<String, serde_json::Value> = Pipe::ALL
+        .iter()
+        .map(|pipe| (pipe.name().to_string(), p.busy[pipe.index()].into()))
+        .collect();
+    let unmodelled: Vec<serde_json::Value> = p
+        .unmodelled
+        .iter()
+        .map(|(task, func_id, why)| {
+            serde_json::json!({"task": pto_dfx::task_id::TaskId(*task).to_string(), "func_id": func_id, "reason": why})
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "timing": "predicted",
+        "platform": chip.platform.name(),
+        "core_clock_hz": p.core_hz,
+        "swimlane_clock_freq_hz": chip.platform.clock_freq_hz(),
+        "makespan_cycles": p.makespan_cycles,
+        "makespan_us": p.makespan_ns() / 1e3,
+        "modelled_subtasks": p.modelled,
+        "busy_cycles_by_pipe": busy,
+        "unmodelled_subtasks": unmodelled,
+        "note": "chip_swimlane_records.json task times are the model's schedule (docs/TIMING.md); unmodelled subtasks count 0 cycles",
+    });
+    let path = dir.join(FILE_NAME);
+    let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+    pto_dfx::atomic_write(&path, text.as_bytes())
+        .map_err(|e| RunnerError::config(e.to_string()))?;
+    Ok(path)
+}
