@@ -441,7 +441,7 @@ pub fn describe_death(
             let fault = snap.fault.filter(|f| f.0 == sig);
             let (name, meaning) = signals::describe(sig, fault.map_or(0, |f| f.1));
             match fault {
-                Some((_, _, addr, _)) if sig != libc::SIGKILL => {
+                Some((_, code, addr, _)) if signals::has_fault_address(sig, code) => {
                     format!("was killed by {name} at address 0x{addr:x} ({meaning})")
                 }
                 _ => format!("was killed by {name} ({meaning})"),

@@ -147,6 +147,18 @@ pub unsafe fn install(board: *mut Board) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether a recorded signal's `si_addr` is an address: only for the hardware faults
+/// (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP) the kernel raised (`si_code > 0`). A signal
+/// sent by a process (`abort()`'s SIGABRT is `SI_TKILL`, `kill` is `SI_USER`) carries the
+/// sender's pid and uid in those bytes instead.
+pub fn has_fault_address(signal: i32, code: i32) -> bool {
+    code > 0
+        && matches!(
+            signal,
+            libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP
+        )
+}
+
 /// The name of a signal (`SIGSEGV`) and what it usually means.
 pub fn describe(signal: i32, code: i32) -> (&'static str, &'static str) {
     match signal {
@@ -166,5 +178,20 @@ pub fn describe(signal: i32, code: i32) -> (&'static str, &'static str) {
         libc::SIGKILL => ("SIGKILL", "killed (out of memory, or from outside)"),
         libc::SIGTERM => ("SIGTERM", "terminated from outside"),
         _ => ("a signal", "an unexpected signal"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_kernel_raised_faults_have_an_address() {
+        assert!(has_fault_address(libc::SIGSEGV, 1)); // SEGV_MAPERR
+        assert!(has_fault_address(libc::SIGBUS, 2));
+        // abort(): SIGABRT via tgkill (SI_TKILL = -6): si_addr holds the sender's pid.
+        assert!(!has_fault_address(libc::SIGABRT, -6));
+        // kill -SEGV from outside (SI_USER = 0).
+        assert!(!has_fault_address(libc::SIGSEGV, 0));
     }
 }
