@@ -657,6 +657,8 @@ fn scope_file(report: &RunReport, chip: &ChipConfig) -> ScopeStatsFile {
         .scopes
         .iter()
         .map(|s| ScopeRecord {
+            buf_seq: None,
+            run_epoch: None,
             site: s.site.clone(),
             phase: if s.is_end {
                 ScopePhase::End
