@@ -73,6 +73,12 @@ struct DfxArgs {
     /// reads them). Default: $PTO_DFX_FORMAT, else json.
     #[arg(long, value_name = "FORMAT", value_parser = ["json", "compact"])]
     dfx_format: Option<String>,
+    /// Which generation of Simpler's diagnostic files to write: `2026-08` (deps.json
+    /// without `runtime`, scope_stats with `version`, aicpu_tasks) or `2026-09` (`runtime`
+    /// keys, `run_epoch`, scheduler_tasks / scheduler_records). Default: $PTO_DFX_SCHEMA,
+    /// else the build directory's generation (2026-08 until sources tell otherwise).
+    #[arg(long, value_name = "GENERATION", value_parser = ["2026-08", "2026-09"])]
+    dfx_schema: Option<String>,
 }
 
 impl DfxArgs {
@@ -218,6 +224,9 @@ fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     config.dfx = args.dfx.options();
     if let Some(f) = &args.dfx.dfx_format {
         config.dfx_format = pto_runner::config::DfxFormat::parse(f)?;
+    }
+    if let Some(g) = &args.dfx.dfx_schema {
+        config.dfx_schema = Some(pto_runner::config::parse_dfx_schema(g, "--dfx-schema")?);
     }
     let options = ReplayOptions {
         validate: args.validate,
@@ -463,6 +472,17 @@ fn main() -> ExitCode {
     {
         // So do chip processes and the dep_gen capture of a two-pass swimlane the format.
         std::env::set_var(pto_runner::config::DFX_FORMAT_ENV, format);
+    }
+    if let Command::Replay(ReplayArgs {
+        dfx: DfxArgs {
+            dfx_schema: Some(schema),
+            ..
+        },
+        ..
+    }) = &cli.command
+    {
+        // Chip processes and the dep_gen capture write the same generation.
+        std::env::set_var(pto_runner::config::DFX_SCHEMA_ENV, schema);
     }
     let res = match &cli.command {
         Command::Viewer(cmd) => viewers::run(cmd),
