@@ -78,6 +78,12 @@ struct DfxArgs {
     /// else host.
     #[arg(long, value_name = "TIMING", value_parser = ["host", "predicted"])]
     timing: Option<String>,
+    /// Which generation of Simpler's diagnostic files to write: `2026-08` (deps.json
+    /// without `runtime`, scope_stats with `version`, aicpu_tasks) or `2026-09` (`runtime`
+    /// keys, `run_epoch`, scheduler_tasks / scheduler_records). Default: $PTO_DFX_SCHEMA,
+    /// else the build directory's generation (2026-08 until sources tell otherwise).
+    #[arg(long, value_name = "GENERATION", value_parser = ["2026-08", "2026-09"])]
+    dfx_schema: Option<String>,
 }
 
 impl DfxArgs {
@@ -228,6 +234,9 @@ fn cmd_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     config.dfx = args.dfx.options(config.dfx.predicted_timing);
     if let Some(f) = &args.dfx.dfx_format {
         config.dfx_format = pto_runner::config::DfxFormat::parse(f)?;
+    }
+    if let Some(g) = &args.dfx.dfx_schema {
+        config.dfx_schema = Some(pto_runner::config::parse_dfx_schema(g, "--dfx-schema")?);
     }
     let options = ReplayOptions {
         validate: args.validate,
@@ -473,6 +482,17 @@ fn main() -> ExitCode {
     {
         // So do chip processes and the dep_gen capture of a two-pass swimlane the format.
         std::env::set_var(pto_runner::config::DFX_FORMAT_ENV, format);
+    }
+    if let Command::Replay(ReplayArgs {
+        dfx: DfxArgs {
+            dfx_schema: Some(schema),
+            ..
+        },
+        ..
+    }) = &cli.command
+    {
+        // Chip processes and the dep_gen capture write the same generation.
+        std::env::set_var(pto_runner::config::DFX_SCHEMA_ENV, schema);
     }
     let res = match &cli.command {
         Command::Viewer(cmd) => viewers::run(cmd),

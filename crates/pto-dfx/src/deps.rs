@@ -12,12 +12,18 @@
 //! or mistyped `tasks` / `tensors` / `edges` is an error.
 //!
 //! [`tensor_id`] is the FNV-1a 64 hash that names a tensor version.
+//!
+//! Generations ([`DfxSchema`]): a 2026-09 file begins with `"runtime"`
+//! ([`DepsFile::runtime`]; [`detect`] tells the two apart); everything else
+//! is the same. An unknown `runtime` value or top-level key is read past
+//! with one [`Problem`] naming it.
 
 use std::path::Path;
 
 use crate::atomic::atomic_write;
 use crate::error::{Loaded, Problem, ReadError, WriteError};
 use crate::json::{self, Issue, Node, Out};
+use crate::schema::{self, DfxSchema};
 use crate::task_id::TaskId;
 
 pub use crate::task_id::format_task_display;
@@ -45,6 +51,10 @@ pub fn tensor_id(buffer_addr: u64, version: i32) -> u64 {
 /// The whole file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DepsFile {
+    /// `runtime` (2026-09 only, written first): the runtime whose task-id
+    /// layout the ids follow, e.g. [`schema::RUNTIME_TMR`]. `None` in a
+    /// 2026-08 file.
+    pub runtime: Option<String>,
     /// `tasks`, in submission order (`alloc_tensors()` pseudo-tasks are absent).
     pub tasks: Vec<DepsTask>,
     /// `tensors`, in first-seen order.
@@ -54,6 +64,27 @@ pub struct DepsFile {
 }
 
 impl DepsFile {
+    /// The generation the file follows: 2026-09 exactly when it has a `runtime`.
+    pub fn schema(&self) -> DfxSchema {
+        if self.runtime.is_some() {
+            DfxSchema::V2026_09
+        } else {
+            DfxSchema::V2026_08
+        }
+    }
+
+    /// The file as `schema` writes it: with `runtime` ([`schema::RUNTIME_TMR`]
+    /// unless one is set) for 2026-09, without for 2026-08.
+    pub fn with_schema(mut self, schema: DfxSchema) -> Self {
+        self.runtime = match schema {
+            DfxSchema::V2026_08 => None,
+            DfxSchema::V2026_09 => self
+                .runtime
+                .or_else(|| Some(schema::RUNTIME_TMR.to_string())),
+        };
+        self
+    }
+
     /// Cross-record checks Simpler's dep_gen test applies, as problems:
     /// every `tensors[]` id is [`tensor_id`]`(buffer_addr, version)`, and
     /// every non-explicit edge's `tensor_id` is listed in `tensors[]`.
@@ -345,7 +376,11 @@ pub fn render(file: &DepsFile) -> String {
     let mut out = Out::with_capacity(
         64 + 160 * file.tasks.len() + 128 * file.tensors.len() + 256 * file.edges.len(),
     );
-    out.s("{\"tasks\":[");
+    out.s("{");
+    if let Some(runtime) = &file.runtime {
+        out.s("\"runtime\":").q(runtime).s(",");
+    }
+    out.s("\"tasks\":[");
     for (i, t) in file.tasks.iter().enumerate() {
         if i > 0 {
             out.s(",");
@@ -458,6 +493,23 @@ pub fn write(path: &Path, file: &DepsFile) -> Result<(), WriteError> {
 
 // ---------------------------------------------------------------- reader
 
+/// The generation of a `deps.json` from its content: 2026-09 when its first
+/// key is `"runtime"` (Simpler writes it first), else 2026-08.
+pub fn detect(bytes: &[u8]) -> DfxSchema {
+    let text = bytes.trim_ascii_start();
+    let Some(rest) = text.strip_prefix(b"{") else {
+        return DfxSchema::V2026_08;
+    };
+    if rest.trim_ascii_start().starts_with(b"\"runtime\"") {
+        DfxSchema::V2026_09
+    } else {
+        DfxSchema::V2026_08
+    }
+}
+
+/// The top-level keys of either generation.
+const ROOT_KEYS: [&str; 4] = ["runtime", "tasks", "tensors", "edges"];
+
 /// Reads the file at `path`.
 pub fn read(path: &Path) -> Result<Loaded<DepsFile>, ReadError> {
     parse(&json::read_file(path)?, path)
@@ -476,7 +528,15 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Loaded<DepsFile>, ReadError> {
 }
 
 fn parse_root(root: &Node<'_, '_>, problems: &mut Vec<Problem>) -> Result<DepsFile, Issue> {
-    root.object()?;
+    schema::unknown_keys(root.object()?.keys(), &ROOT_KEYS, "", problems);
+    let runtime = match root.opt_field("runtime")? {
+        Some(r) => {
+            let value = r.str()?;
+            problems.extend(schema::runtime_problem("runtime", value));
+            Some(value.to_string())
+        }
+        None => None,
+    };
     // Check all three keys before reading items, so a missing key wins over item damage.
     let tasks_node = root.field("tasks")?;
     let tensors_node = root.field("tensors")?;
@@ -521,6 +581,7 @@ fn parse_root(root: &Node<'_, '_>, problems: &mut Vec<Problem>) -> Result<DepsFi
     })?;
     let edges = items(&edges_node, problems, parse_edge)?;
     Ok(DepsFile {
+        runtime,
         tasks,
         tensors,
         edges,
@@ -575,18 +636,17 @@ fn parse_arg(n: &Node<'_, '_>) -> Result<DepsArg, Issue> {
 }
 
 fn parse_edge(n: &Node<'_, '_>) -> Result<DepsEdge, Issue> {
-    let flags_node = n.field("flags")?;
-    let mut flags = DepFlags::default();
-    for (i, v) in flags_node.array()?.iter().enumerate() {
-        let f = flags_node.item(i, v);
-        match f.str()? {
-            "wait" => flags.wait = true,
-            "retain" => flags.retain = true,
-            other => {
-                return Err(f.invalid(format!("is {other:?}; expected \"wait\" or \"retain\"")))
-            }
-        }
-    }
+    let source = named(
+        &n.field("source")?,
+        EdgeSource::from_name,
+        "explicit, creator or tensormap",
+    )?;
+    let flags = match n.opt_field("flags")? {
+        Some(flags_node) => parse_flags(&flags_node)?,
+        // host_build_graph's edges (2026-09) carry no flags: the runtime's rule.
+        None if source == EdgeSource::Tensormap => DepFlags::WAIT,
+        None => DepFlags::WAIT_RETAIN,
+    };
     let consumer = match n.opt_field("tensor_id")? {
         Some(id) => Some(TensorView {
             tensor_id: id.u64_lenient()?,
@@ -609,11 +669,7 @@ fn parse_edge(n: &Node<'_, '_>) -> Result<DepsEdge, Issue> {
         pred: TaskId(n.field("pred")?.u64_lenient()?),
         succ: TaskId(n.field("succ")?.u64_lenient()?),
         arg: n.field("arg")?.i32()?,
-        source: named(
-            &n.field("source")?,
-            EdgeSource::from_name,
-            "explicit, creator or tensormap",
-        )?,
+        source,
         flags,
         overlap: match n.opt_field("overlap")? {
             Some(o) => Some(named(
@@ -626,4 +682,19 @@ fn parse_edge(n: &Node<'_, '_>) -> Result<DepsEdge, Issue> {
         consumer,
         producer,
     })
+}
+
+fn parse_flags(flags_node: &Node<'_, '_>) -> Result<DepFlags, Issue> {
+    let mut flags = DepFlags::default();
+    for (i, v) in flags_node.array()?.iter().enumerate() {
+        let f = flags_node.item(i, v);
+        match f.str()? {
+            "wait" => flags.wait = true,
+            "retain" => flags.retain = true,
+            other => {
+                return Err(f.invalid(format!("is {other:?}; expected \"wait\" or \"retain\"")))
+            }
+        }
+    }
+    Ok(flags)
 }

@@ -86,6 +86,7 @@ pub mod name_map;
 pub mod pmu;
 pub mod printable;
 pub mod provenance;
+pub mod schema;
 pub mod scope_stats;
 pub mod swimlane;
 pub mod task_id;
@@ -98,4 +99,5 @@ pub use error::{
     InvalidRecord, Loaded, Problem, ReadError, ReadErrorKind, WriteError, WriteErrorKind,
     MAX_FILE_BYTES,
 };
+pub use schema::DfxSchema;
 pub use task_id::{format_task_display, format_task_hex, TaskId};

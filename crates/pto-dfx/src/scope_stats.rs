@@ -11,6 +11,12 @@
 //! with a [`Problem`]. Capacity arrays of another length (the documented
 //! example shows 2) are padded with 0 or cut to 4, with a problem.
 //!
+//! Generations ([`DfxSchema`], told apart by [`detect`]): 2026-08 starts
+//! the metadata with `"version": 6`; 2026-09 has no `version` and appends
+//! `run_epoch` and `buf_seq` to every record. Either generation's extra keys
+//! in the other's file are harmless and read; a key of neither is read past
+//! with one [`Problem`] naming it.
+//!
 //! The report's derived metrics per begin/end pair are [`ScopeResource::metrics`],
 //! [`ScopeResource::risk`] and [`ScopeStatsMeta::capacity`]; [`pair_scopes`]
 //! finds the pairs.
@@ -23,6 +29,7 @@ use serde_json::Value;
 use crate::atomic::atomic_write;
 use crate::error::{Loaded, Problem, ReadError, ReadErrorKind, WriteError};
 use crate::json::{self, Issue, Node, Out};
+use crate::schema::{self, DfxSchema};
 
 /// The directory under the output prefix.
 pub const DIR_NAME: &str = "scope_stats";
@@ -45,8 +52,9 @@ pub struct ScopeStatsFile {
 /// The metadata line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScopeStatsMeta {
-    /// `version`: 6 (5 had wrapping heap offsets).
-    pub version: u32,
+    /// `version`: 6 (5 had wrapping heap offsets); `None` in a 2026-09 file,
+    /// which has no version (its heap values are those of version 6).
+    pub version: Option<u32>,
     /// `fatal`: the fatal-error hook latched.
     pub fatal: bool,
     /// `dropped`: records dropped on the device.
@@ -116,6 +124,10 @@ pub struct ScopeRecord {
     pub dep_pool_end: i32,
     /// `tensormap`: live TensorMap entries (global).
     pub tensormap: i32,
+    /// `run_epoch` (2026-09): the run of the process that wrote the record.
+    pub run_epoch: Option<u64>,
+    /// `buf_seq` (2026-09): the sequence number of the record buffer it came in.
+    pub buf_seq: Option<u32>,
 }
 
 impl ScopeRecord {
@@ -215,7 +227,7 @@ impl ScopeStatsMeta {
         tensormap_max: i32,
     ) -> Self {
         Self {
-            version: VERSION,
+            version: Some(VERSION),
             fatal: false,
             dropped: 0,
             total: 0,
@@ -323,9 +335,11 @@ pub fn pair_scopes(records: &[ScopeRecord]) -> (Vec<ScopePair>, Vec<Problem>) {
 /// The metadata line (with its `\n`).
 pub fn render_meta(m: &ScopeStatsMeta) -> String {
     let mut out = Out::with_capacity(256);
-    out.s("{\"version\": ")
-        .u(u64::from(m.version))
-        .s(", \"fatal\": ")
+    out.s("{");
+    if let Some(v) = m.version {
+        out.s("\"version\": ").u(u64::from(v)).s(", ");
+    }
+    out.s("\"fatal\": ")
         .b(m.fatal)
         .s(", \"dropped\": ")
         .u(u64::from(m.dropped))
@@ -367,8 +381,14 @@ pub fn render_record(r: &ScopeRecord) -> String {
         .s(", \"dep_pool_end\": ")
         .i(i64::from(r.dep_pool_end))
         .s(", \"tensormap\": ")
-        .i(i64::from(r.tensormap))
-        .s("}\n");
+        .i(i64::from(r.tensormap));
+    if let Some(epoch) = r.run_epoch {
+        out.s(", \"run_epoch\": ").u(epoch);
+    }
+    if let Some(seq) = r.buf_seq {
+        out.s(", \"buf_seq\": ").u(u64::from(seq));
+    }
+    out.s("}\n");
     out.into_string()
 }
 
@@ -388,6 +408,79 @@ pub fn write(path: &Path, file: &ScopeStatsFile) -> Result<(), WriteError> {
 
 // ---------------------------------------------------------------- reader
 
+impl ScopeStatsFile {
+    /// The generation the file follows: 2026-08 exactly when the metadata has a `version`.
+    pub fn schema(&self) -> DfxSchema {
+        if self.meta.version.is_some() {
+            DfxSchema::V2026_08
+        } else {
+            DfxSchema::V2026_09
+        }
+    }
+
+    /// The file as `schema` writes it: 2026-08 with `version` 6 and no
+    /// `run_epoch` / `buf_seq`; 2026-09 without `version`, every record with
+    /// `run_epoch` `epoch` and `buf_seq` 0 unless it has its own.
+    pub fn with_schema(mut self, schema: DfxSchema, epoch: u64) -> Self {
+        let newer = schema.is_newer();
+        self.meta.version = (!newer).then_some(self.meta.version.unwrap_or(VERSION));
+        for r in &mut self.records {
+            r.run_epoch = newer.then(|| r.run_epoch.unwrap_or(epoch));
+            r.buf_seq = newer.then(|| r.buf_seq.unwrap_or(0));
+        }
+        self
+    }
+}
+
+/// The generation of a `scope_stats.jsonl` from its content: 2026-08 when
+/// its metadata line (the first that is not blank) has a `version` key, else
+/// 2026-09.
+pub fn detect(bytes: &[u8]) -> DfxSchema {
+    let first = bytes
+        .split(|&b| b == b'\n')
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace));
+    let has_version = first
+        .and_then(|l| serde_json::from_slice::<Value>(l).ok())
+        .is_some_and(|v| v.get("version").is_some());
+    if has_version {
+        DfxSchema::V2026_08
+    } else {
+        DfxSchema::V2026_09
+    }
+}
+
+const META_KEYS: [&str; 12] = [
+    "version",
+    "fatal",
+    "dropped",
+    "total",
+    "task_window_max",
+    "heap_max",
+    "dep_pool_max",
+    "tensormap_max",
+    // 2026-09 background-session keys, not modelled.
+    "collection_verdict",
+    "counts_unknown",
+    "host_received_records",
+    "host_retained_records",
+];
+
+const RECORD_KEYS: [&str; 13] = [
+    "site",
+    "phase",
+    "depth",
+    "ring",
+    "task_window_start",
+    "task_window_end",
+    "heap_start",
+    "heap_end",
+    "dep_pool_start",
+    "dep_pool_end",
+    "tensormap",
+    "run_epoch",
+    "buf_seq",
+];
+
 /// Reads the file at `path`.
 pub fn read(path: &Path) -> Result<Loaded<ScopeStatsFile>, ReadError> {
     parse(&json::read_file(path)?, path)
@@ -404,7 +497,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Loaded<ScopeStatsFile>, ReadEr
         return Err(ReadError::new(
             path,
             ReadErrorKind::Empty {
-                expected: "a metadata line starting with {\"version\"",
+                expected: "a metadata line (starting with {\"version\" or, in the 2026-09 generation, {\"fatal\")",
             },
         ));
     };
@@ -415,6 +508,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Loaded<ScopeStatsFile>, ReadEr
         .map_err(|e| e.into_read_error(path))?;
 
     let mut records = Vec::new();
+    let mut unknown: Vec<String> = Vec::new();
     for (line_no, line) in lines {
         let value: Value = match serde_json::from_slice(line) {
             Ok(v) => v,
@@ -431,6 +525,22 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Loaded<ScopeStatsFile>, ReadEr
                 continue;
             }
         };
+        if let Some(map) = value.as_object() {
+            let fresh = map
+                .keys()
+                .filter(|k| !RECORD_KEYS.contains(&k.as_str()) && !unknown.contains(k));
+            let fresh: Vec<&String> = fresh.collect();
+            let before = problems.len();
+            schema::unknown_keys(
+                fresh.iter().copied(),
+                &RECORD_KEYS,
+                &format!("line {line_no}: "),
+                &mut problems,
+            );
+            if problems.len() > before {
+                unknown.extend(fresh.into_iter().cloned());
+            }
+        }
         match parse_record(&Node::line(&value, line_no)) {
             Ok(r) => {
                 if r.ring_index().is_none() {
@@ -488,9 +598,9 @@ fn four<T: Copy + Default>(
 }
 
 fn parse_meta(n: &Node<'_, '_>, problems: &mut Vec<Problem>) -> Result<ScopeStatsMeta, Issue> {
-    n.object()?;
+    schema::unknown_keys(n.object()?.keys(), &META_KEYS, "line 1: ", problems);
     Ok(ScopeStatsMeta {
-        version: n.field("version")?.u32()?,
+        version: n.opt_field("version")?.map(|v| v.u32()).transpose()?,
         fatal: n.field("fatal")?.bool()?,
         dropped: n.field("dropped")?.u32()?,
         total: n.field("total")?.u32()?,
@@ -520,6 +630,8 @@ fn parse_record(n: &Node<'_, '_>) -> Result<ScopeRecord, Issue> {
         dep_pool_start: n.field("dep_pool_start")?.i32()?,
         dep_pool_end: n.field("dep_pool_end")?.i32()?,
         tensormap: n.field("tensormap")?.i32()?,
+        run_epoch: n.opt_field("run_epoch")?.map(|v| v.u64()).transpose()?,
+        buf_seq: n.opt_field("buf_seq")?.map(|v| v.u32()).transpose()?,
     })
 }
 

@@ -18,6 +18,13 @@
 //! and host orchestrator records (which Simpler refuses to write and its
 //! reader rejects) is read with a problem so that a viewer can show it.
 //!
+//! Generations ([`crate::DfxSchema`], told apart by [`detect`]): a 2026-09 file has
+//! `metadata.runtime` (and `host_clock_domain_id` with host records),
+//! 7-column `aicore_tasks` rows ending in `run_epoch`, `scheduler_tasks` /
+//! `scheduler_records` instead of `aicpu_tasks` / `aicpu_scheduler_phases`,
+//! and `run_epoch` on every phase record; [`SwimlaneFile::runtime`] being set
+//! selects it for [`render`]. The 2026-09 sections are in `swimlane/newer.rs`.
+//!
 //! The joins, time-base and clock alignment of the converter are consumers'
 //! business and live with the viewers, not here.
 
@@ -27,7 +34,11 @@ use crate::atomic::atomic_write;
 use crate::core_type::CoreType;
 use crate::error::{Loaded, Problem, ReadError, WriteError};
 use crate::json::{self, Issue, Node, Out};
+use crate::schema;
 use crate::task_id::TaskId;
+
+mod newer;
+pub use newer::detect;
 
 /// The file name under the output prefix.
 pub const FILE_NAME: &str = "chip_swimlane_records.json";
@@ -116,6 +127,12 @@ pub struct SwimlaneMetadata {
     /// `core_to_thread`, indexed by core id: scheduler thread or -1.
     /// Written only when non-empty (level >= 3).
     pub core_to_thread: Vec<i32>,
+    /// `runtime` (2026-09, written first): whose task-id layout the ids
+    /// follow. Its presence makes the file 2026-09.
+    pub runtime: Option<String>,
+    /// `host_clock_domain_id` (2026-09, host-orchestrated runs only), e.g.
+    /// `linux-boot-id:<id>`.
+    pub host_clock_domain_id: Option<String>,
 }
 
 /// The metadata keys a host-orchestrated run adds, in writer order.
@@ -241,6 +258,8 @@ pub struct AicoreTaskRow {
     pub end_cycles: u64,
     /// `start - receive`; 0 for archived 5-column rows.
     pub receive_to_start_cycles: u32,
+    /// `run_epoch`, the 7th column of a 2026-09 row.
+    pub run_epoch: Option<u64>,
 }
 
 /// One `aicpu_tasks` row: `[core_id, reg_task_id, dispatch_cycles, finish_cycles]`.
@@ -254,6 +273,8 @@ pub struct AicpuTaskRow {
     pub dispatch_cycles: u64,
     /// When the AICPU saw it finish.
     pub finish_cycles: u64,
+    /// `run_epoch`, the 5th column of a 2026-09 `scheduler_tasks` row.
+    pub run_epoch: Option<u64>,
 }
 
 /// Scheduler phase names (`ChipSwimlaneSchedPhaseKind`).
@@ -373,6 +394,8 @@ pub struct SchedPhaseRecord {
     pub shared_at_start: Option<[i16; 3]>,
     /// `shared_at_end`: ready-queue depths `[aic, aiv, mix]`.
     pub shared_at_end: Option<[i16; 3]>,
+    /// `run_epoch` (2026-09 `scheduler_records`).
+    pub run_epoch: Option<u64>,
 }
 
 /// `pop_hit` / `pop_miss` of a dispatch record.
@@ -395,6 +418,8 @@ pub struct OrchPhaseRecord {
     pub start_cycles: u64,
     /// `end_cycles`.
     pub end_cycles: u64,
+    /// `run_epoch` (2026-09).
+    pub run_epoch: Option<u64>,
 }
 
 /// One `host_orchestrator_phases` record, in host ns.
@@ -436,6 +461,7 @@ pub fn render(file: &SwimlaneFile) -> String {
                 .map(|lane| 200 * lane.len())
                 .sum::<usize>(),
     );
+    let newer = file.schema().is_newer();
     out.s("{\n  \"chip_swimlane_level\": ")
         .u(u64::from(file.level.number()));
     render_metadata(&mut out, &file.metadata);
@@ -453,9 +479,20 @@ pub fn render(file: &SwimlaneFile) -> String {
             .s(", ")
             .u(r.end_cycles)
             .s(", ")
-            .u(u64::from(r.receive_to_start_cycles))
-            .s("]");
+            .u(u64::from(r.receive_to_start_cycles));
+        if newer {
+            out.s(", ").u(r.run_epoch.unwrap_or(0));
+        }
+        out.s("]");
     });
+    if newer {
+        newer::render_scheduler_tasks(&mut out, file);
+        newer::render_scheduler_records(&mut out, file);
+        render_orchestrator_phases(&mut out, file, true);
+        render_host_sections(&mut out, file);
+        out.s("\n}\n");
+        return out.into_string();
+    }
     out.s(",\n  \"aicpu_tasks\": ");
     render_rows(&mut out, &file.aicpu_tasks, |out, r| {
         out.s("[")
@@ -473,9 +510,17 @@ pub fn render(file: &SwimlaneFile) -> String {
         out.s(",\n  \"aicpu_scheduler_phases\": ");
         render_lanes(&mut out, lanes, render_sched_record);
     }
+    render_orchestrator_phases(&mut out, file, false);
+    render_host_sections(&mut out, file);
+    out.s("\n}\n");
+    out.into_string()
+}
+
+/// `aicpu_orchestrator_phases`, with `run_epoch` last in a 2026-09 file.
+fn render_orchestrator_phases(out: &mut Out, file: &SwimlaneFile, newer: bool) {
     if let Some(lanes) = &file.orchestrator_phases {
         out.s(",\n  \"aicpu_orchestrator_phases\": ");
-        render_lanes(&mut out, lanes, |out, r| {
+        render_lanes(out, lanes, |out, r| {
             out.s("{\"submit_idx\": ")
                 .u(u64::from(r.submit_idx))
                 .s(", \"task_id\": ")
@@ -483,13 +528,20 @@ pub fn render(file: &SwimlaneFile) -> String {
                 .s(", \"start_cycles\": ")
                 .u(r.start_cycles)
                 .s(", \"end_cycles\": ")
-                .u(r.end_cycles)
-                .s("}");
+                .u(r.end_cycles);
+            if newer {
+                out.s(", \"run_epoch\": ").u(r.run_epoch.unwrap_or(0));
+            }
+            out.s("}");
         });
     }
+}
+
+/// `host_orchestrator_phases` and `host_device_uploads` (host-orchestrated runs).
+fn render_host_sections(out: &mut Out, file: &SwimlaneFile) {
     if let Some(records) = &file.host_orchestrator_phases {
         out.s(",\n  \"host_orchestrator_phases\": [[");
-        render_host_records(&mut out, records, |out, r| {
+        render_host_records(out, records, |out, r| {
             out.s("{\"submit_idx\": ")
                 .u(u64::from(r.submit_idx))
                 .s(", \"task_id\": ")
@@ -504,7 +556,7 @@ pub fn render(file: &SwimlaneFile) -> String {
     }
     if let Some(records) = &file.host_device_uploads {
         out.s(",\n  \"host_device_uploads\": [");
-        render_host_records(&mut out, records, |out, r| {
+        render_host_records(out, records, |out, r| {
             out.s("{\"phase\": ")
                 .q(&r.phase)
                 .s(", \"start_host_ns\": ")
@@ -517,8 +569,6 @@ pub fn render(file: &SwimlaneFile) -> String {
         });
         out.s("\n    ]");
     }
-    out.s("\n}\n");
-    out.into_string()
 }
 
 /// Writes `file` to `path` atomically.
@@ -527,7 +577,11 @@ pub fn write(path: &Path, file: &SwimlaneFile) -> Result<(), WriteError> {
 }
 
 fn render_metadata(out: &mut Out, md: &SwimlaneMetadata) {
-    out.s(",\n  \"metadata\": {\n    \"clock_freq_hz\": ")
+    out.s(",\n  \"metadata\": {\n    ");
+    if let Some(runtime) = &md.runtime {
+        out.s("\"runtime\": ").q(runtime).s(",\n    ");
+    }
+    out.s("\"clock_freq_hz\": ")
         .u(md.clock_freq_hz)
         .s(",\n    \"num_cores\": ")
         .u(u64::from(md.num_cores))
@@ -618,6 +672,9 @@ fn render_metadata(out: &mut Out, md: &SwimlaneMetadata) {
             out.s("}");
         }
         out.s("]}");
+    }
+    if let Some(id) = &md.host_clock_domain_id {
+        out.s(",\n    \"host_clock_domain_id\": ").q(id);
     }
     if !md.core_to_thread.is_empty() {
         out.s(",\n    \"core_to_thread\": ")
@@ -733,7 +790,8 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Loaded<SwimlaneFile>, ReadErro
 }
 
 fn parse_value(root: &Node<'_, '_>, problems: &mut Vec<Problem>) -> Result<SwimlaneFile, Issue> {
-    root.object()?;
+    schema::unknown_keys(root.object()?.keys(), &newer::ROOT_KEYS, "", problems);
+    newer::check_no_conflict(root)?;
     let level_node = root.field("chip_swimlane_level")?;
     let level_number = level_node.u64().map_err(|_| {
         level_node.invalid(format!("is {}; expected 1, 2, 3 or 4", level_node.value))
@@ -745,9 +803,9 @@ fn parse_value(root: &Node<'_, '_>, problems: &mut Vec<Problem>) -> Result<Swiml
 
     let aicore_tasks = parse_rows(&root.field("aicore_tasks")?, problems, |row| {
         let cols = row.vec(|c| c.u64())?;
-        if cols.len() != 6 && cols.len() != 5 {
+        if !(5..=7).contains(&cols.len()) {
             return Err(row.invalid(format!(
-                "has {} columns; expected 6 (or 5 in archived files)",
+                "has {} columns; expected 7 (2026-09: ending in run_epoch), 6 (2026-08) or 5 (archived files)",
                 cols.len()
             )));
         }
@@ -765,10 +823,54 @@ fn parse_value(root: &Node<'_, '_>, problems: &mut Vec<Problem>) -> Result<Swiml
             reg_task_id: narrow(2)?,
             start_cycles: cols[3],
             end_cycles: cols[4],
-            receive_to_start_cycles: if cols.len() == 6 { narrow(5)? } else { 0 },
+            receive_to_start_cycles: if cols.len() >= 6 { narrow(5)? } else { 0 },
+            run_epoch: cols.get(6).copied(),
         })
     })?;
-    let aicpu_tasks = parse_rows(&root.field("aicpu_tasks")?, problems, |row| {
+    let aicpu_tasks = match root.opt_field("scheduler_tasks")? {
+        Some(node) => newer::parse_scheduler_tasks(&node, problems)?,
+        None if metadata.runtime.is_some() => match root.opt_field("aicpu_tasks")? {
+            Some(node) => parse_aicpu_rows(&node, problems)?,
+            None => Vec::new(),
+        },
+        None => parse_aicpu_rows(&root.field("aicpu_tasks")?, problems)?,
+    };
+    let scheduler_phases = match root.opt_field("scheduler_records")? {
+        Some(node) => Some(newer::parse_scheduler_records(&node, problems)?),
+        None => match root.opt_field("aicpu_scheduler_phases")? {
+            Some(node) => Some(parse_lanes(&node, problems, parse_sched_record)?),
+            None => None,
+        },
+    };
+    let orchestrator_phases = match root.opt_field("aicpu_orchestrator_phases")? {
+        Some(node) => Some(parse_lanes(&node, problems, |n| {
+            Ok(OrchPhaseRecord {
+                submit_idx: n.field("submit_idx")?.u32()?,
+                task_id: TaskId(n.field("task_id")?.u64()?),
+                start_cycles: n.field("start_cycles")?.u64()?,
+                end_cycles: n.field("end_cycles")?.u64()?,
+                run_epoch: n.opt_field("run_epoch")?.map(|e| e.u64()).transpose()?,
+            })
+        })?),
+        None => None,
+    };
+    parse_tail(
+        level,
+        metadata,
+        aicore_tasks,
+        aicpu_tasks,
+        scheduler_phases,
+        orchestrator_phases,
+        root,
+        problems,
+    )
+}
+
+fn parse_aicpu_rows(
+    node: &Node<'_, '_>,
+    problems: &mut Vec<Problem>,
+) -> Result<Vec<AicpuTaskRow>, Issue> {
+    parse_rows(node, problems, |row| {
         let cols = row.vec(|c| c.u64())?;
         if cols.len() != 4 {
             return Err(row.invalid(format!("has {} columns; expected 4", cols.len())));
@@ -786,24 +888,22 @@ fn parse_value(root: &Node<'_, '_>, problems: &mut Vec<Problem>) -> Result<Swiml
             reg_task_id: narrow(1)?,
             dispatch_cycles: cols[2],
             finish_cycles: cols[3],
+            run_epoch: None,
         })
-    })?;
+    })
+}
 
-    let scheduler_phases = match root.opt_field("aicpu_scheduler_phases")? {
-        Some(node) => Some(parse_lanes(&node, problems, parse_sched_record)?),
-        None => None,
-    };
-    let orchestrator_phases = match root.opt_field("aicpu_orchestrator_phases")? {
-        Some(node) => Some(parse_lanes(&node, problems, |n| {
-            Ok(OrchPhaseRecord {
-                submit_idx: n.field("submit_idx")?.u32()?,
-                task_id: TaskId(n.field("task_id")?.u64()?),
-                start_cycles: n.field("start_cycles")?.u64()?,
-                end_cycles: n.field("end_cycles")?.u64()?,
-            })
-        })?),
-        None => None,
-    };
+#[allow(clippy::too_many_arguments)]
+fn parse_tail(
+    level: SwimlaneLevel,
+    metadata: SwimlaneMetadata,
+    aicore_tasks: Vec<AicoreTaskRow>,
+    aicpu_tasks: Vec<AicpuTaskRow>,
+    scheduler_phases: Option<Vec<Vec<SchedPhaseRecord>>>,
+    orchestrator_phases: Option<Vec<Vec<OrchPhaseRecord>>>,
+    root: &Node<'_, '_>,
+    problems: &mut Vec<Problem>,
+) -> Result<SwimlaneFile, Issue> {
     let host_orchestrator_phases: Option<Vec<HostSubmitRecord>> =
         match root.opt_field("host_orchestrator_phases")? {
             Some(node) => {
@@ -870,7 +970,24 @@ fn parse_metadata(
     md: &Node<'_, '_>,
     problems: &mut Vec<Problem>,
 ) -> Result<SwimlaneMetadata, Issue> {
-    md.object()?;
+    schema::unknown_keys(
+        md.object()?.keys(),
+        &newer::METADATA_KEYS,
+        "metadata.",
+        problems,
+    );
+    let runtime = match md.opt_field("runtime")? {
+        Some(r) => {
+            let value = r.str()?;
+            problems.extend(schema::runtime_problem("metadata.runtime", value));
+            Some(value.to_string())
+        }
+        None => None,
+    };
+    let host_clock_domain_id = md
+        .opt_field("host_clock_domain_id")?
+        .map(|n| n.str().map(str::to_string))
+        .transpose()?;
     let freq_node = md.field("clock_freq_hz")?;
     let clock_freq_hz = freq_node.u64()?;
     if clock_freq_hz == 0 {
@@ -967,6 +1084,8 @@ fn parse_metadata(
         host,
         clock_anchors,
         core_to_thread,
+        runtime,
+        host_clock_domain_id,
     })
 }
 
@@ -1168,6 +1287,7 @@ fn parse_sched_record(n: &Node<'_, '_>) -> Result<SchedPhaseRecord, Issue> {
             Some(s) => Some(parse_triple(&s)?),
             None => None,
         },
+        run_epoch: n.opt_field("run_epoch")?.map(|e| e.u64()).transpose()?,
     })
 }
 

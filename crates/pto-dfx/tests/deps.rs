@@ -25,6 +25,7 @@ fn view(id: u64, shape: Vec<u32>, start: u64, strides: Vec<u32>) -> TensorView {
 /// The records of the reference example (§3.3).
 fn example() -> DepsFile {
     DepsFile {
+        runtime: None,
         tasks: vec![
             DepsTask {
                 task_id: TaskId(0),
@@ -71,6 +72,7 @@ fn example() -> DepsFile {
 /// explicit and TensorMap edges, 64-bit values above 2^53.
 fn rich() -> DepsFile {
     DepsFile {
+        runtime: None,
         tasks: vec![DepsTask {
             task_id: TaskId::new(2, 5),
             scope: ScopeMode::Manual,

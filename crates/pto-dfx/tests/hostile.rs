@@ -204,6 +204,8 @@ fn broadcast_views_cannot_allocate_without_bound() {
 
 fn record(site: &str, phase: ScopePhase, depth: i32) -> ScopeRecord {
     ScopeRecord {
+        buf_seq: None,
+        run_epoch: None,
         site: site.to_string(),
         phase,
         depth,

@@ -13,6 +13,8 @@ use crate::common::*;
 fn record(site: &str, phase: ScopePhase, depth: i32, values: [i64; 7]) -> ScopeRecord {
     let [tw_start, tw_end, heap_start, heap_end, dp_start, dp_end, tensormap] = values;
     ScopeRecord {
+        buf_seq: None,
+        run_epoch: None,
         site: site.into(),
         phase,
         depth,

@@ -13,6 +13,7 @@ use crate::common::*;
 
 fn aicore(core: u32, token: u64, reg: u32, start: u64, end: u64, r2s: u32) -> AicoreTaskRow {
     AicoreTaskRow {
+        run_epoch: None,
         core_id: core,
         task_token: TaskId(token),
         reg_task_id: reg,
@@ -24,6 +25,7 @@ fn aicore(core: u32, token: u64, reg: u32, start: u64, end: u64, r2s: u32) -> Ai
 
 fn aicpu(core: u32, reg: u32, dispatch: u64, finish: u64) -> AicpuTaskRow {
     AicpuTaskRow {
+        run_epoch: None,
         core_id: core,
         reg_task_id: reg,
         dispatch_cycles: dispatch,
@@ -36,6 +38,8 @@ fn example() -> SwimlaneFile {
     SwimlaneFile {
         level: SwimlaneLevel::OrchPhases,
         metadata: SwimlaneMetadata {
+            host_clock_domain_id: None,
+            runtime: None,
             clock_freq_hz: 50_000_000,
             num_cores: 2,
             core_types: vec![CoreType::Aic, CoreType::Aiv],
@@ -55,6 +59,7 @@ fn example() -> SwimlaneFile {
         ],
         scheduler_phases: Some(vec![vec![
             SchedPhaseRecord {
+                run_epoch: None,
                 kind: SchedPhaseKind::Dispatch,
                 start_cycles: 975,
                 end_cycles: 985,
@@ -66,6 +71,7 @@ fn example() -> SwimlaneFile {
                 shared_at_end: Some([0, 0, 0]),
             },
             SchedPhaseRecord {
+                run_epoch: None,
                 kind: SchedPhaseKind::Complete,
                 start_cycles: 1055,
                 end_cycles: 1065,
@@ -78,6 +84,7 @@ fn example() -> SwimlaneFile {
             },
         ]]),
         orchestrator_phases: Some(vec![vec![OrchPhaseRecord {
+            run_epoch: None,
             submit_idx: 0,
             task_id: TaskId(0),
             start_cycles: 900,
@@ -93,6 +100,8 @@ fn host_example() -> SwimlaneFile {
     SwimlaneFile {
         level: SwimlaneLevel::SchedPhases,
         metadata: SwimlaneMetadata {
+            host_clock_domain_id: None,
+            runtime: None,
             clock_freq_hz: 50_000_000,
             num_cores: 3,
             core_types: vec![CoreType::Aic, CoreType::Aiv, CoreType::Aiv],
@@ -147,6 +156,7 @@ fn host_example() -> SwimlaneFile {
         aicpu_tasks: vec![],
         scheduler_phases: Some(vec![
             vec![SchedPhaseRecord {
+                run_epoch: None,
                 kind: SchedPhaseKind::GraphPrepare,
                 start_cycles: 10,
                 end_cycles: 20,

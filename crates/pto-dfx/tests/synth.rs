@@ -82,6 +82,7 @@ pub fn generate(n_tasks: usize, level: u8, seed: u64) -> (SwimlaneFile, DepsFile
                 producer: None,
             });
             orch.push(OrchPhaseRecord {
+                run_epoch: None,
                 submit_idx,
                 task_id: alloc,
                 start_cycles: orch_time,
@@ -91,6 +92,7 @@ pub fn generate(n_tasks: usize, level: u8, seed: u64) -> (SwimlaneFile, DepsFile
             orch_time += 4;
         }
         orch.push(OrchPhaseRecord {
+            run_epoch: None,
             submit_idx,
             task_id: id,
             start_cycles: orch_time,
@@ -151,6 +153,7 @@ pub fn generate(n_tasks: usize, level: u8, seed: u64) -> (SwimlaneFile, DepsFile
             let reg = next_reg[c];
             next_reg[c] += 1;
             aicore.push(AicoreTaskRow {
+                run_epoch: None,
                 core_id: core,
                 task_token: id,
                 reg_task_id: reg,
@@ -159,6 +162,7 @@ pub fn generate(n_tasks: usize, level: u8, seed: u64) -> (SwimlaneFile, DepsFile
                 receive_to_start_cycles: (start - receive) as u32,
             });
             aicpu.push(AicpuTaskRow {
+                run_epoch: None,
                 core_id: core,
                 reg_task_id: reg,
                 dispatch_cycles: dispatch,
@@ -175,6 +179,7 @@ pub fn generate(n_tasks: usize, level: u8, seed: u64) -> (SwimlaneFile, DepsFile
                     sched_free[t] = e;
                     let n = sched[t].len() as u32;
                     sched[t].push(SchedPhaseRecord {
+                        run_epoch: None,
                         pop: (kind == SchedPhaseKind::Dispatch)
                             .then_some(PopCounts { hit: 1, miss: 0 }),
                         kind,
@@ -198,6 +203,8 @@ pub fn generate(n_tasks: usize, level: u8, seed: u64) -> (SwimlaneFile, DepsFile
     let file = SwimlaneFile {
         level: level_enum,
         metadata: SwimlaneMetadata {
+            host_clock_domain_id: None,
+            runtime: None,
             clock_freq_hz: 50_000_000,
             num_cores: n_cores,
             core_types: (0..n_cores)

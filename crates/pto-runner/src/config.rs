@@ -134,6 +134,28 @@ impl DfxFormat {
     }
 }
 
+/// The environment variable that selects the generation of the DFX files
+/// ([`pto_dfx::DfxSchema`], `2026-08` or `2026-09`) when the caller does not.
+pub const DFX_SCHEMA_ENV: &str = "PTO_DFX_SCHEMA";
+
+/// The DFX generation named `text` (`2026-08` / `2026-09`); `what` names the
+/// setting in the error.
+pub fn parse_dfx_schema(text: &str, what: &str) -> Result<pto_dfx::DfxSchema, RunnerError> {
+    text.parse().map_err(|_| {
+        RunnerError::config(format!(
+            "{what} must be '2026-08' or '2026-09', got '{text}'"
+        ))
+    })
+}
+
+/// The generation [`DFX_SCHEMA_ENV`] names; `None` when it is unset or empty.
+pub fn dfx_schema_from_env() -> Result<Option<pto_dfx::DfxSchema>, RunnerError> {
+    match std::env::var(DFX_SCHEMA_ENV) {
+        Ok(v) if !v.trim().is_empty() => parse_dfx_schema(&v, DFX_SCHEMA_ENV).map(Some),
+        _ => Ok(None),
+    }
+}
+
 /// Per-call configuration (the seed's `RunConfig`, the fields this runtime uses).
 #[derive(Clone, Debug)]
 pub struct RunConfig {
@@ -143,6 +165,10 @@ pub struct RunConfig {
     /// How the swimlane records and the dep_gen log are written; [`RunConfig::new`] takes it
     /// from `PTO_DFX_FORMAT` (default `json`). A chip process reads the same variable.
     pub dfx_format: DfxFormat,
+    /// Which generation of Simpler's DFX files to write (`dfx_schema`, `--dfx-schema`,
+    /// `PTO_DFX_SCHEMA`); `None`: the build directory's, see
+    /// [`crate::dfx_output::schema_for`].
+    pub dfx_schema: Option<pto_dfx::DfxSchema>,
     /// `ring_task_window`.
     pub ring_task_window: Option<RingValue>,
     /// `ring_heap`.
@@ -190,6 +216,7 @@ impl RunConfig {
                 ..DfxOptions::default()
             },
             dfx_format: DfxFormat::from_env()?,
+            dfx_schema: dfx_schema_from_env()?,
             ring_task_window: None,
             ring_heap: None,
             ring_dep_pool: None,

@@ -40,6 +40,7 @@ use pto_runtime::{ChipConfig, CoreType, RunReport};
 
 use crate::config::{DfxFormat, DfxOptions};
 use crate::error::RunnerError;
+use pto_dfx::DfxSchema;
 
 /// The directory of a build's diagnostics.
 pub fn dfx_dir(build: &Path) -> PathBuf {
@@ -122,6 +123,32 @@ fn join_part(h: Result<std::thread::ScopedJoinHandle<'_, PartResult>, PartResult
 
 /// Writes every enabled artifact of `report` into `out` (see the module docs).
 ///
+/// Which generation of DFX files a run of the build at `build_dir` writes: the one the
+/// caller asked for (`dfx_schema`), else the build directory's own. **Hook:** the
+/// orchestration generation detected from the build's sources plugs in here; until it
+/// does, a build without a request writes 2026-08, the generation of our headers.
+pub fn schema_for(build_dir: &Path, requested: Option<DfxSchema>) -> DfxSchema {
+    let _ = build_dir;
+    requested.unwrap_or_default()
+}
+
+static RUN_EPOCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The `run_epoch` of the next run of this process: 1 for the first run, then one more
+/// per run (2026-09 files stamp every record with it; 2026-08 files have none).
+pub fn next_run_epoch() -> u64 {
+    RUN_EPOCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+}
+
+/// The generation and run of the files [`write_artifacts`] writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunStamp {
+    /// The generation.
+    pub schema: DfxSchema,
+    /// The run's [`next_run_epoch`].
+    pub run_epoch: u64,
+}
+
 /// The swimlane records and the dep_gen log, the two large files, are written on threads
 /// of their own while this thread writes the others, as Simpler's JSON or, with
 /// [`DfxFormat::Compact`], as the compact files (`pto dfx-export` turns those into the
@@ -132,6 +159,7 @@ pub fn write_artifacts(
     out: &Path,
     options: &DfxOptions,
     format: DfxFormat,
+    stamp: RunStamp,
     report: &RunReport,
     chip: &ChipConfig,
     names: &BTreeMap<i32, String>,
@@ -180,7 +208,8 @@ pub fn write_artifacts(
             part.files.push(path);
         } else {
             let path = out.join(pto_dfx::swimlane::FILE_NAME);
-            let file = swimlane_file(options.chip_swimlane, report, chip);
+            let file = swimlane_file(options.chip_swimlane, report, chip)
+                .with_schema(stamp.schema, stamp.run_epoch);
             pto_dfx::swimlane::write(&path, &file).map_err(write_err)?;
             part.hints
                 .push(format!("pto swimlane-converter {}", show(&path)));
@@ -198,7 +227,8 @@ pub fn write_artifacts(
                 path
             } else {
                 let path = out.join(pto_dfx::deps::FILE_NAME);
-                pto_dfx::deps::write(&path, &deps_file(log)).map_err(write_err)?;
+                pto_dfx::deps::write(&path, &deps_file(log).with_schema(stamp.schema))
+                    .map_err(write_err)?;
                 path
             };
             part.hints
@@ -252,7 +282,8 @@ pub fn write_artifacts(
     let scope_stats = || -> PartResult {
         let mut part = Part::default();
         let path = out.join("scope_stats").join("scope_stats.jsonl");
-        pto_dfx::scope_stats::write(&path, &scope_file(report, chip)).map_err(write_err)?;
+        let file = scope_file(report, chip).with_schema(stamp.schema, stamp.run_epoch);
+        pto_dfx::scope_stats::write(&path, &file).map_err(write_err)?;
         part.hints
             .push(format!("pto scope-stats-plot {}", show(&path)));
         part.files.push(path);
@@ -657,6 +688,8 @@ fn scope_file(report: &RunReport, chip: &ChipConfig) -> ScopeStatsFile {
         .scopes
         .iter()
         .map(|s| ScopeRecord {
+            buf_seq: None,
+            run_epoch: None,
             site: s.site.clone(),
             phase: if s.is_end {
                 ScopePhase::End

@@ -181,12 +181,17 @@ impl CompiledBuild {
         out: &std::path::Path,
     ) -> Result<(RunReport, crate::dfx_output::DfxSummary), RunnerError> {
         let chip_config = config.chip_config(Some(out))?;
+        let run_epoch = crate::dfx_output::next_run_epoch();
         let mut report = pto_runtime::run(&self.program, args, &chip_config)?;
         self.log_run(&report);
         let prediction = config
             .dfx
             .predicted_timing
             .then(|| crate::predicted::apply(&mut report, &chip_config));
+        let stamp = crate::dfx_output::RunStamp {
+            schema: crate::dfx_output::schema_for(&self.dir, config.dfx_schema),
+            run_epoch,
+        };
         let label = self
             .dir
             .file_name()
@@ -196,6 +201,7 @@ impl CompiledBuild {
             out,
             &config.dfx,
             config.dfx_format,
+            stamp,
             &report,
             &chip_config,
             &self.kernel_config.name_map(),

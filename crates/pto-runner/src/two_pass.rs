@@ -163,6 +163,7 @@ fn write_spec(
         "platform": config.platform().name(),
         "dfx_dir": dfx_dir.to_string_lossy(),
         "dfx_format": config.dfx_format.name(),
+        "dfx_schema": config.dfx_schema.map(|s| s.name()),
         "args": args,
     });
     let text =
@@ -285,6 +286,9 @@ pub fn capture_main(spec_path: &Path) -> Result<(), RunnerError> {
     // The timing pass's format (a spec without the key: the environment's, as before).
     if let Some(f) = spec.get("dfx_format").and_then(Value::as_str) {
         config.dfx_format = crate::config::DfxFormat::parse(f)?;
+    }
+    if let Some(g) = spec.get("dfx_schema").and_then(Value::as_str) {
+        config.dfx_schema = Some(crate::config::parse_dfx_schema(g, "dfx_schema")?);
     }
     build.execute_pass(&mut params, &config, &dfx_dir)?;
     Ok(())

@@ -382,7 +382,7 @@ fn every_flag_on_and_none() {
     let stats = pto_dfx::scope_stats::read(&out.join("scope_stats/scope_stats.jsonl"))
         .unwrap()
         .value;
-    assert_eq!(stats.meta.version, 6);
+    assert_eq!(stats.meta.version, Some(6));
     assert_eq!(stats.records.len(), 4, "root and one scope, begin and end");
     // Simpler's executor opens the root scope with no PTO2_SCOPE, so no site is pending.
     assert_eq!(stats.records[0].site, "(unknown):0");

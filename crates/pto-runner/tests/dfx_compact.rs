@@ -68,6 +68,7 @@ fn the_export_of_a_compact_run_is_byte_identical_to_the_json_mode() {
             out,
             &config.dfx,
             format,
+            pto_runner::dfx_output::RunStamp::default(),
             report,
             &chip,
             &names,

@@ -3,4 +3,5 @@
 mod dfx;
 mod dfx_compact;
 mod fixture;
+mod generations;
 mod replay;

@@ -4,10 +4,16 @@
 //! (dep_gen): one [`TaskRecord`] per submit and one [`EdgeRecord`] per producer found, in
 //! emission order (explicit deps, then creator / TensorMap edges in argument order). The
 //! runner turns them into `deps.json` after the run; tests use them to check inference.
+//!
+//! The log holds what Simpler's dep_gen replay records, independent of timing: that replay
+//! never retires a producer, so every edge is logged whether or not its producer has
+//! retired by the time of the submit. Creator and explicit edges need nothing for that; the
+//! TensorMap edges come from [`DepRecorder`]'s own replay map, which sees every region
+//! written in the run (the live map forgets retired writers, which is what wiring needs).
 
 use crate::ffi::{ChipTensor, TensorArgType, MAX_TENSOR_DIMS};
 use crate::task::TaskId;
-use crate::tensor_map::{Overlap, ViewGeometry};
+use crate::tensor_map::{Overlap, TensorMap, ViewGeometry};
 
 /// Where an edge came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,5 +142,54 @@ impl DepLog {
             }
         }
         out
+    }
+}
+
+/// dep_gen's recorder: the [`DepLog`] and the replay TensorMap its TensorMap edges come from.
+pub struct DepRecorder {
+    /// What has been recorded so far.
+    pub log: DepLog,
+    /// Every region written in the run, never retired (grows as needed).
+    replay: TensorMap,
+}
+
+impl DepRecorder {
+    /// An empty recorder whose replay map starts with room for `capacity` entries.
+    pub fn new(capacity: usize) -> DepRecorder {
+        DepRecorder {
+            log: DepLog::default(),
+            replay: TensorMap::new(capacity.max(64)),
+        }
+    }
+
+    /// Logs a TensorMap edge to `succ`'s argument `arg` (view `consumer`) from every writer
+    /// of an overlapping region in the run, newest first; with `supersede` (INOUT) the
+    /// covered regions are forgotten, as in the live map.
+    pub fn lookup(&mut self, consumer: &ChipTensor, supersede: bool, succ: TaskId, arg: i32) {
+        let view = TensorView::of(consumer);
+        let edges = &mut self.log.edges;
+        self.replay.lookup(
+            &ViewGeometry::of(consumer),
+            supersede,
+            &|_| false,
+            &mut |hit| {
+                edges.push(EdgeRecord {
+                    pred: hit.producer,
+                    succ,
+                    arg,
+                    source: EdgeSource::TensorMap,
+                    wait: true,
+                    retain: false,
+                    overlap: Some(hit.overlap),
+                    consumer: Some(view),
+                    producer: Some(hit.geometry),
+                })
+            },
+        );
+    }
+
+    /// Records `producer` as the latest writer of `geometry` (step 4 of a submit).
+    pub fn register_output(&mut self, geometry: ViewGeometry, producer: TaskId) {
+        self.replay.insert_growing(geometry, producer);
     }
 }

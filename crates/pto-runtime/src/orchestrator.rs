@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::chip::Chip;
 use crate::config::N_RINGS;
-use crate::deps::{DepLog, EdgeRecord, EdgeSource, TaskRecord, TensorView};
+use crate::deps::{DepLog, DepRecorder, EdgeRecord, EdgeSource, TaskRecord, TensorView};
 use crate::dfx::{OrchRecord, ScopeSample};
 use crate::dtype;
 use crate::error::ErrorCode;
@@ -108,11 +108,46 @@ pub struct Orchestrator {
     inline: Vec<TaskId>,
     summary: OrchestratorSummary,
     orch_done: bool,
-    deps: Option<DepLog>,
+    deps: Option<DepRecorder>,
     orch_records: Vec<OrchRecord>,
     scope_samples: Vec<ScopeSample>,
     n_submits: u32,
     census: Option<RingCensus>,
+}
+
+/// Logs a creator edge `owner → me` through argument `arg`, unless this submit's edges
+/// (from `first_edge` on) already name `owner`: as in Simpler's replay, a producer named
+/// explicitly, as a creator or through the TensorMap gets no second creator edge, and an
+/// explicit edge to it takes on wait+retain instead.
+fn log_creator_edge(
+    log: &mut DepLog,
+    first_edge: usize,
+    owner: TaskId,
+    me: TaskId,
+    arg: usize,
+    t: &ChipTensor,
+) {
+    let mine = &mut log.edges[first_edge..];
+    if mine.iter().any(|e| e.pred == owner) {
+        for e in mine.iter_mut() {
+            if e.pred == owner && e.source == EdgeSource::Explicit {
+                e.wait = true;
+                e.retain = true;
+            }
+        }
+        return;
+    }
+    log.edges.push(EdgeRecord {
+        pred: owner,
+        succ: me,
+        arg: arg as i32,
+        source: EdgeSource::Creator,
+        wait: true,
+        retain: true,
+        overlap: None,
+        consumer: Some(TensorView::of(t)),
+        producer: None,
+    });
 }
 
 /// An empty `TaskOutputTensors` (what a rejected submit returns).
@@ -145,11 +180,7 @@ impl Orchestrator {
             inline: Vec::with_capacity(64),
             summary: OrchestratorSummary::default(),
             orch_done: false,
-            deps: if chip.config.record_deps {
-                Some(DepLog::default())
-            } else {
-                None
-            },
+            deps: chip.config.record_deps.then(|| DepRecorder::new(capacity)),
             orch_records: Vec::new(),
             scope_samples: Vec::new(),
             n_submits: 0,
@@ -197,7 +228,7 @@ impl Orchestrator {
 
     /// Takes the dependency log (when recording was on).
     pub fn take_deps(&mut self) -> Option<DepLog> {
-        self.deps.take()
+        self.deps.take().map(|d| d.log)
     }
 
     /// Live TensorMap entries.
@@ -410,7 +441,7 @@ impl Orchestrator {
             );
             return empty_outputs();
         }
-        if let Some(log) = self.deps.as_mut() {
+        if let Some(log) = self.deps.as_mut().map(|d| &mut d.log) {
             let manual_scope = self
                 .scopes
                 .last()
@@ -527,6 +558,9 @@ impl Orchestrator {
                 if t.manual_dep {
                     continue;
                 }
+                if let Some(d) = self.deps.as_mut() {
+                    d.register_output(ViewGeometry::of(t), id);
+                }
                 if !self.insert_tensormap(ViewGeometry::of(t), id, site) {
                     return outputs;
                 }
@@ -607,7 +641,7 @@ impl Orchestrator {
 
     fn collect_fanin(&mut self, args: &TaskArgsData, me: TaskId) -> Result<(), String> {
         // This submit's edges in the dependency log start here.
-        let first_edge = self.deps.as_ref().map_or(0, |log| log.edges.len());
+        let first_edge = self.deps.as_ref().map_or(0, |d| d.log.edges.len());
         // Explicit dependencies.
         for k in 0..args.n_deps as usize {
             // SAFETY: validate() checked `deps` (and `dep_kinds` when set) is non-null when
@@ -635,7 +669,7 @@ impl Orchestrator {
             // (its replay never retires a producer, and keeps each dependency's kind): one
             // edge per distinct producer, flags OR'd over repeats, whether or not the
             // producer has retired by now.
-            if let Some(log) = self.deps.as_mut() {
+            if let Some(log) = self.deps.as_mut().map(|d| &mut d.log) {
                 let earlier = log.edges[first_edge..]
                     .iter_mut()
                     .find(|e| e.pred == dep && e.source == EdgeSource::Explicit);
@@ -684,32 +718,10 @@ impl Orchestrator {
                 }
                 if !self.chip.is_retired(owner) {
                     self.add_fanin(owner, true, true);
-                    // As Simpler's replay: a producer this submit already named (explicitly, as
-                    // a creator or through the TensorMap) gets no second creator edge; an
-                    // explicit edge to it takes on wait+retain instead.
-                    if let Some(log) = self.deps.as_mut() {
-                        let mine = &mut log.edges[first_edge..];
-                        if mine.iter().any(|e| e.pred == owner) {
-                            for e in mine.iter_mut() {
-                                if e.pred == owner && e.source == EdgeSource::Explicit {
-                                    e.wait = true;
-                                    e.retain = true;
-                                }
-                            }
-                        } else {
-                            log.edges.push(EdgeRecord {
-                                pred: owner,
-                                succ: me,
-                                arg: i as i32,
-                                source: EdgeSource::Creator,
-                                wait: true,
-                                retain: true,
-                                overlap: None,
-                                consumer: Some(TensorView::of(t)),
-                                producer: None,
-                            });
-                        }
-                    }
+                }
+                // Logged whether or not the owner has retired, as Simpler's replay does.
+                if let Some(log) = self.deps.as_mut().map(|d| &mut d.log) {
+                    log_creator_edge(log, first_edge, owner, me, i, t);
                 }
             }
             // B: TensorMap lookup.
@@ -720,38 +732,26 @@ impl Orchestrator {
                 continue;
             }
             let geometry = ViewGeometry::of(t);
+            let supersede = ty == TensorArgType::InOut;
+            // deps.json's TensorMap edges come from the recorder's replay map, which also
+            // knows the retired writers the live map below has forgotten.
+            if let Some(d) = self.deps.as_mut() {
+                d.lookup(t, supersede, me, i as i32);
+            }
             let chip = &self.chip;
             let retired = |p: TaskId| chip.is_retired(p);
             let mut hits: [TaskId; 16] = [TaskId::INVALID; 16];
             let mut n_hits = 0usize;
             let mut overflow: Vec<TaskId> = Vec::new();
-            let log = &mut self.deps;
-            self.tensor_map.lookup(
-                &geometry,
-                ty == TensorArgType::InOut,
-                &retired,
-                &mut |hit| {
+            self.tensor_map
+                .lookup(&geometry, supersede, &retired, &mut |hit| {
                     if n_hits < hits.len() {
                         hits[n_hits] = hit.producer;
                         n_hits += 1;
                     } else {
                         overflow.push(hit.producer);
                     }
-                    if let Some(log) = log.as_mut() {
-                        log.edges.push(EdgeRecord {
-                            pred: hit.producer,
-                            succ: me,
-                            arg: i as i32,
-                            source: EdgeSource::TensorMap,
-                            wait: true,
-                            retain: false,
-                            overlap: Some(hit.overlap),
-                            consumer: Some(TensorView::of(t)),
-                            producer: Some(hit.geometry),
-                        });
-                    }
-                },
-            );
+                });
             for &p in hits[..n_hits].iter().chain(overflow.iter()) {
                 if p != me {
                     self.add_fanin(p, true, false);

@@ -183,6 +183,23 @@ struct Entry {
     next: u32,
 }
 
+impl Entry {
+    const EMPTY: Entry = Entry {
+        geometry: ViewGeometry {
+            addr: 0,
+            start_offset: 0,
+            shapes: [0; MAX_TENSOR_DIMS],
+            strides: [0; MAX_TENSOR_DIMS],
+            ndims: 0,
+            dtype: 0,
+            elem_size: 0,
+            version: 0,
+        },
+        producer: TaskId::INVALID,
+        next: NIL,
+    };
+}
+
 /// One producer found by [`TensorMap::lookup`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hit {
@@ -207,23 +224,9 @@ impl TensorMap {
     /// A map with room for `capacity` entries.
     pub fn new(capacity: usize) -> TensorMap {
         let n_buckets = (capacity / 4).next_power_of_two().max(64);
-        let empty = Entry {
-            geometry: ViewGeometry {
-                addr: 0,
-                start_offset: 0,
-                shapes: [0; MAX_TENSOR_DIMS],
-                strides: [0; MAX_TENSOR_DIMS],
-                ndims: 0,
-                dtype: 0,
-                elem_size: 0,
-                version: 0,
-            },
-            producer: TaskId::INVALID,
-            next: NIL,
-        };
         TensorMap {
             buckets: vec![NIL; n_buckets].into_boxed_slice(),
-            entries: vec![empty; capacity].into_boxed_slice(),
+            entries: vec![Entry::EMPTY; capacity].into_boxed_slice(),
             free_head: NIL,
             bump: 0,
             live: 0,
@@ -325,6 +328,19 @@ impl TensorMap {
         self.buckets[b] = idx;
         self.live += 1;
         true
+    }
+
+    /// Records `producer` as the latest writer of `geometry` in a map that never retires
+    /// anything (dep_gen's replay map, see [`crate::deps::DepRecorder`]): a full pool doubles
+    /// instead of refusing. Off the hot path (allocates when it grows).
+    pub fn insert_growing(&mut self, geometry: ViewGeometry, producer: TaskId) {
+        if self.free_head == NIL && self.bump as usize == self.entries.len() {
+            let mut entries = std::mem::take(&mut self.entries).into_vec();
+            entries.resize(entries.len().max(64) * 2, Entry::EMPTY);
+            self.entries = entries.into_boxed_slice();
+        }
+        let inserted = self.insert(geometry, producer, &|_| false);
+        debug_assert!(inserted, "a grown pool has a free entry");
     }
 
     /// Frees every entry whose producer has retired.
@@ -489,5 +505,20 @@ mod tests {
         let retired = |t: TaskId| t.local() == 0;
         assert!(map.insert(view(&p, &[1, 8], &[5, 0]), TaskId::new(0, 5), &retired));
         assert_eq!(map.live(), 2);
+    }
+
+    #[test]
+    fn growing_insert_never_refuses_and_keeps_every_writer() {
+        let p = [8u32, 8];
+        let mut map = TensorMap::new(2);
+        for k in 0..200 {
+            map.insert_growing(view(&p, &[1, 8], &[k % 8, 0]), TaskId::new(0, k as u64));
+        }
+        assert_eq!(map.live(), 200);
+        let mut n = 0;
+        map.lookup(&view(&p, &[8, 8], &[0, 0]), false, &|_| false, &mut |_| {
+            n += 1
+        });
+        assert_eq!(n, 200);
     }
 }

@@ -203,3 +203,65 @@ fn manual_scopes_drop_creator_edges_and_early_resolve_is_recorded() {
     let early: Vec<bool> = log.tasks.iter().map(|t| t.early_dispatch).collect();
     assert_eq!(early, vec![false, true, false]);
 }
+
+/// A TensorMap writer that retired before its reader was submitted still gives the reader
+/// its edge in the log (Simpler's replay never retires a producer), though nothing is
+/// wired to it.
+#[test]
+fn tensormap_edges_to_retired_writers_are_recorded() {
+    let body = format!(
+        "{PRELUDE} PTO2_SCOPE() {{ write(blk(0,0,2,8)); }}
+        uint32_t idx[2] = {{7, 7}};
+        set_tensor_data<float>(x, 2, idx, 1.0f); // waits until every task is done
+        read(blk(1,0,1,8));"
+    );
+    let (log, e) = edges("retired_writer", &body);
+    assert_eq!(e, [(0, 0, "tensormap")], "{e:?}");
+    assert_eq!(log.edges[0].pred, log.tasks[0].id);
+    assert_eq!(log.edges[0].succ, log.tasks[1].id);
+    assert_eq!(
+        log.edges[0].overlap,
+        Some(pto_runtime::tensor_map::Overlap::Other)
+    );
+}
+
+/// The same program gives the same edges whatever the timing: run many times with the
+/// cores kept busy by spinning threads, so that writers retire at different moments
+/// relative to the submits that read their regions.
+#[test]
+fn recorded_edges_do_not_depend_on_timing() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let body = format!(
+        "{PRELUDE} for (uint32_t i = 0; i < 48; ++i) {{
+            PTO2_SCOPE() {{ write(blk(i % 8, 0, 1, 8)); }}
+            PTO2_SCOPE() {{ read(blk((i * 3) % 8, 0, 1, 8)); inout(blk(i % 8, 0, 1, 8)); }}
+            if (i % 5 == 0) {{ PTO2_SCOPE() {{ read(blk(0, 0, 8, 8)); }} }}
+        }}"
+    );
+    let stop = AtomicBool::new(false);
+    let runs: Vec<Vec<String>> = std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            });
+        }
+        let runs = (0..20)
+            .map(|_| {
+                let (log, _) = edges("timing", &body);
+                log.edges
+                    .iter()
+                    .map(|e| format!("{}->{} {} {:?}", e.pred, e.succ, e.source.name(), e.overlap))
+                    .collect()
+            })
+            .collect();
+        stop.store(true, Ordering::Relaxed);
+        runs
+    });
+    // Every reader of a row sees every earlier writer of it not yet superseded by an INOUT.
+    assert!(runs[0].len() > 48 * 2, "{}", runs[0].len());
+    for (k, r) in runs.iter().enumerate() {
+        assert_eq!(r, &runs[0], "run {k} differs from run 0");
+    }
+}

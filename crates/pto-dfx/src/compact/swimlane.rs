@@ -205,6 +205,7 @@ where
         .map(|s| {
             let start = ticks(s.start_ns, freq);
             AicoreTaskRow {
+                run_epoch: None,
                 core_id: s.core,
                 task_token: TaskId(s.task),
                 reg_task_id: s.reg_task_id,
@@ -218,6 +219,7 @@ where
         subtasks
             .iter()
             .map(|s| AicpuTaskRow {
+                run_epoch: None,
                 core_id: s.core,
                 reg_task_id: s.reg_task_id,
                 dispatch_cycles: ticks(s.dispatch_ns, freq),
@@ -231,6 +233,7 @@ where
         let lane: Vec<OrchPhaseRecord> = orchestrator
             .into_iter()
             .map(|o| OrchPhaseRecord {
+                run_epoch: None,
                 submit_idx: o.submit_idx,
                 task_id: TaskId(o.task),
                 start_cycles: ticks(o.start_ns, freq),
@@ -244,6 +247,8 @@ where
     SwimlaneFile {
         level: SwimlaneLevel::from_number(u64::from(level)).unwrap_or(SwimlaneLevel::AicoreTiming),
         metadata: SwimlaneMetadata {
+            host_clock_domain_id: None,
+            runtime: None,
             clock_freq_hz: freq,
             num_cores: header.core_types.len() as u32,
             core_types: header.core_types.clone(),
@@ -272,6 +277,7 @@ fn phase_record(p: &Phase, freq: u64) -> SchedPhaseRecord {
         miss: p.pop_miss,
     });
     SchedPhaseRecord {
+        run_epoch: None,
         kind,
         start_cycles: ticks(p.start_ns, freq),
         end_cycles: ticks(p.end_ns, freq),

@@ -138,6 +138,8 @@ pub struct ScanView {
 /// What the scan keeps of a file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DepsScan {
+    /// `runtime` (2026-09 files; only known values are taken, others decline).
+    pub runtime: Option<String>,
     /// `tasks`, in file order.
     pub tasks: Vec<ScanTask>,
     /// Every task's args, in order.
@@ -209,6 +211,7 @@ impl DepsScan {
             })
         };
         DepsFile {
+            runtime: self.runtime.clone(),
             tasks: self
                 .tasks
                 .iter()
@@ -1005,7 +1008,12 @@ impl<R: Read> Scanner<R> {
                 seen.mark(2)?;
                 s.edges()
             }
-            _ => s.skip_value(2),
+            b"runtime" => {
+                seen.mark(3)?;
+                s.runtime()
+            }
+            // A key of no generation we know: the careful reader warns about it.
+            _ => Err(Decline),
         })?;
         if !(seen.has(0) && seen.has(1) && seen.has(2)) {
             return Err(Decline);
@@ -1014,6 +1022,20 @@ impl<R: Read> Scanner<R> {
         if self.src.peek().is_some() || self.src.error.is_some() {
             return Err(Decline);
         }
+        Ok(())
+    }
+
+    /// `runtime`'s value: one of [`crate::schema::KNOWN_RUNTIMES`] (another
+    /// declines, so that the careful reader warns).
+    fn runtime(&mut self) -> Step {
+        self.src.expect(b'"')?;
+        let mut text = std::mem::take(&mut self.scratch);
+        let fits = self.src.string_body(&mut text, 64)?;
+        let known = crate::schema::KNOWN_RUNTIMES
+            .iter()
+            .find(|r| fits && r.as_bytes() == text.as_slice());
+        self.scratch = text;
+        self.out.runtime = Some(known.ok_or(Decline)?.to_string());
         Ok(())
     }
 
@@ -1531,12 +1553,11 @@ impl<R: Read> Scanner<R> {
 mod tests {
     use super::*;
 
-    const DEPS: &str = r#"{"tasks":[{"task_id":"0","scope":"auto","early_dispatch":false,"kernel_ids":[-1,-1,-1],"block_num":1,"args":[]},
+    const DEPS: &str = r#"{"tasks":[{"task_id":"0","scope":"auto","early_dispatch":false,"kernel_ids":[-1,-1,-1],"block_num":1,"args":[],"extra": [1.5e3, null, {"deep": [true, false]}]},
  {"task_id":"4294967296","scope":"manual","kernel_ids":[7,-1,-1],"block_num":4,"args":[
   {"idx":0,"type":"INPUT","tensor_id":"13451765318376212391","dtype":"FLOAT32","shape":[16384],"start_offset":"0","strides":[1]},
   {"idx":1,"type":"OUTPUT"}]}],
  "tensors":[{"tensor_id":"13451765318376212391","buffer_addr":"29204938752","version":0,"dtype":"FLOAT32","buffer_numel":"16384"}],
- "extra": [1.5e3, null, {"deep": [true, false]}],
  "edges":[{"pred":"0","succ":"4294967296","arg":0,"source":"creator","flags":["wait","retain"],"tensor_id":"13451765318376212391",
   "consumer_dtype":"FLOAT32","consumer_shape":[16384],"consumer_start_offset":"0","consumer_strides":[1]},
   {"pred":-1,"succ":4294967296,"arg":2,"source":"tensormap","flags":["wait"],"overlap":"other","tensor_id":"5","consumer_dtype":"BFLOAT16","consumer_shape":[2,3],"consumer_start_offset":"4","consumer_strides":[3,1],"producer_shape":[4,3],"producer_start_offset":"0","producer_strides":[3,1]}]}
@@ -1655,7 +1676,7 @@ mod tests {
         // Nesting beyond the limit declines; just within it is read.
         let deep = |n: usize| {
             format!(
-                "{{\"tasks\":[],\"tensors\":[],\"edges\":[],\"x\":{}{}}}",
+                "{{\"tasks\":[{{\"task_id\":\"0\",\"scope\":\"auto\",\"kernel_ids\":[-1,-1,-1],\"block_num\":1,\"args\":[],\"x\":{}{}}}],\"tensors\":[],\"edges\":[]}}",
                 "[".repeat(n),
                 "]".repeat(n)
             )

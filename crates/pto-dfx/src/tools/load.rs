@@ -127,7 +127,9 @@ fn careful_reader_takes(bytes: &[u8]) -> bool {
 
 // ---------------------------------------------------------------- swimlane
 
+// Unknown keys (another generation's, or none's) decline: the careful reader names them.
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FastSwimlane {
     chip_swimlane_level: u64,
     metadata: FastMeta,
@@ -143,7 +145,9 @@ struct FastSwimlane {
     host_device_uploads: Present<IgnoredAny>,
 }
 
+// Unknown keys (another generation's, or none's) decline: the careful reader names them.
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FastMeta {
     clock_freq_hz: u64,
     num_cores: u32,
@@ -244,6 +248,7 @@ impl<'de> Deserialize<'de> for FastAicore {
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<FastAicore, A::Error> {
                 let (c, n) = row_visitor::<A, 6>(seq, 5)?;
                 Ok(FastAicore(AicoreTaskRow {
+                    run_epoch: None,
                     core_id: narrow(c[0])?,
                     task_token: TaskId(c[1]),
                     reg_task_id: narrow(c[2])?,
@@ -270,6 +275,7 @@ impl<'de> Deserialize<'de> for FastAicpu {
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<FastAicpu, A::Error> {
                 let (c, _) = row_visitor::<A, 4>(seq, 4)?;
                 Ok(FastAicpu(AicpuTaskRow {
+                    run_epoch: None,
                     core_id: narrow(c[0])?,
                     reg_task_id: narrow(c[1])?,
                     dispatch_cycles: c[2],
@@ -299,7 +305,9 @@ impl<'de> Deserialize<'de> for FastKind {
     }
 }
 
+// Unknown keys (another generation's, or none's) decline: the careful reader names them.
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FastSched {
     kind: FastKind,
     start_cycles: u64,
@@ -318,7 +326,9 @@ struct FastSched {
     shared_at_end: Present<[i16; 3]>,
 }
 
+// Unknown keys (another generation's, or none's) decline: the careful reader names them.
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FastOrch {
     submit_idx: u32,
     task_id: u64,
@@ -355,6 +365,7 @@ pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
                     _ => return None,
                 };
                 records.push(SchedPhaseRecord {
+                    run_epoch: None,
                     kind: r.kind.0,
                     start_cycles: r.start_cycles,
                     end_cycles: r.end_cycles,
@@ -376,6 +387,7 @@ pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
             .map(|lane| {
                 lane.into_iter()
                     .map(|o| OrchPhaseRecord {
+                        run_epoch: None,
                         submit_idx: o.submit_idx,
                         task_id: TaskId(o.task_id),
                         start_cycles: o.start_cycles,
@@ -399,6 +411,8 @@ pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
     Some(SwimlaneFile {
         level,
         metadata: SwimlaneMetadata {
+            host_clock_domain_id: None,
+            runtime: None,
             clock_freq_hz: raw.metadata.clock_freq_hz,
             num_cores: raw.metadata.num_cores,
             core_types: raw.metadata.core_types.into_iter().map(|c| c.0).collect(),
@@ -795,12 +809,16 @@ mod tests {
         );
         assert!(fast_swimlane(text.as_bytes()).is_none());
         assert!(crate::swimlane::parse(text.as_bytes(), Path::new("x")).is_err());
-        // Brackets inside strings do not count.
+        // Brackets inside strings do not count; the unknown key declines the fast pass
+        // and the careful reader reads past it, naming it.
         let text = RECORDS.replace(
             "\"aicpu_tasks\"",
             &format!("\"x\": \"{}\\\"\", \"aicpu_tasks\"", "[".repeat(500)),
         );
-        assert!(fast_swimlane(text.as_bytes()).is_some());
+        assert!(fast_swimlane(text.as_bytes()).is_none());
+        let loaded = crate::swimlane::parse(text.as_bytes(), Path::new("x")).unwrap();
+        assert_eq!(loaded.problems.len(), 1, "{:?}", loaded.problems);
+        assert_eq!(loaded.problems[0].key, "x");
     }
 
     /// A regression found by the deps fuzz target: invalid UTF-8 inside a

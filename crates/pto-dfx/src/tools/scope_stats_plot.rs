@@ -220,10 +220,13 @@ fn render(
     let mut body = String::with_capacity(4096 + 2000 * scopes.len().min(5000));
     let _ = writeln!(
         body,
-        "<header><h1>{}</h1><p><span class=\"chip {chip_class}\">{}</span> version {} \u{b7} {} records \u{b7} {} scopes \u{b7} {} ring(s) \u{b7} dominant site <code>{}</code></p></header>",
+        "<header><h1>{}</h1><p><span class=\"chip {chip_class}\">{}</span> {} \u{b7} {} records \u{b7} {} scopes \u{b7} {} ring(s) \u{b7} dominant site <code>{}</code></p></header>",
         escape(&title),
         escape(&chip),
-        meta.version,
+        match meta.version {
+            Some(v) => format!("version {v}"),
+            None => format!("generation {}", file.schema()),
+        },
         file.records.len(),
         scopes.len(),
         rings.len(),

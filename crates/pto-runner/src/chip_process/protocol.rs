@@ -83,6 +83,7 @@ pub fn encode_config(c: &RunConfig) -> Value {
         "scope_stats": c.dfx.scope_stats,
         "predicted_timing": c.dfx.predicted_timing,
         "dfx_format": c.dfx_format.name(),
+        "dfx_schema": c.dfx_schema.map(|s| s.name()),
         "ring_task_window": ring_value(&c.ring_task_window),
         "ring_heap": ring_value(&c.ring_heap),
         "ring_dep_pool": ring_value(&c.ring_dep_pool),
@@ -117,6 +118,9 @@ pub fn decode_config(v: &Value) -> Result<RunConfig, RunnerError> {
     // child's own choice (its environment's PTO_DFX_FORMAT).
     if let Some(f) = v.get("dfx_format").and_then(Value::as_str) {
         c.dfx_format = crate::config::DfxFormat::parse(f)?;
+    }
+    if let Some(g) = v.get("dfx_schema").and_then(Value::as_str) {
+        c.dfx_schema = Some(crate::config::parse_dfx_schema(g, "dfx_schema")?);
     }
     c.ring_task_window = ring_from(v.get("ring_task_window"));
     c.ring_heap = ring_from(v.get("ring_heap"));
