@@ -665,6 +665,18 @@ impl<'a> Emitter<'a> {
                 self.line(&text, span);
                 bind_tile(self, out);
             }
+            "tile.reshape" => {
+                let (a, aty) = self.tile(&c.args[0], span)?;
+                let ty = result_tile.clone().unwrap_or(aty.clone());
+                let out = self.name_for(&hint);
+                let text = format!(
+                    "{out} = pto.treshape {a} : {} -> {}",
+                    tile_buf(&aty),
+                    tile_buf(&ty)
+                );
+                self.line(&text, span);
+                bind_tile(self, out);
+            }
             "tile.row_expand" | "tile.col_expand" => {
                 let (_, aty) = self.tile(&c.args[0], span)?;
                 let (v, vty) = self.tile(&c.args[1], span)?;
