@@ -126,3 +126,34 @@ def test_every_front_end_tile_op_is_in_the_ir_table() -> None:
     for op in (*pl._TILE_OPS, "reshape"):
         name = spelled_as.get(op, f"tile.{op}")
         assert name in ir_ops, f"pl.{op}: {name} missing from the IR's OPS"
+
+
+@pl.program
+class ScalarFirst:
+    """A kernel that declares its scalar before its tensors (the payload still carries the
+    tensors first)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel_add_scalar(
+        self,
+        k: pl.Scalar[pl.FP32],
+        a: pl.Tensor[[16, 32], pl.FP32],
+        out: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+    ) -> pl.Tensor[[16, 32], pl.FP32]:
+        return pl.store(pl.add(pl.load(a, [0, 0], [16, 32]), k), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(
+        self, a: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]
+    ) -> pl.Tensor[[16, 32], pl.FP32]:
+        out = self.kernel_add_scalar(2.5, a, out)
+        return out
+
+
+def test_a_scalar_declared_before_the_tensors(tmp_path: Path) -> None:
+    from pypto import ir
+
+    a = np.arange(16 * 32, dtype=np.float32).reshape(16, 32)
+    out = np.zeros_like(a)
+    ir.compile(ScalarFirst, output_dir=str(tmp_path / "sf"), dump_passes=False)(a, out)
+    np.testing.assert_array_equal(out, a + 2.5)
