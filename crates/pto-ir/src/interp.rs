@@ -575,6 +575,28 @@ impl<'a> Interp<'a> {
                 })
             }
             "tile.move" => Value::Tile(Self::tile_of(take(&mut args, 0), op)?),
+            "tile.reshape" => {
+                let (rows, cols, _) = Self::result_tile(c)?;
+                let a = Self::tile_of(take(&mut args, 0), op)?;
+                Value::Tile(TileVal { rows, cols, ..a })
+            }
+            "tile.concat" => {
+                let a = Self::tile_of(take(&mut args, 0), op)?;
+                let b = Self::tile_of(take(&mut args, 1), op)?;
+                let cols = a.cols + b.cols;
+                let mut data = Vec::with_capacity(a.rows * cols);
+                for r in 0..a.rows {
+                    data.extend_from_slice(&a.data[r * a.cols..(r + 1) * a.cols]);
+                    data.extend_from_slice(&b.data[r * b.cols..(r + 1) * b.cols]);
+                }
+                self.tick(data.len() as u64)?;
+                Value::Tile(TileVal {
+                    rows: a.rows,
+                    cols,
+                    dtype: a.dtype,
+                    data,
+                })
+            }
             "tile.full" | "tile.expands" => {
                 let (rows, cols, d) = Self::result_tile(c)?;
                 let s = match args.last().cloned() {

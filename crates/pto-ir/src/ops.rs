@@ -110,6 +110,8 @@ pub const OPS: &[OpInfo] = &[
     op!("tile.move", Tile, "pto.tmov"),
     op!("tile.full", Tile, "pto.texpands"),
     op!("tile.expands", Tile, "pto.texpands"),
+    op!("tile.concat", Tile, "pto.tconcat"),
+    op!("tile.reshape", Tile, "pto.treshape"),
     op!("tensor.create", Tensor),
     op!("tensor.slice", Tensor),
     op!("tensor.reshape", Tensor),
@@ -716,6 +718,49 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             check_tile_fits(op, &t)?;
             Ok(Type::Tile(t))
         }
+        "tile.concat" => {
+            arity(2)?;
+            let a = tile_arg(op, args, 0, "the left tile")?;
+            let b = tile_arg(op, args, 1, "the right tile")?;
+            vector_tile(op, &a)?;
+            vector_tile(op, &b)?;
+            if a.rows != b.rows || a.dtype != b.dtype {
+                return err(
+                    format!(
+                        "{op}: the tiles must have the same rows and element type, got {} and {}",
+                        Type::Tile(a).describe(),
+                        Type::Tile(b).describe()
+                    ),
+                    "pl.concat joins [r, c0] and [r, c1] tiles of one dtype into [r, c0 + c1].",
+                );
+            }
+            let t = TileType {
+                cols: a.cols + b.cols,
+                ..a
+            };
+            check_tile_fits(op, &t)?;
+            Ok(Type::Tile(t))
+        }
+        "tile.reshape" => {
+            arity(1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            let shape = ints_kw(op, kwargs, "shape")?;
+            if shape.len() != 2 || shape[0] * shape[1] != a.rows * a.cols {
+                return err(
+                    format!(
+                        "{op}: cannot reshape {} into {shape:?}",
+                        Type::Tile(a).describe()
+                    ),
+                    "Reshape a tile into [rows, cols] with the same number of elements.",
+                );
+            }
+            Ok(Type::Tile(TileType {
+                rows: shape[0],
+                cols: shape[1],
+                ..a
+            }))
+        }
         "tile.expands" => {
             arity(2)?;
             let a = tile_arg(op, args, 0, "the target")?;
@@ -872,6 +917,19 @@ mod tests {
         ));
         let ty = deduce("tile.matmul", &[l, r], &Attrs::new()).unwrap();
         assert_eq!(ty, Type::tile(16, 16, DataType::Fp32, MemorySpace::Acc));
+    }
+
+    #[test]
+    fn every_tile_op_lowers_in_ptoas() {
+        for op in OPS.iter().filter(|o| o.level == OpLevel::Tile) {
+            let inst = op.pto.trim_start_matches("pto.");
+            assert!(
+                ptoas::lower::lowers_tile_op(inst),
+                "{} emits {} which ptoas does not lower",
+                op.name,
+                op.pto
+            );
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from pypto import _native
 
@@ -126,6 +126,47 @@ class DistributedCompiledProgram:
     def __call__(self, *args: Any, config: Any = None) -> Any:
         """Runs the program: every parameter (in place) or the inputs only (outputs are
         allocated and returned). Only host ``torch.Tensor`` arguments are accepted."""
+        from pypto.runtime.device_tensor import DeviceTensor
+
+        if any(isinstance(a, DeviceTensor) for a in args):
+            raise TypeError(
+                "One-shot DistributedCompiledProgram calls cannot accept DeviceTensor or "
+                "StackedDeviceTensor: their Buffer/provenance must belong to the same prepared "
+                "DistributedWorker. Use `with compiled.prepare() as worker:`, allocate with "
+                "`worker.alloc_tensor()` / `worker.alloc_stacked_tensor()`, then call "
+                "`worker.run(...)`."
+            )
+        return self._call(args, config)
+
+    def prepare(
+        self,
+        config: Any = None,
+        *,
+        extra_compiled: Sequence["DistributedCompiledProgram"] = (),
+        persistent: bool = False,
+        reset_persistent_windows: Optional[bool] = None,
+        callbacks: Optional[Dict[str, Callable[..., Any]]] = None,
+        sub_worker_overrides: Optional[Dict[str, Callable[..., Any]]] = None,
+        startup_timeout_s: Optional[float] = None,
+    ) -> Any:
+        """A :class:`~pypto.runtime.DistributedWorker` for this program (and
+        ``extra_compiled``): runtime-bound SubWorkers are bound from ``callbacks`` now (a
+        missing one is a ``ValueError`` here, not at dispatch)."""
+        from pypto.runtime.distributed_runner import DistributedWorker
+
+        return DistributedWorker(
+            [self, *extra_compiled],
+            config,
+            persistent=persistent,
+            reset_persistent_windows=reset_persistent_windows,
+            callbacks=callbacks,
+            sub_worker_overrides=sub_worker_overrides,
+            startup_timeout_s=startup_timeout_s,
+        )
+
+    def _call(self, args: Sequence[Any], config: Any, callbacks: Any = None) -> Any:
+        """One run with ``args`` (see :meth:`__call__`), SubWorkers bound from
+        ``callbacks``."""
         import torch
 
         from pypto.runtime.distributed_runner import execute_distributed
@@ -155,7 +196,7 @@ class DistributedCompiledProgram:
                 f"DistributedCompiledProgram expects {n} (in-place) or {len(inputs)} (return) "
                 f"arguments, got {len(args)}. Parameters: {self.param_names}"
             )
-        execute_distributed(self, full, config)
+        execute_distributed(self, full, config, callbacks=callbacks)
         if not returned:
             return None
         return returned[0] if len(returned) == 1 else tuple(returned)

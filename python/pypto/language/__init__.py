@@ -109,6 +109,8 @@ _TILE_OPS = (
     "move",
     "full",
     "expands",
+    "concat",
+    "create_tile",
 )
 _TENSOR_OPS = ("create_tensor", "create", "slice", "reshape", "read", "assemble")
 _CONSTRUCTS = ("range", "yield_", "submit", "manual_scope", "scope", "at", "const")
@@ -119,7 +121,7 @@ for _name in _TILE_OPS + _TENSOR_OPS + _CONSTRUCTS:
 globals().update(_stubs)
 
 #: ``pl.tile.<op>``: tile operations under their IR names (``pl.tile.load``, ...).
-tile = SimpleNamespace(**{n: _make_stub(f"tile.{n}", f"pl.tile.{n}") for n in _TILE_OPS})
+tile = SimpleNamespace(**{n: _make_stub(f"tile.{n}", f"pl.tile.{n}") for n in (*_TILE_OPS, "reshape")})
 #: ``pl.tensor.<op>``: tensor operations under their IR names (``pl.tensor.create``, ...).
 tensor = SimpleNamespace(**{n: _make_stub(f"tensor.{n}", f"pl.tensor.{n}") for n in ("create", "slice", "reshape", "read", "assemble")})
 

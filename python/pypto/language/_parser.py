@@ -134,10 +134,8 @@ _NOT_IN_SUBSET = (
     "gemv_bias",
     "matmul_bias",
     "transpose",
-    "concat",
     "fillpad",
     "fillpad_expand",
-    "create_tile",
     "write",
     "dim",
     "row_prod",
@@ -431,6 +429,22 @@ def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: boo
         ann,
         f"unsupported annotation '{_unparse(ann)}'",
         "Annotate with pl.Tensor[...], pl.Tile[...], pl.Scalar[...], pl.Out[...] or pl.InOut[...].",
+    )
+
+
+def _annotation_matches(ann: ast.AST, declared: Any, ty: Any) -> bool:
+    """Whether a local variable's annotation admits ``ty``: equal types, or a
+    ``pl.Tile[[r, c], dtype]`` that names no memory space and matches shape and dtype (as
+    in PyPTO, the memory is then the value's)."""
+    if declared == ty:
+        return True
+    names_memory = isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Tuple) and len(ann.slice.elts) > 2
+    return (
+        declared.kind == "tile"
+        and ty.kind == "tile"
+        and not names_memory
+        and declared.shape == ty.shape
+        and declared.dtype == ty.dtype
     )
 
 
@@ -824,7 +838,7 @@ class FunctionParser:
                 )
             if ann is not None:
                 declared, _, _ = parse_annotation(ann, self.static, self.src, False)
-                if declared != ty:
+                if not _annotation_matches(ann, declared, ty):
                     raise self.typeerr(
                         ann,
                         f"'{target.id}' is annotated {_type_desc(declared)} but the value is {_type_desc(ty)}",
@@ -1776,6 +1790,30 @@ class FunctionParser:
             raise self.operr(node, f"Unknown operation 'pl.{path}'", _UNKNOWN_OP_HINT)
         return self.unified_op(node, head)
 
+    def create_tile(self, node: ast.Call) -> Any:
+        """``pl.create_tile(shape, dtype=, target_memory=pl.Mem.Vec)``: a fresh vector tile
+        (its contents are unspecified in PyPTO; here it is zero-filled, ``tile.full``)."""
+        b = self.bind_args(
+            node, "create_tile", ["shape", "dtype", "target_memory", "transpose"], {"target_memory": None, "transpose": None}
+        )
+        dt = self.static(b["dtype"])
+        if not isinstance(dt, S.DataType):
+            raise self.operr(b["dtype"], "pl.create_tile dtype must be a pl dtype", "Write dtype=pl.FP32.")
+        if "target_memory" in b:
+            mem = self.static_enum(b["target_memory"], S.MemorySpace, "target_memory")
+            if mem != S.MemorySpace.Vec:
+                raise self.operr(
+                    b["target_memory"],
+                    f"pl.create_tile(target_memory=pl.MemorySpace.{mem.name}) is not supported yet",
+                    "Create vector tiles (target_memory=pl.MemorySpace.Vec); cube tiles come from pl.load / pl.move / pl.matmul.",
+                )
+        if "transpose" in b:
+            raise self.operr(b["transpose"], "pl.create_tile(transpose=...) is not supported yet", "Omit transpose.")
+        zero = IrExpr.const_float(0.0, dt.name) if dt.name in ("FP32", "FP16", "BF16") else IrExpr.const_int(0, dt.name)
+        return self.op_call_ir(
+            "tile.full", [zero], [("shape", "ints", self.static_ints(b["shape"], "shape")), ("dtype", "dtype", dt.name)], node
+        )
+
     def explicit_op(self, node: ast.Call, ns: str, op: str) -> Any:
         """``pl.tile.X(...)`` / ``pl.tensor.X(...)``: the printer's spelling (positional IR
         arguments, typed keyword arguments)."""
@@ -1910,7 +1948,21 @@ class FunctionParser:
             )
         if op == "reshape":
             b = self.bind_args(node, op, ["tensor", "shape"], {})
-            return self.op_call_ir("tensor.reshape", [self.expr(b["tensor"])], [("shape", "ints", self.static_ints(b["shape"], "shape"))], node)
+            src = self.expr(b["tensor"])
+            ir = "tile.reshape" if src.type.kind == "tile" else "tensor.reshape"
+            return self.op_call_ir(ir, [src], [("shape", "ints", self.static_ints(b["shape"], "shape"))], node)
+        if op == "concat":
+            b = self.bind_args(node, op, ["src0", "src1"], {})
+            src0, src1 = self.expr(b["src0"]), self.expr(b["src1"])
+            if src0.type.kind != "tile" or src1.type.kind != "tile":
+                raise self.operr(
+                    node,
+                    f"pl.concat on {_type_desc(src0.type)} and {_type_desc(src1.type)}: only tiles are supported",
+                    "pl.load both operands into tiles inside a kernel or a pl.at scope, then pl.concat(tile_a, tile_b).",
+                )
+            return self.op_call_ir("tile.concat", [src0, src1], [], node)
+        if op == "create_tile":
+            return self.create_tile(node)
         if op == "read":
             b = self.bind_args(node, op, ["tensor", "indices"], {})
             return self.op_call_ir("tensor.read", [self.expr(b["tensor"]), self.offsets(b["indices"], "indices")], [], node)

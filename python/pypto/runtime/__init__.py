@@ -1,5 +1,8 @@
 """Running compiled programs, as PyPTO's ``pypto.runtime``: :class:`RunConfig`,
-:func:`execute_compiled`, :func:`benchmark`, :func:`configure_log` / :func:`log_level`, and
+:func:`execute_compiled`, :func:`execute_distributed_compiled`, :func:`benchmark`,
+:func:`configure_log` / :func:`log_level`, the explicit-dispatch workers
+(:class:`ChipWorker` / :class:`RegistrationHandle` for one chip, :class:`DistributedWorker`
+/ :class:`DistributedRunHandle` for L3, their :class:`DeviceTensor` memory), and
 :mod:`pypto.runtime.debug` (replay).
 
 Submodules callers import directly keep PyPTO's names: ``runner``, ``log_config``,
@@ -17,6 +20,13 @@ from pypto.runtime.log_config import current_level as log_level
 if TYPE_CHECKING:
     from pypto.runtime.bench import BenchmarkStats, TraceInvocation, TraceSpan, benchmark
     from pypto.runtime.compile_and_run import compile_program, run
+    from pypto.runtime.device_tensor import DeviceTensor
+    from pypto.runtime.distributed_runner import (
+        DistributedRunHandle,
+        DistributedWorker,
+        execute_distributed_compiled,
+    )
+    from pypto.runtime.worker import ChipWorker, RegistrationHandle
     from pypto.runtime.runner import PLATFORMS, RunConfig, RunResult, execute_compiled
     from pypto.runtime.tensor_spec import ScalarSpec, TensorSpec
 
@@ -29,6 +39,12 @@ _LAZY_NAMES: Dict[str, str] = {
     "TraceInvocation": "bench",
     "TraceSpan": "bench",
     "benchmark": "bench",
+    "ChipWorker": "worker",
+    "RegistrationHandle": "worker",
+    "DeviceTensor": "device_tensor",
+    "DistributedRunHandle": "distributed_runner",
+    "DistributedWorker": "distributed_runner",
+    "execute_distributed_compiled": "distributed_runner",
     "compile_program": "compile_and_run",
     "run": "compile_and_run",
     "PLATFORMS": "runner",
@@ -48,6 +64,11 @@ if not TYPE_CHECKING:
 __all__ = [
     "PLATFORMS",
     "BenchmarkStats",
+    "ChipWorker",
+    "DeviceTensor",
+    "DistributedRunHandle",
+    "DistributedWorker",
+    "RegistrationHandle",
     "RunConfig",
     "RunResult",
     "ScalarSpec",
@@ -58,6 +79,7 @@ __all__ = [
     "compile_program",
     "configure_log",
     "execute_compiled",
+    "execute_distributed_compiled",
     "log_level",
     "run",
 ]

@@ -13,6 +13,7 @@ chip runs its READY dispatches one at a time, and chips run concurrently.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 import threading
@@ -391,6 +392,43 @@ def _host_view(t: Tensor) -> memoryview:
     return view.toreadonly() if t.backing is not None and t.backing.access == READ else view
 
 
+def _buffer_view(buf: Any, api: str) -> memoryview:
+    """The host bytes of ``buf``, a :class:`Buffer` over host shared memory."""
+    if not isinstance(buf, Buffer):
+        raise TypeError(f"{api}: expected a Buffer from orch.alloc(...), got {type(buf).__name__}")
+    keep = buf.backing.keep
+    if keep is None or not hasattr(keep, "data_ptr"):
+        raise TypeError(
+            f"{api}: {buf!r} is {buf.backing.kind}, which the host cannot address; only "
+            "buffers from orch.alloc(...) can be copied"
+        )
+    base = int(keep.data_ptr()) + buf.offset
+    raw = (ctypes.c_char * buf.nbytes).from_address(base)
+    return memoryview(raw).cast("B")
+
+
+def _host_bytes(src: Any, api: str) -> bytes:
+    """``src`` (a contiguous CPU torch tensor or bytes-like) as bytes."""
+    if hasattr(src, "untyped_storage"):
+        if src.device.type != "cpu" or not src.is_contiguous():
+            raise ValueError(f"{api}: the host tensor must be a contiguous CPU tensor")
+        return ctypes.string_at(int(src.data_ptr()), int(src.numel() * src.element_size()))
+    return bytes(memoryview(src).cast("B"))
+
+
+def _host_writable(dst: Any, api: str) -> memoryview:
+    """``dst`` (a contiguous CPU torch tensor or writable bytes-like) as writable bytes."""
+    if hasattr(dst, "untyped_storage"):
+        if dst.device.type != "cpu" or not dst.is_contiguous():
+            raise ValueError(f"{api}: the host tensor must be a contiguous CPU tensor")
+        n = int(dst.numel() * dst.element_size())
+        return memoryview((ctypes.c_char * n).from_address(int(dst.data_ptr()))).cast("B")
+    view = memoryview(dst).cast("B")
+    if view.readonly:
+        raise TypeError(f"{api}: the destination is read-only")
+    return view
+
+
 class Orchestrator:
     """``orch``: what the generated entry function calls while the run's graph is built."""
 
@@ -400,6 +438,8 @@ class Orchestrator:
         self._submitted = False
         self._live: Dict[str, CommDomainHandle] = {}
         self._domains: List[CommDomainHandle] = []
+        self._scope_depth = 0
+        self._allocs = 0
 
     # --- dispatch -------------------------------------------------------------------
     def submit_next_level(
@@ -477,6 +517,100 @@ class Orchestrator:
         self._worker.submit_sub_call(
             handle, wire, MappedArgs(mapped, [args.scalar(i) for i in range(args.scalar_count())])
         )
+
+    def submit_next_level_group(
+        self,
+        handle: Any,
+        args_list: Sequence[TaskArgs],
+        config: Optional[CallConfig] = None,
+        *,
+        workers: Sequence[int],
+    ) -> None:
+        """Submits ``args_list[i]`` to NEXT_LEVEL worker ``workers[i]`` for every member,
+        with Simpler's checks (one worker id per member, no duplicates). Every member is
+        checked before any is submitted; each member is then ordered by its own tensor
+        tags (a consumer of a member's output waits for that member)."""
+        args_list = list(args_list)
+        workers = list(workers)
+        for w in workers:
+            if isinstance(w, bool) or not isinstance(w, int):
+                raise TypeError("workers entries must be integer NEXT_LEVEL worker ids")
+            if w < 0:
+                raise ValueError("workers entries must be non-negative NEXT_LEVEL worker ids")
+        if len(workers) != len(args_list):
+            raise ValueError("workers length must match args_list length")
+        if len(set(workers)) != len(workers):
+            raise ValueError("workers must not contain duplicate NEXT_LEVEL worker ids")
+        n = len(self._worker.device_ids)
+        for w in workers:
+            if w >= n:
+                raise ValueError(
+                    f"submit_next_level_group: worker {w} is not a NEXT_LEVEL worker of this "
+                    f"run (it has {n}: 0..{n - 1})"
+                )
+        cfg = config.copy() if config is not None else CallConfig()
+        for args, w in zip(args_list, workers):
+            self.submit_next_level(handle, args, cfg, worker=w)
+
+    # --- scopes and runtime-managed buffers ---------------------------------------------
+    def scope_begin(self) -> None:
+        """Opens a nested scope (pair it with :meth:`scope_end`; prefer :meth:`scope`)."""
+        self._scope_depth += 1
+
+    def scope_end(self) -> None:
+        """Closes the scope the matching :meth:`scope_begin` opened."""
+        if self._scope_depth == 0:
+            raise RuntimeError("Orchestrator.scope_end: no scope is open (scope_begin first)")
+        self._scope_depth -= 1
+
+    @contextlib.contextmanager
+    def scope(self) -> Iterator["Orchestrator"]:
+        """A nested scope for the ``with`` block. Buffers from :meth:`alloc` live until the
+        run ends (this runtime reclaims them with the run, never earlier)."""
+        self.scope_begin()
+        try:
+            yield self
+        finally:
+            self.scope_end()
+
+    def alloc(self, shape: Sequence[int], dtype: DataType) -> "Buffer":
+        """A runtime-managed intermediate buffer of ``shape`` x ``dtype`` (zeroed shared
+        memory every chip maps); name it in a task with ``buf.tensor(shape, dtype)``. It is
+        reclaimed when the run ends."""
+        if not self._building:
+            raise RuntimeError("alloc is only valid while a run's graph is being built")
+        dtype = DataType(dtype)
+        shape_t = tuple(int(s) for s in shape)
+        if any(s < 0 for s in shape_t):
+            raise ValueError(f"Orchestrator.alloc: shape must be non-negative, got {list(shape_t)}")
+        t = Tensor(None, 0, shape_t, dtype)
+        self._worker.alloc_output(t)
+        assert t.backing is not None
+        self._allocs += 1
+        return Buffer(f"alloc{self._allocs}", t.backing, 0, max(t.nbytes, 1))
+
+    def copy_to(self, dst: "Buffer", src: Any) -> None:
+        """Host to buffer: copies ``src`` (a contiguous CPU torch tensor or bytes-like) into
+        ``dst`` (a buffer from :meth:`alloc`), from its first byte."""
+        data = _host_bytes(src, "Orchestrator.copy_to")
+        view = _buffer_view(dst, "Orchestrator.copy_to")
+        if len(data) > len(view):
+            raise ValueError(
+                f"Orchestrator.copy_to: source has {len(data)} bytes but {dst!r} has {len(view)}"
+            )
+        view[: len(data)] = data
+
+    def copy_from(self, dst: Any, src: "Buffer") -> None:
+        """Buffer to host: fills ``dst`` (a contiguous CPU torch tensor or writable
+        bytes-like) from the first bytes of ``src`` (a buffer from :meth:`alloc`)."""
+        view = _buffer_view(src, "Orchestrator.copy_from")
+        out = _host_writable(dst, "Orchestrator.copy_from")
+        if len(out) > len(view):
+            raise ValueError(
+                f"Orchestrator.copy_from: destination has {len(out)} bytes but {src!r} has "
+                f"{len(view)}"
+            )
+        out[:] = view[: len(out)]
 
     # --- comm domains ---------------------------------------------------------------
     def allocate_domain(

@@ -182,23 +182,49 @@ def _assemble_chip_callables(output_dir: Path) -> Dict[str, Path]:
     return found
 
 
-def _load_sub_workers(output_dir: Path) -> Dict[str, Callable[..., Any]]:
-    """``sub_workers/<name>.py`` modules' ``<name>`` functions; the abstract ones listed in
-    ``__required__.json`` must be supplied as callbacks."""
+def _declared_sub_workers(output_dir: Path) -> set:
+    """The SubWorkers a build declares: its ``sub_workers/<name>.py`` modules and the
+    runtime-bound ones of ``__required__.json``."""
     root = Path(output_dir) / "sub_workers"
-    if not root.is_dir():
-        return {}
-    required_file = root / "__required__.json"
+    names = {f.stem for f in root.glob("*.py")} if root.is_dir() else set()
+    if (root / "__required__.json").is_file():
+        names |= set(json.loads((root / "__required__.json").read_text(encoding="utf-8")))
+    return names
+
+
+def _load_sub_workers(
+    output_dir: Path, callbacks: Optional[Mapping[str, Callable[..., Any]]] = None
+) -> Dict[str, Callable[..., Any]]:
+    """``sub_workers/<name>.py`` modules' ``<name>`` functions, with ``callbacks`` (PyPTO's
+    ``prepare(callbacks={...})``) bound by name over them. The abstract SubWorkers listed
+    in ``__required__.json`` must be among the callbacks; a callback must name a SubWorker
+    the program declares."""
+    callbacks = dict(callbacks or {})
+    root = Path(output_dir) / "sub_workers"
     required: List[str] = []
-    if required_file.is_file():
-        required = sorted(json.loads(required_file.read_text(encoding="utf-8")))
-    if required:
+    if (root / "__required__.json").is_file():
+        required = sorted(json.loads((root / "__required__.json").read_text(encoding="utf-8")))
+    missing = [n for n in required if n not in callbacks]
+    if missing:
         raise ValueError(
-            f"SubWorkers {required} are runtime-bound callbacks (declared with a `...` body) "
+            f"SubWorkers {missing} are runtime-bound callbacks (declared with a `...` body) "
             "and must be supplied via callbacks={...}."
         )
+    files = sorted(root.glob("*.py")) if root.is_dir() else []
+    declared = sorted(_declared_sub_workers(output_dir))
+    unknown = sorted(n for n in callbacks if n not in declared)
+    if unknown:
+        raise ValueError(
+            f"callbacks name SubWorkers the program does not declare: {unknown}; declared "
+            f"SubWorkers: {declared}"
+        )
+    for name, fn in callbacks.items():
+        if not callable(fn):
+            raise TypeError(f"callbacks[{name!r}] must be callable, got {type(fn).__name__}")
     subs: Dict[str, Callable[..., Any]] = {}
-    for f in sorted(root.glob("*.py")):
+    for f in files:
+        if f.stem in callbacks:
+            continue
         spec = importlib.util.spec_from_file_location(f"_pypto_generated.sub_{f.stem}", f)
         if spec is None or spec.loader is None:
             continue
@@ -207,6 +233,7 @@ def _load_sub_workers(output_dir: Path) -> Dict[str, Callable[..., Any]]:
         fn = getattr(mod, f.stem, None)
         if callable(fn):
             subs[f.stem] = fn
+    subs.update(callbacks)
     return subs
 
 
@@ -604,6 +631,7 @@ def _run_guarded(
     call_config: CallConfig,
     num_sub_workers: int = 0,
     on_worker: Optional[Callable[[Worker], None]] = None,
+    callbacks: Optional[Mapping[str, Callable[..., Any]]] = None,
 ) -> None:
     programs = _assemble_chip_callables(output_dir)
     host_orch = output_dir / "orchestration" / "host_orch.py"
@@ -614,7 +642,7 @@ def _run_guarded(
         tensors[name] = t
     world_size = len(device_ids)
     _call_alloc_intermediates(alloc, tensors, world_size)
-    subs = _load_sub_workers(output_dir)
+    subs = _load_sub_workers(output_dir, callbacks)
     worker = Worker(
         platform=platform,
         device_ids=device_ids,
@@ -681,6 +709,7 @@ def execute_distributed(
     config: Any = None,
     *,
     on_worker: Optional[Callable[[Worker], None]] = None,
+    callbacks: Optional[Mapping[str, Callable[..., Any]]] = None,
 ) -> None:
     """Runs ``compiled`` (a ``DistributedCompiledProgram``) once with ``args`` (host
     ``torch.Tensor`` s, one per parameter; shared in place, outputs written into them).
@@ -718,6 +747,7 @@ def execute_distributed(
         device_ids=device_ids,
         num_sub_workers=compiled.distributed_config.num_sub_workers,
         on_worker=on_worker,
+        callbacks=callbacks,
     )
     if config.enable_chip_swimlane and not _is_sim(platform):
         for line in SWIMLANE_BANNER:
@@ -786,3 +816,206 @@ def execute_distributed_compiled(
     for a, t in back:
         if a.flags.writeable:
             np.copyto(a, t.numpy(), casting="unsafe")
+
+
+# --- the prepared API ---------------------------------------------------------------------
+
+
+class DistributedRunHandle:
+    """One dispatch of a :class:`DistributedWorker` (``submit``): ``done()``,
+    ``result(timeout=None)`` (re-raises the dispatch's failure) and ``wait``."""
+
+    def __init__(self, compiled: Any, outcome: Any = None, error: Optional[BaseException] = None) -> None:
+        self.compiled = compiled
+        self._outcome = outcome
+        self._error = error
+
+    def done(self) -> bool:
+        """Whether the dispatch completed (this runtime completes it inside ``submit``)."""
+        return True
+
+    def result(self, timeout: Optional[float] = None) -> Any:
+        """The dispatch's return value; raises its failure."""
+        del timeout
+        if self._error is not None:
+            raise self._error
+        return self._outcome
+
+    def wait(self, timeout: Optional[float] = None) -> None:
+        """Waits for completion and raises the dispatch's failure, if any."""
+        self.result(timeout)
+
+
+class DistributedWorker:
+    """Prepared L3 programs (PyPTO's ``DistributedWorker``): one or more
+    ``DistributedCompiledProgram`` s sharing worker-resident memory (``alloc_tensor``,
+    ``malloc`` / ``copy_to`` / ``copy_from``) and SubWorker ``callbacks`` bound once.
+
+    ``rt(*args)`` dispatches the single program, ``rt.run(compiled, *args)`` the given one
+    (the only form in multi-program mode). Host IO tensors are shared in place; resident
+    :class:`~pypto.runtime.DeviceTensor` s are shared-memory blocks every chip maps, so
+    they keep their contents across dispatches of any of the programs. Each dispatch runs
+    the build's host orchestration over fresh chip processes (the chips are not kept
+    between dispatches on this runtime); ``persistent`` windows are therefore not kept
+    either, and ``persistent=True`` is refused rather than silently ignored.
+    """
+
+    __test__ = False
+
+    def __init__(
+        self,
+        compiled: Any,
+        config: Any = None,
+        *,
+        persistent: bool = False,
+        reset_persistent_windows: Optional[bool] = None,
+        callbacks: Optional[Mapping[str, Callable[..., Any]]] = None,
+        sub_worker_overrides: Optional[Mapping[str, Callable[..., Any]]] = None,
+        inherited_host_tensors: Optional[Sequence[Any]] = None,
+        startup_timeout_s: Optional[float] = None,
+    ) -> None:
+        from pypto.ir.distributed_compiled_program import DistributedCompiledProgram
+        from pypto.runtime.device_tensor import DeviceMemory
+
+        del inherited_host_tensors, startup_timeout_s
+        programs = [compiled] if isinstance(compiled, DistributedCompiledProgram) else list(compiled)
+        if not programs:
+            raise ValueError("DistributedWorker needs at least one DistributedCompiledProgram")
+        for p in programs:
+            if not isinstance(p, DistributedCompiledProgram):
+                raise TypeError(
+                    f"DistributedWorker takes DistributedCompiledProgram objects, got {type(p).__name__}"
+                )
+        first = programs[0]
+        for p in programs[1:]:
+            if p.platform != first.platform or list(p.distributed_config.device_ids) != list(
+                first.distributed_config.device_ids
+            ):
+                raise ValueError(
+                    "DistributedWorker programs must agree on platform and device ids: "
+                    f"{first!r} vs {p!r}"
+                )
+        if persistent or reset_persistent_windows:
+            raise ValueError(
+                "DistributedWorker(persistent=True) keeps comm windows across dispatches, which "
+                "this runtime does not do (each dispatch starts its chips afresh); drop "
+                "persistent= or keep state in alloc_tensor() memory"
+            )
+        if callbacks is not None and sub_worker_overrides is not None:
+            raise ValueError("pass callbacks= or its deprecated alias sub_worker_overrides=, not both")
+        self._callbacks = dict(callbacks if callbacks is not None else (sub_worker_overrides or {}))
+        self._programs = programs
+        for p in programs:  # fail fast: every required callback bound, no unknown name
+            _load_sub_workers(Path(p.output_dir), self._bound_for(p))
+        if len(programs) > 1:
+            declared = set().union(*(_declared_sub_workers(Path(p.output_dir)) for p in programs))
+            unknown = sorted(set(self._callbacks) - declared)
+            if unknown:
+                raise ValueError(
+                    f"callbacks name SubWorkers no program declares: {unknown}; declared "
+                    f"SubWorkers: {sorted(declared)}"
+                )
+        self._config = config
+        self._memory = DeviceMemory("DistributedWorker", len(first.distributed_config.device_ids))
+        self._closed = False
+
+    def _bound_for(self, compiled: Any) -> Dict[str, Callable[..., Any]]:
+        """The callbacks that name SubWorkers of ``compiled`` (others belong to another
+        program of a multi-program worker)."""
+        if len(self._programs) <= 1:
+            return dict(self._callbacks)
+        names = _declared_sub_workers(Path(compiled.output_dir))
+        return {n: fn for n, fn in self._callbacks.items() if n in names}
+
+    def _require_open(self, op: str) -> None:
+        if self._closed:
+            raise RuntimeError(f"DistributedWorker.{op}: the worker is closed")
+
+    # --- dispatch -----------------------------------------------------------------------
+    def submit(self, compiled: Any, *args: Any, config: Any = None) -> DistributedRunHandle:
+        """Dispatches ``compiled`` (one of this worker's programs) with ``args``; the
+        returned handle is complete (its ``result()`` re-raises a failure)."""
+        from pypto.runtime.device_tensor import resolve_args
+
+        self._require_open("submit")
+        if not any(compiled is p for p in self._programs):
+            raise ValueError(
+                "DistributedWorker.run(compiled) requires a DistributedCompiledProgram registered "
+                "when this worker was constructed."
+            )
+        host = resolve_args(args, self._memory, "DistributedWorker")
+        cfg = config if config is not None else self._config
+        try:
+            out = compiled._call(host, cfg, callbacks=self._bound_for(compiled))
+        except Exception as e:  # noqa: BLE001 - re-raised by result()
+            return DistributedRunHandle(compiled, error=e)
+        return DistributedRunHandle(compiled, out)
+
+    def run(self, compiled: Any, *args: Any, config: Any = None) -> Any:
+        """Dispatches ``compiled`` and waits; raises its failure."""
+        return self.submit(compiled, *args, config=config).result()
+
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        """Dispatches the single program (a ``TypeError`` in multi-program mode)."""
+        if len(self._programs) != 1:
+            raise TypeError(
+                "DistributedWorker(*args) is ambiguous with several programs; use "
+                "rt.run(compiled, *args)"
+            )
+        return self.run(self._programs[0], *args, config=config)
+
+    def register(self, compiled: Any) -> Any:
+        """A handle that dispatches ``compiled`` (one of this worker's programs)."""
+        from pypto.runtime.worker import RegistrationHandle
+
+        self._require_open("register")
+        if not any(compiled is p for p in self._programs):
+            raise ValueError(
+                "DistributedWorker.register(compiled) requires a DistributedCompiledProgram "
+                "registered when this worker was constructed."
+            )
+        return RegistrationHandle(self, compiled, 0)
+
+    # --- memory -------------------------------------------------------------------------
+    def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
+        """Zeroed worker-resident memory on chip ``worker_id``; returns its address."""
+        self._require_open("malloc")
+        return self._memory.malloc(nbytes, worker_id)
+
+    def free(self, ptr: int, *, worker_id: int = 0) -> None:
+        """Frees an allocation from :meth:`malloc`."""
+        self._require_open("free")
+        self._memory.free(ptr, worker_id)
+
+    def copy_to(self, dst_dev_ptr: int, src_host_ptr: int, nbytes: int, *, worker_id: int = 0) -> None:
+        """Host to worker memory."""
+        self._require_open("copy_to")
+        self._memory.copy_to(dst_dev_ptr, src_host_ptr, nbytes, worker_id)
+
+    def copy_from(self, dst_host_ptr: int, src_dev_ptr: int, nbytes: int, *, worker_id: int = 0) -> None:
+        """Worker memory to host."""
+        self._require_open("copy_from")
+        self._memory.copy_from(dst_host_ptr, src_dev_ptr, nbytes, worker_id)
+
+    def alloc_tensor(self, shape: Sequence[int], dtype: Any, *, init: Any = None, worker_id: int = 0) -> Any:
+        """A zeroed worker-resident :class:`~pypto.runtime.DeviceTensor`."""
+        self._require_open("alloc_tensor")
+        return self._memory.alloc_tensor(shape, dtype, init, worker_id)
+
+    def free_tensor(self, t: Any, *, worker_id: int = 0) -> None:
+        """Releases a tensor from :meth:`alloc_tensor`."""
+        self._require_open("free_tensor")
+        self._memory.free_tensor(t, worker_id)
+
+    # --- lifecycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        """Frees every allocation (idempotent)."""
+        self._memory.clear()
+        self._closed = True
+
+    def __enter__(self) -> "DistributedWorker":
+        self._require_open("__enter__")
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        self.close()

@@ -665,6 +665,18 @@ impl<'a> Emitter<'a> {
                 self.line(&text, span);
                 bind_tile(self, out);
             }
+            "tile.reshape" => {
+                let (a, aty) = self.tile(&c.args[0], span)?;
+                let ty = result_tile.clone().unwrap_or(aty.clone());
+                let out = self.name_for(&hint);
+                let text = format!(
+                    "{out} = pto.treshape {a} : {} -> {}",
+                    tile_buf(&aty),
+                    tile_buf(&ty)
+                );
+                self.line(&text, span);
+                bind_tile(self, out);
+            }
             "tile.row_expand" | "tile.col_expand" => {
                 let (_, aty) = self.tile(&c.args[0], span)?;
                 let (v, vty) = self.tile(&c.args[1], span)?;
@@ -1056,26 +1068,18 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
         n_float: 0,
         float_consts: HashMap::new(),
     };
-    // Parameters: tensors first (pointers), then scalars — the wrapper's order.
+    // Parameters in the task payload's order: tensors first (pointers), then scalars (the
+    // orchestration adds them so, whatever order the kernel declares them in).
     let mut order: Vec<usize> = (0..f.params.len())
         .filter(|&i| f.params[i].var.ty().is_tensor())
         .collect();
     order.extend((0..f.params.len()).filter(|&i| !f.params[i].var.ty().is_tensor()));
-    if order != (0..f.params.len()).collect::<Vec<_>>() {
-        return Err(perr(
-            &f.span,
-            format!(
-                "kernel '{}' declares a scalar parameter before a tensor parameter",
-                f.name
-            ),
-            "Declare the tensor parameters first, then the scalars (the task payload order).",
-        ));
-    }
     let mut sig = Vec::new();
     let mut params = Vec::new();
     let mut views = String::new();
-    for (i, p) in f.params.iter().enumerate() {
-        let arg = format!("%arg{i}");
+    for (k, &i) in order.iter().enumerate() {
+        let p = &f.params[i];
+        let arg = format!("%arg{k}");
         e.used_names.insert(arg.clone());
         match p.var.ty() {
             Type::Tensor(t) => {

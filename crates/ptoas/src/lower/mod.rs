@@ -17,6 +17,8 @@
 mod ops;
 mod unused;
 
+pub use ops::lowers_tile_op;
+
 use std::collections::{HashMap, HashSet};
 
 use crate::analysis::Consts;

@@ -18,6 +18,13 @@ use crate::types::{Layout, ScalarType, Type};
 /// results do not depend on them.
 const IGNORED_ATTRS: [&str; 3] = ["precision", "algorithm", "mode_hint"];
 
+/// Whether ptoas lowers the tile instruction `name` (`tadd`, `tmatmul.acc`, ...; without the
+/// `pto.` prefix): an op of [`TILE_OPS`], or `treshape` (a view of a tile's bytes). Callers
+/// that emit `.pto` (the DSL's codegen) check their op tables against it.
+pub fn lowers_tile_op(name: &str) -> bool {
+    name == "treshape" || TILE_OPS.iter().any(|(n, _)| *n == name)
+}
+
 /// The tile ops lowered by the generic rule, with the attributes each accepts.
 pub(crate) const TILE_OPS: &[(&str, &[&str])] = &[
     ("tabs", &[]),
