@@ -2,7 +2,8 @@
 //
 // A kernel is `extern "C" void kernel_entry(__gm__ int64_t* args)`:
 //
-//     args[0 .. T)      pointers to the task's ChipTensor descriptors, in `add_*` order
+//     args[0 .. T)      pointers to the task's 128-byte tensor descriptors, in `add_*` order
+//                       (2026-08 kernels read them as `ChipTensor*`, 2026-09 as `Tensor*`)
 //     args[T .. T+S)    raw 64-bit scalars
 //     args[48]          pointer to this dispatch's LocalContext (SPMD block index / count)
 //     args[49]          pointer to this core's GlobalContext (AIV sub-block, DMA workspaces)
@@ -20,10 +21,16 @@
 #define __gm__
 #endif
 
-#include "tensor.h"
+// The tensor.h of this build's generation (the first on the include path).
+#include <tensor.h>
 
-/// Slots after the kernel's own arguments that carry the two contexts.
+/// Slots after the kernel's own arguments that carry the two contexts (2026-08 spells it
+/// `PTO2_EXT_PARAMS_COUNT`, 2026-09 `EXT_PARAMS_COUNT`).
+#if PTO_SIMPLER_GENERATION >= 202609
+static constexpr int32_t EXT_PARAMS_COUNT = 2;
+#else
 static constexpr int32_t PTO2_EXT_PARAMS_COUNT = 2;
+#endif
 /// Index of the LocalContext pointer in a kernel's args.
 static constexpr int32_t SPMD_LOCAL_CONTEXT_INDEX = 48;
 /// Index of the GlobalContext pointer in a kernel's args.
@@ -39,7 +46,7 @@ struct AsyncCtx {
     uint64_t completions;  ///< where deferred completions are registered (0: unavailable)
     uint32_t capacity;     ///< entries available at `completions`
     uint32_t count;        ///< entries used
-    PTO2TaskId task_token; ///< the task the completions belong to
+    simpler::tmr::TaskId task_token; ///< the task the completions belong to
 };
 
 /// Per-dispatch SPMD context (`args[48]`). a2a3 names the fields `block_idx` / `block_num`,
@@ -60,11 +67,12 @@ struct LocalContext {
 struct GlobalContext {
     int32_t sub_block_id;         ///< 0 = AIV0, 1 = AIV1 of the cluster; 0 on AIC
     uint64_t dma_workspace[2];    ///< SDMA (0) and URMA (1) workspaces; 0 on the simulator
+    uint64_t tracr_aicore_slice;  ///< TraCR per-core trace slice (2026-09); 0: TraCR off (always here)
 };
 
 static_assert(sizeof(AsyncCtx) == 24, "AsyncCtx layout");
 static_assert(sizeof(LocalContext) == 32, "LocalContext layout");
-static_assert(sizeof(GlobalContext) == 24, "GlobalContext layout");
+static_assert(sizeof(GlobalContext) == 32, "GlobalContext layout");
 
 /// This dispatch's SPMD block index, in [0, block_num); shared by the cores of a MIX block.
 static __aicore__ inline int32_t get_block_idx(__gm__ int64_t* args) {
@@ -88,4 +96,9 @@ static __aicore__ inline __gm__ void* get_dma_workspace(__gm__ int64_t* args, in
     if (kind < 0 || kind > 1) return nullptr;
     uint64_t w = reinterpret_cast<__gm__ GlobalContext*>(args[SPMD_GLOBAL_CONTEXT_INDEX])->dma_workspace[kind];
     return reinterpret_cast<__gm__ void*>(static_cast<uintptr_t>(w));
+}
+/// The TraCR per-core trace slice, or nullptr when TraCR is off (always, on the simulator).
+static __aicore__ inline __gm__ int64_t* get_tracr_aicore_slice(__gm__ int64_t* args) {
+    uint64_t s = reinterpret_cast<__gm__ GlobalContext*>(args[SPMD_GLOBAL_CONTEXT_INDEX])->tracr_aicore_slice;
+    return reinterpret_cast<__gm__ int64_t*>(static_cast<uintptr_t>(s));
 }

@@ -7,10 +7,12 @@
 //
 // The C++ classes here (`TensorCreateInfo`, `PTO2LaunchSpec`, `CoreTaskPredicate`,
 // `TaskOutputTensors`, `MixedKernels`) carry Simpler's names and members; `CoreTaskArgs`,
-// built on `PTO2TaskArgsData`, is in pto_orchestration_api.h.
+// built on `PTO2TaskArgsData`, is in pto_orchestration_core.h. Both generations' APIs
+// (pto_orchestration_api.h, 2026-08; orchestration_api.h, 2026-09) are spellings over this
+// one table: the tensor type is `simpler::tmr::Tensor` (2026-08 calls it `ChipTensor`).
 #pragma once
 
-#include "tensor.h"
+#include "pto_tensor_core.h"
 
 /// Most tensors one task may take.
 #define MAX_TENSOR_ARGS 32
@@ -74,12 +76,15 @@ struct alignas(64) TensorCreateInfo {
           shapes{0, 0, 0, 0, 0}, _pad1{} {
         for (uint32_t i = 0; i < n && i < (uint32_t)MAX_TENSOR_DIMS; ++i) shapes[i] = s[i];
     }
-    /// Fills the whole allocated buffer with the low bytes of `v` before the producing task runs.
+#if PTO_SIMPLER_GENERATION < 202609
+    /// Fills the whole allocated buffer with the low bytes of `v` before the producing task
+    /// runs (2026-08 only: 2026-09 removed it; write the contents with set_tensor_data or a task).
     template <class T = uint64_t> TensorCreateInfo& set_initial_value(T v) {
         initial_value = to_u64(v);
         has_initial_value = 1;
         return *this;
     }
+#endif
     /// Bytes of the buffer the runtime allocates (`numel * elem_size`).
     uint64_t buffer_size_bytes() const {
         uint64_t n = 1;
@@ -93,10 +98,10 @@ static_assert(sizeof(TensorCreateInfo) == 64, "TensorCreateInfo layout");
 static_assert(offsetof(TensorCreateInfo, ndims) == 12, "TensorCreateInfo layout");
 static_assert(offsetof(TensorCreateInfo, shapes) == 16, "TensorCreateInfo layout");
 
-/// One tensor argument of a task: a pointer to the caller's ChipTensor (or, for OUTPUT, its
+/// One tensor argument of a task: a pointer to the caller's tensor (or, for OUTPUT, its
 /// TensorCreateInfo), read by the runtime at submit.
 struct PTO2ArgSlot {
-    const void* ref;   ///< `const ChipTensor*`, or `const TensorCreateInfo*` for OUTPUT
+    const void* ref;   ///< `const simpler::tmr::Tensor*`, or `const TensorCreateInfo*` for OUTPUT
     uint8_t type;      ///< TensorArgType
     uint8_t dump;      ///< marked by dump(...)
     uint8_t _pad[6];
@@ -142,7 +147,7 @@ enum class PredicateOp : uint8_t { NONE = 0, EQ, NE, GT, LT, GE, LE };
 
 /// The element a predicate reads: `tensor[indices[0..ndims)]`.
 struct CorePredicateOperand {
-    const ChipTensor* tensor = nullptr;
+    const simpler::tmr::Tensor* tensor = nullptr;
     uint32_t ndims = 0;
     uint32_t indices[MAX_TENSOR_DIMS] = {};
 };
@@ -167,7 +172,7 @@ struct PTO2TaskArgsData {
     uint8_t scalar_dump[MAX_SCALAR_ARGS];          ///< bit 0: marked; bit 1: ambiguous source
     uint32_t n_tensors;
     uint32_t n_scalars;
-    const PTO2TaskId* deps;        ///< explicit dependencies (caller's array; outlives the submit)
+    const simpler::tmr::TaskId* deps;        ///< explicit dependencies (caller's array; outlives the submit)
     const DepFlags* dep_kinds;     ///< per dependency, or null for WAIT | RETAIN
     uint32_t n_deps;
     uint8_t dump_all;              ///< dump() with no arguments
@@ -208,21 +213,21 @@ static_assert(sizeof(MixedKernels) == 12, "MixedKernels layout");
 /// The pointers refer to the task's slot in the runtime; they stay valid until the slot is
 /// recycled, which never happens before the enclosing scope ends.
 struct TaskOutputTensors {
-    PTO2TaskId task_id_;
+    simpler::tmr::TaskId task_id_;
     uint32_t count_;
     uint32_t _pad0;
-    const ChipTensor* tensors_[PTO2_MAX_OUTPUTS];
+    const simpler::tmr::Tensor* tensors_[PTO2_MAX_OUTPUTS];
 
     /// The submitted task's id (usable in `set_dependencies`); invalid when the submit failed.
-    PTO2TaskId task_id() const { return task_id_; }
+    simpler::tmr::TaskId task_id() const { return task_id_; }
     /// Number of runtime-allocated output tensors.
     uint32_t size() const { return count_; }
     /// Whether the submit allocated no output.
     bool empty() const { return count_ == 0; }
     /// The `i`-th runtime-allocated output tensor, in `add_output(ci)` order (lvalues only:
     /// the reference must not outlive a temporary result).
-    const ChipTensor& get_ref(uint32_t i) const&;
-    const ChipTensor& get_ref(uint32_t i) const&& = delete;
+    const simpler::tmr::Tensor& get_ref(uint32_t i) const&;
+    const simpler::tmr::Tensor& get_ref(uint32_t i) const&& = delete;
 };
 
 /// Returned by `aicpu_orchestration_config`.
@@ -288,10 +293,10 @@ struct PTO2RuntimeOps {
     /// Writes a log line (already formatted).
     void (*log)(PTO2Runtime* rt, int32_t level, const char* func, const char* message);
     /// Blocking read of one element (waits for its producers); returns the element's bits.
-    uint64_t (*get_tensor_data)(PTO2Runtime* rt, const ChipTensor* t, uint32_t ndims, const uint32_t* idx,
+    uint64_t (*get_tensor_data)(PTO2Runtime* rt, const simpler::tmr::Tensor* t, uint32_t ndims, const uint32_t* idx,
                                 const char* file, int32_t line);
     /// Blocking write of one element (waits for every task that uses the buffer).
-    void (*set_tensor_data)(PTO2Runtime* rt, const ChipTensor* t, uint32_t ndims, const uint32_t* idx,
+    void (*set_tensor_data)(PTO2Runtime* rt, const simpler::tmr::Tensor* t, uint32_t ndims, const uint32_t* idx,
                             uint64_t bits, const char* file, int32_t line);
     /// Number of clusters (1 AIC + 2 AIV) of the platform.
     int32_t (*available_cluster_count)(PTO2Runtime* rt);
@@ -309,19 +314,21 @@ struct PTO2Runtime {
 
 /// One tensor argument of the orchestration (`orch_args.tensor(i).ref()`).
 struct ChipTensorArg {
-    const ChipTensor* ptr;
-    const ChipTensor& ref() const { return *ptr; }
+    const simpler::tmr::Tensor* ptr;
+    const simpler::tmr::Tensor& ref() const { return *ptr; }
 };
 
 /// The orchestration's arguments, bound by the host from the orchestration signature.
 struct ChipTaskArgs {
     uint32_t n_tensors;
     uint32_t n_scalars;
-    const ChipTensor* tensors_;
+    const simpler::tmr::Tensor* tensors_;
     const uint64_t* scalars_;
 
     int32_t tensor_count() const { return (int32_t)n_tensors; }
     int32_t scalar_count() const { return (int32_t)n_scalars; }
     ChipTensorArg tensor(uint32_t i) const { return ChipTensorArg{&tensors_[i]}; }
-    uint64_t scalar(uint32_t i) const { return scalars_[i]; }
+    /// Scalar `i` as its 64-bit slot (`scalar(i)`) or decoded as `T` (`scalar<int32_t>(i)`,
+    /// 2026-09's typed read: the low `sizeof(T)` bytes of the slot).
+    template <class T = uint64_t> T scalar(uint32_t i) const { return from_u64<T>(scalars_[i]); }
 };

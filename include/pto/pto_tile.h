@@ -28,7 +28,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "tensor.h"
+// The tensor.h of this build's generation (the first on the include path).
+#include <tensor.h>
 
 namespace pto_tile {
 
@@ -215,7 +216,7 @@ inline TileView invalid_view() {
     return v;
 }
 
-/// Views a ChipTensor as a 2-D tile: columns are the last dimension, rows are all leading
+/// Views a tensor descriptor as a 2-D tile: columns are the last dimension, rows are all leading
 /// dimensions folded together. Folding needs the leading dimensions to be laid out as one
 /// strided dimension (dimensions of size 1 are ignored), which holds for any view of a
 /// row-major tensor that takes whole ranges of the inner leading dimensions, e.g. `[1, H, D]`
@@ -223,7 +224,7 @@ inline TileView invalid_view() {
 /// 0-D tensor is 1 x 1. Returns an invalid view for a null descriptor, an unsupported element
 /// type, more than MAX_TENSOR_DIMS dimensions, more than 2^32-1 rows or columns, or leading
 /// dimensions that do not fold.
-inline TileView tile_view(const ChipTensor* t) {
+inline TileView tile_view(const simpler::tmr::Tensor* t) {
     if (t == nullptr || t->ndims > MAX_TENSOR_DIMS || !is_supported(t->dtype)) return invalid_view();
     TileView v = invalid_view();
     v.dtype = t->dtype;
@@ -264,8 +265,8 @@ inline TileView tile_view(const ChipTensor* t) {
     return v;
 }
 
-/// Same as `tile_view(const ChipTensor*)`.
-inline TileView tile_view(const ChipTensor& t) { return tile_view(&t); }
+/// Same as `tile_view(const Tensor*)`.
+inline TileView tile_view(const simpler::tmr::Tensor& t) { return tile_view(&t); }
 
 /// Copies the view into `dst`, a dense row-major rows x cols float buffer, converting each
 /// element to float.

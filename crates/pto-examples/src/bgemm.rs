@@ -20,6 +20,12 @@ pub const TILE: usize = 64;
 const ORCHESTRATION: &str = include_str!("../../../examples/bgemm/orchestration/bgemm.cpp");
 const KERNEL_MATMUL: &str = include_str!("../../../examples/bgemm/kernels/aic/kernel_matmul.cpp");
 const KERNEL_ADD: &str = include_str!("../../../examples/bgemm/kernels/aiv/kernel_add.cpp");
+const ORCHESTRATION_2026_09: &str =
+    include_str!("../../../examples/bgemm_2026_09/orchestration/bgemm_2026_09.cpp");
+const KERNEL_MATMUL_2026_09: &str =
+    include_str!("../../../examples/bgemm_2026_09/kernels/aic/kernel_matmul.cpp");
+const KERNEL_ADD_2026_09: &str =
+    include_str!("../../../examples/bgemm_2026_09/kernels/aiv/kernel_add.cpp");
 
 const COMPUTE_GOLDEN: &str = r#"    """c = c + a @ b, computed in float64 and rounded to float32."""
     a = np.asarray(tensors["a"], dtype=np.float64)
@@ -49,6 +55,26 @@ pub fn golden(a: &[f32], b: &[f32], c: &[f32], n: usize) -> Vec<f64> {
 
 /// The example with its data.
 pub fn example() -> Result<Example, Error> {
+    example_of("bgemm", [ORCHESTRATION, KERNEL_MATMUL, KERNEL_ADD])
+}
+
+/// `bgemm_2026_09`: the same computation and data in Simpler's 2026-09 API: one MANUAL scope
+/// (`SIMPLER_SCOPE(ScopeMode::MANUAL)`) per output tile, the k steps ordered by explicit
+/// `TaskId` dependencies instead of the TensorMap, kernels reading `__gm__ Tensor*`.
+pub fn example_2026_09() -> Result<Example, Error> {
+    example_of(
+        "bgemm_2026_09",
+        [
+            ORCHESTRATION_2026_09,
+            KERNEL_MATMUL_2026_09,
+            KERNEL_ADD_2026_09,
+        ],
+    )
+}
+
+/// `sources`: the orchestration, `kernel_matmul` and `kernel_add`.
+fn example_of(name: &'static str, sources: [&'static str; 3]) -> Result<Example, Error> {
+    let [orchestration, matmul, add] = sources;
     let n = SIZE;
     let a = SplitMix64::new(0xB6E3_0001).uniform_vec(n * n);
     let b = SplitMix64::new(0xB6E3_0002).uniform_vec(n * n);
@@ -56,15 +82,15 @@ pub fn example() -> Result<Example, Error> {
     let c = golden(&a, &b, &c0, n);
     let tiles = (SIZE / TILE) as u64;
     Ok(Example {
-        name: "bgemm",
-        orchestration_source: ORCHESTRATION,
+        name,
+        orchestration_source: orchestration,
         kernels: vec![
             KernelSource {
                 func_id: 0,
                 name: "kernel_matmul",
                 core_type: CoreType::Aic,
                 signature: vec![ArgDirection::In, ArgDirection::In, ArgDirection::Out],
-                source: KERNEL_MATMUL.to_string(),
+                source: matmul.to_string(),
                 ptoas_unit: None,
             },
             KernelSource {
@@ -72,7 +98,7 @@ pub fn example() -> Result<Example, Error> {
                 name: "kernel_add",
                 core_type: CoreType::Aiv,
                 signature: vec![ArgDirection::In, ArgDirection::InOut],
-                source: KERNEL_ADD.to_string(),
+                source: add.to_string(),
                 ptoas_unit: None,
             },
         ],

@@ -101,6 +101,8 @@ pub fn examples() -> Result<Vec<Example>, Error> {
     Ok(vec![
         vector_add::example()?,
         bgemm::example()?,
+        vector_add::example_2026_09()?,
+        bgemm::example_2026_09()?,
         paged_attention::example()?,
         paged_attn_bf16::example()?,
         softmax::example()?,

@@ -18,7 +18,7 @@ use pto_runtime::{
     ArgDirection, ChipConfig, CoreType, HostTensor, KernelSpec, OrchArg, Platform, Program,
     ProgramSpec,
 };
-use pto_toolchain::{CompileUnit, CoreKind, Toolchain, UnitKind};
+use pto_toolchain::{detect_generation, CompileUnit, CoreKind, Generation, Toolchain, UnitKind};
 
 fn tmp_root() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pto-examples")
@@ -65,6 +65,13 @@ fn load_program(dir: &Path) -> Program {
         };
         units.push(CompileUnit::new(&k.source, UnitKind::Kernel(core)));
     }
+    // The Simpler generation of the sources decides the include roots, as in a replay.
+    let sources: Vec<&Path> = units.iter().map(|u| u.source.as_path()).collect();
+    let generation = detect_generation(&sources).unwrap_or_else(|e| panic!("{e}"));
+    let units: Vec<CompileUnit> = units
+        .into_iter()
+        .map(|u| u.with_generation(generation))
+        .collect();
     let objects: Vec<PathBuf> = toolchain()
         .compile_all(&units)
         .into_iter()
@@ -240,6 +247,35 @@ fn bgemm_matches_golden() {
 }
 
 #[test]
+fn vector_add_2026_09_matches_golden() {
+    check_example("vector_add_2026_09");
+}
+
+#[test]
+fn bgemm_2026_09_matches_golden() {
+    check_example("bgemm_2026_09");
+}
+
+/// The twins are of the 2026-09 generation and their originals of 2026-08, as a replay
+/// detects them from their sources.
+#[test]
+fn twins_are_detected_as_2026_09() {
+    for (name, want) in [
+        ("vector_add", Generation::Simpler2026_08),
+        ("bgemm", Generation::Simpler2026_08),
+        ("vector_add_2026_09", Generation::Simpler2026_09),
+        ("bgemm_2026_09", Generation::Simpler2026_09),
+    ] {
+        let ex = example(name);
+        let dir = generated().join(name);
+        let mut sources = vec![dir.join(ex.orchestration_relative_path())];
+        sources.extend(ex.kernels.iter().map(|k| dir.join(k.relative_path())));
+        let refs: Vec<&Path> = sources.iter().map(PathBuf::as_path).collect();
+        assert_eq!(detect_generation(&refs).unwrap(), want, "{name}");
+    }
+}
+
+#[test]
 fn paged_attention_matches_golden() {
     check_example("paged_attention");
 }
@@ -271,6 +307,8 @@ fn task_counts() {
         vec![
             ("vector_add", 8),
             ("bgemm", 128),
+            ("vector_add_2026_09", 8),
+            ("bgemm_2026_09", 128),
             ("paged_attention", 80),
             ("paged_attn_bf16", 31),
             ("softmax", 4),
@@ -410,11 +448,16 @@ fn build_directories_follow_the_pypto_layout() {
             "{}",
             ex.name
         );
+        let scope = if ex.name.ends_with("_2026_09") {
+            "SIMPLER_SCOPE("
+        } else {
+            "PTO2_SCOPE()"
+        };
         for needle in [
             "aicpu_orchestration_config",
             ".expected_arg_count",
             "aicpu_orchestration_entry(const ChipTaskArgs& orch_args)",
-            "PTO2_SCOPE()",
+            scope,
             "CoreTaskArgs params_t0;",
         ] {
             assert!(

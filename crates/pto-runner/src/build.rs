@@ -312,6 +312,36 @@ enum Binaries {
     SharedCacheOnly,
 }
 
+/// The compile units of a build: the orchestration, then the kernels in manifest order, all
+/// of the Simpler generation their sources are written against (detected once for the whole
+/// build, so a source set mixing generations is an error naming both headers).
+fn build_units(
+    kernel_config: &KernelConfig,
+    arch: impl Fn(CompileUnit) -> CompileUnit,
+) -> Result<Vec<CompileUnit>, RunnerError> {
+    let mut units = vec![arch(CompileUnit::new(
+        kernel_config.orchestration.source.clone(),
+        UnitKind::Orchestration,
+    ))];
+    for k in &kernel_config.kernels {
+        let core = match k.core_type {
+            KcCore::Aic => CoreKind::Aic,
+            KcCore::Aiv => CoreKind::Aiv,
+        };
+        let mut unit = arch(CompileUnit::new(k.source.clone(), UnitKind::Kernel(core)));
+        for inc in &k.extra_include_dirs {
+            unit = unit.with_include_dir(inc.clone());
+        }
+        units.push(unit);
+    }
+    let sources: Vec<&Path> = units.iter().map(|u| u.source.as_path()).collect();
+    let generation = pto_toolchain::detect_generation(&sources)?;
+    Ok(units
+        .into_iter()
+        .map(|u| u.with_generation(generation))
+        .collect())
+}
+
 fn load_build_with(
     dir: &Path,
     toolchain: &Toolchain,
@@ -332,21 +362,7 @@ fn load_build_with(
             u
         }
     };
-    let mut units = vec![arch(CompileUnit::new(
-        kernel_config.orchestration.source.clone(),
-        UnitKind::Orchestration,
-    ))];
-    for k in &kernel_config.kernels {
-        let core = match k.core_type {
-            KcCore::Aic => CoreKind::Aic,
-            KcCore::Aiv => CoreKind::Aiv,
-        };
-        let mut unit = arch(CompileUnit::new(k.source.clone(), UnitKind::Kernel(core)));
-        for inc in &k.extra_include_dirs {
-            unit = unit.with_include_dir(inc.clone());
-        }
-        units.push(unit);
-    }
+    let units = build_units(&kernel_config, arch)?;
     let installed: Vec<PathBuf> = units.iter().map(|u| binary_path_for(&u.source)).collect();
     let mut objects = Vec::with_capacity(units.len());
     let mut n_cached = 0;

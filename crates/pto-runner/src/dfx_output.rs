@@ -121,15 +121,23 @@ fn join_part(h: Result<std::thread::ScopedJoinHandle<'_, PartResult>, PartResult
     }
 }
 
-/// Writes every enabled artifact of `report` into `out` (see the module docs).
-///
-/// Which generation of DFX files a run of the build at `build_dir` writes: the one the
-/// caller asked for (`dfx_schema`), else the build directory's own. **Hook:** the
-/// orchestration generation detected from the build's sources plugs in here; until it
-/// does, a build without a request writes 2026-08, the generation of our headers.
-pub fn schema_for(build_dir: &Path, requested: Option<DfxSchema>) -> DfxSchema {
-    let _ = build_dir;
-    requested.unwrap_or_default()
+/// Which generation of DFX files a run of the build configured by `kernel_config` writes:
+/// the one the caller asked for (`requested`: `--dfx-schema`, `PTO_DFX_SCHEMA`), else the
+/// generation its sources are written against (`pto_toolchain::detect_generation`, the
+/// detection the compile used; a build that cannot be read as one writes 2026-08).
+pub fn schema_for(
+    kernel_config: &pto_build_output::KernelConfig,
+    requested: Option<DfxSchema>,
+) -> DfxSchema {
+    if let Some(schema) = requested {
+        return schema;
+    }
+    let mut sources: Vec<&Path> = vec![kernel_config.orchestration.source.as_path()];
+    sources.extend(kernel_config.kernels.iter().map(|k| k.source.as_path()));
+    match pto_toolchain::detect_generation(&sources) {
+        Ok(pto_toolchain::Generation::Simpler2026_09) => DfxSchema::V2026_09,
+        _ => DfxSchema::V2026_08,
+    }
 }
 
 static RUN_EPOCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -149,6 +157,8 @@ pub struct RunStamp {
     pub run_epoch: u64,
 }
 
+/// Writes every enabled artifact of `report` into `out` (see the module docs).
+///
 /// The swimlane records and the dep_gen log, the two large files, are written on threads
 /// of their own while this thread writes the others, as Simpler's JSON or, with
 /// [`DfxFormat::Compact`], as the compact files (`pto dfx-export` turns those into the

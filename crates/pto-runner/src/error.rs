@@ -55,6 +55,9 @@ pub enum RunnerError {
     /// Compiling C++.
     #[error(transparent)]
     Toolchain(#[from] pto_toolchain::ToolchainError),
+    /// The sources mix Simpler's two orchestration generations (or one is unreadable).
+    #[error(transparent)]
+    Generation(#[from] pto_toolchain::GenerationError),
     /// Loading or running on the chip.
     #[error(transparent)]
     Runtime(#[from] pto_runtime::RuntimeError),
@@ -115,6 +118,11 @@ impl RunnerError {
             RunnerError::Data { path, .. } if !path.exists() => ErrorKind::NotFound,
             RunnerError::TensorFile(e) if e.is_not_found() => ErrorKind::NotFound,
             RunnerError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                ErrorKind::NotFound
+            }
+            RunnerError::Generation(pto_toolchain::GenerationError::Read { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
                 ErrorKind::NotFound
             }
             RunnerError::Runtime(_) | RunnerError::Toolchain(_) => ErrorKind::Runtime,

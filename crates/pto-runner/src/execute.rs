@@ -189,7 +189,7 @@ impl CompiledBuild {
             .predicted_timing
             .then(|| crate::predicted::apply(&mut report, &chip_config));
         let stamp = crate::dfx_output::RunStamp {
-            schema: crate::dfx_output::schema_for(&self.dir, config.dfx_schema),
+            schema: crate::dfx_output::schema_for(&self.kernel_config, config.dfx_schema),
             run_epoch,
         };
         let label = self

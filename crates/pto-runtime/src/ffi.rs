@@ -474,6 +474,9 @@ pub struct GlobalContext {
     pub sub_block_id: i32,
     /// SDMA (0) and URMA (1) workspaces; 0 = unavailable (always, on the simulator).
     pub dma_workspace: [u64; 2],
+    /// TraCR per-core trace slice (2026-09's `get_tracr_aicore_slice`); 0 = TraCR off
+    /// (always, on the simulator).
+    pub tracr_aicore_slice: u64,
 }
 
 /// `extern "C" void kernel_entry(int64_t* args)`.
@@ -525,6 +528,6 @@ const _: () = {
     assert!(size_of::<AsyncCtx>() == 24);
     assert!(size_of::<LocalContext>() == 32);
     assert!(offset_of!(LocalContext, async_ctx) == 8);
-    assert!(size_of::<GlobalContext>() == 24);
+    assert!(size_of::<GlobalContext>() == 32);
     assert!(offset_of!(GlobalContext, dma_workspace) == 8);
 };

@@ -16,6 +16,10 @@ include!(concat!(env!("OUT_DIR"), "/embedded_headers.rs"));
 /// The subdirectory of the materialized headers that holds the runtime headers
 /// (`tensor.h`, `pto_orchestration_api.h`, `intrinsic.h`, ...): the first `-I`.
 pub const RUNTIME_INCLUDE: &str = "pto";
+/// The subdirectory that holds the 2026-09 spellings of the runtime headers
+/// (`orchestration_api.h`, its `tensor.h`, `tensormap_and_ringbuffer/...`): the first `-I` of
+/// a unit of that generation, in front of [`RUNTIME_INCLUDE`] ([`crate::Generation`]).
+pub const RUNTIME_INCLUDE_2026_09: &str = "pto-2026-09";
 /// The subdirectory that holds our PTO-ISA implementation, so that kernels reach it as
 /// `<pto/pto-inst.hpp>`: the second `-I`.
 pub const ISA_INCLUDE: &str = "pto-isa";

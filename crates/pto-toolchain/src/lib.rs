@@ -5,6 +5,9 @@
 //!   and writes the PTO headers, embedded into this crate at build time from
 //!   the repository's `include/` (`pto/`, `pto-isa/`), into the cache ([`materialize_headers`]),
 //!   so binaries need nothing but a compiler at run time.
+//! * [`detect_generation`] tells which Simpler orchestration generation (2026-08 or
+//!   2026-09) a build's sources are written against; a [`CompileUnit`] of that
+//!   [`Generation`] gets that generation's include roots.
 //! * [`Toolchain::compile`] / [`Toolchain::compile_all`] turn a
 //!   [`CompileUnit`] into a `.so` under `<cache_root>/objects/`.
 //!
@@ -36,6 +39,7 @@ mod depfile;
 mod error;
 pub mod freshness;
 mod fsutil;
+pub mod generation;
 mod headers;
 mod manifest;
 mod toolchain;
@@ -45,8 +49,10 @@ pub use binary_cache::{
     StampState, TreeInvalidation,
 };
 pub use error::{Result, ToolchainError};
+pub use generation::{detect_generation, Evidence, Generation, GenerationError};
 pub use headers::{
     embedded_headers, header_identity, materialize_headers, ISA_INCLUDE, RUNTIME_INCLUDE,
+    RUNTIME_INCLUDE_2026_09,
 };
 pub use toolchain::{
     default_cache_root, CompileUnit, CompiledObject, CoreKind, Toolchain, UnitKind,

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::depfile;
 use crate::error::{Result, ToolchainError};
 use crate::fsutil::{self, KeyHasher, TempPath};
+use crate::generation::Generation;
 use crate::headers;
 use crate::manifest::{Entry, Manifest};
 
@@ -45,6 +46,8 @@ pub struct CompileUnit {
     pub extra_include_dirs: Vec<PathBuf>,
     /// Additional `-D` macro definitions (`NAME` or `NAME=VALUE`), e.g. `PTO_ARCH_A5`.
     pub defines: Vec<String>,
+    /// The Simpler generation the source is written against (decides the include roots).
+    pub generation: Generation,
 }
 
 impl CompileUnit {
@@ -55,7 +58,15 @@ impl CompileUnit {
             kind,
             extra_include_dirs: Vec::new(),
             defines: Vec::new(),
+            generation: Generation::default(),
         }
+    }
+
+    /// Sets the Simpler generation (builder style).
+    #[must_use]
+    pub fn with_generation(mut self, generation: Generation) -> Self {
+        self.generation = generation;
+        self
     }
 
     /// Adds a `-D` definition (builder style).
@@ -269,8 +280,8 @@ impl Toolchain {
     /// The compiler flags for `unit`, excluding the source, output and
     /// dependency-file arguments:
     /// `-std=c++17 -O2 -fPIC -shared -Wl,-z,defs -fno-gnu-unique -pthread -D__CPU_SIM
-    /// -DPTO_CPU_SIM [-D__DAV_CUBE__ | -D__DAV_VEC__] [-D__aicore__=] -I<include_dir>
-    /// -I<isa_include_dir>
+    /// -DPTO_CPU_SIM [-D__DAV_CUBE__ | -D__DAV_VEC__] [-D__aicore__=]
+    /// [-I<2026-09 include_dir>] -I<include_dir> -I<isa_include_dir>
     /// [-I<extra dir>...]`. Extra directories are made absolute.
     /// (`-fno-gnu-unique` is omitted for clang, which rejects it.)
     pub fn flags(&self, unit: &CompileUnit) -> Vec<String> {
@@ -341,7 +352,8 @@ impl Toolchain {
         for d in &unit.defines {
             args.push(format!("-D{d}").into());
         }
-        for sub in [headers::RUNTIME_INCLUDE, headers::ISA_INCLUDE] {
+        let roots = unit.generation.include_subdirs().iter();
+        for sub in roots.chain(&[headers::ISA_INCLUDE]) {
             let mut flag = OsString::from("-I");
             flag.push(include_root);
             flag.push("/");

@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 
 const USAGE: &str = "usage: gen-examples [--out DIR]\n\n\
-Writes the example build directories (vector_add, bgemm, paged_attention,\n\
-paged_attn_bf16, softmax, mixed_pipe) into DIR\n\
+Writes the example build directories (vector_add, bgemm, their Simpler 2026-09\n\
+twins vector_add_2026_09 and bgemm_2026_09, paged_attention, paged_attn_bf16,\n\
+softmax, mixed_pipe) into DIR\n\
 (default: the workspace's examples/ directory).";
 
 /// `<workspace>/examples`: this crate lives in `<workspace>/crates/pto-examples`.

@@ -1,0 +1,4 @@
+// common.h (2026-09): Simpler's runtime common header (assertions, the runtime binding); everything it declares is part of orchestration_api.h here, so it forwards there.
+#pragma once
+
+#include <orchestration_api.h>

@@ -1,0 +1,4 @@
+// dispatch_payload.h (2026-09): Simpler's dispatch payload header; everything it declares is part of orchestration_api.h here, so it forwards there.
+#pragma once
+
+#include <orchestration_api.h>

@@ -1,0 +1,4 @@
+// runtime_types.h (2026-09): Simpler's runtime limits header; everything it declares is part of orchestration_api.h here, so it forwards there.
+#pragma once
+
+#include <orchestration_api.h>

@@ -1,0 +1,4 @@
+// types.h (2026-09): Simpler's orchestration types header (Arg, TaskOutputTensors, ScopeMode, DepFlags); everything it declares is part of orchestration_api.h here, so it forwards there.
+#pragma once
+
+#include <orchestration_api.h>
