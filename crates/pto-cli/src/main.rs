@@ -81,7 +81,7 @@ struct DfxArgs {
     /// Which generation of Simpler's diagnostic files to write: `2026-08` (deps.json
     /// without `runtime`, scope_stats with `version`, aicpu_tasks) or `2026-09` (`runtime`
     /// keys, `run_epoch`, scheduler_tasks / scheduler_records). Default: $PTO_DFX_SCHEMA,
-    /// else the build directory's generation (2026-08 until sources tell otherwise).
+    /// else the generation of the build directory's sources.
     #[arg(long, value_name = "GENERATION", value_parser = ["2026-08", "2026-09"])]
     dfx_schema: Option<String>,
 }
