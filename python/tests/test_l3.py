@@ -8,6 +8,7 @@ import collections
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -538,6 +539,43 @@ def test_killing_one_chip_names_it_and_leaves_nothing_behind(example: Callable[[
     assert _pids_alive(pids) == []
     shm_after = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
     assert shm_after - shm_before == set()
+
+
+def test_ctrl_c_during_the_drain_stops_the_run_and_its_chips(
+    example: Callable[[str], Path], python_ctrl_c: None
+) -> None:
+    # Both ranks spin forever; a SIGINT to the host raises KeyboardInterrupt at once (the
+    # drain waits in slices), and no chip process outlives the run.
+    d = example("l3_hello_rank")
+    k = d / "next_levels" / "per_rank" / "kernels" / "aiv" / "add_rank.cpp"
+    k.write_text(
+        k.read_text().replace(
+            "    for (uint64_t i = 0; i < y->numel(); ++i)",
+            "    for (volatile int spin = 0; spin >= 0; spin = spin * 0) { }\n    for (uint64_t i = 0; i < y->numel(); ++i)",
+        )
+    )
+    pids: list[int] = []
+
+    def interrupter(worker: object) -> None:
+        def go() -> None:
+            time.sleep(1.5)
+            pids.extend(worker.chip_pids())  # type: ignore[attr-defined]
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=go, daemon=True).start()
+
+    compiled = DistributedCompiledProgram.from_dir(d)
+    x = _load(d, "in/x.npy").clone()
+    y = torch.zeros_like(x)
+    start = time.time()
+    with pytest.raises(KeyboardInterrupt):
+        dr.execute_distributed(compiled, [x, y], on_worker=interrupter)
+    assert time.time() - start < 15
+    assert len(pids) == 2
+    deadline = time.time() + 5
+    while _pids_alive(pids) and time.time() < deadline:
+        time.sleep(0.05)
+    assert _pids_alive(pids) == []
 
 
 def _our_shared_memory_fds() -> list[str]:

@@ -155,6 +155,8 @@ fn run_config(platform: &str, cfg: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
         pmu: level("enable_pmu", i64::from(u32::MAX))? as u32,
         dep_gen: int_of(cfg, "enable_dep_gen")? != 0,
         scope_stats: int_of(cfg, "enable_scope_stats")? != 0,
+        // PTO_TIMING, as RunConfig::new read (and checked) it.
+        predicted_timing: c.dfx.predicted_timing,
     };
     c.ring_task_window = ring(cfg, "ring_task_window")?;
     c.ring_heap = ring(cfg, "ring_heap")?;
@@ -274,6 +276,13 @@ impl L3Engine {
     /// dispatch, program, kernel).
     fn drain(&self, py: Python<'_>) -> PyResult<()> {
         self.read(py, |e| e.drain())
+    }
+
+    /// `drain()` for at most `timeout_s` seconds: `True` once every dispatch finished,
+    /// `False` while some still run (Python waits in slices so a Ctrl-C stops it at once).
+    fn drain_for(&self, py: Python<'_>, timeout_s: f64) -> PyResult<bool> {
+        let timeout = Duration::try_from_secs_f64(timeout_s.max(0.0)).unwrap_or(Duration::ZERO);
+        self.read(py, |e| e.drain_for(timeout))
     }
 
     /// Ends the run (see `Engine::close`); `kill=True` kills the chips at once. Idempotent.

@@ -199,8 +199,11 @@ class Worker:
         return Tensor(backing, offset, shapes, dtype)
 
     def drain(self) -> None:
-        """Waits for every dispatch; raises ``RuntimeError`` with the first failure."""
-        self._engine.drain()
+        """Waits for every dispatch; raises ``RuntimeError`` with the first failure. Waits
+        in slices of 0.1 s so that a Ctrl-C raises ``KeyboardInterrupt`` at once (the
+        caller's ``close(kill=True)`` then stops the chips)."""
+        while not self._engine.drain_for(0.1):
+            pass
 
     def chip_pids(self) -> List[int]:
         """The chip processes' ids (empty once closed)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["DeviceTensor", "DeviceMemory"]
 
@@ -168,7 +168,7 @@ class DeviceMemory:
         self._allocs.clear()
 
 
-def resolve_args(args: Sequence[Any], memory: DeviceMemory, owner: str) -> list:
+def resolve_args(args: Sequence[Any], memory: DeviceMemory, owner: str) -> List[Any]:
     """``args`` with every :class:`DeviceTensor` replaced by a torch view of its allocation
     (which must belong to ``memory``)."""
     out = []

@@ -35,7 +35,7 @@ import threading
 import time
 import types
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from pypto import _native
 from pypto._user_code import user_code
@@ -182,7 +182,7 @@ def _assemble_chip_callables(output_dir: Path) -> Dict[str, Path]:
     return found
 
 
-def _declared_sub_workers(output_dir: Path) -> set:
+def _declared_sub_workers(output_dir: Path) -> Set[str]:
     """The SubWorkers a build declares: its ``sub_workers/<name>.py`` modules and the
     runtime-bound ones of ``__required__.json``."""
     root = Path(output_dir) / "sub_workers"
@@ -230,9 +230,9 @@ def _load_sub_workers(
             continue
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-        fn = getattr(mod, f.stem, None)
-        if callable(fn):
-            subs[f.stem] = fn
+        found = getattr(mod, f.stem, None)
+        if callable(found):
+            subs[f.stem] = found
     subs.update(callbacks)
     return subs
 

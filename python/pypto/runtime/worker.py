@@ -9,7 +9,7 @@ worker-resident tensors allocated on it (``alloc_tensor``; released by ``free_te
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from pypto.runtime.device_tensor import DeviceMemory, DeviceTensor, resolve_args
 
@@ -88,7 +88,7 @@ class ChipWorker:
         self._memory = DeviceMemory("ChipWorker")
         self._owned: Dict[int, DeviceTensor] = {}
         self._loaded: Dict[str, int] = {}
-        self._handles: list = []
+        self._handles: List[Any] = []
         self._dlopen = 0
         self._initialized = False
         self._closed = False

@@ -788,12 +788,25 @@ impl Engine {
     /// error; dispatches still running — a peer waiting for the failed chip — are stopped
     /// by [`Engine::close`]).
     pub fn drain(&self) -> Result<(), RunnerError> {
+        while !self.drain_for(Duration::from_secs(3600))? {}
+        Ok(())
+    }
+
+    /// [`Engine::drain`] for at most `timeout`: `Ok(true)` once every dispatch finished,
+    /// `Ok(false)` while some still run. A front end that must stay interruptible (Python's
+    /// Ctrl-C between calls) waits in slices with it.
+    pub fn drain_for(&self, timeout: Duration) -> Result<bool, RunnerError> {
+        let deadline = std::time::Instant::now() + timeout;
         let mut st = lock(&self.shared.state);
         while st.unfinished > 0 && st.failure.is_none() {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Ok(false);
+            }
             st = self
                 .shared
                 .idle
-                .wait_timeout(st, Duration::from_millis(100))
+                .wait_timeout(st, left.min(Duration::from_millis(100)))
                 .map(|(g, _)| g)
                 .unwrap_or_else(|p| p.into_inner().0);
         }
@@ -801,7 +814,7 @@ impl Engine {
             Some(f) => Err(RunnerError::ChipProcess {
                 message: f.message.clone(),
             }),
-            None => Ok(()),
+            None => Ok(true),
         }
     }
 
