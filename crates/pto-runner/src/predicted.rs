@@ -9,7 +9,7 @@
 //! platform's counter ticks as usual). Scheduler-phase and orchestrator records measure the
 //! host and are dropped. `predicted_timing.json` says what the files hold.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use pto_runtime::dfx::{PredictedRecord, SubtaskRecord};
@@ -35,6 +35,40 @@ pub struct Prediction {
     pub modelled: usize,
     /// `(task, func_id, reason)` of each unmodelled subtask (counted as 0 cycles).
     pub unmodelled: Vec<(u64, i32, String)>,
+    /// Per kernel (`func_id`): its modelled subtasks' cycles and pipe busy cycles.
+    pub kernels: BTreeMap<i32, KernelCycles>,
+}
+
+/// The modelled subtasks of one kernel, summed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelCycles {
+    /// Modelled subtasks.
+    pub subtasks: u64,
+    /// Their predicted cycles, summed.
+    pub cycles: u64,
+    /// The longest one's cycles.
+    pub max_cycles: u64,
+    /// Per-pipe busy cycles summed over them, in [`Pipe::ALL`] order.
+    pub busy: [u64; N_PIPES],
+}
+
+impl KernelCycles {
+    fn add(&mut self, t: &pto_timing::CoreTiming) {
+        self.subtasks += 1;
+        self.cycles += t.total;
+        self.max_cycles = self.max_cycles.max(t.total);
+        for (sum, b) in self.busy.iter_mut().zip(t.busy) {
+            *sum += b;
+        }
+    }
+}
+
+/// Pipe name → cycles, in [`Pipe::ALL`] order (the JSON form of a busy array).
+fn pipe_map(busy: &[u64; N_PIPES]) -> serde_json::Map<String, serde_json::Value> {
+    Pipe::ALL
+        .iter()
+        .map(|pipe| (pipe.name().to_string(), busy[pipe.index()].into()))
+        .collect()
 }
 
 impl Prediction {
@@ -90,6 +124,7 @@ pub fn apply(report: &mut RunReport, chip: &ChipConfig) -> Prediction {
                 for (sum, b) in p.busy.iter_mut().zip(c.busy) {
                     *sum += b;
                 }
+                p.kernels.entry(r.func_id).or_default().add(c);
                 c.total
             }
             SubtaskTiming::Unmodelled(why) => {
@@ -167,9 +202,13 @@ pub fn write_summary(
     p: &Prediction,
     chip: &ChipConfig,
 ) -> Result<std::path::PathBuf, RunnerError> {
-    let busy: serde_json::Map<String, serde_json::Value> = Pipe::ALL
+    let kernels: Vec<serde_json::Value> = p
+        .kernels
         .iter()
-        .map(|pipe| (pipe.name().to_string(), p.busy[pipe.index()].into()))
+        .map(|(func_id, k)| {
+            serde_json::json!({"func_id": func_id, "subtasks": k.subtasks, "cycles": k.cycles,
+                "max_cycles": k.max_cycles, "busy_cycles_by_pipe": pipe_map(&k.busy)})
+        })
         .collect();
     let unmodelled: Vec<serde_json::Value> = p
         .unmodelled
@@ -186,7 +225,8 @@ pub fn write_summary(
         "makespan_cycles": p.makespan_cycles,
         "makespan_us": p.makespan_ns() / 1e3,
         "modelled_subtasks": p.modelled,
-        "busy_cycles_by_pipe": busy,
+        "busy_cycles_by_pipe": pipe_map(&p.busy),
+        "kernels": kernels,
         "unmodelled_subtasks": unmodelled,
         "note": "chip_swimlane_records.json task times are the model's schedule (docs/TIMING.md); unmodelled subtasks count 0 cycles",
     });
