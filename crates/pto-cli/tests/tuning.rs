@@ -7,6 +7,9 @@
 //!   kernel's chunk loop helps, an extra `pipe_barrier(PIPE_ALL)` in that loop hurts.
 //! * `examples/paged_attn_bf16` as bundled: an extra `pipe_barrier(PIPE_ALL)` between the two
 //!   K halves of `pv_matmul` (whose second TEXTRACT overlaps the first TMATMUL) hurts.
+//!
+//! And the diagnostics in predicted time: `pmu.csv`'s pipe columns, the swimlane's
+//! `metadata.timing`, `pto bench --timing predicted`.
 
 mod common;
 
@@ -83,15 +86,29 @@ fn tuning_source(name: &str) -> PathBuf {
         .join(name)
 }
 
-#[test]
-fn bgemm_double_buffering_helps_and_an_extra_barrier_hurts() {
-    let dir = common::example("tuning", "bgemm", "bgemm");
+/// A copy of `examples/bgemm` with its kernels ported to PTO-ISA.
+fn bgemm_over_pto_isa(as_name: &str) -> PathBuf {
+    let dir = common::example("tuning", "bgemm", as_name);
     for (src, dst) in [
         ("kernel_matmul.cpp", "kernels/aic/kernel_matmul.cpp"),
         ("kernel_add.cpp", "kernels/aiv/kernel_add.cpp"),
     ] {
         std::fs::copy(tuning_source(src), dir.join(dst)).unwrap();
     }
+    dir
+}
+
+fn pto(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_pto"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn bgemm_double_buffering_helps_and_an_extra_barrier_hurts() {
+    let dir = bgemm_over_pto_isa("bgemm");
     let add = dir.join("kernels/aiv/kernel_add.cpp");
     let single = replay_predicted(&dir);
 
@@ -167,4 +184,102 @@ fn paged_attention_extra_barrier_hurts() {
     for f in [0, 1, 3] {
         assert_eq!(base.mean_cycles(f), hurt.mean_cycles(f), "kernel {f}");
     }
+}
+
+#[test]
+fn pmu_swimlane_and_bench_say_predicted_time() {
+    let dir = bgemm_over_pto_isa("diagnostics");
+    let d = dir.to_str().unwrap();
+    let o = pto(&["replay", d, "--swimlane", "--pmu", "--timing", "predicted"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = dir.join("dfx_outputs");
+    let predicted: Value =
+        serde_json::from_slice(&std::fs::read(out.join("predicted_timing.json")).unwrap()).unwrap();
+    let swimlane: Value =
+        serde_json::from_slice(&std::fs::read(out.join("chip_swimlane_records.json")).unwrap())
+            .unwrap();
+    assert_eq!(swimlane["metadata"]["timing"], "predicted");
+
+    // pmu.csv: per subtask, the model's total and per-pipe busy cycles; summed per kernel
+    // they are predicted_timing.json's.
+    let csv = std::fs::read_to_string(out.join("pmu.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let mut sums: BTreeMap<(String, &str), u64> = BTreeMap::new();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        for (column, key) in [
+            ("pmu_total_cycles", "cycles"),
+            ("mte2_busy_cycles", "MTE2"),
+            ("cube_busy_cycles", "CUBE"),
+            ("vec_busy_cycles", "VEC"),
+            ("mte3_busy_cycles", "MTE3"),
+        ] {
+            *sums
+                .entry((f[col("func_id")].to_string(), key))
+                .or_default() += f[col(column)].parse::<u64>().unwrap();
+        }
+    }
+    for k in predicted["kernels"].as_array().unwrap() {
+        let func = k["func_id"].to_string();
+        assert_eq!(
+            sums[&(func.clone(), "cycles")],
+            k["cycles"].as_u64().unwrap()
+        );
+        for pipe in ["MTE2", "CUBE", "VEC", "MTE3"] {
+            let want = k["busy_cycles_by_pipe"][pipe].as_u64().unwrap();
+            assert_eq!(sums[&(func.clone(), pipe)], want, "kernel {func} {pipe}");
+        }
+    }
+    assert!(sums[&("0".to_string(), "CUBE")] > 0 && sums[&("1".to_string(), "VEC")] > 0);
+
+    // bench: the same makespan, next to both host times.
+    let o = pto(&[
+        "bench",
+        d,
+        "--rounds",
+        "2",
+        "--warmup",
+        "0",
+        "--timing",
+        "predicted",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let bench: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        bench["predicted"]["makespan_cycles"],
+        predicted["makespan_cycles"]
+    );
+    assert_eq!(bench["bare"]["host_wall_us"]["n"], 2, "{bench}");
+    assert!(
+        bench["host_median_ratio"].as_f64().unwrap() > 0.0,
+        "{bench}"
+    );
+    let o = pto(&[
+        "bench",
+        d,
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--timing",
+        "predicted",
+    ]);
+    let t = text(&o);
+    let cycles = predicted["makespan_cycles"].as_u64().unwrap();
+    assert!(
+        t.contains(&format!("predicted device time: {cycles} cycles = "))
+            && t.contains("at 1.85 GHz"),
+        "{t}"
+    );
+
+    // Host time keeps Simpler's layout: no key (its absence means host time).
+    let o = pto(&["replay", d, "--swimlane", "--timing", "host"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let swimlane: Value =
+        serde_json::from_slice(&std::fs::read(out.join("chip_swimlane_records.json")).unwrap())
+            .unwrap();
+    assert_eq!(swimlane["metadata"].get("timing"), None, "{swimlane}");
 }

@@ -116,6 +116,10 @@ pub struct SwimlaneMetadata {
     /// `core_to_thread`, indexed by core id: scheduler thread or -1.
     /// Written only when non-empty (level >= 3).
     pub core_to_thread: Vec<i32>,
+    /// `timing` (ours, not Simpler's): which time the records hold, `"host"` (the
+    /// simulator's own clock) or `"predicted"` (the timing model's schedule,
+    /// docs/TIMING.md). Written iff `Some`; files without it hold host time.
+    pub timing: Option<String>,
 }
 
 /// The metadata keys a host-orchestrated run adds, in writer order.
@@ -539,6 +543,9 @@ fn render_metadata(out: &mut Out, md: &SwimlaneMetadata) {
         out.q(t.as_str());
     }
     out.s("]");
+    if let Some(timing) = &md.timing {
+        out.s(",\n    \"timing\": ").q(timing);
+    }
     if let Some(host) = &md.host {
         out.s(",\n    \"orchestrator_source\": ")
             .q(&host.orchestrator_source)
@@ -960,6 +967,15 @@ fn parse_metadata(
         None => Vec::new(),
     };
 
+    let timing = match md.opt_field("timing")?.map(|n| n.str().map(str::to_string)) {
+        Some(Ok(t)) => Some(t),
+        Some(Err(issue)) => {
+            problems.push(issue.into_problem("read as host time"));
+            None
+        }
+        None => None,
+    };
+
     Ok(SwimlaneMetadata {
         clock_freq_hz,
         num_cores,
@@ -967,6 +983,7 @@ fn parse_metadata(
         host,
         clock_anchors,
         core_to_thread,
+        timing,
     })
 }
 

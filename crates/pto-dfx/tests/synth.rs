@@ -218,6 +218,7 @@ pub fn generate(n_tasks: usize, level: u8, seed: u64) -> (SwimlaneFile, DepsFile
             } else {
                 Vec::new()
             },
+            timing: None,
         },
         aicore_tasks: aicore,
         aicpu_tasks: if level >= 2 { aicpu } else { Vec::new() },

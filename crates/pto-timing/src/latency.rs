@@ -324,11 +324,31 @@ mod tests {
         };
         let cases = [
             ("TMATMUL half 40x50x60", mm(DType::F16, 40, 50, 60), 54.0),
-            ("TMATMUL float 120x110x50", mm(DType::F32, 120, 110, 50), 902.0),
-            ("TADD float 64x64", m.latency(&instr(Op::TADD, DType::F32, 64, 64)).unwrap().1, 160.0),
-            ("TADD half 16x256", m.latency(&instr(Op::TADD, DType::F16, 16, 256)).unwrap().1, 92.0),
-            ("TADD int32 64x64", m.latency(&instr(Op::TADD, DType::I32, 64, 64)).unwrap().1, 151.0),
-            ("TADD int16 64x64", m.latency(&instr(Op::TADD, DType::I16, 64, 64)).unwrap().1, 167.0),
+            (
+                "TMATMUL float 120x110x50",
+                mm(DType::F32, 120, 110, 50),
+                902.0,
+            ),
+            (
+                "TADD float 64x64",
+                m.latency(&instr(Op::TADD, DType::F32, 64, 64)).unwrap().1,
+                160.0,
+            ),
+            (
+                "TADD half 16x256",
+                m.latency(&instr(Op::TADD, DType::F16, 16, 256)).unwrap().1,
+                92.0,
+            ),
+            (
+                "TADD int32 64x64",
+                m.latency(&instr(Op::TADD, DType::I32, 64, 64)).unwrap().1,
+                151.0,
+            ),
+            (
+                "TADD int16 64x64",
+                m.latency(&instr(Op::TADD, DType::I16, 64, 64)).unwrap().1,
+                167.0,
+            ),
         ];
         for (what, ours, device) in cases {
             let err = (ours as f64 - device).abs() / device;

@@ -254,6 +254,7 @@ where
             } else {
                 Vec::new()
             },
+            timing: None,
         },
         aicore_tasks,
         aicpu_tasks,
