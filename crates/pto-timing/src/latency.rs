@@ -212,7 +212,7 @@ impl Model {
             // `any`-dtype rows (TEXP, TSQRT) are fitted on fp32: count 32-bit words, which
             // matches the device cycles PTO-ISA publishes for half tiles (docs/TIMING.md).
             let cols = if any_dtype {
-                ceil_div(cols * dtype.size() as u64, 4)
+                ceil_div(cols * dtype.size(), 4)
             } else {
                 cols
             };
