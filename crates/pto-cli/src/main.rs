@@ -73,27 +73,40 @@ struct DfxArgs {
     /// reads them). Default: $PTO_DFX_FORMAT, else json.
     #[arg(long, value_name = "FORMAT", value_parser = ["json", "compact"])]
     dfx_format: Option<String>,
-    /// Which time the swimlane and the reports hold: `host` (the simulator's own time) or
-    /// `predicted` (the timing model's device cycles, docs/TIMING.md). Default: $PTO_TIMING,
-    /// else host.
-    #[arg(long, value_name = "TIMING", value_parser = ["host", "predicted"])]
-    timing: Option<String>,
     /// Which generation of Simpler's diagnostic files to write: `2026-08` (deps.json
     /// without `runtime`, scope_stats with `version`, aicpu_tasks) or `2026-09` (`runtime`
     /// keys, `run_epoch`, scheduler_tasks / scheduler_records). Default: $PTO_DFX_SCHEMA,
     /// else the generation of the build directory's sources.
     #[arg(long, value_name = "GENERATION", value_parser = ["2026-08", "2026-09"])]
     dfx_schema: Option<String>,
+    #[command(flatten)]
+    timing: TimingArg,
+}
+
+/// `--timing`, shared by the commands that run a program with diagnostics and `bench`.
+#[derive(clap::Args)]
+struct TimingArg {
+    /// Which time the swimlane and the reports hold: `host` (the simulator's own time) or
+    /// `predicted` (the timing model's device cycles, docs/TIMING.md). Default: $PTO_TIMING,
+    /// else host.
+    #[arg(long, value_name = "TIMING", value_parser = ["host", "predicted"])]
+    timing: Option<String>,
+}
+
+impl TimingArg {
+    /// Whether the model's time is asked for; `env_timing` is `PTO_TIMING`'s choice.
+    fn predicted(&self, env_timing: bool) -> bool {
+        self.timing
+            .as_deref()
+            .map_or(env_timing, |t| t == "predicted")
+    }
 }
 
 impl DfxArgs {
     /// The options; `env_timing` is `PTO_TIMING`'s choice, used without `--timing`.
     fn options(&self, env_timing: bool) -> pto_runner::DfxOptions {
         pto_runner::DfxOptions {
-            predicted_timing: self
-                .timing
-                .as_deref()
-                .map_or(env_timing, |t| t == "predicted"),
+            predicted_timing: self.timing.predicted(env_timing),
             chip_swimlane: self.swimlane.unwrap_or(0),
             dump_args: self.dump_args.unwrap_or(0),
             pmu: self.pmu.unwrap_or(0),
@@ -175,6 +188,10 @@ struct BenchArgs {
     /// Print the statistics as JSON (stdout).
     #[arg(long)]
     json: bool,
+    /// `predicted`: every round runs twice, bare and with the timing model, and the
+    /// predicted device time is reported next to both host times.
+    #[command(flatten)]
+    timing: TimingArg,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -323,44 +340,76 @@ fn cmd_bench(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     let build = pto_runner::load_for(&args.dir, Some(config.platform()))?;
     let mut params = pto_runner::inputs::bind_inputs(&args.dir, &build.meta)?;
     let show_progress = std::io::stderr().is_terminal() && !args.json;
-    let stats = pto_runner::benchmark(
-        &build,
-        &mut params,
-        &config,
-        args.rounds,
-        args.warmup,
-        &mut |done, total| {
-            if show_progress {
-                let width = 30;
-                let filled = done * width / total.max(1);
-                eprint!(
-                    "\r[{}{}] {done}/{total}",
-                    "#".repeat(filled),
-                    " ".repeat(width - filled)
-                );
-                if done == total {
-                    eprintln!();
-                }
+    let mut progress = |done: usize, total: usize| {
+        if show_progress {
+            let width = 30;
+            let filled = done * width / total.max(1);
+            eprint!(
+                "\r[{}{}] {done}/{total}",
+                "#".repeat(filled),
+                " ".repeat(width - filled)
+            );
+            if done == total {
+                eprintln!();
             }
-        },
-    )?;
+        }
+    };
+    let (rounds, warmup) = (args.rounds, args.warmup);
     let mut out = std::io::stdout().lock();
+    if args.timing.predicted(config.dfx.predicted_timing) {
+        let b = pto_runner::benchmark_predicted(
+            &build,
+            &mut params,
+            &config,
+            rounds,
+            warmup,
+            &mut progress,
+        )?;
+        if args.json {
+            writeln!(out, "{}", b.to_json())?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        write_bench_header(&mut out, args, &b.bare, &config)?;
+        writeln!(out, "{}", b.summary)?;
+        writeln!(out, "bare replay:\n{}", indent(&format!("{:#}", b.bare)))?;
+        writeln!(
+            out,
+            "with --timing predicted:\n{}",
+            indent(&format!("{:#}", b.predicted))
+        )?;
+        writeln!(
+            out,
+            "host median with the model / without: {:.2}x",
+            b.overhead()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let stats = pto_runner::benchmark(&build, &mut params, &config, rounds, warmup, &mut progress)?;
     if args.json {
         writeln!(out, "{}", stats.to_json_string())?;
     } else {
-        writeln!(
-            out,
-            "{}: {} rounds after {} warm-up on {}",
-            args.dir.display(),
-            stats.rounds,
-            stats.warmup,
-            config.platform()
-        )?;
+        write_bench_header(&mut out, args, &stats, &config)?;
         writeln!(out, "{stats:#}")?;
         let d = stats.device_summary();
         writeln!(out, "device p90={:.3} us p99={:.3} us", d.p90, d.p99)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn write_bench_header(
+    out: &mut impl std::io::Write,
+    args: &BenchArgs,
+    stats: &pto_runner::BenchmarkStats,
+    config: &pto_runner::RunConfig,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}: {} rounds after {} warm-up on {}",
+        args.dir.display(),
+        stats.rounds,
+        stats.warmup,
+        config.platform()
+    )
 }
 
 fn indent(text: &str) -> String {

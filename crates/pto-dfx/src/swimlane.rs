@@ -133,6 +133,10 @@ pub struct SwimlaneMetadata {
     /// `host_clock_domain_id` (2026-09, host-orchestrated runs only), e.g.
     /// `linux-boot-id:<id>`.
     pub host_clock_domain_id: Option<String>,
+    /// `timing` (ours, not Simpler's): which time the records hold, `"host"` (the
+    /// simulator's own clock) or `"predicted"` (the timing model's schedule,
+    /// docs/TIMING.md). Written iff `Some`; files without it hold host time.
+    pub timing: Option<String>,
 }
 
 /// The metadata keys a host-orchestrated run adds, in writer order.
@@ -593,6 +597,9 @@ fn render_metadata(out: &mut Out, md: &SwimlaneMetadata) {
         out.q(t.as_str());
     }
     out.s("]");
+    if let Some(timing) = &md.timing {
+        out.s(",\n    \"timing\": ").q(timing);
+    }
     if let Some(host) = &md.host {
         out.s(",\n    \"orchestrator_source\": ")
             .q(&host.orchestrator_source)
@@ -1077,6 +1084,15 @@ fn parse_metadata(
         None => Vec::new(),
     };
 
+    let timing = match md.opt_field("timing")?.map(|n| n.str().map(str::to_string)) {
+        Some(Ok(t)) => Some(t),
+        Some(Err(issue)) => {
+            problems.push(issue.into_problem("read as host time"));
+            None
+        }
+        None => None,
+    };
+
     Ok(SwimlaneMetadata {
         clock_freq_hz,
         num_cores,
@@ -1086,6 +1102,7 @@ fn parse_metadata(
         core_to_thread,
         runtime,
         host_clock_domain_id,
+        timing,
     })
 }
 

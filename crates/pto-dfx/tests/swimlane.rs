@@ -46,6 +46,7 @@ fn example() -> SwimlaneFile {
             host: None,
             clock_anchors: None,
             core_to_thread: vec![0, 0],
+            timing: None,
         },
         aicore_tasks: vec![
             aicore(0, 4_294_967_296, 1, 1100, 1400, 10),
@@ -151,6 +152,7 @@ fn host_example() -> SwimlaneFile {
                 ],
             }),
             core_to_thread: vec![0, 1, -1],
+            timing: None,
         },
         aicore_tasks: vec![aicore(1, 0, 1, 100, 200, 3)],
         aicpu_tasks: vec![],
@@ -281,6 +283,25 @@ fn level_one_file_has_empty_aicpu_list_and_no_phases() {
     );
     let loaded = swimlane::parse(text.as_bytes(), Path::new("x")).unwrap();
     assert_eq!(loaded.value, file);
+}
+
+#[test]
+fn timing_key_is_written_after_core_types_and_read_back() {
+    let mut file = example();
+    file.metadata.timing = Some("predicted".to_string());
+    let text = swimlane::render(&file);
+    assert!(
+        text.contains("\"core_types\": [\"aic\", \"aiv\"],\n    \"timing\": \"predicted\""),
+        "{text}"
+    );
+    let loaded = swimlane::parse(text.as_bytes(), Path::new("x")).unwrap();
+    assert_eq!(loaded.problems, vec![]);
+    assert_eq!(loaded.value, file);
+    // A number where the name belongs: a problem, read as host time.
+    let bad = text.replace("\"predicted\"", "7");
+    let loaded = swimlane::parse(bad.as_bytes(), Path::new("x")).unwrap();
+    assert_eq!(loaded.value.metadata.timing, None);
+    assert_eq!(loaded.problems.len(), 1, "{:?}", loaded.problems);
 }
 
 #[test]

@@ -225,6 +225,7 @@ pub fn generate(n_tasks: usize, level: u8, seed: u64) -> (SwimlaneFile, DepsFile
             } else {
                 Vec::new()
             },
+            timing: None,
         },
         aicore_tasks: aicore,
         aicpu_tasks: if level >= 2 { aicpu } else { Vec::new() },

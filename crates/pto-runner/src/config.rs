@@ -55,6 +55,12 @@ pub fn parse_timing(value: &str) -> Result<bool, String> {
 }
 
 impl DfxOptions {
+    /// Whether a run writes files under `dfx_outputs/`: one of the five diagnostics, or the
+    /// predicted timing (`predicted_timing.json`).
+    pub fn writes_files(&self) -> bool {
+        self.any() || self.predicted_timing
+    }
+
     /// `any_dfx_enabled()`.
     pub fn any(&self) -> bool {
         self.chip_swimlane > 0

@@ -18,7 +18,7 @@
 //! The name map's `orchestrator_name` is the orchestration's name.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use pto_dfx::args_dump::{ArgKind, ArgRecord, ArgRole, ArgsDumpManifest, DumpStage, ScalarValue};
@@ -37,6 +37,7 @@ use pto_runtime::dfx::{
 use pto_runtime::ffi::TensorArgType;
 use pto_runtime::tensor_map::Overlap as RtOverlap;
 use pto_runtime::{ChipConfig, CoreType, RunReport};
+use pto_timing::{CoreTiming, SubtaskTiming};
 
 use crate::config::{DfxFormat, DfxOptions};
 use crate::error::RunnerError;
@@ -409,9 +410,11 @@ pub fn swimlane_header(level: u8, report: &RunReport, chip: &ChipConfig) -> cswi
     }
 }
 
-/// The swimlane file at `level` (1–4), through [`cswim::model`] as the compact export.
+/// The swimlane file at `level` (1–4), through [`cswim::model`] as the compact export; with
+/// `--timing predicted`, `metadata.timing` is `"predicted"` (host-time files keep Simpler's
+/// layout byte for byte, and the compact export equals them).
 pub fn swimlane_file(level: u8, report: &RunReport, chip: &ChipConfig) -> SwimlaneFile {
-    cswim::model(
+    let mut file = cswim::model(
         &swimlane_header(level, report, chip),
         report
             .dfx
@@ -419,7 +422,11 @@ pub fn swimlane_file(level: u8, report: &RunReport, chip: &ChipConfig) -> Swimla
             .iter()
             .map(|w| (w.subtasks.iter().map(subtask), w.phases.iter().map(phase))),
         report.dfx.orchestrator.iter().map(orch),
-    )
+    );
+    if chip.dfx.predicted_timing {
+        file.metadata.timing = Some("predicted".to_string());
+    }
+    file
 }
 
 fn dep_view(t: &RtView) -> cdeps::View {
@@ -617,6 +624,62 @@ impl PmuColumns {
     }
 }
 
+/// The pipe whose predicted busy cycles counter `name` holds in predicted mode (event type
+/// 2, a2a3's and a5's pipe-utilisation columns; docs/TIMING.md): `None` for the columns no
+/// pipe of the model fills (icache counters; FIXP has a column on a5 only).
+fn predicted_pipe(name: &str) -> Option<pto_timing::Pipe> {
+    use pto_timing::Pipe;
+    Some(match name {
+        "vec_busy_cycles" | "pmu_idc_aic_vec_busy_o" => Pipe::Vec,
+        "cube_busy_cycles" | "cube_instr_busy" => Pipe::Cube,
+        "scalar_busy_cycles" | "scalar_instr_busy" => Pipe::Scalar,
+        "mte1_busy_cycles" | "mte1_instr_busy" => Pipe::Mte1,
+        "mte2_busy_cycles" | "mte2_instr_busy" => Pipe::Mte2,
+        "mte3_busy_cycles" | "mte3_instr_busy" => Pipe::Mte3,
+        "pmu_fix_instr_busy" => Pipe::Fixp,
+        _ => return None,
+    })
+}
+
+/// The predicted timing of each subtask by `(task, core)` (empty unless `--timing
+/// predicted`; the cores are the schedule's, as in the swimlane and `pmu.csv`).
+fn predicted_by_subtask(report: &RunReport) -> HashMap<(u64, u32), Option<&CoreTiming>> {
+    report
+        .dfx
+        .predicted
+        .iter()
+        .map(|r| {
+            let t = match &r.timing {
+                SubtaskTiming::Modelled(c) => Some(c),
+                SubtaskTiming::Unmodelled(_) => None,
+            };
+            ((r.task, r.core), t)
+        })
+        .collect()
+}
+
+/// A modelled counter's value: in predicted mode the model's busy cycles of the column's
+/// pipe for event type 2 (0 for other columns and unmodelled subtasks); otherwise the
+/// kernel's host time in ticks for its core type's busy column.
+fn modelled_counter(
+    event: pto_dfx::pmu::PmuEventType,
+    name: &str,
+    r: &pto_runtime::dfx::PmuRecord,
+    predicted: Option<Option<&CoreTiming>>,
+    freq: u64,
+) -> u64 {
+    match predicted {
+        Some(timing) => match (event, predicted_pipe(name), timing) {
+            (pto_dfx::pmu::PmuEventType::PipeUtilization, Some(pipe), Some(t)) => {
+                t.busy[pipe.index()]
+            }
+            _ => 0,
+        },
+        None if modelled_busy(event, name, r.core_type) => ticks(r.duration_ns, freq),
+        None => 0,
+    }
+}
+
 /// Whether modelled counter `name` counts the kernel's busy time on core type `core_type`
 /// (0 AIC, 1 AIV) for event type `event`.
 fn modelled_busy(event: pto_dfx::pmu::PmuEventType, name: &str, core_type: u8) -> bool {
@@ -645,6 +708,12 @@ fn pmu_rows(event: u32, report: &RunReport, chip: &ChipConfig) -> (Vec<PmuRow>, 
         Platform::A2a3Sim | Platform::A2a3 => PmuColumns::Modelled(a2a3_counter_names(resolved)),
         Platform::A5Sim | Platform::A5 => PmuColumns::Modelled(a5_counter_names(resolved)),
     };
+    let predicted = predicted_by_subtask(report);
+    let timing_of = |r: &pto_runtime::dfx::PmuRecord| {
+        chip.dfx
+            .predicted_timing
+            .then(|| predicted.get(&(r.task, r.core)).copied().flatten())
+    };
     let rows = report
         .dfx
         .workers
@@ -660,7 +729,10 @@ fn pmu_rows(event: u32, report: &RunReport, chip: &ChipConfig) -> (Vec<PmuRow>, 
             } else {
                 DfxCore::Aiv
             },
-            pmu_total_cycles: ticks(r.duration_ns, freq),
+            pmu_total_cycles: match timing_of(r) {
+                Some(t) => t.map_or(0, |t| t.total),
+                None => ticks(r.duration_ns, freq),
+            },
             counters: match &columns {
                 PmuColumns::Host(names) => names
                     .iter()
@@ -670,11 +742,8 @@ fn pmu_rows(event: u32, report: &RunReport, chip: &ChipConfig) -> (Vec<PmuRow>, 
                 PmuColumns::Modelled(names) => names
                     .iter()
                     .map(|n| {
-                        let busy = modelled_busy(resolved, n, r.core_type);
-                        (
-                            Cow::Borrowed(*n),
-                            if busy { ticks(r.duration_ns, freq) } else { 0 },
-                        )
+                        let v = modelled_counter(resolved, n, r, timing_of(r), freq);
+                        (Cow::Borrowed(*n), v)
                     })
                     .collect(),
             },

@@ -126,7 +126,7 @@ impl CompiledBuild {
         config: &RunConfig,
         out: &std::path::Path,
     ) -> Result<ExecuteOutcome, RunnerError> {
-        if !config.dfx.any() {
+        if !config.dfx.writes_files() {
             let chip_config = config.chip_config(None)?;
             let report = pto_runtime::run(&self.program, args, &chip_config)?;
             self.log_run(&report);

@@ -33,7 +33,7 @@ pub mod predicted;
 pub mod replay;
 pub mod two_pass;
 
-pub use bench::benchmark;
+pub use bench::{benchmark, benchmark_predicted, PredictedBenchmark};
 pub use bench_stats::BenchmarkStats;
 pub use build::{load, load_for, CompiledBuild};
 pub use config::{DfxOptions, RingValue, RunConfig};

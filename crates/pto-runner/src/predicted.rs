@@ -9,7 +9,7 @@
 //! platform's counter ticks as usual). Scheduler-phase and orchestrator records measure the
 //! host and are dropped. `predicted_timing.json` says what the files hold.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use pto_runtime::dfx::{PredictedRecord, SubtaskRecord};
@@ -35,6 +35,40 @@ pub struct Prediction {
     pub modelled: usize,
     /// `(task, func_id, reason)` of each unmodelled subtask (counted as 0 cycles).
     pub unmodelled: Vec<(u64, i32, String)>,
+    /// Per kernel (`func_id`): its modelled subtasks' cycles and pipe busy cycles.
+    pub kernels: BTreeMap<i32, KernelCycles>,
+}
+
+/// The modelled subtasks of one kernel, summed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelCycles {
+    /// Modelled subtasks.
+    pub subtasks: u64,
+    /// Their predicted cycles, summed.
+    pub cycles: u64,
+    /// The longest one's cycles.
+    pub max_cycles: u64,
+    /// Per-pipe busy cycles summed over them, in [`Pipe::ALL`] order.
+    pub busy: [u64; N_PIPES],
+}
+
+impl KernelCycles {
+    fn add(&mut self, t: &pto_timing::CoreTiming) {
+        self.subtasks += 1;
+        self.cycles += t.total;
+        self.max_cycles = self.max_cycles.max(t.total);
+        for (sum, b) in self.busy.iter_mut().zip(t.busy) {
+            *sum += b;
+        }
+    }
+}
+
+/// Pipe name → cycles, in [`Pipe::ALL`] order (the JSON form of a busy array).
+fn pipe_map(busy: &[u64; N_PIPES]) -> serde_json::Map<String, serde_json::Value> {
+    Pipe::ALL
+        .iter()
+        .map(|pipe| (pipe.name().to_string(), busy[pipe.index()].into()))
+        .collect()
 }
 
 impl Prediction {
@@ -90,6 +124,7 @@ pub fn apply(report: &mut RunReport, chip: &ChipConfig) -> Prediction {
                 for (sum, b) in p.busy.iter_mut().zip(c.busy) {
                     *sum += b;
                 }
+                p.kernels.entry(r.func_id).or_default().add(c);
                 c.total
             }
             SubtaskTiming::Unmodelled(why) => {
@@ -121,15 +156,30 @@ pub fn apply(report: &mut RunReport, chip: &ChipConfig) -> Prediction {
         let &(t, b, s) = where_.get(&(task, core))?;
         schedule.placed.get(t)?.get(b)?.get(s).copied()
     };
-    rewrite_swimlane(report, &model, placed);
+    rewrite_swimlane(report, &model, &placed);
+    rewrite_cores(report, &placed);
     p
+}
+
+/// Moves the PMU samples and the predictions to the cores the schedule placed them on, so
+/// `pmu.csv` and the swimlane name the same core for a subtask.
+fn rewrite_cores(report: &mut RunReport, placed: &impl Fn(u64, u32) -> Option<Placed>) {
+    let core = |task: u64, core: u32| placed(task, core).map_or(core, |pl| pl.core as u32);
+    for w in &mut report.dfx.workers {
+        for r in &mut w.pmu {
+            r.core = core(r.task, r.core);
+        }
+    }
+    for r in &mut report.dfx.predicted {
+        r.core = core(r.task, r.core);
+    }
 }
 
 /// Replaces each swimlane record's core and times with its placement in the schedule.
 fn rewrite_swimlane(
     report: &mut RunReport,
     model: &Model,
-    placed: impl Fn(u64, u32) -> Option<Placed>,
+    placed: &impl Fn(u64, u32) -> Option<Placed>,
 ) {
     let workers = &mut report.dfx.workers;
     let base = workers
@@ -167,9 +217,13 @@ pub fn write_summary(
     p: &Prediction,
     chip: &ChipConfig,
 ) -> Result<std::path::PathBuf, RunnerError> {
-    let busy: serde_json::Map<String, serde_json::Value> = Pipe::ALL
+    let kernels: Vec<serde_json::Value> = p
+        .kernels
         .iter()
-        .map(|pipe| (pipe.name().to_string(), p.busy[pipe.index()].into()))
+        .map(|(func_id, k)| {
+            serde_json::json!({"func_id": func_id, "subtasks": k.subtasks, "cycles": k.cycles,
+                "max_cycles": k.max_cycles, "busy_cycles_by_pipe": pipe_map(&k.busy)})
+        })
         .collect();
     let unmodelled: Vec<serde_json::Value> = p
         .unmodelled
@@ -186,7 +240,8 @@ pub fn write_summary(
         "makespan_cycles": p.makespan_cycles,
         "makespan_us": p.makespan_ns() / 1e3,
         "modelled_subtasks": p.modelled,
-        "busy_cycles_by_pipe": busy,
+        "busy_cycles_by_pipe": pipe_map(&p.busy),
+        "kernels": kernels,
         "unmodelled_subtasks": unmodelled,
         "note": "chip_swimlane_records.json task times are the model's schedule (docs/TIMING.md); unmodelled subtasks count 0 cycles",
     });
@@ -195,4 +250,81 @@ pub fn write_summary(
     pto_dfx::atomic_write(&path, text.as_bytes())
         .map_err(|e| RunnerError::config(e.to_string()))?;
     Ok(path)
+}
+
+/// What [`FILE_NAME`] says about a run, read back (`pto bench --timing predicted`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PredictedSummary {
+    /// Predicted makespan in core cycles.
+    pub makespan_cycles: u64,
+    /// The model's core clock in Hz.
+    pub core_clock_hz: f64,
+    /// Subtasks with a prediction.
+    pub modelled: u64,
+    /// Subtasks without one (counted as 0 cycles).
+    pub unmodelled: u64,
+}
+
+impl PredictedSummary {
+    /// Reads `path` (a [`FILE_NAME`] written by [`write_summary`]).
+    pub fn read(path: &Path) -> Result<PredictedSummary, RunnerError> {
+        let bad = |what: String| RunnerError::config(format!("{}: {what}", path.display()));
+        let text = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+        let doc: serde_json::Value =
+            serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
+        let field = |key: &str| {
+            doc.get(key)
+                .ok_or_else(|| bad(format!("missing key `{key}`")))
+        };
+        let number = |key: &str| {
+            field(key)?
+                .as_u64()
+                .ok_or_else(|| bad(format!("`{key}` is not a count")))
+        };
+        Ok(PredictedSummary {
+            makespan_cycles: number("makespan_cycles")?,
+            core_clock_hz: field("core_clock_hz")?
+                .as_f64()
+                .ok_or_else(|| bad("`core_clock_hz` is not a number".to_string()))?,
+            modelled: number("modelled_subtasks")?,
+            unmodelled: field("unmodelled_subtasks")?
+                .as_array()
+                .map_or(0, |a| a.len() as u64),
+        })
+    }
+
+    /// The makespan in microseconds at the model's clock.
+    pub fn makespan_us(&self) -> f64 {
+        if self.core_clock_hz > 0.0 {
+            self.makespan_cycles as f64 * 1e6 / self.core_clock_hz
+        } else {
+            0.0
+        }
+    }
+
+    /// The summary as JSON (the keys of [`FILE_NAME`]).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "timing": "predicted",
+            "makespan_cycles": self.makespan_cycles,
+            "makespan_us": self.makespan_us(),
+            "core_clock_hz": self.core_clock_hz,
+            "modelled_subtasks": self.modelled,
+            "unmodelled_subtasks": self.unmodelled,
+        })
+    }
+}
+
+impl std::fmt::Display for PredictedSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "predicted device time: {} cycles = {:.3} us at {:.2} GHz ({} subtasks modelled, {} not)",
+            self.makespan_cycles,
+            self.makespan_us(),
+            self.core_clock_hz / 1e9,
+            self.modelled,
+            self.unmodelled
+        )
+    }
 }

@@ -166,7 +166,7 @@ pub fn replay_with(
         ran: None,
         checks: Vec::new(),
     };
-    replay_steps(dir, options, config.dfx.any(), &mut host, say)?;
+    replay_steps(dir, options, config.dfx.writes_files(), &mut host, say)?;
     let (build, params) = host
         .loaded
         .take()

@@ -208,7 +208,14 @@ impl Model {
             .dtype
             .ok_or_else(|| unmodelled(i, "the element type is unknown"))?;
         let (rows, cols) = (i.rows as u64, i.cols as u64);
-        if let Some(f) = self.table.lookup(op, dtype, i.cols) {
+        if let Some((f, any_dtype)) = self.table.lookup_row(op, dtype, i.cols) {
+            // `any`-dtype rows (TEXP, TSQRT) are fitted on fp32: count 32-bit words, which
+            // matches the device cycles PTO-ISA publishes for half tiles (docs/TIMING.md).
+            let cols = if any_dtype {
+                ceil_div(cols * dtype.size(), 4)
+            } else {
+                cols
+            };
             return Ok(f.cycles(rows, cols));
         }
         let fam = family(op).ok_or_else(|| unmodelled(i, "no parameters for this instruction"))?;
@@ -353,6 +360,62 @@ mod tests {
         for (what, ours, device) in cases {
             let err = (ours as f64 - device).abs() / device;
             assert!(err <= 0.10, "{what}: ours {ours}, device {device}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod published_device_cycles {
+    use super::*;
+    use crate::event::{Instr, Operand, BUF_UB};
+
+    /// More device cycles from PTO-ISA's cost-model tests (their "profiling" values): ours
+    /// within 10 % (docs/TIMING.md lists these and the shapes where we are not).
+    #[test]
+    fn vector_instructions_within_ten_percent() {
+        let m = Model::a2a3();
+        let cases: &[(Op, DType, u32, u32, f64)] = &[
+            (Op::TROWSUM, DType::F32, 64, 64, 492.0),
+            (Op::TROWSUM, DType::F16, 64, 128, 495.0),
+            (Op::TROWMAX, DType::F32, 64, 64, 480.0),
+            (Op::TROWMAX, DType::F16, 64, 128, 481.0),
+            (Op::TCOLSUM, DType::F32, 64, 64, 1263.0),
+            (Op::TEXP, DType::F32, 64, 64, 159.0),
+            (Op::TEXP, DType::F16, 64, 64, 95.0),
+            (Op::TEXP, DType::F32, 32, 32, 63.0),
+            (Op::TEXP, DType::F16, 32, 32, 47.0),
+            (Op::TMULS, DType::F32, 32, 64, 58.0),
+            (Op::TADDS, DType::F32, 32, 64, 57.0),
+            (Op::TSUB, DType::F32, 64, 64, 153.0),
+            (Op::TMUL, DType::F32, 64, 64, 168.0),
+            (Op::TMUL, DType::F16, 16, 256, 96.0),
+            (Op::TSQRT, DType::F32, 64, 64, 160.0),
+            (Op::TSQRT, DType::F16, 64, 64, 102.0),
+            (Op::TROWEXPAND, DType::F32, 64, 64, 933.0),
+        ];
+        for &(op, dtype, rows, cols, device) in cases {
+            let o = Operand {
+                buffer: BUF_UB,
+                offset: 0,
+                len: rows * cols * dtype.size() as u32,
+            };
+            let i = Instr {
+                op,
+                dtype: Some(dtype),
+                src_dtype: Some(dtype),
+                rows,
+                cols,
+                k: 0,
+                src: [Some(o), Some(o)],
+                dst: Some(o),
+                gm_bytes: 0,
+            };
+            let ours = m.latency(&i).unwrap().1 as f64;
+            let err = (ours - device).abs() / device;
+            assert!(
+                err <= 0.10,
+                "{op:?} {dtype:?} {rows}x{cols}: ours {ours}, device {device}"
+            );
         }
     }
 }

@@ -86,6 +86,11 @@ impl FormulaTable {
     /// The formula for `op` over `dtype` tiles of `cols` valid columns: the exact row, else
     /// the row for any column count, else the `any`-dtype rows likewise.
     pub fn lookup(&self, op: Op, dtype: DType, cols: u32) -> Option<Formula> {
+        self.lookup_row(op, dtype, cols).map(|(f, _)| f)
+    }
+
+    /// [`FormulaTable::lookup`], and whether the row found is an `any`-dtype one.
+    pub fn lookup_row(&self, op: Op, dtype: DType, cols: u32) -> Option<(Formula, bool)> {
         [
             (Some(dtype), Some(cols)),
             (Some(dtype), None),
@@ -93,7 +98,7 @@ impl FormulaTable {
             (None, None),
         ]
         .into_iter()
-        .find_map(|(d, c)| self.rows.get(&(op, d, c)).copied())
+        .find_map(|(d, c)| self.rows.get(&(op, d, c)).map(|f| (*f, d.is_none())))
     }
 
     /// Rows in the table.

@@ -259,6 +259,7 @@ where
             } else {
                 Vec::new()
             },
+            timing: None,
         },
         aicore_tasks,
         aicpu_tasks,

@@ -63,7 +63,7 @@ pub(super) const ROOT_KEYS: [&str; 11] = [
 
 /// Every `metadata` key of either generation (`collection`,
 /// `clock_alignment` and `host_timeline_origin_ns` are read past).
-pub(super) const METADATA_KEYS: [&str; 19] = [
+pub(super) const METADATA_KEYS: [&str; 20] = [
     "runtime",
     "collection",
     "clock_freq_hz",
@@ -83,6 +83,8 @@ pub(super) const METADATA_KEYS: [&str; 19] = [
     "clock_alignment",
     "host_timeline_origin_ns",
     "schema_version",
+    // Ours, in either generation: which time the records hold (`--timing predicted`).
+    "timing",
 ];
 
 /// The error for a 2026-08 section that a 2026-09 file holds next to its own

@@ -154,6 +154,8 @@ struct FastMeta {
     core_types: Vec<FastCoreType>,
     #[serde(default)]
     core_to_thread: Present<Vec<i32>>,
+    #[serde(default)]
+    timing: Option<String>,
     // Host-orchestration keys: their presence sends the file to the careful reader.
     #[serde(default)]
     orchestrator_source: Present<IgnoredAny>,
@@ -419,6 +421,7 @@ pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
             host: None,
             clock_anchors: None,
             core_to_thread,
+            timing: raw.metadata.timing,
         },
         aicore_tasks: raw.aicore_tasks.into_iter().map(|r| r.0).collect(),
         aicpu_tasks: raw.aicpu_tasks.into_iter().map(|r| r.0).collect(),
