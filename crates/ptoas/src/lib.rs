@@ -110,12 +110,44 @@ pub fn effective_arch(options: &Options, module: &ir::Module) -> Arch {
 
 /// Parses `text` (named `file` in messages) into the IR.
 pub fn parse(text: &str, file: &str, arch: Arch) -> Result<ir::Module, Error> {
+    check_input_size(text, file)?;
     let src = SourceFile::new(file, text);
     parser::parse(text, arch).map_err(|d| d.into_error(&src))
 }
 
+/// The largest `.pto` text translated unless `PTOAS_MAX_INPUT_BYTES` says otherwise: 16 MiB.
+/// PyPTO's kernels are a few hundred KiB at most; translating costs about 25 bytes of
+/// memory and 1 s per 1 MiB of input, so a runaway or hostile input stops here instead of
+/// taking seconds per megabyte and gigabytes of memory.
+pub const MAX_INPUT_BYTES: usize = 16 << 20;
+
+/// The input limit in force: `PTOAS_MAX_INPUT_BYTES` (a byte count) when set and valid,
+/// else [`MAX_INPUT_BYTES`].
+pub fn max_input_bytes() -> usize {
+    std::env::var("PTOAS_MAX_INPUT_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(MAX_INPUT_BYTES)
+}
+
+/// Refuses an input larger than [`max_input_bytes`], naming the file, its size and the fix.
+fn check_input_size(text: &str, file: &str) -> Result<(), Error> {
+    let limit = max_input_bytes();
+    if text.len() <= limit {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::Usage,
+        format!(
+            "{file}: the input is {} bytes, more than the {limit}-byte limit on one .pto file (PyPTO's kernels are far smaller); split the module, or raise the limit with PTOAS_MAX_INPUT_BYTES=<bytes>",
+            text.len()
+        ),
+    ))
+}
+
 /// Translates `.pto` text into C++ (the whole ptoas pipeline).
 pub fn translate(text: &str, file: &str, options: &Options) -> Result<String, Error> {
+    check_input_size(text, file)?;
     let src = SourceFile::new(file, text);
     let hint = options.arch.unwrap_or(Arch::A3);
     let mut module = parser::parse(text, hint).map_err(|d| d.into_error(&src))?;

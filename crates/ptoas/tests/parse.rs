@@ -455,3 +455,20 @@ fn recursion_is_refused() {
         "bad.pto:1:1: recursive calls (through '@g') are not supported in the generated C++",
     );
 }
+
+#[test]
+fn an_input_over_the_size_limit_is_refused_before_parsing() {
+    // A comment line repeated past the limit: refused at once, naming file, size and fix.
+    let line = "// padding padding padding padding padding padding padding padding\n";
+    let text = line.repeat(ptoas::MAX_INPUT_BYTES / line.len() + 1);
+    for err in [
+        ptoas::translate(&text, "big.pto", &ptoas::Options::default()).unwrap_err(),
+        ptoas::parse(&text, "big.pto", ptoas::Arch::A3).unwrap_err(),
+    ] {
+        let msg = err.to_string();
+        assert!(
+            msg.contains("big.pto") && msg.contains("PTOAS_MAX_INPUT_BYTES"),
+            "{msg}"
+        );
+    }
+}
