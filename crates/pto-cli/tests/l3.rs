@@ -428,3 +428,14 @@ fn every_builtin_collective_on_two_and_four_ranks_matches_golden() {
         assert!(t.contains("Golden validation: PASSED"), "{t}");
     }
 }
+
+#[test]
+fn an_l3_build_replays_without_validate() {
+    // Without --validate the inputs come from golden.py too (not the native .npy reader,
+    // whose arrays a host orchestration cannot take).
+    let dir = example("l3_hello_rank", "no_validate");
+    let o = pto(&["replay", dir.to_str().unwrap()]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("[execute] L3 run: 2 tasks on 2 chips"), "{t}");
+}
