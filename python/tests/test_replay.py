@@ -484,3 +484,19 @@ def test_outcome_requires_the_result_record():
     assert outcome(-2, None) == (130, None)
     code, error = outcome(-11, '{"code": 0}')
     assert code == 2 and "reported success but then was killed by signal 11" in error
+
+
+def test_only_a_replay_that_runs_user_python_gets_a_child_interpreter(example):
+    """The child interpreter guards against user code ending the interpreter; a replay that
+    runs none (not validated, not L3, inputs read from data/in without running golden.py)
+    runs in the command's own process."""
+    from pypto.runtime.debug.replay import _runs_no_user_code
+
+    d = example("vector_add")
+    assert _runs_no_user_code([str(d)])
+    assert _runs_no_user_code([str(d), "--no-validate", "--pmu", "2"])
+    assert not _runs_no_user_code([str(d), "--validate"])
+    assert not _runs_no_user_code([str(d), "--bogus-flag"])
+    (d / "golden.py").write_text((d / "golden.py").read_text() + "\nprint('user code')\n")
+    assert not _runs_no_user_code([str(d)]), "golden.py that must run"
+    assert not _runs_no_user_code([str(example("l3_hello_rank"))]), "an L3 host orchestration"

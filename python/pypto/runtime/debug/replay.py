@@ -12,12 +12,14 @@ device...``), and with ``validate=True`` the check of every output in ``golden.p
 ``__outputs__`` against ``compute_golden`` with its ``RTOL`` / ``ATOL``.
 
 The command line exits as ``pto replay`` does: 0 success, 1 golden mismatch (``FAIL: golden
-mismatch`` and the details), 2 any other error (``error: ...``), 130 on Ctrl-C. It runs the
-replay in a child interpreter (:func:`_child_main`) and requires the explicit result record
-the child writes as its last act: a child that ends without one (``golden.py`` or
-``host_orch.py`` ending the interpreter by a route :mod:`pypto._user_code` cannot intercept,
-a crash, a signal) is an error, never a silent exit 0. ``pto replay`` of an L3 build runs
-the same child the same way.
+mismatch`` and the details), 2 any other error (``error: ...``), 130 on Ctrl-C. A replay that
+runs user Python (validation, an L3 host orchestration, a ``golden.py`` that must run to
+give the inputs) runs in a child interpreter (:func:`_child_main`), and the parent requires
+the explicit result record the child writes as its last act: a child that ends without one
+(``golden.py`` or ``host_orch.py`` ending the interpreter by a route
+:mod:`pypto._user_code` cannot intercept, a crash, a signal) is an error, never a silent
+exit 0. One that runs none runs in this process. ``pto replay`` of an L3 build runs the
+same child the same way.
 """
 
 from __future__ import annotations
@@ -358,8 +360,18 @@ def _child_main(argv: Optional[Sequence[str]] = None) -> None:
     ``{"code": N}`` into the file named by ``$PTO_REPLAY_RESULT_FILE`` as its last act and
     exits with ``N``."""
     result_file = os.environ.pop(RESULT_ENV, None)
+    code = _exit_code(list(argv) if argv is not None else sys.argv[1:])
+    if result_file:
+        with open(result_file, "w", encoding="utf-8") as f:
+            f.write(json.dumps({"code": code}))
+    sys.exit(code)
+
+
+def _exit_code(argv: Sequence[str]) -> int:
+    """Runs :func:`_main` with ``argv`` and maps its outcome to the command line's exit code
+    (0 / 1 / 2 / 130), printing the failure."""
     try:
-        code = _main(list(argv) if argv is not None else sys.argv[1:])
+        code = _main(argv)
     except AssertionError as e:
         print(f"FAIL: golden mismatch\n{e}", flush=True)
         code = 1
@@ -377,10 +389,7 @@ def _child_main(argv: Optional[Sequence[str]] = None) -> None:
         code = 2
     sys.stdout.flush()
     sys.stderr.flush()
-    if result_file:
-        with open(result_file, "w", encoding="utf-8") as f:
-            f.write(json.dumps({"code": code}))
-    sys.exit(code)
+    return code
 
 
 def _user_site(e: BaseException) -> str:
@@ -430,9 +439,29 @@ def outcome(status: int, record: Optional[str]) -> Tuple[int, Optional[str]]:
     return code, None
 
 
+def _runs_no_user_code(argv: Sequence[str]) -> bool:
+    """Whether a replay with ``argv`` runs no user Python at all: not validated, not an L3
+    build (whose host orchestration is Python) and inputs read from ``data/in`` without
+    running ``golden.py`` (:func:`pypto._golden.native_inputs_from_golden`). Nothing can then
+    end the interpreter behind the replay's back, so it needs no child interpreter."""
+    try:
+        args = _parser("a2a3sim").parse_args(list(argv))
+    except SystemExit:
+        return False  # --help or a usage error: the child prints them
+    return (
+        not args.validate
+        and not _is_l3(args.work_dir)
+        and native_inputs_from_golden(args.work_dir) is not None
+    )
+
+
 def _supervise(argv: Sequence[str]) -> int:
     """Runs :func:`_child_main` with ``argv`` in a child interpreter and returns the exit
-    code :func:`outcome` gives (printing its error)."""
+    code :func:`outcome` gives (printing its error). A replay that runs no user Python
+    (:func:`_runs_no_user_code`) runs here instead: the child exists to catch user code
+    ending the interpreter, and starting it costs a whole interpreter and its imports."""
+    if _runs_no_user_code(argv):
+        return _exit_code(argv)
     fd, path = tempfile.mkstemp(prefix="pto-replay-result-", suffix=".json")
     os.close(fd)
     try:
