@@ -350,7 +350,8 @@ fn load_build_with(
     meta: CompiledMeta,
     binaries: Binaries,
 ) -> Result<CompiledBuild, RunnerError> {
-    check_signature(dir, &kernel_config, &meta)?;
+    let mut meta = meta;
+    reconcile_signature(dir, &kernel_config, &mut meta)?;
     check_core_guards(&kernel_config);
     let started = Instant::now();
     // a5 / a5sim builds see a5's names (PTO_ARCH_A5: `platform_config.h`'s constants and
@@ -571,34 +572,62 @@ fn core_guard_warning(k: &pto_build_output::KernelEntry) -> Option<String> {
     })
 }
 
-/// The orchestration signature in `kernel_config.py` (tensors only) must agree with the
-/// tensor parameters of `compiled_meta.json`.
-fn check_signature(dir: &Path, kc: &KernelConfig, meta: &CompiledMeta) -> Result<(), RunnerError> {
+/// `compiled_meta.json` of `dir` with `kernel_config.py`'s orchestration signature applied:
+/// the parameters a run binds (shapes and dtypes from the sidecar, directions as PyPTO reads
+/// them, from `kernel_config.py`). See [`reconcile_signature`].
+pub fn load_meta(dir: &Path) -> Result<CompiledMeta, RunnerError> {
+    let mut meta = CompiledMeta::load(dir)?;
+    let kc = KernelConfig::load(&dir.join("kernel_config.py"))?;
+    reconcile_signature(dir, &kc, &mut meta)?;
+    Ok(meta)
+}
+
+/// Makes `meta`'s tensor directions those of `kc`'s `ORCHESTRATION` signature, which is
+/// what PyPTO binds by (it reads only `kernel_config.py`): a direction that differs is taken
+/// from the signature with a warning. A different number of tensor parameters is an error:
+/// the files describe different programs, and binding by the sidecar would hand the kernels
+/// arguments that are not theirs.
+fn reconcile_signature(
+    dir: &Path,
+    kc: &KernelConfig,
+    meta: &mut CompiledMeta,
+) -> Result<(), RunnerError> {
     let Some(sig) = &kc.orchestration.signature else {
         return Ok(());
     };
-    let from_meta: Vec<&str> = meta
-        .params
+    let from_kc: Vec<ParamDirection> = sig
         .iter()
-        .filter(|p| !p.is_scalar())
-        .map(|p| match p.direction {
-            ParamDirection::In => "IN",
-            ParamDirection::Out => "OUT",
-            ParamDirection::InOut => "INOUT",
+        .filter_map(|d| match d {
+            pto_build_output::ArgDirection::Scalar => None,
+            pto_build_output::ArgDirection::In => Some(ParamDirection::In),
+            pto_build_output::ArgDirection::Out => Some(ParamDirection::Out),
+            pto_build_output::ArgDirection::InOut => Some(ParamDirection::InOut),
         })
         .collect();
-    let from_kc: Vec<&str> = sig
-        .iter()
-        .filter(|d| **d != pto_build_output::ArgDirection::Scalar)
-        .map(|d| d.name())
-        .collect();
-    if from_kc.len() != from_meta.len() || from_kc.iter().zip(&from_meta).any(|(a, b)| a != b) {
+    let tensors: Vec<&mut pto_build_output::ParamInfo> =
+        meta.params.iter_mut().filter(|p| !p.is_scalar()).collect();
+    if from_kc.len() != tensors.len() {
         return Err(RunnerError::Data {
             path: dir.join("kernel_config.py"),
             message: format!(
-                "ORCHESTRATION signature {from_kc:?} disagrees with the tensor parameters of compiled_meta.json {from_meta:?}; recompile via ir.compile() to refresh both"
+                "ORCHESTRATION signature has {} tensor parameters, compiled_meta.json {}: the two files come from different compiles, and binding by one would hand the kernels arguments that are not theirs; recompile via ir.compile() to refresh both",
+                from_kc.len(),
+                tensors.len()
             ),
         });
+    }
+    for (p, d) in tensors.into_iter().zip(from_kc) {
+        if p.direction != d {
+            tracing::warn!(
+                "{}: parameter '{}' is {:?} in compiled_meta.json but {:?} in kernel_config.py's ORCHESTRATION signature; bound as {:?}, as PyPTO does",
+                dir.display(),
+                p.name,
+                p.direction,
+                d,
+                d
+            );
+            p.direction = d;
+        }
     }
     Ok(())
 }

@@ -200,10 +200,9 @@ impl ReplayHost for RunnerHost<'_> {
         // at once, not after a long build. Another layout gets the loader's error, which
         // names what to run instead (a multi-orch parent its sub-builds).
         let early = match pto_build_output::BuildLayout::detect(dir)? {
-            pto_build_output::BuildLayout::SingleChip => Some(bind_inputs(
-                dir,
-                &pto_build_output::CompiledMeta::load(dir)?,
-            )?),
+            pto_build_output::BuildLayout::SingleChip => {
+                Some(bind_inputs(dir, &crate::build::load_meta(dir)?)?)
+            }
             _ => None,
         };
         let build = load_for(dir, Some(self.config.platform()))?;

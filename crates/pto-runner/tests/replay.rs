@@ -497,3 +497,33 @@ fn a_run_after_its_sources_changed_says_it_used_the_loaded_program() {
         "said once: {again:?}"
     );
 }
+
+#[test]
+fn directions_follow_kernel_config_and_a_different_parameter_count_is_refused() {
+    // PyPTO binds by kernel_config.py's ORCHESTRATION signature: an output the sidecar calls
+    // In is still copied back and validated.
+    let dir = scale_add(&root(), "sidecar_direction");
+    let meta = dir.join("compiled_meta.json");
+    let text = std::fs::read_to_string(&meta).unwrap();
+    let edited = text.replacen("\"Out\"", "\"In\"", 1);
+    assert_ne!(text, edited, "the fixture's sidecar names an Out parameter");
+    std::fs::write(&meta, &edited).unwrap();
+    let outcome = replay(&dir, &RunConfig::new(None).unwrap(), &validate()).unwrap();
+    assert!(outcome.passed());
+    assert_eq!(
+        outcome.checks.len(),
+        1,
+        "c is validated as the output it is"
+    );
+    // A signature with another number of tensors describes another program.
+    let kc = dir.join("kernel_config.py");
+    let text = std::fs::read_to_string(&kc).unwrap();
+    let edited = text.replacen("_D.IN, ", "", 1);
+    assert_ne!(text, edited);
+    std::fs::write(&kc, edited).unwrap();
+    let (_, msg) = err_text(&dir);
+    assert!(
+        msg.contains("tensor parameters") && msg.contains("recompile"),
+        "{msg}"
+    );
+}

@@ -770,7 +770,13 @@ impl Orchestrator {
             return Ok(None);
         }
         if p.op > predicate_op::LE {
-            return Err(format!("predicate with an unknown PredicateOp {}", p.op));
+            // Simpler's `DispatchPredicate::pass` falls through to "dispatch" for an op it
+            // does not know; the task still counts as predicated.
+            tracing::warn!(
+                "a predicate with an unknown PredicateOp {} always dispatches its task",
+                p.op
+            );
+            return Ok(Some(Predicate::ALWAYS));
         }
         if p.operand.tensor.is_null() {
             tracing::warn!("a predicate without a tensor always dispatches its task");

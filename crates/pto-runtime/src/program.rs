@@ -243,11 +243,15 @@ impl Program {
                     message: format!("kernel '{}' has a negative func_id {}", k.name, k.func_id),
                 });
             }
-            if table.get(k.func_id).is_some() {
-                return Err(RuntimeError::Load {
-                    path: k.so_path.clone(),
-                    message: format!("func_id {} is used by two kernels", k.func_id),
-                });
+            if let Some(earlier) = table.get(k.func_id) {
+                // Simpler's registration keeps the last kernel of a func_id.
+                tracing::warn!(
+                    "func_id {} is used by two kernels, '{}' and '{}': the later one, '{}', is registered (as Simpler does)",
+                    k.func_id,
+                    earlier.name,
+                    k.name,
+                    k.name
+                );
             }
             let library = open(&k.so_path)?;
             let entry: KernelEntryFn = symbol(

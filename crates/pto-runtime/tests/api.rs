@@ -528,6 +528,85 @@ fn a_predicate_without_a_tensor_always_dispatches() {
 }
 
 #[test]
+fn a_predicate_with_an_unknown_op_always_dispatches() {
+    // Simpler's predicate evaluation falls through to "dispatch" for an op outside
+    // EQ..LE; the gate's value (0 here, which EQ 12345 would fail) does not matter.
+    let body = r#"
+    ChipTensor out = orch_args.tensor(0).ref();
+    CoreTaskArgs p;
+    p.add_inout(out);
+    p.add_scalar((int64_t)0);
+    CoreTaskPredicate pr;
+    pr.op = static_cast<PredicateOp>(42);
+    pr.target = 12345;
+    pr.operand.tensor = &out;
+    pr.operand.ndims = 1;
+    pr.operand.indices[0] = 0;
+    p.set_predicate(pr);
+    rt_submit_aiv_task(0, p);
+"#;
+    let program = build_with(
+        "api_predicate_unknown_op",
+        &orchestration(1, body),
+        &[Kernel {
+            func_id: 0,
+            name: "mark",
+            core: CoreType::Aiv,
+            source: MARK,
+        }],
+        &[],
+    );
+    let mut out = vec![0i64; 1];
+    run(
+        &program,
+        &mut [i64_arg(ArgDirection::InOut, &mut out)],
+        &config(),
+    )
+    .unwrap();
+    assert_eq!(out, vec![1 + 100]);
+}
+
+#[test]
+fn two_kernels_with_one_func_id_register_the_later_one() {
+    // Simpler's registration keeps the last kernel of a func_id (a warning here).
+    let body = r#"
+    ChipTensor out = orch_args.tensor(0).ref();
+    CoreTaskArgs p;
+    p.add_inout(out);
+    p.add_scalar((int64_t)0);
+    rt_submit_aiv_task(0, p);
+"#;
+    let twice = MARK.replace("1 + 100 *", "7 + 100 *");
+    let program = build_with(
+        "api_duplicate_func_id",
+        &orchestration(1, body),
+        &[
+            Kernel {
+                func_id: 0,
+                name: "mark",
+                core: CoreType::Aiv,
+                source: MARK,
+            },
+            Kernel {
+                func_id: 0,
+                name: "mark_seven",
+                core: CoreType::Aiv,
+                source: &twice,
+            },
+        ],
+        &[],
+    );
+    let mut out = vec![0i64; 1];
+    run(
+        &program,
+        &mut [i64_arg(ArgDirection::InOut, &mut out)],
+        &config(),
+    )
+    .unwrap();
+    assert_eq!(out, vec![7 + 100]);
+}
+
+#[test]
 fn a_neighbouring_releases_names_compile_and_run() {
     // Spelled the way a neighbouring Simpler release spells the same API: `L2TaskArgs` for
     // the orchestration's arguments, `L0TaskArgs` for a task's, `LOG_INFO_V0`. A dummy task
