@@ -61,8 +61,8 @@ class Basic:
 def test_program_is_an_ir_program_with_the_functions_in_order() -> None:
     assert isinstance(Basic, ir.Program)
     assert Basic.name == "Basic"
-    assert [f.name for f in Basic.functions] == ["kernel", "orch"]
-    assert [f.ftype for f in Basic.functions] == ["AIV", "Orchestration"]
+    assert [f.name for f in Basic.functions.values()] == ["kernel", "orch"]
+    assert [f.ftype for f in Basic.functions.values()] == ["AIV", "Orchestration"]
     params = Basic.function("kernel").params
     assert [(v.name, d) for v, d in params] == [("a", "In"), ("output", "Out")]
     assert params[0][0].type.shape == [16, 16] and params[0][0].type.dtype == "FP32"
@@ -139,7 +139,7 @@ def test_every_pass_runs_on_its_own_and_prints_a_parsable_program() -> None:
         program = program.run_pass(name)
         text = program.as_python()
         assert program.structural_equal(pl.parse(text)), name
-    assert [f.ftype for f in program.functions] == ["AIV", "Orchestration"]
+    assert [f.ftype for f in program.functions.values()] == ["AIV", "Orchestration"]
     assert '"arg_directions": ["In", "InOut", "Scalar"]' in program.as_python()
 
 

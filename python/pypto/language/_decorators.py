@@ -46,7 +46,7 @@ def inline(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def _class_source(cls: type) -> Tuple[ast.ClassDef, P.Source, Dict[str, Any]]:
+def _class_source(cls: type, scope: Optional[Dict[str, Any]] = None) -> Tuple[ast.ClassDef, P.Source, Dict[str, Any]]:
     try:
         lines, start = inspect.getsourcelines(cls)
     except (OSError, TypeError) as e:
@@ -63,12 +63,21 @@ def _class_source(cls: type) -> Tuple[ast.ClassDef, P.Source, Dict[str, Any]]:
         raise ParserSyntaxError(f"{cls.__name__} is not a class definition")
     module = sys.modules.get(cls.__module__)
     globals_ = dict(vars(module)) if module is not None else {}
+    if scope is not None:
+        globals_.update(scope)
     return node, P.Source(filename, start - 1, indent, linecache.getlines(filename)), globals_
 
 
 def program(cls: type) -> Program:
-    """Parses a ``@pl.program`` class into a :class:`pypto.ir.Program`."""
-    node, src, globals_ = _class_source(cls)
+    """Parses a ``@pl.program`` class into a :class:`pypto.ir.Program`.
+
+    Names the class reads (shape constants, module-level ``@pl.function`` kernels) resolve in
+    the scope that applies the decorator: its globals, then its locals, so a class defined
+    inside a builder function sees that function's variables (as in PyPTO)."""
+    caller = sys._getframe(1)
+    scope = {**caller.f_globals, **caller.f_locals}
+    del caller
+    node, src, globals_ = _class_source(cls, scope)
     return Program(P.parse_class(node, src, globals_))
 
 

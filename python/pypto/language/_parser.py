@@ -228,6 +228,7 @@ class FunctionDecl:
     params: List[ParamDecl]
     return_types: Optional[List[Any]]
     is_method: bool = True
+    pyfunc: Any = None
 
     @property
     def generic(self) -> bool:
@@ -563,6 +564,34 @@ class ProgramBuilder:
             for extra in self.extra_order.get(name, []):
                 functions.append(self.done[extra])
         return _native.IrProgram(self.name, functions)
+
+    def add_external(self, name: str, fn: Any, node: ast.AST, src: Source) -> None:
+        """A module-level ``@pl.function`` called by name: it joins the program (after the
+        class's own functions, as in PyPTO)."""
+        known = self.decls.get(name)
+        if known is not None:
+            if known.is_method or getattr(known, "pyfunc", None) is not fn:
+                raise _error(
+                    ParserSyntaxError,
+                    src,
+                    node,
+                    f"Conflicting functions with name '{name}'",
+                    "A module-level @pl.function and a method (or another function) share this name; rename one.",
+                )
+            return
+        fdef, fsrc = function_source(fn)
+        ftype = getattr(fn, "__pypto_function_type__", None)
+        globals_ = dict(getattr(fn, "__globals__", {}))
+        import inspect
+
+        try:
+            globals_.update(inspect.getclosurevars(fn).nonlocals)
+        except (TypeError, ValueError):
+            pass
+        decl = declare_function(fdef, ftype.name if ftype is not None else "Opaque", fsrc, globals_, False, False)
+        decl.pyfunc = fn
+        self.decls[name] = decl
+        self.order.append(name)
 
     def signature(self, name: str) -> Tuple[List[Any], List[Any]]:
         """Parameter types and return types of a non-generic function (parsing it if the
@@ -1742,6 +1771,9 @@ class FunctionParser:
                 a = self.atom(self.expr(node.args[0]), node.args[0])
                 b = self.atom(self.expr(node.args[1]), node.args[1])
                 return self.wrap_scalar(lambda: IrExpr.binary(fname, a, b), node)
+            ext = self.decl.globals.get(fname) if fname not in self.names else None
+            if ext is not None and callable(ext) and hasattr(ext, "__pypto_function_type__") and not self.prog.jit:
+                self.prog.add_external(fname, ext, node, self.src)
             if fname in self.prog.decls and not self.prog.decls[fname].is_method:
                 expr, _ = self.fn_call(node, fname, list(node.args), list(node.keywords), False)
                 return expr
