@@ -854,6 +854,9 @@ class FunctionParser:
             return
         if _is_pl_call(value, "dump_tag"):
             raise self.operr(value, "Unknown operation 'pl.dump_tag'", _UNKNOWN_OP_HINT)
+        if isinstance(target, ast.Subscript):
+            self.store_into(s, target, value)
+            return
         expr = self.expr(value)
         ty = expr.type
         if isinstance(target, ast.Name):
@@ -881,6 +884,54 @@ class FunctionParser:
         types = list(ty.items) if ty.kind == "tuple" else [ty]
         vars_ = self.bind_targets([target], types, s)
         self.emit(IrStmt.assign(vars_, expr, self.sp(s)))
+
+    def store_into(self, s: ast.stmt, target: ast.Subscript, value: ast.expr) -> None:
+        """``t[a:b, :] = value`` in kernel code: a ``pl.store`` of the value (a tile, or a
+        whole tensor loaded first) at the slice's start, rebinding ``t`` to the result."""
+        if not isinstance(target.value, ast.Name):
+            raise self.syntax(target, f"cannot assign to '{_unparse(target)}'", "Assign to t[...] with t a tensor name.")
+        base = self.lookup(target.value)
+        if not isinstance(base, IrVar) or base.type.kind != "tensor":
+            raise self.typeerr(target, f"cannot assign to a slice of '{target.value.id}'", "Slice-assign into tensors.")
+        if not self.in_kernel():
+            raise self.operr(
+                target,
+                f"slice assignment '{_unparse(target)} = ...' in orchestration code",
+                "Write it inside a kernel or a pl.at scope (a pl.store), or use "
+                "pl.assemble(target, source, offsets) in the orchestration.",
+            )
+        shape = list(base.type.shape or [])
+        items = list(target.slice.elts) if isinstance(target.slice, ast.Tuple) else [target.slice]
+        if len(items) > len(shape):
+            raise self.typeerr(target, f"{len(items)} indices for a rank-{len(shape)} tensor", "")
+        offsets: List[Any] = []
+        for d in range(len(shape)):
+            it = items[d] if d < len(items) else None
+            if it is not None and not isinstance(it, ast.Slice):
+                raise self.typeerr(it, "slice assignment needs slices (t[i:i + 16, :])", "Slices keep the rank.")
+            if it is not None and it.step is not None:
+                raise self.syntax(it.step, "slices with a step are not supported", "")
+            lower = it.lower if it is not None else None
+            offsets.append(self.scalar_expr(lower) if lower is not None else IrExpr.const_int(0))
+        tile = self.tile_of(self.atom(self.expr(value), value), value)
+        expr = self.op_call_ir("tile.store", [tile, IrExpr.list_of(offsets), IrExpr.var(base)], [], s)
+        v = IrVar(target.value.id, expr.type)
+        self.track_alias(v, expr)
+        self.names[target.value.id] = v
+        self.emit(IrStmt.assign([v], expr, self.sp(s)))
+
+    def in_kernel(self) -> bool:
+        """Code that runs on a core: a kernel body or a ``pl.at`` scope."""
+        return self.ftype in ("InCore", "AIC", "AIV", "Group") or bool(self.in_at)
+
+    def tile_of(self, e: Any, node: ast.AST) -> Any:
+        """In kernel code, a whole tensor where a tile is expected is loaded first (PyPTO's
+        tensor-to-tile conversion of a tensor operation inside a kernel or a scope)."""
+        if e.type.kind != "tensor" or not self.in_kernel():
+            return e
+        shape = [int(d) for d in (e.type.shape or [])]
+        zeros = IrExpr.list_of([IrExpr.const_int(0) for _ in shape])
+        return self.atom(self.op_call_ir("tile.load", [e, zeros], [("shapes", "ints", shape)], node), node, "t")
 
     def track_alias(self, v: Any, expr: Any) -> None:
         """Kernel bodies: a ``pl.store`` result writes the same parameter as its target."""
@@ -1592,8 +1643,8 @@ class FunctionParser:
             raise self.typeerr(node, str(e.args[0]) if e.args else str(e), "Scalar operators take scalars; use pl.add & co. on tiles.") from None
 
     def binop(self, node: ast.BinOp) -> Any:
-        a = self.atom(self.expr(node.left), node.left)
-        b = self.atom(self.expr(node.right), node.right)
+        a = self.tile_of(self.atom(self.expr(node.left), node.left), node.left)
+        b = self.tile_of(self.atom(self.expr(node.right), node.right), node.right)
         sym = {
             ast.Add: "+",
             ast.Sub: "-",
@@ -1895,7 +1946,7 @@ class FunctionParser:
             )
         if op in _BINARY:
             b = self.bind_args(node, op, ["lhs", "rhs"], {})
-            lhs, rhs = self.expr(b["lhs"]), self.expr(b["rhs"])
+            lhs, rhs = self.tile_of(self.expr(b["lhs"]), node), self.tile_of(self.expr(b["rhs"]), node)
             if lhs.type.kind == "tile":
                 ir = _BINARY[op][0] if rhs.type.kind == "tile" else _BINARY[op][1]
                 return self.op_call_ir(ir, [lhs, rhs], [], node)
@@ -1911,10 +1962,10 @@ class FunctionParser:
             raise self.operr(node, f"pl.{op}: expected Tensor or Tile operands, got ({_type_desc(lhs.type)}, {_type_desc(rhs.type)})", "")
         if op in _SCALAR_FORMS:
             b = self.bind_args(node, op, ["lhs", "rhs"], {})
-            return self.op_call_ir(_SCALAR_FORMS[op], [self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)
+            return self.op_call_ir(_SCALAR_FORMS[op], [self.tile_of(self.expr(b["lhs"]), node), self.expr(b["rhs"])], [], node)
         if op in _UNARY:
             b = self.bind_args(node, op, ["tile"], {})
-            return self.op_call_ir(f"tile.{op}", [self.expr(b["tile"])], [], node)
+            return self.op_call_ir(f"tile.{op}", [self.tile_of(self.expr(b["tile"]), node)], [], node)
         if op == "cast":
             b = self.bind_args(node, op, ["tile", "target_type", "mode"], {"mode": None})
             dt = self.static(b["target_type"])
@@ -1925,16 +1976,17 @@ class FunctionParser:
             if not isinstance(mode, str):
                 raise self.operr(b["mode"], "pl.cast mode must be a string", "")
             kw.append(("mode", "str", mode))
-            return self.op_call_ir("tile.cast", [self.expr(b["tile"])], kw, node)
+            return self.op_call_ir("tile.cast", [self.tile_of(self.expr(b["tile"]), node)], kw, node)
         if op in _REDUCTIONS:
             spec = ["tile", "tmp_tile"] if op.startswith("row") else ["tile"]
             b = self.bind_args(node, op, spec, {"tmp_tile": None})
             if "tmp_tile" in b:
                 self.expr(b["tmp_tile"])  # accepted for compatibility; codegen allocates its own
-            return self.op_call_ir(f"tile.{op}", [self.expr(b["tile"])], [], node)
+            return self.op_call_ir(f"tile.{op}", [self.tile_of(self.expr(b["tile"]), node)], [], node)
         if op in _EXPANDS:
             b = self.bind_args(node, op, ["tile", "vec"], {})
-            return self.op_call_ir(f"tile.{op}", [self.expr(b["tile"]), self.expr(b["vec"])], [], node)
+            tile, vec = self.tile_of(self.expr(b["tile"]), node), self.tile_of(self.expr(b["vec"]), node)
+            return self.op_call_ir(f"tile.{op}", [tile, vec], [], node)
         if op == "matmul":
             b = self.bind_args(node, op, ["lhs", "rhs"], {})
             return self.op_call_ir("tile.matmul", [self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)
