@@ -92,3 +92,38 @@ def test_slice_assignment_in_orchestration_names_the_supported_forms() -> None:
                 return out
 
     assert "pl.assemble" in str(e.value.hint)
+
+
+@pl.jit
+def orchestration_tensor_ops(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """Tensor operations in orchestration code: each is one kernel task."""
+    s = pl.add(x, y)
+    t = pl.mul(s, 2.0)
+    u = pl.transpose(t, 0, 1)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.exp(u)
+    return out
+
+
+def test_tensor_operations_in_orchestration_are_one_task_each() -> None:
+    rng = np.random.default_rng(9)
+    x = rng.uniform(-1, 1, (16, 32)).astype(np.float32)
+    y = rng.uniform(-1, 1, (16, 32)).astype(np.float32)
+    out = np.zeros((32, 16), np.float32)
+    program = orchestration_tensor_ops.lower(x, y, out)
+    assert [f.ftype for f in program.functions.values()] == ["Orchestration"]
+    text = program.as_python()
+    assert text.count("with pl.at(level=pl.Level.CORE_GROUP)") == 4 and "pl.tile.transpose" in text
+    orchestration_tensor_ops(x, y, out)
+    np.testing.assert_allclose(out, np.exp((x + y) * 2.0).T, rtol=1e-5)
+
+
+def test_transpose_of_a_rank_3_tensor_names_the_supported_form() -> None:
+    src = """
+@pl.function
+def f(x: pl.Tensor[[2, 16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+    return pl.transpose(x, 1, 2)
+"""
+    with pytest.raises(InvalidOperationError, match="only the two axes of a 2-D tensor or tile") as e:
+        pl.parse(src)
+    assert e.value.span is not None and e.value.span["line"] == 4

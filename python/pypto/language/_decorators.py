@@ -21,9 +21,9 @@ from pypto import _native
 from pypto.ir.program import Program
 from pypto.language import _parser as P
 from pypto.language import _surface as S
-from pypto.language.errors import ParserError, ParserSyntaxError
+from pypto.language.errors import ParserError, ParserSyntaxError, PythonSyntaxError
 
-__all__ = ["JitFunction", "function", "inline", "jit", "parse", "program"]
+__all__ = ["JitFunction", "function", "inline", "jit", "loads", "parse", "program"]
 
 
 def function(fn: Optional[Callable[..., Any]] = None, *, type: S.FunctionType = S.FunctionType.Opaque) -> Any:
@@ -81,21 +81,57 @@ def program(cls: type) -> Program:
     return Program(P.parse_class(node, src, globals_))
 
 
-def parse(text: str, filename: str = "<string>") -> Program:
+def parse(text: str, filename: str = "<string>") -> Any:
     """Parses DSL source text holding one ``@pl.program`` class (what
-    :meth:`Program.as_python` and ``passes_dump/*.py`` hold)."""
+    :meth:`Program.as_python` and ``passes_dump/*.py`` hold) or one module-level
+    ``@pl.function`` (what ``Function.as_python`` holds); returns the :class:`Program` or the
+    function. ``import pypto.language as pl`` may be omitted (the text is never executed).
+
+    Raises ``SyntaxError`` for text that is not Python, and ``ValueError`` when the text
+    holds no program or function, or more than one (as PyPTO's ``pl.parse``)."""
     try:
         tree = ast.parse(text, filename=filename)
     except SyntaxError as e:
-        raise ParserSyntaxError(
-            f"invalid Python syntax: {e.msg}",
+        raise PythonSyntaxError(
+            f"invalid Python syntax: Failed to compile code from {filename}: {e.msg}",
             {"filename": filename, "line": int(e.lineno or 0), "column": int(e.offset or 0)},
             "Fix the syntax error.",
             None,
             text.splitlines(),
         ) from None
     src = P.Source(filename, 0, 0, text.splitlines(keepends=True))
-    return Program(P.parse_module_program(tree, src, {}))
+    items: List[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            items.append(node)
+        elif isinstance(node, ast.FunctionDef) and P.function_type_of(node, src) is not None:
+            items.append(node)
+    if not items:
+        raise ValueError(
+            f"No @pl.function or @pl.program found in {filename}: write one function decorated "
+            "with @pl.function or one class decorated with @pl.program."
+        )
+    if len(items) > 1:
+        names = [n.name for n in items if isinstance(n, (ast.ClassDef, ast.FunctionDef))]
+        raise ValueError(
+            f"Multiple functions/programs found in {filename}: {names}; pl.parse() parses text "
+            "holding a single function or program (parse each separately)."
+        )
+    item = items[0]
+    if isinstance(item, ast.ClassDef):
+        return Program(P.parse_class(item, src, {}))
+    assert isinstance(item, ast.FunctionDef)
+    ftype = P.function_type_of(item, src) or "Opaque"
+    decl = P.declare_function(item, ftype, src, {}, False, False)
+    native = P.build_checked(P.ProgramBuilder(item.name, [decl]), src)
+    return native.functions[0]
+
+
+def loads(filepath: str) -> Any:
+    """:func:`parse` of the text of the file ``filepath`` (spans name that file)."""
+    with open(filepath, encoding="utf-8") as f:
+        text = f.read()
+    return parse(text, filename=str(filepath))
 
 
 class JitFunction:

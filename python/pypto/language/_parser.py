@@ -133,7 +133,6 @@ _NOT_IN_SUBSET = (
     "gemv_acc",
     "gemv_bias",
     "matmul_bias",
-    "transpose",
     "fillpad",
     "fillpad_expand",
     "write",
@@ -932,6 +931,44 @@ class FunctionParser:
         shape = [int(d) for d in (e.type.shape or [])]
         zeros = IrExpr.list_of([IrExpr.const_int(0) for _ in shape])
         return self.atom(self.op_call_ir("tile.load", [e, zeros], [("shapes", "ints", shape)], node), node, "t")
+
+    def tensor_task(self, node: ast.AST, ir_op: str, operands: List[Any], kwargs: List[AttrItem]) -> Any:
+        """A tensor operation in orchestration code (PyPTO's ``pl.add(x, y)`` on tensors):
+        one kernel task, written as the ``pl.at`` scope it stands for — load the tensors,
+        ``ir_op`` on the tiles, store into a new tensor of the result's shape — which
+        ``OutlineIncoreScopes`` turns into a kernel and its dispatch."""
+        ref = next(o for o in operands if o.type.kind == "tensor")
+        body: List[Any] = []
+        self.blocks.append(body)
+        self.in_at += 1
+        try:
+            tiles = [self.tile_of(self.atom(o, node), node) for o in operands]
+            tile = self.atom(self.op_call_ir(ir_op, tiles, kwargs, node), node, "t")
+            # Elementwise results keep the operand's shape; a transpose takes the tile's.
+            src_shape = tile.type.shape if ir_op == "tile.transpose" else ref.type.shape
+            shape = [int(d) for d in (src_shape or [])]
+            name = self.temp_name("r")
+            create = IrExpr.op_call("tensor.create", [], [("shape", "ints", shape), ("dtype", "dtype", tile.type.dtype)], self.sp(node))
+            created = IrVar(name, create.type)
+            zeros = IrExpr.list_of([IrExpr.const_int(0) for _ in shape])
+            store = self.op_call_ir("tile.store", [tile, zeros, IrExpr.var(created)], [], node)
+            stored = IrVar(name, store.type)
+            self.emit(IrStmt.assign([stored], store, self.sp(node)))
+        finally:
+            self.in_at -= 1
+            self.blocks.pop()
+        self.emit(IrStmt.assign([created], create, self.sp(node)))
+        self.emit(IrStmt.scope("at", S.Level.CORE_GROUP.name, [], body, None, [], self.sp(node)))
+        return IrExpr.var(stored)
+
+    def elementwise(self, node: ast.AST, ir_op: str, operands: List[Any], kwargs: List[AttrItem]) -> Any:
+        """``ir_op`` on tiles; in kernel code tensors are loaded first, in orchestration code
+        the operation on tensors is one task (:meth:`tensor_task`)."""
+        if not self.in_kernel() and any(o.type.kind == "tensor" for o in operands):
+            if self.ftype not in ("Orchestration", "Opaque", "Inline"):
+                raise self.operr(node, f"{ir_op} on tensors in a {self.ftype} function", "")
+            return self.tensor_task(node, ir_op, operands, kwargs)
+        return self.op_call_ir(ir_op, [self.tile_of(o, node) for o in operands], kwargs, node)
 
     def track_alias(self, v: Any, expr: Any) -> None:
         """Kernel bodies: a ``pl.store`` result writes the same parameter as its target."""
@@ -1947,25 +1984,31 @@ class FunctionParser:
         if op in _BINARY:
             b = self.bind_args(node, op, ["lhs", "rhs"], {})
             lhs, rhs = self.tile_of(self.expr(b["lhs"]), node), self.tile_of(self.expr(b["rhs"]), node)
-            if lhs.type.kind == "tile":
-                ir = _BINARY[op][0] if rhs.type.kind == "tile" else _BINARY[op][1]
-                return self.op_call_ir(ir, [lhs, rhs], [], node)
-            if lhs.type.kind == "tensor":
-                raise self.operr(
-                    node,
-                    f"pl.{op} on tensors needs the tensor-to-tile lowering, which is not supported yet",
-                    "Inside a kernel or a pl.at scope, pl.load the tensors into tiles, compute on the tiles and pl.store the result.",
-                )
+            if lhs.type.kind in ("tile", "tensor"):
+                ir = _BINARY[op][0] if rhs.type.kind in ("tile", "tensor") else _BINARY[op][1]
+                return self.elementwise(node, ir, [lhs, rhs], [])
             if lhs.type.kind == "scalar" and rhs.type.kind == "scalar":
                 sym = {"add": "+", "sub": "-", "mul": "*", "div": "/", "maximum": "max", "minimum": "min"}[op]
                 return self.wrap_scalar(lambda: IrExpr.binary(sym, lhs, rhs), node)
             raise self.operr(node, f"pl.{op}: expected Tensor or Tile operands, got ({_type_desc(lhs.type)}, {_type_desc(rhs.type)})", "")
         if op in _SCALAR_FORMS:
             b = self.bind_args(node, op, ["lhs", "rhs"], {})
-            return self.op_call_ir(_SCALAR_FORMS[op], [self.tile_of(self.expr(b["lhs"]), node), self.expr(b["rhs"])], [], node)
+            return self.elementwise(node, _SCALAR_FORMS[op], [self.expr(b["lhs"]), self.expr(b["rhs"])], [])
         if op in _UNARY:
             b = self.bind_args(node, op, ["tile"], {})
-            return self.op_call_ir(f"tile.{op}", [self.tile_of(self.expr(b["tile"]), node)], [], node)
+            return self.elementwise(node, f"tile.{op}", [self.expr(b["tile"])], [])
+        if op == "transpose":
+            b = self.bind_args(node, op, ["tile", "axis1", "axis2"], {"axis1": None, "axis2": None})
+            src = self.expr(b["tile"])
+            rank = len(src.type.shape or []) if src.type.kind == "tensor" else 2
+            axes = [self.static(b[k]) if k in b else d for k, d in (("axis1", 0), ("axis2", 1))]
+            if rank != 2 or not all(isinstance(a, int) for a in axes) or sorted(a % 2 for a in axes) != [0, 1]:
+                raise self.operr(
+                    node,
+                    f"pl.transpose of a rank-{rank} value over axes {axes}: only the two axes of a 2-D tensor or tile are supported",
+                    "Write pl.transpose(x, 0, 1) on a 2-D tensor or tile.",
+                )
+            return self.elementwise(node, "tile.transpose", [src], [])
         if op == "cast":
             b = self.bind_args(node, op, ["tile", "target_type", "mode"], {"mode": None})
             dt = self.static(b["target_type"])
@@ -1976,7 +2019,7 @@ class FunctionParser:
             if not isinstance(mode, str):
                 raise self.operr(b["mode"], "pl.cast mode must be a string", "")
             kw.append(("mode", "str", mode))
-            return self.op_call_ir("tile.cast", [self.tile_of(self.expr(b["tile"]), node)], kw, node)
+            return self.elementwise(node, "tile.cast", [self.expr(b["tile"])], kw)
         if op in _REDUCTIONS:
             spec = ["tile", "tmp_tile"] if op.startswith("row") else ["tile"]
             b = self.bind_args(node, op, spec, {"tmp_tile": None})
