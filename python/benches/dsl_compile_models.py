@@ -1,10 +1,12 @@
-"""``python python/benches/dsl_compile_models.py EXAMPLES_DIR [--rounds N]``: the time
+"""``python python/benches/dsl_compile_models.py EXAMPLES_DIR... [--rounds N]``: the time
 ``pypto.ir.compile`` takes on the programs of PyPTO's ``examples/models`` programs.
 
 A benchmark, not a test. PyPTO's examples are not part of this repository: pass the
 ``examples/models`` directory of a PyPTO checkout. Each ``*.py`` there is run once as a
 script (``runpy``, as ``python <file>`` would, simulator runs included); every program it
-builds (a ``@pl.program`` class or a ``@pl.jit`` lowering) is recorded. Then each recorded
+builds (a ``@pl.program`` class or a ``@pl.jit`` lowering) is recorded, and so is what each
+``build_*`` function it defines returns when called with its defaults (a builder the script
+itself does not call). Then each recorded
 program is compiled ``--rounds`` times into a fresh temporary directory, without the
 ``passes_dump/`` snapshots, and the median of each step is printed: **parse** is not
 repeated (the program is already built); **passes**, **codegen**, **ptoas**, **write** are
@@ -16,6 +18,8 @@ error. Prints a Markdown table.
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import inspect
 import os
 import runpy
 import statistics
@@ -47,6 +51,18 @@ def record_programs(script: Path) -> Tuple[List[Any], Optional[str]]:
     try:
         sys.argv = [str(script)]
         runpy.run_path(str(script), run_name="__main__")
+        # Program builders the script defines but does not call, with their default shapes
+        # (from the file imported as a module, so that their classes' source can be read).
+        spec = importlib.util.spec_from_file_location(f"_bench_{script.stem}", script)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        for name, fn in vars(module).items():
+            if name.startswith("build_") and inspect.isfunction(fn) and fn.__module__ == spec.name:
+                params = inspect.signature(fn).parameters.values()
+                if all(p.default is not inspect.Parameter.empty for p in params):
+                    fn()
     except SystemExit as e:
         outcome = None if e.code in (0, None) else f"exit {e.code}"
     except Exception as e:  # noqa: BLE001 - a benchmark reports what the example raised
@@ -79,14 +95,14 @@ def time_compile(program: Any, rounds: int) -> Dict[str, float]:
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("examples_dir", type=Path, help="the examples/models directory of a PyPTO checkout")
+    parser.add_argument("paths", type=Path, nargs="+", help="the examples/models directory of a PyPTO checkout (or files)")
     parser.add_argument("--rounds", type=int, default=5, help="compiles per program (default 5)")
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    scripts = sorted(args.examples_dir.glob("*.py"))
+    scripts = sorted(f for p in args.paths for f in (p.glob("*.py") if p.is_dir() else [p]) if f.name != "__init__.py")
     if not scripts:
-        parser.error(f"no *.py in {args.examples_dir}")
+        parser.error(f"no *.py in {[str(p) for p in args.paths]}")
     os.environ.setdefault("PYPTO_EMIT_DEBUG_RUNNER", "0")
     print("| example | program | functions | passes ms | codegen ms | ptoas ms | write ms | ir.compile ms |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
