@@ -279,7 +279,7 @@ def test_jit_compiles_per_shape_and_runs(tmp_path: Path, monkeypatch: pytest.Mon
     assert [p.name for p in tmp_path.iterdir()][0].startswith("_jit_scaled_copy_")
     program = scaled_copy.lower(a, out)
     assert program.name == "_jit_scaled_copy"
-    assert [f.ftype for f in program.functions] == ["Orchestration"]
+    assert [f.ftype for f in program.functions.values()] == ["Orchestration"]
     with pytest.raises(TypeError, match="takes 2 argument"):
         scaled_copy.lower(a)
 

@@ -56,7 +56,7 @@ def test_committed_examples_replay_and_validate(tmp_path: Path, name: str) -> No
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         assert res.returncode == 0, res.stdout + res.stderr
     module = EXAMPLES[name]
-    (orch,) = [f for f in program_of(module).functions if f.ftype == "Orchestration"]
+    (orch,) = [f for f in program_of(module).functions.values() if f.ftype == "Orchestration"]
     names = [v.name for v, _ in orch.params]
     tensors = dict(zip(names, module.make_inputs()))
     computed = {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v for k, v in tensors.items()}

@@ -580,6 +580,22 @@ impl<'a> Interp<'a> {
                 let a = Self::tile_of(take(&mut args, 0), op)?;
                 Value::Tile(TileVal { rows, cols, ..a })
             }
+            "tile.transpose" => {
+                let a = Self::tile_of(take(&mut args, 0), op)?;
+                let mut data = Vec::with_capacity(a.data.len());
+                for c in 0..a.cols {
+                    for r in 0..a.rows {
+                        data.push(a.data[r * a.cols + c]);
+                    }
+                }
+                self.tick(data.len() as u64)?;
+                Value::Tile(TileVal {
+                    rows: a.cols,
+                    cols: a.rows,
+                    dtype: a.dtype,
+                    data,
+                })
+            }
             "tile.concat" => {
                 let a = Self::tile_of(take(&mut args, 0), op)?;
                 let b = Self::tile_of(take(&mut args, 1), op)?;

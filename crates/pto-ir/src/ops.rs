@@ -112,6 +112,7 @@ pub const OPS: &[OpInfo] = &[
     op!("tile.expands", Tile, "pto.texpands"),
     op!("tile.concat", Tile, "pto.tconcat"),
     op!("tile.reshape", Tile, "pto.treshape"),
+    op!("tile.transpose", Tile, "pto.ttrans"),
     op!("tensor.create", Tensor),
     op!("tensor.slice", Tensor),
     op!("tensor.reshape", Tensor),
@@ -496,6 +497,18 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
                 );
             }
             Ok(Type::Tile(a))
+        }
+        "tile.transpose" => {
+            arity(1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            let t = TileType {
+                rows: a.cols,
+                cols: a.rows,
+                ..a
+            };
+            check_tile_fits(op, &t)?;
+            Ok(Type::Tile(t))
         }
         "tile.neg" | "tile.abs" | "tile.relu" => {
             arity(1)?;

@@ -45,7 +45,7 @@ pub fn print_program(program: &Program, header: &str) -> String {
         if i > 0 {
             out.push('\n');
         }
-        print_function(&mut out, f);
+        print_function(&mut out, f, true);
     }
     out
 }
@@ -53,7 +53,20 @@ pub fn print_program(program: &Program, header: &str) -> String {
 /// The source text of one function (a method of the program class, indented by 4).
 pub fn print_function_text(f: &Function) -> String {
     let mut out = String::new();
-    print_function(&mut out, f);
+    print_function(&mut out, f, true);
+    out
+}
+
+/// The source text of one function on its own: a module-level `@pl.function` without
+/// `self` (what `pl.parse` of a single function reads back).
+pub fn print_standalone_function(f: &Function) -> String {
+    let mut out = String::from("import pypto.language as pl\n\n\n");
+    let mut method = String::new();
+    print_function(&mut method, f, false);
+    for line in method.lines() {
+        out.push_str(line.strip_prefix("    ").unwrap_or(line));
+        out.push('\n');
+    }
     out
 }
 
@@ -183,7 +196,7 @@ fn param_annotation(ty: &Type, direction: ParamDirection) -> String {
     }
 }
 
-fn print_function(out: &mut String, f: &Function) {
+fn print_function(out: &mut String, f: &Function, method: bool) {
     let mut names = Names::new();
     let _ = write!(
         out,
@@ -194,10 +207,18 @@ fn print_function(out: &mut String, f: &Function) {
         let _ = write!(out, ", attrs={}", attrs_dict(&f.attrs, &mut names));
     }
     out.push_str(")\n");
-    let _ = write!(out, "    def {}(self", f.name);
-    for p in &f.params {
+    let _ = write!(out, "    def {}(", f.name);
+    if method {
+        out.push_str("self");
+    }
+    for (i, p) in f.params.iter().enumerate() {
         let n = names.define_unique(&p.var);
-        let _ = write!(out, ", {n}: {}", param_annotation(p.var.ty(), p.direction));
+        let sep = if i == 0 && !method { "" } else { ", " };
+        let _ = write!(
+            out,
+            "{sep}{n}: {}",
+            param_annotation(p.var.ty(), p.direction)
+        );
     }
     out.push(')');
     match f.return_types.len() {

@@ -779,6 +779,21 @@ impl IrFunction {
         self.func.ftype.name()
     }
 
+    /// The function type as PyPTO gives it: the `pl.FunctionType` member
+    /// (`FunctionType.InCore`, ...).
+    #[getter]
+    fn func_type<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("pypto.language._surface")?
+            .getattr("FunctionType")?
+            .getattr(self.func.ftype.name())
+    }
+
+    /// The function as DSL source: a module-level `@pl.function` (what `pl.parse` of a
+    /// single function reads back).
+    fn as_python(&self) -> String {
+        pto_ir::printer::print_standalone_function(&self.func)
+    }
+
     /// The parameters as `(var, direction)`.
     #[getter]
     fn params(&self) -> Vec<(IrVar, &'static str)> {

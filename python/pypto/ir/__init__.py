@@ -12,13 +12,21 @@ from typing import TYPE_CHECKING, Dict
 from pypto import _lazy
 
 from pypto.ir.compile import compile
-from pypto.ir.program import Program, pass_names
+from pypto.ir.program import Function, Program, pass_names
+from pypto.ir.serialize import deserialize, serialize
 
 if TYPE_CHECKING:
     from pypto.ir.compiled_program import CompiledProgram
     from pypto.ir.distributed_compiled_program import DistributedCompiledProgram, DistributedConfig
 
-__all__ = ["CompiledProgram", "Program", "compile", "pass_names", "DistributedCompiledProgram", "DistributedConfig"]
+__all__ = [
+    "CompiledProgram",
+    "Function",
+    "Program",
+    "compile",
+    "deserialize",
+    "pass_names",
+    "serialize", "DistributedCompiledProgram", "DistributedConfig"]
 
 #: The names imported from their submodule on first access.
 _LAZY_NAMES: Dict[str, str] = {

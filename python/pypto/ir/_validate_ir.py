@@ -30,9 +30,10 @@ def _run_snapshot(path: Path, tensors: Mapping[str, Any]) -> Dict[str, np.ndarra
     from pypto.language import parse
 
     program = parse(path.read_text(encoding="utf-8"), filename=str(path))
-    orch = next((f for f in program.functions if f.ftype == "Orchestration"), None)
+    functions = list(program.functions.values())
+    orch = next((f for f in functions if f.ftype == "Orchestration"), None)
     if orch is None:
-        orch = program.functions[-1]
+        orch = functions[-1]
     args: List[Any] = []
     names: List[str] = []
     for var, direction in orch.params:

@@ -68,9 +68,9 @@ def _raise_compile_error(e: ValueError) -> None:
         span: Optional[Dict[str, Union[str, int]]] = None
         if d.get("line"):
             span = {"filename": str(d.get("file", "")), "line": int(d["line"]), "column": int(d.get("col", 0))}
-        from pypto.language.errors import CompileError
+        from pypto.backend.pto_backend import PartialCodegenError
 
-        raise CompileError(str(e.args[0]), str(d.get("stage", "")), str(d.get("message", "")), str(d.get("hint", "")), span) from None
+        raise PartialCodegenError(str(e.args[0]), str(d.get("stage", "")), str(d.get("message", "")), str(d.get("hint", "")), span) from None
     raise e
 
 

@@ -7,7 +7,7 @@ reads back into a structurally equal program (:meth:`Program.structural_equal`).
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from pypto import _native
 
@@ -47,16 +47,17 @@ class Program:
         return self._native.name
 
     @property
-    def functions(self) -> List[_native.IrFunction]:
-        """The functions in definition order."""
-        return self._native.functions
+    def functions(self) -> Dict[str, _native.IrFunction]:
+        """The functions by name, in definition order (PyPTO's ``Program.functions`` is a
+        mapping too: iterate ``.values()`` for the functions)."""
+        return {f.name: f for f in self._native.functions}
 
     def function(self, name: str) -> _native.IrFunction:
         """The function named ``name`` (``KeyError`` when absent)."""
         for f in self._native.functions:
             if f.name == name:
                 return f
-        raise KeyError(f"no function {name!r} in program {self.name}; functions: {[f.name for f in self.functions]}")
+        raise KeyError(f"no function {name!r} in program {self.name}; functions: {list(self.functions)}")
 
     def as_python(self, header: str = "IR printed by pypto.ir") -> str:
         """The program as DSL source."""
@@ -85,4 +86,4 @@ class Program:
         return self.as_python()
 
     def __repr__(self) -> str:
-        return f"Program({self.name}, functions={[f.name for f in self.functions]})"
+        return f"Program({self.name}, functions={list(self.functions)})"

@@ -32,7 +32,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from pypto.language import errors
-from pypto.language._decorators import JitFunction, function, inline, jit, parse, program
+from pypto.language._decorators import JitFunction, function, inline, jit, loads, parse, program
 from pypto.language._surface import (
     BF16,
     BOOL,
@@ -87,6 +87,7 @@ _TILE_OPS = (
     "neg",
     "abs",
     "relu",
+    "transpose",
     "cast",
     "row_max",
     "row_sum",
@@ -159,6 +160,7 @@ __all__ = [
     "inline",
     "jit",
     "parse",
+    "loads",
     "program",
     "tensor",
     "tile",

@@ -21,9 +21,9 @@ from pypto import _native
 from pypto.ir.program import Program
 from pypto.language import _parser as P
 from pypto.language import _surface as S
-from pypto.language.errors import ParserError, ParserSyntaxError
+from pypto.language.errors import ParserError, ParserSyntaxError, PythonSyntaxError
 
-__all__ = ["JitFunction", "function", "inline", "jit", "parse", "program"]
+__all__ = ["JitFunction", "function", "inline", "jit", "loads", "parse", "program"]
 
 
 def function(fn: Optional[Callable[..., Any]] = None, *, type: S.FunctionType = S.FunctionType.Opaque) -> Any:
@@ -46,7 +46,7 @@ def inline(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def _class_source(cls: type) -> Tuple[ast.ClassDef, P.Source, Dict[str, Any]]:
+def _class_source(cls: type, scope: Optional[Dict[str, Any]] = None) -> Tuple[ast.ClassDef, P.Source, Dict[str, Any]]:
     try:
         lines, start = inspect.getsourcelines(cls)
     except (OSError, TypeError) as e:
@@ -63,30 +63,75 @@ def _class_source(cls: type) -> Tuple[ast.ClassDef, P.Source, Dict[str, Any]]:
         raise ParserSyntaxError(f"{cls.__name__} is not a class definition")
     module = sys.modules.get(cls.__module__)
     globals_ = dict(vars(module)) if module is not None else {}
+    if scope is not None:
+        globals_.update(scope)
     return node, P.Source(filename, start - 1, indent, linecache.getlines(filename)), globals_
 
 
 def program(cls: type) -> Program:
-    """Parses a ``@pl.program`` class into a :class:`pypto.ir.Program`."""
-    node, src, globals_ = _class_source(cls)
+    """Parses a ``@pl.program`` class into a :class:`pypto.ir.Program`.
+
+    Names the class reads (shape constants, module-level ``@pl.function`` kernels) resolve in
+    the scope that applies the decorator: its globals, then its locals, so a class defined
+    inside a builder function sees that function's variables (as in PyPTO)."""
+    caller = sys._getframe(1)
+    scope = {**caller.f_globals, **caller.f_locals}
+    del caller
+    node, src, globals_ = _class_source(cls, scope)
     return Program(P.parse_class(node, src, globals_))
 
 
-def parse(text: str, filename: str = "<string>") -> Program:
+def parse(text: str, filename: str = "<string>") -> Any:
     """Parses DSL source text holding one ``@pl.program`` class (what
-    :meth:`Program.as_python` and ``passes_dump/*.py`` hold)."""
+    :meth:`Program.as_python` and ``passes_dump/*.py`` hold) or one module-level
+    ``@pl.function`` (what ``Function.as_python`` holds); returns the :class:`Program` or the
+    function. ``import pypto.language as pl`` may be omitted (the text is never executed).
+
+    Raises ``SyntaxError`` for text that is not Python, and ``ValueError`` when the text
+    holds no program or function, or more than one (as PyPTO's ``pl.parse``)."""
     try:
         tree = ast.parse(text, filename=filename)
     except SyntaxError as e:
-        raise ParserSyntaxError(
-            f"invalid Python syntax: {e.msg}",
+        raise PythonSyntaxError(
+            f"invalid Python syntax: Failed to compile code from {filename}: {e.msg}",
             {"filename": filename, "line": int(e.lineno or 0), "column": int(e.offset or 0)},
             "Fix the syntax error.",
             None,
             text.splitlines(),
         ) from None
     src = P.Source(filename, 0, 0, text.splitlines(keepends=True))
-    return Program(P.parse_module_program(tree, src, {}))
+    items: List[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            items.append(node)
+        elif isinstance(node, ast.FunctionDef) and P.function_type_of(node, src) is not None:
+            items.append(node)
+    if not items:
+        raise ValueError(
+            f"No @pl.function or @pl.program found in {filename}: write one function decorated "
+            "with @pl.function or one class decorated with @pl.program."
+        )
+    if len(items) > 1:
+        names = [n.name for n in items if isinstance(n, (ast.ClassDef, ast.FunctionDef))]
+        raise ValueError(
+            f"Multiple functions/programs found in {filename}: {names}; pl.parse() parses text "
+            "holding a single function or program (parse each separately)."
+        )
+    item = items[0]
+    if isinstance(item, ast.ClassDef):
+        return Program(P.parse_class(item, src, {}))
+    assert isinstance(item, ast.FunctionDef)
+    ftype = P.function_type_of(item, src) or "Opaque"
+    decl = P.declare_function(item, ftype, src, {}, False, False)
+    native = P.build_checked(P.ProgramBuilder(item.name, [decl]), src)
+    return native.functions[0]
+
+
+def loads(filepath: str) -> Any:
+    """:func:`parse` of the text of the file ``filepath`` (spans name that file)."""
+    with open(filepath, encoding="utf-8") as f:
+        text = f.read()
+    return parse(text, filename=str(filepath))
 
 
 class JitFunction:

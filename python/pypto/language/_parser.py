@@ -133,7 +133,6 @@ _NOT_IN_SUBSET = (
     "gemv_acc",
     "gemv_bias",
     "matmul_bias",
-    "transpose",
     "fillpad",
     "fillpad_expand",
     "write",
@@ -228,6 +227,7 @@ class FunctionDecl:
     params: List[ParamDecl]
     return_types: Optional[List[Any]]
     is_method: bool = True
+    pyfunc: Any = None
 
     @property
     def generic(self) -> bool:
@@ -564,6 +564,34 @@ class ProgramBuilder:
                 functions.append(self.done[extra])
         return _native.IrProgram(self.name, functions)
 
+    def add_external(self, name: str, fn: Any, node: ast.AST, src: Source) -> None:
+        """A module-level ``@pl.function`` called by name: it joins the program (after the
+        class's own functions, as in PyPTO)."""
+        known = self.decls.get(name)
+        if known is not None:
+            if known.is_method or getattr(known, "pyfunc", None) is not fn:
+                raise _error(
+                    ParserSyntaxError,
+                    src,
+                    node,
+                    f"Conflicting functions with name '{name}'",
+                    "A module-level @pl.function and a method (or another function) share this name; rename one.",
+                )
+            return
+        fdef, fsrc = function_source(fn)
+        ftype = getattr(fn, "__pypto_function_type__", None)
+        globals_ = dict(getattr(fn, "__globals__", {}))
+        import inspect
+
+        try:
+            globals_.update(inspect.getclosurevars(fn).nonlocals)
+        except (TypeError, ValueError):
+            pass
+        decl = declare_function(fdef, ftype.name if ftype is not None else "Opaque", fsrc, globals_, False, False)
+        decl.pyfunc = fn
+        self.decls[name] = decl
+        self.order.append(name)
+
     def signature(self, name: str) -> Tuple[List[Any], List[Any]]:
         """Parameter types and return types of a non-generic function (parsing it if the
         return types are not declared)."""
@@ -825,6 +853,9 @@ class FunctionParser:
             return
         if _is_pl_call(value, "dump_tag"):
             raise self.operr(value, "Unknown operation 'pl.dump_tag'", _UNKNOWN_OP_HINT)
+        if isinstance(target, ast.Subscript):
+            self.store_into(s, target, value)
+            return
         expr = self.expr(value)
         ty = expr.type
         if isinstance(target, ast.Name):
@@ -852,6 +883,92 @@ class FunctionParser:
         types = list(ty.items) if ty.kind == "tuple" else [ty]
         vars_ = self.bind_targets([target], types, s)
         self.emit(IrStmt.assign(vars_, expr, self.sp(s)))
+
+    def store_into(self, s: ast.stmt, target: ast.Subscript, value: ast.expr) -> None:
+        """``t[a:b, :] = value`` in kernel code: a ``pl.store`` of the value (a tile, or a
+        whole tensor loaded first) at the slice's start, rebinding ``t`` to the result."""
+        if not isinstance(target.value, ast.Name):
+            raise self.syntax(target, f"cannot assign to '{_unparse(target)}'", "Assign to t[...] with t a tensor name.")
+        base = self.lookup(target.value)
+        if not isinstance(base, IrVar) or base.type.kind != "tensor":
+            raise self.typeerr(target, f"cannot assign to a slice of '{target.value.id}'", "Slice-assign into tensors.")
+        if not self.in_kernel():
+            raise self.operr(
+                target,
+                f"slice assignment '{_unparse(target)} = ...' in orchestration code",
+                "Write it inside a kernel or a pl.at scope (a pl.store), or use "
+                "pl.assemble(target, source, offsets) in the orchestration.",
+            )
+        shape = list(base.type.shape or [])
+        items = list(target.slice.elts) if isinstance(target.slice, ast.Tuple) else [target.slice]
+        if len(items) > len(shape):
+            raise self.typeerr(target, f"{len(items)} indices for a rank-{len(shape)} tensor", "")
+        offsets: List[Any] = []
+        for d in range(len(shape)):
+            it = items[d] if d < len(items) else None
+            if it is not None and not isinstance(it, ast.Slice):
+                raise self.typeerr(it, "slice assignment needs slices (t[i:i + 16, :])", "Slices keep the rank.")
+            if it is not None and it.step is not None:
+                raise self.syntax(it.step, "slices with a step are not supported", "")
+            lower = it.lower if it is not None else None
+            offsets.append(self.scalar_expr(lower) if lower is not None else IrExpr.const_int(0))
+        tile = self.tile_of(self.atom(self.expr(value), value), value)
+        expr = self.op_call_ir("tile.store", [tile, IrExpr.list_of(offsets), IrExpr.var(base)], [], s)
+        v = IrVar(target.value.id, expr.type)
+        self.track_alias(v, expr)
+        self.names[target.value.id] = v
+        self.emit(IrStmt.assign([v], expr, self.sp(s)))
+
+    def in_kernel(self) -> bool:
+        """Code that runs on a core: a kernel body or a ``pl.at`` scope."""
+        return self.ftype in ("InCore", "AIC", "AIV", "Group") or bool(self.in_at)
+
+    def tile_of(self, e: Any, node: ast.AST) -> Any:
+        """In kernel code, a whole tensor where a tile is expected is loaded first (PyPTO's
+        tensor-to-tile conversion of a tensor operation inside a kernel or a scope)."""
+        if e.type.kind != "tensor" or not self.in_kernel():
+            return e
+        shape = [int(d) for d in (e.type.shape or [])]
+        zeros = IrExpr.list_of([IrExpr.const_int(0) for _ in shape])
+        return self.atom(self.op_call_ir("tile.load", [e, zeros], [("shapes", "ints", shape)], node), node, "t")
+
+    def tensor_task(self, node: ast.AST, ir_op: str, operands: List[Any], kwargs: List[AttrItem]) -> Any:
+        """A tensor operation in orchestration code (PyPTO's ``pl.add(x, y)`` on tensors):
+        one kernel task, written as the ``pl.at`` scope it stands for — load the tensors,
+        ``ir_op`` on the tiles, store into a new tensor of the result's shape — which
+        ``OutlineIncoreScopes`` turns into a kernel and its dispatch."""
+        ref = next(o for o in operands if o.type.kind == "tensor")
+        body: List[Any] = []
+        self.blocks.append(body)
+        self.in_at += 1
+        try:
+            tiles = [self.tile_of(self.atom(o, node), node) for o in operands]
+            tile = self.atom(self.op_call_ir(ir_op, tiles, kwargs, node), node, "t")
+            # Elementwise results keep the operand's shape; a transpose takes the tile's.
+            src_shape = tile.type.shape if ir_op == "tile.transpose" else ref.type.shape
+            shape = [int(d) for d in (src_shape or [])]
+            name = self.temp_name("r")
+            create = IrExpr.op_call("tensor.create", [], [("shape", "ints", shape), ("dtype", "dtype", tile.type.dtype)], self.sp(node))
+            created = IrVar(name, create.type)
+            zeros = IrExpr.list_of([IrExpr.const_int(0) for _ in shape])
+            store = self.op_call_ir("tile.store", [tile, zeros, IrExpr.var(created)], [], node)
+            stored = IrVar(name, store.type)
+            self.emit(IrStmt.assign([stored], store, self.sp(node)))
+        finally:
+            self.in_at -= 1
+            self.blocks.pop()
+        self.emit(IrStmt.assign([created], create, self.sp(node)))
+        self.emit(IrStmt.scope("at", S.Level.CORE_GROUP.name, [], body, None, [], self.sp(node)))
+        return IrExpr.var(stored)
+
+    def elementwise(self, node: ast.AST, ir_op: str, operands: List[Any], kwargs: List[AttrItem]) -> Any:
+        """``ir_op`` on tiles; in kernel code tensors are loaded first, in orchestration code
+        the operation on tensors is one task (:meth:`tensor_task`)."""
+        if not self.in_kernel() and any(o.type.kind == "tensor" for o in operands):
+            if self.ftype not in ("Orchestration", "Opaque", "Inline"):
+                raise self.operr(node, f"{ir_op} on tensors in a {self.ftype} function", "")
+            return self.tensor_task(node, ir_op, operands, kwargs)
+        return self.op_call_ir(ir_op, [self.tile_of(o, node) for o in operands], kwargs, node)
 
     def track_alias(self, v: Any, expr: Any) -> None:
         """Kernel bodies: a ``pl.store`` result writes the same parameter as its target."""
@@ -1563,8 +1680,8 @@ class FunctionParser:
             raise self.typeerr(node, str(e.args[0]) if e.args else str(e), "Scalar operators take scalars; use pl.add & co. on tiles.") from None
 
     def binop(self, node: ast.BinOp) -> Any:
-        a = self.atom(self.expr(node.left), node.left)
-        b = self.atom(self.expr(node.right), node.right)
+        a = self.tile_of(self.atom(self.expr(node.left), node.left), node.left)
+        b = self.tile_of(self.atom(self.expr(node.right), node.right), node.right)
         sym = {
             ast.Add: "+",
             ast.Sub: "-",
@@ -1742,6 +1859,9 @@ class FunctionParser:
                 a = self.atom(self.expr(node.args[0]), node.args[0])
                 b = self.atom(self.expr(node.args[1]), node.args[1])
                 return self.wrap_scalar(lambda: IrExpr.binary(fname, a, b), node)
+            ext = self.decl.globals.get(fname) if fname not in self.names else None
+            if ext is not None and callable(ext) and hasattr(ext, "__pypto_function_type__") and not self.prog.jit:
+                self.prog.add_external(fname, ext, node, self.src)
             if fname in self.prog.decls and not self.prog.decls[fname].is_method:
                 expr, _ = self.fn_call(node, fname, list(node.args), list(node.keywords), False)
                 return expr
@@ -1863,26 +1983,32 @@ class FunctionParser:
             )
         if op in _BINARY:
             b = self.bind_args(node, op, ["lhs", "rhs"], {})
-            lhs, rhs = self.expr(b["lhs"]), self.expr(b["rhs"])
-            if lhs.type.kind == "tile":
-                ir = _BINARY[op][0] if rhs.type.kind == "tile" else _BINARY[op][1]
-                return self.op_call_ir(ir, [lhs, rhs], [], node)
-            if lhs.type.kind == "tensor":
-                raise self.operr(
-                    node,
-                    f"pl.{op} on tensors needs the tensor-to-tile lowering, which is not supported yet",
-                    "Inside a kernel or a pl.at scope, pl.load the tensors into tiles, compute on the tiles and pl.store the result.",
-                )
+            lhs, rhs = self.tile_of(self.expr(b["lhs"]), node), self.tile_of(self.expr(b["rhs"]), node)
+            if lhs.type.kind in ("tile", "tensor"):
+                ir = _BINARY[op][0] if rhs.type.kind in ("tile", "tensor") else _BINARY[op][1]
+                return self.elementwise(node, ir, [lhs, rhs], [])
             if lhs.type.kind == "scalar" and rhs.type.kind == "scalar":
                 sym = {"add": "+", "sub": "-", "mul": "*", "div": "/", "maximum": "max", "minimum": "min"}[op]
                 return self.wrap_scalar(lambda: IrExpr.binary(sym, lhs, rhs), node)
             raise self.operr(node, f"pl.{op}: expected Tensor or Tile operands, got ({_type_desc(lhs.type)}, {_type_desc(rhs.type)})", "")
         if op in _SCALAR_FORMS:
             b = self.bind_args(node, op, ["lhs", "rhs"], {})
-            return self.op_call_ir(_SCALAR_FORMS[op], [self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)
+            return self.elementwise(node, _SCALAR_FORMS[op], [self.expr(b["lhs"]), self.expr(b["rhs"])], [])
         if op in _UNARY:
             b = self.bind_args(node, op, ["tile"], {})
-            return self.op_call_ir(f"tile.{op}", [self.expr(b["tile"])], [], node)
+            return self.elementwise(node, f"tile.{op}", [self.expr(b["tile"])], [])
+        if op == "transpose":
+            b = self.bind_args(node, op, ["tile", "axis1", "axis2"], {"axis1": None, "axis2": None})
+            src = self.expr(b["tile"])
+            rank = len(src.type.shape or []) if src.type.kind == "tensor" else 2
+            axes = [self.static(b[k]) if k in b else d for k, d in (("axis1", 0), ("axis2", 1))]
+            if rank != 2 or not all(isinstance(a, int) for a in axes) or sorted(a % 2 for a in axes) != [0, 1]:
+                raise self.operr(
+                    node,
+                    f"pl.transpose of a rank-{rank} value over axes {axes}: only the two axes of a 2-D tensor or tile are supported",
+                    "Write pl.transpose(x, 0, 1) on a 2-D tensor or tile.",
+                )
+            return self.elementwise(node, "tile.transpose", [src], [])
         if op == "cast":
             b = self.bind_args(node, op, ["tile", "target_type", "mode"], {"mode": None})
             dt = self.static(b["target_type"])
@@ -1893,16 +2019,17 @@ class FunctionParser:
             if not isinstance(mode, str):
                 raise self.operr(b["mode"], "pl.cast mode must be a string", "")
             kw.append(("mode", "str", mode))
-            return self.op_call_ir("tile.cast", [self.expr(b["tile"])], kw, node)
+            return self.elementwise(node, "tile.cast", [self.expr(b["tile"])], kw)
         if op in _REDUCTIONS:
             spec = ["tile", "tmp_tile"] if op.startswith("row") else ["tile"]
             b = self.bind_args(node, op, spec, {"tmp_tile": None})
             if "tmp_tile" in b:
                 self.expr(b["tmp_tile"])  # accepted for compatibility; codegen allocates its own
-            return self.op_call_ir(f"tile.{op}", [self.expr(b["tile"])], [], node)
+            return self.op_call_ir(f"tile.{op}", [self.tile_of(self.expr(b["tile"]), node)], [], node)
         if op in _EXPANDS:
             b = self.bind_args(node, op, ["tile", "vec"], {})
-            return self.op_call_ir(f"tile.{op}", [self.expr(b["tile"]), self.expr(b["vec"])], [], node)
+            tile, vec = self.tile_of(self.expr(b["tile"]), node), self.tile_of(self.expr(b["vec"]), node)
+            return self.op_call_ir(f"tile.{op}", [tile, vec], [], node)
         if op == "matmul":
             b = self.bind_args(node, op, ["lhs", "rhs"], {})
             return self.op_call_ir("tile.matmul", [self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)

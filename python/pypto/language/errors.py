@@ -23,6 +23,7 @@ __all__ = [
     "ParserError",
     "ParserSyntaxError",
     "ParserTypeError",
+    "PythonSyntaxError",
     "Span",
 ]
 
@@ -82,6 +83,11 @@ class ParserError(Exception):
 
 class ParserSyntaxError(ParserError):
     """A construct the DSL does not have, or one written in the wrong form."""
+
+
+class PythonSyntaxError(ParserSyntaxError, SyntaxError):
+    """Source text that is not Python at all (``pl.parse``): a ``ParserSyntaxError`` that is
+    also the ``SyntaxError`` PyPTO raises there."""
 
 
 class ParserTypeError(ParserError):

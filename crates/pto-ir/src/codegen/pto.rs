@@ -613,7 +613,8 @@ impl<'a> Emitter<'a> {
                 self.line(&text, span);
                 bind_tile(self, acc);
             }
-            "tile.row_max" | "tile.row_sum" | "tile.row_min" => {
+            "tile.row_max" | "tile.row_sum" | "tile.row_min" | "tile.transpose" => {
+                // One scratch tile of the operand's type (TROWMAX's, TTRANS's).
                 let (a, aty) = self.tile(&c.args[0], span)?;
                 let ty = result_tile.clone().unwrap_or(aty.clone());
                 let tmp = self.alloc(&format!("{hint}_tmp"), &aty, span);
