@@ -155,6 +155,8 @@ fn run_config(platform: &str, cfg: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
         pmu: level("enable_pmu", i64::from(u32::MAX))? as u32,
         dep_gen: int_of(cfg, "enable_dep_gen")? != 0,
         scope_stats: int_of(cfg, "enable_scope_stats")? != 0,
+        // PTO_TIMING, as RunConfig::new read it (CallConfig has no timing key).
+        predicted_timing: c.dfx.predicted_timing,
     };
     c.ring_task_window = ring(cfg, "ring_task_window")?;
     c.ring_heap = ring(cfg, "ring_heap")?;
