@@ -231,8 +231,9 @@ impl L3Engine {
 
     /// Submits one dispatch: `tensors` are `(region, byte_offset, shape, dtype, tag)`;
     /// `config` a dict of `CallConfig` fields; `out` the diagnostics directory (required
-    /// when a diagnostic is on). Returns the dispatch id.
-    #[pyo3(signature = (program, worker, tensors, scalars, config, out=None))]
+    /// when a diagnostic is on); `deps` the ids of earlier dispatches it waits for
+    /// (`TaskArgs.add_dep_wait`). Returns the dispatch id.
+    #[pyo3(signature = (program, worker, tensors, scalars, config, out=None, deps=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
@@ -243,11 +244,12 @@ impl L3Engine {
         scalars: Vec<u64>,
         config: &Bound<'_, PyDict>,
         out: Option<PathBuf>,
+        deps: Vec<usize>,
     ) -> PyResult<usize> {
         let config = run_config(&self.platform, config)?;
         let args = tensor_args(tensors)?;
         self.with(py, |e| {
-            e.submit(program, worker, &args, &scalars, &config, out)
+            e.submit(program, worker, &args, &scalars, &deps, &config, out)
         })
     }
 

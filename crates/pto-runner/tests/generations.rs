@@ -17,6 +17,7 @@ const ALL: DfxOptions = DfxOptions {
     pmu: 2,
     dep_gen: true,
     scope_stats: true,
+    predicted_timing: false,
 };
 
 /// Replays a fresh scale_add build with every diagnostic in `schema` and returns its
