@@ -78,7 +78,7 @@ __all__ = [
     "DT_BF16", "DT_BOOL", "DT_FP16", "DT_FP32", "DT_FP4", "DT_FP8E4M3FN", "DT_FP8E5M2",
     "DT_FP8E8M0", "DT_HF4", "DT_HF8", "DT_INDEX", "DT_INT16", "DT_INT32", "DT_INT4",
     "DT_INT64", "DT_INT8", "DT_UINT16", "DT_UINT32", "DT_UINT4", "DT_UINT64", "DT_UINT8",
-    "DataType", "Error", "InternalError", "LogLevel", "__version__", "backend", "check",
+    "CacheConfig", "DataType", "Error", "InternalError", "LogLevel", "__version__", "backend", "cache_stats", "check",
     "get_log_level", "internal_check", "internal_check_span", "ir", "log_debug", "log_error",
     "log_event", "log_fatal", "log_info", "log_warn", "passes", "pypto_core", "runtime",
     "set_log_level",
@@ -89,8 +89,14 @@ del _core_ir, _native_version
 #: The subpackages imported on first attribute access (PEP 562).
 _LAZY_SUBMODULES = ("backend", "ir", "language", "runtime")
 
+#: The persistent ``@pl.jit`` cache's public names (PyPTO 2026-09), imported on first use.
+_LAZY_NAMES = {"CacheConfig": "_cache_config", "cache_stats": "_cache_config"}
+
 if TYPE_CHECKING:
     from pypto import backend, ir, language, runtime
+    from pypto._cache_config import CacheConfig, cache_stats
 else:
     # The subpackage or submodule on first access (pypto.ir).
-    __getattr__, __dir__ = _lazy.attributes(__name__, globals(), modules=_LAZY_SUBMODULES)
+    __getattr__, __dir__ = _lazy.attributes(
+        __name__, globals(), _LAZY_NAMES, modules=_LAZY_SUBMODULES
+    )

@@ -71,10 +71,16 @@ class RunOptions:
         scheduler_timeout: Optional[float] = None,
         n_workers: Optional[int] = None,
         in_process: Optional[bool] = None,
+        dfx_schema: Optional[str] = None,
+        timing: Optional[str] = None,
         portable: bool = False,
     ) -> RunOptions: ...
     @property
     def platform(self) -> str: ...
+    @property
+    def dfx_schema(self) -> Optional[str]: ...
+    @property
+    def timing(self) -> str: ...
     @property
     def enable_chip_swimlane(self) -> int: ...
     @property
@@ -485,6 +491,7 @@ class L3Engine:
         scalars: Sequence[int],
         config: dict[str, Any],
         out: Optional[_Path] = None,
+        deps: Sequence[int] = (),
     ) -> int: ...
     def submit_host(
         self, name: str, tensors: Sequence[tuple[int, int, Sequence[int], int, int]]

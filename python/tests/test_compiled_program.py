@@ -189,7 +189,8 @@ def test_execute_compiled_runs_in_place(shared_example):
     d = shared_example("vector_add")
     a, b = inputs(d, "a", "b")
     c = np.zeros_like(a)
-    assert execute_compiled(d, [a, b, c], platform="cpu", device_id=0) is None
+    with pytest.deprecated_call(match="execute_compiled is deprecated"):
+        assert execute_compiled(d, [a, b, c], platform="cpu", device_id=0) is None
     np.testing.assert_array_equal(c, golden(d, "c"))
 
 

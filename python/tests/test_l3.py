@@ -675,3 +675,73 @@ def test_a_host_orchestration_that_never_returns_is_stopped_by_the_watchdog(
     monkeypatch.setenv(dr.HOST_TIMEOUT_ENV, "soon")
     with pytest.raises(ValueError, match="PTO_HOST_ORCHESTRATION_TIMEOUT_MS='soon' is not a number of milliseconds"):
         dr._host_timeout_s()
+
+
+# --- explicit dependencies (TaskArgs.add_dep_wait, PyPTO / Simpler 2026-09) ---------------
+
+# Rank 0 takes 300 ms before it writes y[0]; rank 1 reads y[0] as NO_DEP (no TensorMap
+# edge) and writes y[1] = y[0] + 1: only the explicit dependency orders the two.
+_SLOW_KERNEL = """#include <stdint.h>
+#include "pto_comm_sim.h"
+#include "tensor.h"
+
+static void add_rank(const ChipTensor* x, const ChipTensor* y, int64_t rank) {
+    const float* xs = x->data<float>();
+    float* ys = y->data<float>();
+    if (rank == 0) {
+        const uint64_t until = pto_comm_now_ms() + 300;
+        while (pto_comm_now_ms() < until) {
+        }
+    }
+    for (uint64_t i = 0; i < y->numel(); ++i) ys[i] = xs[i] + (float)rank;
+}
+extern "C" void kernel_entry(int64_t* args) {
+    add_rank(kernel_tensor(args, 0), kernel_tensor(args, 1), kernel_scalar<int64_t>(args, 2));
+}
+"""
+
+_DEP_WAIT_BODY = """
+_ta_0 = TaskArgs()
+_ta_0.add_tensor(make_tensor_arg(orch._worker, tensors["x"][0]), TensorArgType.INPUT)
+_ta_0.add_tensor(make_tensor_arg(orch._worker, tensors["y"][0]), TensorArgType.OUTPUT_EXISTING)
+_ta_0.add_scalar(0)
+_keep.append(_ta_0)
+task_0 = _submit_chip(orch, callables["per_rank"], _ta_0, config, 0)
+_ta_1 = TaskArgs()
+_ta_1.add_tensor(make_tensor_arg(orch._worker, tensors["y"][0]), TensorArgType.NO_DEP)
+_ta_1.add_tensor(make_tensor_arg(orch._worker, tensors["y"][1]), TensorArgType.OUTPUT_EXISTING)
+_ta_1.add_scalar(1)
+_ta_1.add_dep_wait(task_0)
+_keep.append(_ta_1)
+_submit_chip(orch, callables["per_rank"], _ta_1, config, 1)
+"""
+
+
+def _dep_build(d: Path, body: str) -> None:
+    (d / "next_levels" / "per_rank" / "kernels" / "aiv" / "add_rank.cpp").write_text(_SLOW_KERNEL)
+    (d / "orchestration" / "host_orch.py").write_text(
+        _HEADER
+        + "def hello_rank(orch, _args, config, *, tensors, callables, sub_ids, _keep, world_size, _domain_provider=None):\n"
+        + textwrap.indent(textwrap.dedent(body), "    ")
+        + "\n\nhello_rank._pypto_distributed_entry = True\n"
+    )
+
+
+def test_add_dep_wait_orders_dispatches_the_tensors_do_not(example: Callable[[str], Path]) -> None:
+    d = example("l3_hello_rank")
+    _dep_build(d, _DEP_WAIT_BODY)
+    _, t = _run(d)
+    assert torch.equal(t["y"][0], t["x"][0])
+    assert torch.equal(t["y"][1], t["x"][0] + 1), "rank 1 ran before the dispatch it waits for"
+
+
+def test_a_handle_of_another_run_or_not_a_handle_is_refused(example: Callable[[str], Path]) -> None:
+    from pypto.runtime._simpler_compat._task_interface import TaskArgs, TaskHandle
+
+    with pytest.raises(TypeError, match="add_dep_wait: expected task handles"):
+        TaskArgs().add_dep_wait(3)
+    d = example("l3_hello_rank")
+    body = _DEP_WAIT_BODY.replace("_ta_1.add_dep_wait(task_0)", "_ta_1.add_dep_wait(type(task_0)(task_0.run_id + 7, 0))")
+    _dep_build(d, body)
+    with pytest.raises(ValueError, match="comes from another run"):
+        _run(d)

@@ -165,13 +165,14 @@ def test_run_config_fields_and_enums():
     from pypto.ir.pass_manager import OptimizationStrategy
 
     names = [f.name for f in fields(RunConfig)]
-    assert names[:27] == [
-        "platform", "device_id", "rtol", "atol", "strategy", "backend_type", "dump_passes",
+    assert names[:28] == [
+        "arch", "execution_mode", "device_id", "rtol", "atol", "strategy", "dump_passes",
         "save_kernels", "save_kernels_dir", "codegen_only", "enable_chip_swimlane",
         "enable_dump_args", "enable_pmu", "enable_dep_gen", "enable_scope_stats",
         "compile_profiling", "diagnostic_phase", "disabled_diagnostics", "golden_data_dir",
-        "aicpu_thread_num", "ring_task_window", "ring_heap", "ring_dep_pool",
-        "distributed_config", "analyze_auto_scopes_for_deps", "memory_planner", "dump_ptoas_passes",
+        "aicpu_thread_num", "ring_task_window", "ring_heap", "ring_dep_pool", "cache_config",
+        "distributed_config", "analyze_auto_scopes_for_deps", "memory_planner",
+        "dump_ptoas_passes",
     ]  # fmt: skip
     c = RunConfig()
     assert c.strategy is OptimizationStrategy.Default and c.backend_type is BackendType.Ascend910B
@@ -258,6 +259,7 @@ def test_execute_compiled_signature():
     assert params["level"].default == 2
 
 
+@pytest.mark.filterwarnings("ignore:pypto.runtime.execute_compiled is deprecated:DeprecationWarning")
 def test_execute_compiled_packing_errors(shared_example):
     from pypto.runtime import execute_compiled
 

@@ -34,13 +34,14 @@ def test_defaults_are_the_references():
 
 
 def test_field_order_matches_the_reference():
+    """PyPTO 2026-09's fields (``platform`` and ``backend_type`` are derived properties)."""
     names = [f.name for f in dataclasses.fields(RunConfig)]
-    assert names[:27] == [
-        "platform", "device_id", "rtol", "atol", "strategy", "backend_type", "dump_passes",
+    assert names[:28] == [
+        "arch", "execution_mode", "device_id", "rtol", "atol", "strategy", "dump_passes",
         "save_kernels", "save_kernels_dir", "codegen_only", "enable_chip_swimlane",
         "enable_dump_args", "enable_pmu", "enable_dep_gen", "enable_scope_stats",
         "compile_profiling", "diagnostic_phase", "disabled_diagnostics", "golden_data_dir",
-        "aicpu_thread_num", "ring_task_window", "ring_heap", "ring_dep_pool",
+        "aicpu_thread_num", "ring_task_window", "ring_heap", "ring_dep_pool", "cache_config",
         "distributed_config", "analyze_auto_scopes_for_deps", "memory_planner",
         "dump_ptoas_passes",
     ]  # fmt: skip

@@ -55,7 +55,7 @@ fn round_trip(platform: &str, dir: &Path, rounds: usize, config: &RunConfig) -> 
     for _ in 0..rounds {
         let t = Instant::now();
         for _ in 0..n {
-            e.submit("empty", 0, &[], &[], config, None)
+            e.submit("empty", 0, &[], &[], &[], config, None)
                 .expect("submit");
             e.drain().expect("drain");
         }
@@ -100,7 +100,7 @@ fn throughput(
         let t = Instant::now();
         for _ in 0..per_chip {
             for w in 0..chips {
-                e.submit("empty", w, &[], &[], config, None)
+                e.submit("empty", w, &[], &[], &[], config, None)
                     .expect("submit");
             }
         }
@@ -154,6 +154,7 @@ fn allreduce(
                 r,
                 &tensors,
                 &[ranks as u64, ctx, 4],
+                &[],
                 config,
                 None,
             )

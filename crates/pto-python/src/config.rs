@@ -55,7 +55,8 @@ fn validate(
 
 #[pymethods]
 impl RunOptions {
-    /// Builds and validates a run configuration.
+    /// Builds and validates a run configuration. `dfx_schema` (`2026-08` / `2026-09`) and
+    /// `timing` (`host` / `predicted`) override `PTO_DFX_SCHEMA` / `PTO_TIMING`.
     ///
     /// Raises `ValueError` for an unknown platform, a level out of range or an invalid ring
     /// override, and `TypeError` for a value of the wrong type, with the runner's texts.
@@ -78,6 +79,8 @@ impl RunOptions {
         scheduler_timeout = None,
         n_workers = None,
         in_process = None,
+        dfx_schema = None,
+        timing = None,
         portable = false,
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -96,6 +99,8 @@ impl RunOptions {
         scheduler_timeout: Option<&Bound<'_, PyAny>>,
         n_workers: Option<&Bound<'_, PyAny>>,
         in_process: Option<&Bound<'_, PyAny>>,
+        dfx_schema: Option<&str>,
+        timing: Option<&str>,
         portable: bool,
     ) -> PyResult<RunOptions> {
         let mut config = RunConfig::new(platform).map_err(runner_error)?;
@@ -153,6 +158,15 @@ impl RunOptions {
                 config.in_process = true;
             }
         }
+        if let Some(g) = dfx_schema {
+            config.dfx_schema =
+                Some(pto_runner::config::parse_dfx_schema(g, "dfx_schema").map_err(runner_error)?);
+        }
+        if let Some(t) = timing {
+            config.dfx.predicted_timing = pto_runner::config::parse_timing(t).map_err(|e| {
+                runner_error(pto_runner::RunnerError::config(format!("timing: {e}")))
+            })?;
+        }
         validate(
             &config,
             portable,
@@ -197,6 +211,23 @@ impl RunOptions {
     #[getter]
     fn enable_scope_stats(&self) -> bool {
         self.config.dfx.scope_stats
+    }
+
+    /// The generation of the DFX files asked for (`2026-08` / `2026-09`), or `None`: the
+    /// build directory's.
+    #[getter]
+    fn dfx_schema(&self) -> Option<&'static str> {
+        self.config.dfx_schema.map(|s| s.name())
+    }
+
+    /// `predicted` when the DFX files hold the timing model's times, else `host`.
+    #[getter]
+    fn timing(&self) -> &'static str {
+        if self.config.dfx.predicted_timing {
+            "predicted"
+        } else {
+            "host"
+        }
     }
 
     /// The golden comparison's relative tolerance.

@@ -155,7 +155,7 @@ fn run_config(platform: &str, cfg: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
         pmu: level("enable_pmu", i64::from(u32::MAX))? as u32,
         dep_gen: int_of(cfg, "enable_dep_gen")? != 0,
         scope_stats: int_of(cfg, "enable_scope_stats")? != 0,
-        // PTO_TIMING, as RunConfig::new read (and checked) it.
+        // PTO_TIMING, as RunConfig::new read it (CallConfig has no timing key).
         predicted_timing: c.dfx.predicted_timing,
     };
     c.ring_task_window = ring(cfg, "ring_task_window")?;
@@ -231,8 +231,9 @@ impl L3Engine {
 
     /// Submits one dispatch: `tensors` are `(region, byte_offset, shape, dtype, tag)`;
     /// `config` a dict of `CallConfig` fields; `out` the diagnostics directory (required
-    /// when a diagnostic is on). Returns the dispatch id.
-    #[pyo3(signature = (program, worker, tensors, scalars, config, out=None))]
+    /// when a diagnostic is on); `deps` the ids of earlier dispatches it waits for
+    /// (`TaskArgs.add_dep_wait`). Returns the dispatch id.
+    #[pyo3(signature = (program, worker, tensors, scalars, config, out=None, deps=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
@@ -243,11 +244,12 @@ impl L3Engine {
         scalars: Vec<u64>,
         config: &Bound<'_, PyDict>,
         out: Option<PathBuf>,
+        deps: Vec<usize>,
     ) -> PyResult<usize> {
         let config = run_config(&self.platform, config)?;
         let args = tensor_args(tensors)?;
         self.with(py, |e| {
-            e.submit(program, worker, &args, &scalars, &config, out)
+            e.submit(program, worker, &args, &scalars, &deps, &config, out)
         })
     }
 

@@ -165,7 +165,9 @@ pub fn dfx_schema_from_env() -> Result<Option<pto_dfx::DfxSchema>, RunnerError> 
 /// Per-call configuration (the seed's `RunConfig`, the fields this runtime uses).
 #[derive(Clone, Debug)]
 pub struct RunConfig {
-    platform: Platform,
+    /// Set by [`RunConfig::new`] (read with [`RunConfig::platform`]); crate-visible so the
+    /// chip-process protocol's test can name every field.
+    pub(crate) platform: Platform,
     /// The diagnostics.
     pub dfx: DfxOptions,
     /// How the swimlane records and the dep_gen log are written; [`RunConfig::new`] takes it

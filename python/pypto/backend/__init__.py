@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["BackendType", "backend_for_platform", "default_sim_platform"]
+__all__ = ["BackendType", "arch_name", "backend_for_platform", "default_sim_platform"]
 
 
 class BackendType(enum.Enum):
@@ -15,6 +15,12 @@ class BackendType(enum.Enum):
     Ascend950 = 1
 
 
+def arch_name(backend: BackendType) -> str:
+    """The architecture's name in a platform string: ``a2a3`` (Ascend910B) or ``a5``
+    (Ascend950)."""
+    return "a5" if backend is BackendType.Ascend950 else "a2a3"
+
+
 def backend_for_platform(platform: str) -> BackendType:
     """The backend ``platform`` runs (``a5``/``a5sim`` -> Ascend950, else Ascend910B)."""
     return BackendType.Ascend950 if platform.startswith("a5") else BackendType.Ascend910B
@@ -22,4 +28,4 @@ def backend_for_platform(platform: str) -> BackendType:
 
 def default_sim_platform(backend: BackendType) -> str:
     """The simulator platform of a backend (``a2a3sim`` / ``a5sim``)."""
-    return "a5sim" if backend is BackendType.Ascend950 else "a2a3sim"
+    return arch_name(backend) + "sim"

@@ -239,8 +239,9 @@ class _Dispatch:
         return _build_call_config(config, aicpu_thread_num_override=aicpu_thread_num, dfx_dir=dfx_dir)
 
     def _call(self, args: Sequence[Any], config: Any) -> Any:
-        """Coerces ``args`` and runs them through ``pypto.runtime.runner.execute_compiled``
-        (looked up at call time), as PyPTO's call does."""
+        """Coerces ``args`` and runs them through ``pypto.runtime.runner._execute_compiled``
+        (looked up at call time), as PyPTO's call does: a ``config`` decides the platform,
+        device, diagnostics and AICPU threads, else this program's platform applies."""
         from pypto.runtime import runner
 
         infos, outputs, returns = self._get_metadata()
@@ -248,12 +249,12 @@ class _Dispatch:
         platform = self._platform if config is None else config.platform
         cfg = config if config is not None else runner.RunConfig(platform=platform)
         reports: List[_native.ExecuteReport] = []
-        runner.execute_compiled(
+        runner._execute_compiled(
             self._output_dir,
             coerced,
             platform=platform,
             device_id=cfg.device_id,
-            dfx=runner._DfxOpts.from_run_config(cfg),
+            dfx=cfg.dfx_options(),
             aicpu_thread_num=cfg.aicpu_thread_num,
             config=cfg,
             _program=self._ensure_loaded() if platform == self._platform else None,

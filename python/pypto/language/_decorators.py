@@ -189,19 +189,39 @@ class JitFunction:
         return Program(P.build_checked(builder, src))
 
     def compile(self, *args: Any, output_dir: Optional[str] = None, config: Any = None) -> Any:
-        """Compiles for ``args`` (cached per argument signature); returns the
-        :class:`~pypto.ir.CompiledProgram`."""
+        """Compiles for ``args`` (cached per argument signature in this object, and in the
+        persistent cache when the config's ``cache_config`` / ``configure_cache`` /
+        ``PYPTO_CACHE`` enable it); returns the :class:`~pypto.ir.CompiledProgram`."""
+        from pypto import _cache_config, _jit_cache
         from pypto.ir.compile import compile as ir_compile
 
+        cfg = config if config is not None else self.config
         key = tuple(_signature_key(a) for a in args)
-        if key not in self._compiled:
-            cfg = config if config is not None else self.config
-            out = output_dir
-            if out is None and cfg is not None and getattr(cfg, "save_kernels_dir", None):
-                out = str(cfg.save_kernels_dir)
-            platform = getattr(cfg, "platform", None) if cfg is not None else None
-            self._compiled[key] = ir_compile(self.lower(*args), output_dir=out, platform=platform)
-        return self._compiled[key]
+        cache = _cache_config.capture_cache_config(getattr(cfg, "cache_config", None))
+        if key in self._compiled:
+            if cache.enabled:
+                _cache_config.count(requests=1, object_hits=1)
+            return self._compiled[key]
+        out = output_dir
+        if out is None and cfg is not None and getattr(cfg, "save_kernels_dir", None):
+            out = str(cfg.save_kernels_dir)
+        platform = getattr(cfg, "platform", None) if cfg is not None else None
+        program = self.lower(*args)
+
+        def compile_into(where: Any) -> Any:
+            return ir_compile(program, output_dir=where, platform=platform)
+
+        if not cache.enabled:
+            _cache_config.count(requests=1, disabled_requests=1)
+            compiled = compile_into(out)
+        elif out is not None:
+            _cache_config.count(requests=1)
+            _cache_config.count_bypass(f"an explicit output directory ({out}) is not cached")
+            compiled = compile_into(out)
+        else:
+            compiled = _jit_cache.fetch_or_build(program, platform or "a2a3sim", cache, compile_into)
+        self._compiled[key] = compiled
+        return compiled
 
     def __call__(self, *args: Any, config: Any = None) -> Any:
         """Compiles on the first call with these shapes, then runs; returns what the

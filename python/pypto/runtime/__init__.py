@@ -1,5 +1,6 @@
-"""Running compiled programs, as PyPTO's ``pypto.runtime``: :class:`RunConfig`,
-:func:`execute_compiled`, :func:`execute_distributed_compiled`, :func:`benchmark`,
+"""Running compiled programs, as PyPTO's ``pypto.runtime``: :class:`RunConfig` (with
+:class:`ExecutionMode`, :class:`DfxOptions`, :class:`CompileOptions`),
+:func:`execute_compiled` (deprecated in PyPTO's 2026-09 generation), :func:`execute_distributed_compiled`, :func:`benchmark`,
 :func:`configure_log` / :func:`log_level`, the explicit-dispatch workers
 (:class:`ChipWorker` / :class:`RegistrationHandle` for one chip, :class:`DistributedWorker`
 / :class:`DistributedRunHandle` for L3, their :class:`DeviceTensor` memory), and
@@ -27,7 +28,15 @@ if TYPE_CHECKING:
         execute_distributed_compiled,
     )
     from pypto.runtime.worker import ChipWorker, RegistrationHandle
-    from pypto.runtime.runner import PLATFORMS, RunConfig, RunResult, execute_compiled
+    from pypto.runtime.runner import (
+        PLATFORMS,
+        CompileOptions,
+        DfxOptions,
+        ExecutionMode,
+        RunConfig,
+        RunResult,
+        execute_compiled,
+    )
     from pypto.runtime.tensor_spec import ScalarSpec, TensorSpec
 
 #: The public names imported from their submodule on first access (PEP 562), so that
@@ -48,6 +57,9 @@ _LAZY_NAMES: Dict[str, str] = {
     "compile_program": "compile_and_run",
     "run": "compile_and_run",
     "PLATFORMS": "runner",
+    "CompileOptions": "runner",
+    "DfxOptions": "runner",
+    "ExecutionMode": "runner",
     "RunConfig": "runner",
     "RunResult": "runner",
     "execute_compiled": "runner",
@@ -65,6 +77,9 @@ __all__ = [
     "PLATFORMS",
     "BenchmarkStats",
     "ChipWorker",
+    "CompileOptions",
+    "DfxOptions",
+    "ExecutionMode",
     "DeviceTensor",
     "DistributedRunHandle",
     "DistributedWorker",

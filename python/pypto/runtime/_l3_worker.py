@@ -31,6 +31,7 @@ from pypto.runtime._simpler_compat._task_interface import (  # noqa: E402
     CommBufferSpec,
     DataType,
     TaskArgs,
+    TaskHandle,
     Tensor,
     TensorArgType,
 )
@@ -435,7 +436,12 @@ def _host_writable(dst: Any, api: str) -> memoryview:
 class Orchestrator:
     """``orch``: what the generated entry function calls while the run's graph is built."""
 
+    #: Runs so far in this process (each orchestrator is one run; its handles carry it).
+    _runs = 0
+
     def __init__(self, worker: Worker) -> None:
+        Orchestrator._runs += 1
+        self._run_id = Orchestrator._runs
         self._worker = worker
         self._building = True
         self._submitted = False
@@ -452,9 +458,10 @@ class Orchestrator:
         config: Optional[CallConfig] = None,
         *,
         worker: int,
-    ) -> None:
+    ) -> TaskHandle:
         """Submits one chip dispatch of ``handle`` to NEXT_LEVEL worker ``worker``; the
-        config is copied now. Dependencies come from the tensor tags."""
+        config is copied now. Dependencies come from the tensor tags and ``args``' explicit
+        ones (``add_dep`` / ``add_dep_wait``: handles of this run). Returns its handle."""
         if isinstance(worker, bool) or not isinstance(worker, int):
             raise TypeError("worker must be an integer NEXT_LEVEL worker id")
         if worker < 0:
@@ -471,11 +478,24 @@ class Orchestrator:
         if not self._building:
             raise RuntimeError("submit_next_level is only valid while a run's graph is being built")
         cfg = config if config is not None else CallConfig()
+        deps = [self._dep_slot(d.task) for d in args.explicit_deps()]
         tensors = self._wire_tensors(args, "orch.submit_next_level")
         scalars = [args.scalar(i) for i in range(args.scalar_count())]
         out = cfg.output_prefix if cfg.any_dfx() and cfg.output_prefix else None
         self._submitted = True
-        self._worker._engine.submit(handle.name, worker, tensors, scalars, call_config_dict(cfg), out)
+        slot = self._worker._engine.submit(
+            handle.name, worker, tensors, scalars, call_config_dict(cfg), out, deps
+        )
+        return TaskHandle(self._run_id, int(slot))
+
+    def _dep_slot(self, handle: TaskHandle) -> int:
+        """The dispatch id of a handle of this run (``ValueError`` for another run's)."""
+        if handle.run_id != self._run_id:
+            raise ValueError(
+                f"TaskArgs.add_dep_wait: {handle} comes from another run (this is run "
+                f"{self._run_id}); a handle is valid only in the run that submitted it"
+            )
+        return handle.task_slot
 
     def _wire_tensors(self, args: TaskArgs, api: str) -> List[Any]:
         """``args``' tensors as the engine takes them; an ``OUTPUT`` with no memory gets
@@ -528,7 +548,7 @@ class Orchestrator:
         config: Optional[CallConfig] = None,
         *,
         workers: Sequence[int],
-    ) -> None:
+    ) -> List[TaskHandle]:
         """Submits ``args_list[i]`` to NEXT_LEVEL worker ``workers[i]`` for every member,
         with Simpler's checks (one worker id per member, no duplicates). Every member is
         checked before any is submitted; each member is then ordered by its own tensor
@@ -552,8 +572,7 @@ class Orchestrator:
                     f"run (it has {n}: 0..{n - 1})"
                 )
         cfg = config.copy() if config is not None else CallConfig()
-        for args, w in zip(args_list, workers):
-            self.submit_next_level(handle, args, cfg, worker=w)
+        return [self.submit_next_level(handle, args, cfg, worker=w) for args, w in zip(args_list, workers)]
 
     # --- scopes and runtime-managed buffers ---------------------------------------------
     def scope_begin(self) -> None:

@@ -358,13 +358,13 @@ def _make_dispatch_dir(disp_dir: Path) -> None:
 
 def _submit_chip(
     orch: Any, callable_id: Any, task_args: Any, config: Any, worker: Optional[int]
-) -> None:
-    """What generated code calls for every user chip dispatch (see the module docs)."""
+) -> Any:
+    """What generated code calls for every user chip dispatch (see the module docs);
+    returns the dispatch's task handle (2026-09 code passes it to ``add_dep_wait``)."""
     worker = _resolve_chip_worker(orch, worker)
     base = getattr(config, "output_prefix", "")
     if not base:
-        orch.submit_next_level(callable_id, task_args, config, worker=worker)
-        return
+        return orch.submit_next_level(callable_id, task_args, config, worker=worker)
     idx = getattr(orch, "_dfx_dispatch_idx", None)
     if idx is None:
         idx = orch._dfx_dispatch_idx = {}
@@ -376,7 +376,7 @@ def _submit_chip(
     config.output_prefix = prefix
     try:
         _record_dispatch_program(orch, callable_id, Path(prefix))
-        orch.submit_next_level(callable_id, task_args, config, worker=worker)
+        return orch.submit_next_level(callable_id, task_args, config, worker=worker)
     finally:
         config.output_prefix = base
 

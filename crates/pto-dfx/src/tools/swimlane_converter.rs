@@ -34,8 +34,11 @@
 //! earliest bar per func_id in each view (ties: the lower core); a task with
 //! no rows anchors at its dummy marker or alloc bar. Dependency flows carry
 //! `input_task_count` / `output_task_count` (the successor's and the
-//! predecessor's SPMD subtask count, 1 otherwise) and `bind_id` (the bars'
-//! event ids). Every `AICPU_<i>` thread is named (scheduler threads, then
+//! predecessor's SPMD subtask count, 1 otherwise). `bind_id` (a slice's
+//! event id) is on the ends Simpler binds: both ends of a dependency, the
+//! bar a `complete` leaves, the Scheduler View bar a `dispatch` reaches.
+//! `fanin-hint` lists predecessors in Simpler's order (by each one's first
+//! edge as a predecessor in `deps.json`). Every `AICPU_<i>` thread is named (scheduler threads, then
 //! one per orchestrator lane). `--overhead` adds the eight `oh_*` counters
 //! ([`overhead`]).
 //!
@@ -50,9 +53,11 @@
 //! - slices that would partly overlap on one track (a core dispatched again
 //!   before its previous finish was seen, a stretched dummy marker) move to
 //!   a sub-lane (`AIC_3+1`, tid `+k`), so Perfetto drops nothing;
-//! - the ready-queue counter leaves out samples that repeat the previous
-//!   value (the last one is kept, so the track draws the same steps over the
-//!   same span);
+//! - the `fanout-hint` / `fanin-hint` lists stop after 16 tasks (`, ...`;
+//!   the count in front is the whole degree), so a 1000-way join does not
+//!   write a thousand ids into every bar;
+//! - every lane gets a `thread_sort_index` (Simpler sorts only the
+//!   ready-queue counter), so sub-lanes stay beside their lane;
 //! - events are one per line, and the default output name carries a UTC
 //!   timestamp (`merged_swimlane_<YYYYmmdd_HHMMSS>.json`);
 //! - the overhead counters' process is named (`AICPU Scheduler`) even at
@@ -400,7 +405,8 @@ struct Anchor {
 }
 
 /// The dependency graph over dense node ids: every task id of an edge,
-/// successors and predecessors as CSR lists (unique pairs, first-seen order).
+/// successors as CSR lists in first-seen edge order, predecessors ordered
+/// by each predecessor's first edge (Simpler's fanin order).
 #[derive(Default)]
 struct GraphCsr {
     index: IdMap<u64, usize>,
@@ -446,7 +452,20 @@ impl GraphCsr {
             (off, out)
         };
         let (succ_off, succ) = csr(&mut pairs.iter().copied());
-        let (pred_off, pred) = csr(&mut pairs.iter().map(|&(a, b)| (b, a)));
+        // A task's predecessors in Simpler's fanin order: by each
+        // predecessor's first edge as a predecessor (its successor lists are
+        // grouped per predecessor, in that order, then inverted).
+        let mut pred_rank = vec![usize::MAX; n];
+        let mut ranked = 0;
+        for &(a, _) in &pairs {
+            if pred_rank[a] == usize::MAX {
+                pred_rank[a] = ranked;
+                ranked += 1;
+            }
+        }
+        let mut by_pred = pairs.clone();
+        by_pred.sort_by_key(|&(a, _)| pred_rank[a]);
+        let (pred_off, pred) = csr(&mut by_pred.iter().map(|&(a, b)| (b, a)));
         Self {
             index,
             ids,
@@ -1138,15 +1157,16 @@ impl TraceOut {
 
     /// A flow from slice `from` (on its pid, near its wanted time) to slice
     /// `to`, placed by [`flow_points`]; nothing when no placement exists.
-    /// `counts` are `(input_task_count, output_task_count)`, `binds` the two
-    /// slices' event ids (Simpler's `bind_id`).
+    /// `counts` are `(input_task_count, output_task_count)`, `binds` the
+    /// event ids (Simpler's `bind_id`) of the slices each end binds to, where
+    /// Simpler writes one.
     fn flow(
         &mut self,
         name: &str,
         from: (u32, &Placed, Ns),
         to: (u32, &Placed, Ns),
         counts: Option<(u32, u32)>,
-        binds: Option<(u64, u64)>,
+        binds: (Option<u64>, Option<u64>),
     ) {
         let Some((a, b)) = flow_points(from.1, from.2, to.1, to.2) else {
             return;
@@ -1154,8 +1174,8 @@ impl TraceOut {
         let id = self.n_flows;
         self.n_flows += 1;
         let ends = [
-            ("s", from.0, from.1.tid, a, binds.map(|x| x.0)),
-            ("f", to.0, to.1.tid, b, binds.map(|x| x.1)),
+            ("s", from.0, from.1.tid, a, binds.0),
+            ("f", to.0, to.1.tid, b, binds.1),
         ];
         for (ph, pid, tid, ts, bind) in ends {
             self.begin();
@@ -1602,16 +1622,10 @@ fn produce_trace(
             out.flush_if_full()?;
         }
     }
-    // One sample per complete / dispatch phase at its end, in time order;
-    // a sample repeating the previous value is left out, except the last,
-    // which carries the final depth to the end of the track.
+    // One sample per complete / dispatch phase at its end, in time order,
+    // repeats included (Simpler's converter writes every one).
     queue.sort_by_key(|q| q.0);
-    let mut last: Option<[i16; 3]> = None;
-    for (k, &(ts, v)) in queue.iter().enumerate() {
-        if last == Some(v) && k + 1 < queue.len() {
-            continue;
-        }
-        last = Some(v);
+    for &(ts, v) in &queue {
         out.begin();
         let _ = write!(
             out.buf,
@@ -1740,7 +1754,7 @@ fn produce_trace(
                     (PID_WORKER, &pa.place, pa.place.ts),
                     (PID_WORKER, &sa.place, sa.place.ts),
                     counts,
-                    Some((pa.event, sa.event)),
+                    (Some(pa.event), Some(sa.event)),
                 );
             }
         }
@@ -1768,7 +1782,7 @@ fn produce_trace(
                         (PID_SCHED_VIEW, pp, pp.ts),
                         (PID_SCHED_VIEW, sp, sp.ts),
                         counts,
-                        Some((model.sched_event[pa], model.sched_event[sa])),
+                        (Some(model.sched_event[pa]), Some(model.sched_event[sa])),
                     );
                 }
             }
@@ -1790,7 +1804,7 @@ fn produce_trace(
                 (PID_SCHED, dp, d),
                 (PID_WORKER, &model.worker[r], task.start),
                 None,
-                None,
+                (None, None),
             );
             if let Some(sp) = &model.sched_view[r] {
                 out.flow(
@@ -1798,7 +1812,7 @@ fn produce_trace(
                     (PID_SCHED, dp, d),
                     (PID_SCHED_VIEW, sp, d),
                     None,
-                    None,
+                    (None, Some(model.sched_event[r])),
                 );
             }
             out.flush_if_full()?;
@@ -1828,7 +1842,7 @@ fn produce_trace(
                     (PID_ORCH, op, op.end),
                     (PID_SCHED, &model.phases[th][di], d),
                     None,
-                    None,
+                    (None, None),
                 );
                 out.flush_if_full()?;
             }
@@ -1932,7 +1946,7 @@ fn complete_flows(
                 (PID_WORKER, &a.place, a.end.saturating_sub(10)),
                 (PID_SCHED, dst, land),
                 None,
-                None,
+                (Some(a.event), None),
             );
         }
         for &r in model.sanchors(g) {
@@ -1942,7 +1956,7 @@ fn complete_flows(
                     (PID_SCHED_VIEW, sp, sp.end.saturating_sub(10)),
                     (PID_SCHED, dst, land),
                     None,
-                    None,
+                    (Some(model.sched_event[r]), None),
                 );
             }
         }
@@ -2010,7 +2024,7 @@ fn complete_flows(
                     (PID_SCHED, src, end.saturating_sub(10)),
                     (PID_SCHED, &model.phases[dth][di], d),
                     None,
-                    None,
+                    (None, None),
                 );
             }
         }

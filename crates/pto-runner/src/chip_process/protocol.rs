@@ -275,6 +275,80 @@ mod tests {
         assert!(recv(&mut huge.as_slice()).is_err());
     }
 
+    /// Every field of [`RunConfig`] and [`DfxOptions`] set to a value other than its default
+    /// survives the protocol. The patterns below name every field: a field added to either
+    /// struct fails to compile here until it is carried (and compared) or listed as not
+    /// carried.
+    #[test]
+    fn every_config_field_round_trips_with_a_non_default_value() {
+        let mut c = RunConfig::new(Some("a5")).unwrap();
+        c.dfx = DfxOptions {
+            chip_swimlane: 2,
+            dump_args: 3,
+            pmu: 4,
+            dep_gen: true,
+            scope_stats: true,
+            predicted_timing: true,
+        };
+        c.dfx_format = crate::config::DfxFormat::Compact;
+        c.dfx_schema = Some(pto_dfx::DfxSchema::V2026_09);
+        c.ring_task_window = Some(RingValue::Scalar(64));
+        c.ring_heap = Some(RingValue::PerRing(vec![0, 1 << 20, 0, 2048]));
+        c.ring_dep_pool = Some(RingValue::Scalar(4096));
+        c.rtol = 0.25;
+        c.atol = 0.5;
+        c.scheduler_timeout = Some(Duration::from_millis(2500));
+        c.n_workers = Some(3);
+        let d = decode_config(&encode_config(&c)).unwrap();
+        let RunConfig {
+            platform,
+            dfx,
+            dfx_format,
+            dfx_schema,
+            ring_task_window,
+            ring_heap,
+            ring_dep_pool,
+            rtol,
+            atol,
+            scheduler_timeout,
+            n_workers,
+            // Not carried: the host polls the interrupt and stops the child itself; the
+            // child watches its own threads; a chip process always runs in process.
+            interrupt: _,
+            monitor: _,
+            in_process: _,
+        } = &c;
+        let DfxOptions {
+            chip_swimlane,
+            dump_args,
+            pmu,
+            dep_gen,
+            scope_stats,
+            predicted_timing,
+        } = dfx;
+        let defaults = DfxOptions::default();
+        assert_ne!(*predicted_timing, defaults.predicted_timing);
+        assert_eq!(d.platform(), *platform);
+        assert_eq!(
+            (d.dfx.chip_swimlane, d.dfx.dump_args, d.dfx.pmu),
+            (*chip_swimlane, *dump_args, *pmu)
+        );
+        assert_eq!(
+            (d.dfx.dep_gen, d.dfx.scope_stats, d.dfx.predicted_timing),
+            (*dep_gen, *scope_stats, *predicted_timing)
+        );
+        assert_eq!((d.dfx_format, d.dfx_schema), (*dfx_format, *dfx_schema));
+        assert_eq!(&d.ring_task_window, ring_task_window);
+        assert_eq!(&d.ring_heap, ring_heap);
+        assert_eq!(&d.ring_dep_pool, ring_dep_pool);
+        assert_eq!((d.rtol, d.atol), (*rtol, *atol));
+        assert_eq!(
+            (d.scheduler_timeout, d.n_workers),
+            (*scheduler_timeout, *n_workers)
+        );
+        assert!(d.in_process);
+    }
+
     #[test]
     fn config_and_errors_round_trip() {
         let mut c = RunConfig::new(Some("a5sim")).unwrap();

@@ -587,19 +587,22 @@ impl Engine {
         Ok((fps, json_tensors))
     }
 
-    /// Records a checked task: its producers from the TensorMap, its outputs into it, and
-    /// (when nothing it depends on is pending) its place in a READY queue. `label` gets the
-    /// task's per-target sequence number.
+    /// Records a checked task: its producers from the TensorMap and `explicit` (checked
+    /// dispatch ids, `TaskArgs.add_dep_wait`), its outputs into the TensorMap, and (when
+    /// nothing it depends on is pending) its place in a READY queue. `label` gets the task's
+    /// per-target sequence number.
+    #[allow(clippy::too_many_arguments)]
     fn record(
         &mut self,
         worker: Option<usize>,
         program: usize,
         tensors: &[TensorArg],
         fps: &[Footprint],
+        explicit: &[usize],
         frame: Option<Value>,
         label: &dyn Fn(usize) -> String,
     ) -> usize {
-        let mut deps = Vec::new();
+        let mut deps = explicit.to_vec();
         let mut st = lock(&self.shared.state);
         let id = st.tasks.len();
         for (t, fp) in tensors.iter().zip(fps) {
@@ -665,7 +668,23 @@ impl Engine {
         id
     }
 
-    /// Submits one dispatch of `program` to `worker` (see the module docs). Returns its id.
+    /// The explicit dependencies of a dispatch, checked: each must be the id of an earlier
+    /// NEXT_LEVEL dispatch of this engine.
+    fn check_explicit(&self, deps: &[usize]) -> Result<(), RunnerError> {
+        let st = lock(&self.shared.state);
+        for &d in deps {
+            if st.tasks.get(d).is_none_or(|t| t.worker.is_none()) {
+                return Err(RunnerError::config(format!(
+                    "TaskArgs.add_dep_wait: task handle {d} is not a NEXT_LEVEL dispatch submitted earlier in this run (a handle comes from _submit_chip / orch.submit_next_level of the same run)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Submits one dispatch of `program` to `worker` (see the module docs), after the
+    /// dispatches `deps` (explicit WAIT dependencies, on top of the TensorMap's). Returns
+    /// its id.
     #[allow(clippy::too_many_arguments)]
     pub fn submit(
         &mut self,
@@ -673,6 +692,7 @@ impl Engine {
         worker: usize,
         tensors: &[TensorArg],
         scalars: &[u64],
+        deps: &[usize],
         config: &RunConfig,
         out: Option<PathBuf>,
     ) -> Result<usize, RunnerError> {
@@ -696,6 +716,7 @@ impl Engine {
         })?;
         // Check every argument before anything is recorded.
         let (fps, json_tensors) = self.check_tensors(tensors)?;
+        self.check_explicit(deps)?;
         if config.dfx.any() && out.is_none() {
             return Err(RunnerError::config(
                 "CallConfig.output_prefix is required when a diagnostic is enabled".to_string(),
@@ -723,7 +744,7 @@ impl Engine {
                 "dispatch {seq} of rank {worker} (device {device}, program '{program}'{where_})"
             )
         };
-        Ok(self.record(Some(worker), pi, tensors, &fps, Some(frame), &label))
+        Ok(self.record(Some(worker), pi, tensors, &fps, deps, Some(frame), &label))
     }
 
     /// Submits a host task (a SubWorker call, `name` for messages) over `tensors`: it is
@@ -733,7 +754,7 @@ impl Engine {
     pub fn submit_host(&mut self, name: &str, tensors: &[TensorArg]) -> Result<usize, RunnerError> {
         let (fps, _) = self.check_tensors(tensors)?;
         let label = |seq: usize| format!("SubWorker call {seq} ('{name}')");
-        Ok(self.record(None, usize::MAX, tensors, &fps, None, &label))
+        Ok(self.record(None, usize::MAX, tensors, &fps, &[], None, &label))
     }
 
     /// The next READY host task, waiting up to `timeout`: `Ok(Some(id))`, `Ok(None)` when

@@ -27,7 +27,9 @@ __all__ = [
     "CallConfig",
     "CommBufferSpec",
     "DataType",
+    "ExplicitTaskDependency",
     "TaskArgs",
+    "TaskHandle",
     "Tensor",
     "TensorArgType",
 ]
@@ -205,13 +207,56 @@ def scalar_to_uint64(value: Any) -> int:
     raise TypeError(f"TaskArgs.add_scalar: expected an int, float or bool, got {type(value).__name__}")
 
 
+@dataclass(frozen=True)
+class TaskHandle:
+    """A submitted NEXT_LEVEL dispatch (what ``orch.submit_next_level`` and
+    ``_submit_chip`` return): opaque, valid as a dependency in the run that made it."""
+
+    run_id: int = 0
+    task_slot: int = -1
+
+
+@dataclass(frozen=True)
+class ExplicitTaskDependency:
+    """One explicit dependency of a task: ``task`` finishes first; ``retain`` (``add_dep``)
+    also keeps its outputs alive, which this runtime's host memory always does."""
+
+    task: TaskHandle
+    retain: bool
+
+
+def _handles(handles: Sequence[Any], api: str) -> List[TaskHandle]:
+    bad = [h for h in handles if not isinstance(h, TaskHandle)]
+    if bad:
+        raise TypeError(
+            f"TaskArgs.{api}: expected task handles (what _submit_chip / orch.submit_next_level "
+            f"return), got {type(bad[0]).__name__}"
+        )
+    return list(handles)
+
+
 class TaskArgs:
-    """A task's arguments: tagged tensors first, then 64-bit scalars."""
+    """A task's arguments: tagged tensors first, then 64-bit scalars, and the tasks it
+    waits for besides those the tensor tags imply (``add_dep`` / ``add_dep_wait``,
+    Simpler's 2026-09 generation)."""
 
     def __init__(self) -> None:
         self._tensors: List[Tensor] = []
         self._tags: List[TensorArgType] = []
         self._scalars: List[int] = []
+        self._deps: List[ExplicitTaskDependency] = []
+
+    def add_dep(self, *handles: TaskHandle) -> None:
+        """The task waits for each of ``handles`` and keeps its outputs (WAIT | RETAIN)."""
+        self._deps += [ExplicitTaskDependency(h, True) for h in _handles(handles, "add_dep")]
+
+    def add_dep_wait(self, *handles: TaskHandle) -> None:
+        """The task waits for each of ``handles`` (WAIT only)."""
+        self._deps += [ExplicitTaskDependency(h, False) for h in _handles(handles, "add_dep_wait")]
+
+    def explicit_deps(self) -> List[ExplicitTaskDependency]:
+        """The explicit dependencies, in the order they were added."""
+        return list(self._deps)
 
     def add_tensor(self, tensor: Tensor, tag: TensorArgType = TensorArgType.INPUT) -> None:
         """Adds a tensor with its tag; raises ``RuntimeError`` after a scalar and

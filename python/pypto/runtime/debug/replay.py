@@ -46,7 +46,9 @@ from pypto._golden import (
 )
 from pypto._tensors import is_array_like
 from pypto._user_code import UserCodeExit
-from pypto.runtime.runner import _SWIMLANE_CLI_HELP, RunConfig, _DfxOpts, execute_compiled
+from pypto.runtime.runner import _SWIMLANE_CLI_HELP, RunConfig, _DfxOpts
+# The run without execute_compiled's deprecation warning (the name PyPTO's tests patch).
+from pypto.runtime.runner import _execute_compiled as execute_compiled
 
 __all__ = ["UserCodeExit", "replay"]
 

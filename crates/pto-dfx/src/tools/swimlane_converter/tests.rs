@@ -622,3 +622,98 @@ fn lanes_nest_and_split() {
     };
     assert_eq!(flow_points(&p, 190, &early, 5), None);
 }
+
+/// Flow ends that Simpler's converter binds to a slice carry `bind_id`, and
+/// only those: both ends of a dependency, the source of a `complete` (the bar
+/// it leaves), the Scheduler View end of a `dispatch`. Each names the id of a
+/// slice on the same track that holds the end's time.
+#[test]
+fn flow_ends_carry_bind_id_where_simpler_writes_one() {
+    let run = setup(RECORDS, Some(DEPS), None);
+    let (_, trace) = convert_ok(&run);
+    let evs = events(&trace);
+    let mut seen = std::collections::BTreeSet::new();
+    for e in evs.iter().filter(|e| e["cat"] == "flow") {
+        let (name, ph, pid) = (
+            e["name"].as_str().unwrap(),
+            e["ph"].as_str().unwrap(),
+            e["pid"].as_u64().unwrap(),
+        );
+        let want = match (name, ph) {
+            ("dependency" | "hb_violation", _) => true,
+            ("complete", "s") => true,
+            ("dispatch", "f") => pid == PID_SCHED_VIEW as u64,
+            _ => false,
+        };
+        assert_eq!(e.get("bind_id").is_some(), want, "{e}");
+        if let Some(id) = e.get("bind_id") {
+            let ts = e["ts"].as_f64().unwrap();
+            let bound = evs.iter().any(|x| {
+                x["ph"] == "X"
+                    && x.get("id") == Some(id)
+                    && x["pid"] == e["pid"]
+                    && x["tid"] == e["tid"]
+                    && x["ts"].as_f64().unwrap() <= ts + 1e-9
+                    && ts <= x["ts"].as_f64().unwrap() + x["dur"].as_f64().unwrap() + 1e-9
+            });
+            assert!(bound, "bind_id {id} names no slice holding {e}");
+            seen.insert((name.to_string(), ph.to_string()));
+        }
+    }
+    for k in [("complete", "s"), ("dispatch", "f"), ("dependency", "s")] {
+        assert!(
+            seen.contains(&(k.0.to_string(), k.1.to_string())),
+            "no bound {k:?}"
+        );
+    }
+}
+
+/// Every complete / dispatch phase gives one ready-queue sample at its end,
+/// repeats included (Simpler writes them all).
+#[test]
+fn ready_queue_keeps_repeated_samples() {
+    // The second dispatch leaves the queue as the complete before it did.
+    let records = RECORDS.replace(
+        r#""loop_iter": 3, "tasks_processed": 1, "pop_hit": 1, "pop_miss": 0, "shared_at_start": [1,0,0], "shared_at_end": [0,0,0]"#,
+        r#""loop_iter": 3, "tasks_processed": 1, "pop_hit": 1, "pop_miss": 0, "shared_at_start": [1,0,0], "shared_at_end": [1,0,0]"#,
+    );
+    assert_ne!(records, RECORDS);
+    let run = setup(&records, Some(DEPS), None);
+    let (_, trace) = convert_ok(&run);
+    let samples: Vec<(f64, i64)> = events(&trace)
+        .iter()
+        .filter(|e| e["name"] == "shared_ready_queue" && e["ph"] == "C")
+        .map(|e| {
+            (
+                e["ts"].as_f64().unwrap(),
+                e["args"]["AIC"].as_i64().unwrap() * 10 + e["args"]["AIV"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    // Six phases: ends 985, 1065, 1085, 1425, 1435, 1525 cycles at 50 MHz.
+    let values: Vec<i64> = samples.iter().map(|s| s.1).collect();
+    assert_eq!(values, [0, 10, 10, 1, 0, 0], "{samples:?}");
+}
+
+/// A task's fanin list is in Simpler's order: predecessors by their first
+/// edge as a predecessor, not by the order of the edges into the task.
+#[test]
+fn fanin_lists_follow_the_predecessors_first_edges() {
+    let id = |n: u32| TaskId::new(1, n);
+    // B -> X first, then A -> C, B -> C: C's edges name A first, but B was a
+    // predecessor first.
+    let (a, b, c, x) = (id(1), id(2), id(3), id(4));
+    let g = GraphCsr::build(&[(b, x), (a, c), (b, c)]);
+    let preds: Vec<TaskId> = g
+        .preds(g.node(c).unwrap())
+        .iter()
+        .map(|&k| g.ids[k])
+        .collect();
+    assert_eq!(preds, [b, a]);
+    let succs: Vec<TaskId> = g
+        .succs(g.node(b).unwrap())
+        .iter()
+        .map(|&k| g.ids[k])
+        .collect();
+    assert_eq!(succs, [x, c]);
+}
