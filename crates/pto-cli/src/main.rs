@@ -485,6 +485,19 @@ fn cmd_demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Compiles name their unit on stderr: each one on a terminal, else one still running after
+/// `SLOW_COMPILE` (docs/DECISIONS.md); `PTO_COMPILE_PROGRESS` overrides.
+fn announce_compiles() -> Result<(), String> {
+    use std::io::IsTerminal as _;
+    let default = if std::io::stderr().is_terminal() {
+        pto_toolchain::Progress::EachUnit
+    } else {
+        pto_toolchain::Progress::Slow(pto_toolchain::progress::SLOW_COMPILE)
+    };
+    pto_toolchain::set_progress(pto_toolchain::Progress::from_env_or(default)?);
+    Ok(())
+}
+
 fn example_path(out_dir: &Path, rows: &[pto_runner::demo::DemoRow]) -> String {
     rows.first()
         .map(|r| out_dir.join(&r.name).display().to_string())
@@ -515,6 +528,10 @@ fn main() -> ExitCode {
     }
     if let Err(e) = init_logging(log_level.as_deref()) {
         eprintln!("error: {}", pto_dfx::printable::printable(&error_text(&e)));
+        return ExitCode::from(2);
+    }
+    if let Err(e) = announce_compiles() {
+        eprintln!("error: {}", pto_dfx::printable::printable(&e));
         return ExitCode::from(2);
     }
     if let Some(level) = &log_level {

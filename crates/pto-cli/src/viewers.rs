@@ -11,6 +11,7 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Subcommand, ValueEnum};
 use pto_dfx::args_dump::{ArgRole, DumpStage};
@@ -35,8 +36,9 @@ pub enum ViewerCommand {
     SwimlaneConverter(SwimlaneArgs),
     /// Show deps.json (or deps.bin) as a text summary (default) or a self-contained interactive HTML graph.
     ///
-    /// HTML: drag to pan, wheel to zoom, `f` fits, `r` resets. Graphviz lays the graph out when
-    /// it is on PATH, the built-in layered layout otherwise. Exit codes: 0 success, 2 error.
+    /// HTML: drag to pan, wheel to zoom, `f` fits, `r` resets. Graphviz `dot` lays a small
+    /// graph out when it is on PATH, the built-in layered layout a large one (or any, without
+    /// Graphviz); Graphviz never runs past a time budget. Exit codes: 0 success, 2 error.
     DepsViewer(DepsArgs),
     /// Plot scope_stats.jsonl as a self-contained scope_stats.html beside it.
     ///
@@ -159,10 +161,15 @@ pub struct DepsArgs {
     /// Text summary or interactive HTML graph.
     #[arg(long, value_enum, default_value = "text")]
     format: FormatArg,
-    /// HTML layout engine (default: dot when on PATH and the graph has at most 2000 nodes,
-    /// else builtin); a missing Graphviz engine falls back to builtin with a warning.
+    /// HTML layout engine (default: dot when on PATH and the graph has at most 300 nodes,
+    /// given 10 s, else builtin); a missing Graphviz engine, or one still running after
+    /// --layout-timeout, falls back to builtin with a warning.
     #[arg(long, value_enum)]
     engine: Option<EngineArg>,
+    /// Seconds a Graphviz engine asked for with --engine may run before the built-in
+    /// layout is used instead (0: no limit).
+    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
+    layout_timeout: f64,
     /// Kernel names from this name map (default: the newest name_map_*.json beside the input).
     #[arg(long, value_name = "NAME_MAP")]
     func_names: Option<PathBuf>,
@@ -326,6 +333,28 @@ fn swimlane(a: &SwimlaneArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The layout `--engine` and `--layout-timeout` ask for.
+fn layout_choice(a: &DepsArgs) -> Result<LayoutChoice, Failure> {
+    if !(a.layout_timeout.is_finite() && a.layout_timeout >= 0.0) {
+        return Err(Failure::Other(anyhow::anyhow!(
+            "`--layout-timeout {}` is not a number of seconds >= 0 (0: no limit)",
+            a.layout_timeout
+        )));
+    }
+    let budget = (a.layout_timeout > 0.0).then(|| Duration::from_secs_f64(a.layout_timeout));
+    let engine = match a.engine {
+        None => return Ok(LayoutChoice::Auto),
+        Some(EngineArg::Builtin) => return Ok(LayoutChoice::Builtin),
+        Some(EngineArg::Dot) => Engine::Dot,
+        Some(EngineArg::Sfdp) => Engine::Sfdp,
+        Some(EngineArg::Fdp) => Engine::Fdp,
+        Some(EngineArg::Neato) => Engine::Neato,
+        Some(EngineArg::Circo) => Engine::Circo,
+        Some(EngineArg::Twopi) => Engine::Twopi,
+    };
+    Ok(LayoutChoice::Graphviz { engine, budget })
+}
+
 fn deps(a: &DepsArgs) -> Result<(), Failure> {
     let format = match a.format {
         FormatArg::Text => Format::Text,
@@ -336,16 +365,7 @@ fn deps(a: &DepsArgs) -> Result<(), Failure> {
             "`--engine` applies to `--format html` only"
         )));
     }
-    let layout = match a.engine {
-        None => LayoutChoice::Auto,
-        Some(EngineArg::Builtin) => LayoutChoice::Builtin,
-        Some(EngineArg::Dot) => LayoutChoice::Graphviz(Engine::Dot),
-        Some(EngineArg::Sfdp) => LayoutChoice::Graphviz(Engine::Sfdp),
-        Some(EngineArg::Fdp) => LayoutChoice::Graphviz(Engine::Fdp),
-        Some(EngineArg::Neato) => LayoutChoice::Graphviz(Engine::Neato),
-        Some(EngineArg::Circo) => LayoutChoice::Graphviz(Engine::Circo),
-        Some(EngineArg::Twopi) => LayoutChoice::Graphviz(Engine::Twopi),
-    };
+    let layout = layout_choice(a)?;
     let report = deps_viewer::view(&DepsViewerOptions {
         input: &a.input,
         output: a.output.as_deref(),

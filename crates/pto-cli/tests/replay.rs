@@ -50,6 +50,38 @@ fn replay_validate_passes_and_mismatch_exits_1() {
     );
 }
 
+/// `pto replay` with a cold compiler cache and `PTO_COMPILE_PROGRESS` set to `progress`.
+fn cold_replay(name: &str, progress: &str) -> Output {
+    let dir = example("vector_add", name);
+    let cache = scratch(&format!("{name}_cache"));
+    Command::new(env!("CARGO_BIN_EXE_pto"))
+        .args(["replay", dir.to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .env("PTO_CACHE_DIR", &cache)
+        .env("PTO_COMPILE_PROGRESS", progress)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn compiles_name_their_unit_on_stderr() {
+    let o = cold_replay("progress_each", "each");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("pto: compiling ") && err.contains("(orchestration)"),
+        "{err}"
+    );
+    assert!(err.contains("(AIV kernel)"), "{err}");
+    // A threshold no compile reaches prints nothing; a bad value is named.
+    let o = cold_replay("progress_slow", "600");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("compiling"), "{}", text(&o));
+    let o = cold_replay("progress_bad", "often");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("PTO_COMPILE_PROGRESS"), "{}", text(&o));
+}
+
 #[test]
 fn bad_input_exits_2_naming_the_file_and_the_fix() {
     let root = scratch("bad");

@@ -22,7 +22,7 @@
 //! `metadata.runtime` (and `host_clock_domain_id` with host records),
 //! 7-column `aicore_tasks` rows ending in `run_epoch`, `scheduler_tasks` /
 //! `scheduler_records` instead of `aicpu_tasks` / `aicpu_scheduler_phases`,
-//! and `run_epoch` on every phase record; [`SwimlaneFile::runtime`] being set
+//! and `run_epoch` on every phase record; [`SwimlaneMetadata::runtime`] being set
 //! selects it for [`render`]. The 2026-09 sections are in `swimlane/newer.rs`.
 //!
 //! The joins, time-base and clock alignment of the converter are consumers'

@@ -175,7 +175,10 @@ fn deps_viewer_html_graphviz_layout_in_chromium() {
         input: &input,
         output: None,
         format: Format::Html,
-        layout: LayoutChoice::Graphviz(Engine::Dot),
+        layout: LayoutChoice::Graphviz {
+            engine: Engine::Dot,
+            budget: None,
+        },
         func_names: None,
         edge_mode: EdgeMode::Full,
     })
@@ -188,6 +191,64 @@ fn deps_viewer_html_graphviz_layout_in_chromium() {
         report.n_nodes as u64,
         report.n_unique_edges as u64,
     );
+}
+
+/// The HTML view of `n` synthetic tasks with `layout`.
+fn html_with(dir: &Path, n: usize, layout: LayoutChoice) -> deps_viewer::DepsViewerReport {
+    let input = write_deps(dir, &synth::deps_graph(n));
+    deps_viewer::view(&DepsViewerOptions {
+        input: &input,
+        output: None,
+        format: Format::Html,
+        layout,
+        func_names: None,
+        edge_mode: EdgeMode::Full,
+    })
+    .unwrap()
+}
+
+#[test]
+fn deps_viewer_auto_layout_runs_dot_only_on_small_graphs() {
+    assert!(
+        Engine::Dot.is_available(),
+        "Graphviz `dot` is required for this test (CI installs it): apt-get install graphviz"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let small = html_with(dir.path(), 100, LayoutChoice::Auto);
+    assert!(small.n_nodes <= deps_viewer::AUTO_GRAPHVIZ_MAX_NODES);
+    assert_eq!(small.layout.as_deref(), Some("graphviz dot"));
+    let large = html_with(dir.path(), 400, LayoutChoice::Auto);
+    assert!(large.n_nodes > deps_viewer::AUTO_GRAPHVIZ_MAX_NODES);
+    assert_eq!(large.layout.as_deref(), Some("built-in layered"));
+    assert!(large.warnings.is_empty(), "{:?}", large.warnings);
+}
+
+#[test]
+fn deps_viewer_graphviz_past_its_budget_falls_back_with_a_warning() {
+    assert!(
+        Engine::Dot.is_available(),
+        "Graphviz `dot` is required for this test (CI installs it): apt-get install graphviz"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    let report = html_with(
+        dir.path(),
+        3000,
+        LayoutChoice::Graphviz {
+            engine: Engine::Dot,
+            budget: Some(std::time::Duration::from_millis(50)),
+        },
+    );
+    assert_eq!(report.layout.as_deref(), Some("built-in layered"));
+    assert!(
+        report.warnings.iter().any(|w| w.contains("graphviz `dot` did not lay out")
+            && w.contains("--layout-timeout")),
+        "{:?}",
+        report.warnings
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+    let page = std::fs::read_to_string(&report.output).unwrap();
+    assert!(page.contains("<svg id=\"graph\""));
 }
 
 #[test]

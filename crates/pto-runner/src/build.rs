@@ -574,7 +574,7 @@ fn core_guard_warning(k: &pto_build_output::KernelEntry) -> Option<String> {
 
 /// `compiled_meta.json` of `dir` with `kernel_config.py`'s orchestration signature applied:
 /// the parameters a run binds (shapes and dtypes from the sidecar, directions as PyPTO reads
-/// them, from `kernel_config.py`). See [`reconcile_signature`].
+/// them, from `kernel_config.py`). See `reconcile_signature`.
 pub fn load_meta(dir: &Path) -> Result<CompiledMeta, RunnerError> {
     let mut meta = CompiledMeta::load(dir)?;
     let kc = KernelConfig::load(&dir.join("kernel_config.py"))?;

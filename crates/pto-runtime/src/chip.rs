@@ -9,6 +9,9 @@
 //!    subtask); a dummy or allocation task completes on the spot. A worker whose
 //!    completion readies a single-unit task keeps the first such task and runs it next
 //!    instead of queueing it (a chain's hop then needs no queue operation and wakes no one).
+//!    The orchestrator collects the entries of tasks ready at submit and pushes them in
+//!    batches ([`Chip::make_ready_deferred`], [`Chip::push_ready`]; when, see
+//!    [`crate::orchestrator`]).
 //! 3. Workers pop task ids and claim subtasks (`block × active slot`) with `claim`;
 //!    each subtask runs the kernel on a logical core the worker owns.
 //! 4. The thread finishing the last subtask completes the task: it first releases the
@@ -261,8 +264,12 @@ pub struct Chip {
     ready: ArrayQueue<u64>,
     /// Workers waiting for work.
     pub work: Waiter,
-    /// Threads waiting for task completions.
+    /// The orchestrator waiting for task completions or ring space.
     pub progress: Waiter,
+    /// The run's own thread waiting for the end (every task done after the orchestration
+    /// finished) or a fatal error. Apart from `progress` so that it is woken only by the
+    /// completion that catches up with every submitted task, not by every completion.
+    pub finished: Waiter,
     /// Tasks submitted (including dummy and allocation tasks). Written by the orchestrator
     /// on every submit, so on a cache line of its own.
     pub submitted: CachePadded<AtomicU64>,
@@ -331,6 +338,7 @@ impl Chip {
             ready: ArrayQueue::new(capacity),
             work: Waiter::new(),
             progress: Waiter::new(),
+            finished: Waiter::new(),
             submitted: CachePadded::new(AtomicU64::new(0)),
             completed: CachePadded::new(AtomicU64::new(0)),
             fatal: FatalLatch::new(),
@@ -387,13 +395,53 @@ impl Chip {
         inline: &mut Vec<TaskId>,
         keep: &mut Option<&mut Option<TaskId>>,
     ) {
+        let copies = self.ready_copies(id, inline, keep);
+        if copies == 0 {
+            return;
+        }
+        for _ in 0..copies {
+            self.push_raw(id.0);
+        }
+        self.wake_workers(copies);
+    }
+
+    /// [`Chip::make_ready`] for the orchestrator: the queue entries go to `batch`, which
+    /// [`Chip::push_ready`] publishes later, several at a time (one fence and at most one
+    /// wake-up per batch instead of per task).
+    pub fn make_ready_deferred(&self, id: TaskId, inline: &mut Vec<TaskId>, batch: &mut Vec<u64>) {
+        let copies = self.ready_copies(id, inline, &mut None);
+        batch.extend(std::iter::repeat_n(id.0, copies));
+    }
+
+    /// Pushes the entries [`Chip::make_ready_deferred`] collected and wakes workers for them.
+    pub fn push_ready(&self, batch: &mut Vec<u64>) {
+        if batch.is_empty() {
+            return;
+        }
+        for &raw in batch.iter() {
+            self.push_raw(raw);
+        }
+        self.wake_workers(batch.len());
+        batch.clear();
+    }
+
+    /// How many ready-queue entries task `id`, whose fanin reached zero, needs: 0 when it
+    /// was handled here (a dummy, allocation or skipped task goes to `inline`; a
+    /// single-unit task to a free `keep`), else one per worker that can help, at most one
+    /// per unit.
+    fn ready_copies(
+        &self,
+        id: TaskId,
+        inline: &mut Vec<TaskId>,
+        keep: &mut Option<&mut Option<TaskId>>,
+    ) -> usize {
         let slot = self.slot(id);
         // SAFETY: the task is published (its fanin reached zero after wiring) and pending.
         let payload = unsafe { slot.payload() };
         let total = payload.units_total;
         if total == 0 {
             inline.push(id);
-            return;
+            return 0;
         }
         if let Some(p) = &payload.predicate {
             // Every producer is done, so the element holds its final value. SAFETY: the
@@ -401,7 +449,7 @@ impl Chip {
             if !unsafe { p.holds() } {
                 slot.skipped.store(true, Ordering::Relaxed);
                 inline.push(id);
-                return;
+                return 0;
             }
         }
         if let Some(dump) = &self.dump {
@@ -414,26 +462,30 @@ impl Chip {
         if total == 1 {
             if let Some(next @ None) = keep.as_deref_mut() {
                 *next = Some(id);
+                return 0;
+            }
+        }
+        (total as usize).min(self.workers.len()).max(1)
+    }
+
+    /// Pushes one entry on the ready queue. The queue is sized for every live task times
+    /// the workers; a full queue means workers are behind by more than that, so this
+    /// yields until one pops (or the run has failed).
+    fn push_raw(&self, mut raw: u64) {
+        while let Err(back) = self.ready.push(raw) {
+            raw = back;
+            if self.fatal.is_set() {
                 return;
             }
+            std::thread::yield_now();
         }
-        let copies = (total as usize).min(self.workers.len()).max(1);
-        debug_assert!(copies >= 1);
-        for _ in 0..copies {
-            let mut raw = id.0;
-            // The queue is sized for every live task times the workers; a full queue means
-            // workers are behind by more than that, so yield until one pops.
-            while let Err(back) = self.ready.push(raw) {
-                raw = back;
-                if self.fatal.is_set() {
-                    return;
-                }
-                std::thread::yield_now();
-            }
-        }
+    }
+
+    /// Wakes sleeping workers for `pushed` new queue entries.
+    fn wake_workers(&self, pushed: usize) {
         // SeqCst fence before reading the sleeper count (module docs).
         std::sync::atomic::fence(Ordering::SeqCst);
-        if copies > 1 {
+        if pushed > 1 {
             self.work.notify_all();
         } else {
             self.work.notify_one();
@@ -529,6 +581,8 @@ impl Chip {
             *completer.seen_submitted = self.submitted.load(Ordering::SeqCst);
             if done == *completer.seen_submitted {
                 self.last_end_ns.fetch_max(self.now_ns(), Ordering::Relaxed);
+                // Every task submitted so far is done: the run may be over.
+                self.finished.notify_all();
             }
         }
         self.progress.notify_all();
@@ -621,6 +675,7 @@ impl Chip {
         self.stop.store(1, Ordering::SeqCst);
         std::sync::atomic::fence(Ordering::SeqCst);
         self.progress.notify_all();
+        self.finished.notify_all();
         self.work.notify_all();
     }
 

@@ -335,6 +335,7 @@ pub fn run(
                 chip.orchestration_done.store(true, Ordering::Release);
                 std::sync::atomic::fence(Ordering::SeqCst);
                 chip.progress.notify_all();
+                chip.finished.notify_all();
                 summary
             })
             .map_err(|source| RuntimeError::Io { what: "spawning the orchestration thread".to_string(), source })?
@@ -415,7 +416,7 @@ pub fn run(
             break;
         }
         let c = &chip;
-        chip.progress.wait_until(Duration::from_millis(50), &|| {
+        chip.finished.wait_until(Duration::from_millis(50), &|| {
             c.fatal.is_set() || (c.orchestration_done.load(Ordering::Acquire) && c.quiescent())
         });
     }

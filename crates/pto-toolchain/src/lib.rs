@@ -42,6 +42,7 @@ mod fsutil;
 pub mod generation;
 mod headers;
 mod manifest;
+pub mod progress;
 mod toolchain;
 
 pub use binary_cache::{
@@ -54,6 +55,7 @@ pub use headers::{
     embedded_headers, header_identity, materialize_headers, ISA_INCLUDE, RUNTIME_INCLUDE,
     RUNTIME_INCLUDE_2026_09,
 };
+pub use progress::{set_progress, Progress};
 pub use toolchain::{
     default_cache_root, CompileUnit, CompiledObject, CoreKind, Toolchain, UnitKind,
 };

@@ -467,6 +467,7 @@ impl Toolchain {
         }
         tracing::debug!(source = %unit.source.display(), manifest = %manifest_key, "cache miss");
         tracing::info!("compiling {}", unit.source.display());
+        let _notice = crate::progress::announce(unit);
 
         let flags = self.args(unit, self.include_root.as_os_str(), &absolute_dirs(unit));
 

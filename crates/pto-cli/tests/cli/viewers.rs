@@ -298,6 +298,31 @@ fn deps_viewer_edge_modes_print_simplers_reduction() {
 }
 
 #[test]
+fn deps_viewer_layout_timeout_is_checked_and_reaches_graphviz() {
+    let d = run_dir("deps_timeout");
+    let input = d.join("deps.json");
+    let html = [
+        "deps-viewer",
+        s(&input),
+        "--format",
+        "html",
+        "--engine",
+        "dot",
+    ];
+    let o = pto(&[&html[..], &["--layout-timeout=-1"]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("`--layout-timeout -1`"), "{}", text(&o));
+    // A budget dot meets on three nodes: its layout is used.
+    let o = pto(&[&html[..], &["--layout-timeout", "60"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("layout: graphviz dot"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
 fn deps_viewer_text_by_default_and_html_on_request() {
     let d = run_dir("deps");
     let input = d.join("deps.json");

@@ -15,10 +15,13 @@
 //! successors (`->`) with the edges' annotations, in Simpler's layout plus
 //! names and annotations. It is streamed to the file as it is formatted.
 //!
-//! **HTML** (`deps_viewer.html`): one SVG, laid out by a Graphviz engine
-//! when it is on `PATH` (run as a child process, see
-//! [`layout::graphviz`]) and by the built-in layered layout otherwise
-//! ([`layout::layered`]), so the page works on any machine. Nodes are
+//! **HTML** (`deps_viewer.html`): one SVG, laid out by Graphviz `dot`
+//! when it is on `PATH` and the graph is small ([`LayoutChoice::Auto`]:
+//! at most [`AUTO_GRAPHVIZ_MAX_NODES`] nodes, within
+//! [`AUTO_GRAPHVIZ_BUDGET`]; run as a child process, see
+//! [`layout::graphviz`]) or by the engine asked for within its budget, and
+//! by the built-in layered layout otherwise ([`layout::layered`]), so the
+//! page works on any machine and never waits on Graphviz unbounded. Nodes are
 //! styled by core kind (AIC box, AIV ellipse, MIX diamond, alloc dashed
 //! note), SPMD nodes have a red border, explicit edges are dashed, a
 //! TensorMap edge whose views only partly overlap is red. Labels read
@@ -65,6 +68,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
@@ -142,18 +146,30 @@ impl EdgeMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LayoutChoice {
     /// `dot` when it is on `PATH` and the graph has at most
-    /// [`AUTO_GRAPHVIZ_MAX_NODES`] nodes, else the built-in layout.
+    /// [`AUTO_GRAPHVIZ_MAX_NODES`] nodes, within [`AUTO_GRAPHVIZ_BUDGET`];
+    /// else the built-in layout.
     Auto,
     /// Always the built-in layered layout.
     Builtin,
-    /// This Graphviz engine; the built-in layout (with a warning) when it is
-    /// not on `PATH`.
-    Graphviz(Engine),
+    /// This Graphviz engine, given at most `budget` (`None`: no limit); the
+    /// built-in layout, with a warning, when it is not on `PATH` or the budget
+    /// runs out.
+    Graphviz {
+        /// The engine.
+        engine: Engine,
+        /// How long it may run.
+        budget: Option<Duration>,
+    },
 }
 
-/// Above this many nodes, [`LayoutChoice::Auto`] skips Graphviz, whose
-/// `dot` takes minutes on graphs of many thousands of nodes.
-pub const AUTO_GRAPHVIZ_MAX_NODES: usize = 2000;
+/// Above this many nodes, [`LayoutChoice::Auto`] skips Graphviz: `dot`'s time grows
+/// much faster than the graph (a 1,604-node paged-attention graph did not finish in
+/// ten minutes), while the built-in layout takes milliseconds at 10,000 nodes.
+pub const AUTO_GRAPHVIZ_MAX_NODES: usize = 300;
+
+/// How long [`LayoutChoice::Auto`] lets `dot` run before it falls back to the
+/// built-in layout.
+pub const AUTO_GRAPHVIZ_BUDGET: Duration = Duration::from_secs(10);
 
 /// What to show and where.
 #[derive(Clone, Copy, Debug)]
@@ -1183,6 +1199,60 @@ fn push_sorted_object(
     Ok(())
 }
 
+/// The Graphviz engine `choice` asks for and its budget, if it is to be run.
+fn graphviz_engine(
+    choice: LayoutChoice,
+    n_nodes: usize,
+    warnings: &mut Vec<String>,
+) -> Option<(Engine, Option<Duration>)> {
+    match choice {
+        LayoutChoice::Builtin => None,
+        LayoutChoice::Auto => (n_nodes <= AUTO_GRAPHVIZ_MAX_NODES && Engine::Dot.is_available())
+            .then_some((Engine::Dot, Some(AUTO_GRAPHVIZ_BUDGET))),
+        LayoutChoice::Graphviz { engine, budget } if engine.is_available() => {
+            Some((engine, budget))
+        }
+        LayoutChoice::Graphviz { engine, .. } => {
+            warnings.push(format!(
+                "graphviz `{}` is not on PATH; used the built-in layout (install graphviz for its layouts)",
+                engine.program()
+            ));
+            None
+        }
+    }
+}
+
+/// Lays the graph out as `choice` says; returns the layout and its name. A Graphviz
+/// engine that overruns its budget is killed and the built-in layout used, with a warning.
+fn lay_out(
+    choice: LayoutChoice,
+    sizes: &[Size],
+    labels: &[String],
+    edges: &[(usize, usize)],
+    warnings: &mut Vec<String>,
+) -> Result<(Layout, String), ToolError> {
+    if let Some((engine, budget)) = graphviz_engine(choice, sizes.len(), warnings) {
+        match layout::graphviz(engine, sizes, labels, edges, budget)? {
+            Some(l) => return Ok((l, format!("graphviz {}", engine.program()))),
+            None => warnings.push(format!(
+                "graphviz `{}` did not lay out {} nodes within {} s and was stopped; used the \
+                 built-in layout ({} waits longer)",
+                engine.program(),
+                sizes.len(),
+                budget.unwrap_or_default().as_secs_f64(),
+                match choice {
+                    LayoutChoice::Auto => "`--engine dot --layout-timeout SECS`",
+                    _ => "a larger `--layout-timeout`, or 0,",
+                }
+            )),
+        }
+    }
+    Ok((
+        layout::layered(sizes, edges),
+        String::from("built-in layered"),
+    ))
+}
+
 /// Streams the page into `file` (the body in 64 KiB pieces); returns the layout used.
 #[allow(clippy::too_many_arguments)]
 fn write_html(
@@ -1209,36 +1279,13 @@ fn write_html(
             h: 26.0,
         })
         .collect();
-    let engine = match choice {
-        LayoutChoice::Builtin => None,
-        LayoutChoice::Auto => (g.nodes.len() <= AUTO_GRAPHVIZ_MAX_NODES
-            && Engine::Dot.is_available())
-        .then_some(Engine::Dot),
-        LayoutChoice::Graphviz(e) if e.is_available() => Some(e),
-        LayoutChoice::Graphviz(e) => {
-            warnings.push(format!(
-                "graphviz `{}` is not on PATH; used the built-in layout (install graphviz for its layouts)",
-                e.program()
-            ));
-            None
-        }
-    };
     // Every pair is laid out, so each edge mode keeps the same placement.
     let edges: Vec<(usize, usize)> = g
         .pairs
         .iter()
         .map(|&(p, s)| (p as usize, s as usize))
         .collect();
-    let (layout, used): (Layout, String) = match engine {
-        Some(e) => (
-            layout::graphviz(e, &sizes, &labels, &edges)?,
-            format!("graphviz {}", e.program()),
-        ),
-        None => (
-            layout::layered(&sizes, &edges),
-            String::from("built-in layered"),
-        ),
-    };
+    let (layout, used) = lay_out(choice, &sizes, &labels, &edges, warnings)?;
     drop(edges);
 
     let ids: Vec<String> = g.nodes.iter().map(|n| dom_id(n.id)).collect();

@@ -23,10 +23,13 @@
 //!
 //! [`graphviz`] writes the graph as DOT with fixed node sizes, runs an
 //! engine (`dot`, `sfdp`, `fdp`, `neato`, `circo`, `twopi`) as a child
-//! process with `-Tplain`, and reads node centres and edge splines back.
+//! process with `-Tplain`, and reads node centres and edge splines back;
+//! a time budget kills the engine and lets the caller fall back to
+//! [`layered`] instead of waiting on it.
 
-use std::io::Write as _;
-use std::process::{Command, Stdio};
+use std::io::{Read, Write as _};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::tools::error::ToolError;
 
@@ -334,14 +337,70 @@ fn dot_str(text: &str) -> String {
 
 /// Lays out with a Graphviz engine (see the module docs); `labels` only
 /// help engines that look at them, sizes are fixed.
+///
+/// `budget` bounds the engine's run: once it has passed, the child is killed
+/// and `Ok(None)` tells the caller to lay the graph out another way (`dot`
+/// takes minutes on graphs of a few thousand nodes). `None` waits for it.
 pub fn graphviz(
     engine: Engine,
     sizes: &[Size],
     labels: &[String],
     edges: &[(usize, usize)],
-) -> Result<Layout, ToolError> {
-    let n = sizes.len();
-    let mut dot = String::with_capacity(64 * (n + edges.len()) + 256);
+    budget: Option<Duration>,
+) -> Result<Option<Layout>, ToolError> {
+    let dot = dot_source(sizes, labels, edges);
+    let program = engine.program();
+    let fail = |message: String| ToolError::Graphviz {
+        engine: program.to_string(),
+        message,
+    };
+    let mut child = Command::new(program)
+        .arg("-Tplain")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| fail(format!("cannot start it: {e}")))?;
+    // Feed stdin and drain stdout / stderr on threads of their own, so that a large
+    // graph cannot deadlock the pipes while this thread watches the clock.
+    let stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || match stdin {
+        Some(mut pipe) => pipe.write_all(dot.as_bytes()),
+        None => Err(std::io::Error::other("no stdin pipe")),
+    });
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let status = match wait_within(&mut child, budget) {
+        Ok(Some(status)) => status,
+        Ok(None) => {
+            // Killing the child closes its pipes, which ends the three threads.
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = (writer.join(), stdout.join(), stderr.join());
+            return Ok(None);
+        }
+        Err(e) => return Err(fail(format!("waiting for it failed: {e}"))),
+    };
+    let joined = |h: std::thread::JoinHandle<Vec<u8>>| h.join().unwrap_or_default();
+    let (out, err) = (joined(stdout), joined(stderr));
+    let written = writer
+        .join()
+        .map_err(|_| fail(String::from("the writer thread panicked")))?;
+    if !status.success() {
+        return Err(fail(format!(
+            "{status}: {}",
+            String::from_utf8_lossy(&err).trim()
+        )));
+    }
+    written.map_err(|e| fail(format!("writing the graph failed: {e}")))?;
+    parse_plain(&String::from_utf8_lossy(&out), sizes.len(), edges)
+        .map(Some)
+        .map_err(fail)
+}
+
+/// The graph as DOT, with fixed node sizes (points to inches).
+fn dot_source(sizes: &[Size], labels: &[String], edges: &[(usize, usize)]) -> String {
+    let mut dot = String::with_capacity(64 * (sizes.len() + edges.len()) + 256);
     dot.push_str("digraph deps {\n  rankdir=LR; concentrate=false; nodesep=0.17; ranksep=0.78;\n");
     dot.push_str("  node [shape=box, fixedsize=true, fontname=\"Helvetica\", fontsize=10];\n");
     for (i, s) in sizes.iter().enumerate() {
@@ -357,40 +416,38 @@ pub fn graphviz(
         dot.push_str(&format!("  n{a} -> n{b};\n"));
     }
     dot.push_str("}\n");
+    dot
+}
 
-    let program = engine.program();
-    let fail = |message: String| ToolError::Graphviz {
-        engine: program.to_string(),
-        message,
+/// Reads a child's pipe to its end on a thread of its own.
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    })
+}
+
+/// Waits for `child` to exit, at most `budget` (`Ok(None)`: still running then).
+fn wait_within(child: &mut Child, budget: Option<Duration>) -> std::io::Result<Option<ExitStatus>> {
+    let Some(budget) = budget else {
+        return child.wait().map(Some);
     };
-    let mut child = Command::new(program)
-        .arg("-Tplain")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| fail(format!("cannot start it: {e}")))?;
-    // Feed stdin from a thread so a large output cannot deadlock the pipes.
-    let mut stdin = child
-        .stdin
-        .take()
-        .ok_or_else(|| fail(String::from("no stdin pipe")))?;
-    let writer = std::thread::spawn(move || stdin.write_all(dot.as_bytes()));
-    let output = child
-        .wait_with_output()
-        .map_err(|e| fail(format!("waiting for it failed: {e}")))?;
-    let written = writer
-        .join()
-        .map_err(|_| fail(String::from("the writer thread panicked")))?;
-    if !output.status.success() {
-        return Err(fail(format!(
-            "{}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        )));
+    let deadline = Instant::now() + budget;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(50));
     }
-    written.map_err(|e| fail(format!("writing the graph failed: {e}")))?;
-    parse_plain(&String::from_utf8_lossy(&output.stdout), n, edges).map_err(fail)
 }
 
 /// Splits a `-Tplain` line into tokens, keeping quoted strings whole.
@@ -571,8 +628,34 @@ mod tests {
             "Graphviz `dot` is not on PATH; the tests need it (CI installs it): apt-get install graphviz"
         );
         let labels = vec![String::from("a \"quoted\" name"), String::from("b")];
-        let l = graphviz(Engine::Dot, &sizes(2), &labels, &[(0, 1)]).unwrap();
+        let l = graphviz(Engine::Dot, &sizes(2), &labels, &[(0, 1)], None)
+            .unwrap()
+            .expect("no budget: it finishes");
         assert!(l.nodes[0].x < l.nodes[1].x, "rankdir=LR: {:?}", l.nodes);
         assert!(l.edges[0].len() >= 4);
+    }
+
+    #[test]
+    fn graphviz_over_budget_is_killed() {
+        // A 3,000-node graph that `dot` needs seconds for; a 20 ms budget ends it.
+        let n = 3000;
+        let edges: Vec<(usize, usize)> = (0..n - 1)
+            .flat_map(|i| [(i, i + 1), (i / 2, i + 1)])
+            .collect();
+        let start = Instant::now();
+        let got = graphviz(
+            Engine::Dot,
+            &sizes(n),
+            &[],
+            &edges,
+            Some(Duration::from_millis(20)),
+        )
+        .unwrap();
+        assert!(got.is_none(), "dot finished a 3,000-node graph in 20 ms?");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
     }
 }

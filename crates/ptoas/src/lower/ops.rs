@@ -19,7 +19,7 @@ use crate::types::{Layout, ScalarType, Type};
 const IGNORED_ATTRS: [&str; 3] = ["precision", "algorithm", "mode_hint"];
 
 /// Whether ptoas lowers the tile instruction `name` (`tadd`, `tmatmul.acc`, ...; without the
-/// `pto.` prefix): an op of [`TILE_OPS`], or `treshape` (a view of a tile's bytes). Callers
+/// `pto.` prefix): an op of `TILE_OPS`, or `treshape` (a view of a tile's bytes). Callers
 /// that emit `.pto` (the DSL's codegen) check their op tables against it.
 pub fn lowers_tile_op(name: &str) -> bool {
     name == "treshape" || TILE_OPS.iter().any(|(n, _)| *n == name)
