@@ -755,7 +755,6 @@ fn tile_library_selftest() {
 #[test]
 fn example_sources_compile_without_warnings() {
     let tc = toolchain();
-    let include = format!("-I{}", tc.include_dir().display());
     let cpp = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let mut sources = files_under(&cpp);
     sources.retain(|p| {
@@ -783,8 +782,28 @@ fn example_sources_compile_without_warnings() {
         );
     }
     let isa_include = format!("-I{}", tc.isa_include_dir().display());
-    for rel in sources {
-        let src = cpp.join(&rel);
+    let include_root = tc.include_dir().parent().unwrap().to_path_buf();
+    for rel in &sources {
+        let src = cpp.join(rel);
+        // The example's generation (detected from all its sources, as a build does) decides
+        // the runtime include roots, in the toolchain's order.
+        let example = rel.components().next().unwrap().as_os_str();
+        let of_example: Vec<PathBuf> = sources
+            .iter()
+            .filter(|p| {
+                p.components()
+                    .next()
+                    .is_some_and(|c| c.as_os_str() == example)
+            })
+            .map(|p| cpp.join(p))
+            .collect();
+        let refs: Vec<&Path> = of_example.iter().map(PathBuf::as_path).collect();
+        let generation = detect_generation(&refs).unwrap();
+        let includes: Vec<String> = generation
+            .include_subdirs()
+            .iter()
+            .map(|sub| format!("-I{}", include_root.join(sub).display()))
+            .collect();
         let mut flags = vec![
             "-std=c++17",
             "-fsyntax-only",
@@ -808,7 +827,8 @@ fn example_sources_compile_without_warnings() {
             flags.push("-Wno-unused-parameter");
         }
         let mut args: Vec<&std::ffi::OsStr> = flags.iter().map(|f| f.as_ref()).collect();
-        args.extend([include.as_ref(), isa_include.as_ref(), src.as_os_str()]);
+        args.extend(includes.iter().map(|i| std::ffi::OsStr::new(i)));
+        args.extend([isa_include.as_ref(), src.as_os_str()]);
         cxx(&args);
     }
 }
