@@ -827,7 +827,7 @@ fn example_sources_compile_without_warnings() {
             flags.push("-Wno-unused-parameter");
         }
         let mut args: Vec<&std::ffi::OsStr> = flags.iter().map(|f| f.as_ref()).collect();
-        args.extend(includes.iter().map(|i| std::ffi::OsStr::new(i)));
+        args.extend(includes.iter().map(std::ffi::OsStr::new));
         args.extend([isa_include.as_ref(), src.as_os_str()]);
         cxx(&args);
     }
