@@ -1,13 +1,13 @@
 //! Writing the remaining files of a build directory — orchestration and kernel sources,
 //! `ptoas/*.pto`, `passes_dump/*.py` — with the same atomic rule as the manifest and the
-//! sidecars (a `<stem>.<pid>.tmp` beside the target, flushed, then renamed over it), so a
+//! sidecars (`pto_base::fs`: a hidden temporary beside the target, synced, then renamed over it), so a
 //! compiler writing a build directory never leaves a half-written file behind.
 
 use std::path::Path;
 
 use crate::fs::{write_atomic, WriteError};
 
-/// Writes `bytes` to `path` atomically; the parent directory must exist.
+/// Writes `bytes` to `path` atomically, creating its parent directories.
 pub fn write_build_file(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     write_atomic(path, bytes)
 }
@@ -25,7 +25,7 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "no temporary left behind");
-        let e = write_build_file(&dir.path().join("missing/x.cpp"), b"x").unwrap_err();
-        assert!(e.to_string().contains("missing/x.cpp"), "{e}");
+        let e = write_build_file(&path.join("x.cpp"), b"x").unwrap_err();
+        assert!(e.to_string().contains("main.cpp/x.cpp"), "{e}");
     }
 }

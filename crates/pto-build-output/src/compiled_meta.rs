@@ -13,7 +13,7 @@
 //! `FileNotFoundError`, the others `ValueError`). Writes produce
 //! `json.dumps(meta, indent=2)`'s bytes (2-space indent, ASCII only, no
 //! trailing newline, keys in PyPTO's order) through
-//! `<stem>.<pid>.tmp` and a rename.
+//! a hidden temporary and a rename (`pto_base::fs`).
 //!
 //! Bounded work: a sidecar longer than [`MAX_SIDECAR_BYTES`] is refused
 //! before it is read, JSON nesting stops at serde_json's recursion limit

@@ -33,8 +33,8 @@
 //! input; reading it must neither execute code nor accept something the
 //! reader does not understand, and every rejection names the file, the line
 //! and column, and the fix. The crate also writes these files byte-for-byte
-//! as PyPTO does, atomically (a `<stem>.<pid>.tmp` beside the target, then a
-//! rename), so PyPTO and Simpler read ours and we read theirs.
+//! as PyPTO does, atomically (a hidden temporary beside the target, then a
+//! rename; `pto_base::fs`), so PyPTO and Simpler read ours and we read theirs.
 //!
 //! Each module has its own error type; [`BuildOutputError`] wraps them all
 //! for callers that handle them together.

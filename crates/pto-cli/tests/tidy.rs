@@ -101,10 +101,16 @@ fn library_deps(krate: &str) -> Vec<String> {
 
 #[test]
 fn compiler_crates_stand_alone() {
-    // ptoas and the PTO-ISA header are leaves: usable without the runtime or each other.
+    // ptoas and the PTO-ISA header are leaves: usable without the runtime or each other
+    // (pto-base, below every layer, is allowed; it depends on nothing of the project).
     for krate in ["ptoas", "pto-isa"] {
-        assert_eq!(library_deps(krate), Vec::<String>::new(), "{krate}");
+        let deps: Vec<String> = library_deps(krate)
+            .into_iter()
+            .filter(|d| d != "pto-base")
+            .collect();
+        assert_eq!(deps, Vec::<String>::new(), "{krate}");
     }
+    assert_eq!(internal_deps("pto-base"), Vec::<String>::new(), "pto-base");
     // The DSL's IR and codegen write build directories; they never run them.
     let mut ir = library_deps("pto-ir");
     ir.sort();
@@ -179,4 +185,36 @@ fn crate_layering_holds() {
             "{krate} must not use pyo3"
         );
     }
+}
+
+#[test]
+fn the_shared_helpers_have_one_copy() {
+    // pto-base owns these (docs/ARCHITECTURE.md): a second definition, or a temporary named
+    // `<stem>.<pid>.tmp` (two writers in one process would share it), is a new copy.
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(workspace().join("crates"))
+        .unwrap()
+        .flatten()
+        .filter(|k| k.file_name() != "pto-base")
+    {
+        rust_files(&krate.path().join("src"), &mut files);
+    }
+    let patterns = [
+        "fn human_size(",
+        "fn read_limited(",
+        "fn sync_before_rename(",
+        concat!("with_extension(format!(\"{}.", "tmp\""),
+    ];
+    let copies: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            patterns
+                .iter()
+                .filter(|p| text.contains(*p))
+                .map(|p| format!("{}: {p}", f.display()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(copies.is_empty(), "use pto_base instead: {copies:?}");
 }

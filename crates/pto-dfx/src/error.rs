@@ -158,7 +158,7 @@ pub enum ReadErrorKind {
         key: String,
     },
     /// The file is longer than the reader takes ([`MAX_FILE_BYTES`]).
-    #[error("the file is {len} bytes, more than the {} a DFX reader takes; it is not a file a run wrote, or the run was far larger than the viewers handle (record fewer tasks)", crate::json::human_size(*limit))]
+    #[error("the file is {len} bytes, more than the {} a DFX reader takes; it is not a file a run wrote, or the run was far larger than the viewers handle (record fewer tasks)", pto_base::human_size(*limit))]
     TooLarge {
         /// The file's length (at least).
         len: u64,

@@ -52,17 +52,6 @@ pub(crate) fn read_prefix(path: &Path, want: u64, limit: u64) -> Result<Vec<u8>,
     Ok(bytes)
 }
 
-/// `bytes` as a short human size: `4 GiB`, `8 MiB`, `100 bytes`.
-pub(crate) fn human_size(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
-    for (unit, name) in UNITS {
-        if bytes >= unit && bytes.is_multiple_of(unit) {
-            return format!("{} {name}", bytes / unit);
-        }
-    }
-    format!("{bytes} bytes")
-}
-
 /// Parses JSON text; `path` is only for the message.
 pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<Value, ReadError> {
     serde_json::from_slice(bytes).map_err(|error| json_error(path, error))
@@ -550,9 +539,6 @@ mod tests {
         // No length to check first (a character device): cut at limit + 1 bytes.
         let err = read_prefix(Path::new("/dev/zero"), u64::MAX, 1 << 20).unwrap_err();
         assert!(matches!(err.kind, ReadErrorKind::TooLarge { len, .. } if len == (1 << 20) + 1));
-        assert_eq!(human_size(4 << 30), "4 GiB");
-        assert_eq!(human_size(3 << 20), "3 MiB");
-        assert_eq!(human_size(1000), "1000 bytes");
     }
 
     #[test]

@@ -473,21 +473,13 @@ fn create_parent(path: &Path) -> Result<(), Error> {
     }
 }
 
-/// Writes `bytes` to `path` (creating its directory) through a temporary file in the same
-/// directory and a rename, so the file is never seen half-written.
+/// Writes `bytes` to `path` (creating its directory) atomically
+/// ([`pto_base::fs`]), so the file is never seen half-written.
 pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    create_parent(path)?;
-    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(source) = result {
-        // Best effort: the temporary may not exist if the write itself failed.
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::Write {
-            path: path.to_path_buf(),
-            source,
-        });
-    }
-    Ok(())
+    pto_base::fs::write_atomic(path, bytes).map_err(|e| Error::Write {
+        path: e.path,
+        source: std::io::Error::new(e.source.kind(), format!("{}: {}", e.step, e.source)),
+    })
 }
 
 /// An fp32 array of `shape` holding `values`.

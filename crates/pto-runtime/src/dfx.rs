@@ -362,7 +362,7 @@ pub struct DumpCollector {
 impl DumpCollector {
     /// A collector for `dir/args.bin` at `level` (1 partial, 2 full, 3 hybrid).
     pub fn start(level: u8, dir: PathBuf) -> std::io::Result<std::sync::Arc<DumpCollector>> {
-        let tmp_path = dir.join(format!("args.bin.{}.tmp", std::process::id()));
+        let tmp_path = pto_base::fs::temporary_beside(&dir.join("args.bin"));
         Ok(std::sync::Arc::new(DumpCollector {
             level,
             dir,

@@ -337,7 +337,7 @@ impl UnitsRecord {
         });
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         fsutil::create_dir_all(&cache)?;
-        fsutil::write_atomic(&cache, &cache.join(UNITS_FILE), text.as_bytes())
+        fsutil::write_atomic(&cache.join(UNITS_FILE), text.as_bytes())
     }
 }
 

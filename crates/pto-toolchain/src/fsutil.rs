@@ -1,7 +1,6 @@
 //! Small file-system and hashing helpers shared by the cache and the header
 //! materialization.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -65,25 +64,13 @@ pub(crate) fn create_dir_all(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| ToolchainError::io("cannot create directory", dir, e))
 }
 
-/// Writes `data` to `dest` atomically: a temporary file in `tmp_dir` (which
-/// must be on the same file system) is written, flushed and renamed over
-/// `dest`. Readers see either the old or the new content, never a mix.
-pub(crate) fn write_atomic(tmp_dir: &Path, dest: &Path, data: &[u8]) -> Result<()> {
-    let tmp = tmp_dir.join(unique_name(".tmp-", ""));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)
-            .map_err(|e| ToolchainError::io("cannot create", &tmp, e))?;
-        f.write_all(data)
-            .map_err(|e| ToolchainError::io("cannot write", &tmp, e))?;
-        f.sync_data()
-            .map_err(|e| ToolchainError::io("cannot write", &tmp, e))?;
-        drop(f);
-        std::fs::rename(&tmp, dest).map_err(|e| ToolchainError::io("cannot rename into", dest, e))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+/// Writes `data` to `dest` atomically ([`pto_base::fs`]: a hidden temporary
+/// beside `dest`, renamed over it). Readers see the old or the new content.
+pub(crate) fn write_atomic(dest: &Path, data: &[u8]) -> Result<()> {
+    pto_base::fs::write_atomic(dest, data).map_err(|e| {
+        let cause = std::io::Error::new(e.source.kind(), format!("{}: {}", e.step, e.source));
+        ToolchainError::io("cannot write", dest, cause)
+    })
 }
 
 /// Removes a temporary file on drop (best effort) unless it was disarmed.

@@ -592,7 +592,7 @@ impl Toolchain {
             deps,
         });
         match manifest.serialize() {
-            Some(text) => fsutil::write_atomic(&tmp_dir, &manifest_path, text.as_bytes())?,
+            Some(text) => fsutil::write_atomic(&manifest_path, text.as_bytes())?,
             None => {
                 tracing::debug!(source = %unit.source.display(), "dependency path not representable; not caching")
             }

@@ -4,7 +4,7 @@
 //! [`run`] reads, translates and writes the output atomically (temp file + rename, nothing
 //! written on failure).
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind};
@@ -171,27 +171,15 @@ fn io_err(what: String, e: std::io::Error) -> Error {
     Error::new(ErrorKind::Io, format!("{what}: {e}"))
 }
 
-/// Writes `text` to `path` atomically: a temp file in the same directory, then a rename.
+/// Writes `text` to `path` atomically ([`pto_base::fs`]: a hidden temporary
+/// beside the target, then a rename).
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".ptoas-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(|e| {
-            io_err(
-                format!("cannot create a temporary file in {}", dir.display()),
-                e,
-            )
-        })?;
-    tmp.write_all(text.as_bytes())
-        .map_err(|e| io_err(format!("cannot write {}", path.display()), e))?;
-    tmp.persist(path)
-        .map_err(|e| io_err(format!("cannot write {}", path.display()), e.error))?;
-    Ok(())
+    pto_base::fs::write_atomic(path, text.as_bytes()).map_err(|e| {
+        io_err(
+            format!("cannot write {} ({})", path.display(), e.step),
+            e.source,
+        )
+    })
 }
 
 /// Runs a translation: reads the input, translates, writes the output. The C++ text goes
