@@ -491,7 +491,7 @@ class L3Engine:
         scalars: Sequence[int],
         config: dict[str, Any],
         out: Optional[_Path] = None,
-        deps: Sequence[int] = (),
+        deps: Optional[Sequence[int]] = None,
     ) -> int: ...
     def submit_host(
         self, name: str, tensors: Sequence[tuple[int, int, Sequence[int], int, int]]

@@ -64,7 +64,9 @@ pub enum ViewerCommand {
     ///
     /// chip_swimlane_records.bin becomes chip_swimlane_records.json and deps.bin deps.json,
     /// each written atomically and byte-identical to what `--dfx-format json` writes for the
-    /// same records, for Simpler's tools. (`pto` viewers read the .bin files directly.)
+    /// same records, for Simpler's tools, in the generation the run wrote (its
+    /// --dfx-schema) unless --dfx-schema here names another. (`pto` viewers read the .bin
+    /// files directly.)
     /// Exit codes: 0 success, 2 error.
     DfxExport(DfxExportArgs),
 }
@@ -74,6 +76,11 @@ pub enum ViewerCommand {
 pub struct DfxExportArgs {
     /// The run's diagnostics directory (dfx_outputs/), or a .bin file in it.
     dir: PathBuf,
+    /// Write this generation of Simpler's files (`2026-08`: deps.json without `runtime`,
+    /// aicpu_tasks; `2026-09`: `runtime` keys, `run_epoch`, scheduler_tasks) instead of
+    /// the one the run wrote.
+    #[arg(long, value_name = "GENERATION", value_parser = ["2026-08", "2026-09"])]
+    dfx_schema: Option<String>,
 }
 
 /// `pto swimlane-converter`.
@@ -456,7 +463,13 @@ fn dump(a: &DumpArgs) -> Result<(), Failure> {
 }
 
 fn export(a: &DfxExportArgs) -> Result<(), Failure> {
-    let report = dfx_export::export(&a.dir)?;
+    let schema = a
+        .dfx_schema
+        .as_deref()
+        .map(str::parse::<pto_dfx::DfxSchema>)
+        .transpose()
+        .map_err(|e| Failure::Other(e.into()))?;
+    let report = dfx_export::export(&a.dir, schema)?;
     let mut out = std::io::stdout().lock();
     for f in &report.written {
         writeln!(out, "Wrote {}", f.display())?;

@@ -325,6 +325,8 @@ fn write_compact(
         clock_freq_hz: file.metadata.clock_freq_hz,
         core_types: file.metadata.core_types.clone(),
         core_to_thread: file.metadata.core_to_thread.clone(),
+        schema: file.schema(),
+        run_epoch: 0,
     };
     // One worker holds the subtasks, one lane per scheduler thread.
     let n = lanes.len().max(1);
@@ -434,6 +436,7 @@ fn write_compact(
         .collect();
     cdeps::write(
         &dir.join(cdeps::FILE_NAME),
+        pto_dfx::DfxSchema::V2026_08,
         tasks.iter().map(|(t, a)| (*t, a.iter().copied())),
         edges.iter().copied(),
     )?;

@@ -232,8 +232,8 @@ impl L3Engine {
     /// Submits one dispatch: `tensors` are `(region, byte_offset, shape, dtype, tag)`;
     /// `config` a dict of `CallConfig` fields; `out` the diagnostics directory (required
     /// when a diagnostic is on); `deps` the ids of earlier dispatches it waits for
-    /// (`TaskArgs.add_dep_wait`). Returns the dispatch id.
-    #[pyo3(signature = (program, worker, tensors, scalars, config, out=None, deps=Vec::new()))]
+    /// (`TaskArgs.add_dep_wait`; `None`, the default, for none). Returns the dispatch id.
+    #[pyo3(signature = (program, worker, tensors, scalars, config, out=None, deps=None))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
@@ -244,10 +244,11 @@ impl L3Engine {
         scalars: Vec<u64>,
         config: &Bound<'_, PyDict>,
         out: Option<PathBuf>,
-        deps: Vec<usize>,
+        deps: Option<Vec<usize>>,
     ) -> PyResult<usize> {
         let config = run_config(&self.platform, config)?;
         let args = tensor_args(tensors)?;
+        let deps = deps.unwrap_or_default();
         self.with(py, |e| {
             e.submit(program, worker, &args, &scalars, &deps, &config, out)
         })

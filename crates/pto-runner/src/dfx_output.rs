@@ -196,7 +196,7 @@ pub fn write_artifacts(
     };
     let swimlane = || -> PartResult {
         let mut part = Part::default();
-        let header = swimlane_header(options.chip_swimlane, report, chip);
+        let header = swimlane_header(options.chip_swimlane, stamp, report, chip);
         if report.dfx.workers.iter().all(|w| w.subtasks.is_empty()) {
             part.warnings
                 .push("chip swimlane: no task ran, nothing to write".to_string());
@@ -219,8 +219,7 @@ pub fn write_artifacts(
             part.files.push(path);
         } else {
             let path = out.join(pto_dfx::swimlane::FILE_NAME);
-            let file = swimlane_file(options.chip_swimlane, report, chip)
-                .with_schema(stamp.schema, stamp.run_epoch);
+            let file = swimlane_file(options.chip_swimlane, stamp, report, chip);
             pto_dfx::swimlane::write(&path, &file).map_err(write_err)?;
             part.hints
                 .push(format!("pto swimlane-converter {}", show(&path)));
@@ -233,8 +232,13 @@ pub fn write_artifacts(
         if let Some(log) = &report.deps {
             let path = if compact {
                 let path = out.join(cdeps::FILE_NAME);
-                cdeps::write(&path, dep_tasks(log), log.edges.iter().map(dep_edge))
-                    .map_err(write_err)?;
+                cdeps::write(
+                    &path,
+                    stamp.schema,
+                    dep_tasks(log),
+                    log.edges.iter().map(dep_edge),
+                )
+                .map_err(write_err)?;
                 path
             } else {
                 let path = out.join(pto_dfx::deps::FILE_NAME);
@@ -394,8 +398,14 @@ fn orch(o: &OrchRecord) -> cswim::Orch {
 }
 
 /// The swimlane header at `level` (1–4): the platform's clock, the run's topology (or
-/// the platform's for its worker count) and the core-to-worker map.
-pub fn swimlane_header(level: u8, report: &RunReport, chip: &ChipConfig) -> cswim::SwimlaneHeader {
+/// the platform's for its worker count), the core-to-worker map and the run's generation
+/// and epoch.
+pub fn swimlane_header(
+    level: u8,
+    stamp: RunStamp,
+    report: &RunReport,
+    chip: &ChipConfig,
+) -> cswim::SwimlaneHeader {
     let topology = report
         .dfx
         .topology
@@ -407,15 +417,22 @@ pub fn swimlane_header(level: u8, report: &RunReport, chip: &ChipConfig) -> cswi
             .map(|c| core_type(topology.core_type(c)))
             .collect(),
         core_to_thread: report.dfx.core_to_worker.clone(),
+        schema: stamp.schema,
+        run_epoch: stamp.run_epoch,
     }
 }
 
 /// The swimlane file at `level` (1–4), through [`cswim::model`] as the compact export; with
 /// `--timing predicted`, `metadata.timing` is `"predicted"` (host-time files keep Simpler's
-/// layout byte for byte, and the compact export equals them).
-pub fn swimlane_file(level: u8, report: &RunReport, chip: &ChipConfig) -> SwimlaneFile {
+/// layout byte for byte, and the compact export equals them), in the generation of `stamp`.
+pub fn swimlane_file(
+    level: u8,
+    stamp: RunStamp,
+    report: &RunReport,
+    chip: &ChipConfig,
+) -> SwimlaneFile {
     let mut file = cswim::model(
-        &swimlane_header(level, report, chip),
+        &swimlane_header(level, stamp, report, chip),
         report
             .dfx
             .workers

@@ -63,12 +63,12 @@ fn the_export_of_a_compact_run_is_byte_identical_to_the_json_mode() {
     assert!(report.deps.is_some());
     let chip = config.chip_config(Some(&dir)).unwrap();
     let names = std::collections::BTreeMap::new();
-    let write = |format, out: &Path| {
+    let write_as = |format, stamp, out: &Path| {
         pto_runner::dfx_output::write_artifacts(
             out,
             &config.dfx,
             format,
-            pto_runner::dfx_output::RunStamp::default(),
+            stamp,
             report,
             &chip,
             &names,
@@ -77,6 +77,8 @@ fn the_export_of_a_compact_run_is_byte_identical_to_the_json_mode() {
         )
         .unwrap()
     };
+    let write =
+        |format, out: &Path| write_as(format, pto_runner::dfx_output::RunStamp::default(), out);
     let (json, compact) = (dir.join("same_json"), dir.join("same_compact"));
     for d in [&json, &compact] {
         let _ = std::fs::remove_dir_all(d);
@@ -95,7 +97,7 @@ fn the_export_of_a_compact_run_is_byte_identical_to_the_json_mode() {
     assert!(compact.join("deps.bin").is_file());
     assert!(!compact.join("deps.json").exists());
 
-    let exported = pto_dfx::tools::dfx_export::export(&compact).unwrap();
+    let exported = pto_dfx::tools::dfx_export::export(&compact, None).unwrap();
     assert_eq!(exported.written.len(), 2);
     for name in ["chip_swimlane_records.json", "deps.json"] {
         let a = std::fs::read(json.join(name)).unwrap();
@@ -104,6 +106,31 @@ fn the_export_of_a_compact_run_is_byte_identical_to_the_json_mode() {
         assert!(
             a == b,
             "{name} differs between the JSON mode and the export"
+        );
+    }
+    // A 2026-09 run: the compact files carry its generation and epoch, so the export
+    // still equals what the JSON mode writes.
+    let stamp = pto_runner::dfx_output::RunStamp {
+        schema: pto_dfx::DfxSchema::V2026_09,
+        run_epoch: 7,
+    };
+    let (json09, compact09) = (dir.join("same_json_09"), dir.join("same_compact_09"));
+    for d in [&json09, &compact09] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    write_as(DfxFormat::Json, stamp, &json09);
+    write_as(DfxFormat::Compact, stamp, &compact09);
+    pto_dfx::tools::dfx_export::export(&compact09, None).unwrap();
+    for name in ["chip_swimlane_records.json", "deps.json"] {
+        let a = std::fs::read(json09.join(name)).unwrap();
+        let b = std::fs::read(compact09.join(name)).unwrap();
+        assert!(
+            a == b,
+            "{name} (2026-09) differs between the JSON mode and the export"
+        );
+        assert!(
+            String::from_utf8_lossy(&b).contains("\"runtime\""),
+            "{name}: not 2026-09"
         );
     }
     // The deps viewer shows the same graph from either form (all but the source line).

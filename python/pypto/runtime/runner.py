@@ -225,6 +225,17 @@ class RunConfig:
     dfx_schema: Optional[str] = None
     timing: Optional[str] = None
 
+    if TYPE_CHECKING:
+        # What `_run_config_init` (installed below) accepts: the fields by keyword, the
+        # 2026-08 positional order, `platform=` and the ignored `backend_type=`.
+        def __init__(
+            self,
+            *args: Any,
+            platform: Optional[str] = None,
+            backend_type: Optional[BackendType] = None,
+            **fields: Any,
+        ) -> None: ...
+
     def __post_init__(self) -> None:
         # PyPTO's order: the axes, the swimlane level, the save_kernels forcing, the rings.
         if not isinstance(self.arch, BackendType):
@@ -252,7 +263,7 @@ class RunConfig:
                 "RunConfig.cache_config must be a CacheConfig or None, got "
                 f"{type(self.cache_config).__name__}"
             )
-        self._native(portable=True)
+        self._native_options(portable=True)
         # This runtime's own checks of values no PyPTO caller gets wrong.
         if isinstance(self.device_id, bool) or not isinstance(self.device_id, int):
             raise TypeError(f"device_id must be an int, got {type(self.device_id).__name__}")
@@ -274,10 +285,10 @@ class RunConfig:
         """The code-generation backend: ``arch``."""
         return self.arch
 
-    def _native(self, portable: bool) -> _native.RunOptions:
+    def _native_options(self, portable: bool) -> _native.RunOptions:
         """The native options; ``portable``: PyPTO's checks only, and this runtime's of
         ``dfx_schema`` / ``timing`` (the diagnostics' types are checked when a run starts)."""
-        dfx = {} if portable else {
+        dfx: Dict[str, Any] = {} if portable else {
             "enable_chip_swimlane": self.enable_chip_swimlane,
             "enable_dump_args": self.enable_dump_args,
             "enable_pmu": self.enable_pmu,
@@ -303,7 +314,7 @@ class RunConfig:
     def native_options(self) -> _native.RunOptions:
         """The run's options with every check, PyPTO's and this runtime's (called when a
         run starts; ``ValueError`` / ``TypeError`` name the field)."""
-        return self._native(portable=False)
+        return self._native_options(portable=False)
 
     def any_dfx_enabled(self) -> bool:
         """True when any of the five diagnostics is on."""
@@ -617,9 +628,11 @@ def _execute_compiled(
     dfx = dfx if dfx is not None else DfxOptions()
     host = _coerced_to_orch_args(args)
     base = config if config is not None else RunConfig(platform=platform)
+    arch, execution_mode = _parse_platform(platform)
     run_config = dataclasses.replace(
         base,
-        platform=platform,
+        arch=arch,
+        execution_mode=execution_mode,
         device_id=device_id,
         enable_chip_swimlane=dfx.enable_chip_swimlane,
         enable_dump_args=dfx.enable_dump_args,

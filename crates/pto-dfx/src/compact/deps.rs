@@ -1,6 +1,8 @@
 //! `deps.bin`: the dep_gen log in compact form.
 //!
-//! After the framing ([`super`]) come three sections, each a u64 count and
+//! After the framing ([`super`]) and, from version 2, a `schema` byte (the
+//! generation of `deps.json` the run asked for, [`super::schema_code`]) come
+//! three sections, each a u64 count and
 //! fixed-size records: `tasks` ([`TASK_BYTES`]), `args` ([`ARG_BYTES`]; the
 //! tasks' arguments in task order, each task owning the next `n_args`) and
 //! `edges` ([`EDGE_BYTES`]), in the runtime's emission order.
@@ -24,6 +26,7 @@ use crate::deps::{
     ProducerView, ScopeMode, TensorView,
 };
 use crate::error::WriteError;
+use crate::schema::DfxSchema;
 use crate::task_id::TaskId;
 
 /// The file name under the output prefix.
@@ -182,15 +185,19 @@ pub struct DepsRecords {
     pub tasks: Vec<TaskWithArgs>,
     /// Edges in emission order.
     pub edges: Vec<Edge>,
+    /// The generation of `deps.json` the run asked for (2026-08 in a
+    /// version-1 file).
+    pub schema: DfxSchema,
 }
 
 impl DepsRecords {
-    /// The JSON model of these records ([`model`]).
+    /// The JSON model of these records ([`model`]) in their generation.
     pub fn to_model(&self) -> DepsFile {
         model(
             self.tasks.iter().map(|t| (t.task, t.args.iter().copied())),
             self.edges.iter().copied(),
         )
+        .with_schema(self.schema)
     }
 }
 
@@ -371,7 +378,7 @@ fn encode_edge(x: &Edge) -> [u8; EDGE_BYTES] {
 /// twice (tasks, then their arguments), so it must be `Clone` (an iterator
 /// over slices is). An iterator whose `len()` disagrees with what it yields
 /// is an error and leaves no file.
-pub fn write<T, A, E>(path: &Path, tasks: T, edges: E) -> Result<u64, WriteError>
+pub fn write<T, A, E>(path: &Path, schema: DfxSchema, tasks: T, edges: E) -> Result<u64, WriteError>
 where
     T: ExactSizeIterator<Item = (Task, A)> + Clone,
     A: ExactSizeIterator<Item = Arg>,
@@ -380,6 +387,7 @@ where
     let mut out = Sink::create(path)?;
     out.put(&MAGIC)?;
     out.put(&super::VERSION.to_le_bytes())?;
+    out.put(&[super::schema_code(schema)])?;
     let n_tasks = tasks.len();
     out.put(&(n_tasks as u64).to_le_bytes())?;
     let (mut seen, mut n_args) = (0usize, 0u64);
@@ -439,6 +447,8 @@ pub trait DepsVisitor {
     fn arg(&mut self, arg: &Arg);
     /// Edge `index`.
     fn edge(&mut self, index: usize, edge: &Edge);
+    /// The file's generation, before any task.
+    fn schema(&mut self, _schema: DfxSchema) {}
 }
 
 /// Collects a whole [`DepsRecords`].
@@ -450,6 +460,10 @@ struct Collect {
 }
 
 impl DepsVisitor for Collect {
+    fn schema(&mut self, schema: DfxSchema) {
+        self.records.schema = schema;
+    }
+
     fn task(&mut self, index: usize, task: &Task, n_args: u32) {
         self.records.tasks.push(TaskWithArgs {
             task: *task,
@@ -585,7 +599,9 @@ fn walk<R: std::io::Read>(
     c: &mut Cursor<'_, R>,
     visitor: &mut impl DepsVisitor,
 ) -> Result<(), CompactError> {
-    c.framing(&MAGIC, FILE_NAME)?;
+    let version = c.framing(&MAGIC, FILE_NAME)?;
+    c.section = "header";
+    visitor.schema(c.schema(version)?);
     c.section = "tasks";
     let n_tasks = c.count(TASK_BYTES, true)?;
     let mut total = 0u64;
@@ -803,6 +819,7 @@ mod tests {
                     producer: None,
                 },
             ],
+            schema: DfxSchema::V2026_08,
         }
     }
 
@@ -810,6 +827,7 @@ mod tests {
         let path = dir.join(FILE_NAME);
         write(
             &path,
+            r.schema,
             r.tasks.iter().map(|t| (t.task, t.args.iter().copied())),
             r.edges.iter().copied(),
         )
@@ -825,7 +843,7 @@ mod tests {
         let len = std::fs::metadata(&path).unwrap().len() as usize;
         assert_eq!(
             len,
-            12 + 24 + 3 * TASK_BYTES + 4 * ARG_BYTES + 2 * EDGE_BYTES
+            12 + 1 + 24 + 3 * TASK_BYTES + 4 * ARG_BYTES + 2 * EDGE_BYTES
         );
         assert_eq!(
             super::super::sniff(&path),
@@ -863,13 +881,13 @@ mod tests {
             assert!(parse(&bytes[..n], &path).is_err(), "prefix {n}");
         }
         // The second task's n_args raised by one: the args count no longer adds up.
-        let at = 12 + 8 + TASK_BYTES + TASK_BYTES - 4;
+        let at = 13 + 8 + TASK_BYTES + TASK_BYTES - 4;
         let mut sum = bytes.clone();
         sum[at] += 1;
         let e = parse(&sum, &path).unwrap_err();
         assert_eq!((e.section, e.field), ("args", "count"));
         // The first edge's overlap set to 7.
-        let at = 12 + 8 + 3 * TASK_BYTES + 8 + 4 * ARG_BYTES + 8 + 8 + 8 + 4 + 2;
+        let at = 13 + 8 + 3 * TASK_BYTES + 8 + 4 * ARG_BYTES + 8 + 8 + 8 + 4 + 2;
         let mut o = bytes.clone();
         o[at] = 7;
         let e = parse(&o, &path).unwrap_err();
@@ -877,7 +895,30 @@ mod tests {
         assert!(e.to_string().contains("edges[0].overlap"), "{e}");
         // The tasks count set to 2^61 (would overflow `count × size`).
         let mut huge = bytes;
-        huge[12..20].copy_from_slice(&(1u64 << 61).to_le_bytes());
+        huge[13..21].copy_from_slice(&(1u64 << 61).to_le_bytes());
         assert_eq!(parse(&huge, &path).unwrap_err().field, "count");
+    }
+
+    #[test]
+    fn the_generation_byte_picks_the_json_and_a_version_1_file_is_2026_08() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = sample();
+        r.schema = DfxSchema::V2026_09;
+        let path = write_sample(dir.path(), &r);
+        let back = read(&path).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(back.to_model().schema(), DfxSchema::V2026_09);
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes[12], 1);
+        let mut bad = bytes.clone();
+        bad[12] = 2;
+        let e = parse(&bad, &path).unwrap_err();
+        assert_eq!((e.section, e.field), ("header", "schema"));
+        let mut v1 = bytes[..12].to_vec();
+        v1.extend_from_slice(&bytes[13..]);
+        v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let old = parse(&v1, &path).unwrap();
+        assert_eq!(old.schema, DfxSchema::V2026_08);
+        assert_eq!((old.tasks, old.edges), (r.tasks, r.edges));
     }
 }

@@ -14,8 +14,13 @@
 //! | offset | bytes | field |
 //! |---:|---:|---|
 //! | 0 | 8 | magic: [`swimlane::MAGIC`] or [`deps::MAGIC`] |
-//! | 8 | 4 | format version, [`VERSION`] |
+//! | 8 | 4 | format version, [`VERSION`] (a reader also takes 1) |
 //! | 12 | … | the form's header, then its sections |
+//!
+//! Version 2 added the generation of Simpler's JSON the run asked for
+//! ([`crate::DfxSchema`], [`schema_code`]) to each form's header, so that
+//! `pto dfx-export` renders the generation the JSON mode would have written;
+//! a version 1 file is a 2026-08 run's.
 //!
 //! A section is a `u64` record count followed by that many fixed-size
 //! records. The reader ([`swimlane::parse`], [`deps::parse`]) checks every
@@ -36,8 +41,17 @@ use std::path::{Path, PathBuf};
 pub mod deps;
 pub mod swimlane;
 
-/// The format version both forms write; a reader refuses any other.
-pub const VERSION: u32 = 1;
+/// The format version both forms write; a reader takes it and 1 (which
+/// has no generation in its header: 2026-08) and refuses any other.
+pub const VERSION: u32 = 2;
+
+/// The byte that stands for `schema` in a header: 0 for 2026-08, 1 for 2026-09.
+pub const fn schema_code(schema: crate::DfxSchema) -> u8 {
+    match schema {
+        crate::DfxSchema::V2026_08 => 0,
+        crate::DfxSchema::V2026_09 => 1,
+    }
+}
 
 /// Which compact form a file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,7 +136,7 @@ pub enum CompactErrorKind {
         expected: &'static str,
     },
     /// A version this reader does not know.
-    #[error("format version {found} is not supported (this reader knows {VERSION})")]
+    #[error("format version {found} is not supported (this reader knows 1 to {VERSION})")]
     Version {
         /// The version in the file.
         found: u32,
@@ -257,15 +271,35 @@ impl<'a, R: std::io::Read> Cursor<'a, R> {
     }
 
     /// Checks the magic and the version.
-    pub fn framing(&mut self, magic: &[u8; 8], form: &'static str) -> Result<(), CompactError> {
+    /// Checks the magic and returns the format version (1 ..= [`VERSION`]).
+    pub fn framing(&mut self, magic: &[u8; 8], form: &'static str) -> Result<u32, CompactError> {
         if &self.take::<8>("magic")? != magic {
             return Err(self.error("magic", CompactErrorKind::BadMagic { expected: form }));
         }
         let version = self.u32("version")?;
-        if version != VERSION {
+        if !(1..=VERSION).contains(&version) {
             return Err(self.error("version", CompactErrorKind::Version { found: version }));
         }
-        Ok(())
+        Ok(version)
+    }
+
+    /// The generation byte of a version-2 header ([`schema_code`]); 2026-08
+    /// for a version-1 file, which has none.
+    pub fn schema(&mut self, version: u32) -> Result<crate::DfxSchema, CompactError> {
+        if version < 2 {
+            return Ok(crate::DfxSchema::V2026_08);
+        }
+        match self.u8("schema")? {
+            0 => Ok(crate::DfxSchema::V2026_08),
+            1 => Ok(crate::DfxSchema::V2026_09),
+            v => Err(self.error(
+                "schema",
+                CompactErrorKind::Value {
+                    value: u64::from(v),
+                    reason: "is not a DFX generation (0 2026-08, 1 2026-09)",
+                },
+            )),
+        }
     }
 
     /// A count of records of `record_bytes` each (32-bit when `wide` is false),

@@ -7,7 +7,7 @@
 //!
 //! | part | layout |
 //! |---|---|
-//! | header | `level` u8, `clock_freq_hz` u64, `core_types` (u32 count, u8 each: 0 aic, 1 aiv), `core_to_thread` (u32 count, i32 each) |
+//! | header | `level` u8, `clock_freq_hz` u64, `core_types` (u32 count, u8 each: 0 aic, 1 aiv), `core_to_thread` (u32 count, i32 each), `schema` u8 ([`super::schema_code`]), `run_epoch` u64 (these two from version 2) |
 //! | `wide` | u64 count, [`WIDE_BYTES`] each: the times too far from their record's first time for an offset |
 //! | `workers` | u32 count; per worker: `subtasks` (u64 count, [`SUBTASK_BYTES`] each), `phases` (u64 count, [`PHASE_BYTES`] each) |
 //! | `orchestrator` | u64 count, [`ORCH_BYTES`] each |
@@ -32,6 +32,7 @@ use std::path::Path;
 use super::{CompactError, CompactErrorKind, Cursor, Enc, Sink};
 use crate::core_type::CoreType;
 use crate::error::WriteError;
+use crate::schema::DfxSchema;
 use crate::swimlane::{
     AicoreTaskRow, AicpuTaskRow, OrchPhaseRecord, PopCounts, SchedPhaseKind, SchedPhaseRecord,
     SwimlaneFile, SwimlaneLevel, SwimlaneMetadata,
@@ -134,6 +135,12 @@ pub struct SwimlaneHeader {
     pub core_types: Vec<CoreType>,
     /// Worker thread of each logical core (written in the JSON at level >= 3).
     pub core_to_thread: Vec<i32>,
+    /// The generation of Simpler's JSON the run asked for (2026-08 in a
+    /// version-1 file).
+    pub schema: DfxSchema,
+    /// The run's `run_epoch` (stamped on the records of a 2026-09 file; 0 in
+    /// a version-1 file).
+    pub run_epoch: u64,
 }
 
 /// What one worker thread recorded.
@@ -157,7 +164,7 @@ pub struct SwimlaneRecords {
 }
 
 impl SwimlaneRecords {
-    /// The JSON model of these records ([`model`]).
+    /// The JSON model of these records ([`model`]) in the header's generation.
     pub fn to_model(&self) -> SwimlaneFile {
         model(
             &self.header,
@@ -180,7 +187,8 @@ fn ticks(ns: u64, freq: u64) -> u64 {
 /// within a core; the AICPU rows and `core_to_thread` appear from level 2
 /// and 3, one scheduler lane per worker from level 3, the orchestrator lane
 /// at level 4 when it has records. Times become ticks at `clock_freq_hz`
-/// (rounded down).
+/// (rounded down). The file is in the header's generation
+/// ([`SwimlaneFile::with_schema`] with its `schema` and `run_epoch`).
 pub fn model<W, S, P, O>(header: &SwimlaneHeader, workers: W, orchestrator: O) -> SwimlaneFile
 where
     W: IntoIterator<Item = (S, P)>,
@@ -268,6 +276,7 @@ where
         host_orchestrator_phases: None,
         host_device_uploads: None,
     }
+    .with_schema(header.schema, header.run_epoch)
 }
 
 fn phase_record(p: &Phase, freq: u64) -> SchedPhaseRecord {
@@ -396,6 +405,8 @@ where
     for t in &header.core_to_thread {
         out.put(&t.to_le_bytes())?;
     }
+    out.put(&[super::schema_code(header.schema)])?;
+    out.put(&header.run_epoch.to_le_bytes())?;
     let wide = wide_entries(workers.clone(), orchestrator.clone());
     out.put(&(wide.len() as u64).to_le_bytes())?;
     for (part, worker, index, field, value) in &wide {
@@ -492,7 +503,7 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<SwimlaneRecords, CompactError>
 }
 
 fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, CompactError> {
-    c.framing(&MAGIC, FILE_NAME)?;
+    let version = c.framing(&MAGIC, FILE_NAME)?;
     let level = c.u8("level")?;
     if !(1..=4).contains(&level) {
         return Err(c.error(
@@ -549,6 +560,9 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
         core_to_thread.push(thread);
     }
     c.index = None;
+    c.section = "header";
+    let schema = c.schema(version)?;
+    let run_epoch = if version >= 2 { c.u64("run_epoch")? } else { 0 };
     c.section = "wide";
     let n = c.count(WIDE_BYTES, true)?;
     let mut wide: std::collections::HashMap<(u8, u32, u64, u8), u64> =
@@ -713,6 +727,8 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
             clock_freq_hz,
             core_types,
             core_to_thread,
+            schema,
+            run_epoch,
         },
         workers,
         orchestrator,
@@ -751,6 +767,8 @@ mod tests {
                 clock_freq_hz: 50_000_000,
                 core_types: vec![CoreType::Aic, CoreType::Aiv, CoreType::Aiv],
                 core_to_thread: vec![0, 1, -1],
+                schema: DfxSchema::V2026_08,
+                run_epoch: 0,
             },
             workers: vec![
                 WorkerRecords {
@@ -792,8 +810,8 @@ mod tests {
         let r = sample();
         let path = write_sample(dir.path(), &r);
         let len = std::fs::metadata(&path).unwrap().len();
-        // Framing 12, header 1 + 8 + 4 + 3 + 4 + 12, no wide entry, workers 4 + 3 × 16.
-        let fixed = 12 + 32 + 8 + 52 + 8;
+        // Framing 12, header 1 + 8 + 4 + 3 + 4 + 12 + 1 + 8, no wide entry, workers 4 + 3 × 16.
+        let fixed = 12 + 41 + 8 + 52 + 8;
         assert_eq!(
             len as usize,
             fixed + 3 * SUBTASK_BYTES + 3 * PHASE_BYTES + ORCH_BYTES
@@ -873,7 +891,7 @@ mod tests {
         assert!(matches!(e.kind, CompactErrorKind::Trailing(1)), "{e}");
 
         // The first worker's subtask count set to 2^40.
-        let at = 12 + 32 + 8 + 4;
+        let at = 12 + 41 + 8 + 4;
         let mut huge = bytes.clone();
         huge[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
         let e = parse(&huge, &path).unwrap_err();
@@ -881,7 +899,7 @@ mod tests {
         assert!(e.to_string().contains("do not fit"), "{e}");
 
         // The first phase's kind set to 3 (unused in Simpler's enum).
-        let at = 12 + 32 + 8 + 4 + 8 + 2 * SUBTASK_BYTES + 8;
+        let at = 12 + 41 + 8 + 4 + 8 + 2 * SUBTASK_BYTES + 8;
         let mut kind = bytes.clone();
         kind[at] = 3;
         let e = parse(&kind, &path).unwrap_err();
@@ -900,6 +918,42 @@ mod tests {
     }
 
     #[test]
+    fn the_header_carries_the_generation_and_a_version_1_file_is_2026_08() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = sample();
+        r.header.schema = DfxSchema::V2026_09;
+        r.header.run_epoch = 3;
+        let path = write_sample(dir.path(), &r);
+        let back = read(&path).unwrap();
+        assert_eq!(back, r);
+        let f = back.to_model();
+        assert_eq!(f.schema(), DfxSchema::V2026_09);
+        assert!(f.aicore_tasks.iter().all(|t| t.run_epoch == Some(3)));
+
+        // The generation byte sits after core_to_thread (12 + 1 + 8 + 4 + 3 + 4 + 12).
+        let bytes = std::fs::read(&path).unwrap();
+        let at = 12 + 32;
+        assert_eq!(bytes[at], 1);
+        let mut bad = bytes.clone();
+        bad[at] = 7;
+        let e = parse(&bad, &path).unwrap_err();
+        assert_eq!((e.section, e.field), ("header", "schema"));
+        assert!(e.to_string().contains("2026-09"), "{e}");
+
+        // Version 1: no generation byte nor epoch; read as 2026-08.
+        let mut v1 = bytes[..at].to_vec();
+        v1.extend_from_slice(&bytes[at + 9..]);
+        v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let old = parse(&v1, &path).unwrap();
+        assert_eq!(
+            (old.header.schema, old.header.run_epoch),
+            (DfxSchema::V2026_08, 0)
+        );
+        assert_eq!(old.workers, r.workers);
+        assert_eq!(old.to_model().schema(), DfxSchema::V2026_08);
+    }
+
+    #[test]
     fn times_beyond_an_offset_go_wide_and_come_back_exactly() {
         let dir = tempfile::tempdir().unwrap();
         let mut r = sample();
@@ -912,7 +966,7 @@ mod tests {
         r.orchestrator[0].end_ns = u64::MAX;
         let path = write_sample(dir.path(), &r);
         let len = std::fs::metadata(&path).unwrap().len() as usize;
-        let plain = 12 + 32 + 8 + 52 + 8 + 3 * SUBTASK_BYTES + 3 * PHASE_BYTES + ORCH_BYTES;
+        let plain = 12 + 41 + 8 + 52 + 8 + 3 * SUBTASK_BYTES + 3 * PHASE_BYTES + ORCH_BYTES;
         assert_eq!(len, plain + 3 * WIDE_BYTES);
         assert_eq!(read(&path).unwrap(), r);
 
@@ -921,7 +975,7 @@ mod tests {
             assert!(parse(&bytes[..n], &path).is_err(), "prefix {n}");
         }
         // An entry dropped (count 3 → 2, its bytes cut): an offset marked wide has none.
-        let start = 12 + 32 + 8;
+        let start = 12 + 41 + 8;
         let mut fewer = bytes.clone();
         fewer[start - 8..start].copy_from_slice(&2u64.to_le_bytes());
         fewer.drain(start + 2 * WIDE_BYTES..start + 3 * WIDE_BYTES);

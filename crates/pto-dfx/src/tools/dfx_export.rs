@@ -5,11 +5,15 @@
 //! (`chip_swimlane_records.json`, `deps.json`), atomically. The JSON comes
 //! from [`crate::compact::swimlane::model`] / [`crate::compact::deps::model`]
 //! and the format modules' renderers, the path the JSON mode of a run takes,
-//! so the files are byte-identical to what that run would have written.
+//! so the files are byte-identical to what that run would have written: in
+//! the generation the run asked for (the compact header's), or in the one
+//! the caller names (`--dfx-schema`; the records are the same, the 2026-09
+//! files stamped with the run's `run_epoch`).
 
 use std::path::{Path, PathBuf};
 
 use crate::compact;
+use crate::schema::DfxSchema;
 use crate::tools::ToolError;
 
 /// What [`export`] wrote.
@@ -20,9 +24,10 @@ pub struct ExportReport {
 }
 
 /// Writes the JSON beside every compact file of `dir` (a directory, or a
-/// compact file whose directory is meant). A directory with no compact file
-/// is [`ToolError::Missing`].
-pub fn export(dir: &Path) -> Result<ExportReport, ToolError> {
+/// compact file whose directory is meant), in `schema`, else in the
+/// generation each file records. A directory with no compact file is
+/// [`ToolError::Missing`].
+pub fn export(dir: &Path, schema: Option<DfxSchema>) -> Result<ExportReport, ToolError> {
     let dir = if dir.is_file() {
         super::parent_dir(dir)
     } else {
@@ -31,14 +36,20 @@ pub fn export(dir: &Path) -> Result<ExportReport, ToolError> {
     let mut report = ExportReport::default();
     let swimlane = dir.join(compact::swimlane::FILE_NAME);
     if swimlane.is_file() {
-        let records = compact::swimlane::read(&swimlane)?;
+        let mut records = compact::swimlane::read(&swimlane)?;
+        if let Some(schema) = schema {
+            records.header.schema = schema;
+        }
         let out = dir.join(crate::swimlane::FILE_NAME);
         crate::swimlane::write(&out, &records.to_model())?;
         report.written.push(out);
     }
     let deps = dir.join(compact::deps::FILE_NAME);
     if deps.is_file() {
-        let records = compact::deps::read(&deps)?;
+        let mut records = compact::deps::read(&deps)?;
+        if let Some(schema) = schema {
+            records.schema = schema;
+        }
         let out = dir.join(crate::deps::FILE_NAME);
         crate::deps::write(&out, &records.to_model())?;
         report.written.push(out);
@@ -62,14 +73,14 @@ mod tests {
     #[test]
     fn an_empty_directory_is_missing_and_damage_names_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        let e = export(dir.path()).unwrap_err();
+        let e = export(dir.path(), None).unwrap_err();
         assert!(matches!(e, ToolError::Missing { .. }), "{e}");
         std::fs::write(
             dir.path().join(compact::deps::FILE_NAME),
             b"PTO-DEP\0\x01\0\0\0",
         )
         .unwrap();
-        let e = export(dir.path()).unwrap_err().to_string();
+        let e = export(dir.path(), None).unwrap_err().to_string();
         assert!(e.contains("deps.bin") && e.contains("tasks"), "{e}");
         assert!(!dir.path().join(crate::deps::FILE_NAME).exists());
     }
