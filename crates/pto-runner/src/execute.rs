@@ -233,6 +233,9 @@ impl CompiledBuild {
             })?;
             dfx.files
                 .push(crate::predicted::write_summary(out, p, &chip_config)?);
+            if config.dfx.chip_swimlane > 0 {
+                dfx.files.push(crate::predicted::write_pipes(out, p)?);
+            }
         }
         Ok((report, dfx))
     }

@@ -23,7 +23,7 @@ pub mod op;
 pub mod params;
 pub mod sink;
 
-pub use crate::core::{CoreScheduler, CoreTiming, SubtaskTiming};
+pub use crate::core::{CoreScheduler, CoreTiming, PipeSpan, SubtaskTiming};
 pub use crate::error::ParamError;
 pub use crate::event::{Event, Instr, Operand, RawEvent, RawTrace};
 pub use crate::latency::{Model, Unmodelled};
