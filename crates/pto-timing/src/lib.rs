@@ -22,6 +22,7 @@ pub mod latency;
 pub mod op;
 pub mod params;
 pub mod sink;
+pub mod validation;
 
 pub use crate::core::{CoreScheduler, CoreTiming, PipeSpan, SubtaskTiming};
 pub use crate::error::ParamError;
