@@ -110,7 +110,7 @@ fn kind(t: CoreType) -> CoreKind {
 /// Builds the graph from the predictions and the dependency log, schedules it and rewrites
 /// `report`'s swimlane records with the schedule.
 pub fn apply(report: &mut RunReport, chip: &ChipConfig) -> Prediction {
-    let model = Model::for_platform(chip.platform.name());
+    let model = Model::shared(chip.platform.name());
     let topology = chip.platform.topology(report.n_workers);
     let mut p = Prediction {
         core_hz: model.arch.core_hz,
@@ -251,6 +251,14 @@ pub fn write_summary(
     p: &Prediction,
     chip: &ChipConfig,
 ) -> Result<std::path::PathBuf, RunnerError> {
+    let path = dir.join(FILE_NAME);
+    pto_dfx::atomic_write(&path, summary_text(p, chip).as_bytes())
+        .map_err(|e| RunnerError::config(e.to_string()))?;
+    Ok(path)
+}
+
+/// [`FILE_NAME`]'s content (see [`write_summary`]).
+pub fn summary_text(p: &Prediction, chip: &ChipConfig) -> String {
     let kernels: Vec<serde_json::Value> = p
         .kernels
         .iter()
@@ -279,11 +287,7 @@ pub fn write_summary(
         "unmodelled_subtasks": unmodelled,
         "note": "chip_swimlane_records.json task times are the model's schedule (docs/TIMING.md); unmodelled subtasks count 0 cycles",
     });
-    let path = dir.join(FILE_NAME);
-    let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
-    pto_dfx::atomic_write(&path, text.as_bytes())
-        .map_err(|e| RunnerError::config(e.to_string()))?;
-    Ok(path)
+    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
 }
 
 /// Writes [`PIPES_FILE_NAME`] into `dir`: per placed subtask, its task, core, start and

@@ -97,6 +97,29 @@ impl CoreScheduler {
         s.into_timing()
     }
 
+    /// The outcome of the events stepped so far, leaving the scheduler at cycle 0 for the
+    /// next subtask with its maps' capacity kept (no allocation per subtask once warm).
+    pub fn take_timing(&mut self) -> SubtaskTiming {
+        let last = self.pipe_free.iter().copied().max().unwrap_or(0);
+        let mut timing = std::mem::take(&mut self.timing);
+        timing.total = last.max(self.issue);
+        self.issue = 0;
+        self.pipe_free = [0; N_PIPES];
+        self.gate = [0; N_PIPES];
+        self.flags.clear();
+        self.accesses.clear();
+        self.last_span = [None; N_PIPES];
+        if timing.instructions == 0 {
+            return SubtaskTiming::Unmodelled("the kernel ran no PTO-ISA instruction".to_string());
+        }
+        SubtaskTiming::Modelled(timing)
+    }
+
+    /// Forgets the events stepped so far (as [`CoreScheduler::take_timing`] does).
+    pub fn reset(&mut self) {
+        let _ = self.take_timing();
+    }
+
     /// The outcome of the events stepped so far: unmodelled when there were none.
     pub fn into_timing(self) -> SubtaskTiming {
         if self.timing.instructions == 0 {

@@ -136,6 +136,21 @@ impl Model {
         }
     }
 
+    /// The model of a platform name, built once per process (the embedded table is parsed
+    /// once; every run with `--timing predicted` shares it).
+    pub fn shared(platform: &str) -> std::sync::Arc<Model> {
+        use std::sync::{Arc, OnceLock};
+        static A2A3: OnceLock<Arc<Model>> = OnceLock::new();
+        static A5: OnceLock<Arc<Model>> = OnceLock::new();
+        let cell = if Arch::for_platform(platform).name == Arch::a5().name {
+            &A5
+        } else {
+            &A2A3
+        };
+        cell.get_or_init(|| Arc::new(Model::for_platform(platform)))
+            .clone()
+    }
+
     /// The pipe and cycles of one instruction.
     pub fn latency(&self, i: &Instr) -> Result<(Pipe, u64), Unmodelled> {
         use Op::*;
