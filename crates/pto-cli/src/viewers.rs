@@ -330,6 +330,14 @@ fn swimlane(a: &SwimlaneArgs) -> Result<(), Failure> {
         report.n_events,
         report.n_flows
     )?;
+    if let Some(pipes) = &report.pipes {
+        writeln!(
+            out,
+            "Pipe View (predicted): {} pipe intervals from {}",
+            report.n_pipe_slices,
+            pipes.display()
+        )?;
+    }
     if a.overhead && report.n_overhead_samples > 0 {
         writeln!(
             out,

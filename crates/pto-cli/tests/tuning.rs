@@ -283,3 +283,135 @@ fn pmu_swimlane_and_bench_say_predicted_time() {
             .unwrap();
     assert_eq!(swimlane["metadata"].get("timing"), None, "{swimlane}");
 }
+
+/// Perfetto in predicted time: `pto swimlane-converter` on a `--timing predicted` swimlane
+/// draws each core's pipes as tracks (`Pipe View (predicted)`), every pipe slice inside its
+/// task's Worker View bar on the same core; `pto critical-path` reports predicted cycles.
+#[test]
+fn perfetto_shows_each_cores_pipes_and_critical_path_says_predicted() {
+    let dir = common::example("tuning", "paged_attn_bf16", "pipes");
+    let d = dir.to_str().unwrap();
+    let o = pto(&[
+        "replay",
+        d,
+        "--swimlane",
+        "--dep-gen",
+        "--timing",
+        "predicted",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = dir.join("dfx_outputs");
+    let trace_path = out.join("merged_swimlane_test.json");
+    let o = pto(&[
+        "swimlane-converter",
+        out.join("chip_swimlane_records.json").to_str().unwrap(),
+        "-o",
+        trace_path.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("Pipe View (predicted): "), "{t}");
+    let trace: Value = serde_json::from_slice(&std::fs::read(&trace_path).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let pid_of = |name: &str| {
+        events
+            .iter()
+            .find(|e| e["name"] == "process_name" && e["args"]["name"] == name)
+            .and_then(|e| e["pid"].as_u64())
+            .unwrap_or_else(|| panic!("no process {name}"))
+    };
+    let (worker, pipes) = (pid_of("Worker View"), pid_of("Pipe View (predicted)"));
+    // Track names: `<core> <pipe>`; the cube and vector sides both show.
+    let tracks: BTreeMap<u64, String> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name" && e["pid"] == pipes)
+        .map(|e| {
+            let name = e["args"]["name"].as_str().unwrap().to_string();
+            (e["tid"].as_u64().unwrap(), name)
+        })
+        .collect();
+    for want in [" MTE2", " MTE1", " CUBE", " FIXP", " VEC", " MTE3"] {
+        assert!(
+            tracks.values().any(|n| n.ends_with(want)),
+            "{want}: {tracks:?}"
+        );
+    }
+    assert!(tracks
+        .values()
+        .any(|n| n.starts_with("AIC_") && n.ends_with(" CUBE")));
+    assert!(tracks
+        .values()
+        .any(|n| n.starts_with("AIV_") && n.ends_with(" VEC")));
+    // Worker View bars by (task, core); core from the lane's tid (10000 + 10 * core).
+    let us = |e: &Value, k: &str| e[k].as_f64().unwrap();
+    let core_of = |tid: u64| (tid - 10_000) / 10;
+    let mut bars: BTreeMap<(u64, u64), Vec<(f64, f64)>> = BTreeMap::new();
+    for e in events
+        .iter()
+        .filter(|e| e["pid"] == worker && e["ph"] == "X")
+    {
+        let (ts, dur) = (us(e, "ts"), us(e, "dur"));
+        let key = (
+            e["args"]["taskId"].as_u64().unwrap(),
+            core_of(e["tid"].as_u64().unwrap()),
+        );
+        bars.entry(key).or_default().push((ts, ts + dur));
+    }
+    let slices: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["pid"] == pipes && e["ph"] == "X")
+        .collect();
+    assert!(slices.len() > bars.len(), "{} slices", slices.len());
+    let mut per_track: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
+    for s in &slices {
+        let tid = s["tid"].as_u64().unwrap();
+        let track = &tracks[&tid];
+        assert!(
+            track.ends_with(&format!(" {}", s["name"].as_str().unwrap())),
+            "{s} on {track}"
+        );
+        let (a, b) = (us(s, "ts"), us(s, "ts") + us(s, "dur"));
+        let task = s["args"]["taskId"].as_u64().unwrap();
+        let inside = bars[&(task, core_of(tid))]
+            .iter()
+            .any(|&(x, y)| a >= x - 1e-6 && b <= y + 1e-6);
+        assert!(
+            inside,
+            "pipe slice {s} outside its task's bars {:?}",
+            bars[&(task, core_of(tid))]
+        );
+        per_track.entry(tid).or_default().push((a, b));
+    }
+    // A pipe does one thing at a time.
+    for (tid, mut v) in per_track {
+        v.sort_by(|x, y| x.partial_cmp(y).unwrap());
+        for w in v.windows(2) {
+            assert!(w[0].1 <= w[1].0 + 1e-6, "{}: {w:?} overlap", tracks[&tid]);
+        }
+    }
+
+    // critical-path: its durations are predicted, and it says so with cycles.
+    let o = pto(&["critical-path", out.to_str().unwrap()]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("timing: predicted device time") && t.contains("at its 1.85 GHz core clock"),
+        "{t}"
+    );
+    let predicted: Value =
+        serde_json::from_slice(&std::fs::read(out.join("predicted_timing.json")).unwrap()).unwrap();
+    let makespan = predicted["makespan_cycles"].as_u64().unwrap();
+    let line = t.lines().find(|l| l.contains("**makespan**")).unwrap();
+    let cycles: u64 = line
+        .split(" = ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    // First start to last end: the whole predicted makespan but the first dispatch (1850
+    // cycles), within the swimlane's 50 MHz tick (37 cycles) at each end.
+    assert!(
+        cycles <= makespan && makespan - cycles <= 1850 + 2 * 37,
+        "critical path {cycles} vs predicted makespan {makespan}: {line}"
+    );
+}

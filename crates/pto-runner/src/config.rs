@@ -61,6 +61,12 @@ impl DfxOptions {
         self.any() || self.predicted_timing
     }
 
+    /// Only `--timing predicted` (none of the five diagnostics): the run writes one small
+    /// file, published without a staging directory ([`crate::dfx_publish::publish_file`]).
+    pub fn predicted_only(&self) -> bool {
+        self.predicted_timing && !self.any()
+    }
+
     /// `any_dfx_enabled()`.
     pub fn any(&self) -> bool {
         self.chip_swimlane > 0

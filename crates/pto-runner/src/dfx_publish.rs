@@ -29,19 +29,25 @@ fn io(action: &'static str, path: &Path, source: std::io::Error) -> RunnerError 
     }
 }
 
-/// A fresh staging directory under `out` (which is created).
-pub fn staging_dir(out: &Path) -> Result<PathBuf, RunnerError> {
+/// A run id unique on this machine: `<pid>-<nanos>-<n>` (the staging directory's suffix and
+/// the provenance sidecar's `run`).
+fn new_run_id() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
-    std::fs::create_dir_all(out).map_err(|e| io("creating", out, e))?;
-    sweep(out);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let dir = out.join(format!(
-        "{STAGING_PREFIX}{}-{nanos}-{}",
+    format!(
+        "{}-{nanos}-{}",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
-    ));
+    )
+}
+
+/// A fresh staging directory under `out` (which is created).
+pub fn staging_dir(out: &Path) -> Result<PathBuf, RunnerError> {
+    std::fs::create_dir_all(out).map_err(|e| io("creating", out, e))?;
+    sweep(out);
+    let dir = out.join(format!("{STAGING_PREFIX}{}", new_run_id()));
     std::fs::create_dir_all(&dir).map_err(|e| io("creating", &dir, e))?;
     Ok(dir)
 }
@@ -199,6 +205,37 @@ pub fn publish(
     Ok(())
 }
 
+/// Publishes a set of one small file, `name` with `bytes`, into `out` without a staging
+/// directory: under the set's exclusive lock the file is written atomically (temporary file,
+/// rename) and recorded in the provenance sidecar with `program` and a new run id, and
+/// artifacts of another program are moved aside, exactly as [`publish`] does for a staged
+/// set. Used by `--timing predicted` alone (its one `predicted_timing.json`), where the
+/// staging round trip was most of the mode's cost. Returns the file's path.
+pub fn publish_file(
+    out: &Path,
+    name: &str,
+    bytes: &[u8],
+    program: &str,
+) -> Result<PathBuf, RunnerError> {
+    let _lock = lock(out, true)?;
+    let mut provenance = pto_dfx::provenance::Provenance::read(out);
+    provenance.version = 1;
+    set_aside_foreign(out, &mut provenance, program, &[name.to_string()])?;
+    let path = out.join(name);
+    pto_dfx::atomic_write(&path, bytes).map_err(|e| RunnerError::config(e.to_string()))?;
+    provenance.files.insert(
+        name.to_string(),
+        pto_dfx::provenance::Origin {
+            program: program.to_string(),
+            run: new_run_id(),
+        },
+    );
+    provenance
+        .write(out)
+        .map_err(|e| RunnerError::config(e.to_string()))?;
+    Ok(path)
+}
+
 /// An args dump manifest published without its payload file (a dump that captured nothing,
 /// or only scalars) supersedes the payload of an earlier dump: `args.bin` is removed, so
 /// the manifest never points into another run's bytes.
@@ -308,6 +345,39 @@ mod tests {
         std::fs::create_dir_all(&dead).unwrap();
         let s2 = staging_dir(&out).unwrap();
         assert!(!dead.exists() && s2.exists());
+    }
+
+    #[test]
+    fn one_file_published_without_staging_is_recorded_like_a_staged_set() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("dfx_outputs");
+        let stage = staging_dir(&out).unwrap();
+        std::fs::write(stage.join("deps.json"), "g1").unwrap();
+        publish(&stage, &out, &mut [], "p1").unwrap();
+        // Same program: the graph stays beside the new file; both are recorded.
+        let path = publish_file(&out, "predicted_timing.json", b"{}", "p1").unwrap();
+        assert_eq!(path, out.join("predicted_timing.json"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}");
+        let prov = pto_dfx::provenance::Provenance::read(&out);
+        let (a, b) = (
+            &prov.files["deps.json"],
+            &prov.files["predicted_timing.json"],
+        );
+        assert_eq!((a.program.as_str(), b.program.as_str()), ("p1", "p1"));
+        assert_ne!(a.run, b.run);
+        // Another program: the earlier graph is moved aside, as a staged publish does.
+        publish_file(&out, "predicted_timing.json", b"[]", "p2").unwrap();
+        assert!(out.join("previous/deps.json").is_file() && !out.join("deps.json").exists());
+        let prov = pto_dfx::provenance::Provenance::read(&out);
+        assert_eq!(prov.files["predicted_timing.json"].program, "p2");
+        assert!(!prov.files.contains_key("deps.json"));
+        // Nothing is left in a staging directory.
+        let left: Vec<_> = std::fs::read_dir(&out)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(STAGING_PREFIX))
+            .collect();
+        assert!(left.is_empty());
     }
 
     #[test]

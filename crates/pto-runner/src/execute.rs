@@ -135,6 +135,9 @@ impl CompiledBuild {
                 dfx: crate::dfx_output::DfxSummary::default(),
             });
         }
+        if config.dfx.predicted_only() {
+            return self.execute_predicted_only(args, config, out);
+        }
         // Diagnostics are written into a staging directory and published as a set
         // (crate::dfx_publish), so a failed or concurrent run never mixes files.
         let staging = crate::dfx_publish::staging_dir(out)?;
@@ -162,6 +165,35 @@ impl CompiledBuild {
                 Err(e)
             }
         }
+    }
+
+    /// `--timing predicted` alone: the run, the prediction and its one file, published
+    /// without a staging directory ([`crate::dfx_publish::publish_file`]).
+    fn execute_predicted_only(
+        &self,
+        args: &mut [pto_runtime::OrchArg<'_>],
+        config: &RunConfig,
+        out: &std::path::Path,
+    ) -> Result<ExecuteOutcome, RunnerError> {
+        let chip_config = config.chip_config(Some(out))?;
+        let mut report = pto_runtime::run(&self.program, args, &chip_config)?;
+        self.log_run(&report);
+        let p = crate::predicted::apply(&mut report, &chip_config);
+        let mut dfx = crate::dfx_output::DfxSummary::default();
+        report_prediction(&p, &mut dfx);
+        if !crate::chip_process::host_alive() {
+            return Err(RunnerError::ChipProcess {
+                message: "the host process is gone; this run's diagnostics are discarded"
+                    .to_string(),
+            });
+        }
+        dfx.files.push(crate::dfx_publish::publish_file(
+            out,
+            crate::predicted::FILE_NAME,
+            crate::predicted::summary_text(&p, &chip_config).as_bytes(),
+            self.identity.as_str(),
+        )?);
+        Ok(ExecuteOutcome { report, dfx })
     }
 
     fn log_run(&self, report: &RunReport) {
@@ -210,22 +242,7 @@ impl CompiledBuild {
         )?;
         let mut dfx = dfx;
         if let Some(p) = &prediction {
-            tracing::info!(
-                "predicted device time: {} cycles ({:.3} us), {} subtasks modelled, {} not",
-                p.makespan_cycles,
-                p.makespan_ns() / 1e3,
-                p.modelled,
-                p.unmodelled.len()
-            );
-            if !p.unmodelled.is_empty() {
-                let (task, _, why) = &p.unmodelled[0];
-                dfx.warnings.push(format!(
-                    "timing: {} subtask(s) not modelled (0 cycles), e.g. task {}: {why}; see {}",
-                    p.unmodelled.len(),
-                    pto_dfx::task_id::TaskId(*task),
-                    crate::predicted::FILE_NAME
-                ));
-            }
+            report_prediction(p, &mut dfx);
             std::fs::create_dir_all(out).map_err(|source| RunnerError::Io {
                 action: "creating",
                 path: out.to_path_buf(),
@@ -233,8 +250,31 @@ impl CompiledBuild {
             })?;
             dfx.files
                 .push(crate::predicted::write_summary(out, p, &chip_config)?);
+            if config.dfx.chip_swimlane > 0 {
+                dfx.files.push(crate::predicted::write_pipes(out, p)?);
+            }
         }
         Ok((report, dfx))
+    }
+}
+
+/// Logs the prediction's makespan and warns about unmodelled subtasks.
+fn report_prediction(p: &crate::predicted::Prediction, dfx: &mut crate::dfx_output::DfxSummary) {
+    tracing::info!(
+        "predicted device time: {} cycles ({:.3} us), {} subtasks modelled, {} not",
+        p.makespan_cycles,
+        p.makespan_ns() / 1e3,
+        p.modelled,
+        p.unmodelled.len()
+    );
+    if !p.unmodelled.is_empty() {
+        let (task, _, why) = &p.unmodelled[0];
+        dfx.warnings.push(format!(
+            "timing: {} subtask(s) not modelled (0 cycles), e.g. task {}: {why}; see {}",
+            p.unmodelled.len(),
+            pto_dfx::task_id::TaskId(*task),
+            crate::predicted::FILE_NAME
+        ));
     }
 }
 

@@ -22,6 +22,25 @@ use crate::error::RunnerError;
 /// The file that says which timing the run's diagnostics hold.
 pub const FILE_NAME: &str = "predicted_timing.json";
 
+/// The per-subtask pipe busy intervals (written with the swimlane in predicted mode; the
+/// swimlane converter draws them as each core's pipe tracks).
+pub const PIPES_FILE_NAME: &str = pto_dfx::tools::swimlane_converter::PIPES_FILE_NAME;
+
+/// One modelled subtask's place in the schedule and its pipes' busy intervals.
+#[derive(Clone, Debug, Default)]
+pub struct SubtaskPipes {
+    /// Raw task id.
+    pub task: u64,
+    /// The core the schedule placed it on.
+    pub core: u32,
+    /// Its start in the schedule (cycles from the run's first dispatch).
+    pub start: u64,
+    /// Its predicted cycles.
+    pub cycles: u64,
+    /// Busy intervals, in cycles from its start.
+    pub spans: Vec<pto_timing::PipeSpan>,
+}
+
 /// What the model predicted for a run.
 #[derive(Clone, Debug, Default)]
 pub struct Prediction {
@@ -37,6 +56,9 @@ pub struct Prediction {
     pub unmodelled: Vec<(u64, i32, String)>,
     /// Per kernel (`func_id`): its modelled subtasks' cycles and pipe busy cycles.
     pub kernels: BTreeMap<i32, KernelCycles>,
+    /// Every placed modelled subtask with its pipes' busy intervals (the intervals are
+    /// moved out of the runtime's records).
+    pub pipes: Vec<SubtaskPipes>,
 }
 
 /// The modelled subtasks of one kernel, summed.
@@ -88,7 +110,7 @@ fn kind(t: CoreType) -> CoreKind {
 /// Builds the graph from the predictions and the dependency log, schedules it and rewrites
 /// `report`'s swimlane records with the schedule.
 pub fn apply(report: &mut RunReport, chip: &ChipConfig) -> Prediction {
-    let model = Model::for_platform(chip.platform.name());
+    let model = Model::shared(chip.platform.name());
     let topology = chip.platform.topology(report.n_workers);
     let mut p = Prediction {
         core_hz: model.arch.core_hz,
@@ -156,6 +178,18 @@ pub fn apply(report: &mut RunReport, chip: &ChipConfig) -> Prediction {
         let &(t, b, s) = where_.get(&(task, core))?;
         schedule.placed.get(t)?.get(b)?.get(s).copied()
     };
+    for r in &mut report.dfx.predicted {
+        if let (SubtaskTiming::Modelled(c), Some(pl)) = (&mut r.timing, placed(r.task, r.core)) {
+            p.pipes.push(SubtaskPipes {
+                task: r.task,
+                core: pl.core as u32,
+                start: pl.start,
+                cycles: c.total,
+                spans: std::mem::take(&mut c.spans),
+            });
+        }
+    }
+    p.pipes.sort_by_key(|s| (s.core, s.start, s.task));
     rewrite_swimlane(report, &model, &placed);
     rewrite_cores(report, &placed);
     p
@@ -217,6 +251,14 @@ pub fn write_summary(
     p: &Prediction,
     chip: &ChipConfig,
 ) -> Result<std::path::PathBuf, RunnerError> {
+    let path = dir.join(FILE_NAME);
+    pto_dfx::atomic_write(&path, summary_text(p, chip).as_bytes())
+        .map_err(|e| RunnerError::config(e.to_string()))?;
+    Ok(path)
+}
+
+/// [`FILE_NAME`]'s content (see [`write_summary`]).
+pub fn summary_text(p: &Prediction, chip: &ChipConfig) -> String {
     let kernels: Vec<serde_json::Value> = p
         .kernels
         .iter()
@@ -245,8 +287,41 @@ pub fn write_summary(
         "unmodelled_subtasks": unmodelled,
         "note": "chip_swimlane_records.json task times are the model's schedule (docs/TIMING.md); unmodelled subtasks count 0 cycles",
     });
-    let path = dir.join(FILE_NAME);
-    let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+}
+
+/// Writes [`PIPES_FILE_NAME`] into `dir`: per placed subtask, its task, core, start and
+/// cycles in the schedule and its pipes' busy intervals as `[pipe, start, end]` in cycles from
+/// its start (the layout `pto swimlane-converter` reads; docs/TIMING.md).
+pub fn write_pipes(dir: &Path, p: &Prediction) -> Result<std::path::PathBuf, RunnerError> {
+    use std::fmt::Write as _;
+    let mut text = String::with_capacity(64 + p.pipes.len() * 96);
+    let _ = write!(
+        text,
+        "{{\"timing\": \"predicted\", \"core_clock_hz\": {}, \"subtasks\": [",
+        p.core_hz
+    );
+    for (i, s) in p.pipes.iter().enumerate() {
+        text.push_str(if i == 0 { "\n" } else { ",\n" });
+        let _ = write!(
+            text,
+            "{{\"task\": {}, \"core\": {}, \"start_cycle\": {}, \"cycles\": {}, \"spans\": [",
+            s.task, s.core, s.start, s.cycles
+        );
+        for (j, sp) in s.spans.iter().enumerate() {
+            let _ = write!(
+                text,
+                "{}[\"{}\", {}, {}]",
+                if j == 0 { "" } else { ", " },
+                sp.pipe.name(),
+                sp.start,
+                sp.end
+            );
+        }
+        text.push_str("]}");
+    }
+    text.push_str("\n]}\n");
+    let path = dir.join(PIPES_FILE_NAME);
     pto_dfx::atomic_write(&path, text.as_bytes())
         .map_err(|e| RunnerError::config(e.to_string()))?;
     Ok(path)

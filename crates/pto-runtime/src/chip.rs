@@ -359,7 +359,7 @@ impl Chip {
             timing_model: config
                 .dfx
                 .predicted_timing
-                .then(|| Arc::new(pto_timing::Model::for_platform(config.platform.name()))),
+                .then(|| pto_timing::Model::shared(config.platform.name())),
             predicted: Mutex::new(Vec::new()),
             config,
         }

@@ -154,11 +154,12 @@ pub struct DepRecorder {
 }
 
 impl DepRecorder {
-    /// An empty recorder whose replay map starts with room for `capacity` entries.
+    /// An empty recorder whose replay map is hashed for `capacity` entries and grows its
+    /// entry pool from 256 as regions are written.
     pub fn new(capacity: usize) -> DepRecorder {
         DepRecorder {
             log: DepLog::default(),
-            replay: TensorMap::new(capacity.max(64)),
+            replay: TensorMap::growing(capacity.max(64), 256),
         }
     }
 

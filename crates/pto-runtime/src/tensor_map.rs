@@ -233,6 +233,20 @@ impl TensorMap {
         }
     }
 
+    /// A map hashed for about `capacity` entries whose entry pool starts at `initial` and
+    /// grows by [`TensorMap::insert_growing`]: the replay map of dep_gen, which would
+    /// otherwise zero a pool the size of the live one on every run however few tensors it
+    /// sees (most of the cost of recording dependencies on a small run).
+    pub fn growing(capacity: usize, initial: usize) -> TensorMap {
+        TensorMap {
+            buckets: vec![NIL; (capacity / 4).next_power_of_two().max(64)].into_boxed_slice(),
+            entries: vec![Entry::EMPTY; initial.max(1)].into_boxed_slice(),
+            free_head: NIL,
+            bump: 0,
+            live: 0,
+        }
+    }
+
     /// Live (not yet reclaimed) entries.
     pub fn live(&self) -> usize {
         self.live
@@ -520,5 +534,27 @@ mod tests {
             n += 1
         });
         assert_eq!(n, 200);
+    }
+
+    #[test]
+    fn a_growing_map_starts_small_and_finds_what_a_full_sized_one_finds() {
+        let p = [64u32, 8];
+        let mut small = TensorMap::growing(65536, 4);
+        let mut full = TensorMap::new(65536);
+        assert_eq!(small.capacity(), 4);
+        for k in 0..300u32 {
+            let v = view(&p, &[1, 8], &[k % 64, 0]);
+            small.insert_growing(v, TaskId::new(0, u64::from(k)));
+            full.insert_growing(v, TaskId::new(0, u64::from(k)));
+        }
+        let hits = |m: &mut TensorMap| {
+            let mut found = Vec::new();
+            m.lookup(&view(&p, &[4, 8], &[8, 0]), false, &|_| false, &mut |h| {
+                found.push(h.producer)
+            });
+            found
+        };
+        assert_eq!(hits(&mut small), hits(&mut full));
+        assert!(small.capacity() >= 300 && small.capacity() < 65536);
     }
 }

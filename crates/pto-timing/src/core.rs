@@ -19,6 +19,21 @@ use crate::event::{Event, Instr, Operand};
 use crate::latency::{Model, Unmodelled};
 use crate::op::{Pipe, N_PIPES, PIPE_ALL};
 
+/// At most this many busy intervals are kept per subtask; past it, each pipe's later work
+/// extends that pipe's last interval (coarser, still inside the subtask, bounded memory).
+pub const MAX_SPANS: usize = 2048;
+
+/// One busy interval of a pipe, in cycles from the subtask's first issue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipeSpan {
+    /// The pipe.
+    pub pipe: Pipe,
+    /// First busy cycle.
+    pub start: u64,
+    /// First idle cycle after the interval.
+    pub end: u64,
+}
+
 /// The predicted time of one subtask on its core.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CoreTiming {
@@ -28,6 +43,10 @@ pub struct CoreTiming {
     pub busy: [u64; N_PIPES],
     /// Instructions scheduled.
     pub instructions: u64,
+    /// When each pipe was busy: back-to-back instructions of a pipe form one interval, in
+    /// order of their start per pipe (at most [`MAX_SPANS`] plus one per pipe; the Perfetto
+    /// pipe tracks).
+    pub spans: Vec<PipeSpan>,
 }
 
 /// The outcome for one subtask.
@@ -56,6 +75,8 @@ pub struct CoreScheduler {
     flags: HashMap<(u8, u8, u32), u64>,
     /// Accesses keyed by (buffer, first byte).
     accesses: HashMap<(u8, u32), Access>,
+    /// Per pipe, the index in `timing.spans` of its last interval.
+    last_span: [Option<u32>; N_PIPES],
     timing: CoreTiming,
 }
 
@@ -74,6 +95,29 @@ impl CoreScheduler {
             }
         }
         s.into_timing()
+    }
+
+    /// The outcome of the events stepped so far, leaving the scheduler at cycle 0 for the
+    /// next subtask with its maps' capacity kept (no allocation per subtask once warm).
+    pub fn take_timing(&mut self) -> SubtaskTiming {
+        let last = self.pipe_free.iter().copied().max().unwrap_or(0);
+        let mut timing = std::mem::take(&mut self.timing);
+        timing.total = last.max(self.issue);
+        self.issue = 0;
+        self.pipe_free = [0; N_PIPES];
+        self.gate = [0; N_PIPES];
+        self.flags.clear();
+        self.accesses.clear();
+        self.last_span = [None; N_PIPES];
+        if timing.instructions == 0 {
+            return SubtaskTiming::Unmodelled("the kernel ran no PTO-ISA instruction".to_string());
+        }
+        SubtaskTiming::Modelled(timing)
+    }
+
+    /// Forgets the events stepped so far (as [`CoreScheduler::take_timing`] does).
+    pub fn reset(&mut self) {
+        let _ = self.take_timing();
     }
 
     /// The outcome of the events stepped so far: unmodelled when there were none.
@@ -136,6 +180,7 @@ impl CoreScheduler {
         }
         let end = start + cycles;
         self.pipe_free[p] = end;
+        self.span(pipe, start, end);
         self.timing.busy[p] += cycles;
         self.timing.instructions += 1;
         for o in i.src.iter().flatten() {
@@ -144,6 +189,26 @@ impl CoreScheduler {
         if let Some(o) = &i.dst {
             self.touch(o, |a| a.last_write = a.last_write.max(end));
         }
+    }
+
+    /// Records `pipe` busy over `start..end`: extends the pipe's last interval when it
+    /// touches it (or when the span budget is spent), else starts a new one.
+    fn span(&mut self, pipe: Pipe, start: u64, end: u64) {
+        if end == start {
+            return;
+        }
+        let p = pipe.index();
+        let spans = &mut self.timing.spans;
+        let full = spans.len() >= MAX_SPANS;
+        if let Some(last) = self.last_span[p].and_then(|i| spans.get_mut(i as usize)) {
+            if last.end >= start || full {
+                last.end = last.end.max(end);
+                return;
+            }
+        }
+        // (A pipe first used after the budget is spent still gets its one interval.)
+        self.last_span[p] = Some(spans.len() as u32);
+        spans.push(PipeSpan { pipe, start, end });
     }
 
     fn overlapping<'a>(&'a self, o: &'a Operand) -> impl Iterator<Item = &'a Access> + 'a {
@@ -327,6 +392,40 @@ mod tests {
             assert!(t.busy[p.index()] > 0, "{p:?}");
         }
         assert_eq!(t.busy[Pipe::Vec.index()], 0);
+    }
+
+    #[test]
+    fn spans_cover_each_pipes_busy_time_inside_the_subtask() {
+        let t = total(pipeline(8, 2, false));
+        for pipe in Pipe::ALL {
+            let mine: Vec<&PipeSpan> = t.spans.iter().filter(|s| s.pipe == pipe).collect();
+            let sum: u64 = mine.iter().map(|s| s.end - s.start).sum();
+            assert_eq!(sum, t.busy[pipe.index()], "{pipe:?}");
+            for w in mine.windows(2) {
+                assert!(w[0].end < w[1].start, "{pipe:?}: {w:?} touch or overlap");
+            }
+        }
+        assert!(t.spans.iter().all(|s| s.start < s.end && s.end <= t.total));
+        // Double buffering: some load runs while an add runs.
+        let on = |p: Pipe| t.spans.iter().filter(move |s| s.pipe == p);
+        assert!(on(Pipe::Mte2).any(|l| on(Pipe::Vec).any(|v| l.start < v.end && v.start < l.end)));
+    }
+
+    #[test]
+    fn spans_are_bounded_and_stay_inside_the_subtask() {
+        let n = MAX_SPANS as u32; // 3 spans per iteration with a barrier: well past the budget
+        let t = total(pipeline(n, 1, true));
+        assert!(t.spans.len() <= MAX_SPANS + N_PIPES, "{}", t.spans.len());
+        assert!(t.spans.iter().all(|s| s.start < s.end && s.end <= t.total));
+        for pipe in [Pipe::Mte2, Pipe::Vec, Pipe::Mte3] {
+            let sum: u64 = t
+                .spans
+                .iter()
+                .filter(|s| s.pipe == pipe)
+                .map(|s| s.end - s.start)
+                .sum();
+            assert!(sum >= t.busy[pipe.index()], "{pipe:?}");
+        }
     }
 
     #[test]

@@ -22,8 +22,9 @@ pub mod latency;
 pub mod op;
 pub mod params;
 pub mod sink;
+pub mod validation;
 
-pub use crate::core::{CoreScheduler, CoreTiming, SubtaskTiming};
+pub use crate::core::{CoreScheduler, CoreTiming, PipeSpan, SubtaskTiming};
 pub use crate::error::ParamError;
 pub use crate::event::{Event, Instr, Operand, RawEvent, RawTrace};
 pub use crate::latency::{Model, Unmodelled};

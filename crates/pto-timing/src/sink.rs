@@ -7,8 +7,9 @@ use crate::core::{CoreScheduler, SubtaskTiming};
 use crate::event::{Event, RawEvent, RawTrace};
 use crate::latency::Model;
 
-/// Events the buffer holds between flushes.
-pub const DEFAULT_CAPACITY: usize = 4096;
+/// Events the buffer holds between flushes (64 KiB; a flush costs the same per event
+/// whatever the size, and a small buffer stays in cache and costs few page faults).
+pub const DEFAULT_CAPACITY: usize = 1024;
 
 struct SinkState {
     model: Arc<Model>,
@@ -34,12 +35,32 @@ impl SinkState {
     }
 }
 
-/// One thread's trace buffer and the schedule of the subtask being traced.
+/// One thread's trace buffer and the schedule of the subtask being traced. The buffer is
+/// allocated when the thread traces its first subtask (threads that run no PTO-ISA kernel
+/// never pay for it) and reused for every later one; nothing is allocated per event.
 pub struct TraceSink {
     raw: Box<RawTrace>,
     events: Vec<RawEvent>,
+    capacity: usize,
     state: Box<SinkState>,
 }
+
+/// An unused event slot.
+const EMPTY: RawEvent = RawEvent {
+    op: 0,
+    kind: 0,
+    dtype: 0,
+    loc: [0; 3],
+    src_dtype: 0,
+    rows: 0,
+    cols: 0,
+    k: 0,
+    off: [0; 3],
+    len: [0; 3],
+    reserved: 0,
+    gm_bytes: 0,
+    name: std::ptr::null(),
+};
 
 // SAFETY: the raw pointers point into the sink's own boxes; the sink is used by one thread
 // at a time (the executor that owns it).
@@ -61,43 +82,36 @@ unsafe extern "C" fn flush(trace: *mut RawTrace) {
 impl TraceSink {
     /// A sink with room for `capacity` events between flushes.
     pub fn new(model: Arc<Model>, capacity: usize) -> TraceSink {
-        let empty = RawEvent {
-            op: 0,
-            kind: 0,
-            dtype: 0,
-            loc: [0; 3],
-            src_dtype: 0,
-            rows: 0,
-            cols: 0,
-            k: 0,
-            off: [0; 3],
-            len: [0; 3],
-            reserved: 0,
-            gm_bytes: 0,
-            name: std::ptr::null(),
-        };
-        let mut events = vec![empty; capacity.max(1)];
         let mut state = Box::new(SinkState {
             model,
             sched: CoreScheduler::new(),
             error: None,
         });
         let raw = Box::new(RawTrace {
-            events: events.as_mut_ptr(),
-            capacity: events.len() as u32,
+            events: std::ptr::null_mut(),
+            capacity: 0,
             len: 0,
             flush: Some(flush),
             owner: (&mut *state as *mut SinkState).cast(),
         });
-        TraceSink { raw, events, state }
+        TraceSink {
+            raw,
+            events: Vec::new(),
+            capacity: capacity.max(1),
+            state,
+        }
     }
 
     /// Starts a subtask: an empty trace and a core at cycle 0. The pointer goes into
     /// `PtoSimContext::trace`.
     pub fn begin(&mut self) -> *mut RawTrace {
+        if self.events.is_empty() {
+            self.events = vec![EMPTY; self.capacity];
+        }
         self.raw.len = 0;
         self.raw.events = self.events.as_mut_ptr();
-        self.state.sched = CoreScheduler::new();
+        self.raw.capacity = self.events.len() as u32;
+        self.state.sched.reset();
         self.state.error = None;
         &mut *self.raw
     }
@@ -108,14 +122,14 @@ impl TraceSink {
         let n = self.raw.len.min(self.raw.capacity) as usize;
         self.state.consume(&self.events[..n]);
         self.raw.len = 0;
-        let sched = std::mem::take(&mut self.state.sched);
+        let timing = self.state.sched.take_timing();
         if let Some(why) = self.state.error.take() {
             return SubtaskTiming::Unmodelled(why);
         }
         if lost > 0 {
             return SubtaskTiming::Unmodelled(format!("{lost} trace events were lost"));
         }
-        sched.into_timing()
+        timing
     }
 }
 

@@ -32,6 +32,11 @@
 //!   another run); alloc pseudo-tasks and untimed tasks have no bars and
 //!   are not looked for.
 //!
+//! On a swimlane of `--timing predicted` (`metadata.timing = "predicted"`)
+//! every duration is the timing model's predicted device time: the report
+//! says so and gives the makespan, the static path and the compute time in
+//! predicted core cycles too (at `predicted_timing.json`'s `core_clock_hz`).
+//!
 //! Kernel families (the name without a `_<n>` / `_aic` / `_aiv` suffix)
 //! summarize where the path's time goes. The path tables list every task
 //! up to 200 rows, else the first and last [`TABLE_ENDS`].
@@ -73,6 +78,45 @@ pub struct CriticalPathReport {
     pub cpm_files: Vec<PathBuf>,
     /// Recoverable damage and caveats, each naming its file.
     pub warnings: Vec<String>,
+    /// The swimlane's `metadata.timing` (`Some("predicted")` after `--timing predicted`:
+    /// every duration is the timing model's predicted device time).
+    pub timing: Option<String>,
+    /// The makespan (first start to last end) in predicted core cycles, when the swimlane
+    /// holds predicted time and `predicted_timing.json` names the model's clock.
+    pub makespan_cycles: Option<u64>,
+}
+
+/// The clock of a predicted-time run: `predicted_timing.json`'s `core_clock_hz` in `dir`.
+fn predicted_core_hz(dir: &Path) -> Option<f64> {
+    let bytes = std::fs::read(dir.join("predicted_timing.json")).ok()?;
+    let doc: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    doc.get("core_clock_hz")?.as_f64().filter(|hz| *hz > 0.0)
+}
+
+/// Which time a report's durations are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Clock {
+    /// The simulator's (or the device's) own clock.
+    Recorded,
+    /// The timing model's prediction, with its core clock when known.
+    Predicted(Option<f64>),
+}
+
+impl Clock {
+    /// Cycles of `ns` at the model's clock.
+    fn cycles(self, ns: u128) -> Option<u64> {
+        match self {
+            Clock::Predicted(Some(hz)) => Some((ns as f64 * hz / 1e9).round() as u64),
+            _ => None,
+        }
+    }
+
+    /// ` (N cycles)` after a predicted duration, else nothing.
+    fn suffix(self, ns: u128) -> String {
+        self.cycles(ns)
+            .map(|c| format!(" = {c} predicted cycles"))
+            .unwrap_or_default()
+    }
 }
 
 /// Why an observed-path task waited for its predecessor on the path.
@@ -152,8 +196,10 @@ pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
     let mut spans: IdMap<u64, Span> = idmap::map_with_capacity(graph.tasks.len());
     // Every timed row: (core, start, end, task id).
     let mut rows: Vec<(u32, Ns, Ns, u64)> = Vec::new();
+    let mut timing = None;
     if let Some(path) = &swimlane {
         let loaded = load::load_swimlane(path)?;
+        timing.clone_from(&loaded.value.metadata.timing);
         warnings.extend(
             loaded
                 .problems
@@ -200,6 +246,12 @@ pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
         .or_else(|| dir.file_name())
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| dir.display().to_string());
+    let clock = if timing.as_deref() == Some("predicted") {
+        Clock::Predicted(predicted_core_hz(dir))
+    } else {
+        Clock::Recorded
+    };
+    let makespan_cycles = clock.cycles(u128::from(nodes.makespan()));
     let markdown = render(
         &label,
         &graph,
@@ -208,6 +260,7 @@ pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
         &static_path,
         &observed,
         swimlane.as_deref(),
+        clock,
     );
     let output = dir.join(REPORT_FILE_NAME);
     let mut file = AtomicFile::create(&output)?;
@@ -233,6 +286,8 @@ pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
         observed_blame: observed.iter().map(|s| s.wait.map(|(_, b)| b)).collect(),
         cpm_files,
         warnings,
+        timing,
+        makespan_cycles,
     })
 }
 
@@ -410,6 +465,14 @@ impl Nodes {
                 }
             }
         }
+    }
+
+    /// First start to last end of the timed tasks.
+    fn makespan(&self) -> Ns {
+        let spans = self.spans.iter().flatten();
+        let t0 = spans.clone().map(|s| s.start).min().unwrap_or(0);
+        let t1 = spans.map(|s| s.end).max().unwrap_or(0);
+        t1.saturating_sub(t0)
     }
 
     fn duration(&self, i: usize) -> Ns {
@@ -605,6 +668,7 @@ fn render(
     static_path: &[usize],
     observed: &[Step],
     swimlane: Option<&Path>,
+    clock: Clock,
 ) -> String {
     let timed = swimlane.is_some();
     let n_timed = nodes.spans.iter().filter(|s| s.is_some()).count();
@@ -639,11 +703,20 @@ fn render(
         nodes.n_edges,
         graph.n_annotated_edges
     );
+    if let Clock::Predicted(hz) = clock {
+        let _ = writeln!(
+            out,
+            "- **timing: predicted device time** (`--timing predicted`): every duration is the timing model's schedule{}, not the simulator's host time (docs/TIMING.md)",
+            hz.map(|hz| format!(" at its {:.2} GHz core clock", hz / 1e9))
+                .unwrap_or_default()
+        );
+    }
     if timed {
         let _ = writeln!(
             out,
-            "- **makespan**: {} µs (first start to last end of the timed tasks)",
-            us(makespan)
+            "- **makespan**: {} µs{} (first start to last end of the timed tasks)",
+            us(makespan),
+            clock.suffix(makespan)
         );
         let static_time: u128 = static_path
             .iter()
@@ -651,8 +724,9 @@ fn render(
             .sum();
         let _ = writeln!(
             out,
-            "- **static critical path** (longest over `deps.json` edges, weighted by measured duration): {} µs over {} tasks ({} of makespan)",
+            "- **static critical path** (longest over `deps.json` edges, weighted by measured duration): {} µs{} over {} tasks ({} of makespan)",
             us(static_time),
+            clock.suffix(static_time),
             static_path.len(),
             pct(static_time as f64, makespan as f64)
         );
@@ -682,8 +756,9 @@ fn render(
         let m = makespan as f64;
         let _ = writeln!(
             out,
-            "  - compute: {} µs ({})",
+            "  - compute: {} µs{} ({})",
             us(compute),
+            clock.suffix(compute),
             pct(compute as f64, m)
         );
         let _ = writeln!(

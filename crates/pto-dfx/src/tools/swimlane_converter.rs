@@ -9,6 +9,7 @@
 //! | 2 | `AICPU Scheduler` (level ≥ 3) | `30000 + 10·t` `Sched_t` (`resolve` on `+1`), `3999` ready-queue counter |
 //! | 3 | `Scheduler View` (level ≥ 2) | `10000 + 10·core` `AIC_n` / `AIV_n`: dispatch → finish |
 //! | 4 | `Worker View` | `10000 + 10·core`: receive → end per task; `19000 + i` `AICPU_i` for dummy tasks and `alloc` bars |
+//! | 6 | `Pipe View (predicted)` (ours; `--timing predicted` runs only) | `10000 + 10·core + pipe` `<core> <pipe>`: the timing model's per-pipe busy intervals inside each task ([`PIPES_FILE_NAME`]; module `pipes`) |
 //!
 //! Slices are named `<kernel>(<task>)`: the task shows as `t<local>` or
 //! `r<ring>t<local>`, the kernel is the name of the task's func_id for the
@@ -63,7 +64,9 @@
 //! - the overhead counters' process is named (`AICPU Scheduler`) even at
 //!   level 2, where Simpler leaves it unnamed;
 //! - the graph-execution process (pid 5) and the calibrated host clock
-//!   alignment are not produced.
+//!   alignment are not produced;
+//! - a predicted-time swimlane (`metadata.timing = "predicted"`) with its
+//!   `predicted_pipes.json` beside it gains the pipe tracks of pid 6.
 //!
 //! The per-kernel summary ([`KernelSummary`]) is Simpler's stdout table.
 
@@ -84,7 +87,10 @@ use crate::tools::names::{self, KernelNames, SiblingPolicy};
 use crate::tools::perf::{self, Ns, PhaseSpan, Timeline};
 
 pub mod overhead;
+mod pipes;
 mod summary;
+
+pub use pipes::{PID_PIPES, PIPES_FILE_NAME};
 
 pub use summary::{KernelRow, KernelSummary};
 
@@ -128,6 +134,10 @@ pub struct ConvertReport {
     pub n_flows: u64,
     /// `oh_*` counter samples written (`--overhead`).
     pub n_overhead_samples: usize,
+    /// The predicted pipe intervals drawn ([`PIPES_FILE_NAME`]), if any.
+    pub pipes: Option<PathBuf>,
+    /// Pipe slices written.
+    pub n_pipe_slices: usize,
     /// Recoverable damage in the inputs, each naming its file.
     pub warnings: Vec<String>,
     /// The per-kernel timing table.
@@ -206,7 +216,7 @@ pub fn convert_with(
             .map_err(ToolError::from)
             .and_then(|loaded| {
                 let t = perf::join(&loaded.value, input)?;
-                Ok((t, loaded.problems))
+                Ok((t, loaded.problems, loaded.value.metadata.timing))
             });
         let graph = graph.map(|h| match h.join() {
             Ok(res) => res,
@@ -214,7 +224,7 @@ pub fn convert_with(
         });
         (timeline, graph)
     });
-    let (timeline, problems) = timeline?;
+    let (timeline, problems, timing) = timeline?;
     warnings.extend(with_file(input, problems));
     warnings.extend(with_file(input, timeline.problems.clone()));
     let graph = match (graph, &deps_path) {
@@ -260,8 +270,24 @@ pub fn convert_with(
         }
         (false, _) => Vec::new(),
     };
+    let pipes_path = dir.join(PIPES_FILE_NAME);
+    let pipes_used =
+        pipes_path.is_file() && pipes::belongs(dir, input, &pipes_path, timing.as_deref());
+    if pipes_path.is_file() && !pipes_used && timing.as_deref() == Some("predicted") {
+        warnings.push(format!(
+            "{} comes from another run than {}: no pipe tracks",
+            pipes_path.display(),
+            input.display()
+        ));
+    }
+    let tracks = if pipes_used {
+        pipes::load(&pipes_path, &timeline, &mut warnings)?
+    } else {
+        pipes::PipeTracks::default()
+    };
     let mut file = AtomicFile::create(&output)?;
-    let (n_events, n_flows) = write_trace(&mut file, &timeline, &model, &names, &overhead)?;
+    let (n_events, n_flows) =
+        write_trace(&mut file, &timeline, &model, &names, &overhead, &tracks)?;
     file.commit()?;
     Ok(ConvertReport {
         output,
@@ -271,6 +297,8 @@ pub fn convert_with(
         n_events,
         n_flows,
         n_overhead_samples: overhead.len(),
+        pipes: pipes_used.then_some(pipes_path),
+        n_pipe_slices: tracks.slices.len(),
         warnings,
         summary,
     })
@@ -1422,6 +1450,7 @@ fn write_trace(
     model: &Model,
     names: &KernelNames,
     overhead: &[overhead::Sample],
+    tracks: &pipes::PipeTracks,
 ) -> Result<(u64, u64), ToolError> {
     let path = file.path().to_path_buf();
     let (tx, rx) = std::sync::mpsc::sync_channel::<String>(4);
@@ -1443,7 +1472,7 @@ fn write_trace(
             n_events: 0,
             n_flows: 0,
         };
-        let produced = produce_trace(out, t, model, names, overhead);
+        let produced = produce_trace(out, t, model, names, overhead, tracks);
         let written = match writer.join() {
             Ok(res) => res,
             Err(panic) => std::panic::resume_unwind(panic),
@@ -1467,6 +1496,7 @@ fn produce_trace(
     model: &Model,
     names: &KernelNames,
     overhead: &[overhead::Sample],
+    tracks: &pipes::PipeTracks,
 ) -> Result<(u64, u64), WriterGone> {
     out.buf.push_str("{\"traceEvents\":[");
 
@@ -1475,6 +1505,9 @@ fn produce_trace(
     let mut pids: Vec<u32> = model.threads.iter().map(|x| x.0).collect();
     if !overhead.is_empty() {
         pids.push(PID_SCHED);
+    }
+    if !tracks.threads.is_empty() {
+        pids.push(PID_PIPES);
     }
     pids.sort_unstable();
     pids.dedup();
@@ -1487,14 +1520,49 @@ fn produce_trace(
             },
             PID_SCHED => String::from("AICPU Scheduler"),
             PID_SCHED_VIEW => String::from("Scheduler View"),
+            PID_PIPES => String::from("Pipe View (predicted)"),
             _ => String::from("Worker View"),
         };
         out.process(pid, &name, pid);
     }
-    let mut threads: Vec<&(u32, u64, String)> = model.threads.iter().collect();
+    let pipe_threads: Vec<(u32, u64, String)> = tracks
+        .threads
+        .iter()
+        .map(|(tid, name)| (PID_PIPES, *tid, name.clone()))
+        .collect();
+    let mut threads: Vec<&(u32, u64, String)> = model.threads.iter().chain(&pipe_threads).collect();
     threads.sort_by_key(|x| (std::cmp::Reverse(x.0), x.1));
     for (pid, tid, name) in threads {
         out.thread(*pid, *tid, name);
+    }
+
+    // Pipe View slices (predicted time).
+    for s in &tracks.slices {
+        let task = &t.tasks[s.row];
+        out.begin();
+        out.buf.push_str("{\"args\":{\"taskId\":");
+        push_u64(&mut out.buf, task.task_id.raw());
+        out.buf.push_str(",\"task\":");
+        push_str(&mut out.buf, &task.task_id.to_string());
+        out.buf.push_str(",\"start-cycle\":");
+        push_u64(&mut out.buf, s.cycles.0);
+        out.buf.push_str(",\"cycles\":");
+        push_u64(&mut out.buf, s.cycles.1 - s.cycles.0);
+        out.buf.push('}');
+        let place = Placed {
+            tid: s.tid,
+            ts: s.ts,
+            end: s.end,
+        };
+        out.slice_tail(
+            "pipe",
+            None,
+            None,
+            |b| push_str(b, pipes::pipe_name(s.pipe)),
+            PID_PIPES,
+            &place,
+        );
+        out.flush_if_full()?;
     }
 
     // Worker View bars.

@@ -717,3 +717,83 @@ fn fanin_lists_follow_the_predecessors_first_edges() {
         .collect();
     assert_eq!(succs, [x, c]);
 }
+
+/// A predicted-time swimlane: two tasks (ticks at 50 MHz: 20 ns each) and their pipes.
+const PREDICTED: &str = r#"{
+  "chip_swimlane_level": 1,
+  "metadata": {"clock_freq_hz": 50000000, "num_cores": 2, "core_types": ["aic", "aiv"], "timing": "predicted"},
+  "aicore_tasks": [[0, 4294967296, 1, 100, 150, 0], [1, 4294967297, 1, 150, 170, 0]],
+  "aicpu_tasks": []
+}"#;
+
+const PIPES: &str = r#"{"timing": "predicted", "core_clock_hz": 1850000000, "subtasks": [
+{"task": 4294967296, "core": 0, "start_cycle": 0, "cycles": 1000, "spans": [["MTE2", 0, 400], ["CUBE", 400, 900], ["FIXP", 900, 1000]]},
+{"task": 4294967297, "core": 1, "start_cycle": 1000, "cycles": 400, "spans": [["VEC", 100, 300], ["WARP", 0, 1]]},
+{"task": 99, "core": 1, "start_cycle": 0, "cycles": 10, "spans": [["VEC", 0, 10]]}
+]}"#;
+
+#[test]
+fn predicted_pipes_become_core_tracks_inside_their_tasks() {
+    let run = setup(PREDICTED, None, None);
+    let dir = run.input.parent().unwrap().to_path_buf();
+    std::fs::write(dir.join(PIPES_FILE_NAME), PIPES).unwrap();
+    let (report, trace) = convert_ok(&run);
+    assert_eq!(
+        report.pipes.as_deref(),
+        Some(dir.join(PIPES_FILE_NAME).as_path())
+    );
+    assert_eq!(report.n_pipe_slices, 4);
+    let w = report.warnings.join("\n");
+    assert!(
+        w.contains("1 subtask(s) match no swimlane row") && w.contains("WARP"),
+        "{w}"
+    );
+    let pid = u64::from(PID_PIPES);
+    let mut tracks: Vec<(u64, String)> = thread_names(&trace)
+        .into_iter()
+        .filter(|t| t.0 == pid)
+        .map(|t| (t.1, t.2))
+        .collect();
+    tracks.sort();
+    let names: Vec<&str> = tracks.iter().map(|t| t.1.as_str()).collect();
+    assert_eq!(
+        names,
+        ["AIC_0 MTE2", "AIC_0 CUBE", "AIC_0 FIXP", "AIV_1 VEC"]
+    );
+    assert!(names_of(&trace, 0, "M").is_empty());
+    // Scaled into the bar (the trace starts at the first start): task 0 runs 0..1 µs for
+    // 1000 cycles, task 1 1.0..1.4 µs for 400.
+    let slices: Vec<(String, f64, f64)> = events(&trace)
+        .iter()
+        .filter(|e| e["pid"] == pid && e["ph"] == "X")
+        .map(|e| {
+            let name = e["name"].as_str().unwrap().to_string();
+            (name, e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        slices,
+        [
+            ("MTE2".to_string(), 0.0, 0.4),
+            ("CUBE".to_string(), 0.4, 0.5),
+            ("FIXP".to_string(), 0.9, 0.1),
+            ("VEC".to_string(), 1.1, 0.2),
+        ]
+    );
+
+    // A pipe file of another run (by the provenance sidecar) is not drawn.
+    std::fs::write(
+        dir.join(crate::provenance::FILE_NAME),
+        r#"{"version": 1, "files": {
+          "chip_swimlane_records.json": {"program": "p", "run": "2"},
+          "predicted_pipes.json": {"program": "p", "run": "1"}}}"#,
+    )
+    .unwrap();
+    let (report, trace) = convert_ok(&run);
+    assert_eq!((report.pipes, report.n_pipe_slices), (None, 0));
+    assert!(report
+        .warnings
+        .iter()
+        .any(|w| w.contains("comes from another run")));
+    assert!(thread_names(&trace).iter().all(|t| t.0 != pid));
+}
