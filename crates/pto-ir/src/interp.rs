@@ -319,6 +319,29 @@ impl<'a> Interp<'a> {
         Ok(out)
     }
 
+    /// The `(row, col)` origin of an `inner` window of `outer`, checked to fit.
+    fn window_origin(
+        at: &[i64],
+        inner: &TileVal,
+        outer: &TileVal,
+        op: &str,
+    ) -> Result<(usize, usize), InterpError> {
+        match at {
+            [r, c]
+                if *r >= 0
+                    && *c >= 0
+                    && *r as usize + inner.rows <= outer.rows
+                    && *c as usize + inner.cols <= outer.cols =>
+            {
+                Ok((*r as usize, *c as usize))
+            }
+            _ => ierr(format!(
+                "{op}: a [{}, {}] window at {at:?} does not fit a [{}, {}] tile",
+                inner.rows, inner.cols, outer.rows, outer.cols
+            )),
+        }
+    }
+
     fn map_tile(t: &TileVal, dtype: DataType, f: impl Fn(f64) -> f64) -> TileVal {
         TileVal {
             rows: t.rows,
@@ -393,10 +416,16 @@ impl<'a> Interp<'a> {
                 let sizes = store_region(view.shape.len(), tile.rows as i64, tile.cols as i64);
                 let idx = Self::region(&view, &offsets, &sizes, op)?;
                 self.tick(idx.len() as u64)?;
+                let add = c.kwargs.str("atomic") == Some("add");
                 {
                     let mut buf = view.buf.borrow_mut();
                     for (i, &at) in idx.iter().enumerate() {
-                        buf[at] = round_to(tile.data[i], view.dtype);
+                        let v = if add {
+                            buf[at] + tile.data[i]
+                        } else {
+                            tile.data[i]
+                        };
+                        buf[at] = round_to(v, view.dtype);
                     }
                 }
                 Value::Tensor(view)
@@ -595,6 +624,38 @@ impl<'a> Interp<'a> {
                     dtype: a.dtype,
                     data,
                 })
+            }
+            "tile.assemble" => {
+                let mut target = Self::tile_of(take(&mut args, 0), op)?;
+                let source = Self::tile_of(take(&mut args, 1), op)?;
+                let at = Self::list_of(take(&mut args, 2))?;
+                let (r0, c0) = Self::window_origin(&at, &source, &target, op)?;
+                for r in 0..source.rows {
+                    for col in 0..source.cols {
+                        target.data[(r0 + r) * target.cols + c0 + col] =
+                            source.data[r * source.cols + col];
+                    }
+                }
+                self.tick(source.data.len() as u64)?;
+                Value::Tile(target)
+            }
+            "tile.slice" => {
+                let src = Self::tile_of(take(&mut args, 0), op)?;
+                let at = Self::list_of(take(&mut args, 1))?;
+                let (rows, cols, dtype) = Self::result_tile(c)?;
+                let window = TileVal {
+                    rows,
+                    cols,
+                    dtype,
+                    data: Vec::with_capacity(rows * cols),
+                };
+                let (r0, c0) = Self::window_origin(&at, &window, &src, op)?;
+                let mut data = window.data;
+                for r in 0..rows {
+                    data.extend_from_slice(&src.data[(r0 + r) * src.cols + c0..][..cols]);
+                }
+                self.tick(data.len() as u64)?;
+                Value::Tile(TileVal { data, ..window })
             }
             "tile.concat" => {
                 let a = Self::tile_of(take(&mut args, 0), op)?;

@@ -113,6 +113,8 @@ pub const OPS: &[OpInfo] = &[
     op!("tile.concat", Tile, "pto.tconcat"),
     op!("tile.reshape", Tile, "pto.treshape"),
     op!("tile.transpose", Tile, "pto.ttrans"),
+    op!("tile.assemble", Tile, "pto.tinsert"),
+    op!("tile.slice", Tile, "pto.textract"),
     op!("tensor.create", Tensor),
     op!("tensor.slice", Tensor),
     op!("tensor.reshape", Tensor),
@@ -134,6 +136,10 @@ pub const TILE_BINARY: &[(&str, &str)] = &[
     ("tile.maximum", "tile.maxs"),
     ("tile.minimum", "tile.mins"),
 ];
+
+/// Combine modes of a `tile.store` (`atomic=`): `none` overwrites, `add` adds atomically
+/// into the tensor (PyPTO's `pl.AtomicType.None_` / `Add`, TSTORE's `AtomicType`).
+pub const STORE_ATOMICS: &[&str] = &["none", "add"];
 
 /// Rounding modes of `pl.cast(..., mode=...)`.
 pub const CAST_MODES: &[&str] = &["none", "rint", "round", "floor", "ceil", "trunc", "odd"];
@@ -249,6 +255,36 @@ fn check_tile_fits(op: &str, t: &TileType) -> Result<(), OpError> {
     Ok(())
 }
 
+/// Checks that a `[rows, cols]` window of `inner` fits in `outer` at `offsets` (two
+/// entries; constant offsets are checked against the extents).
+fn check_window(
+    op: &str,
+    outer: &TileType,
+    inner: &TileType,
+    offsets: &[Expr],
+) -> Result<(), OpError> {
+    if offsets.len() != 2 {
+        return err(
+            format!("{op}: a tile offset has two entries, got {}", offsets.len()),
+            "Write the offset as [row, col].",
+        );
+    }
+    let extents = [(inner.rows, outer.rows), (inner.cols, outer.cols)];
+    for (d, ((size, extent), off)) in extents.iter().zip(offsets).enumerate() {
+        let o = off.as_const_int().unwrap_or(0);
+        if o < 0 || o + size > *extent {
+            return err(
+                format!(
+                    "{op}: dimension {d}: offset {o} + size {size} is outside the {} tile's extent {extent}",
+                    Type::Tile(outer.clone()).describe()
+                ),
+                "Keep the window inside the larger tile.",
+            );
+        }
+    }
+    Ok(())
+}
+
 fn same_tiles(op: &str, a: &TileType, b: &TileType) -> Result<(), OpError> {
     if a.rows != b.rows || a.cols != b.cols || a.dtype != b.dtype {
         return err(
@@ -319,7 +355,11 @@ fn check_region(
 /// Checks that a region is a block of whole rows of its tensor folded to `[rows, cols]`
 /// (what a 2-D view can address): past the first leading dimension of size > 1, every
 /// leading dimension is taken whole.
-fn check_rows_contiguous(op: &str, tensor: &TensorType, sizes: &[i64]) -> Result<(), OpError> {
+pub(crate) fn check_rows_contiguous(
+    op: &str,
+    tensor: &TensorType,
+    sizes: &[i64],
+) -> Result<(), OpError> {
     let n = sizes.len();
     if n < 3 {
         return Ok(());
@@ -465,6 +505,20 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
                 );
             }
             check_region(op, &out, offsets, &sizes)?;
+            if let Some(mode) = kwargs.str("atomic") {
+                if !STORE_ATOMICS.contains(&mode) {
+                    return err(
+                        format!("{op}: unknown atomic mode '{mode}'"),
+                        "Use atomic=pl.AtomicType.Add (or omit it for a plain store).",
+                    );
+                }
+                if mode == "add" && !(out.dtype.is_float() || out.dtype.is_int()) {
+                    return err(
+                        format!("{op}: an atomic add into a {} tensor", out.dtype.pl_name()),
+                        "Atomic adds store into float or integer tensors.",
+                    );
+                }
+            }
             Ok(Type::Tensor(out))
         }
         _ if TILE_BINARY.iter().any(|(b, _)| *b == name) => {
@@ -690,7 +744,10 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
                     "Store it to a tensor and load it on the cube side.",
                 );
             }
-            if a.memory.is_cube() && target == MemorySpace::Vec && a.memory != MemorySpace::Acc {
+            if a.memory.is_cube()
+                && target == MemorySpace::Vec
+                && !matches!(a.memory, MemorySpace::Acc | MemorySpace::Mat)
+            {
                 return err(
                     format!(
                         "{op}: a pl.Mem.{} tile cannot move to pl.Mem.Vec",
@@ -751,6 +808,47 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
                 cols: a.cols + b.cols,
                 ..a
             };
+            check_tile_fits(op, &t)?;
+            Ok(Type::Tile(t))
+        }
+        "tile.assemble" => {
+            arity(3)?;
+            let target = tile_arg(op, args, 0, "the target")?;
+            let source = tile_arg(op, args, 1, "the source")?;
+            let offsets = list_arg(op, args, 2, "offsets")?;
+            if target.dtype != source.dtype {
+                return err(
+                    format!(
+                        "{op}: the source {} and the target {} hold different element types",
+                        Type::Tile(source).describe(),
+                        Type::Tile(target).describe()
+                    ),
+                    "Cast the source to the target's dtype first (pl.cast).",
+                );
+            }
+            check_window(op, &target, &source, offsets)?;
+            Ok(Type::Tile(target))
+        }
+        "tile.slice" => {
+            arity(2)?;
+            let src = tile_arg(op, args, 0, "the source")?;
+            let offsets = list_arg(op, args, 1, "offsets")?;
+            let shape = ints_kw(op, kwargs, "shape")?;
+            if shape.len() != 2 {
+                return err(
+                    format!(
+                        "{op}: a tile window has two dimensions, got {}",
+                        shape.len()
+                    ),
+                    "Write pl.slice(tile, [rows, cols], [row, col]).",
+                );
+            }
+            let t = TileType {
+                rows: shape[0],
+                cols: shape[1],
+                ..src
+            };
+            check_window(op, &src, &t, offsets)?;
             check_tile_fits(op, &t)?;
             Ok(Type::Tile(t))
         }

@@ -156,11 +156,14 @@ _NOT_IN_SUBSET = (
     "cluster",
     "incore",
     "auto_incore",
-    "parallel",
     "unroll",
     "while_",
     "cond",
 )
+
+# Tensor operations kernel code may use: a window of a tensor parameter, which later loads
+# and stores address (the kernel's view of the parameter at the window's offsets).
+_KERNEL_TENSOR_OPS = ("tensor.slice",)
 
 # Element types of NumPy arrays (``@pl.jit`` specialisation).
 NUMPY_DTYPES = {
@@ -357,6 +360,7 @@ class _Static:
             "MemorySpace": S.MemorySpace,
             "ScopeMode": S.ScopeMode,
             "PadValue": S.PadValue,
+            "AtomicType": S.AtomicType,
         }
         if head in enums and rest and rest in enums[head].__members__:
             return enums[head].__members__[rest]
@@ -1082,8 +1086,12 @@ class FunctionParser:
 
     def for_stmt(self, s: ast.For) -> None:
         it = s.iter
-        if not _is_pl_call(it, "range"):
-            raise self.syntax(it, "unsupported for loop: iterate over pl.range(...)", "Write for i in pl.range(n).")
+        # pl.parallel(...) promises independent iterations; the task graph's dependencies
+        # decide what runs at the same time, so it is a pl.range here (docs/DSL.md).
+        if not (_is_pl_call(it, "range") or _is_pl_call(it, "parallel")):
+            raise self.syntax(
+                it, "unsupported for loop: iterate over pl.range(...) or pl.parallel(...)", "Write for i in pl.range(n)."
+            )
         assert isinstance(it, ast.Call)
         if s.orelse:
             raise self.syntax(s, "for ... else is not supported", "Remove the else clause.")
@@ -1787,7 +1795,7 @@ class FunctionParser:
                 "Tile operations run on a core: write them in an InCore / AIV / AIC function or inside "
                 "with pl.at(level=pl.Level.CORE_GROUP):.",
             )
-        if level == "tensor" and (self.ftype in ("InCore", "AIC", "AIV", "Group") or self.in_at):
+        if level == "tensor" and name not in _KERNEL_TENSOR_OPS and (self.ftype in ("InCore", "AIC", "AIV", "Group") or self.in_at):
             raise self.operr(
                 node,
                 f"tensor operation {shown} inside a kernel",
@@ -1878,8 +1886,8 @@ class FunctionParser:
             raise self.syntax(node, "pl.submit(...) must be unpacked to exactly two targets", "Write: out, tid = pl.submit(self.kernel, ...)")
         if path == "yield_":
             raise self.syntax(node, "pl.yield_(...) must be the last statement of a loop or if body", "")
-        if path == "range":
-            raise self.syntax(node, "pl.range(...) is only valid as the iterable of a for loop", "")
+        if path in ("range", "parallel"):
+            raise self.syntax(node, f"pl.{path}(...) is only valid as the iterable of a for loop", "")
         if path in ("at", "manual_scope", "scope"):
             raise self.syntax(node, f"pl.{path}(...) is only valid in a with statement", f"Write with pl.{path}(...):")
         if path == "const":
@@ -1933,6 +1941,52 @@ class FunctionParser:
         return self.op_call_ir(
             "tile.full", [zero], [("shape", "ints", self.static_ints(b["shape"], "shape")), ("dtype", "dtype", dt.name)], node
         )
+
+    def cube_operand(self, e: Any, side: str, node: ast.AST) -> Any:
+        """A matmul operand in the ``side`` (``Left`` / ``Right``) buffer: in kernel code a
+        tensor is loaded whole into ``Mat`` first, and a ``Mat`` tile is moved (PyPTO's
+        conversion of ``pl.matmul`` on tensors inside a kernel)."""
+        if e.type.kind == "tensor" and self.in_kernel():
+            shape = [int(d) for d in (e.type.shape or [])]
+            zeros = IrExpr.list_of([IrExpr.const_int(0) for _ in shape])
+            e = self.atom(
+                self.op_call_ir("tile.load", [e, zeros], [("shapes", "ints", shape), ("target_memory", "memory", "Mat")], node),
+                node,
+                "t",
+            )
+        if e.type.kind == "tile" and e.type.memory == "Mat":
+            e = self.atom(self.op_call_ir("tile.move", [e], [("target_memory", "memory", side)], node), node, "t")
+        return e
+
+    def assemble(self, node: ast.Call) -> Any:
+        """``pl.assemble(target, source, offset, atomic=)``: a tile into a tile
+        (``tile.assemble``, TINSERT); in kernel code a tile (or a tensor, loaded whole) into a
+        tensor (a ``pl.store``, atomic with ``atomic=pl.AtomicType.Add``); in orchestration
+        code a tensor into a tensor (``tensor.assemble``)."""
+        b = self.bind_args(node, "assemble", ["target", "source", "offset", "atomic"], {"atomic": None})
+        atomic = S.AtomicType.None_
+        if "atomic" in b:
+            atomic = self.static_enum(b["atomic"], S.AtomicType, "atomic")
+        target, source = self.expr(b["target"]), self.expr(b["source"])
+        offsets = self.offsets(b["offset"], "offset")
+        if target.type.kind == "tile":
+            if atomic != S.AtomicType.None_:
+                raise self.operr(
+                    b["atomic"],
+                    "pl.assemble(atomic=...) into a tile: atomic combining is for stores into tensors",
+                    "Omit atomic= for a tile target, or assemble into a tensor.",
+                )
+            return self.op_call_ir("tile.assemble", [target, self.tile_of(source, node), offsets], [], node)
+        if self.in_kernel():
+            kwargs: List[AttrItem] = [("atomic", "str", "add")] if atomic == S.AtomicType.Add else []
+            return self.op_call_ir("tile.store", [self.tile_of(self.atom(source, node), node), offsets, target], kwargs, node)
+        if atomic != S.AtomicType.None_:
+            raise self.operr(
+                b["atomic"],
+                "pl.assemble(atomic=...) in orchestration code is not supported yet",
+                "Write the atomic assemble inside a pl.at scope or a kernel (a store with atomic add).",
+            )
+        return self.op_call_ir("tensor.assemble", [target, source, offsets], [], node)
 
     def explicit_op(self, node: ast.Call, ns: str, op: str) -> Any:
         """``pl.tile.X(...)`` / ``pl.tensor.X(...)``: the printer's spelling (positional IR
@@ -2031,8 +2085,27 @@ class FunctionParser:
             tile, vec = self.tile_of(self.expr(b["tile"]), node), self.tile_of(self.expr(b["vec"]), node)
             return self.op_call_ir(f"tile.{op}", [tile, vec], [], node)
         if op == "matmul":
-            b = self.bind_args(node, op, ["lhs", "rhs"], {})
-            return self.op_call_ir("tile.matmul", [self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)
+            b = self.bind_args(node, op, ["lhs", "rhs", "out_dtype", "a_trans", "b_trans", "c_matrix_nz"], {
+                "out_dtype": None, "a_trans": None, "b_trans": None, "c_matrix_nz": None})
+            for flag in ("a_trans", "b_trans", "c_matrix_nz"):
+                if flag in b and self.static(b[flag]) is not False:
+                    raise self.operr(
+                        b[flag],
+                        f"pl.matmul({flag}=True) is not supported yet",
+                        "Transpose the operand first (pl.transpose on a vector tile), or omit the flag.",
+                    )
+            lhs = self.cube_operand(self.expr(b["lhs"]), "Left", b["lhs"])
+            rhs = self.cube_operand(self.expr(b["rhs"]), "Right", b["rhs"])
+            expr = self.op_call_ir("tile.matmul", [lhs, rhs], [], node)
+            if "out_dtype" in b:
+                dt = self.static(b["out_dtype"])
+                if not isinstance(dt, S.DataType) or dt.name != expr.type.dtype:
+                    raise self.operr(
+                        b["out_dtype"],
+                        f"pl.matmul(out_dtype={_unparse(b['out_dtype'])}): the accumulator here is {expr.type.dtype}",
+                        f"Omit out_dtype (or write out_dtype=pl.{expr.type.dtype}) and pl.cast the stored result if needed.",
+                    )
+            return expr
         if op == "matmul_acc":
             b = self.bind_args(node, op, ["acc", "lhs", "rhs"], {})
             return self.op_call_ir("tile.matmul_acc", [self.expr(b["acc"]), self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)
@@ -2067,9 +2140,10 @@ class FunctionParser:
             )
         if op == "slice":
             b = self.bind_args(node, op, ["tensor", "shape", "offset"], {})
+            src = self.expr(b["tensor"])
             return self.op_call_ir(
-                "tensor.slice",
-                [self.expr(b["tensor"]), self.offsets(b["offset"], "offset")],
+                "tile.slice" if src.type.kind == "tile" else "tensor.slice",
+                [src, self.offsets(b["offset"], "offset")],
                 [("shape", "ints", self.static_ints(b["shape"], "shape"))],
                 node,
             )
@@ -2094,12 +2168,7 @@ class FunctionParser:
             b = self.bind_args(node, op, ["tensor", "indices"], {})
             return self.op_call_ir("tensor.read", [self.expr(b["tensor"]), self.offsets(b["indices"], "indices")], [], node)
         if op == "assemble":
-            b = self.bind_args(node, op, ["target", "source", "offset", "atomic"], {"atomic": None})
-            if "atomic" in b:
-                raise self.operr(b["atomic"], "pl.assemble(atomic=...) is not supported yet", "")
-            return self.op_call_ir(
-                "tensor.assemble", [self.expr(b["target"]), self.expr(b["source"]), self.offsets(b["offset"], "offset")], [], node
-            )
+            return self.assemble(node)
         raise self.operr(node, f"Unknown operation 'pl.{op}'", _UNKNOWN_OP_HINT)
 
 

@@ -51,21 +51,22 @@ pub struct KernelUnit {
     pub return_params: Vec<usize>,
 }
 
+/// A tensor as a kernel sees it: the view of parameter `root` (of type `tensor`), and for a
+/// `tensor.slice` taken in the kernel the slice's offsets into it (`base`, one per
+/// dimension; empty for the whole tensor).
+#[derive(Clone, Debug)]
+struct ViewVal {
+    name: String,
+    tensor: TensorType,
+    root: usize,
+    base: Vec<Expr>,
+}
+
 #[derive(Clone, Debug)]
 enum Val {
-    View {
-        name: String,
-        tensor: TensorType,
-        root: usize,
-    },
-    Tile {
-        name: String,
-        ty: TileType,
-    },
-    Scalar {
-        name: String,
-        dtype: DataType,
-    },
+    View(ViewVal),
+    Tile { name: String, ty: TileType },
+    Scalar { name: String, dtype: DataType },
 }
 
 /// The `.pto` type of a tile.
@@ -114,6 +115,21 @@ fn partition_type(sizes: &[i64], dtype: DataType) -> String {
         dims.join("x"),
         dtype.pto_name()
     )
+}
+
+/// `a + b` as an index expression (constants folded).
+fn add_index(a: &Expr, b: &Expr) -> Expr {
+    match (a.as_const_int(), b.as_const_int()) {
+        (Some(x), Some(y)) => Expr::index(x + y),
+        (Some(0), _) => b.clone(),
+        (_, Some(0)) => a.clone(),
+        _ => Expr::Binary {
+            op: BinOp::Add,
+            lhs: Box::new(a.clone()),
+            rhs: Box::new(b.clone()),
+            dtype: DataType::Index,
+        },
+    }
 }
 
 /// A float literal in MLIR's form (`2.00000000000000000e+00`).
@@ -442,10 +458,10 @@ impl<'a> Emitter<'a> {
         ))
     }
 
-    fn view(&self, e: &Expr, span: &Span) -> Result<(String, TensorType, usize), CompileError> {
+    fn view(&self, e: &Expr, span: &Span) -> Result<ViewVal, CompileError> {
         if let Some(v) = e.as_var() {
-            if let Some(Val::View { name, tensor, root }) = self.values.get(&v.id()) {
-                return Ok((name.clone(), tensor.clone(), *root));
+            if let Some(Val::View(view)) = self.values.get(&v.id()) {
+                return Ok(view.clone());
             }
         }
         Err(perr(
@@ -453,6 +469,26 @@ impl<'a> Emitter<'a> {
             "expected a tensor parameter of this kernel".into(),
             "Kernels load from and store to their tensor parameters.",
         ))
+    }
+
+    /// The `(row, col)` index operands of a two-entry offset list.
+    fn offset_pair(
+        &mut self,
+        offsets: &Expr,
+        span: &Span,
+    ) -> Result<(String, String), CompileError> {
+        match offsets {
+            Expr::List(items) if items.len() == 2 => {
+                let (r, _) = self.scalar(&items[0], Some(DataType::Index), span)?;
+                let (c, _) = self.scalar(&items[1], Some(DataType::Index), span)?;
+                Ok((r, c))
+            }
+            _ => Err(perr(
+                span,
+                "a tile offset must be a list of two entries".into(),
+                "Write [row, col].",
+            )),
+        }
     }
 
     fn alloc(&mut self, hint: &str, ty: &TileType, span: &Span) -> String {
@@ -467,18 +503,31 @@ impl<'a> Emitter<'a> {
     /// of whole rows of that folding): emits the offsets and the `pto.partition_view`.
     fn partition(
         &mut self,
-        view: &str,
-        tensor: &TensorType,
+        src: &ViewVal,
         offsets: &Expr,
         sizes: &[i64],
         span: &Span,
     ) -> Result<(String, [i64; 2]), CompileError> {
+        let view = src.name.as_str();
+        let tensor = &src.tensor;
         let Expr::List(offs) = offsets else {
             return Err(perr(
                 span,
                 "offsets must be a list".into(),
                 "Write [row, col].",
             ));
+        };
+        let offs: Vec<Expr> = if src.base.is_empty() {
+            offs.clone()
+        } else {
+            if let Err(e) = crate::ops::check_rows_contiguous("tile.load", tensor, sizes) {
+                return Err(perr(span, e.message, &e.hint));
+            }
+            src.base
+                .iter()
+                .zip(offs)
+                .map(|(b, o)| add_index(b, o))
+                .collect()
         };
         let n = tensor.shape.len();
         if offs.len() != n || sizes.len() != n || n == 0 {
@@ -566,7 +615,8 @@ impl<'a> Emitter<'a> {
         let info = crate::ops::op_info(op);
         match op {
             "tile.load" => {
-                let (view, tensor, _) = self.view(&c.args[0], span)?;
+                let src = self.view(&c.args[0], span)?;
+                let tensor = src.tensor.clone();
                 let sizes = c.kwargs.ints("shapes").unwrap_or(&[]).to_vec();
                 let ty = result_tile.clone().unwrap_or(TileType {
                     rows: 1,
@@ -575,7 +625,7 @@ impl<'a> Emitter<'a> {
                     memory: MemorySpace::Vec,
                 });
                 let t = self.alloc(&hint, &ty, span);
-                let (pv, region) = self.partition(&view, &tensor, &c.args[1], &sizes, span)?;
+                let (pv, region) = self.partition(&src, &c.args[1], &sizes, span)?;
                 let text = format!(
                     "pto.tload ins({pv} : {}) outs({t} : {})",
                     partition_type(&region, tensor.dtype),
@@ -586,18 +636,69 @@ impl<'a> Emitter<'a> {
             }
             "tile.store" => {
                 let (src, sty) = self.tile(&c.args[0], span)?;
-                let (view, tensor, root) = self.view(&c.args[2], span)?;
-                let sizes = store_region(tensor.shape.len(), sty.rows, sty.cols);
-                let (pv, region) = self.partition(&view, &tensor, &c.args[1], &sizes, span)?;
+                let dst = self.view(&c.args[2], span)?;
+                let sizes = store_region(dst.tensor.shape.len(), sty.rows, sty.cols);
+                let (pv, region) = self.partition(&dst, &c.args[1], &sizes, span)?;
+                let atomic = match c.kwargs.str("atomic") {
+                    Some("add") => " {atomicType = #pto<atomic_type atomic_add>}",
+                    _ => "",
+                };
                 let text = format!(
-                    "pto.tstore ins({src} : {}) outs({pv} : {})",
+                    "pto.tstore ins({src} : {}) outs({pv} : {}){atomic}",
                     tile_buf(&sty),
-                    partition_type(&region, tensor.dtype)
+                    partition_type(&region, dst.tensor.dtype)
                 );
                 self.line(&text, span);
                 if let Some(t) = target {
-                    self.values.insert(t.id(), Val::View { name: view, tensor, root });
+                    self.values.insert(t.id(), Val::View(dst));
                 }
+            }
+            "tensor.slice" => {
+                // A window of a tensor parameter: later loads and stores address the
+                // parameter at the slice's offsets plus their own.
+                let src = self.view(&c.args[0], span)?;
+                let Expr::List(offs) = &c.args[1] else {
+                    return Err(perr(span, "slice offsets must be a list".into(), "Write [row, col]."));
+                };
+                let base = if src.base.is_empty() {
+                    offs.clone()
+                } else {
+                    src.base
+                        .iter()
+                        .zip(offs)
+                        .map(|(b, o)| add_index(b, o))
+                        .collect()
+                };
+                if let Some(t) = target {
+                    self.values.insert(t.id(), Val::View(ViewVal { base, ..src }));
+                }
+            }
+            "tile.assemble" => {
+                // TINSERT writes the source into the target in place (PyPTO: the result
+                // inherits the target's memory).
+                let (dst, dty) = self.tile(&c.args[0], span)?;
+                let (src, sty) = self.tile(&c.args[1], span)?;
+                let (r, col) = self.offset_pair(&c.args[2], span)?;
+                let text = format!(
+                    "pto.tinsert ins({src}, {r}, {col} : {}, index, index) outs({dst} : {})",
+                    tile_buf(&sty),
+                    tile_buf(&dty)
+                );
+                self.line(&text, span);
+                bind_tile(self, dst);
+            }
+            "tile.slice" => {
+                let (src, sty) = self.tile(&c.args[0], span)?;
+                let ty = result_tile.clone().unwrap_or(sty.clone());
+                let (r, col) = self.offset_pair(&c.args[1], span)?;
+                let out = self.alloc(&hint, &ty, span);
+                let text = format!(
+                    "pto.textract ins({src}, {r}, {col} : {}, index, index) outs({out} : {})",
+                    tile_buf(&sty),
+                    tile_buf(&ty)
+                );
+                self.line(&text, span);
+                bind_tile(self, out);
             }
             "tile.matmul_acc" => {
                 let (acc, aty) = self.tile(&c.args[0], span)?;
@@ -816,17 +917,10 @@ impl<'a> Emitter<'a> {
                 let mut carried = Vec::new();
                 for (i, (v, init)) in f.iter_args.iter().enumerate() {
                     if v.ty().is_tensor() {
-                        let (name, tensor, root) = self.view(init, &s.span)?;
-                        self.values.insert(
-                            v.id(),
-                            Val::View {
-                                name: name.clone(),
-                                tensor: tensor.clone(),
-                                root,
-                            },
-                        );
+                        let view = self.view(init, &s.span)?;
+                        self.values.insert(v.id(), Val::View(view.clone()));
                         if let Some(r) = f.results.get(i) {
-                            self.values.insert(r.id(), Val::View { name, tensor, root });
+                            self.values.insert(r.id(), Val::View(view));
                         }
                     } else {
                         carried.push(i);
@@ -942,9 +1036,12 @@ impl<'a> Emitter<'a> {
                 let mut carried = Vec::new();
                 for (k, r) in i.results.iter().enumerate() {
                     if r.ty().is_tensor() {
-                        let (tn, tt, troot) = self.view(&i.then_yields[k], &s.span)?;
-                        let (en, _, eroot) = self.view(&i.else_yields[k], &s.span)?;
-                        if troot != eroot || tn != en {
+                        let then_view = self.view(&i.then_yields[k], &s.span)?;
+                        let else_view = self.view(&i.else_yields[k], &s.span)?;
+                        if then_view.root != else_view.root
+                            || then_view.name != else_view.name
+                            || then_view.base != else_view.base
+                        {
                             return Err(perr(
                                 &s.span,
                                 format!(
@@ -954,14 +1051,7 @@ impl<'a> Emitter<'a> {
                                 "Store into the same tensor parameter in both branches.",
                             ));
                         }
-                        self.values.insert(
-                            r.id(),
-                            Val::View {
-                                name: tn,
-                                tensor: tt,
-                                root: troot,
-                            },
-                        );
+                        self.values.insert(r.id(), Val::View(then_view));
                     } else {
                         carried.push(k);
                     }
@@ -1100,11 +1190,12 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
                 );
                 e.values.insert(
                     p.var.id(),
-                    Val::View {
+                    Val::View(ViewVal {
                         name,
                         tensor: t.clone(),
                         root: i,
-                    },
+                        base: Vec::new(),
+                    }),
                 );
             }
             Type::Scalar(d) => {
@@ -1141,7 +1232,7 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
     {
         for v in vs {
             match e.view(v, span) {
-                Ok((_, _, root)) => return_params.push(root),
+                Ok(view) => return_params.push(view.root),
                 Err(_) => {
                     return Err(perr(
                         span,
