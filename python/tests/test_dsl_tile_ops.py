@@ -248,3 +248,112 @@ def test_assemble_and_matmul_misuse_name_the_fix() -> None:
     with pytest.raises(InvalidOperationError) as e:
         pl.parse(head + "        m = pl.matmul(a, a, out_dtype=pl.BF16)\n" + tail, filename="bad.py")
     assert "out_dtype" in str(e.value) and "pl.FP32" in e.value.hint
+
+
+@pl.jit
+def keep_leading_columns(x: pl.Tensor, cfg: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """out = x with the columns from min(cfg[0], 32) on zeroed: a load of a runtime valid
+    shape, read in the kernel, then pl.tile.fillpad."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        n = pl.cast(pl.read(cfg, [0]), pl.INDEX)
+        vlen = pl.min(n, 32)
+        t = pl.load(x, [0, 0], [16, 32], valid_shape=[16, vlen])
+        t = pl.tile.fillpad(t, pad_value=pl.PadValue.zero)
+        pl.store(t, [0, 0], out)
+    return out
+
+
+def test_valid_shape_load_and_fillpad(tmp_path: Path) -> None:
+    from pypto import ir
+
+    x = np.random.default_rng(6).standard_normal((16, 32)).astype(np.float32)
+    for n in (5, 32, 40):
+        cfg = np.array([n, 0], np.int64)
+        out = np.full_like(x, 9.0)
+        keep_leading_columns(x, cfg, out)
+        want = x.copy()
+        want[:, min(n, 32) :] = 0.0
+        np.testing.assert_array_equal(out, want)
+    cfg = np.array([7, 0], np.int64)
+    compiled = ir.compile(keep_leading_columns.lower(x, cfg, out), output_dir=str(tmp_path / "vs"))
+    want = x.copy()
+    want[:, 7:] = 0.0
+    compiled.validate_ir({"x": x, "cfg": cfg, "out": np.zeros_like(x)}, {"out": want})
+
+
+@pl.program
+class StridedRowBlocks:
+    """An SPMD kernel: each of four blocks takes every fourth row block (its index from
+    pl.tile.get_block_idx, the stride from get_block_num) and scales it by a factor read
+    from a tensor in the kernel."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale_blocks(
+        self,
+        x: pl.Tensor[[64, 32], pl.FP32],
+        factors: pl.Tensor[[8], pl.INT32],
+        out: pl.Out[pl.Tensor[[64, 32], pl.FP32]],
+        n: pl.Scalar[pl.INDEX],
+    ) -> pl.Tensor[[64, 32], pl.FP32]:
+        first = pl.tile.get_block_idx()
+        stride = pl.tile.get_block_num()
+        for b in pl.range(first, n, stride):
+            raw: pl.Scalar[pl.INT32] = pl.read(factors, b)
+            k = pl.max(pl.min(pl.cast(raw, pl.INDEX), 3), 0)
+            t = pl.load(x, [b * 8, 0], [8, 32])
+            out = pl.store(pl.mul(t, pl.cast(k, pl.FP32)), [b * 8, 0], out, [8, 32])
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(
+        self,
+        x: pl.Tensor[[64, 32], pl.FP32],
+        factors: pl.Tensor[[8], pl.INT32],
+        out: pl.Out[pl.Tensor[[64, 32], pl.FP32]],
+    ) -> pl.Tensor[[64, 32], pl.FP32]:
+        with pl.cluster():
+            with pl.spmd(core_num=4, sync_start=True):
+                out = self.scale_blocks(x, factors, out, 8)
+        return out
+
+
+def test_spmd_blocks_scalar_reads_in_kernels(tmp_path: Path) -> None:
+    from pypto import ir
+
+    x = np.random.default_rng(7).standard_normal((64, 32)).astype(np.float32)
+    factors = np.array([0, 1, 2, 3, 4, -1, 2, 1], np.int32)
+    out = np.zeros_like(x)
+    compiled = ir.compile(StridedRowBlocks, output_dir=str(tmp_path / "spmd"))
+    orch = (tmp_path / "spmd" / "orchestration" / "orch.cpp").read_text()
+    assert "launch_spec.set_block_num(4)" in orch and "set_require_sync_start(true)" in orch
+    compiled(x, factors, out)
+    want = x * np.repeat(np.clip(factors, 0, 3), 8)[:, None].astype(np.float32)
+    np.testing.assert_array_equal(out, want)
+    compiled.validate_ir({"x": x, "factors": factors, "out": np.zeros_like(x)}, {"out": want})
+
+
+def test_partly_valid_tiles_and_scalar_forms_name_the_fix(tmp_path: Path) -> None:
+    from pypto import ir
+    from pypto.backend.pto_backend import PartialCodegenError
+
+    src = (
+        "import pypto.language as pl\n"
+        "@pl.program\n"
+        "class P:\n"
+        "    @pl.function(type=pl.FunctionType.InCore)\n"
+        "    def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
+        "        t = pl.load(a, [0, 0], [16, 16], valid_shape=[16, 8])\n"
+        "        return pl.store(pl.add(t, t), [0, 0], c)\n"
+        "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        "    def o(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
+        "        return self.k(a, c)\n"
+    )
+    with pytest.raises(PartialCodegenError) as e:
+        ir.compile(pl.parse(src, filename="bad.py"), output_dir=str(tmp_path / "bad"))
+    assert "valid_shape" in str(e.value) and "fillpad" in str(e.value.hint)
+    with pytest.raises(InvalidOperationError) as e2:
+        pl.parse(src.replace("pl.add(t, t)", "pl.max(t, t)"), filename="bad.py")
+    assert "takes scalars" in str(e2.value) and "pl.maximum" in e2.value.hint and e2.value.span["line"] == 7
+    with pytest.raises(InvalidOperationError) as e2:
+        pl.parse(src.replace("[16, 8])", "[16, 20])"), filename="bad.py")
+    assert "valid extent 20" in str(e2.value) and e2.value.span["line"] == 6

@@ -115,6 +115,9 @@ pub const OPS: &[OpInfo] = &[
     op!("tile.transpose", Tile, "pto.ttrans"),
     op!("tile.assemble", Tile, "pto.tinsert"),
     op!("tile.slice", Tile, "pto.textract"),
+    op!("tile.fillpad", Tile, "pto.tfillpad"),
+    op!("tile.get_block_idx", Tile, "pto.get_block_idx"),
+    op!("tile.get_block_num", Tile, "pto.get_block_num"),
     op!("tensor.create", Tensor),
     op!("tensor.slice", Tensor),
     op!("tensor.reshape", Tensor),
@@ -418,10 +421,38 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
     };
     match name {
         "tile.load" => {
-            arity(2)?;
+            // An optional third argument is the valid shape: the region actually read,
+            // [rows, cols] at most the tile's (runtime values allowed); the rest of the tile
+            // is undefined until pl.tile.fillpad fills it.
+            if args.len() != 3 {
+                arity(2)?;
+            }
             let tensor = tensor_arg(op, args, 0, "the source")?;
             let offsets = list_arg(op, args, 1, "offsets")?;
             let sizes = ints_kw(op, kwargs, "shapes")?;
+            if args.len() == 3 {
+                let valid = list_arg(op, args, 2, "valid_shape")?;
+                if valid.len() != 2 || sizes.len() != 2 {
+                    return err(
+                        format!(
+                            "{op}: valid_shape has {} entries for a rank-{} region; a valid shape is [rows, cols] of a 2-D load",
+                            valid.len(),
+                            sizes.len()
+                        ),
+                        "Load a 2-D region and give valid_shape=[rows, cols].",
+                    );
+                }
+                for (v, s) in valid.iter().zip(sizes) {
+                    if let Some(c) = v.as_const_int() {
+                        if c < 0 || c > *s {
+                            return err(
+                                format!("{op}: valid extent {c} is outside 0..={s}"),
+                                "A valid shape lies within the loaded shape.",
+                            );
+                        }
+                    }
+                }
+            }
             check_region(op, &tensor, offsets, sizes)?;
             check_rows_contiguous(op, &tensor, sizes)?;
             let memory = kwargs.memory("target_memory").unwrap_or(MemorySpace::Vec);
@@ -852,6 +883,22 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             check_tile_fits(op, &t)?;
             Ok(Type::Tile(t))
         }
+        "tile.fillpad" => {
+            arity(1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            match kwargs.str("pad_value") {
+                Some("zero" | "max" | "min") => Ok(Type::Tile(a)),
+                other => err(
+                    format!("{op}: pad_value must be zero, max or min, got {other:?}"),
+                    "Write pl.tile.fillpad(t, pad_value=pl.PadValue.min).",
+                ),
+            }
+        }
+        "tile.get_block_idx" | "tile.get_block_num" => {
+            arity(0)?;
+            Ok(Type::Scalar(DataType::Index))
+        }
         "tile.reshape" => {
             arity(1)?;
             let a = tile_arg(op, args, 0, "the operand")?;
@@ -1035,7 +1082,7 @@ mod tests {
         for op in OPS.iter().filter(|o| o.level == OpLevel::Tile) {
             let inst = op.pto.trim_start_matches("pto.");
             assert!(
-                ptoas::lower::lowers_tile_op(inst),
+                ptoas::lower::lowers_tile_op(inst) || ptoas::lower::QUERY_OPS.contains(&inst),
                 "{} emits {} which ptoas does not lower",
                 op.name,
                 op.pto
@@ -1047,7 +1094,11 @@ mod tests {
     fn every_tile_op_names_a_pto_op() {
         for op in OPS {
             if op.level == OpLevel::Tile {
-                assert!(op.pto.starts_with("pto.t"), "{}", op.name);
+                assert!(
+                    op.pto.starts_with("pto.t") || op.pto.starts_with("pto.get_"),
+                    "{}",
+                    op.name
+                );
             }
         }
         assert!(deduce("tile.nope", &[], &Attrs::new())

@@ -113,14 +113,17 @@ _TILE_OPS = (
     "expands",
     "concat",
     "create_tile",
+    "fillpad",
 )
 _TENSOR_OPS = ("create_tensor", "create", "slice", "reshape", "read", "assemble")
-_CONSTRUCTS = ("range", "parallel", "yield_", "submit", "manual_scope", "scope", "at", "const")
+_CONSTRUCTS = ("range", "parallel", "yield_", "submit", "manual_scope", "scope", "at", "spmd", "cluster", "const")
+#: ``pl.max`` / ``pl.min`` of scalars (not in ``__all__``: a star import would hide the builtins).
+_SCALAR_FNS = ("max", "min")
 #: Names under ``pl.tile`` beyond ``_TILE_OPS``: each is the IR operation ``tile.<name>``.
-_TILE_ONLY = ("reshape", "assemble", "slice")
+_TILE_ONLY = ("reshape", "assemble", "slice", "get_block_idx", "get_block_num")
 
 _stubs: dict[str, Any] = {}
-for _name in _TILE_OPS + _TENSOR_OPS + _CONSTRUCTS:
+for _name in _TILE_OPS + _TENSOR_OPS + _CONSTRUCTS + _SCALAR_FNS:
     _stubs[_name] = _make_stub(_name, f"pl.{_name}: a DSL construct (see docs/DSL.md); parsed, never called.")
 globals().update(_stubs)
 

@@ -133,7 +133,6 @@ _NOT_IN_SUBSET = (
     "gemv_acc",
     "gemv_bias",
     "matmul_bias",
-    "fillpad",
     "fillpad_expand",
     "write",
     "dim",
@@ -163,7 +162,7 @@ _NOT_IN_SUBSET = (
 
 # Tensor operations kernel code may use: a window of a tensor parameter, which later loads
 # and stores address (the kernel's view of the parameter at the window's offsets).
-_KERNEL_TENSOR_OPS = ("tensor.slice",)
+_KERNEL_TENSOR_OPS = ("tensor.slice", "tensor.read")
 
 # Element types of NumPy arrays (``@pl.jit`` specialisation).
 NUMPY_DTYPES = {
@@ -384,6 +383,10 @@ def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: boo
         node = node.slice
     if allow_bare and _pl_path(node) == "Tensor":
         return None, direction, "tensor"
+    bare = _pl_path(node)
+    if bare in S.DATA_TYPES and direction == "In":
+        # ``scale: pl.FP32``: a scalar parameter (PyPTO's spelling of pl.Scalar[pl.FP32]).
+        return IrType.scalar(S.DATA_TYPES[bare].name), direction, "scalar"
     if not isinstance(node, ast.Subscript):
         raise _error(
             ParserTypeError,
@@ -676,6 +679,8 @@ class FunctionParser:
         self.blocks: List[List[Any]] = []
         self.in_manual = 0
         self.in_at = 0
+        # Inside ``with pl.spmd(core_num=n, sync_start=b):``: the attributes of its dispatches.
+        self.spmd: List[AttrItem] = []
         self.loop_depth = 0
         self.types = types
         self.param_roots: Dict[int, str] = {}
@@ -1259,7 +1264,40 @@ class FunctionParser:
             assert isinstance(ctx, ast.Call)
             self.at_scope(s, ctx, item.optional_vars)
             return
+        if _is_pl_call(ctx, "spmd") or _is_pl_call(ctx, "cluster"):
+            assert isinstance(ctx, ast.Call)
+            self.launch_scope(s, ctx, item.optional_vars)
+            return
         raise self.syntax(ctx, f"unsupported with statement '{_unparse(ctx)}'", "Use pl.at(...), pl.manual_scope() or pl.scope(...).")
+
+    def launch_scope(self, s: ast.With, ctx: ast.Call, as_var: Optional[ast.expr]) -> None:
+        """``with pl.spmd(core_num=n, sync_start=False):`` — every kernel dispatch in the body
+        runs as ``n`` blocks (``pl.tile.get_block_idx()`` tells each its index), all launched
+        together with ``sync_start=True``. ``with pl.cluster():`` groups dispatches onto one
+        core cluster in PyPTO; here the scheduler places every task, so the body is
+        dispatched as written."""
+        kind = "spmd" if _is_pl_call(ctx, "spmd") else "cluster"
+        self.require_orchestration_level(ctx, f"pl.{kind}()")
+        if as_var is not None:
+            raise self.syntax(as_var, f"pl.{kind}() binds no name", "Remove 'as ...'.")
+        saved = list(self.spmd)
+        if kind == "cluster":
+            if ctx.args or ctx.keywords:
+                raise self.syntax(ctx, "pl.cluster() takes no arguments", "Write with pl.cluster():")
+        else:
+            b = self.bind_args(ctx, "spmd", ["core_num", "sync_start"], {"sync_start": None})
+            n = self.static(b["core_num"])
+            if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n < 2**15:
+                raise self.syntax(b["core_num"], "pl.spmd core_num= must be a positive integer constant", "Write pl.spmd(core_num=4).")
+            sync = self.static(b["sync_start"]) if "sync_start" in b else False
+            if not isinstance(sync, bool):
+                raise self.syntax(b["sync_start"], "pl.spmd sync_start= must be True or False", "")
+            self.spmd = [("block_num", "int", n)] + ([("sync_start", "bool", True)] if sync else [])
+        try:
+            for st in s.body:
+                self.stmt(st)
+        finally:
+            self.spmd = saved
 
     def require_orchestration_level(self, node: ast.AST, what: str) -> None:
         if self.ftype in ("InCore", "AIC", "AIV", "Group"):
@@ -1491,6 +1529,7 @@ class FunctionParser:
         if dump_vars:
             attrs.append(("dump_vars", "vars", dump_vars))
         attrs.extend(extra_attrs)
+        attrs.extend(a for a in self.spmd if not any(a[0] == e[0] for e in extra_attrs))
         if submit:
             items = list(rets) + [IrType.task_id()]
             ret_type = IrType.tuple_of(items)
@@ -2005,6 +2044,8 @@ class FunctionParser:
                 kwargs.append((str(kw.arg), "dtype", v.name))
             elif isinstance(v, S.MemorySpace):
                 kwargs.append((str(kw.arg), "memory", v.name))
+            elif isinstance(v, (S.PadValue, S.AtomicType)):
+                kwargs.append((str(kw.arg), "str", _enum_attr(v)))
             elif isinstance(v, bool):
                 kwargs.append((str(kw.arg), "bool", v))
             elif isinstance(v, int):
@@ -2021,20 +2062,49 @@ class FunctionParser:
 
     def unified_op(self, node: ast.Call, op: str) -> Any:
         if op == "load":
-            b = self.bind_args(node, op, ["tensor", "offsets", "shapes", "target_memory", "valid_shapes"], {"target_memory": None, "valid_shapes": None})
-            if "valid_shapes" in b:
-                raise self.operr(b["valid_shapes"], "pl.load(valid_shapes=...) is not supported yet", "Load whole tiles.")
+            b = self.bind_args(
+                node,
+                op,
+                ["tensor", "offsets", "shapes", "target_memory", "valid_shape", "valid_shapes"],
+                {"target_memory": None, "valid_shape": None, "valid_shapes": None},
+            )
             t = self.expr(b["tensor"])
             kwargs: List[AttrItem] = [("shapes", "ints", self.static_ints(b["shapes"], "shapes"))]
             if "target_memory" in b:
                 mem = self.static_enum(b["target_memory"], S.MemorySpace, "target_memory")
                 kwargs.append(("target_memory", "memory", mem.name))
-            return self.op_call_ir("tile.load", [t, self.offsets(b["offsets"])], kwargs, node)
+            args = [t, self.offsets(b["offsets"])]
+            valid = b.get("valid_shape", b.get("valid_shapes"))
+            if valid is not None:
+                args.append(self.offsets(valid, "valid_shape"))
+            return self.op_call_ir("tile.load", args, kwargs, node)
         if op == "store":
-            b = self.bind_args(node, op, ["tile", "offsets", "output_tensor"], {})
-            return self.op_call_ir(
-                "tile.store", [self.expr(b["tile"]), self.offsets(b["offsets"]), self.expr(b["output_tensor"])], [], node
-            )
+            b = self.bind_args(node, op, ["tile", "offsets", "output_tensor", "shapes"], {"shapes": None})
+            tile = self.expr(b["tile"])
+            if "shapes" in b:
+                shapes = self.static_ints(b["shapes"], "shapes")
+                if tile.type.kind == "tile" and shapes != list(tile.type.shape or []):
+                    raise self.operr(
+                        b["shapes"],
+                        f"pl.store(..., shapes={shapes}) of a {_type_desc(tile.type)}: a store writes the whole tile",
+                        f"Write shapes={list(tile.type.shape or [])} (or omit it), or pl.slice the tile first.",
+                    )
+            return self.op_call_ir("tile.store", [tile, self.offsets(b["offsets"]), self.expr(b["output_tensor"])], [], node)
+        if op == "fillpad":
+            b = self.bind_args(node, op, ["tile", "pad_value"], {"pad_value": None})
+            pad = self.static_enum(b["pad_value"], S.PadValue, "pad_value") if "pad_value" in b else S.PadValue.zero
+            return self.op_call_ir("tile.fillpad", [self.expr(b["tile"])], [("pad_value", "str", pad.name)], node)
+        if op in ("max", "min"):
+            b = self.bind_args(node, op, ["lhs", "rhs"], {})
+            lhs = self.atom(self.expr(b["lhs"]), b["lhs"])
+            rhs = self.atom(self.expr(b["rhs"]), b["rhs"])
+            if lhs.type.kind != "scalar" or rhs.type.kind != "scalar":
+                raise self.operr(
+                    node,
+                    f"pl.{op} of {_type_desc(lhs.type)} and {_type_desc(rhs.type)}: pl.{op} takes scalars",
+                    f"Use pl.{'maximum' if op == 'max' else 'minimum'} on tiles (or pl.row_{op} to reduce a tile).",
+                )
+            return self.wrap_scalar(lambda: IrExpr.binary(op, lhs, rhs), node)
         if op in _BINARY:
             b = self.bind_args(node, op, ["lhs", "rhs"], {})
             lhs, rhs = self.tile_of(self.expr(b["lhs"]), node), self.tile_of(self.expr(b["rhs"]), node)
@@ -2068,12 +2138,17 @@ class FunctionParser:
             dt = self.static(b["target_type"])
             if not isinstance(dt, S.DataType):
                 raise self.operr(b["target_type"], "pl.cast target_type must be a pl dtype", "Write pl.cast(t, pl.BF16).")
+            value = self.atom(self.expr(b["tile"]), b["tile"])
+            if value.type.kind == "scalar":
+                if "mode" in b:
+                    raise self.operr(b["mode"], "pl.cast(mode=...) of a scalar", "Scalars convert toward zero; omit mode=.")
+                return IrExpr.cast(value, dt.name)
             kw: List[AttrItem] = [("dtype", "dtype", dt.name)]
             mode = self.static(b["mode"]) if "mode" in b else "round"
             if not isinstance(mode, str):
                 raise self.operr(b["mode"], "pl.cast mode must be a string", "")
             kw.append(("mode", "str", mode))
-            return self.elementwise(node, "tile.cast", [self.expr(b["tile"])], kw)
+            return self.elementwise(node, "tile.cast", [value], kw)
         if op in _REDUCTIONS:
             spec = ["tile", "tmp_tile"] if op.startswith("row") else ["tile"]
             b = self.bind_args(node, op, spec, {"tmp_tile": None})
@@ -2166,10 +2241,19 @@ class FunctionParser:
             return self.create_tile(node)
         if op == "read":
             b = self.bind_args(node, op, ["tensor", "indices"], {})
-            return self.op_call_ir("tensor.read", [self.expr(b["tensor"]), self.offsets(b["indices"], "indices")], [], node)
+            idx = b["indices"]
+            # A bare index reads a vector element: pl.read(t, i) is pl.read(t, [i]).
+            indices = self.offsets(idx, "indices") if isinstance(idx, (ast.List, ast.Tuple)) else IrExpr.list_of([self.scalar_expr(idx)])
+            return self.op_call_ir("tensor.read", [self.expr(b["tensor"]), indices], [], node)
         if op == "assemble":
             return self.assemble(node)
         raise self.operr(node, f"Unknown operation 'pl.{op}'", _UNKNOWN_OP_HINT)
+
+
+def _enum_attr(v: enum.Enum) -> str:
+    """The IR attribute spelling of a pl enum member (``pl.PadValue.min`` → ``min``,
+    ``pl.AtomicType.Add`` → ``add``)."""
+    return v.name.rstrip("_").lower()
 
 
 def wrap_foreign(name: str, src: Source, node: ast.AST, e: BaseException) -> ParserError:

@@ -57,6 +57,8 @@ pub struct KernelUnit {
 #[derive(Clone, Debug)]
 struct ViewVal {
     name: String,
+    /// The parameter's pointer (`%argK`), for scalar reads.
+    ptr: String,
     tensor: TensorType,
     root: usize,
     base: Vec<Expr>,
@@ -71,6 +73,12 @@ enum Val {
 
 /// The `.pto` type of a tile.
 pub fn tile_buf(t: &TileType) -> String {
+    tile_buf_with(t, false, 0)
+}
+
+/// The `.pto` type of a tile whose valid shape is a runtime value (`v_row=?, v_col=?`) when
+/// `dynamic`, with pad code `pad` (0 none, 1 zero, 2 max, 3 min).
+fn tile_buf_with(t: &TileType, dynamic: bool, pad: u8) -> String {
     let (blayout, slayout, fractal) = match t.memory {
         MemorySpace::Vec => {
             if t.cols == 1 && t.rows > 1 {
@@ -86,13 +94,13 @@ pub fn tile_buf(t: &TileType) -> String {
         MemorySpace::Bias => ("row_major", "none_box", 512),
     };
     format!(
-        "!pto.tile_buf<loc={}, dtype={}, rows={}, cols={}, v_row={}, v_col={}, blayout={blayout}, slayout={slayout}, fractal={fractal}, pad=0>",
+        "!pto.tile_buf<loc={}, dtype={}, rows={}, cols={}, v_row={}, v_col={}, blayout={blayout}, slayout={slayout}, fractal={fractal}, pad={pad}>",
         t.memory.pto_loc(),
         t.dtype.pto_name(),
         t.rows,
         t.cols,
-        t.rows,
-        t.cols
+        if dynamic { "?".to_string() } else { t.rows.to_string() },
+        if dynamic { "?".to_string() } else { t.cols.to_string() },
     )
 }
 
@@ -172,6 +180,8 @@ struct Emitter<'a> {
     depth: usize,
     n_float: usize,
     float_consts: HashMap<(u64, DataType), String>,
+    /// Tiles loaded with a valid shape (by SSA name): their runtime valid rows and columns.
+    partial: HashMap<String, [String; 2]>,
 }
 
 fn perr(span: &Span, message: String, hint: &str) -> CompileError {
@@ -412,6 +422,11 @@ impl<'a> Emitter<'a> {
                         },
                     )
                 }
+                Expr::Unary {
+                    op: UnOp::Cast,
+                    operand,
+                    dtype,
+                } => self.scalar(operand, Some(*dtype), span)?,
                 Expr::Unary { op, operand, dtype } => {
                     let (a, d) = self.scalar(operand, Some(*dtype), span)?;
                     let out = self.name_for("s");
@@ -427,6 +442,7 @@ impl<'a> Emitter<'a> {
                             let t = self.int_const(1, DataType::Bool);
                             format!("{out} = arith.xori {a}, {t} : i1")
                         }
+                        UnOp::Cast => unreachable!("matched above"),
                     };
                     self.line(&text, span);
                     (out, d)
@@ -446,6 +462,22 @@ impl<'a> Emitter<'a> {
     }
 
     fn tile(&self, e: &Expr, span: &Span) -> Result<(String, TileType), CompileError> {
+        let (name, ty) = self.tile_partial(e, span)?;
+        if self.partial.contains_key(&name) {
+            return Err(perr(
+                span,
+                format!(
+                    "'{}' was loaded with valid_shape=; only pl.tile.fillpad and pl.store take a partly valid tile",
+                    e.as_var().map_or("the tile", |v| v.name())
+                ),
+                "Fill the rest first: t = pl.tile.fillpad(t, pad_value=pl.PadValue.zero).",
+            ));
+        }
+        Ok((name, ty))
+    }
+
+    /// A tile operand that may be partly valid (a load with `valid_shape=`).
+    fn tile_partial(&self, e: &Expr, span: &Span) -> Result<(String, TileType), CompileError> {
         if let Some(v) = e.as_var() {
             if let Some(Val::Tile { name, ty }) = self.values.get(&v.id()) {
                 return Ok((name.clone(), ty.clone()));
@@ -506,6 +538,19 @@ impl<'a> Emitter<'a> {
         src: &ViewVal,
         offsets: &Expr,
         sizes: &[i64],
+        span: &Span,
+    ) -> Result<(String, [i64; 2]), CompileError> {
+        self.partition_sized(src, offsets, sizes, None, span)
+    }
+
+    /// [`Self::partition`] whose `[rows, cols]` extents are the runtime values `extents`
+    /// when given (a load of a valid shape); `sizes` still bounds the region.
+    fn partition_sized(
+        &mut self,
+        src: &ViewVal,
+        offsets: &Expr,
+        sizes: &[i64],
+        extents: Option<&[String; 2]>,
         span: &Span,
     ) -> Result<(String, [i64; 2]), CompileError> {
         let view = src.name.as_str();
@@ -578,11 +623,24 @@ impl<'a> Emitter<'a> {
         let (r, _) = self.scalar(&row, Some(DataType::Index), span)?;
         let (c, _) = self.scalar(&offs[n - 1], Some(DataType::Index), span)?;
         let pv = self.name_for(&format!("{}_pview", view.trim_start_matches('%')));
-        let (rn, cn) = (self.index_const(rows), self.index_const(cols));
+        let (rn, cn, ptype) = match extents {
+            Some([er, ec]) => (
+                er.clone(),
+                ec.clone(),
+                format!(
+                    "!pto.partition_tensor_view<?x?x{}>",
+                    tensor.dtype.pto_name()
+                ),
+            ),
+            None => (
+                self.index_const(rows),
+                self.index_const(cols),
+                partition_type(&[rows, cols], tensor.dtype),
+            ),
+        };
         let text = format!(
-            "{pv} = pto.partition_view {view}, offsets = [{r}, {c}], sizes = [{rn}, {cn}] : {} -> {}",
+            "{pv} = pto.partition_view {view}, offsets = [{r}, {c}], sizes = [{rn}, {cn}] : {} -> {ptype}",
             view_type(tensor),
-            partition_type(&[rows, cols], tensor.dtype)
         );
         self.line(&text, span);
         Ok((pv, [rows, cols]))
@@ -624,6 +682,25 @@ impl<'a> Emitter<'a> {
                     dtype: tensor.dtype,
                     memory: MemorySpace::Vec,
                 });
+                if let Some(Expr::List(valid)) = c.args.get(2) {
+                    // A partly valid tile: the valid extents are runtime values, the
+                    // partition reads only them.
+                    let vr = self.scalar(&valid[0], Some(DataType::Index), span)?.0;
+                    let vc = self.scalar(&valid[1], Some(DataType::Index), span)?.0;
+                    let t = self.name_for(&hint);
+                    let dynamic = tile_buf_with(&ty, true, 0);
+                    self.line(
+                        &format!("{t} = pto.alloc_tile valid_row = {vr} valid_col = {vc} : {dynamic}"),
+                        span,
+                    );
+                    let extents = [vr.clone(), vc.clone()];
+                    let (pv, _) = self.partition_sized(&src, &c.args[1], &sizes, Some(&extents), span)?;
+                    let ptype = format!("!pto.partition_tensor_view<?x?x{}>", tensor.dtype.pto_name());
+                    self.line(&format!("pto.tload ins({pv} : {ptype}) outs({t} : {dynamic})"), span);
+                    self.partial.insert(t.clone(), [vr, vc]);
+                    bind_tile(self, t);
+                    return Ok(());
+                }
                 let t = self.alloc(&hint, &ty, span);
                 let (pv, region) = self.partition(&src, &c.args[1], &sizes, span)?;
                 let text = format!(
@@ -635,19 +712,23 @@ impl<'a> Emitter<'a> {
                 bind_tile(self, t);
             }
             "tile.store" => {
-                let (src, sty) = self.tile(&c.args[0], span)?;
+                let (src, sty) = self.tile_partial(&c.args[0], span)?;
+                let src_buf = tile_buf_with(&sty, self.partial.contains_key(&src), 0);
                 let dst = self.view(&c.args[2], span)?;
                 let sizes = store_region(dst.tensor.shape.len(), sty.rows, sty.cols);
-                let (pv, region) = self.partition(&dst, &c.args[1], &sizes, span)?;
+                let extents = self.partial.get(&src).cloned();
+                let (pv, region) =
+                    self.partition_sized(&dst, &c.args[1], &sizes, extents.as_ref(), span)?;
+                let ptype = if extents.is_some() {
+                    format!("!pto.partition_tensor_view<?x?x{}>", dst.tensor.dtype.pto_name())
+                } else {
+                    partition_type(&region, dst.tensor.dtype)
+                };
                 let atomic = match c.kwargs.str("atomic") {
                     Some("add") => " {atomicType = #pto<atomic_type atomic_add>}",
                     _ => "",
                 };
-                let text = format!(
-                    "pto.tstore ins({src} : {}) outs({pv} : {}){atomic}",
-                    tile_buf(&sty),
-                    partition_type(&region, dst.tensor.dtype)
-                );
+                let text = format!("pto.tstore ins({src} : {src_buf}) outs({pv} : {ptype}){atomic}");
                 self.line(&text, span);
                 if let Some(t) = target {
                     self.values.insert(t.id(), Val::View(dst));
@@ -671,6 +752,80 @@ impl<'a> Emitter<'a> {
                 };
                 if let Some(t) = target {
                     self.values.insert(t.id(), Val::View(ViewVal { base, ..src }));
+                }
+            }
+            "tile.fillpad" => {
+                let (src, sty) = self.tile_partial(&c.args[0], span)?;
+                let pad = match c.kwargs.str("pad_value") {
+                    Some("zero") => 1,
+                    Some("max") => 2,
+                    _ => 3,
+                };
+                let out_buf = tile_buf_with(&sty, false, pad);
+                let out = self.name_for(&hint);
+                self.line(&format!("{out} = pto.alloc_tile : {out_buf}"), span);
+                let text = format!(
+                    "pto.tfillpad ins({src} : {}) outs({out} : {out_buf})",
+                    tile_buf_with(&sty, self.partial.contains_key(&src), 0)
+                );
+                self.line(&text, span);
+                bind_tile(self, out);
+            }
+            "tile.get_block_idx" | "tile.get_block_num" => {
+                let out = self.name_for(&hint);
+                let query = op.trim_start_matches("tile.");
+                self.line(&format!("{out} = pto.{query}"), span);
+                if let Some(t) = target {
+                    self.values.insert(
+                        t.id(),
+                        Val::Scalar {
+                            name: out,
+                            dtype: DataType::Int64,
+                        },
+                    );
+                }
+            }
+            "tensor.read" => {
+                // One element of a tensor parameter, read from GM.
+                let src = self.view(&c.args[0], span)?;
+                let Expr::List(idx) = &c.args[1] else {
+                    return Err(perr(span, "indices must be a list".into(), "Write [i, j]."));
+                };
+                let idx: Vec<Expr> = if src.base.is_empty() {
+                    idx.clone()
+                } else {
+                    src.base.iter().zip(idx).map(|(b, o)| add_index(b, o)).collect()
+                };
+                let mut flat = Expr::index(0);
+                for (d, i) in idx.iter().enumerate() {
+                    let stride: i64 = src.tensor.shape[d + 1..].iter().product();
+                    let term = if stride == 1 {
+                        i.clone()
+                    } else {
+                        Expr::Binary {
+                            op: BinOp::Mul,
+                            lhs: Box::new(i.clone()),
+                            rhs: Box::new(Expr::index(stride)),
+                            dtype: DataType::Index,
+                        }
+                    };
+                    flat = add_index(&flat, &term);
+                }
+                let (off, _) = self.scalar(&flat, Some(DataType::Index), span)?;
+                let out = self.name_for(&hint);
+                let d = src.tensor.dtype.pto_name();
+                self.line(
+                    &format!("{out} = pto.load_scalar {}[{off}] : !pto.ptr<{d}> -> {d}", src.ptr),
+                    span,
+                );
+                if let Some(t) = target {
+                    self.values.insert(
+                        t.id(),
+                        Val::Scalar {
+                            name: out,
+                            dtype: src.tensor.dtype,
+                        },
+                    );
                 }
             }
             "tile.assemble" => {
@@ -1158,6 +1313,7 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
         depth: 2,
         n_float: 0,
         float_consts: HashMap::new(),
+        partial: HashMap::new(),
     };
     // Parameters in the task payload's order: tensors first (pointers), then scalars (the
     // orchestration adds them so, whatever order the kernel declares them in).
@@ -1192,6 +1348,7 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
                     p.var.id(),
                     Val::View(ViewVal {
                         name,
+                        ptr: arg.clone(),
                         tensor: t.clone(),
                         root: i,
                         base: Vec::new(),
