@@ -91,6 +91,9 @@ struct TileVal {
     cols: usize,
     dtype: DataType,
     data: Vec<f64>,
+    /// `(rows, cols)` actually loaded when a load gave a valid shape (the rest is NaN,
+    /// undefined until `tile.fillpad`); `None` for a fully valid tile.
+    valid: Option<(usize, usize)>,
 }
 
 #[derive(Clone, Debug)]
@@ -102,6 +105,21 @@ enum Value {
     Tuple(Vec<Value>),
     List(Vec<f64>),
     Unit,
+}
+
+/// The largest (`max`) or smallest value of integer type `d` (a fill value).
+fn int_limit(d: DataType, max: bool) -> f64 {
+    let bits = d.size_bytes() as i32 * 8;
+    let signed = !matches!(
+        d,
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 | DataType::Bool
+    );
+    match (signed, max) {
+        (true, true) => 2f64.powi(bits - 1) - 1.0,
+        (true, false) => -(2f64.powi(bits - 1)),
+        (false, true) => 2f64.powi(bits) - 1.0,
+        (false, false) => 0.0,
+    }
 }
 
 /// Rounds `v` to the values type `d` holds.
@@ -135,6 +153,8 @@ struct Interp<'a> {
     program: &'a Program,
     ops: u64,
     depth: usize,
+    /// The SPMD block of the kernel running: `(index, count)`.
+    block: (i64, i64),
 }
 
 /// Values by variable id, and the latest variable bound under each name (the front end's
@@ -236,11 +256,13 @@ impl<'a> Interp<'a> {
                 };
                 Value::Scalar(if int { round_to(r, *dtype) } else { r })
             }
-            Expr::Unary { op, operand, .. } => {
+            Expr::Unary { op, operand, dtype } => {
                 let a = self.scalar(operand, env)?;
                 Value::Scalar(match op {
                     UnOp::Neg => -a,
                     UnOp::Not => f64::from(u8::from(a == 0.0)),
+                    UnOp::Cast if dtype.is_float() => round_to(a, *dtype),
+                    UnOp::Cast => round_to(a.trunc(), *dtype),
                 })
             }
             Expr::List(items) => Value::List(
@@ -319,12 +341,36 @@ impl<'a> Interp<'a> {
         Ok(out)
     }
 
+    /// The `(row, col)` origin of an `inner` window of `outer`, checked to fit.
+    fn window_origin(
+        at: &[i64],
+        inner: &TileVal,
+        outer: &TileVal,
+        op: &str,
+    ) -> Result<(usize, usize), InterpError> {
+        match at {
+            [r, c]
+                if *r >= 0
+                    && *c >= 0
+                    && *r as usize + inner.rows <= outer.rows
+                    && *c as usize + inner.cols <= outer.cols =>
+            {
+                Ok((*r as usize, *c as usize))
+            }
+            _ => ierr(format!(
+                "{op}: a [{}, {}] window at {at:?} does not fit a [{}, {}] tile",
+                inner.rows, inner.cols, outer.rows, outer.cols
+            )),
+        }
+    }
+
     fn map_tile(t: &TileVal, dtype: DataType, f: impl Fn(f64) -> f64) -> TileVal {
         TileVal {
             rows: t.rows,
             cols: t.cols,
             dtype,
             data: t.data.iter().map(|&x| round_to(f(x), dtype)).collect(),
+            valid: None,
         }
     }
 
@@ -345,7 +391,15 @@ impl<'a> Interp<'a> {
                 let f = self.program.function(name).ok_or_else(|| InterpError {
                     message: format!("no function '{name}'"),
                 })?;
-                let results = self.run_function(f, args)?;
+                // An SPMD dispatch (`pl.spmd(core_num=n)`) runs the kernel once per block.
+                let blocks = c.attrs.int("block_num").unwrap_or(1).max(1);
+                let mut results = Vec::new();
+                for b in 0..blocks {
+                    let outer = std::mem::replace(&mut self.block, (b, blocks));
+                    let r = self.run_function(f, args.clone());
+                    self.block = outer;
+                    results = r?;
+                }
                 let value = match results.len() {
                     0 => Value::Unit,
                     1 if c.submit.is_none() => results.into_iter().next().unwrap_or(Value::Unit),
@@ -378,25 +432,78 @@ impl<'a> Interp<'a> {
                 let idx = Self::region(&view, &offsets, &sizes, op)?;
                 self.tick(idx.len() as u64)?;
                 let (rows, cols) = region_tile_shape(&sizes);
+                let (rows, cols) = (rows as usize, cols as usize);
+                let valid = match args.get_mut(2) {
+                    Some(v) => match Self::list_of(std::mem::replace(v, Value::Unit))?.as_slice() {
+                        [r, c]
+                            if *r >= 0 && *c >= 0 && *r as usize <= rows && *c as usize <= cols =>
+                        {
+                            Some((*r as usize, *c as usize))
+                        }
+                        other => {
+                            return ierr(format!(
+                                "{op}: valid shape {other:?} is outside the [{rows}, {cols}] tile"
+                            ))
+                        }
+                    },
+                    None => None,
+                };
                 let buf = view.buf.borrow();
+                let data = idx
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &i)| match valid {
+                        Some((vr, vc)) if k / cols >= vr || k % cols >= vc => f64::NAN,
+                        _ => buf[i],
+                    })
+                    .collect();
                 Value::Tile(TileVal {
-                    rows: rows as usize,
-                    cols: cols as usize,
+                    rows,
+                    cols,
                     dtype: view.dtype,
-                    data: idx.iter().map(|&i| buf[i]).collect(),
+                    data,
+                    valid,
                 })
             }
+            "tile.fillpad" => {
+                let mut t = Self::tile_of(take(&mut args, 0), op)?;
+                let pad = match (c.kwargs.str("pad_value"), t.dtype.is_float()) {
+                    (Some("zero"), _) => 0.0,
+                    (Some("max"), true) => f64::INFINITY,
+                    (_, true) => f64::NEG_INFINITY,
+                    (Some("max"), false) => int_limit(t.dtype, true),
+                    (_, false) => int_limit(t.dtype, false),
+                };
+                if let Some((vr, vc)) = t.valid.take() {
+                    for r in 0..t.rows {
+                        for col in 0..t.cols {
+                            if r >= vr || col >= vc {
+                                t.data[r * t.cols + col] = pad;
+                            }
+                        }
+                    }
+                }
+                self.tick(t.data.len() as u64)?;
+                Value::Tile(t)
+            }
+            "tile.get_block_idx" => Value::Scalar(self.block.0 as f64),
+            "tile.get_block_num" => Value::Scalar(self.block.1 as f64),
             "tile.store" => {
                 let tile = Self::tile_of(take(&mut args, 0), op)?;
                 let offsets = Self::list_of(take(&mut args, 1))?;
                 let view = Self::view_of(take(&mut args, 2), op)?;
-                let sizes = store_region(view.shape.len(), tile.rows as i64, tile.cols as i64);
+                // A partly valid tile stores its valid region only.
+                let (rows, cols) = tile.valid.unwrap_or((tile.rows, tile.cols));
+                let sizes = store_region(view.shape.len(), rows as i64, cols as i64);
                 let idx = Self::region(&view, &offsets, &sizes, op)?;
                 self.tick(idx.len() as u64)?;
+                let add = c.kwargs.str("atomic") == Some("add");
                 {
                     let mut buf = view.buf.borrow_mut();
                     for (i, &at) in idx.iter().enumerate() {
-                        buf[at] = round_to(tile.data[i], view.dtype);
+                        let x = tile.data[(i / cols) * tile.cols + i % cols];
+                        let v = if add { buf[at] + x } else { x };
+                        buf[at] = round_to(v, view.dtype);
                     }
                 }
                 Value::Tensor(view)
@@ -515,6 +622,7 @@ impl<'a> Interp<'a> {
                     cols,
                     dtype: a.dtype,
                     data,
+                    valid: None,
                 })
             }
             _ if op.starts_with("tile.row_expand") || op.starts_with("tile.col_expand") => {
@@ -572,6 +680,7 @@ impl<'a> Interp<'a> {
                     cols: n,
                     dtype: d,
                     data,
+                    valid: None,
                 })
             }
             "tile.move" => Value::Tile(Self::tile_of(take(&mut args, 0), op)?),
@@ -594,7 +703,41 @@ impl<'a> Interp<'a> {
                     cols: a.rows,
                     dtype: a.dtype,
                     data,
+                    valid: None,
                 })
+            }
+            "tile.assemble" => {
+                let mut target = Self::tile_of(take(&mut args, 0), op)?;
+                let source = Self::tile_of(take(&mut args, 1), op)?;
+                let at = Self::list_of(take(&mut args, 2))?;
+                let (r0, c0) = Self::window_origin(&at, &source, &target, op)?;
+                for r in 0..source.rows {
+                    for col in 0..source.cols {
+                        target.data[(r0 + r) * target.cols + c0 + col] =
+                            source.data[r * source.cols + col];
+                    }
+                }
+                self.tick(source.data.len() as u64)?;
+                Value::Tile(target)
+            }
+            "tile.slice" => {
+                let src = Self::tile_of(take(&mut args, 0), op)?;
+                let at = Self::list_of(take(&mut args, 1))?;
+                let (rows, cols, dtype) = Self::result_tile(c)?;
+                let window = TileVal {
+                    rows,
+                    cols,
+                    dtype,
+                    data: Vec::with_capacity(rows * cols),
+                    valid: None,
+                };
+                let (r0, c0) = Self::window_origin(&at, &window, &src, op)?;
+                let mut data = window.data;
+                for r in 0..rows {
+                    data.extend_from_slice(&src.data[(r0 + r) * src.cols + c0..][..cols]);
+                }
+                self.tick(data.len() as u64)?;
+                Value::Tile(TileVal { data, ..window })
             }
             "tile.concat" => {
                 let a = Self::tile_of(take(&mut args, 0), op)?;
@@ -611,6 +754,7 @@ impl<'a> Interp<'a> {
                     cols,
                     dtype: a.dtype,
                     data,
+                    valid: None,
                 })
             }
             "tile.full" | "tile.expands" => {
@@ -625,6 +769,7 @@ impl<'a> Interp<'a> {
                     cols,
                     dtype: d,
                     data: vec![round_to(s, d); rows * cols],
+                    valid: None,
                 })
             }
             "tensor.create" => {
@@ -935,6 +1080,7 @@ pub fn interpret(
         }
     }
     let mut it = Interp {
+        block: (0, 1),
         program,
         ops: 0,
         depth: 0,

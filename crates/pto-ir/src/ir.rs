@@ -425,6 +425,9 @@ pub enum UnOp {
     Neg,
     /// `not x`
     Not,
+    /// `pl.cast(x, dtype)`: the value converted to the expression's dtype (toward zero
+    /// into integers).
+    Cast,
 }
 
 /// What a call calls.

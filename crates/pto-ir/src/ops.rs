@@ -113,6 +113,11 @@ pub const OPS: &[OpInfo] = &[
     op!("tile.concat", Tile, "pto.tconcat"),
     op!("tile.reshape", Tile, "pto.treshape"),
     op!("tile.transpose", Tile, "pto.ttrans"),
+    op!("tile.assemble", Tile, "pto.tinsert"),
+    op!("tile.slice", Tile, "pto.textract"),
+    op!("tile.fillpad", Tile, "pto.tfillpad"),
+    op!("tile.get_block_idx", Tile, "pto.get_block_idx"),
+    op!("tile.get_block_num", Tile, "pto.get_block_num"),
     op!("tensor.create", Tensor),
     op!("tensor.slice", Tensor),
     op!("tensor.reshape", Tensor),
@@ -134,6 +139,10 @@ pub const TILE_BINARY: &[(&str, &str)] = &[
     ("tile.maximum", "tile.maxs"),
     ("tile.minimum", "tile.mins"),
 ];
+
+/// Combine modes of a `tile.store` (`atomic=`): `none` overwrites, `add` adds atomically
+/// into the tensor (PyPTO's `pl.AtomicType.None_` / `Add`, TSTORE's `AtomicType`).
+pub const STORE_ATOMICS: &[&str] = &["none", "add"];
 
 /// Rounding modes of `pl.cast(..., mode=...)`.
 pub const CAST_MODES: &[&str] = &["none", "rint", "round", "floor", "ceil", "trunc", "odd"];
@@ -249,6 +258,36 @@ fn check_tile_fits(op: &str, t: &TileType) -> Result<(), OpError> {
     Ok(())
 }
 
+/// Checks that a `[rows, cols]` window of `inner` fits in `outer` at `offsets` (two
+/// entries; constant offsets are checked against the extents).
+fn check_window(
+    op: &str,
+    outer: &TileType,
+    inner: &TileType,
+    offsets: &[Expr],
+) -> Result<(), OpError> {
+    if offsets.len() != 2 {
+        return err(
+            format!("{op}: a tile offset has two entries, got {}", offsets.len()),
+            "Write the offset as [row, col].",
+        );
+    }
+    let extents = [(inner.rows, outer.rows), (inner.cols, outer.cols)];
+    for (d, ((size, extent), off)) in extents.iter().zip(offsets).enumerate() {
+        let o = off.as_const_int().unwrap_or(0);
+        if o < 0 || o + size > *extent {
+            return err(
+                format!(
+                    "{op}: dimension {d}: offset {o} + size {size} is outside the {} tile's extent {extent}",
+                    Type::Tile(outer.clone()).describe()
+                ),
+                "Keep the window inside the larger tile.",
+            );
+        }
+    }
+    Ok(())
+}
+
 fn same_tiles(op: &str, a: &TileType, b: &TileType) -> Result<(), OpError> {
     if a.rows != b.rows || a.cols != b.cols || a.dtype != b.dtype {
         return err(
@@ -319,7 +358,11 @@ fn check_region(
 /// Checks that a region is a block of whole rows of its tensor folded to `[rows, cols]`
 /// (what a 2-D view can address): past the first leading dimension of size > 1, every
 /// leading dimension is taken whole.
-fn check_rows_contiguous(op: &str, tensor: &TensorType, sizes: &[i64]) -> Result<(), OpError> {
+pub(crate) fn check_rows_contiguous(
+    op: &str,
+    tensor: &TensorType,
+    sizes: &[i64],
+) -> Result<(), OpError> {
     let n = sizes.len();
     if n < 3 {
         return Ok(());
@@ -378,10 +421,38 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
     };
     match name {
         "tile.load" => {
-            arity(2)?;
+            // An optional third argument is the valid shape: the region actually read,
+            // [rows, cols] at most the tile's (runtime values allowed); the rest of the tile
+            // is undefined until pl.tile.fillpad fills it.
+            if args.len() != 3 {
+                arity(2)?;
+            }
             let tensor = tensor_arg(op, args, 0, "the source")?;
             let offsets = list_arg(op, args, 1, "offsets")?;
             let sizes = ints_kw(op, kwargs, "shapes")?;
+            if args.len() == 3 {
+                let valid = list_arg(op, args, 2, "valid_shape")?;
+                if valid.len() != 2 || sizes.len() != 2 {
+                    return err(
+                        format!(
+                            "{op}: valid_shape has {} entries for a rank-{} region; a valid shape is [rows, cols] of a 2-D load",
+                            valid.len(),
+                            sizes.len()
+                        ),
+                        "Load a 2-D region and give valid_shape=[rows, cols].",
+                    );
+                }
+                for (v, s) in valid.iter().zip(sizes) {
+                    if let Some(c) = v.as_const_int() {
+                        if c < 0 || c > *s {
+                            return err(
+                                format!("{op}: valid extent {c} is outside 0..={s}"),
+                                "A valid shape lies within the loaded shape.",
+                            );
+                        }
+                    }
+                }
+            }
             check_region(op, &tensor, offsets, sizes)?;
             check_rows_contiguous(op, &tensor, sizes)?;
             let memory = kwargs.memory("target_memory").unwrap_or(MemorySpace::Vec);
@@ -465,6 +536,20 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
                 );
             }
             check_region(op, &out, offsets, &sizes)?;
+            if let Some(mode) = kwargs.str("atomic") {
+                if !STORE_ATOMICS.contains(&mode) {
+                    return err(
+                        format!("{op}: unknown atomic mode '{mode}'"),
+                        "Use atomic=pl.AtomicType.Add (or omit it for a plain store).",
+                    );
+                }
+                if mode == "add" && !(out.dtype.is_float() || out.dtype.is_int()) {
+                    return err(
+                        format!("{op}: an atomic add into a {} tensor", out.dtype.pl_name()),
+                        "Atomic adds store into float or integer tensors.",
+                    );
+                }
+            }
             Ok(Type::Tensor(out))
         }
         _ if TILE_BINARY.iter().any(|(b, _)| *b == name) => {
@@ -690,7 +775,10 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
                     "Store it to a tensor and load it on the cube side.",
                 );
             }
-            if a.memory.is_cube() && target == MemorySpace::Vec && a.memory != MemorySpace::Acc {
+            if a.memory.is_cube()
+                && target == MemorySpace::Vec
+                && !matches!(a.memory, MemorySpace::Acc | MemorySpace::Mat)
+            {
                 return err(
                     format!(
                         "{op}: a pl.Mem.{} tile cannot move to pl.Mem.Vec",
@@ -753,6 +841,63 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             };
             check_tile_fits(op, &t)?;
             Ok(Type::Tile(t))
+        }
+        "tile.assemble" => {
+            arity(3)?;
+            let target = tile_arg(op, args, 0, "the target")?;
+            let source = tile_arg(op, args, 1, "the source")?;
+            let offsets = list_arg(op, args, 2, "offsets")?;
+            if target.dtype != source.dtype {
+                return err(
+                    format!(
+                        "{op}: the source {} and the target {} hold different element types",
+                        Type::Tile(source).describe(),
+                        Type::Tile(target).describe()
+                    ),
+                    "Cast the source to the target's dtype first (pl.cast).",
+                );
+            }
+            check_window(op, &target, &source, offsets)?;
+            Ok(Type::Tile(target))
+        }
+        "tile.slice" => {
+            arity(2)?;
+            let src = tile_arg(op, args, 0, "the source")?;
+            let offsets = list_arg(op, args, 1, "offsets")?;
+            let shape = ints_kw(op, kwargs, "shape")?;
+            if shape.len() != 2 {
+                return err(
+                    format!(
+                        "{op}: a tile window has two dimensions, got {}",
+                        shape.len()
+                    ),
+                    "Write pl.slice(tile, [rows, cols], [row, col]).",
+                );
+            }
+            let t = TileType {
+                rows: shape[0],
+                cols: shape[1],
+                ..src
+            };
+            check_window(op, &src, &t, offsets)?;
+            check_tile_fits(op, &t)?;
+            Ok(Type::Tile(t))
+        }
+        "tile.fillpad" => {
+            arity(1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            match kwargs.str("pad_value") {
+                Some("zero" | "max" | "min") => Ok(Type::Tile(a)),
+                other => err(
+                    format!("{op}: pad_value must be zero, max or min, got {other:?}"),
+                    "Write pl.tile.fillpad(t, pad_value=pl.PadValue.min).",
+                ),
+            }
+        }
+        "tile.get_block_idx" | "tile.get_block_num" => {
+            arity(0)?;
+            Ok(Type::Scalar(DataType::Index))
         }
         "tile.reshape" => {
             arity(1)?;
@@ -937,7 +1082,7 @@ mod tests {
         for op in OPS.iter().filter(|o| o.level == OpLevel::Tile) {
             let inst = op.pto.trim_start_matches("pto.");
             assert!(
-                ptoas::lower::lowers_tile_op(inst),
+                ptoas::lower::lowers_tile_op(inst) || ptoas::lower::QUERY_OPS.contains(&inst),
                 "{} emits {} which ptoas does not lower",
                 op.name,
                 op.pto
@@ -949,7 +1094,11 @@ mod tests {
     fn every_tile_op_names_a_pto_op() {
         for op in OPS {
             if op.level == OpLevel::Tile {
-                assert!(op.pto.starts_with("pto.t"), "{}", op.name);
+                assert!(
+                    op.pto.starts_with("pto.t") || op.pto.starts_with("pto.get_"),
+                    "{}",
+                    op.name
+                );
             }
         }
         assert!(deduce("tile.nope", &[], &Attrs::new())

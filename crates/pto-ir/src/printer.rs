@@ -562,11 +562,16 @@ fn expr_prec(e: &Expr, names: &mut Names, outer: u8) -> String {
                 }
             }
         },
-        Expr::Unary { op, operand, .. } => {
+        Expr::Unary { op, operand, dtype } => {
+            if *op == UnOp::Cast {
+                let inner = expr_prec(operand, names, 0);
+                return format!("pl.cast({inner}, pl.{})", dtype.pl_name());
+            }
             let inner = expr_prec(operand, names, 8);
             let s = match op {
                 UnOp::Neg => format!("-{inner}"),
                 UnOp::Not => format!("not {inner}"),
+                UnOp::Cast => unreachable!("printed above"),
             };
             if outer > 3 {
                 format!("({s})")

@@ -407,6 +407,26 @@ impl IrExpr {
         })
     }
 
+    /// `pl.cast(x, dtype)` of a scalar: `x` converted to `dtype_name`.
+    #[staticmethod]
+    fn cast(operand: &IrExpr, dtype_name: &str) -> PyResult<IrExpr> {
+        let Type::Scalar(_) = operand.expr.ty() else {
+            return Err(value_error(format!(
+                "a scalar cast needs a scalar operand, got {}",
+                operand.expr.ty().describe()
+            )));
+        };
+        let d = DataType::from_pl_name(dtype_name)
+            .ok_or_else(|| value_error(format!("unknown dtype '{dtype_name}'")))?;
+        Ok(IrExpr {
+            expr: Expr::Unary {
+                op: UnOp::Cast,
+                operand: Box::new(operand.expr.clone()),
+                dtype: d,
+            },
+        })
+    }
+
     /// A list of scalars (offsets, indices).
     #[staticmethod]
     fn list_of(items: Vec<IrExpr>) -> IrExpr {

@@ -47,6 +47,7 @@ from pypto.language._surface import (
     UINT16,
     UINT32,
     UINT64,
+    AtomicType,
     DataType,
     FunctionType,
     InOut,
@@ -112,21 +113,27 @@ _TILE_OPS = (
     "expands",
     "concat",
     "create_tile",
+    "fillpad",
 )
 _TENSOR_OPS = ("create_tensor", "create", "slice", "reshape", "read", "assemble")
-_CONSTRUCTS = ("range", "yield_", "submit", "manual_scope", "scope", "at", "const")
+_CONSTRUCTS = ("range", "parallel", "yield_", "submit", "manual_scope", "scope", "at", "spmd", "cluster", "const")
+#: ``pl.max`` / ``pl.min`` of scalars (not in ``__all__``: a star import would hide the builtins).
+_SCALAR_FNS = ("max", "min")
+#: Names under ``pl.tile`` beyond ``_TILE_OPS``: each is the IR operation ``tile.<name>``.
+_TILE_ONLY = ("reshape", "assemble", "slice", "get_block_idx", "get_block_num")
 
 _stubs: dict[str, Any] = {}
-for _name in _TILE_OPS + _TENSOR_OPS + _CONSTRUCTS:
+for _name in _TILE_OPS + _TENSOR_OPS + _CONSTRUCTS + _SCALAR_FNS:
     _stubs[_name] = _make_stub(_name, f"pl.{_name}: a DSL construct (see docs/DSL.md); parsed, never called.")
 globals().update(_stubs)
 
 #: ``pl.tile.<op>``: tile operations under their IR names (``pl.tile.load``, ...).
-tile = SimpleNamespace(**{n: _make_stub(f"tile.{n}", f"pl.tile.{n}") for n in (*_TILE_OPS, "reshape")})
+tile = SimpleNamespace(**{n: _make_stub(f"tile.{n}", f"pl.tile.{n}") for n in (*_TILE_OPS, *_TILE_ONLY)})
 #: ``pl.tensor.<op>``: tensor operations under their IR names (``pl.tensor.create``, ...).
 tensor = SimpleNamespace(**{n: _make_stub(f"tensor.{n}", f"pl.tensor.{n}") for n in ("create", "slice", "reshape", "read", "assemble")})
 
 __all__ = [
+    "AtomicType",
     "BF16",
     "BOOL",
     "FP16",

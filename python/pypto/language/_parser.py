@@ -133,7 +133,6 @@ _NOT_IN_SUBSET = (
     "gemv_acc",
     "gemv_bias",
     "matmul_bias",
-    "fillpad",
     "fillpad_expand",
     "write",
     "dim",
@@ -156,11 +155,14 @@ _NOT_IN_SUBSET = (
     "cluster",
     "incore",
     "auto_incore",
-    "parallel",
     "unroll",
     "while_",
     "cond",
 )
+
+# Tensor operations kernel code may use: a window of a tensor parameter, which later loads
+# and stores address (the kernel's view of the parameter at the window's offsets).
+_KERNEL_TENSOR_OPS = ("tensor.slice", "tensor.read")
 
 # Element types of NumPy arrays (``@pl.jit`` specialisation).
 NUMPY_DTYPES = {
@@ -357,6 +359,7 @@ class _Static:
             "MemorySpace": S.MemorySpace,
             "ScopeMode": S.ScopeMode,
             "PadValue": S.PadValue,
+            "AtomicType": S.AtomicType,
         }
         if head in enums and rest and rest in enums[head].__members__:
             return enums[head].__members__[rest]
@@ -380,6 +383,10 @@ def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: boo
         node = node.slice
     if allow_bare and _pl_path(node) == "Tensor":
         return None, direction, "tensor"
+    bare = _pl_path(node)
+    if bare in S.DATA_TYPES and direction == "In":
+        # ``scale: pl.FP32``: a scalar parameter (PyPTO's spelling of pl.Scalar[pl.FP32]).
+        return IrType.scalar(S.DATA_TYPES[bare].name), direction, "scalar"
     if not isinstance(node, ast.Subscript):
         raise _error(
             ParserTypeError,
@@ -672,6 +679,8 @@ class FunctionParser:
         self.blocks: List[List[Any]] = []
         self.in_manual = 0
         self.in_at = 0
+        # Inside ``with pl.spmd(core_num=n, sync_start=b):``: the attributes of its dispatches.
+        self.spmd: List[AttrItem] = []
         self.loop_depth = 0
         self.types = types
         self.param_roots: Dict[int, str] = {}
@@ -1082,8 +1091,12 @@ class FunctionParser:
 
     def for_stmt(self, s: ast.For) -> None:
         it = s.iter
-        if not _is_pl_call(it, "range"):
-            raise self.syntax(it, "unsupported for loop: iterate over pl.range(...)", "Write for i in pl.range(n).")
+        # pl.parallel(...) promises independent iterations; the task graph's dependencies
+        # decide what runs at the same time, so it is a pl.range here (docs/DSL.md).
+        if not (_is_pl_call(it, "range") or _is_pl_call(it, "parallel")):
+            raise self.syntax(
+                it, "unsupported for loop: iterate over pl.range(...) or pl.parallel(...)", "Write for i in pl.range(n)."
+            )
         assert isinstance(it, ast.Call)
         if s.orelse:
             raise self.syntax(s, "for ... else is not supported", "Remove the else clause.")
@@ -1251,7 +1264,40 @@ class FunctionParser:
             assert isinstance(ctx, ast.Call)
             self.at_scope(s, ctx, item.optional_vars)
             return
+        if _is_pl_call(ctx, "spmd") or _is_pl_call(ctx, "cluster"):
+            assert isinstance(ctx, ast.Call)
+            self.launch_scope(s, ctx, item.optional_vars)
+            return
         raise self.syntax(ctx, f"unsupported with statement '{_unparse(ctx)}'", "Use pl.at(...), pl.manual_scope() or pl.scope(...).")
+
+    def launch_scope(self, s: ast.With, ctx: ast.Call, as_var: Optional[ast.expr]) -> None:
+        """``with pl.spmd(core_num=n, sync_start=False):`` — every kernel dispatch in the body
+        runs as ``n`` blocks (``pl.tile.get_block_idx()`` tells each its index), all launched
+        together with ``sync_start=True``. ``with pl.cluster():`` groups dispatches onto one
+        core cluster in PyPTO; here the scheduler places every task, so the body is
+        dispatched as written."""
+        kind = "spmd" if _is_pl_call(ctx, "spmd") else "cluster"
+        self.require_orchestration_level(ctx, f"pl.{kind}()")
+        if as_var is not None:
+            raise self.syntax(as_var, f"pl.{kind}() binds no name", "Remove 'as ...'.")
+        saved = list(self.spmd)
+        if kind == "cluster":
+            if ctx.args or ctx.keywords:
+                raise self.syntax(ctx, "pl.cluster() takes no arguments", "Write with pl.cluster():")
+        else:
+            b = self.bind_args(ctx, "spmd", ["core_num", "sync_start"], {"sync_start": None})
+            n = self.static(b["core_num"])
+            if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n < 2**15:
+                raise self.syntax(b["core_num"], "pl.spmd core_num= must be a positive integer constant", "Write pl.spmd(core_num=4).")
+            sync = self.static(b["sync_start"]) if "sync_start" in b else False
+            if not isinstance(sync, bool):
+                raise self.syntax(b["sync_start"], "pl.spmd sync_start= must be True or False", "")
+            self.spmd = [("block_num", "int", n)] + ([("sync_start", "bool", True)] if sync else [])
+        try:
+            for st in s.body:
+                self.stmt(st)
+        finally:
+            self.spmd = saved
 
     def require_orchestration_level(self, node: ast.AST, what: str) -> None:
         if self.ftype in ("InCore", "AIC", "AIV", "Group"):
@@ -1483,6 +1529,7 @@ class FunctionParser:
         if dump_vars:
             attrs.append(("dump_vars", "vars", dump_vars))
         attrs.extend(extra_attrs)
+        attrs.extend(a for a in self.spmd if not any(a[0] == e[0] for e in extra_attrs))
         if submit:
             items = list(rets) + [IrType.task_id()]
             ret_type = IrType.tuple_of(items)
@@ -1787,7 +1834,7 @@ class FunctionParser:
                 "Tile operations run on a core: write them in an InCore / AIV / AIC function or inside "
                 "with pl.at(level=pl.Level.CORE_GROUP):.",
             )
-        if level == "tensor" and (self.ftype in ("InCore", "AIC", "AIV", "Group") or self.in_at):
+        if level == "tensor" and name not in _KERNEL_TENSOR_OPS and (self.ftype in ("InCore", "AIC", "AIV", "Group") or self.in_at):
             raise self.operr(
                 node,
                 f"tensor operation {shown} inside a kernel",
@@ -1878,8 +1925,8 @@ class FunctionParser:
             raise self.syntax(node, "pl.submit(...) must be unpacked to exactly two targets", "Write: out, tid = pl.submit(self.kernel, ...)")
         if path == "yield_":
             raise self.syntax(node, "pl.yield_(...) must be the last statement of a loop or if body", "")
-        if path == "range":
-            raise self.syntax(node, "pl.range(...) is only valid as the iterable of a for loop", "")
+        if path in ("range", "parallel"):
+            raise self.syntax(node, f"pl.{path}(...) is only valid as the iterable of a for loop", "")
         if path in ("at", "manual_scope", "scope"):
             raise self.syntax(node, f"pl.{path}(...) is only valid in a with statement", f"Write with pl.{path}(...):")
         if path == "const":
@@ -1934,6 +1981,52 @@ class FunctionParser:
             "tile.full", [zero], [("shape", "ints", self.static_ints(b["shape"], "shape")), ("dtype", "dtype", dt.name)], node
         )
 
+    def cube_operand(self, e: Any, side: str, node: ast.AST) -> Any:
+        """A matmul operand in the ``side`` (``Left`` / ``Right``) buffer: in kernel code a
+        tensor is loaded whole into ``Mat`` first, and a ``Mat`` tile is moved (PyPTO's
+        conversion of ``pl.matmul`` on tensors inside a kernel)."""
+        if e.type.kind == "tensor" and self.in_kernel():
+            shape = [int(d) for d in (e.type.shape or [])]
+            zeros = IrExpr.list_of([IrExpr.const_int(0) for _ in shape])
+            e = self.atom(
+                self.op_call_ir("tile.load", [e, zeros], [("shapes", "ints", shape), ("target_memory", "memory", "Mat")], node),
+                node,
+                "t",
+            )
+        if e.type.kind == "tile" and e.type.memory == "Mat":
+            e = self.atom(self.op_call_ir("tile.move", [e], [("target_memory", "memory", side)], node), node, "t")
+        return e
+
+    def assemble(self, node: ast.Call) -> Any:
+        """``pl.assemble(target, source, offset, atomic=)``: a tile into a tile
+        (``tile.assemble``, TINSERT); in kernel code a tile (or a tensor, loaded whole) into a
+        tensor (a ``pl.store``, atomic with ``atomic=pl.AtomicType.Add``); in orchestration
+        code a tensor into a tensor (``tensor.assemble``)."""
+        b = self.bind_args(node, "assemble", ["target", "source", "offset", "atomic"], {"atomic": None})
+        atomic = S.AtomicType.None_
+        if "atomic" in b:
+            atomic = self.static_enum(b["atomic"], S.AtomicType, "atomic")
+        target, source = self.expr(b["target"]), self.expr(b["source"])
+        offsets = self.offsets(b["offset"], "offset")
+        if target.type.kind == "tile":
+            if atomic != S.AtomicType.None_:
+                raise self.operr(
+                    b["atomic"],
+                    "pl.assemble(atomic=...) into a tile: atomic combining is for stores into tensors",
+                    "Omit atomic= for a tile target, or assemble into a tensor.",
+                )
+            return self.op_call_ir("tile.assemble", [target, self.tile_of(source, node), offsets], [], node)
+        if self.in_kernel():
+            kwargs: List[AttrItem] = [("atomic", "str", "add")] if atomic == S.AtomicType.Add else []
+            return self.op_call_ir("tile.store", [self.tile_of(self.atom(source, node), node), offsets, target], kwargs, node)
+        if atomic != S.AtomicType.None_:
+            raise self.operr(
+                b["atomic"],
+                "pl.assemble(atomic=...) in orchestration code is not supported yet",
+                "Write the atomic assemble inside a pl.at scope or a kernel (a store with atomic add).",
+            )
+        return self.op_call_ir("tensor.assemble", [target, source, offsets], [], node)
+
     def explicit_op(self, node: ast.Call, ns: str, op: str) -> Any:
         """``pl.tile.X(...)`` / ``pl.tensor.X(...)``: the printer's spelling (positional IR
         arguments, typed keyword arguments)."""
@@ -1951,6 +2044,8 @@ class FunctionParser:
                 kwargs.append((str(kw.arg), "dtype", v.name))
             elif isinstance(v, S.MemorySpace):
                 kwargs.append((str(kw.arg), "memory", v.name))
+            elif isinstance(v, (S.PadValue, S.AtomicType)):
+                kwargs.append((str(kw.arg), "str", _enum_attr(v)))
             elif isinstance(v, bool):
                 kwargs.append((str(kw.arg), "bool", v))
             elif isinstance(v, int):
@@ -1967,20 +2062,49 @@ class FunctionParser:
 
     def unified_op(self, node: ast.Call, op: str) -> Any:
         if op == "load":
-            b = self.bind_args(node, op, ["tensor", "offsets", "shapes", "target_memory", "valid_shapes"], {"target_memory": None, "valid_shapes": None})
-            if "valid_shapes" in b:
-                raise self.operr(b["valid_shapes"], "pl.load(valid_shapes=...) is not supported yet", "Load whole tiles.")
+            b = self.bind_args(
+                node,
+                op,
+                ["tensor", "offsets", "shapes", "target_memory", "valid_shape", "valid_shapes"],
+                {"target_memory": None, "valid_shape": None, "valid_shapes": None},
+            )
             t = self.expr(b["tensor"])
             kwargs: List[AttrItem] = [("shapes", "ints", self.static_ints(b["shapes"], "shapes"))]
             if "target_memory" in b:
                 mem = self.static_enum(b["target_memory"], S.MemorySpace, "target_memory")
                 kwargs.append(("target_memory", "memory", mem.name))
-            return self.op_call_ir("tile.load", [t, self.offsets(b["offsets"])], kwargs, node)
+            args = [t, self.offsets(b["offsets"])]
+            valid = b.get("valid_shape", b.get("valid_shapes"))
+            if valid is not None:
+                args.append(self.offsets(valid, "valid_shape"))
+            return self.op_call_ir("tile.load", args, kwargs, node)
         if op == "store":
-            b = self.bind_args(node, op, ["tile", "offsets", "output_tensor"], {})
-            return self.op_call_ir(
-                "tile.store", [self.expr(b["tile"]), self.offsets(b["offsets"]), self.expr(b["output_tensor"])], [], node
-            )
+            b = self.bind_args(node, op, ["tile", "offsets", "output_tensor", "shapes"], {"shapes": None})
+            tile = self.expr(b["tile"])
+            if "shapes" in b:
+                shapes = self.static_ints(b["shapes"], "shapes")
+                if tile.type.kind == "tile" and shapes != list(tile.type.shape or []):
+                    raise self.operr(
+                        b["shapes"],
+                        f"pl.store(..., shapes={shapes}) of a {_type_desc(tile.type)}: a store writes the whole tile",
+                        f"Write shapes={list(tile.type.shape or [])} (or omit it), or pl.slice the tile first.",
+                    )
+            return self.op_call_ir("tile.store", [tile, self.offsets(b["offsets"]), self.expr(b["output_tensor"])], [], node)
+        if op == "fillpad":
+            b = self.bind_args(node, op, ["tile", "pad_value"], {"pad_value": None})
+            pad = self.static_enum(b["pad_value"], S.PadValue, "pad_value") if "pad_value" in b else S.PadValue.zero
+            return self.op_call_ir("tile.fillpad", [self.expr(b["tile"])], [("pad_value", "str", pad.name)], node)
+        if op in ("max", "min"):
+            b = self.bind_args(node, op, ["lhs", "rhs"], {})
+            lhs = self.atom(self.expr(b["lhs"]), b["lhs"])
+            rhs = self.atom(self.expr(b["rhs"]), b["rhs"])
+            if lhs.type.kind != "scalar" or rhs.type.kind != "scalar":
+                raise self.operr(
+                    node,
+                    f"pl.{op} of {_type_desc(lhs.type)} and {_type_desc(rhs.type)}: pl.{op} takes scalars",
+                    f"Use pl.{'maximum' if op == 'max' else 'minimum'} on tiles (or pl.row_{op} to reduce a tile).",
+                )
+            return self.wrap_scalar(lambda: IrExpr.binary(op, lhs, rhs), node)
         if op in _BINARY:
             b = self.bind_args(node, op, ["lhs", "rhs"], {})
             lhs, rhs = self.tile_of(self.expr(b["lhs"]), node), self.tile_of(self.expr(b["rhs"]), node)
@@ -2014,12 +2138,17 @@ class FunctionParser:
             dt = self.static(b["target_type"])
             if not isinstance(dt, S.DataType):
                 raise self.operr(b["target_type"], "pl.cast target_type must be a pl dtype", "Write pl.cast(t, pl.BF16).")
+            value = self.atom(self.expr(b["tile"]), b["tile"])
+            if value.type.kind == "scalar":
+                if "mode" in b:
+                    raise self.operr(b["mode"], "pl.cast(mode=...) of a scalar", "Scalars convert toward zero; omit mode=.")
+                return IrExpr.cast(value, dt.name)
             kw: List[AttrItem] = [("dtype", "dtype", dt.name)]
             mode = self.static(b["mode"]) if "mode" in b else "round"
             if not isinstance(mode, str):
                 raise self.operr(b["mode"], "pl.cast mode must be a string", "")
             kw.append(("mode", "str", mode))
-            return self.elementwise(node, "tile.cast", [self.expr(b["tile"])], kw)
+            return self.elementwise(node, "tile.cast", [value], kw)
         if op in _REDUCTIONS:
             spec = ["tile", "tmp_tile"] if op.startswith("row") else ["tile"]
             b = self.bind_args(node, op, spec, {"tmp_tile": None})
@@ -2031,8 +2160,27 @@ class FunctionParser:
             tile, vec = self.tile_of(self.expr(b["tile"]), node), self.tile_of(self.expr(b["vec"]), node)
             return self.op_call_ir(f"tile.{op}", [tile, vec], [], node)
         if op == "matmul":
-            b = self.bind_args(node, op, ["lhs", "rhs"], {})
-            return self.op_call_ir("tile.matmul", [self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)
+            b = self.bind_args(node, op, ["lhs", "rhs", "out_dtype", "a_trans", "b_trans", "c_matrix_nz"], {
+                "out_dtype": None, "a_trans": None, "b_trans": None, "c_matrix_nz": None})
+            for flag in ("a_trans", "b_trans", "c_matrix_nz"):
+                if flag in b and self.static(b[flag]) is not False:
+                    raise self.operr(
+                        b[flag],
+                        f"pl.matmul({flag}=True) is not supported yet",
+                        "Transpose the operand first (pl.transpose on a vector tile), or omit the flag.",
+                    )
+            lhs = self.cube_operand(self.expr(b["lhs"]), "Left", b["lhs"])
+            rhs = self.cube_operand(self.expr(b["rhs"]), "Right", b["rhs"])
+            expr = self.op_call_ir("tile.matmul", [lhs, rhs], [], node)
+            if "out_dtype" in b:
+                dt = self.static(b["out_dtype"])
+                if not isinstance(dt, S.DataType) or dt.name != expr.type.dtype:
+                    raise self.operr(
+                        b["out_dtype"],
+                        f"pl.matmul(out_dtype={_unparse(b['out_dtype'])}): the accumulator here is {expr.type.dtype}",
+                        f"Omit out_dtype (or write out_dtype=pl.{expr.type.dtype}) and pl.cast the stored result if needed.",
+                    )
+            return expr
         if op == "matmul_acc":
             b = self.bind_args(node, op, ["acc", "lhs", "rhs"], {})
             return self.op_call_ir("tile.matmul_acc", [self.expr(b["acc"]), self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)
@@ -2067,9 +2215,10 @@ class FunctionParser:
             )
         if op == "slice":
             b = self.bind_args(node, op, ["tensor", "shape", "offset"], {})
+            src = self.expr(b["tensor"])
             return self.op_call_ir(
-                "tensor.slice",
-                [self.expr(b["tensor"]), self.offsets(b["offset"], "offset")],
+                "tile.slice" if src.type.kind == "tile" else "tensor.slice",
+                [src, self.offsets(b["offset"], "offset")],
                 [("shape", "ints", self.static_ints(b["shape"], "shape"))],
                 node,
             )
@@ -2092,15 +2241,19 @@ class FunctionParser:
             return self.create_tile(node)
         if op == "read":
             b = self.bind_args(node, op, ["tensor", "indices"], {})
-            return self.op_call_ir("tensor.read", [self.expr(b["tensor"]), self.offsets(b["indices"], "indices")], [], node)
+            idx = b["indices"]
+            # A bare index reads a vector element: pl.read(t, i) is pl.read(t, [i]).
+            indices = self.offsets(idx, "indices") if isinstance(idx, (ast.List, ast.Tuple)) else IrExpr.list_of([self.scalar_expr(idx)])
+            return self.op_call_ir("tensor.read", [self.expr(b["tensor"]), indices], [], node)
         if op == "assemble":
-            b = self.bind_args(node, op, ["target", "source", "offset", "atomic"], {"atomic": None})
-            if "atomic" in b:
-                raise self.operr(b["atomic"], "pl.assemble(atomic=...) is not supported yet", "")
-            return self.op_call_ir(
-                "tensor.assemble", [self.expr(b["target"]), self.expr(b["source"]), self.offsets(b["offset"], "offset")], [], node
-            )
+            return self.assemble(node)
         raise self.operr(node, f"Unknown operation 'pl.{op}'", _UNKNOWN_OP_HINT)
+
+
+def _enum_attr(v: enum.Enum) -> str:
+    """The IR attribute spelling of a pl enum member (``pl.PadValue.min`` → ``min``,
+    ``pl.AtomicType.Add`` → ``add``)."""
+    return v.name.rstrip("_").lower()
 
 
 def wrap_foreign(name: str, src: Source, node: ast.AST, e: BaseException) -> ParserError:

@@ -127,6 +127,14 @@ class ScopeMode(enum.Enum):
     MANUAL = 1
 
 
+class AtomicType(enum.Enum):
+    """How a store combines with the tensor (``pl.assemble(..., atomic=...)``): ``None_``
+    overwrites, ``Add`` adds atomically (TSTORE's ``AtomicType``; PyPTO's values)."""
+
+    None_ = 0
+    Add = 1
+
+
 class PadValue(enum.Enum):
     """Fill values (reserved for ``pl.fillpad``)."""
 

@@ -182,11 +182,12 @@ impl<'a> Gen<'a> {
                     op => format!("({a} {} {b})", op.symbol()),
                 }
             }
-            Expr::Unary { op, operand, .. } => {
+            Expr::Unary { op, operand, dtype } => {
                 let a = self.scalar_prec(operand, span)?;
                 match op {
                     UnOp::Neg => format!("(-{a})"),
                     UnOp::Not => format!("(!{a})"),
+                    UnOp::Cast => format!("(({}){a})", dtype.cpp_type()),
                 }
             }
             other => {
@@ -439,6 +440,20 @@ impl<'a> Gen<'a> {
         }
         for s in &scalars {
             self.line(&format!("{p}.add_scalar({s});"));
+        }
+        // An SPMD dispatch (`with pl.spmd(core_num=n, sync_start=...)`): n blocks.
+        if let Some(n) = c.attrs.int("block_num") {
+            if !(1..=i64::from(i16::MAX)).contains(&n) {
+                return Err(perr(
+                    span,
+                    format!("pl.spmd(core_num={n}) of '{kname}' is outside 1..=32767"),
+                    "Give a positive block count.",
+                ));
+            }
+            self.line(&format!("{p}.launch_spec.set_block_num({n});"));
+            if c.attrs.bool("sync_start") == Some(true) {
+                self.line(&format!("{p}.launch_spec.set_require_sync_start(true);"));
+            }
         }
         if !dumped.is_empty() {
             self.line(&format!("{p}.dump({});", dumped.join(", ")));

@@ -51,25 +51,34 @@ pub struct KernelUnit {
     pub return_params: Vec<usize>,
 }
 
+/// A tensor as a kernel sees it: the view of parameter `root` (of type `tensor`), and for a
+/// `tensor.slice` taken in the kernel the slice's offsets into it (`base`, one per
+/// dimension; empty for the whole tensor).
+#[derive(Clone, Debug)]
+struct ViewVal {
+    name: String,
+    /// The parameter's pointer (`%argK`), for scalar reads.
+    ptr: String,
+    tensor: TensorType,
+    root: usize,
+    base: Vec<Expr>,
+}
+
 #[derive(Clone, Debug)]
 enum Val {
-    View {
-        name: String,
-        tensor: TensorType,
-        root: usize,
-    },
-    Tile {
-        name: String,
-        ty: TileType,
-    },
-    Scalar {
-        name: String,
-        dtype: DataType,
-    },
+    View(ViewVal),
+    Tile { name: String, ty: TileType },
+    Scalar { name: String, dtype: DataType },
 }
 
 /// The `.pto` type of a tile.
 pub fn tile_buf(t: &TileType) -> String {
+    tile_buf_with(t, false, 0)
+}
+
+/// The `.pto` type of a tile whose valid shape is a runtime value (`v_row=?, v_col=?`) when
+/// `dynamic`, with pad code `pad` (0 none, 1 zero, 2 max, 3 min).
+fn tile_buf_with(t: &TileType, dynamic: bool, pad: u8) -> String {
     let (blayout, slayout, fractal) = match t.memory {
         MemorySpace::Vec => {
             if t.cols == 1 && t.rows > 1 {
@@ -85,13 +94,13 @@ pub fn tile_buf(t: &TileType) -> String {
         MemorySpace::Bias => ("row_major", "none_box", 512),
     };
     format!(
-        "!pto.tile_buf<loc={}, dtype={}, rows={}, cols={}, v_row={}, v_col={}, blayout={blayout}, slayout={slayout}, fractal={fractal}, pad=0>",
+        "!pto.tile_buf<loc={}, dtype={}, rows={}, cols={}, v_row={}, v_col={}, blayout={blayout}, slayout={slayout}, fractal={fractal}, pad={pad}>",
         t.memory.pto_loc(),
         t.dtype.pto_name(),
         t.rows,
         t.cols,
-        t.rows,
-        t.cols
+        if dynamic { "?".to_string() } else { t.rows.to_string() },
+        if dynamic { "?".to_string() } else { t.cols.to_string() },
     )
 }
 
@@ -114,6 +123,21 @@ fn partition_type(sizes: &[i64], dtype: DataType) -> String {
         dims.join("x"),
         dtype.pto_name()
     )
+}
+
+/// `a + b` as an index expression (constants folded).
+fn add_index(a: &Expr, b: &Expr) -> Expr {
+    match (a.as_const_int(), b.as_const_int()) {
+        (Some(x), Some(y)) => Expr::index(x + y),
+        (Some(0), _) => b.clone(),
+        (_, Some(0)) => a.clone(),
+        _ => Expr::Binary {
+            op: BinOp::Add,
+            lhs: Box::new(a.clone()),
+            rhs: Box::new(b.clone()),
+            dtype: DataType::Index,
+        },
+    }
 }
 
 /// A float literal in MLIR's form (`2.00000000000000000e+00`).
@@ -156,6 +180,8 @@ struct Emitter<'a> {
     depth: usize,
     n_float: usize,
     float_consts: HashMap<(u64, DataType), String>,
+    /// Tiles loaded with a valid shape (by SSA name): their runtime valid rows and columns.
+    partial: HashMap<String, [String; 2]>,
 }
 
 fn perr(span: &Span, message: String, hint: &str) -> CompileError {
@@ -396,6 +422,11 @@ impl<'a> Emitter<'a> {
                         },
                     )
                 }
+                Expr::Unary {
+                    op: UnOp::Cast,
+                    operand,
+                    dtype,
+                } => self.scalar(operand, Some(*dtype), span)?,
                 Expr::Unary { op, operand, dtype } => {
                     let (a, d) = self.scalar(operand, Some(*dtype), span)?;
                     let out = self.name_for("s");
@@ -411,6 +442,7 @@ impl<'a> Emitter<'a> {
                             let t = self.int_const(1, DataType::Bool);
                             format!("{out} = arith.xori {a}, {t} : i1")
                         }
+                        UnOp::Cast => unreachable!("matched above"),
                     };
                     self.line(&text, span);
                     (out, d)
@@ -430,6 +462,22 @@ impl<'a> Emitter<'a> {
     }
 
     fn tile(&self, e: &Expr, span: &Span) -> Result<(String, TileType), CompileError> {
+        let (name, ty) = self.tile_partial(e, span)?;
+        if self.partial.contains_key(&name) {
+            return Err(perr(
+                span,
+                format!(
+                    "'{}' was loaded with valid_shape=; only pl.tile.fillpad and pl.store take a partly valid tile",
+                    e.as_var().map_or("the tile", |v| v.name())
+                ),
+                "Fill the rest first: t = pl.tile.fillpad(t, pad_value=pl.PadValue.zero).",
+            ));
+        }
+        Ok((name, ty))
+    }
+
+    /// A tile operand that may be partly valid (a load with `valid_shape=`).
+    fn tile_partial(&self, e: &Expr, span: &Span) -> Result<(String, TileType), CompileError> {
         if let Some(v) = e.as_var() {
             if let Some(Val::Tile { name, ty }) = self.values.get(&v.id()) {
                 return Ok((name.clone(), ty.clone()));
@@ -442,10 +490,10 @@ impl<'a> Emitter<'a> {
         ))
     }
 
-    fn view(&self, e: &Expr, span: &Span) -> Result<(String, TensorType, usize), CompileError> {
+    fn view(&self, e: &Expr, span: &Span) -> Result<ViewVal, CompileError> {
         if let Some(v) = e.as_var() {
-            if let Some(Val::View { name, tensor, root }) = self.values.get(&v.id()) {
-                return Ok((name.clone(), tensor.clone(), *root));
+            if let Some(Val::View(view)) = self.values.get(&v.id()) {
+                return Ok(view.clone());
             }
         }
         Err(perr(
@@ -453,6 +501,26 @@ impl<'a> Emitter<'a> {
             "expected a tensor parameter of this kernel".into(),
             "Kernels load from and store to their tensor parameters.",
         ))
+    }
+
+    /// The `(row, col)` index operands of a two-entry offset list.
+    fn offset_pair(
+        &mut self,
+        offsets: &Expr,
+        span: &Span,
+    ) -> Result<(String, String), CompileError> {
+        match offsets {
+            Expr::List(items) if items.len() == 2 => {
+                let (r, _) = self.scalar(&items[0], Some(DataType::Index), span)?;
+                let (c, _) = self.scalar(&items[1], Some(DataType::Index), span)?;
+                Ok((r, c))
+            }
+            _ => Err(perr(
+                span,
+                "a tile offset must be a list of two entries".into(),
+                "Write [row, col].",
+            )),
+        }
     }
 
     fn alloc(&mut self, hint: &str, ty: &TileType, span: &Span) -> String {
@@ -467,18 +535,44 @@ impl<'a> Emitter<'a> {
     /// of whole rows of that folding): emits the offsets and the `pto.partition_view`.
     fn partition(
         &mut self,
-        view: &str,
-        tensor: &TensorType,
+        src: &ViewVal,
         offsets: &Expr,
         sizes: &[i64],
         span: &Span,
     ) -> Result<(String, [i64; 2]), CompileError> {
+        self.partition_sized(src, offsets, sizes, None, span)
+    }
+
+    /// [`Self::partition`] whose `[rows, cols]` extents are the runtime values `extents`
+    /// when given (a load of a valid shape); `sizes` still bounds the region.
+    fn partition_sized(
+        &mut self,
+        src: &ViewVal,
+        offsets: &Expr,
+        sizes: &[i64],
+        extents: Option<&[String; 2]>,
+        span: &Span,
+    ) -> Result<(String, [i64; 2]), CompileError> {
+        let view = src.name.as_str();
+        let tensor = &src.tensor;
         let Expr::List(offs) = offsets else {
             return Err(perr(
                 span,
                 "offsets must be a list".into(),
                 "Write [row, col].",
             ));
+        };
+        let offs: Vec<Expr> = if src.base.is_empty() {
+            offs.clone()
+        } else {
+            if let Err(e) = crate::ops::check_rows_contiguous("tile.load", tensor, sizes) {
+                return Err(perr(span, e.message, &e.hint));
+            }
+            src.base
+                .iter()
+                .zip(offs)
+                .map(|(b, o)| add_index(b, o))
+                .collect()
         };
         let n = tensor.shape.len();
         if offs.len() != n || sizes.len() != n || n == 0 {
@@ -529,11 +623,24 @@ impl<'a> Emitter<'a> {
         let (r, _) = self.scalar(&row, Some(DataType::Index), span)?;
         let (c, _) = self.scalar(&offs[n - 1], Some(DataType::Index), span)?;
         let pv = self.name_for(&format!("{}_pview", view.trim_start_matches('%')));
-        let (rn, cn) = (self.index_const(rows), self.index_const(cols));
+        let (rn, cn, ptype) = match extents {
+            Some([er, ec]) => (
+                er.clone(),
+                ec.clone(),
+                format!(
+                    "!pto.partition_tensor_view<?x?x{}>",
+                    tensor.dtype.pto_name()
+                ),
+            ),
+            None => (
+                self.index_const(rows),
+                self.index_const(cols),
+                partition_type(&[rows, cols], tensor.dtype),
+            ),
+        };
         let text = format!(
-            "{pv} = pto.partition_view {view}, offsets = [{r}, {c}], sizes = [{rn}, {cn}] : {} -> {}",
+            "{pv} = pto.partition_view {view}, offsets = [{r}, {c}], sizes = [{rn}, {cn}] : {} -> {ptype}",
             view_type(tensor),
-            partition_type(&[rows, cols], tensor.dtype)
         );
         self.line(&text, span);
         Ok((pv, [rows, cols]))
@@ -566,7 +673,8 @@ impl<'a> Emitter<'a> {
         let info = crate::ops::op_info(op);
         match op {
             "tile.load" => {
-                let (view, tensor, _) = self.view(&c.args[0], span)?;
+                let src = self.view(&c.args[0], span)?;
+                let tensor = src.tensor.clone();
                 let sizes = c.kwargs.ints("shapes").unwrap_or(&[]).to_vec();
                 let ty = result_tile.clone().unwrap_or(TileType {
                     rows: 1,
@@ -574,8 +682,27 @@ impl<'a> Emitter<'a> {
                     dtype: tensor.dtype,
                     memory: MemorySpace::Vec,
                 });
+                if let Some(Expr::List(valid)) = c.args.get(2) {
+                    // A partly valid tile: the valid extents are runtime values, the
+                    // partition reads only them.
+                    let vr = self.scalar(&valid[0], Some(DataType::Index), span)?.0;
+                    let vc = self.scalar(&valid[1], Some(DataType::Index), span)?.0;
+                    let t = self.name_for(&hint);
+                    let dynamic = tile_buf_with(&ty, true, 0);
+                    self.line(
+                        &format!("{t} = pto.alloc_tile valid_row = {vr} valid_col = {vc} : {dynamic}"),
+                        span,
+                    );
+                    let extents = [vr.clone(), vc.clone()];
+                    let (pv, _) = self.partition_sized(&src, &c.args[1], &sizes, Some(&extents), span)?;
+                    let ptype = format!("!pto.partition_tensor_view<?x?x{}>", tensor.dtype.pto_name());
+                    self.line(&format!("pto.tload ins({pv} : {ptype}) outs({t} : {dynamic})"), span);
+                    self.partial.insert(t.clone(), [vr, vc]);
+                    bind_tile(self, t);
+                    return Ok(());
+                }
                 let t = self.alloc(&hint, &ty, span);
-                let (pv, region) = self.partition(&view, &tensor, &c.args[1], &sizes, span)?;
+                let (pv, region) = self.partition(&src, &c.args[1], &sizes, span)?;
                 let text = format!(
                     "pto.tload ins({pv} : {}) outs({t} : {})",
                     partition_type(&region, tensor.dtype),
@@ -585,19 +712,148 @@ impl<'a> Emitter<'a> {
                 bind_tile(self, t);
             }
             "tile.store" => {
-                let (src, sty) = self.tile(&c.args[0], span)?;
-                let (view, tensor, root) = self.view(&c.args[2], span)?;
-                let sizes = store_region(tensor.shape.len(), sty.rows, sty.cols);
-                let (pv, region) = self.partition(&view, &tensor, &c.args[1], &sizes, span)?;
-                let text = format!(
-                    "pto.tstore ins({src} : {}) outs({pv} : {})",
-                    tile_buf(&sty),
-                    partition_type(&region, tensor.dtype)
-                );
+                let (src, sty) = self.tile_partial(&c.args[0], span)?;
+                let src_buf = tile_buf_with(&sty, self.partial.contains_key(&src), 0);
+                let dst = self.view(&c.args[2], span)?;
+                let sizes = store_region(dst.tensor.shape.len(), sty.rows, sty.cols);
+                let extents = self.partial.get(&src).cloned();
+                let (pv, region) =
+                    self.partition_sized(&dst, &c.args[1], &sizes, extents.as_ref(), span)?;
+                let ptype = if extents.is_some() {
+                    format!("!pto.partition_tensor_view<?x?x{}>", dst.tensor.dtype.pto_name())
+                } else {
+                    partition_type(&region, dst.tensor.dtype)
+                };
+                let atomic = match c.kwargs.str("atomic") {
+                    Some("add") => " {atomicType = #pto<atomic_type atomic_add>}",
+                    _ => "",
+                };
+                let text = format!("pto.tstore ins({src} : {src_buf}) outs({pv} : {ptype}){atomic}");
                 self.line(&text, span);
                 if let Some(t) = target {
-                    self.values.insert(t.id(), Val::View { name: view, tensor, root });
+                    self.values.insert(t.id(), Val::View(dst));
                 }
+            }
+            "tensor.slice" => {
+                // A window of a tensor parameter: later loads and stores address the
+                // parameter at the slice's offsets plus their own.
+                let src = self.view(&c.args[0], span)?;
+                let Expr::List(offs) = &c.args[1] else {
+                    return Err(perr(span, "slice offsets must be a list".into(), "Write [row, col]."));
+                };
+                let base = if src.base.is_empty() {
+                    offs.clone()
+                } else {
+                    src.base
+                        .iter()
+                        .zip(offs)
+                        .map(|(b, o)| add_index(b, o))
+                        .collect()
+                };
+                if let Some(t) = target {
+                    self.values.insert(t.id(), Val::View(ViewVal { base, ..src }));
+                }
+            }
+            "tile.fillpad" => {
+                let (src, sty) = self.tile_partial(&c.args[0], span)?;
+                let pad = match c.kwargs.str("pad_value") {
+                    Some("zero") => 1,
+                    Some("max") => 2,
+                    _ => 3,
+                };
+                let out_buf = tile_buf_with(&sty, false, pad);
+                let out = self.name_for(&hint);
+                self.line(&format!("{out} = pto.alloc_tile : {out_buf}"), span);
+                let text = format!(
+                    "pto.tfillpad ins({src} : {}) outs({out} : {out_buf})",
+                    tile_buf_with(&sty, self.partial.contains_key(&src), 0)
+                );
+                self.line(&text, span);
+                bind_tile(self, out);
+            }
+            "tile.get_block_idx" | "tile.get_block_num" => {
+                let out = self.name_for(&hint);
+                let query = op.trim_start_matches("tile.");
+                self.line(&format!("{out} = pto.{query}"), span);
+                if let Some(t) = target {
+                    self.values.insert(
+                        t.id(),
+                        Val::Scalar {
+                            name: out,
+                            dtype: DataType::Int64,
+                        },
+                    );
+                }
+            }
+            "tensor.read" => {
+                // One element of a tensor parameter, read from GM.
+                let src = self.view(&c.args[0], span)?;
+                let Expr::List(idx) = &c.args[1] else {
+                    return Err(perr(span, "indices must be a list".into(), "Write [i, j]."));
+                };
+                let idx: Vec<Expr> = if src.base.is_empty() {
+                    idx.clone()
+                } else {
+                    src.base.iter().zip(idx).map(|(b, o)| add_index(b, o)).collect()
+                };
+                let mut flat = Expr::index(0);
+                for (d, i) in idx.iter().enumerate() {
+                    let stride: i64 = src.tensor.shape[d + 1..].iter().product();
+                    let term = if stride == 1 {
+                        i.clone()
+                    } else {
+                        Expr::Binary {
+                            op: BinOp::Mul,
+                            lhs: Box::new(i.clone()),
+                            rhs: Box::new(Expr::index(stride)),
+                            dtype: DataType::Index,
+                        }
+                    };
+                    flat = add_index(&flat, &term);
+                }
+                let (off, _) = self.scalar(&flat, Some(DataType::Index), span)?;
+                let out = self.name_for(&hint);
+                let d = src.tensor.dtype.pto_name();
+                self.line(
+                    &format!("{out} = pto.load_scalar {}[{off}] : !pto.ptr<{d}> -> {d}", src.ptr),
+                    span,
+                );
+                if let Some(t) = target {
+                    self.values.insert(
+                        t.id(),
+                        Val::Scalar {
+                            name: out,
+                            dtype: src.tensor.dtype,
+                        },
+                    );
+                }
+            }
+            "tile.assemble" => {
+                // TINSERT writes the source into the target in place (PyPTO: the result
+                // inherits the target's memory).
+                let (dst, dty) = self.tile(&c.args[0], span)?;
+                let (src, sty) = self.tile(&c.args[1], span)?;
+                let (r, col) = self.offset_pair(&c.args[2], span)?;
+                let text = format!(
+                    "pto.tinsert ins({src}, {r}, {col} : {}, index, index) outs({dst} : {})",
+                    tile_buf(&sty),
+                    tile_buf(&dty)
+                );
+                self.line(&text, span);
+                bind_tile(self, dst);
+            }
+            "tile.slice" => {
+                let (src, sty) = self.tile(&c.args[0], span)?;
+                let ty = result_tile.clone().unwrap_or(sty.clone());
+                let (r, col) = self.offset_pair(&c.args[1], span)?;
+                let out = self.alloc(&hint, &ty, span);
+                let text = format!(
+                    "pto.textract ins({src}, {r}, {col} : {}, index, index) outs({out} : {})",
+                    tile_buf(&sty),
+                    tile_buf(&ty)
+                );
+                self.line(&text, span);
+                bind_tile(self, out);
             }
             "tile.matmul_acc" => {
                 let (acc, aty) = self.tile(&c.args[0], span)?;
@@ -816,17 +1072,10 @@ impl<'a> Emitter<'a> {
                 let mut carried = Vec::new();
                 for (i, (v, init)) in f.iter_args.iter().enumerate() {
                     if v.ty().is_tensor() {
-                        let (name, tensor, root) = self.view(init, &s.span)?;
-                        self.values.insert(
-                            v.id(),
-                            Val::View {
-                                name: name.clone(),
-                                tensor: tensor.clone(),
-                                root,
-                            },
-                        );
+                        let view = self.view(init, &s.span)?;
+                        self.values.insert(v.id(), Val::View(view.clone()));
                         if let Some(r) = f.results.get(i) {
-                            self.values.insert(r.id(), Val::View { name, tensor, root });
+                            self.values.insert(r.id(), Val::View(view));
                         }
                     } else {
                         carried.push(i);
@@ -942,9 +1191,12 @@ impl<'a> Emitter<'a> {
                 let mut carried = Vec::new();
                 for (k, r) in i.results.iter().enumerate() {
                     if r.ty().is_tensor() {
-                        let (tn, tt, troot) = self.view(&i.then_yields[k], &s.span)?;
-                        let (en, _, eroot) = self.view(&i.else_yields[k], &s.span)?;
-                        if troot != eroot || tn != en {
+                        let then_view = self.view(&i.then_yields[k], &s.span)?;
+                        let else_view = self.view(&i.else_yields[k], &s.span)?;
+                        if then_view.root != else_view.root
+                            || then_view.name != else_view.name
+                            || then_view.base != else_view.base
+                        {
                             return Err(perr(
                                 &s.span,
                                 format!(
@@ -954,14 +1206,7 @@ impl<'a> Emitter<'a> {
                                 "Store into the same tensor parameter in both branches.",
                             ));
                         }
-                        self.values.insert(
-                            r.id(),
-                            Val::View {
-                                name: tn,
-                                tensor: tt,
-                                root: troot,
-                            },
-                        );
+                        self.values.insert(r.id(), Val::View(then_view));
                     } else {
                         carried.push(k);
                     }
@@ -1068,6 +1313,7 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
         depth: 2,
         n_float: 0,
         float_consts: HashMap::new(),
+        partial: HashMap::new(),
     };
     // Parameters in the task payload's order: tensors first (pointers), then scalars (the
     // orchestration adds them so, whatever order the kernel declares them in).
@@ -1100,11 +1346,13 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
                 );
                 e.values.insert(
                     p.var.id(),
-                    Val::View {
+                    Val::View(ViewVal {
                         name,
+                        ptr: arg.clone(),
                         tensor: t.clone(),
                         root: i,
-                    },
+                        base: Vec::new(),
+                    }),
                 );
             }
             Type::Scalar(d) => {
@@ -1141,7 +1389,7 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
     {
         for v in vs {
             match e.view(v, span) {
-                Ok((_, _, root)) => return_params.push(root),
+                Ok(view) => return_params.push(view.root),
                 Err(_) => {
                     return Err(perr(
                         span,

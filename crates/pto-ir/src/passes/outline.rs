@@ -195,8 +195,20 @@ impl Outliner {
                     None
                 }
             };
+            // A window taken in the scope (tensor.slice) names the tensor it views.
+            let slice_source = |e: &Expr| -> Option<u64> {
+                let c = e.as_call()?;
+                if c.op_name() == Some("tensor.slice") {
+                    c.args.first().and_then(Expr::as_var).map(Var::id)
+                } else {
+                    None
+                }
+            };
             if let StmtKind::Assign { targets, value } = &s.kind {
-                if let (Some(t), [res]) = (store_target(value), targets.as_slice()) {
+                if let (Some(t), [res]) = (
+                    store_target(value).or_else(|| slice_source(value)),
+                    targets.as_slice(),
+                ) {
                     let r = *root.get(&t).unwrap_or(&t);
                     root.insert(res.id(), r);
                 }
@@ -206,7 +218,15 @@ impl Outliner {
                 e.for_each_call(&mut |c| {
                     for (i, a) in c.args.iter().enumerate() {
                         let Some(v) = a.as_var() else { continue };
-                        if c.op_name() == Some("tile.store") && i == 2 {
+                        // A store writes its target; an atomic add also reads it.
+                        if c.op_name() == Some("tile.store")
+                            && i == 2
+                            && c.kwargs.str("atomic") != Some("add")
+                        {
+                            continue;
+                        }
+                        // Taking a window reads nothing by itself.
+                        if c.op_name() == Some("tensor.slice") && i == 0 {
                             continue;
                         }
                         read.insert(v.id());

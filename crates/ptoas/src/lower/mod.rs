@@ -17,7 +17,7 @@
 mod ops;
 mod unused;
 
-pub use ops::lowers_tile_op;
+pub use ops::{lowers_tile_op, QUERY_OPS};
 
 use std::collections::{HashMap, HashSet};
 

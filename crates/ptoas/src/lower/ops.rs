@@ -25,6 +25,15 @@ pub fn lowers_tile_op(name: &str) -> bool {
     name == "treshape" || TILE_OPS.iter().any(|(n, _)| *n == name)
 }
 
+/// The scalar queries of the running block (`pto.get_block_idx`, ...; without the `pto.`
+/// prefix), which the parser reads and the lowering turns into the kernel-side calls.
+pub const QUERY_OPS: &[&str] = &[
+    "get_block_idx",
+    "get_block_num",
+    "get_subblock_idx",
+    "get_subblock_num",
+];
+
 /// The tile ops lowered by the generic rule, with the attributes each accepts.
 pub(crate) const TILE_OPS: &[(&str, &[&str])] = &[
     ("tabs", &[]),

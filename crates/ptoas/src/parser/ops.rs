@@ -1073,7 +1073,7 @@ impl Parser<'_> {
                 self.opt_attr_dict()?;
                 Ok((OpKind::Section { kind, body }, vec![]))
             }
-            "get_block_idx" | "get_block_num" | "get_subblock_idx" | "get_subblock_num" => {
+            q if crate::lower::QUERY_OPS.contains(&q) => {
                 self.opt_attr_dict()?;
                 let mut t = Type::Scalar(ScalarType::I64);
                 if self.eat_punct(':')? {
