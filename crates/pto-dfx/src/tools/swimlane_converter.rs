@@ -1650,13 +1650,7 @@ fn produce_trace(
                 ",\"loop_iter\":{},\"tasks_processed\":{}",
                 ph.loop_iter, ph.tasks_processed
             );
-            if let Some(pop) = ph.pop {
-                let _ = write!(
-                    out.buf,
-                    ",\"pop_hit\":{},\"pop_miss\":{}",
-                    pop.hit, pop.miss
-                );
-            }
+            // Simpler 6ebaf77 shows no pop_hit / pop_miss on a phase slice.
             if let (Some(s), Some(e)) = (ph.shared_at_start, ph.shared_at_end) {
                 let _ = write!(
                     out.buf,
