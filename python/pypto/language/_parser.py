@@ -164,6 +164,11 @@ _NOT_IN_SUBSET = (
 # and stores address (the kernel's view of the parameter at the window's offsets).
 _KERNEL_TENSOR_OPS = ("tensor.slice", "tensor.read")
 
+# pl.tile.X spellings of unified operations, and the keyword the printer always writes for
+# the IR form of those whose names clash (pl.tile.load(t, offsets, shapes=...)).
+_UNIFIED_TILE = ("load", "store", "full", "create_tile", "move", "fillpad", "cast", "matmul", "matmul_acc")
+_PRINTER_MARKERS = {"tile.load": "shapes", "tile.full": "shape", "tile.move": "target_memory", "tile.cast": "dtype"}
+
 # Element types of NumPy arrays (``@pl.jit`` specialisation).
 NUMPY_DTYPES = {
     "float32": "FP32",
@@ -878,6 +883,11 @@ class FunctionParser:
                 )
             if ann is not None:
                 declared, _, _ = parse_annotation(ann, self.static, self.src, False)
+                assert declared is not None  # a bare pl.Tensor is refused (allow_bare=False)
+                if declared.kind == "scalar" and ty.kind == "scalar" and declared != ty:
+                    # x: pl.Scalar[pl.INT64] = 0 converts the value to the declared dtype.
+                    expr = IrExpr.cast(self.atom(expr, value), str(declared.dtype))
+                    ty = expr.type
                 if not _annotation_matches(ann, declared, ty):
                     raise self.typeerr(
                         ann,
@@ -1070,24 +1080,38 @@ class FunctionParser:
     def split_yield(self, body: List[ast.stmt]) -> Tuple[List[ast.stmt], Optional[ast.stmt]]:
         if body:
             last = body[-1]
-            value = last.value if isinstance(last, (ast.Assign, ast.Expr)) else None
+            value = last.value if isinstance(last, (ast.Assign, ast.AnnAssign, ast.Expr)) else None
             if value is not None and _is_pl_call(value, "yield_"):
                 return body[:-1], last
         return body, None
 
     def yield_parts(self, stmt: ast.stmt) -> Tuple[List[Any], Optional[List[ast.expr]]]:
-        value = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)) else None
         assert isinstance(value, ast.Call)
         if value.keywords:
             raise self.syntax(value, "pl.yield_ takes no keywords", "Write pl.yield_(a, b).")
         vals = [self.atom(self.expr(a), a, "yield") for a in value.args]
-        targets = None
+        targets: Optional[List[ast.expr]] = None
+        if isinstance(stmt, ast.AnnAssign):
+            targets = [stmt.target]
+            vals = [self.annotated_scalar(stmt.annotation, v, stmt) for v in vals]
         if isinstance(stmt, ast.Assign):
             if len(stmt.targets) != 1:
                 raise self.syntax(stmt, "chained assignment of pl.yield_", "")
             t = stmt.targets[0]
             targets = list(t.elts) if isinstance(t, (ast.Tuple, ast.List)) else [t]
         return vals, targets
+
+    def annotated_scalar(self, ann: ast.expr, v: Any, node: ast.AST) -> Any:
+        """A yielded value under ``x: pl.Scalar[dtype] = pl.yield_(v)``: converted to the
+        declared dtype (a tensor or tile must match its annotation)."""
+        declared, _, _ = parse_annotation(ann, self.static, self.src, False)
+        assert declared is not None  # a bare pl.Tensor is refused (allow_bare=False)
+        if declared.kind == "scalar" and v.type.kind == "scalar" and declared != v.type:
+            return self.atom(IrExpr.cast(v, str(declared.dtype)), node, "yield")
+        if not _annotation_matches(ann, declared, v.type):
+            raise self.typeerr(ann, f"the yield gives {_type_desc(v.type)}, the annotation says {_type_desc(declared)}", "")
+        return v
 
     def for_stmt(self, s: ast.For) -> None:
         it = s.iter
@@ -2032,6 +2056,12 @@ class FunctionParser:
         arguments, typed keyword arguments)."""
         known = {n for n, _ in _native.op_names()}
         name = f"{ns}.{op}"
+        # PyPTO's own pl.tile.X(...) spelling (the unified signature) is told from the
+        # printer's (IR arguments, typed keywords) by the keyword the printer always writes.
+        marker = _PRINTER_MARKERS.get(name)
+        keywords = {kw.arg for kw in node.keywords}
+        if ns == "tile" and (name not in known or (marker is not None and marker not in keywords)) and op in _UNIFIED_TILE:
+            return self.unified_op(node, op)
         if name not in known:
             raise self.operr(node, f"Unknown operation 'pl.{name}'", _UNKNOWN_OP_HINT)
         args = [self.expr(a) for a in node.args]
