@@ -461,3 +461,35 @@ def test_an_if_merged_scalar_carried_by_a_loop(tmp_path: Path) -> None:
         compiled(x, np.array(cfg, np.int64), out)
         np.testing.assert_array_equal(out, times * x)
     compiled.validate_ir({"x": x, "cfg": np.array([2, 3], np.int64), "out": np.zeros_like(x)}, {"out": 3 * x})
+
+
+@pl.program
+class StoreBoundInLoop:
+    """`written = pl.store(...)` first bound inside the loop and returned after it names the
+    tensor the loop stores into."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def negate_rows(
+        self, x: pl.Tensor[[32, 16], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]]
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
+        for i in pl.range(4):
+            written = pl.store(pl.neg(pl.load(x, [i * 8, 0], [8, 16])), [i * 8, 0], out)
+        return written
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(
+        self, x: pl.Tensor[[32, 16], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]]
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
+        out = self.negate_rows(x, out)
+        return out
+
+
+def test_a_store_bound_only_in_the_loop_is_returned_after_it(tmp_path: Path) -> None:
+    from pypto import ir
+
+    x = np.arange(32 * 16, dtype=np.float32).reshape(32, 16)
+    out = np.zeros_like(x)
+    compiled = ir.compile(StoreBoundInLoop, output_dir=str(tmp_path / "sb"))
+    compiled(x, out)
+    np.testing.assert_array_equal(out, -x)
+    compiled.validate_ir({"x": x, "out": np.zeros_like(x)}, {"out": -x})

@@ -500,3 +500,12 @@ def test_tensor_spec_initial_values_as_pypto_makes_them():
     assert t.dtype == torch.int32 and t.tolist() == [0, 1, 2, 3]
     a = TensorSpec("c", [3], np.int64, init_value=lambda: [7, 8, 9]).create_tensor()
     assert a.dtype == np.int64 and a.tolist() == [7, 8, 9]
+
+
+def test_ir_exports_the_pass_manager_enums():
+    """PyPTO's programs pass `strategy=ir.OptimizationStrategy.Default` to `ir.compile`."""
+    from pypto import ir
+    from pypto.ir.pass_manager import OptimizationStrategy, PassDumpLevel
+
+    assert ir.OptimizationStrategy is OptimizationStrategy and ir.PassDumpLevel is PassDumpLevel
+    assert "OptimizationStrategy" in ir.__all__

@@ -684,6 +684,8 @@ class FunctionParser:
         self.blocks: List[List[Any]] = []
         self.in_manual = 0
         self.in_at = 0
+        # A pl.store result (by var id) → the tensor it wrote (the store's target).
+        self.stored_into: Dict[int, Any] = {}
         # Inside ``with pl.spmd(core_num=n, sync_start=b):``: the attributes of its dispatches.
         self.spmd: List[AttrItem] = []
         self.loop_depth = 0
@@ -993,8 +995,11 @@ class FunctionParser:
         """Kernel bodies: a ``pl.store`` result writes the same parameter as its target."""
         if expr.kind == "op_call":
             args = expr.call_args()
-            if len(args) == 3 and args[2].as_var is not None and args[2].as_var.id in self.param_roots:
-                self.param_roots[v.id] = self.param_roots[args[2].as_var.id]
+            target = args[2].as_var if len(args) == 3 else None
+            if target is not None and target.type.kind == "tensor" and v.type.kind == "tensor":
+                self.stored_into[v.id] = target
+            if target is not None and target.id in self.param_roots:
+                self.param_roots[v.id] = self.param_roots[target.id]
         elif expr.kind == "var" and expr.as_var is not None and expr.as_var.id in self.param_roots:
             self.param_roots[v.id] = self.param_roots[expr.as_var.id]
 
@@ -1114,6 +1119,8 @@ class FunctionParser:
         return v
 
     def for_stmt(self, s: ast.For) -> None:
+        # The names bound before the loop (not its loop variable nor its iter args).
+        before_loop = dict(self.names)
         it = s.iter
         # pl.parallel(...) promises independent iterations; the task graph's dependencies
         # decide what runs at the same time, so it is a pl.range here (docs/DSL.md).
@@ -1197,7 +1204,27 @@ class FunctionParser:
             results = self.bind_targets(targets, [v.type for v, _ in iter_args], yield_node or s)
         elif iter_args:
             results = [IrVar(self.temp_name(f"{v.name}_rv"), v.type) for v, _ in iter_args]
+        self.bind_stores_before_loop(before_loop, s)
         self.emit(IrStmt.for_loop(loop_var, start, stop, step, iter_args, body, yields, results, self.sp(s)))
+
+    def bind_stores_before_loop(self, before: Dict[str, Any], node: ast.AST) -> None:
+        """A name first bound in a loop body to a ``pl.store`` into a tensor of before the
+        loop (``new = pl.store(t, offsets, out)``, then ``return new`` after the loop) names
+        that tensor: it is bound to it before the loop too, so the loop carries it (PyPTO
+        accepts the loop-local binding)."""
+        known_ids = {v.id for v in before.values() if isinstance(v, IrVar)}
+        for name, v in self.names.items():
+            if name in before or not isinstance(v, IrVar) or v.id not in self.stored_into:
+                continue
+            target = self.stored_into[v.id]
+            seen = 0
+            while target.id not in known_ids and target.id in self.stored_into and seen < 10_000:
+                target = self.stored_into[target.id]
+                seen += 1
+            if target.id in known_ids:
+                pre = IrVar(name, v.type)
+                self.track_alias(pre, IrExpr.var(target))
+                self.emit(IrStmt.assign([pre], IrExpr.var(target), self.sp(node)))
 
     def if_stmt(self, s: ast.If) -> None:
         cond = self.scalar_expr(s.test)
