@@ -357,3 +357,139 @@ def test_partly_valid_tiles_and_scalar_forms_name_the_fix(tmp_path: Path) -> Non
     with pytest.raises(InvalidOperationError) as e2:
         pl.parse(src.replace("[16, 8])", "[16, 20])"), filename="bad.py")
     assert "valid extent 20" in str(e2.value) and e2.value.span["line"] == 6
+
+
+@pl.jit
+def scores(q: pl.Tensor, k: pl.Tensor, s: pl.Out[pl.Tensor]):
+    """s = q @ k^T, k^T read through pl.tile.transpose_view of k's Mat tile."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ql = pl.move(pl.load(q, [0, 0], [16, 32], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left)
+        kt = pl.tile.transpose_view(pl.load(k, [0, 0], [48, 32], target_memory=pl.MemorySpace.Mat))
+        kr = pl.move(kt, target_memory=pl.MemorySpace.Right)
+        pl.store(pl.matmul(ql, kr), [0, 0], s)
+    return s
+
+
+def test_transpose_view_of_a_mat_tile(tmp_path: Path) -> None:
+    from pypto import ir
+
+    rng = np.random.default_rng(8)
+    q = rng.standard_normal((16, 32)).astype(np.float32)
+    k = rng.standard_normal((48, 32)).astype(np.float32)
+    s = np.zeros((16, 48), np.float32)
+    scores(q, k, s)
+    np.testing.assert_allclose(s, q @ k.T, rtol=1e-4, atol=1e-4)
+    compiled = ir.compile(scores.lower(q, k, s), output_dir=str(tmp_path / "tv"))
+    compiled.validate_ir({"q": q, "k": k, "s": np.zeros_like(s)}, {"s": q @ k.T}, rtol=1e-4, atol=1e-4)
+
+
+@pl.program
+class LoopLocalsInBranches:
+    """Both branches bind `t` only inside their own loop: the name ends with each loop and
+    is not merged after the if."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy_or_double(
+        self, x: pl.Tensor[[32, 16], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]], double: pl.Scalar[pl.INDEX]
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
+        if double != 0:
+            for i in pl.range(4):
+                t = pl.load(x, [i * 8, 0], [8, 16])
+                out = pl.store(pl.add(t, t), [i * 8, 0], out)
+        else:
+            for i in pl.range(4):
+                t = pl.load(x, [i * 8, 0], [8, 16])
+                out = pl.store(t, [i * 8, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(
+        self, x: pl.Tensor[[32, 16], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]]
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
+        out = self.copy_or_double(x, out, 1)
+        return out
+
+
+def test_names_bound_only_inside_loops_of_both_branches(tmp_path: Path) -> None:
+    from pypto import ir
+
+    x = np.arange(32 * 16, dtype=np.float32).reshape(32, 16)
+    out = np.zeros_like(x)
+    ir.compile(LoopLocalsInBranches, output_dir=str(tmp_path / "ll"), dump_passes=False)(x, out)
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+@pl.program
+class YieldedCountThenLoop:
+    """A count merged by an if (`n: pl.Scalar[pl.INT64] = pl.yield_(...)` in both branches),
+    updated in a loop and used after it: the merged value is the one the loop carries."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def accumulate(
+        self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]
+    ) -> pl.Tensor[[16, 16], pl.FP32]:
+        return pl.store(pl.add(pl.load(out, [0, 0], [16, 16]), pl.load(x, [0, 0], [16, 16])), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(
+        self,
+        x: pl.Tensor[[16, 16], pl.FP32],
+        cfg: pl.Tensor[[2], pl.INT64],
+        out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]],
+    ) -> pl.Tensor[[16, 16], pl.FP32]:
+        first = pl.read(cfg, [0])
+        zero: pl.Scalar[pl.INT64] = 0
+        if first == 0:
+            n: pl.Scalar[pl.INT64] = pl.yield_(zero)
+        else:
+            n: pl.Scalar[pl.INT64] = pl.yield_(first)
+        for i in pl.range(1, 3):
+            n = pl.max(n, pl.read(cfg, [1]))
+        n = pl.min(n, 4)
+        for j in pl.range(n):
+            out = self.accumulate(x, out)
+        return out
+
+
+def test_an_if_merged_scalar_carried_by_a_loop(tmp_path: Path) -> None:
+    from pypto import ir
+
+    x = np.full((16, 16), 1.5, np.float32)
+    compiled = ir.compile(YieldedCountThenLoop, output_dir=str(tmp_path / "yl"))
+    for cfg, times in (([2, 3], 3), ([0, 1], 1), ([9, 1], 4)):
+        out = np.zeros_like(x)
+        compiled(x, np.array(cfg, np.int64), out)
+        np.testing.assert_array_equal(out, times * x)
+    compiled.validate_ir({"x": x, "cfg": np.array([2, 3], np.int64), "out": np.zeros_like(x)}, {"out": 3 * x})
+
+
+@pl.program
+class StoreBoundInLoop:
+    """`written = pl.store(...)` first bound inside the loop and returned after it names the
+    tensor the loop stores into."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def negate_rows(
+        self, x: pl.Tensor[[32, 16], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]]
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
+        for i in pl.range(4):
+            written = pl.store(pl.neg(pl.load(x, [i * 8, 0], [8, 16])), [i * 8, 0], out)
+        return written
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(
+        self, x: pl.Tensor[[32, 16], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]]
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
+        out = self.negate_rows(x, out)
+        return out
+
+
+def test_a_store_bound_only_in_the_loop_is_returned_after_it(tmp_path: Path) -> None:
+    from pypto import ir
+
+    x = np.arange(32 * 16, dtype=np.float32).reshape(32, 16)
+    out = np.zeros_like(x)
+    compiled = ir.compile(StoreBoundInLoop, output_dir=str(tmp_path / "sb"))
+    compiled(x, out)
+    np.testing.assert_array_equal(out, -x)
+    compiled.validate_ir({"x": x, "out": np.zeros_like(x)}, {"out": -x})

@@ -486,3 +486,26 @@ def test_swimlane_level_zero_wins(shared_example, monkeypatch):
     monkeypatch.setattr(replay_module, "replay", lambda wd, *t, config, **kw: seen.update(config=config))
     replay_module._main([str(shared_example("vector_add")), "--swimlane", "--swimlane-level", "0"])
     assert seen["config"].enable_chip_swimlane == 0
+
+
+def test_tensor_spec_initial_values_as_pypto_makes_them():
+    """A torch factory is called with the shape and dtype, any other callable with no
+    arguments (PyPTO's `TensorSpec.create_tensor`)."""
+    torch = pytest.importorskip("torch")
+    from pypto.runtime import TensorSpec
+
+    t = TensorSpec("a", [2, 3], torch.float32, init_value=torch.ones).create_tensor()
+    assert t.shape == (2, 3) and t.dtype == torch.float32 and bool((t == 1).all())
+    t = TensorSpec("b", [4], torch.int32, init_value=lambda: torch.arange(4)).create_tensor()
+    assert t.dtype == torch.int32 and t.tolist() == [0, 1, 2, 3]
+    a = TensorSpec("c", [3], np.int64, init_value=lambda: [7, 8, 9]).create_tensor()
+    assert a.dtype == np.int64 and a.tolist() == [7, 8, 9]
+
+
+def test_ir_exports_the_pass_manager_enums():
+    """PyPTO's programs pass `strategy=ir.OptimizationStrategy.Default` to `ir.compile`."""
+    from pypto import ir
+    from pypto.ir.pass_manager import OptimizationStrategy, PassDumpLevel
+
+    assert ir.OptimizationStrategy is OptimizationStrategy and ir.PassDumpLevel is PassDumpLevel
+    assert "OptimizationStrategy" in ir.__all__

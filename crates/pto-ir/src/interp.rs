@@ -689,7 +689,7 @@ impl<'a> Interp<'a> {
                 let a = Self::tile_of(take(&mut args, 0), op)?;
                 Value::Tile(TileVal { rows, cols, ..a })
             }
-            "tile.transpose" => {
+            "tile.transpose" | "tile.transpose_view" => {
                 let a = Self::tile_of(take(&mut args, 0), op)?;
                 let mut data = Vec::with_capacity(a.data.len());
                 for c in 0..a.cols {

@@ -116,6 +116,7 @@ pub const OPS: &[OpInfo] = &[
     op!("tile.assemble", Tile, "pto.tinsert"),
     op!("tile.slice", Tile, "pto.textract"),
     op!("tile.fillpad", Tile, "pto.tfillpad"),
+    op!("tile.transpose_view", Tile, "pto.treshape"),
     op!("tile.get_block_idx", Tile, "pto.get_block_idx"),
     op!("tile.get_block_num", Tile, "pto.get_block_num"),
     op!("tensor.create", Tensor),
@@ -894,6 +895,26 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
                     "Write pl.tile.fillpad(t, pad_value=pl.PadValue.min).",
                 ),
             }
+        }
+        "tile.transpose_view" => {
+            // The bytes of a Mat tile read as its transpose: the Nz fractal layout of
+            // [r, c] is the Zn layout of [c, r] (no data moves).
+            arity(1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            if a.memory != MemorySpace::Mat {
+                return err(
+                    format!(
+                        "{op}: a pl.Mem.{} tile has no transposed view (only Mat tiles do)",
+                        a.memory.name()
+                    ),
+                    "Load the tile into pl.MemorySpace.Mat, or use pl.transpose on a vector tile.",
+                );
+            }
+            Ok(Type::Tile(TileType {
+                rows: a.cols,
+                cols: a.rows,
+                ..a
+            }))
         }
         "tile.get_block_idx" | "tile.get_block_num" => {
             arity(0)?;

@@ -18,6 +18,7 @@ from pypto.ir.serialize import deserialize, serialize
 if TYPE_CHECKING:
     from pypto.ir.compiled_program import CompiledProgram
     from pypto.ir.distributed_compiled_program import DistributedCompiledProgram, DistributedConfig
+    from pypto.ir.pass_manager import OptimizationStrategy, PassDumpLevel
 
 __all__ = [
     "CompiledProgram",
@@ -26,13 +27,15 @@ __all__ = [
     "compile",
     "deserialize",
     "pass_names",
-    "serialize", "DistributedCompiledProgram", "DistributedConfig"]
+    "serialize", "DistributedCompiledProgram", "DistributedConfig", "OptimizationStrategy", "PassDumpLevel"]
 
 #: The names imported from their submodule on first access.
 _LAZY_NAMES: Dict[str, str] = {
     "CompiledProgram": "compiled_program",
     "DistributedCompiledProgram": "distributed_compiled_program",
     "DistributedConfig": "distributed_compiled_program",
+    "OptimizationStrategy": "pass_manager",
+    "PassDumpLevel": "pass_manager",
 }
 
 if not TYPE_CHECKING:

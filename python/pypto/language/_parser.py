@@ -164,6 +164,11 @@ _NOT_IN_SUBSET = (
 # and stores address (the kernel's view of the parameter at the window's offsets).
 _KERNEL_TENSOR_OPS = ("tensor.slice", "tensor.read")
 
+# pl.tile.X spellings of unified operations, and the keyword the printer always writes for
+# the IR form of those whose names clash (pl.tile.load(t, offsets, shapes=...)).
+_UNIFIED_TILE = ("load", "store", "full", "create_tile", "move", "fillpad", "cast", "matmul", "matmul_acc")
+_PRINTER_MARKERS = {"tile.load": "shapes", "tile.full": "shape", "tile.move": "target_memory", "tile.cast": "dtype"}
+
 # Element types of NumPy arrays (``@pl.jit`` specialisation).
 NUMPY_DTYPES = {
     "float32": "FP32",
@@ -679,6 +684,8 @@ class FunctionParser:
         self.blocks: List[List[Any]] = []
         self.in_manual = 0
         self.in_at = 0
+        # A pl.store result (by var id) → the tensor it wrote (the store's target).
+        self.stored_into: Dict[int, Any] = {}
         # Inside ``with pl.spmd(core_num=n, sync_start=b):``: the attributes of its dispatches.
         self.spmd: List[AttrItem] = []
         self.loop_depth = 0
@@ -878,6 +885,11 @@ class FunctionParser:
                 )
             if ann is not None:
                 declared, _, _ = parse_annotation(ann, self.static, self.src, False)
+                assert declared is not None  # a bare pl.Tensor is refused (allow_bare=False)
+                if declared.kind == "scalar" and ty.kind == "scalar" and declared != ty:
+                    # x: pl.Scalar[pl.INT64] = 0 converts the value to the declared dtype.
+                    expr = IrExpr.cast(self.atom(expr, value), str(declared.dtype))
+                    ty = expr.type
                 if not _annotation_matches(ann, declared, ty):
                     raise self.typeerr(
                         ann,
@@ -983,8 +995,11 @@ class FunctionParser:
         """Kernel bodies: a ``pl.store`` result writes the same parameter as its target."""
         if expr.kind == "op_call":
             args = expr.call_args()
-            if len(args) == 3 and args[2].as_var is not None and args[2].as_var.id in self.param_roots:
-                self.param_roots[v.id] = self.param_roots[args[2].as_var.id]
+            target = args[2].as_var if len(args) == 3 else None
+            if target is not None and target.type.kind == "tensor" and v.type.kind == "tensor":
+                self.stored_into[v.id] = target
+            if target is not None and target.id in self.param_roots:
+                self.param_roots[v.id] = self.param_roots[target.id]
         elif expr.kind == "var" and expr.as_var is not None and expr.as_var.id in self.param_roots:
             self.param_roots[v.id] = self.param_roots[expr.as_var.id]
 
@@ -1070,18 +1085,21 @@ class FunctionParser:
     def split_yield(self, body: List[ast.stmt]) -> Tuple[List[ast.stmt], Optional[ast.stmt]]:
         if body:
             last = body[-1]
-            value = last.value if isinstance(last, (ast.Assign, ast.Expr)) else None
+            value = last.value if isinstance(last, (ast.Assign, ast.AnnAssign, ast.Expr)) else None
             if value is not None and _is_pl_call(value, "yield_"):
                 return body[:-1], last
         return body, None
 
     def yield_parts(self, stmt: ast.stmt) -> Tuple[List[Any], Optional[List[ast.expr]]]:
-        value = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)) else None
         assert isinstance(value, ast.Call)
         if value.keywords:
             raise self.syntax(value, "pl.yield_ takes no keywords", "Write pl.yield_(a, b).")
         vals = [self.atom(self.expr(a), a, "yield") for a in value.args]
-        targets = None
+        targets: Optional[List[ast.expr]] = None
+        if isinstance(stmt, ast.AnnAssign):
+            targets = [stmt.target]
+            vals = [self.annotated_scalar(stmt.annotation, v, stmt) for v in vals]
         if isinstance(stmt, ast.Assign):
             if len(stmt.targets) != 1:
                 raise self.syntax(stmt, "chained assignment of pl.yield_", "")
@@ -1089,7 +1107,20 @@ class FunctionParser:
             targets = list(t.elts) if isinstance(t, (ast.Tuple, ast.List)) else [t]
         return vals, targets
 
+    def annotated_scalar(self, ann: ast.expr, v: Any, node: ast.AST) -> Any:
+        """A yielded value under ``x: pl.Scalar[dtype] = pl.yield_(v)``: converted to the
+        declared dtype (a tensor or tile must match its annotation)."""
+        declared, _, _ = parse_annotation(ann, self.static, self.src, False)
+        assert declared is not None  # a bare pl.Tensor is refused (allow_bare=False)
+        if declared.kind == "scalar" and v.type.kind == "scalar" and declared != v.type:
+            return self.atom(IrExpr.cast(v, str(declared.dtype)), node, "yield")
+        if not _annotation_matches(ann, declared, v.type):
+            raise self.typeerr(ann, f"the yield gives {_type_desc(v.type)}, the annotation says {_type_desc(declared)}", "")
+        return v
+
     def for_stmt(self, s: ast.For) -> None:
+        # The names bound before the loop (not its loop variable nor its iter args).
+        before_loop = dict(self.names)
         it = s.iter
         # pl.parallel(...) promises independent iterations; the task graph's dependencies
         # decide what runs at the same time, so it is a pl.range here (docs/DSL.md).
@@ -1173,7 +1204,27 @@ class FunctionParser:
             results = self.bind_targets(targets, [v.type for v, _ in iter_args], yield_node or s)
         elif iter_args:
             results = [IrVar(self.temp_name(f"{v.name}_rv"), v.type) for v, _ in iter_args]
+        self.bind_stores_before_loop(before_loop, s)
         self.emit(IrStmt.for_loop(loop_var, start, stop, step, iter_args, body, yields, results, self.sp(s)))
+
+    def bind_stores_before_loop(self, before: Dict[str, Any], node: ast.AST) -> None:
+        """A name first bound in a loop body to a ``pl.store`` into a tensor of before the
+        loop (``new = pl.store(t, offsets, out)``, then ``return new`` after the loop) names
+        that tensor: it is bound to it before the loop too, so the loop carries it (PyPTO
+        accepts the loop-local binding)."""
+        known_ids = {v.id for v in before.values() if isinstance(v, IrVar)}
+        for name, v in self.names.items():
+            if name in before or not isinstance(v, IrVar) or v.id not in self.stored_into:
+                continue
+            target = self.stored_into[v.id]
+            seen = 0
+            while target.id not in known_ids and target.id in self.stored_into and seen < 10_000:
+                target = self.stored_into[target.id]
+                seen += 1
+            if target.id in known_ids:
+                pre = IrVar(name, v.type)
+                self.track_alias(pre, IrExpr.var(target))
+                self.emit(IrStmt.assign([pre], IrExpr.var(target), self.sp(node)))
 
     def if_stmt(self, s: ast.If) -> None:
         cond = self.scalar_expr(s.test)
@@ -2032,6 +2083,12 @@ class FunctionParser:
         arguments, typed keyword arguments)."""
         known = {n for n, _ in _native.op_names()}
         name = f"{ns}.{op}"
+        # PyPTO's own pl.tile.X(...) spelling (the unified signature) is told from the
+        # printer's (IR arguments, typed keywords) by the keyword the printer always writes.
+        marker = _PRINTER_MARKERS.get(name)
+        keywords = {kw.arg for kw in node.keywords}
+        if ns == "tile" and (name not in known or (marker is not None and marker not in keywords)) and op in _UNIFIED_TILE:
+            return self.unified_op(node, op)
         if name not in known:
             raise self.operr(node, f"Unknown operation 'pl.{name}'", _UNKNOWN_OP_HINT)
         args = [self.expr(a) for a in node.args]

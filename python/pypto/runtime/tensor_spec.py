@@ -22,8 +22,10 @@ _CTYPES = {
 @dataclass
 class TensorSpec:
     """A tensor argument: its name, shape and dtype (a ``torch.dtype`` or a NumPy dtype),
-    its initial value (``None`` zeros; a scalar fills; a callable is called with the shape;
-    a tensor or array is used as it is) and whether it is an output."""
+    its initial value (``None`` zeros; a scalar fills; a torch factory — ``torch.randn``,
+    ``rand``, ``zeros``, ``ones`` — is called with the shape and dtype, any other callable
+    with no arguments, as PyPTO does; a tensor or array is used as it is) and whether it is
+    an output."""
 
     name: str
     shape: Sequence[int]
@@ -41,7 +43,9 @@ class TensorSpec:
             if self.init_value is None:
                 return torch.zeros(shape, dtype=self.dtype)
             if callable(self.init_value):
-                return torch.as_tensor(self.init_value(shape)).to(self.dtype)
+                if self.init_value in (torch.randn, torch.rand, torch.zeros, torch.ones):
+                    return self.init_value(shape, dtype=self.dtype)
+                return torch.as_tensor(self.init_value()).to(self.dtype)
             if isinstance(self.init_value, (int, float)):
                 return torch.full(shape, self.init_value, dtype=self.dtype)
             return torch.as_tensor(self.init_value).to(self.dtype)
@@ -50,7 +54,7 @@ class TensorSpec:
         if self.init_value is None:
             return np.zeros(shape, dtype=self.dtype)
         if callable(self.init_value):
-            return np.asarray(self.init_value(shape), dtype=self.dtype)
+            return np.asarray(self.init_value(), dtype=self.dtype)
         if isinstance(self.init_value, (int, float)):
             return np.full(shape, self.init_value, dtype=self.dtype)
         return np.asarray(self.init_value, dtype=self.dtype)

@@ -754,6 +754,20 @@ impl<'a> Emitter<'a> {
                     self.values.insert(t.id(), Val::View(ViewVal { base, ..src }));
                 }
             }
+            "tile.transpose_view" => {
+                let (a, aty) = self.tile(&c.args[0], span)?;
+                let ty = result_tile.clone().unwrap_or(aty.clone());
+                let out = self.name_for(&hint);
+                let zn = tile_buf(&ty).replace(
+                    "blayout=col_major, slayout=row_major",
+                    "blayout=row_major, slayout=col_major",
+                );
+                self.line(
+                    &format!("{out} = pto.treshape {a} : {} -> {zn}", tile_buf(&aty)),
+                    span,
+                );
+                bind_tile(self, out);
+            }
             "tile.fillpad" => {
                 let (src, sty) = self.tile_partial(&c.args[0], span)?;
                 let pad = match c.kwargs.str("pad_value") {
@@ -1188,29 +1202,11 @@ impl<'a> Emitter<'a> {
             }
             StmtKind::If(i) => {
                 let (c, _) = self.scalar(&i.cond, Some(DataType::Bool), &s.span)?;
-                let mut carried = Vec::new();
-                for (k, r) in i.results.iter().enumerate() {
-                    if r.ty().is_tensor() {
-                        let then_view = self.view(&i.then_yields[k], &s.span)?;
-                        let else_view = self.view(&i.else_yields[k], &s.span)?;
-                        if then_view.root != else_view.root
-                            || then_view.name != else_view.name
-                            || then_view.base != else_view.base
-                        {
-                            return Err(perr(
-                                &s.span,
-                                format!(
-                                    "the branches of this if write different tensors into '{}'",
-                                    r.name()
-                                ),
-                                "Store into the same tensor parameter in both branches.",
-                            ));
-                        }
-                        self.values.insert(r.id(), Val::View(then_view));
-                    } else {
-                        carried.push(k);
-                    }
-                }
+                // Tensors are aliased (checked after the branches, whose last statements may
+                // bind the views they yield); tiles and scalars are carried.
+                let carried: Vec<usize> = (0..i.results.len())
+                    .filter(|&k| !i.results[k].ty().is_tensor())
+                    .collect();
                 let types: Vec<String> = carried
                     .iter()
                     .filter_map(|&k| self.pto_type_of(&Expr::Var(i.results[k].clone())))
@@ -1261,6 +1257,27 @@ impl<'a> Emitter<'a> {
                     self.depth -= 1;
                 }
                 self.raw_line("}");
+                for (k, r) in i.results.iter().enumerate() {
+                    if !r.ty().is_tensor() {
+                        continue;
+                    }
+                    let then_view = self.view(&i.then_yields[k], &s.span)?;
+                    let else_view = self.view(&i.else_yields[k], &s.span)?;
+                    if then_view.root != else_view.root
+                        || then_view.name != else_view.name
+                        || then_view.base != else_view.base
+                    {
+                        return Err(perr(
+                            &s.span,
+                            format!(
+                                "the branches of this if write different tensors into '{}'",
+                                r.name()
+                            ),
+                            "Store into the same tensor parameter in both branches.",
+                        ));
+                    }
+                    self.values.insert(r.id(), Val::View(then_view));
+                }
                 if let Some(r) = res {
                     for (n, &k) in carried.iter().enumerate() {
                         let rv = &i.results[k];

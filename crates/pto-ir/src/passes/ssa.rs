@@ -55,6 +55,32 @@ struct Ssa {
     ident: HashMap<u64, Var>,
     /// Name → the front end's binding of that name at this point.
     latest: HashMap<String, Var>,
+    /// Bindings made inside a loop or a branch that stay visible after it (a loop's
+    /// carried value, an `if`'s merged one): the id of the inner binding.
+    escaped: HashSet<u64>,
+}
+
+/// Variables bound inside the loops and branches nested in `body` (not at its top level,
+/// nor at the top level of a scope in it).
+fn nested_defs(body: &[Stmt]) -> HashSet<u64> {
+    let mut out = HashSet::new();
+    for s in body {
+        match &s.kind {
+            StmtKind::For(f) => walk_stmts(&f.body, &mut |t| {
+                out.extend(t.defs().iter().map(Var::id));
+            }),
+            StmtKind::If(i) => {
+                for b in [&i.then_body, &i.else_body] {
+                    walk_stmts(b, &mut |t| {
+                        out.extend(t.defs().iter().map(Var::id));
+                    });
+                }
+            }
+            StmtKind::Scope(sc) => out.extend(nested_defs(&sc.body)),
+            _ => {}
+        }
+    }
+    out
 }
 
 impl Ssa {
@@ -199,6 +225,7 @@ impl Ssa {
             let r = self.fresh(&pre);
             results.push(r.clone());
             self.ident.insert(last.id(), r);
+            self.escaped.insert(last.id());
             if last.id() != pre.id() {
                 self.ident.insert(pre.id(), saved);
             }
@@ -238,6 +265,34 @@ impl Ssa {
                 names.push(n.clone());
             }
         }
+        // A binding made inside a loop or branch nested in a branch, and not carried out of
+        // it, ends with that block: it is not the branch's value of the name.
+        let (hidden_then, hidden_else) = (nested_defs(&i.then_body), nested_defs(&i.else_body));
+        let visible = |v: &Var, hidden: &HashSet<u64>, esc: &HashSet<u64>| {
+            !hidden.contains(&v.id()) || esc.contains(&v.id())
+        };
+        let after_then: HashMap<String, Var> = after_then
+            .into_iter()
+            .filter(|(n, v)| {
+                before.get(n).is_some_and(|b| b.id() == v.id())
+                    || visible(v, &hidden_then, &self.escaped)
+            })
+            .collect();
+        let after_else: HashMap<String, Var> = after_else
+            .into_iter()
+            .filter(|(n, v)| {
+                before.get(n).is_some_and(|b| b.id() == v.id())
+                    || visible(v, &hidden_else, &self.escaped)
+            })
+            .collect();
+        let in_then: HashSet<&String> = in_then
+            .into_iter()
+            .filter(|n| after_then.contains_key(*n))
+            .collect();
+        let in_else: HashSet<&String> = in_else
+            .into_iter()
+            .filter(|n| after_else.contains_key(*n))
+            .collect();
         let mut merged_latest = before.clone();
         for name in names {
             if explicit.contains(&name) {
@@ -271,7 +326,12 @@ impl Ssa {
             let r = self.fresh(&bound);
             results.push(r.clone());
             self.ident.insert(bound.id(), r);
+            self.escaped.insert(bound.id());
             merged_latest.insert(name, bound);
+        }
+        // The explicit results (`x = pl.yield_(...)` in both branches) are bound after it.
+        for r in &i.results {
+            merged_latest.insert(r.name().to_string(), r.clone());
         }
         self.latest = merged_latest;
         Ok(IfStmt {
@@ -290,6 +350,7 @@ fn convert_function(f: &mut Function) -> Result<(), CompileError> {
         versions: HashMap::new(),
         ident: HashMap::new(),
         latest: HashMap::new(),
+        escaped: HashSet::new(),
     };
     for p in f.params.iter_mut() {
         p.var = ssa.define(&p.var);
