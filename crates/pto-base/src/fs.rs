@@ -205,6 +205,13 @@ pub enum LimitedReadError {
 
 /// The contents of `path` when it holds at most `limit` bytes.
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, LimitedReadError> {
+    read_prefix(path, u64::MAX, limit)
+}
+
+/// The first `want` bytes of `path` (all of it when shorter), refusing a file longer than
+/// `limit`: the length is checked before anything is read, the buffer is reserved
+/// fallibly, and a file without a length (a pipe) is cut after `limit + 1` bytes.
+pub fn read_prefix(path: &Path, want: u64, limit: u64) -> Result<Vec<u8>, LimitedReadError> {
     let file = File::open(path).map_err(LimitedReadError::Io)?;
     let known_len = file
         .metadata()
@@ -214,12 +221,13 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, LimitedReadError
     if let Some(len) = known_len.filter(|&len| len > limit) {
         return Err(LimitedReadError::TooLarge { len });
     }
+    let take = want.min(limit.saturating_add(1));
+    let reserve = known_len.unwrap_or(0).min(take);
     let mut bytes = Vec::new();
-    let reserve = usize::try_from(known_len.unwrap_or(0)).unwrap_or(usize::MAX);
     bytes
-        .try_reserve_exact(reserve)
+        .try_reserve_exact(usize::try_from(reserve).unwrap_or(usize::MAX))
         .map_err(|_| LimitedReadError::Io(io::Error::from(io::ErrorKind::OutOfMemory)))?;
-    file.take(limit.saturating_add(1))
+    file.take(take)
         .read_to_end(&mut bytes)
         .map_err(LimitedReadError::Io)?;
     let read = bytes.len() as u64;
@@ -314,5 +322,15 @@ mod tests {
             Err(LimitedReadError::TooLarge { len }) => assert_eq!(len, 5),
             other => panic!("{other:?}"),
         }
+        assert_eq!(read_prefix(&path, 2, 5).unwrap(), b"12");
+        // A file without a length (a character device) is cut after limit + 1 bytes.
+        match read_limited(Path::new("/dev/zero"), 1000) {
+            Err(LimitedReadError::TooLarge { len }) => assert_eq!(len, 1001),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            read_limited(&dir.path().join("missing"), 10),
+            Err(LimitedReadError::Io(e)) if e.kind() == io::ErrorKind::NotFound
+        ));
     }
 }

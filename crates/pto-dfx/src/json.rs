@@ -10,8 +10,9 @@
 //! `fprintf`), so ours do too, with [`Out`] appending to a `String`.
 
 use std::fmt::{self, Write as _};
-use std::io::Read as _;
 use std::path::Path;
+
+use pto_base::fs::LimitedReadError;
 
 use serde_json::{Map, Value};
 
@@ -23,33 +24,15 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, ReadError> {
     read_prefix(path, MAX_FILE_BYTES, MAX_FILE_BYTES)
 }
 
-/// The first `want` bytes of `path` (all of it when shorter), refusing a
-/// file longer than `limit`: the length is checked before anything is read,
-/// the buffer is reserved fallibly, and a file without a length (a pipe) is
-/// cut after `limit + 1` bytes.
+/// The first `want` bytes of `path` (all of it when shorter), refusing a file longer than
+/// `limit` ([`pto_base::fs::read_prefix`]).
 pub(crate) fn read_prefix(path: &Path, want: u64, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let io = |error| ReadError::new(path, ReadErrorKind::Io { error });
-    let too_large = |len| ReadError::new(path, ReadErrorKind::TooLarge { len, limit });
-    let file = std::fs::File::open(path).map_err(io)?;
-    let known_len = file
-        .metadata()
-        .ok()
-        .filter(std::fs::Metadata::is_file)
-        .map(|m| m.len());
-    if let Some(len) = known_len.filter(|&len| len > limit) {
-        return Err(too_large(len));
-    }
-    let take = want.min(limit.saturating_add(1));
-    let reserve = known_len.unwrap_or(0).min(take);
-    let mut bytes = Vec::new();
-    bytes
-        .try_reserve_exact(usize::try_from(reserve).unwrap_or(usize::MAX))
-        .map_err(|_| io(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
-    file.take(take).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > limit {
-        return Err(too_large(bytes.len() as u64));
-    }
-    Ok(bytes)
+    pto_base::fs::read_prefix(path, want, limit).map_err(|e| match e {
+        LimitedReadError::Io(error) => ReadError::new(path, ReadErrorKind::Io { error }),
+        LimitedReadError::TooLarge { len } => {
+            ReadError::new(path, ReadErrorKind::TooLarge { len, limit })
+        }
+    })
 }
 
 /// Parses JSON text; `path` is only for the message.
