@@ -783,22 +783,24 @@ fn example_sources_compile_without_warnings() {
     }
     let isa_include = format!("-I{}", tc.isa_include_dir().display());
     let include_root = tc.include_dir().parent().unwrap().to_path_buf();
+    // Each example's generation, detected once from all its sources, as a build does.
+    let mut generations = std::collections::HashMap::new();
     for rel in &sources {
         let src = cpp.join(rel);
-        // The example's generation (detected from all its sources, as a build does) decides
-        // the runtime include roots, in the toolchain's order.
-        let example = rel.components().next().unwrap().as_os_str();
-        let of_example: Vec<PathBuf> = sources
-            .iter()
-            .filter(|p| {
-                p.components()
-                    .next()
-                    .is_some_and(|c| c.as_os_str() == example)
-            })
-            .map(|p| cpp.join(p))
-            .collect();
-        let refs: Vec<&Path> = of_example.iter().map(PathBuf::as_path).collect();
-        let generation = detect_generation(&refs).unwrap();
+        let example = rel.components().next().unwrap().as_os_str().to_owned();
+        let generation = *generations.entry(example.clone()).or_insert_with(|| {
+            let of_example: Vec<PathBuf> = sources
+                .iter()
+                .filter(|p| {
+                    p.components()
+                        .next()
+                        .is_some_and(|c| c.as_os_str() == example)
+                })
+                .map(|p| cpp.join(p))
+                .collect();
+            let refs: Vec<&Path> = of_example.iter().map(PathBuf::as_path).collect();
+            detect_generation(&refs).unwrap()
+        });
         let includes: Vec<String> = generation
             .include_subdirs()
             .iter()
