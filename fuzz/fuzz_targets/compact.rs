@@ -58,6 +58,7 @@ fuzz_target!(|data: &[u8]| {
         let out = dir.path().join(deps::FILE_NAME);
         deps::write(
             &out,
+            r.schema,
             r.tasks.iter().map(|t| (t.task, t.args.iter().copied())),
             r.edges.iter().copied(),
         )
