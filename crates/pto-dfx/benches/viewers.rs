@@ -327,6 +327,7 @@ fn write_compact(
         core_to_thread: file.metadata.core_to_thread.clone(),
         schema: file.schema(),
         run_epoch: 0,
+        predicted: false,
     };
     // One worker holds the subtasks, one lane per scheduler thread.
     let n = lanes.len().max(1);

@@ -419,19 +419,20 @@ pub fn swimlane_header(
         core_to_thread: report.dfx.core_to_worker.clone(),
         schema: stamp.schema,
         run_epoch: stamp.run_epoch,
+        predicted: chip.dfx.predicted_timing,
     }
 }
 
-/// The swimlane file at `level` (1–4), through [`cswim::model`] as the compact export; with
-/// `--timing predicted`, `metadata.timing` is `"predicted"` (host-time files keep Simpler's
-/// layout byte for byte, and the compact export equals them), in the generation of `stamp`.
+/// The swimlane file at `level` (1–4), through [`cswim::model`] as the compact export (so
+/// with `--timing predicted` `metadata.timing` is `"predicted"`, and host-time files keep
+/// Simpler's layout byte for byte), in the generation of `stamp`.
 pub fn swimlane_file(
     level: u8,
     stamp: RunStamp,
     report: &RunReport,
     chip: &ChipConfig,
 ) -> SwimlaneFile {
-    let mut file = cswim::model(
+    cswim::model(
         &swimlane_header(level, stamp, report, chip),
         report
             .dfx
@@ -439,11 +440,7 @@ pub fn swimlane_file(
             .iter()
             .map(|w| (w.subtasks.iter().map(subtask), w.phases.iter().map(phase))),
         report.dfx.orchestrator.iter().map(orch),
-    );
-    if chip.dfx.predicted_timing {
-        file.metadata.timing = Some("predicted".to_string());
-    }
-    file
+    )
 }
 
 fn dep_view(t: &RtView) -> cdeps::View {

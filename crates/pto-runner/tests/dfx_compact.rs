@@ -133,6 +133,37 @@ fn the_export_of_a_compact_run_is_byte_identical_to_the_json_mode() {
             "{name}: not 2026-09"
         );
     }
+    // A predicted-time run: the compact header says so, and the export writes the JSON
+    // mode's `metadata.timing`.
+    let mut predicted_chip = chip.clone();
+    predicted_chip.dfx.predicted_timing = true;
+    let (json_p, compact_p) = (dir.join("same_json_p"), dir.join("same_compact_p"));
+    for (format, out) in [(DfxFormat::Json, &json_p), (DfxFormat::Compact, &compact_p)] {
+        let _ = std::fs::remove_dir_all(out);
+        pto_runner::dfx_output::write_artifacts(
+            out,
+            &config.dfx,
+            format,
+            pto_runner::dfx_output::RunStamp::default(),
+            report,
+            &predicted_chip,
+            &names,
+            None,
+            "x",
+        )
+        .unwrap();
+    }
+    pto_dfx::tools::dfx_export::export(&compact_p, None).unwrap();
+    let name = "chip_swimlane_records.json";
+    let (a, b) = (
+        std::fs::read(json_p.join(name)).unwrap(),
+        std::fs::read(compact_p.join(name)).unwrap(),
+    );
+    assert!(
+        a == b,
+        "the predicted swimlane differs between the JSON mode and the export"
+    );
+    assert!(String::from_utf8_lossy(&b).contains("\"timing\": \"predicted\""));
     // The deps viewer shows the same graph from either form (all but the source line).
     let view = |input: &str, output: &str| {
         use pto_dfx::tools::deps_viewer::{

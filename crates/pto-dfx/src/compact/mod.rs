@@ -20,7 +20,10 @@
 //! Version 2 added the generation of Simpler's JSON the run asked for
 //! ([`crate::DfxSchema`], [`schema_code`]) to each form's header, so that
 //! `pto dfx-export` renders the generation the JSON mode would have written;
-//! a version 1 file is a 2026-08 run's.
+//! a version 1 file is a 2026-08 run's. Version 3 added, to the swimlane
+//! header only, which time the records hold (host, or the timing model's
+//! prediction: `metadata.timing` of the JSON form); a file before it holds
+//! host time.
 //!
 //! A section is a `u64` record count followed by that many fixed-size
 //! records. The reader ([`swimlane::parse`], [`deps::parse`]) checks every
@@ -41,9 +44,10 @@ use std::path::{Path, PathBuf};
 pub mod deps;
 pub mod swimlane;
 
-/// The format version both forms write; a reader takes it and 1 (which
-/// has no generation in its header: 2026-08) and refuses any other.
-pub const VERSION: u32 = 2;
+/// The format version both forms write; a reader takes it and every earlier
+/// one (1: no generation in the header, so 2026-08; 2: no timing byte, so
+/// host time) and refuses any other.
+pub const VERSION: u32 = 3;
 
 /// The byte that stands for `schema` in a header: 0 for 2026-08, 1 for 2026-09.
 pub const fn schema_code(schema: crate::DfxSchema) -> u8 {

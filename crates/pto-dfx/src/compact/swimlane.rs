@@ -7,7 +7,7 @@
 //!
 //! | part | layout |
 //! |---|---|
-//! | header | `level` u8, `clock_freq_hz` u64, `core_types` (u32 count, u8 each: 0 aic, 1 aiv), `core_to_thread` (u32 count, i32 each), `schema` u8 ([`super::schema_code`]), `run_epoch` u64 (these two from version 2) |
+//! | header | `level` u8, `clock_freq_hz` u64, `core_types` (u32 count, u8 each: 0 aic, 1 aiv), `core_to_thread` (u32 count, i32 each), `schema` u8 ([`super::schema_code`]), `run_epoch` u64 (these two from version 2), `predicted` u8 (0 host time, 1 the timing model's prediction; from version 3) |
 //! | `wide` | u64 count, [`WIDE_BYTES`] each: the times too far from their record's first time for an offset |
 //! | `workers` | u32 count; per worker: `subtasks` (u64 count, [`SUBTASK_BYTES`] each), `phases` (u64 count, [`PHASE_BYTES`] each) |
 //! | `orchestrator` | u64 count, [`ORCH_BYTES`] each |
@@ -141,6 +141,10 @@ pub struct SwimlaneHeader {
     /// The run's `run_epoch` (stamped on the records of a 2026-09 file; 0 in
     /// a version-1 file).
     pub run_epoch: u64,
+    /// Whether the times are the timing model's prediction (`--timing
+    /// predicted`, `metadata.timing` `"predicted"` in the JSON) rather than
+    /// host time (false in a file before version 3).
+    pub predicted: bool,
 }
 
 /// What one worker thread recorded.
@@ -267,7 +271,7 @@ where
             } else {
                 Vec::new()
             },
-            timing: None,
+            timing: header.predicted.then(|| "predicted".to_string()),
         },
         aicore_tasks,
         aicpu_tasks,
@@ -407,6 +411,7 @@ where
     }
     out.put(&[super::schema_code(header.schema)])?;
     out.put(&header.run_epoch.to_le_bytes())?;
+    out.put(&[u8::from(header.predicted)])?;
     let wide = wide_entries(workers.clone(), orchestrator.clone());
     out.put(&(wide.len() as u64).to_le_bytes())?;
     for (part, worker, index, field, value) in &wide {
@@ -563,6 +568,7 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
     c.section = "header";
     let schema = c.schema(version)?;
     let run_epoch = if version >= 2 { c.u64("run_epoch")? } else { 0 };
+    let predicted = version >= 3 && predicted_byte(c)?;
     c.section = "wide";
     let n = c.count(WIDE_BYTES, true)?;
     let mut wide: std::collections::HashMap<(u8, u32, u64, u8), u64> =
@@ -729,15 +735,35 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
             core_to_thread,
             schema,
             run_epoch,
+            predicted,
         },
         workers,
         orchestrator,
     })
 }
 
+/// The header's timing byte: 0 host time, 1 predicted.
+fn predicted_byte<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<bool, CompactError> {
+    match c.u8("predicted")? {
+        0 => Ok(false),
+        1 => Ok(true),
+        v => Err(c.error(
+            "predicted",
+            CompactErrorKind::Value {
+                value: u64::from(v),
+                reason: "is not a timing (0 host time, 1 predicted)",
+            },
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sample's header bytes (level, clock, 3 core types, 3 threads,
+    /// schema, epoch, timing).
+    const HEADER: usize = 1 + 8 + 4 + 3 + 4 + 12 + 1 + 8 + 1;
 
     pub(crate) fn sample() -> SwimlaneRecords {
         let sub = |core, task, reg, t: u64| Subtask {
@@ -769,6 +795,7 @@ mod tests {
                 core_to_thread: vec![0, 1, -1],
                 schema: DfxSchema::V2026_08,
                 run_epoch: 0,
+                predicted: false,
             },
             workers: vec![
                 WorkerRecords {
@@ -810,8 +837,8 @@ mod tests {
         let r = sample();
         let path = write_sample(dir.path(), &r);
         let len = std::fs::metadata(&path).unwrap().len();
-        // Framing 12, header 1 + 8 + 4 + 3 + 4 + 12 + 1 + 8, no wide entry, workers 4 + 3 × 16.
-        let fixed = 12 + 41 + 8 + 52 + 8;
+        // Framing 12, header 1 + 8 + 4 + 3 + 4 + 12 + 1 + 8 + 1, no wide entry, workers 4 + 3 × 16.
+        let fixed = 12 + HEADER + 8 + 52 + 8;
         assert_eq!(
             len as usize,
             fixed + 3 * SUBTASK_BYTES + 3 * PHASE_BYTES + ORCH_BYTES
@@ -891,7 +918,7 @@ mod tests {
         assert!(matches!(e.kind, CompactErrorKind::Trailing(1)), "{e}");
 
         // The first worker's subtask count set to 2^40.
-        let at = 12 + 41 + 8 + 4;
+        let at = 12 + HEADER + 8 + 4;
         let mut huge = bytes.clone();
         huge[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
         let e = parse(&huge, &path).unwrap_err();
@@ -899,7 +926,7 @@ mod tests {
         assert!(e.to_string().contains("do not fit"), "{e}");
 
         // The first phase's kind set to 3 (unused in Simpler's enum).
-        let at = 12 + 41 + 8 + 4 + 8 + 2 * SUBTASK_BYTES + 8;
+        let at = 12 + HEADER + 8 + 4 + 8 + 2 * SUBTASK_BYTES + 8;
         let mut kind = bytes.clone();
         kind[at] = 3;
         let e = parse(&kind, &path).unwrap_err();
@@ -940,9 +967,9 @@ mod tests {
         assert_eq!((e.section, e.field), ("header", "schema"));
         assert!(e.to_string().contains("2026-09"), "{e}");
 
-        // Version 1: no generation byte nor epoch; read as 2026-08.
+        // Version 1: no generation byte, epoch nor timing; read as 2026-08.
         let mut v1 = bytes[..at].to_vec();
-        v1.extend_from_slice(&bytes[at + 9..]);
+        v1.extend_from_slice(&bytes[at + 10..]);
         v1[8..12].copy_from_slice(&1u32.to_le_bytes());
         let old = parse(&v1, &path).unwrap();
         assert_eq!(
@@ -951,6 +978,42 @@ mod tests {
         );
         assert_eq!(old.workers, r.workers);
         assert_eq!(old.to_model().schema(), DfxSchema::V2026_08);
+    }
+
+    #[test]
+    fn the_header_says_whether_the_times_are_predicted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = sample();
+        assert_eq!(
+            r.to_model().metadata.timing,
+            None,
+            "host time: Simpler's layout"
+        );
+        r.header.predicted = true;
+        let path = write_sample(dir.path(), &r);
+        let back = read(&path).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(
+            back.to_model().metadata.timing.as_deref(),
+            Some("predicted")
+        );
+
+        // The timing byte follows run_epoch (12 + 32 + 1 + 8).
+        let bytes = std::fs::read(&path).unwrap();
+        let at = 12 + 32 + 9;
+        assert_eq!(bytes[at], 1);
+        let mut bad = bytes.clone();
+        bad[at] = 2;
+        let e = parse(&bad, &path).unwrap_err();
+        assert_eq!((e.section, e.field), ("header", "predicted"));
+
+        // Version 2 has no timing byte: host time.
+        let mut v2 = bytes.clone();
+        v2.remove(at);
+        v2[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let old = parse(&v2, &path).unwrap();
+        assert!(!old.header.predicted);
+        assert_eq!(old.workers, r.workers);
     }
 
     #[test]
@@ -966,7 +1029,7 @@ mod tests {
         r.orchestrator[0].end_ns = u64::MAX;
         let path = write_sample(dir.path(), &r);
         let len = std::fs::metadata(&path).unwrap().len() as usize;
-        let plain = 12 + 41 + 8 + 52 + 8 + 3 * SUBTASK_BYTES + 3 * PHASE_BYTES + ORCH_BYTES;
+        let plain = 12 + HEADER + 8 + 52 + 8 + 3 * SUBTASK_BYTES + 3 * PHASE_BYTES + ORCH_BYTES;
         assert_eq!(len, plain + 3 * WIDE_BYTES);
         assert_eq!(read(&path).unwrap(), r);
 
@@ -975,7 +1038,7 @@ mod tests {
             assert!(parse(&bytes[..n], &path).is_err(), "prefix {n}");
         }
         // An entry dropped (count 3 → 2, its bytes cut): an offset marked wide has none.
-        let start = 12 + 41 + 8;
+        let start = 12 + HEADER + 8;
         let mut fewer = bytes.clone();
         fewer[start - 8..start].copy_from_slice(&2u64.to_le_bytes());
         fewer.drain(start + 2 * WIDE_BYTES..start + 3 * WIDE_BYTES);
