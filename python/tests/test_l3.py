@@ -131,6 +131,42 @@ def test_compact_diagnostics_of_an_l3_run_keep_their_per_dispatch_name_maps(
         assert names["callable_id_to_name"] == {"0": "add_rank"}
 
 
+def test_predicted_timing_reaches_every_dispatch_of_an_l3_run(example: Callable[[str], Path]) -> None:
+    # --timing predicted alone (no diagnostic): each dispatch writes its prediction in its
+    # own directory, with the 2026-09 generation asked for on the command line.
+    d = example("l3_hello_rank")
+    assert replay_main([str(d), "--timing", "predicted", "--validate"]) == 0
+    for r in range(2):
+        leaf = d / "dfx_outputs" / f"rank{r}" / "d0"
+        predicted = json.loads((leaf / "predicted_timing.json").read_text())
+        assert predicted["timing"] == "predicted" and predicted["modelled_subtasks"] >= 0
+    # With the swimlane, in 2026-09's files: the swimlane says its times are predicted.
+    assert replay_main([str(d), "--swimlane", "--timing", "predicted", "--dfx-schema", "2026-09", "--validate"]) == 0
+    swimlane = json.loads((d / "dfx_outputs" / "rank0" / "d0" / "chip_swimlane_records.json").read_text())
+    assert swimlane["metadata"]["timing"] == "predicted"
+    assert "runtime" in swimlane["metadata"], "the 2026-09 generation was asked for"
+
+
+def test_call_config_timing_and_schema_are_checked(example: Callable[[str], Path]) -> None:
+    from simpler.task_interface import CallConfig
+
+    assert not CallConfig().writes_files()
+    assert CallConfig(timing="predicted").writes_files()
+    d = example("l3_hello_rank")
+    submit = "        _submit_chip(orch, callables[\"per_rank\"], _ta_0, config, r)"
+    for field, value, error, text in (
+        ("timing", '"device"', ValueError, r"CallConfig\.timing: unknown timing \"device\""),
+        ("timing", "5", TypeError, r"CallConfig\.timing must be a str, got int"),
+        ("dfx_schema", '"2027-01"', ValueError, r"CallConfig\.dfx_schema must be '2026-08' or '2026-09', got '2027-01'"),
+    ):
+        source = (d / "orchestration" / "host_orch.py").read_text()
+        edited = f"        config.{field} = {value}\n" + submit
+        _edit_entry(d, submit, edited)
+        with pytest.raises(error, match=text):
+            _run(d)
+        (d / "orchestration" / "host_orch.py").write_text(source)
+
+
 def test_debug_run_py_of_an_l3_example_validates(example: Callable[[str], Path]) -> None:
     d = example("l3_allreduce_4")
     p = subprocess.run(

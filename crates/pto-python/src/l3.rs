@@ -120,6 +120,24 @@ fn ring(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<RingValue>> {
     Ok(Some(RingValue::PerRing(list)))
 }
 
+/// A string field of this runtime's (`timing`, `dfx_schema`): `None` when absent, `None`
+/// or blank (the default), `TypeError` for a non-string.
+fn opt_str(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<String>> {
+    let Some(v) = d.get_item(key)? else {
+        return Ok(None);
+    };
+    if v.is_none() {
+        return Ok(None);
+    }
+    let text: String = v.extract().map_err(|_| {
+        type_error(format!(
+            "CallConfig.{key} must be a str, got {}",
+            crate::conversion::type_name(&v)
+        ))
+    })?;
+    Ok((!text.trim().is_empty()).then_some(text))
+}
+
 fn int_of(d: &Bound<'_, PyDict>, key: &str) -> PyResult<i64> {
     match d.get_item(key)? {
         None => Ok(0),
@@ -138,7 +156,9 @@ fn int_of(d: &Bound<'_, PyDict>, key: &str) -> PyResult<i64> {
     }
 }
 
-fn run_config(platform: &str, cfg: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
+/// One dispatch's run options from its `CallConfig` dict; `has_out`: whether the dispatch
+/// has an output directory (an unset `timing` follows `PTO_TIMING` only then).
+fn run_config(platform: &str, cfg: &Bound<'_, PyDict>, has_out: bool) -> PyResult<RunConfig> {
     let mut c = RunConfig::new(Some(platform)).map_err(runner_error)?;
     let level = |k: &str, max: i64| -> PyResult<i64> {
         let v = int_of(cfg, k)?;
@@ -155,9 +175,21 @@ fn run_config(platform: &str, cfg: &Bound<'_, PyDict>) -> PyResult<RunConfig> {
         pmu: level("enable_pmu", i64::from(u32::MAX))? as u32,
         dep_gen: int_of(cfg, "enable_dep_gen")? != 0,
         scope_stats: int_of(cfg, "enable_scope_stats")? != 0,
-        // PTO_TIMING, as RunConfig::new read it (CallConfig has no timing key).
-        predicted_timing: c.dfx.predicted_timing,
+        // `timing` (ours): "host" / "predicted"; unset is PTO_TIMING (as RunConfig::new
+        // read it) for a dispatch with an output directory, host time for one without
+        // (the prediction's file would have nowhere to go).
+        predicted_timing: match opt_str(cfg, "timing")? {
+            Some(text) => pto_runner::config::parse_timing(&text)
+                .map_err(|e| value_error(format!("CallConfig.timing: {e}")))?,
+            None => c.dfx.predicted_timing && has_out,
+        },
     };
+    if let Some(text) = opt_str(cfg, "dfx_schema")? {
+        c.dfx_schema = Some(
+            pto_runner::config::parse_dfx_schema(&text, "CallConfig.dfx_schema")
+                .map_err(runner_error)?,
+        );
+    }
     c.ring_task_window = ring(cfg, "ring_task_window")?;
     c.ring_heap = ring(cfg, "ring_heap")?;
     c.ring_dep_pool = ring(cfg, "ring_dep_pool")?;
@@ -231,7 +263,7 @@ impl L3Engine {
 
     /// Submits one dispatch: `tensors` are `(region, byte_offset, shape, dtype, tag)`;
     /// `config` a dict of `CallConfig` fields; `out` the diagnostics directory (required
-    /// when a diagnostic is on); `deps` the ids of earlier dispatches it waits for
+    /// when a diagnostic or predicted timing is on); `deps` the ids of earlier dispatches it waits for
     /// (`TaskArgs.add_dep_wait`; `None`, the default, for none). Returns the dispatch id.
     #[pyo3(signature = (program, worker, tensors, scalars, config, out=None, deps=None))]
     #[allow(clippy::too_many_arguments)]
@@ -246,7 +278,7 @@ impl L3Engine {
         out: Option<PathBuf>,
         deps: Option<Vec<usize>>,
     ) -> PyResult<usize> {
-        let config = run_config(&self.platform, config)?;
+        let config = run_config(&self.platform, config, out.is_some())?;
         let args = tensor_args(tensors)?;
         let deps = deps.unwrap_or_default();
         self.with(py, |e| {

@@ -81,6 +81,8 @@ def call_config_dict(config: CallConfig) -> Dict[str, Any]:
         "ring_task_window": config.ring_task_window,
         "ring_heap": config.ring_heap,
         "ring_dep_pool": config.ring_dep_pool,
+        "timing": config.timing,
+        "dfx_schema": config.dfx_schema,
     }
 
 
@@ -481,7 +483,7 @@ class Orchestrator:
         deps = [self._dep_slot(d.task) for d in args.explicit_deps()]
         tensors = self._wire_tensors(args, "orch.submit_next_level")
         scalars = [args.scalar(i) for i in range(args.scalar_count())]
-        out = cfg.output_prefix if cfg.any_dfx() and cfg.output_prefix else None
+        out = cfg.output_prefix or None
         self._submitted = True
         slot = self._worker._engine.submit(
             handle.name, worker, tensors, scalars, call_config_dict(cfg), out, deps

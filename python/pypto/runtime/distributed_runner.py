@@ -433,6 +433,13 @@ def _read_dispatch_program(disp_dir: Path) -> Optional[str]:
         return None
 
 
+def _timing(config: Any) -> str:
+    """The run's timing, ``"host"`` or ``"predicted"``: ``RunConfig.timing``, else
+    ``PTO_TIMING`` (resolved and checked by the native options)."""
+    native = getattr(config, "native_options", None)
+    return str(native().timing) if native is not None else "host"
+
+
 def _make_call_config(
     config: Any, dfx_base: Optional[Path], *, co_enable_swimlane_dep_gen: bool = True
 ) -> CallConfig:
@@ -449,7 +456,9 @@ def _make_call_config(
     cc.enable_scope_stats = bool(getattr(config, "enable_scope_stats", False))
     for ring in ("ring_task_window", "ring_heap", "ring_dep_pool"):
         setattr(cc, ring, getattr(config, ring, None))
-    if cc.any_dfx():
+    cc.timing = _timing(config)
+    cc.dfx_schema = str(getattr(config, "dfx_schema", None) or "")
+    if cc.writes_files():
         if dfx_base is None:
             raise ValueError(
                 "_make_call_config: dfx_base is required when a DFX flag is enabled on L3"
@@ -733,14 +742,14 @@ def execute_distributed(
     output_dir = Path(compiled.output_dir)
     dfx_base = output_dir / "dfx_outputs"
     device_ids = compiled.distributed_config.device_ids
-    any_dfx = bool(
+    writes_files = bool(
         config.enable_chip_swimlane
         or config.enable_dump_args
         or config.enable_pmu
         or config.enable_dep_gen
         or config.enable_scope_stats
-    )
-    if any_dfx:
+    ) or _timing(config) == "predicted"
+    if writes_files:
         _clear_dfx_dispatch_dirs(dfx_base, range(len(device_ids)))
     run = dict(
         platform=platform,
@@ -777,7 +786,7 @@ def execute_distributed(
     else:
         _run_once(
             output_dir, compiled.param_names, args,
-            call_config=_make_call_config(config, dfx_base if any_dfx else None),
+            call_config=_make_call_config(config, dfx_base if writes_files else None),
             **run,
         )
     if config.enable_chip_swimlane or config.enable_dep_gen:

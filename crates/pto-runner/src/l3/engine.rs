@@ -717,10 +717,15 @@ impl Engine {
         // Check every argument before anything is recorded.
         let (fps, json_tensors) = self.check_tensors(tensors)?;
         self.check_explicit(deps)?;
-        if config.dfx.any() && out.is_none() {
-            return Err(RunnerError::config(
-                "CallConfig.output_prefix is required when a diagnostic is enabled".to_string(),
-            ));
+        if config.dfx.writes_files() && out.is_none() {
+            let what = if config.dfx.any() {
+                "a diagnostic is enabled"
+            } else {
+                "timing is 'predicted' (CallConfig.timing or PTO_TIMING): predicted_timing.json goes there"
+            };
+            return Err(RunnerError::config(format!(
+                "CallConfig.output_prefix is required when {what}"
+            )));
         }
         let frame = json!({
             "op": "l3_dispatch",

@@ -141,6 +141,12 @@ pub fn replay_args(dir: &Path, config: &RunConfig, options: &ReplayOptions) -> V
     if d.scope_stats {
         a.push("--scope-stats".to_string());
     }
+    if d.predicted_timing {
+        a.push("--timing=predicted".to_string());
+    }
+    if let Some(schema) = config.dfx_schema {
+        a.push(format!("--dfx-schema={}", schema.name()));
+    }
     if !options.recompile {
         a.push("--no-recompile".to_string());
     }
@@ -316,6 +322,42 @@ mod tests {
         assert!(e
             .unwrap()
             .contains("reported success but then was killed by signal 11"));
+    }
+
+    #[test]
+    fn every_run_option_reaches_the_python_replay() {
+        let mut config = RunConfig::new(Some("a2a3sim")).unwrap();
+        config.dfx.chip_swimlane = 3;
+        config.dfx.pmu = 2;
+        config.dfx.dump_args = 1;
+        config.dfx.dep_gen = true;
+        config.dfx.scope_stats = true;
+        config.dfx.predicted_timing = true;
+        config.dfx_schema = Some(pto_dfx::DfxSchema::V2026_09);
+        let options = ReplayOptions {
+            validate: false,
+            recompile: false,
+            rebuild_from_pto: false,
+        };
+        let args = replay_args(Path::new("d"), &config, &options);
+        assert_eq!(
+            args[2..],
+            [
+                "d",
+                "--platform",
+                "a2a3sim",
+                "--swimlane-level=3",
+                "--pmu=2",
+                "--dump-args=1",
+                "--dep-gen",
+                "--scope-stats",
+                "--timing=predicted",
+                "--dfx-schema=2026-09",
+                "--no-recompile",
+                "--no-rebuild-from-pto",
+                "--no-validate",
+            ]
+        );
     }
 
     #[test]

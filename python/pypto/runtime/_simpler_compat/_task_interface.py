@@ -332,6 +332,13 @@ class CallConfig:
     ring_task_window: Any = None
     ring_heap: Any = None
     ring_dep_pool: Any = None
+    #: This runtime's: ``"host"`` or ``"predicted"`` (the timing model's times in the
+    #: dispatch's files and its ``predicted_timing.json``, docs/TIMING.md); ``""`` follows
+    #: ``PTO_TIMING`` for a dispatch with an ``output_prefix`` and is host time without one.
+    timing: str = ""
+    #: This runtime's: which generation of Simpler's DFX files the dispatch writes,
+    #: ``"2026-08"`` or ``"2026-09"``; ``""`` follows ``PTO_DFX_SCHEMA``, else the program's.
+    dfx_schema: str = ""
 
     def any_dfx(self) -> bool:
         """Whether a diagnostic is on."""
@@ -342,6 +349,11 @@ class CallConfig:
             or self.enable_dep_gen
             or self.enable_scope_stats
         )
+
+    def writes_files(self) -> bool:
+        """Whether the dispatch writes files under ``output_prefix``: a diagnostic, or
+        ``timing="predicted"``."""
+        return self.any_dfx() or self.timing.strip() == "predicted"
 
     def copy(self) -> "CallConfig":
         """A copy (what a dispatch keeps)."""

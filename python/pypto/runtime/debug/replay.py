@@ -257,6 +257,19 @@ def _parser(default_platform: str) -> argparse.ArgumentParser:
         metavar="LEVEL",
         help="args dump: 1 partial (bare flag), 2 full",
     )
+    parser.add_argument(
+        "--timing",
+        choices=("host", "predicted"),
+        default=None,
+        help="what the diagnostics' times are: host (the simulator's clock) or predicted "
+        "(the timing model's device cycles, docs/TIMING.md); default PTO_TIMING, else host",
+    )
+    parser.add_argument(
+        "--dfx-schema",
+        choices=("2026-08", "2026-09"),
+        default=None,
+        help="which generation of Simpler's DFX files to write (default: the build's)",
+    )
     parser.add_argument("--dep-gen", action="store_true", help="record deps.json")
     parser.add_argument("--scope-stats", action="store_true", help="record scope statistics")
     parser.add_argument(
@@ -332,6 +345,8 @@ def _main(
         enable_dump_args=args.dump_args,
         enable_dep_gen=args.dep_gen,
         enable_scope_stats=args.scope_stats,
+        timing=args.timing,
+        dfx_schema=args.dfx_schema,
     )
     replay(
         args.work_dir,
