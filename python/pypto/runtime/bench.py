@@ -404,30 +404,33 @@ class BenchmarkStats:
         """``device_wall_us`` itself (the same list)."""
         return self.device_wall_us
 
+    # Every summary is the runner's (``pto bench``'s) computation over the current samples:
+    # one implementation of the statistics (crates/pto-runner/src/bench_stats.rs).
+
     @property
     def device_us_min(self) -> float:
-        """Smallest device wall time (µs)."""
-        return min(self.device_wall_us) if self.device_wall_us else 0.0
+        """Smallest device wall time (µs; 0.0 for no samples)."""
+        return self._runner_stats().device_us_min
 
     @property
     def device_us_median(self) -> float:
-        """Median device wall time (µs)."""
-        return statistics.median(self.device_wall_us) if self.device_wall_us else 0.0
+        """Median device wall time (µs; the mean of the two middle ones for an even count)."""
+        return self._runner_stats().device_us_median
 
     @property
     def device_us_mean(self) -> float:
         """Mean device wall time (µs)."""
-        return statistics.fmean(self.device_wall_us) if self.device_wall_us else 0.0
+        return self._runner_stats().device_us_mean
 
     @property
     def device_us_max(self) -> float:
         """Largest device wall time (µs)."""
-        return max(self.device_wall_us) if self.device_wall_us else 0.0
+        return self._runner_stats().device_us_max
 
     @property
     def device_us_stdev(self) -> float:
         """Sample standard deviation of the device wall times (µs; 0.0 below two)."""
-        return statistics.stdev(self.device_wall_us) if len(self.device_wall_us) > 1 else 0.0
+        return self._runner_stats().device_us_stdev
 
     device_wall_us_min = device_us_min
     device_wall_us_median = device_us_median
@@ -437,38 +440,39 @@ class BenchmarkStats:
 
     @property
     def device_us_p90(self) -> float:
-        """90th percentile of the device wall times (this runtime's; nearest rank)."""
+        """90th percentile of the device wall times (this runtime's; linear interpolation
+        between closest ranks, NumPy's default)."""
         return self._runner_stats().device_us_p90
 
     @property
     def device_us_p99(self) -> float:
-        """99th percentile of the device wall times (this runtime's; nearest rank)."""
+        """99th percentile of the device wall times (this runtime's; as ``device_us_p90``)."""
         return self._runner_stats().device_us_p99
 
     @property
     def host_us_min(self) -> float:
         """Smallest host wall time (µs; this runtime's)."""
-        return min(self.host_wall_us) if self.host_wall_us else 0.0
+        return self._runner_stats().host_us_min
 
     @property
     def host_us_median(self) -> float:
         """Median host wall time (µs; this runtime's)."""
-        return statistics.median(self.host_wall_us) if self.host_wall_us else 0.0
+        return self._runner_stats().host_us_median
 
     @property
     def host_us_mean(self) -> float:
         """Mean host wall time (µs; this runtime's)."""
-        return statistics.fmean(self.host_wall_us) if self.host_wall_us else 0.0
+        return self._runner_stats().host_us_mean
 
     @property
     def host_us_max(self) -> float:
         """Largest host wall time (µs; this runtime's)."""
-        return max(self.host_wall_us) if self.host_wall_us else 0.0
+        return self._runner_stats().host_us_max
 
     @property
     def host_us_stdev(self) -> float:
         """Sample standard deviation of the host wall times (µs; this runtime's)."""
-        return statistics.stdev(self.host_wall_us) if len(self.host_wall_us) > 1 else 0.0
+        return self._runner_stats().host_us_stdev
 
     @property
     def all_zero_device(self) -> bool:
