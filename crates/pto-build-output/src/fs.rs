@@ -23,8 +23,9 @@ pub struct WriteError {
     pub source: io::Error,
 }
 
-/// Writes `bytes` to `path` atomically (see the module docs).
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+/// Writes `bytes` to `path` atomically (see the module docs): every file of a build
+/// directory that this workspace writes goes through here.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     pto_base::fs::write_atomic(path, bytes).map_err(|e| WriteError {
         path: e.path,
         source: io::Error::new(e.source.kind(), format!("{}: {}", e.step, e.source)),

@@ -23,9 +23,9 @@
 //!   ([`locate_tensor`], [`read_tensor`], [`write_tensor`]).
 //! - [`golden`]: `RTOL`/`ATOL` from `golden.py` and the element-wise
 //!   comparison of outputs with goldens ([`compare`], [`Comparison`]).
-//! - [`pto_rebuild`]: replay's `.pto` → `.cpp` splice: regenerate kernel
-//!   bodies from edited `ptoas/*.pto` with a discovered `ptoas`
-//!   ([`rebuild_kernel_cpp_from_pto`]).
+//! - [`kernel_splice`]: the kernel wrapper's contract with ptoas (the body's
+//!   sentinels, the splice, the preprocessing of ptoas's output); running ptoas
+//!   is `pto_toolchain::pto_rebuild`'s.
 //!
 //! A key design decision: Python files (`kernel_config.py`, the tolerance
 //! lines of `golden.py`, the `.npy` header dict) are *parsed*, never run,
@@ -70,10 +70,10 @@ pub mod dtype;
 mod fs;
 pub mod golden;
 pub mod kernel_config;
+pub mod kernel_splice;
 pub mod layout;
 pub mod npy;
 pub mod pt;
-pub mod pto_rebuild;
 mod pyrepr;
 mod pysyntax;
 pub mod tensor_file;
@@ -84,7 +84,7 @@ pub use compiled_meta::{
     ParamDirection, ParamInfo,
 };
 pub use dtype::{DType, DTypeError};
-pub use fs::WriteError;
+pub use fs::{write_atomic, WriteError};
 pub use golden::{
     compare, isclose, read_declared_outputs, read_tolerances, Comparison, GoldenError, Mismatch,
     Tolerances,
@@ -96,10 +96,6 @@ pub use kernel_config::{
 pub use layout::{drop_foreign_build_markers, BuildKind, BuildLayout, LayoutError};
 pub use npy::{read_npy, write_npy, NpyArray, NpyError};
 pub use pt::{read_pt, write_pt, ByteOrder, PtError};
-pub use pto_rebuild::{
-    rebuild_kernel_cpp_from_pto, rebuild_kernel_cpp_from_pto_with, PtoRebuildError, RebuildEnv,
-    RebuildOptions, RebuildReport, RebuildStatus,
-};
 pub use tensor_file::{
     locate_tensor, read_tensor, read_tensor_checked, write_tensor, TensorFileError, TensorFormat,
 };
@@ -138,9 +134,6 @@ pub enum BuildOutputError {
     /// Writing a file.
     #[error(transparent)]
     Write(#[from] WriteError),
-    /// The `.pto` → `.cpp` splice.
-    #[error(transparent)]
-    PtoRebuild(#[from] PtoRebuildError),
 }
 
 impl BuildOutputError {

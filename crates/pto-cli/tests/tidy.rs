@@ -150,6 +150,7 @@ fn crate_layering_holds() {
             "pto-dfx",
         ],
     );
+    // The build directory's contract runs nothing: ptoas runs from pto-toolchain.
     check(
         "pto-build-output",
         &[
@@ -158,6 +159,7 @@ fn crate_layering_holds() {
             "pto-cli",
             "pto-python",
             "pto-toolchain",
+            "ptoas",
         ],
     );
     check(

@@ -12,7 +12,7 @@
 //! replay's own ([`preprocess_ptoas_output`], [`splice_body`]), so replaying an unedited
 //! example regenerates byte-identical kernels.
 
-use pto_build_output::pto_rebuild::{
+use pto_build_output::kernel_splice::{
     aicore_functions, preprocess_ptoas_output, pto_level, splice_body, PTOAS_BODY_BEGIN,
     PTOAS_BODY_END,
 };

@@ -872,14 +872,14 @@ fn copy_of(name: &str, tag: &str) -> PathBuf {
 }
 
 /// The bundled translator, whatever ptoas this machine has.
-fn bundled_rebuild(dir: &Path) -> pto_build_output::RebuildReport {
-    let options = pto_build_output::pto_rebuild::RebuildOptions {
+fn bundled_rebuild(dir: &Path) -> pto_toolchain::RebuildReport {
+    let options = pto_toolchain::pto_rebuild::RebuildOptions {
         enabled: true,
-        env: pto_build_output::pto_rebuild::RebuildEnv::default(),
-        timeout: pto_build_output::pto_rebuild::PTOAS_TIMEOUT,
+        env: pto_toolchain::pto_rebuild::RebuildEnv::default(),
+        timeout: pto_toolchain::pto_rebuild::PTOAS_TIMEOUT,
         bundled: true,
     };
-    pto_build_output::pto_rebuild::rebuild_kernel_cpp_from_pto_with(dir, &options, &mut |_| {})
+    pto_toolchain::pto_rebuild::rebuild_kernel_cpp_from_pto_with(dir, &options, &mut |_| {})
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
@@ -945,7 +945,7 @@ fn pto_units_have_the_shape_pypto_emits() {
                 "{}",
                 unit.name
             );
-            assert_eq!(pto_build_output::pto_rebuild::pto_level(pto), "level3");
+            assert_eq!(pto_build_output::kernel_splice::pto_level(pto), "level3");
             let funcs = pto.matches("func.func @").count();
             assert!(funcs >= 1);
             assert_eq!(

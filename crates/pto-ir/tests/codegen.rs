@@ -209,8 +209,8 @@ fn writes_the_single_chip_layout() {
     assert!(kernel[end..].contains("kernel_add(arg0, arg1, arg2);"));
     // The body is exactly what replay's .pto splice would put there.
     let raw = std::fs::read(dir.join("ptoas/kernel_add.cpp")).unwrap();
-    let body = pto_build_output::pto_rebuild::preprocess_ptoas_output(&raw);
-    let spliced = pto_build_output::pto_rebuild::splice_body(kernel.as_bytes(), &body).unwrap();
+    let body = pto_build_output::kernel_splice::preprocess_ptoas_output(&raw);
+    let spliced = pto_build_output::kernel_splice::splice_body(kernel.as_bytes(), &body).unwrap();
     assert_eq!(spliced, kernel.as_bytes());
 }
 

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use pto_build_output::pto_rebuild::{rebuild_kernel_cpp_from_pto_with, RebuildOptions};
 use pto_toolchain::binary_cache;
+use pto_toolchain::pto_rebuild::{rebuild_kernel_cpp_from_pto_with, RebuildOptions};
 
 use crate::error::RunnerError;
 

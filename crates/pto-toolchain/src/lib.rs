@@ -10,6 +10,10 @@
 //!   [`Generation`] gets that generation's include roots.
 //! * [`Toolchain::compile`] / [`Toolchain::compile_all`] turn a
 //!   [`CompileUnit`] into a `.so` under `<cache_root>/objects/`.
+//! * [`pto_rebuild`]: replay's `.pto` → `.cpp` step, the other tool this crate runs:
+//!   regenerate kernel bodies from edited `ptoas/*.pto` with a discovered `ptoas` (or the
+//!   bundled translator) and splice them into the kernel wrappers
+//!   ([`rebuild_kernel_cpp_from_pto`]).
 //!
 //! # Cache
 //!
@@ -43,6 +47,7 @@ pub mod generation;
 mod headers;
 mod manifest;
 pub mod progress;
+pub mod pto_rebuild;
 mod toolchain;
 
 pub use binary_cache::{
@@ -56,6 +61,10 @@ pub use headers::{
     RUNTIME_INCLUDE_2026_09,
 };
 pub use progress::{set_progress, Progress};
+pub use pto_rebuild::{
+    rebuild_kernel_cpp_from_pto, rebuild_kernel_cpp_from_pto_with, PtoRebuildError, RebuildEnv,
+    RebuildOptions, RebuildReport, RebuildStatus,
+};
 pub use toolchain::{
     default_cache_root, CompileUnit, CompiledObject, CoreKind, Toolchain, UnitKind,
 };

@@ -3,14 +3,14 @@
 //! line `// --- Kernel entry point ---`, and `kernel_entry(int64_t* args)`, which unpacks
 //! the tensor descriptors (tensors first) and the raw 64-bit scalars and calls the body.
 //!
-//! The body goes in through replay's own splice (`pto_build_output::pto_rebuild`:
+//! The body goes in through replay's own splice (`pto_build_output::kernel_splice`:
 //! [`preprocess_ptoas_output`] and
 //! [`splice_body`]), so a compiled kernel is
 //! byte for byte what replay regenerates from the same `.pto`.
 
 use std::fmt::Write as _;
 
-use pto_build_output::pto_rebuild::{
+use pto_build_output::kernel_splice::{
     preprocess_ptoas_output, splice_body, PTOAS_BODY_BEGIN, PTOAS_BODY_END,
 };
 
