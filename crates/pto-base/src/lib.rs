@@ -5,7 +5,9 @@
 //! * [`fs`]: atomic writes ([`fs::AtomicFile`], [`fs::write_atomic`]) with one naming and
 //!   durability policy, and bounded reads ([`fs::read_limited`]).
 //! * [`human_size`]: a byte count as `4 GiB` / `8 MiB` / `64 KiB` / `100 bytes`.
+//! * [`dtype`]: Simpler's element types (enum value, name, size), the one table of them.
 
+pub mod dtype;
 pub mod fs;
 
 /// `bytes` as a short human size: `4 GiB`, `8 MiB`, `64 KiB`, `100 bytes` (the larger unit only when

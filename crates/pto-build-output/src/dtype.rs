@@ -161,32 +161,34 @@ impl DType {
         DType::Bool,
     ];
 
-    /// Size of one element in bytes.
-    pub fn elem_size(self) -> usize {
+    /// Simpler's `DataType` of this element type: the one table of codes, names and sizes
+    /// ([`pto_base::dtype`]).
+    pub const fn simpler(self) -> pto_base::dtype::DataType {
+        use pto_base::dtype::DataType as S;
         match self {
-            DType::Int8 | DType::UInt8 | DType::Bool => 1,
-            DType::Float16 | DType::BFloat16 | DType::Int16 | DType::UInt16 => 2,
-            DType::Float32 | DType::Int32 | DType::UInt32 => 4,
-            DType::Int64 | DType::UInt64 => 8,
+            DType::Float32 => S::Float32,
+            DType::Float16 => S::Float16,
+            DType::Int32 => S::Int32,
+            DType::Int16 => S::Int16,
+            DType::Int8 => S::Int8,
+            DType::UInt8 => S::UInt8,
+            DType::BFloat16 => S::BFloat16,
+            DType::Int64 => S::Int64,
+            DType::UInt64 => S::UInt64,
+            DType::UInt16 => S::UInt16,
+            DType::UInt32 => S::UInt32,
+            DType::Bool => S::Bool,
         }
     }
 
+    /// Size of one element in bytes.
+    pub const fn elem_size(self) -> usize {
+        self.simpler().elem_size()
+    }
+
     /// Simpler's `DataType` enum value (`data_type.h`).
-    pub fn runtime_code(self) -> u8 {
-        match self {
-            DType::Float32 => 0,
-            DType::Float16 => 1,
-            DType::Int32 => 2,
-            DType::Int16 => 3,
-            DType::Int8 => 4,
-            DType::UInt8 => 5,
-            DType::BFloat16 => 6,
-            DType::Int64 => 7,
-            DType::UInt64 => 8,
-            DType::UInt16 => 9,
-            DType::UInt32 => 10,
-            DType::Bool => 11,
-        }
+    pub const fn runtime_code(self) -> u8 {
+        self.simpler().code() as u8
     }
 
     /// The element type with Simpler's `DataType` enum value `code`.
@@ -198,21 +200,8 @@ impl DType {
     }
 
     /// Simpler's upper-case name (`get_dtype_name`): `FLOAT32`, `BFLOAT16`, ...
-    pub fn simpler_name(self) -> &'static str {
-        match self {
-            DType::Float32 => "FLOAT32",
-            DType::Float16 => "FLOAT16",
-            DType::BFloat16 => "BFLOAT16",
-            DType::Int8 => "INT8",
-            DType::Int16 => "INT16",
-            DType::Int32 => "INT32",
-            DType::Int64 => "INT64",
-            DType::UInt8 => "UINT8",
-            DType::UInt16 => "UINT16",
-            DType::UInt32 => "UINT32",
-            DType::UInt64 => "UINT64",
-            DType::Bool => "BOOL",
-        }
+    pub const fn simpler_name(self) -> &'static str {
+        self.simpler().name()
     }
 
     /// The element type with Simpler's upper-case name `name`.
@@ -511,6 +500,16 @@ mod tests {
         check_value(DType::Bool, 7.0, &[1], 1.0);
         check_value(DType::Bool, 0.0, &[0], 0.0);
         assert_eq!(DType::Int32.decode_f64(&[1, 0]), None);
+    }
+
+    /// `ALL` is in Simpler's code order, so `from_runtime_code` (an index into it) and
+    /// `runtime_code` (the shared table) agree.
+    #[test]
+    fn all_is_in_code_order() {
+        for (i, d) in DType::ALL.into_iter().enumerate() {
+            assert_eq!(usize::from(d.runtime_code()), i, "{d:?}");
+            assert_eq!(DType::from_runtime_code(i as u8).unwrap(), d);
+        }
     }
 
     #[test]

@@ -206,6 +206,9 @@ fn the_shared_helpers_have_one_copy() {
         "fn read_limited(",
         "fn sync_before_rename(",
         concat!("with_extension(format!(\"{}.", "tmp\""),
+        // Simpler's element-type table (pto_base::dtype): a second match arm naming a code's
+        // upper-case name is a second table.
+        "=> \"BFLOAT16\"",
     ];
     let copies: Vec<String> = files
         .iter()
