@@ -692,6 +692,31 @@ def test_simpler_names_are_provided_only_without_a_real_simpler(tmp_path: Path) 
     assert out.stdout.split() == ["simpler.task_interface", "real"]
 
 
+def test_data_type_members_are_the_native_element_type_table() -> None:
+    # One table of Simpler's element types (pto_base::dtype): the Python enum keeps Simpler's
+    # spelled-out members, and they must be exactly the native table's codes and names.
+    from pypto.runtime._simpler_compat._task_interface import DataType, element_types
+    from pypto.runtime.distributed_runner import _tensor_from_continuous
+    from pypto.runtime.tensor_arg import torch_dtype_code
+
+    table = element_types()
+    assert [(d.value, d.name) for d in DataType] == [(c, n) for c, n, _, _ in table]
+    assert [d.itemsize for d in DataType] == [s for _, _, s, _ in table]
+    assert (DataType.BFLOAT16.itemsize, DataType.FP4E2M1.itemsize, DataType.FP8E4M3FN.host_name) == (2, 1, None)
+    for dt in (torch.float32, torch.bfloat16, torch.uint16, torch.bool, torch.int64):
+        code = torch_dtype_code(torch.zeros(1, dtype=dt))
+        assert code.host_name == str(dt).replace("torch.", "")
+
+    class Mapped:
+        def __init__(self, dtype: int, data: bytes, shapes: tuple) -> None:
+            self.dtype, self.buffer, self.shapes = dtype, memoryview(bytearray(data)), shapes
+
+    view = _tensor_from_continuous(Mapped(int(DataType.UINT16), bytes([1, 0, 2, 0]), (2,)))
+    assert view.dtype == torch.uint16 and view.tolist() == [1, 2]
+    with pytest.raises(TypeError, match=r"DataType 12 has no torch view here \(only FLOAT32, .*BOOL do\)"):
+        _tensor_from_continuous(Mapped(12, b"\0", (1,)))
+
+
 def test_a_host_orchestration_that_never_returns_is_stopped_by_the_watchdog(
     example: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -41,7 +41,8 @@ pub enum DataType {
     Fp4E2M1 = 14,
 }
 
-const ALL: [DataType; 15] = [
+/// Every element type, in code order.
+pub const ALL: [DataType; 15] = [
     DataType::Float32,
     DataType::Float16,
     DataType::Int32,

@@ -43,7 +43,7 @@ from pypto.runtime import _simpler_shim
 
 _simpler_shim.install()
 
-from pypto.runtime._simpler_compat._task_interface import CallConfig  # noqa: E402
+from pypto.runtime._simpler_compat._task_interface import CallConfig, element_types  # noqa: E402
 from pypto.runtime._l3_worker import CallableHandle, Orchestrator, Worker  # noqa: E402
 
 __all__ = [
@@ -239,34 +239,26 @@ def _load_sub_workers(
 
 # --- SubWorker arguments ------------------------------------------------------------------
 
-_SUB_TORCH_DTYPES = {
-    0: "float32",  # FLOAT32
-    1: "float16",  # FLOAT16
-    6: "bfloat16",  # BFLOAT16
-    4: "int8",  # INT8
-    3: "int16",  # INT16
-    2: "int32",  # INT32
-    7: "int64",  # INT64
-    5: "uint8",  # UINT8
-}
-
-
 def _tensor_from_continuous(arg: Any) -> Any:
     """A SubWorker argument (a ``MappedArg``) as a torch tensor over the same bytes (what
     generated ``sub_workers/<name>.py`` modules call); writes reach the host tensor."""
     import torch
 
-    name = _SUB_TORCH_DTYPES.get(int(arg.dtype))
-    if name is None:
+    code = int(arg.dtype)
+    types = element_types()
+    name = types[code][3] if 0 <= code < len(types) else None
+    torch_dtype = getattr(torch, name, None) if name is not None else None
+    if torch_dtype is None:
+        viewable = ", ".join(n for _, n, _, h in types if h is not None and hasattr(torch, h))
         raise TypeError(
-            f"_tensor_from_continuous: DataType {int(arg.dtype)} has no torch view here (only "
-            "FLOAT32, FLOAT16, BFLOAT16, INT8, INT16, INT32, INT64 and UINT8 do)"
+            f"_tensor_from_continuous: DataType {code} has no torch view here (only "
+            f"{viewable} do)"
         )
     buf = arg.buffer
     if buf.readonly:
-        flat = torch.frombuffer(bytearray(buf), dtype=getattr(torch, name))
+        flat = torch.frombuffer(bytearray(buf), dtype=torch_dtype)
     else:
-        flat = torch.frombuffer(buf, dtype=getattr(torch, name))
+        flat = torch.frombuffer(buf, dtype=torch_dtype)
     return flat.reshape(tuple(arg.shapes))
 
 

@@ -24,29 +24,13 @@ from pypto.runtime._simpler_compat._task_interface import DataType, Tensor  # no
 
 __all__ = ["make_tensor_arg", "torch_dtype_code"]
 
-_TORCH_DTYPES = {
-    "float32": DataType.FLOAT32,
-    "float16": DataType.FLOAT16,
-    "bfloat16": DataType.BFLOAT16,
-    "int8": DataType.INT8,
-    "int16": DataType.INT16,
-    "int32": DataType.INT32,
-    "int64": DataType.INT64,
-    "uint8": DataType.UINT8,
-    "uint16": DataType.UINT16,
-    "uint32": DataType.UINT32,
-    "uint64": DataType.UINT64,
-    "bool": DataType.BOOL,
-}
-
-
 def torch_dtype_code(t: Any) -> DataType:
     """The ``DataType`` of a torch tensor; ``ValueError`` for one the chips do not know."""
     name = str(t.dtype).replace("torch.", "")
-    try:
-        return _TORCH_DTYPES[name]
-    except KeyError:
-        raise ValueError(f"Unsupported tensor dtype: {t.dtype}") from None
+    for d in DataType:
+        if d.host_name == name:
+            return d
+    raise ValueError(f"Unsupported tensor dtype: {t.dtype}")
 
 
 def make_tensor_arg(worker: Any, arg: Any) -> Tensor:

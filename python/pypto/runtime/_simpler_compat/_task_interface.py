@@ -19,7 +19,7 @@ import enum
 import math
 import struct
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 __all__ = [
     "ArgDirection",
@@ -76,20 +76,28 @@ class DataType(enum.IntEnum):
     @property
     def itemsize(self) -> int:
         """Bytes per element (1 for the sub-byte formats, as the runtime stores them)."""
-        return _ITEMSIZE.get(self, 1)
+        return element_types()[int(self)][2]
+
+    @property
+    def host_name(self) -> Optional[str]:
+        """This runtime's: the NumPy / torch name of the type (``"bfloat16"``, ...), ``None``
+        for a type no host tensor holds (the FP8 / FP4 formats)."""
+        return element_types()[int(self)][3]
 
 
-_ITEMSIZE = {
-    DataType.FLOAT32: 4,
-    DataType.INT32: 4,
-    DataType.UINT32: 4,
-    DataType.FLOAT16: 2,
-    DataType.INT16: 2,
-    DataType.BFLOAT16: 2,
-    DataType.UINT16: 2,
-    DataType.INT64: 8,
-    DataType.UINT64: 8,
-}
+_ELEMENT_TYPES: Optional[List[Tuple[int, str, int, Optional[str]]]] = None
+
+
+def element_types() -> List[Tuple[int, str, int, Optional[str]]]:
+    """Simpler's element types, ``(code, name, itemsize, host_name)`` in code order: the
+    native module's table (``pto_base::dtype``), the one source of these facts; the members
+    of :class:`DataType` are checked against it by the tests."""
+    global _ELEMENT_TYPES
+    if _ELEMENT_TYPES is None:
+        from pypto import _native
+
+        _ELEMENT_TYPES = _native.element_types()
+    return _ELEMENT_TYPES
 
 #: What a backing grants: ``READ`` (a snapshot) or ``READWRITE``.
 READ = "READ"
