@@ -687,57 +687,13 @@ fn chart(body: &mut String, ring: usize, scopes: &[&Scope<'_>]) {
     body.push_str("</svg></figure>\n");
 }
 
-const STYLE: &str = r#"body { font: 13px Helvetica, Arial, sans-serif; color: #222; margin: 16px 24px; max-width: 1100px; }
-h1 { font-size: 18px; margin: 0 0 4px; }
-h2 { font-size: 15px; margin: 20px 0 6px; }
-code { font-size: 12px; }
-.chip { display: inline-block; padding: 1px 8px; border-radius: 10px; color: #fff; font-weight: bold; }
-.chip.ok { background: #2e7d32; } .chip.warn { background: #ef6c00; } .chip.danger { background: #c62828; }
-table { border-collapse: collapse; width: 100%; }
-th, td { border-bottom: 1px solid #e3e3e3; padding: 3px 6px; text-align: left; vertical-align: middle; }
-th { background: #f4f5f7; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
-.bar { position: relative; width: 140px; height: 14px; background: #eee; }
-.bar span { position: absolute; left: 0; top: 0; bottom: 0; }
-.bar.ok span { background: #66bb6a; } .bar.warn span { background: #ffa726; } .bar.danger span { background: #e53935; }
-.bar em { position: absolute; left: 146px; top: -1px; font-style: normal; font-size: 11px; white-space: nowrap; }
-.chart { margin: 8px 0 16px; } .chart svg { width: 100%; max-width: 900px; height: auto; border: 1px solid #ddd; background: #fff; }
-.chart figcaption { font-weight: bold; margin-bottom: 2px; }
-.grid { stroke: #eee; } .cap { stroke: #c62828; stroke-dasharray: 6 4; }
-.axis { font-size: 11px; fill: #555; } .cap-label { fill: #c62828; }
-.note { color: #666; margin: 0 0 6px; }
-.warnings li { color: #b71c1c; }
-.guide { margin: 8px 0; color: #444; }
-.rpanel { border: 1px solid #ddd; border-radius: 6px; padding: 6px 10px; margin: 10px 0; }
-.rpanel h3 { font-size: 14px; margin: 2px 0 6px; }
-.rchart { margin: 4px 0 10px; } .rchart svg { width: 100%; max-width: 900px; height: auto; border: 1px solid #eee; background: #fff; }
-.rchart figcaption { color: #555; font-weight: bold; margin-bottom: 2px; }
-.legend { list-style: none; padding: 0; margin: 2px 0; color: #444; }
-.legend li { display: inline-block; margin-right: 18px; }
-.legend i { display: inline-block; width: 10px; height: 10px; margin-right: 5px; vertical-align: -1px; }
-.line.m-scope_high_water { stroke: #2563eb; } i.m-scope_high_water, .peak.m-scope_high_water { background: #2563eb; fill: #2563eb; }
-.line.m-real_occupancy { stroke: #ea580c; } i.m-real_occupancy, .peak.m-real_occupancy { background: #ea580c; fill: #ea580c; }
-.line.m-scope_alloc { stroke: #059669; } i.m-scope_alloc, .peak.m-scope_alloc { background: #059669; fill: #059669; }
-.line.m-tensormap_live { stroke: #7c3aed; } i.m-tensormap_live, .peak.m-tensormap_live { background: #7c3aed; fill: #7c3aed; }"#;
+/// The scope-stats page's CSS (`scope_stats_plot/page.css`, included at build time; the file's final
+/// newline is dropped, as the page shell adds its own).
+const STYLE: &str = include_str!("scope_stats_plot/page.css").trim_ascii_end();
 
-const SCRIPT: &str = r#"(function () {
-  'use strict';
-  if (!/[?&]selftest\b/.test(location.search)) { return; }
-  var out = {
-    charts: document.querySelectorAll('figure.chart svg').length,
-    series: document.querySelectorAll('polyline.series').length,
-    panels: document.querySelectorAll('#panels .rpanel').length,
-    panelCharts: document.querySelectorAll('figure.rchart svg').length,
-    panelLines: document.querySelectorAll('figure.rchart polyline.line').length,
-    peaks: document.querySelectorAll('#peaks tbody tr').length,
-    top: document.querySelectorAll('#top tbody tr').length,
-    scripts: document.scripts.length,
-    sites: Array.prototype.map.call(document.querySelectorAll('#top tbody code'), function (c) { return c.textContent; })
-  };
-  var res = document.getElementById('selftest-result');
-  res.textContent = JSON.stringify(out);
-  res.hidden = false;
-})();"#;
+/// The scope-stats page's script (`scope_stats_plot/page.js`, included at build time; the final newline
+/// is dropped, as for [`STYLE`]).
+const SCRIPT: &str = include_str!("scope_stats_plot/page.js").trim_ascii_end();
 
 #[cfg(test)]
 mod tests {
