@@ -65,12 +65,10 @@
 //! measured span to the details (`perf_sidecar: yes`); a `name_map_*.json`
 //! beside it (the newest) names the kernels unless `--func-names` is given.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use serde_json::{json, Map, Value};
 
 use crate::atomic::AtomicFile;
 use crate::deps::{ArgDirection, EdgeSource, Overlap};
@@ -79,11 +77,16 @@ use crate::error::Problem;
 use crate::task_id::TaskId;
 use crate::tools::deps_scan::{self, DepsScan, Detail, ScanEdge, Scanned};
 use crate::tools::error::ToolError;
-use crate::tools::html::{self, escape, num, Page};
 use crate::tools::idmap::{self, IdMap};
-use crate::tools::layout::{self, Engine, Layout, Size};
+use crate::tools::layout::Engine;
 use crate::tools::names::{self, KernelNames, SiblingPolicy};
 use crate::tools::reduction::{self, Refused};
+
+mod page;
+
+#[cfg(test)]
+use page::node_label;
+use page::write_html;
 
 /// Output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,21 +267,6 @@ impl Kind {
             Self::Dummy => "dummy",
             Self::Alloc => "alloc",
         }
-    }
-}
-
-/// The HTML style class: which cores a task uses.
-fn core_class(kind: Kind, kernel_ids: &[i32]) -> &'static str {
-    if kind == Kind::Alloc {
-        return "alloc";
-    }
-    let aic = kernel_ids.first().is_some_and(|&k| k >= 0);
-    let aiv = kernel_ids.iter().skip(1).any(|&k| k >= 0);
-    match (aic, aiv) {
-        (true, true) => "mix",
-        (true, false) => "aic",
-        (false, true) => "aiv",
-        (false, false) => "other",
     }
 }
 
@@ -1137,350 +1125,6 @@ fn write_text(
     }
     flush(&mut out, file)
 }
-
-fn node_label(g: &Graph, adj: &Adjacency, i: usize) -> String {
-    let mark = if g.fire(i) {
-        "\u{1f525} "
-    } else if g.star(adj, i) {
-        "\u{2b50} "
-    } else {
-        ""
-    };
-    format!(
-        "{mark}{} \u{b7} {} \u{2193}{} \u{2191}{}",
-        g.disp(i),
-        g.name(i),
-        adj.preds(i).len(),
-        adj.succs(i).len()
-    )
-}
-
-fn dom_id(id: TaskId) -> String {
-    format!("T{}_{}", id.ring(), id.local())
-}
-
-fn by_hint(g: &Graph, nodes: impl Iterator<Item = usize>) -> Value {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for j in nodes {
-        *counts.entry(g.name(j)).or_default() += 1;
-    }
-    Value::Array(counts.into_iter().map(|(h, n)| json!([h, n])).collect())
-}
-
-/// Appends `{"<key>":<value>,...}` with keys in sorted order, each value made
-/// by `value(i)` for item `i` of `keys`, safe for a script element.
-/// `body` is written to `file` whenever it passes 64 KiB.
-fn push_sorted_object(
-    body: &mut String,
-    keys: &[String],
-    mut value: impl FnMut(usize) -> Option<Value>,
-    file: &mut AtomicFile,
-) -> Result<(), ToolError> {
-    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-    order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
-    body.push('{');
-    let mut first = true;
-    for i in order {
-        let i = i as usize;
-        let Some(v) = value(i) else { continue };
-        if !first {
-            body.push(',');
-        }
-        first = false;
-        body.push_str(&html::script_json(&Value::String(keys[i].clone())));
-        body.push(':');
-        body.push_str(&html::script_json(&v));
-        if body.len() >= 1 << 16 {
-            file.write_all(body.as_bytes())?;
-            body.clear();
-        }
-    }
-    body.push('}');
-    Ok(())
-}
-
-/// The Graphviz engine `choice` asks for and its budget, if it is to be run.
-fn graphviz_engine(
-    choice: LayoutChoice,
-    n_nodes: usize,
-    warnings: &mut Vec<String>,
-) -> Option<(Engine, Option<Duration>)> {
-    match choice {
-        LayoutChoice::Builtin => None,
-        LayoutChoice::Auto => (n_nodes <= AUTO_GRAPHVIZ_MAX_NODES && Engine::Dot.is_available())
-            .then_some((Engine::Dot, Some(AUTO_GRAPHVIZ_BUDGET))),
-        LayoutChoice::Graphviz { engine, budget } if engine.is_available() => {
-            Some((engine, budget))
-        }
-        LayoutChoice::Graphviz { engine, .. } => {
-            warnings.push(format!(
-                "graphviz `{}` is not on PATH; used the built-in layout (install graphviz for its layouts)",
-                engine.program()
-            ));
-            None
-        }
-    }
-}
-
-/// Lays the graph out as `choice` says; returns the layout and its name. A Graphviz
-/// engine that overruns its budget is killed and the built-in layout used, with a warning.
-fn lay_out(
-    choice: LayoutChoice,
-    sizes: &[Size],
-    labels: &[String],
-    edges: &[(usize, usize)],
-    warnings: &mut Vec<String>,
-) -> Result<(Layout, String), ToolError> {
-    if let Some((engine, budget)) = graphviz_engine(choice, sizes.len(), warnings) {
-        match layout::graphviz(engine, sizes, labels, edges, budget)? {
-            Some(l) => return Ok((l, format!("graphviz {}", engine.program()))),
-            None => warnings.push(format!(
-                "graphviz `{}` did not lay out {} nodes within {} s and was stopped; used the \
-                 built-in layout ({} waits longer)",
-                engine.program(),
-                sizes.len(),
-                budget.unwrap_or_default().as_secs_f64(),
-                match choice {
-                    LayoutChoice::Auto => "`--engine dot --layout-timeout SECS`",
-                    _ => "a larger `--layout-timeout`, or 0,",
-                }
-            )),
-        }
-    }
-    Ok((
-        layout::layered(sizes, edges),
-        String::from("built-in layered"),
-    ))
-}
-
-/// Streams the page into `file` (the body in 64 KiB pieces); returns the layout used.
-#[allow(clippy::too_many_arguments)]
-fn write_html(
-    g: &Graph,
-    scan: &DepsScan,
-    adj: &Adjacency,
-    selected: &[bool],
-    input: &Path,
-    choice: LayoutChoice,
-    warnings: &mut Vec<String>,
-    file: &mut AtomicFile,
-) -> Result<String, ToolError> {
-    const FLUSH: usize = 1 << 16;
-    let flush = |body: &mut String, file: &mut AtomicFile| -> Result<(), ToolError> {
-        file.write_all(body.as_bytes())?;
-        body.clear();
-        Ok(())
-    };
-    let labels: Vec<String> = (0..g.nodes.len()).map(|i| node_label(g, adj, i)).collect();
-    let sizes: Vec<Size> = labels
-        .iter()
-        .map(|l| Size {
-            w: (l.chars().count() as f64 * 6.6 + 22.0).max(48.0),
-            h: 26.0,
-        })
-        .collect();
-    // Every pair is laid out, so each edge mode keeps the same placement.
-    let edges: Vec<(usize, usize)> = g
-        .pairs
-        .iter()
-        .map(|&(p, s)| (p as usize, s as usize))
-        .collect();
-    let (layout, used) = lay_out(choice, &sizes, &labels, &edges, warnings)?;
-    drop(edges);
-
-    let ids: Vec<String> = g.nodes.iter().map(|n| dom_id(n.id)).collect();
-    let file_name = input
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| String::from("deps.json"));
-    let n_shown = selected.iter().filter(|&&s| s).count();
-    let title = format!(
-        "{file_name} \u{2014} {} nodes, {} edges",
-        g.nodes.len(),
-        n_shown
-    );
-
-    let page = Page {
-        title: &title,
-        style: STYLE,
-        body: "",
-        script: SCRIPT,
-    };
-    file.write_all(page.head().as_bytes())?;
-    let mut body = String::with_capacity(2 * FLUSH);
-    let _ = writeln!(
-        body,
-        "<header><h1>{}</h1><span class=\"hint\">layout: {} \u{b7} drag to pan \u{b7} wheel to zoom \u{b7} <kbd>f</kbd> fit \u{b7} <kbd>r</kbd> reset \u{b7} click a task for details</span>\
-<span class=\"legend\"><i class=\"k-aic\"></i>AIC <i class=\"k-aiv\"></i>AIV <i class=\"k-mix\"></i>MIX <i class=\"k-alloc\"></i>alloc <i class=\"k-other\"></i>dummy/other <i class=\"k-spmd\"></i>SPMD</span></header>",
-        escape(&title),
-        escape(&used)
-    );
-    let _ = write!(
-        body,
-        "<main><svg id=\"graph\" data-w=\"{}\" data-h=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">\
-<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"1\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0L10,5L0,10z\" fill=\"#888\"/></marker>\
-<marker id=\"arrow-red\" viewBox=\"0 0 10 10\" refX=\"1\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0L10,5L0,10z\" fill=\"#c62828\"/></marker>\
-<marker id=\"arrow-hidden\" viewBox=\"0 0 10 10\" refX=\"1\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0L10,5L0,10z\" fill=\"#eef2f7\"/></marker></defs>\
-<g id=\"viewport\">\n<g id=\"edges\">\n",
-        num(layout.width),
-        num(layout.height)
-    );
-    // Unselected edges first, so the selected ones are drawn above them.
-    for pass in [false, true] {
-        for (k, pts) in layout.edges.iter().enumerate() {
-            if pts.len() < 2 || selected[k] != pass {
-                continue;
-            }
-            let (p, s) = g.pairs[k];
-            let mut d = format!("M{},{}", num(pts[0].x), num(pts[0].y));
-            if (pts.len() - 1) % 3 == 0 {
-                for c in pts[1..].chunks(3) {
-                    let _ = write!(
-                        d,
-                        "C{},{} {},{} {},{}",
-                        num(c[0].x),
-                        num(c[0].y),
-                        num(c[1].x),
-                        num(c[1].y),
-                        num(c[2].x),
-                        num(c[2].y)
-                    );
-                }
-            } else {
-                for q in &pts[1..] {
-                    let _ = write!(d, "L{},{}", num(q.x), num(q.y));
-                }
-            }
-            let mut class = String::from("edge");
-            if g.explicit_only(scan, k) {
-                class.push_str(" explicit");
-            }
-            let marker = if !pass {
-                class.push_str(" hidden-edge");
-                "arrow-hidden"
-            } else if g.partial_overlap(scan, k) {
-                class.push_str(" partial");
-                "arrow-red"
-            } else {
-                "arrow"
-            };
-            let _ = writeln!(
-                body,
-                "<path class=\"{class}\" d=\"{d}\" marker-end=\"url(#{marker})\"><title>{} \u{2192} {}: {}</title></path>",
-                escape(&g.disp(p as usize)),
-                escape(&g.disp(s as usize)),
-                escape(&g.notes(scan, k))
-            );
-            if body.len() >= FLUSH {
-                flush(&mut body, file)?;
-            }
-        }
-    }
-    body.push_str("</g>\n<g id=\"nodes\">\n");
-    for (i, n) in g.nodes.iter().enumerate() {
-        let c = layout.nodes[i];
-        let (w, h) = (sizes[i].w, sizes[i].h);
-        let class = core_class(n.kind, &n.kernel_ids);
-        let spmd = if n.block_num > 1 { " spmd" } else { "" };
-        let _ = write!(
-            body,
-            "<g class=\"node k-{class}{spmd}\" id=\"{}\" transform=\"translate({},{})\">",
-            ids[i],
-            num(c.x),
-            num(c.y)
-        );
-        let (hw, hh) = (num(w / 2.0), num(h / 2.0));
-        match class {
-            "aiv" => {
-                let _ = write!(body, "<ellipse rx=\"{hw}\" ry=\"{hh}\"/>");
-            }
-            "mix" => {
-                let _ = write!(body, "<polygon points=\"-{hw},0 0,-{hh} {hw},0 0,{hh}\"/>");
-            }
-            _ => {
-                let _ = write!(
-                    body,
-                    "<rect x=\"-{hw}\" y=\"-{hh}\" width=\"{}\" height=\"{}\" rx=\"5\"/>",
-                    num(w),
-                    num(h)
-                );
-            }
-        }
-        let _ = writeln!(
-            body,
-            "<text dy=\"0.35em\">{}</text><title>{}</title></g>",
-            escape(&labels[i]),
-            escape(&labels[i])
-        );
-        if body.len() >= FLUSH {
-            flush(&mut body, file)?;
-        }
-    }
-    body.push_str("</g>\n</g></svg>\n<aside id=\"panel\" hidden><button id=\"close\" title=\"close\">\u{d7}</button><h2 id=\"panel-title\"></h2><pre id=\"panel-body\"></pre></aside></main>\n<pre id=\"selftest-result\" hidden></pre>\n");
-
-    // Data for the script: per-node details and SPMD badges (compact, sorted keys).
-    body.push_str("<script type=\"application/json\" id=\"stats\">");
-    let pred_nodes = |i: usize| adj.preds(i).iter().map(|&k| g.pairs[k as usize].0 as usize);
-    let succ_nodes = |i: usize| adj.succs(i).iter().map(|&k| g.pairs[k as usize].1 as usize);
-    push_sorted_object(
-        &mut body,
-        &ids,
-        |i| {
-            let n = &g.nodes[i];
-            let list = |l: &mut dyn Iterator<Item = usize>| -> Value {
-                Value::Array(l.take(200).map(|j| json!(g.disp(j))).collect())
-            };
-            let mut s = Map::new();
-            s.insert("block_num".into(), json!(n.block_num));
-            s.insert("fanin".into(), json!(adj.preds(i).len()));
-            s.insert("fanout".into(), json!(adj.succs(i).len()));
-            let kernel_ids: &[i32] = if n.kind == Kind::Alloc {
-                &[]
-            } else {
-                &n.kernel_ids
-            };
-            s.insert("kernel_ids".into(), json!(kernel_ids));
-            s.insert("kind".into(), json!(n.kind.as_str()));
-            s.insert("label".into(), json!(labels[i]));
-            s.insert("name_hint".into(), json!(g.name(i)));
-            s.insert("pred_by_hint".into(), by_hint(g, pred_nodes(i)));
-            s.insert("preds".into(), list(&mut pred_nodes(i)));
-            s.insert("succ_by_hint".into(), by_hint(g, succ_nodes(i)));
-            s.insert("succs".into(), list(&mut succ_nodes(i)));
-            s.insert("task".into(), json!(g.disp(i)));
-            s.insert("task_id".into(), json!(n.id.raw().to_string()));
-            if let Some((start, end, cores)) = g.timings.get(n.timing as usize) {
-                s.insert("cores".into(), json!(cores));
-                s.insert("end_us".into(), json!(*end as f64 / 1000.0));
-                s.insert("start_us".into(), json!(*start as f64 / 1000.0));
-            }
-            Some(Value::Object(s))
-        },
-        file,
-    )?;
-    body.push_str("</script>\n<script type=\"application/json\" id=\"spmd\">");
-    push_sorted_object(
-        &mut body,
-        &ids,
-        |i| {
-            let b = g.nodes[i].block_num;
-            (b > 1).then(|| json!(b))
-        },
-        file,
-    )?;
-    body.push_str("</script>");
-    body.push_str(&page.tail());
-    flush(&mut body, file)?;
-    Ok(used)
-}
-
-/// The graph page's CSS (`deps_viewer/page.css`, included at build time; the file's final
-/// newline is dropped, as the page shell adds its own).
-const STYLE: &str = include_str!("deps_viewer/page.css").trim_ascii_end();
-
-/// The graph page's script (`deps_viewer/page.js`, included at build time; the final newline
-/// is dropped, as for [`STYLE`]).
-const SCRIPT: &str = include_str!("deps_viewer/page.js").trim_ascii_end();
 
 #[cfg(test)]
 mod tests {
