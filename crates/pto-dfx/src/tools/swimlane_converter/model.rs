@@ -93,7 +93,7 @@ pub(super) fn assign_lanes(
 
 /// A core lane's tid for sub-lane `k`: `10000 + 10·core + k`, overflowing
 /// past nine sub-lanes into `2_000_000 + 1000·core + k`.
-pub(super) fn core_tid(core: u32, k: usize) -> u64 {
+fn core_tid(core: u32, k: usize) -> u64 {
     if k < 10 {
         10_000 + 10 * u64::from(core) + k as u64
     } else {
@@ -103,7 +103,7 @@ pub(super) fn core_tid(core: u32, k: usize) -> u64 {
 
 /// A scheduler thread's tid: outer phases on `30000 + 10·t` (sub-lanes
 /// `+2..=+5`), `resolve` on `+1` (sub-lanes `+6..=+9`), overflow beyond.
-pub(super) fn sched_tid(thread: usize, inner: bool, k: usize) -> u64 {
+fn sched_tid(thread: usize, inner: bool, k: usize) -> u64 {
     let base = 30_000 + 10 * thread as u64;
     match (inner, k) {
         (false, 0) => base,
@@ -121,7 +121,7 @@ pub(super) fn core_name(t: CoreType, core: u32) -> String {
     }
 }
 
-pub(super) fn lane_name(base: &str, k: usize) -> String {
+fn lane_name(base: &str, k: usize) -> String {
     if k == 0 {
         base.to_string()
     } else {
@@ -269,7 +269,7 @@ pub(super) struct Model {
     pub(super) has_sched_view: bool,
 }
 
-pub(super) fn group_label(
+fn group_label(
     func: Option<i32>,
     graph: Option<&GraphTask>,
     spmd: bool,

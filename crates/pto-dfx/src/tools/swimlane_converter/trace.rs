@@ -17,16 +17,16 @@ use crate::tools::names::KernelNames;
 use crate::tools::perf::{self, Ns, PhaseSpan, Timeline};
 
 /// The writer thread went away (its error explains why).
-pub(super) struct WriterGone;
+struct WriterGone;
 
 /// Bytes per chunk handed to the writer thread.
-pub(super) const CHUNK: usize = 1 << 20;
+const CHUNK: usize = 1 << 20;
 
 /// Event output: one event per line, formatted here into 1 MiB chunks that
 /// a writer thread passes to the file, so formatting and the `write` system
 /// calls (a quarter of the time on a large trace) run on two cores. Spent
 /// chunks come back for reuse; at most four are in flight.
-pub(super) struct TraceOut {
+struct TraceOut {
     buf: String,
     tx: SyncSender<String>,
     spare: Receiver<String>,
@@ -35,13 +35,13 @@ pub(super) struct TraceOut {
 }
 
 impl TraceOut {
-    pub(super) fn begin(&mut self) {
+    fn begin(&mut self) {
         self.buf
             .push_str(if self.n_events == 0 { "\n" } else { ",\n" });
         self.n_events += 1;
     }
 
-    pub(super) fn flush_if_full(&mut self) -> Result<(), WriterGone> {
+    fn flush_if_full(&mut self) -> Result<(), WriterGone> {
         if self.buf.len() >= CHUNK {
             let next = self
                 .spare
@@ -53,14 +53,14 @@ impl TraceOut {
         Ok(())
     }
 
-    pub(super) fn finish(mut self) -> Result<(u64, u64), WriterGone> {
+    fn finish(mut self) -> Result<(u64, u64), WriterGone> {
         self.buf.push_str("\n]}\n");
         let last = std::mem::take(&mut self.buf);
         self.tx.send(last).map_err(|_| WriterGone)?;
         Ok((self.n_events, self.n_flows))
     }
 
-    pub(super) fn process(&mut self, pid: u32, name: &str, sort: u32) {
+    fn process(&mut self, pid: u32, name: &str, sort: u32) {
         self.begin();
         self.buf.push_str("{\"args\":{\"name\":");
         push_str(&mut self.buf, name);
@@ -78,7 +78,7 @@ impl TraceOut {
         self.buf.push_str(",\"tid\":0}");
     }
 
-    pub(super) fn thread(&mut self, pid: u32, tid: u64, name: &str) {
+    fn thread(&mut self, pid: u32, tid: u64, name: &str) {
         self.begin();
         self.buf.push_str("{\"args\":{\"name\":");
         push_str(&mut self.buf, name);
@@ -103,7 +103,7 @@ impl TraceOut {
     /// The tail of an `X` event after its `args`, in Simpler's key order:
     /// `cat`, `cname`, `id`, `name`, `ph`, `pid`, `tid`, `ts`, `dur`. `name`
     /// writes the quoted name.
-    pub(super) fn slice_tail(
+    fn slice_tail(
         &mut self,
         cat: &str,
         cname: Option<&str>,
@@ -142,7 +142,7 @@ impl TraceOut {
     /// `counts` are `(input_task_count, output_task_count)`, `binds` the
     /// event ids (Simpler's `bind_id`) of the slices each end binds to, where
     /// Simpler writes one.
-    pub(super) fn flow(
+    fn flow(
         &mut self,
         name: &str,
         from: (u32, &Placed, Ns),
@@ -192,7 +192,7 @@ impl TraceOut {
 }
 
 /// A JSON string literal (quote, backslash and control characters escaped).
-pub(super) fn push_str(buf: &mut String, text: &str) {
+fn push_str(buf: &mut String, text: &str) {
     buf.push('"');
     for c in text.chars() {
         match c {
@@ -212,7 +212,7 @@ pub(super) fn push_str(buf: &mut String, text: &str) {
 
 /// A decimal integer, without the formatting machinery (the hot path
 /// writes tens of millions of them).
-pub(super) fn push_u64(buf: &mut String, mut v: u64) {
+fn push_u64(buf: &mut String, mut v: u64) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     loop {
@@ -229,7 +229,7 @@ pub(super) fn push_u64(buf: &mut String, mut v: u64) {
 }
 
 /// A task's display form: `t<local>` or `r<ring>t<local>`.
-pub(super) fn push_task(buf: &mut String, id: TaskId) {
+fn push_task(buf: &mut String, id: TaskId) {
     if id.ring() != 0 {
         buf.push('r');
         push_u64(buf, u64::from(id.ring()));
@@ -239,7 +239,7 @@ pub(super) fn push_task(buf: &mut String, id: TaskId) {
 }
 
 /// A quoted `<base>(<task>)` label.
-pub(super) fn push_label(buf: &mut String, base: &str, id: TaskId) {
+fn push_label(buf: &mut String, base: &str, id: TaskId) {
     push_str(buf, base);
     buf.pop();
     buf.push('(');
@@ -270,7 +270,7 @@ pub(super) fn push_us(buf: &mut String, ns: Ns) {
 }
 
 /// `{"event-hint":"Task:<disp>, FuncId:<id>, CoreId:<core>"` (the args object opened).
-pub(super) fn event_hint(buf: &mut String, task: &perf::PerfTask, func: Option<i32>) {
+fn event_hint(buf: &mut String, task: &perf::PerfTask, func: Option<i32>) {
     buf.push_str("{\"event-hint\":\"Task:");
     push_task(buf, task.task_id);
     buf.push_str(", FuncId:");
@@ -284,7 +284,7 @@ pub(super) fn event_hint(buf: &mut String, task: &perf::PerfTask, func: Option<i
 }
 
 /// `,"<key>":"<n>: [t1, r1t2, ...]"` over graph nodes `list` (at most 16 shown).
-pub(super) fn hint_list(buf: &mut String, key: &str, list: &[usize], ids: &[TaskId]) {
+fn hint_list(buf: &mut String, key: &str, list: &[usize], ids: &[TaskId]) {
     buf.push_str(",\"");
     buf.push_str(key);
     buf.push_str("\":\"");
@@ -302,7 +302,7 @@ pub(super) fn hint_list(buf: &mut String, key: &str, list: &[usize], ids: &[Task
     buf.push_str("]\"");
 }
 
-pub(super) fn phase_cname(kind: &SchedPhaseKind) -> &'static str {
+fn phase_cname(kind: &SchedPhaseKind) -> &'static str {
     match kind {
         SchedPhaseKind::Complete => "good",
         SchedPhaseKind::Dispatch => "terrible",
@@ -319,15 +319,15 @@ pub(super) fn phase_cname(kind: &SchedPhaseKind) -> &'static str {
 }
 
 /// Phases of one kind on one thread, sorted by start, for containment lookups.
-pub(super) struct PhaseIndex {
+struct PhaseIndex {
     /// Per thread: (start, end, phase index) of `complete` phases.
-    pub(super) complete: Vec<Vec<(Ns, Ns, usize)>>,
+    complete: Vec<Vec<(Ns, Ns, usize)>>,
     /// Per thread: the same for `dispatch` phases.
-    pub(super) dispatch: Vec<Vec<(Ns, Ns, usize)>>,
+    dispatch: Vec<Vec<(Ns, Ns, usize)>>,
 }
 
 impl PhaseIndex {
-    pub(super) fn build(sched: &[Vec<PhaseSpan>]) -> Self {
+    fn build(sched: &[Vec<PhaseSpan>]) -> Self {
         let pick = |kind: SchedPhaseKind| -> Vec<Vec<(Ns, Ns, usize)>> {
             sched
                 .iter()
@@ -351,7 +351,7 @@ impl PhaseIndex {
 
     /// The phase of `list` containing `at` (or, with `next`, the first one
     /// starting after it).
-    pub(super) fn find(list: &[(Ns, Ns, usize)], at: Ns, next: bool) -> Option<usize> {
+    fn find(list: &[(Ns, Ns, usize)], at: Ns, next: bool) -> Option<usize> {
         let idx = list.partition_point(|p| p.0 <= at);
         if idx > 0 && list[idx - 1].1 >= at {
             return Some(list[idx - 1].2);
@@ -364,14 +364,14 @@ impl PhaseIndex {
     }
 
     /// Thread candidates for a core: its `core_to_thread` entry, else all.
-    pub(super) fn threads(t: &Timeline, core: u32, n: usize) -> std::ops::Range<usize> {
+    fn threads(t: &Timeline, core: u32, n: usize) -> std::ops::Range<usize> {
         match t.core_to_thread.get(core as usize) {
             Some(&th) if th >= 0 && (th as usize) < n => th as usize..th as usize + 1,
             _ => 0..n,
         }
     }
 
-    pub(super) fn lookup(
+    fn lookup(
         &self,
         which: &[Vec<(Ns, Ns, usize)>],
         t: &Timeline,
@@ -444,7 +444,7 @@ pub(super) fn write_trace(
 }
 
 /// Formats every event into `out` (see the module docs for the order).
-pub(super) fn produce_trace(
+fn produce_trace(
     mut out: TraceOut,
     t: &Timeline,
     model: &Model,
@@ -453,9 +453,37 @@ pub(super) fn produce_trace(
     tracks: &pipes::PipeTracks,
 ) -> Result<(u64, u64), WriterGone> {
     out.buf.push_str("{\"traceEvents\":[");
+    write_metadata(&mut out, t, model, names, overhead, tracks);
+    write_pipe_slices(&mut out, t, tracks)?;
+    write_worker_bars(&mut out, t, model)?;
+    write_scheduler_view_bars(&mut out, t, model)?;
+    let index = PhaseIndex::build(&t.sched);
+    write_phases(&mut out, t, model, &index)?;
+    write_markers(&mut out, t, model);
+    write_uploads(&mut out, t, model);
+    write_orchestrator(&mut out, t, model)?;
+    dependency_flows(&mut out, model)?;
+    if !t.sched.is_empty() {
+        complete_flows(&mut out, t, model, &index)?;
+        dispatch_flows(&mut out, t, model, &index)?;
+        if !t.host_mode && !t.orch.is_empty() {
+            submit_dispatch_flows(&mut out, t, model, &index)?;
+        }
+    }
+    write_overhead(&mut out, overhead)?;
+    out.finish()
+}
 
-    // Metadata: every process and thread that carries an event (the
-    // overhead counters live under the AICPU Scheduler process).
+/// The metadata: every process and thread that carries an event (the overhead counters
+/// live under the AICPU Scheduler process).
+fn write_metadata(
+    out: &mut TraceOut,
+    t: &Timeline,
+    model: &Model,
+    names: &KernelNames,
+    overhead: &[overhead::Sample],
+    tracks: &pipes::PipeTracks,
+) {
     let mut pids: Vec<u32> = model.threads.iter().map(|x| x.0).collect();
     if !overhead.is_empty() {
         pids.push(PID_SCHED);
@@ -489,8 +517,14 @@ pub(super) fn produce_trace(
     for (pid, tid, name) in threads {
         out.thread(*pid, *tid, name);
     }
+}
 
-    // Pipe View slices (predicted time).
+/// Pipe View slices (predicted time).
+fn write_pipe_slices(
+    out: &mut TraceOut,
+    t: &Timeline,
+    tracks: &pipes::PipeTracks,
+) -> Result<(), WriterGone> {
     for s in &tracks.slices {
         let task = &t.tasks[s.row];
         out.begin();
@@ -518,8 +552,11 @@ pub(super) fn produce_trace(
         );
         out.flush_if_full()?;
     }
+    Ok(())
+}
 
-    // Worker View bars.
+/// Worker View bars, with each task's fan-out and fan-in hints.
+fn write_worker_bars(out: &mut TraceOut, t: &Timeline, model: &Model) -> Result<(), WriterGone> {
     let g = &model.graph;
     for &(a, b) in &model.groups {
         let node = g.node(t.tasks[a].task_id);
@@ -554,8 +591,15 @@ pub(super) fn produce_trace(
             out.flush_if_full()?;
         }
     }
+    Ok(())
+}
 
-    // Scheduler View bars.
+/// Scheduler View bars (dispatch → finish).
+fn write_scheduler_view_bars(
+    out: &mut TraceOut,
+    t: &Timeline,
+    model: &Model,
+) -> Result<(), WriterGone> {
     for (r, placed) in model.sched_view.iter().enumerate() {
         let Some(p) = placed else { continue };
         let task = &t.tasks[r];
@@ -582,10 +626,19 @@ pub(super) fn produce_trace(
         );
         out.flush_if_full()?;
     }
+    Ok(())
+}
 
-    // Scheduler phases, then the ready-queue counter.
-    let index = PhaseIndex::build(&t.sched);
-    let attributed = finish_rows_attributed(t, &index);
+/// Scheduler phases (markers aside), then the ready-queue counter: one sample per
+/// complete / dispatch phase at its end, in time order, repeats included (Simpler's
+/// converter writes every one).
+fn write_phases(
+    out: &mut TraceOut,
+    t: &Timeline,
+    model: &Model,
+    index: &PhaseIndex,
+) -> Result<(), WriterGone> {
+    let attributed = finish_rows_attributed(t, index);
     let mut queue: Vec<(Ns, [i16; 3])> = Vec::new();
     for (th, lane) in t.sched.iter().enumerate() {
         for (i, ph) in lane.iter().enumerate() {
@@ -638,8 +691,6 @@ pub(super) fn produce_trace(
             out.flush_if_full()?;
         }
     }
-    // One sample per complete / dispatch phase at its end, in time order,
-    // repeats included (Simpler's converter writes every one).
     queue.sort_by_key(|q| q.0);
     for &(ts, v) in &queue {
         out.begin();
@@ -651,8 +702,11 @@ pub(super) fn produce_trace(
         push_us(&mut out.buf, ts);
         out.buf.push('}');
     }
+    Ok(())
+}
 
-    // Dummy / predicated-skip markers on AICPU_<thread>.
+/// Dummy / predicated-skip markers on `AICPU_<thread>`.
+fn write_markers(out: &mut TraceOut, t: &Timeline, model: &Model) {
     for (m, &(th, i, ref p)) in model.markers.iter().enumerate() {
         let ph = &t.sched[th][i];
         let disp = ph.task_id.map(|x| x.to_string());
@@ -696,8 +750,10 @@ pub(super) fn produce_trace(
             p,
         );
     }
+}
 
-    // Host uploads.
+/// Host uploads.
+fn write_uploads(out: &mut TraceOut, t: &Timeline, model: &Model) {
     for (u, p) in t.uploads.iter().zip(&model.uploads) {
         out.begin();
         let _ = write!(out.buf, "{{\"args\":{{\"bytes\":{}}}", u.bytes);
@@ -710,8 +766,10 @@ pub(super) fn produce_trace(
             p,
         );
     }
+}
 
-    // Orchestrator submits and alloc bars.
+/// Orchestrator submits, then the alloc bars.
+fn write_orchestrator(out: &mut TraceOut, t: &Timeline, model: &Model) -> Result<(), WriterGone> {
     for (lane_idx, lane) in t.orch.iter().enumerate() {
         for (i, o) in lane.iter().enumerate() {
             out.begin();
@@ -753,9 +811,12 @@ pub(super) fn produce_trace(
             p,
         );
     }
+    Ok(())
+}
 
-    // Flows. Dependencies: Worker View (bar start to bar start), then
-    // Scheduler View (dispatch to dispatch).
+/// Dependency flows: Worker View (bar start to bar start), then Scheduler View
+/// (dispatch to dispatch).
+fn dependency_flows(out: &mut TraceOut, model: &Model) -> Result<(), WriterGone> {
     for &(pn, sn) in &model.edges {
         let counts = Some((model.fan[sn], model.fan[pn]));
         for pa in model.wanchors(pn) {
@@ -805,67 +866,80 @@ pub(super) fn produce_trace(
             out.flush_if_full()?;
         }
     }
+    Ok(())
+}
 
-    if !t.sched.is_empty() {
-        complete_flows(&mut out, t, model, &index)?;
-        // dispatch: the dispatch phase → the Worker View and Scheduler View bars.
-        for (r, task) in t.tasks.iter().enumerate() {
-            let Some(d) = task.dispatch else { continue };
-            let Some((th, i)) = index.lookup(&index.dispatch, t, task.core_id, d, false) else {
-                continue;
-            };
-            let dp = &model.phases[th][i];
+/// `dispatch` flows: the dispatch phase → the Worker View and Scheduler View bars.
+fn dispatch_flows(
+    out: &mut TraceOut,
+    t: &Timeline,
+    model: &Model,
+    index: &PhaseIndex,
+) -> Result<(), WriterGone> {
+    for (r, task) in t.tasks.iter().enumerate() {
+        let Some(d) = task.dispatch else { continue };
+        let Some((th, i)) = index.lookup(&index.dispatch, t, task.core_id, d, false) else {
+            continue;
+        };
+        let dp = &model.phases[th][i];
+        out.flow(
+            "dispatch",
+            (PID_SCHED, dp, d),
+            (PID_WORKER, &model.worker[r], task.start),
+            None,
+            (None, None),
+        );
+        if let Some(sp) = &model.sched_view[r] {
             out.flow(
                 "dispatch",
                 (PID_SCHED, dp, d),
-                (PID_WORKER, &model.worker[r], task.start),
+                (PID_SCHED_VIEW, sp, d),
                 None,
-                (None, None),
+                (None, Some(model.sched_event[r])),
             );
-            if let Some(sp) = &model.sched_view[r] {
-                out.flow(
-                    "dispatch",
-                    (PID_SCHED, dp, d),
-                    (PID_SCHED_VIEW, sp, d),
-                    None,
-                    (None, Some(model.sched_event[r])),
-                );
-            }
-            out.flush_if_full()?;
         }
-        // submit→dispatch: each row's first orchestrator submit (its end) →
-        // the dispatch phase that dispatched the row.
-        if !t.host_mode && !t.orch.is_empty() {
-            let mut submit_of: IdMap<u64, (usize, usize)> =
-                idmap::map_with_capacity(model.groups.len());
-            for (lane_idx, lane) in t.orch.iter().enumerate() {
-                for (i, o) in lane.iter().enumerate() {
-                    submit_of.entry(o.task_id.raw()).or_insert((lane_idx, i));
-                }
-            }
-            for task in &t.tasks {
-                let Some(d) = task.dispatch else { continue };
-                let Some(&(lane_idx, i)) = submit_of.get(&task.task_id.raw()) else {
-                    continue;
-                };
-                let Some((th, di)) = index.lookup(&index.dispatch, t, task.core_id, d, false)
-                else {
-                    continue;
-                };
-                let op = &model.orch[lane_idx][i];
-                out.flow(
-                    "submit\u{2192}dispatch",
-                    (PID_ORCH, op, op.end),
-                    (PID_SCHED, &model.phases[th][di], d),
-                    None,
-                    (None, None),
-                );
-                out.flush_if_full()?;
-            }
+        out.flush_if_full()?;
+    }
+    Ok(())
+}
+
+/// `submit→dispatch` flows: each row's first orchestrator submit (its end) → the dispatch
+/// phase that dispatched the row.
+fn submit_dispatch_flows(
+    out: &mut TraceOut,
+    t: &Timeline,
+    model: &Model,
+    index: &PhaseIndex,
+) -> Result<(), WriterGone> {
+    let mut submit_of: IdMap<u64, (usize, usize)> = idmap::map_with_capacity(model.groups.len());
+    for (lane_idx, lane) in t.orch.iter().enumerate() {
+        for (i, o) in lane.iter().enumerate() {
+            submit_of.entry(o.task_id.raw()).or_insert((lane_idx, i));
         }
     }
+    for task in &t.tasks {
+        let Some(d) = task.dispatch else { continue };
+        let Some(&(lane_idx, i)) = submit_of.get(&task.task_id.raw()) else {
+            continue;
+        };
+        let Some((th, di)) = index.lookup(&index.dispatch, t, task.core_id, d, false) else {
+            continue;
+        };
+        let op = &model.orch[lane_idx][i];
+        out.flow(
+            "submit\u{2192}dispatch",
+            (PID_ORCH, op, op.end),
+            (PID_SCHED, &model.phases[th][di], d),
+            None,
+            (None, None),
+        );
+        out.flush_if_full()?;
+    }
+    Ok(())
+}
 
-    // Overhead counters (--overhead), Simpler's key order.
+/// Overhead counters (`--overhead`), in Simpler's key order.
+fn write_overhead(out: &mut TraceOut, overhead: &[overhead::Sample]) -> Result<(), WriterGone> {
     for s in overhead {
         let (name, tid) = overhead::SERIES[s.series];
         out.begin();
@@ -877,13 +951,13 @@ pub(super) fn produce_trace(
         let _ = write!(out.buf, ",\"args\":{{\"{name}\":{}}}}}", s.value);
         out.flush_if_full()?;
     }
-    out.finish()
+    Ok(())
 }
 
 /// Per complete phase `(thread, index)`: the task rows whose finish it
 /// contains (or, for a finish between phases, the next one on the row's
 /// `core_to_thread` thread) — Simpler's `finish_rows_attributed`.
-pub(super) fn finish_rows_attributed(
+fn finish_rows_attributed(
     t: &Timeline,
     index: &PhaseIndex,
 ) -> HashMap<(usize, usize), u32> {
@@ -919,7 +993,7 @@ pub(super) fn finish_rows_attributed(
 /// satisfies the last one (every `deps.json` predecessor counted, timed or
 /// not) released the successor: an arrow leaves it 10 ns before its end and
 /// lands at the successor's first dispatch, unless that dispatch came first.
-pub(super) fn complete_flows(
+fn complete_flows(
     out: &mut TraceOut,
     t: &Timeline,
     model: &Model,
