@@ -233,7 +233,6 @@ const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
     ("pto-dfx/src/compact/swimlane.rs", "walk", "to split (issue 25)"),
     ("pto-dfx/src/tools/critical_path.rs", "render", "to split (issue 25)"),
     ("pto-dfx/src/tools/perf.rs", "join", "to split (issue 25)"),
-    ("pto-dfx/src/tools/scope_stats_plot.rs", "render", "to split (issue 25)"),
     ("pto-dfx/src/tools/trace_check.rs", "check", "to split (issue 25)"),
     ("pto-examples/src/l3_collectives.rs", "coverage", "to split (issue 25)"),
     ("pto-ir/src/codegen/mod.rs", "compile", "to split (issue 25)"),

@@ -159,14 +159,54 @@ fn use_bar(f: f64) -> String {
     )
 }
 
+/// The page (header, guide, warnings, peaks, a timeline per ring, resource panels, the top
+/// scopes) and the rings it shows.
 fn render(
     file: &ScopeStatsFile,
     pairs: &[ScopePair],
     name: &str,
     warnings: &[String],
 ) -> (String, Vec<usize>) {
+    let scopes = measured_scopes(file, pairs);
+    let mut rings: Vec<usize> = scopes.iter().map(|s| s.ring).collect();
+    rings.sort_unstable();
+    rings.dedup();
+
+    let title = format!("Scope stats \u{2014} {name}");
+    let mut body = String::with_capacity(4096 + 2000 * scopes.len().min(5000));
+    push_header(&mut body, file, &title, scopes.len(), rings.len());
+    body.push_str(FORMULA_GUIDE);
+    push_warnings(&mut body, warnings);
+    push_peaks(&mut body, &scopes, &rings);
+
+    // One timeline per ring.
+    body.push_str("<section><h2>Timelines per ring</h2><p class=\"note\">Each resource's metric as a percentage of its capacity, over the ring's scopes in the order they closed; the dashed line is the capacity.</p>\n");
+    for &ring in &rings {
+        let ring_scopes: Vec<&Scope<'_>> = scopes.iter().filter(|s| s.ring == ring).collect();
+        chart(&mut body, ring, &ring_scopes);
+    }
+    if rings.is_empty() {
+        body.push_str("<p>No complete scope (begin and end) in the file.</p>\n");
+    }
+    body.push_str("</section>\n");
+
+    resource_panels(&mut body, file, pairs, &scopes, &rings);
+    push_top_scopes(&mut body, &scopes);
+    body.push_str("<pre id=\"selftest-result\" hidden></pre>\n");
+
+    let page = Page {
+        title: &title,
+        style: STYLE,
+        body: &body,
+        script: SCRIPT,
+    };
+    (page.render(), rings)
+}
+
+/// Every pair with a ring, with each resource's value, capacity and use.
+fn measured_scopes<'f>(file: &'f ScopeStatsFile, pairs: &[ScopePair]) -> Vec<Scope<'f>> {
     let meta = &file.meta;
-    let scopes: Vec<Scope<'_>> = pairs
+    pairs
         .iter()
         .enumerate()
         .filter_map(|(index, p)| {
@@ -188,12 +228,19 @@ fn render(
                 values,
             })
         })
-        .collect();
-    let mut rings: Vec<usize> = scopes.iter().map(|s| s.ring).collect();
-    rings.sort_unstable();
-    rings.dedup();
+        .collect()
+}
 
-    // The site with the most `end` records.
+/// The header: title, the health chip (fatal, dropped records or healthy), the file's
+/// version, the counts and the site with the most `end` records.
+fn push_header(
+    body: &mut String,
+    file: &ScopeStatsFile,
+    title: &str,
+    n_scopes: usize,
+    n_rings: usize,
+) {
+    let meta = &file.meta;
     let mut sites: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for r in &file.records {
         if r.phase == crate::scope_stats::ScopePhase::End {
@@ -215,42 +262,47 @@ fn render(
     } else {
         ("ok", String::from("Healthy: no fatal, no dropped"))
     };
-
-    let title = format!("Scope stats \u{2014} {name}");
-    let mut body = String::with_capacity(4096 + 2000 * scopes.len().min(5000));
     let _ = writeln!(
         body,
         "<header><h1>{}</h1><p><span class=\"chip {chip_class}\">{}</span> {} \u{b7} {} records \u{b7} {} scopes \u{b7} {} ring(s) \u{b7} dominant site <code>{}</code></p></header>",
-        escape(&title),
+        escape(title),
         escape(&chip),
         match meta.version {
             Some(v) => format!("version {v}"),
             None => format!("generation {}", file.schema()),
         },
         file.records.len(),
-        scopes.len(),
-        rings.len(),
+        n_scopes,
+        n_rings,
         escape(&dominant)
     );
-    body.push_str(
-        "<details class=\"guide\"><summary>Formula guide</summary><ul>\
+}
+
+/// The formula guide under the header.
+const FORMULA_GUIDE: &str = "<details class=\"guide\"><summary>Formula guide</summary><ul>\
 <li><b>High water</b> (task window, heap, dep pool): <code>end.X_end \u{2212} begin.X_start</code>, what the scope needed at most; compared with <code>X_max[ring]</code>.</li>\
 <li><b>Live at exit</b>: <code>end.X_end \u{2212} end.X_start</code>; <b>Alloc per scope</b>: <code>end.X_end \u{2212} begin.X_end</code>.</li>\
 <li><b>TensorMap</b>: live entries at the scope's end (<code>end.tensormap</code>), one global pool against <code>tensormap_max</code>.</li>\
-<li>Use bars: red \u{2265} 80 %, amber \u{2265} 50 %. Heap values in MiB.</li></ul></details>\n",
-    );
-    if !warnings.is_empty() {
-        body.push_str("<section class=\"warnings\"><h2>Warnings</h2><ul>");
-        for w in warnings.iter().take(200) {
-            let _ = write!(body, "<li>{}</li>", escape(w));
-        }
-        if warnings.len() > 200 {
-            let _ = write!(body, "<li>... and {} more</li>", warnings.len() - 200);
-        }
-        body.push_str("</ul></section>\n");
-    }
+<li>Use bars: red \u{2265} 80 %, amber \u{2265} 50 %. Heap values in MiB.</li></ul></details>\n";
 
-    // Top peaks.
+/// The reader's warnings, the first 200 of them.
+fn push_warnings(body: &mut String, warnings: &[String]) {
+    if warnings.is_empty() {
+        return;
+    }
+    body.push_str("<section class=\"warnings\"><h2>Warnings</h2><ul>");
+    for w in warnings.iter().take(200) {
+        let _ = write!(body, "<li>{}</li>", escape(w));
+    }
+    if warnings.len() > 200 {
+        let _ = write!(body, "<li>... and {} more</li>", warnings.len() - 200);
+    }
+    body.push_str("</ul></section>\n");
+}
+
+/// The top peaks: per resource and ring (the TensorMap once, global), the scope with the
+/// highest value (ties: the earlier scope).
+fn push_peaks(body: &mut String, scopes: &[Scope<'_>], rings: &[usize]) {
     body.push_str("<section><h2>Top peaks</h2><table id=\"peaks\"><thead><tr><th>Resource</th><th>ring_depth</th><th>Metric</th><th>Peak</th><th>Capacity</th><th>Use</th><th>Site</th><th>Scope index</th></tr></thead><tbody>\n");
     for (k, (res, label, metric, _)) in RESOURCES.iter().enumerate() {
         let ring_groups: Vec<Option<usize>> = if *res == ScopeResource::Tensormap {
@@ -283,22 +335,10 @@ fn render(
         }
     }
     body.push_str("</tbody></table></section>\n");
+}
 
-    // One timeline per ring.
-    body.push_str("<section><h2>Timelines per ring</h2><p class=\"note\">Each resource's metric as a percentage of its capacity, over the ring's scopes in the order they closed; the dashed line is the capacity.</p>\n");
-    for &ring in &rings {
-        let ring_scopes: Vec<&Scope<'_>> = scopes.iter().filter(|s| s.ring == ring).collect();
-        chart(&mut body, ring, &ring_scopes);
-    }
-    if rings.is_empty() {
-        body.push_str("<p>No complete scope (begin and end) in the file.</p>\n");
-    }
-    body.push_str("</section>\n");
-
-    // Resource panels.
-    resource_panels(&mut body, file, pairs, &scopes, &rings);
-
-    // Scopes with the highest water marks.
+/// The [`TOP_SCOPES`] scopes with the highest use of any resource.
+fn push_top_scopes(body: &mut String, scopes: &[Scope<'_>]) {
     let mut top: Vec<&Scope<'_>> = scopes.iter().collect();
     top.sort_by(|a, b| {
         b.max_use()
@@ -333,15 +373,7 @@ fn render(
         }
         let _ = writeln!(body, "<td>{}</td></tr>", use_bar(s.max_use()));
     }
-    body.push_str("</tbody></table></section>\n<pre id=\"selftest-result\" hidden></pre>\n");
-
-    let page = Page {
-        title: &title,
-        style: STYLE,
-        body: &body,
-        script: SCRIPT,
-    };
-    (page.render(), rings)
+    body.push_str("</tbody></table></section>\n");
 }
 
 /// One line of a resource panel chart.
