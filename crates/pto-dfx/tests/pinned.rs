@@ -1,5 +1,5 @@
-//! The viewers' output bytes, pinned: the converter's trace, the deps viewer's text and HTML
-//! and the scope-stats page for fixed inputs (the golden files and seeded synthetic runs),
+//! The viewers' output bytes, pinned: the converter's trace, the deps viewer's text and HTML,
+//! the scope-stats page and the critical-path report with its trace copies, for fixed inputs (the golden files and seeded synthetic runs),
 //! each as its length and FNV-1a 64 hash, so a refactoring that changes one byte fails here.
 //!
 //! A deliberate change of the output updates the pins below: the failure message prints
@@ -11,8 +11,8 @@
 use std::path::Path;
 
 use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
-use pto_dfx::tools::scope_stats_plot;
 use pto_dfx::tools::swimlane_converter::{self, ConvertExtras, ConvertOptions};
+use pto_dfx::tools::{critical_path, scope_stats_plot};
 
 use crate::common::data;
 use crate::synth;
@@ -228,5 +228,56 @@ fn scope_stats_page_is_pinned() {
     check(
         &[pin("scope_stats.html", &output, dir.path())],
         &[("scope_stats.html", 20592, 0x6ec52b585228e65b)],
+    );
+}
+
+/// The critical-path report and its two trace copies for `dir`, pinned under `tag`.
+fn critical_path(tag: &str, dir: &Path, pins: &mut Vec<(String, usize, u64)>) {
+    let report = critical_path::analyze(dir).unwrap();
+    pins.push(pin(&format!("{tag}.md"), &report.output, dir));
+    for f in &report.cpm_files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        pins.push(pin(&format!("{tag}-{name}"), f, dir));
+    }
+}
+
+#[test]
+fn critical_path_output_is_pinned() {
+    let mut pins = Vec::new();
+    // Untimed: deps.json alone.
+    // The report names the directory: a fixed name inside each temporary one.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("dfx_outputs");
+    std::fs::create_dir(&dir).unwrap();
+    let (mut file, deps) = synth::generate(300, 4, 5);
+    pto_dfx::deps::write(&&dir.join("deps.json"), &deps).unwrap();
+    write_names(&dir);
+    critical_path("untimed", &dir, &mut pins);
+    // Timed, with a merged trace beside it for the two Perfetto copies.
+    pto_dfx::swimlane::write(&&dir.join("chip_swimlane_records.json"), &file).unwrap();
+    convert("merged_swimlane_pinned", &dir, false);
+    critical_path("timed", &dir, &mut pins);
+    // Predicted time with the model's clock.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("dfx_outputs");
+    std::fs::create_dir(&dir).unwrap();
+    file.metadata.timing = Some(String::from("predicted"));
+    pto_dfx::swimlane::write(&&dir.join("chip_swimlane_records.json"), &file).unwrap();
+    pto_dfx::deps::write(&&dir.join("deps.json"), &deps).unwrap();
+    std::fs::write(
+        &dir.join("predicted_timing.json"),
+        r#"{"core_clock_hz": 1850000000}"#,
+    )
+    .unwrap();
+    critical_path("predicted", &dir, &mut pins);
+    check(
+        &pins,
+        &[
+            ("untimed.md", 6844, 0x02a148375c44d98c),
+            ("timed.md", 15837, 0x51608ab8fb3bf29b),
+            ("timed-CPM_static.json", 1413488, 0x6242d1ae0934e089),
+            ("timed-CPM_observed.json", 1411351, 0x375c3f9666704dfe),
+            ("predicted.md", 14957, 0x1a43defc96598560),
+        ],
     );
 }
