@@ -250,11 +250,11 @@ fn critical_path_output_is_pinned() {
     let dir = tmp.path().join("dfx_outputs");
     std::fs::create_dir(&dir).unwrap();
     let (mut file, deps) = synth::generate(300, 4, 5);
-    pto_dfx::deps::write(&&dir.join("deps.json"), &deps).unwrap();
+    pto_dfx::deps::write(&dir.join("deps.json"), &deps).unwrap();
     write_names(&dir);
     critical_path("untimed", &dir, &mut pins);
     // Timed, with a merged trace beside it for the two Perfetto copies.
-    pto_dfx::swimlane::write(&&dir.join("chip_swimlane_records.json"), &file).unwrap();
+    pto_dfx::swimlane::write(&dir.join("chip_swimlane_records.json"), &file).unwrap();
     convert("merged_swimlane_pinned", &dir, false);
     critical_path("timed", &dir, &mut pins);
     // Predicted time with the model's clock.
@@ -262,10 +262,10 @@ fn critical_path_output_is_pinned() {
     let dir = tmp.path().join("dfx_outputs");
     std::fs::create_dir(&dir).unwrap();
     file.metadata.timing = Some(String::from("predicted"));
-    pto_dfx::swimlane::write(&&dir.join("chip_swimlane_records.json"), &file).unwrap();
-    pto_dfx::deps::write(&&dir.join("deps.json"), &deps).unwrap();
+    pto_dfx::swimlane::write(&dir.join("chip_swimlane_records.json"), &file).unwrap();
+    pto_dfx::deps::write(&dir.join("deps.json"), &deps).unwrap();
     std::fs::write(
-        &dir.join("predicted_timing.json"),
+        dir.join("predicted_timing.json"),
         r#"{"core_clock_hz": 1850000000}"#,
     )
     .unwrap();
