@@ -957,10 +957,7 @@ fn write_overhead(out: &mut TraceOut, overhead: &[overhead::Sample]) -> Result<(
 /// Per complete phase `(thread, index)`: the task rows whose finish it
 /// contains (or, for a finish between phases, the next one on the row's
 /// `core_to_thread` thread) — Simpler's `finish_rows_attributed`.
-fn finish_rows_attributed(
-    t: &Timeline,
-    index: &PhaseIndex,
-) -> HashMap<(usize, usize), u32> {
+fn finish_rows_attributed(t: &Timeline, index: &PhaseIndex) -> HashMap<(usize, usize), u32> {
     let mut out: HashMap<(usize, usize), u32> = HashMap::new();
     for task in &t.tasks {
         let Some(f) = task.finish else { continue };
