@@ -123,6 +123,14 @@ fn swimlane_converter_output_is_pinned() {
     std::fs::write(dir.path().join("chip_swimlane_records.json"), PREDICTED).unwrap();
     std::fs::write(dir.path().join(swimlane_converter::PIPES_FILE_NAME), PIPES).unwrap();
     pins.push(convert("predicted-pipes", dir.path(), false));
+    // A host-orchestrated run (host submits and uploads before the device's records).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("chip_swimlane_records.json"),
+        crate::swimlane::HOST_EXAMPLE_TEXT,
+    )
+    .unwrap();
+    pins.push(convert("host", dir.path(), false));
     check(
         &pins,
         &[
@@ -133,6 +141,7 @@ fn swimlane_converter_output_is_pinned() {
             ("synth-l3", 1022047, 0x44e06242c72b7130),
             ("synth-l4", 1194127, 0x523c38326c502ef7),
             ("predicted-pipes", 2809, 0xac3a5d5a498458aa),
+            ("host", 2591, 0x2051e2980a51628d),
         ],
     );
 }
