@@ -1,4 +1,4 @@
-//! Code-base invariants checked as tests: module docs, no `should_panic`/`ignore`, and the
+//! Code-base invariants checked as tests: module docs, no `should_panic`/`ignore`, the
 //! layering of crates (docs/ARCHITECTURE.md), and no library function over 150 lines without
 //! a listed reason.
 
