@@ -19,8 +19,9 @@
 //! when it is on `PATH` and the graph is small ([`LayoutChoice::Auto`]:
 //! at most [`AUTO_GRAPHVIZ_MAX_NODES`] nodes, within
 //! [`AUTO_GRAPHVIZ_BUDGET`]; run as a child process, see
-//! [`layout::graphviz`]) or by the engine asked for within its budget, and
-//! by the built-in layered layout otherwise ([`layout::layered`]), so the
+//! [`layout::graphviz`](crate::tools::layout::graphviz)) or by the engine asked
+//! for within its budget, and by the built-in layered layout otherwise
+//! ([`layout::layered`](crate::tools::layout::layered)), so the
 //! page works on any machine and never waits on Graphviz unbounded. Nodes are
 //! styled by core kind (AIC box, AIV ellipse, MIX diamond, alloc dashed
 //! note), SPMD nodes have a red border, explicit edges are dashed, a
