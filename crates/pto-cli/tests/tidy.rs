@@ -1,5 +1,6 @@
-//! Code-base invariants checked as tests: module docs, no `should_panic`/`ignore`, and the
-//! layering of crates (docs/ARCHITECTURE.md).
+//! Code-base invariants checked as tests: module docs, no `should_panic`/`ignore`, the
+//! layering of crates (docs/ARCHITECTURE.md), and no library function over 150 lines without
+//! a listed reason.
 
 use std::path::{Path, PathBuf};
 
@@ -222,4 +223,172 @@ fn the_shared_helpers_have_one_copy() {
         })
         .collect();
     assert!(copies.is_empty(), "use pto_base instead: {copies:?}");
+}
+
+/// The longest a function in library code may be, in lines (issue 25).
+const MAX_FN_LINES: usize = 150;
+
+/// Functions allowed past [`MAX_FN_LINES`]: (file under `crates/`, function name, why).
+#[rustfmt::skip]
+const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
+    ("pto-build-output/src/pt/pickle.rs", "parse_tensor_pickle", "to split (issue 25)"),
+    ("pto-build-output/src/pt.rs", "read_pt_from", "to split (issue 25)"),
+    ("pto-examples/src/l3_collectives.rs", "coverage", "to split (issue 25)"),
+    ("pto-ir/src/codegen/mod.rs", "compile", "to split (issue 25)"),
+    ("pto-ir/src/codegen/orchestration.rs", "task", "to split (issue 25)"),
+    ("pto-ir/src/codegen/pto.rs", "scalar", "to split (issue 25)"),
+    ("pto-ir/src/codegen/pto.rs", "call", "to split (issue 25)"),
+    ("pto-ir/src/codegen/pto.rs", "stmt", "to split (issue 25)"),
+    ("pto-ir/src/interp.rs", "op", "to split (issue 25)"),
+    ("pto-ir/src/ops.rs", "deduce", "to split (issue 25)"),
+    ("pto-ir/src/passes/outline.rs", "outline", "to split (issue 25)"),
+    ("pto-runner/src/dfx_output.rs", "write_artifacts", "to split (issue 25)"),
+    ("pto-runtime/src/exec.rs", "run", "to split (issue 25)"),
+    ("pto-runtime/src/orchestrator.rs", "submit_inner", "to split (issue 25)"),
+    ("pto-runtime/src/orchestrator.rs", "validate", "to split (issue 25)"),
+    ("pto-runtime/src/run.rs", "run", "to split (issue 25)"),
+    ("pto-timing/src/validation.rs", "kernels", "to split (issue 25)"),
+    ("pto-toolchain/src/toolchain.rs", "compile", "to split (issue 25)"),
+    ("ptoas/src/lower/mod.rs", "op", "to split (issue 25)"),
+    ("ptoas/src/lower/ops.rs", "tile_op", "to split (issue 25)"),
+    ("ptoas/src/parser/mod.rs", "tile_buf_ty", "to split (issue 25)"),
+    ("ptoas/src/parser/ops.rs", "pto", "to split (issue 25)"),
+    ("ptoas/src/printer.rs", "op", "to split (issue 25)"),
+    ("ptoas/src/verify.rs", "verify_op", "to split (issue 25)"),
+];
+
+/// If `line` starts a function (`^\s*(pub(\(crate\)|\(super\))? )?(async )?(const )?(unsafe )?fn `),
+/// its name.
+fn fn_name(line: &str) -> Option<&str> {
+    let mut rest = line.trim_start();
+    for prefix in ["pub(crate) ", "pub(super) ", "pub "] {
+        if let Some(r) = rest.strip_prefix(prefix) {
+            rest = r;
+            break;
+        }
+    }
+    for prefix in ["async ", "const ", "unsafe "] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    let rest = rest.strip_prefix("fn ")?;
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// The leading whitespace of `line`.
+fn indent(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// The functions of `text` longer than `max` lines, as (name, first line, length).
+///
+/// The measure is deliberately simple: a function runs from the line that starts it
+/// ([`fn_name`]) to the first later line that is its indentation followed by `}`; one
+/// without a body (a signature ending in `;` before any line ending in `{`) is skipped.
+/// A `#[cfg(test)]` module (the attribute, then `mod name {`, to the `}` at the module's
+/// indentation) is test code and skipped.
+fn long_functions(text: &str, max: usize) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let closes = |from: usize, ind: &str| {
+        (from..lines.len()).find(|&j| lines[j].trim_end().strip_prefix(ind) == Some("}"))
+    };
+    let mut long = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.trim() == "#[cfg(test)]" {
+            let next = lines.get(i + 1).copied().unwrap_or("");
+            if next.trim_start().starts_with("mod ") && next.trim_end().ends_with('{') {
+                i = closes(i + 2, indent(next)).unwrap_or(lines.len()) + 1;
+                continue;
+            }
+        }
+        if let Some(name) = fn_name(line) {
+            let body = (i..lines.len())
+                .find(|&j| {
+                    let t = lines[j].trim_end();
+                    t.ends_with('{') || t.ends_with(';') || t.ends_with('}')
+                })
+                .filter(|&j| !lines[j].trim_end().ends_with(';'));
+            if let Some(end) = body.and_then(|j| {
+                if lines[j].trim_end().ends_with('}') && j == i {
+                    Some(j)
+                } else {
+                    closes(j + 1, indent(line))
+                }
+            }) {
+                let n = end - i + 1;
+                if n > max {
+                    long.push((name.to_string(), i + 1, n));
+                }
+            }
+        }
+        i += 1;
+    }
+    long
+}
+
+#[test]
+fn library_functions_are_at_most_150_lines() {
+    // The measure itself, on a made-up file: a 152-line function counts (signature and
+    // closing brace included), a bodiless signature and a `#[cfg(test)]` module do not.
+    let body = "    let x = 1;\n".repeat(150);
+    let sample = format!(
+        "trait T {{\n    fn f(&self);\n}}\npub(crate) fn long() {{\n{body}}}\nfn short() {{}}\n\
+         #[cfg(test)]\nmod tests {{\n    fn in_test() {{\n{body}    }}\n}}\n"
+    );
+    assert_eq!(
+        long_functions(&sample, MAX_FN_LINES),
+        [("long".to_string(), 4, 152)]
+    );
+    // Library code: `crates/*/src/**/*.rs`, without `tests.rs`, `tests/` directories and
+    // `#[cfg(test)]` modules.
+    let crates = workspace().join("crates");
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(&crates).unwrap().flatten() {
+        rust_files(&krate.path().join("src"), &mut files);
+    }
+    files.retain(|f| {
+        f.file_name().is_some_and(|n| n != "tests.rs")
+            && !f.components().any(|c| c.as_os_str() == "tests")
+    });
+    files.sort();
+    assert!(files.len() > 20);
+    let mut too_long = Vec::new();
+    let mut allowed_seen = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&crates)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = std::fs::read_to_string(f).unwrap();
+        for (name, line, n) in long_functions(&text, MAX_FN_LINES) {
+            if LONG_FN_ALLOWLIST
+                .iter()
+                .any(|(p, fn_, _)| *p == rel && *fn_ == name)
+            {
+                allowed_seen.push((rel.clone(), name));
+            } else {
+                too_long.push(format!("{rel}:{line}: fn {name} has {n} lines"));
+            }
+        }
+    }
+    let stale: Vec<_> = LONG_FN_ALLOWLIST
+        .iter()
+        .filter(|(p, name, _)| !allowed_seen.iter().any(|(q, m)| q == p && m == name))
+        .map(|(p, name, _)| format!("{p}: fn {name}"))
+        .collect();
+    assert!(
+        too_long.is_empty(),
+        "functions over {MAX_FN_LINES} lines: split them along their seams, or add them to \
+         LONG_FN_ALLOWLIST with the reason they must be one piece:\n{}",
+        too_long.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "LONG_FN_ALLOWLIST entries no longer over {MAX_FN_LINES} lines (remove them): {stale:?}"
+    );
 }

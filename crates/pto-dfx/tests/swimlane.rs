@@ -198,7 +198,7 @@ fn host_example() -> SwimlaneFile {
 /// The layout §2.2 and §2.4 describe for [`host_example`] (the reference has
 /// no full host-mode example; one-line `host_capture` / `clock_anchors`
 /// objects with `", "` separators are our reading).
-const HOST_EXAMPLE_TEXT: &str = r#"{
+pub(crate) const HOST_EXAMPLE_TEXT: &str = r#"{
   "chip_swimlane_level": 3,
   "metadata": {
     "clock_freq_hz": 50000000,

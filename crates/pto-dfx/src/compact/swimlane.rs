@@ -507,6 +507,12 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<SwimlaneRecords, CompactError>
     walk(&mut Cursor::new(bytes, bytes.len() as u64, path))
 }
 
+/// The wide time values by (record kind, worker, record index, field), taken out as they
+/// are used.
+type Wide = std::collections::HashMap<(u8, u32, u64, u8), u64>;
+
+/// Reads a whole compact swimlane file from `c`: framing and header, the wide times, each
+/// worker's subtasks and phases, the orchestrator records; every wide entry must be used.
 fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, CompactError> {
     let version = c.framing(&MAGIC, FILE_NAME)?;
     let level = c.u8("level")?;
@@ -529,6 +535,46 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
             },
         ));
     }
+    let core_types = read_core_types(c)?;
+    c.index = None;
+    let core_to_thread = read_core_to_thread(c)?;
+    c.index = None;
+    c.section = "header";
+    let schema = c.schema(version)?;
+    let run_epoch = if version >= 2 { c.u64("run_epoch")? } else { 0 };
+    let predicted = version >= 3 && predicted_byte(c)?;
+    let mut wide = read_wide(c)?;
+    c.index = None;
+    c.section = "workers";
+    // Each worker holds at least its two counts.
+    let n_workers = c.count(16, false)?;
+    let mut workers = Vec::with_capacity(n_workers);
+    for w in 0..n_workers {
+        let w = w as u32;
+        let subtasks = read_subtasks(c, &mut wide, w)?;
+        let phases = read_phases(c, &mut wide, w)?;
+        workers.push(WorkerRecords { subtasks, phases });
+    }
+    let orchestrator = read_orchestrator(c, &mut wide)?;
+    no_wide_left(c, &wide)?;
+    c.end()?;
+    Ok(SwimlaneRecords {
+        header: SwimlaneHeader {
+            level,
+            clock_freq_hz,
+            core_types,
+            core_to_thread,
+            schema,
+            run_epoch,
+            predicted,
+        },
+        workers,
+        orchestrator,
+    })
+}
+
+/// The `core_types` section.
+fn read_core_types<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<Vec<CoreType>, CompactError> {
     c.section = "core_types";
     let n = c.count(1, false)?;
     let mut core_types = Vec::with_capacity(n);
@@ -545,7 +591,11 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
             )
         })?);
     }
-    c.index = None;
+    Ok(core_types)
+}
+
+/// The `core_to_thread` section.
+fn read_core_to_thread<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<Vec<i32>, CompactError> {
     c.section = "core_to_thread";
     let n = c.count(4, false)?;
     let mut core_to_thread = Vec::with_capacity(n);
@@ -564,11 +614,11 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
         }
         core_to_thread.push(thread);
     }
-    c.index = None;
-    c.section = "header";
-    let schema = c.schema(version)?;
-    let run_epoch = if version >= 2 { c.u64("run_epoch")? } else { 0 };
-    let predicted = version >= 3 && predicted_byte(c)?;
+    Ok(core_to_thread)
+}
+
+/// The `wide` section: each entry names an existing field of a record kind, once.
+fn read_wide<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<Wide, CompactError> {
     c.section = "wide";
     let n = c.count(WIDE_BYTES, true)?;
     let mut wide: std::collections::HashMap<(u8, u32, u64, u8), u64> =
@@ -612,91 +662,101 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
             ));
         }
     }
+    Ok(wide)
+}
+
+/// Worker `w`'s subtasks, their times resolved against `wide`.
+fn read_subtasks<R: std::io::Read>(
+    c: &mut Cursor<'_, R>,
+    wide: &mut Wide,
+    w: u32,
+) -> Result<Vec<Subtask>, CompactError> {
+    c.section = "subtasks";
     c.index = None;
-    c.section = "workers";
-    // Each worker holds at least its two counts.
-    let n_workers = c.count(16, false)?;
-    let mut workers = Vec::with_capacity(n_workers);
-    for w in 0..n_workers {
-        let w = w as u32;
-        c.section = "subtasks";
-        c.index = None;
-        let n = c.count(SUBTASK_BYTES, true)?;
-        let mut subtasks = Vec::with_capacity(n);
-        for i in 0..n {
-            c.index = Some(i as u64);
-            let core = c.u32("core")?;
-            let reg_task_id = c.u32("reg_task_id")?;
-            let task = c.u64("task")?;
-            let dispatch_ns = c.u64("dispatch_ns")?;
-            let mut times = [0u64; 4];
-            for (f, (t, name)) in times
-                .iter_mut()
-                .zip(["receive_ns", "start_ns", "end_ns", "finish_ns"])
-                .enumerate()
-            {
-                let off = c.u32(name)?;
-                *t = resolve(
-                    c,
-                    &mut wide,
-                    (0, w, i as u64, f as u8),
-                    dispatch_ns,
-                    off,
-                    name,
-                )?;
-            }
-            subtasks.push(Subtask {
-                core,
-                task,
-                reg_task_id,
-                dispatch_ns,
-                receive_ns: times[0],
-                start_ns: times[1],
-                end_ns: times[2],
-                finish_ns: times[3],
-            });
+    let n = c.count(SUBTASK_BYTES, true)?;
+    let mut subtasks = Vec::with_capacity(n);
+    for i in 0..n {
+        c.index = Some(i as u64);
+        let core = c.u32("core")?;
+        let reg_task_id = c.u32("reg_task_id")?;
+        let task = c.u64("task")?;
+        let dispatch_ns = c.u64("dispatch_ns")?;
+        let mut times = [0u64; 4];
+        for (f, (t, name)) in times
+            .iter_mut()
+            .zip(["receive_ns", "start_ns", "end_ns", "finish_ns"])
+            .enumerate()
+        {
+            let off = c.u32(name)?;
+            *t = resolve(c, wide, (0, w, i as u64, f as u8), dispatch_ns, off, name)?;
         }
-        c.section = "phases";
-        c.index = None;
-        let n = c.count(PHASE_BYTES, true)?;
-        let mut phases = Vec::with_capacity(n);
-        for i in 0..n {
-            c.index = Some(i as u64);
-            let kind = c.u8("kind")?;
-            if SchedPhaseKind::from_code(kind).is_none() {
-                return Err(c.error(
-                    "kind",
-                    CompactErrorKind::Value {
-                        value: u64::from(kind),
-                        reason: "is not a scheduler phase kind",
-                    },
-                ));
-            }
-            let mut shared = [0i16; 6];
-            for v in &mut shared {
-                *v = i16::from_le_bytes(c.take("shared")?);
-            }
-            let loop_iter = c.u32("loop_iter")?;
-            let tasks_processed = c.u32("tasks_processed")?;
-            let pop_hit = c.u32("pop_hit")?;
-            let pop_miss = c.u32("pop_miss")?;
-            let start_ns = c.u64("start_ns")?;
-            let off = c.u32("end_ns")?;
-            let end_ns = resolve(c, &mut wide, (1, w, i as u64, 0), start_ns, off, "end_ns")?;
-            phases.push(Phase {
-                kind,
-                shared_at_start: [shared[0], shared[1], shared[2]],
-                shared_at_end: [shared[3], shared[4], shared[5]],
-                loop_iter,
-                tasks_processed,
-                pop_hit,
-                pop_miss,
-                start_ns,
-                end_ns,
-            });
-        }
-        workers.push(WorkerRecords { subtasks, phases });
+        subtasks.push(Subtask {
+            core,
+            task,
+            reg_task_id,
+            dispatch_ns,
+            receive_ns: times[0],
+            start_ns: times[1],
+            end_ns: times[2],
+            finish_ns: times[3],
+        });
     }
+    Ok(subtasks)
+}
+
+/// Worker `w`'s scheduler phases, their ends resolved against `wide`.
+fn read_phases<R: std::io::Read>(
+    c: &mut Cursor<'_, R>,
+    wide: &mut Wide,
+    w: u32,
+) -> Result<Vec<Phase>, CompactError> {
+    c.section = "phases";
+    c.index = None;
+    let n = c.count(PHASE_BYTES, true)?;
+    let mut phases = Vec::with_capacity(n);
+    for i in 0..n {
+        c.index = Some(i as u64);
+        let kind = c.u8("kind")?;
+        if SchedPhaseKind::from_code(kind).is_none() {
+            return Err(c.error(
+                "kind",
+                CompactErrorKind::Value {
+                    value: u64::from(kind),
+                    reason: "is not a scheduler phase kind",
+                },
+            ));
+        }
+        let mut shared = [0i16; 6];
+        for v in &mut shared {
+            *v = i16::from_le_bytes(c.take("shared")?);
+        }
+        let loop_iter = c.u32("loop_iter")?;
+        let tasks_processed = c.u32("tasks_processed")?;
+        let pop_hit = c.u32("pop_hit")?;
+        let pop_miss = c.u32("pop_miss")?;
+        let start_ns = c.u64("start_ns")?;
+        let off = c.u32("end_ns")?;
+        let end_ns = resolve(c, wide, (1, w, i as u64, 0), start_ns, off, "end_ns")?;
+        phases.push(Phase {
+            kind,
+            shared_at_start: [shared[0], shared[1], shared[2]],
+            shared_at_end: [shared[3], shared[4], shared[5]],
+            loop_iter,
+            tasks_processed,
+            pop_hit,
+            pop_miss,
+            start_ns,
+            end_ns,
+        });
+    }
+    Ok(phases)
+}
+
+/// The orchestrator section, its ends resolved against `wide`.
+fn read_orchestrator<R: std::io::Read>(
+    c: &mut Cursor<'_, R>,
+    wide: &mut Wide,
+) -> Result<Vec<Orch>, CompactError> {
     c.section = "orchestrator";
     c.index = None;
     let n = c.count(ORCH_BYTES, true)?;
@@ -707,7 +767,7 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
         let task = c.u64("task")?;
         let start_ns = c.u64("start_ns")?;
         let off = c.u32("end_ns")?;
-        let end_ns = resolve(c, &mut wide, (2, 0, i as u64, 0), start_ns, off, "end_ns")?;
+        let end_ns = resolve(c, wide, (2, 0, i as u64, 0), start_ns, off, "end_ns")?;
         orchestrator.push(Orch {
             submit_idx,
             task,
@@ -715,6 +775,11 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
             end_ns,
         });
     }
+    Ok(orchestrator)
+}
+
+/// A wide entry no record used is an error naming the lowest such entry's index.
+fn no_wide_left<R: std::io::Read>(c: &mut Cursor<'_, R>, wide: &Wide) -> Result<(), CompactError> {
     if let Some((&(_, _, index, _), _)) = wide.iter().min() {
         c.section = "wide";
         c.index = None;
@@ -726,20 +791,7 @@ fn walk<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<SwimlaneRecords, Comp
             },
         ));
     }
-    c.end()?;
-    Ok(SwimlaneRecords {
-        header: SwimlaneHeader {
-            level,
-            clock_freq_hz,
-            core_types,
-            core_to_thread,
-            schema,
-            run_epoch,
-            predicted,
-        },
-        workers,
-        orchestrator,
-    })
+    Ok(())
 }
 
 /// The header's timing byte: 0 host time, 1 predicted.

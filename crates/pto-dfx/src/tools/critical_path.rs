@@ -659,6 +659,43 @@ fn cell(text: &str) -> String {
     crate::printable::markdown(text)
 }
 
+/// What every part of the report reads.
+struct ReportInput<'a> {
+    graph: &'a TaskGraph,
+    nodes: &'a Nodes,
+    names: &'a KernelNames,
+    static_path: &'a [usize],
+    observed: &'a [Step],
+    /// Whether a swimlane gave the tasks their times.
+    timed: bool,
+    clock: Clock,
+    /// The first timed start.
+    t0: Ns,
+    /// First timed start to last end.
+    makespan: u128,
+}
+
+impl ReportInput<'_> {
+    /// Task `i`'s cores, start, end and duration cells (µs since `t0`), or dashes.
+    fn span_cells(&self, i: usize) -> String {
+        let t0 = self.t0;
+        match &self.nodes.spans[i] {
+            Some(s) => {
+                let cores: Vec<String> = s.cores.iter().map(u32::to_string).collect();
+                format!(
+                    "{} | {} | {} | {}",
+                    cores.join(", "),
+                    us(u128::from(s.start.saturating_sub(t0))),
+                    us(u128::from(s.end.saturating_sub(t0))),
+                    us(u128::from(s.end.saturating_sub(s.start)))
+                )
+            }
+            None => String::from("- | - | - | -"),
+        }
+    }
+}
+
+/// The report: summary, kernel families, the static path and (timed) the observed one.
 #[allow(clippy::too_many_arguments)]
 fn render(
     label: &str,
@@ -670,8 +707,6 @@ fn render(
     swimlane: Option<&Path>,
     clock: Clock,
 ) -> String {
-    let timed = swimlane.is_some();
-    let n_timed = nodes.spans.iter().filter(|s| s.is_some()).count();
     let t0 = nodes
         .spans
         .iter()
@@ -686,7 +721,44 @@ fn render(
         .map(|s| s.end)
         .max()
         .unwrap_or(0);
-    let makespan = u128::from(t_end.saturating_sub(t0));
+    let r = ReportInput {
+        graph,
+        nodes,
+        names,
+        static_path,
+        observed,
+        timed: swimlane.is_some(),
+        clock,
+        t0,
+        makespan: u128::from(t_end.saturating_sub(t0)),
+    };
+    let mut out = summary_head(label, &r);
+    if r.timed {
+        push_timed_summary(&mut out, &r);
+    } else {
+        push_untimed_summary(&mut out, &r);
+    }
+    push_families(&mut out, &r);
+    push_static_table(&mut out, &r);
+    if r.timed {
+        push_observed_table(&mut out, &r);
+    }
+    if let Some(p) = swimlane {
+        let _ = writeln!(
+            out,
+            "\nTimes are µs since the run's first timed start, from `{}`.",
+            p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        );
+    }
+    out
+}
+
+/// The title, the counts, and whether the times are predicted.
+fn summary_head(label: &str, r: &ReportInput<'_>) -> String {
+    let (graph, nodes, clock) = (r.graph, r.nodes, r.clock);
+    let n_timed = nodes.spans.iter().filter(|s| s.is_some()).count();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -711,18 +783,31 @@ fn render(
                 .unwrap_or_default()
         );
     }
-    if timed {
-        let _ = writeln!(
-            out,
-            "- **makespan**: {} µs{} (first start to last end of the timed tasks)",
-            us(makespan),
-            clock.suffix(makespan)
-        );
-        let static_time: u128 = static_path
-            .iter()
-            .map(|&i| u128::from(nodes.duration(i)))
-            .sum();
-        let _ = writeln!(
+    out
+}
+
+/// The makespan, the static path's time, and the observed path's time split into
+/// compute, stall (data-wait, core-wait) and the front gap, which tile the makespan.
+fn push_timed_summary(out: &mut String, r: &ReportInput<'_>) {
+    let (nodes, static_path, observed, clock, t0, makespan) = (
+        r.nodes,
+        r.static_path,
+        r.observed,
+        r.clock,
+        r.t0,
+        r.makespan,
+    );
+    let _ = writeln!(
+        out,
+        "- **makespan**: {} µs{} (first start to last end of the timed tasks)",
+        us(makespan),
+        clock.suffix(makespan)
+    );
+    let static_time: u128 = static_path
+        .iter()
+        .map(|&i| u128::from(nodes.duration(i)))
+        .sum();
+    let _ = writeln!(
             out,
             "- **static critical path** (longest over `deps.json` edges, weighted by measured duration): {} µs{} over {} tasks ({} of makespan)",
             us(static_time),
@@ -730,87 +815,96 @@ fn render(
             static_path.len(),
             pct(static_time as f64, makespan as f64)
         );
-        let compute: u128 = observed
+    let compute: u128 = observed
+        .iter()
+        .map(|s| u128::from(nodes.duration(s.node)))
+        .sum();
+    let wait_of = |b: Blame| -> i128 {
+        observed
             .iter()
-            .map(|s| u128::from(nodes.duration(s.node)))
-            .sum();
-        let wait_of = |b: Blame| -> i128 {
-            observed
-                .iter()
-                .filter_map(|s| s.wait)
-                .filter(|w| w.1 == b)
-                .map(|w| w.0)
-                .sum()
-        };
-        let (data_wait, core_wait) = (wait_of(Blame::DataWait), wait_of(Blame::CoreWait));
-        let waits = data_wait + core_wait;
-        let front = observed
-            .first()
-            .and_then(|s| nodes.spans[s.node].as_ref())
-            .map_or(0, |s| i128::from(s.start) - i128::from(t0));
-        let _ = writeln!(
+            .filter_map(|s| s.wait)
+            .filter(|w| w.1 == b)
+            .map(|w| w.0)
+            .sum()
+    };
+    let (data_wait, core_wait) = (wait_of(Blame::DataWait), wait_of(Blame::CoreWait));
+    let waits = data_wait + core_wait;
+    let front = observed
+        .first()
+        .and_then(|s| nodes.spans[s.node].as_ref())
+        .map_or(0, |s| i128::from(s.start) - i128::from(t0));
+    let _ = writeln!(
             out,
             "- **observed critical path** (from the last task to finish, back through the predecessor that finished last): {} tasks",
             observed.len()
         );
-        let m = makespan as f64;
-        let _ = writeln!(
-            out,
-            "  - compute: {} µs{} ({})",
-            us(compute),
-            clock.suffix(compute),
-            pct(compute as f64, m)
-        );
-        let _ = writeln!(
-            out,
-            "  - stall (start minus the chosen predecessor's end): {} µs ({})",
-            signed_us(waits),
-            pct(waits as f64, m)
-        );
-        let _ = writeln!(
-            out,
-            "    - data-wait: {} µs ({})",
-            signed_us(data_wait),
-            pct(data_wait as f64, m)
-        );
-        let _ = writeln!(
-            out,
-            "    - core-wait: {} µs ({})",
-            signed_us(core_wait),
-            pct(core_wait as f64, m)
-        );
-        let _ = writeln!(
-            out,
-            "  - front gap (before the path's first task): {} µs ({})",
-            signed_us(front),
-            pct(front as f64, m)
-        );
-        let total = compute as i128 + waits + front;
-        let _ = writeln!(
-            out,
-            "  - tiling check: compute + stall + front gap = {} µs vs makespan {} µs ({})",
-            signed_us(total),
-            us(makespan),
-            if total == makespan as i128 {
-                "exact"
-            } else {
-                "not exact: the path does not end at the last finish"
-            }
-        );
-    } else {
-        let _ =
-            writeln!(
-            out,
-            "- **static critical path** (longest over `deps.json` edges, unit weights): {} tasks",
-            static_path.iter().filter(|&&i| nodes.kernels[i].is_some()).count()
-        );
-        let _ = writeln!(
+    let m = makespan as f64;
+    let _ = writeln!(
+        out,
+        "  - compute: {} µs{} ({})",
+        us(compute),
+        clock.suffix(compute),
+        pct(compute as f64, m)
+    );
+    let _ = writeln!(
+        out,
+        "  - stall (start minus the chosen predecessor's end): {} µs ({})",
+        signed_us(waits),
+        pct(waits as f64, m)
+    );
+    let _ = writeln!(
+        out,
+        "    - data-wait: {} µs ({})",
+        signed_us(data_wait),
+        pct(data_wait as f64, m)
+    );
+    let _ = writeln!(
+        out,
+        "    - core-wait: {} µs ({})",
+        signed_us(core_wait),
+        pct(core_wait as f64, m)
+    );
+    let _ = writeln!(
+        out,
+        "  - front gap (before the path's first task): {} µs ({})",
+        signed_us(front),
+        pct(front as f64, m)
+    );
+    let total = compute as i128 + waits + front;
+    let _ = writeln!(
+        out,
+        "  - tiling check: compute + stall + front gap = {} µs vs makespan {} µs ({})",
+        signed_us(total),
+        us(makespan),
+        if total == makespan as i128 {
+            "exact"
+        } else {
+            "not exact: the path does not end at the last finish"
+        }
+    );
+}
+
+/// Without a swimlane: the static path's length in tasks, and why there is no observed path.
+fn push_untimed_summary(out: &mut String, r: &ReportInput<'_>) {
+    let (nodes, static_path) = (r.nodes, r.static_path);
+    let _ = writeln!(
+        out,
+        "- **static critical path** (longest over `deps.json` edges, unit weights): {} tasks",
+        static_path
+            .iter()
+            .filter(|&&i| nodes.kernels[i].is_some())
+            .count()
+    );
+    let _ = writeln!(
             out,
             "- **observed critical path**: not available, there is no `chip_swimlane_records.json` here (run with `--swimlane`)"
         );
-    }
+}
 
-    // Kernel families.
+/// Per kernel family: tasks (and, timed, µs) on each path.
+fn push_families(out: &mut String, r: &ReportInput<'_>) {
+    let (nodes, names, static_path, observed, timed) =
+        (r.nodes, r.names, r.static_path, r.observed, r.timed);
     let mut families: BTreeMap<String, [u128; 4]> = BTreeMap::new();
     for &i in static_path {
         let e = families
@@ -851,22 +945,11 @@ fn render(
             let _ = writeln!(out, "| {} | {} |", cell(f), v[0]);
         }
     }
+}
 
-    let span_cells = |i: usize| -> String {
-        match &nodes.spans[i] {
-            Some(s) => {
-                let cores: Vec<String> = s.cores.iter().map(u32::to_string).collect();
-                format!(
-                    "{} | {} | {} | {}",
-                    cores.join(", "),
-                    us(u128::from(s.start.saturating_sub(t0))),
-                    us(u128::from(s.end.saturating_sub(t0))),
-                    us(u128::from(s.end.saturating_sub(s.start)))
-                )
-            }
-            None => String::from("- | - | - | -"),
-        }
-    };
+/// The static path's table (elided past 200 rows).
+fn push_static_table(out: &mut String, r: &ReportInput<'_>) {
+    let (nodes, names, static_path, timed) = (r.nodes, r.names, r.static_path, r.timed);
     let _ = writeln!(out, "\n## Static critical path\n");
     if timed {
         let _ = writeln!(
@@ -896,49 +979,42 @@ fn render(
             cell(&nodes.kernel(i, names))
         );
         if timed {
-            let _ = writeln!(out, "{head} | {} |", span_cells(i));
+            let _ = writeln!(out, "{head} | {} |", r.span_cells(i));
         } else {
             let _ = writeln!(out, "{head} |");
         }
     }
-    if timed {
-        let _ = writeln!(out, "\n## Observed critical path\n");
-        let _ = writeln!(
-            out,
-            "| # | task | kernel | cores | start µs | end µs | duration µs | wait before µs | blame |"
-        );
-        let _ = writeln!(out, "|---:|---|---|---|---:|---:|---:|---:|---|");
-        for (k, s) in observed.iter().enumerate() {
-            if let Some(skip) = elide(k, observed.len()) {
-                if skip > 0 {
-                    let _ = writeln!(out, "| ... | {skip} more tasks | | | | | | | |");
-                }
-                continue;
+}
+
+/// The observed path's table with each task's wait and blame (elided past 200 rows).
+fn push_observed_table(out: &mut String, r: &ReportInput<'_>) {
+    let (nodes, names, observed) = (r.nodes, r.names, r.observed);
+    let _ = writeln!(out, "\n## Observed critical path\n");
+    let _ = writeln!(
+        out,
+        "| # | task | kernel | cores | start µs | end µs | duration µs | wait before µs | blame |"
+    );
+    let _ = writeln!(out, "|---:|---|---|---|---:|---:|---:|---:|---|");
+    for (k, s) in observed.iter().enumerate() {
+        if let Some(skip) = elide(k, observed.len()) {
+            if skip > 0 {
+                let _ = writeln!(out, "| ... | {skip} more tasks | | | | | | | |");
             }
-            let (wait, blame) = match s.wait {
-                Some((w, b)) => (signed_us(w), b.as_str()),
-                None => (String::from("-"), "front-gap"),
-            };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {wait} | {blame} |",
-                k + 1,
-                nodes.ids[s.node],
-                cell(&nodes.kernel(s.node, names)),
-                span_cells(s.node)
-            );
+            continue;
         }
-    }
-    if let Some(p) = swimlane {
+        let (wait, blame) = match s.wait {
+            Some((w, b)) => (signed_us(w), b.as_str()),
+            None => (String::from("-"), "front-gap"),
+        };
         let _ = writeln!(
             out,
-            "\nTimes are µs since the run's first timed start, from `{}`.",
-            p.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
+            "| {} | {} | {} | {} | {wait} | {blame} |",
+            k + 1,
+            nodes.ids[s.node],
+            cell(&nodes.kernel(s.node, names)),
+            r.span_cells(s.node)
         );
     }
-    out
 }
 
 #[cfg(test)]

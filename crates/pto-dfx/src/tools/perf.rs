@@ -200,22 +200,14 @@ fn check_task_spans(tasks: &mut [PerfTask], problems: &mut Vec<Problem>) {
 /// Joins and times `file` (read from `path`, named in errors).
 pub fn join(file: &SwimlaneFile, path: &Path) -> Result<Timeline, ToolError> {
     let md = &file.metadata;
-    let freq = md.clock_freq_hz;
-    if freq == 0 {
+    if md.clock_freq_hz == 0 {
         return Err(ToolError::invalid(
             path,
             "metadata.clock_freq_hz",
             "is 0; expected a positive frequency in Hz",
         ));
     }
-    let host_mode = md
-        .host
-        .as_ref()
-        .is_some_and(|h| h.orchestrator_source == "host" || h.host_capture.is_some())
-        || file
-            .host_orchestrator_phases
-            .as_ref()
-            .is_some_and(|v| !v.is_empty());
+    let host_mode = is_host_mode(file);
     if host_mode && file.orchestrator_phases.is_some() {
         return Err(ToolError::invalid(
             path,
@@ -223,70 +215,132 @@ pub fn join(file: &SwimlaneFile, path: &Path) -> Result<Timeline, ToolError> {
             "is present in a host-orchestrated file (mixed clock domains); the file cannot be laid out on one timeline",
         ));
     }
+    let host = if host_mode {
+        host_records(file, path)?
+    } else {
+        HostRecords::default()
+    };
+    let clock = CycleClock {
+        base: time_base(file),
+        freq: md.clock_freq_hz,
+        device_offset: host.device_offset,
+    };
 
-    // Host records and the composite layout's device offset.
-    let mut orch = Vec::new();
-    let mut uploads = Vec::new();
-    let mut device_offset: Ns = 0;
-    if host_mode {
-        let submits = file.host_orchestrator_phases.as_deref().unwrap_or(&[]);
-        let ups = file.host_device_uploads.as_deref().unwrap_or(&[]);
-        let origin = md
-            .host
+    let mut problems = Vec::new();
+    let mut tasks = task_rows(file, &clock, &mut problems);
+    check_task_spans(&mut tasks, &mut problems);
+    tasks.sort_by_key(|t| t.task_id);
+    let orch = if host_mode {
+        vec![host.submits]
+    } else {
+        device_orchestrator_spans(file, &clock)
+    };
+    Ok(Timeline {
+        level: file.level,
+        host_mode,
+        core_types: md.core_types.clone(),
+        core_to_thread: md.core_to_thread.clone(),
+        tasks,
+        sched: scheduler_spans(file, &clock),
+        orch,
+        uploads: host.uploads,
+        problems,
+    })
+}
+
+/// Whether the orchestrator ran on the host (the metadata says so, or host submit records
+/// are present).
+fn is_host_mode(file: &SwimlaneFile) -> bool {
+    file.metadata
+        .host
+        .as_ref()
+        .is_some_and(|h| h.orchestrator_source == "host" || h.host_capture.is_some())
+        || file
+            .host_orchestrator_phases
             .as_ref()
-            .map(|h| h.host_orchestration_origin_ns)
-            .filter(|&o| o > 0)
-            .or_else(|| {
-                submits
-                    .iter()
-                    .map(|s| s.start_host_ns)
-                    .chain(ups.iter().map(|u| u.start_host_ns))
-                    .min()
-            })
-            .unwrap_or(0);
-        let check = |key: String, start: u64, end: u64| -> Result<(Ns, Ns), ToolError> {
-            if start < origin || end < start {
-                return Err(ToolError::invalid(
-                    path,
-                    &key,
-                    format!("spans {start}..{end} ns, before the origin {origin} ns or backwards"),
-                ));
-            }
-            Ok((start - origin, end - origin))
-        };
-        let mut lane = Vec::with_capacity(submits.len());
-        for (i, s) in submits.iter().enumerate() {
-            let (start, end) = check(
-                format!("host_orchestrator_phases[0][{i}]"),
-                s.start_host_ns,
-                s.end_host_ns,
-            )?;
-            lane.push(OrchSpan {
-                submit_idx: s.submit_idx,
-                task_id: s.task_id,
-                start,
-                end,
-            });
-            device_offset = device_offset.max(end);
-        }
-        orch.push(lane);
-        for (i, u) in ups.iter().enumerate() {
-            let (start, end) = check(
-                format!("host_device_uploads[{i}]"),
-                u.start_host_ns,
-                u.end_host_ns,
-            )?;
-            uploads.push(UploadSpan {
-                phase: u.phase.clone(),
-                start,
-                end,
-                bytes: u.detail,
-            });
-            device_offset = device_offset.max(end);
-        }
-    }
+            .is_some_and(|v| !v.is_empty())
+}
 
-    // The time base.
+/// A host-orchestrated file's records, in ns since the host origin.
+#[derive(Default)]
+struct HostRecords {
+    /// The submits (one orchestrator lane).
+    submits: Vec<OrchSpan>,
+    uploads: Vec<UploadSpan>,
+    /// The composite layout's device offset (the last host record's end), where the
+    /// device's records start.
+    device_offset: Ns,
+}
+
+/// The host records of a host-orchestrated file ([`HostRecords`]); a record before the
+/// origin or backwards is an error naming it.
+fn host_records(file: &SwimlaneFile, path: &Path) -> Result<HostRecords, ToolError> {
+    let submits = file.host_orchestrator_phases.as_deref().unwrap_or(&[]);
+    let ups = file.host_device_uploads.as_deref().unwrap_or(&[]);
+    let origin = file
+        .metadata
+        .host
+        .as_ref()
+        .map(|h| h.host_orchestration_origin_ns)
+        .filter(|&o| o > 0)
+        .or_else(|| {
+            submits
+                .iter()
+                .map(|s| s.start_host_ns)
+                .chain(ups.iter().map(|u| u.start_host_ns))
+                .min()
+        })
+        .unwrap_or(0);
+    let check = |key: String, start: u64, end: u64| -> Result<(Ns, Ns), ToolError> {
+        if start < origin || end < start {
+            return Err(ToolError::invalid(
+                path,
+                &key,
+                format!("spans {start}..{end} ns, before the origin {origin} ns or backwards"),
+            ));
+        }
+        Ok((start - origin, end - origin))
+    };
+    let mut device_offset: Ns = 0;
+    let mut lane = Vec::with_capacity(submits.len());
+    for (i, s) in submits.iter().enumerate() {
+        let (start, end) = check(
+            format!("host_orchestrator_phases[0][{i}]"),
+            s.start_host_ns,
+            s.end_host_ns,
+        )?;
+        lane.push(OrchSpan {
+            submit_idx: s.submit_idx,
+            task_id: s.task_id,
+            start,
+            end,
+        });
+        device_offset = device_offset.max(end);
+    }
+    let mut uploads = Vec::new();
+    for (i, u) in ups.iter().enumerate() {
+        let (start, end) = check(
+            format!("host_device_uploads[{i}]"),
+            u.start_host_ns,
+            u.end_host_ns,
+        )?;
+        uploads.push(UploadSpan {
+            phase: u.phase.clone(),
+            start,
+            end,
+            bytes: u.detail,
+        });
+        device_offset = device_offset.max(end);
+    }
+    Ok(HostRecords {
+        submits: lane,
+        uploads,
+        device_offset,
+    })
+}
+
+/// The time base: the smallest nonzero cycle count of any device record (0 without one).
+fn time_base(file: &SwimlaneFile) -> u64 {
     let mut base = u64::MAX;
     let mut note = |c: u64| {
         if c > 0 && c < base {
@@ -313,92 +367,113 @@ pub fn join(file: &SwimlaneFile, path: &Path) -> Result<Timeline, ToolError> {
         note(o.end_cycles);
     }
     if base == u64::MAX {
-        base = 0;
+        0
+    } else {
+        base
     }
-    let to_ns = |c: u64| -> Ns {
+}
+
+/// Device cycles to timeline ns.
+struct CycleClock {
+    base: u64,
+    freq: u64,
+    device_offset: Ns,
+}
+
+impl CycleClock {
+    /// `c` cycles as ns since the base, after the device offset; 0 (no record) stays 0.
+    fn ns(&self, c: u64) -> Ns {
         if c == 0 {
             return 0;
         }
-        let ns = (u128::from(c.saturating_sub(base)) * 1_000_000_000u128) / u128::from(freq);
+        let ns =
+            (u128::from(c.saturating_sub(self.base)) * 1_000_000_000u128) / u128::from(self.freq);
         u64::try_from(ns)
             .unwrap_or(u64::MAX)
-            .saturating_add(device_offset)
-    };
+            .saturating_add(self.device_offset)
+    }
+}
+
+/// One row per subtask: the AICore rows alone at level 1 without AICPU rows, else each
+/// AICPU row joined with its AICore row by `(core_id, reg_task_id)` (unmatched AICPU rows
+/// dropped, with a problem).
+fn task_rows(
+    file: &SwimlaneFile,
+    clock: &CycleClock,
+    problems: &mut Vec<Problem>,
+) -> Vec<PerfTask> {
     let core_type_of = |core: u32| {
-        md.core_types
+        file.metadata
+            .core_types
             .get(core as usize)
             .copied()
             .unwrap_or(CoreType::Aiv)
     };
-
-    let mut problems = Vec::new();
     let mut tasks = Vec::with_capacity(file.aicpu_tasks.len().max(file.aicore_tasks.len()));
     if file.aicpu_tasks.is_empty() && file.level == SwimlaneLevel::AicoreTiming {
         for r in &file.aicore_tasks {
-            let start = to_ns(r.start_cycles);
+            let start = clock.ns(r.start_cycles);
             tasks.push(PerfTask {
                 task_id: r.task_token,
                 core_id: r.core_id,
                 core_type: core_type_of(r.core_id),
                 reg_task_id: r.reg_task_id,
                 start,
-                end: to_ns(r.end_cycles),
-                receive: to_ns(
-                    r.start_cycles
-                        .saturating_sub(u64::from(r.receive_to_start_cycles)),
-                ),
+                end: clock.ns(r.end_cycles),
+                receive: clock.ns(r
+                    .start_cycles
+                    .saturating_sub(u64::from(r.receive_to_start_cycles))),
                 dispatch: None,
                 finish: None,
             });
         }
-    } else {
-        let mut lookup: IdMap<(u32, u32), usize> =
-            idmap::map_with_capacity(file.aicore_tasks.len());
-        for (i, r) in file.aicore_tasks.iter().enumerate() {
-            lookup.insert((r.core_id, r.reg_task_id), i);
-        }
-        let mut unmatched = 0usize;
-        for c in &file.aicpu_tasks {
-            let Some(&i) = lookup.get(&(c.core_id, c.reg_task_id)) else {
-                unmatched += 1;
-                continue;
-            };
-            let r = &file.aicore_tasks[i];
-            tasks.push(PerfTask {
-                task_id: r.task_token,
-                core_id: c.core_id,
-                core_type: core_type_of(c.core_id),
-                reg_task_id: c.reg_task_id,
-                start: to_ns(r.start_cycles),
-                end: to_ns(r.end_cycles),
-                receive: to_ns(
-                    r.start_cycles
-                        .saturating_sub(u64::from(r.receive_to_start_cycles)),
-                ),
-                dispatch: Some(to_ns(c.dispatch_cycles)),
-                finish: (c.finish_cycles > 0).then(|| to_ns(c.finish_cycles)),
-            });
-        }
-        if unmatched > 0 {
-            problems.push(Problem::new(
-                "aicpu_tasks",
-                format!("{unmatched} row(s) have no aicore_tasks row with the same (core_id, reg_task_id); dropped them"),
-            ));
-        }
+        return tasks;
     }
-    check_task_spans(&mut tasks, &mut problems);
-    tasks.sort_by_key(|t| t.task_id);
+    let mut lookup: IdMap<(u32, u32), usize> = idmap::map_with_capacity(file.aicore_tasks.len());
+    for (i, r) in file.aicore_tasks.iter().enumerate() {
+        lookup.insert((r.core_id, r.reg_task_id), i);
+    }
+    let mut unmatched = 0usize;
+    for c in &file.aicpu_tasks {
+        let Some(&i) = lookup.get(&(c.core_id, c.reg_task_id)) else {
+            unmatched += 1;
+            continue;
+        };
+        let r = &file.aicore_tasks[i];
+        tasks.push(PerfTask {
+            task_id: r.task_token,
+            core_id: c.core_id,
+            core_type: core_type_of(c.core_id),
+            reg_task_id: c.reg_task_id,
+            start: clock.ns(r.start_cycles),
+            end: clock.ns(r.end_cycles),
+            receive: clock.ns(r
+                .start_cycles
+                .saturating_sub(u64::from(r.receive_to_start_cycles))),
+            dispatch: Some(clock.ns(c.dispatch_cycles)),
+            finish: (c.finish_cycles > 0).then(|| clock.ns(c.finish_cycles)),
+        });
+    }
+    if unmatched > 0 {
+        problems.push(Problem::new(
+            "aicpu_tasks",
+            format!("{unmatched} row(s) have no aicore_tasks row with the same (core_id, reg_task_id); dropped them"),
+        ));
+    }
+    tasks
+}
 
-    let sched = file
-        .scheduler_phases
+/// The scheduler phases per thread, timed.
+fn scheduler_spans(file: &SwimlaneFile, clock: &CycleClock) -> Vec<Vec<PhaseSpan>> {
+    file.scheduler_phases
         .iter()
         .flatten()
         .map(|lane| {
             lane.iter()
                 .map(|p| PhaseSpan {
                     kind: p.kind.clone(),
-                    start: to_ns(p.start_cycles),
-                    end: to_ns(p.end_cycles),
+                    start: clock.ns(p.start_cycles),
+                    end: clock.ns(p.end_cycles),
                     loop_iter: p.loop_iter,
                     tasks_processed: p.tasks_processed,
                     pop: p.pop,
@@ -408,36 +483,25 @@ pub fn join(file: &SwimlaneFile, path: &Path) -> Result<Timeline, ToolError> {
                 })
                 .collect()
         })
-        .collect();
-    if !host_mode {
-        orch = file
-            .orchestrator_phases
-            .iter()
-            .flatten()
-            .map(|lane| {
-                lane.iter()
-                    .map(|o| OrchSpan {
-                        submit_idx: o.submit_idx,
-                        task_id: o.task_id,
-                        start: to_ns(o.start_cycles),
-                        end: to_ns(o.end_cycles),
-                    })
-                    .collect()
-            })
-            .collect();
-    }
+        .collect()
+}
 
-    Ok(Timeline {
-        level: file.level,
-        host_mode,
-        core_types: md.core_types.clone(),
-        core_to_thread: md.core_to_thread.clone(),
-        tasks,
-        sched,
-        orch,
-        uploads,
-        problems,
-    })
+/// The device orchestrator's submits per lane, timed.
+fn device_orchestrator_spans(file: &SwimlaneFile, clock: &CycleClock) -> Vec<Vec<OrchSpan>> {
+    file.orchestrator_phases
+        .iter()
+        .flatten()
+        .map(|lane| {
+            lane.iter()
+                .map(|o| OrchSpan {
+                    submit_idx: o.submit_idx,
+                    task_id: o.task_id,
+                    start: clock.ns(o.start_cycles),
+                    end: clock.ns(o.end_cycles),
+                })
+                .collect()
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -159,14 +159,54 @@ fn use_bar(f: f64) -> String {
     )
 }
 
+/// The page (header, guide, warnings, peaks, a timeline per ring, resource panels, the top
+/// scopes) and the rings it shows.
 fn render(
     file: &ScopeStatsFile,
     pairs: &[ScopePair],
     name: &str,
     warnings: &[String],
 ) -> (String, Vec<usize>) {
+    let scopes = measured_scopes(file, pairs);
+    let mut rings: Vec<usize> = scopes.iter().map(|s| s.ring).collect();
+    rings.sort_unstable();
+    rings.dedup();
+
+    let title = format!("Scope stats \u{2014} {name}");
+    let mut body = String::with_capacity(4096 + 2000 * scopes.len().min(5000));
+    push_header(&mut body, file, &title, scopes.len(), rings.len());
+    body.push_str(FORMULA_GUIDE);
+    push_warnings(&mut body, warnings);
+    push_peaks(&mut body, &scopes, &rings);
+
+    // One timeline per ring.
+    body.push_str("<section><h2>Timelines per ring</h2><p class=\"note\">Each resource's metric as a percentage of its capacity, over the ring's scopes in the order they closed; the dashed line is the capacity.</p>\n");
+    for &ring in &rings {
+        let ring_scopes: Vec<&Scope<'_>> = scopes.iter().filter(|s| s.ring == ring).collect();
+        chart(&mut body, ring, &ring_scopes);
+    }
+    if rings.is_empty() {
+        body.push_str("<p>No complete scope (begin and end) in the file.</p>\n");
+    }
+    body.push_str("</section>\n");
+
+    resource_panels(&mut body, file, pairs, &scopes, &rings);
+    push_top_scopes(&mut body, &scopes);
+    body.push_str("<pre id=\"selftest-result\" hidden></pre>\n");
+
+    let page = Page {
+        title: &title,
+        style: STYLE,
+        body: &body,
+        script: SCRIPT,
+    };
+    (page.render(), rings)
+}
+
+/// Every pair with a ring, with each resource's value, capacity and use.
+fn measured_scopes<'f>(file: &'f ScopeStatsFile, pairs: &[ScopePair]) -> Vec<Scope<'f>> {
     let meta = &file.meta;
-    let scopes: Vec<Scope<'_>> = pairs
+    pairs
         .iter()
         .enumerate()
         .filter_map(|(index, p)| {
@@ -188,12 +228,19 @@ fn render(
                 values,
             })
         })
-        .collect();
-    let mut rings: Vec<usize> = scopes.iter().map(|s| s.ring).collect();
-    rings.sort_unstable();
-    rings.dedup();
+        .collect()
+}
 
-    // The site with the most `end` records.
+/// The header: title, the health chip (fatal, dropped records or healthy), the file's
+/// version, the counts and the site with the most `end` records.
+fn push_header(
+    body: &mut String,
+    file: &ScopeStatsFile,
+    title: &str,
+    n_scopes: usize,
+    n_rings: usize,
+) {
+    let meta = &file.meta;
     let mut sites: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for r in &file.records {
         if r.phase == crate::scope_stats::ScopePhase::End {
@@ -215,42 +262,47 @@ fn render(
     } else {
         ("ok", String::from("Healthy: no fatal, no dropped"))
     };
-
-    let title = format!("Scope stats \u{2014} {name}");
-    let mut body = String::with_capacity(4096 + 2000 * scopes.len().min(5000));
     let _ = writeln!(
         body,
         "<header><h1>{}</h1><p><span class=\"chip {chip_class}\">{}</span> {} \u{b7} {} records \u{b7} {} scopes \u{b7} {} ring(s) \u{b7} dominant site <code>{}</code></p></header>",
-        escape(&title),
+        escape(title),
         escape(&chip),
         match meta.version {
             Some(v) => format!("version {v}"),
             None => format!("generation {}", file.schema()),
         },
         file.records.len(),
-        scopes.len(),
-        rings.len(),
+        n_scopes,
+        n_rings,
         escape(&dominant)
     );
-    body.push_str(
-        "<details class=\"guide\"><summary>Formula guide</summary><ul>\
+}
+
+/// The formula guide under the header.
+const FORMULA_GUIDE: &str = "<details class=\"guide\"><summary>Formula guide</summary><ul>\
 <li><b>High water</b> (task window, heap, dep pool): <code>end.X_end \u{2212} begin.X_start</code>, what the scope needed at most; compared with <code>X_max[ring]</code>.</li>\
 <li><b>Live at exit</b>: <code>end.X_end \u{2212} end.X_start</code>; <b>Alloc per scope</b>: <code>end.X_end \u{2212} begin.X_end</code>.</li>\
 <li><b>TensorMap</b>: live entries at the scope's end (<code>end.tensormap</code>), one global pool against <code>tensormap_max</code>.</li>\
-<li>Use bars: red \u{2265} 80 %, amber \u{2265} 50 %. Heap values in MiB.</li></ul></details>\n",
-    );
-    if !warnings.is_empty() {
-        body.push_str("<section class=\"warnings\"><h2>Warnings</h2><ul>");
-        for w in warnings.iter().take(200) {
-            let _ = write!(body, "<li>{}</li>", escape(w));
-        }
-        if warnings.len() > 200 {
-            let _ = write!(body, "<li>... and {} more</li>", warnings.len() - 200);
-        }
-        body.push_str("</ul></section>\n");
-    }
+<li>Use bars: red \u{2265} 80 %, amber \u{2265} 50 %. Heap values in MiB.</li></ul></details>\n";
 
-    // Top peaks.
+/// The reader's warnings, the first 200 of them.
+fn push_warnings(body: &mut String, warnings: &[String]) {
+    if warnings.is_empty() {
+        return;
+    }
+    body.push_str("<section class=\"warnings\"><h2>Warnings</h2><ul>");
+    for w in warnings.iter().take(200) {
+        let _ = write!(body, "<li>{}</li>", escape(w));
+    }
+    if warnings.len() > 200 {
+        let _ = write!(body, "<li>... and {} more</li>", warnings.len() - 200);
+    }
+    body.push_str("</ul></section>\n");
+}
+
+/// The top peaks: per resource and ring (the TensorMap once, global), the scope with the
+/// highest value (ties: the earlier scope).
+fn push_peaks(body: &mut String, scopes: &[Scope<'_>], rings: &[usize]) {
     body.push_str("<section><h2>Top peaks</h2><table id=\"peaks\"><thead><tr><th>Resource</th><th>ring_depth</th><th>Metric</th><th>Peak</th><th>Capacity</th><th>Use</th><th>Site</th><th>Scope index</th></tr></thead><tbody>\n");
     for (k, (res, label, metric, _)) in RESOURCES.iter().enumerate() {
         let ring_groups: Vec<Option<usize>> = if *res == ScopeResource::Tensormap {
@@ -283,22 +335,10 @@ fn render(
         }
     }
     body.push_str("</tbody></table></section>\n");
+}
 
-    // One timeline per ring.
-    body.push_str("<section><h2>Timelines per ring</h2><p class=\"note\">Each resource's metric as a percentage of its capacity, over the ring's scopes in the order they closed; the dashed line is the capacity.</p>\n");
-    for &ring in &rings {
-        let ring_scopes: Vec<&Scope<'_>> = scopes.iter().filter(|s| s.ring == ring).collect();
-        chart(&mut body, ring, &ring_scopes);
-    }
-    if rings.is_empty() {
-        body.push_str("<p>No complete scope (begin and end) in the file.</p>\n");
-    }
-    body.push_str("</section>\n");
-
-    // Resource panels.
-    resource_panels(&mut body, file, pairs, &scopes, &rings);
-
-    // Scopes with the highest water marks.
+/// The [`TOP_SCOPES`] scopes with the highest use of any resource.
+fn push_top_scopes(body: &mut String, scopes: &[Scope<'_>]) {
     let mut top: Vec<&Scope<'_>> = scopes.iter().collect();
     top.sort_by(|a, b| {
         b.max_use()
@@ -333,15 +373,7 @@ fn render(
         }
         let _ = writeln!(body, "<td>{}</td></tr>", use_bar(s.max_use()));
     }
-    body.push_str("</tbody></table></section>\n<pre id=\"selftest-result\" hidden></pre>\n");
-
-    let page = Page {
-        title: &title,
-        style: STYLE,
-        body: &body,
-        script: SCRIPT,
-    };
-    (page.render(), rings)
+    body.push_str("</tbody></table></section>\n");
 }
 
 /// One line of a resource panel chart.
@@ -687,57 +719,13 @@ fn chart(body: &mut String, ring: usize, scopes: &[&Scope<'_>]) {
     body.push_str("</svg></figure>\n");
 }
 
-const STYLE: &str = r#"body { font: 13px Helvetica, Arial, sans-serif; color: #222; margin: 16px 24px; max-width: 1100px; }
-h1 { font-size: 18px; margin: 0 0 4px; }
-h2 { font-size: 15px; margin: 20px 0 6px; }
-code { font-size: 12px; }
-.chip { display: inline-block; padding: 1px 8px; border-radius: 10px; color: #fff; font-weight: bold; }
-.chip.ok { background: #2e7d32; } .chip.warn { background: #ef6c00; } .chip.danger { background: #c62828; }
-table { border-collapse: collapse; width: 100%; }
-th, td { border-bottom: 1px solid #e3e3e3; padding: 3px 6px; text-align: left; vertical-align: middle; }
-th { background: #f4f5f7; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
-.bar { position: relative; width: 140px; height: 14px; background: #eee; }
-.bar span { position: absolute; left: 0; top: 0; bottom: 0; }
-.bar.ok span { background: #66bb6a; } .bar.warn span { background: #ffa726; } .bar.danger span { background: #e53935; }
-.bar em { position: absolute; left: 146px; top: -1px; font-style: normal; font-size: 11px; white-space: nowrap; }
-.chart { margin: 8px 0 16px; } .chart svg { width: 100%; max-width: 900px; height: auto; border: 1px solid #ddd; background: #fff; }
-.chart figcaption { font-weight: bold; margin-bottom: 2px; }
-.grid { stroke: #eee; } .cap { stroke: #c62828; stroke-dasharray: 6 4; }
-.axis { font-size: 11px; fill: #555; } .cap-label { fill: #c62828; }
-.note { color: #666; margin: 0 0 6px; }
-.warnings li { color: #b71c1c; }
-.guide { margin: 8px 0; color: #444; }
-.rpanel { border: 1px solid #ddd; border-radius: 6px; padding: 6px 10px; margin: 10px 0; }
-.rpanel h3 { font-size: 14px; margin: 2px 0 6px; }
-.rchart { margin: 4px 0 10px; } .rchart svg { width: 100%; max-width: 900px; height: auto; border: 1px solid #eee; background: #fff; }
-.rchart figcaption { color: #555; font-weight: bold; margin-bottom: 2px; }
-.legend { list-style: none; padding: 0; margin: 2px 0; color: #444; }
-.legend li { display: inline-block; margin-right: 18px; }
-.legend i { display: inline-block; width: 10px; height: 10px; margin-right: 5px; vertical-align: -1px; }
-.line.m-scope_high_water { stroke: #2563eb; } i.m-scope_high_water, .peak.m-scope_high_water { background: #2563eb; fill: #2563eb; }
-.line.m-real_occupancy { stroke: #ea580c; } i.m-real_occupancy, .peak.m-real_occupancy { background: #ea580c; fill: #ea580c; }
-.line.m-scope_alloc { stroke: #059669; } i.m-scope_alloc, .peak.m-scope_alloc { background: #059669; fill: #059669; }
-.line.m-tensormap_live { stroke: #7c3aed; } i.m-tensormap_live, .peak.m-tensormap_live { background: #7c3aed; fill: #7c3aed; }"#;
+/// The scope-stats page's CSS (`scope_stats_plot/page.css`, included at build time; the file's final
+/// newline is dropped, as the page shell adds its own).
+const STYLE: &str = include_str!("scope_stats_plot/page.css").trim_ascii_end();
 
-const SCRIPT: &str = r#"(function () {
-  'use strict';
-  if (!/[?&]selftest\b/.test(location.search)) { return; }
-  var out = {
-    charts: document.querySelectorAll('figure.chart svg').length,
-    series: document.querySelectorAll('polyline.series').length,
-    panels: document.querySelectorAll('#panels .rpanel').length,
-    panelCharts: document.querySelectorAll('figure.rchart svg').length,
-    panelLines: document.querySelectorAll('figure.rchart polyline.line').length,
-    peaks: document.querySelectorAll('#peaks tbody tr').length,
-    top: document.querySelectorAll('#top tbody tr').length,
-    scripts: document.scripts.length,
-    sites: Array.prototype.map.call(document.querySelectorAll('#top tbody code'), function (c) { return c.textContent; })
-  };
-  var res = document.getElementById('selftest-result');
-  res.textContent = JSON.stringify(out);
-  res.hidden = false;
-})();"#;
+/// The scope-stats page's script (`scope_stats_plot/page.js`, included at build time; the final newline
+/// is dropped, as for [`STYLE`]).
+const SCRIPT: &str = include_str!("scope_stats_plot/page.js").trim_ascii_end();
 
 #[cfg(test)]
 mod tests {

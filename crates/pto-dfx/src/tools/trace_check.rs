@@ -45,31 +45,61 @@ fn int_of(v: Option<&Value>) -> Option<i64> {
     v.and_then(|x| x.as_i64().or_else(|| x.as_u64().map(|u| u as i64)))
 }
 
+/// Per (pid, tid): (start ns, end ns, event index).
+type Slices = HashMap<(i64, i64), Vec<(i64, i64, usize)>>;
+/// A flow end: (event index, pid, tid, ns).
+type End = (usize, i64, i64, i64);
+/// Per (id, cat, name): the `s` and `f` ends.
+type Flows = BTreeMap<(String, String, String), (Vec<End>, Vec<End>)>;
+
+/// What one pass over the events collects.
+#[derive(Default)]
+struct Scan {
+    errors: Vec<String>,
+    counts: TraceCounts,
+    process_named: BTreeSet<i64>,
+    thread_named: BTreeSet<(i64, i64)>,
+    pids_used: BTreeSet<i64>,
+    threads_used: BTreeSet<(i64, i64)>,
+    slices: Slices,
+    flows: Flows,
+}
+
 /// Checks a parsed trace; `Err` holds every violation (at most 50, then a count).
 pub fn check(trace: &Value) -> Result<TraceCounts, Vec<String>> {
-    let mut errors = Vec::new();
     let Some(events) = trace.get("traceEvents").and_then(Value::as_array) else {
         return Err(vec![String::from(
             "the document has no `traceEvents` array",
         )]);
     };
-    let mut counts = TraceCounts::default();
-    let mut process_named: BTreeSet<i64> = BTreeSet::new();
-    let mut thread_named: BTreeSet<(i64, i64)> = BTreeSet::new();
-    let mut pids_used: BTreeSet<i64> = BTreeSet::new();
-    let mut threads_used: BTreeSet<(i64, i64)> = BTreeSet::new();
-    // Per (pid, tid): (start ns, end ns, event index).
-    type Slices = HashMap<(i64, i64), Vec<(i64, i64, usize)>>;
-    // Per (id, cat, name): the `s` and `f` ends as (event index, pid, tid, ns).
-    type End = (usize, i64, i64, i64);
-    type Flows = BTreeMap<(String, String, String), (Vec<End>, Vec<End>)>;
-    let mut slices: Slices = HashMap::new();
-    let mut flows: Flows = BTreeMap::new();
-
+    let mut scan = Scan::default();
     for (i, e) in events.iter().enumerate() {
+        scan.event(i, e);
+    }
+    scan.check_nesting();
+    scan.check_flows();
+    scan.check_names();
+    let Scan {
+        mut errors, counts, ..
+    } = scan;
+    if errors.is_empty() {
+        Ok(counts)
+    } else {
+        let n = errors.len();
+        errors.truncate(50);
+        if n > 50 {
+            errors.push(format!("... and {} more", n - 50));
+        }
+        Err(errors)
+    }
+}
+
+impl Scan {
+    /// Event `i`: its `ph` and `ts`, then what its kind carries.
+    fn event(&mut self, i: usize, e: &Value) {
         let Some(ph) = e.get("ph").and_then(Value::as_str) else {
-            errors.push(format!("traceEvents[{i}] has no `ph`"));
-            continue;
+            self.errors.push(format!("traceEvents[{i}] has no `ph`"));
+            return;
         };
         let pid = int_of(e.get("pid"));
         let tid = int_of(e.get("tid"));
@@ -81,7 +111,7 @@ pub fn check(trace: &Value) -> Result<TraceCounts, Vec<String>> {
         if timed {
             match ts {
                 Some(t) if t.is_finite() && t >= 0.0 => {}
-                _ => errors.push(format!(
+                _ => self.errors.push(format!(
                     "traceEvents[{i}] ({ph}) has ts {:?}; expected a finite number >= 0",
                     e.get("ts")
                 )),
@@ -89,84 +119,18 @@ pub fn check(trace: &Value) -> Result<TraceCounts, Vec<String>> {
         }
         if let Some(p) = pid {
             if ph != "M" {
-                pids_used.insert(p);
+                self.pids_used.insert(p);
             }
         }
         match ph {
-            "M" => {
-                counts.metadata += 1;
-                let name = e.get("name").and_then(Value::as_str).unwrap_or("");
-                let has_name = e
-                    .get("args")
-                    .and_then(|a| a.get("name"))
-                    .and_then(Value::as_str)
-                    .is_some();
-                match (name, pid, tid) {
-                    ("process_name", Some(p), _) if has_name => {
-                        process_named.insert(p);
-                    }
-                    ("thread_name", Some(p), Some(t)) if has_name => {
-                        thread_named.insert((p, t));
-                    }
-                    ("process_name" | "thread_name", _, _) => errors.push(format!(
-                        "traceEvents[{i}] ({name}) lacks pid/tid or args.name"
-                    )),
-                    _ => {}
-                }
-            }
-            "X" => {
-                counts.slices += 1;
-                let dur = e.get("dur").and_then(Value::as_f64);
-                let (Some(p), Some(t), Some(start)) = (pid, tid, ts) else {
-                    errors.push(format!("traceEvents[{i}] (X) lacks pid, tid or ts"));
-                    continue;
-                };
-                match dur {
-                    Some(d) if d.is_finite() && d >= 0.0 => {
-                        threads_used.insert((p, t));
-                        let s = ns(start);
-                        slices.entry((p, t)).or_default().push((s, s + ns(d), i));
-                    }
-                    _ => errors.push(format!(
-                        "traceEvents[{i}] (X {:?}) has dur {:?}; expected a finite number >= 0",
-                        e.get("name"),
-                        e.get("dur")
-                    )),
-                }
-            }
-            "s" | "f" => {
-                let (Some(p), Some(t), Some(at)) = (pid, tid, ts) else {
-                    errors.push(format!("traceEvents[{i}] ({ph}) lacks pid, tid or ts"));
-                    continue;
-                };
-                threads_used.insert((p, t));
-                if ph == "f" && e.get("bp").and_then(Value::as_str) != Some("e") {
-                    errors.push(format!("traceEvents[{i}] (f) lacks \"bp\": \"e\""));
-                }
-                let key = (
-                    e.get("id").map(Value::to_string).unwrap_or_default(),
-                    e.get("cat")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    e.get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                );
-                let entry = flows.entry(key).or_default();
-                let end = (i, p, t, ns(at));
-                if ph == "s" {
-                    entry.0.push(end);
-                } else {
-                    entry.1.push(end);
-                }
-            }
+            "M" => self.metadata(i, e, pid, tid),
+            "X" => self.slice(i, e, pid, tid, ts),
+            "s" | "f" => self.flow_end(i, e, ph, pid, tid, ts),
             "C" => {
-                counts.counters += 1;
+                self.counts.counters += 1;
                 match e.get("args").and_then(Value::as_object) {
                     Some(args) if args.values().all(Value::is_number) && !args.is_empty() => {}
-                    _ => errors.push(format!(
+                    _ => self.errors.push(format!(
                         "traceEvents[{i}] (C {:?}) needs numeric args",
                         e.get("name")
                     )),
@@ -174,91 +138,178 @@ pub fn check(trace: &Value) -> Result<TraceCounts, Vec<String>> {
             }
             "i" | "I" | "B" | "E" => {
                 if let (Some(p), Some(t)) = (pid, tid) {
-                    threads_used.insert((p, t));
+                    self.threads_used.insert((p, t));
                 }
             }
             _ => {}
         }
     }
 
-    // Nesting per track.
-    for ((pid, tid), list) in &mut slices {
-        list.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        let mut stack: Vec<(i64, usize)> = Vec::new();
-        for &(start, end, i) in list.iter() {
-            while stack.last().is_some_and(|&(e, _)| e <= start) {
-                stack.pop();
+    /// A `process_name` / `thread_name` event names its pid or thread.
+    fn metadata(&mut self, i: usize, e: &Value, pid: Option<i64>, tid: Option<i64>) {
+        self.counts.metadata += 1;
+        let name = e.get("name").and_then(Value::as_str).unwrap_or("");
+        let has_name = e
+            .get("args")
+            .and_then(|a| a.get("name"))
+            .and_then(Value::as_str)
+            .is_some();
+        match (name, pid, tid) {
+            ("process_name", Some(p), _) if has_name => {
+                self.process_named.insert(p);
             }
-            if let Some(&(outer_end, j)) = stack.last() {
-                if end > outer_end {
-                    errors.push(format!(
-                        "slices traceEvents[{j}] and traceEvents[{i}] partly overlap on pid {pid} tid {tid}"
-                    ));
-                    continue;
+            ("thread_name", Some(p), Some(t)) if has_name => {
+                self.thread_named.insert((p, t));
+            }
+            ("process_name" | "thread_name", _, _) => self.errors.push(format!(
+                "traceEvents[{i}] ({name}) lacks pid/tid or args.name"
+            )),
+            _ => {}
+        }
+    }
+
+    /// An `X` slice on its track.
+    fn slice(&mut self, i: usize, e: &Value, pid: Option<i64>, tid: Option<i64>, ts: Option<f64>) {
+        self.counts.slices += 1;
+        let dur = e.get("dur").and_then(Value::as_f64);
+        let (Some(p), Some(t), Some(start)) = (pid, tid, ts) else {
+            self.errors
+                .push(format!("traceEvents[{i}] (X) lacks pid, tid or ts"));
+            return;
+        };
+        match dur {
+            Some(d) if d.is_finite() && d >= 0.0 => {
+                self.threads_used.insert((p, t));
+                let s = ns(start);
+                self.slices
+                    .entry((p, t))
+                    .or_default()
+                    .push((s, s + ns(d), i));
+            }
+            _ => self.errors.push(format!(
+                "traceEvents[{i}] (X {:?}) has dur {:?}; expected a finite number >= 0",
+                e.get("name"),
+                e.get("dur")
+            )),
+        }
+    }
+
+    /// An `s` or `f` flow end, under its (id, cat, name).
+    fn flow_end(
+        &mut self,
+        i: usize,
+        e: &Value,
+        ph: &str,
+        pid: Option<i64>,
+        tid: Option<i64>,
+        ts: Option<f64>,
+    ) {
+        let (Some(p), Some(t), Some(at)) = (pid, tid, ts) else {
+            self.errors
+                .push(format!("traceEvents[{i}] ({ph}) lacks pid, tid or ts"));
+            return;
+        };
+        self.threads_used.insert((p, t));
+        if ph == "f" && e.get("bp").and_then(Value::as_str) != Some("e") {
+            self.errors
+                .push(format!("traceEvents[{i}] (f) lacks \"bp\": \"e\""));
+        }
+        let key = (
+            e.get("id").map(Value::to_string).unwrap_or_default(),
+            e.get("cat")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            e.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        );
+        let entry = self.flows.entry(key).or_default();
+        let end = (i, p, t, ns(at));
+        if ph == "s" {
+            entry.0.push(end);
+        } else {
+            entry.1.push(end);
+        }
+    }
+
+    /// Slices on one track nest (sorts each track by start, longest first).
+    fn check_nesting(&mut self) {
+        for ((pid, tid), list) in &mut self.slices {
+            list.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            let mut stack: Vec<(i64, usize)> = Vec::new();
+            for &(start, end, i) in list.iter() {
+                while stack.last().is_some_and(|&(e, _)| e <= start) {
+                    stack.pop();
                 }
+                if let Some(&(outer_end, j)) = stack.last() {
+                    if end > outer_end {
+                        self.errors.push(format!(
+                            "slices traceEvents[{j}] and traceEvents[{i}] partly overlap on pid {pid} tid {tid}"
+                        ));
+                        continue;
+                    }
+                }
+                stack.push((end, i));
             }
-            stack.push((end, i));
         }
     }
 
-    // Flows.
-    let inside = |p: i64, t: i64, at: i64| -> bool {
-        slices.get(&(p, t)).is_some_and(|list| {
-            // Sorted by start; any slice with start <= at <= end.
-            let idx = list.partition_point(|s| s.0 <= at);
-            list[..idx].iter().rev().any(|s| s.1 >= at)
-        })
-    };
-    for ((id, cat, name), (starts, finishes)) in &flows {
-        if starts.len() != 1 || finishes.len() != 1 {
-            errors.push(format!(
-                "flow id {id} ({cat}/{name}) has {} start(s) and {} finish(es); expected one each",
-                starts.len(),
-                finishes.len()
-            ));
-            continue;
-        }
-        counts.flows += 1;
-        let (si, sp, st, sat) = starts[0];
-        let (fi, fp, ft, fat) = finishes[0];
-        if !inside(sp, st, sat) {
-            errors.push(format!(
-                "flow start traceEvents[{si}] ({name}) is in no slice on pid {sp} tid {st}"
-            ));
-        }
-        if !inside(fp, ft, fat) {
-            errors.push(format!(
-                "flow finish traceEvents[{fi}] ({name}) is in no slice on pid {fp} tid {ft}"
-            ));
-        }
-        if sat > fat {
-            errors.push(format!(
-                "flow id {id} ({name}) goes back in time ({sat} ns → {fat} ns)"
-            ));
-        }
-    }
-
-    // Names.
-    for p in &pids_used {
-        if !process_named.contains(p) {
-            errors.push(format!("pid {p} has no process_name"));
-        }
-    }
-    for (p, t) in &threads_used {
-        if !thread_named.contains(&(*p, *t)) {
-            errors.push(format!("pid {p} tid {t} has no thread_name"));
+    /// Every flow has one start and one finish, each inside a slice on its track, and does
+    /// not go back in time (after [`Scan::check_nesting`] sorted the tracks).
+    fn check_flows(&mut self) {
+        let slices = &self.slices;
+        let inside = |p: i64, t: i64, at: i64| -> bool {
+            slices.get(&(p, t)).is_some_and(|list| {
+                // Sorted by start; any slice with start <= at <= end.
+                let idx = list.partition_point(|s| s.0 <= at);
+                list[..idx].iter().rev().any(|s| s.1 >= at)
+            })
+        };
+        for ((id, cat, name), (starts, finishes)) in &self.flows {
+            if starts.len() != 1 || finishes.len() != 1 {
+                self.errors.push(format!(
+                    "flow id {id} ({cat}/{name}) has {} start(s) and {} finish(es); expected one each",
+                    starts.len(),
+                    finishes.len()
+                ));
+                continue;
+            }
+            self.counts.flows += 1;
+            let (si, sp, st, sat) = starts[0];
+            let (fi, fp, ft, fat) = finishes[0];
+            if !inside(sp, st, sat) {
+                self.errors.push(format!(
+                    "flow start traceEvents[{si}] ({name}) is in no slice on pid {sp} tid {st}"
+                ));
+            }
+            if !inside(fp, ft, fat) {
+                self.errors.push(format!(
+                    "flow finish traceEvents[{fi}] ({name}) is in no slice on pid {fp} tid {ft}"
+                ));
+            }
+            if sat > fat {
+                self.errors.push(format!(
+                    "flow id {id} ({name}) goes back in time ({sat} ns → {fat} ns)"
+                ));
+            }
         }
     }
 
-    if errors.is_empty() {
-        Ok(counts)
-    } else {
-        let n = errors.len();
-        errors.truncate(50);
-        if n > 50 {
-            errors.push(format!("... and {} more", n - 50));
+    /// Every pid used has a `process_name`, every thread used a `thread_name`.
+    fn check_names(&mut self) {
+        for p in &self.pids_used {
+            if !self.process_named.contains(p) {
+                self.errors.push(format!("pid {p} has no process_name"));
+            }
         }
-        Err(errors)
+        for (p, t) in &self.threads_used {
+            if !self.thread_named.contains(&(*p, *t)) {
+                self.errors
+                    .push(format!("pid {p} tid {t} has no thread_name"));
+            }
+        }
     }
 }
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::*;
+use crate::task_id::TaskId;
 use crate::tools::trace_check;
 
 /// The reference's §2.5 example, with a predecessor edge r1t0 → r1t1 and
