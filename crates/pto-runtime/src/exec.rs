@@ -148,6 +148,10 @@ pub struct ExecStatus {
     pub since_ns: AtomicU64,
     /// Set once the thread has exited.
     pub exited: AtomicBool,
+    /// Units (a subtask, or a gang of them) the thread has entered and left: odd while it is
+    /// inside one. Written only by a worker thread (not by gang helpers), read by the run's
+    /// monitor to see that a thread has been inside one unit for long.
+    pub units: AtomicU64,
     /// The simulation context of the running subtask; only `waiting_on` is read by others.
     context: UnsafeCell<PtoSimContext>,
 }
@@ -173,6 +177,7 @@ impl ExecStatus {
             core: AtomicUsize::new(0),
             since_ns: AtomicU64::new(0),
             exited: AtomicBool::new(false),
+            units: AtomicU64::new(0),
             context: UnsafeCell::new(PtoSimContext {
                 abi_version: ABI_VERSION,
                 core_type: CORE_AIV,
@@ -233,6 +238,9 @@ pub struct Placement {
     pub block: u32,
     /// Index into the payload's active slots.
     pub active_index: u8,
+    /// The core's dispatch count for this subtask (swimlane `reg_task_id`, from
+    /// [`crate::cores::CoreTable::try_take`]).
+    pub reg: u32,
 }
 
 /// The per-thread side of kernel execution.
