@@ -22,6 +22,17 @@
 //!    consumer's) is released; the ring then reclaims consecutive consumed slots, advancing
 //!    `last_alive`, the heap tail and the dep-pool tail, which unblocks the orchestrator.
 //!
+//! # Elastic pool
+//!
+//! The workers started with the run (`n_workers`) own clusters and serve until the end. A
+//! kernel may hold its core for long (waiting for a flag another core sets, or for time to
+//! pass); on the device the other cores carry on. So the run's own thread watches the
+//! workers (`ElasticPool` in [`crate::run`](mod@crate::run)): when every one has been inside one unit for a
+//! few milliseconds while subtasks wait, it starts extra workers ([`WorkerKind::Extra`]),
+//! which run on any free core and exit once idle. Every thread takes the cores of a unit in
+//! [`crate::cores::CoreTable`] before running it, so no core runs two subtasks at once
+//! however many threads there are.
+//!
 //! # Sleep and wake-up
 //!
 //! Workers spin briefly on an empty queue, then sleep on [`Waiter`]. A pusher increments
@@ -857,7 +868,7 @@ impl Recorder {
 }
 
 /// What a worker thread is.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum WorkerKind {
     /// One of the pool's own workers: it owns clusters (see [`core_to_worker`]) and serves
     /// until the run shuts down.
@@ -868,6 +879,13 @@ pub enum WorkerKind {
     Extra {
         /// The task to help with first.
         first: Option<TaskId>,
+        /// Set (and the thread unparked) once the monitor has started every extra worker of
+        /// its batch. The thread gets ready, then waits for it: the monitor starts a batch
+        /// while kernels spin on every host CPU, and threads that begin to spin one by one
+        /// as they are started keep the later ones of the batch from getting a CPU at all
+        /// for a long time; released together, they are all woken threads and each gets to
+        /// its kernel promptly.
+        go: Arc<AtomicBool>,
     },
 }
 
@@ -875,14 +893,17 @@ pub enum WorkerKind {
 /// recorded.
 pub fn worker_main(chip: &Chip, index: usize, kind: WorkerKind) -> WorkerRecords {
     let status = &chip.workers[index];
-    let (cores, next, extra) = match kind {
+    let (cores, next, go) = match kind {
         WorkerKind::Pool => (
             WorkerCores::new(chip.topology, index, chip.n_workers),
             None,
-            false,
+            None,
         ),
-        WorkerKind::Extra { first } => (WorkerCores::all(chip.topology, index), first, true),
+        WorkerKind::Extra { first, go } => {
+            (WorkerCores::all(chip.topology, index), first, Some(go))
+        }
     };
+    let extra = go.is_some();
     let records = std::thread::scope(|scope| {
         let mut w = Worker {
             chip,
@@ -898,6 +919,11 @@ pub fn worker_main(chip: &Chip, index: usize, kind: WorkerKind) -> WorkerRecords
             places: Vec::new(),
             outcomes: Vec::new(),
         };
+        if let Some(go) = &go {
+            while !go.load(Ordering::Acquire) && !chip.shutdown.load(Ordering::Acquire) {
+                std::thread::park_timeout(Duration::from_millis(1));
+            }
+        }
         w.serve();
         let Worker { gang, rec, .. } = w;
         gang.shutdown();

@@ -89,8 +89,26 @@ impl SimMemorySizes {
 #[repr(C, align(64))]
 struct Line([u8; 64]);
 
+/// `bytes` (rounded up to lines) of zeroes. Allocated zeroed rather than written: the
+/// allocator hands out fresh zero pages for buffers this large, so a thread's on-chip
+/// memories cost nothing until a kernel touches them (a thread that starts while many
+/// others compete for the host's CPUs starts its kernel sooner).
 fn lines(bytes: u64) -> Box<[Line]> {
-    vec![Line([0; 64]); bytes.div_ceil(64) as usize].into_boxed_slice()
+    let n = bytes.div_ceil(64) as usize;
+    if n == 0 {
+        return Box::new([]);
+    }
+    let Ok(layout) = std::alloc::Layout::array::<Line>(n) else {
+        std::alloc::handle_alloc_error(std::alloc::Layout::new::<Line>());
+    };
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<Line>();
+    if ptr.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    // SAFETY: `ptr` is a fresh allocation of `n` Lines from the global allocator with
+    // Box's layout for `[Line]`, and all-zero bytes are a valid `Line`.
+    unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)) }
 }
 
 /// One block of cluster storage.

@@ -630,6 +630,8 @@ impl ElasticPool {
             .filter(|&k| self.extra[k].is_none())
             .collect();
         let n = waiting.min(free_cores).min(free_slots.len());
+        let go = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut batch = Vec::with_capacity(n);
         for &k in &free_slots[..n] {
             let first = firsts.iter_mut().find(|f| f.1 > 0).map(|f| {
                 f.1 -= 1;
@@ -640,11 +642,16 @@ impl ElasticPool {
             status.exited.store(false, Ordering::Release);
             self.seen[index] = (status.units.load(Ordering::Acquire), now);
             let chip2 = Arc::clone(chip);
+            let kind = WorkerKind::Extra {
+                first,
+                go: Arc::clone(&go),
+            };
             let spawned = std::thread::Builder::new()
                 .name(format!("pto-worker-{index}"))
-                .spawn(move || worker_main(&chip2, index, WorkerKind::Extra { first }));
+                .spawn(move || worker_main(&chip2, index, kind));
             match spawned {
                 Ok(handle) => {
+                    batch.push(handle.thread().clone());
                     self.extra[k] = Some(handle);
                     self.started += 1;
                 }
@@ -656,11 +663,16 @@ impl ElasticPool {
                 }
             }
         }
+        go.store(true, Ordering::Release);
+        for thread in batch {
+            thread.unpark();
+        }
         if n > 0 {
             tracing::debug!(
-                "elastic pool: every worker held a core for {} ms or more with {waiting} subtasks waiting; started {n} extra workers ({} over the run)",
+                "elastic pool: every worker held a core for {} ms or more with {waiting} subtasks waiting; started {n} extra workers ({} over the run) in {:?}",
                 ELASTIC_AFTER.as_millis(),
-                self.started
+                self.started,
+                now.elapsed()
             );
         }
         poll

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use pto_runtime::{run, ArgDirection, CoreType, HostTensor, OrchArg};
+use pto_runtime::{run, ArgDirection, ChipConfig, CoreType, HostTensor, OrchArg, Platform};
 
-use crate::common::{build, config, orchestration, Kernel};
+use crate::common::{build, build_with, config, orchestration, Kernel};
 
 /// Each block counts itself in, then waits (at most 5 s of wall time, so a runtime that
 /// runs the blocks a few at a time fails the test instead of hanging it) until every block
@@ -107,4 +107,78 @@ fn held_cores_do_not_keep_other_blocks_waiting() {
     cores.sort_unstable();
     cores.dedup();
     assert_eq!(cores.len(), BLOCKS as usize, "cores: {cores:?}");
+}
+
+/// Each block marks its status line running (1), spins on the system counter for two
+/// measured seconds as a device kernel would (no yield of its own), then marks it released
+/// (2).
+const COUNTER_BLOCKER: &str = r#"
+#include "common/platform_config.h"
+#include "intrinsic.h"
+extern "C" void kernel_entry(int64_t* args) {
+    ChipTensor* status = kernel_tensor(args, 0);
+    int32_t* mine = status->data<int32_t>() + get_block_idx(args) * 16;
+    uint64_t start = get_sys_cnt();
+    __atomic_store_n(mine, 1, __ATOMIC_RELEASE);
+    while (get_sys_cnt() - start < 2 * PLATFORM_PROF_SYS_CNT_FREQ) {
+    }
+    __atomic_store_n(mine, 2, __ATOMIC_RELEASE);
+}
+"#;
+
+/// Every AIV core of an a5 chip (72) holds a blocker, and the orchestration, polling with
+/// `rt_is_fatal()` and `SPIN_WAIT_HINT()`, must see all of them running at once on a host with
+/// far fewer CPUs: the task is not held back as ready, extra workers start for the blocks,
+/// and neither the blockers started last nor the orchestration are kept off the CPUs by the
+/// ones spinning.
+#[test]
+fn the_orchestration_sees_every_core_held_at_once() {
+    let orch = orchestration(
+        1,
+        r#"
+    ChipTensor status = orch_args.tensor(0).ref();
+    int32_t n = (int32_t)rt_available_aiv_count();
+    CoreTaskArgs p;
+    p.add_inout(status);
+    p.launch_spec.set_core_num(n);
+    rt_submit_aiv_task(0, p);
+    volatile int32_t* s = status.data_as<int32_t>();
+    for (;;) {
+        if (rt_is_fatal()) return;
+        int32_t running = 0;
+        bool released = false;
+        for (int32_t i = 0; i < n; ++i) {
+            running += s[i * 16] == 1;
+            released |= s[i * 16] == 2;
+        }
+        if (running == n) break;
+        if (released) {
+            rt_report_fatal(PTO2_ERROR_EXPLICIT_ORCH_FATAL, "a blocker finished before all %d ran at once (%d running)", n, running);
+            return;
+        }
+        SPIN_WAIT_HINT();
+    }
+    s[n * 16] = n;
+"#,
+    );
+    let program = build_with(
+        "elastic_counter_blockers_a5",
+        &orch,
+        &[Kernel {
+            func_id: 0,
+            name: "counter_blocker",
+            core: CoreType::Aiv,
+            source: COUNTER_BLOCKER,
+        }],
+        &["PTO_ARCH_A5"],
+    );
+    let mut cfg = ChipConfig::new(Platform::A5Sim).unwrap();
+    cfg.n_workers = Some(2);
+    cfg.scheduler_timeout = Duration::from_secs(30);
+    let mut status = vec![0i32; 73 * 16];
+    let mut args = vec![i32_arg(&mut status)];
+    run(&program, &mut args, &cfg).unwrap();
+    drop(args);
+    assert_eq!(status[72 * 16], 72);
+    assert!((0..72).all(|i| status[i * 16] == 2));
 }
