@@ -156,7 +156,9 @@ impl ClusterStorage {
 }
 
 /// What an executing thread is doing, for the scheduler-timeout message. Shared between the
-/// thread and the run's watchdog.
+/// thread and the run's watchdog. Aligned to two cache lines so that the statuses of two
+/// threads, which each writes on every unit, never share a line.
+#[repr(align(128))]
 pub struct ExecStatus {
     /// Raw task id, or `u64::MAX` when idle.
     pub task: AtomicU64,

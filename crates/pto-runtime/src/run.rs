@@ -399,8 +399,9 @@ pub fn run(
             last_starts = starts;
             last_progress = Instant::now();
         } else if chip.submitted.load(Ordering::Acquire) > completed
-            && last_progress.elapsed() >= timeout
+            && last_progress.elapsed() >= timeout * elastic.oversubscription()
         {
+            let limit = timeout * elastic.oversubscription();
             let running = describe_running(&chip);
             let detail = if running.is_empty() {
                 "tasks are in flight but none is running".to_string()
@@ -411,7 +412,7 @@ pub fn run(
                 ErrorCode::SchedulerTimeout,
                 format!(
                     "no task finished and no subtask started for {:.1} s: {detail}; a kernel may never return (raise the scheduler timeout with SIMPLER_SCHEDULER_TIMEOUT_MS if it is just slow)",
-                    timeout.as_secs_f64()
+                    limit.as_secs_f64()
                 ),
             );
             break;
@@ -558,6 +559,10 @@ struct ElasticPool {
     records: Vec<WorkerRecords>,
     /// Extra workers started over the run.
     started: usize,
+    /// Host CPUs the process may use.
+    host_cpus: usize,
+    /// Worker threads inside a unit at the last look.
+    inside: usize,
 }
 
 impl ElasticPool {
@@ -568,7 +573,17 @@ impl ElasticPool {
             extra: (chip.n_workers..chip.workers.len()).map(|_| None).collect(),
             records: Vec::new(),
             started: 0,
+            host_cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            inside: 0,
         }
+    }
+
+    /// How many times more threads run kernels than the host has CPUs (at least 1). The
+    /// scheduler timeout is stretched by it: with the pool grown past the CPUs, each kernel
+    /// runs that much slower than alone, and the subtasks all started at once, so no start
+    /// shows progress while they share the CPUs. A kernel that never returns still trips it.
+    fn oversubscription(&self) -> u32 {
+        (self.inside.div_ceil(self.host_cpus.max(1)) as u32).max(1)
     }
 
     /// One look at the workers; returns how long to wait before the next.
@@ -586,6 +601,7 @@ impl ElasticPool {
         let mut all_held = true;
         let mut any_held = false;
         let mut live = 0;
+        self.inside = 0;
         for (i, status) in chip.workers.iter().enumerate() {
             if i >= n_workers && self.extra[i - n_workers].is_none() {
                 continue;
@@ -597,6 +613,7 @@ impl ElasticPool {
                 *seen = (units, now);
             }
             let inside = units % 2 == 1;
+            self.inside += usize::from(inside);
             let held = inside && now.duration_since(seen.1) >= ELASTIC_AFTER;
             any_held |= inside && seen.1 < now;
             all_held &= held;
