@@ -348,6 +348,7 @@ pub fn run(
     let mut last_starts = 0u64;
     let mut last_submitted = 0u64;
     let mut last_progress = Instant::now();
+    let mut stretch = 1u32;
     let mut last_orch_progress = Instant::now();
     let mut interrupted = false;
     loop {
@@ -394,14 +395,18 @@ pub fn run(
             h.wrapping_mul(0x100_0000_01b3)
                 .wrapping_add(w.since_ns.load(Ordering::Relaxed))
         });
+        // The most kernel threads per host CPU since the last progress (blocks that finish
+        // lower the count, not the time the others have lost).
+        stretch = stretch.max(elastic.oversubscription());
         if completed != last_completed || starts != last_starts {
             last_completed = completed;
             last_starts = starts;
             last_progress = Instant::now();
+            stretch = elastic.oversubscription();
         } else if chip.submitted.load(Ordering::Acquire) > completed
-            && last_progress.elapsed() >= timeout * elastic.oversubscription()
+            && last_progress.elapsed() >= timeout * stretch
         {
-            let limit = timeout * elastic.oversubscription();
+            let limit = timeout * stretch;
             let running = describe_running(&chip);
             let detail = if running.is_empty() {
                 "tasks are in flight but none is running".to_string()
