@@ -22,6 +22,17 @@
 //!    consumer's) is released; the ring then reclaims consecutive consumed slots, advancing
 //!    `last_alive`, the heap tail and the dep-pool tail, which unblocks the orchestrator.
 //!
+//! # Elastic pool
+//!
+//! The workers started with the run (`n_workers`) own clusters and serve until the end. A
+//! kernel may hold its core for long (waiting for a flag another core sets, or for time to
+//! pass); on the device the other cores carry on. So the run's own thread watches the
+//! workers (`ElasticPool` in [`crate::run`](mod@crate::run)): when every one has been inside one unit for a
+//! few milliseconds while subtasks wait, it starts extra workers ([`WorkerKind::Extra`]),
+//! which run on any free core and exit once idle. Every thread takes the cores of a unit in
+//! [`crate::cores::CoreTable`] before running it, so no core runs two subtasks at once
+//! however many threads there are.
+//!
 //! # Sleep and wake-up
 //!
 //! Workers spin briefly on an empty queue, then sleep on [`Waiter`]. A pusher increments
@@ -42,6 +53,7 @@ use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
 
 use crate::config::{ChipConfig, N_RINGS};
+use crate::cores::CoreTable;
 use crate::dfx::{
     DumpCollector, DumpStage, PmuRecord, SchedPhaseKind, SchedPhaseRecord, SubtaskRecord,
     WorkerRecords,
@@ -281,8 +293,14 @@ pub struct Chip {
     pub orchestration_done: AtomicBool,
     /// Tells workers to exit.
     pub shutdown: AtomicBool,
-    /// Per-worker status.
+    /// The workers started with the run (the pool's floor; see "Elastic pool" above).
+    pub n_workers: usize,
+    /// Status of every worker thread: the first `n_workers` for the pool's own workers, the
+    /// rest for extra workers the run's monitor starts (a slot is reused once its thread
+    /// has been joined).
     pub workers: Box<[ExecStatus]>,
+    /// Which logical cores are running a subtask.
+    pub cores: CoreTable,
     /// Status of the gang helper threads (registered when they start).
     helpers: Mutex<Vec<Arc<ExecStatus>>>,
     /// Non-zero once the run is stopping (handed to kernels as `PtoSimContext::stop`).
@@ -331,7 +349,7 @@ impl Chip {
         let capacity = (live as usize)
             .saturating_mul(n_workers.max(1))
             .clamp(1024, 1 << 24);
-        Chip {
+        let chip = Chip {
             topology,
             kernels,
             rings,
@@ -344,7 +362,11 @@ impl Chip {
             fatal: FatalLatch::new(),
             orchestration_done: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
-            workers: (0..n_workers).map(|_| ExecStatus::new()).collect(),
+            n_workers,
+            workers: (0..n_workers + max_extra_workers(&topology, n_workers))
+                .map(|_| ExecStatus::new())
+                .collect(),
+            cores: CoreTable::new(topology.n_cores()),
             helpers: Mutex::new(Vec::new()),
             stop: AtomicU32::new(0),
             sim_memory,
@@ -362,7 +384,12 @@ impl Chip {
                 .then(|| pto_timing::Model::shared(config.platform.name())),
             predicted: Mutex::new(Vec::new()),
             config,
+        };
+        // The extra workers' slots start unused (see `ElasticPool` in crate::run).
+        for status in &chip.workers[n_workers..] {
+            status.exited.store(true, Ordering::Relaxed);
         }
+        chip
     }
 
     /// The slot of task `id`.
@@ -465,7 +492,7 @@ impl Chip {
                 return 0;
             }
         }
-        (total as usize).min(self.workers.len()).max(1)
+        (total as usize).min(self.n_workers).max(1)
     }
 
     /// Pushes one entry on the ready queue. The queue is sized for every live task times
@@ -664,6 +691,11 @@ impl Chip {
         }
     }
 
+    /// Entries in the ready queue (stale copies of SPMD tasks included).
+    pub fn ready_len(&self) -> usize {
+        self.ready.len()
+    }
+
     /// Whether every submitted task has completed.
     pub fn quiescent(&self) -> bool {
         self.completed.load(Ordering::SeqCst) == self.submitted.load(Ordering::SeqCst)
@@ -762,6 +794,15 @@ impl WorkerCores {
         topology.core_of(self.clusters[i], slot)
     }
 
+    /// Every cluster, starting at `start` (an extra worker's: it has no clusters of its own).
+    fn all(topology: Topology, start: usize) -> WorkerCores {
+        let n = topology.n_clusters.max(1);
+        WorkerCores {
+            clusters: (0..n).map(|i| (start + i) % n).collect(),
+            next: [0; 4],
+        }
+    }
+
     /// A whole cluster (for a MIX block or the first block of a sync-start task).
     fn pick_cluster(&mut self) -> usize {
         let i = self.next[3] % self.clusters.len();
@@ -787,6 +828,8 @@ pub fn core_to_worker(topology: &Topology, n_workers: usize) -> Vec<i32> {
 const SPIN_ROUNDS: u32 = 64;
 /// How long a sleeping worker waits before re-checking the queue on its own.
 const IDLE_WAIT: Duration = Duration::from_millis(20);
+/// How long a worker that found no free core for its subtask sleeps before looking again.
+const CORE_WAIT: Duration = Duration::from_micros(100);
 
 /// Per-worker diagnostic state.
 struct Recorder {
@@ -794,7 +837,6 @@ struct Recorder {
     records: WorkerRecords,
     perf: Option<PerfGroup>,
     pmu_on: bool,
-    reg_task_id: Vec<u32>,
     loop_iter: u32,
     pop_hit: u32,
     pop_miss: u32,
@@ -814,7 +856,6 @@ impl Recorder {
             records,
             perf,
             pmu_on,
-            reg_task_id: vec![0; chip.topology.n_cores()],
             loop_iter: 0,
             pop_hit: 0,
             pop_miss: 0,
@@ -826,16 +867,51 @@ impl Recorder {
     }
 }
 
-/// The body of worker thread `index`; returns what it recorded.
-pub fn worker_main(chip: &Chip, index: usize) -> WorkerRecords {
+/// What a worker thread is.
+#[derive(Clone, Debug)]
+pub enum WorkerKind {
+    /// One of the pool's own workers: it owns clusters (see [`core_to_worker`]) and serves
+    /// until the run shuts down.
+    Pool,
+    /// An extra worker the run's monitor started while every worker was held by a long
+    /// kernel: it runs `first` (a task with subtasks left to claim) if given, then whatever
+    /// is ready, on any free core, and exits once it finds nothing to do.
+    Extra {
+        /// The task to help with first.
+        first: Option<TaskId>,
+        /// Set (and the thread unparked) once the monitor has started every extra worker of
+        /// its batch. The thread gets ready, then waits for it: the monitor starts a batch
+        /// while kernels spin on every host CPU, and threads that begin to spin one by one
+        /// as they are started keep the later ones of the batch from getting a CPU at all
+        /// for a long time; released together, they are all woken threads and each gets to
+        /// its kernel promptly.
+        go: Arc<AtomicBool>,
+    },
+}
+
+/// The body of worker thread `index` (a slot of [`Chip::workers`]); returns what it
+/// recorded.
+pub fn worker_main(chip: &Chip, index: usize, kind: WorkerKind) -> WorkerRecords {
     let status = &chip.workers[index];
+    let (cores, next, go) = match kind {
+        WorkerKind::Pool => (
+            WorkerCores::new(chip.topology, index, chip.n_workers),
+            None,
+            None,
+        ),
+        WorkerKind::Extra { first, go } => {
+            (WorkerCores::all(chip.topology, index), first, Some(go))
+        }
+    };
+    let extra = go.is_some();
     let records = std::thread::scope(|scope| {
         let mut w = Worker {
             chip,
             index,
-            cores: WorkerCores::new(chip.topology, index, chip.workers.len()),
+            extra,
+            cores,
             inline: Vec::with_capacity(64),
-            next: None,
+            next,
             seen_submitted: 0,
             rec: Recorder::new(chip),
             exec: Executor::new(chip, status, 1 + index, ThreadRole::Worker(index)),
@@ -843,6 +919,11 @@ pub fn worker_main(chip: &Chip, index: usize) -> WorkerRecords {
             places: Vec::new(),
             outcomes: Vec::new(),
         };
+        if let Some(go) = &go {
+            while !go.load(Ordering::Acquire) && !chip.shutdown.load(Ordering::Acquire) {
+                std::thread::park_timeout(Duration::from_millis(1));
+            }
+        }
         w.serve();
         let Worker { gang, rec, .. } = w;
         gang.shutdown();
@@ -856,6 +937,8 @@ pub fn worker_main(chip: &Chip, index: usize) -> WorkerRecords {
 struct Worker<'scope, 'env: 'scope> {
     chip: &'env Chip,
     index: usize,
+    /// An extra worker (see [`WorkerKind::Extra`]).
+    extra: bool,
     cores: WorkerCores,
     inline: Vec<TaskId>,
     /// A consumer this worker readied by a completion and runs next, bypassing the ready
@@ -875,8 +958,12 @@ struct Worker<'scope, 'env: 'scope> {
 impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
     fn serve(&mut self) {
         let chip = self.chip;
+        if let Some(first) = self.next.take() {
+            self.run_chain(first);
+        }
         'outer: loop {
             let mut spins = 0u32;
+            let mut slept = false;
             let raw = loop {
                 if let Some(raw) = chip.ready.pop() {
                     break raw;
@@ -890,30 +977,43 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                     std::hint::spin_loop();
                 } else if spins < SPIN_ROUNDS + 16 {
                     std::thread::yield_now();
+                } else if self.extra && slept {
+                    // An extra worker leaves once it has waited once for nothing.
+                    break 'outer;
                 } else {
                     chip.work.wait_until(IDLE_WAIT, &|| {
                         !chip.ready.is_empty() || chip.shutdown.load(Ordering::Acquire)
                     });
                     spins = SPIN_ROUNDS;
+                    slept = true;
                 }
             };
-            let mut id = TaskId(raw);
-            loop {
-                self.rec.pop_hit = self.rec.pop_hit.wrapping_add(1);
-                self.rec.loop_iter = self.rec.loop_iter.wrapping_add(1);
-                self.run_task(id);
-                // A consumer the completion handed to this worker runs at once.
-                match self.next.take() {
-                    Some(next) => id = next,
-                    None => break,
-                }
+            self.run_chain(TaskId(raw));
+        }
+    }
+
+    /// Runs task `id`, then each consumer a completion hands to this worker.
+    fn run_chain(&mut self, mut id: TaskId) {
+        loop {
+            self.rec.pop_hit = self.rec.pop_hit.wrapping_add(1);
+            self.rec.loop_iter = self.rec.loop_iter.wrapping_add(1);
+            self.run_task(id);
+            // A consumer the completion handed to this worker runs at once.
+            match self.next.take() {
+                Some(next) => id = next,
+                None => break,
             }
         }
     }
 
-    /// Where the subtasks of claim unit `unit` of `payload` run (fills `self.places`).
-    fn place(&mut self, payload: &TaskPayload, unit: u32) {
-        let topology = &self.chip.topology;
+    /// Where the subtasks of claim unit `unit` of `payload` run: fills `self.places` and
+    /// takes their cores. First the cores this worker would pick on its own (its clusters, in
+    /// rotation); if another thread runs on one of them, any free core of the right kind
+    /// (cluster, for a MIX block or a sync-start task), waiting until enough are free.
+    /// `false` if the run failed while waiting (nothing is taken then).
+    fn place(&mut self, payload: &TaskPayload, unit: u32) -> bool {
+        let chip = self.chip;
+        let topology = &chip.topology;
         let n_active = payload.n_active.max(1) as u32;
         self.places.clear();
         match payload.gang {
@@ -921,54 +1021,106 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                 let active_index = (unit % n_active) as u8;
                 let slot = payload.active[active_index as usize].slot as usize;
                 let core = self.cores.pick(topology, slot);
-                self.places.push(Placement {
-                    core,
-                    cluster: topology.cluster_of(core),
-                    block: unit / n_active,
-                    active_index,
-                });
+                if let Some(reg) = chip.cores.try_take(core) {
+                    self.places.push(Placement {
+                        core,
+                        cluster: topology.cluster_of(core),
+                        block: unit / n_active,
+                        active_index,
+                        reg,
+                    });
+                    return true;
+                }
+                let first = topology.cluster_of(core);
+                let block = unit / n_active;
+                self.wait_for_cores(|places| {
+                    take_any_core(chip, first, slot, places, block, active_index)
+                })
             }
             GangKind::Block => {
                 let cluster = self.cores.pick_cluster();
-                for k in 0..n_active as u8 {
-                    let slot = payload.active[k as usize].slot as usize;
-                    self.places.push(Placement {
-                        core: topology.core_of(cluster, slot),
-                        cluster,
-                        block: unit,
-                        active_index: k,
-                    });
-                }
+                let block = unit;
+                self.wait_for_cores(|places| {
+                    (0..topology.n_clusters).any(|i| {
+                        let c = (cluster + i) % topology.n_clusters;
+                        take_cluster(chip, payload, c, block, places)
+                    })
+                })
             }
             GangKind::Whole => {
                 // Every block at once: consecutive clusters (or AIV cores, for AIV tasks)
-                // from this worker's next one.
+                // from this worker's next one, skipping those another thread runs on.
                 let first = self.cores.pick_cluster();
                 let aiv_only = n_active == 1 && payload.active[0].slot != 0;
-                for b in 0..payload.block_num {
+                self.wait_for_cores(|places| {
                     if aiv_only {
-                        let lane = (2 * first + b as usize) % (2 * topology.n_clusters);
-                        let cluster = lane / 2;
-                        self.places.push(Placement {
-                            core: topology.core_of(cluster, 1 + lane % 2),
-                            cluster,
-                            block: b,
-                            active_index: 0,
-                        });
-                        continue;
+                        let lanes = 2 * topology.n_clusters;
+                        let mut b = 0;
+                        for i in 0..lanes {
+                            if b == payload.block_num {
+                                break;
+                            }
+                            let lane = (2 * first + i) % lanes;
+                            let cluster = lane / 2;
+                            let core = topology.core_of(cluster, 1 + lane % 2);
+                            if let Some(reg) = chip.cores.try_take(core) {
+                                places.push(Placement {
+                                    core,
+                                    cluster,
+                                    block: b,
+                                    active_index: 0,
+                                    reg,
+                                });
+                                b += 1;
+                            }
+                        }
+                        return b == payload.block_num;
                     }
-                    let cluster = (first + b as usize) % topology.n_clusters;
-                    for k in 0..n_active as u8 {
-                        let slot = payload.active[k as usize].slot as usize;
-                        self.places.push(Placement {
-                            core: topology.core_of(cluster, slot),
-                            cluster,
-                            block: b,
-                            active_index: k,
-                        });
+                    let mut b = 0;
+                    for i in 0..topology.n_clusters {
+                        if b == payload.block_num {
+                            break;
+                        }
+                        let c = (first + i) % topology.n_clusters;
+                        if take_cluster(chip, payload, c, b, places) {
+                            b += 1;
+                        }
                     }
-                }
+                    b == payload.block_num
+                })
             }
+        }
+    }
+
+    /// Runs `take` (which pushes the places whose cores it took to its argument and says
+    /// whether it found all it needs) until it succeeds, giving back what a failed attempt
+    /// took and backing off between attempts; `false` if the run fails meanwhile.
+    fn wait_for_cores(&mut self, mut take: impl FnMut(&mut Vec<Placement>) -> bool) -> bool {
+        let chip = self.chip;
+        let mut attempts = 0u32;
+        loop {
+            if take(&mut self.places) {
+                return true;
+            }
+            for p in self.places.drain(..) {
+                chip.cores.give_back(p.core);
+            }
+            if chip.fatal.is_set() || chip.shutdown.load(Ordering::Acquire) {
+                return false;
+            }
+            attempts += 1;
+            if attempts < 16 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(CORE_WAIT);
+            }
+        }
+    }
+
+    /// Gives back the cores of the unit just run.
+    fn give_back_cores(&self) {
+        for p in &self.places {
+            self.chip.cores.give_back(p.core);
         }
     }
 
@@ -998,12 +1150,14 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
             } else {
                 1
             };
-            let ran = !chip.fatal.is_set();
             if let Some(k) = payload.timing_slot {
                 chip.timing[k as usize].dispatch(chip.now_ns());
             }
+            let ran = !chip.fatal.is_set() && self.place(payload, unit);
             if ran {
-                self.place(payload, unit);
+                // Inside a unit until the second count (odd): what the run's monitor reads.
+                let units = &self.exec.status().units;
+                units.store(units.load(Ordering::Relaxed) + 1, Ordering::Release);
                 let n = self.places.len();
                 if self.outcomes.len() < n {
                     self.outcomes.resize(n, SubtaskOutcome::default());
@@ -1025,6 +1179,8 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                         &mut self.outcomes,
                     );
                 }
+                self.give_back_cores();
+                units.store(units.load(Ordering::Relaxed) + 1, Ordering::Release);
             }
             // Stamped before this unit counts as done: once the last unit completes the
             // task its successors may be dispatched at once, and no record may show a
@@ -1101,13 +1257,11 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
             if first_start == 0 {
                 first_start = out.start_ns;
             }
-            let reg = &mut rec.reg_task_id[place.core];
-            *reg = reg.wrapping_add(1).max(1);
             if rec.swimlane > 0 {
                 rec.records.subtasks.push(SubtaskRecord {
                     core: place.core as u32,
                     task: id.0,
-                    reg_task_id: *reg,
+                    reg_task_id: place.reg,
                     dispatch_ns,
                     receive_ns: out.receive_ns,
                     start_ns: out.start_ns,
@@ -1155,6 +1309,80 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
             });
         }
     }
+}
+
+/// Takes a free core for a subtask of cluster slot `slot` (0 = AIC; an AIV subtask may run
+/// on either AIV core of a cluster, its own lane first), searching the clusters from
+/// `first`; pushes its placement. Whether one was free.
+fn take_any_core(
+    chip: &Chip,
+    first: usize,
+    slot: usize,
+    places: &mut Vec<Placement>,
+    block: u32,
+    active_index: u8,
+) -> bool {
+    let topology = &chip.topology;
+    let lanes: &[usize] = match slot {
+        0 => &[0],
+        1 => &[1, 2],
+        _ => &[2, 1],
+    };
+    for i in 0..topology.n_clusters {
+        let cluster = (first + i) % topology.n_clusters;
+        for &lane in lanes {
+            let core = topology.core_of(cluster, lane);
+            if let Some(reg) = chip.cores.try_take(core) {
+                places.push(Placement {
+                    core,
+                    cluster,
+                    block,
+                    active_index,
+                    reg,
+                });
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Takes the cores of `cluster` that a block of `payload` runs on (one per active slot),
+/// all or none; pushes their placements. Whether all were free.
+fn take_cluster(
+    chip: &Chip,
+    payload: &TaskPayload,
+    cluster: usize,
+    block: u32,
+    places: &mut Vec<Placement>,
+) -> bool {
+    let topology = &chip.topology;
+    let before = places.len();
+    for k in 0..payload.n_active.max(1) {
+        let core = topology.core_of(cluster, payload.active[k as usize].slot as usize);
+        match chip.cores.try_take(core) {
+            Some(reg) => places.push(Placement {
+                core,
+                cluster,
+                block,
+                active_index: k,
+                reg,
+            }),
+            None => {
+                for p in places.drain(before..) {
+                    chip.cores.give_back(p.core);
+                }
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// How many extra workers the monitor may start beyond the pool's `n_workers`: enough for
+/// one thread per logical core.
+pub fn max_extra_workers(topology: &Topology, n_workers: usize) -> usize {
+    topology.n_cores().saturating_sub(n_workers)
 }
 
 fn queue_depth(chip: &Chip, shape: usize) -> [i16; 3] {

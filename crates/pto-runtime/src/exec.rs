@@ -89,8 +89,26 @@ impl SimMemorySizes {
 #[repr(C, align(64))]
 struct Line([u8; 64]);
 
+/// `bytes` (rounded up to lines) of zeroes. Allocated zeroed rather than written: the
+/// allocator hands out fresh zero pages for buffers this large, so a thread's on-chip
+/// memories cost nothing until a kernel touches them (a thread that starts while many
+/// others compete for the host's CPUs starts its kernel sooner).
 fn lines(bytes: u64) -> Box<[Line]> {
-    vec![Line([0; 64]); bytes.div_ceil(64) as usize].into_boxed_slice()
+    let n = bytes.div_ceil(64) as usize;
+    if n == 0 {
+        return Box::new([]);
+    }
+    let Ok(layout) = std::alloc::Layout::array::<Line>(n) else {
+        std::alloc::handle_alloc_error(std::alloc::Layout::new::<Line>());
+    };
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<Line>();
+    if ptr.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    // SAFETY: `ptr` is a fresh allocation of `n` Lines from the global allocator with
+    // Box's layout for `[Line]`, and all-zero bytes are a valid `Line`.
+    unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n)) }
 }
 
 /// One block of cluster storage.
@@ -138,7 +156,9 @@ impl ClusterStorage {
 }
 
 /// What an executing thread is doing, for the scheduler-timeout message. Shared between the
-/// thread and the run's watchdog.
+/// thread and the run's watchdog. Aligned to two cache lines so that the statuses of two
+/// threads, which each writes on every unit, never share a line.
+#[repr(align(128))]
 pub struct ExecStatus {
     /// Raw task id, or `u64::MAX` when idle.
     pub task: AtomicU64,
@@ -148,6 +168,10 @@ pub struct ExecStatus {
     pub since_ns: AtomicU64,
     /// Set once the thread has exited.
     pub exited: AtomicBool,
+    /// Units (a subtask, or a gang of them) the thread has entered and left: odd while it is
+    /// inside one. Written only by a worker thread (not by gang helpers), read by the run's
+    /// monitor to see that a thread has been inside one unit for long.
+    pub units: AtomicU64,
     /// The simulation context of the running subtask; only `waiting_on` is read by others.
     context: UnsafeCell<PtoSimContext>,
 }
@@ -173,6 +197,7 @@ impl ExecStatus {
             core: AtomicUsize::new(0),
             since_ns: AtomicU64::new(0),
             exited: AtomicBool::new(false),
+            units: AtomicU64::new(0),
             context: UnsafeCell::new(PtoSimContext {
                 abi_version: ABI_VERSION,
                 core_type: CORE_AIV,
@@ -233,6 +258,9 @@ pub struct Placement {
     pub block: u32,
     /// Index into the payload's active slots.
     pub active_index: u8,
+    /// The core's dispatch count for this subtask (swimlane `reg_task_id`, from
+    /// [`crate::cores::CoreTable::try_take`]).
+    pub reg: u32,
 }
 
 /// The per-thread side of kernel execution.

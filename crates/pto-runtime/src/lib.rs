@@ -22,6 +22,7 @@
 pub mod chip;
 pub mod clock;
 pub mod config;
+pub mod cores;
 pub mod deps;
 pub mod dfx;
 pub mod dtype;

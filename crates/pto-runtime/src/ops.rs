@@ -146,7 +146,15 @@ unsafe extern "C" fn orchestration_done(rt: *mut RuntimeHandle) {
 
 unsafe extern "C" fn is_fatal(rt: *mut RuntimeHandle) -> bool {
     // SAFETY: bound handle on the orchestration thread.
-    unsafe { with_orch(rt, true, |o| o.chip().fatal.is_set()) }
+    unsafe {
+        with_orch(rt, true, |o| {
+            // An orchestration that asks is usually polling (waiting in a loop for
+            // something its tasks write): the tasks it holds back as ready must run now,
+            // not after its next submit (Simpler queues a ready task at once).
+            o.flush_ready();
+            o.chip().fatal.is_set()
+        })
+    }
 }
 
 unsafe extern "C" fn report_fatal(

@@ -2,8 +2,10 @@
 //!
 //! A key design decision of this runtime is that logical cores are *scheduling slots*, not
 //! OS threads: an `a2a3sim` chip has 24 AIC + 48 AIV logical cores, but tasks run on a worker
-//! pool sized to the host, so 72 cores never oversubscribe a 2-CPU machine. Swimlane rows
-//! name the logical core a task ran on.
+//! pool sized to the host, so 72 cores do not oversubscribe a 2-CPU machine. The pool grows
+//! (up to a thread per core) only while kernels hold their cores for long, so that the cores
+//! still run at the same time ([`crate::chip`], "Elastic pool"). Swimlane rows name the
+//! logical core a task ran on.
 
 use std::fmt;
 use std::str::FromStr;

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::chip::{core_to_worker, describe_running, worker_main, Chip};
+use crate::chip::{core_to_worker, describe_running, worker_main, Chip, WorkerKind};
 use crate::config::ChipConfig;
 use crate::deps::DepLog;
 use crate::dfx::{DumpCollector, DumpResult, OrchRecord, ScopeSample, WorkerRecords};
@@ -247,7 +247,7 @@ pub fn run(
                 if pin {
                     pin_to_cpu(w);
                 }
-                worker_main(&chip, w)
+                worker_main(&chip, w, WorkerKind::Pool)
             })
             .map_err(|source| RuntimeError::Io {
                 what: "spawning a worker thread".to_string(),
@@ -255,6 +255,7 @@ pub fn run(
             })?;
         workers.push(handle);
     }
+    let mut elastic = ElasticPool::new(&chip);
 
     let orch_start = Arc::new(AtomicU64::new(0));
     let orchestration = {
@@ -347,6 +348,7 @@ pub fn run(
     let mut last_starts = 0u64;
     let mut last_submitted = 0u64;
     let mut last_progress = Instant::now();
+    let mut stretch = 1u32;
     let mut last_orch_progress = Instant::now();
     let mut interrupted = false;
     loop {
@@ -393,13 +395,18 @@ pub fn run(
             h.wrapping_mul(0x100_0000_01b3)
                 .wrapping_add(w.since_ns.load(Ordering::Relaxed))
         });
+        // The most kernel threads per host CPU since the last progress (blocks that finish
+        // lower the count, not the time the others have lost).
+        stretch = stretch.max(elastic.oversubscription());
         if completed != last_completed || starts != last_starts {
             last_completed = completed;
             last_starts = starts;
             last_progress = Instant::now();
+            stretch = elastic.oversubscription();
         } else if chip.submitted.load(Ordering::Acquire) > completed
-            && last_progress.elapsed() >= timeout
+            && last_progress.elapsed() >= timeout * stretch
         {
+            let limit = timeout * stretch;
             let running = describe_running(&chip);
             let detail = if running.is_empty() {
                 "tasks are in flight but none is running".to_string()
@@ -410,13 +417,14 @@ pub fn run(
                 ErrorCode::SchedulerTimeout,
                 format!(
                     "no task finished and no subtask started for {:.1} s: {detail}; a kernel may never return (raise the scheduler timeout with SIMPLER_SCHEDULER_TIMEOUT_MS if it is just slow)",
-                    timeout.as_secs_f64()
+                    limit.as_secs_f64()
                 ),
             );
             break;
         }
+        let poll = elastic.poll(&chip);
         let c = &chip;
-        chip.finished.wait_until(Duration::from_millis(50), &|| {
+        chip.finished.wait_until(poll, &|| {
             c.fatal.is_set() || (c.orchestration_done.load(Ordering::Acquire) && c.quiescent())
         });
     }
@@ -452,6 +460,7 @@ pub fn run(
             }
         }
     }
+    elastic.finish(&chip, fatal, grace, &mut dfx);
     dfx.predicted = std::mem::take(&mut *chip.predicted.lock());
     dfx.stamps_to_ns(crate::clock::StampScale::between(
         start_anchor,
@@ -527,6 +536,207 @@ pub fn run(
         dfx,
         timing_slots,
     })
+}
+
+/// How long every worker must have been inside one unit (with work waiting) before the
+/// monitor starts extra workers.
+const ELASTIC_AFTER: Duration = Duration::from_millis(5);
+/// The monitor's period while no worker has been inside one unit since the last look.
+const POLL_IDLE: Duration = Duration::from_millis(10);
+/// Its period while one has (a kernel may be holding its core for long).
+const POLL_HELD: Duration = Duration::from_millis(1);
+
+/// The elastic part of the worker pool (docs/ARCHITECTURE.md, "Execution model"): the run's
+/// own thread looks at every worker each poll. When every live worker has been inside one
+/// unit (a subtask or a gang) for [`ELASTIC_AFTER`] while subtasks wait — queued, or left
+/// to claim in a task a held worker is running — it starts extra workers, one per waiting
+/// subtask, up to one thread per logical core and no more than there are free cores. An
+/// extra worker runs on any free core and exits once it finds nothing to do; its slot of
+/// [`Chip::workers`] is reused after it is joined. Nothing here runs on a worker's path:
+/// the workers only count their units ([`crate::exec::ExecStatus::units`]) and take their
+/// cores ([`crate::cores`]).
+struct ElasticPool {
+    /// Per slot of `Chip::workers`: the unit count last seen and when it was first seen.
+    seen: Vec<(u64, Instant)>,
+    /// Per extra slot (`Chip::workers[n_workers..]`): its running thread.
+    extra: Vec<Option<JoinHandle<WorkerRecords>>>,
+    /// What joined extra workers recorded.
+    records: Vec<WorkerRecords>,
+    /// Extra workers started over the run.
+    started: usize,
+    /// Host CPUs the process may use.
+    host_cpus: usize,
+    /// Worker threads inside a unit at the last look.
+    inside: usize,
+}
+
+impl ElasticPool {
+    fn new(chip: &Chip) -> ElasticPool {
+        let now = Instant::now();
+        ElasticPool {
+            seen: vec![(0, now); chip.workers.len()],
+            extra: (chip.n_workers..chip.workers.len()).map(|_| None).collect(),
+            records: Vec::new(),
+            started: 0,
+            host_cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            inside: 0,
+        }
+    }
+
+    /// How many times more threads run kernels than the host has CPUs (at least 1). The
+    /// scheduler timeout is stretched by it: with the pool grown past the CPUs, each kernel
+    /// runs that much slower than alone, and the subtasks all started at once, so no start
+    /// shows progress while they share the CPUs. A kernel that never returns still trips it.
+    fn oversubscription(&self) -> u32 {
+        (self.inside.div_ceil(self.host_cpus.max(1)) as u32).max(1)
+    }
+
+    /// One look at the workers; returns how long to wait before the next.
+    fn poll(&mut self, chip: &Arc<Chip>) -> Duration {
+        let now = Instant::now();
+        let n_workers = chip.n_workers;
+        // Join the extra workers that left.
+        for (k, slot) in self.extra.iter_mut().enumerate() {
+            if slot.is_some() && chip.workers[n_workers + k].exited.load(Ordering::Acquire) {
+                if let Some(Ok(records)) = slot.take().map(JoinHandle::join) {
+                    self.records.push(records);
+                }
+            }
+        }
+        let mut all_held = true;
+        let mut any_held = false;
+        let mut live = 0;
+        self.inside = 0;
+        for (i, status) in chip.workers.iter().enumerate() {
+            if i >= n_workers && self.extra[i - n_workers].is_none() {
+                continue;
+            }
+            live += 1;
+            let units = status.units.load(Ordering::Acquire);
+            let seen = &mut self.seen[i];
+            if seen.0 != units {
+                *seen = (units, now);
+            }
+            let inside = units % 2 == 1;
+            self.inside += usize::from(inside);
+            let held = inside && now.duration_since(seen.1) >= ELASTIC_AFTER;
+            any_held |= inside && seen.1 < now;
+            all_held &= held;
+        }
+        let poll = if any_held { POLL_HELD } else { POLL_IDLE };
+        if !all_held || live == 0 || chip.shutdown.load(Ordering::Acquire) || chip.fatal.is_set() {
+            return poll;
+        }
+        // Work that waits: queued tasks, and subtasks left to claim in the tasks the held
+        // workers run (an SPMD task's blocks are claimed by whoever runs it).
+        let mut firsts: Vec<(crate::task::TaskId, u32)> = Vec::new();
+        for (i, status) in chip.workers.iter().enumerate() {
+            if i >= n_workers && self.extra[i - n_workers].is_none() {
+                continue;
+            }
+            let raw = status.task.load(Ordering::Acquire);
+            if raw == u64::MAX || firsts.iter().any(|(t, _)| t.0 == raw) {
+                continue;
+            }
+            let id = crate::task::TaskId(raw);
+            let left = crate::task::unclaimed_units(chip.slot(id), id);
+            if left > 0 {
+                firsts.push((id, left));
+            }
+        }
+        let waiting = chip.ready_len() + firsts.iter().map(|f| f.1 as usize).sum::<usize>();
+        let free_cores = (0..chip.topology.n_cores())
+            .filter(|&c| chip.cores.is_free(c))
+            .count();
+        let free_slots: Vec<usize> = (0..self.extra.len())
+            .filter(|&k| self.extra[k].is_none())
+            .collect();
+        let n = waiting.min(free_cores).min(free_slots.len());
+        let go = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut batch = Vec::with_capacity(n);
+        for &k in &free_slots[..n] {
+            let first = firsts.iter_mut().find(|f| f.1 > 0).map(|f| {
+                f.1 -= 1;
+                f.0
+            });
+            let index = n_workers + k;
+            let status = &chip.workers[index];
+            status.exited.store(false, Ordering::Release);
+            self.seen[index] = (status.units.load(Ordering::Acquire), now);
+            let chip2 = Arc::clone(chip);
+            let kind = WorkerKind::Extra {
+                first,
+                go: Arc::clone(&go),
+            };
+            let spawned = std::thread::Builder::new()
+                .name(format!("pto-worker-{index}"))
+                .spawn(move || worker_main(&chip2, index, kind));
+            match spawned {
+                Ok(handle) => {
+                    batch.push(handle.thread().clone());
+                    self.extra[k] = Some(handle);
+                    self.started += 1;
+                }
+                Err(e) => {
+                    // Not fatal: the run goes on with the threads it has.
+                    status.exited.store(true, Ordering::Release);
+                    tracing::warn!("could not start an extra worker thread: {e}");
+                    break;
+                }
+            }
+        }
+        go.store(true, Ordering::Release);
+        for thread in batch {
+            thread.unpark();
+        }
+        if n > 0 {
+            tracing::debug!(
+                "elastic pool: every worker held a core for {} ms or more with {waiting} subtasks waiting; started {n} extra workers ({} over the run) in {:?}",
+                ELASTIC_AFTER.as_millis(),
+                self.started,
+                now.elapsed()
+            );
+        }
+        poll
+    }
+
+    /// Joins the extra workers still running (within `grace` after a fatal error) and
+    /// hands their records to `dfx`: each subtask to the pool worker that owns its core
+    /// (so `core_to_worker` stays true), scheduler phases and PMU samples as lanes of
+    /// their own.
+    fn finish(mut self, chip: &Chip, fatal: bool, grace: Instant, dfx: &mut DfxData) {
+        for (k, slot) in self.extra.iter_mut().enumerate() {
+            let Some(handle) = slot.take() else {
+                continue;
+            };
+            let status = &chip.workers[chip.n_workers + k];
+            if !fatal || wait_finished(&|| status.exited.load(Ordering::Acquire), grace) {
+                if let Ok(records) = handle.join() {
+                    self.records.push(records);
+                }
+            }
+        }
+        if self.records.is_empty() || dfx.workers.is_empty() {
+            return;
+        }
+        for mut records in self.records {
+            for s in records.subtasks.drain(..) {
+                let owner = dfx
+                    .core_to_worker
+                    .get(s.core as usize)
+                    .and_then(|&w| usize::try_from(w).ok())
+                    .filter(|&w| w < dfx.workers.len())
+                    .unwrap_or(0);
+                dfx.workers[owner].subtasks.push(s);
+            }
+            if !records.phases.is_empty() || !records.pmu.is_empty() {
+                dfx.workers.push(records);
+            }
+        }
+        for w in &mut dfx.workers {
+            w.subtasks.sort_by_key(|s| s.start_ns);
+        }
+    }
 }
 
 fn wait_finished(done: &dyn Fn() -> bool, deadline: Instant) -> bool {

@@ -159,6 +159,19 @@ pub fn claim_subtask(slot: &TaskSlot, id: TaskId) -> Option<(u32, u32)> {
     claim_from(&slot.claim, id.local() & 0xFFFF_FFFF)
 }
 
+/// How many subtask units of task `id` no thread has claimed yet (0 once the slot holds
+/// another task). A read, for the run's monitor: the answer may be stale at once.
+pub fn unclaimed_units(slot: &TaskSlot, id: TaskId) -> u32 {
+    use crate::sync::Ordering;
+    let cur = slot.claim.load(Ordering::Acquire);
+    if cur >> 32 != id.local() & 0xFFFF_FFFF {
+        return 0;
+    }
+    let next = ((cur >> 16) & 0xFFFF) as u32;
+    let total = (cur & 0xFFFF) as u32;
+    total.saturating_sub(next)
+}
+
 /// The claim protocol on a claim word (see the module docs): succeeds only for the word's
 /// current `generation` and while subtasks remain.
 pub fn claim_from(word: &crate::sync::AtomicU64, generation: u64) -> Option<(u32, u32)> {

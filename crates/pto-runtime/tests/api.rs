@@ -833,3 +833,46 @@ fn temporaries_and_mixed_outputs_are_compile_errors() {
     let err = crate::common::orchestration_compile_error("api_mixed_outputs", &mixed);
     assert!(err.contains("not a mix"), "{err}");
 }
+
+/// An orchestration that waits in a loop for what its task writes, asking `rt_is_fatal()`
+/// as Simpler's programs do, sees the task run: a task ready at submit is not held back
+/// until a later submit that never comes.
+#[test]
+fn an_orchestration_polling_rt_is_fatal_sees_its_ready_task_run() {
+    let orch = orchestration(
+        1,
+        r#"
+    ChipTensor out = orch_args.tensor(0).ref();
+    CoreTaskArgs p;
+    p.add_inout(out);
+    p.add_scalar((int64_t)0);
+    rt_submit_aiv_task(0, p);
+    volatile int64_t* seen = out.data_as<int64_t>();
+    for (long spin = 0; *seen == 0; ++spin) {
+        if (rt_is_fatal()) return;
+        if (spin > 200000000L) {
+            rt_report_fatal(PTO2_ERROR_EXPLICIT_ORCH_FATAL, "the task never ran");
+            return;
+        }
+    }
+"#,
+    );
+    let program = build(
+        "api_poll_is_fatal",
+        &orch,
+        &[Kernel {
+            func_id: 0,
+            name: "mark",
+            core: CoreType::Aiv,
+            source: MARK,
+        }],
+    );
+    let mut cfg = config();
+    cfg.scheduler_timeout = Duration::from_secs(30);
+    cfg.orchestration_timeout = Duration::from_secs(30);
+    let mut out = vec![0i64; 1];
+    let mut args = vec![i64_arg(ArgDirection::InOut, &mut out)];
+    run(&program, &mut args, &cfg).unwrap();
+    drop(args);
+    assert_eq!(out, vec![101]);
+}

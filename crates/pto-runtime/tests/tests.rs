@@ -6,6 +6,7 @@ mod abi;
 mod api;
 mod basics;
 mod codegen;
+mod elastic;
 mod errors;
 mod faults;
 mod gang;
