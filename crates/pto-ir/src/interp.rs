@@ -102,6 +102,8 @@ enum Value {
     Tile(TileVal),
     Scalar(f64),
     TaskId,
+    /// `pl.array.create(N, dtype)`: elements by value (updates make a new array).
+    Array(Vec<Value>),
     Tuple(Vec<Value>),
     List(Vec<f64>),
     Unit,
@@ -802,6 +804,37 @@ impl<'a> Interp<'a> {
                     ..view
                 })
             }
+            "array.create" => {
+                let n = usize::try_from(c.kwargs.int("size").unwrap_or(0)).unwrap_or(0);
+                let elem = if matches!(c.ty.as_array(), Some((_, Type::TaskId))) {
+                    Value::TaskId
+                } else {
+                    Value::Scalar(0.0)
+                };
+                Value::Array(vec![elem; n])
+            }
+            "array.get_element" | "array.update_element" => {
+                let Value::Array(mut items) = take(&mut args, 0) else {
+                    return ierr(format!("{op}: the first operand is not an array"));
+                };
+                let Value::Scalar(i) = take(&mut args, 1) else {
+                    return ierr(format!("{op}: the index is not a scalar"));
+                };
+                if !(0.0..items.len() as f64).contains(&i) {
+                    return ierr(format!(
+                        "{op}: index {i} is outside the array of {} elements",
+                        items.len()
+                    ));
+                }
+                let i = i as usize;
+                if op == "array.get_element" {
+                    items.swap_remove(i)
+                } else {
+                    items[i] = take(&mut args, 2);
+                    Value::Array(items)
+                }
+            }
+            "system.task_dummy" => Value::TaskId,
             "tensor.read" => {
                 let view = Self::view_of(take(&mut args, 0), op)?;
                 let idx = Self::list_of(take(&mut args, 1))?;

@@ -335,6 +335,14 @@ pub enum Type {
     Tile(TileType),
     /// A task id (`Scalar[TASK_ID]`, the second result of `pl.submit`).
     TaskId,
+    /// A fixed-length array of task ids or integers (`pl.Array[N, pl.TASK_ID]`,
+    /// `pl.array.create(N, dtype)`): orchestration-local, updated in place.
+    Array {
+        /// The number of elements.
+        len: i64,
+        /// The element type: [`Type::TaskId`] or an integer / `BOOL` scalar.
+        elem: Box<Type>,
+    },
     /// A tuple (multi-result calls).
     Tuple(Vec<Type>),
     /// A list of index expressions (offsets, shapes).
@@ -383,6 +391,37 @@ impl Type {
         }
     }
 
+    /// An array of `len` elements of `elem` ([`Type::TaskId`] or an integer / `BOOL`
+    /// scalar); `None` for another element type.
+    pub fn array(len: i64, elem: Type) -> Option<Type> {
+        let ok = match &elem {
+            Type::TaskId => true,
+            Type::Scalar(d) => d.is_int() || *d == DataType::Bool,
+            _ => false,
+        };
+        (ok && len > 0).then(|| Type::Array {
+            len,
+            elem: Box::new(elem),
+        })
+    }
+
+    /// The length and element type of an array.
+    pub fn as_array(&self) -> Option<(i64, &Type)> {
+        match self {
+            Type::Array { len, elem } => Some((*len, elem)),
+            _ => None,
+        }
+    }
+
+    /// The DSL name of an array element type: `pl.TASK_ID`, `pl.INT32`, ...
+    fn element_name(&self) -> String {
+        match self {
+            Type::TaskId => "pl.TASK_ID".to_string(),
+            Type::Scalar(d) => d.to_string(),
+            other => other.annotation(),
+        }
+    }
+
     /// A tensor.
     pub fn is_tensor(&self) -> bool {
         matches!(self, Type::Tensor(_))
@@ -402,6 +441,7 @@ impl Type {
                 }
             }
             Type::TaskId => "pl.Scalar[pl.TASK_ID]".to_string(),
+            Type::Array { len, elem } => format!("pl.Array[{len}, {}]", elem.element_name()),
             Type::Tuple(items) => format!(
                 "pl.Tuple[{}]",
                 items

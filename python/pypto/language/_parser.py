@@ -369,7 +369,7 @@ class _Static:
         if head in enums and rest and rest in enums[head].__members__:
             return enums[head].__members__[rest]
         if head == "TASK_ID" and not rest:
-            return "TASK_ID"
+            return S.TASK_ID
         raise _error(
             ParserSyntaxError,
             self.src,
@@ -406,7 +406,7 @@ def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: boo
         if direction != "In":
             raise _error(ParserTypeError, src, ann, "a scalar cannot be pl.Out / pl.InOut", "Only tensors are written.")
         d = static(items[0])
-        if d == "TASK_ID":
+        if d == S.TASK_ID:
             return IrType.task_id(), direction, "task_id"
         if not isinstance(d, S.DataType):
             raise _error(ParserTypeError, src, items[0], "pl.Scalar[...] needs a dtype", "Write pl.Scalar[pl.INT32].")
@@ -433,6 +433,17 @@ def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: boo
             raise _error(ParserTypeError, src, ann, "pl.Tile[[rows, cols], dtype[, pl.Mem.X]]", "Tiles are 2-D.")
         rows, cols = (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
         return IrType.tile(int(rows), int(cols), dtype.name, mem.name), direction, "tile"
+    if kind == "Array":
+        n = static(items[0]) if len(items) == 2 else None
+        d = static(items[1]) if len(items) == 2 else None
+        if direction != "In" or not isinstance(n, int) or isinstance(n, bool) or not isinstance(d, S.DataType):
+            raise _error(
+                ParserTypeError, src, ann, f"unsupported annotation '{_unparse(ann)}'", "Write pl.Array[N, pl.TASK_ID] (or an integer dtype)."
+            )
+        try:
+            return IrType.array(n, d.name), direction, "array"
+        except ValueError as e:
+            raise _error(ParserTypeError, src, ann, str(e), "Arrays hold a positive number of task ids or integers.") from None
     if kind == "Tuple" or (isinstance(node.value, ast.Name) and node.value.id == "tuple"):
         raise _error(ParserTypeError, src, ann, "tuple annotations are only valid as return types", "")
     raise _error(
@@ -870,6 +881,11 @@ class FunctionParser:
         if _is_pl_call(value, "dump_tag"):
             raise self.operr(value, "Unknown operation 'pl.dump_tag'", _UNKNOWN_OP_HINT)
         if isinstance(target, ast.Subscript):
+            if isinstance(target.value, ast.Name) and target.value.id in self.names:
+                base = self.names[target.value.id]
+                if isinstance(base, IrVar) and base.type.kind == "array":
+                    self.array_store(s, target, base, value)
+                    return
             self.store_into(s, target, value)
             return
         expr = self.expr(value)
@@ -904,6 +920,19 @@ class FunctionParser:
         types = list(ty.items) if ty.kind == "tuple" else [ty]
         vars_ = self.bind_targets([target], types, s)
         self.emit(IrStmt.assign(vars_, expr, self.sp(s)))
+
+    def array_store(self, s: ast.stmt, target: ast.Subscript, base: Any, value: ast.expr) -> None:
+        """``arr[i] = v``: ``arr = pl.array.update_element(arr, i, v)`` (the name is rebound
+        to the updated array)."""
+        assert isinstance(target.value, ast.Name)
+        if isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            raise self.typeerr(target, f"arrays take one index: write {target.value.id}[i] = value", "Arrays are one-dimensional.")
+        idx = self.scalar_expr(target.slice)
+        v = self.atom(self.expr(value), value)
+        expr = self.op_call_ir("array.update_element", [IrExpr.var(base), idx, v], [], s)
+        nv = IrVar(target.value.id, expr.type)
+        self.names[target.value.id] = nv
+        self.emit(IrStmt.assign([nv], expr, self.sp(s)))
 
     def store_into(self, s: ast.stmt, target: ast.Subscript, value: ast.expr) -> None:
         """``t[a:b, :] = value`` in kernel code: a ``pl.store`` of the value (a tile, or a
@@ -1469,8 +1498,9 @@ class FunctionParser:
             raise self.typeerr(node, f"{what} deps= must be a list of task ids", "Write deps=[tid].")
         out = []
         for elt in node.elts:
-            e = self.expr(elt)
-            if e.type.kind != "task_id" or e.as_var is None:
+            e = self.atom(self.expr(elt), elt)
+            is_tid_array = e.type.kind == "array" and e.type.elem is not None and e.type.elem.kind == "task_id"
+            if (e.type.kind != "task_id" and not is_tid_array) or e.as_var is None:
                 raise self.typeerr(
                     elt, f"{what} deps= entries must be task ids, got '{_unparse(elt)}'", "Use the tid of out, tid = pl.submit(...)."
                 )
@@ -1815,6 +1845,10 @@ class FunctionParser:
             if not isinstance(idx, int) or not 0 <= idx < len(base.type.items):
                 raise self.syntax(node.slice, "tuple index out of range", "")
             return IrExpr.get_item(base, idx)
+        if base.type.kind == "array":
+            if isinstance(node.slice, (ast.Slice, ast.Tuple)):
+                raise self.typeerr(node, "arrays take one index: arr[i]", "Arrays are one-dimensional.")
+            return self.op_call_ir("array.get_element", [base, self.scalar_expr(node.slice)], [], node)
         if base.type.kind != "tensor":
             raise self.typeerr(node, f"cannot subscript a {_type_desc(base.type)}", "Slice tensors: t[0:16, :].")
         shape = list(base.type.shape or [])
@@ -1875,7 +1909,7 @@ class FunctionParser:
         return self.op_call_ir("tensor.slice", [base, IrExpr.list_of(offsets)], [("shape", "ints", sizes)], node)
 
     def op_call_ir(self, name: str, args: List[Any], kwargs: List[AttrItem], node: ast.AST) -> Any:
-        level = "tensor" if name.startswith("tensor.") else "tile"
+        level = "tile" if name.startswith("tile.") else "tensor"
         args = [self.atom(a, node) for a in args]
         shown = _unparse(node.func) if isinstance(node, ast.Call) else f"pl.{name}"
         if level == "tile" and self.ftype in ("Orchestration", "Opaque") and not self.in_at:
@@ -1884,6 +1918,12 @@ class FunctionParser:
                 f"tile operation {shown} in orchestration code",
                 "Tile operations run on a core: write them in an InCore / AIV / AIC function or inside "
                 "with pl.at(level=pl.Level.CORE_GROUP):.",
+            )
+        if level == "tensor" and not name.startswith("tensor.") and self.in_kernel():
+            raise self.operr(
+                node,
+                f"{shown} inside a kernel: arrays and pl.system operations belong to the orchestration",
+                "Build task-id arrays and barriers in the orchestration (around pl.submit); kernels work on tiles.",
             )
         if level == "tensor" and name not in _KERNEL_TENSOR_OPS and (self.ftype in ("InCore", "AIC", "AIV", "Group") or self.in_at):
             raise self.operr(
@@ -1990,6 +2030,8 @@ class FunctionParser:
                 return IrExpr.const_float(float(value), dt.name)
             return IrExpr.const_int(int(value), dt.name)
         head, _, rest = path.partition(".")
+        if head in ("array", "system") and rest:
+            return self.array_or_system_op(node, path)
         if head in ("tile", "tensor") and rest:
             return self.explicit_op(node, head, rest)
         if head in _HEADER_LACKS and not rest:
@@ -2007,6 +2049,32 @@ class FunctionParser:
         if rest:
             raise self.operr(node, f"Unknown operation 'pl.{path}'", _UNKNOWN_OP_HINT)
         return self.unified_op(node, head)
+
+    def array_or_system_op(self, node: ast.Call, path: str) -> Any:
+        """``pl.array.create(N, dtype)``, ``pl.array.get_element(arr, i)``,
+        ``pl.array.update_element(arr, i, v)`` and ``pl.system.task_dummy(deps=[...])``."""
+        if path == "array.create":
+            b = self.bind_args(node, "array.create", ["size", "dtype"], {})
+            n = self.static(b["size"])
+            dt = self.static(b["dtype"])
+            if not isinstance(n, int) or isinstance(n, bool) or not isinstance(dt, S.DataType):
+                raise self.operr(node, "pl.array.create(size, dtype) takes an int literal and a pl dtype", "Write pl.array.create(4, pl.TASK_ID).")
+            return self.op_call_ir("array.create", [], [("size", "int", n), ("elem", "str", dt.name)], node)
+        if path == "array.get_element":
+            b = self.bind_args(node, "array.get_element", ["array", "index"], {})
+            return self.op_call_ir("array.get_element", [self.expr(b["array"]), self.scalar_expr(b["index"])], [], node)
+        if path == "array.update_element":
+            b = self.bind_args(node, "array.update_element", ["array", "index", "value"], {})
+            return self.op_call_ir(
+                "array.update_element", [self.expr(b["array"]), self.scalar_expr(b["index"]), self.expr(b["value"])], [], node
+            )
+        if path == "system.task_dummy":
+            b = self.bind_args(node, "system.task_dummy", ["deps"], {"deps": None})
+            if self.in_kernel():
+                raise self.operr(node, "pl.system.task_dummy inside a kernel", "Submit barriers from the orchestration.")
+            deps = self.task_id_list(b["deps"], "pl.system.task_dummy") if "deps" in b else []
+            return self.op_call_ir("system.task_dummy", deps, [], node)
+        raise self.operr(node, f"Unknown operation 'pl.{path}'", _UNKNOWN_OP_HINT)
 
     def create_tile(self, node: ast.Call) -> Any:
         """``pl.create_tile(shape, dtype=, target_memory=pl.Mem.Vec)``: a fresh vector tile

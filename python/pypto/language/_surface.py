@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 from typing import Tuple as _Tuple
 
 __all__ = [
+    "Array",
     "BF16",
     "BOOL",
     "FP16",
@@ -38,6 +39,7 @@ __all__ = [
     "PadValue",
     "Scalar",
     "ScopeMode",
+    "TASK_ID",
     "Tensor",
     "Tile",
     "Tuple",
@@ -76,6 +78,10 @@ FP16 = DataType("FP16")
 BF16 = DataType("BF16")
 FP32 = DataType("FP32")
 INDEX = DataType("INDEX")
+
+#: ``pl.TASK_ID``: the element type of task ids (``pl.Scalar[pl.TASK_ID]``, the second
+#: result of ``pl.submit``; ``pl.array.create(N, pl.TASK_ID)``). Not a numeric type.
+TASK_ID = DataType("TASK_ID")
 
 #: Every element type by member name.
 DATA_TYPES = {
@@ -181,6 +187,14 @@ class Scalar:
 
     def __class_getitem__(cls, item: Any) -> _Annotation:
         return _annotation_of("Scalar", item)
+
+
+class Array:
+    """``pl.Array[N, dtype]``: a fixed-length array of task ids (``pl.TASK_ID``) or
+    integers, local to an orchestration (``pl.array.create(N, dtype)``)."""
+
+    def __class_getitem__(cls, item: Any) -> _Annotation:
+        return _annotation_of("Array", item)
 
 
 class Tuple:
