@@ -778,14 +778,25 @@ impl<'a> Interp<'a> {
                 let Type::Tensor(t) = &c.ty else {
                     return ierr(format!("{op}: not a tensor type"));
                 };
-                let n: i64 = t.shape.iter().product();
+                // Runtime sizes (a dimension known only at run time) come as the argument.
+                let shape = match args.is_empty() {
+                    true => t.shape.clone(),
+                    false => Self::list_of(take(&mut args, 0))?,
+                };
+                if let Some(bad) = shape.iter().find(|&&d| d <= 0) {
+                    return ierr(format!("{op}: size {bad} is not positive"));
+                }
+                let n: i64 = shape.iter().product();
                 self.tick(n as u64)?;
-                Value::Tensor(new_view(t.dtype, &t.shape, vec![0.0; n.max(0) as usize]))
+                Value::Tensor(new_view(t.dtype, &shape, vec![0.0; n.max(0) as usize]))
             }
             "tensor.slice" => {
                 let mut view = Self::view_of(take(&mut args, 0), op)?;
                 let offsets = Self::list_of(take(&mut args, 1))?;
-                let shape = c.kwargs.ints("shape").unwrap_or(&[]).to_vec();
+                let shape = match args.len() > 2 {
+                    true => Self::list_of(take(&mut args, 2))?,
+                    false => c.kwargs.ints("shape").unwrap_or(&[]).to_vec(),
+                };
                 Self::region(&view, &offsets, &shape, op)?;
                 view.offset = view.index(&offsets) as i64;
                 view.shape = shape;

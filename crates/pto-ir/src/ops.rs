@@ -8,7 +8,7 @@
 //! orchestrations. [`OPS`] lists every operation with its DSL spelling.
 
 use crate::ir::{Attrs, Expr};
-use crate::types::{DataType, MemorySpace, TensorType, TileType, Type};
+use crate::types::{DataType, MemorySpace, TensorType, TileType, Type, DYNAMIC_DIM};
 
 /// A refused operation call: the message and a hint for the fix.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -340,6 +340,10 @@ fn check_region(
         );
     }
     for (d, ((off, size), dim)) in offsets.iter().zip(sizes).zip(&tensor.shape).enumerate() {
+        // A dimension known only at run time is checked by the runtime's view.
+        if *size == DYNAMIC_DIM || *dim == DYNAMIC_DIM {
+            continue;
+        }
         if *size > *dim {
             return err(
                 format!("{op}: size {size} of dimension {d} exceeds the tensor's {dim}"),
@@ -424,6 +428,21 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
         }
         Ok(())
     };
+    if name.starts_with("tile.") {
+        if let Some(t) = args
+            .iter()
+            .filter_map(|a| a.ty().as_tensor().cloned())
+            .find(TensorType::is_dynamic)
+        {
+            return err(
+                format!(
+                    "{op} on {}: kernel code on tensors with a dimension known only at run time is not supported yet",
+                    Type::Tensor(t).describe()
+                ),
+                "Pass the tensor to a kernel whose parameter has a static shape (the orchestration may slice it with runtime sizes).",
+            );
+        }
+    }
     match name {
         "tile.load" => {
             // An optional third argument is the valid shape: the region actually read,
@@ -952,8 +971,10 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             Ok(Type::Tile(a))
         }
         "tensor.create" => {
-            arity(0)?;
-            let shape = ints_kw(op, kwargs, "shape")?;
+            if args.len() > 1 {
+                arity(1)?;
+            }
+            let shape = shape_kw(op, args, 0, kwargs)?;
             let Some(dtype) = kwargs.dtype("dtype") else {
                 return err(
                     format!("{op}: dtype missing"),
@@ -966,15 +987,17 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
                     "Use a numeric element type.",
                 );
             }
-            Ok(Type::tensor(shape.to_vec(), dtype))
+            Ok(Type::tensor(shape, dtype))
         }
         "tensor.slice" => {
-            arity(2)?;
+            if args.len() != 3 {
+                arity(2)?;
+            }
             let t = tensor_arg(op, args, 0, "the source")?;
             let offsets = list_arg(op, args, 1, "offsets")?;
-            let shape = ints_kw(op, kwargs, "shape")?;
-            check_region(op, &t, offsets, shape)?;
-            Ok(Type::tensor(shape.to_vec(), t.dtype))
+            let shape = shape_kw(op, args, 2, kwargs)?;
+            check_region(op, &t, offsets, &shape)?;
+            Ok(Type::tensor(shape, t.dtype))
         }
         "tensor.reshape" => {
             arity(1)?;
@@ -1103,6 +1126,38 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             "Check spelling, or use pl.tensor.*/pl.tile.* for explicit namespacing",
         ),
     }
+}
+
+/// The `shape` keyword of `tensor.create` / `tensor.slice`: positive sizes, or
+/// [`DYNAMIC_DIM`] for a size known only at run time, which argument `at` (a list of one
+/// integer per dimension) then gives.
+fn shape_kw(op: &str, args: &[Expr], at: usize, kwargs: &Attrs) -> Result<Vec<i64>, OpError> {
+    let Some(shape) = kwargs.ints("shape") else {
+        return err(
+            format!("{op}: shape must be a list of integer literals"),
+            "Shapes are static: write them as [16, 16].",
+        );
+    };
+    if let Some(bad) = shape.iter().find(|&&d| d <= 0 && d != DYNAMIC_DIM) {
+        return err(
+            format!("{op}: shape entries must be positive integers, got {bad}"),
+            "Give positive sizes.",
+        );
+    }
+    if shape.contains(&DYNAMIC_DIM) || args.len() > at {
+        let sizes = list_arg(op, args, at, "the runtime sizes")?;
+        if sizes.len() != shape.len() {
+            return err(
+                format!(
+                    "{op}: {} runtime sizes for a rank-{} shape",
+                    sizes.len(),
+                    shape.len()
+                ),
+                "Give one size per dimension.",
+            );
+        }
+    }
+    Ok(shape.to_vec())
 }
 
 /// The array operand (argument 0) of an `array.*` operation: its length and element type.

@@ -288,19 +288,40 @@ impl fmt::Display for MemorySpace {
     }
 }
 
+/// A dimension known only at run time (`pl.dynamic(...)`, or a size computed from scalars
+/// the orchestration reads): the operation that makes such a tensor carries the value.
+pub const DYNAMIC_DIM: i64 = -1;
+
 /// A global-memory tensor type: `pl.Tensor[[d0, d1], dtype]`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TensorType {
-    /// The dimensions (static).
+    /// The dimensions: positive, or [`DYNAMIC_DIM`] for one known only at run time.
     pub shape: Vec<i64>,
     /// The element type.
     pub dtype: DataType,
 }
 
 impl TensorType {
-    /// Elements in the tensor.
+    /// Elements in the tensor (meaningful for a static shape only).
     pub fn numel(&self) -> i64 {
         self.shape.iter().product()
+    }
+
+    /// Whether some dimension is known only at run time.
+    pub fn is_dynamic(&self) -> bool {
+        self.shape.contains(&DYNAMIC_DIM)
+    }
+
+    /// Whether a value of type `other` may be passed where this type is expected: the same
+    /// element type and rank, every dimension equal or dynamic on either side.
+    pub fn admits(&self, other: &TensorType) -> bool {
+        self.dtype == other.dtype
+            && self.shape.len() == other.shape.len()
+            && self
+                .shape
+                .iter()
+                .zip(&other.shape)
+                .all(|(a, b)| a == b || *a == DYNAMIC_DIM || *b == DYNAMIC_DIM)
     }
 }
 
@@ -467,13 +488,19 @@ impl fmt::Display for Type {
     }
 }
 
-/// `[d0, d1, ...]`.
+/// `[d0, d1, ...]` (a dynamic dimension as `pl.dynamic("dyn")`).
 pub fn shape_text(shape: &[i64]) -> String {
     format!(
         "[{}]",
         shape
             .iter()
-            .map(|d| d.to_string())
+            .map(|&d| {
+                if d == DYNAMIC_DIM {
+                    "pl.dynamic(\"dyn\")".to_string()
+                } else {
+                    d.to_string()
+                }
+            })
             .collect::<Vec<_>>()
             .join(", ")
     )

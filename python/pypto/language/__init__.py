@@ -63,8 +63,10 @@ from pypto.language._surface import (
     Tensor,
     Tile,
     Tuple,
+    DynVar,
     _make_stub,
     dump_tag,
+    dynamic,
 )
 
 _TILE_OPS = (
@@ -170,7 +172,9 @@ __all__ = [
     "Tensor",
     "Tile",
     "Tuple",
+    "DynVar",
     "dump_tag",
+    "dynamic",
     "errors",
     "function",
     "inline",

@@ -169,6 +169,9 @@ _KERNEL_TENSOR_OPS = ("tensor.slice", "tensor.read")
 _UNIFIED_TILE = ("load", "store", "full", "create_tile", "move", "fillpad", "cast", "matmul", "matmul_acc")
 _PRINTER_MARKERS = {"tile.load": "shapes", "tile.full": "shape", "tile.move": "target_memory", "tile.cast": "dtype"}
 
+# A tensor dimension known only at run time (the IR's DYNAMIC_DIM).
+_DYNAMIC_DIM = -1
+
 # Element types of NumPy arrays (``@pl.jit`` specialisation).
 NUMPY_DTYPES = {
     "float32": "FP32",
@@ -297,6 +300,15 @@ def _fold_ints(sym: str, a: Any, b: Any) -> Optional[Any]:
     return IrExpr.const_int(v)
 
 
+def _tensor_admits(param: Any, arg: Any) -> bool:
+    """A tensor argument fits a tensor parameter when dtype and rank agree and every
+    dimension is equal or known only at run time on either side."""
+    if param.kind != "tensor" or arg.kind != "tensor" or param.dtype != arg.dtype:
+        return False
+    ps, as_ = list(param.shape or []), list(arg.shape or [])
+    return len(ps) == len(as_) and all(p == a or _DYNAMIC_DIM in (p, a) for p, a in zip(ps, as_))
+
+
 def _type_desc(t: Any) -> str:
     return str(t.annotation()).replace("pl.", "")
 
@@ -314,10 +326,19 @@ class _Static:
         path = _pl_path(node)
         if path is not None:
             return self.pl_value(path, node)
+        if (
+            isinstance(node, ast.Call)
+            and _pl_path(node.func) == "dynamic"
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            return S.DynVar(node.args[0].value)
         if isinstance(node, ast.Name):
             if node.id in self.globals:
                 v = self.globals[node.id]
-                if isinstance(v, (bool, int, float, str, S.DataType, enum.Enum)):
+                if isinstance(v, (bool, int, float, str, S.DataType, enum.Enum, S.DynVar)):
                     return v
             raise _error(
                 ParserSyntaxError,
@@ -418,7 +439,12 @@ def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: boo
             )
         shape = static(items[0])
         dtype = static(items[1])
-        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
+        if kind == "Tensor" and isinstance(shape, list):
+            # pl.dynamic dimensions: known only at run time.
+            shape = [_DYNAMIC_DIM if isinstance(d, S.DynVar) else d for d in shape]
+        if not isinstance(shape, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and (d > 0 or (d == _DYNAMIC_DIM and kind == "Tensor")) for d in shape
+        ):
             raise _error(
                 ParserTypeError, src, items[0], f"the shape of pl.{kind} must be a list of positive ints", "Write [16, 16]."
             )
@@ -1581,7 +1607,7 @@ class FunctionParser:
                 "Pass one argument per parameter (pl.submit may omit trailing pl.Out parameters).",
             )
         for i, (a, pt) in enumerate(zip(args, ptypes)):
-            ok = (a.type.kind == "scalar" and pt.kind == "scalar") or a.type == pt
+            ok = (a.type.kind == "scalar" and pt.kind == "scalar") or a.type == pt or _tensor_admits(pt, a.type)
             if not ok:
                 raise self.typeerr(
                     args_nodes[i],
@@ -1971,6 +1997,31 @@ class FunctionParser:
             raise self.operr(node, f"{what} must be a list literal, e.g. [0, 0]", "Write [row, col].")
         return IrExpr.list_of([self.scalar_expr(e) for e in node.elts])
 
+    def shape_sizes(self, node: ast.expr) -> Tuple[List[int], List[Any]]:
+        """A tensor shape that may hold runtime sizes (``[q_tile, head_dim_cfg]`` with
+        ``head_dim_cfg`` read from a tensor): the static sizes with ``-1`` for each runtime
+        one, and ``[list of every size]`` as the operation's extra argument when one is
+        dynamic (else ``[]``)."""
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            return self.static_ints(node, "shape"), []
+        static: List[int] = []
+        exprs: List[Any] = []
+        for e in node.elts:
+            v = self.scalar_expr(e)
+            c = v.const_value
+            if c is not None:
+                if c <= 0:
+                    raise self.operr(e, f"shape entries must be positive, got {c}", "Give positive sizes.")
+                static.append(int(c))
+            else:
+                if v.type.dtype not in ("INDEX", "INT64", "INT32", "INT16", "INT8", "UINT64", "UINT32", "UINT16", "UINT8"):
+                    raise self.operr(e, f"a runtime size must be an integer, got {_type_desc(v.type)}", "Use an integer scalar.")
+                static.append(_DYNAMIC_DIM)
+            exprs.append(v)
+        if _DYNAMIC_DIM not in static:
+            return static, []
+        return static, [IrExpr.list_of(exprs)]
+
     def static_ints(self, node: ast.expr, what: str) -> List[int]:
         v = self.static(node)
         if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
@@ -2335,18 +2386,25 @@ class FunctionParser:
             dt = self.static(b["dtype"])
             if not isinstance(dt, S.DataType):
                 raise self.operr(b["dtype"], "pl.create_tensor dtype must be a pl dtype", "Write dtype=pl.FP32.")
-            return self.op_call_ir(
-                "tensor.create", [], [("shape", "ints", self.static_ints(b["shape"], "shape")), ("dtype", "dtype", dt.name)], node
-            )
+            shape, sizes = self.shape_sizes(b["shape"])
+            return self.op_call_ir("tensor.create", sizes, [("shape", "ints", shape), ("dtype", "dtype", dt.name)], node)
         if op == "slice":
-            b = self.bind_args(node, op, ["tensor", "shape", "offset"], {})
+            b = self.bind_args(node, op, ["tensor", "shape", "offset", "valid_shape"], {"valid_shape": None})
             src = self.expr(b["tensor"])
-            return self.op_call_ir(
-                "tile.slice" if src.type.kind == "tile" else "tensor.slice",
-                [src, self.offsets(b["offset"], "offset")],
-                [("shape", "ints", self.static_ints(b["shape"], "shape"))],
-                node,
-            )
+            if src.type.kind == "tile":
+                if "valid_shape" in b:
+                    raise self.operr(b["valid_shape"], "pl.slice(valid_shape=...) of a tile is not supported yet", "Omit valid_shape.")
+                return self.op_call_ir(
+                    "tile.slice", [src, self.offsets(b["offset"], "offset")], [("shape", "ints", self.static_ints(b["shape"], "shape"))], node
+                )
+            if "valid_shape" in b:
+                raise self.operr(
+                    b["valid_shape"],
+                    "pl.slice(valid_shape=...) of a tensor is not supported yet",
+                    "Pass the valid extent to the kernel as a scalar and load with pl.load(..., valid_shape=[rows, n]).",
+                )
+            shape, sizes = self.shape_sizes(b["shape"])
+            return self.op_call_ir("tensor.slice", [src, self.offsets(b["offset"], "offset"), *sizes], [("shape", "ints", shape)], node)
         if op == "reshape":
             b = self.bind_args(node, op, ["tensor", "shape"], {})
             src = self.expr(b["tensor"])

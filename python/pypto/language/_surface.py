@@ -43,7 +43,9 @@ __all__ = [
     "Tensor",
     "Tile",
     "Tuple",
+    "DynVar",
     "dump_tag",
+    "dynamic",
 ]
 
 
@@ -216,6 +218,24 @@ class InOut:
 
     def __class_getitem__(cls, item: Any) -> _Annotation:
         return _annotation_of("InOut", item)
+
+
+class DynVar:
+    """``pl.dynamic("name")``: a tensor dimension known only at run time
+    (``pl.Tensor[[ROWS, 128], pl.FP32]`` with ``ROWS = pl.dynamic("ROWS")``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.dynamic({self.name!r})"
+
+
+def dynamic(name: str) -> DynVar:
+    """A dimension known only at run time, for tensor annotations."""
+    return DynVar(name)
 
 
 def dump_tag(tensor: Any) -> Any:

@@ -69,6 +69,9 @@ struct Gen<'a> {
     /// `array.update_element` writes its operand's storage in place, so only the newest
     /// value of a storage may be read; an older one is refused ([`Gen::array_read`]).
     array_live: HashMap<String, u64>,
+    /// How many `pl.manual_scope` blocks enclose the current statement (no AUTO scope is
+    /// opened inside one: the runtime forbids AUTO nested in MANUAL).
+    manual_depth: usize,
 }
 
 impl<'a> Gen<'a> {
@@ -256,6 +259,31 @@ impl<'a> Gen<'a> {
         span: &Span,
     ) -> Result<String, CompileError> {
         let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
+        self.create_info_dims(hint, t, dims, span)
+    }
+
+    /// The sizes of a `tensor.create` / `tensor.slice` (`shape` keyword): the literals, or
+    /// the runtime sizes of argument `at` when it is given.
+    fn sizes(&self, c: &Call, at: usize, span: &Span) -> Result<Vec<String>, CompileError> {
+        match c.args.get(at) {
+            Some(list) => self.u32_list(list, span),
+            None => Ok(c
+                .kwargs
+                .ints("shape")
+                .unwrap_or(&[])
+                .iter()
+                .map(|d| d.to_string())
+                .collect()),
+        }
+    }
+
+    fn create_info_dims(
+        &mut self,
+        hint: &str,
+        t: &TensorType,
+        dims: Vec<String>,
+        span: &Span,
+    ) -> Result<String, CompileError> {
         let shapes = self.shapes_decl(&format!("{hint}_ci"), &dims);
         let ci = self.ident(&format!("{hint}_ci"));
         let dt = t.dtype.runtime_enum().ok_or_else(|| {
@@ -280,7 +308,8 @@ impl<'a> Gen<'a> {
                     return Err(perr(span, "tensor.create".into(), ""));
                 };
                 let hint = base_name(target.name()).to_string();
-                let ci = self.create_info(&hint, t, span)?;
+                let dims = self.sizes(c, 0, span)?;
+                let ci = self.create_info_dims(&hint, t, dims, span)?;
                 let alloc = format!("alloc_{}", self.n_alloc);
                 self.n_alloc += 1;
                 let alloc = self.ident(&alloc);
@@ -292,13 +321,7 @@ impl<'a> Gen<'a> {
             "tensor.slice" => {
                 let src = self.tensor_expr(&c.args[0], span)?;
                 let offs = self.u32_list(&c.args[1], span)?;
-                let dims: Vec<String> = c
-                    .kwargs
-                    .ints("shape")
-                    .unwrap_or(&[])
-                    .iter()
-                    .map(|d| d.to_string())
-                    .collect();
+                let dims = self.sizes(c, 2, span)?;
                 let hint = base_name(target.name()).to_string();
                 let shapes = self.shapes_decl(&hint, &dims);
                 let offsets = self.ident(&format!("{hint}_offsets"));
@@ -699,6 +722,26 @@ impl<'a> Gen<'a> {
         ));
     }
 
+    /// Opens the AUTO scope (`PTO2_SCOPE() {`) of a loop body or an `if` branch, as PyPTO's
+    /// `MaterializeRuntimeScopes` places them, so the runtime retires each iteration's tasks
+    /// at its end; not inside a manual scope. Returns whether one was opened.
+    fn open_auto_scope(&mut self) -> bool {
+        if self.manual_depth > 0 {
+            return false;
+        }
+        self.line("PTO2_SCOPE() {");
+        self.depth += 1;
+        true
+    }
+
+    /// Closes what [`Gen::open_auto_scope`] opened.
+    fn close_auto_scope(&mut self, opened: bool) {
+        if opened {
+            self.depth -= 1;
+            self.line("}");
+        }
+    }
+
     /// After a loop or a branch: storages whose live value changed inside hold a value of
     /// the inner block, which no later code may read; they are forgotten (a read is then
     /// refused by [`Gen::array_read`]) — the block's results re-register theirs.
@@ -936,6 +979,7 @@ impl<'a> Gen<'a> {
                     "for (int64_t {iv} = {start}; {iv} < {stop}; {iv} += {step}) {{"
                 ));
                 self.depth += 1;
+                let scoped = self.open_auto_scope();
                 self.body(&f.body, reads)?;
                 for ((n, y), (v, _)) in iters.iter().zip(&f.yields).zip(&f.iter_args) {
                     let y = self.value_of(y, span)?;
@@ -947,6 +991,7 @@ impl<'a> Gen<'a> {
                         }
                     }
                 }
+                self.close_auto_scope(scoped);
                 self.depth -= 1;
                 self.line("}");
                 self.forget_changed_arrays(&live_before);
@@ -969,15 +1014,19 @@ impl<'a> Gen<'a> {
                 let live_before = self.array_live.clone();
                 self.line(&format!("if ({c}) {{"));
                 self.depth += 1;
+                let scoped = self.open_auto_scope();
                 self.body(&i.then_body, reads)?;
                 self.merge_yields(&merged, &i.results, &i.then_yields, span)?;
+                self.close_auto_scope(scoped);
                 self.depth -= 1;
                 let live_then = std::mem::replace(&mut self.array_live, live_before.clone());
                 if !i.else_body.is_empty() || !i.else_yields.is_empty() {
                     self.line("} else {");
                     self.depth += 1;
+                    let scoped = self.open_auto_scope();
                     self.body(&i.else_body, reads)?;
                     self.merge_yields(&merged, &i.results, &i.else_yields, span)?;
+                    self.close_auto_scope(scoped);
                     self.depth -= 1;
                 }
                 self.line("}");
@@ -1005,7 +1054,10 @@ impl<'a> Gen<'a> {
                     }
                     self.line("PTO2_SCOPE(PTO2ScopeMode::MANUAL) {");
                     self.depth += 1;
-                    self.body(&sc.body, reads)?;
+                    self.manual_depth += 1;
+                    let r = self.body(&sc.body, reads);
+                    self.manual_depth -= 1;
+                    r?;
                     self.depth -= 1;
                     self.line("}");
                 }
@@ -1072,6 +1124,7 @@ pub fn emit_orchestration(
         hoisted: HashSet::new(),
         maybe_invalid: HashSet::new(),
         array_live: HashMap::new(),
+        manual_depth: 0,
     };
     for reserved in ["orch_args", "params", "alloc"] {
         g.used.insert(reserved.to_string());

@@ -1346,6 +1346,19 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
         let arg = format!("%arg{k}");
         e.used_names.insert(arg.clone());
         match p.var.ty() {
+            Type::Tensor(t) if t.is_dynamic() => {
+                return Err(CompileError::program(
+                    STAGE,
+                    &f.span,
+                    format!(
+                        "kernel '{}': parameter '{}' is {}, a tensor with a dimension known only at run time",
+                        f.name,
+                        crate::passes::ssa::base_name(p.var.name()),
+                        Type::Tensor(t.clone()).describe()
+                    ),
+                    "Kernel parameters with pl.dynamic dimensions are not supported yet: give the kernel's tensor parameters static shapes.",
+                ))
+            }
             Type::Tensor(t) => {
                 sig.push(format!("{arg}: !pto.ptr<{}>", t.dtype.pto_name()));
                 params.push(KernelParam::Tensor(t.dtype));
