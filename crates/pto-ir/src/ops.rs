@@ -124,6 +124,7 @@ pub const OPS: &[OpInfo] = &[
     op!("tensor.reshape", Tensor),
     op!("tensor.read", Tensor),
     op!("tensor.assemble", Tensor),
+    op!("tensor.dim", Tensor),
     op!("array.create", Tensor),
     op!("array.get_element", Tensor),
     op!("array.update_element", Tensor),
@@ -428,21 +429,6 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
         }
         Ok(())
     };
-    if name.starts_with("tile.") {
-        if let Some(t) = args
-            .iter()
-            .filter_map(|a| a.ty().as_tensor().cloned())
-            .find(TensorType::is_dynamic)
-        {
-            return err(
-                format!(
-                    "{op} on {}: kernel code on tensors with a dimension known only at run time is not supported yet",
-                    Type::Tensor(t).describe()
-                ),
-                "Pass the tensor to a kernel whose parameter has a static shape (the orchestration may slice it with runtime sizes).",
-            );
-        }
-    }
     match name {
         "tile.load" => {
             // An optional third argument is the valid shape: the region actually read,
@@ -1050,6 +1036,23 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             }
             check_region(op, &target, offsets, &source.shape)?;
             Ok(Type::Tensor(target))
+        }
+        "tensor.dim" => {
+            arity(2)?;
+            let t = tensor_arg(op, args, 0, "the tensor")?;
+            match args[1].as_const_int() {
+                Some(axis) if (0..t.shape.len() as i64).contains(&axis) => {
+                    Ok(Type::Scalar(DataType::Index))
+                }
+                _ => err(
+                    format!(
+                        "{op}: the axis must be a literal in 0..{} for a rank-{} tensor",
+                        t.shape.len(),
+                        t.shape.len()
+                    ),
+                    "Write pl.tensor.dim(t, 0).",
+                ),
+            }
         }
         "array.create" => {
             arity(0)?;

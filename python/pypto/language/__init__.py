@@ -140,7 +140,7 @@ array = SimpleNamespace(**{n: _make_stub(f"array.{n}", f"pl.array.{n}") for n in
 #: dependency-only barrier task whose id later tasks depend on).
 system = SimpleNamespace(**{n: _make_stub(f"system.{n}", f"pl.system.{n}") for n in ("task_dummy",)})
 #: ``pl.tensor.<op>``: tensor operations under their IR names (``pl.tensor.create``, ...).
-tensor = SimpleNamespace(**{n: _make_stub(f"tensor.{n}", f"pl.tensor.{n}") for n in ("create", "slice", "reshape", "read", "assemble")})
+tensor = SimpleNamespace(**{n: _make_stub(f"tensor.{n}", f"pl.tensor.{n}") for n in ("create", "slice", "reshape", "read", "assemble", "dim")})
 
 __all__ = [
     "Array",

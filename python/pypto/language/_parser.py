@@ -630,6 +630,7 @@ class ProgramBuilder:
         fdef, fsrc = function_source(fn)
         ftype = getattr(fn, "__pypto_function_type__", None)
         globals_ = dict(getattr(fn, "__globals__", {}))
+        globals_.update(getattr(fn, "__pypto_scope__", {}))
         import inspect
 
         try:
@@ -2083,6 +2084,8 @@ class FunctionParser:
         head, _, rest = path.partition(".")
         if head in ("array", "system") and rest:
             return self.array_or_system_op(node, path)
+        if path == "tensor.dim":
+            return self.tensor_dim(node)
         if head in ("tile", "tensor") and rest:
             return self.explicit_op(node, head, rest)
         if head in _HEADER_LACKS and not rest:
@@ -2100,6 +2103,20 @@ class FunctionParser:
         if rest:
             raise self.operr(node, f"Unknown operation 'pl.{path}'", _UNKNOWN_OP_HINT)
         return self.unified_op(node, head)
+
+    def tensor_dim(self, node: ast.Call) -> Any:
+        """``pl.tensor.dim(t, axis)``: a static dimension is its literal; one known only at
+        run time (``pl.dynamic``, a runtime-sized slice) is read when the program runs."""
+        b = self.bind_args(node, "tensor.dim", ["tensor", "axis"], {})
+        t = self.atom(self.expr(b["tensor"]), b["tensor"])
+        axis = self.static(b["axis"])
+        shape = list(t.type.shape or []) if t.type.kind == "tensor" else []
+        if t.type.kind != "tensor" or not isinstance(axis, int) or isinstance(axis, bool) or not -len(shape) <= axis < len(shape):
+            raise self.operr(node, f"pl.tensor.dim takes a tensor and an axis literal within its rank, got '{_unparse(node)}'", "Write pl.tensor.dim(t, 0).")
+        axis %= len(shape)
+        if shape[axis] != _DYNAMIC_DIM:
+            return IrExpr.const_int(int(shape[axis]))
+        return self.op_call_ir("tensor.dim", [t, IrExpr.const_int(axis)], [], node)
 
     def array_or_system_op(self, node: ast.Call, path: str) -> Any:
         """``pl.array.create(N, dtype)``, ``pl.array.get_element(arr, i)``,

@@ -321,7 +321,23 @@ impl<'a> Gen<'a> {
             "tensor.slice" => {
                 let src = self.tensor_expr(&c.args[0], span)?;
                 let offs = self.u32_list(&c.args[1], span)?;
-                let dims = self.sizes(c, 2, span)?;
+                let mut dims = self.sizes(c, 2, span)?;
+                // A runtime offset into a runtime-sized tensor may run past it (the last
+                // block of a sequence): the view is clamped to what remains, empty past the
+                // end — the contract of the runtime's view, which PyPTO's generated code
+                // relies on. (A static tensor's slices are checked when compiled.)
+                let src_dynamic = c.args[0].ty().as_tensor().is_some_and(TensorType::is_dynamic);
+                if let (true, Expr::List(items)) = (src_dynamic, &c.args[1]) {
+                    for (d, off) in items.iter().enumerate() {
+                        if off.as_const_int().is_some() || d >= dims.len() {
+                            continue;
+                        }
+                        let (o, size, dim) = (&offs[d], &dims[d], format!("{src}.shapes[{d}]"));
+                        dims[d] = format!(
+                            "({o} >= {dim} ? 0u : ((uint32_t)({size}) < {dim} - {o} ? (uint32_t)({size}) : {dim} - {o}))"
+                        );
+                    }
+                }
                 let hint = base_name(target.name()).to_string();
                 let shapes = self.shapes_decl(&hint, &dims);
                 let offsets = self.ident(&format!("{hint}_offsets"));
@@ -374,6 +390,22 @@ impl<'a> Gen<'a> {
                 // produced into the target (no task, nothing to dump).
                 let t = self.tensor_expr(&c.args[0], span)?;
                 self.alias(target, t);
+            }
+            "tensor.dim" => {
+                // A static dimension is its literal; one known only at run time is read from
+                // the tensor's descriptor.
+                let src = self.tensor_expr(&c.args[0], span)?;
+                let axis = c.args[1].as_const_int().unwrap_or(0);
+                let dim = c.args[0]
+                    .ty()
+                    .as_tensor()
+                    .and_then(|t| t.shape.get(axis as usize).copied())
+                    .filter(|d| *d > 0);
+                let value = match dim {
+                    Some(d) => d.to_string(),
+                    None => format!("(int64_t){src}.shapes[{axis}]"),
+                };
+                self.bind(target, "int64_t", &value);
             }
             "array.create" => {
                 let n = self.declare_array(base_name(target.name()), &c.ty, span)?;
