@@ -93,3 +93,34 @@ def test_a_local_that_is_not_a_number_is_still_refused_with_its_line() -> None:
 
     assert e.value.span is not None and e.value.span["line"] > 0
     assert shape_name == "rows"
+
+
+def build_with_local_kernel(rows: int):
+    """A kernel defined in a builder function whose annotations read the builder's locals
+    (names the function body never reads, so they are no closure variables)."""
+    total = rows * 2
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def twice(x: pl.Tensor[[total, COLS], pl.FP32], out: pl.Out[pl.Tensor[[total, COLS], pl.FP32]]) -> pl.Tensor[[total, COLS], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, COLS])
+        return pl.store(pl.add(t, t), [0, 0], out)
+
+    @pl.program
+    class LocalKernel:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self, x: pl.Tensor[[total, COLS], pl.FP32], out: pl.Out[pl.Tensor[[total, COLS], pl.FP32]]
+        ) -> pl.Tensor[[total, COLS], pl.FP32]:
+            out = twice(x, out)
+            return out
+
+    return LocalKernel
+
+
+def test_a_kernel_defined_in_a_builder_reads_its_locals_in_annotations() -> None:
+    program = build_with_local_kernel(8)
+    assert program.functions["twice"].params[0][0].type.shape == [16, COLS]
+    x = np.random.default_rng(6).standard_normal((16, COLS)).astype(np.float32)
+    out = np.zeros_like(x)
+    run(program, x, out, config=RunConfig(platform="a2a3sim"))
+    np.testing.assert_allclose(out, x * 2.0, rtol=1e-6)

@@ -54,6 +54,19 @@ def test_platforms(platform):
     assert c.backend_type is want
 
 
+@pytest.mark.parametrize(("device", "sim"), [("a2a3", "a2a3sim"), ("a5", "a5sim")])
+def test_sim_fallback_runs_a_device_platform_on_its_simulator(device, sim, monkeypatch):
+    monkeypatch.delenv("PTO_SIM_FALLBACK", raising=False)
+    assert RunConfig(platform=device).platform == device  # no fallback unless asked for
+    monkeypatch.setenv("PTO_SIM_FALLBACK", "1")
+    with pytest.warns(RuntimeWarning, match=f"platform '{device}' runs on '{sim}'"):
+        c = RunConfig(platform=device, device_id=11)
+    assert (c.platform, c.device_id) == (sim, 11)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert RunConfig(platform=sim).platform == sim  # a simulator platform is left alone
+
+
 def test_invalid_platform():
     with pytest.raises(ValueError) as e:
         RunConfig(platform="gpu")

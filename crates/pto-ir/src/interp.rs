@@ -102,6 +102,8 @@ enum Value {
     Tile(TileVal),
     Scalar(f64),
     TaskId,
+    /// `pl.array.create(N, dtype)`: elements by value (updates make a new array).
+    Array(Vec<Value>),
     Tuple(Vec<Value>),
     List(Vec<f64>),
     Unit,
@@ -776,16 +778,44 @@ impl<'a> Interp<'a> {
                 let Type::Tensor(t) = &c.ty else {
                     return ierr(format!("{op}: not a tensor type"));
                 };
-                let n: i64 = t.shape.iter().product();
+                // Runtime sizes (a dimension known only at run time) come as the argument.
+                let shape = match args.is_empty() {
+                    true => t.shape.clone(),
+                    false => Self::list_of(take(&mut args, 0))?,
+                };
+                if let Some(bad) = shape.iter().find(|&&d| d <= 0) {
+                    return ierr(format!("{op}: size {bad} is not positive"));
+                }
+                let n: i64 = shape.iter().product();
                 self.tick(n as u64)?;
-                Value::Tensor(new_view(t.dtype, &t.shape, vec![0.0; n.max(0) as usize]))
+                Value::Tensor(new_view(t.dtype, &shape, vec![0.0; n.max(0) as usize]))
             }
             "tensor.slice" => {
                 let mut view = Self::view_of(take(&mut args, 0), op)?;
                 let offsets = Self::list_of(take(&mut args, 1))?;
-                let shape = c.kwargs.ints("shape").unwrap_or(&[]).to_vec();
-                Self::region(&view, &offsets, &shape, op)?;
-                view.offset = view.index(&offsets) as i64;
+                let mut shape = match args.len() > 2 {
+                    true => Self::list_of(take(&mut args, 2))?,
+                    false => c.kwargs.ints("shape").unwrap_or(&[]).to_vec(),
+                };
+                // A runtime offset past a runtime-sized tensor clamps the view (as the
+                // generated C++).
+                let src_dynamic = c.args[0]
+                    .ty()
+                    .as_tensor()
+                    .is_some_and(crate::types::TensorType::is_dynamic);
+                if let (true, Expr::List(items)) = (src_dynamic, &c.args[1]) {
+                    for (d, off) in items.iter().enumerate() {
+                        if off.as_const_int().is_none() && d < shape.len() && d < view.shape.len() {
+                            let room = (view.shape[d] - offsets[d]).max(0);
+                            shape[d] = shape[d].min(room);
+                        }
+                    }
+                }
+                // An empty view (clamped past the end) addresses nothing.
+                if !shape.contains(&0) {
+                    Self::region(&view, &offsets, &shape, op)?;
+                    view.offset = view.index(&offsets) as i64;
+                }
                 view.shape = shape;
                 Value::Tensor(view)
             }
@@ -802,6 +832,50 @@ impl<'a> Interp<'a> {
                     ..view
                 })
             }
+            "tensor.dim" => {
+                let view = Self::view_of(take(&mut args, 0), op)?;
+                let axis = c.args[1].as_const_int().unwrap_or(-1);
+                match usize::try_from(axis).ok().and_then(|a| view.shape.get(a)) {
+                    Some(d) => Value::Scalar(*d as f64),
+                    None => {
+                        return ierr(format!(
+                            "{op}: axis {axis} of a rank-{} tensor",
+                            view.shape.len()
+                        ))
+                    }
+                }
+            }
+            "array.create" => {
+                let n = usize::try_from(c.kwargs.int("size").unwrap_or(0)).unwrap_or(0);
+                let elem = if matches!(c.ty.as_array(), Some((_, Type::TaskId))) {
+                    Value::TaskId
+                } else {
+                    Value::Scalar(0.0)
+                };
+                Value::Array(vec![elem; n])
+            }
+            "array.get_element" | "array.update_element" => {
+                let Value::Array(mut items) = take(&mut args, 0) else {
+                    return ierr(format!("{op}: the first operand is not an array"));
+                };
+                let Value::Scalar(i) = take(&mut args, 1) else {
+                    return ierr(format!("{op}: the index is not a scalar"));
+                };
+                if !(0.0..items.len() as f64).contains(&i) {
+                    return ierr(format!(
+                        "{op}: index {i} is outside the array of {} elements",
+                        items.len()
+                    ));
+                }
+                let i = i as usize;
+                if op == "array.get_element" {
+                    items.swap_remove(i)
+                } else {
+                    items[i] = take(&mut args, 2);
+                    Value::Array(items)
+                }
+            }
+            "system.task_dummy" => Value::TaskId,
             "tensor.read" => {
                 let view = Self::view_of(take(&mut args, 0), op)?;
                 let idx = Self::list_of(take(&mut args, 1))?;
@@ -1054,7 +1128,13 @@ pub fn interpret(
     for (p, a) in f.params.iter().zip(args) {
         match (p.var.ty(), a) {
             (Type::Tensor(t), Arg::Tensor(h)) => {
-                if h.shape != t.shape || h.data.len() as i64 != t.numel() {
+                // A pl.dynamic dimension takes the argument's extent.
+                let fits = h.shape.len() == t.shape.len()
+                    && h.shape
+                        .iter()
+                        .zip(&t.shape)
+                        .all(|(a, d)| a == d || *d == crate::types::DYNAMIC_DIM);
+                if !fits || h.data.len() as i64 != h.shape.iter().product::<i64>() {
                     return ierr(format!(
                         "argument '{}' has shape {:?}, the parameter {:?}",
                         p.var.name(),
@@ -1062,7 +1142,7 @@ pub fn interpret(
                         t.shape
                     ));
                 }
-                let v = new_view(t.dtype, &t.shape, h.data);
+                let v = new_view(t.dtype, &h.shape, h.data);
                 views.push(Some(v.clone()));
                 values.push(Value::Tensor(v));
             }

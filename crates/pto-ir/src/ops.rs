@@ -8,7 +8,7 @@
 //! orchestrations. [`OPS`] lists every operation with its DSL spelling.
 
 use crate::ir::{Attrs, Expr};
-use crate::types::{DataType, MemorySpace, TensorType, TileType, Type};
+use crate::types::{DataType, MemorySpace, TensorType, TileType, Type, DYNAMIC_DIM};
 
 /// A refused operation call: the message and a hint for the fix.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -124,6 +124,11 @@ pub const OPS: &[OpInfo] = &[
     op!("tensor.reshape", Tensor),
     op!("tensor.read", Tensor),
     op!("tensor.assemble", Tensor),
+    op!("tensor.dim", Tensor),
+    op!("array.create", Tensor),
+    op!("array.get_element", Tensor),
+    op!("array.update_element", Tensor),
+    op!("system.task_dummy", Tensor),
 ];
 
 /// The operation named `name`.
@@ -336,6 +341,10 @@ fn check_region(
         );
     }
     for (d, ((off, size), dim)) in offsets.iter().zip(sizes).zip(&tensor.shape).enumerate() {
+        // A dimension known only at run time is checked by the runtime's view.
+        if *size == DYNAMIC_DIM || *dim == DYNAMIC_DIM {
+            continue;
+        }
         if *size > *dim {
             return err(
                 format!("{op}: size {size} of dimension {d} exceeds the tensor's {dim}"),
@@ -948,8 +957,10 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             Ok(Type::Tile(a))
         }
         "tensor.create" => {
-            arity(0)?;
-            let shape = ints_kw(op, kwargs, "shape")?;
+            if args.len() > 1 {
+                arity(1)?;
+            }
+            let shape = shape_kw(op, args, 0, kwargs)?;
             let Some(dtype) = kwargs.dtype("dtype") else {
                 return err(
                     format!("{op}: dtype missing"),
@@ -962,15 +973,17 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
                     "Use a numeric element type.",
                 );
             }
-            Ok(Type::tensor(shape.to_vec(), dtype))
+            Ok(Type::tensor(shape, dtype))
         }
         "tensor.slice" => {
-            arity(2)?;
+            if args.len() != 3 {
+                arity(2)?;
+            }
             let t = tensor_arg(op, args, 0, "the source")?;
             let offsets = list_arg(op, args, 1, "offsets")?;
-            let shape = ints_kw(op, kwargs, "shape")?;
-            check_region(op, &t, offsets, shape)?;
-            Ok(Type::tensor(shape.to_vec(), t.dtype))
+            let shape = shape_kw(op, args, 2, kwargs)?;
+            check_region(op, &t, offsets, &shape)?;
+            Ok(Type::tensor(shape, t.dtype))
         }
         "tensor.reshape" => {
             arity(1)?;
@@ -1024,9 +1037,161 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             check_region(op, &target, offsets, &source.shape)?;
             Ok(Type::Tensor(target))
         }
+        "tensor.dim" => {
+            arity(2)?;
+            let t = tensor_arg(op, args, 0, "the tensor")?;
+            match args[1].as_const_int() {
+                Some(axis) if (0..t.shape.len() as i64).contains(&axis) => {
+                    Ok(Type::Scalar(DataType::Index))
+                }
+                _ => err(
+                    format!(
+                        "{op}: the axis must be a literal in 0..{} for a rank-{} tensor",
+                        t.shape.len(),
+                        t.shape.len()
+                    ),
+                    "Write pl.tensor.dim(t, 0).",
+                ),
+            }
+        }
+        "array.create" => {
+            arity(0)?;
+            let len = kwargs.int("size").unwrap_or(0);
+            let elem = match kwargs.str("elem") {
+                Some("TASK_ID") => Some(Type::TaskId),
+                Some(name) => DataType::from_pl_name(name).map(Type::Scalar),
+                None => None,
+            };
+            match elem.and_then(|e| Type::array(len, e)) {
+                Some(t) => Ok(t),
+                None => err(
+                    format!(
+                        "{op}: an array of {len} x {} elements",
+                        kwargs.str("elem").unwrap_or("?")
+                    ),
+                    "Write pl.array.create(N, pl.TASK_ID) (or an integer dtype) with a positive literal N.",
+                ),
+            }
+        }
+        "array.get_element" => {
+            arity(2)?;
+            let (_, elem) = array_arg(op, args)?;
+            index_arg(op, args, 1)?;
+            Ok(elem)
+        }
+        "array.update_element" => {
+            arity(3)?;
+            let (len, elem) = array_arg(op, args)?;
+            index_arg(op, args, 1)?;
+            let value = args[2].ty();
+            let fits = match (&elem, &value) {
+                (Type::TaskId, Type::TaskId) => true,
+                (Type::Scalar(_), Type::Scalar(d)) => d.is_int() || *d == DataType::Bool,
+                _ => false,
+            };
+            if !fits {
+                return err(
+                    format!(
+                        "{op}: an array of {} cannot hold a {}",
+                        elem.describe(),
+                        value.describe()
+                    ),
+                    "Store values of the array's element type (the tid of a pl.submit into a pl.TASK_ID array).",
+                );
+            }
+            Ok(Type::Array {
+                len,
+                elem: Box::new(elem),
+            })
+        }
+        "system.task_dummy" => {
+            for (i, a) in args.iter().enumerate() {
+                let ok = match a.ty() {
+                    Type::TaskId => a.as_var().is_some(),
+                    Type::Array { elem, .. } => *elem == Type::TaskId && a.as_var().is_some(),
+                    _ => false,
+                };
+                if !ok {
+                    return err(
+                        format!(
+                            "{op}: dependency {} must be a task id or an array of task ids, got {}",
+                            i + 1,
+                            a.ty().describe()
+                        ),
+                        "Write pl.system.task_dummy(deps=[tid, tids]) with tids from pl.submit and pl.array.create(N, pl.TASK_ID).",
+                    );
+                }
+            }
+            Ok(Type::TaskId)
+        }
         _ => err(
             format!("Unknown operation '{name}'"),
             "Check spelling, or use pl.tensor.*/pl.tile.* for explicit namespacing",
+        ),
+    }
+}
+
+/// The `shape` keyword of `tensor.create` / `tensor.slice`: positive sizes, or
+/// [`DYNAMIC_DIM`] for a size known only at run time, which argument `at` (a list of one
+/// integer per dimension) then gives.
+fn shape_kw(op: &str, args: &[Expr], at: usize, kwargs: &Attrs) -> Result<Vec<i64>, OpError> {
+    let Some(shape) = kwargs.ints("shape") else {
+        return err(
+            format!("{op}: shape must be a list of integer literals"),
+            "Shapes are static: write them as [16, 16].",
+        );
+    };
+    if let Some(bad) = shape.iter().find(|&&d| d <= 0 && d != DYNAMIC_DIM) {
+        return err(
+            format!("{op}: shape entries must be positive integers, got {bad}"),
+            "Give positive sizes.",
+        );
+    }
+    if shape.contains(&DYNAMIC_DIM) || args.len() > at {
+        let sizes = list_arg(op, args, at, "the runtime sizes")?;
+        if sizes.len() != shape.len() {
+            return err(
+                format!(
+                    "{op}: {} runtime sizes for a rank-{} shape",
+                    sizes.len(),
+                    shape.len()
+                ),
+                "Give one size per dimension.",
+            );
+        }
+    }
+    Ok(shape.to_vec())
+}
+
+/// The array operand (argument 0) of an `array.*` operation: its length and element type.
+fn array_arg(op: &str, args: &[Expr]) -> Result<(i64, Type), OpError> {
+    match args.first().map(Expr::ty) {
+        Some(Type::Array { len, elem }) => Ok((len, *elem)),
+        Some(other) => err(
+            format!("{op}: the array must be an Array, got {}", other.describe()),
+            "Pass an array made by pl.array.create(N, dtype).",
+        ),
+        None => err(
+            format!("{op}: missing the array"),
+            "Check the operation's arguments.",
+        ),
+    }
+}
+
+/// An integer index operand of an `array.*` operation.
+fn index_arg(op: &str, args: &[Expr], i: usize) -> Result<(), OpError> {
+    match args.get(i).map(Expr::ty) {
+        Some(Type::Scalar(d)) if d.is_int() => Ok(()),
+        Some(other) => err(
+            format!(
+                "{op}: the index must be an integer, got {}",
+                other.describe()
+            ),
+            "Index arrays with ints, loop variables or integer pl.Scalar values.",
+        ),
+        None => err(
+            format!("{op}: missing the index"),
+            "Check the operation's arguments.",
         ),
     }
 }
@@ -1096,6 +1261,44 @@ mod tests {
         ));
         let ty = deduce("tile.matmul", &[l, r], &Attrs::new()).unwrap();
         assert_eq!(ty, Type::tile(16, 16, DataType::Fp32, MemorySpace::Acc));
+    }
+
+    #[test]
+    fn task_id_arrays_and_dummy_tasks() {
+        let mut kw = Attrs::new();
+        kw.set("size", AttrValue::Int(4));
+        kw.set("elem", AttrValue::Str("TASK_ID".into()));
+        let ty = deduce("array.create", &[], &kw).unwrap();
+        assert_eq!(ty.annotation(), "pl.Array[4, pl.TASK_ID]");
+        let arr = Expr::Var(Var::new("tids", ty.clone()));
+        let tid = Expr::Var(Var::new("tid", Type::TaskId));
+        let none = Attrs::new();
+        let got = deduce(
+            "array.update_element",
+            &[arr.clone(), Expr::index(1), tid.clone()],
+            &none,
+        )
+        .unwrap();
+        assert_eq!(got, ty);
+        assert_eq!(
+            deduce("array.get_element", &[arr.clone(), Expr::index(0)], &none).unwrap(),
+            Type::TaskId
+        );
+        let e = deduce(
+            "array.update_element",
+            &[arr.clone(), Expr::index(1), Expr::index(3)],
+            &none,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("cannot hold"), "{e}");
+        assert_eq!(
+            deduce("system.task_dummy", &[arr, tid], &none).unwrap(),
+            Type::TaskId
+        );
+        let e = deduce("system.task_dummy", &[Expr::index(0)], &none).unwrap_err();
+        assert!(e.message.contains("task id"), "{e}");
+        kw.set("elem", AttrValue::Str("FP32".into()));
+        assert!(deduce("array.create", &[], &kw).is_err());
     }
 
     #[test]

@@ -470,6 +470,16 @@ fn dsl_op_name(op: &str) -> String {
 fn call(c: &Call, names: &mut Names) -> String {
     let mut parts: Vec<String> = c.args.iter().map(|a| expr(a, names)).collect();
     match &c.callee {
+        // The DSL spellings of the array and system operations (their IR keywords are not
+        // what a program writes).
+        Callee::Op(op) if op == "array.create" => format!(
+            "pl.array.create({}, pl.{})",
+            c.kwargs.int("size").unwrap_or(0),
+            c.kwargs.str("elem").unwrap_or("TASK_ID")
+        ),
+        Callee::Op(op) if op == "system.task_dummy" => {
+            format!("pl.system.task_dummy(deps=[{}])", parts.join(", "))
+        }
         Callee::Op(op) => {
             for (k, v) in c.kwargs.iter() {
                 parts.push(format!("{k}={}", attr_value(v, names)));

@@ -288,19 +288,40 @@ impl fmt::Display for MemorySpace {
     }
 }
 
+/// A dimension known only at run time (`pl.dynamic(...)`, or a size computed from scalars
+/// the orchestration reads): the operation that makes such a tensor carries the value.
+pub const DYNAMIC_DIM: i64 = -1;
+
 /// A global-memory tensor type: `pl.Tensor[[d0, d1], dtype]`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TensorType {
-    /// The dimensions (static).
+    /// The dimensions: positive, or [`DYNAMIC_DIM`] for one known only at run time.
     pub shape: Vec<i64>,
     /// The element type.
     pub dtype: DataType,
 }
 
 impl TensorType {
-    /// Elements in the tensor.
+    /// Elements in the tensor (meaningful for a static shape only).
     pub fn numel(&self) -> i64 {
         self.shape.iter().product()
+    }
+
+    /// Whether some dimension is known only at run time.
+    pub fn is_dynamic(&self) -> bool {
+        self.shape.contains(&DYNAMIC_DIM)
+    }
+
+    /// Whether a value of type `other` may be passed where this type is expected: the same
+    /// element type and rank, every dimension equal or dynamic on either side.
+    pub fn admits(&self, other: &TensorType) -> bool {
+        self.dtype == other.dtype
+            && self.shape.len() == other.shape.len()
+            && self
+                .shape
+                .iter()
+                .zip(&other.shape)
+                .all(|(a, b)| a == b || *a == DYNAMIC_DIM || *b == DYNAMIC_DIM)
     }
 }
 
@@ -335,6 +356,14 @@ pub enum Type {
     Tile(TileType),
     /// A task id (`Scalar[TASK_ID]`, the second result of `pl.submit`).
     TaskId,
+    /// A fixed-length array of task ids or integers (`pl.Array[N, pl.TASK_ID]`,
+    /// `pl.array.create(N, dtype)`): orchestration-local, updated in place.
+    Array {
+        /// The number of elements.
+        len: i64,
+        /// The element type: [`Type::TaskId`] or an integer / `BOOL` scalar.
+        elem: Box<Type>,
+    },
     /// A tuple (multi-result calls).
     Tuple(Vec<Type>),
     /// A list of index expressions (offsets, shapes).
@@ -383,6 +412,37 @@ impl Type {
         }
     }
 
+    /// An array of `len` elements of `elem` ([`Type::TaskId`] or an integer / `BOOL`
+    /// scalar); `None` for another element type.
+    pub fn array(len: i64, elem: Type) -> Option<Type> {
+        let ok = match &elem {
+            Type::TaskId => true,
+            Type::Scalar(d) => d.is_int() || *d == DataType::Bool,
+            _ => false,
+        };
+        (ok && len > 0).then(|| Type::Array {
+            len,
+            elem: Box::new(elem),
+        })
+    }
+
+    /// The length and element type of an array.
+    pub fn as_array(&self) -> Option<(i64, &Type)> {
+        match self {
+            Type::Array { len, elem } => Some((*len, elem)),
+            _ => None,
+        }
+    }
+
+    /// The DSL name of an array element type: `pl.TASK_ID`, `pl.INT32`, ...
+    fn element_name(&self) -> String {
+        match self {
+            Type::TaskId => "pl.TASK_ID".to_string(),
+            Type::Scalar(d) => d.to_string(),
+            other => other.annotation(),
+        }
+    }
+
     /// A tensor.
     pub fn is_tensor(&self) -> bool {
         matches!(self, Type::Tensor(_))
@@ -402,6 +462,7 @@ impl Type {
                 }
             }
             Type::TaskId => "pl.Scalar[pl.TASK_ID]".to_string(),
+            Type::Array { len, elem } => format!("pl.Array[{len}, {}]", elem.element_name()),
             Type::Tuple(items) => format!(
                 "pl.Tuple[{}]",
                 items
@@ -427,13 +488,19 @@ impl fmt::Display for Type {
     }
 }
 
-/// `[d0, d1, ...]`.
+/// `[d0, d1, ...]` (a dynamic dimension as `pl.dynamic("dyn")`).
 pub fn shape_text(shape: &[i64]) -> String {
     format!(
         "[{}]",
         shape
             .iter()
-            .map(|d| d.to_string())
+            .map(|&d| {
+                if d == DYNAMIC_DIM {
+                    "pl.dynamic(\"dyn\")".to_string()
+                } else {
+                    d.to_string()
+                }
+            })
             .collect::<Vec<_>>()
             .join(", ")
     )

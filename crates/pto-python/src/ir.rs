@@ -106,6 +106,21 @@ impl IrType {
         IrType { ty: Type::TaskId }
     }
 
+    /// `pl.Array[length, elem]`: `elem` is `TASK_ID` or an integer / `BOOL` dtype name.
+    #[staticmethod]
+    fn array(length: i64, elem: &str) -> PyResult<IrType> {
+        let e = if elem == "TASK_ID" {
+            Type::TaskId
+        } else {
+            Type::Scalar(dtype(elem)?)
+        };
+        Type::array(length, e).map(|ty| IrType { ty }).ok_or_else(|| {
+            value_error(format!(
+                "pl.Array[{length}, pl.{elem}]: arrays hold a positive number of task ids or integers"
+            ))
+        })
+    }
+
     /// A tuple of types.
     #[staticmethod]
     fn tuple_of(items: Vec<IrType>) -> IrType {
@@ -120,7 +135,7 @@ impl IrType {
         IrType { ty: Type::Unit }
     }
 
-    /// `tensor`, `tile`, `scalar`, `task_id`, `tuple`, `list` or `unit`.
+    /// `tensor`, `tile`, `scalar`, `task_id`, `array`, `tuple`, `list` or `unit`.
     #[getter]
     fn kind(&self) -> &'static str {
         match &self.ty {
@@ -128,6 +143,7 @@ impl IrType {
             Type::Tile(_) => "tile",
             Type::Scalar(_) => "scalar",
             Type::TaskId => "task_id",
+            Type::Array { .. } => "array",
             Type::Tuple(_) => "tuple",
             Type::List => "list",
             Type::Unit => "unit",
@@ -153,6 +169,18 @@ impl IrType {
             Type::Scalar(d) => Some(d.pl_name()),
             _ => None,
         }
+    }
+
+    /// An array's length, else `None`.
+    #[getter]
+    fn length(&self) -> Option<i64> {
+        self.ty.as_array().map(|(len, _)| len)
+    }
+
+    /// An array's element type, else `None`.
+    #[getter]
+    fn elem(&self) -> Option<IrType> {
+        self.ty.as_array().map(|(_, e)| IrType { ty: e.clone() })
     }
 
     /// A tile's memory (`Vec`, `Left`, ...), else `None`.

@@ -35,96 +35,100 @@ void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
 
     PTO2_SCOPE() {
         for (int64_t b = 0; b < 2; b += 1) {
-            uint32_t _tmp1_idx[1] = {(uint32_t)(b)};
-            int32_t _tmp1 = get_tensor_data<int32_t>(ext_context_lens, 1, _tmp1_idx);
-            int32_t n_blocks = ((_tmp1) / (16) - (((_tmp1) % (16) != 0) && (((_tmp1) < 0) != ((16) < 0))));
-            uint32_t m_ci_shapes[2] = {16, 1};
-            TensorCreateInfo m_ci(m_ci_shapes, 2, DataType::FLOAT32);
-            TaskOutputTensors alloc_0 = alloc_tensors(m_ci);
-            ChipTensor m = alloc_0.get_ref(0);
-            uint32_t l_ci_shapes[2] = {16, 1};
-            TensorCreateInfo l_ci(l_ci_shapes, 2, DataType::FLOAT32);
-            TaskOutputTensors alloc_1 = alloc_tensors(l_ci);
-            ChipTensor l = alloc_1.get_ref(0);
-            uint32_t acc_ci_shapes[2] = {16, 64};
-            TensorCreateInfo acc_ci(acc_ci_shapes, 2, DataType::FLOAT32);
-            TaskOutputTensors alloc_2 = alloc_tensors(acc_ci);
-            ChipTensor acc = alloc_2.get_ref(0);
+            PTO2_SCOPE() {
+                uint32_t _tmp1_idx[1] = {(uint32_t)(b)};
+                int32_t _tmp1 = get_tensor_data<int32_t>(ext_context_lens, 1, _tmp1_idx);
+                int32_t n_blocks = ((_tmp1) / (16) - (((_tmp1) % (16) != 0) && (((_tmp1) < 0) != ((16) < 0))));
+                uint32_t m_ci_shapes[2] = {16, 1};
+                TensorCreateInfo m_ci(m_ci_shapes, 2, DataType::FLOAT32);
+                TaskOutputTensors alloc_0 = alloc_tensors(m_ci);
+                ChipTensor m = alloc_0.get_ref(0);
+                uint32_t l_ci_shapes[2] = {16, 1};
+                TensorCreateInfo l_ci(l_ci_shapes, 2, DataType::FLOAT32);
+                TaskOutputTensors alloc_1 = alloc_tensors(l_ci);
+                ChipTensor l = alloc_1.get_ref(0);
+                uint32_t acc_ci_shapes[2] = {16, 64};
+                TensorCreateInfo acc_ci(acc_ci_shapes, 2, DataType::FLOAT32);
+                TaskOutputTensors alloc_2 = alloc_tensors(acc_ci);
+                ChipTensor acc = alloc_2.get_ref(0);
 
-            // Task 0: init_state
-            CoreTaskArgs params_t0;
-            params_t0.add_output(m);
-            params_t0.add_output(l);
-            params_t0.add_output(acc);
-            rt_submit_aiv_task(0, params_t0);
-            for (int64_t j = 0; j < n_blocks; j += 1) {
-                uint32_t blk_idx[2] = {(uint32_t)(b), (uint32_t)(j)};
-                int32_t blk = get_tensor_data<int32_t>(ext_block_table, 2, blk_idx);
-                uint32_t kj_shapes[3] = {1, 64, 16};
-                uint32_t kj_offsets[3] = {(uint32_t)(blk), 0, 0};
-                ChipTensor kj = ext_k_cache.view(kj_shapes, kj_offsets);
-                uint32_t vj_shapes[3] = {1, 16, 64};
-                uint32_t vj_offsets[3] = {(uint32_t)(blk), 0, 0};
-                ChipTensor vj = ext_v_cache.view(vj_shapes, vj_offsets);
-                uint32_t s_ci_shapes[2] = {16, 16};
-                TensorCreateInfo s_ci(s_ci_shapes, 2, DataType::FLOAT32);
-                TaskOutputTensors alloc_3 = alloc_tensors(s_ci);
-                ChipTensor s = alloc_3.get_ref(0);
+                // Task 0: init_state
+                CoreTaskArgs params_t0;
+                params_t0.add_output(m);
+                params_t0.add_output(l);
+                params_t0.add_output(acc);
+                rt_submit_aiv_task(0, params_t0);
+                for (int64_t j = 0; j < n_blocks; j += 1) {
+                    PTO2_SCOPE() {
+                        uint32_t blk_idx[2] = {(uint32_t)(b), (uint32_t)(j)};
+                        int32_t blk = get_tensor_data<int32_t>(ext_block_table, 2, blk_idx);
+                        uint32_t kj_shapes[3] = {1, 64, 16};
+                        uint32_t kj_offsets[3] = {(uint32_t)(blk), 0, 0};
+                        ChipTensor kj = ext_k_cache.view(kj_shapes, kj_offsets);
+                        uint32_t vj_shapes[3] = {1, 16, 64};
+                        uint32_t vj_offsets[3] = {(uint32_t)(blk), 0, 0};
+                        ChipTensor vj = ext_v_cache.view(vj_shapes, vj_offsets);
+                        uint32_t s_ci_shapes[2] = {16, 16};
+                        TensorCreateInfo s_ci(s_ci_shapes, 2, DataType::FLOAT32);
+                        TaskOutputTensors alloc_3 = alloc_tensors(s_ci);
+                        ChipTensor s = alloc_3.get_ref(0);
 
-                // Task 1: qk
-                CoreTaskArgs params_t1;
-                params_t1.add_input(ext_q);
-                params_t1.add_input(kj);
-                params_t1.add_output(s);
-                params_t1.add_scalar((int64_t)(b));
-                params_t1.dump(ext_q);
-                rt_submit_aic_task(1, params_t1);
-                uint32_t p_ci_shapes[2] = {16, 16};
-                TensorCreateInfo p_ci(p_ci_shapes, 2, DataType::FLOAT32);
-                TaskOutputTensors alloc_4 = alloc_tensors(p_ci);
-                ChipTensor p = alloc_4.get_ref(0);
-                uint32_t alpha_ci_shapes[2] = {16, 1};
-                TensorCreateInfo alpha_ci(alpha_ci_shapes, 2, DataType::FLOAT32);
-                TaskOutputTensors alloc_5 = alloc_tensors(alpha_ci);
-                ChipTensor alpha = alloc_5.get_ref(0);
+                        // Task 1: qk
+                        CoreTaskArgs params_t1;
+                        params_t1.add_input(ext_q);
+                        params_t1.add_input(kj);
+                        params_t1.add_output(s);
+                        params_t1.add_scalar((int64_t)(b));
+                        params_t1.dump(ext_q);
+                        rt_submit_aic_task(1, params_t1);
+                        uint32_t p_ci_shapes[2] = {16, 16};
+                        TensorCreateInfo p_ci(p_ci_shapes, 2, DataType::FLOAT32);
+                        TaskOutputTensors alloc_4 = alloc_tensors(p_ci);
+                        ChipTensor p = alloc_4.get_ref(0);
+                        uint32_t alpha_ci_shapes[2] = {16, 1};
+                        TensorCreateInfo alpha_ci(alpha_ci_shapes, 2, DataType::FLOAT32);
+                        TaskOutputTensors alloc_5 = alloc_tensors(alpha_ci);
+                        ChipTensor alpha = alloc_5.get_ref(0);
 
-                // Task 2: softmax
-                CoreTaskArgs params_t2;
-                params_t2.add_input(s);
-                params_t2.add_inout(m);
-                params_t2.add_inout(l);
-                params_t2.add_output(p);
-                params_t2.add_output(alpha);
-                params_t2.add_scalar((float)(scale));
-                rt_submit_aiv_task(2, params_t2);
-                uint32_t oj_ci_shapes[2] = {16, 64};
-                TensorCreateInfo oj_ci(oj_ci_shapes, 2, DataType::FLOAT32);
-                TaskOutputTensors alloc_6 = alloc_tensors(oj_ci);
-                ChipTensor oj = alloc_6.get_ref(0);
+                        // Task 2: softmax
+                        CoreTaskArgs params_t2;
+                        params_t2.add_input(s);
+                        params_t2.add_inout(m);
+                        params_t2.add_inout(l);
+                        params_t2.add_output(p);
+                        params_t2.add_output(alpha);
+                        params_t2.add_scalar((float)(scale));
+                        rt_submit_aiv_task(2, params_t2);
+                        uint32_t oj_ci_shapes[2] = {16, 64};
+                        TensorCreateInfo oj_ci(oj_ci_shapes, 2, DataType::FLOAT32);
+                        TaskOutputTensors alloc_6 = alloc_tensors(oj_ci);
+                        ChipTensor oj = alloc_6.get_ref(0);
 
-                // Task 3: pv
-                CoreTaskArgs params_t3;
-                params_t3.add_input(p);
-                params_t3.add_input(vj);
-                params_t3.add_output(oj);
-                rt_submit_aic_task(3, params_t3);
+                        // Task 3: pv
+                        CoreTaskArgs params_t3;
+                        params_t3.add_input(p);
+                        params_t3.add_input(vj);
+                        params_t3.add_output(oj);
+                        rt_submit_aic_task(3, params_t3);
 
-                // Task 4: update
-                CoreTaskArgs params_t4;
-                params_t4.add_input(oj);
-                params_t4.add_input(alpha);
-                params_t4.add_inout(acc);
-                rt_submit_aiv_task(4, params_t4);
+                        // Task 4: update
+                        CoreTaskArgs params_t4;
+                        params_t4.add_input(oj);
+                        params_t4.add_input(alpha);
+                        params_t4.add_inout(acc);
+                        rt_submit_aiv_task(4, params_t4);
+                    }
+                }
+
+                // Task 5: normalize
+                CoreTaskArgs params_t5;
+                params_t5.add_input(acc);
+                params_t5.add_input(l);
+                params_t5.add_output(ext_out);
+                params_t5.add_scalar((int64_t)(b));
+                params_t5.dump(ext_out);
+                rt_submit_aiv_task(5, params_t5);
             }
-
-            // Task 5: normalize
-            CoreTaskArgs params_t5;
-            params_t5.add_input(acc);
-            params_t5.add_input(l);
-            params_t5.add_output(ext_out);
-            params_t5.add_scalar((int64_t)(b));
-            params_t5.dump(ext_out);
-            rt_submit_aiv_task(5, params_t5);
         }
     }
 }

@@ -28,16 +28,20 @@ void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
 
     PTO2_SCOPE() {
         for (int64_t i = 0; i < 2; i += 1) {
-            for (int64_t j = 0; j < 2; j += 1) {
+            PTO2_SCOPE() {
+                for (int64_t j = 0; j < 2; j += 1) {
+                    PTO2_SCOPE() {
 
-                // Task 0: matmul_tile
-                CoreTaskArgs params_t0;
-                params_t0.add_input(ext_a);
-                params_t0.add_input(ext_b);
-                params_t0.add_inout(ext_c);
-                params_t0.add_scalar((int64_t)(i));
-                params_t0.add_scalar((int64_t)(j));
-                rt_submit_aic_task(0, params_t0);
+                        // Task 0: matmul_tile
+                        CoreTaskArgs params_t0;
+                        params_t0.add_input(ext_a);
+                        params_t0.add_input(ext_b);
+                        params_t0.add_inout(ext_c);
+                        params_t0.add_scalar((int64_t)(i));
+                        params_t0.add_scalar((int64_t)(j));
+                        rt_submit_aic_task(0, params_t0);
+                    }
+                }
             }
         }
     }

@@ -28,22 +28,24 @@ void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {
 
     PTO2_SCOPE() {
         for (int64_t i = 0; i < 4; i += 1) {
-            uint32_t rows_shapes[2] = {32, 128};
-            uint32_t rows_offsets[2] = {(uint32_t)((i * 32)), 0};
-            ChipTensor rows = ext_c.view(rows_shapes, rows_offsets);
-            uint32_t _arg1_shapes[2] = {32, 128};
-            uint32_t _arg1_offsets[2] = {(uint32_t)((i * 32)), 0};
-            ChipTensor _arg1 = ext_a.view(_arg1_shapes, _arg1_offsets);
-            uint32_t _arg2_shapes[2] = {32, 128};
-            uint32_t _arg2_offsets[2] = {(uint32_t)((i * 32)), 0};
-            ChipTensor _arg2 = ext_b.view(_arg2_shapes, _arg2_offsets);
+            PTO2_SCOPE() {
+                uint32_t rows_shapes[2] = {32, 128};
+                uint32_t rows_offsets[2] = {(uint32_t)((i * 32)), 0};
+                ChipTensor rows = ext_c.view(rows_shapes, rows_offsets);
+                uint32_t _arg1_shapes[2] = {32, 128};
+                uint32_t _arg1_offsets[2] = {(uint32_t)((i * 32)), 0};
+                ChipTensor _arg1 = ext_a.view(_arg1_shapes, _arg1_offsets);
+                uint32_t _arg2_shapes[2] = {32, 128};
+                uint32_t _arg2_offsets[2] = {(uint32_t)((i * 32)), 0};
+                ChipTensor _arg2 = ext_b.view(_arg2_shapes, _arg2_offsets);
 
-            // Task 0: kernel_add
-            CoreTaskArgs params_t0;
-            params_t0.add_input(_arg1);
-            params_t0.add_input(_arg2);
-            params_t0.add_output(rows);
-            rt_submit_aiv_task(0, params_t0);
+                // Task 0: kernel_add
+                CoreTaskArgs params_t0;
+                params_t0.add_input(_arg1);
+                params_t0.add_input(_arg2);
+                params_t0.add_output(rows);
+                rt_submit_aiv_task(0, params_t0);
+            }
         }
     }
 }

@@ -43,8 +43,11 @@ def _run_snapshot(path: Path, tensors: Mapping[str, Any]) -> Dict[str, np.ndarra
             shape = list(ty.shape or [])
             if name in tensors:
                 arr = np.asarray(tensors[name], dtype=np.float64)
-                if list(arr.shape) != shape:
+                # A pl.dynamic dimension (-1) takes the array's extent.
+                fits = len(arr.shape) == len(shape) and all(d in (-1, a) for d, a in zip(shape, arr.shape))
+                if not fits:
                     raise ValueError(f"validate_ir: tensors[{name!r}] has shape {list(arr.shape)}, the parameter {shape}")
+                shape = [int(a) for a in arr.shape]
             elif direction == "Out":
                 arr = np.zeros(shape, dtype=np.float64)
             else:

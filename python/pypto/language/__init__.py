@@ -47,6 +47,7 @@ from pypto.language._surface import (
     UINT16,
     UINT32,
     UINT64,
+    Array,
     AtomicType,
     DataType,
     FunctionType,
@@ -58,11 +59,14 @@ from pypto.language._surface import (
     PadValue,
     Scalar,
     ScopeMode,
+    TASK_ID,
     Tensor,
     Tile,
     Tuple,
+    DynVar,
     _make_stub,
     dump_tag,
+    dynamic,
 )
 
 _TILE_OPS = (
@@ -129,10 +133,17 @@ globals().update(_stubs)
 
 #: ``pl.tile.<op>``: tile operations under their IR names (``pl.tile.load``, ...).
 tile = SimpleNamespace(**{n: _make_stub(f"tile.{n}", f"pl.tile.{n}") for n in (*_TILE_OPS, *_TILE_ONLY)})
+#: ``pl.array.<op>``: fixed-length arrays of an orchestration (``create(N, dtype)``,
+#: ``get_element(arr, i)`` / ``arr[i]``, ``update_element(arr, i, v)`` / ``arr[i] = v``).
+array = SimpleNamespace(**{n: _make_stub(f"array.{n}", f"pl.array.{n}") for n in ("create", "get_element", "update_element")})
+#: ``pl.system.<op>``: runtime operations without a kernel (``task_dummy(deps=[...])``: a
+#: dependency-only barrier task whose id later tasks depend on).
+system = SimpleNamespace(**{n: _make_stub(f"system.{n}", f"pl.system.{n}") for n in ("task_dummy",)})
 #: ``pl.tensor.<op>``: tensor operations under their IR names (``pl.tensor.create``, ...).
-tensor = SimpleNamespace(**{n: _make_stub(f"tensor.{n}", f"pl.tensor.{n}") for n in ("create", "slice", "reshape", "read", "assemble")})
+tensor = SimpleNamespace(**{n: _make_stub(f"tensor.{n}", f"pl.tensor.{n}") for n in ("create", "slice", "reshape", "read", "assemble", "dim")})
 
 __all__ = [
+    "Array",
     "AtomicType",
     "BF16",
     "BOOL",
@@ -161,7 +172,9 @@ __all__ = [
     "Tensor",
     "Tile",
     "Tuple",
+    "DynVar",
     "dump_tag",
+    "dynamic",
     "errors",
     "function",
     "inline",
@@ -169,6 +182,7 @@ __all__ = [
     "parse",
     "loads",
     "program",
+    "system",
     "tensor",
     "tile",
     *_TILE_OPS,

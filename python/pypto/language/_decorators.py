@@ -31,12 +31,17 @@ def function(fn: Optional[Callable[..., Any]] = None, *, type: S.FunctionType = 
     (``pl.FunctionType.Orchestration``, ``InCore``, ``AIC``, ``AIV``, ``Group``, ``Inline``).
     The parser reads the decorator from the source; the method is never called."""
 
-    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
+    def mark(f: Callable[..., Any], depth: int = 1) -> Callable[..., Any]:
         setattr(f, "__pypto_function_type__", type)
+        # The names of the scope that applies the decorator (a builder function's locals
+        # used only in annotations are no closure variables of the function).
+        caller = sys._getframe(depth)
+        setattr(f, "__pypto_scope__", dict(caller.f_locals) if caller.f_locals is not caller.f_globals else {})
+        del caller
         return f
 
     if fn is not None:
-        return mark(fn)
+        return mark(fn, 2)
     return mark
 
 

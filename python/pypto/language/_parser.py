@@ -169,6 +169,9 @@ _KERNEL_TENSOR_OPS = ("tensor.slice", "tensor.read")
 _UNIFIED_TILE = ("load", "store", "full", "create_tile", "move", "fillpad", "cast", "matmul", "matmul_acc")
 _PRINTER_MARKERS = {"tile.load": "shapes", "tile.full": "shape", "tile.move": "target_memory", "tile.cast": "dtype"}
 
+# A tensor dimension known only at run time (the IR's DYNAMIC_DIM).
+_DYNAMIC_DIM = -1
+
 # Element types of NumPy arrays (``@pl.jit`` specialisation).
 NUMPY_DTYPES = {
     "float32": "FP32",
@@ -297,6 +300,15 @@ def _fold_ints(sym: str, a: Any, b: Any) -> Optional[Any]:
     return IrExpr.const_int(v)
 
 
+def _tensor_admits(param: Any, arg: Any) -> bool:
+    """A tensor argument fits a tensor parameter when dtype and rank agree and every
+    dimension is equal or known only at run time on either side."""
+    if param.kind != "tensor" or arg.kind != "tensor" or param.dtype != arg.dtype:
+        return False
+    ps, as_ = list(param.shape or []), list(arg.shape or [])
+    return len(ps) == len(as_) and all(p == a or _DYNAMIC_DIM in (p, a) for p, a in zip(ps, as_))
+
+
 def _type_desc(t: Any) -> str:
     return str(t.annotation()).replace("pl.", "")
 
@@ -314,10 +326,19 @@ class _Static:
         path = _pl_path(node)
         if path is not None:
             return self.pl_value(path, node)
+        if (
+            isinstance(node, ast.Call)
+            and _pl_path(node.func) == "dynamic"
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            return S.DynVar(node.args[0].value)
         if isinstance(node, ast.Name):
             if node.id in self.globals:
                 v = self.globals[node.id]
-                if isinstance(v, (bool, int, float, str, S.DataType, enum.Enum)):
+                if isinstance(v, (bool, int, float, str, S.DataType, enum.Enum, S.DynVar)):
                     return v
             raise _error(
                 ParserSyntaxError,
@@ -369,7 +390,7 @@ class _Static:
         if head in enums and rest and rest in enums[head].__members__:
             return enums[head].__members__[rest]
         if head == "TASK_ID" and not rest:
-            return "TASK_ID"
+            return S.TASK_ID
         raise _error(
             ParserSyntaxError,
             self.src,
@@ -406,7 +427,7 @@ def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: boo
         if direction != "In":
             raise _error(ParserTypeError, src, ann, "a scalar cannot be pl.Out / pl.InOut", "Only tensors are written.")
         d = static(items[0])
-        if d == "TASK_ID":
+        if d == S.TASK_ID:
             return IrType.task_id(), direction, "task_id"
         if not isinstance(d, S.DataType):
             raise _error(ParserTypeError, src, items[0], "pl.Scalar[...] needs a dtype", "Write pl.Scalar[pl.INT32].")
@@ -418,7 +439,12 @@ def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: boo
             )
         shape = static(items[0])
         dtype = static(items[1])
-        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
+        if kind == "Tensor" and isinstance(shape, list):
+            # pl.dynamic dimensions: known only at run time.
+            shape = [_DYNAMIC_DIM if isinstance(d, S.DynVar) else d for d in shape]
+        if not isinstance(shape, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and (d > 0 or (d == _DYNAMIC_DIM and kind == "Tensor")) for d in shape
+        ):
             raise _error(
                 ParserTypeError, src, items[0], f"the shape of pl.{kind} must be a list of positive ints", "Write [16, 16]."
             )
@@ -433,6 +459,17 @@ def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: boo
             raise _error(ParserTypeError, src, ann, "pl.Tile[[rows, cols], dtype[, pl.Mem.X]]", "Tiles are 2-D.")
         rows, cols = (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
         return IrType.tile(int(rows), int(cols), dtype.name, mem.name), direction, "tile"
+    if kind == "Array":
+        n = static(items[0]) if len(items) == 2 else None
+        d = static(items[1]) if len(items) == 2 else None
+        if direction != "In" or not isinstance(n, int) or isinstance(n, bool) or not isinstance(d, S.DataType):
+            raise _error(
+                ParserTypeError, src, ann, f"unsupported annotation '{_unparse(ann)}'", "Write pl.Array[N, pl.TASK_ID] (or an integer dtype)."
+            )
+        try:
+            return IrType.array(n, d.name), direction, "array"
+        except ValueError as e:
+            raise _error(ParserTypeError, src, ann, str(e), "Arrays hold a positive number of task ids or integers.") from None
     if kind == "Tuple" or (isinstance(node.value, ast.Name) and node.value.id == "tuple"):
         raise _error(ParserTypeError, src, ann, "tuple annotations are only valid as return types", "")
     raise _error(
@@ -593,6 +630,7 @@ class ProgramBuilder:
         fdef, fsrc = function_source(fn)
         ftype = getattr(fn, "__pypto_function_type__", None)
         globals_ = dict(getattr(fn, "__globals__", {}))
+        globals_.update(getattr(fn, "__pypto_scope__", {}))
         import inspect
 
         try:
@@ -870,6 +908,11 @@ class FunctionParser:
         if _is_pl_call(value, "dump_tag"):
             raise self.operr(value, "Unknown operation 'pl.dump_tag'", _UNKNOWN_OP_HINT)
         if isinstance(target, ast.Subscript):
+            if isinstance(target.value, ast.Name) and target.value.id in self.names:
+                base = self.names[target.value.id]
+                if isinstance(base, IrVar) and base.type.kind == "array":
+                    self.array_store(s, target, base, value)
+                    return
             self.store_into(s, target, value)
             return
         expr = self.expr(value)
@@ -904,6 +947,19 @@ class FunctionParser:
         types = list(ty.items) if ty.kind == "tuple" else [ty]
         vars_ = self.bind_targets([target], types, s)
         self.emit(IrStmt.assign(vars_, expr, self.sp(s)))
+
+    def array_store(self, s: ast.stmt, target: ast.Subscript, base: Any, value: ast.expr) -> None:
+        """``arr[i] = v``: ``arr = pl.array.update_element(arr, i, v)`` (the name is rebound
+        to the updated array)."""
+        assert isinstance(target.value, ast.Name)
+        if isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            raise self.typeerr(target, f"arrays take one index: write {target.value.id}[i] = value", "Arrays are one-dimensional.")
+        idx = self.scalar_expr(target.slice)
+        v = self.atom(self.expr(value), value)
+        expr = self.op_call_ir("array.update_element", [IrExpr.var(base), idx, v], [], s)
+        nv = IrVar(target.value.id, expr.type)
+        self.names[target.value.id] = nv
+        self.emit(IrStmt.assign([nv], expr, self.sp(s)))
 
     def store_into(self, s: ast.stmt, target: ast.Subscript, value: ast.expr) -> None:
         """``t[a:b, :] = value`` in kernel code: a ``pl.store`` of the value (a tile, or a
@@ -1469,8 +1525,9 @@ class FunctionParser:
             raise self.typeerr(node, f"{what} deps= must be a list of task ids", "Write deps=[tid].")
         out = []
         for elt in node.elts:
-            e = self.expr(elt)
-            if e.type.kind != "task_id" or e.as_var is None:
+            e = self.atom(self.expr(elt), elt)
+            is_tid_array = e.type.kind == "array" and e.type.elem is not None and e.type.elem.kind == "task_id"
+            if (e.type.kind != "task_id" and not is_tid_array) or e.as_var is None:
                 raise self.typeerr(
                     elt, f"{what} deps= entries must be task ids, got '{_unparse(elt)}'", "Use the tid of out, tid = pl.submit(...)."
                 )
@@ -1551,7 +1608,7 @@ class FunctionParser:
                 "Pass one argument per parameter (pl.submit may omit trailing pl.Out parameters).",
             )
         for i, (a, pt) in enumerate(zip(args, ptypes)):
-            ok = (a.type.kind == "scalar" and pt.kind == "scalar") or a.type == pt
+            ok = (a.type.kind == "scalar" and pt.kind == "scalar") or a.type == pt or _tensor_admits(pt, a.type)
             if not ok:
                 raise self.typeerr(
                     args_nodes[i],
@@ -1815,6 +1872,10 @@ class FunctionParser:
             if not isinstance(idx, int) or not 0 <= idx < len(base.type.items):
                 raise self.syntax(node.slice, "tuple index out of range", "")
             return IrExpr.get_item(base, idx)
+        if base.type.kind == "array":
+            if isinstance(node.slice, (ast.Slice, ast.Tuple)):
+                raise self.typeerr(node, "arrays take one index: arr[i]", "Arrays are one-dimensional.")
+            return self.op_call_ir("array.get_element", [base, self.scalar_expr(node.slice)], [], node)
         if base.type.kind != "tensor":
             raise self.typeerr(node, f"cannot subscript a {_type_desc(base.type)}", "Slice tensors: t[0:16, :].")
         shape = list(base.type.shape or [])
@@ -1875,7 +1936,7 @@ class FunctionParser:
         return self.op_call_ir("tensor.slice", [base, IrExpr.list_of(offsets)], [("shape", "ints", sizes)], node)
 
     def op_call_ir(self, name: str, args: List[Any], kwargs: List[AttrItem], node: ast.AST) -> Any:
-        level = "tensor" if name.startswith("tensor.") else "tile"
+        level = "tile" if name.startswith("tile.") else "tensor"
         args = [self.atom(a, node) for a in args]
         shown = _unparse(node.func) if isinstance(node, ast.Call) else f"pl.{name}"
         if level == "tile" and self.ftype in ("Orchestration", "Opaque") and not self.in_at:
@@ -1884,6 +1945,12 @@ class FunctionParser:
                 f"tile operation {shown} in orchestration code",
                 "Tile operations run on a core: write them in an InCore / AIV / AIC function or inside "
                 "with pl.at(level=pl.Level.CORE_GROUP):.",
+            )
+        if level == "tensor" and not name.startswith("tensor.") and self.in_kernel():
+            raise self.operr(
+                node,
+                f"{shown} inside a kernel: arrays and pl.system operations belong to the orchestration",
+                "Build task-id arrays and barriers in the orchestration (around pl.submit); kernels work on tiles.",
             )
         if level == "tensor" and name not in _KERNEL_TENSOR_OPS and (self.ftype in ("InCore", "AIC", "AIV", "Group") or self.in_at):
             raise self.operr(
@@ -1930,6 +1997,31 @@ class FunctionParser:
         if not isinstance(node, (ast.List, ast.Tuple)):
             raise self.operr(node, f"{what} must be a list literal, e.g. [0, 0]", "Write [row, col].")
         return IrExpr.list_of([self.scalar_expr(e) for e in node.elts])
+
+    def shape_sizes(self, node: ast.expr) -> Tuple[List[int], List[Any]]:
+        """A tensor shape that may hold runtime sizes (``[q_tile, head_dim_cfg]`` with
+        ``head_dim_cfg`` read from a tensor): the static sizes with ``-1`` for each runtime
+        one, and ``[list of every size]`` as the operation's extra argument when one is
+        dynamic (else ``[]``)."""
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            return self.static_ints(node, "shape"), []
+        static: List[int] = []
+        exprs: List[Any] = []
+        for e in node.elts:
+            v = self.scalar_expr(e)
+            c = v.const_value
+            if c is not None:
+                if c <= 0:
+                    raise self.operr(e, f"shape entries must be positive, got {c}", "Give positive sizes.")
+                static.append(int(c))
+            else:
+                if v.type.dtype not in ("INDEX", "INT64", "INT32", "INT16", "INT8", "UINT64", "UINT32", "UINT16", "UINT8"):
+                    raise self.operr(e, f"a runtime size must be an integer, got {_type_desc(v.type)}", "Use an integer scalar.")
+                static.append(_DYNAMIC_DIM)
+            exprs.append(v)
+        if _DYNAMIC_DIM not in static:
+            return static, []
+        return static, [IrExpr.list_of(exprs)]
 
     def static_ints(self, node: ast.expr, what: str) -> List[int]:
         v = self.static(node)
@@ -1990,6 +2082,10 @@ class FunctionParser:
                 return IrExpr.const_float(float(value), dt.name)
             return IrExpr.const_int(int(value), dt.name)
         head, _, rest = path.partition(".")
+        if head in ("array", "system") and rest:
+            return self.array_or_system_op(node, path)
+        if path == "tensor.dim":
+            return self.tensor_dim(node)
         if head in ("tile", "tensor") and rest:
             return self.explicit_op(node, head, rest)
         if head in _HEADER_LACKS and not rest:
@@ -2007,6 +2103,46 @@ class FunctionParser:
         if rest:
             raise self.operr(node, f"Unknown operation 'pl.{path}'", _UNKNOWN_OP_HINT)
         return self.unified_op(node, head)
+
+    def tensor_dim(self, node: ast.Call) -> Any:
+        """``pl.tensor.dim(t, axis)``: a static dimension is its literal; one known only at
+        run time (``pl.dynamic``, a runtime-sized slice) is read when the program runs."""
+        b = self.bind_args(node, "tensor.dim", ["tensor", "axis"], {})
+        t = self.atom(self.expr(b["tensor"]), b["tensor"])
+        axis = self.static(b["axis"])
+        shape = list(t.type.shape or []) if t.type.kind == "tensor" else []
+        if t.type.kind != "tensor" or not isinstance(axis, int) or isinstance(axis, bool) or not -len(shape) <= axis < len(shape):
+            raise self.operr(node, f"pl.tensor.dim takes a tensor and an axis literal within its rank, got '{_unparse(node)}'", "Write pl.tensor.dim(t, 0).")
+        axis %= len(shape)
+        if shape[axis] != _DYNAMIC_DIM:
+            return IrExpr.const_int(int(shape[axis]))
+        return self.op_call_ir("tensor.dim", [t, IrExpr.const_int(axis)], [], node)
+
+    def array_or_system_op(self, node: ast.Call, path: str) -> Any:
+        """``pl.array.create(N, dtype)``, ``pl.array.get_element(arr, i)``,
+        ``pl.array.update_element(arr, i, v)`` and ``pl.system.task_dummy(deps=[...])``."""
+        if path == "array.create":
+            b = self.bind_args(node, "array.create", ["size", "dtype"], {})
+            n = self.static(b["size"])
+            dt = self.static(b["dtype"])
+            if not isinstance(n, int) or isinstance(n, bool) or not isinstance(dt, S.DataType):
+                raise self.operr(node, "pl.array.create(size, dtype) takes an int literal and a pl dtype", "Write pl.array.create(4, pl.TASK_ID).")
+            return self.op_call_ir("array.create", [], [("size", "int", n), ("elem", "str", dt.name)], node)
+        if path == "array.get_element":
+            b = self.bind_args(node, "array.get_element", ["array", "index"], {})
+            return self.op_call_ir("array.get_element", [self.expr(b["array"]), self.scalar_expr(b["index"])], [], node)
+        if path == "array.update_element":
+            b = self.bind_args(node, "array.update_element", ["array", "index", "value"], {})
+            return self.op_call_ir(
+                "array.update_element", [self.expr(b["array"]), self.scalar_expr(b["index"]), self.expr(b["value"])], [], node
+            )
+        if path == "system.task_dummy":
+            b = self.bind_args(node, "system.task_dummy", ["deps"], {"deps": None})
+            if self.in_kernel():
+                raise self.operr(node, "pl.system.task_dummy inside a kernel", "Submit barriers from the orchestration.")
+            deps = self.task_id_list(b["deps"], "pl.system.task_dummy") if "deps" in b else []
+            return self.op_call_ir("system.task_dummy", deps, [], node)
+        raise self.operr(node, f"Unknown operation 'pl.{path}'", _UNKNOWN_OP_HINT)
 
     def create_tile(self, node: ast.Call) -> Any:
         """``pl.create_tile(shape, dtype=, target_memory=pl.Mem.Vec)``: a fresh vector tile
@@ -2267,18 +2403,25 @@ class FunctionParser:
             dt = self.static(b["dtype"])
             if not isinstance(dt, S.DataType):
                 raise self.operr(b["dtype"], "pl.create_tensor dtype must be a pl dtype", "Write dtype=pl.FP32.")
-            return self.op_call_ir(
-                "tensor.create", [], [("shape", "ints", self.static_ints(b["shape"], "shape")), ("dtype", "dtype", dt.name)], node
-            )
+            shape, sizes = self.shape_sizes(b["shape"])
+            return self.op_call_ir("tensor.create", sizes, [("shape", "ints", shape), ("dtype", "dtype", dt.name)], node)
         if op == "slice":
-            b = self.bind_args(node, op, ["tensor", "shape", "offset"], {})
+            b = self.bind_args(node, op, ["tensor", "shape", "offset", "valid_shape"], {"valid_shape": None})
             src = self.expr(b["tensor"])
-            return self.op_call_ir(
-                "tile.slice" if src.type.kind == "tile" else "tensor.slice",
-                [src, self.offsets(b["offset"], "offset")],
-                [("shape", "ints", self.static_ints(b["shape"], "shape"))],
-                node,
-            )
+            if src.type.kind == "tile":
+                if "valid_shape" in b:
+                    raise self.operr(b["valid_shape"], "pl.slice(valid_shape=...) of a tile is not supported yet", "Omit valid_shape.")
+                return self.op_call_ir(
+                    "tile.slice", [src, self.offsets(b["offset"], "offset")], [("shape", "ints", self.static_ints(b["shape"], "shape"))], node
+                )
+            if "valid_shape" in b:
+                raise self.operr(
+                    b["valid_shape"],
+                    "pl.slice(valid_shape=...) of a tensor is not supported yet",
+                    "Pass the valid extent to the kernel as a scalar and load with pl.load(..., valid_shape=[rows, n]).",
+                )
+            shape, sizes = self.shape_sizes(b["shape"])
+            return self.op_call_ir("tensor.slice", [src, self.offsets(b["offset"], "offset"), *sizes], [("shape", "ints", shape)], node)
         if op == "reshape":
             b = self.bind_args(node, op, ["tensor", "shape"], {})
             src = self.expr(b["tensor"])

@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 from typing import Tuple as _Tuple
 
 __all__ = [
+    "Array",
     "BF16",
     "BOOL",
     "FP16",
@@ -38,10 +39,13 @@ __all__ = [
     "PadValue",
     "Scalar",
     "ScopeMode",
+    "TASK_ID",
     "Tensor",
     "Tile",
     "Tuple",
+    "DynVar",
     "dump_tag",
+    "dynamic",
 ]
 
 
@@ -76,6 +80,10 @@ FP16 = DataType("FP16")
 BF16 = DataType("BF16")
 FP32 = DataType("FP32")
 INDEX = DataType("INDEX")
+
+#: ``pl.TASK_ID``: the element type of task ids (``pl.Scalar[pl.TASK_ID]``, the second
+#: result of ``pl.submit``; ``pl.array.create(N, pl.TASK_ID)``). Not a numeric type.
+TASK_ID = DataType("TASK_ID")
 
 #: Every element type by member name.
 DATA_TYPES = {
@@ -183,6 +191,14 @@ class Scalar:
         return _annotation_of("Scalar", item)
 
 
+class Array:
+    """``pl.Array[N, dtype]``: a fixed-length array of task ids (``pl.TASK_ID``) or
+    integers, local to an orchestration (``pl.array.create(N, dtype)``)."""
+
+    def __class_getitem__(cls, item: Any) -> _Annotation:
+        return _annotation_of("Array", item)
+
+
 class Tuple:
     """``pl.Tuple[T1, T2, ...]``: the return annotation of a function returning several values."""
 
@@ -202,6 +218,24 @@ class InOut:
 
     def __class_getitem__(cls, item: Any) -> _Annotation:
         return _annotation_of("InOut", item)
+
+
+class DynVar:
+    """``pl.dynamic("name")``: a tensor dimension known only at run time
+    (``pl.Tensor[[ROWS, 128], pl.FP32]`` with ``ROWS = pl.dynamic("ROWS")``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.dynamic({self.name!r})"
+
+
+def dynamic(name: str) -> DynVar:
+    """A dimension known only at run time, for tensor annotations."""
+    return DynVar(name)
 
 
 def dump_tag(tensor: Any) -> Any:

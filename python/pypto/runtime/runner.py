@@ -19,6 +19,7 @@ import dataclasses
 import enum
 import functools
 import inspect
+import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,6 +179,11 @@ class RunConfig:
     warns (``DeprecationWarning``) and, together with ``enable_chip_swimlane=``, is a
     ``ValueError``; reading is silent, assigning warns.
 
+    This runtime has no device backend: a device platform (``a2a3``, ``a5``) fails when a
+    run starts. With ``PTO_SIM_FALLBACK=1`` in the environment a ``RunConfig`` built for a
+    device platform runs on its simulator instead (``a2a3`` -> ``a2a3sim``, ``a5`` ->
+    ``a5sim``), with a ``RuntimeWarning`` saying so, for programs that hard-code a device.
+
     Ring overrides are one int for all four scope-depth rings or a list of four (0 keeps a
     ring's default); a tuple is stored as a list. Runs isolate the chip in a child process
     (a crashing kernel becomes a ``RuntimeError`` naming the task) unless
@@ -252,6 +258,14 @@ class RunConfig:
         self.enable_chip_swimlane = _normalize_swimlane_level(
             self.enable_chip_swimlane, "enable_chip_swimlane"
         )
+        if self.execution_mode is ExecutionMode.ONBOARD and os.environ.get("PTO_SIM_FALLBACK", "").strip() == "1":
+            device = self.platform
+            self.execution_mode = ExecutionMode.SIM
+            warnings.warn(
+                f"PTO_SIM_FALLBACK=1: platform {device!r} runs on {self.platform!r} (this runtime has no device backend)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         if self.any_dfx_enabled() and not self.save_kernels:
             self.save_kernels = True
         for name in ("ring_task_window", "ring_heap", "ring_dep_pool"):

@@ -65,6 +65,13 @@ struct Gen<'a> {
     hoisted: HashSet<u64>,
     /// Task ids that may be invalid (loop-carried, merged): their deps are guarded.
     maybe_invalid: HashSet<u64>,
+    /// Arrays: each C++ array (by name) and the one array value it holds now. An
+    /// `array.update_element` writes its operand's storage in place, so only the newest
+    /// value of a storage may be read; an older one is refused ([`Gen::array_read`]).
+    array_live: HashMap<String, u64>,
+    /// How many `pl.manual_scope` blocks enclose the current statement (no AUTO scope is
+    /// opened inside one: the runtime forbids AUTO nested in MANUAL).
+    manual_depth: usize,
 }
 
 impl<'a> Gen<'a> {
@@ -252,6 +259,31 @@ impl<'a> Gen<'a> {
         span: &Span,
     ) -> Result<String, CompileError> {
         let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
+        self.create_info_dims(hint, t, dims, span)
+    }
+
+    /// The sizes of a `tensor.create` / `tensor.slice` (`shape` keyword): the literals, or
+    /// the runtime sizes of argument `at` when it is given.
+    fn sizes(&self, c: &Call, at: usize, span: &Span) -> Result<Vec<String>, CompileError> {
+        match c.args.get(at) {
+            Some(list) => self.u32_list(list, span),
+            None => Ok(c
+                .kwargs
+                .ints("shape")
+                .unwrap_or(&[])
+                .iter()
+                .map(|d| d.to_string())
+                .collect()),
+        }
+    }
+
+    fn create_info_dims(
+        &mut self,
+        hint: &str,
+        t: &TensorType,
+        dims: Vec<String>,
+        span: &Span,
+    ) -> Result<String, CompileError> {
         let shapes = self.shapes_decl(&format!("{hint}_ci"), &dims);
         let ci = self.ident(&format!("{hint}_ci"));
         let dt = t.dtype.runtime_enum().ok_or_else(|| {
@@ -276,7 +308,8 @@ impl<'a> Gen<'a> {
                     return Err(perr(span, "tensor.create".into(), ""));
                 };
                 let hint = base_name(target.name()).to_string();
-                let ci = self.create_info(&hint, t, span)?;
+                let dims = self.sizes(c, 0, span)?;
+                let ci = self.create_info_dims(&hint, t, dims, span)?;
                 let alloc = format!("alloc_{}", self.n_alloc);
                 self.n_alloc += 1;
                 let alloc = self.ident(&alloc);
@@ -288,13 +321,23 @@ impl<'a> Gen<'a> {
             "tensor.slice" => {
                 let src = self.tensor_expr(&c.args[0], span)?;
                 let offs = self.u32_list(&c.args[1], span)?;
-                let dims: Vec<String> = c
-                    .kwargs
-                    .ints("shape")
-                    .unwrap_or(&[])
-                    .iter()
-                    .map(|d| d.to_string())
-                    .collect();
+                let mut dims = self.sizes(c, 2, span)?;
+                // A runtime offset into a runtime-sized tensor may run past it (the last
+                // block of a sequence): the view is clamped to what remains, empty past the
+                // end — the contract of the runtime's view, which PyPTO's generated code
+                // relies on. (A static tensor's slices are checked when compiled.)
+                let src_dynamic = c.args[0].ty().as_tensor().is_some_and(TensorType::is_dynamic);
+                if let (true, Expr::List(items)) = (src_dynamic, &c.args[1]) {
+                    for (d, off) in items.iter().enumerate() {
+                        if off.as_const_int().is_some() || d >= dims.len() {
+                            continue;
+                        }
+                        let (o, size, dim) = (&offs[d], &dims[d], format!("{src}.shapes[{d}]"));
+                        dims[d] = format!(
+                            "({o} >= {dim} ? 0u : ((uint32_t)({size}) < {dim} - {o} ? (uint32_t)({size}) : {dim} - {o}))"
+                        );
+                    }
+                }
                 let hint = base_name(target.name()).to_string();
                 let shapes = self.shapes_decl(&hint, &dims);
                 let offsets = self.ident(&format!("{hint}_offsets"));
@@ -348,6 +391,67 @@ impl<'a> Gen<'a> {
                 let t = self.tensor_expr(&c.args[0], span)?;
                 self.alias(target, t);
             }
+            "tensor.dim" => {
+                // A static dimension is its literal; one known only at run time is read from
+                // the tensor's descriptor.
+                let src = self.tensor_expr(&c.args[0], span)?;
+                let axis = c.args[1].as_const_int().unwrap_or(0);
+                let dim = c.args[0]
+                    .ty()
+                    .as_tensor()
+                    .and_then(|t| t.shape.get(axis as usize).copied())
+                    .filter(|d| *d > 0);
+                let value = match dim {
+                    Some(d) => d.to_string(),
+                    None => format!("(int64_t){src}.shapes[{axis}]"),
+                };
+                self.bind(target, "int64_t", &value);
+            }
+            "array.create" => {
+                let n = self.declare_array(base_name(target.name()), &c.ty, span)?;
+                self.names.insert(target.id(), n.clone());
+                self.array_live.insert(n, target.id());
+            }
+            "array.get_element" => {
+                let arr = self.array_read(&array_var(c, span)?, span)?;
+                let i = self.scalar(&c.args[1], span)?;
+                let ty = self.cpp_type_of(target.ty(), span)?;
+                self.bind(target, ty, &format!("{arr}[{i}]"));
+                if matches!(target.ty(), Type::TaskId) {
+                    self.maybe_invalid.insert(target.id());
+                }
+            }
+            "array.update_element" => {
+                let arr = self.array_read(&array_var(c, span)?, span)?;
+                let i = self.scalar(&c.args[1], span)?;
+                let v = self.value_of(&c.args[2], span)?;
+                let v = match c.ty.as_array() {
+                    Some((_, Type::Scalar(d))) => format!("({})({v})", d.cpp_type()),
+                    _ => v,
+                };
+                self.line(&format!("{arr}[{i}] = {v};"));
+                self.alias(target, arr);
+            }
+            "system.task_dummy" => {
+                let n = self.n_task;
+                self.n_task += 1;
+                let p = format!("params_t{n}");
+                self.used.insert(p.clone());
+                self.line("");
+                self.line(&format!("// Task {n}: dependency-only barrier"));
+                self.line(&format!("CoreTaskArgs {p};"));
+                self.deps(&p, &c.args, span)?;
+                let submit = format!("rt_submit_dummy_task({p}).task_id()");
+                if c.args.is_empty() {
+                    self.bind(target, "PTO2TaskId", &submit);
+                } else {
+                    // Every edge may be invalid (a first iteration): a barrier with no
+                    // predecessor is not submitted and its id stays invalid.
+                    let t = self.bind(target, "PTO2TaskId", "PTO2TaskId::invalid()");
+                    self.line(&format!("if ({p}_deps_count > 0) {t} = {submit};"));
+                    self.maybe_invalid.insert(target.id());
+                }
+            }
             other => {
                 return Err(perr(
                     span,
@@ -360,13 +464,24 @@ impl<'a> Gen<'a> {
     }
 
     fn alias(&mut self, target: &Var, name: String) {
+        let array = target.ty().as_array().is_some();
         if self.hoisted.contains(&target.id()) {
             if let Some(n) = self.names.get(&target.id()).cloned() {
                 if n != name {
-                    self.line(&format!("{n} = {name};"));
+                    if array {
+                        self.copy_array(&n, &name, target.ty());
+                    } else {
+                        self.line(&format!("{n} = {name};"));
+                    }
+                }
+                if array {
+                    self.array_live.insert(n, target.id());
                 }
                 return;
             }
+        }
+        if array {
+            self.array_live.insert(name.clone(), target.id());
         }
         self.names.insert(target.id(), name);
     }
@@ -459,28 +574,7 @@ impl<'a> Gen<'a> {
             self.line(&format!("{p}.dump({});", dumped.join(", ")));
         }
         if let Some(deps) = &c.submit {
-            if !deps.is_empty() {
-                self.line(&format!("PTO2TaskId {p}_deps[{}];", deps.len()));
-                self.line(&format!("uint32_t {p}_deps_count = 0;"));
-                for d in deps {
-                    let Some(v) = d.as_var() else {
-                        return Err(perr(
-                            span,
-                            "deps= entries must be task ids".into(),
-                            "Write deps=[tid].",
-                        ));
-                    };
-                    let tid = self.name(v, span)?;
-                    if self.maybe_invalid.contains(&v.id()) {
-                        self.line(&format!(
-                            "if ({tid}.is_valid()) {p}_deps[{p}_deps_count++] = {tid};"
-                        ));
-                    } else {
-                        self.line(&format!("{p}_deps[{p}_deps_count++] = {tid};"));
-                    }
-                }
-                self.line(&format!("{p}.set_dependencies({p}_deps, {p}_deps_count);"));
-            }
+            self.deps(&p, deps, span)?;
         }
         let submit = if k.cube {
             "rt_submit_aic_task"
@@ -543,6 +637,169 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
+    /// The explicit dependencies of task `p` (`deps=[...]`): a stack array sized to the
+    /// number of edges, filled with each task id (guarded by `is_valid()` when it may be
+    /// invalid) and every valid element of each task-id array, then `set_dependencies`.
+    /// Nothing for no deps.
+    fn deps(&mut self, p: &str, deps: &[Expr], span: &Span) -> Result<(), CompileError> {
+        if deps.is_empty() {
+            return Ok(());
+        }
+        let mut slots = 0i64;
+        let mut entries = Vec::new();
+        for d in deps {
+            let Some(v) = d.as_var() else {
+                return Err(perr(
+                    span,
+                    "deps= entries must be task ids".into(),
+                    "Write deps=[tid].",
+                ));
+            };
+            match v.ty() {
+                Type::TaskId => slots += 1,
+                Type::Array { len, elem } if **elem == Type::TaskId => slots += len,
+                other => {
+                    return Err(perr(
+                        span,
+                        format!(
+                            "deps= entry '{}' is a {}",
+                            base_name(v.name()),
+                            other.describe()
+                        ),
+                        "deps= takes task ids and arrays of task ids.",
+                    ))
+                }
+            }
+            entries.push(v.clone());
+        }
+        self.line(&format!("PTO2TaskId {p}_deps[{slots}];"));
+        self.line(&format!("uint32_t {p}_deps_count = 0;"));
+        for v in &entries {
+            if let Some((len, _)) = v.ty().as_array() {
+                let arr = self.array_read(v, span)?;
+                let k = self.ident(&format!("{p}_k"));
+                self.line(&format!(
+                    "for (int32_t {k} = 0; {k} < {len}; ++{k}) if ({arr}[{k}].is_valid()) {p}_deps[{p}_deps_count++] = {arr}[{k}];"
+                ));
+                continue;
+            }
+            let tid = self.name(v, span)?;
+            if self.maybe_invalid.contains(&v.id()) {
+                self.line(&format!(
+                    "if ({tid}.is_valid()) {p}_deps[{p}_deps_count++] = {tid};"
+                ));
+            } else {
+                self.line(&format!("{p}_deps[{p}_deps_count++] = {tid};"));
+            }
+        }
+        self.line(&format!("{p}.set_dependencies({p}_deps, {p}_deps_count);"));
+        Ok(())
+    }
+
+    /// The C++ array holding array value `v`, refusing a value whose storage was updated
+    /// since (the update wrote it in place).
+    fn array_read(&self, v: &Var, span: &Span) -> Result<String, CompileError> {
+        let n = self.name(v, span)?;
+        if self.array_live.get(&n) != Some(&v.id()) {
+            return Err(perr(
+                span,
+                format!(
+                    "array '{}' is read after the array it was made from was updated",
+                    base_name(v.name())
+                ),
+                "Arrays are updated in place: read only the newest value (write arr[i] = v, which rebinds arr, and keep using arr).",
+            ));
+        }
+        Ok(n)
+    }
+
+    /// Declares a C++ array for array type `ty` (every element invalid / zero) and
+    /// returns its name.
+    fn declare_array(
+        &mut self,
+        hint: &str,
+        ty: &Type,
+        span: &Span,
+    ) -> Result<String, CompileError> {
+        let Some((len, elem)) = ty.as_array() else {
+            return Err(perr(span, format!("{} is not an array", ty.describe()), ""));
+        };
+        let n = self.ident(hint);
+        match elem {
+            Type::TaskId => {
+                self.line(&format!("PTO2TaskId {n}[{len}];"));
+                let k = self.ident(&format!("{n}_k"));
+                self.line(&format!(
+                    "for (int32_t {k} = 0; {k} < {len}; ++{k}) {n}[{k}] = PTO2TaskId::invalid();"
+                ));
+            }
+            Type::Scalar(d) => self.line(&format!("{} {n}[{len}] = {{0}};", d.cpp_type())),
+            other => {
+                return Err(perr(
+                    span,
+                    format!("an array of {}", other.describe()),
+                    "Arrays hold task ids or integers.",
+                ))
+            }
+        }
+        Ok(n)
+    }
+
+    /// Copies array `src` into array `dst` (both of `ty`), element by element.
+    fn copy_array(&mut self, dst: &str, src: &str, ty: &Type) {
+        let len = ty.as_array().map_or(0, |(l, _)| l);
+        let k = self.ident(&format!("{dst}_k"));
+        self.line(&format!(
+            "for (int32_t {k} = 0; {k} < {len}; ++{k}) {dst}[{k}] = {src}[{k}];"
+        ));
+    }
+
+    /// Opens the AUTO scope (`PTO2_SCOPE() {`) of a loop body or an `if` branch, as PyPTO's
+    /// `MaterializeRuntimeScopes` places them, so the runtime retires each iteration's tasks
+    /// at its end; not inside a manual scope. Returns whether one was opened.
+    fn open_auto_scope(&mut self) -> bool {
+        if self.manual_depth > 0 {
+            return false;
+        }
+        self.line("PTO2_SCOPE() {");
+        self.depth += 1;
+        true
+    }
+
+    /// Closes what [`Gen::open_auto_scope`] opened.
+    fn close_auto_scope(&mut self, opened: bool) {
+        if opened {
+            self.depth -= 1;
+            self.line("}");
+        }
+    }
+
+    /// After a loop or a branch: storages whose live value changed inside hold a value of
+    /// the inner block, which no later code may read; they are forgotten (a read is then
+    /// refused by [`Gen::array_read`]) — the block's results re-register theirs.
+    fn forget_changed_arrays(&mut self, before: &HashMap<String, u64>) {
+        self.array_live.retain(|k, v| before.get(k) == Some(v));
+    }
+
+    /// One branch's yields assigned to the `if`'s merged values (arrays copied).
+    fn merge_yields(
+        &mut self,
+        merged: &[String],
+        results: &[Var],
+        yields: &[Expr],
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        for ((n, y), r) in merged.iter().zip(yields).zip(results) {
+            let y = self.value_of(y, span)?;
+            if r.ty().as_array().is_some() {
+                self.copy_array(n, &y, r.ty());
+            } else {
+                self.line(&format!("{n} = {y};"));
+            }
+        }
+        Ok(())
+    }
+
     fn cpp_type_of(&self, ty: &Type, span: &Span) -> Result<&'static str, CompileError> {
         Ok(match ty {
             Type::Tensor(_) => "ChipTensor",
@@ -561,6 +818,14 @@ impl<'a> Gen<'a> {
     fn value_of(&mut self, e: &Expr, span: &Span) -> Result<String, CompileError> {
         match e.ty() {
             Type::Tensor(_) => self.tensor_expr(e, span),
+            Type::Array { .. } => match e.as_var() {
+                Some(v) => self.array_read(v, span),
+                None => Err(perr(
+                    span,
+                    "an array value that is not a variable".into(),
+                    "Bind the array to a name first.",
+                )),
+            },
             Type::TaskId => match e.as_var() {
                 Some(v) => self.name(v, span),
                 None => Ok("PTO2TaskId::invalid()".to_string()),
@@ -571,6 +836,12 @@ impl<'a> Gen<'a> {
 
     /// Declares `v` before a block (`ChipTensor v;`), for a value assigned inside it.
     fn declare(&mut self, v: &Var, span: &Span) -> Result<String, CompileError> {
+        if v.ty().as_array().is_some() {
+            let n = self.declare_array(v.name(), v.ty(), span)?;
+            self.names.insert(v.id(), n.clone());
+            self.hoisted.insert(v.id());
+            return Ok(n);
+        }
         let ty = self.cpp_type_of(v.ty(), span)?;
         let n = self.ident(v.name());
         match v.ty() {
@@ -668,8 +939,12 @@ impl<'a> Gen<'a> {
                     let [t] = targets.as_slice() else {
                         return Err(perr(span, "tuple unpacking of a variable".into(), ""));
                     };
-                    let n = self.name(v, span)?;
-                    if t.ty().is_tensor() || matches!(t.ty(), Type::TaskId) {
+                    let n = if v.ty().as_array().is_some() {
+                        self.array_read(v, span)?
+                    } else {
+                        self.name(v, span)?
+                    };
+                    if t.ty().is_tensor() || matches!(t.ty(), Type::TaskId | Type::Array { .. }) {
                         self.alias(t, n);
                     } else {
                         let ty = self.cpp_type_of(t.ty(), span)?;
@@ -694,8 +969,17 @@ impl<'a> Gen<'a> {
                 let stop = self.scalar(&f.stop, span)?;
                 let step = self.scalar(&f.step, span)?;
                 let mut iters = Vec::new();
+                let live_before = self.array_live.clone();
                 for (k, (v, init)) in f.iter_args.iter().enumerate() {
                     let init = self.value_of(init, span)?;
+                    // An array is carried in the initial value's storage: each iteration's
+                    // yield is copied into it when it lives elsewhere.
+                    if v.ty().as_array().is_some() {
+                        self.names.insert(v.id(), init.clone());
+                        self.array_live.insert(init.clone(), v.id());
+                        iters.push(init);
+                        continue;
+                    }
                     // A tensor the body writes in place (every iteration's value is the
                     // same tensor) keeps the initial value's name: no carry variable. Only
                     // when that name is a plain identifier (it may be assigned to below).
@@ -727,15 +1011,22 @@ impl<'a> Gen<'a> {
                     "for (int64_t {iv} = {start}; {iv} < {stop}; {iv} += {step}) {{"
                 ));
                 self.depth += 1;
+                let scoped = self.open_auto_scope();
                 self.body(&f.body, reads)?;
-                for (n, y) in iters.iter().zip(&f.yields) {
+                for ((n, y), (v, _)) in iters.iter().zip(&f.yields).zip(&f.iter_args) {
                     let y = self.value_of(y, span)?;
                     if &y != n {
-                        self.line(&format!("{n} = {y};"));
+                        if v.ty().as_array().is_some() {
+                            self.copy_array(n, &y, v.ty());
+                        } else {
+                            self.line(&format!("{n} = {y};"));
+                        }
                     }
                 }
+                self.close_auto_scope(scoped);
                 self.depth -= 1;
                 self.line("}");
+                self.forget_changed_arrays(&live_before);
                 for (r, n) in f.results.iter().zip(&iters) {
                     if matches!(r.ty(), Type::TaskId) {
                         self.maybe_invalid.insert(r.id());
@@ -752,25 +1043,32 @@ impl<'a> Gen<'a> {
                         self.maybe_invalid.insert(r.id());
                     }
                 }
+                let live_before = self.array_live.clone();
                 self.line(&format!("if ({c}) {{"));
                 self.depth += 1;
+                let scoped = self.open_auto_scope();
                 self.body(&i.then_body, reads)?;
-                for (n, y) in merged.iter().zip(&i.then_yields) {
-                    let y = self.value_of(y, span)?;
-                    self.line(&format!("{n} = {y};"));
-                }
+                self.merge_yields(&merged, &i.results, &i.then_yields, span)?;
+                self.close_auto_scope(scoped);
                 self.depth -= 1;
+                let live_then = std::mem::replace(&mut self.array_live, live_before.clone());
                 if !i.else_body.is_empty() || !i.else_yields.is_empty() {
                     self.line("} else {");
                     self.depth += 1;
+                    let scoped = self.open_auto_scope();
                     self.body(&i.else_body, reads)?;
-                    for (n, y) in merged.iter().zip(&i.else_yields) {
-                        let y = self.value_of(y, span)?;
-                        self.line(&format!("{n} = {y};"));
-                    }
+                    self.merge_yields(&merged, &i.results, &i.else_yields, span)?;
+                    self.close_auto_scope(scoped);
                     self.depth -= 1;
                 }
                 self.line("}");
+                self.forget_changed_arrays(&live_before);
+                self.array_live.retain(|k, v| live_then.get(k) == Some(v));
+                for (n, r) in merged.iter().zip(&i.results) {
+                    if r.ty().as_array().is_some() {
+                        self.array_live.insert(n.clone(), r.id());
+                    }
+                }
             }
             StmtKind::Scope(sc) => match sc.kind {
                 ScopeKind::Manual => {
@@ -788,7 +1086,10 @@ impl<'a> Gen<'a> {
                     }
                     self.line("PTO2_SCOPE(PTO2ScopeMode::MANUAL) {");
                     self.depth += 1;
-                    self.body(&sc.body, reads)?;
+                    self.manual_depth += 1;
+                    let r = self.body(&sc.body, reads);
+                    self.manual_depth -= 1;
+                    r?;
                     self.depth -= 1;
                     self.line("}");
                 }
@@ -803,6 +1104,25 @@ impl<'a> Gen<'a> {
         }
         Ok(())
     }
+}
+
+/// The array operand of an `array.*` call (a variable).
+fn array_var(c: &Call, span: &Span) -> Result<Var, CompileError> {
+    c.args
+        .first()
+        .and_then(Expr::as_var)
+        .filter(|v| v.ty().as_array().is_some())
+        .cloned()
+        .ok_or_else(|| {
+            perr(
+                span,
+                format!(
+                    "{}: the array operand is not an array variable",
+                    c.op_name().unwrap_or_default()
+                ),
+                "Pass an array made by pl.array.create(N, dtype).",
+            )
+        })
 }
 
 /// How many times each variable is read in `body`, `return` statements excluded (an
@@ -835,6 +1155,8 @@ pub fn emit_orchestration(
         n_alloc: 0,
         hoisted: HashSet::new(),
         maybe_invalid: HashSet::new(),
+        array_live: HashMap::new(),
+        manual_depth: 0,
     };
     for reserved in ["orch_args", "params", "alloc"] {
         g.used.insert(reserved.to_string());

@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 use crate::error::CompileError;
 use crate::ir::{BinOp, Call, Expr, Function, Span, Stmt, StmtKind, UnOp, Var};
 use crate::ops::store_region;
-use crate::types::{DataType, FunctionType, MemorySpace, TensorType, TileType, Type};
+use crate::types::{DataType, FunctionType, MemorySpace, TensorType, TileType, Type, DYNAMIC_DIM};
 
 const STAGE: &str = "codegen (.pto)";
 
@@ -34,6 +34,18 @@ pub enum KernelParam {
     Tensor(DataType),
     /// A scalar argument of this type.
     Scalar(DataType),
+    /// A size of a tensor with a dimension known only at run time (`pl.dynamic`):
+    /// dimension `axis` (or, with `stride`, the element stride of dimension `axis`) of the
+    /// tensor passed as parameter `param` (an index into the kernel's parameters), which the
+    /// wrapper reads from the tensor's descriptor. These come after the scalars.
+    Dim {
+        /// The tensor parameter's position.
+        param: usize,
+        /// The dimension.
+        axis: usize,
+        /// The dimension's stride instead of its size.
+        stride: bool,
+    },
 }
 
 /// One generated kernel.
@@ -802,6 +814,16 @@ impl<'a> Emitter<'a> {
             "tensor.read" => {
                 // One element of a tensor parameter, read from GM.
                 let src = self.view(&c.args[0], span)?;
+                if src.tensor.is_dynamic() {
+                    return Err(perr(
+                        span,
+                        format!(
+                            "pl.read of {}, a tensor with a dimension known only at run time, in kernel code",
+                            Type::Tensor(src.tensor.clone()).describe()
+                        ),
+                        "Read the element in the orchestration and pass it as a scalar, or give the parameter a static shape.",
+                    ));
+                }
                 let Expr::List(idx) = &c.args[1] else {
                     return Err(perr(span, "indices must be a list".into(), "Write [i, j]."));
                 };
@@ -1340,19 +1362,69 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
     order.extend((0..f.params.len()).filter(|&i| !f.params[i].var.ty().is_tensor()));
     let mut sig = Vec::new();
     let mut params = Vec::new();
+    let mut dims: Vec<(String, KernelParam)> = Vec::new();
     let mut views = String::new();
     for (k, &i) in order.iter().enumerate() {
         let p = &f.params[i];
         let arg = format!("%arg{k}");
         e.used_names.insert(arg.clone());
         match p.var.ty() {
-            Type::Tensor(t) => {
+            Type::Tensor(t) if t.is_dynamic() && t.shape.len() > 2 => {
+                return Err(CompileError::program(
+                    STAGE,
+                    &f.span,
+                    format!(
+                        "kernel '{}': parameter '{}' is {}, a tensor of rank {} with a dimension known only at run time",
+                        f.name,
+                        crate::passes::ssa::base_name(p.var.name()),
+                        Type::Tensor(t.clone()).describe(),
+                        t.shape.len()
+                    ),
+                    "Kernel parameters with pl.dynamic dimensions are supported up to rank 2: reshape the tensor to two dimensions first.",
+                ))
+            }            Type::Tensor(t) => {
                 sig.push(format!("{arg}: !pto.ptr<{}>", t.dtype.pto_name()));
                 params.push(KernelParam::Tensor(t.dtype));
                 let name = e.name_for(&format!("{}_view", p.var.name()));
-                let (rows, cols) = fold_2d(&t.shape);
-                let shape = [e.index_const(rows), e.index_const(cols)];
-                let strides = [e.index_const(cols), e.index_const(1)];
+                // Each dimension known only at run time is one more `index` argument
+                // (after the scalars), read by the wrapper from the tensor's descriptor.
+                // The row stride of such a tensor is its descriptor's too (a window of a
+                // wider tensor is not contiguous).
+                let mut dim = |e: &mut Emitter, axis: usize, d: i64, stride: bool| -> String {
+                    if d != DYNAMIC_DIM {
+                        return e.index_const(d);
+                    }
+                    let a = format!("%arg{}", order.len() + dims.len());
+                    e.used_names.insert(a.clone());
+                    dims.push((
+                        a.clone(),
+                        KernelParam::Dim {
+                            param: k,
+                            axis,
+                            stride,
+                        },
+                    ));
+                    a
+                };
+                let (shape, strides) = match t.shape.as_slice() {
+                    [c] if t.is_dynamic() => {
+                        let cols = dim(&mut e, 0, *c, false);
+                        ([e.index_const(1), cols.clone()], [cols, e.index_const(1)])
+                    }
+                    [r, c] if t.is_dynamic() => {
+                        let rows = dim(&mut e, 0, *r, false);
+                        let cols = dim(&mut e, 1, *c, false);
+                        let row_stride = dim(&mut e, 0, DYNAMIC_DIM, true);
+                        ([rows, cols], [row_stride, e.index_const(1)])
+                    }
+                    _ => {
+                        let (r, c) = fold_2d(&t.shape);
+                        (
+                            [e.index_const(r), e.index_const(c)],
+                            [e.index_const(c), e.index_const(1)],
+                        )
+                    }
+                };
                 let _ = writeln!(
                     views,
                     "    {name} = pto.make_tensor_view {arg}, shape = [{}], strides = [{}] {{layout = #pto.layout<nd>}} : {}{}",
@@ -1395,6 +1467,10 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
                 ))
             }
         }
+    }
+    for (a, param) in dims {
+        sig.push(format!("{a}: index"));
+        params.push(param);
     }
     e.body(&f.body)?;
     // Returned tensors → the parameters they alias.

@@ -1,7 +1,8 @@
 //! PyPTO's kernel wrapper around ptoas output: `kernels/<aic|aiv>/<name>.cpp` is a header
 //! block, the line `// --- ptoas-generated code ---`, the preprocessed ptoas output, the
 //! line `// --- Kernel entry point ---`, and `kernel_entry(int64_t* args)`, which unpacks
-//! the tensor descriptors (tensors first) and the raw 64-bit scalars and calls the body.
+//! the tensor descriptors (tensors first) and the raw 64-bit scalars, reads each dimension
+//! known only at run time from its tensor's descriptor, and calls the body.
 //!
 //! The body goes in through replay's own splice (`pto_build_output::kernel_splice`:
 //! [`preprocess_ptoas_output`] and
@@ -60,6 +61,17 @@ pub fn kernel_source(name: &str, params: &[KernelParam], ptoas_cpp: &[u8]) -> Op
                 let _ = writeln!(t, "    {ty} {arg} = {arg}_conv.val;");
                 si += 1;
             }
+            KernelParam::Dim {
+                param,
+                axis,
+                stride,
+            } => {
+                let field = if *stride { "strides" } else { "shapes" };
+                let _ = writeln!(
+                    t,
+                    "    int64_t {arg} = (int64_t)arg{param}_tensor->{field}[{axis}];"
+                );
+            }
         }
         call.push(arg);
     }
@@ -94,5 +106,38 @@ mod tests {
         assert!(!body.contains("#include"), "{src}");
         assert!(src[end..].contains("arg1_conv.u64 = args[1];"), "{src}");
         assert!(src[end..].contains("k(arg0, arg1);"), "{src}");
+    }
+
+    #[test]
+    fn runtime_sizes_come_from_the_tensor_descriptor() {
+        let raw = b"__global__ AICORE void k(__gm__ float* v1, int64_t v2, int64_t v3) {\n}\n";
+        let src = kernel_source(
+            "k",
+            &[
+                KernelParam::Tensor(DataType::Fp32),
+                KernelParam::Dim {
+                    param: 0,
+                    axis: 1,
+                    stride: false,
+                },
+                KernelParam::Dim {
+                    param: 0,
+                    axis: 0,
+                    stride: true,
+                },
+            ],
+            raw,
+        )
+        .unwrap();
+        let src = String::from_utf8(src).unwrap();
+        assert!(
+            src.contains("int64_t arg1 = (int64_t)arg0_tensor->shapes[1];"),
+            "{src}"
+        );
+        assert!(
+            src.contains("int64_t arg2 = (int64_t)arg0_tensor->strides[0];"),
+            "{src}"
+        );
+        assert!(src.contains("k(arg0, arg1, arg2);"), "{src}");
     }
 }

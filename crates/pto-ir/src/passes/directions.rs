@@ -209,6 +209,8 @@ fn stamp_call(c: &mut Call, sigs: &HashMap<String, Function>) -> Result<(), Comp
         let pt = p.var.ty();
         let ok = match (&at, pt) {
             (Type::Scalar(_), Type::Scalar(_)) => true,
+            // A dimension known only at run time fits any size (the runtime view checks).
+            (Type::Tensor(a), Type::Tensor(p)) => p.admits(a),
             (a, p) => a == p,
         };
         if !ok {

@@ -210,10 +210,12 @@ impl Ssa {
                 carried.push((name, pre, saved));
             }
         }
+        let before_loop = self.latest.clone();
         let var = self.define(&f.var);
         let body = self.body(&f.body)?;
         let mut yields: Vec<Expr> = f.yields.iter().map(|e| self.map(e)).collect();
         let mut results: Vec<Var> = f.results.iter().map(|r| self.define(r)).collect();
+        let mut carried_out = HashSet::new();
         for (name, pre, saved) in carried {
             let last = self
                 .latest
@@ -226,10 +228,32 @@ impl Ssa {
             results.push(r.clone());
             self.ident.insert(last.id(), r);
             self.escaped.insert(last.id());
+            carried_out.insert(last.id());
             if last.id() != pre.id() {
                 self.ident.insert(pre.id(), saved);
             }
             self.latest.insert(name, last);
+        }
+        // A binding made in the body and not carried out of the loop ends with it: after
+        // the loop the name is bound as before it (so a later loop that assigns the name
+        // again starts a new value instead of carrying this one).
+        let inner: HashSet<u64> = vars_defined(&f.body)
+            .iter()
+            .chain(f.iter_args.iter().map(|(v, _)| v))
+            .chain(std::iter::once(&f.var))
+            .map(Var::id)
+            .collect();
+        let ended: Vec<String> = self
+            .latest
+            .iter()
+            .filter(|(_, v)| inner.contains(&v.id()) && !carried_out.contains(&v.id()))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in ended {
+            match before_loop.get(&n) {
+                Some(b) => self.latest.insert(n, b.clone()),
+                None => self.latest.remove(&n),
+            };
         }
         Ok(ForStmt {
             var,
