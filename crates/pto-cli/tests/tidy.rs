@@ -235,7 +235,6 @@ const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
     ("pto-build-output/src/pt.rs", "read_pt_from", "to split (issue 25)"),
     ("pto-examples/src/l3_collectives.rs", "coverage", "to split (issue 25)"),
     ("pto-ir/src/codegen/mod.rs", "compile", "to split (issue 25)"),
-    ("pto-ir/src/codegen/orchestration.rs", "task", "to split (issue 25)"),
     // Grew past 150 lines with task arrays and runtime sizes (issue 26, 2026-12-04).
     ("pto-ir/src/codegen/orchestration.rs", "op_assign", "to split (issue 25)"),
     ("pto-ir/src/codegen/orchestration.rs", "stmt", "to split (issue 25)"),
