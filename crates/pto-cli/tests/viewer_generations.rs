@@ -129,7 +129,9 @@ fn view(dir: &Path, swimlane: &str, deps: &str) -> Seen {
     let jsonl = dir.join("scope_stats/scope_stats.jsonl");
     let page = dir.join("scope_stats/scope_stats.html");
     let said = pto(&["scope-stats-plot", s(&jsonl), "-o", s(&page)]);
-    assert!(said.contains("2 scopes"), "{said}");
+    // The DSL paged attention: the top-level scope, the manual one and a runtime scope per
+    // loop body (PyPTO's placement, docs/DECISIONS.md).
+    assert!(said.contains("11 scopes"), "{said}");
     let scope_page = String::from_utf8(read(&page))
         .unwrap()
         .replace("version 6", "GEN")
@@ -221,6 +223,28 @@ fn detect(dir: &Path) -> [DfxSchema; 3] {
     ]
 }
 
+/// What the scope-stats page says that does not depend on when tasks retired: its summary
+/// line (records, scopes, rings) and the scopes' sites, sorted. The counts live at a scope's
+/// end (TensorMap entries, live at exit) and so the ranking depend on which producers had
+/// retired by then, which differs from run to run.
+fn scope_essence(page: &str) -> (String, Vec<String>) {
+    let summary = page
+        .split("<header>")
+        .nth(1)
+        .and_then(|h| h.split("dominant site").next())
+        .unwrap_or_default()
+        .to_string();
+    let top = page.split("id=\"top\"").nth(1).unwrap_or_default();
+    let mut sites: Vec<String> = top
+        .split("<code>")
+        .skip(1)
+        .filter_map(|c| c.split("</code>").next())
+        .map(str::to_string)
+        .collect();
+    sites.sort();
+    (summary, sites)
+}
+
 #[test]
 fn every_viewer_reads_both_generations_and_sees_the_same_run() {
     let build = common::example("viewer_generations", "dsl_paged_attention", "build");
@@ -307,7 +331,8 @@ fn every_viewer_reads_both_generations_and_sees_the_same_run() {
             "{name} vs {first_name}: deps-viewer"
         );
         assert_eq!(
-            first.scope_page, other.scope_page,
+            scope_essence(&first.scope_page),
+            scope_essence(&other.scope_page),
             "{name} vs {first_name}: scope-stats-plot"
         );
         assert_eq!(
