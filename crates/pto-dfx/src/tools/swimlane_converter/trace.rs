@@ -60,44 +60,43 @@ impl TraceOut {
         Ok((self.n_events, self.n_flows))
     }
 
+    /// One metadata (`M`) event: `{"args":{<key>:<value>},"cat":"__metadata","name":<event>,
+    /// "ph":"M","pid":<pid>,"tid":<tid>}`, in Simpler's key order.
+    fn metadata(
+        &mut self,
+        pid: u32,
+        tid: u64,
+        event: &str,
+        key: &str,
+        value: impl FnOnce(&mut String),
+    ) {
+        self.begin();
+        self.buf.push_str("{\"args\":{\"");
+        self.buf.push_str(key);
+        self.buf.push_str("\":");
+        value(&mut self.buf);
+        self.buf.push_str("},\"cat\":\"__metadata\",\"name\":\"");
+        self.buf.push_str(event);
+        self.buf.push_str("\",\"ph\":\"M\",\"pid\":");
+        push_u64(&mut self.buf, u64::from(pid));
+        self.buf.push_str(",\"tid\":");
+        push_u64(&mut self.buf, tid);
+        self.buf.push('}');
+    }
+
     fn process(&mut self, pid: u32, name: &str, sort: u32) {
-        self.begin();
-        self.buf.push_str("{\"args\":{\"name\":");
-        push_str(&mut self.buf, name);
-        self.buf
-            .push_str("},\"cat\":\"__metadata\",\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
-        push_u64(&mut self.buf, u64::from(pid));
-        self.buf.push_str(",\"tid\":0}");
-        self.begin();
-        self.buf.push_str("{\"args\":{\"sort_index\":");
-        push_u64(&mut self.buf, u64::from(sort));
-        self.buf.push_str(
-            "},\"cat\":\"__metadata\",\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":",
-        );
-        push_u64(&mut self.buf, u64::from(pid));
-        self.buf.push_str(",\"tid\":0}");
+        self.metadata(pid, 0, "process_name", "name", |b| push_str(b, name));
+        self.metadata(pid, 0, "process_sort_index", "sort_index", |b| {
+            push_u64(b, u64::from(sort))
+        });
     }
 
     fn thread(&mut self, pid: u32, tid: u64, name: &str) {
-        self.begin();
-        self.buf.push_str("{\"args\":{\"name\":");
-        push_str(&mut self.buf, name);
-        self.buf
-            .push_str("},\"cat\":\"__metadata\",\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
-        push_u64(&mut self.buf, u64::from(pid));
-        self.buf.push_str(",\"tid\":");
-        push_u64(&mut self.buf, tid);
-        self.buf.push('}');
-        self.begin();
-        self.buf.push_str("{\"args\":{\"sort_index\":");
-        push_u64(&mut self.buf, if tid == TID_QUEUE { 100 } else { tid });
-        self.buf.push_str(
-            "},\"cat\":\"__metadata\",\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":",
-        );
-        push_u64(&mut self.buf, u64::from(pid));
-        self.buf.push_str(",\"tid\":");
-        push_u64(&mut self.buf, tid);
-        self.buf.push('}');
+        self.metadata(pid, tid, "thread_name", "name", |b| push_str(b, name));
+        let sort = if tid == TID_QUEUE { 100 } else { tid };
+        self.metadata(pid, tid, "thread_sort_index", "sort_index", |b| {
+            push_u64(b, sort)
+        });
     }
 
     /// The tail of an `X` event after its `args`, in Simpler's key order:
