@@ -158,6 +158,8 @@ def test_call_config_timing_and_schema_are_checked(example: Callable[[str], Path
         ("timing", '"device"', ValueError, r"CallConfig\.timing: unknown timing \"device\""),
         ("timing", "5", TypeError, r"CallConfig\.timing must be a str, got int"),
         ("dfx_schema", '"2027-01"', ValueError, r"CallConfig\.dfx_schema must be '2026-08' or '2026-09', got '2027-01'"),
+        # Predicted timing asked for explicitly, with no output directory for its file.
+        ("timing", '"predicted"', ValueError, r"CallConfig\.output_prefix is required when timing is 'predicted'"),
     ):
         source = (d / "orchestration" / "host_orch.py").read_text()
         edited = f"        config.{field} = {value}\n" + submit
