@@ -18,7 +18,11 @@ pub enum RingValue {
 }
 
 /// The five diagnostics, each independent of the others.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// The chip-process protocol carries it whole (serde, every field required and no other
+/// accepted), so a field added here reaches a chip process without a line of protocol code.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DfxOptions {
     /// Chip swimlane level 0–4 (0 off).
     pub chip_swimlane: u8,

@@ -13,7 +13,7 @@ use pto_build_output::ParamDirection;
 use pto_runtime::{ErrorCode, RuntimeError};
 use serde_json::{json, Value};
 
-use crate::config::{DfxOptions, RingValue, RunConfig};
+use crate::config::{RingValue, RunConfig};
 use crate::error::{ErrorKind, RunnerError};
 
 /// Largest frame either side accepts.
@@ -76,12 +76,7 @@ fn ring_from(v: Option<&Value>) -> Option<RingValue> {
 pub fn encode_config(c: &RunConfig) -> Value {
     json!({
         "platform": c.platform().name(),
-        "swimlane": c.dfx.chip_swimlane,
-        "dump_args": c.dfx.dump_args,
-        "pmu": c.dfx.pmu,
-        "dep_gen": c.dfx.dep_gen,
-        "scope_stats": c.dfx.scope_stats,
-        "predicted_timing": c.dfx.predicted_timing,
+        "dfx": c.dfx,
         "dfx_format": c.dfx_format.name(),
         "dfx_schema": c.dfx_schema.map(|s| s.name()),
         "ring_task_window": ring_value(&c.ring_task_window),
@@ -99,21 +94,11 @@ pub fn decode_config(v: &Value) -> Result<RunConfig, RunnerError> {
     let bad = || RunnerError::config("malformed run configuration from the host".to_string());
     let platform = v.get("platform").and_then(Value::as_str).ok_or_else(bad)?;
     let mut c = RunConfig::new(Some(platform))?;
-    let num = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
-    c.dfx = DfxOptions {
-        chip_swimlane: num("swimlane").min(u8::MAX as u64) as u8,
-        dump_args: num("dump_args").min(u8::MAX as u64) as u8,
-        pmu: num("pmu").min(u32::MAX as u64) as u32,
-        dep_gen: v.get("dep_gen").and_then(Value::as_bool).unwrap_or(false),
-        scope_stats: v
-            .get("scope_stats")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        predicted_timing: v
-            .get("predicted_timing")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-    };
+    c.dfx = serde_json::from_value(v.get("dfx").cloned().unwrap_or(Value::Null)).map_err(|e| {
+        RunnerError::config(format!(
+            "malformed diagnostics options from the host ({e}); the host and the chip worker are different versions"
+        ))
+    })?;
     // A host of this version always sends the format; one that does not leaves the
     // child's own choice (its environment's PTO_DFX_FORMAT).
     if let Some(f) = v.get("dfx_format").and_then(Value::as_str) {
@@ -263,6 +248,7 @@ pub fn path_from(v: Option<&Value>) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DfxOptions;
 
     #[test]
     fn frames_round_trip_and_oversized_lengths_are_refused() {
@@ -318,6 +304,8 @@ mod tests {
             monitor: _,
             in_process: _,
         } = &c;
+        // Every diagnostics field is set away from its default, so one the protocol dropped
+        // would come back different.
         let DfxOptions {
             chip_swimlane,
             dump_args,
@@ -325,18 +313,13 @@ mod tests {
             dep_gen,
             scope_stats,
             predicted_timing,
-        } = dfx;
-        let defaults = DfxOptions::default();
-        assert_ne!(*predicted_timing, defaults.predicted_timing);
+        } = *dfx;
+        let off = DfxOptions::default();
+        assert!(chip_swimlane != off.chip_swimlane && dump_args != off.dump_args);
+        assert!(pmu != off.pmu && dep_gen != off.dep_gen);
+        assert!(scope_stats != off.scope_stats && predicted_timing != off.predicted_timing);
         assert_eq!(d.platform(), *platform);
-        assert_eq!(
-            (d.dfx.chip_swimlane, d.dfx.dump_args, d.dfx.pmu),
-            (*chip_swimlane, *dump_args, *pmu)
-        );
-        assert_eq!(
-            (d.dfx.dep_gen, d.dfx.scope_stats, d.dfx.predicted_timing),
-            (*dep_gen, *scope_stats, *predicted_timing)
-        );
+        assert_eq!(d.dfx, *dfx);
         assert_eq!((d.dfx_format, d.dfx_schema), (*dfx_format, *dfx_schema));
         assert_eq!(&d.ring_task_window, ring_task_window);
         assert_eq!(&d.ring_heap, ring_heap);
@@ -347,6 +330,18 @@ mod tests {
             (*scheduler_timeout, *n_workers)
         );
         assert!(d.in_process);
+    }
+
+    #[test]
+    fn diagnostics_options_missing_or_unknown_fields_are_refused() {
+        let mut v = encode_config(&RunConfig::new(None).unwrap());
+        v["dfx"]["enable_trace"] = json!(true);
+        let err = decode_config(&v).unwrap_err().to_string();
+        assert!(err.contains("unknown field `enable_trace`"), "{err}");
+        let mut v = encode_config(&RunConfig::new(None).unwrap());
+        v["dfx"].as_object_mut().unwrap().remove("scope_stats");
+        let err = decode_config(&v).unwrap_err().to_string();
+        assert!(err.contains("missing field `scope_stats`"), "{err}");
     }
 
     #[test]
