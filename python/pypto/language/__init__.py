@@ -59,8 +59,11 @@ from pypto.language._surface import (
     PadValue,
     Scalar,
     ScopeMode,
+    SplitMode,
     TASK_ID,
     Tensor,
+    TensorLayout,
+    TensorView,
     Tile,
     Tuple,
     DynVar,
@@ -120,7 +123,20 @@ _TILE_OPS = (
     "fillpad",
 )
 _TENSOR_OPS = ("create_tensor", "create", "slice", "reshape", "read", "assemble")
-_CONSTRUCTS = ("range", "parallel", "yield_", "submit", "manual_scope", "scope", "at", "spmd", "cluster", "const")
+_CONSTRUCTS = (
+    "range",
+    "parallel",
+    "yield_",
+    "submit",
+    "manual_scope",
+    "scope",
+    "at",
+    "spmd",
+    "cluster",
+    "const",
+    "split",
+    "cross_core_slot",
+)
 #: ``pl.max`` / ``pl.min`` of scalars (not in ``__all__``: a star import would hide the builtins).
 _SCALAR_FNS = ("max", "min")
 #: Names under ``pl.tile`` beyond ``_TILE_OPS``: each is the IR operation ``tile.<name>``.
@@ -169,7 +185,10 @@ __all__ = [
     "PadValue",
     "Scalar",
     "ScopeMode",
+    "SplitMode",
     "Tensor",
+    "TensorLayout",
+    "TensorView",
     "Tile",
     "Tuple",
     "DynVar",

@@ -223,6 +223,9 @@ class ParamDecl:
     direction: str
     kind: str
     node: ast.arg
+    # ``pl.TensorView(valid_shape=[...])`` in the annotation: the declared valid extents
+    # (ints, or ``None`` for a ``pl.dynamic`` one); ``None`` when the annotation has none.
+    valid_shape: Optional[List[Optional[int]]] = None
 
 
 @dataclass
@@ -384,6 +387,7 @@ class _Static:
             "Mem": S.MemorySpace,
             "MemorySpace": S.MemorySpace,
             "ScopeMode": S.ScopeMode,
+            "SplitMode": S.SplitMode,
             "PadValue": S.PadValue,
             "AtomicType": S.AtomicType,
         }
@@ -479,6 +483,58 @@ def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: boo
         f"unsupported annotation '{_unparse(ann)}'",
         "Annotate with pl.Tensor[...], pl.Tile[...], pl.Scalar[...], pl.Out[...] or pl.InOut[...].",
     )
+
+
+def tensor_view_valid_shape(ann: ast.AST, static: _Static, src: Source) -> Optional[List[Optional[int]]]:
+    """The valid shape a ``pl.Tensor[shape, dtype, pl.TensorView(valid_shape=..., layout=...)]``
+    annotation declares (``None`` entries: ``pl.dynamic`` extents), or ``None`` without a
+    third item. Only the ND layout is read; strides and pads are refused, naming the item."""
+    node = ann.slice if isinstance(ann, ast.Subscript) and _pl_path(ann.value) in ("Out", "InOut") else ann
+    if not (isinstance(node, ast.Subscript) and _pl_path(node.value) == "Tensor" and isinstance(node.slice, ast.Tuple)):
+        return None
+    items = node.slice.elts
+    if len(items) < 3:
+        return None
+    view = items[2]
+    if len(items) > 3 or not (isinstance(view, ast.Call) and _pl_path(view.func) == "TensorView") or view.args:
+        raise _error(
+            ParserTypeError,
+            src,
+            view,
+            f"unsupported third item '{_unparse(view)}' of a pl.Tensor annotation",
+            "Write pl.Tensor[[r, c], pl.FP32, pl.TensorView(valid_shape=[r, n], layout=pl.TensorLayout.ND)].",
+        )
+    keywords = {kw.arg: kw.value for kw in view.keywords}
+    for name, value in keywords.items():
+        if name not in ("valid_shape", "layout"):
+            raise _error(
+                ParserTypeError,
+                src,
+                value,
+                f"pl.TensorView({name}=...) is not supported by this DSL subset yet",
+                "Give valid_shape= and layout=pl.TensorLayout.ND only.",
+            )
+    layout = keywords.get("layout")
+    if layout is not None and _pl_path(layout) != "TensorLayout.ND":
+        raise _error(
+            ParserTypeError,
+            src,
+            layout,
+            f"pl.TensorView(layout={_unparse(layout)}) is not supported: kernels read ND tensors only",
+            "Write layout=pl.TensorLayout.ND.",
+        )
+    if "valid_shape" not in keywords:
+        return None
+    dims = static(keywords["valid_shape"])
+    if not isinstance(dims, list) or not all(isinstance(d, S.DynVar) or (isinstance(d, int) and not isinstance(d, bool)) for d in dims):
+        raise _error(
+            ParserTypeError,
+            src,
+            keywords["valid_shape"],
+            "pl.TensorView(valid_shape=...) must be a list of ints or pl.dynamic dimensions",
+            "Write valid_shape=[ROWS, VALID_COLS] with VALID_COLS = pl.dynamic(\"VALID_COLS\").",
+        )
+    return [None if isinstance(d, S.DynVar) else int(d) for d in dims]
 
 
 def _annotation_matches(ann: ast.AST, declared: Any, ty: Any) -> bool:
@@ -581,7 +637,7 @@ def declare_function(
                 "Annotate it: pl.Tensor[[16, 16], pl.FP32], pl.Scalar[pl.INT32], pl.Out[...].",
             )
         ty, direction, kind = parse_annotation(a.annotation, static, src, allow_bare)
-        params.append(ParamDecl(a.arg, ty, direction, kind, a))
+        params.append(ParamDecl(a.arg, ty, direction, kind, a, tensor_view_valid_shape(a.annotation, static, src)))
     rets = parse_return_annotation(fdef.returns, static, src)
     return FunctionDecl(fdef.name, fdef, ftype, src, globals_, params, rets, is_method)
 
@@ -729,6 +785,10 @@ class FunctionParser:
         self.loop_depth = 0
         self.types = types
         self.param_roots: Dict[int, str] = {}
+        # Orchestration windows made by pl.slice(..., valid_shape=...) (by var id).
+        self.valid_slices: Set[int] = set()
+        # Tensor parameters whose annotation declares a partial valid shape (by var id).
+        self.param_views: Dict[int, Tuple[str, List[Optional[int]]]] = {}
         self._ret_types: Optional[List[Any]] = None
         self._ret_node: Optional[ast.AST] = None
         self._n_temps = 0
@@ -771,6 +831,7 @@ class FunctionParser:
             self.names[p.name] = v
             if ty.kind == "tensor":
                 self.param_roots[v.id] = p.direction
+                self.declare_param_view(p, v)
             params.append((v, p.direction))
         body = self.block(self.decl.node.body)
         rets = self.return_types(body)
@@ -778,6 +839,34 @@ class FunctionParser:
             self.name, self.ftype, params, rets, body, self.sp(self.decl.node)
         )
         return fn, rets
+
+    def declare_param_view(self, p: ParamDecl, v: Any) -> None:
+        """Records a ``pl.TensorView(valid_shape=...)`` parameter whose valid shape may be
+        smaller than its shape (loads of it must then name their valid region)."""
+        if p.valid_shape is None:
+            return
+        shape = list(v.type.shape or [])
+        if len(p.valid_shape) != len(shape):
+            raise self.typeerr(
+                p.node,
+                f"parameter '{p.name}': pl.TensorView valid_shape has {len(p.valid_shape)} dimensions, the tensor {len(shape)}",
+                "Give one valid extent per dimension of the tensor.",
+            )
+        if any(d is None or d != shape[i] for i, d in enumerate(p.valid_shape)):
+            self.param_views[v.id] = (p.name, p.valid_shape)
+
+    def check_view_load(self, t: Any, node: ast.AST) -> None:
+        """A load without ``valid_shape=`` of a parameter declared partly valid is refused:
+        the valid extents reach the kernel only as scalars the load names."""
+        var = t.as_var if t.kind == "var" else None
+        if var is None or var.id not in self.param_views:
+            return
+        name, _ = self.param_views[var.id]
+        raise self.operr(
+            node,
+            f"pl.load of '{name}', whose pl.TensorView declares a valid shape, without valid_shape=",
+            "Pass the valid extents to the kernel as scalars and load with pl.load(..., valid_shape=[rows, n]).",
+        )
 
     def return_types(self, body: List[Any]) -> List[Any]:
         declared = self.decl.return_types
@@ -996,6 +1085,23 @@ class FunctionParser:
         self.names[target.value.id] = v
         self.emit(IrStmt.assign([v], expr, self.sp(s)))
 
+    def valid_slice(self, window: Any, valid: ast.expr, node: ast.AST) -> Any:
+        """``pl.slice(t, shape, offset, valid_shape=[...])`` in orchestration code: the window
+        is the data the kernel receives; its valid shape is the kernel's to honour (a
+        ``pl.TensorView`` parameter loaded with ``valid_shape=``), so the window may only be
+        passed to kernels. Kernel code has no such views."""
+        if self.in_kernel():
+            raise self.operr(
+                valid,
+                "pl.slice(valid_shape=...) of a tensor in kernel code is not supported yet",
+                "Load the window with pl.load(..., valid_shape=[rows, n]) instead.",
+            )
+        self.offsets(valid, "valid_shape")  # checked: scalars of the orchestration
+        v = IrVar(self.temp_name("valid_view"), window.type)
+        self.emit(IrStmt.assign([v], window, self.sp(node)))
+        self.valid_slices.add(v.id)
+        return IrExpr.var(v)
+
     def in_kernel(self) -> bool:
         """Code that runs on a core: a kernel body or a ``pl.at`` scope."""
         return self.ftype in ("InCore", "AIC", "AIV", "Group") or bool(self.in_at)
@@ -1005,6 +1111,13 @@ class FunctionParser:
         tensor-to-tile conversion of a tensor operation inside a kernel or a scope)."""
         if e.type.kind != "tensor" or not self.in_kernel():
             return e
+        if e.kind == "var" and e.as_var is not None and e.as_var.id in self.valid_slices:
+            raise self.operr(
+                node,
+                "a window made by pl.slice(..., valid_shape=...) used as a whole tensor",
+                "Pass the window to a kernel whose parameter is annotated with pl.TensorView(valid_shape=...) "
+                "and load it with pl.load(..., valid_shape=[rows, n]).",
+            )
         shape = [int(d) for d in (e.type.shape or [])]
         zeros = IrExpr.list_of([IrExpr.const_int(0) for _ in shape])
         return self.atom(self.op_call_ir("tile.load", [e, zeros], [("shapes", "ints", shape)], node), node, "t")
@@ -1045,10 +1158,23 @@ class FunctionParser:
             if self.ftype not in ("Orchestration", "Opaque", "Inline"):
                 raise self.operr(node, f"{ir_op} on tensors in a {self.ftype} function", "")
             return self.tensor_task(node, ir_op, operands, kwargs)
-        return self.op_call_ir(ir_op, [self.tile_of(o, node) for o in operands], kwargs, node)
+        return self.op_call_ir(ir_op, [self.vector_operand(self.tile_of(o, node), node) for o in operands], kwargs, node)
+
+    def vector_operand(self, e: Any, node: ast.AST) -> Any:
+        """In a ``pl.at`` scope a matmul result is a tensor value to PyPTO: an accumulator
+        tile a vector operation reads is moved to the vector buffer first (the crossing
+        that ``SplitMixedScopes`` turns into a hand-over between a cube and a vector
+        kernel)."""
+        if not self.in_at or e.type.kind != "tile" or e.type.memory != "Acc":
+            return e
+        move = self.op_call_ir("tile.move", [self.atom(e, node)], [("target_memory", "memory", "Vec")], node)
+        return self.atom(move, node, "acc_vec")
 
     def track_alias(self, v: Any, expr: Any) -> None:
-        """Kernel bodies: a ``pl.store`` result writes the same parameter as its target."""
+        """Kernel bodies: a ``pl.store`` result writes the same parameter as its target.
+        A name bound to a valid-shaped window is that window."""
+        if expr.kind == "var" and expr.as_var is not None and expr.as_var.id in self.valid_slices:
+            self.valid_slices.add(v.id)
         if expr.kind == "op_call":
             args = expr.call_args()
             target = args[2].as_var if len(args) == 3 else None
@@ -1420,6 +1546,7 @@ class FunctionParser:
         dumps: List[Any] = []
         name_hint: Optional[str] = None
         early = False
+        optimizations: List[AttrItem] = []
         if ctx.args:
             raise self.syntax(ctx.args[0], "pl.at() takes keyword arguments only", "Write pl.at(level=pl.Level.CORE_GROUP).")
         seen: Set[str] = set()
@@ -1445,11 +1572,13 @@ class FunctionParser:
                 name_hint = nh
             elif kw.arg == "allow_early_resolve":
                 early = bool(self.static(kw.value))
+            elif kw.arg == "optimizations":
+                optimizations = self.at_optimizations(kw.value)
             else:
                 raise self.syntax(
                     kw,
                     f"pl.at({kw.arg}=...) is not supported yet",
-                    "Supported here: level, deps, dumps, name_hint, allow_early_resolve.",
+                    "Supported here: level, deps, dumps, name_hint, allow_early_resolve, optimizations.",
                 )
         self.require_orchestration_level(ctx, "pl.at()")
         if self.in_at:
@@ -1467,6 +1596,7 @@ class FunctionParser:
             attrs.append(("dump_vars", "vars", merged))
         if name_hint is not None:
             attrs.append(("name_hint", "str", name_hint))
+        attrs.extend(optimizations)
         self.in_at += 1
         try:
             body = self.block(s.body)
@@ -1481,6 +1611,39 @@ class FunctionParser:
         elif early or deps:
             task_id = IrVar(self.temp_name("at_tid"), IrType.task_id())
         self.emit(IrStmt.scope("at", level.name, attrs, body, task_id, deps, self.sp(s)))
+
+    def at_optimizations(self, node: ast.expr) -> List[AttrItem]:
+        """``optimizations=[pl.split(pl.SplitMode.X), pl.cross_core_slot(slot_num=n)]``: the
+        scope's split mode and cross-core slot count, kept as attributes (``split``,
+        ``slot_num``); a scope holding cube and vector work is split in two either way."""
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.syntax(node, "optimizations= must be a list", "Write optimizations=[pl.split(pl.SplitMode.UP_DOWN)].")
+        attrs: List[AttrItem] = []
+        for item in node.elts:
+            if _is_pl_call(item, "split"):
+                assert isinstance(item, ast.Call)
+                b = self.bind_args(item, "split", ["mode", "slot_num"], {"slot_num": None})
+                mode = self.static_enum(b["mode"], S.SplitMode, "mode")
+                attrs.append(("split", "str", mode.name))
+                if "slot_num" in b:
+                    attrs.append(("slot_num", "int", self.slot_num(b["slot_num"])))
+            elif _is_pl_call(item, "cross_core_slot"):
+                assert isinstance(item, ast.Call)
+                b = self.bind_args(item, "cross_core_slot", ["slot_num"], {})
+                attrs.append(("slot_num", "int", self.slot_num(b["slot_num"])))
+            else:
+                raise self.syntax(
+                    item,
+                    f"'{_unparse(item)}' is not a supported pl.at optimization",
+                    "Supported: pl.split(pl.SplitMode.UP_DOWN | LEFT_RIGHT | NONE), pl.cross_core_slot(slot_num=n).",
+                )
+        return attrs
+
+    def slot_num(self, node: ast.expr) -> int:
+        n = self.static(node)
+        if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+            raise self.syntax(node, f"slot_num must be a positive integer, got {_unparse(node)}", "Write slot_num=4.")
+        return n
 
     def at_dumps(self, node: ast.expr) -> List[Any]:
         if not isinstance(node, (ast.List, ast.Tuple)):
@@ -2270,6 +2433,8 @@ class FunctionParser:
             valid = b.get("valid_shape", b.get("valid_shapes"))
             if valid is not None:
                 args.append(self.offsets(valid, "valid_shape"))
+            else:
+                self.check_view_load(t, node)
             return self.op_call_ir("tile.load", args, kwargs, node)
         if op == "store":
             b = self.bind_args(node, op, ["tile", "offsets", "output_tensor", "shapes"], {"shapes": None})
@@ -2414,14 +2579,11 @@ class FunctionParser:
                 return self.op_call_ir(
                     "tile.slice", [src, self.offsets(b["offset"], "offset")], [("shape", "ints", self.static_ints(b["shape"], "shape"))], node
                 )
-            if "valid_shape" in b:
-                raise self.operr(
-                    b["valid_shape"],
-                    "pl.slice(valid_shape=...) of a tensor is not supported yet",
-                    "Pass the valid extent to the kernel as a scalar and load with pl.load(..., valid_shape=[rows, n]).",
-                )
             shape, sizes = self.shape_sizes(b["shape"])
-            return self.op_call_ir("tensor.slice", [src, self.offsets(b["offset"], "offset"), *sizes], [("shape", "ints", shape)], node)
+            window = self.op_call_ir("tensor.slice", [src, self.offsets(b["offset"], "offset"), *sizes], [("shape", "ints", shape)], node)
+            if "valid_shape" in b:
+                return self.valid_slice(window, b["valid_shape"], node)
+            return window
         if op == "reshape":
             b = self.bind_args(node, op, ["tensor", "shape"], {})
             src = self.expr(b["tensor"])

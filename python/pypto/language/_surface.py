@@ -39,8 +39,11 @@ __all__ = [
     "PadValue",
     "Scalar",
     "ScopeMode",
+    "SplitMode",
     "TASK_ID",
     "Tensor",
+    "TensorLayout",
+    "TensorView",
     "Tile",
     "Tuple",
     "DynVar",
@@ -135,6 +138,16 @@ class ScopeMode(enum.Enum):
     MANUAL = 1
 
 
+class SplitMode(enum.Enum):
+    """``pl.split(mode)`` in ``pl.at(optimizations=[...])``: how PyPTO halves a mixed
+    scope's vector work between the two vector cores (rows or columns). Results do not
+    depend on it; this runtime records it on the scope."""
+
+    NONE = 0
+    UP_DOWN = 1
+    LEFT_RIGHT = 2
+
+
 class AtomicType(enum.Enum):
     """How a store combines with the tensor (``pl.assemble(..., atomic=...)``): ``None_``
     overwrites, ``Add`` adds atomically (TSTORE's ``AtomicType``; PyPTO's values)."""
@@ -149,6 +162,31 @@ class PadValue(enum.Enum):
     zero = 0
     max = 1
     min = 2
+
+
+class TensorLayout(enum.Enum):
+    """How a tensor's elements lie in memory (``pl.TensorView(layout=...)``); this DSL
+    subset reads ``ND`` (row-major) tensors only."""
+
+    ND = 0
+    DN = 1
+    NZ = 2
+
+
+class TensorView:
+    """``pl.TensorView(valid_shape=[r, c], layout=pl.TensorLayout.ND)``: the third item of a
+    kernel parameter's ``pl.Tensor[...]`` annotation (the part of the tensor that holds
+    data, and its layout). Only its source matters to the parser."""
+
+    __slots__ = ("stride", "layout", "valid_shape", "pad")
+
+    def __init__(
+        self, stride: Any = None, layout: Any = None, valid_shape: Any = None, pad: Any = None
+    ) -> None:
+        self.stride = stride
+        self.layout = layout
+        self.valid_shape = valid_shape
+        self.pad = pad
 
 
 class _Annotation:
