@@ -7,7 +7,7 @@ use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 use pto_dfx::args_dump;
-use pto_dfx::tools::dump_viewer::{self, DumpFilter, ExportFormat};
+use pto_dfx_view::dump_viewer::{self, DumpFilter, ExportFormat};
 
 fuzz_target!(|data: &[u8]| {
     let (manifest, bin) = pto_fuzz::split2(data);

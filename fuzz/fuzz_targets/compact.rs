@@ -13,7 +13,7 @@ use std::path::Path;
 
 use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 use pto_dfx::compact::{deps, swimlane};
-use pto_dfx::tools::{load, swimlane_converter};
+use pto_dfx_view::{load, swimlane_converter};
 
 fuzz_mutator!(|data: &mut [u8], size: usize, max_size: usize, seed: u32| {
     if seed % 2 == 0 {
@@ -68,9 +68,9 @@ fuzz_target!(|data: &[u8]| {
         let model = r.to_model();
         let _ = pto_dfx::deps::render(&model);
         // The deps viewer's streamed scan holds the same content.
-        let scan = pto_dfx::tools::deps_scan::DepsScan::read_compact(
+        let scan = pto_dfx::deps_scan::DepsScan::read_compact(
             &out,
-            pto_dfx::tools::deps_scan::Detail::Full,
+            pto_dfx::deps_scan::Detail::Full,
         )
         .expect("scan");
         assert_eq!(scan.to_file(), model, "scan and model agree");

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 use pto_dfx::deps;
-use pto_dfx::tools::load::{self, TaskGraph};
+use pto_dfx_view::load::{self, TaskGraph};
 
 fuzz_target!(|data: &[u8]| {
     let path = Path::new("deps.json");

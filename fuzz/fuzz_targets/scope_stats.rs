@@ -6,7 +6,7 @@ use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 use pto_dfx::scope_stats;
-use pto_dfx::tools::scope_stats_plot;
+use pto_dfx_view::scope_stats_plot;
 
 fuzz_target!(|data: &[u8]| {
     let path = Path::new("scope_stats.jsonl");

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 use pto_dfx::swimlane;
-use pto_dfx::tools::{load, perf, swimlane_converter};
+use pto_dfx_view::{load, perf, swimlane_converter};
 
 fuzz_mutator!(|data: &mut [u8], size: usize, max_size: usize, seed: u32| {
     if seed % 2 == 0 {

@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
-use pto_dfx::tools::{critical_path, swimlane_converter};
+use pto_dfx_view::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
+use pto_dfx_view::{critical_path, swimlane_converter};
 
 fuzz_target!(|data: &[u8]| {
     let (deps, swimlane) = pto_fuzz::split2(data);

@@ -1,7 +1,7 @@
 //! The offline viewer subcommands: `swimlane-converter`, `deps-viewer`,
 //! `scope-stats-plot`, `dump-viewer`, `critical-path` and `dfx-export`.
 //!
-//! Each parses its flags, calls the matching `pto_dfx::tools` function and
+//! Each parses its flags, calls the matching `pto_dfx_view` function and
 //! prints what it returns: data (tables, reports, "Wrote ..." lines) on
 //! stdout, warnings on stderr. Exit codes: 0 success; 1 when a dump-viewer
 //! filter matches nothing (a clean "no", with the valid values); 2 for any
@@ -16,11 +16,11 @@ use std::time::Duration;
 use clap::{Subcommand, ValueEnum};
 use pto_dfx::args_dump::{ArgRole, DumpStage};
 use pto_dfx::printable::printable;
-use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
-use pto_dfx::tools::dump_viewer::{self, DumpFilter, ExportFormat};
-use pto_dfx::tools::layout::Engine;
-use pto_dfx::tools::swimlane_converter::{self, ConvertExtras, ConvertOptions};
-use pto_dfx::tools::{critical_path, dfx_export, scope_stats_plot, ToolError};
+use pto_dfx_view::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
+use pto_dfx_view::dump_viewer::{self, DumpFilter, ExportFormat};
+use pto_dfx_view::layout::Engine;
+use pto_dfx_view::swimlane_converter::{self, ConvertExtras, ConvertOptions};
+use pto_dfx_view::{critical_path, dfx_export, scope_stats_plot, ToolError};
 
 /// The viewer subcommands (flattened into `pto`'s command list).
 #[derive(Subcommand)]

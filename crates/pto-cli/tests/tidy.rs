@@ -129,7 +129,7 @@ fn crate_layering_holds() {
             );
         }
     };
-    // Viewers need only files.
+    // The formats are the contract alone: no build directory, no ptoas, no viewer.
     check(
         "pto-dfx",
         &[
@@ -138,7 +138,28 @@ fn crate_layering_holds() {
             "pto-toolchain",
             "pto-cli",
             "pto-python",
+            "pto-build-output",
+            "ptoas",
+            "pto-dfx-view",
         ],
+    );
+    // Viewers need only files.
+    check(
+        "pto-dfx-view",
+        &[
+            "pto-runtime",
+            "pto-runner",
+            "pto-toolchain",
+            "pto-cli",
+            "pto-python",
+        ],
+    );
+    // The runner writes the formats; it links no viewer (its tests may read through one).
+    assert!(
+        !library_deps("pto-runner")
+            .iter()
+            .any(|d| d == "pto-dfx-view"),
+        "pto-runner must not link pto-dfx-view"
     );
     // The chip knows nothing of build directories, front ends or Python.
     check(
@@ -173,6 +194,7 @@ fn crate_layering_holds() {
         "pto-runtime",
         "pto-runner",
         "pto-dfx",
+        "pto-dfx-view",
         "pto-toolchain",
         "pto-build-output",
     ] {

@@ -335,7 +335,7 @@ pub fn format_float_value(v: f32) -> String {
 }
 
 /// C's `%.{precision}g` for a finite value.
-pub(crate) fn format_general(x: f64, precision: usize) -> String {
+pub fn format_general(x: f64, precision: usize) -> String {
     let precision = precision.max(1);
     if x == 0.0 {
         return String::from(if x.is_sign_negative() { "-0" } else { "0" });

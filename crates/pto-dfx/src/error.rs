@@ -42,7 +42,8 @@ pub struct Problem {
 }
 
 impl Problem {
-    pub(crate) fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+    /// A problem at `key` (a key path such as `edges[2].pred`) described by `message`.
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             key: key.into(),
             message: message.into(),
@@ -69,7 +70,8 @@ pub struct ReadError {
 }
 
 impl ReadError {
-    pub(crate) fn new(path: &Path, kind: ReadErrorKind) -> Self {
+    /// A read error of the file at `path`.
+    pub fn new(path: &Path, kind: ReadErrorKind) -> Self {
         Self {
             path: path.to_path_buf(),
             kind,
@@ -207,7 +209,8 @@ pub struct WriteError {
 }
 
 impl WriteError {
-    pub(crate) fn io(path: &Path, step: &'static str, source: std::io::Error) -> Self {
+    /// A failed I/O `step` ("creating the directory", ...) on `path`.
+    pub fn io(path: &Path, step: &'static str, source: std::io::Error) -> Self {
         Self {
             path: path.to_path_buf(),
             kind: WriteErrorKind::Io {

@@ -1,4 +1,5 @@
-//! JSON plumbing shared by the readers and writers (crate-private).
+//! JSON plumbing shared by the readers and writers (crate-private; the bounded file read is
+//! public as [`crate::read_artifact`], for the viewers).
 //!
 //! Reading: the text is parsed into a `serde_json::Value`, then walked with
 //! [`Node`], which knows the key path of every value (`edges[2].pred`) but
@@ -20,7 +21,7 @@ use crate::error::{Problem, ReadError, ReadErrorKind, MAX_FILE_BYTES};
 
 /// Reads a whole file of at most [`MAX_FILE_BYTES`], mapping failure to
 /// [`ReadErrorKind::Io`] and a longer file to [`ReadErrorKind::TooLarge`].
-pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, ReadError> {
+pub fn read_file(path: &Path) -> Result<Vec<u8>, ReadError> {
     read_prefix(path, MAX_FILE_BYTES, MAX_FILE_BYTES)
 }
 

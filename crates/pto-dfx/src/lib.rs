@@ -20,8 +20,10 @@
 //! [`compact::deps::model`] produce Simpler's JSON on demand, byte-identical
 //! to what the JSON mode writes.
 //!
-//! The offline viewers built on these readers (swimlane converter, deps
-//! viewer, scope-stats plot, dump viewer, critical path) live in [`tools`].
+//! [`deps_scan`] is the fast reader of the dependency graph (either form) that the
+//! viewers use; the careful readers above are what it falls back to on damage. The
+//! offline viewers themselves (swimlane converter, deps viewer, scope-stats plot, dump
+//! viewer, critical path) live in the crate `pto-dfx-view`, built on this one.
 //!
 //! Each module has `render` (the exact bytes), `write` (atomic, through
 //! [`atomic`]) and `read` / `parse`, which return a [`Loaded`]: the records
@@ -66,11 +68,10 @@
 //! Where we record more than Simpler (host PMU counters, for instance), we
 //! add columns or keys and never change the meaning of existing ones.
 //!
-//! This crate depends on no runtime crate of the workspace: a viewer needs
-//! only files. Its one workspace dependency is `pto-build-output` (a
-//! file-format crate), for kernel names from `kernel_config.py` and `.npy`
-//! exports. The record types are this crate's own;
-//! runtime structs are converted at the boundary.
+//! This crate depends on no runtime crate of the workspace and on neither
+//! `pto-build-output` nor ptoas: it is the format contract alone, which the
+//! runtime writes through and the viewers read through. The record types are this
+//! crate's own; runtime structs are converted at the boundary.
 #![deny(missing_docs)]
 
 pub mod args_bin;
@@ -79,6 +80,7 @@ pub mod atomic;
 pub mod compact;
 pub mod core_type;
 pub mod deps;
+pub mod deps_scan;
 pub mod dtype;
 pub mod error;
 mod json;
@@ -90,7 +92,6 @@ pub mod schema;
 pub mod scope_stats;
 pub mod swimlane;
 pub mod task_id;
-pub mod tools;
 
 pub use atomic::atomic_write;
 pub use core_type::CoreType;
@@ -99,5 +100,6 @@ pub use error::{
     InvalidRecord, Loaded, Problem, ReadError, ReadErrorKind, WriteError, WriteErrorKind,
     MAX_FILE_BYTES,
 };
+pub use json::read_file as read_artifact;
 pub use schema::DfxSchema;
 pub use task_id::{format_task_display, format_task_hex, TaskId};

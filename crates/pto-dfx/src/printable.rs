@@ -6,7 +6,7 @@
 //! Markdown report would be rendered by the viewer that opens it. [`printable`] escapes
 //! control and bidi-override characters as `\u{..}` (keeping `\n` and `\t` of multi-line
 //! text); [`markdown`] also escapes HTML and the Markdown table separator. HTML reports
-//! escape through `tools::html::escape`.
+//! escape through `pto_dfx_view::html::escape`.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;

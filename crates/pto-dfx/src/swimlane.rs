@@ -43,6 +43,10 @@ pub use newer::detect;
 /// The file name under the output prefix.
 pub const FILE_NAME: &str = "chip_swimlane_records.json";
 
+/// The sidecar a `--timing predicted` run writes beside [`FILE_NAME`] (ours): per placed
+/// subtask, the timing model's per-pipe busy intervals, which the swimlane converter draws.
+pub const PREDICTED_PIPES_FILE_NAME: &str = "predicted_pipes.json";
+
 /// Scheduler threads a `core_to_thread` entry may name: `0..MAX_SCHED_THREADS` (a run has
 /// at most 1024 worker threads, `pto_runner::config::MAX_WORKERS`); a negative entry is
 /// "unassigned". The converter names one lane per scheduler thread up to the highest one

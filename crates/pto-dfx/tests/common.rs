@@ -6,9 +6,10 @@ use pto_dfx::{ReadError, ReadErrorKind};
 
 /// The path of a golden file.
 pub fn data(name: &str) -> PathBuf {
+    // Shared with `pto-dfx-view`'s tests (included by path), so named from the sibling
+    // crate's directory rather than the including crate's.
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join("data")
+        .join("../pto-dfx/tests/data")
         .join(name)
 }
 

@@ -195,45 +195,10 @@ fn host_example() -> SwimlaneFile {
     }
 }
 
-/// The layout §2.2 and §2.4 describe for [`host_example`] (the reference has
-/// no full host-mode example; one-line `host_capture` / `clock_anchors`
-/// objects with `", "` separators are our reading).
-pub(crate) const HOST_EXAMPLE_TEXT: &str = r#"{
-  "chip_swimlane_level": 3,
-  "metadata": {
-    "clock_freq_hz": 50000000,
-    "num_cores": 3,
-    "core_types": ["aic", "aiv", "aiv"],
-    "orchestrator_source": "host",
-    "orchestrator_clock_domain": "host_monotonic_ns",
-    "device_clock_domain": "device_syscnt_cycles",
-    "host_timestamp_resolution_ns": 1,
-    "host_timestamp_quantization_ns": 0,
-    "host_orchestration_origin_ns": 1000,
-    "timeline_relation": "host_orchestration_precedes_device",
-    "host_capture": {"status": "complete", "expected_records": 2, "recorded_records": 2, "pool_records": 2, "dropped_records": 0, "error": null},
-    "clock_anchors": {"schema_version": 1, "provider": "acl", "device_timestamp_unit": "syscnt_cycles", "raw_device_timestamp_unit": "syscnt_cycles", "samples_per_position": 3, "samples": [{"position": "pre_host_orchestration", "sample_idx": 0, "host_before_ns": 900, "raw_device_timestamp": 40, "device_cycles": 40, "host_after_ns": 940, "rtt_ns": 40, "uncertainty_ns": 20, "error": null}, {"position": "post_device_execution", "sample_idx": 1, "host_before_ns": 5000, "raw_device_timestamp": null, "device_cycles": null, "host_after_ns": 5001, "rtt_ns": 1, "uncertainty_ns": 1, "error": {"stage": "get_timestamp", "code": -7}}]},
-    "core_to_thread": [0, 1, -1]
-  },
-  "aicore_tasks": [
-    [1, 0, 1, 100, 200, 3]
-  ],
-  "aicpu_tasks": [],
-  "aicpu_scheduler_phases": [
-    [
-      {"kind": "graph_prepare", "start_cycles": 10, "end_cycles": 20, "loop_iter": 0, "tasks_processed": 0, "task_id": 4294968320, "shared_at_start": [-1,0,3], "shared_at_end": [0,0,0]}
-    ],
-    []
-  ],
-  "host_orchestrator_phases": [[
-      {"submit_idx": 0, "task_id": 0, "start_host_ns": 1000, "end_host_ns": 1100},
-      {"submit_idx": 1, "task_id": 1, "start_host_ns": 1200, "end_host_ns": 1300}
-    ]],
-  "host_device_uploads": [
-      {"phase": "graph_upload", "start_host_ns": 1400, "end_host_ns": 1500, "detail": 4096}
-    ]
-}
-"#;
+/// The golden file of [`host_example`]: the layout §2.2 and §2.4 describe (the reference
+/// has no full host-mode example; one-line `host_capture` / `clock_anchors` objects with
+/// `", "` separators are our reading). `pto-dfx-view`'s pinned converter output reads it too.
+pub(crate) const HOST_EXAMPLE_FILE: &str = "chip_swimlane_records_host.json";
 
 #[test]
 fn golden_example_reads_and_renders_byte_exact() {
@@ -249,8 +214,9 @@ fn golden_example_reads_and_renders_byte_exact() {
 
 #[test]
 fn host_mode_layout_and_round_trip() {
-    assert_eq!(swimlane::render(&host_example()), HOST_EXAMPLE_TEXT);
-    let loaded = swimlane::parse(HOST_EXAMPLE_TEXT.as_bytes(), Path::new("h.json")).unwrap();
+    let text = golden_text(HOST_EXAMPLE_FILE);
+    assert_eq!(swimlane::render(&host_example()), text);
+    let loaded = swimlane::parse(text.as_bytes(), Path::new("h.json")).unwrap();
     assert_eq!(loaded.problems, vec![]);
     assert_eq!(loaded.value, host_example());
 }

@@ -421,9 +421,16 @@ pub fn convert_swimlane(
     name_map: Option<PathBuf>,
 ) -> PyResult<String> {
     let _ = out_dir;
-    py.detach(|| pto_runner::l3::convert_dispatch_swimlane(&records, name_map.as_deref()))
-        .map(|p| p.display().to_string())
-        .map_err(runner_error)
+    let options = pto_dfx_view::swimlane_converter::ConvertOptions {
+        input: &records,
+        output: None,
+        deps: None,
+        func_names: name_map.as_deref(),
+        kernel_config: None,
+    };
+    py.detach(|| pto_dfx_view::swimlane_converter::convert(&options))
+        .map(|r| r.output.display().to_string())
+        .map_err(|e| runner_error(RunnerError::config(e.to_string())))
 }
 
 /// Simpler's element types, the one table of them (`pto_base::dtype`), for the Python side:

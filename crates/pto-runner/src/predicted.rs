@@ -24,7 +24,7 @@ pub const FILE_NAME: &str = "predicted_timing.json";
 
 /// The per-subtask pipe busy intervals (written with the swimlane in predicted mode; the
 /// swimlane converter draws them as each core's pipe tracks).
-pub const PIPES_FILE_NAME: &str = pto_dfx::tools::swimlane_converter::PIPES_FILE_NAME;
+pub const PIPES_FILE_NAME: &str = pto_dfx::swimlane::PREDICTED_PIPES_FILE_NAME;
 
 /// One modelled subtask's place in the schedule and its pipes' busy intervals.
 #[derive(Clone, Debug, Default)]

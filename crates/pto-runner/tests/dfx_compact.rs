@@ -97,7 +97,7 @@ fn the_export_of_a_compact_run_is_byte_identical_to_the_json_mode() {
     assert!(compact.join("deps.bin").is_file());
     assert!(!compact.join("deps.json").exists());
 
-    let exported = pto_dfx::tools::dfx_export::export(&compact, None).unwrap();
+    let exported = pto_dfx_view::dfx_export::export(&compact, None).unwrap();
     assert_eq!(exported.written.len(), 2);
     for name in ["chip_swimlane_records.json", "deps.json"] {
         let a = std::fs::read(json.join(name)).unwrap();
@@ -120,7 +120,7 @@ fn the_export_of_a_compact_run_is_byte_identical_to_the_json_mode() {
     }
     write_as(DfxFormat::Json, stamp, &json09);
     write_as(DfxFormat::Compact, stamp, &compact09);
-    pto_dfx::tools::dfx_export::export(&compact09, None).unwrap();
+    pto_dfx_view::dfx_export::export(&compact09, None).unwrap();
     for name in ["chip_swimlane_records.json", "deps.json"] {
         let a = std::fs::read(json09.join(name)).unwrap();
         let b = std::fs::read(compact09.join(name)).unwrap();
@@ -153,7 +153,7 @@ fn the_export_of_a_compact_run_is_byte_identical_to_the_json_mode() {
         )
         .unwrap();
     }
-    pto_dfx::tools::dfx_export::export(&compact_p, None).unwrap();
+    pto_dfx_view::dfx_export::export(&compact_p, None).unwrap();
     let name = "chip_swimlane_records.json";
     let (a, b) = (
         std::fs::read(json_p.join(name)).unwrap(),
@@ -166,9 +166,7 @@ fn the_export_of_a_compact_run_is_byte_identical_to_the_json_mode() {
     assert!(String::from_utf8_lossy(&b).contains("\"timing\": \"predicted\""));
     // The deps viewer shows the same graph from either form (all but the source line).
     let view = |input: &str, output: &str| {
-        use pto_dfx::tools::deps_viewer::{
-            self, DepsViewerOptions, EdgeMode, Format, LayoutChoice,
-        };
+        use pto_dfx_view::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
         let out = compact.join(output);
         deps_viewer::view(&DepsViewerOptions {
             input: &compact.join(input),
@@ -213,14 +211,14 @@ fn a_compact_run_publishes_only_the_compact_form_and_the_viewers_read_it() {
         assert!(out.join(bin).is_file(), "{bin}");
         assert!(!out.join(json).exists(), "{json}");
     }
-    let report = pto_dfx::tools::critical_path::analyze(&out).unwrap();
+    let report = pto_dfx_view::critical_path::analyze(&out).unwrap();
     assert!(
         report.markdown.contains("observed critical path** (from"),
         "{}",
         report.markdown
     );
-    let converted = pto_dfx::tools::swimlane_converter::convert(
-        &pto_dfx::tools::swimlane_converter::ConvertOptions {
+    let converted = pto_dfx_view::swimlane_converter::convert(
+        &pto_dfx_view::swimlane_converter::ConvertOptions {
             input: &out.join("chip_swimlane_records.bin"),
             output: None,
             deps: None,

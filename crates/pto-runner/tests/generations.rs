@@ -3,10 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use pto_dfx::tools::{
-    critical_path, deps_viewer, dump_viewer, scope_stats_plot, swimlane_converter,
-};
 use pto_dfx::DfxSchema;
+use pto_dfx_view::{critical_path, deps_viewer, dump_viewer, scope_stats_plot, swimlane_converter};
 use pto_runner::{replay, DfxOptions, ReplayOptions, RunConfig};
 
 use crate::fixture::scale_add;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pto_dfx::tools::trace_check;
+use pto_dfx_view::trace_check;
 use serde_json::Value;
 
 use crate::common::{self, text};

@@ -727,21 +727,18 @@ mod tests {
     #[test]
     fn the_viewers_scan_of_a_compact_log_is_the_scan_of_its_model() {
         let r = sample();
-        let scan = crate::tools::deps_scan::DepsScan::from_compact(&r);
+        let scan = crate::deps_scan::DepsScan::from_compact(&r);
         assert_eq!(scan.to_file(), r.to_model());
-        assert_eq!(
-            scan,
-            crate::tools::deps_scan::DepsScan::from_file(&r.to_model())
-        );
+        assert_eq!(scan, crate::deps_scan::DepsScan::from_file(&r.to_model()));
         let dir = tempfile::tempdir().unwrap();
         let path = write_sample(dir.path(), &r);
-        use crate::tools::deps_scan::{DepsScan, Detail};
+        use crate::deps_scan::{DepsScan, Detail};
         let streamed = DepsScan::read_compact(&path, Detail::Full).unwrap();
         assert_eq!(streamed, scan);
         // At graph detail, what the JSON scan keeps at that detail.
         let json = crate::deps::render(&r.to_model());
-        let crate::tools::deps_scan::Scanned::Read(from_json) =
-            crate::tools::deps_scan::scan_bytes(json.as_bytes(), Detail::Graph)
+        let crate::deps_scan::Scanned::Read(from_json) =
+            crate::deps_scan::scan_bytes(json.as_bytes(), Detail::Graph)
         else {
             panic!("the scan declined rendered JSON");
         };

@@ -17,26 +17,3 @@ pub mod tensor_map;
 
 pub use engine::{ChipProgram, ChipTransport, DispatchFailure, Engine, LocalChip, TensorArg};
 pub use tensor_map::{Access, Footprint, Tag, TensorMap};
-
-use std::path::{Path, PathBuf};
-
-use crate::error::RunnerError;
-
-/// Converts one dispatch's `chip_swimlane_records.json` into `merged_swimlane_<ts>.json`
-/// beside it (with that dispatch's `deps.json` and name map, when present). Returns the
-/// trace written.
-pub fn convert_dispatch_swimlane(
-    records: &Path,
-    name_map: Option<&Path>,
-) -> Result<PathBuf, RunnerError> {
-    let options = pto_dfx::tools::swimlane_converter::ConvertOptions {
-        input: records,
-        output: None,
-        deps: None,
-        func_names: name_map,
-        kernel_config: None,
-    };
-    pto_dfx::tools::swimlane_converter::convert(&options)
-        .map(|r| r.output)
-        .map_err(|e| RunnerError::config(e.to_string()))
-}

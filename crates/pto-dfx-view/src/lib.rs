@@ -16,7 +16,7 @@
 //! | [`dfx_export`] | `pto dfx-export` | `chip_swimlane_records.bin`, `deps.bin` → their JSON files |
 //!
 //! Every viewer that reads the swimlane records or the dependency graph
-//! takes either form, told apart by magic ([`crate::compact::sniff`]):
+//! takes either form, told apart by magic ([`pto_dfx::compact::sniff`]):
 //! given `deps.json` or `chip_swimlane_records.json` it also looks for the
 //! `.bin` beside it when the JSON is absent.
 //!
@@ -27,7 +27,6 @@
 //! trace the way Perfetto will read it.
 
 pub mod critical_path;
-pub mod deps_scan;
 pub mod deps_viewer;
 pub mod dfx_export;
 pub mod dump_viewer;

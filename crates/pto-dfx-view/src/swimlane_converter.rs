@@ -72,12 +72,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::atomic::AtomicFile;
-use crate::error::Problem;
-use crate::tools::error::ToolError;
-use crate::tools::load::{self};
-use crate::tools::names::{self, SiblingPolicy};
-use crate::tools::perf::{self};
+use crate::error::ToolError;
+use crate::load::{self};
+use crate::names::{self, SiblingPolicy};
+use crate::perf::{self};
+use pto_dfx::atomic::AtomicFile;
+use pto_dfx::error::Problem;
 
 mod model;
 pub mod overhead;
@@ -148,7 +148,7 @@ pub struct ConvertReport {
 
 /// The default output beside `input`, stamped with the current UTC time.
 pub fn default_output(input: &Path) -> PathBuf {
-    let dir = super::parent_dir(input);
+    let dir = crate::parent_dir(input);
     dir.join(format!("merged_swimlane_{}.json", utc_stamp(now_secs())))
 }
 
@@ -198,15 +198,19 @@ pub fn convert_with(
     extras: ConvertExtras,
 ) -> Result<ConvertReport, ToolError> {
     let input = options.input;
-    let dir = super::parent_dir(input);
+    let dir = crate::parent_dir(input);
     let mut warnings = Vec::new();
 
     let deps_path = match options.deps {
         Some(p) => Some(p.to_path_buf()),
-        None => super::beside(dir, crate::deps::FILE_NAME, crate::compact::deps::FILE_NAME),
+        None => crate::beside(
+            dir,
+            pto_dfx::deps::FILE_NAME,
+            pto_dfx::compact::deps::FILE_NAME,
+        ),
     };
     if let Some(deps) = &deps_path {
-        warnings.extend(crate::provenance::mixed_programs(dir, &[input, deps]));
+        warnings.extend(pto_dfx::provenance::mixed_programs(dir, &[input, deps]));
     }
     // The two big reads overlap: deps.json on a second thread while this
     // one reads and joins the swimlane rows.
@@ -238,7 +242,7 @@ pub fn convert_with(
         _ => {
             warnings.push(format!(
                 "no {} beside {}: no dependency arrows, and tasks are labelled task(...)",
-                crate::deps::FILE_NAME,
+                pto_dfx::deps::FILE_NAME,
                 input.display()
             ));
             None

@@ -8,13 +8,13 @@ use std::sync::mpsc::{Receiver, SyncSender};
 use super::model::{flow_points, Model, Placed};
 use super::{overhead, pipes};
 use super::{PID_ORCH, PID_PIPES, PID_SCHED, PID_SCHED_VIEW, PID_WORKER, TID_QUEUE};
-use crate::atomic::AtomicFile;
-use crate::swimlane::SchedPhaseKind;
-use crate::task_id::TaskId;
-use crate::tools::error::ToolError;
-use crate::tools::idmap::{self, IdMap};
-use crate::tools::names::KernelNames;
-use crate::tools::perf::{self, Ns, PhaseSpan, Timeline};
+use crate::error::ToolError;
+use crate::idmap::{self, IdMap};
+use crate::names::KernelNames;
+use crate::perf::{self, Ns, PhaseSpan, Timeline};
+use pto_dfx::atomic::AtomicFile;
+use pto_dfx::swimlane::SchedPhaseKind;
+use pto_dfx::task_id::TaskId;
 
 /// The writer thread went away (its error explains why).
 struct WriterGone;
@@ -409,7 +409,7 @@ pub(super) fn write_trace(
     let (tx, rx) = std::sync::mpsc::sync_channel::<String>(4);
     let (spare_tx, spare_rx) = std::sync::mpsc::channel::<String>();
     std::thread::scope(|scope| {
-        let writer = scope.spawn(move || -> Result<(), crate::error::WriteError> {
+        let writer = scope.spawn(move || -> Result<(), pto_dfx::error::WriteError> {
             for mut chunk in rx {
                 file.write_all(chunk.as_bytes())?;
                 chunk.clear();
@@ -433,7 +433,7 @@ pub(super) fn write_trace(
         // The writer's error explains why the formatter stopped.
         written?;
         produced.map_err(|WriterGone| {
-            ToolError::Write(crate::error::WriteError::io(
+            ToolError::Write(pto_dfx::error::WriteError::io(
                 &path,
                 "writing",
                 std::io::Error::other("the writer thread stopped early"),

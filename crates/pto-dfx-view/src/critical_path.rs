@@ -45,13 +45,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::atomic::AtomicFile;
-use crate::task_id::TaskId;
-use crate::tools::error::ToolError;
-use crate::tools::idmap::{self, IdMap};
-use crate::tools::load::{self, TaskGraph};
-use crate::tools::names::{self, KernelNames, SiblingPolicy};
-use crate::tools::perf::{self, Ns};
+use crate::error::ToolError;
+use crate::idmap::{self, IdMap};
+use crate::load::{self, TaskGraph};
+use crate::names::{self, KernelNames, SiblingPolicy};
+use crate::perf::{self, Ns};
+use pto_dfx::atomic::AtomicFile;
+use pto_dfx::task_id::TaskId;
 
 /// The report's file name.
 pub const REPORT_FILE_NAME: &str = "critical_path_report.md";
@@ -149,15 +149,17 @@ struct Span {
 /// The analysis over `dir` (a directory, or a file in it).
 pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
     let dir = if dir.is_file() {
-        super::parent_dir(dir)
+        crate::parent_dir(dir)
     } else {
         dir
     };
-    let Some(deps_path) =
-        super::beside(dir, crate::deps::FILE_NAME, crate::compact::deps::FILE_NAME)
-    else {
+    let Some(deps_path) = crate::beside(
+        dir,
+        pto_dfx::deps::FILE_NAME,
+        pto_dfx::compact::deps::FILE_NAME,
+    ) else {
         return Err(ToolError::Missing {
-            path: dir.join(crate::deps::FILE_NAME),
+            path: dir.join(pto_dfx::deps::FILE_NAME),
             hint: String::from(
                 "the critical path needs the dependency graph; run with `--dep-gen`",
             ),
@@ -183,15 +185,18 @@ pub fn analyze(dir: &Path) -> Result<CriticalPathReport, ToolError> {
 
     // Timing.
     let swimlane = [
-        crate::compact::swimlane::FILE_NAME,
-        crate::swimlane::FILE_NAME,
+        pto_dfx::compact::swimlane::FILE_NAME,
+        pto_dfx::swimlane::FILE_NAME,
         "l2_perf_records.json",
     ]
     .iter()
     .map(|n| dir.join(n))
     .find(|p| p.is_file());
     if let Some(lane) = &swimlane {
-        warnings.extend(crate::provenance::mixed_programs(dir, &[&deps_path, lane]));
+        warnings.extend(pto_dfx::provenance::mixed_programs(
+            dir,
+            &[&deps_path, lane],
+        ));
     }
     let mut spans: IdMap<u64, Span> = idmap::map_with_capacity(graph.tasks.len());
     // Every timed row: (core, start, end, task id).
@@ -319,7 +324,7 @@ fn write_cpm_trace(
         key: key.to_string(),
         reason,
     };
-    let bytes = crate::json::read_file(trace)?;
+    let bytes = pto_dfx::read_artifact(trace)?;
     let mut value: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| invalid("traceEvents", format!("is not a readable trace: {e}")))?;
     drop(bytes);
@@ -654,9 +659,9 @@ fn elide(k: usize, n: usize) -> Option<usize> {
 }
 
 /// A Markdown table cell (a name from an input file): no raw HTML, control characters or
-/// broken cells (see [`crate::printable::markdown`]).
+/// broken cells (see [`pto_dfx::printable::markdown`]).
 fn cell(text: &str) -> String {
-    crate::printable::markdown(text)
+    pto_dfx::printable::markdown(text)
 }
 
 /// What every part of the report reads.
@@ -763,7 +768,7 @@ fn summary_head(label: &str, r: &ReportInput<'_>) -> String {
     let _ = writeln!(
         out,
         "# Critical path: `{}`\n",
-        crate::printable::printable(label)
+        pto_dfx::printable::printable(label)
             .replace('`', "'")
             .replace(['\n', '\r', '\t'], " ")
     );
@@ -1101,16 +1106,15 @@ mod tests {
             r#",{"task_id":"4294967298","scope":"auto","kernel_ids":[-1,1,-1],"block_num":1,"args":[]}],"tensors""#,
         );
         std::fs::write(dir.path().join("deps.json"), deps).unwrap();
-        let converted = crate::tools::swimlane_converter::convert(
-            &crate::tools::swimlane_converter::ConvertOptions {
+        let converted =
+            crate::swimlane_converter::convert(&crate::swimlane_converter::ConvertOptions {
                 input: &dir.path().join("chip_swimlane_records.json"),
                 output: Some(&dir.path().join("merged_swimlane.json")),
                 deps: None,
                 func_names: None,
                 kernel_config: None,
-            },
-        )
-        .unwrap();
+            })
+            .unwrap();
         let report = analyze(dir.path()).unwrap();
         let ids: Vec<String> = report.observed_path.iter().map(TaskId::to_string).collect();
         assert_eq!(ids, ["t0", "r1t0", "r1t1", "r1t2"]);

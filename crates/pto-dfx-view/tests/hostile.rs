@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use pto_dfx::args_bin::{self, ArgsBin, GatherError};
 use pto_dfx::scope_stats::{self, pair_scopes, ScopePhase, ScopeRecord};
-use pto_dfx::tools::{load, swimlane_converter};
 use pto_dfx::{
     args_dump, deps, name_map, pmu, swimlane, Problem, ReadError, ReadErrorKind, MAX_FILE_BYTES,
 };
+use pto_dfx_view::{load, swimlane_converter};
 
 use crate::common::{assert_names, data};
 

@@ -5,13 +5,13 @@
 use std::collections::HashMap;
 
 use super::{PID_ORCH, PID_SCHED, PID_SCHED_VIEW, PID_WORKER, TID_AICPU, TID_H2D, TID_QUEUE};
-use crate::core_type::CoreType;
-use crate::swimlane::SchedPhaseKind;
-use crate::task_id::TaskId;
-use crate::tools::idmap::{self, IdMap};
-use crate::tools::load::{GraphTask, TaskGraph};
-use crate::tools::names::KernelNames;
-use crate::tools::perf::{Ns, Timeline};
+use crate::idmap::{self, IdMap};
+use crate::load::{GraphTask, TaskGraph};
+use crate::names::KernelNames;
+use crate::perf::{Ns, Timeline};
+use pto_dfx::core_type::CoreType;
+use pto_dfx::swimlane::SchedPhaseKind;
+use pto_dfx::task_id::TaskId;
 
 /// Where a slice went: its track and interval.
 #[derive(Clone, Copy, Debug, Default)]
@@ -704,7 +704,7 @@ fn place_uploads(t: &Timeline, threads: &mut Threads) -> Vec<Placed> {
 fn n_sched_threads(t: &Timeline) -> usize {
     t.core_to_thread
         .iter()
-        .filter(|&&th| th >= 0 && crate::swimlane::is_core_thread(th))
+        .filter(|&&th| th >= 0 && pto_dfx::swimlane::is_core_thread(th))
         .map(|&th| th as usize + 1)
         .chain(
             t.sched

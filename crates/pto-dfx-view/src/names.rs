@@ -1,7 +1,7 @@
 //! Kernel names for the viewers: where they come from and how they show.
 //!
 //! A task's kernel is a `func_id`; its human name comes from a name map
-//! (`name_map_<label>.json`, [`crate::name_map`]) or from the build's
+//! (`name_map_<label>.json`, [`pto_dfx::name_map`]) or from the build's
 //! `kernel_config.py` (`KERNELS[{func_id, name}]`, read leniently by
 //! [`pto_build_output::load_name_map`], never executed). The tools find a
 //! name map beside their input when none is given:
@@ -18,8 +18,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::error::Problem;
-use crate::tools::error::ToolError;
+use crate::error::ToolError;
+use pto_dfx::error::Problem;
 
 /// `func_id → name`, plus the orchestrator's name when the map has one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -46,7 +46,7 @@ impl KernelNames {
     /// Reads a name map (structured or flat); ids that are not integers are
     /// skipped with a problem.
     pub fn from_name_map(path: &Path) -> Result<(Self, Vec<Problem>), ToolError> {
-        let loaded = crate::name_map::read(path)?;
+        let loaded = pto_dfx::name_map::read(path)?;
         let mut problems = loaded.problems;
         let mut names = BTreeMap::new();
         for (id, name) in loaded.value.callable_id_to_name {

@@ -14,8 +14,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::tools::names::KernelNames;
-use crate::tools::perf::{Ns, Timeline};
+use crate::names::KernelNames;
+use crate::perf::{Ns, Timeline};
 
 /// One row of the per-kernel table (sums in ns; signed, as Simpler's are).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

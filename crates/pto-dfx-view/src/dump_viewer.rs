@@ -32,13 +32,13 @@ use std::path::{Path, PathBuf};
 use pto_build_output::pt::{encode_pt, ByteOrder};
 use pto_build_output::{write_npy, DType, NpyArray};
 
-use crate::args_bin::ArgsBin;
-use crate::args_dump::{ArgKind, ArgRecord, ArgRole, ArgsDumpManifest, DumpStage, ScalarValue};
-use crate::atomic::AtomicFile;
-use crate::dtype::DataType;
-use crate::task_id::parse_task_id;
-use crate::tools::error::ToolError;
-use crate::tools::names::{self, KernelNames, SiblingPolicy};
+use crate::error::ToolError;
+use crate::names::{self, KernelNames, SiblingPolicy};
+use pto_dfx::args_bin::ArgsBin;
+use pto_dfx::args_dump::{ArgKind, ArgRecord, ArgRole, ArgsDumpManifest, DumpStage, ScalarValue};
+use pto_dfx::atomic::AtomicFile;
+use pto_dfx::dtype::DataType;
+use pto_dfx::task_id::parse_task_id;
 
 /// A loaded dump.
 #[derive(Clone, Debug)]
@@ -57,24 +57,24 @@ pub struct Dump {
 
 /// Reads a dump directory (see the module docs).
 pub fn load(dir: &Path) -> Result<Dump, ToolError> {
-    let dir = if dir.join(crate::args_dump::MANIFEST_FILE_NAME).is_file() {
+    let dir = if dir.join(pto_dfx::args_dump::MANIFEST_FILE_NAME).is_file() {
         dir.to_path_buf()
     } else if dir.is_file() {
-        super::parent_dir(dir).to_path_buf()
+        crate::parent_dir(dir).to_path_buf()
     } else if dir
-        .join(crate::args_dump::DIR_NAME)
-        .join(crate::args_dump::MANIFEST_FILE_NAME)
+        .join(pto_dfx::args_dump::DIR_NAME)
+        .join(pto_dfx::args_dump::MANIFEST_FILE_NAME)
         .is_file()
     {
-        dir.join(crate::args_dump::DIR_NAME)
+        dir.join(pto_dfx::args_dump::DIR_NAME)
     } else {
         return Err(ToolError::Missing {
-            path: dir.join(crate::args_dump::MANIFEST_FILE_NAME),
+            path: dir.join(pto_dfx::args_dump::MANIFEST_FILE_NAME),
             hint: String::from("pass the `args_dump` directory of a run made with `--dump-args`"),
         });
     };
-    let manifest_path = dir.join(crate::args_dump::MANIFEST_FILE_NAME);
-    let loaded = crate::args_dump::read(&manifest_path)?;
+    let manifest_path = dir.join(pto_dfx::args_dump::MANIFEST_FILE_NAME);
+    let loaded = pto_dfx::args_dump::read(&manifest_path)?;
     let mut warnings: Vec<String> = loaded
         .problems
         .iter()
@@ -101,7 +101,7 @@ pub fn load(dir: &Path) -> Result<Dump, ToolError> {
         }
         None => None,
     };
-    let parent = super::parent_dir(&dir);
+    let parent = crate::parent_dir(&dir);
     let (names, name_problems) = names::resolve(parent, None, None, SiblingPolicy::Newest)?;
     if let Some(src) = &names.source {
         warnings.extend(
@@ -134,7 +134,7 @@ fn bin_path_inside(dir: &Path, name: &str, manifest_path: &Path) -> Result<PathB
             "bin_file",
             format!(
                 "is \"{}\"; expected the name of a file inside the dump directory, such as \"args.bin\"",
-                crate::printable::printable(name)
+                pto_dfx::printable::printable(name)
             ),
         ));
     }
@@ -159,7 +159,7 @@ fn check_pairing(
     bin_path: &Path,
     manifest_path: &Path,
     manifest: &ArgsDumpManifest,
-    manifest_problems: &[crate::Problem],
+    manifest_problems: &[pto_dfx::Problem],
     warnings: &mut Vec<String>,
 ) -> Result<(), ToolError> {
     let len = match std::fs::metadata(bin_path) {
@@ -447,7 +447,7 @@ pub fn export(
     let out_dir = dump.dir.join(format.subdir());
     if !chosen.is_empty() {
         std::fs::create_dir_all(&out_dir)
-            .map_err(|e| crate::error::WriteError::io(&out_dir, "creating the directory", e))?;
+            .map_err(|e| pto_dfx::error::WriteError::io(&out_dir, "creating the directory", e))?;
     }
     for &i in chosen {
         let a = &dump.manifest.args[i];
@@ -592,7 +592,7 @@ fn float_text(v: f64, digits: usize) -> String {
     } else if v.is_infinite() {
         String::from(if v > 0.0 { "inf" } else { "-inf" })
     } else {
-        crate::args_dump::format_general(v, digits)
+        pto_dfx::args_dump::format_general(v, digits)
     }
 }
 
@@ -664,7 +664,7 @@ fn render_txt(dump: &Dump, a: &ArgRecord, payload: &[u8]) -> String {
     let _ = writeln!(
         out,
         "# kernel: {}",
-        crate::printable::printable(&kernel_of(dump, a)).replace('\n', " ")
+        pto_dfx::printable::printable(&kernel_of(dump, a)).replace('\n', " ")
     );
     if a.kind == ArgKind::Scalar {
         if let Some(v) = &a.value {

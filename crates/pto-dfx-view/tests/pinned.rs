@@ -10,9 +10,9 @@
 
 use std::path::Path;
 
-use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
-use pto_dfx::tools::swimlane_converter::{self, ConvertExtras, ConvertOptions};
-use pto_dfx::tools::{critical_path, scope_stats_plot};
+use pto_dfx_view::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
+use pto_dfx_view::swimlane_converter::{self, ConvertExtras, ConvertOptions};
+use pto_dfx_view::{critical_path, scope_stats_plot};
 
 use crate::common::data;
 use crate::synth;
@@ -127,7 +127,7 @@ fn swimlane_converter_output_is_pinned() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("chip_swimlane_records.json"),
-        crate::swimlane::HOST_EXAMPLE_TEXT,
+        crate::common::golden("chip_swimlane_records_host.json"),
     )
     .unwrap();
     pins.push(convert("host", dir.path(), false));

@@ -1,7 +1,7 @@
 //! Fast loading of the two big inputs for the viewers, with the careful
 //! readers as the authority on damage.
 //!
-//! [`crate::swimlane::read`] and [`crate::deps::read`] build a JSON tree and
+//! [`pto_dfx::swimlane::read`] and [`pto_dfx::deps::read`] build a JSON tree and
 //! walk it so that every problem names its key; at a million tasks that
 //! costs seconds and gigabytes. The viewers therefore first try a typed,
 //! strict serde pass straight into the records ([`load_swimlane`]) or into
@@ -31,15 +31,15 @@ use std::path::Path;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, SeqAccess, Visitor};
 
-use crate::core_type::CoreType;
-use crate::error::{Loaded, Problem, ReadError};
-use crate::swimlane::{
+use crate::idmap::{self, IdMap};
+use pto_dfx::core_type::CoreType;
+use pto_dfx::deps_scan::{self, DepsScan, Detail, Scanned};
+use pto_dfx::error::{Loaded, Problem, ReadError};
+use pto_dfx::swimlane::{
     AicoreTaskRow, AicpuTaskRow, OrchPhaseRecord, PopCounts, SchedPhaseKind, SchedPhaseRecord,
     SwimlaneFile, SwimlaneLevel, SwimlaneMetadata,
 };
-use crate::task_id::TaskId;
-use crate::tools::deps_scan::{self, DepsScan, Detail, Scanned};
-use crate::tools::idmap::{self, IdMap};
+use pto_dfx::task_id::TaskId;
 
 /// A key that may be absent; unlike `Option`, a present `null` is an error
 /// (as it is for the careful readers).
@@ -339,7 +339,7 @@ struct FastOrch {
 }
 
 /// The fast pass alone: the records of a clean `chip_swimlane_records.json`,
-/// or `None` when anything surprises it (then [`crate::swimlane::parse`]
+/// or `None` when anything surprises it (then [`pto_dfx::swimlane::parse`]
 /// decides). Whenever it returns records, the careful reader returns the
 /// same records and no problem.
 pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
@@ -406,7 +406,7 @@ pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
         .unwrap_or_default();
     if !core_to_thread
         .iter()
-        .all(|&t| crate::swimlane::is_core_thread(t))
+        .all(|&t| pto_dfx::swimlane::is_core_thread(t))
     {
         return None; // the careful reader reports it
     }
@@ -433,24 +433,24 @@ pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
 }
 
 /// Reads a `chip_swimlane_records.json`: the fast pass for a clean file,
-/// else [`crate::swimlane::parse`] (see the module docs). A compact file
+/// else [`pto_dfx::swimlane::parse`] (see the module docs). A compact file
 /// (`chip_swimlane_records.bin`, told by its magic) is read by
-/// [`crate::compact::swimlane::read`] into the same model.
+/// [`pto_dfx::compact::swimlane::read`] into the same model.
 pub fn load_swimlane(path: &Path) -> Result<Loaded<SwimlaneFile>, ReadError> {
-    if crate::compact::sniff(path) == Some(crate::compact::CompactKind::Swimlane) {
+    if pto_dfx::compact::sniff(path) == Some(pto_dfx::compact::CompactKind::Swimlane) {
         return Ok(Loaded {
-            value: crate::compact::swimlane::read(path)?.to_model(),
+            value: pto_dfx::compact::swimlane::read(path)?.to_model(),
             problems: Vec::new(),
         });
     }
-    parse_swimlane(&crate::json::read_file(path)?, path)
+    parse_swimlane(&pto_dfx::read_artifact(path)?, path)
 }
 
 /// [`load_swimlane`] over file content; `path` only names the file in messages.
 pub fn parse_swimlane(bytes: &[u8], path: &Path) -> Result<Loaded<SwimlaneFile>, ReadError> {
-    if crate::compact::kind_of(bytes) == Some(crate::compact::CompactKind::Swimlane) {
+    if pto_dfx::compact::kind_of(bytes) == Some(pto_dfx::compact::CompactKind::Swimlane) {
         return Ok(Loaded {
-            value: crate::compact::swimlane::parse(bytes, path)?.to_model(),
+            value: pto_dfx::compact::swimlane::parse(bytes, path)?.to_model(),
             problems: Vec::new(),
         });
     }
@@ -459,7 +459,7 @@ pub fn parse_swimlane(bytes: &[u8], path: &Path) -> Result<Loaded<SwimlaneFile>,
             value,
             problems: Vec::new(),
         }),
-        None => crate::swimlane::parse(bytes, path),
+        None => pto_dfx::swimlane::parse(bytes, path),
     }
 }
 
@@ -555,7 +555,7 @@ impl TaskGraph {
 
     /// The graph of a compact dep_gen log (allocation tasks left out, as
     /// `deps.json` leaves them), without building the `deps.json` model.
-    pub fn from_compact(records: &crate::compact::deps::DepsRecords) -> Self {
+    pub fn from_compact(records: &pto_dfx::compact::deps::DepsRecords) -> Self {
         let tasks = records
             .tasks
             .iter()
@@ -571,7 +571,7 @@ impl TaskGraph {
     }
 
     /// The graph of a fully read `deps.json`.
-    pub fn from_deps(file: &crate::deps::DepsFile) -> Self {
+    pub fn from_deps(file: &pto_dfx::deps::DepsFile) -> Self {
         let tasks = file
             .tasks
             .iter()
@@ -604,8 +604,8 @@ struct GraphVisitor {
     pairs: Vec<(u64, u64)>,
 }
 
-impl crate::compact::deps::DepsVisitor for GraphVisitor {
-    fn task(&mut self, _index: usize, t: &crate::compact::deps::Task, _n_args: u32) {
+impl pto_dfx::compact::deps::DepsVisitor for GraphVisitor {
+    fn task(&mut self, _index: usize, t: &pto_dfx::compact::deps::Task, _n_args: u32) {
         if !t.is_alloc {
             self.tasks.push(GraphTask {
                 task_id: TaskId(t.task),
@@ -616,17 +616,17 @@ impl crate::compact::deps::DepsVisitor for GraphVisitor {
         }
     }
 
-    fn arg(&mut self, _arg: &crate::compact::deps::Arg) {}
+    fn arg(&mut self, _arg: &pto_dfx::compact::deps::Arg) {}
 
-    fn edge(&mut self, _index: usize, e: &crate::compact::deps::Edge) {
+    fn edge(&mut self, _index: usize, e: &pto_dfx::compact::deps::Edge) {
         self.pairs.push((e.pred, e.succ));
     }
 }
 
 /// The fast pass alone: the graph of a clean `deps.json`, or `None` when
-/// anything surprises it (then [`crate::deps::parse`] decides). Whenever it
+/// anything surprises it (then [`pto_dfx::deps::parse`] decides). Whenever it
 /// returns a graph, the careful reader reads the file without a problem and
-/// its file makes the same graph ([`crate::tools::deps_scan`] validates
+/// its file makes the same graph ([`pto_dfx::deps_scan`] validates
 /// every entry, args and tensor views included).
 pub fn fast_graph(bytes: &[u8]) -> Option<TaskGraph> {
     match deps_scan::scan_bytes(bytes, Detail::Graph) {
@@ -636,12 +636,12 @@ pub fn fast_graph(bytes: &[u8]) -> Option<TaskGraph> {
 }
 
 /// Reads the graph of a `deps.json`: the streaming fast pass for a clean
-/// file (memory: the graph, not the text), else [`crate::deps::parse`]
+/// file (memory: the graph, not the text), else [`pto_dfx::deps::parse`]
 /// (see the module docs).
 pub fn load_graph(path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
-    if crate::compact::sniff(path) == Some(crate::compact::CompactKind::Deps) {
+    if pto_dfx::compact::sniff(path) == Some(pto_dfx::compact::CompactKind::Deps) {
         let mut v = GraphVisitor::default();
-        crate::compact::deps::visit(path, &mut v)?;
+        pto_dfx::compact::deps::visit(path, &mut v)?;
         return Ok(Loaded {
             value: TaskGraph::from_pairs(v.tasks, v.pairs.into_iter()),
             problems: Vec::new(),
@@ -652,15 +652,15 @@ pub fn load_graph(path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
             value: TaskGraph::from_scan(&scan),
             problems: Vec::new(),
         }),
-        Scanned::Declined => careful_graph(&crate::json::read_file(path)?, path),
+        Scanned::Declined => careful_graph(&pto_dfx::read_artifact(path)?, path),
     }
 }
 
 /// [`load_graph`] over file content; `path` only names the file in messages.
 pub fn parse_graph(bytes: &[u8], path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
-    if crate::compact::kind_of(bytes) == Some(crate::compact::CompactKind::Deps) {
+    if pto_dfx::compact::kind_of(bytes) == Some(pto_dfx::compact::CompactKind::Deps) {
         let mut v = GraphVisitor::default();
-        crate::compact::deps::visit_bytes(bytes, path, &mut v)?;
+        pto_dfx::compact::deps::visit_bytes(bytes, path, &mut v)?;
         return Ok(Loaded {
             value: TaskGraph::from_pairs(v.tasks, v.pairs.into_iter()),
             problems: Vec::new(),
@@ -676,7 +676,7 @@ pub fn parse_graph(bytes: &[u8], path: &Path) -> Result<Loaded<TaskGraph>, ReadE
 }
 
 fn careful_graph(bytes: &[u8], path: &Path) -> Result<Loaded<TaskGraph>, ReadError> {
-    let loaded = crate::deps::parse(bytes, path)?;
+    let loaded = pto_dfx::deps::parse(bytes, path)?;
     let problems: Vec<Problem> = loaded.problems;
     Ok(Loaded {
         value: TaskGraph::from_deps(&loaded.value),
@@ -702,7 +702,7 @@ mod tests {
     #[test]
     fn fast_and_careful_swimlane_agree_on_a_clean_file() {
         let fast = fast_swimlane(RECORDS.as_bytes()).unwrap();
-        let careful = crate::swimlane::parse(RECORDS.as_bytes(), Path::new("x.json")).unwrap();
+        let careful = pto_dfx::swimlane::parse(RECORDS.as_bytes(), Path::new("x.json")).unwrap();
         assert!(careful.problems.is_empty(), "{:?}", careful.problems);
         assert_eq!(fast, careful.value);
     }
@@ -745,8 +745,8 @@ mod tests {
         assert!(with.value.metadata.clock_anchors.is_some());
         let without = parse_swimlane(RECORDS.as_bytes(), path).unwrap();
         let (a, b) = (
-            crate::tools::perf::join(&with.value, path).unwrap(),
-            crate::tools::perf::join(&without.value, path).unwrap(),
+            crate::perf::join(&with.value, path).unwrap(),
+            crate::perf::join(&without.value, path).unwrap(),
         );
         assert!(!a.host_mode && !b.host_mode);
         assert_eq!(a.tasks, b.tasks);
@@ -778,7 +778,7 @@ mod tests {
     #[test]
     fn fast_and_careful_graph_agree() {
         let fast = fast_graph(DEPS.as_bytes()).unwrap();
-        let careful = crate::deps::parse(DEPS.as_bytes(), Path::new("deps.json")).unwrap();
+        let careful = pto_dfx::deps::parse(DEPS.as_bytes(), Path::new("deps.json")).unwrap();
         assert_eq!(fast, TaskGraph::from_deps(&careful.value));
         assert_eq!(fast.edges.len(), 1);
         assert_eq!(fast.n_annotated_edges, 2);
@@ -802,7 +802,7 @@ mod tests {
             (JSON_MAX_DEPTH - 2, false, false),
         ] {
             let text = DEPS.replace("\"args\":[]", &format!("\"args\":[],\"x\":{}", nest(depth)));
-            let careful = crate::deps::parse(text.as_bytes(), Path::new("deps.json"));
+            let careful = pto_dfx::deps::parse(text.as_bytes(), Path::new("deps.json"));
             assert_eq!(careful.is_ok(), careful_takes, "{depth}");
             assert_eq!(fast_graph(text.as_bytes()).is_some(), fast_takes, "{depth}");
         }
@@ -811,7 +811,7 @@ mod tests {
             &format!("\"x\": {}, \"aicpu_tasks\"", nest(127)),
         );
         assert!(fast_swimlane(text.as_bytes()).is_none());
-        assert!(crate::swimlane::parse(text.as_bytes(), Path::new("x")).is_err());
+        assert!(pto_dfx::swimlane::parse(text.as_bytes(), Path::new("x")).is_err());
         // Brackets inside strings do not count; the unknown key declines the fast pass
         // and the careful reader reads past it, naming it.
         let text = RECORDS.replace(
@@ -819,7 +819,7 @@ mod tests {
             &format!("\"x\": \"{}\\\"\", \"aicpu_tasks\"", "[".repeat(500)),
         );
         assert!(fast_swimlane(text.as_bytes()).is_none());
-        let loaded = crate::swimlane::parse(text.as_bytes(), Path::new("x")).unwrap();
+        let loaded = pto_dfx::swimlane::parse(text.as_bytes(), Path::new("x")).unwrap();
         assert_eq!(loaded.problems.len(), 1, "{:?}", loaded.problems);
         assert_eq!(loaded.problems[0].key, "x");
     }
@@ -832,12 +832,12 @@ mod tests {
         let mut bytes = DEPS.as_bytes().to_vec();
         let at = DEPS.find("explicit").unwrap() + 2;
         bytes.splice(at..at, [0xff, 0xfe]);
-        assert!(crate::deps::parse(&bytes, Path::new("deps.json")).is_err());
+        assert!(pto_dfx::deps::parse(&bytes, Path::new("deps.json")).is_err());
         assert!(fast_graph(&bytes).is_none());
         let mut bytes = RECORDS.as_bytes().to_vec();
         let at = RECORDS.find("dispatch").unwrap() + 2;
         bytes.splice(at..at, [0xc3]);
-        assert!(crate::swimlane::parse(&bytes, Path::new("x")).is_err());
+        assert!(pto_dfx::swimlane::parse(&bytes, Path::new("x")).is_err());
         assert!(fast_swimlane(&bytes).is_none());
     }
 
@@ -851,11 +851,11 @@ mod tests {
             DEPS.replace("\"tensors\":[]", "\"tensors\":[1e400]"),
             DEPS.replace("\"block_num\":1,", "\"block_num\":1,\"x\":-1e999,"),
         ] {
-            assert!(crate::deps::parse(text.as_bytes(), Path::new("deps.json")).is_err());
+            assert!(pto_dfx::deps::parse(text.as_bytes(), Path::new("deps.json")).is_err());
             assert!(fast_graph(text.as_bytes()).is_none(), "{text}");
         }
         let text = RECORDS.replace("\"aicpu_tasks\"", "\"x\": 1e400, \"aicpu_tasks\"");
-        assert!(crate::swimlane::parse(text.as_bytes(), Path::new("x")).is_err());
+        assert!(pto_dfx::swimlane::parse(text.as_bytes(), Path::new("x")).is_err());
         assert!(fast_swimlane(text.as_bytes()).is_none());
     }
 

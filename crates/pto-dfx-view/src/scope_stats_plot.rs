@@ -35,10 +35,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::atomic::AtomicFile;
-use crate::scope_stats::{pair_scopes, ScopePair, ScopeRecord, ScopeResource, ScopeStatsFile};
-use crate::tools::error::ToolError;
-use crate::tools::html::{escape, num, Page};
+use crate::error::ToolError;
+use crate::html::{escape, num, Page};
+use pto_dfx::atomic::AtomicFile;
+use pto_dfx::scope_stats::{pair_scopes, ScopePair, ScopeRecord, ScopeResource, ScopeStatsFile};
 
 /// What the plot wrote.
 #[derive(Clone, Debug)]
@@ -60,12 +60,12 @@ pub const TOP_SCOPES: usize = 20;
 
 /// The default output beside `input`.
 pub fn default_output(input: &Path) -> PathBuf {
-    super::parent_dir(input).join("scope_stats.html")
+    crate::parent_dir(input).join("scope_stats.html")
 }
 
 /// Writes the page for `input` to `output` (default beside it).
 pub fn plot(input: &Path, output: Option<&Path>) -> Result<PlotReport, ToolError> {
-    let loaded = crate::scope_stats::read(input)?;
+    let loaded = pto_dfx::scope_stats::read(input)?;
     let mut warnings: Vec<String> = loaded
         .problems
         .iter()
@@ -243,7 +243,7 @@ fn push_header(
     let meta = &file.meta;
     let mut sites: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for r in &file.records {
-        if r.phase == crate::scope_stats::ScopePhase::End {
+        if r.phase == pto_dfx::scope_stats::ScopePhase::End {
             *sites.entry(r.site.as_str()).or_default() += 1;
         }
     }
@@ -452,7 +452,7 @@ fn resource_panels(
                 };
                 line_chart(body, res, "Live entries", &[live], cap, &members);
             } else {
-                let pick = |f: fn(&crate::scope_stats::RingMetrics) -> i64| -> Vec<f64> {
+                let pick = |f: fn(&pto_dfx::scope_stats::RingMetrics) -> i64| -> Vec<f64> {
                     metrics
                         .iter()
                         .map(|m| m.as_ref().map_or(0.0, |m| unit_value(res, f(m))))

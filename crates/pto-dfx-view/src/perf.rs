@@ -27,12 +27,12 @@
 
 use std::path::Path;
 
-use crate::core_type::CoreType;
-use crate::error::Problem;
-use crate::swimlane::{PopCounts, SchedPhaseKind, SwimlaneFile, SwimlaneLevel};
-use crate::task_id::TaskId;
-use crate::tools::error::ToolError;
-use crate::tools::idmap::{self, IdMap};
+use crate::error::ToolError;
+use crate::idmap::{self, IdMap};
+use pto_dfx::core_type::CoreType;
+use pto_dfx::error::Problem;
+use pto_dfx::swimlane::{PopCounts, SchedPhaseKind, SwimlaneFile, SwimlaneLevel};
+use pto_dfx::task_id::TaskId;
 
 /// Nanoseconds since the time base.
 pub type Ns = u64;
@@ -507,7 +507,7 @@ fn device_orchestrator_spans(file: &SwimlaneFile, clock: &CycleClock) -> Vec<Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::swimlane::parse;
+    use pto_dfx::swimlane::parse;
 
     /// The reference's §2.5 example (a2a3, 50 MHz: 20 ns per cycle).
     pub(crate) const EXAMPLE: &str = r#"{

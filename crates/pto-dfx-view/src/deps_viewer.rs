@@ -19,9 +19,9 @@
 //! when it is on `PATH` and the graph is small ([`LayoutChoice::Auto`]:
 //! at most [`AUTO_GRAPHVIZ_MAX_NODES`] nodes, within
 //! [`AUTO_GRAPHVIZ_BUDGET`]; run as a child process, see
-//! [`layout::graphviz`](crate::tools::layout::graphviz)) or by the engine asked
+//! [`layout::graphviz`](crate::layout::graphviz)) or by the engine asked
 //! for within its budget, and by the built-in layered layout otherwise
-//! ([`layout::layered`](crate::tools::layout::layered)), so the
+//! ([`layout::layered`](crate::layout::layered)), so the
 //! page works on any machine and never waits on Graphviz unbounded. Nodes are
 //! styled by core kind (AIC box, AIV ellipse, MIX diamond, alloc dashed
 //! note), SPMD nodes have a red border, explicit edges are dashed, a
@@ -71,17 +71,17 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::atomic::AtomicFile;
-use crate::deps::{ArgDirection, EdgeSource, Overlap};
-use crate::dtype::DataType;
-use crate::error::Problem;
-use crate::task_id::TaskId;
-use crate::tools::deps_scan::{self, DepsScan, Detail, ScanEdge, Scanned};
-use crate::tools::error::ToolError;
-use crate::tools::idmap::{self, IdMap};
-use crate::tools::layout::Engine;
-use crate::tools::names::{self, KernelNames, SiblingPolicy};
-use crate::tools::reduction::{self, Refused};
+use crate::error::ToolError;
+use crate::idmap::{self, IdMap};
+use crate::layout::Engine;
+use crate::names::{self, KernelNames, SiblingPolicy};
+use crate::reduction::{self, Refused};
+use pto_dfx::atomic::AtomicFile;
+use pto_dfx::deps::{ArgDirection, EdgeSource, Overlap};
+use pto_dfx::deps_scan::{self, DepsScan, Detail, ScanEdge, Scanned};
+use pto_dfx::dtype::DataType;
+use pto_dfx::error::Problem;
+use pto_dfx::task_id::TaskId;
 
 mod page;
 
@@ -840,7 +840,7 @@ fn creator_pair_implied(
 /// The default output beside `input`: `deps_viewer.{txt,html}`, or
 /// `deps_viewer_<mode>.{txt,html}` for a reduction mode.
 pub fn default_output(input: &Path, format: Format, mode: EdgeMode) -> PathBuf {
-    let dir = super::parent_dir(input);
+    let dir = crate::parent_dir(input);
     let stem = match mode {
         EdgeMode::Full => String::from("deps_viewer"),
         m => format!("deps_viewer_{}", m.as_str()),
@@ -855,16 +855,16 @@ pub fn default_output(input: &Path, format: Format, mode: EdgeMode) -> PathBuf {
 /// max end, and the cores).
 fn sidecar_timing(dir: &Path, warnings: &mut Vec<String>) -> IdMap<u64, (u64, u64, Vec<u32>)> {
     let mut out: IdMap<u64, (u64, u64, Vec<u32>)> = IdMap::default();
-    let Some(path) = super::beside(
+    let Some(path) = crate::beside(
         dir,
-        crate::swimlane::FILE_NAME,
-        crate::compact::swimlane::FILE_NAME,
+        pto_dfx::swimlane::FILE_NAME,
+        pto_dfx::compact::swimlane::FILE_NAME,
     ) else {
         return out;
     };
-    let timeline = crate::tools::load::load_swimlane(&path)
+    let timeline = crate::load::load_swimlane(&path)
         .map_err(ToolError::from)
-        .and_then(|l| crate::tools::perf::join(&l.value, &path));
+        .and_then(|l| crate::perf::join(&l.value, &path));
     match timeline {
         Ok(t) => {
             out.reserve(t.tasks.len());
@@ -923,13 +923,13 @@ fn read_deps(
     detail: Detail,
     warnings: &mut Vec<String>,
 ) -> Result<DepsScan, ToolError> {
-    if crate::compact::sniff(input) == Some(crate::compact::CompactKind::Deps) {
+    if pto_dfx::compact::sniff(input) == Some(pto_dfx::compact::CompactKind::Deps) {
         return Ok(DepsScan::read_compact(input, detail)?);
     }
     match deps_scan::scan_file(input, detail)? {
         Scanned::Read(scan) => Ok(scan),
         Scanned::Declined => {
-            let loaded = crate::deps::read(input)?;
+            let loaded = pto_dfx::deps::read(input)?;
             warnings.extend(with_file(input, loaded.problems));
             Ok(DepsScan::from_file(&loaded.value))
         }
@@ -939,7 +939,7 @@ fn read_deps(
 /// Writes the text or HTML view of `options.input` (see the module docs).
 pub fn view(options: &DepsViewerOptions<'_>) -> Result<DepsViewerReport, ToolError> {
     let input = options.input;
-    let dir = super::parent_dir(input);
+    let dir = crate::parent_dir(input);
     let mut warnings = Vec::new();
     let detail = if options.edge_mode.dataflow() {
         Detail::Full
@@ -959,7 +959,7 @@ pub fn view(options: &DepsViewerOptions<'_>) -> Result<DepsViewerReport, ToolErr
     if options.format == Format::Text {
         // Names come from files: no terminal escapes in the listing.
         for n in &mut graph.names {
-            if let std::borrow::Cow::Owned(clean) = crate::printable::printable(n) {
+            if let std::borrow::Cow::Owned(clean) = pto_dfx::printable::printable(n) {
                 *n = clean;
             }
         }
@@ -1027,7 +1027,7 @@ struct TextSummary<'a> {
 }
 
 /// Streams the listing. Kernel names and the input path come from files, so
-/// they go through [`crate::printable::printable`] (no terminal escapes);
+/// they go through [`pto_dfx::printable::printable`] (no terminal escapes);
 /// everything else is ASCII this function writes.
 fn write_text(
     g: &Graph,
@@ -1048,7 +1048,7 @@ fn write_text(
     let _ = writeln!(
         out,
         "  source_deps_json: {}",
-        crate::printable::printable(&sum.input.display().to_string())
+        pto_dfx::printable::printable(&sum.input.display().to_string())
     );
     let _ = writeln!(out, "  tasks: {}", g.nodes.len());
     let _ = writeln!(out, "  unique_task_edges: {}", sum.n_unique);

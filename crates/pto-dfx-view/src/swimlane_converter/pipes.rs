@@ -29,10 +29,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::tools::perf::{Ns, Timeline};
+use crate::perf::{Ns, Timeline};
 
 /// The pipe-interval file's name (beside `chip_swimlane_records.json`).
-pub const PIPES_FILE_NAME: &str = "predicted_pipes.json";
+pub const PIPES_FILE_NAME: &str = pto_dfx::swimlane::PREDICTED_PIPES_FILE_NAME;
 
 /// The pipe tracks' process id.
 pub const PID_PIPES: u32 = 6;
@@ -94,7 +94,7 @@ pub(super) fn pipe_name(pipe: usize) -> &'static str {
 /// they come from different runs; else when the swimlane holds predicted time or the sidecar
 /// says they come from one run.
 pub(super) fn belongs(dir: &Path, input: &Path, pipes: &Path, timing: Option<&str>) -> bool {
-    let provenance = crate::provenance::Provenance::read(dir);
+    let provenance = pto_dfx::provenance::Provenance::read(dir);
     match (provenance.origin(dir, input), provenance.origin(dir, pipes)) {
         (Some(a), Some(b)) => a.run == b.run,
         _ => timing == Some("predicted"),
@@ -108,10 +108,10 @@ pub(super) fn load(
     path: &Path,
     t: &Timeline,
     warnings: &mut Vec<String>,
-) -> Result<PipeTracks, crate::tools::error::ToolError> {
-    let bytes = crate::json::read_file(path)?;
+) -> Result<PipeTracks, crate::error::ToolError> {
+    let bytes = pto_dfx::read_artifact(path)?;
     let file: File = serde_json::from_slice(&bytes).map_err(|e| {
-        crate::tools::error::ToolError::invalid(
+        crate::error::ToolError::invalid(
             path,
             "(file)",
             format!("is not a pipe-interval file ({e}); re-run with --timing predicted --swimlane"),

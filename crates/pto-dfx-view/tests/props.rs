@@ -13,10 +13,10 @@
 use std::path::Path;
 
 use pto_dfx::deps::{self, DepsFile};
+use pto_dfx::deps_scan;
 use pto_dfx::swimlane::{self, SwimlaneFile};
-use pto_dfx::tools::deps_scan;
-use pto_dfx::tools::load::{self, TaskGraph};
 use pto_dfx::TaskId;
+use pto_dfx_view::load::{self, TaskGraph};
 
 use crate::synth::{generate, Lcg};
 
@@ -197,7 +197,7 @@ fn edited_files_never_panic_and_the_fast_pass_never_overrules_the_careful_reader
         match careful {
             Ok(loaded) => {
                 accepted += 1;
-                let _ = pto_dfx::tools::perf::join(&loaded.value, path);
+                let _ = pto_dfx_view::perf::join(&loaded.value, path);
             }
             Err(e) => {
                 rejected += 1;

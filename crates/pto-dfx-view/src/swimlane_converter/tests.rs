@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::*;
-use crate::task_id::TaskId;
-use crate::tools::trace_check;
+use crate::trace_check;
+use pto_dfx::task_id::TaskId;
 
 /// The reference's §2.5 example, with a predecessor edge r1t0 → r1t1 and
 /// t0 → both (deps below).
@@ -784,7 +784,7 @@ fn predicted_pipes_become_core_tracks_inside_their_tasks() {
 
     // A pipe file of another run (by the provenance sidecar) is not drawn.
     std::fs::write(
-        dir.join(crate::provenance::FILE_NAME),
+        dir.join(pto_dfx::provenance::FILE_NAME),
         r#"{"version": 1, "files": {
           "chip_swimlane_records.json": {"program": "p", "run": "2"},
           "predicted_pipes.json": {"program": "p", "run": "1"}}}"#,

@@ -12,12 +12,12 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use super::{Adjacency, Graph, Kind, LayoutChoice, AUTO_GRAPHVIZ_BUDGET, AUTO_GRAPHVIZ_MAX_NODES};
-use crate::atomic::AtomicFile;
-use crate::task_id::TaskId;
-use crate::tools::deps_scan::DepsScan;
-use crate::tools::error::ToolError;
-use crate::tools::html::{self, escape, num, Page};
-use crate::tools::layout::{self, Engine, Layout, Size};
+use crate::error::ToolError;
+use crate::html::{self, escape, num, Page};
+use crate::layout::{self, Engine, Layout, Size};
+use pto_dfx::atomic::AtomicFile;
+use pto_dfx::deps_scan::DepsScan;
+use pto_dfx::task_id::TaskId;
 
 /// The HTML style class: which cores a task uses.
 fn core_class(kind: Kind, kernel_ids: &[i32]) -> &'static str {

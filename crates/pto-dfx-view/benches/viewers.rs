@@ -47,8 +47,8 @@ use std::time::Instant;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
-use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
-use pto_dfx::tools::swimlane_converter::{self, ConvertOptions};
+use pto_dfx_view::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
+use pto_dfx_view::swimlane_converter::{self, ConvertOptions};
 
 /// `VmHWM` (peak resident set) of this process in MiB, if readable.
 fn peak_mib() -> Option<f64> {
@@ -118,7 +118,7 @@ fn child(scenario: &str, dir: &Path) -> Res<()> {
             mib(&report.output)
         }
         "critical-path" => {
-            let report = pto_dfx::tools::critical_path::analyze(dir)?;
+            let report = pto_dfx_view::critical_path::analyze(dir)?;
             mib(&report.output)
         }
         other => return Err(format!("unknown scenario {other}").into()),

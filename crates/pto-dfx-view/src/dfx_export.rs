@@ -3,7 +3,7 @@
 //! For each compact file in a directory (`chip_swimlane_records.bin`,
 //! `deps.bin`), writes the JSON file of the same records beside it
 //! (`chip_swimlane_records.json`, `deps.json`), atomically. The JSON comes
-//! from [`crate::compact::swimlane::model`] / [`crate::compact::deps::model`]
+//! from [`pto_dfx::compact::swimlane::model`] / [`pto_dfx::compact::deps::model`]
 //! and the format modules' renderers, the path the JSON mode of a run takes,
 //! so the files are byte-identical to what that run would have written: in
 //! the generation the run asked for (the compact header's), or in the one
@@ -12,9 +12,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::compact;
-use crate::schema::DfxSchema;
-use crate::tools::ToolError;
+use crate::ToolError;
+use pto_dfx::compact;
+use pto_dfx::schema::DfxSchema;
 
 /// What [`export`] wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub struct ExportReport {
 /// [`ToolError::Missing`].
 pub fn export(dir: &Path, schema: Option<DfxSchema>) -> Result<ExportReport, ToolError> {
     let dir = if dir.is_file() {
-        super::parent_dir(dir)
+        crate::parent_dir(dir)
     } else {
         dir
     };
@@ -40,8 +40,8 @@ pub fn export(dir: &Path, schema: Option<DfxSchema>) -> Result<ExportReport, Too
         if let Some(schema) = schema {
             records.header.schema = schema;
         }
-        let out = dir.join(crate::swimlane::FILE_NAME);
-        crate::swimlane::write(&out, &records.to_model())?;
+        let out = dir.join(pto_dfx::swimlane::FILE_NAME);
+        pto_dfx::swimlane::write(&out, &records.to_model())?;
         report.written.push(out);
     }
     let deps = dir.join(compact::deps::FILE_NAME);
@@ -50,8 +50,8 @@ pub fn export(dir: &Path, schema: Option<DfxSchema>) -> Result<ExportReport, Too
         if let Some(schema) = schema {
             records.schema = schema;
         }
-        let out = dir.join(crate::deps::FILE_NAME);
-        crate::deps::write(&out, &records.to_model())?;
+        let out = dir.join(pto_dfx::deps::FILE_NAME);
+        pto_dfx::deps::write(&out, &records.to_model())?;
         report.written.push(out);
     }
     if report.written.is_empty() {
@@ -82,6 +82,6 @@ mod tests {
         .unwrap();
         let e = export(dir.path(), None).unwrap_err().to_string();
         assert!(e.contains("deps.bin") && e.contains("tasks"), "{e}");
-        assert!(!dir.path().join(crate::deps::FILE_NAME).exists());
+        assert!(!dir.path().join(pto_dfx::deps::FILE_NAME).exists());
     }
 }

@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pto_dfx::tools::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
-use pto_dfx::tools::layout::Engine;
-use pto_dfx::tools::swimlane_converter::{self, ConvertOptions};
-use pto_dfx::tools::{scope_stats_plot, trace_check};
+use pto_dfx_view::deps_viewer::{self, DepsViewerOptions, EdgeMode, Format, LayoutChoice};
+use pto_dfx_view::layout::Engine;
+use pto_dfx_view::swimlane_converter::{self, ConvertOptions};
+use pto_dfx_view::{scope_stats_plot, trace_check};
 use serde_json::Value;
 
 use crate::synth;

@@ -16,13 +16,13 @@
 //! have rows, or at its own first dispatch when none has (no early readiness
 //! that cannot be checked). A sample is written only when a series' value
 //! changes; the window's end carries none. Times are the integer
-//! nanoseconds of [`perf`](crate::tools::perf), so Simpler's rounding of
+//! nanoseconds of [`perf`](crate::perf), so Simpler's rounding of
 //! `ts` to three decimals of a µs is exact here.
 
-use crate::core_type::CoreType;
-use crate::task_id::TaskId;
-use crate::tools::idmap::{self, IdMap};
-use crate::tools::perf::{Ns, Timeline};
+use crate::idmap::{self, IdMap};
+use crate::perf::{Ns, Timeline};
+use pto_dfx::core_type::CoreType;
+use pto_dfx::task_id::TaskId;
 
 /// One counter sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,8 +179,8 @@ pub fn samples(t: &Timeline, edges: &[(TaskId, TaskId)]) -> Vec<Sample> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::swimlane::SwimlaneLevel;
-    use crate::tools::perf::PerfTask;
+    use crate::perf::PerfTask;
+    use pto_dfx::swimlane::SwimlaneLevel;
 
     fn task(id: u64, core: u32, ty: CoreType, d: Ns, s: Ns, e: Ns) -> PerfTask {
         PerfTask {

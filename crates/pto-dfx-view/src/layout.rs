@@ -31,7 +31,7 @@ use std::io::{Read, Write as _};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::tools::error::ToolError;
+use crate::error::ToolError;
 
 /// A point in page units (CSS pixels; y grows downwards).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -4,15 +4,15 @@
 //! the artifact's reader names the file and the key), when an output cannot
 //! be written, or when its inputs do not fit together (a directory without
 //! `deps.json`, an args-dump filter that matches nothing). Recoverable
-//! damage is not an error: it comes back as [`Problem`](crate::Problem)s in
+//! damage is not an error: it comes back as [`Problem`](pto_dfx::Problem)s in
 //! the tool's report, for the front end to print as warnings.
 
 use std::path::PathBuf;
 
-use crate::error::{ReadError, WriteError};
+use pto_dfx::error::{ReadError, WriteError};
 
-impl From<crate::compact::CompactError> for ToolError {
-    fn from(e: crate::compact::CompactError) -> Self {
+impl From<pto_dfx::compact::CompactError> for ToolError {
+    fn from(e: pto_dfx::compact::CompactError) -> Self {
         Self::Read(e.into())
     }
 }
