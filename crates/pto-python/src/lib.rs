@@ -20,6 +20,7 @@
 //! - [`log`]: the runtime's log level.
 //! - [`ir`]: the DSL compiler's IR (`IrProgram`, ...), built by `pypto.language`.
 //! - [`l3`]: `L3Engine`, the host engine of an L3 (several chips) run.
+//! - [`files`]: the atomic write the Python side's files go through.
 //!
 //! The stub `python/pypto/_native.pyi` mirrors every definition here; `mypy.stubtest`
 //! checks that they agree.
@@ -30,6 +31,7 @@ pub mod bench;
 pub mod config;
 pub mod conversion;
 pub mod error;
+pub mod files;
 pub mod golden;
 pub mod host_array;
 pub mod ir;
@@ -59,6 +61,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(log::configure_log, m)?)?;
     m.add_function(wrap_pyfunction!(log::log_level, m)?)?;
     lifecycle::register(m)?;
+    files::register(m)?;
     ir::register(m)?;
     l3::register(m)?;
     Ok(())

@@ -89,6 +89,55 @@ impl CompiledMeta {
         Ok(CompiledMeta::from_meta(&meta))
     }
 
+    /// Writes `<work_dir>/compiled_meta.json` atomically through the one writer of the
+    /// sidecar (`pto_build_output::CompiledMeta::write`, which the DSL's codegen uses too):
+    /// `params` as `(name, direction, shape, dtype)` tuples (`direction` `In` / `Out` /
+    /// `InOut`, `shape` `None` for a scalar). Returns the file written. `ValueError` names
+    /// an unknown direction or backend; `OSError` a failed write.
+    #[staticmethod]
+    #[pyo3(signature = (work_dir, params, num_return_types, platform, backend_type))]
+    fn write(
+        work_dir: &Bound<'_, PyAny>,
+        params: Vec<(String, String, Option<Vec<i64>>, String)>,
+        num_return_types: u64,
+        platform: Option<String>,
+        backend_type: &str,
+    ) -> PyResult<String> {
+        let dir = conversion::path(work_dir, "work_dir")?;
+        let params = params
+            .into_iter()
+            .map(|(name, direction, shape, dtype)| {
+                let direction = pto_build_output::ParamDirection::from_name(&direction)
+                    .ok_or_else(|| {
+                        pyo3::exceptions::PyValueError::new_err(format!(
+                            "parameter '{name}': direction '{direction}' is not In, Out or InOut"
+                        ))
+                    })?;
+                Ok(MetaParam {
+                    name,
+                    direction,
+                    shape,
+                    dtype,
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let backend_type = pto_build_output::BackendType::from_name(backend_type).ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "backend_type '{backend_type}' is not Ascend910B or Ascend950"
+            ))
+        })?;
+        let meta = pto_build_output::CompiledMeta {
+            params,
+            num_return_types,
+            platform,
+            backend_type,
+        };
+        let path = meta.write(&dir).map_err(|e| {
+            pyo3::exceptions::PyOSError::new_err(format!("cannot write compiled_meta.json: {e}"))
+        })?;
+        Ok(path.display().to_string())
+    }
+
     fn __repr__(&self) -> String {
         let platform = match &self.platform {
             Some(p) => format!("'{p}'"),

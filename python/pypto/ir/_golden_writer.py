@@ -15,12 +15,13 @@ import ast
 import ctypes
 import inspect
 import io
-import os
 import textwrap
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
+
+from pypto._files import write_atomic
 
 __all__ = ["write_golden"]
 
@@ -51,13 +52,6 @@ _CTYPES = {
     "bool": "c_bool",
     "index": "c_int64",
 }
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _npy_bytes(a: np.ndarray) -> bytes:
@@ -114,7 +108,7 @@ def write_golden(
             # The replay binds every parameter from data/in: a scalar is a 0-d array there.
             scalar_dtype = _NUMPY.get(dtype) or ("int64" if dtype == "index" else None)
             if scalar_dtype is not None:
-                _write_atomic(out / "data" / "in" / f"{name}.npy", _npy_bytes(np.array(v, dtype=scalar_dtype)))
+                write_atomic(out / "data" / "in" / f"{name}.npy", _npy_bytes(np.array(v, dtype=scalar_dtype)))
             continue
         np_dtype = _NUMPY.get(dtype)
         if np_dtype is None:
@@ -128,7 +122,7 @@ def write_golden(
         if direction == "Out":
             lines_inputs.append(f"    {name} = np.zeros({tuple(shape)!r}, dtype=np.{np_dtype})")
         else:
-            _write_atomic(out / "data" / "in" / f"{name}.npy", _npy_bytes(arr))
+            write_atomic(out / "data" / "in" / f"{name}.npy", _npy_bytes(arr))
             lines_inputs.append(f'    {name} = np.load(_DATA_DIR / "in" / "{name}.npy")')
     expected = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v) for k, v in tensors.items()}
     for (name, direction, shape, _), _v in zip(params, inputs):
@@ -137,7 +131,7 @@ def write_golden(
     golden(expected, {})
     outputs = [name for name, direction, shape, _ in params if direction in ("Out", "InOut") and shape is not None]
     for name in outputs:
-        _write_atomic(out / "data" / "out" / f"{name}.npy", _npy_bytes(np.asarray(expected[name])))
+        write_atomic(out / "data" / "out" / f"{name}.npy", _npy_bytes(np.asarray(expected[name])))
     text = [
         '"""',
         "Auto-generated golden script — do not edit by hand.",
@@ -171,4 +165,4 @@ def write_golden(
         _reference_source(golden),
         "",
     ]
-    _write_atomic(out / "golden.py", "\n".join(text).encode("utf-8"))
+    write_atomic(out / "golden.py", "\n".join(text).encode("utf-8"))

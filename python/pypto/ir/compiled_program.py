@@ -30,7 +30,6 @@ from pypto.pypto_core.ir import ParamDirection
 __all__ = ["CompiledProgram", "ParamInfo", "extract_param_infos"]
 
 _COMPILED_META_FILENAME = "compiled_meta.json"
-_COMPILED_META_SCHEMA = 1
 
 # str(DataType) -> the ctypes class a scalar of that type is passed as.
 _DATATYPE_TO_CTYPE: Dict[str, Any] = {
@@ -410,19 +409,13 @@ class CompiledProgram(_Dispatch):
         except (ValueError, TypeError):
             meta_path.unlink(missing_ok=True)
             return
-        doc = {
-            "schema": _COMPILED_META_SCHEMA,
-            "params": [
-                {"name": p.name, "direction": p.direction.name, "shape": p.shape, "dtype": str(p.dtype)}
-                for p in infos
-            ],
-            "num_return_types": len(returns),
-            "platform": self._platform,
-            "backend_type": getattr(self._backend_type, "name", str(self._backend_type)),
-        }
-        tmp = meta_path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(doc, indent=2), encoding="utf-8")
-        os.replace(tmp, meta_path)
+        _native.CompiledMeta.write(
+            self._output_dir,
+            [(p.name, p.direction.name, p.shape, str(p.dtype)) for p in infos],
+            len(returns),
+            self._platform,
+            getattr(self._backend_type, "name", str(self._backend_type)),
+        )
         from pypto.runtime.debug.run_script_writer import maybe_write_run_script
 
         maybe_write_run_script(self._output_dir, infos, platform=self._platform)

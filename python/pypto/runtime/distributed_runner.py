@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from pypto import _native
+from pypto._files import write_text_atomic
 from pypto._user_code import user_code
 from pypto.runtime import _simpler_shim
 
@@ -287,9 +288,7 @@ def _record_dispatch_program(orch: Any, callable_id: Any, disp_dir: Path) -> Non
     if name is None:
         return
     try:
-        tmp = disp_dir / f".{_DISPATCH_PROGRAM}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps({"program": name}, separators=(", ", ": ")), encoding="utf-8")
-        os.replace(tmp, disp_dir / _DISPATCH_PROGRAM)
+        write_text_atomic(disp_dir / _DISPATCH_PROGRAM, json.dumps({"program": name}, separators=(", ", ": ")))
     except OSError as e:
         print(
             f"Could not record the dispatch program for {disp_dir} ({type(e).__name__}: {e}); "
@@ -469,9 +468,7 @@ def _write_dispatch_name_map(disp_dir: Path, program_dir: Path) -> Optional[Path
         {"level": 2, "orchestrator_name": None, "callable_id_to_name": {str(k): v for k, v in names}},
         indent=2,
     )
-    tmp = disp_dir / f".name_map.json.{os.getpid()}.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, text)
     return path
 
 

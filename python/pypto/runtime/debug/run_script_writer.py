@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, List, Optional, Sequence, Union
 
 from pypto import _native
+from pypto._files import write_text_atomic
 from pypto._tensors import _NUMPY_DTYPES, _TORCH_DTYPES
 from pypto.ir.param_info import direction_name
 
@@ -274,10 +275,7 @@ def write_run_script(
         platform = platform or meta.platform
     text = render_run_script(param_infos, platform, tensor_lib=tensor_lib)
     target = wd / "debug" / "run.py"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+    write_text_atomic(target, text)
     return target
 
 
