@@ -469,6 +469,18 @@ class IrProgram:
         backend_type: str = "Ascend910B",
         dump_passes: bool = True,
     ) -> dict[str, Any]: ...
+    def compile_distributed(
+        self,
+        host: str,
+        output_dir: _Path,
+        device_ids: Sequence[int],
+        num_sub_workers: int = 0,
+        runtime: str = "tensormap_and_ringbuffer",
+        aicpu_thread_num: int = 0,
+        platform: str = "a2a3sim",
+        backend_type: str = "Ascend910B",
+        dump_passes: bool = True,
+    ) -> dict[str, Any]: ...
     def interpret(
         self, args: Sequence[Any], entry: Optional[str] = None
     ) -> list[tuple[list[int], bytes]]: ...

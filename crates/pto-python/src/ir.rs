@@ -1003,6 +1003,55 @@ impl IrProgram {
         Ok(d)
     }
 
+    /// Compiles into the L3 build `output_dir` with the HOST function `host` as entry
+    /// (`distributed_meta.json`, `orchestration/host_orch.py`, `next_levels/<chip>/`);
+    /// returns a dict: `output_dir`, `host`, `chips`.
+    #[pyo3(signature = (host, output_dir, device_ids, num_sub_workers = 0, runtime = "tensormap_and_ringbuffer", aicpu_thread_num = 0, platform = "a2a3sim", backend_type = "Ascend910B", dump_passes = true))]
+    #[allow(clippy::too_many_arguments)]
+    fn compile_distributed<'py>(
+        &self,
+        py: Python<'py>,
+        host: &str,
+        output_dir: PathBuf,
+        device_ids: Vec<i64>,
+        num_sub_workers: i64,
+        runtime: &str,
+        aicpu_thread_num: i64,
+        platform: &str,
+        backend_type: &str,
+        dump_passes: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let backend = pto_build_output::BackendType::from_name(backend_type).ok_or_else(|| {
+            value_error(format!(
+                "backend_type must be 'Ascend910B' or 'Ascend950', got {backend_type:?}"
+            ))
+        })?;
+        let config = pto_build_output::DistributedConfig::new(
+            device_ids,
+            num_sub_workers,
+            runtime.to_string(),
+            aicpu_thread_num,
+        )
+        .map_err(|e| value_error(e.to_string()))?;
+        let options = pto_ir::DistributedOptions {
+            compile: pto_ir::CompileOptions {
+                platform: platform.to_string(),
+                backend_type: backend,
+                dump_passes,
+            },
+            config,
+        };
+        let program = &self.program;
+        let report = py
+            .detach(|| pto_ir::compile_distributed(program, host, &output_dir, &options))
+            .map_err(|e| compile_error(py, e))?;
+        let d = PyDict::new(py);
+        d.set_item("output_dir", report.output_dir)?;
+        d.set_item("host", report.host)?;
+        d.set_item("chips", report.chips)?;
+        Ok(d)
+    }
+
     /// Runs the orchestration (or `entry`) in the reference interpreter. Tensors cross as
     /// `(shape, float64 bytes)`, scalars as floats; returns every tensor parameter after the
     /// run as `(shape, float64 bytes)`. Raises `ValueError` when the program cannot run.

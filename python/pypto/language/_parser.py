@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from pypto import _native
+from pypto.language import _distributed
 from pypto.language import _surface as S
 from pypto.language.errors import (
     InvalidOperationError,
@@ -238,6 +239,8 @@ class FunctionDecl:
     return_types: Optional[List[Any]]
     is_method: bool = True
     pyfunc: Any = None
+    #: A HOST function (``@pl.jit.host``): the entry of an L3 build.
+    host: bool = False
 
     @property
     def generic(self) -> bool:
@@ -252,6 +255,8 @@ def _pl_path(node: ast.AST) -> Optional[str]:
         node = node.value
     if isinstance(node, ast.Name) and node.id == "pl" and parts:
         return ".".join(reversed(parts))
+    if isinstance(node, ast.Name) and node.id == "pld" and parts:
+        return _distributed.PREFIX + ".".join(reversed(parts))
     return None
 
 
@@ -407,6 +412,9 @@ def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: boo
     if isinstance(node, ast.Subscript) and _pl_path(node.value) in ("Out", "InOut"):
         direction = str(_pl_path(node.value))
         node = node.slice
+    window = _distributed.annotation(node, static, src)
+    if window is not None:
+        return window
     if allow_bare and _pl_path(node) == "Tensor":
         return None, direction, "tensor"
     bare = _pl_path(node)
@@ -1562,11 +1570,14 @@ class FunctionParser:
         explicit_dumps: List[Any] = []
         deps: List[Any] = []
         extra_attrs: List[AttrItem] = []
+        device: List[AttrItem] = []
         attrs_node = None
         for kw in keywords:
             if kw.arg is None:
                 raise self.syntax(kw, "**kwargs in a call", "")
-            if kw.arg == "attrs":
+            if kw.arg == "device" and not submit:
+                device.append(_distributed.device_attr(self, kw, name))
+            elif kw.arg == "attrs":
                 attrs_node = kw.value
             elif submit and kw.arg == "deps":
                 deps = self.task_id_list(kw.value, f"'{name}'")
@@ -1637,6 +1648,7 @@ class FunctionParser:
         if dump_vars:
             attrs.append(("dump_vars", "vars", dump_vars))
         attrs.extend(extra_attrs)
+        attrs.extend(device)
         attrs.extend(a for a in self.spmd if not any(a[0] == e[0] for e in extra_attrs))
         if submit:
             items = list(rets) + [IrType.task_id()]
@@ -1878,6 +1890,8 @@ class FunctionParser:
             return self.op_call_ir("array.get_element", [base, self.scalar_expr(node.slice)], [], node)
         if base.type.kind != "tensor":
             raise self.typeerr(node, f"cannot subscript a {_type_desc(base.type)}", "Slice tensors: t[0:16, :].")
+        if _distributed.is_host(self):
+            return _distributed.host_subscript(self, node, base)
         shape = list(base.type.shape or [])
         items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         if len(items) > len(shape):
@@ -2062,6 +2076,8 @@ class FunctionParser:
         )
 
     def pl_call(self, node: ast.Call, path: str) -> Any:
+        if path.startswith(_distributed.PREFIX):
+            return _distributed.call(self, node, path[len(_distributed.PREFIX) :])
         if path == "dump_tag":
             raise self.operr(node, "Unknown operation 'pl.dump_tag'", _UNKNOWN_OP_HINT)
         if path == "submit":
