@@ -203,3 +203,62 @@ def affine_by_rank_caller_with_device() -> None:
 @pl.jit
 def rank_chip_device(x: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
     return affine_by_rank(x, y, 0, device=0)
+
+
+@pl.jit.incore
+def scale3(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    t = pl.load(a, [0, 0], [16, 32])
+    return pl.store(pl.mul(t, 3.0), [0, 0], out)
+
+
+@pl.jit
+def scale3_chip(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    res = scale3(a, out)
+    return res
+
+
+@pl.jit.host
+def scale3_host(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    res = scale3_chip(a, out)
+    return res
+
+
+@pl.jit.incore
+def minus(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    d = pl.sub(pl.load(a, [0, 0], [16, 32]), pl.load(b, [0, 0], [16, 32]))
+    return pl.store(d, [0, 0], out)
+
+
+@pl.jit
+def minus_chip(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    return minus(a, b, out)
+
+
+@pl.jit.host
+def minus_host(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    res = minus_chip(a, b, out)
+    return res
+
+
+def test_bare_tensor_host_programs_share_a_worker_and_its_resident_tensor(tmp_path: Path) -> None:
+    """``@pl.jit.host`` with bare ``pl.Tensor`` parameters takes its shapes from the call;
+    a dispatch without ``device=`` is placed by the runtime; two such programs run on one
+    ``DistributedWorker`` and share a tensor resident there."""
+    from pypto.runtime import DistributedWorker
+
+    cfg = RunConfig(platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0]))
+    a = torch.rand((16, 32), dtype=torch.float32).share_memory_()
+    b = torch.rand((16, 32), dtype=torch.float32).share_memory_()
+    out = torch.zeros((16, 32), dtype=torch.float32).share_memory_()
+    sample = torch.zeros((16, 32), dtype=torch.float32)
+    first = scale3_host.compile(a, sample, output_dir=str(tmp_path / "s"), config=cfg)
+    second = minus_host.compile(b, sample, out, output_dir=str(tmp_path / "m"), config=cfg)
+    host = (tmp_path / "s" / "orchestration" / "host_orch.py").read_text()
+    assert '_submit_chip(orch, callables["scale3_chip"], _ta_0, config, None)' in host
+    assert 'tensors["res"] = tensors["out"]' in host
+    with DistributedWorker([first, second]) as rt:
+        resident = rt.alloc_tensor((16, 32), torch.float32)
+        rt.run(first, a, resident)
+        rt.run(second, b, resident, out)
+        rt.free_tensor(resident)
+    assert torch.allclose(out, b - 3 * a, rtol=1e-6, atol=1e-6)
