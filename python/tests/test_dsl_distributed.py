@@ -262,3 +262,68 @@ def test_bare_tensor_host_programs_share_a_worker_and_its_resident_tensor(tmp_pa
         rt.run(second, b, resident, out)
         rt.free_tensor(resident)
     assert torch.allclose(out, b - 3 * a, rtol=1e-6, atol=1e-6)
+
+
+@pl.program
+class HostWithCallback:
+    @pl.function(type=pl.FunctionType.InCore)
+    def halve(self, a: pl.Tensor[[8, 64], pl.FP32], o: pl.Out[pl.Tensor[[8, 64], pl.FP32]]) -> pl.Tensor[[8, 64], pl.FP32]:
+        return pl.store(pl.mul(pl.load(a, [0, 0], [8, 64]), 0.5), [0, 0], o)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def halve_chip(self, a: pl.Tensor[[8, 64], pl.FP32], o: pl.Out[pl.Tensor[[8, 64], pl.FP32]]) -> pl.Tensor[[8, 64], pl.FP32]:
+        return self.halve(a, o)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def observe(t: pl.Tensor[[8, 64], pl.FP32]):
+        ...
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def entry(self, a: pl.Tensor[[8, 64], pl.FP32], o: pl.Out[pl.Tensor[[8, 64], pl.FP32]]) -> pl.Tensor[[8, 64], pl.FP32]:
+        half: pl.Tensor[[8, 64], pl.FP32] = self.halve_chip(a, o)
+        self.observe(half)
+        return half
+
+
+def test_a_program_with_a_host_orchestrator_and_a_runtime_bound_sub_worker(tmp_path: Path) -> None:
+    from pypto import ir
+    from pypto.runtime.distributed_runner import _tensor_from_continuous
+
+    fn = HostWithCallback.get_function("observe")
+    assert fn is not None and fn.requires_runtime_binding and fn.role == "SubWorker"
+    assert HostWithCallback.get_function("entry").role == "Orchestrator"  # type: ignore[union-attr]
+    assert HostWithCallback.get_function("halve").requires_runtime_binding is False  # type: ignore[union-attr]
+    compiled = ir.compile(
+        HostWithCallback, str(tmp_path / "cb"), distributed_config=DistributedConfig(device_ids=[0], num_sub_workers=1)
+    )
+    assert isinstance(compiled, DistributedCompiledProgram)
+    host = (tmp_path / "cb" / "orchestration" / "host_orch.py").read_text()
+    assert 'orch.submit_sub(sub_ids["observe"], _ta_1)' in host
+    assert (tmp_path / "cb" / "sub_workers" / "__required__.json").read_text() == '["observe"]'
+    seen = torch.zeros(2, dtype=torch.float32).share_memory_()
+
+    def observe(args: object) -> None:
+        t = _tensor_from_continuous(args[0])  # type: ignore[index]
+        seen[0] = float(t.sum().item())
+        seen[1] = 1.0
+
+    a = torch.rand((8, 64), dtype=torch.float32).share_memory_()
+    o = torch.zeros((8, 64), dtype=torch.float32).share_memory_()
+    with pytest.raises(ValueError, match=r"SubWorkers \['observe'\] are runtime-bound callbacks"):
+        compiled.prepare()
+    with compiled.prepare(callbacks={"observe": observe}) as rt:
+        rt(a, o)
+    assert torch.allclose(o, a * 0.5)
+    assert seen[1].item() == 1.0 and abs(seen[0].item() - float(o.sum().item())) < 1e-3
+
+
+def test_a_sub_worker_with_a_body_is_refused_with_the_nearest_form() -> None:
+    text = (
+        "import pypto.language as pl\n\n@pl.program\nclass P:\n"
+        "    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)\n"
+        "    def check(t: pl.Tensor[[8, 64], pl.FP32]):\n        x = 1\n"
+    )
+    with pytest.raises(InvalidOperationError, match="SubWorker 'check' has a body") as e:
+        pl.parse(text, filename="sub.py")
+    assert e.value.span["line"] == 7
+    assert "prepare(callbacks=" in (e.value.hint or "")

@@ -779,9 +779,10 @@ pub struct IrFunction {
 
 #[pymethods]
 impl IrFunction {
-    /// A function: `params` as `(var, direction)`.
+    /// A function: `params` as `(var, direction)`; `attrs` as `(key, kind, value)` (a HOST
+    /// function's `level` and `role`, `requires_runtime_binding`).
     #[new]
-    #[pyo3(signature = (name, ftype, params, return_types, body, span))]
+    #[pyo3(signature = (name, ftype, params, return_types, body, span, attrs = Vec::new()))]
     fn new(
         name: &str,
         ftype: &str,
@@ -789,6 +790,7 @@ impl IrFunction {
         return_types: Vec<IrType>,
         body: Vec<IrStmt>,
         span: (String, u32, u32),
+        attrs: Vec<(String, String, Bound<'_, PyAny>)>,
     ) -> PyResult<IrFunction> {
         let ftype = FunctionType::from_name(ftype)
             .ok_or_else(|| value_error(format!("unknown FunctionType '{ftype}'")))?;
@@ -810,9 +812,32 @@ impl IrFunction {
                 return_types: return_types.into_iter().map(|t| t.ty).collect(),
                 body: stmts(body),
                 span: span_of(span),
-                attrs: Attrs::new(),
+                attrs: attrs_from_py(attrs)?,
             },
         })
+    }
+
+    /// The level of a function marked `@pl.function(level=pl.Level.HOST, ...)` (`HOST`),
+    /// else `None`.
+    #[getter]
+    fn level(&self) -> Option<String> {
+        self.func.attrs.str("level").map(str::to_string)
+    }
+
+    /// The role of a HOST function (`Orchestrator`, `SubWorker`), else `None`.
+    #[getter]
+    fn role(&self) -> Option<String> {
+        self.func.attrs.str("role").map(str::to_string)
+    }
+
+    /// Whether the function is a SubWorker declared with a `...` body: a callback bound at
+    /// run time (`prepare(callbacks={...})`).
+    #[getter]
+    fn requires_runtime_binding(&self) -> bool {
+        self.func
+            .attrs
+            .bool("requires_runtime_binding")
+            .unwrap_or(false)
     }
 
     /// The name.

@@ -26,10 +26,18 @@ from pypto.language.errors import ParserError, ParserSyntaxError, PythonSyntaxEr
 __all__ = ["HostJitFunction", "JitFunction", "function", "inline", "jit", "loads", "parse", "program"]
 
 
-def function(fn: Optional[Callable[..., Any]] = None, *, type: S.FunctionType = S.FunctionType.Opaque) -> Any:
+def function(
+    fn: Optional[Callable[..., Any]] = None,
+    *,
+    type: S.FunctionType = S.FunctionType.Opaque,
+    level: Optional[S.Level] = None,
+    role: Optional[S.Role] = None,
+) -> Any:
     """Marks a method of a ``@pl.program`` class as a DSL function of ``type``
-    (``pl.FunctionType.Orchestration``, ``InCore``, ``AIC``, ``AIV``, ``Group``, ``Inline``).
-    The parser reads the decorator from the source; the method is never called."""
+    (``pl.FunctionType.Orchestration``, ``InCore``, ``AIC``, ``AIV``, ``Group``, ``Inline``),
+    or with ``level=pl.Level.HOST`` and ``role=pl.Role.Orchestrator`` / ``SubWorker`` a
+    HOST function of an L3 program. The parser reads the decorator from the source; the
+    method is never called."""
 
     def mark(f: Callable[..., Any], depth: int = 1) -> Callable[..., Any]:
         setattr(f, "__pypto_function_type__", type)

@@ -166,3 +166,82 @@ def device_attr(fp: "FunctionParser", kw: ast.keyword, name: str) -> Tuple[str, 
     if var is None or e.type.kind != "scalar":
         raise _err(fp, ParserTypeError, kw, "device= must be a rank: an int or a loop variable", "Write device=r.")
     return ("device", "var", var)
+
+
+# ---- HOST functions of a @pl.program class --------------------------------------------
+
+
+def host_role(fdef: ast.FunctionDef, src: "Source") -> Optional[str]:
+    """The role of ``@pl.function(level=pl.Level.HOST, role=pl.Role.X)`` (``Orchestrator``
+    when the role is omitted), ``None`` for a function of another level."""
+    from pypto.language._parser import _error, _pl_path
+
+    for dec in fdef.decorator_list:
+        if not isinstance(dec, ast.Call) or _pl_path(dec.func) != "function":
+            continue
+        kws = {kw.arg: _pl_path(kw.value) for kw in dec.keywords}
+        if kws.get("level") not in (None, "Level.HOST"):
+            raise _error(
+                ParserTypeError,
+                src,
+                dec,
+                f"@pl.function(level=pl.{kws.get('level')}) is not supported",
+                "Functions are chip-level by default; the other level is pl.Level.HOST (role=pl.Role.Orchestrator / SubWorker).",
+            )
+        if kws.get("level") is None:
+            if "role" in kws:
+                raise _error(ParserTypeError, src, dec, "role= needs level=pl.Level.HOST", "Write level=pl.Level.HOST, role=pl.Role.X.")
+            return None
+        role = kws.get("role") or "Role.Orchestrator"
+        if role not in ("Role.Orchestrator", "Role.SubWorker"):
+            raise _error(ParserTypeError, src, dec, f"unknown role 'pl.{role}'", "Use pl.Role.Orchestrator or pl.Role.SubWorker.")
+        return role.split(".", 1)[1]
+    return None
+
+
+def declare_in_class(fdef: ast.FunctionDef, ftype: str, src: "Source", globals_: Any) -> Any:
+    """A method of a ``@pl.program`` class; a SubWorker may omit ``self`` (as PyPTO's)."""
+    from pypto.language._parser import declare_function
+
+    role = host_role(fdef, src)
+    takes_self = bool(fdef.args.args) and fdef.args.args[0].arg == "self"
+    decl = declare_function(fdef, ftype, src, globals_, role != "SubWorker" or takes_self, False)
+    decl.host = role == "Orchestrator"
+    decl.sub_worker = role == "SubWorker"
+    return decl
+
+
+def _is_abstract(body: List[ast.stmt]) -> bool:
+    stmts = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))]
+    return len(stmts) == 1 and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant) and stmts[0].value.value is Ellipsis
+
+
+def sub_worker_body(fp: "FunctionParser") -> List[Any]:
+    """A SubWorker's body: only ``...`` (a callback bound at run time) is supported."""
+    node = fp.decl.node
+    if not _is_abstract(node.body):
+        raise _err(
+            fp,
+            InvalidOperationError,
+            node.body[0],
+            f"SubWorker '{fp.decl.name}' has a body; only runtime-bound SubWorkers are supported here",
+            "Nearest supported form: declare it with a `...` body and bind it at run time with "
+            f"compiled.prepare(callbacks={{'{fp.decl.name}': fn}}).",
+        )
+    return []
+
+
+def function_attrs(decl: Any) -> List[Tuple[str, str, Any]]:
+    """The IR attributes of a HOST function: ``level``, ``role`` and, for a SubWorker,
+    ``requires_runtime_binding``."""
+    if decl.host:
+        return [("level", "str", "HOST"), ("role", "str", "Orchestrator")]
+    if decl.sub_worker:
+        return [("level", "str", "HOST"), ("role", "str", "SubWorker"), ("requires_runtime_binding", "bool", True)]
+    return []
+
+
+def host_entry(native: Any) -> Optional[str]:
+    """The HOST orchestrator of a program (its L3 entry), ``None`` for a single-chip one."""
+    hosts = [f.name for f in native.functions if f.level == "HOST" and f.role == "Orchestrator"]
+    return hosts[0] if hosts else None

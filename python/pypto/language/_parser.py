@@ -241,6 +241,8 @@ class FunctionDecl:
     pyfunc: Any = None
     #: A HOST function (``@pl.jit.host``): the entry of an L3 build.
     host: bool = False
+    #: A SubWorker (``role=pl.Role.SubWorker``): a host callback the HOST function calls.
+    sub_worker: bool = False
 
     @property
     def generic(self) -> bool:
@@ -386,6 +388,7 @@ class _Static:
         enums: Dict[str, Any] = {
             "FunctionType": S.FunctionType,
             "Level": S.Level,
+            "Role": S.Role,
             "Mem": S.MemorySpace,
             "MemorySpace": S.MemorySpace,
             "ScopeMode": S.ScopeMode,
@@ -780,10 +783,10 @@ class FunctionParser:
             if ty.kind == "tensor":
                 self.param_roots[v.id] = p.direction
             params.append((v, p.direction))
-        body = self.block(self.decl.node.body)
+        body = _distributed.sub_worker_body(self) if self.decl.sub_worker else self.block(self.decl.node.body)
         rets = self.return_types(body)
         fn = _native.IrFunction(
-            self.name, self.ftype, params, rets, body, self.sp(self.decl.node)
+            self.name, self.ftype, params, rets, body, self.sp(self.decl.node), _distributed.function_attrs(self.decl)
         )
         return fn, rets
 
@@ -2510,7 +2513,7 @@ def parse_class(cls: ast.ClassDef, src: Source, globals_: Dict[str, Any]) -> Any
                     f"method '{item.name}' of program {cls.name} is not a @pl.function",
                     "Decorate it with @pl.function(type=pl.FunctionType.X).",
                 )
-            decls.append(declare_function(item, ftype, src, globals_, True, False))
+            decls.append(_distributed.declare_in_class(item, ftype, src, globals_))
         elif isinstance(item, (ast.Pass, ast.Expr)):
             continue
         else:

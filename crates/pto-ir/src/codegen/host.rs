@@ -8,6 +8,11 @@
 //! <out>/next_levels/<chip>/            one single-chip build per Orchestration it dispatches
 //! ```
 //!
+//! A call of a SubWorker (`@pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)`,
+//! declared with a `...` body) is `orch.submit_sub(...)`; the build gets
+//! `sub_workers/<name>.py` (which refuses to run unbound) and `sub_workers/__required__.json`
+//! listing the callbacks `prepare(callbacks={...})` must bind.
+//!
 //! Each chip program is the Orchestration and the functions it reaches, compiled by
 //! [`super::compile`] (same passes, same codegen); the build keeps no `compiled_meta.json`
 //! there, as PyPTO's. The HOST body may hold `pl.range` loops, `pld.world_size()`, window
@@ -80,6 +85,7 @@ pub fn compile_distributed(
             source,
         })?;
     }
+    write_sub_workers(program, func, output_dir)?;
     let text = emit_host(program, func)?;
     write_file(
         &output_dir.join("orchestration").join("host_orch.py"),
@@ -104,6 +110,67 @@ pub fn compile_distributed(
         chips,
         params,
     })
+}
+
+/// Whether `f` is a SubWorker (a HOST callback run on a host sub-worker).
+pub fn is_sub_worker(f: &Function) -> bool {
+    f.attrs.str("role") == Some("SubWorker")
+}
+
+/// The SubWorkers the HOST body calls, in first-call order.
+fn sub_workers<'a>(program: &'a Program, func: &Function) -> Vec<&'a Function> {
+    let mut out: Vec<&Function> = Vec::new();
+    crate::ir::walk_stmts(&func.body, &mut |s| {
+        crate::ir::stmt_exprs(s, &mut |e| {
+            let Some(f) = e
+                .as_call()
+                .and_then(Call::function_name)
+                .and_then(|n| program.function(n))
+            else {
+                return;
+            };
+            if is_sub_worker(f) && !out.iter().any(|o| o.name == f.name) {
+                out.push(f);
+            }
+        })
+    });
+    out
+}
+
+/// `sub_workers/<name>.py` per SubWorker and `sub_workers/__required__.json` (sorted
+/// names of the runtime-bound ones). Only runtime-bound SubWorkers (a `...` body) exist
+/// here: a body would have to run as host Python.
+fn write_sub_workers(
+    program: &Program,
+    func: &Function,
+    output_dir: &Path,
+) -> Result<(), CompileError> {
+    let subs = sub_workers(program, func);
+    if subs.is_empty() {
+        return Ok(());
+    }
+    let dir = output_dir.join("sub_workers");
+    let mut required = Vec::new();
+    for f in subs {
+        if f.attrs.bool("requires_runtime_binding") != Some(true) {
+            return Err(refuse(
+                &f.span,
+                format!("SubWorker '{}' has a body; only runtime-bound SubWorkers (a `...` body) are supported", f.name),
+                "Declare it with a `...` body and bind it at run time: compiled.prepare(callbacks={'name': fn}).",
+            ));
+        }
+        let text = format!(
+            "def {n}(args):\n    raise RuntimeError(\"SubWorker '{n}' is a runtime-bound callback with no default implementation; supply it via prepare(callbacks={{'{n}': <fn>}}).\")\n",
+            n = f.name
+        );
+        write_file(&dir.join(format!("{}.py", f.name)), text.as_bytes())?;
+        required.push(format!("\"{}\"", f.name));
+    }
+    required.sort();
+    write_file(
+        &dir.join("__required__.json"),
+        format!("[{}]", required.join(", ")).as_bytes(),
+    )
 }
 
 fn host_params(func: &Function) -> Result<Vec<ParamInfo>, CompileError> {
@@ -140,6 +207,9 @@ fn chip_programs(program: &Program, func: &Function) -> Result<Vec<String>, Comp
             let Some(name) = c.function_name() else {
                 return;
             };
+            if program.function(name).is_some_and(is_sub_worker) {
+                return;
+            }
             let ok = program
                 .function(name)
                 .is_some_and(|f| f.ftype == FunctionType::Orchestration);
@@ -604,6 +674,13 @@ impl HostEmitter<'_> {
             ));
         }
         lines.extend(scalars);
+        if is_sub_worker(callee) {
+            lines.push(format!("orch.submit_sub(sub_ids[\"{name}\"], {ta})"));
+            for l in lines {
+                self.line(depth, &l);
+            }
+            return Ok(alias);
+        }
         lines.push(format!("_keep.append({ta})"));
         lines.push(format!(
             "_submit_chip(orch, callables[\"{name}\"], {ta}, config, {})",
