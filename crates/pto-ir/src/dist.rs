@@ -133,3 +133,84 @@ fn rank_slice(op: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> 
     }
     Ok(Type::tensor(kept, src.dtype))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{AttrValue, Var};
+
+    fn kw(items: &[(&str, AttrValue)]) -> Attrs {
+        let mut a = Attrs::new();
+        for (k, v) in items {
+            a.set(k, v.clone());
+        }
+        a
+    }
+
+    #[test]
+    fn a_window_is_a_view_no_larger_than_its_buffer() {
+        let buf_kw = kw(&[
+            ("shape", AttrValue::Ints(vec![2, 64])),
+            ("dtype", AttrValue::DType(DataType::Fp32)),
+        ]);
+        let buf_ty = deduce("dist.alloc_window_buffer", &[], &buf_kw).unwrap();
+        assert_eq!(buf_ty, Type::tensor(vec![2, 64], DataType::Fp32));
+        let buf = Expr::Var(Var::new("buf", buf_ty));
+        let view = kw(&[
+            ("shape", AttrValue::Ints(vec![1, 128])),
+            ("dtype", AttrValue::DType(DataType::Fp32)),
+        ]);
+        assert_eq!(
+            deduce("dist.window", std::slice::from_ref(&buf), &view).unwrap(),
+            Type::tensor(vec![1, 128], DataType::Fp32)
+        );
+        let big = kw(&[
+            ("shape", AttrValue::Ints(vec![4, 64])),
+            ("dtype", AttrValue::DType(DataType::Fp32)),
+        ]);
+        let e = deduce("dist.window", &[buf], &big).unwrap_err();
+        assert!(
+            e.message
+                .contains("does not fit the 512-byte window buffer"),
+            "{}",
+            e.message
+        );
+        let e = deduce(
+            "dist.alloc_window_buffer",
+            &[],
+            &kw(&[("shape", AttrValue::Ints(vec![4]))]),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("dtype missing"));
+    }
+
+    #[test]
+    fn a_rank_slice_drops_the_indexed_axes() {
+        let x = Expr::Var(Var::new("x", Type::tensor(vec![3, 4, 8], DataType::Fp16)));
+        let r = Expr::Var(Var::new("r", Type::Scalar(DataType::Index)));
+        let offs = Expr::List(vec![r, Expr::index(0), Expr::index(2)]);
+        let a = kw(&[
+            ("shape", AttrValue::Ints(vec![1, 4, 4])),
+            ("drop", AttrValue::Ints(vec![0])),
+        ]);
+        assert_eq!(
+            deduce("dist.slice", &[x.clone(), offs.clone()], &a).unwrap(),
+            Type::tensor(vec![4, 4], DataType::Fp16)
+        );
+        let out = kw(&[
+            ("shape", AttrValue::Ints(vec![1, 4, 8])),
+            ("drop", AttrValue::Ints(vec![0])),
+        ]);
+        let e = deduce("dist.slice", &[x, offs], &out).unwrap_err();
+        assert!(
+            e.message
+                .contains("axis 2 takes [2, 10) of a dimension of 8"),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            deduce("dist.world_size", &[], &Attrs::new()).unwrap(),
+            Type::Scalar(DataType::Index)
+        );
+    }
+}

@@ -708,3 +708,182 @@ fn simpler_dtype(d: DataType) -> String {
         .map(|e| e.replace("::", "."))
         .unwrap_or_else(|| "DataType.INT64".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Attrs, ForStmt, Param};
+
+    fn op(name: &str, args: Vec<Expr>, kwargs: Attrs, ty: Type) -> Expr {
+        Expr::Call(Box::new(Call {
+            callee: crate::ir::Callee::Op(name.into()),
+            args,
+            kwargs,
+            attrs: Attrs::new(),
+            ty,
+            span: Span::default(),
+            submit: None,
+        }))
+    }
+
+    fn assign(v: &Var, value: Expr) -> Stmt {
+        Stmt::new(
+            StmtKind::Assign {
+                targets: vec![v.clone()],
+                value,
+            },
+            Span::default(),
+        )
+    }
+
+    fn function(name: &str, ftype: FunctionType, params: Vec<Param>, body: Vec<Stmt>) -> Function {
+        Function {
+            name: name.into(),
+            ftype,
+            params,
+            return_types: vec![],
+            body,
+            span: Span::default(),
+            attrs: Attrs::new(),
+        }
+    }
+
+    /// `for r in range(world_size): chip(x[r], win, device=r)` with one window buffer.
+    fn program(device: bool) -> Program {
+        let t = |s: Vec<i64>| Type::tensor(s, DataType::Fp32);
+        let param = |n: &str, ty: Type, d| Param {
+            var: Var::new(n, ty),
+            direction: d,
+        };
+        let chip = function(
+            "chip",
+            FunctionType::Orchestration,
+            vec![
+                param("a", t(vec![4, 8]), ParamDirection::Out),
+                param("w", t(vec![4, 8]), ParamDirection::InOut),
+            ],
+            vec![],
+        );
+        let x = Var::new("x", t(vec![2, 4, 8]));
+        let (ws, r) = (
+            Var::new("n", Type::Scalar(DataType::Index)),
+            Var::new("r", Type::Scalar(DataType::Index)),
+        );
+        let (buf, win, xr) = (
+            Var::new("buf", t(vec![4, 8])),
+            Var::new("win", t(vec![4, 8])),
+            Var::new("xr", t(vec![4, 8])),
+        );
+        let mut shape = Attrs::new();
+        shape.set("shape", AttrValue::Ints(vec![4, 8]));
+        shape.set("dtype", AttrValue::DType(DataType::Fp32));
+        let mut slice = Attrs::new();
+        slice.set("shape", AttrValue::Ints(vec![1, 4, 8]));
+        slice.set("drop", AttrValue::Ints(vec![0]));
+        let mut attrs = Attrs::new();
+        if device {
+            attrs.set("device", AttrValue::Var(r.clone()));
+        }
+        let call = Expr::Call(Box::new(Call {
+            callee: crate::ir::Callee::Function("chip".into()),
+            args: vec![Expr::Var(xr.clone()), Expr::Var(win.clone())],
+            kwargs: Attrs::new(),
+            attrs,
+            ty: Type::Unit,
+            span: Span::new("p.py", 9, 5),
+            submit: None,
+        }));
+        let offsets = Expr::List(vec![Expr::Var(r.clone()), Expr::index(0), Expr::index(0)]);
+        let body = vec![
+            assign(
+                &win,
+                op(
+                    "dist.window",
+                    vec![Expr::Var(buf.clone())],
+                    shape.clone(),
+                    t(vec![4, 8]),
+                ),
+            ),
+            assign(
+                &xr,
+                op(
+                    "dist.slice",
+                    vec![Expr::Var(x.clone()), offsets],
+                    slice,
+                    t(vec![4, 8]),
+                ),
+            ),
+            Stmt::new(StmtKind::Eval(call), Span::default()),
+        ];
+        let host_body = vec![
+            assign(
+                &buf,
+                op("dist.alloc_window_buffer", vec![], shape, t(vec![4, 8])),
+            ),
+            assign(
+                &ws,
+                op(
+                    "dist.world_size",
+                    vec![],
+                    Attrs::new(),
+                    Type::Scalar(DataType::Index),
+                ),
+            ),
+            Stmt::new(
+                StmtKind::For(Box::new(ForStmt {
+                    var: r,
+                    start: Expr::index(0),
+                    stop: Expr::Var(ws),
+                    step: Expr::index(1),
+                    iter_args: vec![],
+                    body,
+                    yields: vec![],
+                    results: vec![],
+                })),
+                Span::default(),
+            ),
+        ];
+        let host = function(
+            "host",
+            FunctionType::Opaque,
+            vec![param("x", x.ty().clone(), ParamDirection::InOut)],
+            host_body,
+        );
+        Program {
+            name: "p".into(),
+            functions: vec![chip, host],
+        }
+    }
+
+    #[test]
+    fn the_host_body_becomes_a_domain_a_loop_and_one_dispatch_per_rank() {
+        let p = program(true);
+        let text = emit_host(&p, p.function("host").unwrap()).unwrap();
+        for want in [
+            "    tensors[\"__comm_d0_ord\"] = [torch.zeros((1,), dtype=torch.int32).share_memory_() for _ in range(max(world_size, 1))]\n",
+            "        window_size=(128),\n",
+            "            CommBufferSpec(name=\"buf\", dtype=\"opaque\", count=128, nbytes=128),\n",
+            "    ) as __comm_d0:\n        for r in range(0, world_size, 1):\n",
+            "            tensors[\"xr\"] = tensors[\"x\"][r, 0:4, 0:8]\n",
+            "_ta_0.add_tensor(make_tensor_arg(orch._worker, tensors[\"xr\"]), TensorArgType.OUTPUT_EXISTING)\n",
+            "_ta_0.add_tensor(__comm_d0[r].buffers[\"buf\"].tensor(shapes=(4, 8), dtype=DataType.FLOAT32), TensorArgType.INOUT)\n",
+            "_ta_0.add_tensor(make_tensor_arg(orch._worker, tensors[\"__comm_d0_ord\"][r]), TensorArgType.INOUT)\n",
+            "            _submit_chip(orch, callables[\"chip\"], _ta_0, config, r)\n",
+            "\n\nhost._pypto_distributed_entry = True\n",
+        ] {
+            assert!(text.contains(want), "missing {want:?} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_window_dispatch_without_a_rank_is_refused_where_it_is_written() {
+        let p = program(false);
+        let e = emit_host(&p, p.function("host").unwrap()).unwrap_err();
+        assert_eq!(e.span().map(|s| s.line), Some(9));
+        assert!(
+            e.to_string().contains("passes a window but names no rank"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("device=r"), "{e}");
+    }
+}
