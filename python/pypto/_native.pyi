@@ -444,7 +444,14 @@ class IrFunction:
         return_types: Sequence[IrType],
         body: Sequence[IrStmt],
         span: _SpanT,
+        attrs: Sequence[tuple[str, str, Any]] = ...,
     ) -> IrFunction: ...
+    @property
+    def level(self) -> Optional[str]: ...
+    @property
+    def role(self) -> Optional[str]: ...
+    @property
+    def requires_runtime_binding(self) -> bool: ...
     @property
     def name(self) -> str: ...
     @property
@@ -475,6 +482,18 @@ class IrProgram:
     def compile(
         self,
         output_dir: _Path,
+        platform: str = "a2a3sim",
+        backend_type: str = "Ascend910B",
+        dump_passes: bool = True,
+    ) -> dict[str, Any]: ...
+    def compile_distributed(
+        self,
+        host: str,
+        output_dir: _Path,
+        device_ids: Sequence[int],
+        num_sub_workers: int = 0,
+        runtime: str = "tensormap_and_ringbuffer",
+        aicpu_thread_num: int = 0,
         platform: str = "a2a3sim",
         backend_type: str = "Ascend910B",
         dump_passes: bool = True,

@@ -5,7 +5,7 @@
 //! - [`types`], [`ir`]: the IR — [`Program`]s of [`Function`]s whose bodies are
 //!   [`Stmt`]s over [`Expr`]s; variables ([`Var`]) are identities, attributes
 //!   ([`Attrs`]) are ordered and typed.
-//! - [`ops`]: the builtin operations and their type rules.
+//! - [`ops`]: the builtin operations and their type rules ([`dist`]: the distributed ones).
 //! - [`printer`]: the IR as DSL source (`pl.parse` reads it back);
 //!   [`equal`]: structural equality up to variable renaming.
 //! - [`passes`]: `InlineFunctions`, `ConvertToSSA`, `OutlineIncoreScopes`,
@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod codegen;
+pub mod dist;
 pub mod equal;
 pub mod error;
 mod fsutil;
@@ -33,6 +34,7 @@ pub mod passes;
 pub mod printer;
 pub mod types;
 
+pub use codegen::host::{compile_distributed, DistributedOptions, DistributedReport};
 pub use codegen::{compile, CompileOptions, CompileReport, CompileTimings};
 pub use error::CompileError;
 pub use ir::{

@@ -129,6 +129,11 @@ pub const OPS: &[OpInfo] = &[
     op!("array.get_element", Tensor),
     op!("array.update_element", Tensor),
     op!("system.task_dummy", Tensor),
+    // Distributed (HOST-level) operations: type rules in `crate::dist`.
+    op!("dist.world_size", Tensor),
+    op!("dist.alloc_window_buffer", Tensor),
+    op!("dist.window", Tensor),
+    op!("dist.slice", Tensor),
 ];
 
 /// The operation named `name`.
@@ -1124,6 +1129,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             }
             Ok(Type::TaskId)
         }
+        _ if name.starts_with("dist.") => crate::dist::deduce(name, args, kwargs),
         _ => err(
             format!("Unknown operation '{name}'"),
             "Check spelling, or use pl.tensor.*/pl.tile.* for explicit namespacing",

@@ -779,9 +779,10 @@ pub struct IrFunction {
 
 #[pymethods]
 impl IrFunction {
-    /// A function: `params` as `(var, direction)`.
+    /// A function: `params` as `(var, direction)`; `attrs` as `(key, kind, value)` (a HOST
+    /// function's `level` and `role`, `requires_runtime_binding`).
     #[new]
-    #[pyo3(signature = (name, ftype, params, return_types, body, span))]
+    #[pyo3(signature = (name, ftype, params, return_types, body, span, attrs = Vec::new()))]
     fn new(
         name: &str,
         ftype: &str,
@@ -789,6 +790,7 @@ impl IrFunction {
         return_types: Vec<IrType>,
         body: Vec<IrStmt>,
         span: (String, u32, u32),
+        attrs: Vec<(String, String, Bound<'_, PyAny>)>,
     ) -> PyResult<IrFunction> {
         let ftype = FunctionType::from_name(ftype)
             .ok_or_else(|| value_error(format!("unknown FunctionType '{ftype}'")))?;
@@ -810,9 +812,32 @@ impl IrFunction {
                 return_types: return_types.into_iter().map(|t| t.ty).collect(),
                 body: stmts(body),
                 span: span_of(span),
-                attrs: Attrs::new(),
+                attrs: attrs_from_py(attrs)?,
             },
         })
+    }
+
+    /// The level of a function marked `@pl.function(level=pl.Level.HOST, ...)` (`HOST`),
+    /// else `None`.
+    #[getter]
+    fn level(&self) -> Option<String> {
+        self.func.attrs.str("level").map(str::to_string)
+    }
+
+    /// The role of a HOST function (`Orchestrator`, `SubWorker`), else `None`.
+    #[getter]
+    fn role(&self) -> Option<String> {
+        self.func.attrs.str("role").map(str::to_string)
+    }
+
+    /// Whether the function is a SubWorker declared with a `...` body: a callback bound at
+    /// run time (`prepare(callbacks={...})`).
+    #[getter]
+    fn requires_runtime_binding(&self) -> bool {
+        self.func
+            .attrs
+            .bool("requires_runtime_binding")
+            .unwrap_or(false)
     }
 
     /// The name.
@@ -1000,6 +1025,55 @@ impl IrProgram {
                 program: report.program,
             },
         )?;
+        Ok(d)
+    }
+
+    /// Compiles into the L3 build `output_dir` with the HOST function `host` as entry
+    /// (`distributed_meta.json`, `orchestration/host_orch.py`, `next_levels/<chip>/`);
+    /// returns a dict: `output_dir`, `host`, `chips`.
+    #[pyo3(signature = (host, output_dir, device_ids, num_sub_workers = 0, runtime = "tensormap_and_ringbuffer", aicpu_thread_num = 0, platform = "a2a3sim", backend_type = "Ascend910B", dump_passes = true))]
+    #[allow(clippy::too_many_arguments)]
+    fn compile_distributed<'py>(
+        &self,
+        py: Python<'py>,
+        host: &str,
+        output_dir: PathBuf,
+        device_ids: Vec<i64>,
+        num_sub_workers: i64,
+        runtime: &str,
+        aicpu_thread_num: i64,
+        platform: &str,
+        backend_type: &str,
+        dump_passes: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let backend = pto_build_output::BackendType::from_name(backend_type).ok_or_else(|| {
+            value_error(format!(
+                "backend_type must be 'Ascend910B' or 'Ascend950', got {backend_type:?}"
+            ))
+        })?;
+        let config = pto_build_output::DistributedConfig::new(
+            device_ids,
+            num_sub_workers,
+            runtime.to_string(),
+            aicpu_thread_num,
+        )
+        .map_err(|e| value_error(e.to_string()))?;
+        let options = pto_ir::DistributedOptions {
+            compile: pto_ir::CompileOptions {
+                platform: platform.to_string(),
+                backend_type: backend,
+                dump_passes,
+            },
+            config,
+        };
+        let program = &self.program;
+        let report = py
+            .detach(|| pto_ir::compile_distributed(program, host, &output_dir, &options))
+            .map_err(|e| compile_error(py, e))?;
+        let d = PyDict::new(py);
+        d.set_item("output_dir", report.output_dir)?;
+        d.set_item("host", report.host)?;
+        d.set_item("chips", report.chips)?;
         Ok(d)
     }
 

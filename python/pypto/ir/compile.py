@@ -85,6 +85,7 @@ def compile(
     golden: Optional[Callable[[Dict[str, Any], Dict[str, Any]], None]] = None,
     rtol: float = 1e-5,
     atol: float = 1e-5,
+    distributed_config: Any = None,
     **pypto_options: Any,
 ) -> Any:
     """Compiles ``program`` into ``output_dir`` (default :func:`default_output_dir`; created,
@@ -95,6 +96,10 @@ def compile(
     ``inputs`` (one value per orchestration parameter) with ``golden`` (a
     ``compute_golden(tensors, params)`` that writes the expected outputs into ``tensors``,
     using only NumPy as ``np``) add ``golden.py``, ``data/in`` and ``data/out``.
+
+    A program with a HOST orchestrator (``@pl.function(level=pl.Level.HOST)``) compiles
+    into the L3 layout for ``distributed_config`` and returns the
+    :class:`~pypto.ir.DistributedCompiledProgram` (``docs/DSL.md``, several chips).
 
     Raises :class:`~pypto.language.errors.CompileError` (with ``stage``, ``hint`` and the
     source ``span``) when a pass or codegen refuses the program.
@@ -107,6 +112,15 @@ def compile(
     import pypto.runtime  # noqa: F401
 
     native = _native_program(program)
+    from pypto.language._distributed import host_entry
+
+    host = host_entry(native)
+    if host is not None:
+        from pypto.ir._compile_distributed import compile_distributed
+
+        return compile_distributed(
+            native, host, output_dir, platform=platform, distributed_config=distributed_config, dump_passes=bool(dump_passes)
+        )
     out = Path(output_dir) if output_dir is not None else default_output_dir(native.name)
     plat = platform or "a2a3sim"
     backend = backend_type.name if hasattr(backend_type, "name") else backend_type

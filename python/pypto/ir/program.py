@@ -59,6 +59,10 @@ class Program:
                 return f
         raise KeyError(f"no function {name!r} in program {self.name}; functions: {list(self.functions)}")
 
+    def get_function(self, name: str) -> Optional[_native.IrFunction]:
+        """The function named ``name``, or ``None`` (PyPTO's ``Program.get_function``)."""
+        return self.functions.get(name)
+
     def as_python(self, header: str = "IR printed by pypto.ir") -> str:
         """The program as DSL source."""
         return self._native.as_python(header)

@@ -23,13 +23,21 @@ from pypto.language import _parser as P
 from pypto.language import _surface as S
 from pypto.language.errors import ParserError, ParserSyntaxError, PythonSyntaxError
 
-__all__ = ["JitFunction", "function", "inline", "jit", "loads", "parse", "program"]
+__all__ = ["HostJitFunction", "JitFunction", "function", "inline", "jit", "loads", "parse", "program"]
 
 
-def function(fn: Optional[Callable[..., Any]] = None, *, type: S.FunctionType = S.FunctionType.Opaque) -> Any:
+def function(
+    fn: Optional[Callable[..., Any]] = None,
+    *,
+    type: S.FunctionType = S.FunctionType.Opaque,
+    level: Optional[S.Level] = None,
+    role: Optional[S.Role] = None,
+) -> Any:
     """Marks a method of a ``@pl.program`` class as a DSL function of ``type``
-    (``pl.FunctionType.Orchestration``, ``InCore``, ``AIC``, ``AIV``, ``Group``, ``Inline``).
-    The parser reads the decorator from the source; the method is never called."""
+    (``pl.FunctionType.Orchestration``, ``InCore``, ``AIC``, ``AIV``, ``Group``, ``Inline``),
+    or with ``level=pl.Level.HOST`` and ``role=pl.Role.Orchestrator`` / ``SubWorker`` a
+    HOST function of an L3 program. The parser reads the decorator from the source; the
+    method is never called."""
 
     def mark(f: Callable[..., Any], depth: int = 1) -> Callable[..., Any]:
         setattr(f, "__pypto_function_type__", type)
@@ -165,7 +173,7 @@ class JitFunction:
             if main_src is None:
                 main_src = src
             globals_ = dict(jf.fn.__globals__)
-            decls.append(P.declare_function(fdef, jf.ftype, src, globals_, False, True))
+            decls.append(jf._declare(fdef, src, globals_))
             for dep in P.jit_dependencies(fdef, globals_, lambda v: isinstance(v, JitFunction)):
                 target = globals_[dep]
                 assert isinstance(target, JitFunction)
@@ -175,6 +183,9 @@ class JitFunction:
         assert main_src is not None
         # Helpers first, the entry last (definition order of a program class).
         return decls[1:] + decls[:1], main_src
+
+    def _declare(self, fdef: Any, src: P.Source, globals_: Dict[str, Any]) -> P.FunctionDecl:
+        return P.declare_function(fdef, self.ftype, src, globals_, False, True)
 
     def lower(self, *args: Any) -> Program:
         """The program for arguments ``args`` (arrays fix the shapes of bare tensors)."""
@@ -244,6 +255,48 @@ class JitFunction:
         return f"<pl.jit {self.ftype} {self.fn.__name__}>"
 
 
+class HostJitFunction(JitFunction):
+    """A ``@pl.jit.host`` function: the HOST orchestrator of an L3 program. It dispatches
+    ``@pl.jit`` chip programs per rank (``chip(args..., device=r)``); ``compile`` writes the
+    L3 build (``host_orch.py``, ``next_levels/``) and returns the
+    :class:`~pypto.ir.DistributedCompiledProgram`."""
+
+    def __init__(self, fn: Callable[..., Any], config: Any = None) -> None:
+        super().__init__(fn, "Host", config)
+
+    def _declare(self, fdef: Any, src: P.Source, globals_: Dict[str, Any]) -> P.FunctionDecl:
+        decl = P.declare_function(fdef, "Opaque", src, globals_, False, True)
+        decl.host = True
+        return decl
+
+    def compile(self, *args: Any, output_dir: Optional[str] = None, config: Any = None) -> Any:
+        """Compiles for ``args`` (cached per argument signature in this object) for the
+        config's ``distributed_config``; returns the ``DistributedCompiledProgram``."""
+        from pypto.ir._compile_distributed import compile_distributed
+
+        cfg = config if config is not None else self.config
+        key = tuple(_signature_key(a) for a in args)
+        if key in self._compiled:
+            return self._compiled[key]
+        out = output_dir
+        if out is None and cfg is not None and getattr(cfg, "save_kernels_dir", None):
+            out = str(cfg.save_kernels_dir)
+        compiled = compile_distributed(
+            self.lower(*args).native,
+            self.fn.__name__,
+            out,
+            platform=getattr(cfg, "platform", None),
+            distributed_config=getattr(cfg, "distributed_config", None),
+        )
+        self._compiled[key] = compiled
+        return compiled
+
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        """Compiles on the first call with these shapes, then runs over the devices."""
+        cfg = config if config is not None else self.config
+        return self.compile(*args, config=cfg)(*args, config=cfg)
+
+
 def _arg_type(a: Any, i: int, entry: str) -> Any:
     shape = getattr(a, "shape", None)
     dtype = getattr(a, "dtype", None)
@@ -280,6 +333,12 @@ class _Jit:
     def inline(self, fn: Callable[..., Any]) -> JitFunction:
         """``@pl.jit.inline``: a helper spliced into every ``@pl.jit`` caller."""
         return JitFunction(fn, "Inline")
+
+    def host(self, fn: Optional[Callable[..., Any]] = None, *, config: Any = None) -> Any:
+        """``@pl.jit.host``: the HOST orchestrator of an L3 (several-chip) program."""
+        if fn is not None:
+            return HostJitFunction(fn, config)
+        return lambda f: HostJitFunction(f, config)
 
     def incore(self, fn: Callable[..., Any]) -> JitFunction:
         """``@pl.jit.incore``: a kernel helper."""

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from pypto import _native
+from pypto.language import _distributed
 from pypto.language import _surface as S
 from pypto.language.errors import (
     InvalidOperationError,
@@ -241,6 +242,10 @@ class FunctionDecl:
     return_types: Optional[List[Any]]
     is_method: bool = True
     pyfunc: Any = None
+    #: A HOST function (``@pl.jit.host``): the entry of an L3 build.
+    host: bool = False
+    #: A SubWorker (``role=pl.Role.SubWorker``): a host callback the HOST function calls.
+    sub_worker: bool = False
 
     @property
     def generic(self) -> bool:
@@ -255,6 +260,8 @@ def _pl_path(node: ast.AST) -> Optional[str]:
         node = node.value
     if isinstance(node, ast.Name) and node.id == "pl" and parts:
         return ".".join(reversed(parts))
+    if isinstance(node, ast.Name) and node.id == "pld" and parts:
+        return _distributed.PREFIX + ".".join(reversed(parts))
     return None
 
 
@@ -384,6 +391,7 @@ class _Static:
         enums: Dict[str, Any] = {
             "FunctionType": S.FunctionType,
             "Level": S.Level,
+            "Role": S.Role,
             "Mem": S.MemorySpace,
             "MemorySpace": S.MemorySpace,
             "ScopeMode": S.ScopeMode,
@@ -411,6 +419,9 @@ def parse_annotation(ann: ast.AST, static: _Static, src: Source, allow_bare: boo
     if isinstance(node, ast.Subscript) and _pl_path(node.value) in ("Out", "InOut"):
         direction = str(_pl_path(node.value))
         node = node.slice
+    window = _distributed.annotation(node, static, src)
+    if window is not None:
+        return window
     if allow_bare and _pl_path(node) == "Tensor":
         return None, direction, "tensor"
     bare = _pl_path(node)
@@ -833,10 +844,10 @@ class FunctionParser:
                 self.param_roots[v.id] = p.direction
                 self.declare_param_view(p, v)
             params.append((v, p.direction))
-        body = self.block(self.decl.node.body)
+        body = _distributed.sub_worker_body(self) if self.decl.sub_worker else self.block(self.decl.node.body)
         rets = self.return_types(body)
         fn = _native.IrFunction(
-            self.name, self.ftype, params, rets, body, self.sp(self.decl.node)
+            self.name, self.ftype, params, rets, body, self.sp(self.decl.node), _distributed.function_attrs(self.decl)
         )
         return fn, rets
 
@@ -1725,11 +1736,14 @@ class FunctionParser:
         explicit_dumps: List[Any] = []
         deps: List[Any] = []
         extra_attrs: List[AttrItem] = []
+        device: List[AttrItem] = []
         attrs_node = None
         for kw in keywords:
             if kw.arg is None:
                 raise self.syntax(kw, "**kwargs in a call", "")
-            if kw.arg == "attrs":
+            if kw.arg == "device" and not submit:
+                device.append(_distributed.device_attr(self, kw, name))
+            elif kw.arg == "attrs":
                 attrs_node = kw.value
             elif submit and kw.arg == "deps":
                 deps = self.task_id_list(kw.value, f"'{name}'")
@@ -1800,6 +1814,7 @@ class FunctionParser:
         if dump_vars:
             attrs.append(("dump_vars", "vars", dump_vars))
         attrs.extend(extra_attrs)
+        attrs.extend(device)
         attrs.extend(a for a in self.spmd if not any(a[0] == e[0] for e in extra_attrs))
         if submit:
             items = list(rets) + [IrType.task_id()]
@@ -2041,6 +2056,8 @@ class FunctionParser:
             return self.op_call_ir("array.get_element", [base, self.scalar_expr(node.slice)], [], node)
         if base.type.kind != "tensor":
             raise self.typeerr(node, f"cannot subscript a {_type_desc(base.type)}", "Slice tensors: t[0:16, :].")
+        if _distributed.is_host(self):
+            return _distributed.host_subscript(self, node, base)
         shape = list(base.type.shape or [])
         items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         if len(items) > len(shape):
@@ -2225,6 +2242,8 @@ class FunctionParser:
         )
 
     def pl_call(self, node: ast.Call, path: str) -> Any:
+        if path.startswith(_distributed.PREFIX):
+            return _distributed.call(self, node, path[len(_distributed.PREFIX) :])
         if path == "dump_tag":
             raise self.operr(node, "Unknown operation 'pl.dump_tag'", _UNKNOWN_OP_HINT)
         if path == "submit":
@@ -2656,7 +2675,7 @@ def parse_class(cls: ast.ClassDef, src: Source, globals_: Dict[str, Any]) -> Any
                     f"method '{item.name}' of program {cls.name} is not a @pl.function",
                     "Decorate it with @pl.function(type=pl.FunctionType.X).",
                 )
-            decls.append(declare_function(item, ftype, src, globals_, True, False))
+            decls.append(_distributed.declare_in_class(item, ftype, src, globals_))
         elif isinstance(item, (ast.Pass, ast.Expr)):
             continue
         else:

@@ -117,6 +117,14 @@ class Level(enum.Enum):
     HOST = 2
 
 
+class Role(enum.Enum):
+    """What a HOST function is (``@pl.function(level=pl.Level.HOST, role=...)``): the
+    host orchestrator of an L3 program, or a SubWorker callback it calls."""
+
+    Orchestrator = 0
+    SubWorker = 1
+
+
 class MemorySpace(enum.Enum):
     """An on-chip memory of a tile (``pl.Mem.Vec``, ...)."""
 

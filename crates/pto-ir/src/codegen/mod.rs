@@ -14,11 +14,15 @@
 //! <out>/report/                   always created, as PyPTO does
 //! ```
 //!
+//! A program whose entry is a HOST function compiles into PyPTO's L3 layout instead
+//! ([`host`]: `distributed_meta.json`, `orchestration/host_orch.py`, `next_levels/<chip>/`).
+//!
 //! Build-kind markers of another layout (`distributed_meta.json`, `orchestration/host_orch.py`
 //! ...) left by an earlier build in the same directory are deleted. `debug/run.py` and
 //! `golden.py` are written by the Python front end (they need the caller's inputs and
 //! reference).
 
+pub mod host;
 pub mod orchestration;
 pub mod pto;
 pub mod wrapper;
