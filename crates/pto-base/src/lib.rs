@@ -6,6 +6,7 @@
 //!   durability policy, and bounded reads ([`fs::read_limited`]).
 //! * [`human_size`]: a byte count as `4 GiB` / `8 MiB` / `64 KiB` / `100 bytes`.
 //! * [`dtype`]: Simpler's element types (enum value, name, size), the one table of them.
+//! * [`fnv1a64`]: a hash of bytes that is stable across Rust releases (for pinned outputs).
 
 pub mod dtype;
 pub mod fs;
@@ -22,9 +23,24 @@ pub fn human_size(bytes: u64) -> String {
     format!("{bytes} bytes")
 }
 
+/// FNV-1a, 64 bits, of `bytes`: stable across Rust releases and platforms (std's hasher is
+/// not), for tests that pin output bytes as a length and a hash.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::human_size;
+    use super::{fnv1a64, human_size};
+
+    #[test]
+    fn fnv1a64_matches_the_published_test_vectors() {
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
+    }
 
     #[test]
     fn human_size_uses_the_largest_exact_unit() {

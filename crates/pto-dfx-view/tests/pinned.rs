@@ -17,13 +17,6 @@ use pto_dfx_view::{critical_path, scope_stats_plot};
 use crate::common::data;
 use crate::synth;
 
-/// FNV-1a, 64 bits: stable across Rust releases (std's hasher is not).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 /// `(name, length, hash)` of `output` with `dir` masked; the bytes are kept for a diff.
 fn pin(name: &str, output: &Path, dir: &Path) -> (String, usize, u64) {
     let text = std::fs::read(output).unwrap();
@@ -31,7 +24,11 @@ fn pin(name: &str, output: &Path, dir: &Path) -> (String, usize, u64) {
     let masked = text.replace(&dir.display().to_string(), "<dir>");
     let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pinned-{name}"));
     std::fs::write(&keep, &masked).unwrap();
-    (name.to_string(), masked.len(), fnv1a(masked.as_bytes()))
+    (
+        name.to_string(),
+        masked.len(),
+        pto_base::fnv1a64(masked.as_bytes()),
+    )
 }
 
 fn check(actual: &[(String, usize, u64)], expected: &[(&str, usize, u64)]) {
