@@ -488,6 +488,16 @@ impl<'a> Interp<'a> {
                 self.tick(t.data.len() as u64)?;
                 Value::Tile(t)
             }
+            "tile.alloc" => {
+                let (rows, cols, dtype) = Self::result_tile(c)?;
+                Value::Tile(TileVal {
+                    rows,
+                    cols,
+                    dtype,
+                    data: vec![0.0; rows * cols],
+                    valid: None,
+                })
+            }
             "tile.get_block_idx" => Value::Scalar(self.block.0 as f64),
             "tile.get_block_num" => Value::Scalar(self.block.1 as f64),
             "tile.store" => {
@@ -713,10 +723,12 @@ impl<'a> Interp<'a> {
                 let source = Self::tile_of(take(&mut args, 1), op)?;
                 let at = Self::list_of(take(&mut args, 2))?;
                 let (r0, c0) = Self::window_origin(&at, &source, &target, op)?;
+                // An accumulator written into a narrower Mat tile rounds (FIXPIPE).
+                let d = target.dtype;
                 for r in 0..source.rows {
                     for col in 0..source.cols {
                         target.data[(r0 + r) * target.cols + c0 + col] =
-                            source.data[r * source.cols + col];
+                            round_to(source.data[r * source.cols + col], d);
                     }
                 }
                 self.tick(source.data.len() as u64)?;

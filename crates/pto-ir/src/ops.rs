@@ -119,6 +119,8 @@ pub const OPS: &[OpInfo] = &[
     op!("tile.transpose_view", Tile, "pto.treshape"),
     op!("tile.get_block_idx", Tile, "pto.get_block_idx"),
     op!("tile.get_block_num", Tile, "pto.get_block_num"),
+    // Issue 26 (auto-tiled matmuls): a cube scratch tile of unspecified contents.
+    op!("tile.alloc", Tile, "pto.alloc_tile"),
     op!("tensor.create", Tensor),
     op!("tensor.slice", Tensor),
     op!("tensor.reshape", Tensor),
@@ -242,6 +244,48 @@ fn ints_kw<'a>(op: &str, kwargs: &'a Attrs, key: &str) -> Result<&'a [i64], OpEr
             "Shapes are static: write them as [16, 16].",
         ),
     }
+}
+
+/// An accumulator written into a Mat tile of a narrower float type (the cube's FIXPIPE
+/// write-back rounds to nearest even): the one `tile.assemble` that changes the dtype.
+fn fixpipe_narrowing(source: &TileType, target: &TileType) -> bool {
+    source.memory == MemorySpace::Acc
+        && target.memory == MemorySpace::Mat
+        && source.dtype == DataType::Fp32
+        && matches!(target.dtype, DataType::Bf16 | DataType::Fp16)
+}
+
+/// `tile.alloc(shape=, dtype=, target_memory=)`: a scratch tile of a cube memory (Mat)
+/// whose contents are unspecified until written (`tile.assemble`).
+fn alloc_type(op: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> {
+    if !args.is_empty() {
+        return err(
+            format!("{op}: takes no operands"),
+            "Write the shape, dtype and memory as keywords.",
+        );
+    }
+    let shape = ints_kw(op, kwargs, "shape")?;
+    let (Some(dtype), Some(memory)) = (kwargs.dtype("dtype"), kwargs.memory("target_memory"))
+    else {
+        return err(format!("{op}: dtype and target_memory are required"), "");
+    };
+    if shape.len() != 2 || memory != MemorySpace::Mat {
+        return err(
+            format!(
+                "{op}: a [rows, cols] tile in pl.Mem.Mat is allocated, got {shape:?} in pl.Mem.{}",
+                memory.name()
+            ),
+            "Vector scratch tiles are pl.create_tile(..., target_memory=pl.Mem.Vec).",
+        );
+    }
+    let t = TileType {
+        rows: shape[0],
+        cols: shape[1],
+        dtype,
+        memory,
+    };
+    check_tile_fits(op, &t)?;
+    Ok(Type::Tile(t))
 }
 
 fn check_tile_fits(op: &str, t: &TileType) -> Result<(), OpError> {
@@ -862,7 +906,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             let target = tile_arg(op, args, 0, "the target")?;
             let source = tile_arg(op, args, 1, "the source")?;
             let offsets = list_arg(op, args, 2, "offsets")?;
-            if target.dtype != source.dtype {
+            if target.dtype != source.dtype && !fixpipe_narrowing(&source, &target) {
                 return err(
                     format!(
                         "{op}: the source {} and the target {} hold different element types",
@@ -934,6 +978,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             arity(0)?;
             Ok(Type::Scalar(DataType::Index))
         }
+        "tile.alloc" => alloc_type(op, args, kwargs),
         "tile.reshape" => {
             arity(1)?;
             let a = tile_arg(op, args, 0, "the operand")?;
@@ -1309,7 +1354,11 @@ mod tests {
 
     #[test]
     fn every_tile_op_lowers_in_ptoas() {
-        for op in OPS.iter().filter(|o| o.level == OpLevel::Tile) {
+        // `pto.alloc_tile` (tile.alloc) declares a tile; it is not an instruction.
+        for op in OPS
+            .iter()
+            .filter(|o| o.level == OpLevel::Tile && o.pto != "pto.alloc_tile")
+        {
             let inst = op.pto.trim_start_matches("pto.");
             assert!(
                 ptoas::lower::lowers_tile_op(inst) || ptoas::lower::QUERY_OPS.contains(&inst),
@@ -1325,7 +1374,9 @@ mod tests {
         for op in OPS {
             if op.level == OpLevel::Tile {
                 assert!(
-                    op.pto.starts_with("pto.t") || op.pto.starts_with("pto.get_"),
+                    op.pto.starts_with("pto.t")
+                        || op.pto.starts_with("pto.get_")
+                        || op.pto == "pto.alloc_tile",
                     "{}",
                     op.name
                 );

@@ -374,6 +374,9 @@ fn print_stmt(out: &mut String, s: &Stmt, level: usize, names: &mut Names) {
                     if let Some(h) = sc.attrs.str("name_hint") {
                         parts.push(format!("name_hint={}", py_str(h)));
                     }
+                    if let Some(o) = at_optimizations(&sc.attrs) {
+                        parts.push(o);
+                    }
                     let _ = write!(out, "with pl.at({})", parts.join(", "));
                 }
             }
@@ -385,6 +388,18 @@ fn print_stmt(out: &mut String, s: &Stmt, level: usize, names: &mut Names) {
             print_body(out, &sc.body, level + 1, names, None);
         }
     }
+}
+
+/// `optimizations=[...]` of a `pl.at` scope (its `split` and `slot_num` attributes).
+fn at_optimizations(attrs: &crate::ir::Attrs) -> Option<String> {
+    let mut items = Vec::new();
+    if let Some(mode) = attrs.str("split") {
+        items.push(format!("pl.split(pl.SplitMode.{mode})"));
+    }
+    if let Some(n) = attrs.int("slot_num") {
+        items.push(format!("pl.cross_core_slot(slot_num={n})"));
+    }
+    (!items.is_empty()).then(|| format!("optimizations=[{}]", items.join(", ")))
 }
 
 /// A Python string literal.

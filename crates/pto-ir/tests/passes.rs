@@ -400,12 +400,14 @@ fn outline_captures_inputs_derives_directions_and_sorts_dumps_by_argument() {
     }
 }
 
-#[test]
-fn outline_refuses_tiles_crossing_the_boundary() {
+/// Two scopes: the first loads `t` (of `memory`) from `a`, the second stores it into `o`.
+fn tile_across_scopes(memory: pto_ir::MemorySpace) -> pto_ir::Function {
     let a = Var::new("a", t2(16, 16));
-    let t = Var::new("t", tile(16, 16));
+    let t = Var::new("t", Type::tile(16, 16, pto_ir::DataType::Fp32, memory));
     let o = Var::new("o", t2(16, 16));
-    let f = func(
+    let mut load = shapes(&[16, 16]);
+    load.set("target_memory", pto_ir::ir::AttrValue::Memory(memory));
+    func(
         "main",
         FunctionType::Orchestration,
         &[(&a, ParamDirection::In), (&o, ParamDirection::Out)],
@@ -414,7 +416,7 @@ fn outline_refuses_tiles_crossing_the_boundary() {
             at_scope(
                 vec![assign(
                     &t,
-                    op("tile.load", vec![v(&a), list(&[0, 0])], shapes(&[16, 16])),
+                    op("tile.load", vec![v(&a), list(&[0, 0])], load),
                 )],
                 &[],
             ),
@@ -427,12 +429,37 @@ fn outline_refuses_tiles_crossing_the_boundary() {
                 &[],
             ),
         ],
+    )
+}
+
+#[test]
+fn outline_hands_a_vector_tile_to_a_later_scope_through_a_workspace() {
+    let p = outline::run(program(vec![tile_across_scopes(pto_ir::MemorySpace::Vec)])).unwrap();
+    let main = &p.functions[0];
+    // A workspace tensor, the first kernel storing into it, the second reading it.
+    let StmtKind::Assign { targets, value } = &main.body[0].kind else {
+        panic!("{:?}", main.body[0])
+    };
+    assert_eq!(targets[0].name(), "t_ws");
+    assert_eq!(
+        value.as_call().and_then(|c| c.op_name()),
+        Some("tensor.create")
     );
-    let e = outline::run(program(vec![f])).unwrap_err();
+    let second = &p.functions[2];
+    let StmtKind::Assign { value, .. } = &second.body[0].kind else {
+        panic!("{:?}", second.body[0])
+    };
+    let load = value.as_call().unwrap();
+    assert_eq!(load.op_name(), Some("tile.load"));
+    assert_eq!(second.params[0].var.name(), "t_ws");
+}
+
+#[test]
+fn outline_refuses_a_mat_tile_crossing_the_boundary() {
+    let e = outline::run(program(vec![tile_across_scopes(pto_ir::MemorySpace::Mat)])).unwrap_err();
     assert!(
-        e.to_string().contains(
-            "'t' (Tile[[16, 16], FP32]) is computed inside this pl.at scope and used after it"
-        ),
+        e.to_string()
+            .contains("tile 't' (pl.Mem.Mat) is computed in one pl.at scope and used in another"),
         "{e}"
     );
 }

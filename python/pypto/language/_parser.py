@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Un
 from pypto import _native
 from pypto.language import _distributed
 from pypto.language import _surface as S
+from pypto.language._auto_tile import AutoTiler, TiledMatmul, oversized
 from pypto.language.errors import (
     InvalidOperationError,
     ParserError,
@@ -796,6 +797,9 @@ class FunctionParser:
         self.loop_depth = 0
         self.types = types
         self.param_roots: Dict[int, str] = {}
+        # Matmuls larger than the cube buffers (pypto.language._auto_tile).
+        self.tiler = AutoTiler(self)
+        self.tiled_ok = False
         # Orchestration windows made by pl.slice(..., valid_shape=...) (by var id).
         self.valid_slices: Set[int] = set()
         # Tensor parameters whose annotation declares a partial valid shape (by var id).
@@ -953,6 +957,13 @@ class FunctionParser:
 
     def lookup(self, node: ast.Name) -> Any:
         if node.id in self.names:
+            if isinstance(self.names[node.id], TiledMatmul):
+                raise self.operr(
+                    node,
+                    f"'{node.id}' is a matmul result larger than the cube buffers (L0A / L0B / L0C), tiled by the compiler",
+                    "Use it as pl.assemble(t, c, [r, col]) / pl.store(c, [r, col], t) into a tensor, "
+                    "pl.cast(c, dtype, mode=\"rint\"), or an operand of another pl.matmul.",
+                )
             return self.names[node.id]
         if node.id in self.decl.globals:
             v = self.decl.globals[node.id]
@@ -1015,7 +1026,11 @@ class FunctionParser:
                     return
             self.store_into(s, target, value)
             return
-        expr = self.expr(value)
+        expr = self.tiled_value(value) if isinstance(target, ast.Name) else self.expr(value)
+        if isinstance(expr, TiledMatmul):
+            assert isinstance(target, ast.Name)
+            self.names[target.id] = expr
+            return
         ty = expr.type
         if isinstance(target, ast.Name):
             if ty.kind == "unit":
@@ -1047,6 +1062,55 @@ class FunctionParser:
         types = list(ty.items) if ty.kind == "tuple" else [ty]
         vars_ = self.bind_targets([target], types, s)
         self.emit(IrStmt.assign(vars_, expr, self.sp(s)))
+
+    def tiled_value(self, value: ast.expr) -> Any:
+        """A value bound to a name: may be a :class:`TiledMatmul` (``c = pl.matmul(a, b)`` too
+        large for the cube buffers, or ``pl.cast`` of one); elsewhere such a matmul is refused."""
+        self.tiled_ok = isinstance(value, ast.Call) and _pl_path(value.func) in ("matmul", "cast", "tile.matmul", "tile.cast")
+        try:
+            return self.expr(value)
+        finally:
+            self.tiled_ok = False
+
+    def tiled_of(self, node: ast.expr) -> Optional[TiledMatmul]:
+        """The tiled matmul result ``node`` names, if it names one."""
+        v = self.names.get(node.id) if isinstance(node, ast.Name) else None
+        return v if isinstance(v, TiledMatmul) else None
+
+    def matmul_operands(self, b: Dict[str, ast.expr], node: ast.Call) -> Any:
+        """The operands of ``pl.matmul``: a tiled result is written into a Mat tile first.
+        Returns a :class:`TiledMatmul` when the product itself exceeds the cube buffers."""
+        tiled = self.tiled_ok
+        self.tiled_ok = False
+        sides = []
+        for key in ("lhs", "rhs"):
+            t = self.tiled_of(b[key])
+            sides.append(self.tiler.scratch(t, node) if t is not None else self.expr(b[key]))
+        lhs, rhs = sides
+        cube = all(e.type.kind == "tensor" or (e.type.kind == "tile" and e.type.memory == "Mat") for e in sides)
+        if not (self.in_kernel() and cube and oversized(lhs, rhs)):
+            return lhs, rhs
+        if not tiled:
+            raise self.operr(
+                node,
+                "a pl.matmul larger than the cube buffers (L0A / L0B / L0C) inside an expression",
+                "Bind it to a name first (c = pl.matmul(a, b)), then assemble, cast or multiply c.",
+            )
+        (m, k), n = [int(d) for d in lhs.type.shape], int(rhs.type.shape[1])
+        acc = "INT32" if str(lhs.type.dtype) == "INT8" else "FP32"
+        return TiledMatmul(lhs, rhs, m, k, n, acc)
+
+    def tiled_cast(self, t: TiledMatmul, b: Dict[str, ast.expr], dt: Any, allowed: bool, node: ast.Call) -> TiledMatmul:
+        """``pl.cast(c, dtype, mode="rint")`` of a tiled result (bound to a name when
+        ``allowed``): narrowed on the cube's write-back."""
+        mode = self.static(b["mode"]) if "mode" in b else "round"
+        if mode != "rint" or not allowed or dt.name not in ("BF16", "FP16"):
+            raise self.operr(
+                node,
+                f"pl.cast(..., pl.{dt.name}, mode={mode!r}) of a matmul result tiled by the compiler",
+                "Write c2 = pl.cast(c, pl.BF16, mode=\"rint\") (the cube write-back's rounding) and use c2 in a pl.matmul.",
+            )
+        return TiledMatmul(t.lhs, t.rhs, t.m, t.k, t.n, t.acc_dtype, dt.name)
 
     def array_store(self, s: ast.stmt, target: ast.Subscript, base: Any, value: ast.expr) -> None:
         """``arr[i] = v``: ``arr = pl.array.update_element(arr, i, v)`` (the name is rebound
@@ -2375,6 +2439,9 @@ class FunctionParser:
         atomic = S.AtomicType.None_
         if "atomic" in b:
             atomic = self.static_enum(b["atomic"], S.AtomicType, "atomic")
+        tiled = self.tiled_of(b["source"])
+        if tiled is not None and self.in_kernel() and atomic == S.AtomicType.None_:
+            return self.tiler.store(tiled, self.expr(b["target"]), self.static_ints(b["offset"], "offset"), node)
         target, source = self.expr(b["target"]), self.expr(b["source"])
         offsets = self.offsets(b["offset"], "offset")
         if target.type.kind == "tile":
@@ -2457,6 +2524,9 @@ class FunctionParser:
             return self.op_call_ir("tile.load", args, kwargs, node)
         if op == "store":
             b = self.bind_args(node, op, ["tile", "offsets", "output_tensor", "shapes"], {"shapes": None})
+            tiled = self.tiled_of(b["tile"])
+            if tiled is not None and "shapes" not in b:
+                return self.tiler.store(tiled, self.expr(b["output_tensor"]), self.static_ints(b["offsets"], "offsets"), node)
             tile = self.expr(b["tile"])
             if "shapes" in b:
                 shapes = self.static_ints(b["shapes"], "shapes")
@@ -2515,7 +2585,13 @@ class FunctionParser:
             dt = self.static(b["target_type"])
             if not isinstance(dt, S.DataType):
                 raise self.operr(b["target_type"], "pl.cast target_type must be a pl dtype", "Write pl.cast(t, pl.BF16).")
+            allowed, self.tiled_ok = self.tiled_ok, False
+            tiled = self.tiled_of(b["tile"])
+            if tiled is not None:
+                return self.tiled_cast(tiled, b, dt, allowed, node)
             value = self.atom(self.expr(b["tile"]), b["tile"])
+            if self.in_kernel() and value.type.kind == "tile" and value.type.memory == "Acc" and "mode" in b and self.static(b["mode"]) == "rint":
+                return self.tiler.fold_cast(value, dt.name, node)
             if value.type.kind == "scalar":
                 if "mode" in b:
                     raise self.operr(b["mode"], "pl.cast(mode=...) of a scalar", "Scalars convert toward zero; omit mode=.")
@@ -2546,8 +2622,11 @@ class FunctionParser:
                         f"pl.matmul({flag}=True) is not supported yet",
                         "Transpose the operand first (pl.transpose on a vector tile), or omit the flag.",
                     )
-            lhs = self.cube_operand(self.expr(b["lhs"]), "Left", b["lhs"])
-            rhs = self.cube_operand(self.expr(b["rhs"]), "Right", b["rhs"])
+            operands = self.matmul_operands(b, node)
+            if isinstance(operands, TiledMatmul):
+                return operands
+            lhs = self.cube_operand(operands[0], "Left", b["lhs"])
+            rhs = self.cube_operand(operands[1], "Right", b["rhs"])
             expr = self.op_call_ir("tile.matmul", [lhs, rhs], [], node)
             if "out_dtype" in b:
                 dt = self.static(b["out_dtype"])

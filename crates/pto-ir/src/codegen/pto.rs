@@ -797,6 +797,13 @@ impl<'a> Emitter<'a> {
                 self.line(&text, span);
                 bind_tile(self, out);
             }
+            "tile.alloc" => {
+                let ty = result_tile
+                    .clone()
+                    .ok_or_else(|| perr(span, "tile.alloc".into(), ""))?;
+                let out = self.alloc(&hint, &ty, span);
+                bind_tile(self, out);
+            }
             "tile.get_block_idx" | "tile.get_block_num" => {
                 let out = self.name_for(&hint);
                 let query = op.trim_start_matches("tile.");

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | 1 | [`inline`] `InlineFunctions` | splices `Inline` functions, transfers call-site dump tags |
 //! | 2 | [`ssa`] `ConvertToSSA` | one variable per definition, loop-carried values, merged branches |
-//! | 3 | [`outline`] `OutlineIncoreScopes` | `pl.at` scopes → InCore kernels + dispatches, scope dumps → dispatch dumps |
+//! | 3 | [`outline`] `OutlineIncoreScopes` | mixed scopes split in two and tiles handed between scopes ([`mixed`]); `pl.at` scopes → InCore kernels + dispatches, scope dumps → dispatch dumps |
 //! | 4 | [`directions`] `ResolveKernelCoreTypes` | InCore → AIC / AIV |
 //! | 5 | [`directions`] `DeriveCallDirections` | `arg_directions` on every dispatch |
 //!
@@ -16,6 +16,7 @@
 pub mod clone;
 pub mod directions;
 pub mod inline;
+pub mod mixed;
 pub mod outline;
 pub mod ssa;
 

@@ -13,6 +13,8 @@
 //!   silently (a forward-sticky tag reaches only the dispatches that take the tensor).
 //! * The dispatch is a `pl.submit` when the scope has `as tid` or `deps=`, else a plain
 //!   call. A parent of type `Opaque` becomes an `Orchestration`.
+//! * First, [`super::mixed`] splits scopes holding cube and vector work in two and hands
+//!   tiles that leave a scope to the later scopes through workspace tensors.
 
 use std::collections::{HashMap, HashSet};
 
@@ -35,6 +37,7 @@ pub fn run(mut program: Program) -> Result<Program, CompileError> {
             reject_nested_scopes(&f.body, "a kernel function")?;
             continue;
         }
+        f.body = super::mixed::prepare(&f.body)?;
         let reads = read_counts(&f.body);
         let mut ctx = Outliner {
             parent: f.name.clone(),

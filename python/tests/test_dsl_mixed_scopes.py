@@ -1,0 +1,124 @@
+"""Scopes holding cube and vector work (PyPTO's mixed kernels, ``advanced/03_mixed_kernel``)
+and tiles used after their scope: ``OutlineIncoreScopes`` splits a mixed ``pl.at`` scope
+into a cube kernel and a vector kernel, and hands an accumulator or vector tile to a later
+scope through a workspace tensor. ``pl.at(optimizations=[pl.split(...),
+pl.cross_core_slot(...)])`` is kept on the scope. The programs are compiled, run on the
+simulator and checked against NumPy; the forms the split cannot take are refused naming
+the construct."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto import ir
+from pypto.backend.pto_backend import PartialCodegenError
+from pypto.runtime import RunConfig
+
+M, K, N = 64, 128, 64
+
+
+@pl.jit
+def mixed_scope(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(
+        level=pl.Level.CORE_GROUP,
+        optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=2)],
+        name_hint="mm_bias",
+    ):
+        acc = pl.matmul(a, b, out_dtype=pl.FP32)
+        out[:] = pl.mul(pl.add(acc, bias), 0.5)
+    return out
+
+
+@pl.jit
+def staged_scopes(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="cube"):
+        acc = pl.matmul(a, b, out_dtype=pl.FP32)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="vec1"):
+        shifted = pl.add(acc, bias)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="vec2"):
+        out[:] = pl.exp(pl.mul(shifted, 0.01))
+    return out
+
+
+def _operands() -> tuple:
+    rng = np.random.default_rng(31)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    bias = rng.standard_normal((M, N)).astype(np.float32)
+    return a, b, bias, a.astype(np.float32) @ b.astype(np.float32)
+
+
+def test_a_mixed_scope_runs_as_a_cube_kernel_and_a_vector_kernel(tmp_path: Path) -> None:
+    a, b, bias, ab = _operands()
+    out = np.zeros((M, N), np.float32)
+    mixed_scope(a, b, bias, out, config=RunConfig(platform="a2a3sim", save_kernels_dir=str(tmp_path / "b")))
+    np.testing.assert_allclose(out, (ab + bias) * 0.5, rtol=1e-3, atol=1e-3)
+    build = tmp_path / "b"
+    assert [p.name for p in (build / "kernels" / "aic").glob("*.cpp")] == ["mm_bias_aic.cpp"]
+    assert [p.name for p in (build / "kernels" / "aiv").glob("*.cpp")] == ["mm_bias_aiv.cpp"]
+    program = mixed_scope.lower(a, b, bias, out)
+    text = program.as_python()
+    assert "optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=2)]" in text, text
+    assert ir.serialize(pl.parse(text)) == ir.serialize(program)
+    built = ir.compile(program, output_dir=str(tmp_path / "validate"))
+    inputs = {"a": a, "b": b, "bias": bias, "out": np.zeros_like(out)}
+    built.validate_ir(inputs, {"out": (ab + bias) * 0.5}, rtol=1e-3, atol=1e-3)
+
+
+def test_accumulator_and_vector_tiles_used_by_later_scopes_are_handed_over(tmp_path: Path) -> None:
+    a, b, bias, ab = _operands()
+    out = np.zeros((M, N), np.float32)
+    staged_scopes(a, b, bias, out, config=RunConfig(platform="a2a3sim", save_kernels_dir=str(tmp_path / "b")))
+    expected = np.exp((ab + bias) * 0.01)
+    np.testing.assert_allclose(out, expected, rtol=1e-3, atol=1e-3)
+    cpp = next((tmp_path / "b" / "orchestration").glob("*.cpp")).read_text()
+    # Two workspaces: the accumulator of 'cube' and the vector tile of 'vec1'.
+    assert cpp.count("TensorCreateInfo") >= 2, cpp
+
+
+def test_a_loop_in_a_mixed_scope_is_refused(tmp_path: Path) -> None:
+    @pl.program
+    class LoopMixed:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self,
+            a: pl.Tensor[[M, K], pl.FP16],
+            b: pl.Tensor[[K, N], pl.FP16],
+            out: pl.Out[pl.Tensor[[M, N], pl.FP32]],
+        ) -> pl.Tensor[[M, N], pl.FP32]:
+            with pl.at(level=pl.Level.CORE_GROUP):
+                acc = pl.matmul(a, b, out_dtype=pl.FP32)
+                for i in pl.range(2):
+                    out[:] = pl.add(acc, 1.0)
+            return out
+
+    with pytest.raises(PartialCodegenError, match="a loop or branch inside a pl.at scope that holds both cube and vector work") as e:
+        ir.compile(LoopMixed, output_dir=str(tmp_path / "loop"))
+    assert "two pl.at scopes" in (e.value.hint or "")
+
+
+def test_an_accumulator_of_an_earlier_scope_used_as_a_cube_operand_is_refused(tmp_path: Path) -> None:
+    @pl.program
+    class AccAgain:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self,
+            a: pl.Tensor[[M, K], pl.FP16],
+            b: pl.Tensor[[K, N], pl.FP16],
+            out: pl.Out[pl.Tensor[[M, N], pl.FP32]],
+        ) -> pl.Tensor[[M, N], pl.FP32]:
+            with pl.at(level=pl.Level.CORE_GROUP):
+                acc = pl.matmul(a, b, out_dtype=pl.FP32)
+            with pl.at(level=pl.Level.CORE_GROUP):
+                ta = pl.move(pl.load(a, [0, 0], [M, K], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+                tb = pl.move(pl.load(b, [0, 0], [K, N], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+                acc2 = pl.matmul_acc(acc, ta, tb)
+                out = pl.store(acc2, [0, 0], out)
+            return out
+
+    with pytest.raises(PartialCodegenError, match="accumulator tile 'acc' of an earlier pl.at scope is used here as a cube operand"):
+        ir.compile(AccAgain, output_dir=str(tmp_path / "acc"))
