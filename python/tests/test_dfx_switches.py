@@ -26,7 +26,6 @@ def _on(s: _native.DfxSwitch) -> Any:
 
 
 def test_the_table_is_the_runners() -> None:
-    assert KEYWORDS == ("enable_chip_swimlane", "enable_dump_args", "enable_pmu", "enable_dep_gen", "enable_scope_stats")
     for s in _dfx_switches.SWITCHES:
         assert s.python_keyword == f"enable_{s.name}"
         assert (s.max is None) == (s.bare is None) == (s.kind == "flag")
@@ -39,7 +38,9 @@ def test_the_dataclasses_declare_every_switch() -> None:
     run_config_fields = {f.name for f in dataclasses.fields(RunConfig)}
     call_config_fields = {f.name for f in dataclasses.fields(CallConfig)}
     assert set(KEYWORDS) <= run_config_fields and set(KEYWORDS) <= call_config_fields
-    assert set(KEYWORDS) <= set(inspect.signature(execute_on_device).parameters)
+    # PyPTO's execute_on_device takes PyPTO's switches; each is a row of the table.
+    params = inspect.signature(execute_on_device).parameters
+    assert [p for p in params if p.startswith("enable_") and p != "enable_sdma"] == list(KEYWORDS[:5])
 
 
 def test_pyptos_2026_08_positional_order_holds_the_first_five() -> None:
