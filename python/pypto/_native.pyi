@@ -9,6 +9,7 @@ import os
 from typing import Any, Callable, Optional, Sequence, Union, final
 
 __all__ = [
+    "ArtifactWriteError",
     "BenchmarkStats",
     "CompiledMeta",
     "ExecuteReport",
@@ -22,6 +23,8 @@ __all__ = [
     "chip_worker_main",
     "compare",
     "configure_log",
+    "DfxSwitch",
+    "dfx_switches",
     "dep_gen_capture_main",
     "invalidate_binary_cache",
     "log_level",
@@ -60,11 +63,6 @@ class RunOptions:
         cls,
         platform: Optional[str] = None,
         *,
-        enable_chip_swimlane: Optional[Union[int, bool]] = None,
-        enable_dump_args: Optional[Union[int, bool]] = None,
-        enable_pmu: Optional[Union[int, bool]] = None,
-        enable_dep_gen: Optional[object] = None,
-        enable_scope_stats: Optional[object] = None,
         ring_task_window: Optional[object] = None,
         ring_heap: Optional[object] = None,
         ring_dep_pool: Optional[object] = None,
@@ -76,6 +74,7 @@ class RunOptions:
         dfx_schema: Optional[str] = None,
         timing: Optional[str] = None,
         portable: bool = False,
+        **switches: object,
     ) -> RunOptions: ...
     @property
     def platform(self) -> str: ...
@@ -253,6 +252,32 @@ class HostArray:
     def to_numpy(self) -> Any: ...
 
 def normalize_swimlane_level(value: object, source: str) -> int: ...
+
+class ArtifactWriteError(OSError):
+    """A diagnostics artifact under ``dfx_outputs/`` could not be written."""
+
+@final
+class DfxSwitch:
+    """One diagnostics switch of the runner's table (``dfx_switches()``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def python_keyword(self) -> str: ...
+    @property
+    def cli_flag(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def max(self) -> Optional[int]: ...
+    @property
+    def bare(self) -> Optional[int]: ...
+    @property
+    def artifact(self) -> str: ...
+    @property
+    def help(self) -> str: ...
+
+def dfx_switches() -> list[DfxSwitch]: ...
 def element_types() -> list[tuple[int, str, int, Optional[str]]]: ...
 def validate_bench_args(rounds: int, warmup: int) -> None: ...
 def compare(actual: object, expected: object, rtol: float, atol: float) -> Optional[str]: ...

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use pto_runner::demo::{example_names, run_demo, DemoResult};
+use pto_runner::dfx_switches::{DfxSwitch, SwitchKind, DFX_SWITCHES};
 use pto_runner::{ReplayOptions, RingValue, RunConfig};
 
 mod viewers;
@@ -52,21 +53,8 @@ enum Command {
 /// The five diagnostics; each writes under `<build>/dfx_outputs/`.
 #[derive(clap::Args)]
 struct DfxArgs {
-    /// Chip swimlane at LEVEL 1-4 (bare flag = 4): chip_swimlane_records.json.
-    #[arg(long, value_name = "LEVEL", num_args = 0..=1, default_missing_value = "4", value_parser = clap::value_parser!(u8).range(0..=4))]
-    swimlane: Option<u8>,
-    /// Args dump at LEVEL 1 partial, 2 full, 3 hybrid (bare flag = 1): args_dump/.
-    #[arg(long, value_name = "LEVEL", num_args = 0..=1, default_missing_value = "1", value_parser = clap::value_parser!(u8).range(0..=3))]
-    dump_args: Option<u8>,
-    /// Per-task PMU counters with event type N (bare flag = 2): pmu.csv.
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "2")]
-    pmu: Option<u32>,
-    /// Dependency graph: deps.json.
-    #[arg(long)]
-    dep_gen: bool,
-    /// Scope statistics: scope_stats/scope_stats.jsonl.
-    #[arg(long)]
-    scope_stats: bool,
+    #[command(flatten)]
+    switches: SwitchArgs,
     /// How the swimlane records and the dependency graph are written: `json` (Simpler's
     /// chip_swimlane_records.json, deps.json) or `compact` (.bin files, a fraction of the
     /// bytes and time; `pto dfx-export DIR` writes the same JSON later, and every viewer
@@ -107,12 +95,65 @@ impl DfxArgs {
     fn options(&self, env_timing: bool) -> pto_runner::DfxOptions {
         pto_runner::DfxOptions {
             predicted_timing: self.timing.predicted(env_timing),
-            chip_swimlane: self.swimlane.unwrap_or(0),
-            dump_args: self.dump_args.unwrap_or(0),
-            pmu: self.pmu.unwrap_or(0),
-            dep_gen: self.dep_gen,
-            scope_stats: self.scope_stats,
+            ..self.switches.0
         }
+    }
+}
+
+/// The diagnostics switches' flags, one per row of [`DFX_SWITCHES`] (clap's builder API:
+/// the table, not a struct, declares them).
+struct SwitchArgs(pto_runner::DfxOptions);
+
+/// The flag of one switch.
+fn switch_arg(s: &DfxSwitch) -> clap::Arg {
+    let arg = clap::Arg::new(s.name).long(s.cli_flag).help(s.cli_help());
+    match s.kind {
+        SwitchKind::Flag => arg.action(clap::ArgAction::SetTrue),
+        SwitchKind::Level {
+            max,
+            bare,
+            value_name,
+            ..
+        } => {
+            let arg = arg
+                .value_name(value_name)
+                .num_args(0..=1)
+                .default_missing_value(bare.to_string());
+            if max == u32::MAX {
+                arg.value_parser(clap::value_parser!(u32))
+            } else {
+                arg.value_parser(clap::value_parser!(u32).range(0..=i64::from(max)))
+            }
+        }
+    }
+}
+
+impl clap::FromArgMatches for SwitchArgs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut options = pto_runner::DfxOptions::default();
+        for s in &DFX_SWITCHES {
+            let value = match s.kind {
+                SwitchKind::Flag => u32::from(m.get_flag(s.name)),
+                SwitchKind::Level { .. } => m.get_one::<u32>(s.name).copied().unwrap_or(0),
+            };
+            (s.set)(&mut options, value);
+        }
+        Ok(SwitchArgs(options))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for SwitchArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.args(DFX_SWITCHES.iter().map(switch_arg))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
     }
 }
 
@@ -154,10 +195,25 @@ fn parse_ring(text: &str) -> Result<RingValue, String> {
     }
 }
 
+/// The help of `pto replay DIR`: where DIR goes beside the switches with an optional value.
+fn dir_help() -> String {
+    let levels: Vec<String> = DFX_SWITCHES
+        .iter()
+        .filter(|s| matches!(s.kind, SwitchKind::Level { .. }))
+        .map(|s| format!("`--{}`", s.cli_flag))
+        .collect();
+    let (last, rest) = levels.split_last().expect("the table has levels");
+    format!(
+        "The build directory (contains kernel_config.py). Put it before a bare {} or {last}, or write their level as `--{}=N`",
+        rest.join(", "),
+        DFX_SWITCHES[0].cli_flag
+    )
+}
+
 #[derive(clap::Args)]
 struct ReplayArgs {
-    /// The build directory (contains kernel_config.py). Put it before a bare `--swimlane`,
-    /// `--dump-args` or `--pmu`, or write their level as `--swimlane=N`.
+    // The build directory; the help names the switches that take a value.
+    #[arg(help = dir_help())]
     dir: PathBuf,
     /// Compare every output with `data/out/<name>.pt` or `.npy` (torch.save or numpy.save)
     /// and write `data/actual/<name>` in the same format.

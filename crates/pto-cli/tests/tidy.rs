@@ -1,6 +1,7 @@
 //! Code-base invariants checked as tests: module docs, no `should_panic`/`ignore`, the
-//! layering of crates (docs/ARCHITECTURE.md), and no library function over 150 lines without
-//! a listed reason.
+//! layering of crates (docs/ARCHITECTURE.md), no library function over 150 lines without
+//! a listed reason, and no hand-written list of the diagnostics switches outside the listed
+//! files.
 
 use std::path::{Path, PathBuf};
 
@@ -415,5 +416,133 @@ fn library_functions_are_at_most_150_lines() {
     assert!(
         stale.is_empty(),
         "LONG_FN_ALLOWLIST entries no longer over {MAX_FN_LINES} lines (remove them): {stale:?}"
+    );
+}
+
+/// Files that may spell several diagnostics switches out by hand (repository path, what the
+/// list is and the test that ties it to `pto_runner::dfx_switches::DFX_SWITCHES`). Every
+/// other list is made from the table (docs/ARCHITECTURE.md, "Adding a diagnostics switch").
+#[rustfmt::skip]
+const SWITCH_LIST_ALLOWLIST: &[(&str, &str)] = &[
+    ("crates/pto-runner/src/config.rs", "the DfxOptions fields and their runtime counterparts: dfx_switches::tests::the_table_covers_every_diagnostics_field, tests/dfx.rs each_switch_alone_writes_its_artifact"),
+    ("crates/pto-runner/src/dfx_output.rs", "one writer per artifact: tests/dfx.rs each_switch_alone_writes_its_artifact"),
+    ("crates/pto-runner/src/l3/python_host.rs", "the Python replay's flags (PyPTO's spellings): l3::python_host::tests::each_switch_reaches_the_python_replay"),
+    ("crates/pto-runtime/src/dfx.rs", "the chip's own DfxConfig: tests/dfx.rs each_switch_alone_writes_its_artifact"),
+    ("crates/pto-examples/src/run_script.rs", "the flags of PyPTO's debug/run.py: python/tests/test_run_script.py"),
+    ("python/pypto/_native.pyi", "RunOptions' getters: test_dfx_switches.py test_each_switch_reaches_the_native_options_alone, mypy.stubtest"),
+    ("python/pypto/runtime/device_runner.py", "PyPTO's execute_on_device signature: test_dfx_switches.py test_the_dataclasses_declare_every_switch"),
+    ("python/pypto/runtime/runner.py", "RunConfig / DfxOptions fields and PyPTO 2026-08's positional order: test_dfx_switches.py"),
+    ("python/pypto/runtime/_simpler_compat/_task_interface.py", "Simpler's CallConfig fields: test_dfx_switches.py test_the_dataclasses_declare_every_switch"),
+    ("python/pypto/runtime/debug/replay.py", "PyPTO's replay flags: python/tests/test_replay.py"),
+    ("python/pypto/runtime/debug/run_script_writer.py", "PyPTO's debug/run.py flags: python/tests/test_run_script.py"),
+    ("python/pypto/testing/pytest_plugin.py", "PyPTO's pytest flags: python/tests/test_pytest_plugin.py"),
+];
+
+/// Whether `text` has `word` with no identifier character on either side.
+fn has_word(text: &str, word: &str, continues: impl Fn(char) -> bool) -> bool {
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && !after.is_some_and(&continues)
+    })
+}
+
+/// How many switches `text` names: by Python keyword, field name or `pto` flag.
+fn switches_named(text: &str) -> usize {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let flag = |c: char| c.is_alphanumeric() || c == '-';
+    pto_runner::dfx_switches::DFX_SWITCHES
+        .iter()
+        .filter(|s| {
+            text.contains(s.python_keyword)
+                || has_word(text, s.name, ident)
+                || has_word(text, &format!("--{}", s.cli_flag), flag)
+        })
+        .count()
+}
+
+/// The first lines of the stretches of `text` where six consecutive lines name three or
+/// more switches (Rust's `#[cfg(test)]` modules not counted).
+fn switch_lists(text: &str) -> Vec<usize> {
+    let text = text.split("#[cfg(test)]").next().unwrap_or("");
+    let lines: Vec<&str> = text.lines().collect();
+    let mut starts = Vec::new();
+    let mut inside = false;
+    for i in 0..lines.len() {
+        let listed = switches_named(&lines[i..(i + 6).min(lines.len())].join("\n")) >= 3;
+        if listed && !inside {
+            starts.push(i + 1);
+        }
+        inside = listed;
+    }
+    starts
+}
+
+fn source_files(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() && p.file_name().is_some_and(|n| n != "tests") {
+            source_files(&p, exts, out);
+        } else if p.extension().is_some_and(|x| exts.iter().any(|e| x == *e)) {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn the_diagnostics_switches_are_listed_once() {
+    // The measure, on made-up text: three switches within six lines are a list (reported
+    // at the window's first line), two are not, nor are longer names that contain one.
+    assert_eq!(
+        switch_lists("enable_pmu\nx.dep_gen\n\n\n\n`--scope-stats`\n"),
+        [1]
+    );
+    assert!(switch_lists("enable_pmu\nx.dep_gen\n\n\n\n\n`--scope-stats`\n").is_empty());
+    assert!(switch_lists("pmu_rows\ndump_args_level\n--swimlane-level\ndep_gen\n").is_empty());
+    let root = workspace();
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        source_files(&krate.path().join("src"), &["rs"], &mut files);
+    }
+    source_files(&root.join("python/pypto"), &["py", "pyi"], &mut files);
+    source_files(&root.join("include"), &["h", "hpp"], &mut files);
+    files.retain(|f| f.file_name().is_some_and(|n| n != "tests.rs"));
+    files.sort();
+    let mut lists = Vec::new();
+    let mut allowed_seen = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let starts = switch_lists(&std::fs::read_to_string(f).unwrap_or_default());
+        if starts.is_empty() {
+            continue;
+        }
+        if SWITCH_LIST_ALLOWLIST.iter().any(|(p, _)| *p == rel) {
+            allowed_seen.push(rel);
+        } else {
+            lists.push(format!("{rel}:{}", starts[0]));
+        }
+    }
+    assert!(
+        lists.is_empty(),
+        "the diagnostics switches spelled out by hand: make the list from \
+         pto_runner::dfx_switches::DFX_SWITCHES (Python: pypto.runtime._dfx_switches), or add \
+         the file to SWITCH_LIST_ALLOWLIST with the test that ties it to the table:\n{}",
+        lists.join("\n")
+    );
+    let stale: Vec<_> = SWITCH_LIST_ALLOWLIST
+        .iter()
+        .filter(|(p, _)| !allowed_seen.iter().any(|q| q == p))
+        .map(|(p, _)| *p)
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "SWITCH_LIST_ALLOWLIST entries with no list (remove them): {stale:?}"
     );
 }

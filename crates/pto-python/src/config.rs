@@ -3,11 +3,14 @@
 //! with the same words. `pypto.runtime.RunConfig` builds one in `__post_init__` and again
 //! for each run.
 
+use pto_runner::dfx_switches::{DfxSwitch, SwitchKind, DFX_SWITCHES};
 use pto_runner::{DfxOptions, RunConfig};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
-use crate::conversion::{self, python_value_in_message, RingArg, U64_SENTINEL, U8_SENTINEL};
-use crate::error::runner_error;
+use crate::conversion::{self, python_value_in_message, RingArg, U64_SENTINEL};
+use crate::dfx::Switches;
+use crate::error::{runner_error, type_error};
 
 /// A validated run configuration (the native side of `pypto.runtime.RunConfig`).
 #[pyclass(module = "pypto._native", frozen)]
@@ -20,8 +23,7 @@ pub struct RunOptions {
 fn validate(
     config: &RunConfig,
     portable: bool,
-    swimlane: Option<&str>,
-    dump: Option<&str>,
+    switches: &Switches,
     rings: [&RingArg; 3],
 ) -> PyResult<()> {
     let checked = if portable {
@@ -32,45 +34,49 @@ fn validate(
     let Err(err) = checked else {
         return Ok(());
     };
-    let mut message = err.to_string();
-    let u8_sentinel = U8_SENTINEL.to_string();
-    if message.starts_with("enable_chip_swimlane") {
-        message = python_value_in_message(message, &u8_sentinel, swimlane);
-    } else if message.starts_with("enable_dump_args") {
-        message = python_value_in_message(message, &u8_sentinel, dump);
-    } else {
-        let fields = ["ring_task_window", "ring_heap", "ring_dep_pool"];
-        for (field, ring) in fields.iter().zip(rings) {
-            if message.starts_with(field) {
-                message = python_value_in_message(
-                    message,
-                    &U64_SENTINEL.to_string(),
-                    ring.bad_repr.as_deref(),
-                );
-            }
+    let mut message = switches.python_message(err.to_string());
+    let fields = ["ring_task_window", "ring_heap", "ring_dep_pool"];
+    for (field, ring) in fields.iter().zip(rings) {
+        if message.starts_with(field) {
+            message = python_value_in_message(
+                message,
+                &U64_SENTINEL.to_string(),
+                ring.bad_repr.as_deref(),
+            );
         }
     }
     Err(runner_error(pto_runner::RunnerError::config(message)))
 }
 
+/// Refuses a keyword that is not a diagnostics switch, as Python refuses an unknown keyword.
+fn known_switches(switches: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    for key in switches.map(|d| d.keys()).into_iter().flatten() {
+        let key = key.to_string();
+        if !DFX_SWITCHES.iter().any(|s| s.python_keyword == key) {
+            return Err(type_error(format!(
+                "RunOptions() got an unexpected keyword argument '{key}'"
+            )));
+        }
+    }
+    Ok(())
+}
+
 #[pymethods]
 impl RunOptions {
     /// Builds and validates a run configuration. `dfx_schema` (`2026-08` / `2026-09`) and
-    /// `timing` (`host` / `predicted`) override `PTO_DFX_SCHEMA` / `PTO_TIMING`.
+    /// `timing` (`host` / `predicted`) override `PTO_DFX_SCHEMA` / `PTO_TIMING`; `switches`
+    /// are the diagnostics switches by their Python keywords (`enable_chip_swimlane=2`,
+    /// the rows of `dfx_switches()`).
     ///
     /// Raises `ValueError` for an unknown platform, a level out of range or an invalid ring
-    /// override, and `TypeError` for a value of the wrong type, with the runner's texts.
-    /// With `portable=True` only PyPTO's own `RunConfig` rules are checked (the platform, the
-    /// ring overrides); the runtime's limits are checked when a run builds its options.
+    /// override, and `TypeError` for a value of the wrong type or an unknown keyword, with
+    /// the runner's texts. With `portable=True` only PyPTO's own `RunConfig` rules are
+    /// checked (the platform, the ring overrides); the runtime's limits are checked when a
+    /// run builds its options.
     #[new]
     #[pyo3(signature = (
         platform = None,
         *,
-        enable_chip_swimlane = None,
-        enable_dump_args = None,
-        enable_pmu = None,
-        enable_dep_gen = None,
-        enable_scope_stats = None,
         ring_task_window = None,
         ring_heap = None,
         ring_dep_pool = None,
@@ -82,15 +88,11 @@ impl RunOptions {
         dfx_schema = None,
         timing = None,
         portable = false,
+        **switches,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         platform: Option<&str>,
-        enable_chip_swimlane: Option<&Bound<'_, PyAny>>,
-        enable_dump_args: Option<&Bound<'_, PyAny>>,
-        enable_pmu: Option<&Bound<'_, PyAny>>,
-        enable_dep_gen: Option<&Bound<'_, PyAny>>,
-        enable_scope_stats: Option<&Bound<'_, PyAny>>,
         ring_task_window: Option<&Bound<'_, PyAny>>,
         ring_heap: Option<&Bound<'_, PyAny>>,
         ring_dep_pool: Option<&Bound<'_, PyAny>>,
@@ -102,33 +104,18 @@ impl RunOptions {
         dfx_schema: Option<&str>,
         timing: Option<&str>,
         portable: bool,
+        switches: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<RunOptions> {
         let mut config = RunConfig::new(platform).map_err(runner_error)?;
-        let (chip_swimlane, swimlane_repr) = match enable_chip_swimlane {
-            Some(v) => conversion::swimlane_level(v, "enable_chip_swimlane")?,
-            None => (0, None),
-        };
-        let (dump_args, dump_repr) = match enable_dump_args {
-            Some(v) => conversion::dump_args_level(v)?,
-            None => (0, None),
-        };
+        known_switches(switches)?;
+        let switches = Switches::read(|k| match switches {
+            Some(d) => d.get_item(k),
+            None => Ok(None),
+        })?;
         config.dfx = DfxOptions {
-            chip_swimlane,
-            dump_args,
-            pmu: enable_pmu
-                .map(conversion::pmu_event)
-                .transpose()?
-                .unwrap_or(0),
-            dep_gen: enable_dep_gen
-                .map(conversion::flag)
-                .transpose()?
-                .unwrap_or(false),
-            scope_stats: enable_scope_stats
-                .map(conversion::flag)
-                .transpose()?
-                .unwrap_or(false),
             // PTO_TIMING, as RunConfig::new read (and checked) it.
             predicted_timing: config.dfx.predicted_timing,
+            ..switches.options
         };
         let ring = |v: Option<&Bound<'_, PyAny>>| match v {
             Some(v) => RingArg::extract(v),
@@ -170,8 +157,7 @@ impl RunOptions {
         validate(
             &config,
             portable,
-            swimlane_repr.as_deref(),
-            dump_repr.as_deref(),
+            &switches,
             [&rings[0], &rings[1], &rings[2]],
         )?;
         Ok(RunOptions { config })
@@ -248,15 +234,18 @@ impl RunOptions {
     }
 
     fn __repr__(&self) -> String {
-        let d = &self.config.dfx;
+        let switches = DFX_SWITCHES.iter().map(|s| {
+            let value = (s.get)(&self.config.dfx);
+            match s.kind {
+                SwitchKind::Flag if value != 0 => format!(", {}=True", s.python_keyword),
+                SwitchKind::Flag => format!(", {}=False", s.python_keyword),
+                SwitchKind::Level { .. } => format!(", {}={value}", s.python_keyword),
+            }
+        });
         format!(
-            "RunOptions(platform='{}', enable_chip_swimlane={}, enable_dump_args={}, enable_pmu={}, enable_dep_gen={}, enable_scope_stats={})",
+            "RunOptions(platform='{}'{})",
             self.config.platform().name(),
-            d.chip_swimlane,
-            d.dump_args,
-            d.pmu,
-            if d.dep_gen { "True" } else { "False" },
-            if d.scope_stats { "True" } else { "False" },
+            switches.collect::<String>()
         )
     }
 }
@@ -267,21 +256,13 @@ impl RunOptions {
 /// `source` (`enable_chip_swimlane`, or the deprecated alias the caller used).
 #[pyfunction]
 pub fn normalize_swimlane_level(value: &Bound<'_, PyAny>, source: &str) -> PyResult<u8> {
-    let (level, bad_repr) = conversion::swimlane_level(value, source)?;
-    let mut config = RunConfig::new(None).map_err(runner_error)?;
-    config.dfx.chip_swimlane = level;
-    match config.dfx.validate() {
-        Ok(()) => Ok(level),
+    let switch = DfxSwitch::named("chip_swimlane");
+    let (level, bad_repr) = conversion::switch_value(switch, value, source)?;
+    match switch.check(level, source) {
+        Ok(()) => Ok(u8::try_from(level).unwrap_or(u8::MAX)),
         Err(err) => {
-            let message = python_value_in_message(
-                err.to_string(),
-                &U8_SENTINEL.to_string(),
-                bad_repr.as_deref(),
-            );
-            let message = match message.strip_prefix("enable_chip_swimlane") {
-                Some(rest) => format!("{source}{rest}"),
-                None => message,
-            };
+            let message =
+                python_value_in_message(err.to_string(), &level.to_string(), bad_repr.as_deref());
             Err(runner_error(pto_runner::RunnerError::config(message)))
         }
     }

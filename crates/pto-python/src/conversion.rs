@@ -18,7 +18,8 @@
 use std::path::PathBuf;
 
 use pto_build_output::{DType, NpyArray, ParamInfo};
-use pto_runner::RingValue;
+use pto_runner::dfx_switches::{DfxSwitch, SwitchKind};
+use pto_runner::{DfxOptions, RingValue};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyTuple};
 
@@ -29,9 +30,6 @@ use crate::host_array::HostArray;
 /// (a bool, a negative or huge int, a non-int). Every validator rejects it, and
 /// [`python_value_in_message`] puts the Python value back into the message.
 pub const U64_SENTINEL: u64 = u64::MAX;
-
-/// As [`U64_SENTINEL`], for the `u8` levels.
-pub const U8_SENTINEL: u8 = u8::MAX;
 
 /// Replaces the trailing `got <sentinel>` of a Rust validation message with `got <repr>`, the
 /// value the Python caller passed. Messages without that ending are returned unchanged.
@@ -113,60 +111,51 @@ impl RingArg {
     }
 }
 
-/// A swimlane level: `True` gives 4, `False` 0, an int is taken as is. A non-int is a
-/// `TypeError` naming `source`; an int the level type cannot hold becomes [`U8_SENTINEL`]
-/// (its `repr` returned beside it) so that the range check words the error.
-pub fn swimlane_level(obj: &Bound<'_, PyAny>, source: &str) -> PyResult<(u8, Option<String>)> {
+/// A diagnostics switch's value (`s`, from [`pto_runner::dfx_switches`]) as its
+/// [`DfxOptions`] field stores it, and the Python value's repr when the field cannot hold it (so a range error
+/// shows what the caller passed, see [`python_value_in_message`]).
+///
+/// A flag is Python truthiness. A level is an int (`True` the switch's bare value, `False`
+/// 0); another type is a `TypeError` naming `source` (the keyword, or the deprecated alias
+/// the caller used). An int the field cannot hold, when the stored value would pass the
+/// range check, is a `ValueError` here; otherwise the range check reports it.
+pub fn switch_value(
+    s: &DfxSwitch,
+    obj: &Bound<'_, PyAny>,
+    source: &str,
+) -> PyResult<(u32, Option<String>)> {
+    let SwitchKind::Level {
+        bare,
+        type_text,
+        range_text,
+        ..
+    } = s.kind
+    else {
+        return Ok((u32::from(flag(obj)?), None));
+    };
     if let Ok(b) = obj.cast::<PyBool>() {
-        return Ok((if b.is_true() { 4 } else { 0 }, None));
+        return Ok((if b.is_true() { bare } else { 0 }, None));
     }
     if !obj.is_instance_of::<PyInt>() {
         return Err(type_error(format!(
-            "{source} must be an int collection level (0-4) or a bool, got {}",
+            "{source} must be {type_text}, got {}",
             type_name(obj)
         )));
     }
-    Ok(small_level(obj))
-}
-
-/// An args-dump level: `True` gives 1, `False` 0, an int as is; otherwise a `TypeError`.
-pub fn dump_args_level(obj: &Bound<'_, PyAny>) -> PyResult<(u8, Option<String>)> {
-    if let Ok(b) = obj.cast::<PyBool>() {
-        return Ok((u8::from(b.is_true()), None));
+    let given = obj.extract::<u32>().ok();
+    let mut field = DfxOptions::default();
+    (s.set)(&mut field, given.unwrap_or(u32::MAX));
+    let stored = (s.get)(&field);
+    if given == Some(stored) {
+        return Ok((stored, None));
     }
-    if !obj.is_instance_of::<PyInt>() {
-        return Err(type_error(format!(
-            "enable_dump_args must be an int level (0 off, 1 partial, 2 full, 3 hybrid) or a bool, got {}",
-            type_name(obj)
-        )));
-    }
-    Ok(small_level(obj))
-}
-
-fn small_level(obj: &Bound<'_, PyAny>) -> (u8, Option<String>) {
-    match obj.extract::<u8>() {
-        Ok(v) if v != U8_SENTINEL => (v, None),
-        _ => (U8_SENTINEL, Some(repr(obj))),
-    }
-}
-
-/// A PMU event type: a non-negative int (`True` gives 2, the bare flag's value).
-pub fn pmu_event(obj: &Bound<'_, PyAny>) -> PyResult<u32> {
-    if let Ok(b) = obj.cast::<PyBool>() {
-        return Ok(if b.is_true() { 2 } else { 0 });
-    }
-    if !obj.is_instance_of::<PyInt>() {
-        return Err(type_error(format!(
-            "enable_pmu must be an int PMU event type (0 = off), got {}",
-            type_name(obj)
-        )));
-    }
-    obj.extract::<u32>().map_err(|_| {
-        value_error(format!(
-            "enable_pmu must be a PMU event type in [0, 4294967295] (0 = off), got {}",
+    if s.check(stored, source).is_ok() {
+        return Err(value_error(format!(
+            "{source} must be {range_text}, got {}",
             repr(obj)
-        ))
-    })
+        )));
+    }
+    Ok((stored, Some(repr(obj))))
 }
 
 /// A flag: Python truthiness, as a dataclass `bool` field behaves.

@@ -1,7 +1,8 @@
 //! Exceptions: every error that crosses into Python is mapped here, and only here.
 //!
 //! Each [`pto_runner::ErrorKind`] maps to the built-in exception the reference names for it
-//! (`FileNotFoundError`, `ValueError`, `TypeError`, `RuntimeError`); the message is the
+//! (`FileNotFoundError`, `ValueError`, `TypeError`, `RuntimeError`), and a diagnostics
+//! artifact that cannot be written to [`ArtifactWriteError`], an `OSError`; the message is the
 //! runner's text unchanged, which already follows the reference's wording (PyPTO's
 //! `Invalid platform ...`, the sidecar texts, the ring texts). One refinement follows the
 //! reference's table of bad input: a `kernel_config.py` the reader rejects is an `ImportError`
@@ -15,6 +16,22 @@ use pyo3::exceptions::{
     PyFileNotFoundError, PyImportError, PyRuntimeError, PyTypeError, PyValueError,
 };
 use pyo3::PyErr;
+
+pyo3::create_exception!(
+    pypto._native,
+    ArtifactWriteError,
+    pyo3::exceptions::PyOSError,
+    "A diagnostics artifact under dfx_outputs/ could not be written (the directory, not the configuration, is at fault)."
+);
+
+/// Adds [`ArtifactWriteError`] to the module.
+pub fn register(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+    use pyo3::types::PyModuleMethods as _;
+    m.add(
+        "ArtifactWriteError",
+        m.py().get_type::<ArtifactWriteError>(),
+    )
+}
 
 /// A [`RunnerError`] as the Python exception of its kind.
 pub fn runner_error(err: RunnerError) -> PyErr {
@@ -35,6 +52,7 @@ pub fn runner_error(err: RunnerError) -> PyErr {
         ErrorKind::Invalid => PyValueError::new_err(message),
         ErrorKind::Type => PyTypeError::new_err(message),
         ErrorKind::Runtime => PyRuntimeError::new_err(message),
+        ErrorKind::Artifact => ArtifactWriteError::new_err(message),
         // A kind added later is a failure of running until it is mapped here.
         _ => PyRuntimeError::new_err(message),
     }

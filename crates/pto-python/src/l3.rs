@@ -11,6 +11,7 @@ use pto_runner::{DfxOptions, RingValue, RunConfig, RunnerError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::dfx::Switches;
 use crate::error::{runner_error, type_error, value_error};
 
 /// The engine of one L3 run: one chip process per device id, each with every chip
@@ -138,43 +139,13 @@ fn opt_str(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<String>> {
     Ok((!text.trim().is_empty()).then_some(text))
 }
 
-fn int_of(d: &Bound<'_, PyDict>, key: &str) -> PyResult<i64> {
-    match d.get_item(key)? {
-        None => Ok(0),
-        Some(v) if v.is_none() => Ok(0),
-        Some(v) => {
-            if let Ok(b) = v.extract::<bool>() {
-                return Ok(i64::from(b));
-            }
-            v.extract::<i64>().map_err(|_| {
-                type_error(format!(
-                    "CallConfig.{key} must be an int, got {}",
-                    crate::conversion::type_name(&v)
-                ))
-            })
-        }
-    }
-}
-
 /// One dispatch's run options from its `CallConfig` dict; `has_out`: whether the dispatch
 /// has an output directory (an unset `timing` follows `PTO_TIMING` only then).
 fn run_config(platform: &str, cfg: &Bound<'_, PyDict>, has_out: bool) -> PyResult<RunConfig> {
     let mut c = RunConfig::new(Some(platform)).map_err(runner_error)?;
-    let level = |k: &str, max: i64| -> PyResult<i64> {
-        let v = int_of(cfg, k)?;
-        if !(0..=max).contains(&v) {
-            return Err(value_error(format!(
-                "CallConfig.{k} must be in 0..={max}, got {v}"
-            )));
-        }
-        Ok(v)
-    };
+    // The switches as `RunOptions` reads them: the same conversion, checks and texts.
+    let switches = Switches::read(|k| cfg.get_item(k))?;
     c.dfx = DfxOptions {
-        chip_swimlane: level("enable_chip_swimlane", 4)? as u8,
-        dump_args: level("enable_dump_args", 3)? as u8,
-        pmu: level("enable_pmu", i64::from(u32::MAX))? as u32,
-        dep_gen: int_of(cfg, "enable_dep_gen")? != 0,
-        scope_stats: int_of(cfg, "enable_scope_stats")? != 0,
         // `timing` (ours): "host" / "predicted"; unset is PTO_TIMING (as RunConfig::new
         // read it) for a dispatch with an output directory, host time for one without
         // (the prediction's file would have nowhere to go).
@@ -183,6 +154,7 @@ fn run_config(platform: &str, cfg: &Bound<'_, PyDict>, has_out: bool) -> PyResul
                 .map_err(|e| value_error(format!("CallConfig.timing: {e}")))?,
             None => c.dfx.predicted_timing && has_out,
         },
+        ..switches.options
     };
     if let Some(text) = opt_str(cfg, "dfx_schema")? {
         c.dfx_schema = Some(
@@ -193,7 +165,10 @@ fn run_config(platform: &str, cfg: &Bound<'_, PyDict>, has_out: bool) -> PyResul
     c.ring_task_window = ring(cfg, "ring_task_window")?;
     c.ring_heap = ring(cfg, "ring_heap")?;
     c.ring_dep_pool = ring(cfg, "ring_dep_pool")?;
-    c.validate().map_err(runner_error)?;
+    c.validate().map_err(|e| {
+        let message = switches.python_message(e.to_string());
+        runner_error(RunnerError::config(message))
+    })?;
     Ok(c)
 }
 

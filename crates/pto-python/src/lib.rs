@@ -10,6 +10,7 @@
 //!   levels, ring overrides, paths); a wrong type is a `TypeError` naming the parameter.
 //! - [`error`]: every Rust error → Python exception mapping (by `pto_runner::ErrorKind`).
 //! - [`config`]: `RunOptions`, the validated `pto_runner::RunConfig`.
+//! - [`dfx`]: the diagnostics switches' table (`dfx_switches()`) and their conversion.
 //! - [`program`]: `Program`, a loaded build directory (`pto_runner::CompiledBuild`), run
 //!   and benchmarked with the GIL released; `CompiledMeta`, `ParamInfo`, `ExecuteReport`.
 //! - [`bench`](mod@bench): `BenchmarkStats` over `pto_runner::bench_stats`.
@@ -30,6 +31,7 @@
 pub mod bench;
 pub mod config;
 pub mod conversion;
+pub mod dfx;
 pub mod error;
 pub mod files;
 pub mod golden;
@@ -60,6 +62,8 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(golden::check_distributed_config, m)?)?;
     m.add_function(wrap_pyfunction!(log::configure_log, m)?)?;
     m.add_function(wrap_pyfunction!(log::log_level, m)?)?;
+    dfx::register(m)?;
+    error::register(m)?;
     lifecycle::register(m)?;
     files::register(m)?;
     ir::register(m)?;

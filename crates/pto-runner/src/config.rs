@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use pto_runtime::{ChipConfig, DfxConfig, Platform, RingOverride, RingOverrides, RingSizes};
 
+use crate::dfx_switches::{DfxSwitch, DFX_SWITCHES};
 use crate::error::RunnerError;
 
 /// A ring override as the user wrote it: one value, or one per scope-depth ring.
@@ -71,30 +72,16 @@ impl DfxOptions {
         self.predicted_timing && !self.any()
     }
 
-    /// `any_dfx_enabled()`.
+    /// `any_dfx_enabled()`: one of the switches ([`DFX_SWITCHES`]) is on.
     pub fn any(&self) -> bool {
-        self.chip_swimlane > 0
-            || self.dump_args > 0
-            || self.pmu > 0
-            || self.dep_gen
-            || self.scope_stats
+        DFX_SWITCHES.iter().any(|s| (s.get)(self) != 0)
     }
 
     /// Checks the levels' ranges.
     pub fn validate(&self) -> Result<(), RunnerError> {
-        if self.chip_swimlane > 4 {
-            return Err(RunnerError::config(format!(
-                "enable_chip_swimlane must be a collection level in [0, 4] (0=off, 1=AICore timing, 2=+dispatch/finish, 3=+sched phases, 4=+orch phases), got {}",
-                self.chip_swimlane
-            )));
-        }
-        if self.dump_args > 3 {
-            return Err(RunnerError::config(format!(
-                "enable_dump_args must be 0 (off), 1 (partial), 2 (full) or 3 (hybrid), got {}",
-                self.dump_args
-            )));
-        }
-        Ok(())
+        DFX_SWITCHES
+            .iter()
+            .try_for_each(|s| s.check((s.get)(self), s.python_keyword))
     }
 }
 
@@ -338,9 +325,10 @@ impl RunConfig {
         self.validate()?;
         let prefix = output_prefix.filter(|p| !p.as_os_str().is_empty());
         if self.dfx.any() && prefix.is_none() {
-            return Err(RunnerError::config(
-                "execute_on_device: output_prefix is required when any DFX flag (enable_chip_swimlane / enable_dump_args / enable_pmu / enable_dep_gen / enable_scope_stats) is enabled — runtime CallConfig::validate() would otherwise reject the call.".to_string(),
-            ));
+            return Err(RunnerError::config(format!(
+                "execute_on_device: output_prefix is required when any DFX flag ({}) is enabled — runtime CallConfig::validate() would otherwise reject the call.",
+                crate::dfx_switches::python_keywords_text()
+            )));
         }
         let mut chip = ChipConfig::new(self.platform)?;
         let over = |v: &Option<RingValue>| {
@@ -369,7 +357,7 @@ impl RunConfig {
         chip.dfx = DfxConfig {
             swimlane: self.dfx.chip_swimlane,
             dump_args: self.dfx.dump_args,
-            dump_dir: prefix.map(|p| p.join("args_dump")),
+            dump_dir: prefix.map(|p| DfxSwitch::named("dump_args").artifact_in(p)),
             pmu: self.dfx.pmu,
             scope_stats: self.dfx.scope_stats,
             predicted_timing: self.dfx.predicted_timing,

@@ -40,6 +40,7 @@ use pto_runtime::{ChipConfig, CoreType, RunReport};
 use pto_timing::{CoreTiming, SubtaskTiming};
 
 use crate::config::{DfxFormat, DfxOptions};
+use crate::dfx_switches::DfxSwitch;
 use crate::error::RunnerError;
 use pto_dfx::DfxSchema;
 
@@ -75,10 +76,6 @@ pub fn shell_quote(text: &str) -> String {
 
 fn ticks(ns: u64, freq: u64) -> u64 {
     ((ns as u128 * freq as u128) / 1_000_000_000u128) as u64
-}
-
-fn write_err(e: pto_dfx::WriteError) -> RunnerError {
-    RunnerError::config(e.to_string())
 }
 
 /// What writing one artifact produced, merged into the [`DfxSummary`] in a fixed order.
@@ -181,7 +178,7 @@ pub fn write_artifacts(
     if !options.any() {
         return Ok(summary);
     }
-    std::fs::create_dir_all(out).map_err(|source| RunnerError::Io {
+    std::fs::create_dir_all(out).map_err(|source| RunnerError::ArtifactIo {
         action: "creating",
         path: out.to_path_buf(),
         source,
@@ -211,8 +208,7 @@ pub fn write_artifacts(
                     .iter()
                     .map(|w| (w.subtasks.iter().map(subtask), w.phases.iter().map(phase))),
                 report.dfx.orchestrator.iter().map(orch),
-            )
-            .map_err(write_err)?;
+            )?;
             part.hints
                 .push(format!("pto swimlane-converter {}", show(&path)));
             part.hints.push(export_hint());
@@ -220,7 +216,7 @@ pub fn write_artifacts(
         } else {
             let path = out.join(pto_dfx::swimlane::FILE_NAME);
             let file = swimlane_file(options.chip_swimlane, stamp, report, chip);
-            pto_dfx::swimlane::write(&path, &file).map_err(write_err)?;
+            pto_dfx::swimlane::write(&path, &file)?;
             part.hints
                 .push(format!("pto swimlane-converter {}", show(&path)));
             part.files.push(path);
@@ -237,13 +233,11 @@ pub fn write_artifacts(
                     stamp.schema,
                     dep_tasks(log),
                     log.edges.iter().map(dep_edge),
-                )
-                .map_err(write_err)?;
+                )?;
                 path
             } else {
                 let path = out.join(pto_dfx::deps::FILE_NAME);
-                pto_dfx::deps::write(&path, &deps_file(log).with_schema(stamp.schema))
-                    .map_err(write_err)?;
+                pto_dfx::deps::write(&path, &deps_file(log).with_schema(stamp.schema))?;
                 path
             };
             part.hints
@@ -274,7 +268,7 @@ pub fn write_artifacts(
     };
     let pmu = || -> PartResult {
         let mut part = Part::default();
-        let path = out.join("pmu.csv");
+        let path = DfxSwitch::named("pmu").artifact_in(out);
         let (rows, columns) = pmu_rows(options.pmu, report, chip);
         // What the columns hold is documented (docs/COMPATIBILITY.md, `pmu.csv`): the
         // platform's PMU columns with modelled values on the simulators, the host's real
@@ -290,15 +284,15 @@ pub fn write_artifacts(
         } else {
             pto_dfx::pmu::render(&rows).map_err(|e| RunnerError::config(e.to_string()))?
         };
-        pto_dfx::atomic_write(&path, text.as_bytes()).map_err(write_err)?;
+        pto_dfx::atomic_write(&path, text.as_bytes())?;
         part.files.push(path);
         Ok(part)
     };
     let scope_stats = || -> PartResult {
         let mut part = Part::default();
-        let path = out.join("scope_stats").join("scope_stats.jsonl");
+        let path = DfxSwitch::named("scope_stats").artifact_in(out);
         let file = scope_file(report, chip).with_schema(stamp.schema, stamp.run_epoch);
-        pto_dfx::scope_stats::write(&path, &file).map_err(write_err)?;
+        pto_dfx::scope_stats::write(&path, &file)?;
         part.hints
             .push(format!("pto scope-stats-plot {}", show(&path)));
         part.files.push(path);
@@ -318,7 +312,7 @@ pub fn write_artifacts(
             "{}{build_label}.json",
             pto_dfx::name_map::FILE_PREFIX
         ));
-        pto_dfx::name_map::write(&path, &map).map_err(write_err)?;
+        pto_dfx::name_map::write(&path, &map)?;
         part.files.push(path);
         Ok(part)
     };
@@ -614,10 +608,10 @@ fn write_dump_manifest(
         dump.dropped_records,
         dump.entries.iter().filter(|e| e.overwritten).count() as u64,
     );
-    let path = out
-        .join("args_dump")
+    let path = DfxSwitch::named("dump_args")
+        .artifact_in(out)
         .join(pto_dfx::args_dump::MANIFEST_FILE_NAME);
-    pto_dfx::args_dump::write(&path, &manifest).map_err(write_err)?;
+    pto_dfx::args_dump::write(&path, &manifest)?;
     Ok(Some(path))
 }
 

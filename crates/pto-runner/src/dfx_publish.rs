@@ -22,7 +22,7 @@ pub const STAGING_PREFIX: &str = ".run-";
 pub const LOCK_FILE: &str = ".lock";
 
 fn io(action: &'static str, path: &Path, source: std::io::Error) -> RunnerError {
-    RunnerError::Io {
+    RunnerError::ArtifactIo {
         action,
         path: path.to_path_buf(),
         source,
@@ -192,9 +192,7 @@ pub fn publish(
             };
             provenance.files.insert(key, origin);
         }
-        provenance
-            .write(out)
-            .map_err(|e| RunnerError::config(e.to_string()))?;
+        provenance.write(out)?;
     }
     let _ = std::fs::remove_dir_all(staging);
     for p in paths.iter_mut() {
@@ -222,7 +220,7 @@ pub fn publish_file(
     provenance.version = 1;
     set_aside_foreign(out, &mut provenance, program, &[name.to_string()])?;
     let path = out.join(name);
-    pto_dfx::atomic_write(&path, bytes).map_err(|e| RunnerError::config(e.to_string()))?;
+    pto_dfx::atomic_write(&path, bytes)?;
     provenance.files.insert(
         name.to_string(),
         pto_dfx::provenance::Origin {
@@ -230,9 +228,7 @@ pub fn publish_file(
             run: new_run_id(),
         },
     );
-    provenance
-        .write(out)
-        .map_err(|e| RunnerError::config(e.to_string()))?;
+    provenance.write(out)?;
     Ok(path)
 }
 

@@ -14,6 +14,9 @@ pub enum ErrorKind {
     Type,
     /// Running failed (`RuntimeError`).
     Runtime,
+    /// A diagnostics artifact could not be written (`pypto._native.ArtifactWriteError`, an
+    /// `OSError`): the run's configuration was fine, its output directory was not.
+    Artifact,
 }
 
 /// Everything that can fail while preparing, running or validating a build directory.
@@ -52,6 +55,21 @@ pub enum RunnerError {
     /// Writing a file.
     #[error(transparent)]
     Write(#[from] pto_build_output::WriteError),
+    /// Writing a diagnostics artifact under `dfx_outputs/`.
+    #[error(transparent)]
+    Artifact(#[from] pto_dfx::WriteError),
+    /// A file-system step of publishing the diagnostics into `dfx_outputs/` (creating it,
+    /// staging, locking, renaming into place).
+    #[error("{action} `{}`: {source}", path.display())]
+    ArtifactIo {
+        /// What was being done.
+        action: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
     /// Compiling C++.
     #[error(transparent)]
     Toolchain(#[from] pto_toolchain::ToolchainError),
@@ -126,6 +144,7 @@ impl RunnerError {
                 ErrorKind::NotFound
             }
             RunnerError::Runtime(_) | RunnerError::Toolchain(_) => ErrorKind::Runtime,
+            RunnerError::Artifact(_) | RunnerError::ArtifactIo { .. } => ErrorKind::Artifact,
             _ => ErrorKind::Invalid,
         }
     }

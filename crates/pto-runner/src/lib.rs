@@ -23,6 +23,7 @@ pub mod config;
 pub mod demo;
 pub mod dfx_output;
 pub mod dfx_publish;
+pub mod dfx_switches;
 pub mod error;
 pub mod execute;
 pub mod inputs;

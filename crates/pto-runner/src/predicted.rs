@@ -252,8 +252,7 @@ pub fn write_summary(
     chip: &ChipConfig,
 ) -> Result<std::path::PathBuf, RunnerError> {
     let path = dir.join(FILE_NAME);
-    pto_dfx::atomic_write(&path, summary_text(p, chip).as_bytes())
-        .map_err(|e| RunnerError::config(e.to_string()))?;
+    pto_dfx::atomic_write(&path, summary_text(p, chip).as_bytes())?;
     Ok(path)
 }
 

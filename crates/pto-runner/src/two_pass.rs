@@ -130,7 +130,7 @@ fn write_spec(
     params: &[BoundParam],
     config: &RunConfig,
 ) -> Result<Vec<PathBuf>, RunnerError> {
-    std::fs::create_dir_all(dfx_dir).map_err(|source| RunnerError::Io {
+    std::fs::create_dir_all(dfx_dir).map_err(|source| RunnerError::ArtifactIo {
         action: "creating",
         path: dfx_dir.to_path_buf(),
         source,
@@ -168,8 +168,7 @@ fn write_spec(
     });
     let text =
         serde_json::to_string_pretty(&spec).map_err(|e| RunnerError::config(e.to_string()))?;
-    pto_dfx::atomic_write(spec_path, text.as_bytes())
-        .map_err(|e| RunnerError::config(e.to_string()))?;
+    pto_dfx::atomic_write(spec_path, text.as_bytes())?;
     Ok(staged)
 }
 

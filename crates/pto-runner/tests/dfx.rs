@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use pto_build_output::read_npy;
+use pto_runner::dfx_switches::DFX_SWITCHES;
 use pto_runner::{replay, DfxOptions, ReplayOptions, RunConfig};
 
 use crate::fixture::{scale_add, with_orchestration};
@@ -396,6 +397,31 @@ fn every_flag_on_and_none() {
     let outcome = run(&clean, DfxOptions::default());
     assert!(outcome.dfx.files.is_empty());
     assert!(!clean.join("dfx_outputs").exists());
+}
+
+/// Each switch of the table, alone, writes its artifact and no other switch's: a switch
+/// added to the table without a writer (or to `ALL`) fails here.
+#[test]
+fn each_switch_alone_writes_its_artifact() {
+    for s in &DFX_SWITCHES {
+        let value = (s.get)(&ALL);
+        assert_ne!(value, 0, "ALL turns {} on", s.name);
+        let mut options = DfxOptions::default();
+        (s.set)(&mut options, value);
+        let dir = scale_add(&root(), &format!("alone_{}", s.name));
+        assert!(run(&dir, options).passed());
+        let out = dir.join("dfx_outputs");
+        for other in &DFX_SWITCHES {
+            let written = other.artifact_in(&out).exists();
+            assert_eq!(
+                written,
+                other.name == s.name,
+                "{} alone: {}",
+                s.name,
+                other.artifact
+            );
+        }
+    }
 }
 
 /// Simpler's converter reports an edge whose predecessor finishes after its successor is

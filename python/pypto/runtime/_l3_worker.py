@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from pypto import _native
-from pypto.runtime import _simpler_shim
+from pypto.runtime import _dfx_switches, _simpler_shim
 
 _simpler_shim.install()
 
@@ -73,11 +73,7 @@ class CallableHandle:
 def call_config_dict(config: CallConfig) -> Dict[str, Any]:
     """The fields the engine reads, by name."""
     return {
-        "enable_chip_swimlane": int(config.enable_chip_swimlane),
-        "enable_dump_args": int(config.enable_dump_args),
-        "enable_pmu": int(config.enable_pmu),
-        "enable_dep_gen": bool(config.enable_dep_gen),
-        "enable_scope_stats": bool(config.enable_scope_stats),
+        **_dfx_switches.call_config_values(config),
         "ring_task_window": config.ring_task_window,
         "ring_heap": config.ring_heap,
         "ring_dep_pool": config.ring_dep_pool,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from pypto import _native
+from pypto.runtime import _dfx_switches
 
 if TYPE_CHECKING:
     from pypto.runtime.runner import RunConfig
@@ -71,21 +72,22 @@ def execute_on_device(
     elsewhere is refused. ``runtime_name``, ``aicpu_thread_num``, ``enable_sdma`` and
     ``runtime_env`` are accepted for PyPTO's signature.
     """
+    # The diagnostics switches of PyPTO's signature, by keyword (the table's rows).
+    switches = {k: v for k, v in locals().items() if k in _dfx_switches.KEYWORDS}
     del runtime_name, aicpu_thread_num, enable_sdma, runtime_env
-    from pypto.runtime.runner import RunConfig, _any_dfx, _coerced_to_orch_args
+    from pypto.runtime.runner import RunConfig, _coerced_to_orch_args
 
     if level != 2:
         raise ValueError(
             f"execute_on_device currently only supports level=2; got level={level}. "
             "L3 execution is not yet exposed at the pypto user-API layer."
         )
-    dfx_on = _any_dfx(enable_chip_swimlane, enable_dump_args, enable_pmu, enable_dep_gen, enable_scope_stats)
+    dfx_on = _dfx_switches.any_enabled(switches)
     if dfx_on and not output_prefix:
         raise ValueError(
             "execute_on_device: output_prefix is required when any DFX flag "
-            "(enable_chip_swimlane / enable_dump_args / enable_pmu / enable_dep_gen / "
-            "enable_scope_stats) is enabled — runtime CallConfig::validate() would otherwise "
-            "reject the call."
+            f"({_dfx_switches.keywords_text()}) is enabled — runtime CallConfig::validate() "
+            "would otherwise reject the call."
         )
     expected = Path(chip_callable.dir) / "dfx_outputs"
     if dfx_on and output_prefix and Path(output_prefix).resolve() != expected.resolve():
@@ -93,13 +95,5 @@ def execute_on_device(
             f"execute_on_device: output_prefix {output_prefix} is not {expected}; this runtime "
             "writes a build's diagnostics into its own dfx_outputs/ directory"
         )
-    config = RunConfig(
-        platform=platform,
-        device_id=device_id,
-        enable_chip_swimlane=enable_chip_swimlane,
-        enable_dump_args=enable_dump_args,
-        enable_pmu=enable_pmu,
-        enable_dep_gen=enable_dep_gen,
-        enable_scope_stats=enable_scope_stats,
-    )
+    config = RunConfig(platform=platform, device_id=device_id, **switches)
     _run_program(chip_callable, _coerced_to_orch_args(orch_args), config)

@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 from pypto import _native
 from pypto._files import write_text_atomic
 from pypto._user_code import user_code
-from pypto.runtime import _simpler_shim
+from pypto.runtime import _dfx_switches, _simpler_shim
 
 _simpler_shim.install()
 
@@ -437,14 +437,12 @@ def _make_call_config(
     """The run's shared ``CallConfig`` from a ``RunConfig``."""
     cc = CallConfig()
     cc.aicpu_thread_num = int(getattr(config, "aicpu_thread_num", 0) or 0)
-    swimlane = int(getattr(config, "enable_chip_swimlane", 0) or 0)
-    cc.enable_chip_swimlane = swimlane
-    cc.enable_dump_args = int(getattr(config, "enable_dump_args", 0) or 0)
-    cc.enable_pmu = int(getattr(config, "enable_pmu", 0) or 0)
-    cc.enable_dep_gen = bool(getattr(config, "enable_dep_gen", False)) or (
-        co_enable_swimlane_dep_gen and swimlane > 0
+    for keyword, value in _dfx_switches.call_config_values(config).items():
+        setattr(cc, keyword, value)
+    # The swimlane's graph comes from dep_gen (a single-pass run records both).
+    cc.enable_dep_gen = cc.enable_dep_gen or (
+        co_enable_swimlane_dep_gen and cc.enable_chip_swimlane > 0
     )
-    cc.enable_scope_stats = bool(getattr(config, "enable_scope_stats", False))
     for ring in ("ring_task_window", "ring_heap", "ring_dep_pool"):
         setattr(cc, ring, getattr(config, ring, None))
     cc.timing = _timing(config)
@@ -744,14 +742,7 @@ def execute_distributed(
     if config.enable_chip_swimlane and not _is_sim(platform):
         for line in SWIMLANE_BANNER:
             print(line)
-        graph = dataclasses.replace(
-            config,
-            enable_chip_swimlane=0,
-            enable_dep_gen=True,
-            enable_pmu=0,
-            enable_scope_stats=False,
-            enable_dump_args=0,
-        )
+        graph = dataclasses.replace(config, **{**_dfx_switches.off(), "enable_dep_gen": True})
         print("[pypto] l3_swimlane_pass=graph event=begin", file=sys.stderr)
         _run_once(
             output_dir, compiled.param_names, args,

@@ -31,6 +31,7 @@ from pypto._tensors import as_host_array, is_ctypes_scalar, is_ndarray, is_numpy
 from pypto.backend import BackendType, arch_name, backend_for_platform
 from pypto.ir.pass_manager import OptimizationStrategy, PassDumpLevel
 from pypto.pypto_core.passes import DiagnosticCheckSet, DiagnosticPhase, MemoryPlanner
+from pypto.runtime import _dfx_switches
 
 if TYPE_CHECKING:
     from pypto.ir.distributed_compiled_program import DistributedConfig
@@ -93,10 +94,6 @@ def _invalid_platform(platform: object) -> ValueError:
     return ValueError(
         f"Invalid platform {platform!r}. Expected 'a2a3sim', 'a2a3', 'a5sim', or 'a5'."
     )
-
-
-def _any_dfx(swimlane: Any, dump_args: Any, pmu: Any, dep_gen: Any, scope_stats: Any) -> bool:
-    return bool(swimlane > 0 or dump_args > 0 or pmu > 0 or dep_gen or scope_stats)
 
 
 class ExecutionMode(enum.Enum):
@@ -303,11 +300,7 @@ class RunConfig:
         """The native options; ``portable``: PyPTO's checks only, and this runtime's of
         ``dfx_schema`` / ``timing`` (the diagnostics' types are checked when a run starts)."""
         dfx: Dict[str, Any] = {} if portable else {
-            "enable_chip_swimlane": self.enable_chip_swimlane,
-            "enable_dump_args": self.enable_dump_args,
-            "enable_pmu": self.enable_pmu,
-            "enable_dep_gen": self.enable_dep_gen,
-            "enable_scope_stats": self.enable_scope_stats,
+            **_dfx_switches.values(self),
             "in_process": self.in_process,
         }
         return _native.RunOptions(
@@ -336,13 +329,7 @@ class RunConfig:
 
     def dfx_options(self) -> DfxOptions:
         """The five diagnostics as a :class:`DfxOptions`."""
-        return DfxOptions(
-            enable_chip_swimlane=self.enable_chip_swimlane,
-            enable_dump_args=self.enable_dump_args,
-            enable_pmu=self.enable_pmu,
-            enable_dep_gen=self.enable_dep_gen,
-            enable_scope_stats=self.enable_scope_stats,
-        )
+        return DfxOptions(**_dfx_switches.values(self))
 
     def run_options(self) -> RunOptions:
         """What a dispatch reads, as a :class:`RunOptions`."""
@@ -502,13 +489,7 @@ class DfxOptions:
 
     def any(self) -> bool:
         """True when any of the five is on."""
-        return _any_dfx(
-            self.enable_chip_swimlane,
-            self.enable_dump_args,
-            self.enable_pmu,
-            self.enable_dep_gen,
-            self.enable_scope_stats,
-        )
+        return _dfx_switches.any_enabled(_dfx_switches.values(self))
 
     @classmethod
     def from_run_config(cls, cfg: RunConfig) -> DfxOptions:
@@ -648,11 +629,7 @@ def _execute_compiled(
         arch=arch,
         execution_mode=execution_mode,
         device_id=device_id,
-        enable_chip_swimlane=dfx.enable_chip_swimlane,
-        enable_dump_args=dfx.enable_dump_args,
-        enable_pmu=dfx.enable_pmu,
-        enable_dep_gen=dfx.enable_dep_gen,
-        enable_scope_stats=dfx.enable_scope_stats,
+        **_dfx_switches.values(dfx),
     )
     from pypto.runtime.device_runner import _load_program, _run_program
 

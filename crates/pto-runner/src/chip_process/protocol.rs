@@ -160,6 +160,7 @@ pub fn encode_error(e: &RunnerError) -> Value {
                 ErrorKind::Invalid => "invalid",
                 ErrorKind::Type => "type",
                 ErrorKind::Runtime => "runtime",
+                ErrorKind::Artifact => "artifact",
             },
             "message": other.to_string(),
         }),
@@ -186,6 +187,7 @@ pub fn decode_error(v: &Value) -> RunnerError {
         Some("not_found") => ErrorKind::NotFound,
         Some("type") => ErrorKind::Type,
         Some("runtime") => ErrorKind::Runtime,
+        Some("artifact") => ErrorKind::Artifact,
         _ => ErrorKind::Invalid,
     };
     RunnerError::Remote { kind, message }
@@ -342,6 +344,22 @@ mod tests {
         v["dfx"].as_object_mut().unwrap().remove("scope_stats");
         let err = decode_config(&v).unwrap_err().to_string();
         assert!(err.contains("missing field `scope_stats`"), "{err}");
+    }
+
+    /// An artifact that cannot be written is its own kind (not a configuration error), on
+    /// either side of the channel.
+    #[test]
+    fn an_artifact_write_failure_keeps_its_kind_across_the_channel() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("not_a_dir");
+        std::fs::write(&file, "x").unwrap();
+        let err = RunnerError::from(pto_dfx::atomic_write(&file.join("pmu.csv"), b"").unwrap_err());
+        assert_eq!(err.kind(), ErrorKind::Artifact);
+        let d = decode_error(&encode_error(&err));
+        assert_eq!(
+            (d.kind(), d.to_string()),
+            (ErrorKind::Artifact, err.to_string())
+        );
     }
 
     #[test]

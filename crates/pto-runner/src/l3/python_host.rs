@@ -360,6 +360,25 @@ mod tests {
         );
     }
 
+    /// Each switch of the table alone adds a flag of the Python replay's (whose spellings
+    /// are PyPTO's), so a switch added to the table and not forwarded fails here.
+    #[test]
+    fn each_switch_reaches_the_python_replay() {
+        let options = ReplayOptions {
+            validate: true,
+            recompile: true,
+            rebuild_from_pto: true,
+        };
+        let off = RunConfig::new(Some("a2a3sim")).unwrap();
+        let base = replay_args(Path::new("d"), &off, &options);
+        for s in &crate::dfx_switches::DFX_SWITCHES {
+            let mut config = off.clone();
+            (s.set)(&mut config.dfx, 1);
+            let args = replay_args(Path::new("d"), &config, &options);
+            assert_eq!(args.len(), base.len() + 1, "{}: {args:?}", s.name);
+        }
+    }
+
     #[test]
     fn the_runners_summary_line_parses() {
         let (n, wall) =

@@ -350,13 +350,9 @@ class CallConfig:
 
     def any_dfx(self) -> bool:
         """Whether a diagnostic is on."""
-        return bool(
-            self.enable_chip_swimlane
-            or self.enable_dump_args
-            or self.enable_pmu
-            or self.enable_dep_gen
-            or self.enable_scope_stats
-        )
+        from pypto.runtime import _dfx_switches
+
+        return _dfx_switches.any_enabled(_dfx_switches.values(self))
 
     def writes_files(self) -> bool:
         """Whether the dispatch writes files under ``output_prefix``: a diagnostic, or
