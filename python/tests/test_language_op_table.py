@@ -9,6 +9,7 @@ import ast
 from pathlib import Path
 from typing import Iterator, List, Tuple
 
+import numpy as np
 import pytest
 
 import pypto.language as pl
@@ -76,7 +77,7 @@ def test_the_parser_and_the_namespace_read_the_table() -> None:
         if r["kind"] == "binary":
             assert _ops.BINARY[r["dsl"][0]] == (r["name"], r["scalar"])
         if r["level"] == "tile":
-            assert hasattr(pl.tile, str(r["name"])[len("tile.") :]), r["name"]
+            assert hasattr(pl.tile, _ops.python_name(str(r["name"])[len("tile.") :])), r["name"]
             assert r["cpp"] and r["pto"], r
     assert _ops.INFIX["+"] == "add" and _ops.SCALAR_OPERATOR["maximum"] == "max"
 
@@ -101,3 +102,46 @@ def test_an_op_the_table_lacks_is_a_parser_error_naming_it_and_its_line() -> Non
     assert e.value.span["line"] == 6
     assert "pl.frobnicate" in str(e.value)
 
+
+@pl.jit
+def bit_and(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """out = (a & b & 0x0FF0) & 0x3C3C: ``pl.and_`` of two tiles, of a tile and a scalar,
+    and the explicit scalar form ``pl.ands``."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.load(a, [0, 0], [16, 32])
+        y = pl.load(b, [0, 0], [16, 32])
+        pl.store(pl.ands(pl.and_(pl.and_(x, y), 0x0FF0), 0x3C3C), [0, 0], out)
+    return out
+
+
+def test_and_of_integer_tiles_runs_and_interprets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The op added by the recipe "Adding an elementwise tile op" (docs/ARCHITECTURE.md):
+    compiled, run on the simulator, and interpreted at every pass snapshot."""
+    from pypto import ir
+
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    rng = np.random.default_rng(25)
+    a = rng.integers(-(2**20), 2**20, (16, 32), dtype=np.int32)
+    b = rng.integers(-(2**20), 2**20, (16, 32), dtype=np.int32)
+    out = np.zeros_like(a)
+    bit_and(a, b, out)
+    want = a & b & 0x0FF0 & 0x3C3C
+    np.testing.assert_array_equal(out, want)
+    assert np.any(want != 0)
+    compiled = ir.compile(bit_and.lower(a, b, out), output_dir=str(tmp_path / "and"))
+    compiled.validate_ir({"a": a, "b": b, "out": np.zeros_like(a)}, {"out": want})
+
+
+def test_and_of_float_tiles_is_refused_naming_the_fix() -> None:
+    src = (
+        "@pl.program\n"
+        "class P:\n"
+        "    @pl.function(type=pl.FunctionType.InCore)\n"
+        "    def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
+        "        t = pl.load(a, [0, 0], [16, 16])\n"
+        "        return pl.store(pl.and_(t, t), [0, 0], c)\n"
+    )
+    with pytest.raises(InvalidOperationError, match="needs an integer tile") as e:
+        pl.parse(src, filename="bad.py")
+    assert e.value.span["line"] == 6
+    assert "pl.INT32" in e.value.hint

@@ -8,6 +8,7 @@ namespace are derived from them, so a new row needs no Python edit (docs/ARCHITE
 
 from __future__ import annotations
 
+import keyword
 from typing import Any, Dict, List, Tuple
 
 from pypto import _native
@@ -24,9 +25,21 @@ def _spellings(kind: str) -> Tuple[str, ...]:
     return tuple(s for r in ROWS if r["level"] == "tile" and r["kind"] == kind for s in r["dsl"])
 
 
+def python_name(leaf: str) -> str:
+    """The Python spelling of an IR name's last part: a keyword gets a trailing underscore
+    (``tile.and`` is ``pl.tile.and_``, as the printer writes it)."""
+    return f"{leaf}_" if keyword.iskeyword(leaf) else leaf
+
+
+def ir_name(leaf: str) -> str:
+    """The IR spelling of a ``pl.tile.X`` name: ``and_`` → ``and`` (the inverse of
+    :func:`python_name`)."""
+    return leaf[:-1] if leaf.endswith("_") and keyword.iskeyword(leaf[:-1]) else leaf
+
+
 def _suffixes(prefix: str) -> Tuple[str, ...]:
-    """The names after ``prefix`` of the operations ``prefix.X`` (``tile.``, ``array.``)."""
-    return tuple(str(r["name"])[len(prefix) :] for r in ROWS if str(r["name"]).startswith(prefix))
+    """The Python names after ``prefix`` of the operations ``prefix.X`` (``tile.``, ``array.``)."""
+    return tuple(python_name(str(r["name"])[len(prefix) :]) for r in ROWS if str(r["name"]).startswith(prefix))
 
 
 def _binary_rows() -> List[Dict[str, Any]]:

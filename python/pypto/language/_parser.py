@@ -95,8 +95,6 @@ _HEADER_LACKS = {
 }
 # PyPTO operations this DSL subset does not lower yet (the header has the instructions).
 _NOT_IN_SUBSET = (
-    "and_",
-    "ands",
     "or_",
     "ors",
     "xor",
@@ -2196,7 +2194,7 @@ class FunctionParser:
         """``pl.tile.X(...)`` / ``pl.tensor.X(...)``: the printer's spelling (positional IR
         arguments, typed keyword arguments)."""
         known = _ops.KNOWN
-        name = f"{ns}.{op}"
+        name = f"{ns}.{_ops.ir_name(op)}"
         # PyPTO's own pl.tile.X(...) spelling (the unified signature) is told from the
         # printer's (IR arguments, typed keywords) by the keyword the printer always writes.
         marker = _PRINTER_MARKERS.get(name)

@@ -181,6 +181,11 @@ const fn expand(by_row: bool, f: BinaryFn) -> OpKind {
     OpKind::Expand { by_row, f }
 }
 
+/// Bitwise and of two integer elements (exact in `f64` up to 2^53).
+fn bit_and(x: f64, y: f64) -> f64 {
+    ((x as i64) & (y as i64)) as f64
+}
+
 /// Every builtin operation.
 #[rustfmt::skip]
 pub const OPS: &[OpInfo] = &[
@@ -192,12 +197,14 @@ pub const OPS: &[OpInfo] = &[
     ew("tile.div", binary("tile.divs", Some(BinOp::Div), Elems::Any, |x, y| x / y), &["div"], "pto.tdiv"),
     ew("tile.maximum", binary("tile.maxs", Some(BinOp::Max), Elems::Any, f64::max), &["maximum"], "pto.tmax"),
     ew("tile.minimum", binary("tile.mins", Some(BinOp::Min), Elems::Any, f64::min), &["minimum"], "pto.tmin"),
+    ew("tile.and", binary("tile.ands", None, Elems::Int, bit_and), &["and_"], "pto.tand"),
     ew("tile.adds", OpKind::Scalar, &["adds"], "pto.tadds"),
     ew("tile.subs", OpKind::Scalar, &["subs"], "pto.tsubs"),
     ew("tile.muls", OpKind::Scalar, &["muls"], "pto.tmuls"),
     ew("tile.divs", OpKind::Scalar, &["divs"], "pto.tdivs"),
     ew("tile.maxs", OpKind::Scalar, &["maxs"], "pto.tmaxs"),
     ew("tile.mins", OpKind::Scalar, &["mins"], "pto.tmins"),
+    ew("tile.ands", OpKind::Scalar, &["ands"], "pto.tands"),
     ew("tile.exp", unary(Elems::Float, f64::exp), &["exp"], "pto.texp"),
     ew("tile.log", unary(Elems::Float, f64::ln), &["log"], "pto.tlog"),
     ew("tile.sqrt", unary(Elems::Float, f64::sqrt), &["sqrt"], "pto.tsqrt"),
