@@ -47,6 +47,7 @@ __all__ = [
     "IrType",
     "IrVar",
     "op_names",
+    "ops",
     "pass_dump_file_name",
     "pass_names",
 ]
@@ -530,6 +531,7 @@ class IrProgram:
 def pass_names() -> list[str]: ...
 def pass_dump_file_name(index: int) -> str: ...
 def op_names() -> list[tuple[str, str]]: ...
+def ops() -> list[dict[str, Any]]: ...
 
 # --- L3 (crates/pto-python/src/l3.rs) ---------------------------------------------------
 

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::ir::{BinOp, Call, Callee, Expr, Function, Program, Stmt, StmtKind, UnOp};
-use crate::ops::{region_tile_shape, store_region};
+use crate::ops::{binary_of_scalar, op_info, region_tile_shape, store_region, BinaryFn, OpKind};
 use crate::types::{DataType, Type};
 
 /// Why interpretation stopped.
@@ -422,10 +422,93 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// An operation whose element semantics the op table gives (elementwise, reductions,
+    /// expansions).
+    fn table_op(
+        &mut self,
+        op: &str,
+        kind: OpKind,
+        mut args: Vec<Value>,
+    ) -> Result<Value, InterpError> {
+        let mut take = |i: usize| std::mem::replace(&mut args[i], Value::Unit);
+        let a = Self::tile_of(take(0), op)?;
+        self.tick(a.data.len() as u64)?;
+        let d = a.dtype;
+        Ok(Value::Tile(match kind {
+            OpKind::Binary { f, .. } => {
+                let b = Self::tile_of(take(1), op)?;
+                let data = a
+                    .data
+                    .iter()
+                    .zip(&b.data)
+                    .map(|(&x, &y)| round_to(f(x, y), d))
+                    .collect();
+                TileVal { data, ..a }
+            }
+            OpKind::Scalar => {
+                let s = match take(1) {
+                    Value::Scalar(s) => round_to(s, d),
+                    other => return ierr(format!("{op}: expected a scalar, got {other:?}")),
+                };
+                match binary_of_scalar(op).map(|b| b.kind) {
+                    Some(OpKind::Binary { f, .. }) => Self::map_tile(&a, d, |x| f(x, s)),
+                    _ => return ierr(format!("{op}: no binary form in the op table")),
+                }
+            }
+            OpKind::Unary { f, .. } => Self::map_tile(&a, d, f),
+            OpKind::Reduce { by_row, init, f } => Self::reduce(&a, by_row, init, f),
+            OpKind::Expand { by_row, f } => {
+                let v = Self::tile_of(take(1), op)?;
+                let data = (0..a.data.len())
+                    .map(|k| {
+                        let y = if by_row {
+                            v.data[k / a.cols]
+                        } else {
+                            v.data[k % a.cols]
+                        };
+                        round_to(f(a.data[k], y), d)
+                    })
+                    .collect();
+                TileVal { data, ..a }
+            }
+            OpKind::Other => return ierr(format!("{op}: not an op of the table's semantics")),
+        }))
+    }
+
+    /// Each row (`by_row`) or column of `a` folded with `f` from `init`.
+    fn reduce(a: &TileVal, by_row: bool, init: f64, f: BinaryFn) -> TileVal {
+        let (outer, inner) = if by_row {
+            (a.rows, a.cols)
+        } else {
+            (a.cols, a.rows)
+        };
+        let at = |o: usize, i: usize| {
+            if by_row {
+                a.data[o * a.cols + i]
+            } else {
+                a.data[i * a.cols + o]
+            }
+        };
+        let data = (0..outer)
+            .map(|o| round_to((0..inner).map(|i| at(o, i)).fold(init, f), a.dtype))
+            .collect();
+        let (rows, cols) = if by_row { (a.rows, 1) } else { (1, a.cols) };
+        TileVal {
+            rows,
+            cols,
+            dtype: a.dtype,
+            data,
+            valid: None,
+        }
+    }
+
     fn op(&mut self, op: &str, c: &Call, mut args: Vec<Value>) -> Result<Value, InterpError> {
         let take = |args: &mut Vec<Value>, i: usize| -> Value {
             std::mem::replace(&mut args[i], Value::Unit)
         };
+        if let Some(info) = op_info(op).filter(|i| !matches!(i.kind, OpKind::Other)) {
+            return self.table_op(op, info.kind, args);
+        }
         Ok(match op {
             "tile.load" => {
                 let view = Self::view_of(take(&mut args, 0), op)?;
@@ -520,59 +603,6 @@ impl<'a> Interp<'a> {
                 }
                 Value::Tensor(view)
             }
-            "tile.add" | "tile.sub" | "tile.mul" | "tile.div" | "tile.maximum" | "tile.minimum" => {
-                let a = Self::tile_of(take(&mut args, 0), op)?;
-                let b = Self::tile_of(take(&mut args, 1), op)?;
-                self.tick(a.data.len() as u64)?;
-                let f: fn(f64, f64) -> f64 = match op {
-                    "tile.add" => |x, y| x + y,
-                    "tile.sub" => |x, y| x - y,
-                    "tile.mul" => |x, y| x * y,
-                    "tile.div" => |x, y| x / y,
-                    "tile.maximum" => f64::max,
-                    _ => f64::min,
-                };
-                let data = a
-                    .data
-                    .iter()
-                    .zip(&b.data)
-                    .map(|(&x, &y)| round_to(f(x, y), a.dtype))
-                    .collect();
-                Value::Tile(TileVal { data, ..a })
-            }
-            "tile.adds" | "tile.subs" | "tile.muls" | "tile.divs" | "tile.maxs" | "tile.mins" => {
-                let a = Self::tile_of(take(&mut args, 0), op)?;
-                let s = match take(&mut args, 1) {
-                    Value::Scalar(s) => round_to(s, a.dtype),
-                    other => return ierr(format!("{op}: expected a scalar, got {other:?}")),
-                };
-                self.tick(a.data.len() as u64)?;
-                let d = a.dtype;
-                Value::Tile(match op {
-                    "tile.adds" => Self::map_tile(&a, d, |x| x + s),
-                    "tile.subs" => Self::map_tile(&a, d, |x| x - s),
-                    "tile.muls" => Self::map_tile(&a, d, |x| x * s),
-                    "tile.divs" => Self::map_tile(&a, d, |x| x / s),
-                    "tile.maxs" => Self::map_tile(&a, d, |x| x.max(s)),
-                    _ => Self::map_tile(&a, d, |x| x.min(s)),
-                })
-            }
-            "tile.exp" | "tile.log" | "tile.sqrt" | "tile.rsqrt" | "tile.recip" | "tile.neg"
-            | "tile.abs" | "tile.relu" => {
-                let a = Self::tile_of(take(&mut args, 0), op)?;
-                self.tick(a.data.len() as u64)?;
-                let d = a.dtype;
-                Value::Tile(match op {
-                    "tile.exp" => Self::map_tile(&a, d, f64::exp),
-                    "tile.log" => Self::map_tile(&a, d, f64::ln),
-                    "tile.sqrt" => Self::map_tile(&a, d, f64::sqrt),
-                    "tile.rsqrt" => Self::map_tile(&a, d, |x| 1.0 / x.sqrt()),
-                    "tile.recip" => Self::map_tile(&a, d, |x| 1.0 / x),
-                    "tile.neg" => Self::map_tile(&a, d, |x| -x),
-                    "tile.abs" => Self::map_tile(&a, d, f64::abs),
-                    _ => Self::map_tile(&a, d, |x| x.max(0.0)),
-                })
-            }
             "tile.cast" => {
                 let a = Self::tile_of(take(&mut args, 0), op)?;
                 let (_, _, d) = Self::result_tile(c)?;
@@ -599,66 +629,6 @@ impl<'a> Interp<'a> {
                     }
                 };
                 Value::Tile(Self::map_tile(&a, d, f))
-            }
-            "tile.row_max" | "tile.row_sum" | "tile.row_min" | "tile.col_max" | "tile.col_sum"
-            | "tile.col_min" => {
-                let a = Self::tile_of(take(&mut args, 0), op)?;
-                self.tick(a.data.len() as u64)?;
-                let by_row = op.starts_with("tile.row");
-                let (outer, inner) = if by_row {
-                    (a.rows, a.cols)
-                } else {
-                    (a.cols, a.rows)
-                };
-                let mut data = Vec::with_capacity(outer);
-                for o in 0..outer {
-                    let vals = (0..inner).map(|i| {
-                        if by_row {
-                            a.data[o * a.cols + i]
-                        } else {
-                            a.data[i * a.cols + o]
-                        }
-                    });
-                    let r = if op.ends_with("max") {
-                        vals.fold(f64::NEG_INFINITY, f64::max)
-                    } else if op.ends_with("min") {
-                        vals.fold(f64::INFINITY, f64::min)
-                    } else {
-                        vals.sum()
-                    };
-                    data.push(round_to(r, a.dtype));
-                }
-                let (rows, cols) = if by_row { (a.rows, 1) } else { (1, a.cols) };
-                Value::Tile(TileVal {
-                    rows,
-                    cols,
-                    dtype: a.dtype,
-                    data,
-                    valid: None,
-                })
-            }
-            _ if op.starts_with("tile.row_expand") || op.starts_with("tile.col_expand") => {
-                let a = Self::tile_of(take(&mut args, 0), op)?;
-                let v = Self::tile_of(take(&mut args, 1), op)?;
-                self.tick(a.data.len() as u64)?;
-                let by_row = op.starts_with("tile.row");
-                let kind = op.rsplit('_').next().unwrap_or("");
-                let mut data = Vec::with_capacity(a.data.len());
-                for r in 0..a.rows {
-                    for col in 0..a.cols {
-                        let x = a.data[r * a.cols + col];
-                        let y = if by_row { v.data[r] } else { v.data[col] };
-                        let z = match kind {
-                            "add" => x + y,
-                            "sub" => x - y,
-                            "mul" => x * y,
-                            "div" => x / y,
-                            _ => y,
-                        };
-                        data.push(round_to(z, a.dtype));
-                    }
-                }
-                Value::Tile(TileVal { data, ..a })
             }
             "tile.matmul" | "tile.matmul_acc" => {
                 let (acc, l, r) = if op == "tile.matmul" {

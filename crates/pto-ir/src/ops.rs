@@ -5,10 +5,14 @@
 //!
 //! Tile operations (kernel bodies and `pl.at` scopes) lower one to one to PTO-ISA
 //! instructions of the header (`docs/PTO_ISA.md`); tensor operations belong to
-//! orchestrations. [`OPS`] lists every operation with its DSL spelling.
+//! orchestrations. [`OPS`] (in `ops/table.rs`) lists every operation with its DSL spellings,
+//! kind, `.pto` op and element semantics.
 
 use crate::ir::{Attrs, Expr};
 use crate::types::{DataType, MemorySpace, TensorType, TileType, Type, DYNAMIC_DIM};
+
+mod table;
+pub use table::*;
 
 /// A refused operation call: the message and a hint for the fix.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -26,132 +30,6 @@ fn err<T>(message: String, hint: &str) -> Result<T, OpError> {
         hint: hint.to_string(),
     })
 }
-
-/// Where an operation may appear.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpLevel {
-    /// In kernels and `pl.at` scopes (tiles).
-    Tile,
-    /// In orchestrations (tensors).
-    Tensor,
-}
-
-/// One operation: IR name, level and the PTO-AS op it lowers to (tile ops).
-#[derive(Clone, Copy, Debug)]
-pub struct OpInfo {
-    /// The IR name (`tile.add`).
-    pub name: &'static str,
-    /// Where it may appear.
-    pub level: OpLevel,
-    /// The `.pto` operation it becomes (`pto.tadd`); empty for special lowerings.
-    pub pto: &'static str,
-}
-
-macro_rules! op {
-    ($name:literal, Tile, $pto:literal) => {
-        OpInfo {
-            name: $name,
-            level: OpLevel::Tile,
-            pto: $pto,
-        }
-    };
-    ($name:literal, Tensor) => {
-        OpInfo {
-            name: $name,
-            level: OpLevel::Tensor,
-            pto: "",
-        }
-    };
-}
-
-/// Every builtin operation.
-pub const OPS: &[OpInfo] = &[
-    op!("tile.load", Tile, "pto.tload"),
-    op!("tile.store", Tile, "pto.tstore"),
-    op!("tile.add", Tile, "pto.tadd"),
-    op!("tile.sub", Tile, "pto.tsub"),
-    op!("tile.mul", Tile, "pto.tmul"),
-    op!("tile.div", Tile, "pto.tdiv"),
-    op!("tile.maximum", Tile, "pto.tmax"),
-    op!("tile.minimum", Tile, "pto.tmin"),
-    op!("tile.adds", Tile, "pto.tadds"),
-    op!("tile.subs", Tile, "pto.tsubs"),
-    op!("tile.muls", Tile, "pto.tmuls"),
-    op!("tile.divs", Tile, "pto.tdivs"),
-    op!("tile.maxs", Tile, "pto.tmaxs"),
-    op!("tile.mins", Tile, "pto.tmins"),
-    op!("tile.exp", Tile, "pto.texp"),
-    op!("tile.log", Tile, "pto.tlog"),
-    op!("tile.sqrt", Tile, "pto.tsqrt"),
-    op!("tile.rsqrt", Tile, "pto.trsqrt"),
-    op!("tile.recip", Tile, "pto.trecip"),
-    op!("tile.neg", Tile, "pto.tneg"),
-    op!("tile.abs", Tile, "pto.tabs"),
-    op!("tile.relu", Tile, "pto.trelu"),
-    op!("tile.cast", Tile, "pto.tcvt"),
-    op!("tile.row_max", Tile, "pto.trowmax"),
-    op!("tile.row_sum", Tile, "pto.trowsum"),
-    op!("tile.row_min", Tile, "pto.trowmin"),
-    op!("tile.col_max", Tile, "pto.tcolmax"),
-    op!("tile.col_sum", Tile, "pto.tcolsum"),
-    op!("tile.col_min", Tile, "pto.tcolmin"),
-    op!("tile.row_expand", Tile, "pto.trowexpand"),
-    op!("tile.row_expand_add", Tile, "pto.trowexpandadd"),
-    op!("tile.row_expand_sub", Tile, "pto.trowexpandsub"),
-    op!("tile.row_expand_mul", Tile, "pto.trowexpandmul"),
-    op!("tile.row_expand_div", Tile, "pto.trowexpanddiv"),
-    op!("tile.col_expand", Tile, "pto.tcolexpand"),
-    op!("tile.col_expand_add", Tile, "pto.tcolexpandadd"),
-    op!("tile.col_expand_sub", Tile, "pto.tcolexpandsub"),
-    op!("tile.col_expand_mul", Tile, "pto.tcolexpandmul"),
-    op!("tile.col_expand_div", Tile, "pto.tcolexpanddiv"),
-    op!("tile.matmul", Tile, "pto.tmatmul"),
-    op!("tile.matmul_acc", Tile, "pto.tmatmul.acc"),
-    op!("tile.move", Tile, "pto.tmov"),
-    op!("tile.full", Tile, "pto.texpands"),
-    op!("tile.expands", Tile, "pto.texpands"),
-    op!("tile.concat", Tile, "pto.tconcat"),
-    op!("tile.reshape", Tile, "pto.treshape"),
-    op!("tile.transpose", Tile, "pto.ttrans"),
-    op!("tile.assemble", Tile, "pto.tinsert"),
-    op!("tile.slice", Tile, "pto.textract"),
-    op!("tile.fillpad", Tile, "pto.tfillpad"),
-    op!("tile.transpose_view", Tile, "pto.treshape"),
-    op!("tile.get_block_idx", Tile, "pto.get_block_idx"),
-    op!("tile.get_block_num", Tile, "pto.get_block_num"),
-    // Issue 26 (auto-tiled matmuls): a cube scratch tile of unspecified contents.
-    op!("tile.alloc", Tile, "pto.alloc_tile"),
-    op!("tensor.create", Tensor),
-    op!("tensor.slice", Tensor),
-    op!("tensor.reshape", Tensor),
-    op!("tensor.read", Tensor),
-    op!("tensor.assemble", Tensor),
-    op!("tensor.dim", Tensor),
-    op!("array.create", Tensor),
-    op!("array.get_element", Tensor),
-    op!("array.update_element", Tensor),
-    op!("system.task_dummy", Tensor),
-    // Distributed (HOST-level) operations: type rules in `crate::dist`.
-    op!("dist.world_size", Tensor),
-    op!("dist.alloc_window_buffer", Tensor),
-    op!("dist.window", Tensor),
-    op!("dist.slice", Tensor),
-];
-
-/// The operation named `name`.
-pub fn op_info(name: &str) -> Option<&'static OpInfo> {
-    OPS.iter().find(|o| o.name == name)
-}
-
-/// Binary tile ops and their tile-scalar forms (`pl.add(t, 1.0)` is `tile.adds`).
-pub const TILE_BINARY: &[(&str, &str)] = &[
-    ("tile.add", "tile.adds"),
-    ("tile.sub", "tile.subs"),
-    ("tile.mul", "tile.muls"),
-    ("tile.div", "tile.divs"),
-    ("tile.maximum", "tile.maxs"),
-    ("tile.minimum", "tile.mins"),
-];
 
 /// Combine modes of a `tile.store` (`atomic=`): `none` overwrites, `add` adds atomically
 /// into the tensor (PyPTO's `pl.AtomicType.None_` / `Add`, TSTORE's `AtomicType`).
@@ -341,6 +219,30 @@ fn check_window(
         }
     }
     Ok(())
+}
+
+/// Checks `t`'s element type against the element rule of elementwise operation `op` (of
+/// its binary form for a tile-scalar op).
+fn elems_fit(op: &str, t: &TileType) -> Result<(), OpError> {
+    let row = binary_of_scalar(op).or_else(|| op_info(op));
+    let elems = match row.map(|o| o.kind) {
+        Some(OpKind::Binary { elems, .. } | OpKind::Unary { elems, .. }) => elems,
+        _ => Elems::Any,
+    };
+    match elems {
+        Elems::Float if !t.dtype.is_float() => err(
+            format!(
+                "{op}: needs a floating-point tile, got {}",
+                t.dtype.pl_name()
+            ),
+            "Cast the tile to pl.FP32 first.",
+        ),
+        Elems::Int if !t.dtype.is_int() => err(
+            format!("{op}: needs an integer tile, got {}", t.dtype.pl_name()),
+            "Cast the tile to an integer type (pl.INT32) first.",
+        ),
+        _ => Ok(()),
+    }
 }
 
 fn same_tiles(op: &str, a: &TileType, b: &TileType) -> Result<(), OpError> {
@@ -611,35 +513,29 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             }
             Ok(Type::Tensor(out))
         }
-        _ if TILE_BINARY.iter().any(|(b, _)| *b == name) => {
+        _ if matches!(op_info(name).map(|o| o.kind), Some(OpKind::Binary { .. })) => {
             arity(2)?;
             let a = tile_arg(op, args, 0, "lhs")?;
             let b = tile_arg(op, args, 1, "rhs")?;
             vector_tile(op, &a)?;
             vector_tile(op, &b)?;
             same_tiles(op, &a, &b)?;
+            elems_fit(op, &a)?;
             Ok(Type::Tile(a))
         }
-        _ if TILE_BINARY.iter().any(|(_, s)| *s == name) => {
+        _ if binary_of_scalar(name).is_some() => {
             arity(2)?;
             let a = tile_arg(op, args, 0, "lhs")?;
             vector_tile(op, &a)?;
             scalar_arg(op, args, 1, "rhs")?;
+            elems_fit(op, &a)?;
             Ok(Type::Tile(a))
         }
-        "tile.exp" | "tile.log" | "tile.sqrt" | "tile.rsqrt" | "tile.recip" => {
+        _ if matches!(op_info(name).map(|o| o.kind), Some(OpKind::Unary { .. })) => {
             arity(1)?;
             let a = tile_arg(op, args, 0, "the operand")?;
             vector_tile(op, &a)?;
-            if !a.dtype.is_float() {
-                return err(
-                    format!(
-                        "{op}: needs a floating-point tile, got {}",
-                        a.dtype.pl_name()
-                    ),
-                    "Cast the tile to pl.FP32 first.",
-                );
-            }
+            elems_fit(op, &a)?;
             Ok(Type::Tile(a))
         }
         "tile.transpose" => {
@@ -653,12 +549,6 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             };
             check_tile_fits(op, &t)?;
             Ok(Type::Tile(t))
-        }
-        "tile.neg" | "tile.abs" | "tile.relu" => {
-            arity(1)?;
-            let a = tile_arg(op, args, 0, "the operand")?;
-            vector_tile(op, &a)?;
-            Ok(Type::Tile(a))
         }
         "tile.cast" => {
             arity(1)?;
@@ -686,23 +576,31 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             }
             Ok(Type::Tile(TileType { dtype, ..a }))
         }
-        "tile.row_max" | "tile.row_sum" | "tile.row_min" => {
+        _ if matches!(
+            op_info(name).map(|o| o.kind),
+            Some(OpKind::Reduce { by_row: true, .. })
+        ) =>
+        {
             arity(1)?;
             let a = tile_arg(op, args, 0, "the operand")?;
             vector_tile(op, &a)?;
             Ok(Type::Tile(TileType { cols: 1, ..a }))
         }
-        "tile.col_max" | "tile.col_sum" | "tile.col_min" => {
+        _ if matches!(
+            op_info(name).map(|o| o.kind),
+            Some(OpKind::Reduce { by_row: false, .. })
+        ) =>
+        {
             arity(1)?;
             let a = tile_arg(op, args, 0, "the operand")?;
             vector_tile(op, &a)?;
             Ok(Type::Tile(TileType { rows: 1, ..a }))
         }
-        "tile.row_expand"
-        | "tile.row_expand_add"
-        | "tile.row_expand_sub"
-        | "tile.row_expand_mul"
-        | "tile.row_expand_div" => {
+        _ if matches!(
+            op_info(name).map(|o| o.kind),
+            Some(OpKind::Expand { by_row: true, .. })
+        ) =>
+        {
             arity(2)?;
             let a = tile_arg(op, args, 0, "the target")?;
             let v = tile_arg(op, args, 1, "the row vector")?;
@@ -721,11 +619,11 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             }
             Ok(Type::Tile(a))
         }
-        "tile.col_expand"
-        | "tile.col_expand_add"
-        | "tile.col_expand_sub"
-        | "tile.col_expand_mul"
-        | "tile.col_expand_div" => {
+        _ if matches!(
+            op_info(name).map(|o| o.kind),
+            Some(OpKind::Expand { by_row: false, .. })
+        ) =>
+        {
             arity(2)?;
             let a = tile_arg(op, args, 0, "the target")?;
             let v = tile_arg(op, args, 1, "the column vector")?;
@@ -1361,12 +1259,72 @@ mod tests {
         {
             let inst = op.pto.trim_start_matches("pto.");
             assert!(
-                ptoas::lower::lowers_tile_op(inst) || ptoas::lower::QUERY_OPS.contains(&inst),
+                ptoas::lower::lowers_tile_op(inst) || ptoas::lower::is_query_op(inst),
                 "{} emits {} which ptoas does not lower",
                 op.name,
                 op.pto
             );
         }
+    }
+
+    #[test]
+    fn every_tile_op_runs_on_the_header() {
+        let (absent, refused) = ptoas::lower::HEADER_LACKS;
+        for op in OPS.iter().filter(|o| o.level == OpLevel::Tile) {
+            let cpp = op.cpp();
+            assert!(
+                !absent.contains(&cpp.as_str()) && !refused.contains(&cpp.as_str()),
+                "{} lowers to {cpp}, which the PTO-ISA header cannot run",
+                op.name
+            );
+        }
+        assert_eq!(
+            op_info("tile.matmul_acc").map(OpInfo::cpp).as_deref(),
+            Some("TMATMUL_ACC")
+        );
+    }
+
+    #[test]
+    fn scalar_forms_pair_with_binary_ops() {
+        for (binary, scalar) in tile_binary() {
+            let row = op_info(scalar).unwrap_or_else(|| panic!("{binary}: no row {scalar}"));
+            assert!(
+                matches!(row.kind, OpKind::Scalar),
+                "{scalar} is not a scalar form"
+            );
+        }
+        for op in OPS.iter().filter(|o| matches!(o.kind, OpKind::Scalar)) {
+            assert!(
+                binary_of_scalar(op.name).is_some(),
+                "{}: no binary form",
+                op.name
+            );
+        }
+    }
+
+    #[test]
+    fn dsl_spellings_are_unique() {
+        let mut seen = std::collections::HashMap::new();
+        for op in OPS {
+            for s in op.dsl {
+                if let Some(other) = seen.insert(*s, op.name) {
+                    panic!("pl.{s} spells both {other} and {}", op.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn elementwise_rows_type_by_their_element_rule() {
+        let t = |d| Expr::Var(Var::new("a", Type::tile(4, 4, d, MemorySpace::Vec)));
+        let none = Attrs::new();
+        let e = deduce("tile.exp", &[t(DataType::Int32)], &none).unwrap_err();
+        assert!(e.message.contains("floating-point"), "{e}");
+        let ok = deduce("tile.maxs", &[t(DataType::Int32), Expr::index(2)], &none);
+        assert_eq!(
+            ok.unwrap(),
+            Type::tile(4, 4, DataType::Int32, MemorySpace::Vec)
+        );
     }
 
     #[test]

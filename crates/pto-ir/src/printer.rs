@@ -478,8 +478,23 @@ fn attrs_dict(attrs: &Attrs, names: &mut Names) -> String {
     format!("{{{}}}", items.join(", "))
 }
 
+/// Python's keywords: an operation whose last name part is one (`tile.and`) is spelled with
+/// a trailing underscore (`pl.tile.and_`), as PyPTO's printer does; the parser strips it.
+const PYTHON_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
 fn dsl_op_name(op: &str) -> String {
-    format!("pl.{op}")
+    let leaf = op.rsplit('.').next().unwrap_or(op);
+    let tail = if PYTHON_KEYWORDS.contains(&leaf) {
+        "_"
+    } else {
+        ""
+    };
+    format!("pl.{op}{tail}")
 }
 
 fn call(c: &Call, names: &mut Names) -> String {

@@ -1196,6 +1196,46 @@ pub fn op_names() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
+/// The op table (`pto_ir::ops::OPS`), one dict per operation: `name` (`tile.add`),
+/// `level` (`tile` / `tensor`), `kind` (`binary`, `scalar`, `unary`, `reduce`, `expand`,
+/// `other`), `dsl` (the `pl.X` spellings), `pto` (`pto.tadd`, empty for tensor ops), `cpp`
+/// (`TADD`), `elems` (`any` / `float` / `int` for binary and unary ops, else `None`),
+/// `scalar` (a binary op's tile-scalar form, else `None`) and `infix` (the IR operator of a
+/// binary op's scalar form, `+`, `max`; `None` when there is none).
+#[pyfunction]
+pub fn ops(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    use pto_ir::ops::{OpKind, OpLevel};
+    let mut rows = Vec::with_capacity(pto_ir::ops::OPS.len());
+    for o in pto_ir::ops::OPS {
+        let d = PyDict::new(py);
+        d.set_item("name", o.name)?;
+        let level = match o.level {
+            OpLevel::Tile => "tile",
+            OpLevel::Tensor => "tensor",
+        };
+        d.set_item("level", level)?;
+        d.set_item("kind", o.kind.name())?;
+        d.set_item("dsl", o.dsl.to_vec())?;
+        d.set_item("pto", o.pto)?;
+        d.set_item("cpp", o.cpp())?;
+        let (elems, scalar, infix) = match o.kind {
+            OpKind::Binary {
+                scalar,
+                infix,
+                elems,
+                ..
+            } => (Some(elems.name()), Some(scalar), infix.map(BinOp::symbol)),
+            OpKind::Unary { elems, .. } => (Some(elems.name()), None, None),
+            _ => (None, None, None),
+        };
+        d.set_item("elems", elems)?;
+        d.set_item("scalar", scalar)?;
+        d.set_item("infix", infix)?;
+        rows.push(d);
+    }
+    Ok(rows)
+}
+
 /// Registers the IR classes and functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<IrType>()?;
@@ -1207,5 +1247,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pass_names, m)?)?;
     m.add_function(wrap_pyfunction!(pass_dump_file_name, m)?)?;
     m.add_function(wrap_pyfunction!(op_names, m)?)?;
+    m.add_function(wrap_pyfunction!(ops, m)?)?;
     Ok(())
 }

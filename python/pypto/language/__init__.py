@@ -31,7 +31,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from pypto.language import errors
+from pypto.language import _ops, errors
 from pypto.language._decorators import JitFunction, function, inline, jit, loads, parse, program
 from pypto.language._surface import (
     BF16,
@@ -73,57 +73,9 @@ from pypto.language._surface import (
     dynamic,
 )
 
-_TILE_OPS = (
-    "load",
-    "store",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "maximum",
-    "minimum",
-    "adds",
-    "subs",
-    "muls",
-    "divs",
-    "maxs",
-    "mins",
-    "exp",
-    "log",
-    "sqrt",
-    "rsqrt",
-    "recip",
-    "neg",
-    "abs",
-    "relu",
-    "transpose",
-    "cast",
-    "row_max",
-    "row_sum",
-    "row_min",
-    "col_max",
-    "col_sum",
-    "col_min",
-    "row_expand",
-    "row_expand_add",
-    "row_expand_sub",
-    "row_expand_mul",
-    "row_expand_div",
-    "col_expand",
-    "col_expand_add",
-    "col_expand_sub",
-    "col_expand_mul",
-    "col_expand_div",
-    "matmul",
-    "matmul_acc",
-    "move",
-    "full",
-    "expands",
-    "concat",
-    "create_tile",
-    "fillpad",
-)
-_TENSOR_OPS = ("create_tensor", "create", "slice", "reshape", "read", "assemble")
+#: ``pl.X`` spellings of the tile and tensor operations (the Rust op table, ``_ops``).
+_TILE_OPS = _ops.TILE_OPS
+_TENSOR_OPS = _ops.TENSOR_OPS
 _CONSTRUCTS = (
     "range",
     "parallel",
@@ -141,7 +93,7 @@ _CONSTRUCTS = (
 #: ``pl.max`` / ``pl.min`` of scalars (not in ``__all__``: a star import would hide the builtins).
 _SCALAR_FNS = ("max", "min")
 #: Names under ``pl.tile`` beyond ``_TILE_OPS``: each is the IR operation ``tile.<name>``.
-_TILE_ONLY = ("reshape", "assemble", "slice", "get_block_idx", "get_block_num")
+_TILE_ONLY = _ops.TILE_ONLY
 
 _stubs: dict[str, Any] = {}
 for _name in _TILE_OPS + _TENSOR_OPS + _CONSTRUCTS + _SCALAR_FNS:
@@ -152,12 +104,12 @@ globals().update(_stubs)
 tile = SimpleNamespace(**{n: _make_stub(f"tile.{n}", f"pl.tile.{n}") for n in (*_TILE_OPS, *_TILE_ONLY)})
 #: ``pl.array.<op>``: fixed-length arrays of an orchestration (``create(N, dtype)``,
 #: ``get_element(arr, i)`` / ``arr[i]``, ``update_element(arr, i, v)`` / ``arr[i] = v``).
-array = SimpleNamespace(**{n: _make_stub(f"array.{n}", f"pl.array.{n}") for n in ("create", "get_element", "update_element")})
+array = SimpleNamespace(**{n: _make_stub(f"array.{n}", f"pl.array.{n}") for n in _ops.ARRAY_NS})
 #: ``pl.system.<op>``: runtime operations without a kernel (``task_dummy(deps=[...])``: a
 #: dependency-only barrier task whose id later tasks depend on).
-system = SimpleNamespace(**{n: _make_stub(f"system.{n}", f"pl.system.{n}") for n in ("task_dummy",)})
+system = SimpleNamespace(**{n: _make_stub(f"system.{n}", f"pl.system.{n}") for n in _ops.SYSTEM_NS})
 #: ``pl.tensor.<op>``: tensor operations under their IR names (``pl.tensor.create``, ...).
-tensor = SimpleNamespace(**{n: _make_stub(f"tensor.{n}", f"pl.tensor.{n}") for n in ("create", "slice", "reshape", "read", "assemble", "dim")})
+tensor = SimpleNamespace(**{n: _make_stub(f"tensor.{n}", f"pl.tensor.{n}") for n in _ops.TENSOR_NS})
 
 __all__ = [
     "Array",

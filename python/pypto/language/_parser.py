@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from pypto import _native
-from pypto.language import _distributed
+from pypto.language import _distributed, _ops
 from pypto.language import _surface as S
 from pypto.language._auto_tile import AutoTiler, TiledMatmul, oversized
 from pypto.language.errors import (
@@ -66,37 +66,14 @@ _AT_KEYWORDS = (
     "windowize",
 )
 
-# Unified operations: the DSL name and its tile-tile / tile-scalar IR operations.
-_BINARY = {
-    "add": ("tile.add", "tile.adds"),
-    "sub": ("tile.sub", "tile.subs"),
-    "mul": ("tile.mul", "tile.muls"),
-    "div": ("tile.div", "tile.divs"),
-    "maximum": ("tile.maximum", "tile.maxs"),
-    "minimum": ("tile.minimum", "tile.mins"),
-}
-_SCALAR_FORMS = {
-    "adds": "tile.adds",
-    "subs": "tile.subs",
-    "muls": "tile.muls",
-    "divs": "tile.divs",
-    "maxs": "tile.maxs",
-    "mins": "tile.mins",
-}
-_UNARY = ("exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu")
-_REDUCTIONS = ("row_max", "row_sum", "row_min", "col_max", "col_sum", "col_min")
-_EXPANDS = (
-    "row_expand",
-    "row_expand_add",
-    "row_expand_sub",
-    "row_expand_mul",
-    "row_expand_div",
-    "col_expand",
-    "col_expand_add",
-    "col_expand_sub",
-    "col_expand_mul",
-    "col_expand_div",
-)
+# Unified operations, derived from the Rust op table (``_ops``): the DSL name and its
+# tile-tile / tile-scalar IR operations, the explicit scalar forms, and the one-tile,
+# reduction and expansion ops.
+_BINARY = _ops.BINARY
+_SCALAR_FORMS = _ops.SCALAR_FORMS
+_UNARY = _ops.UNARY
+_REDUCTIONS = _ops.REDUCTIONS
+_EXPANDS = _ops.EXPANDS
 # PyPTO operations whose PTO-ISA instruction our header does not implement (docs/PTO_ISA.md).
 _HEADER_LACKS = {
     "sel": "TSEL",
@@ -119,8 +96,6 @@ _HEADER_LACKS = {
 }
 # PyPTO operations this DSL subset does not lower yet (the header has the instructions).
 _NOT_IN_SUBSET = (
-    "and_",
-    "ands",
     "or_",
     "ors",
     "xor",
@@ -2093,7 +2068,7 @@ class FunctionParser:
         if folded is not None:
             return folded
         if a.type.kind == "tile" or b.type.kind == "tile":
-            name = {"+": "add", "-": "sub", "*": "mul", "/": "div"}.get(sym)
+            name = _ops.INFIX.get(sym)
             if name is None or a.type.kind != "tile":
                 raise self.operr(node, f"operator '{sym}' is not defined for these tile operands", "Use pl.add / pl.sub / pl.mul / pl.div.")
             pair = _BINARY[name]
@@ -2466,8 +2441,8 @@ class FunctionParser:
     def explicit_op(self, node: ast.Call, ns: str, op: str) -> Any:
         """``pl.tile.X(...)`` / ``pl.tensor.X(...)``: the printer's spelling (positional IR
         arguments, typed keyword arguments)."""
-        known = {n for n, _ in _native.op_names()}
-        name = f"{ns}.{op}"
+        known = _ops.KNOWN
+        name = f"{ns}.{_ops.ir_name(op)}"
         # PyPTO's own pl.tile.X(...) spelling (the unified signature) is told from the
         # printer's (IR arguments, typed keywords) by the keyword the printer always writes.
         marker = _PRINTER_MARKERS.get(name)
@@ -2559,7 +2534,9 @@ class FunctionParser:
                 ir = _BINARY[op][0] if rhs.type.kind in ("tile", "tensor") else _BINARY[op][1]
                 return self.elementwise(node, ir, [lhs, rhs], [])
             if lhs.type.kind == "scalar" and rhs.type.kind == "scalar":
-                sym = {"add": "+", "sub": "-", "mul": "*", "div": "/", "maximum": "max", "minimum": "min"}[op]
+                sym = _ops.SCALAR_OPERATOR.get(op)
+                if sym is None:
+                    raise self.operr(node, f"pl.{op} of two scalars is not defined", f"Apply pl.{op} to tiles.")
                 return self.wrap_scalar(lambda: IrExpr.binary(sym, lhs, rhs), node)
             raise self.operr(node, f"pl.{op}: expected Tensor or Tile operands, got ({_type_desc(lhs.type)}, {_type_desc(rhs.type)})", "")
         if op in _SCALAR_FORMS:

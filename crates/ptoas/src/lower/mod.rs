@@ -17,7 +17,7 @@
 mod ops;
 mod unused;
 
-pub use ops::{lowers_tile_op, QUERY_OPS};
+pub use ops::{cpp_instruction, is_query_op, lowers_tile_op, HEADER_LACKS, QUERY_OPS};
 
 use std::collections::{HashMap, HashSet};
 
@@ -1294,12 +1294,7 @@ impl<'a> FnLower<'a> {
             }
             OpKind::Query { name } => {
                 let Some(r) = r0 else { return Ok(()) };
-                let call = match name.as_str() {
-                    "get_block_idx" => "get_block_idx()",
-                    "get_block_num" => "get_block_num()",
-                    "get_subblock_idx" => "get_subblockid()",
-                    _ => "get_subblockdim()",
-                };
+                let call = format!("{}()", ops::cpp_instruction(name));
                 let ty = self.cpp_type(r, span)?;
                 self.declare(out, r, &ty, format!("({ty}) {call}"), false);
             }

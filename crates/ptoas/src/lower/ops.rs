@@ -26,13 +26,39 @@ pub fn lowers_tile_op(name: &str) -> bool {
 }
 
 /// The scalar queries of the running block (`pto.get_block_idx`, ...; without the `pto.`
-/// prefix), which the parser reads and the lowering turns into the kernel-side calls.
-pub const QUERY_OPS: &[&str] = &[
-    "get_block_idx",
-    "get_block_num",
-    "get_subblock_idx",
-    "get_subblock_num",
+/// prefix), which the parser reads and the lowering turns into the kernel-side call given
+/// here.
+pub const QUERY_OPS: &[(&str, &str)] = &[
+    ("get_block_idx", "get_block_idx"),
+    ("get_block_num", "get_block_num"),
+    ("get_subblock_idx", "get_subblockid"),
+    ("get_subblock_num", "get_subblockdim"),
 ];
+
+/// Whether `name` (without the `pto.` prefix) is one of the [`QUERY_OPS`].
+pub fn is_query_op(name: &str) -> bool {
+    QUERY_OPS.iter().any(|(n, _)| *n == name)
+}
+
+/// The C++ the lowering emits for the `.pto` op `name` (without the `pto.` prefix): the
+/// PTO-ISA instruction of a tile op (`tmatmul.acc` → `TMATMUL_ACC`), the kernel-side call of
+/// a query (`get_block_idx`); empty for an empty name.
+pub fn cpp_instruction(name: &str) -> String {
+    match QUERY_OPS.iter().find(|(n, _)| *n == name) {
+        Some((_, call)) => (*call).to_string(),
+        None => cpp_name(name),
+    }
+}
+
+/// The instructions of [`TILE_OPS`] that our PTO-ISA header (`include/pto-isa`) cannot run:
+/// those it does not define, and those it declares unsupported (a kernel using one fails to
+/// compile with a message naming it). A unit test reads the header and keeps both exact.
+pub const HEADER_LACKS: (&[&str], &[&str]) = (
+    &["TADDC", "TADDSC", "TSUBC", "TSUBSC", "TREM", "TREMS"],
+    &[
+        "TPRELU", "TSEL", "TSELS", "TCMP", "TCMPS", "TPARTADD", "TPARTMAX", "TPARTMIN", "TPARTMUL",
+    ],
+);
 
 /// The tile ops lowered by the generic rule, with the attributes each accepts.
 pub(crate) const TILE_OPS: &[(&str, &[&str])] = &[
@@ -730,5 +756,70 @@ impl FnLower<'_> {
             }
         };
         Ok((pipe.clone(), tok.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The instructions the PTO-ISA header defines (`PTO_INST R NAME(` or a `PTO_SIM_*(NAME,`
+    /// macro), and those it declares unsupported.
+    fn header_instructions() -> (Vec<String>, Vec<String>) {
+        let mut defined = Vec::new();
+        let mut refused = Vec::new();
+        let headers = pto_toolchain::embedded_headers();
+        for (_, bytes) in headers.iter().filter(|(p, _)| p.starts_with("pto-isa/")) {
+            let text = String::from_utf8_lossy(bytes);
+            for line in text.lines().map(str::trim_start) {
+                let name_at = |rest: &str, end: char| {
+                    let n: String = rest
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    rest[n.len()..].starts_with(end).then_some(n)
+                };
+                if let Some(rest) = line.strip_prefix("PTO_SIM_UNSUPPORTED(") {
+                    refused.extend(name_at(rest, ','));
+                } else if let Some(rest) = line.strip_prefix("PTO_SIM_") {
+                    let after = rest.split_once('(').map_or("", |(_, r)| r);
+                    defined.extend(name_at(after, ','));
+                } else if let Some(rest) = line.strip_prefix("PTO_INST ") {
+                    let after = rest.split_once(' ').map_or("", |(_, r)| r);
+                    defined.extend(name_at(after, '('));
+                }
+            }
+        }
+        (defined, refused)
+    }
+
+    #[test]
+    fn every_lowered_tile_op_is_in_the_header_or_listed() {
+        let (defined, refused) = header_instructions();
+        let has = |list: &[String], c: &str| list.iter().any(|d| d == c);
+        let mut missing = Vec::new();
+        let mut unsupported = Vec::new();
+        for (name, _) in TILE_OPS {
+            let c = cpp_instruction(name);
+            if has(&refused, &c) {
+                unsupported.push(c);
+            } else if !has(&defined, &c) {
+                missing.push(c);
+            }
+        }
+        assert!(has(&defined, &cpp_instruction("treshape")));
+        assert_eq!(
+            missing, HEADER_LACKS.0,
+            "ops ptoas lowers, the header lacks"
+        );
+        assert_eq!(unsupported, HEADER_LACKS.1, "ops the header refuses");
+    }
+
+    #[test]
+    fn cpp_instructions_follow_the_lowering_rule() {
+        assert_eq!(cpp_instruction("tmatmul.acc"), "TMATMUL_ACC");
+        assert_eq!(cpp_instruction("tadd"), "TADD");
+        assert_eq!(cpp_instruction("get_subblock_idx"), "get_subblockid");
+        assert!(is_query_op("get_block_num") && !is_query_op("tadd"));
     }
 }

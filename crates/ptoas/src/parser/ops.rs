@@ -1073,7 +1073,7 @@ impl Parser<'_> {
                 self.opt_attr_dict()?;
                 Ok((OpKind::Section { kind, body }, vec![]))
             }
-            q if crate::lower::QUERY_OPS.contains(&q) => {
+            q if crate::lower::is_query_op(q) => {
                 self.opt_attr_dict()?;
                 let mut t = Type::Scalar(ScalarType::I64);
                 if self.eat_punct(':')? {
