@@ -121,11 +121,12 @@ impl CompiledMeta {
                 })
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let backend_type = pto_build_output::BackendType::from_name(backend_type).ok_or_else(|| {
-            pyo3::exceptions::PyValueError::new_err(format!(
-                "backend_type '{backend_type}' is not Ascend910B or Ascend950"
-            ))
-        })?;
+        let backend_type =
+            pto_build_output::BackendType::from_name(backend_type).ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "backend_type '{backend_type}' is not Ascend910B or Ascend950"
+                ))
+            })?;
         let meta = pto_build_output::CompiledMeta {
             params,
             num_return_types,
