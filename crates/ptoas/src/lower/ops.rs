@@ -50,9 +50,9 @@ pub fn cpp_instruction(name: &str) -> String {
     }
 }
 
-/// The instructions of [`TILE_OPS`] that our PTO-ISA header (`include/pto-isa`) cannot run:
-/// those it does not define, and those it declares unsupported (a kernel using one fails to
-/// compile with a message naming it). A unit test reads the header and keeps both exact.
+/// The instructions of the tile-op table (`TILE_OPS`) that our PTO-ISA header
+/// (`include/pto-isa`) cannot run: those it does not define, and those it declares unsupported
+/// (a kernel using one fails to compile with a message naming it). A unit test reads the header and keeps both exact.
 pub const HEADER_LACKS: (&[&str], &[&str]) = (
     &["TADDC", "TADDSC", "TSUBC", "TSUBSC", "TREM", "TREMS"],
     &[
