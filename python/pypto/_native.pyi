@@ -35,6 +35,9 @@ __all__ = [
     "set_worker_command",
     "validate_bench_args",
     "write_atomic",
+    "render_run_script",
+    "RUN_SCRIPT_TENSOR_LIBS",
+    "COMPILED_META_SCHEMA",
     "L3Engine",
     "convert_swimlane",
     "element_types",
@@ -288,6 +291,14 @@ def check_distributed_config(
 def configure_log(level: str) -> None: ...
 def log_level() -> str: ...
 def write_atomic(path: _Path, data: bytes) -> None: ...
+def render_run_script(
+    params: Sequence[tuple[str, str, Optional[Sequence[int]], str]],
+    platform: Optional[str],
+    tensor_lib: str,
+) -> str: ...
+
+RUN_SCRIPT_TENSOR_LIBS: list[str]
+COMPILED_META_SCHEMA: int
 def set_capture_command(command: Sequence[str]) -> None: ...
 def set_worker_command(command: Sequence[str]) -> None: ...
 def chip_worker_main() -> int: ...

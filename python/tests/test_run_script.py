@@ -1,5 +1,6 @@
-"""The debug/run.py writer (reference §5.6, NumPy flavour): the Python writer and the Rust
-emitter of the bundled examples agree byte for byte, and the script replays."""
+"""The debug/run.py writer (reference §5.6): one renderer (Rust, `pto_build_output::run_script`)
+writes both forms; the Python entry point reproduces the bundled examples' scripts byte for
+byte from their sidecars, and the script replays."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pypto.runtime.debug.run_script_writer import render_run_script
 @pytest.mark.parametrize(
     "name", ["vector_add", "bgemm", "paged_attention", "paged_attn_bf16", "softmax", "mixed_pipe"]
 )
-def test_python_writer_matches_the_rust_emitter(example, name):
+def test_writer_reproduces_the_bundled_examples_scripts(example, name):
     d = example(name)
     rust_text = (EXAMPLES / name / "debug" / "run.py").read_text(encoding="utf-8")
     (d / "debug" / "run.py").unlink()
@@ -30,7 +31,7 @@ def p(name, direction, shape, dtype):
     return {"name": name, "direction": direction, "shape": shape, "dtype": dtype}
 
 
-# The same cases as `run_script::tests::lines_per_parameter_kind` in crates/pto-examples.
+# The same cases as `run_script::tests::lines_per_parameter_kind` in crates/pto-build-output.
 LINE_CASES = [
     (p("a", "In", [4, 8], "fp32"), "    a = _rng.standard_normal((4, 8)).astype(np.float32)"),
     (p("c", "Out", [16], "fp16"), "    c = np.zeros((16,), dtype=np.float16)"),
@@ -64,6 +65,40 @@ def test_script_shape():
     assert "--no-rebuild-from-pto" in ast.get_docstring(tree)
     assert "--scope-stats" in ast.get_docstring(tree)
     assert 'default_platform="a2a3sim",' in render_run_script(params)
+
+
+TORCH_CASES = [
+    (p("a", "In", [4, 8], "fp32"), "    a = torch.randn((4, 8), dtype=torch.float32)"),
+    (p("c", "Out", [16], "fp16"), "    c = torch.zeros((16,), dtype=torch.float16)"),
+    (p("ids", "InOut", [2], "int32"), "    ids = torch.randint(0, 8, (2,), dtype=torch.int32)"),
+    (p("m", "In", [3], "bool"), "    m = torch.randint(0, 2, (3,), dtype=torch.bool)"),
+    (p("o", "In", [2], "bfloat16"), "    o = torch.randn((2,), dtype=torch.bfloat16)"),
+    (p("x", "In", [-1, 4], "fp32"), "    x = torch.randn((1, 4), dtype=torch.float32)  # NOTE: dynamic dim(s) filled with 1 — edit as needed"),
+    (p("n", "In", None, "int32"), "    n = None  # TODO: scalar param — set a ctypes value"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("param", "line"), TORCH_CASES)
+def test_torch_form_lines(param, line):
+    text = render_run_script([param], "a5sim", tensor_lib="torch")
+    assert line + "\n" in text
+    assert "import torch\n" in text and "numpy" not in text
+    assert "(default: a5sim)" in ast.get_docstring(ast.parse(text))
+
+
+def test_torch_form_inputs_run():
+    torch = pytest.importorskip("torch")
+    params = [p(n, "In", [2, 3], dt) for n, dt in [("a", "fp32"), ("b", "int32"), ("c", "bool")]]
+    namespace: dict = {"__file__": "build/debug/run.py"}
+    exec(compile(render_run_script(params, tensor_lib="torch"), "run.py", "exec"), namespace)
+    a, b, c = namespace["_inline_inputs"]()
+    assert (a.dtype, b.dtype, c.dtype) == (torch.float32, torch.int32, torch.bool)
+    assert a.shape == (2, 3)
+
+
+def test_unknown_tensor_lib_is_refused():
+    with pytest.raises(ValueError, match=r"tensor_lib must be one of \['numpy', 'torch'\], got 'jax'"):
+        render_run_script([], tensor_lib="jax")
 
 
 def test_writer_reads_the_sidecar_platform(tmp_path):

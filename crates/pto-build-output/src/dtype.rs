@@ -214,6 +214,17 @@ impl DType {
             })
     }
 
+    /// NumPy's attribute for the element type (`np.<name>`), for the types NumPy has
+    /// natively: the host name, except `bool_` (NumPy's attribute for `bool` before NumPy 2)
+    /// and none for bfloat16.
+    pub fn numpy_attr(self) -> Option<&'static str> {
+        match self {
+            DType::BFloat16 => None,
+            DType::Bool => Some("bool_"),
+            other => Some(other.host_name()),
+        }
+    }
+
     /// The name NumPy and torch give the element type (`float32`, `bfloat16`, `bool`, ...):
     /// `numpy.dtype(...).name`, and the `torch.<name>` attribute.
     pub fn host_name(self) -> &'static str {

@@ -76,6 +76,7 @@ pub mod npy;
 pub mod pt;
 mod pyrepr;
 mod pysyntax;
+pub mod run_script;
 pub mod tensor_file;
 
 pub use build_files::write_build_file;

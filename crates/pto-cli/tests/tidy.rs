@@ -428,13 +428,12 @@ const SWITCH_LIST_ALLOWLIST: &[(&str, &str)] = &[
     ("crates/pto-runner/src/dfx_output.rs", "one writer per artifact: tests/dfx.rs each_switch_alone_writes_its_artifact"),
     ("crates/pto-runner/src/l3/python_host.rs", "the Python replay's flags (PyPTO's spellings): l3::python_host::tests::each_switch_reaches_the_python_replay"),
     ("crates/pto-runtime/src/dfx.rs", "the chip's own DfxConfig: tests/dfx.rs each_switch_alone_writes_its_artifact"),
-    ("crates/pto-examples/src/run_script.rs", "the flags of PyPTO's debug/run.py: python/tests/test_run_script.py"),
+    ("crates/pto-build-output/src/run_script.rs", "the flags of PyPTO's debug/run.py (both forms): python/tests/test_run_script.py"),
     ("python/pypto/_native.pyi", "RunOptions' getters: test_dfx_switches.py test_each_switch_reaches_the_native_options_alone, mypy.stubtest"),
     ("python/pypto/runtime/device_runner.py", "PyPTO's execute_on_device signature: test_dfx_switches.py test_the_dataclasses_declare_every_switch"),
     ("python/pypto/runtime/runner.py", "RunConfig / DfxOptions fields and PyPTO 2026-08's positional order: test_dfx_switches.py"),
     ("python/pypto/runtime/_simpler_compat/_task_interface.py", "Simpler's CallConfig fields: test_dfx_switches.py test_the_dataclasses_declare_every_switch"),
     ("python/pypto/runtime/debug/replay.py", "PyPTO's replay flags: python/tests/test_replay.py"),
-    ("python/pypto/runtime/debug/run_script_writer.py", "PyPTO's debug/run.py flags: python/tests/test_run_script.py"),
     ("python/pypto/testing/pytest_plugin.py", "PyPTO's pytest flags: python/tests/test_pytest_plugin.py"),
 ];
 

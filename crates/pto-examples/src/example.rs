@@ -376,7 +376,11 @@ impl Example {
 
     /// The text of `debug/run.py` (what `pypto.runtime.debug.write_run_script` writes).
     pub fn run_script(&self) -> String {
-        crate::run_script::render(&self.compiled_meta(), Some(PLATFORM))
+        pto_build_output::run_script::render(
+            &self.compiled_meta(),
+            Some(PLATFORM),
+            pto_build_output::run_script::TensorLib::Numpy,
+        )
     }
 
     /// Writes the whole build directory into `dir` (created if needed) and returns the files

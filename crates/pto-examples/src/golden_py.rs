@@ -7,7 +7,6 @@
 //! and writes the output entries in place.
 
 use pto_build_output::compiled_meta::ParamDirection;
-use pto_build_output::dtype::DType;
 
 use crate::example::{Example, ParamValue};
 use crate::Error;
@@ -38,16 +37,6 @@ pub fn py_float(v: f64) -> String {
             format!("{mantissa}e{sign}{digits:0>2}")
         }
         None => text,
-    }
-}
-
-/// NumPy's name of a dtype (`np.<name>`), for the dtypes NumPy has natively: the host name,
-/// except `bool_` (NumPy's attribute for `bool`) and none for bfloat16.
-pub(crate) fn numpy_dtype(dtype: DType) -> Option<&'static str> {
-    match dtype {
-        DType::BFloat16 => None,
-        DType::Bool => Some("bool_"),
-        other => Some(other.host_name()),
     }
 }
 
@@ -87,7 +76,7 @@ pub fn render(example: &Example) -> Result<String, Error> {
                 ));
             }
             ParamValue::Tensor(t) => {
-                let np_dtype = numpy_dtype(t.dtype).ok_or_else(|| Error::Unsupported {
+                let np_dtype = t.dtype.numpy_attr().ok_or_else(|| Error::Unsupported {
                     what: format!(
                         "{}: a pure output of dtype {} cannot be zero-filled in golden.py (NumPy has no such dtype)",
                         p.name,

@@ -2,7 +2,7 @@
 //!
 //! Each example is what a PyPTO user gets from `ir.compile` plus the test harness: a
 //! `build_output/<dir>/` with `kernel_config.py`, `compiled_meta.json`, the orchestration and
-//! kernel C++ sources, `golden.py`, `debug/run.py` ([`run_script`]) and `data/{in,out}/*.npy`
+//! kernel C++ sources, `golden.py`, `debug/run.py` (`pto_build_output::run_script`) and `data/{in,out}/*.npy`
 //! (see [`example`] for the layout).
 //!
 //! | example | orchestration | kernels | tasks |
@@ -39,7 +39,6 @@ pub mod paged_attention;
 pub mod paged_attn_bf16;
 pub mod ptoas_unit;
 pub mod rng;
-pub mod run_script;
 pub mod softmax;
 pub mod vector_add;
 

@@ -53,6 +53,10 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<program::Program>()?;
     m.add_class::<program::ParamInfo>()?;
     m.add_class::<program::CompiledMeta>()?;
+    m.add(
+        "COMPILED_META_SCHEMA",
+        pto_build_output::compiled_meta::COMPILED_META_SCHEMA,
+    )?;
     m.add_class::<program::ExecuteReport>()?;
     m.add_class::<bench::BenchmarkStats>()?;
     m.add_class::<host_array::HostArray>()?;

@@ -30,6 +30,7 @@ from pypto.pypto_core.ir import ParamDirection
 __all__ = ["CompiledProgram", "ParamInfo", "extract_param_infos"]
 
 _COMPILED_META_FILENAME = "compiled_meta.json"
+_COMPILED_META_SCHEMA = _native.COMPILED_META_SCHEMA
 
 # str(DataType) -> the ctypes class a scalar of that type is passed as.
 _DATATYPE_TO_CTYPE: Dict[str, Any] = {

@@ -1,16 +1,14 @@
-//! Rendering `debug/run.py`, the self-contained re-runner beside each build directory
-//! (`pypto-runtime-layer.md` §5.6, with NumPy in place of torch).
-//!
-//! This is the same text `pypto.runtime.debug.write_run_script` writes
-//! (`python/pypto/runtime/debug/run_script_writer.py`); the Python tests check that both
-//! agree byte for byte on every example, so a change here is made there too. The script
-//! calls `pypto.runtime.debug.replay._main` with its own `_inline_inputs` (seeded
-//! `np.random` for inputs, zeros for outputs, a ctypes value for each scalar) and a
-//! `_user_compare` hook; with a `golden.py` present, inputs come from it instead and the
-//! outputs are validated.
+//! `debug/run.py`, the self-contained re-runner beside each build directory
+//! (`pypto-runtime-layer.md` §5.6): the one renderer of its text, in both forms — NumPy
+//! inputs (this runtime's default) and torch inputs (PyPTO's form). The example generator
+//! writes it for the bundled examples, and `pypto.runtime.debug.write_run_script` through
+//! the native module. The script calls `pypto.runtime.debug.replay._main` with its own
+//! `_inline_inputs` (seeded `np.random` or torch's generators for inputs, zeros for
+//! outputs, a placeholder per scalar) and a `_user_compare` hook; with a `golden.py`
+//! present, inputs come from it instead and the outputs are validated.
 
-use pto_build_output::compiled_meta::{CompiledMeta, ParamDirection, ParamInfo};
-use pto_build_output::dtype::DType;
+use crate::compiled_meta::{CompiledMeta, ParamDirection, ParamInfo};
+use crate::dtype::DType;
 
 /// The platform baked in when the sidecar records none.
 pub const DEFAULT_PLATFORM: &str = "a2a3sim";
@@ -81,12 +79,58 @@ Flags (as python -m pypto.runtime.debug.replay):
 """
 "#;
 
+const TORCH_DOCSTRING: &str = r#""""Re-run this build: python debug/run.py [flags]
+
+Written by pypto.runtime.debug.write_run_script (torch form); only _inline_inputs and
+_user_compare are yours to edit. With golden.py beside the build its generate_inputs()
+gives the inputs and compute_golden() checks the outputs; otherwise (or --no-validate)
+_inline_inputs() gives them and _user_compare() runs after the replay.
+
+Flags (python debug/run.py --help lists them all):
+  --platform P          platform to run on (default: {platform})
+  --device-id N         device index (default: 0)
+  --pmu N               PMU event type       --swimlane | --swimlane-level N
+  --dump-args [LEVEL]   args dump            --dep-gen   --scope-stats
+  --no-recompile        --no-rebuild-from-pto
+  --validate | --no-validate
+  --log-level L         --log-sync-pypto
+"""
+"#;
+
 /// NumPy's name of a PyPTO dtype (`float32` for names without a NumPy type).
 fn numpy_name(dtype: &str) -> &'static str {
     DType::from_pypto_str(dtype)
         .ok()
-        .and_then(crate::golden_py::numpy_dtype)
+        .and_then(DType::numpy_attr)
         .unwrap_or("float32")
+}
+
+/// torch's name of a PyPTO dtype (`float32` for names without a host type).
+fn torch_name(dtype: &str) -> &'static str {
+    DType::from_pypto_str(dtype)
+        .map(DType::host_name)
+        .unwrap_or("float32")
+}
+
+/// Which tensor library the inline inputs of the script use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorLib {
+    /// Seeded `np.random` inputs and ctypes scalars (this runtime's default).
+    Numpy,
+    /// `torch.randn` / `torch.zeros` / `torch.randint` inputs and a `None` placeholder per
+    /// scalar (PyPTO's form).
+    Torch,
+}
+
+impl TensorLib {
+    /// Every form, by the name the Python API takes (`tensor_lib=`).
+    pub const ALL: [(&'static str, TensorLib); 2] =
+        [("numpy", TensorLib::Numpy), ("torch", TensorLib::Torch)];
+
+    /// The form named `name`.
+    pub fn from_name(name: &str) -> Option<TensorLib> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    }
 }
 
 /// The ctypes constructor call of a scalar parameter's placeholder value.
@@ -179,60 +223,109 @@ fn param_line(p: &ParamInfo) -> String {
     format!("    {var} = {expr}{comment}")
 }
 
-/// The text of `debug/run.py` for the parameters of `meta`, with `platform` (else the one
-/// the sidecar records, else [`DEFAULT_PLATFORM`]) as the default platform.
-pub fn render(meta: &CompiledMeta, platform: Option<&str>) -> String {
+/// The line of `_inline_inputs` that builds parameter `p` in the torch form.
+fn torch_param_line(p: &ParamInfo) -> String {
+    let var = identifier(&p.name);
+    let Some(shape) = &p.shape else {
+        return format!("    {var} = None  # TODO: scalar param — set a ctypes value");
+    };
+    let dims: Vec<i64> = shape.iter().map(|&d| if d >= 0 { d } else { 1 }).collect();
+    let size = py_shape(&dims);
+    let dtype = format!("torch.{}", torch_name(&p.dtype));
+    let expr = if p.direction == ParamDirection::Out {
+        format!("torch.zeros({size}, dtype={dtype})")
+    } else if dtype == "torch.bool" {
+        format!("torch.randint(0, 2, {size}, dtype={dtype})")
+    } else if dtype.contains("int") {
+        format!("torch.randint(0, 8, {size}, dtype={dtype})")
+    } else {
+        format!("torch.randn({size}, dtype={dtype})")
+    };
+    let comment = if shape.iter().any(|&d| d < 0) {
+        "  # NOTE: dynamic dim(s) filled with 1 — edit as needed"
+    } else {
+        ""
+    };
+    format!("    {var} = {expr}{comment}")
+}
+
+/// The text of `debug/run.py` for the parameters of `meta` in the form `lib`, with
+/// `platform` (else the one the sidecar records, else [`DEFAULT_PLATFORM`]) as the default
+/// platform.
+pub fn render(meta: &CompiledMeta, platform: Option<&str>, lib: TensorLib) -> String {
     let params = &meta.params;
     let platform = platform
         .or(meta.platform.as_deref())
         .unwrap_or(DEFAULT_PLATFORM);
-    let has_scalars = params.iter().any(|p| p.shape.is_none());
-    let has_random = params
+    let names = params
         .iter()
-        .any(|p| p.shape.is_some() && p.direction != ParamDirection::Out);
-    let names: Vec<String> = params.iter().map(|p| identifier(&p.name)).collect();
-    let mut lines: Vec<String> = vec![DOCSTRING.to_string()];
-    if has_scalars {
-        lines.push("import ctypes".to_string());
+        .map(|p| identifier(&p.name))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut lines: Vec<String> = Vec::new();
+    match lib {
+        TensorLib::Numpy => {
+            lines.push(DOCSTRING.to_string());
+            if params.iter().any(|p| p.shape.is_none()) {
+                lines.push("import ctypes".to_string());
+            }
+        }
+        TensorLib::Torch => lines.push(TORCH_DOCSTRING.replace("{platform}", platform)),
     }
-    for l in [
-        "import sys",
-        "from pathlib import Path",
-        "",
-        "import numpy as np",
-        "",
-        "from pypto.runtime.debug.replay import _main",
-        "",
-        "_WORK_DIR = Path(__file__).resolve().parent.parent",
-        "",
-        "",
-        "def _inline_inputs():",
-        "    \"\"\"Inputs used when golden validation does not run; edit freely.\"\"\"",
-    ] {
-        lines.push(l.to_string());
-    }
-    if has_random {
-        lines.push("    _rng = np.random.default_rng(0)".to_string());
-    }
-    lines.extend(params.iter().map(param_line));
-    lines.push(format!("    return [{}]", names.join(", ")));
+    let import = match lib {
+        TensorLib::Numpy => "import numpy as np",
+        TensorLib::Torch => "import torch",
+    };
+    lines.extend(
+        [
+            "import sys",
+            "from pathlib import Path",
+            "",
+            import,
+            "",
+            "from pypto.runtime.debug.replay import _main",
+            "",
+            "_WORK_DIR = Path(__file__).resolve().parent.parent",
+            "",
+            "",
+            "def _inline_inputs():",
+            "    \"\"\"Inputs used when golden validation does not run; edit freely.\"\"\"",
+        ]
+        .map(String::from),
+    );
+    lines.extend(inline_input_lines(params, lib));
+    lines.push(format!("    return [{names}]"));
     lines.push(String::new());
     lines.push(String::new());
-    lines.push(format!("def _user_compare({}):", names.join(", ")));
-    for l in [
-        "    \"\"\"Runs after the replay when golden validation did not; check outputs here.\"\"\"",
-        "    return  # add your comparison here, e.g. assert np.allclose(...)",
-        "",
-        "",
-        "if __name__ == \"__main__\":",
-        "    sys.exit(",
-        "        _main(",
-        "            [str(_WORK_DIR), *sys.argv[1:]],",
-        "            inline_inputs=_inline_inputs,",
-        "            user_compare=_user_compare,",
-    ] {
-        lines.push(l.to_string());
-    }
+    lines.push(format!("def _user_compare({names}):"));
+    lines.push(
+        "    \"\"\"Runs after the replay when golden validation did not; check outputs here.\"\"\""
+            .to_string(),
+    );
+    lines.push(
+        match lib {
+            TensorLib::Numpy => {
+                "    return  # add your comparison here, e.g. assert np.allclose(...)"
+            }
+            TensorLib::Torch => {
+                "    return  # TODO: add your comparison here, e.g. assert torch.allclose(...)"
+            }
+        }
+        .to_string(),
+    );
+    lines.extend(
+        [
+            "",
+            "",
+            "if __name__ == \"__main__\":",
+            "    sys.exit(",
+            "        _main(",
+            "            [str(_WORK_DIR), *sys.argv[1:]],",
+            "            inline_inputs=_inline_inputs,",
+            "            user_compare=_user_compare,",
+        ]
+        .map(String::from),
+    );
     lines.push(format!("            default_platform=\"{platform}\","));
     lines.push("        )".to_string());
     lines.push("    )".to_string());
@@ -241,10 +334,28 @@ pub fn render(meta: &CompiledMeta, platform: Option<&str>) -> String {
     text
 }
 
+/// The body of `_inline_inputs`: one line per parameter (after the seeded generator, in
+/// the NumPy form, when a parameter needs random values; `pass` for none in the torch form).
+fn inline_input_lines(params: &[ParamInfo], lib: TensorLib) -> Vec<String> {
+    match lib {
+        TensorLib::Numpy => {
+            let random = params
+                .iter()
+                .any(|p| p.shape.is_some() && p.direction != ParamDirection::Out);
+            let rng = random.then(|| "    _rng = np.random.default_rng(0)".to_string());
+            rng.into_iter()
+                .chain(params.iter().map(param_line))
+                .collect()
+        }
+        TensorLib::Torch if params.is_empty() => vec!["    pass".to_string()],
+        TensorLib::Torch => params.iter().map(torch_param_line).collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pto_build_output::compiled_meta::BackendType;
+    use crate::compiled_meta::BackendType;
 
     fn param(
         name: &str,
@@ -286,11 +397,13 @@ mod tests {
             platform: None,
             backend_type: BackendType::Ascend910B,
         };
-        let text = render(&meta, None);
+        let text = render(&meta, None, TensorLib::Numpy);
         assert!(text.contains("default_platform=\"a2a3sim\","));
         assert!(!text.contains("import ctypes"));
         assert!(!text.contains("_rng = "));
         assert!(text.contains("def _user_compare(out):"));
-        assert!(render(&meta, Some("a5sim")).contains("default_platform=\"a5sim\","));
+        assert!(
+            render(&meta, Some("a5sim"), TensorLib::Numpy).contains("default_platform=\"a5sim\",")
+        );
     }
 }
