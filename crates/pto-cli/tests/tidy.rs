@@ -270,7 +270,6 @@ const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
     ("pto-runtime/src/orchestrator.rs", "validate", "to split (issue 25)"),
     ("pto-runtime/src/run.rs", "run", "to split (issue 25)"),
     ("pto-timing/src/validation.rs", "kernels", "to split (issue 25)"),
-    ("pto-toolchain/src/toolchain.rs", "compile", "to split (issue 25)"),
     ("ptoas/src/lower/mod.rs", "op", "to split (issue 25)"),
     ("ptoas/src/lower/ops.rs", "tile_op", "to split (issue 25)"),
     ("ptoas/src/parser/mod.rs", "tile_buf_ty", "to split (issue 25)"),
