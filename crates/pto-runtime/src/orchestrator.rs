@@ -905,6 +905,10 @@ impl Orchestrator {
         Ok(())
     }
 
+    /// Checks one submit's kernels and arguments and works out its shape: the argument
+    /// block ([`check_args`]), a kernel task has a kernel, the predicate and timing slot,
+    /// the active slots ([`Self::active_slots`]) and the launch ([`launch_shape`]), in
+    /// that order (the first failure is the error).
     fn validate(
         &self,
         kernels: MixedKernels,
@@ -912,61 +916,7 @@ impl Orchestrator {
         kind: SubmitKind,
     ) -> Result<Validated, String> {
         let alloc = kind == SubmitKind::Alloc;
-        if args.has_error {
-            // SAFETY: the header latches static NUL-terminated texts (or null).
-            let text = unsafe { c_str(args.error_msg) };
-            return Err(format!("the task's arguments have an error: {text}"));
-        }
-        if args.n_tensors as usize > MAX_TENSOR_ARGS || args.n_scalars as usize > MAX_SCALAR_ARGS {
-            return Err("corrupt argument block (too many arguments)".to_string());
-        }
-        if args.n_deps > 0 && args.deps.is_null() {
-            return Err("set_dependencies was given a null array".to_string());
-        }
-        if alloc && args.n_scalars > 0 {
-            return Err(format!(
-                "alloc_tensors takes only TensorCreateInfo outputs, but the arguments hold {} scalars",
-                args.n_scalars
-            ));
-        }
-        for i in 0..args.n_tensors as usize {
-            let a = &args.tensors[i];
-            let Some(ty) = TensorArgType::from_raw(a.arg_type) else {
-                return Err(format!(
-                    "tensor argument {i} has an unknown argument type {}",
-                    a.arg_type
-                ));
-            };
-            if a.reference.is_null() {
-                return Err(format!(
-                    "tensor argument {i} ({}) is a null pointer",
-                    ty.name()
-                ));
-            }
-            if ty == TensorArgType::Output {
-                // SAFETY: non-null (checked above); the caller's object outlives the submit.
-                let ci = unsafe { args.create_info(i) };
-                if ci.ndims == 0 || ci.ndims as usize > MAX_TENSOR_DIMS {
-                    return Err(format!(
-                        "output {i} has {} dimensions; a TensorCreateInfo needs 1 to {MAX_TENSOR_DIMS}",
-                        ci.ndims
-                    ));
-                }
-                if crate::dtype::elem_size_checked(ci.dtype).is_none() {
-                    return Err(format!("output {i} has an unknown DataType {}", ci.dtype));
-                }
-                continue;
-            }
-            if alloc {
-                return Err(format!(
-                    "alloc_tensors takes only TensorCreateInfo outputs (argument {i} is {})",
-                    ty.name()
-                ));
-            }
-            // SAFETY: as above.
-            let t = unsafe { args.tensor(i) };
-            check_view(t).map_err(|p| format!("tensor argument {i} ({}): {p}", ty.name()))?;
-        }
+        check_args(args, alloc)?;
         if kind == SubmitKind::Kernel
             && [kernels.aic, kernels.aiv0, kernels.aiv1]
                 .iter()
@@ -985,6 +935,31 @@ impl Orchestrator {
                 NUM_TIMING_SLOTS - 1
             ));
         }
+        let (active, n_active, aiv_lanes) = self.active_slots(kernels, alloc)?;
+        let (block_num, subtasks, gang, units) =
+            launch_shape(args, n_active, self.chip.config.platform)?;
+        Ok(Validated {
+            active,
+            n_active,
+            aiv_lanes,
+            block_num,
+            subtasks,
+            gang,
+            units,
+            predicate,
+            timing_slot: (timing_slot >= 0).then_some(timing_slot as u8),
+        })
+    }
+
+    /// The kernels of the used slots of `kernels` (AIC, AIV0, AIV1), packed in slot
+    /// order, with how many there are and how many are AIV lanes. Each id must name a
+    /// registered kernel of the slot's core type; an alloc task may use none.
+    #[inline]
+    fn active_slots(
+        &self,
+        kernels: MixedKernels,
+        alloc: bool,
+    ) -> Result<([ActiveSlot; 3], u8, u8), String> {
         let ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
         let mut active = [ActiveSlot::NONE; 3];
         let mut n_active = 0u8;
@@ -1029,48 +1004,7 @@ impl Orchestrator {
             n_active += 1;
             aiv_lanes += u8::from(slot_idx > 0);
         }
-        let count = args.launch_spec.count;
-        if count < 1 {
-            let setter = match self.chip.config.platform {
-                Platform::A5Sim | Platform::A5 => "set_core_num",
-                _ => "set_block_num",
-            };
-            return Err(format!(
-                "launch_spec.{setter}({count}): a task needs at least one block"
-            ));
-        }
-        let block_num = count as u32;
-        let subtasks = if n_active == 0 {
-            0
-        } else {
-            block_num as u64 * n_active as u64
-        };
-        if subtasks > MAX_SUBTASKS as u64 {
-            return Err(format!(
-                "{block_num} blocks × {n_active} slots = {subtasks} subtasks; at most {MAX_SUBTASKS} per task"
-            ));
-        }
-        let sync_start = args.launch_spec.require_sync_start && block_num > 1 && n_active > 0;
-        let (gang, units) = if n_active == 0 {
-            (GangKind::Single, 0)
-        } else if sync_start {
-            (GangKind::Whole, 1)
-        } else if n_active > 1 {
-            (GangKind::Block, block_num)
-        } else {
-            (GangKind::Single, subtasks as u32)
-        };
-        Ok(Validated {
-            active,
-            n_active,
-            aiv_lanes,
-            block_num,
-            subtasks: subtasks as u32,
-            gang,
-            units,
-            predicate,
-            timing_slot: (timing_slot >= 0).then_some(timing_slot as u8),
-        })
+        Ok((active, n_active, aiv_lanes))
     }
 
     // ---------------------------------------------------------------------------------
@@ -1600,6 +1534,119 @@ fn materialize_output(
         }
     }
     t
+}
+
+/// Checks a submit's argument block: no latched error, counts in range, a dependency
+/// array where dependencies are declared, and each tensor argument ([`check_tensor_arg`]);
+/// an alloc task (`alloc`) takes only `TensorCreateInfo` outputs.
+#[inline]
+fn check_args(args: &TaskArgsData, alloc: bool) -> Result<(), String> {
+    if args.has_error {
+        // SAFETY: the header latches static NUL-terminated texts (or null).
+        let text = unsafe { c_str(args.error_msg) };
+        return Err(format!("the task's arguments have an error: {text}"));
+    }
+    if args.n_tensors as usize > MAX_TENSOR_ARGS || args.n_scalars as usize > MAX_SCALAR_ARGS {
+        return Err("corrupt argument block (too many arguments)".to_string());
+    }
+    if args.n_deps > 0 && args.deps.is_null() {
+        return Err("set_dependencies was given a null array".to_string());
+    }
+    if alloc && args.n_scalars > 0 {
+        return Err(format!(
+            "alloc_tensors takes only TensorCreateInfo outputs, but the arguments hold {} scalars",
+            args.n_scalars
+        ));
+    }
+    for i in 0..args.n_tensors as usize {
+        check_tensor_arg(args, i, alloc)?;
+    }
+    Ok(())
+}
+
+/// Checks tensor argument `i` (below `args.n_tensors`): a known argument type, a
+/// non-null pointer, and a valid `TensorCreateInfo` (an output) or view (any other).
+#[inline]
+fn check_tensor_arg(args: &TaskArgsData, i: usize, alloc: bool) -> Result<(), String> {
+    let a = &args.tensors[i];
+    let Some(ty) = TensorArgType::from_raw(a.arg_type) else {
+        return Err(format!(
+            "tensor argument {i} has an unknown argument type {}",
+            a.arg_type
+        ));
+    };
+    if a.reference.is_null() {
+        return Err(format!(
+            "tensor argument {i} ({}) is a null pointer",
+            ty.name()
+        ));
+    }
+    if ty == TensorArgType::Output {
+        // SAFETY: non-null (checked above); the caller's object outlives the submit.
+        let ci = unsafe { args.create_info(i) };
+        if ci.ndims == 0 || ci.ndims as usize > MAX_TENSOR_DIMS {
+            return Err(format!(
+                "output {i} has {} dimensions; a TensorCreateInfo needs 1 to {MAX_TENSOR_DIMS}",
+                ci.ndims
+            ));
+        }
+        if crate::dtype::elem_size_checked(ci.dtype).is_none() {
+            return Err(format!("output {i} has an unknown DataType {}", ci.dtype));
+        }
+        return Ok(());
+    }
+    if alloc {
+        return Err(format!(
+            "alloc_tensors takes only TensorCreateInfo outputs (argument {i} is {})",
+            ty.name()
+        ));
+    }
+    // SAFETY: as above.
+    let t = unsafe { args.tensor(i) };
+    check_view(t).map_err(|p| format!("tensor argument {i} ({}): {p}", ty.name()))
+}
+
+/// A task's launch from its launch spec and `n_active` used slots: the block count, the
+/// subtasks (blocks × slots, at most [`MAX_SUBTASKS`]), how its subtasks are ganged, and
+/// the dispatch units that makes. `platform` names the block-count setter in errors.
+#[inline]
+fn launch_shape(
+    args: &TaskArgsData,
+    n_active: u8,
+    platform: Platform,
+) -> Result<(u32, u32, GangKind, u32), String> {
+    let count = args.launch_spec.count;
+    if count < 1 {
+        let setter = match platform {
+            Platform::A5Sim | Platform::A5 => "set_core_num",
+            _ => "set_block_num",
+        };
+        return Err(format!(
+            "launch_spec.{setter}({count}): a task needs at least one block"
+        ));
+    }
+    let block_num = count as u32;
+    let subtasks = if n_active == 0 {
+        0
+    } else {
+        block_num as u64 * n_active as u64
+    };
+    if subtasks > MAX_SUBTASKS as u64 {
+        return Err(format!(
+            "{block_num} blocks × {n_active} slots = {subtasks} subtasks; at most {MAX_SUBTASKS} per task"
+        ));
+    }
+    let sync_start = args.launch_spec.require_sync_start && block_num > 1 && n_active > 0;
+    let (gang, units) = if n_active == 0 {
+        (GangKind::Single, 0)
+    } else if sync_start {
+        (GangKind::Whole, 1)
+    } else if n_active > 1 {
+        (GangKind::Block, block_num)
+    } else {
+        (GangKind::Single, subtasks as u32)
+    };
+    Ok((block_num, subtasks as u32, gang, units))
 }
 
 /// Checks that a view is well formed and lies inside its buffer (a kernel would otherwise
