@@ -266,7 +266,6 @@ const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
     ("pto-ir/src/passes/outline.rs", "outline", "to split (issue 25)"),
     ("pto-runner/src/dfx_output.rs", "write_artifacts", "to split (issue 25)"),
     ("pto-runtime/src/exec.rs", "run", "to split (issue 25)"),
-    ("pto-runtime/src/orchestrator.rs", "submit_inner", "to split (issue 25)"),
     ("pto-runtime/src/run.rs", "run", "to split (issue 25)"),
     // A data table: one row per kernel of docs/TIMING.md's validation table.
     ("pto-timing/src/validation.rs", "kernels", "a data table (docs/TIMING.md's rows)"),

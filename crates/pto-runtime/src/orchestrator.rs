@@ -40,8 +40,8 @@ use crate::platform::{CoreType, Platform};
 use crate::ring_census::{Resource, RingCensus};
 use crate::task::Site;
 use crate::task::{
-    pack_claim, ActiveSlot, ArgInfo, GangKind, Predicate, SlotState, TaskId, MAX_SUBTASKS,
-    NUM_TIMING_SLOTS,
+    pack_claim, ActiveSlot, ArgInfo, GangKind, Predicate, SlotState, TaskId, TaskPayload, TaskSlot,
+    MAX_SUBTASKS, NUM_TIMING_SLOTS,
 };
 use crate::tensor_map::{TensorMap, ViewGeometry};
 
@@ -419,6 +419,10 @@ impl Orchestrator {
         out
     }
 
+    /// [`Self::submit`]'s work: admit the task ([`Self::admit`]), reserve its slot and
+    /// heap ([`Self::reserve_memory`]), collect its fanin ([`Self::gather_fanin`]), fill
+    /// its payload ([`fill_payload`]), register the regions it writes
+    /// ([`Self::register_writes`]) and publish it ([`Self::publish`]).
     fn submit_inner(
         &mut self,
         kernels: MixedKernels,
@@ -426,20 +430,86 @@ impl Orchestrator {
         site: Site,
         kind: SubmitKind,
     ) -> TaskOutputTensors {
+        let Some((ring, id, validated)) = self.admit(kernels, args, site, kind) else {
+            return empty_outputs();
+        };
+
+        // Step 2: slot, then heap.
+        // SAFETY: validate() checked every slot reference is non-null.
+        let out_bytes = unsafe { output_bytes(args) };
+        let Some((heap_start, heap_base)) = self.reserve_memory(ring, id, site, out_bytes) else {
+            return empty_outputs();
+        };
+
+        // Step 3: fanin.
         let alloc = kind == SubmitKind::Alloc;
+        let Some(n_wait) = self.gather_fanin(kernels, args, id, site, &validated, alloc) else {
+            return empty_outputs();
+        };
+
+        // Step 5a: fill the payload while the slot is unpublished.
+        let chip = Arc::clone(&self.chip);
+        let slot = chip.slot(id);
+        let mut outputs = empty_outputs();
+        outputs.task_id = id.0;
+        {
+            // SAFETY: the slot is free (reserve_slot waited for its reclaim) and unpublished:
+            // only this thread touches the payload until the self-reference is dropped.
+            let payload = unsafe { &mut *slot.payload.get() };
+            let heap = HeapPlace {
+                start: heap_start,
+                base: heap_base,
+                size: chip.rings[ring].heap_size,
+            };
+            fill_payload(payload, id, kernels, &validated, site, args, &heap);
+            payload.heap_end = heap_start + out_bytes;
+            self.heap_top[ring] = heap_start + out_bytes;
+            self.dep_top[ring] += n_wait;
+            payload.dep_mark = self.dep_top[ring];
+            let mut n_out = 0;
+            for (i, info) in payload.args.iter().enumerate() {
+                if info.arg_type == TensorArgType::Output {
+                    outputs.tensors[n_out] = &payload.tensors[i];
+                    n_out += 1;
+                }
+            }
+            outputs.count = n_out as u32;
+        }
+
+        // Step 4: register the regions this task writes.
+        if !self.register_writes(args, id, site) {
+            return outputs;
+        }
+
+        // Step 5b: publish and wire.
+        self.publish(&chip, slot, id, ring, validated.units);
+        outputs
+    }
+
+    /// Whether a submit may go ahead: no fatal error latched, inside a scope, valid
+    /// ([`Self::validate`]) and within the sync-start limit. Its ring, id and shape, or
+    /// `None` after noting why not.
+    #[inline]
+    fn admit(
+        &mut self,
+        kernels: MixedKernels,
+        args: &TaskArgsData,
+        site: Site,
+        kind: SubmitKind,
+    ) -> Option<(usize, TaskId, Validated)> {
         if self.chip.fatal.is_set() {
             self.note_ignored(site);
             if self.census.is_some() && !self.scopes.is_empty() {
                 self.count_ignored(kernels, args, kind);
             }
-            return empty_outputs();
+            return None;
         }
         if self.scopes.is_empty() {
             self.fail(
                 ErrorCode::InvalidArgs,
                 format!("submit at {} outside any scope", site.render()),
             );
-            return empty_outputs();
+            return None;
         }
         let ring = self.current_ring();
         let id = TaskId::new(ring as u32, self.heads[ring]);
@@ -450,7 +520,7 @@ impl Orchestrator {
                     ErrorCode::InvalidArgs,
                     format!("task {id} submitted at {}: {problem}", site.render()),
                 );
-                return empty_outputs();
+                return None;
             }
         };
         if let Err(problem) = self.check_sync_start(&validated) {
@@ -458,38 +528,60 @@ impl Orchestrator {
                 ErrorCode::RequireSyncStartInvalid,
                 format!("task {id} submitted at {}: {problem}", site.render()),
             );
-            return empty_outputs();
+            return None;
         }
+        Some((ring, id, validated))
+    }
 
-        // Step 2: slot, then heap.
-        // SAFETY: validate() checked every slot reference is non-null.
-        let out_bytes = unsafe { output_bytes(args) };
+    /// Reserves task `id`'s slot, then `out_bytes` of heap on `ring`: the heap offset and
+    /// the heap's base address (null when nothing is allocated), or `None` on a failure.
+    #[inline]
+    fn reserve_memory(
+        &mut self,
+        ring: usize,
+        id: TaskId,
+        site: Site,
+        out_bytes: u64,
+    ) -> Option<(u64, *mut u8)> {
         if !self.reserve_slot(ring, id, site) {
-            return empty_outputs();
+            return None;
         }
-        let Some(heap_start) = self.reserve_heap(ring, id, site, out_bytes) else {
-            return empty_outputs();
-        };
+        let heap_start = self.reserve_heap(ring, id, site, out_bytes)?;
         let heap_base = if out_bytes > 0 {
             match self.chip.rings[ring].heap_base() {
                 Ok(base) => base,
                 Err(e) => {
                     self.fail(ErrorCode::HeapRingDeadlock, e.to_string());
-                    return empty_outputs();
+                    return None;
                 }
             }
         } else {
             std::ptr::null_mut()
         };
+        Some((heap_start, heap_base))
+    }
 
-        // Step 3: fanin.
+    /// Collects task `id`'s producers into `self.fanin`, records the task in the
+    /// dependency log (if one is kept) and reserves its dependency-pool entries: how
+    /// many producers it waits for, or `None` on a failure.
+    #[inline]
+    fn gather_fanin(
+        &mut self,
+        kernels: MixedKernels,
+        args: &TaskArgsData,
+        id: TaskId,
+        site: Site,
+        validated: &Validated,
+        alloc: bool,
+    ) -> Option<u64> {
+        let ring = id.ring();
         self.fanin.clear();
         if let Err(problem) = self.collect_fanin(args, id) {
             self.fail(
                 ErrorCode::InvalidArgs,
                 format!("task {id} submitted at {}: {problem}", site.render()),
             );
-            return empty_outputs();
+            return None;
         }
         if let Some(log) = self.deps.as_mut().map(|d| &mut d.log) {
             let manual_scope = self
@@ -518,111 +610,53 @@ impl Orchestrator {
         }
         let n_wait = self.fanin.iter().filter(|f| f.wait).count() as u64;
         if !self.reserve_dep_pool(ring, id, site, n_wait) {
-            return empty_outputs();
+            return None;
         }
+        Some(n_wait)
+    }
 
-        // Step 5a: fill the payload while the slot is unpublished.
-        let chip = Arc::clone(&self.chip);
-        let slot = chip.slot(id);
-        let mut outputs = empty_outputs();
-        outputs.task_id = id.0;
-        {
-            // SAFETY: the slot is free (reserve_slot waited for its reclaim) and unpublished:
-            // only this thread touches the payload until the self-reference is dropped.
-            let payload = unsafe { &mut *slot.payload.get() };
-            payload.id = id;
-            payload.kernel_ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
-            payload.active = validated.active;
-            payload.n_active = validated.n_active;
-            payload.aiv_lanes = validated.aiv_lanes;
-            payload.block_num = validated.block_num;
-            payload.subtasks_total = validated.subtasks;
-            payload.gang = validated.gang;
-            payload.units_total = validated.units;
-            payload.site = site;
-            payload.tensors.clear();
-            payload.args.clear();
-            payload.scalars.clear();
-            payload.retained.clear();
-            let mut heap_off = heap_start;
-            for i in 0..args.n_tensors as usize {
-                let a = &args.tensors[i];
-                let arg_type = TensorArgType::from_raw(a.arg_type).unwrap_or(TensorArgType::Input);
-                let t = if arg_type == TensorArgType::Output {
-                    // SAFETY: validate() checked every slot reference is non-null.
-                    let ci = unsafe { args.create_info(i) };
-                    let bytes = create_info_bytes(ci);
-                    let phys = heap_off % chip.rings[ring].heap_size;
-                    // SAFETY: [phys, phys + bytes) lies inside the heap mapping (reserve_heap
-                    // never lets an allocation straddle the end) and belongs to this task.
-                    let addr = unsafe { heap_base.add(phys as usize) };
-                    heap_off += align_up(bytes, HEAP_ALIGN);
-                    materialize_output(ci, addr, bytes, id)
-                } else {
-                    // SAFETY: as above.
-                    *unsafe { args.tensor(i) }
-                };
-                payload.tensors.push(t);
-                payload.args.push(ArgInfo {
-                    arg_type,
-                    dump: a.dump != 0 || args.dump_all != 0,
-                });
-            }
-            payload
-                .scalars
-                .extend_from_slice(&args.scalars[..args.n_scalars as usize]);
-            payload.predicate = validated.predicate;
-            payload.timing_slot = validated.timing_slot;
-            payload.scalar_info.clear();
-            for j in 0..args.n_scalars as usize {
-                let marked = args.scalar_dump[j] & 1 != 0 || args.dump_all != 0;
-                payload.scalar_info.push((args.scalar_dtype[j], marked));
-            }
-            payload.heap_end = heap_start + out_bytes;
-            self.heap_top[ring] = heap_start + out_bytes;
-            self.dep_top[ring] += n_wait;
-            payload.dep_mark = self.dep_top[ring];
-            let mut n_out = 0;
-            for (i, info) in payload.args.iter().enumerate() {
-                if info.arg_type == TensorArgType::Output {
-                    outputs.tensors[n_out] = &payload.tensors[i];
-                    n_out += 1;
-                }
-            }
-            outputs.count = n_out as u32;
+    /// Registers in the tensor map the regions task `id` writes (its `InOut` and
+    /// `OutputExisting` arguments not marked manual), unless in a manual scope; false on
+    /// a failure.
+    #[inline]
+    fn register_writes(&mut self, args: &TaskArgsData, id: TaskId, site: Site) -> bool {
+        if self.in_manual_scope() {
+            return true;
         }
-
-        // Step 4: register the regions this task writes.
-        if !self.in_manual_scope() {
-            for i in 0..args.n_tensors as usize {
-                let a = &args.tensors[i];
-                let ty = TensorArgType::from_raw(a.arg_type);
-                if !matches!(
-                    ty,
-                    Some(TensorArgType::InOut | TensorArgType::OutputExisting)
-                ) {
-                    continue;
-                }
-                // SAFETY: validate() checked every slot reference is non-null.
-                let t = unsafe { args.tensor(i) };
-                if t.manual_dep {
-                    continue;
-                }
-                if let Some(d) = self.deps.as_mut() {
-                    d.register_output(ViewGeometry::of(t), id);
-                }
-                if !self.insert_tensormap(ViewGeometry::of(t), id, site) {
-                    return outputs;
-                }
+        for i in 0..args.n_tensors as usize {
+            let a = &args.tensors[i];
+            let ty = TensorArgType::from_raw(a.arg_type);
+            if !matches!(
+                ty,
+                Some(TensorArgType::InOut | TensorArgType::OutputExisting)
+            ) {
+                continue;
+            }
+            // SAFETY: validate() checked every slot reference is non-null.
+            let t = unsafe { args.tensor(i) };
+            if t.manual_dep {
+                continue;
+            }
+            if let Some(d) = self.deps.as_mut() {
+                d.register_output(ViewGeometry::of(t), id);
+            }
+            if !self.insert_tensormap(ViewGeometry::of(t), id, site) {
+                return false;
             }
         }
+        true
+    }
 
-        // Step 5b: publish and wire.
+    /// Publishes task `id` on `ring` (the counters and state of `slot`, its slot, and the
+    /// ring head), wires it to its producers, and makes it ready if it waits for none
+    /// (completing inline tasks at once, batching the rest; [`Self::flush_ready`]).
+    #[inline]
+    fn publish(&mut self, chip: &Chip, slot: &TaskSlot, id: TaskId, ring: usize, units: u32) {
         slot.subtasks_done.store(0, Ordering::Relaxed);
         slot.skipped.store(false, Ordering::Relaxed);
         slot.fanin_remaining.store(1, Ordering::Relaxed);
         slot.claim
-            .store(pack_claim(id, 0, validated.units), Ordering::Relaxed);
+            .store(pack_claim(id, 0, units), Ordering::Relaxed);
         {
             let mut fanout = slot.fanout.lock();
             fanout.state = SlotState::Pending;
@@ -655,7 +689,6 @@ impl Orchestrator {
                 self.flush_ready();
             }
         }
-        outputs
     }
 
     /// Pushes the ready tasks held back since the last push (`READY_BATCH_SUBMITS`).
@@ -1453,6 +1486,77 @@ impl Orchestrator {
             code,
             format!("orchestration reported a fatal error in {func}{at}: {message}"),
         );
+    }
+}
+
+/// Where a task's outputs go in its ring's heap: its offset, the heap's base address and
+/// its size.
+struct HeapPlace {
+    start: u64,
+    base: *mut u8,
+    size: u64,
+}
+
+/// Fills the payload of unpublished task `id`: its kernels and shape from `validated`,
+/// its tensors (each output materialized in the heap at `heap`, the rest copied), the
+/// arguments' types and dump marks, and its scalars.
+#[inline]
+fn fill_payload(
+    payload: &mut TaskPayload,
+    id: TaskId,
+    kernels: MixedKernels,
+    validated: &Validated,
+    site: Site,
+    args: &TaskArgsData,
+    heap: &HeapPlace,
+) {
+    payload.id = id;
+    payload.kernel_ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
+    payload.active = validated.active;
+    payload.n_active = validated.n_active;
+    payload.aiv_lanes = validated.aiv_lanes;
+    payload.block_num = validated.block_num;
+    payload.subtasks_total = validated.subtasks;
+    payload.gang = validated.gang;
+    payload.units_total = validated.units;
+    payload.site = site;
+    payload.tensors.clear();
+    payload.args.clear();
+    payload.scalars.clear();
+    payload.retained.clear();
+    let mut heap_off = heap.start;
+    for i in 0..args.n_tensors as usize {
+        let a = &args.tensors[i];
+        let arg_type = TensorArgType::from_raw(a.arg_type).unwrap_or(TensorArgType::Input);
+        let t = if arg_type == TensorArgType::Output {
+            // SAFETY: validate() checked every slot reference is non-null.
+            let ci = unsafe { args.create_info(i) };
+            let bytes = create_info_bytes(ci);
+            let phys = heap_off % heap.size;
+            // SAFETY: [phys, phys + bytes) lies inside the heap mapping (reserve_heap
+            // never lets an allocation straddle the end) and belongs to this task.
+            let addr = unsafe { heap.base.add(phys as usize) };
+            heap_off += align_up(bytes, HEAP_ALIGN);
+            materialize_output(ci, addr, bytes, id)
+        } else {
+            // SAFETY: as above.
+            *unsafe { args.tensor(i) }
+        };
+        payload.tensors.push(t);
+        payload.args.push(ArgInfo {
+            arg_type,
+            dump: a.dump != 0 || args.dump_all != 0,
+        });
+    }
+    payload
+        .scalars
+        .extend_from_slice(&args.scalars[..args.n_scalars as usize]);
+    payload.predicate = validated.predicate;
+    payload.timing_slot = validated.timing_slot;
+    payload.scalar_info.clear();
+    for j in 0..args.n_scalars as usize {
+        let marked = args.scalar_dump[j] & 1 != 0 || args.dump_all != 0;
+        payload.scalar_info.push((args.scalar_dtype[j], marked));
     }
 }
 
