@@ -158,6 +158,12 @@ fn zip_message(e: &ZipError) -> String {
 }
 
 /// Reads a `.pt` archive of `archive_len` bytes from `reader`.
+///
+/// The steps: refuse a legacy pickle stream ([`refuse_legacy_pickle`]), find the
+/// root folder ([`archive_root`]), read `data.pkl` and the byte order, plan the
+/// view, locate and bound-check the storage record ([`storage_record`],
+/// [`check_storage_fits`]), then read its bytes and make them a contiguous
+/// little-endian array ([`read_span`], [`into_array`]).
 pub fn read_pt_from<R: Read + Seek>(
     reader: R,
     archive_len: u64,
@@ -168,136 +174,194 @@ pub fn read_pt_from<R: Read + Seek>(
         message,
     };
     let mut reader = reader;
-    let mut head = [0u8; 2];
-    let got = read_up_to(&mut reader, &mut head).map_err(|source| PtError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    reader
-        .seek(SeekFrom::Start(0))
-        .map_err(|source| PtError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    if got == 2 && head[0] == 0x80 && (2..=5).contains(&head[1]) {
-        // A pickle stream, not a zip: torch.save before 1.6 (or with
-        // _use_new_zipfile_serialization=False) wrote this legacy format.
-        return Err(invalid(String::from(
-            "a legacy torch.save file (a pickle stream, not the zip archive torch >= 1.6 writes), which is not read; re-save it with torch.save(tensor, path) from torch >= 1.6 (without _use_new_zipfile_serialization=False), or as .npy with numpy.save()",
-        )));
-    }
+    refuse_legacy_pickle(&mut reader, path)?;
     let mut archive = zip::ZipArchive::new(reader).map_err(|e| invalid(zip_message(&e)))?;
-    // The root folder is the first record's (as torch's reader takes it).
-    let first = archive
-        .name_for_index(0)
-        .and_then(Result::ok)
-        .ok_or_else(|| invalid("the zip archive is empty".into()))?
-        .into_owned();
-    let root = match first.split_once('/') {
-        Some((root, _)) if !root.is_empty() => root.to_string(),
-        _ => {
-            return Err(invalid(format!(
-                "the first record {first:?} is not inside a folder"
-            )))
-        }
-    };
+    let root = archive_root(&archive).map_err(invalid)?;
     let pickle_name = format!("{root}/data.pkl");
     let pickle_bytes = read_small_record(&mut archive, &pickle_name, MAX_PICKLE_BYTES)
         .map_err(invalid)?
         .ok_or_else(|| invalid(format!("there is no {pickle_name} record")))?;
-    let order = match read_small_record(&mut archive, &format!("{root}/byteorder"), 64)
-        .map_err(invalid)?
-        .as_deref()
-    {
-        None | Some(b"little") => ByteOrder::Little,
-        Some(b"big") => ByteOrder::Big,
-        Some(other) => {
-            return Err(invalid(format!(
-                "the byteorder record says {:?} (little or big expected)",
-                String::from_utf8_lossy(other)
-            )))
-        }
-    };
+    let order = read_byte_order(&mut archive, &root).map_err(invalid)?;
     let spec = pickle::parse_tensor_pickle(&pickle_bytes).map_err(|source| PtError::Pickle {
         path: path.to_path_buf(),
         source,
     })?;
     let plan = plan_view(&spec).map_err(invalid)?;
     let storage_name = format!("{root}/data/{}", spec.storage.key);
-    let index = archive.index_for_name(&storage_name).ok_or_else(|| {
-        invalid(format!(
-            "the tensor's storage record {storage_name} is missing"
-        ))
-    })?;
-    let (data_start, record_len) = {
-        let entry = archive
-            .by_index_raw(index)
-            .map_err(|e| invalid(format!("cannot open {storage_name}: {e}")))?;
-        if entry.compression() != CompressionMethod::Stored {
-            return Err(invalid(format!(
-                "{storage_name} is compressed ({}); torch.save stores records uncompressed",
-                entry.compression()
-            )));
-        }
-        let start = entry
-            .data_start()
-            .ok_or_else(|| invalid(format!("cannot locate the data of {storage_name}")))?;
-        (start, entry.size())
+    let (data_start, record_len) = storage_record(&mut archive, &storage_name).map_err(invalid)?;
+    check_storage_fits(
+        &spec,
+        &plan,
+        &storage_name,
+        data_start,
+        record_len,
+        archive_len,
+    )
+    .map_err(invalid)?;
+    let raw = read_span(archive.into_inner(), &plan, &storage_name, data_start, path)?;
+    into_array(&spec, &plan, raw, order, path)
+}
+
+/// Refuses a legacy pickle stream (its first two bytes are a pickle `PROTO`
+/// opcode): torch.save before 1.6, or with `_use_new_zipfile_serialization=False`,
+/// wrote that instead of a zip archive. Leaves `reader` at its start.
+fn refuse_legacy_pickle<R: Read + Seek>(reader: &mut R, path: &Path) -> Result<(), PtError> {
+    let read_err = |source| PtError::Read {
+        path: path.to_path_buf(),
+        source,
     };
+    let mut head = [0u8; 2];
+    let got = read_up_to(reader, &mut head).map_err(read_err)?;
+    reader.seek(SeekFrom::Start(0)).map_err(read_err)?;
+    if got == 2 && head[0] == 0x80 && (2..=5).contains(&head[1]) {
+        return Err(PtError::Invalid {
+            path: path.to_path_buf(),
+            message: String::from(
+                "a legacy torch.save file (a pickle stream, not the zip archive torch >= 1.6 writes), which is not read; re-save it with torch.save(tensor, path) from torch >= 1.6 (without _use_new_zipfile_serialization=False), or as .npy with numpy.save()",
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The archive's root folder: the first record's (as torch's reader takes it).
+fn archive_root<R: Read + Seek>(archive: &zip::ZipArchive<R>) -> Result<String, String> {
+    let first = archive
+        .name_for_index(0)
+        .and_then(Result::ok)
+        .ok_or_else(|| String::from("the zip archive is empty"))?
+        .into_owned();
+    match first.split_once('/') {
+        Some((root, _)) if !root.is_empty() => Ok(root.to_string()),
+        _ => Err(format!("the first record {first:?} is not inside a folder")),
+    }
+}
+
+/// The storages' byte order from the `<root>/byteorder` record (absent: little).
+fn read_byte_order<R: Read + Seek>(
+    archive: &mut zip::ZipArchive<R>,
+    root: &str,
+) -> Result<ByteOrder, String> {
+    match read_small_record(archive, &format!("{root}/byteorder"), 64)?.as_deref() {
+        None | Some(b"little") => Ok(ByteOrder::Little),
+        Some(b"big") => Ok(ByteOrder::Big),
+        Some(other) => Err(format!(
+            "the byteorder record says {:?} (little or big expected)",
+            String::from_utf8_lossy(other)
+        )),
+    }
+}
+
+/// Where the stored (uncompressed) record `storage_name` starts in the file, and
+/// its length.
+fn storage_record<R: Read + Seek>(
+    archive: &mut zip::ZipArchive<R>,
+    storage_name: &str,
+) -> Result<(u64, u64), String> {
+    let index = archive
+        .index_for_name(storage_name)
+        .ok_or_else(|| format!("the tensor's storage record {storage_name} is missing"))?;
+    let entry = archive
+        .by_index_raw(index)
+        .map_err(|e| format!("cannot open {storage_name}: {e}"))?;
+    if entry.compression() != CompressionMethod::Stored {
+        return Err(format!(
+            "{storage_name} is compressed ({}); torch.save stores records uncompressed",
+            entry.compression()
+        ));
+    }
+    let start = entry
+        .data_start()
+        .ok_or_else(|| format!("cannot locate the data of {storage_name}"))?;
+    Ok((start, entry.size()))
+}
+
+/// Checks, before any buffer is reserved, that the storage fits its record, the
+/// view fits the storage, the record fits the file, and the contiguous result is
+/// not more than [`MAX_EXPANSION_BYTES`] larger than the file.
+fn check_storage_fits(
+    spec: &TensorSpec,
+    plan: &ViewPlan,
+    storage_name: &str,
+    data_start: u64,
+    record_len: u64,
+    archive_len: u64,
+) -> Result<(), String> {
     let storage_bytes = spec
         .storage_bytes()
-        .ok_or_else(|| invalid("the storage's size overflows".into()))?;
+        .ok_or_else(|| String::from("the storage's size overflows"))?;
     if record_len < storage_bytes {
-        return Err(invalid(format!(
+        return Err(format!(
             "{storage_name} holds {record_len} bytes but the storage of {} elements needs {storage_bytes}",
             spec.storage.numel
-        )));
+        ));
     }
     if plan.span_end > storage_bytes {
-        return Err(invalid(format!(
+        return Err(format!(
             "the tensor (offset {}, size {:?}, stride {:?}) reaches byte {} of its {storage_bytes}-byte storage; the storage is shorter than the shape",
             spec.storage_offset, spec.size, spec.stride, plan.span_end
-        )));
+        ));
     }
     let end_in_file = data_start.checked_add(record_len);
     if end_in_file.is_none_or(|end| end > archive_len) {
-        return Err(invalid(format!(
+        return Err(format!(
             "{storage_name} claims {record_len} bytes past the end of the {archive_len}-byte file"
-        )));
+        ));
     }
     if plan.out_bytes > archive_len.max(MAX_EXPANSION_BYTES) {
-        return Err(invalid(format!(
+        return Err(format!(
             "the tensor needs {} bytes when made contiguous, far more than the {archive_len}-byte file holds (a broadcast view); save tensor.contiguous() instead",
             plan.out_bytes
-        )));
+        ));
     }
-    let mut reader = archive.into_inner();
+    Ok(())
+}
+
+/// Reads the bytes of the storage the view spans (the record starts at `data_start`).
+fn read_span<R: Read + Seek>(
+    mut reader: R,
+    plan: &ViewPlan,
+    storage_name: &str,
+    data_start: u64,
+    path: &Path,
+) -> Result<Vec<u8>, PtError> {
+    let read_err = |source| PtError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
     let span = plan.span_end - plan.span_start;
     let seek_to = data_start + plan.span_start;
-    reader
-        .seek(SeekFrom::Start(seek_to))
-        .map_err(|source| PtError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    reader.seek(SeekFrom::Start(seek_to)).map_err(read_err)?;
     let mut raw = try_buffer(span, path)?;
-    reader
-        .take(span)
-        .read_to_end(&mut raw)
-        .map_err(|source| PtError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    reader.take(span).read_to_end(&mut raw).map_err(read_err)?;
     if (raw.len() as u64) != span {
-        return Err(invalid(format!(
-            "{storage_name} ends after {} of its {span} bytes",
-            raw.len()
-        )));
+        return Err(PtError::Invalid {
+            path: path.to_path_buf(),
+            message: format!(
+                "{storage_name} ends after {} of its {span} bytes",
+                raw.len()
+            ),
+        });
     }
+    Ok(raw)
+}
+
+/// The span's bytes made a contiguous little-endian array of the tensor's shape.
+fn into_array(
+    spec: &TensorSpec,
+    plan: &ViewPlan,
+    raw: Vec<u8>,
+    order: ByteOrder,
+    path: &Path,
+) -> Result<NpyArray, PtError> {
+    let invalid = |message: String| PtError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
     let mut data = if plan.contiguous {
         raw
     } else {
-        gather(&spec, &plan, &raw, path)?
+        gather(spec, plan, &raw, path)?
     };
     if order == ByteOrder::Big {
         swap_bytes(&mut data, spec.dtype.elem_size());

@@ -678,6 +678,120 @@ fn output(name: &'static str, dtype: DType, shape: Vec<usize>) -> Param {
     }
 }
 
+/// The window buffers of the [`coverage`] build: one (or one per reduction) for each
+/// collective's call, and the signal buffer every call shares.
+struct CoverageBufs {
+    ar: Vec<WinBuf>,
+    ar16: Vec<WinBuf>,
+    ring: WinBuf,
+    twice: WinBuf,
+    bcast: WinBuf,
+    rs: WinBuf,
+    ag_in: WinBuf,
+    ag_out: WinBuf,
+    a2a_in: WinBuf,
+    a2a_out: WinBuf,
+    v_in: WinBuf,
+    v_out: WinBuf,
+    v_send: WinBuf,
+    v_recv: WinBuf,
+    sig: WinBuf,
+}
+
+impl CoverageBufs {
+    /// The buffers, sized by `world_size` in the generated code where they scale with it.
+    fn new() -> Self {
+        let n = COVERAGE_N;
+        let buf = |name: &'static str, bytes: String, dtype: &'static str, shape: String| WinBuf {
+            name,
+            bytes,
+            dtype,
+            shape,
+        };
+        let flat = |name: &'static str, elem_bytes: usize, dtype: &'static str| {
+            buf(name, format!("{n} * {elem_bytes}"), dtype, format!("{n},"))
+        };
+        let ar: Vec<WinBuf> = ["ar_sum", "ar_max", "ar_min", "ar_prod"]
+            .into_iter()
+            .map(|b| flat(b, 4, "FLOAT32"))
+            .collect();
+        let ar16: Vec<WinBuf> = ["ar16_sum", "ar16_max", "ar16_min", "ar16_prod"]
+            .into_iter()
+            .map(|b| flat(b, 2, "FLOAT16"))
+            .collect();
+        let ring = flat("ring", 4, "FLOAT32");
+        let twice = flat("twice", 4, "FLOAT32");
+        let bcast = flat("bcast", 4, "FLOAT32");
+        let rs = flat("rs", 4, "FLOAT32");
+        let rows = |name: &'static str, per_rank: usize| {
+            buf(
+                name,
+                format!("world_size * {} * 4", per_rank * ROW),
+                "FLOAT32",
+                format!("world_size * {per_rank}, {ROW}"),
+            )
+        };
+        let ag_in = rows("ag_in", 1);
+        let ag_out = rows("ag_out", 1);
+        let a2a_in = rows("a2a_in", 1);
+        let a2a_out = rows("a2a_out", 1);
+        let v_in = rows("v_in", MAX_RECV);
+        let v_out = rows("v_out", MAX_RECV);
+        let ints = |name: &'static str, shape: &str| {
+            buf(
+                name,
+                "world_size * 4".to_string(),
+                "INT32",
+                shape.to_string(),
+            )
+        };
+        let v_send = ints("v_send", "world_size,");
+        let v_recv = ints("v_recv", "world_size,");
+        let sig = ints("__coll_signal_buf_0", "world_size, 1");
+
+        CoverageBufs {
+            ar,
+            ar16,
+            ring,
+            twice,
+            bcast,
+            rs,
+            ag_in,
+            ag_out,
+            a2a_in,
+            a2a_out,
+            v_in,
+            v_out,
+            v_send,
+            v_recv,
+            sig,
+        }
+    }
+
+    /// Every buffer, in the comm domain's order.
+    fn all(&self) -> Vec<&WinBuf> {
+        self.ar
+            .iter()
+            .chain(&self.ar16)
+            .chain([
+                &self.ring,
+                &self.twice,
+                &self.bcast,
+                &self.rs,
+                &self.ag_in,
+                &self.ag_out,
+                &self.a2a_in,
+                &self.a2a_out,
+                &self.v_in,
+                &self.v_out,
+                &self.v_send,
+                &self.v_recv,
+                &self.sig,
+            ])
+            .collect()
+    }
+}
+
 /// An L3 build over `ranks` ranks (2..=16) calling every builtin collective of reference
 /// §1.5 once (and the sum allreduce twice more on one buffer), through one comm domain whose
 /// buffers a `copy` chip program stages in and out; one signal buffer serves every call. The
@@ -688,133 +802,106 @@ pub fn coverage(ranks: usize) -> Result<L3Example, Error> {
             what: format!("a collectives build over {ranks} ranks (2..=16)"),
         });
     }
-    let n = COVERAGE_N;
-    let buf = |name: &'static str, bytes: String, dtype: &'static str, shape: String| WinBuf {
-        name,
-        bytes,
-        dtype,
-        shape,
-    };
-    let flat = |name: &'static str, elem_bytes: usize, dtype: &'static str| {
-        buf(name, format!("{n} * {elem_bytes}"), dtype, format!("{n},"))
-    };
-    let ar: Vec<WinBuf> = ["ar_sum", "ar_max", "ar_min", "ar_prod"]
-        .into_iter()
-        .map(|b| flat(b, 4, "FLOAT32"))
-        .collect();
-    let ar16: Vec<WinBuf> = ["ar16_sum", "ar16_max", "ar16_min", "ar16_prod"]
-        .into_iter()
-        .map(|b| flat(b, 2, "FLOAT16"))
-        .collect();
-    let ring = flat("ring", 4, "FLOAT32");
-    let twice = flat("twice", 4, "FLOAT32");
-    let bcast = flat("bcast", 4, "FLOAT32");
-    let rs = flat("rs", 4, "FLOAT32");
-    let rows = |name: &'static str, per_rank: usize| {
-        buf(
-            name,
-            format!("world_size * {} * 4", per_rank * ROW),
-            "FLOAT32",
-            format!("world_size * {per_rank}, {ROW}"),
-        )
-    };
-    let ag_in = rows("ag_in", 1);
-    let ag_out = rows("ag_out", 1);
-    let a2a_in = rows("a2a_in", 1);
-    let a2a_out = rows("a2a_out", 1);
-    let v_in = rows("v_in", MAX_RECV);
-    let v_out = rows("v_out", MAX_RECV);
-    let ints = |name: &'static str, shape: &str| {
-        buf(
-            name,
-            "world_size * 4".to_string(),
-            "INT32",
-            shape.to_string(),
-        )
-    };
-    let v_send = ints("v_send", "world_size,");
-    let v_recv = ints("v_recv", "world_size,");
-    let sig = ints("__coll_signal_buf_0", "world_size, 1");
-
-    let all: Vec<&WinBuf> = ar
-        .iter()
-        .chain(&ar16)
-        .chain([
-            &ring, &twice, &bcast, &rs, &ag_in, &ag_out, &a2a_in, &a2a_out, &v_in, &v_out, &v_send,
-            &v_recv, &sig,
-        ])
-        .collect();
+    let b = CoverageBufs::new();
+    let all = b.all();
     let specs: Vec<(&str, &str)> = all.iter().map(|b| (b.name, b.bytes.as_str())).collect();
+    let body = coverage_body(&b, ranks)?;
+    let host_orch = format!(
+        "{imports}def _alloc_intermediates(tensors, world_size=1):\n    tensors[\"__comm_d0_ord\"] = [torch.zeros((1,), dtype=torch.int32).share_memory_() for _ in range(max(world_size, 1))]\n\n\ndef collectives(orch, _args, config, *, tensors, callables, sub_ids, _keep, world_size, _domain_provider=None):\n    with (_domain_provider or orch.allocate_domain)(\n        name=\"comm_d0\",\n        workers=[*range(world_size)],\n        window_size={ws},\n        buffers=[\n{specs}        ],\n    ) as __comm_d0:\n{body}\n\ncollectives._pypto_distributed_entry = True\n",
+        imports = l3_examples::IMPORTS,
+        ws = l3_examples::window_size_expr(&specs),
+        specs = l3_examples::buffer_specs(&specs, "            "),
+    );
 
+    let sub_builds = coverage_sub_builds()?;
+    let params = coverage_params(ranks)?;
+    Ok(L3Example {
+        name: "l3_collectives",
+        host_orch,
+        sub_builds,
+        golden: l3_examples::golden_example("l3_collectives", params, COVERAGE_GOLDEN),
+        device_ids: (0..ranks as i64).collect(),
+    })
+}
+
+/// The generated host-orchestration lines of the [`coverage`] build's calls: for each
+/// collective, stage the inputs into its window buffers, call it, stage the results out.
+fn coverage_body(b: &CoverageBufs, ranks: usize) -> Result<String, Error> {
     let mut k = 0usize;
     let mut body = String::new();
-    let full = format!("0:{n}");
+    let full = format!("0:{COVERAGE_N}");
     for (i, op) in Reduce::ALL.into_iter().enumerate() {
-        for (bufs, host, y, elem) in [(&ar, "x", "y_", "fp32"), (&ar16, "x16", "y16_", "fp16")] {
-            let b = &bufs[i];
+        for (bufs, host, y, elem) in [(&b.ar, "x", "y_", "fp32"), (&b.ar16, "x16", "y16_", "fp16")]
+        {
+            let buf = &bufs[i];
             let yname = format!("{y}{}", op.name());
             body.push_str(&format!(
                 "        # builtin.tensor.allreduce__{}__{elem}\n",
                 op.name()
             ));
-            body.push_str(&stage(&mut k, host, &full, b, true));
+            body.push_str(&stage(&mut k, host, &full, buf, true));
             body.push_str(&builtin_call(
                 &mut k,
                 &format!("builtin.tensor.allreduce__{}__{elem}", op.name()),
-                &[(b, "INOUT"), (&sig, "INOUT")],
+                &[(buf, "INOUT"), (&b.sig, "INOUT")],
             )?);
-            body.push_str(&stage(&mut k, &yname, &full, b, false));
+            body.push_str(&stage(&mut k, &yname, &full, buf, false));
         }
     }
     body.push_str("        # builtin.tensor.allreduce_ring__sum__fp32\n");
-    body.push_str(&stage(&mut k, "x", &full, &ring, true));
+    body.push_str(&stage(&mut k, "x", &full, &b.ring, true));
     body.push_str(&builtin_call(
         &mut k,
         "builtin.tensor.allreduce_ring__sum__fp32",
-        &[(&ring, "INOUT"), (&sig, "INOUT")],
+        &[(&b.ring, "INOUT"), (&b.sig, "INOUT")],
     )?);
-    body.push_str(&stage(&mut k, "y_ring", &full, &ring, false));
+    body.push_str(&stage(&mut k, "y_ring", &full, &b.ring, false));
     body.push_str(
         "        # the sum allreduce twice on one buffer (the signal buffer is reused)\n",
     );
-    body.push_str(&stage(&mut k, "x", &full, &twice, true));
+    body.push_str(&stage(&mut k, "x", &full, &b.twice, true));
     for _ in 0..2 {
         body.push_str(&builtin_call(
             &mut k,
             "builtin.tensor.allreduce__sum__fp32",
-            &[(&twice, "INOUT"), (&sig, "INOUT")],
+            &[(&b.twice, "INOUT"), (&b.sig, "INOUT")],
         )?);
     }
-    body.push_str(&stage(&mut k, "y_twice", &full, &twice, false));
+    body.push_str(&stage(&mut k, "y_twice", &full, &b.twice, false));
     body.push_str("        # builtin.tensor.barrier__fp32\n");
     body.push_str(&builtin_call(
         &mut k,
         "builtin.tensor.barrier__fp32",
-        &[(&sig, "INOUT")],
+        &[(&b.sig, "INOUT")],
     )?);
     body.push_str("        # builtin.tensor.broadcast__root1__fp32\n");
-    body.push_str(&stage(&mut k, "x", &full, &bcast, true));
+    body.push_str(&stage(&mut k, "x", &full, &b.bcast, true));
     body.push_str(&builtin_call(
         &mut k,
         "builtin.tensor.broadcast__root1__fp32",
-        &[(&bcast, "INOUT"), (&sig, "INOUT")],
+        &[(&b.bcast, "INOUT"), (&b.sig, "INOUT")],
     )?);
-    body.push_str(&stage(&mut k, "y_bcast", &full, &bcast, false));
+    body.push_str(&stage(&mut k, "y_bcast", &full, &b.bcast, false));
     body.push_str("        # builtin.tensor.reduce_scatter__sum__fp32\n");
-    body.push_str(&stage(&mut k, "x", &full, &rs, true));
+    body.push_str(&stage(&mut k, "x", &full, &b.rs, true));
     body.push_str(&builtin_call(
         &mut k,
         "builtin.tensor.reduce_scatter__sum__fp32",
-        &[(&rs, "INOUT"), (&sig, "INOUT")],
+        &[(&b.rs, "INOUT"), (&b.sig, "INOUT")],
     )?);
-    body.push_str(&stage(&mut k, "y_rs", &full, &rs, false));
+    body.push_str(&stage(&mut k, "y_rs", &full, &b.rs, false));
     let ex = format!("0:{}", ranks * ROW);
     for (variant, input, target, y) in [
-        ("builtin.tensor.allgather__fp32", &ag_in, &ag_out, "y_ag"),
+        (
+            "builtin.tensor.allgather__fp32",
+            &b.ag_in,
+            &b.ag_out,
+            "y_ag",
+        ),
         (
             "builtin.tensor.all_to_all__fp32",
-            &a2a_in,
-            &a2a_out,
+            &b.a2a_in,
+            &b.a2a_out,
             "y_a2a",
         ),
     ] {
@@ -823,38 +910,37 @@ pub fn coverage(ranks: usize) -> Result<L3Example, Error> {
         body.push_str(&builtin_call(
             &mut k,
             variant,
-            &[(input, "INPUT"), (target, "INOUT"), (&sig, "INOUT")],
+            &[(input, "INPUT"), (target, "INOUT"), (&b.sig, "INOUT")],
         )?);
         body.push_str(&stage(&mut k, y, &ex, target, false));
     }
     let exv = format!("0:{}", ranks * MAX_RECV * ROW);
     let cnt = format!("0:{ranks}");
     body.push_str("        # builtin.tensor.all_to_all_v__fp32\n");
-    body.push_str(&stage(&mut k, "xv", &exv, &v_in, true));
-    body.push_str(&stage(&mut k, "counts", &cnt, &v_send, true));
+    body.push_str(&stage(&mut k, "xv", &exv, &b.v_in, true));
+    body.push_str(&stage(&mut k, "counts", &cnt, &b.v_send, true));
     body.push_str(&builtin_call(
         &mut k,
         "builtin.tensor.all_to_all_v__fp32",
         &[
-            (&v_in, "INPUT"),
-            (&v_out, "INOUT"),
-            (&sig, "INOUT"),
-            (&v_send, "INPUT"),
-            (&v_recv, "INOUT"),
+            (&b.v_in, "INPUT"),
+            (&b.v_out, "INOUT"),
+            (&b.sig, "INOUT"),
+            (&b.v_send, "INPUT"),
+            (&b.v_recv, "INOUT"),
         ],
     )?);
-    body.push_str(&stage(&mut k, "y_v", &exv, &v_out, false));
-    body.push_str(&stage(&mut k, "y_vrecv", &cnt, &v_recv, false));
+    body.push_str(&stage(&mut k, "y_v", &exv, &b.v_out, false));
+    body.push_str(&stage(&mut k, "y_vrecv", &cnt, &b.v_recv, false));
     body.push_str("        # every call left the signal buffer as it found it\n");
-    body.push_str(&stage(&mut k, "y_signal", &cnt, &sig, false));
+    body.push_str(&stage(&mut k, "y_signal", &cnt, &b.sig, false));
 
-    let host_orch = format!(
-        "{imports}def _alloc_intermediates(tensors, world_size=1):\n    tensors[\"__comm_d0_ord\"] = [torch.zeros((1,), dtype=torch.int32).share_memory_() for _ in range(max(world_size, 1))]\n\n\ndef collectives(orch, _args, config, *, tensors, callables, sub_ids, _keep, world_size, _domain_provider=None):\n    with (_domain_provider or orch.allocate_domain)(\n        name=\"comm_d0\",\n        workers=[*range(world_size)],\n        window_size={ws},\n        buffers=[\n{specs}        ],\n    ) as __comm_d0:\n{body}\n\ncollectives._pypto_distributed_entry = True\n",
-        imports = l3_examples::IMPORTS,
-        ws = l3_examples::window_size_expr(&specs),
-        specs = l3_examples::buffer_specs(&specs, "            "),
-    );
+    Ok(body)
+}
 
+/// The [`coverage`] build's chip programs: the `copy` staging program, then one per
+/// builtin collective variant.
+fn coverage_sub_builds() -> Result<Vec<SubBuild>, Error> {
     let mut sub_builds = vec![l3_examples::user_program(
         "copy",
         vec![ArgDirection::In, ArgDirection::Out],
@@ -872,6 +958,13 @@ pub fn coverage(ranks: usize) -> Result<L3Example, Error> {
         sub_builds.push(sub_build(&variant)?);
     }
 
+    Ok(sub_builds)
+}
+
+/// The [`coverage`] build's parameters over `ranks` ranks: seeded random inputs, and the
+/// outputs `golden.py` checks.
+fn coverage_params(ranks: usize) -> Result<Vec<Param>, Error> {
+    let n = COVERAGE_N;
     let mut rng = SplitMix64::new(0x13_00c0 + ranks as u64);
     // Values in [0.5, 1.5): sums, products and the fp16 rounding stay well inside range.
     let mut vals =
@@ -908,13 +1001,7 @@ pub fn coverage(ranks: usize) -> Result<L3Example, Error> {
     params.push(f32o("y_v", ranks * MAX_RECV * ROW));
     params.push(output("y_vrecv", DType::Int32, vec![ranks, ranks]));
     params.push(output("y_signal", DType::Int32, vec![ranks, ranks]));
-    Ok(L3Example {
-        name: "l3_collectives",
-        host_orch,
-        sub_builds,
-        golden: l3_examples::golden_example("l3_collectives", params, COVERAGE_GOLDEN),
-        device_ids: (0..ranks as i64).collect(),
-    })
+    Ok(params)
 }
 
 #[cfg(test)]

@@ -18,14 +18,14 @@ use parking_lot::Mutex;
 use crate::chip::Chip;
 use crate::error::{ErrorCode, RuntimeError};
 use crate::ffi::{
-    GlobalContext, LocalContext, DISPATCH_MAX_ARGS, GLOBAL_CONTEXT_INDEX, LOCAL_CONTEXT_INDEX,
-    MAX_TENSOR_ARGS,
+    GlobalContext, KernelCallFn, KernelEntryFn, LocalContext, DISPATCH_MAX_ARGS,
+    GLOBAL_CONTEXT_INDEX, LOCAL_CONTEXT_INDEX, MAX_TENSOR_ARGS,
 };
 use crate::monitor::ThreadRole;
 use crate::platform::{CoreType, Platform};
 use crate::sim_abi::{
-    PtoSimContext, PtoSimMemory, ABI_VERSION, BUFFER_COUNT, CORE_AIC, CORE_AIV, STATUS_EXCEPTION,
-    STATUS_FAULT, STATUS_OK, STATUS_STOPPED,
+    PtoSimContext, PtoSimMemory, SimInvokeFn, ABI_VERSION, BUFFER_COUNT, CORE_AIC, CORE_AIV,
+    STATUS_EXCEPTION, STATUS_FAULT, STATUS_OK, STATUS_STOPPED,
 };
 use crate::task::{ActiveSlot, TaskId, TaskPayload};
 
@@ -247,6 +247,16 @@ impl ExecStatus {
     }
 }
 
+/// The subtask [`Executor::run`] is running: its task, the task's payload, where it runs
+/// and its kernel's func_id.
+#[derive(Clone, Copy)]
+struct Subtask<'p> {
+    id: TaskId,
+    payload: &'p TaskPayload,
+    place: Placement,
+    func_id: i32,
+}
+
 /// Where a subtask runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Placement {
@@ -316,6 +326,11 @@ impl<'c> Executor<'c> {
     }
 
     /// Runs subtask `place` of task `id`. Returns the kernel's func_id.
+    ///
+    /// Builds the kernel's argument array (tensor pointers, scalars, the two context
+    /// pointers), marks the thread busy, and runs the kernel directly
+    /// ([`Self::run_direct`]) or through the simulator's `pto_sim_invoke`
+    /// ([`Self::run_simulated`]).
     pub fn run(&mut self, id: TaskId, payload: &TaskPayload, place: Placement) -> i32 {
         let chip = self.chip;
         let ActiveSlot {
@@ -356,141 +371,188 @@ impl<'c> Executor<'c> {
         if let Some(m) = &chip.config.monitor {
             m.0.subtask_started(self.slot, id, place.core, func_id, payload);
         }
+        let st = Subtask {
+            id,
+            payload,
+            place,
+            func_id,
+        };
         match invoke {
-            None => {
-                if self.sink.is_some() {
-                    self.predicted.push(crate::dfx::PredictedRecord {
-                        core: place.core as u32,
-                        task: id.0,
-                        func_id,
-                        timing: pto_timing::SubtaskTiming::Unmodelled(
-                            "not modelled: the kernel is not built over the PTO-ISA header (no instructions to time)"
-                                .to_string(),
-                        ),
-                    });
-                }
-                if let Some(call) = call {
-                    let mut message = [0 as c_char; 256];
-                    // SAFETY: as below; `pto_kernel_call` runs the entry inside a C++ try
-                    // block and writes at most `message.len()` bytes.
-                    let rc = unsafe {
-                        call(
-                            entry,
-                            args.as_mut_ptr(),
-                            message.as_mut_ptr(),
-                            message.len(),
-                        )
-                    };
-                    if rc != 0 {
-                        // SAFETY: snprintf NUL-terminates within the buffer.
-                        let what = unsafe { CStr::from_ptr(message.as_ptr()) }.to_string_lossy();
-                        chip.raise(
-                            ErrorCode::KernelFault,
-                            format!(
-                                "{} (block {} of {}): uncaught C++ exception: {what}; {}",
-                                subtask_label(chip, id, payload, place.core, func_id),
-                                place.block,
-                                payload.block_num,
-                                describe_arguments(payload)
-                            ),
-                        );
-                    }
-                } else {
-                    // SAFETY: `entry` is a `kernel_entry` resolved from a library the chip
-                    // keeps loaded; `args` follows the kernel ABI (tensor pointers into the
-                    // payload, which outlives the call, then scalars, then the two context
-                    // pointers).
-                    unsafe { entry(args.as_mut_ptr()) };
-                }
-            }
-            Some(invoke) => {
-                // The task's tensors, then the process's shared GM (comm windows on L3).
-                let mut ranges =
-                    [0u64; 2 * (MAX_TENSOR_ARGS + crate::shared_gm::MAX_SHARED_GM_RANGES)];
-                let mut n_ranges = n_t.min(MAX_TENSOR_ARGS);
-                for (pair, t) in ranges.chunks_exact_mut(2).zip(&payload.tensors[..n_ranges]) {
-                    pair[0] = t.buffer.addr;
-                    pair[1] = t.buffer.addr.saturating_add(t.buffer.size);
-                }
-                for range in self.shared_gm.ranges() {
-                    ranges[2 * n_ranges..2 * n_ranges + 2].copy_from_slice(range);
-                    n_ranges += 1;
-                }
-                let ctx = status.context.get();
-                let memories = self
-                    .memories
-                    .get_or_insert_with(|| std::array::from_fn(|i| lines(chip.sim_memory.0[i])));
-                let kernel = chip.kernels.get(func_id);
-                let core_type = chip.topology.core_type(place.core);
-                // SAFETY: only this thread writes the context; the watchdog reads
-                // `waiting_on` atomically (see ExecStatus::waiting_on).
-                unsafe {
-                    let c = &mut *ctx;
-                    c.abi_version = ABI_VERSION;
-                    c.core_type = if core_type == CoreType::Aic {
-                        CORE_AIC
-                    } else {
-                        CORE_AIV
-                    };
-                    c.block_idx = place.block as i32;
-                    c.block_num = payload.block_num as i32;
-                    c.subblock_id = global.sub_block_id;
-                    c.subblock_dim = if core_type == CoreType::Aic {
-                        1
-                    } else {
-                        payload.aiv_lanes.max(1) as i32
-                    };
-                    c.core_id = place.core as i32;
-                    c.cluster_id = place.cluster as i32;
-                    c.func_id = func_id;
-                    c.arch = chip.config.platform.arch_id();
-                    c.task_id = id.0;
-                    c.kernel_name = kernel.map_or(c"?".as_ptr(), |k| k.c_name.as_ptr());
-                    for (m, (buf, &size)) in c
-                        .memory
-                        .iter_mut()
-                        .zip(memories.iter_mut().zip(&chip.sim_memory.0))
-                    {
-                        m.base = buf.as_mut_ptr().cast::<u8>();
-                        m.size = size;
-                    }
-                    c.runtime = chip as *const Chip as *mut c_void;
-                    c.stop = chip.stop_flag();
-                    c.waiting_on = std::ptr::null();
-                    c.gm_ranges = ranges.as_ptr();
-                    c.n_gm_ranges = n_ranges as u32;
-                    c.trace = self
-                        .sink
-                        .as_mut()
-                        .map_or(std::ptr::null_mut(), |s| s.begin());
-                }
-                // SAFETY: `invoke` is the header's `pto_sim_invoke` from the kernel's own
-                // library; the context and `args` outlive the call.
-                let rc = unsafe { invoke(ctx, entry, args.as_mut_ptr()) };
-                // SAFETY: as above; clear the pointers into this frame.
-                unsafe {
-                    (*ctx).gm_ranges = std::ptr::null();
-                    (*ctx).n_gm_ranges = 0;
-                    (*ctx).trace = std::ptr::null_mut();
-                }
-                if let Some(sink) = &mut self.sink {
-                    self.predicted.push(crate::dfx::PredictedRecord {
-                        core: place.core as u32,
-                        task: id.0,
-                        func_id,
-                        timing: sink.finish(),
-                    });
-                }
-                if rc != STATUS_OK {
-                    self.report_status(id, payload, place, func_id, rc);
-                }
-            }
+            None => self.run_direct(st, entry, call, &mut args),
+            Some(invoke) => self.run_simulated(st, entry, invoke, &mut args, global.sub_block_id),
         }
         if let Some(m) = &chip.config.monitor {
             m.0.subtask_finished(self.slot);
         }
         status.task.store(u64::MAX, Ordering::Release);
         func_id
+    }
+
+    /// Runs a kernel not built over the PTO-ISA header: through `pto_kernel_call` when the
+    /// library has one (an uncaught C++ exception is a kernel fault), else its entry
+    /// directly. Its predicted timing is "not modelled".
+    #[inline]
+    fn run_direct(
+        &mut self,
+        st: Subtask<'_>,
+        entry: KernelEntryFn,
+        call: Option<KernelCallFn>,
+        args: &mut [i64; DISPATCH_MAX_ARGS],
+    ) {
+        let Subtask {
+            id,
+            payload,
+            place,
+            func_id,
+        } = st;
+        let chip = self.chip;
+        if self.sink.is_some() {
+            self.predicted.push(crate::dfx::PredictedRecord {
+                core: place.core as u32,
+                task: id.0,
+                func_id,
+                timing: pto_timing::SubtaskTiming::Unmodelled(
+                    "not modelled: the kernel is not built over the PTO-ISA header (no instructions to time)"
+                        .to_string(),
+                ),
+            });
+        }
+        if let Some(call) = call {
+            let mut message = [0 as c_char; 256];
+            // SAFETY: as below; `pto_kernel_call` runs the entry inside a C++ try
+            // block and writes at most `message.len()` bytes.
+            let rc = unsafe {
+                call(
+                    entry,
+                    args.as_mut_ptr(),
+                    message.as_mut_ptr(),
+                    message.len(),
+                )
+            };
+            if rc != 0 {
+                // SAFETY: snprintf NUL-terminates within the buffer.
+                let what = unsafe { CStr::from_ptr(message.as_ptr()) }.to_string_lossy();
+                chip.raise(
+                    ErrorCode::KernelFault,
+                    format!(
+                        "{} (block {} of {}): uncaught C++ exception: {what}; {}",
+                        subtask_label(chip, id, payload, place.core, func_id),
+                        place.block,
+                        payload.block_num,
+                        describe_arguments(payload)
+                    ),
+                );
+            }
+        } else {
+            // SAFETY: `entry` is a `kernel_entry` resolved from a library the chip
+            // keeps loaded; `args` follows the kernel ABI (tensor pointers into the
+            // payload, which outlives the call, then scalars, then the two context
+            // pointers).
+            unsafe { entry(args.as_mut_ptr()) };
+        }
+    }
+
+    /// Runs a kernel built over the PTO-ISA header through its library's
+    /// `pto_sim_invoke`: fills the thread's simulation context (core, block, memories, the
+    /// GM ranges it may touch: the task's tensors, then the process's shared GM), invokes,
+    /// records the predicted timing and reports a non-OK status.
+    #[inline]
+    fn run_simulated(
+        &mut self,
+        st: Subtask<'_>,
+        entry: KernelEntryFn,
+        invoke: SimInvokeFn,
+        args: &mut [i64; DISPATCH_MAX_ARGS],
+        sub_block_id: i32,
+    ) {
+        let Subtask {
+            id,
+            payload,
+            place,
+            func_id,
+        } = st;
+        let chip = self.chip;
+        let status = self.status;
+        let n_t = payload.tensors.len();
+        // The task's tensors, then the process's shared GM (comm windows on L3).
+        let mut ranges = [0u64; 2 * (MAX_TENSOR_ARGS + crate::shared_gm::MAX_SHARED_GM_RANGES)];
+        let mut n_ranges = n_t.min(MAX_TENSOR_ARGS);
+        for (pair, t) in ranges.chunks_exact_mut(2).zip(&payload.tensors[..n_ranges]) {
+            pair[0] = t.buffer.addr;
+            pair[1] = t.buffer.addr.saturating_add(t.buffer.size);
+        }
+        for range in self.shared_gm.ranges() {
+            ranges[2 * n_ranges..2 * n_ranges + 2].copy_from_slice(range);
+            n_ranges += 1;
+        }
+        let ctx = status.context.get();
+        let memories = self
+            .memories
+            .get_or_insert_with(|| std::array::from_fn(|i| lines(chip.sim_memory.0[i])));
+        let kernel = chip.kernels.get(func_id);
+        let core_type = chip.topology.core_type(place.core);
+        // SAFETY: only this thread writes the context; the watchdog reads
+        // `waiting_on` atomically (see ExecStatus::waiting_on).
+        unsafe {
+            let c = &mut *ctx;
+            c.abi_version = ABI_VERSION;
+            c.core_type = if core_type == CoreType::Aic {
+                CORE_AIC
+            } else {
+                CORE_AIV
+            };
+            c.block_idx = place.block as i32;
+            c.block_num = payload.block_num as i32;
+            c.subblock_id = sub_block_id;
+            c.subblock_dim = if core_type == CoreType::Aic {
+                1
+            } else {
+                payload.aiv_lanes.max(1) as i32
+            };
+            c.core_id = place.core as i32;
+            c.cluster_id = place.cluster as i32;
+            c.func_id = func_id;
+            c.arch = chip.config.platform.arch_id();
+            c.task_id = id.0;
+            c.kernel_name = kernel.map_or(c"?".as_ptr(), |k| k.c_name.as_ptr());
+            for (m, (buf, &size)) in c
+                .memory
+                .iter_mut()
+                .zip(memories.iter_mut().zip(&chip.sim_memory.0))
+            {
+                m.base = buf.as_mut_ptr().cast::<u8>();
+                m.size = size;
+            }
+            c.runtime = chip as *const Chip as *mut c_void;
+            c.stop = chip.stop_flag();
+            c.waiting_on = std::ptr::null();
+            c.gm_ranges = ranges.as_ptr();
+            c.n_gm_ranges = n_ranges as u32;
+            c.trace = self
+                .sink
+                .as_mut()
+                .map_or(std::ptr::null_mut(), |s| s.begin());
+        }
+        // SAFETY: `invoke` is the header's `pto_sim_invoke` from the kernel's own
+        // library; the context and `args` outlive the call.
+        let rc = unsafe { invoke(ctx, entry, args.as_mut_ptr()) };
+        // SAFETY: as above; clear the pointers into this frame.
+        unsafe {
+            (*ctx).gm_ranges = std::ptr::null();
+            (*ctx).n_gm_ranges = 0;
+            (*ctx).trace = std::ptr::null_mut();
+        }
+        if let Some(sink) = &mut self.sink {
+            self.predicted.push(crate::dfx::PredictedRecord {
+                core: place.core as u32,
+                task: id.0,
+                func_id,
+                timing: sink.finish(),
+            });
+        }
+        if rc != STATUS_OK {
+            self.report_status(id, payload, place, func_id, rc);
+        }
     }
 
     fn report_status(

@@ -40,8 +40,8 @@ use crate::platform::{CoreType, Platform};
 use crate::ring_census::{Resource, RingCensus};
 use crate::task::Site;
 use crate::task::{
-    pack_claim, ActiveSlot, ArgInfo, GangKind, Predicate, SlotState, TaskId, MAX_SUBTASKS,
-    NUM_TIMING_SLOTS,
+    pack_claim, ActiveSlot, ArgInfo, GangKind, Predicate, SlotState, TaskId, TaskPayload, TaskSlot,
+    MAX_SUBTASKS, NUM_TIMING_SLOTS,
 };
 use crate::tensor_map::{TensorMap, ViewGeometry};
 
@@ -419,6 +419,10 @@ impl Orchestrator {
         out
     }
 
+    /// [`Self::submit`]'s work: admit the task ([`Self::admit`]), reserve its slot and
+    /// heap ([`Self::reserve_memory`]), collect its fanin ([`Self::gather_fanin`]), fill
+    /// its payload ([`fill_payload`]), register the regions it writes
+    /// ([`Self::register_writes`]) and publish it ([`Self::publish`]).
     fn submit_inner(
         &mut self,
         kernels: MixedKernels,
@@ -426,20 +430,86 @@ impl Orchestrator {
         site: Site,
         kind: SubmitKind,
     ) -> TaskOutputTensors {
+        let Some((ring, id, validated)) = self.admit(kernels, args, site, kind) else {
+            return empty_outputs();
+        };
+
+        // Step 2: slot, then heap.
+        // SAFETY: validate() checked every slot reference is non-null.
+        let out_bytes = unsafe { output_bytes(args) };
+        let Some((heap_start, heap_base)) = self.reserve_memory(ring, id, site, out_bytes) else {
+            return empty_outputs();
+        };
+
+        // Step 3: fanin.
         let alloc = kind == SubmitKind::Alloc;
+        let Some(n_wait) = self.gather_fanin(kernels, args, id, site, &validated, alloc) else {
+            return empty_outputs();
+        };
+
+        // Step 5a: fill the payload while the slot is unpublished.
+        let chip = Arc::clone(&self.chip);
+        let slot = chip.slot(id);
+        let mut outputs = empty_outputs();
+        outputs.task_id = id.0;
+        {
+            // SAFETY: the slot is free (reserve_slot waited for its reclaim) and unpublished:
+            // only this thread touches the payload until the self-reference is dropped.
+            let payload = unsafe { &mut *slot.payload.get() };
+            let heap = HeapPlace {
+                start: heap_start,
+                base: heap_base,
+                size: chip.rings[ring].heap_size,
+            };
+            fill_payload(payload, id, kernels, &validated, site, args, &heap);
+            payload.heap_end = heap_start + out_bytes;
+            self.heap_top[ring] = heap_start + out_bytes;
+            self.dep_top[ring] += n_wait;
+            payload.dep_mark = self.dep_top[ring];
+            let mut n_out = 0;
+            for (i, info) in payload.args.iter().enumerate() {
+                if info.arg_type == TensorArgType::Output {
+                    outputs.tensors[n_out] = &payload.tensors[i];
+                    n_out += 1;
+                }
+            }
+            outputs.count = n_out as u32;
+        }
+
+        // Step 4: register the regions this task writes.
+        if !self.register_writes(args, id, site) {
+            return outputs;
+        }
+
+        // Step 5b: publish and wire.
+        self.publish(&chip, slot, id, ring, validated.units);
+        outputs
+    }
+
+    /// Whether a submit may go ahead: no fatal error latched, inside a scope, valid
+    /// ([`Self::validate`]) and within the sync-start limit. Its ring, id and shape, or
+    /// `None` after noting why not.
+    #[inline]
+    fn admit(
+        &mut self,
+        kernels: MixedKernels,
+        args: &TaskArgsData,
+        site: Site,
+        kind: SubmitKind,
+    ) -> Option<(usize, TaskId, Validated)> {
         if self.chip.fatal.is_set() {
             self.note_ignored(site);
             if self.census.is_some() && !self.scopes.is_empty() {
                 self.count_ignored(kernels, args, kind);
             }
-            return empty_outputs();
+            return None;
         }
         if self.scopes.is_empty() {
             self.fail(
                 ErrorCode::InvalidArgs,
                 format!("submit at {} outside any scope", site.render()),
             );
-            return empty_outputs();
+            return None;
         }
         let ring = self.current_ring();
         let id = TaskId::new(ring as u32, self.heads[ring]);
@@ -450,7 +520,7 @@ impl Orchestrator {
                     ErrorCode::InvalidArgs,
                     format!("task {id} submitted at {}: {problem}", site.render()),
                 );
-                return empty_outputs();
+                return None;
             }
         };
         if let Err(problem) = self.check_sync_start(&validated) {
@@ -458,38 +528,60 @@ impl Orchestrator {
                 ErrorCode::RequireSyncStartInvalid,
                 format!("task {id} submitted at {}: {problem}", site.render()),
             );
-            return empty_outputs();
+            return None;
         }
+        Some((ring, id, validated))
+    }
 
-        // Step 2: slot, then heap.
-        // SAFETY: validate() checked every slot reference is non-null.
-        let out_bytes = unsafe { output_bytes(args) };
+    /// Reserves task `id`'s slot, then `out_bytes` of heap on `ring`: the heap offset and
+    /// the heap's base address (null when nothing is allocated), or `None` on a failure.
+    #[inline]
+    fn reserve_memory(
+        &mut self,
+        ring: usize,
+        id: TaskId,
+        site: Site,
+        out_bytes: u64,
+    ) -> Option<(u64, *mut u8)> {
         if !self.reserve_slot(ring, id, site) {
-            return empty_outputs();
+            return None;
         }
-        let Some(heap_start) = self.reserve_heap(ring, id, site, out_bytes) else {
-            return empty_outputs();
-        };
+        let heap_start = self.reserve_heap(ring, id, site, out_bytes)?;
         let heap_base = if out_bytes > 0 {
             match self.chip.rings[ring].heap_base() {
                 Ok(base) => base,
                 Err(e) => {
                     self.fail(ErrorCode::HeapRingDeadlock, e.to_string());
-                    return empty_outputs();
+                    return None;
                 }
             }
         } else {
             std::ptr::null_mut()
         };
+        Some((heap_start, heap_base))
+    }
 
-        // Step 3: fanin.
+    /// Collects task `id`'s producers into `self.fanin`, records the task in the
+    /// dependency log (if one is kept) and reserves its dependency-pool entries: how
+    /// many producers it waits for, or `None` on a failure.
+    #[inline]
+    fn gather_fanin(
+        &mut self,
+        kernels: MixedKernels,
+        args: &TaskArgsData,
+        id: TaskId,
+        site: Site,
+        validated: &Validated,
+        alloc: bool,
+    ) -> Option<u64> {
+        let ring = id.ring();
         self.fanin.clear();
         if let Err(problem) = self.collect_fanin(args, id) {
             self.fail(
                 ErrorCode::InvalidArgs,
                 format!("task {id} submitted at {}: {problem}", site.render()),
             );
-            return empty_outputs();
+            return None;
         }
         if let Some(log) = self.deps.as_mut().map(|d| &mut d.log) {
             let manual_scope = self
@@ -518,111 +610,53 @@ impl Orchestrator {
         }
         let n_wait = self.fanin.iter().filter(|f| f.wait).count() as u64;
         if !self.reserve_dep_pool(ring, id, site, n_wait) {
-            return empty_outputs();
+            return None;
         }
+        Some(n_wait)
+    }
 
-        // Step 5a: fill the payload while the slot is unpublished.
-        let chip = Arc::clone(&self.chip);
-        let slot = chip.slot(id);
-        let mut outputs = empty_outputs();
-        outputs.task_id = id.0;
-        {
-            // SAFETY: the slot is free (reserve_slot waited for its reclaim) and unpublished:
-            // only this thread touches the payload until the self-reference is dropped.
-            let payload = unsafe { &mut *slot.payload.get() };
-            payload.id = id;
-            payload.kernel_ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
-            payload.active = validated.active;
-            payload.n_active = validated.n_active;
-            payload.aiv_lanes = validated.aiv_lanes;
-            payload.block_num = validated.block_num;
-            payload.subtasks_total = validated.subtasks;
-            payload.gang = validated.gang;
-            payload.units_total = validated.units;
-            payload.site = site;
-            payload.tensors.clear();
-            payload.args.clear();
-            payload.scalars.clear();
-            payload.retained.clear();
-            let mut heap_off = heap_start;
-            for i in 0..args.n_tensors as usize {
-                let a = &args.tensors[i];
-                let arg_type = TensorArgType::from_raw(a.arg_type).unwrap_or(TensorArgType::Input);
-                let t = if arg_type == TensorArgType::Output {
-                    // SAFETY: validate() checked every slot reference is non-null.
-                    let ci = unsafe { args.create_info(i) };
-                    let bytes = create_info_bytes(ci);
-                    let phys = heap_off % chip.rings[ring].heap_size;
-                    // SAFETY: [phys, phys + bytes) lies inside the heap mapping (reserve_heap
-                    // never lets an allocation straddle the end) and belongs to this task.
-                    let addr = unsafe { heap_base.add(phys as usize) };
-                    heap_off += align_up(bytes, HEAP_ALIGN);
-                    materialize_output(ci, addr, bytes, id)
-                } else {
-                    // SAFETY: as above.
-                    *unsafe { args.tensor(i) }
-                };
-                payload.tensors.push(t);
-                payload.args.push(ArgInfo {
-                    arg_type,
-                    dump: a.dump != 0 || args.dump_all != 0,
-                });
-            }
-            payload
-                .scalars
-                .extend_from_slice(&args.scalars[..args.n_scalars as usize]);
-            payload.predicate = validated.predicate;
-            payload.timing_slot = validated.timing_slot;
-            payload.scalar_info.clear();
-            for j in 0..args.n_scalars as usize {
-                let marked = args.scalar_dump[j] & 1 != 0 || args.dump_all != 0;
-                payload.scalar_info.push((args.scalar_dtype[j], marked));
-            }
-            payload.heap_end = heap_start + out_bytes;
-            self.heap_top[ring] = heap_start + out_bytes;
-            self.dep_top[ring] += n_wait;
-            payload.dep_mark = self.dep_top[ring];
-            let mut n_out = 0;
-            for (i, info) in payload.args.iter().enumerate() {
-                if info.arg_type == TensorArgType::Output {
-                    outputs.tensors[n_out] = &payload.tensors[i];
-                    n_out += 1;
-                }
-            }
-            outputs.count = n_out as u32;
+    /// Registers in the tensor map the regions task `id` writes (its `InOut` and
+    /// `OutputExisting` arguments not marked manual), unless in a manual scope; false on
+    /// a failure.
+    #[inline]
+    fn register_writes(&mut self, args: &TaskArgsData, id: TaskId, site: Site) -> bool {
+        if self.in_manual_scope() {
+            return true;
         }
-
-        // Step 4: register the regions this task writes.
-        if !self.in_manual_scope() {
-            for i in 0..args.n_tensors as usize {
-                let a = &args.tensors[i];
-                let ty = TensorArgType::from_raw(a.arg_type);
-                if !matches!(
-                    ty,
-                    Some(TensorArgType::InOut | TensorArgType::OutputExisting)
-                ) {
-                    continue;
-                }
-                // SAFETY: validate() checked every slot reference is non-null.
-                let t = unsafe { args.tensor(i) };
-                if t.manual_dep {
-                    continue;
-                }
-                if let Some(d) = self.deps.as_mut() {
-                    d.register_output(ViewGeometry::of(t), id);
-                }
-                if !self.insert_tensormap(ViewGeometry::of(t), id, site) {
-                    return outputs;
-                }
+        for i in 0..args.n_tensors as usize {
+            let a = &args.tensors[i];
+            let ty = TensorArgType::from_raw(a.arg_type);
+            if !matches!(
+                ty,
+                Some(TensorArgType::InOut | TensorArgType::OutputExisting)
+            ) {
+                continue;
+            }
+            // SAFETY: validate() checked every slot reference is non-null.
+            let t = unsafe { args.tensor(i) };
+            if t.manual_dep {
+                continue;
+            }
+            if let Some(d) = self.deps.as_mut() {
+                d.register_output(ViewGeometry::of(t), id);
+            }
+            if !self.insert_tensormap(ViewGeometry::of(t), id, site) {
+                return false;
             }
         }
+        true
+    }
 
-        // Step 5b: publish and wire.
+    /// Publishes task `id` on `ring` (the counters and state of `slot`, its slot, and the
+    /// ring head), wires it to its producers, and makes it ready if it waits for none
+    /// (completing inline tasks at once, batching the rest; [`Self::flush_ready`]).
+    #[inline]
+    fn publish(&mut self, chip: &Chip, slot: &TaskSlot, id: TaskId, ring: usize, units: u32) {
         slot.subtasks_done.store(0, Ordering::Relaxed);
         slot.skipped.store(false, Ordering::Relaxed);
         slot.fanin_remaining.store(1, Ordering::Relaxed);
         slot.claim
-            .store(pack_claim(id, 0, validated.units), Ordering::Relaxed);
+            .store(pack_claim(id, 0, units), Ordering::Relaxed);
         {
             let mut fanout = slot.fanout.lock();
             fanout.state = SlotState::Pending;
@@ -655,7 +689,6 @@ impl Orchestrator {
                 self.flush_ready();
             }
         }
-        outputs
     }
 
     /// Pushes the ready tasks held back since the last push (`READY_BATCH_SUBMITS`).
@@ -905,6 +938,10 @@ impl Orchestrator {
         Ok(())
     }
 
+    /// Checks one submit's kernels and arguments and works out its shape: the argument
+    /// block ([`check_args`]), a kernel task has a kernel, the predicate and timing slot,
+    /// the active slots ([`Self::active_slots`]) and the launch ([`launch_shape`]), in
+    /// that order (the first failure is the error).
     fn validate(
         &self,
         kernels: MixedKernels,
@@ -912,61 +949,7 @@ impl Orchestrator {
         kind: SubmitKind,
     ) -> Result<Validated, String> {
         let alloc = kind == SubmitKind::Alloc;
-        if args.has_error {
-            // SAFETY: the header latches static NUL-terminated texts (or null).
-            let text = unsafe { c_str(args.error_msg) };
-            return Err(format!("the task's arguments have an error: {text}"));
-        }
-        if args.n_tensors as usize > MAX_TENSOR_ARGS || args.n_scalars as usize > MAX_SCALAR_ARGS {
-            return Err("corrupt argument block (too many arguments)".to_string());
-        }
-        if args.n_deps > 0 && args.deps.is_null() {
-            return Err("set_dependencies was given a null array".to_string());
-        }
-        if alloc && args.n_scalars > 0 {
-            return Err(format!(
-                "alloc_tensors takes only TensorCreateInfo outputs, but the arguments hold {} scalars",
-                args.n_scalars
-            ));
-        }
-        for i in 0..args.n_tensors as usize {
-            let a = &args.tensors[i];
-            let Some(ty) = TensorArgType::from_raw(a.arg_type) else {
-                return Err(format!(
-                    "tensor argument {i} has an unknown argument type {}",
-                    a.arg_type
-                ));
-            };
-            if a.reference.is_null() {
-                return Err(format!(
-                    "tensor argument {i} ({}) is a null pointer",
-                    ty.name()
-                ));
-            }
-            if ty == TensorArgType::Output {
-                // SAFETY: non-null (checked above); the caller's object outlives the submit.
-                let ci = unsafe { args.create_info(i) };
-                if ci.ndims == 0 || ci.ndims as usize > MAX_TENSOR_DIMS {
-                    return Err(format!(
-                        "output {i} has {} dimensions; a TensorCreateInfo needs 1 to {MAX_TENSOR_DIMS}",
-                        ci.ndims
-                    ));
-                }
-                if crate::dtype::elem_size_checked(ci.dtype).is_none() {
-                    return Err(format!("output {i} has an unknown DataType {}", ci.dtype));
-                }
-                continue;
-            }
-            if alloc {
-                return Err(format!(
-                    "alloc_tensors takes only TensorCreateInfo outputs (argument {i} is {})",
-                    ty.name()
-                ));
-            }
-            // SAFETY: as above.
-            let t = unsafe { args.tensor(i) };
-            check_view(t).map_err(|p| format!("tensor argument {i} ({}): {p}", ty.name()))?;
-        }
+        check_args(args, alloc)?;
         if kind == SubmitKind::Kernel
             && [kernels.aic, kernels.aiv0, kernels.aiv1]
                 .iter()
@@ -985,6 +968,31 @@ impl Orchestrator {
                 NUM_TIMING_SLOTS - 1
             ));
         }
+        let (active, n_active, aiv_lanes) = self.active_slots(kernels, alloc)?;
+        let (block_num, subtasks, gang, units) =
+            launch_shape(args, n_active, self.chip.config.platform)?;
+        Ok(Validated {
+            active,
+            n_active,
+            aiv_lanes,
+            block_num,
+            subtasks,
+            gang,
+            units,
+            predicate,
+            timing_slot: (timing_slot >= 0).then_some(timing_slot as u8),
+        })
+    }
+
+    /// The kernels of the used slots of `kernels` (AIC, AIV0, AIV1), packed in slot
+    /// order, with how many there are and how many are AIV lanes. Each id must name a
+    /// registered kernel of the slot's core type; an alloc task may use none.
+    #[inline]
+    fn active_slots(
+        &self,
+        kernels: MixedKernels,
+        alloc: bool,
+    ) -> Result<([ActiveSlot; 3], u8, u8), String> {
         let ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
         let mut active = [ActiveSlot::NONE; 3];
         let mut n_active = 0u8;
@@ -1029,48 +1037,7 @@ impl Orchestrator {
             n_active += 1;
             aiv_lanes += u8::from(slot_idx > 0);
         }
-        let count = args.launch_spec.count;
-        if count < 1 {
-            let setter = match self.chip.config.platform {
-                Platform::A5Sim | Platform::A5 => "set_core_num",
-                _ => "set_block_num",
-            };
-            return Err(format!(
-                "launch_spec.{setter}({count}): a task needs at least one block"
-            ));
-        }
-        let block_num = count as u32;
-        let subtasks = if n_active == 0 {
-            0
-        } else {
-            block_num as u64 * n_active as u64
-        };
-        if subtasks > MAX_SUBTASKS as u64 {
-            return Err(format!(
-                "{block_num} blocks × {n_active} slots = {subtasks} subtasks; at most {MAX_SUBTASKS} per task"
-            ));
-        }
-        let sync_start = args.launch_spec.require_sync_start && block_num > 1 && n_active > 0;
-        let (gang, units) = if n_active == 0 {
-            (GangKind::Single, 0)
-        } else if sync_start {
-            (GangKind::Whole, 1)
-        } else if n_active > 1 {
-            (GangKind::Block, block_num)
-        } else {
-            (GangKind::Single, subtasks as u32)
-        };
-        Ok(Validated {
-            active,
-            n_active,
-            aiv_lanes,
-            block_num,
-            subtasks: subtasks as u32,
-            gang,
-            units,
-            predicate,
-            timing_slot: (timing_slot >= 0).then_some(timing_slot as u8),
-        })
+        Ok((active, n_active, aiv_lanes))
     }
 
     // ---------------------------------------------------------------------------------
@@ -1522,6 +1489,77 @@ impl Orchestrator {
     }
 }
 
+/// Where a task's outputs go in its ring's heap: its offset, the heap's base address and
+/// its size.
+struct HeapPlace {
+    start: u64,
+    base: *mut u8,
+    size: u64,
+}
+
+/// Fills the payload of unpublished task `id`: its kernels and shape from `validated`,
+/// its tensors (each output materialized in the heap at `heap`, the rest copied), the
+/// arguments' types and dump marks, and its scalars.
+#[inline]
+fn fill_payload(
+    payload: &mut TaskPayload,
+    id: TaskId,
+    kernels: MixedKernels,
+    validated: &Validated,
+    site: Site,
+    args: &TaskArgsData,
+    heap: &HeapPlace,
+) {
+    payload.id = id;
+    payload.kernel_ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
+    payload.active = validated.active;
+    payload.n_active = validated.n_active;
+    payload.aiv_lanes = validated.aiv_lanes;
+    payload.block_num = validated.block_num;
+    payload.subtasks_total = validated.subtasks;
+    payload.gang = validated.gang;
+    payload.units_total = validated.units;
+    payload.site = site;
+    payload.tensors.clear();
+    payload.args.clear();
+    payload.scalars.clear();
+    payload.retained.clear();
+    let mut heap_off = heap.start;
+    for i in 0..args.n_tensors as usize {
+        let a = &args.tensors[i];
+        let arg_type = TensorArgType::from_raw(a.arg_type).unwrap_or(TensorArgType::Input);
+        let t = if arg_type == TensorArgType::Output {
+            // SAFETY: validate() checked every slot reference is non-null.
+            let ci = unsafe { args.create_info(i) };
+            let bytes = create_info_bytes(ci);
+            let phys = heap_off % heap.size;
+            // SAFETY: [phys, phys + bytes) lies inside the heap mapping (reserve_heap
+            // never lets an allocation straddle the end) and belongs to this task.
+            let addr = unsafe { heap.base.add(phys as usize) };
+            heap_off += align_up(bytes, HEAP_ALIGN);
+            materialize_output(ci, addr, bytes, id)
+        } else {
+            // SAFETY: as above.
+            *unsafe { args.tensor(i) }
+        };
+        payload.tensors.push(t);
+        payload.args.push(ArgInfo {
+            arg_type,
+            dump: a.dump != 0 || args.dump_all != 0,
+        });
+    }
+    payload
+        .scalars
+        .extend_from_slice(&args.scalars[..args.n_scalars as usize]);
+    payload.predicate = validated.predicate;
+    payload.timing_slot = validated.timing_slot;
+    payload.scalar_info.clear();
+    for j in 0..args.n_scalars as usize {
+        let marked = args.scalar_dump[j] & 1 != 0 || args.dump_all != 0;
+        payload.scalar_info.push((args.scalar_dtype[j], marked));
+    }
+}
+
 struct Validated {
     active: [ActiveSlot; 3],
     n_active: u8,
@@ -1600,6 +1638,119 @@ fn materialize_output(
         }
     }
     t
+}
+
+/// Checks a submit's argument block: no latched error, counts in range, a dependency
+/// array where dependencies are declared, and each tensor argument ([`check_tensor_arg`]);
+/// an alloc task (`alloc`) takes only `TensorCreateInfo` outputs.
+#[inline]
+fn check_args(args: &TaskArgsData, alloc: bool) -> Result<(), String> {
+    if args.has_error {
+        // SAFETY: the header latches static NUL-terminated texts (or null).
+        let text = unsafe { c_str(args.error_msg) };
+        return Err(format!("the task's arguments have an error: {text}"));
+    }
+    if args.n_tensors as usize > MAX_TENSOR_ARGS || args.n_scalars as usize > MAX_SCALAR_ARGS {
+        return Err("corrupt argument block (too many arguments)".to_string());
+    }
+    if args.n_deps > 0 && args.deps.is_null() {
+        return Err("set_dependencies was given a null array".to_string());
+    }
+    if alloc && args.n_scalars > 0 {
+        return Err(format!(
+            "alloc_tensors takes only TensorCreateInfo outputs, but the arguments hold {} scalars",
+            args.n_scalars
+        ));
+    }
+    for i in 0..args.n_tensors as usize {
+        check_tensor_arg(args, i, alloc)?;
+    }
+    Ok(())
+}
+
+/// Checks tensor argument `i` (below `args.n_tensors`): a known argument type, a
+/// non-null pointer, and a valid `TensorCreateInfo` (an output) or view (any other).
+#[inline]
+fn check_tensor_arg(args: &TaskArgsData, i: usize, alloc: bool) -> Result<(), String> {
+    let a = &args.tensors[i];
+    let Some(ty) = TensorArgType::from_raw(a.arg_type) else {
+        return Err(format!(
+            "tensor argument {i} has an unknown argument type {}",
+            a.arg_type
+        ));
+    };
+    if a.reference.is_null() {
+        return Err(format!(
+            "tensor argument {i} ({}) is a null pointer",
+            ty.name()
+        ));
+    }
+    if ty == TensorArgType::Output {
+        // SAFETY: non-null (checked above); the caller's object outlives the submit.
+        let ci = unsafe { args.create_info(i) };
+        if ci.ndims == 0 || ci.ndims as usize > MAX_TENSOR_DIMS {
+            return Err(format!(
+                "output {i} has {} dimensions; a TensorCreateInfo needs 1 to {MAX_TENSOR_DIMS}",
+                ci.ndims
+            ));
+        }
+        if crate::dtype::elem_size_checked(ci.dtype).is_none() {
+            return Err(format!("output {i} has an unknown DataType {}", ci.dtype));
+        }
+        return Ok(());
+    }
+    if alloc {
+        return Err(format!(
+            "alloc_tensors takes only TensorCreateInfo outputs (argument {i} is {})",
+            ty.name()
+        ));
+    }
+    // SAFETY: as above.
+    let t = unsafe { args.tensor(i) };
+    check_view(t).map_err(|p| format!("tensor argument {i} ({}): {p}", ty.name()))
+}
+
+/// A task's launch from its launch spec and `n_active` used slots: the block count, the
+/// subtasks (blocks × slots, at most [`MAX_SUBTASKS`]), how its subtasks are ganged, and
+/// the dispatch units that makes. `platform` names the block-count setter in errors.
+#[inline]
+fn launch_shape(
+    args: &TaskArgsData,
+    n_active: u8,
+    platform: Platform,
+) -> Result<(u32, u32, GangKind, u32), String> {
+    let count = args.launch_spec.count;
+    if count < 1 {
+        let setter = match platform {
+            Platform::A5Sim | Platform::A5 => "set_core_num",
+            _ => "set_block_num",
+        };
+        return Err(format!(
+            "launch_spec.{setter}({count}): a task needs at least one block"
+        ));
+    }
+    let block_num = count as u32;
+    let subtasks = if n_active == 0 {
+        0
+    } else {
+        block_num as u64 * n_active as u64
+    };
+    if subtasks > MAX_SUBTASKS as u64 {
+        return Err(format!(
+            "{block_num} blocks × {n_active} slots = {subtasks} subtasks; at most {MAX_SUBTASKS} per task"
+        ));
+    }
+    let sync_start = args.launch_spec.require_sync_start && block_num > 1 && n_active > 0;
+    let (gang, units) = if n_active == 0 {
+        (GangKind::Single, 0)
+    } else if sync_start {
+        (GangKind::Whole, 1)
+    } else if n_active > 1 {
+        (GangKind::Block, block_num)
+    } else {
+        (GangKind::Single, subtasks as u32)
+    };
+    Ok((block_num, subtasks as u32, gang, units))
 }
 
 /// Checks that a view is well formed and lies inside its buffer (a kernel would otherwise

@@ -23,7 +23,9 @@ use crate::deps::DepLog;
 use crate::dfx::{DumpCollector, DumpResult, OrchRecord, ScopeSample, WorkerRecords};
 use crate::error::{ErrorCode, RuntimeError};
 use crate::exec::SimMemorySizes;
-use crate::ffi::{ChipTaskArgs, ChipTensor, RuntimeHandle};
+use crate::ffi::{
+    BindRuntimeFn, ChipTaskArgs, ChipTensor, OrchCallFn, OrchConfigFn, OrchEntryFn, RuntimeHandle,
+};
 use crate::memory::DeviceMemory;
 use crate::ops::OPS;
 use crate::orchestrator::{Orchestrator, OrchestratorSummary, ScopeMode};
@@ -136,6 +138,12 @@ impl DfxData {
 }
 
 /// Runs `program` once on a fresh simulated chip.
+///
+/// The phases: bind the arguments to device memory ([`bind_args`]), start the chip, its
+/// workers ([`spawn_workers`]) and the orchestration thread ([`spawn_orchestration`]),
+/// watch for the end or a stall ([`watch`]), shut down and collect the records
+/// ([`shut_down`]), then report a fatal error ([`with_summary`]) or copy the results back
+/// ([`copy_back`]).
 pub fn run(
     program: &Program,
     args: &mut [OrchArg<'_>],
@@ -151,8 +159,67 @@ pub fn run(
                 .unwrap_or(2)
         })
         .max(1);
+    let (memory, descriptors, scalars) = bind_args(args)?;
+    let n_args = (descriptors.len() + scalars.len()) as i32;
+    let dump = start_dump(config)?;
+    let sim_memory = SimMemorySizes::resolve(config.platform)?;
+    let chip = Arc::new(Chip::new(
+        config.clone(),
+        Arc::clone(&program.kernels),
+        n_workers,
+        dump.clone(),
+        memory,
+        sim_memory,
+    ));
 
-    // Bind: one device buffer per tensor; copy in everything that is not a pure output.
+    // Every record's stamps lie between this anchor and the one taken after the last
+    // thread stopped (crate::clock).
+    let start_anchor = crate::clock::anchor();
+    let workers = spawn_workers(&chip, n_workers, config.platform)?;
+    let mut elastic = ElasticPool::new(&chip);
+    let orch_start = Arc::new(AtomicU64::new(0));
+    let orchestration =
+        spawn_orchestration(program, &chip, descriptors, scalars, n_args, &orch_start)?;
+    let interrupted = watch(&chip, config, &mut elastic);
+    let (summary, deps, dfx) = shut_down(
+        &chip,
+        orchestration,
+        workers,
+        elastic,
+        n_workers,
+        start_anchor,
+        dump.as_ref(),
+    );
+
+    if interrupted {
+        return Err(RuntimeError::Interrupted);
+    }
+    if let Some(err) = chip.fatal_error() {
+        return Err(with_summary(err, &summary));
+    }
+    copy_back(args, &chip);
+    let start_ns = orch_start.load(Ordering::Acquire);
+    let end_ns = chip.last_end_ns.load(Ordering::Acquire).max(start_ns);
+    let timing_slots = timing_slots(&chip, start_ns);
+    Ok(RunReport {
+        n_tasks: summary.n_tasks,
+        wall: started.elapsed(),
+        device_time: Duration::from_nanos(end_ns - start_ns),
+        n_workers,
+        platform: config.platform,
+        deps,
+        dfx,
+        timing_slots,
+    })
+}
+
+/// The device buffers (`None`: a tensor used in place), tensor descriptors and scalars
+/// of `args`.
+type BoundArgs = (Vec<Option<DeviceMemory>>, Vec<ChipTensor>, Vec<u64>);
+
+/// Binds `args`: one device buffer per tensor, with everything that is not a pure output
+/// copied in; a tensor whose shape does not match its bytes is an error.
+fn bind_args(args: &[OrchArg<'_>]) -> Result<BoundArgs, RuntimeError> {
     let mut memory = Vec::new();
     let mut descriptors: Vec<ChipTensor> = Vec::new();
     let mut scalars: Vec<u64> = Vec::new();
@@ -205,42 +272,40 @@ pub fn run(
             }
         }
     }
-    let n_args = (descriptors.len() + scalars.len()) as i32;
+    Ok((memory, descriptors, scalars))
+}
 
-    let dump = if config.dfx.dump_args > 0 {
-        let dir = config
-            .dfx
-            .dump_dir
-            .clone()
-            .ok_or_else(|| RuntimeError::InvalidConfig {
-                message: "the args dump is on but no output directory was given".to_string(),
-            })?;
-        Some(
-            DumpCollector::start(config.dfx.dump_args, dir).map_err(|source| RuntimeError::Io {
-                what: "starting the args-dump writer".to_string(),
-                source,
-            })?,
-        )
-    } else {
-        None
-    };
-    let sim_memory = SimMemorySizes::resolve(config.platform)?;
-    let chip = Arc::new(Chip::new(
-        config.clone(),
-        Arc::clone(&program.kernels),
-        n_workers,
-        dump.clone(),
-        memory,
-        sim_memory,
-    ));
+/// The args-dump writer, when the dump is on.
+fn start_dump(config: &ChipConfig) -> Result<Option<Arc<DumpCollector>>, RuntimeError> {
+    if config.dfx.dump_args == 0 {
+        return Ok(None);
+    }
+    let dir = config
+        .dfx
+        .dump_dir
+        .clone()
+        .ok_or_else(|| RuntimeError::InvalidConfig {
+            message: "the args dump is on but no output directory was given".to_string(),
+        })?;
+    Ok(Some(
+        DumpCollector::start(config.dfx.dump_args, dir).map_err(|source| RuntimeError::Io {
+            what: "starting the args-dump writer".to_string(),
+            source,
+        })?,
+    ))
+}
 
-    // Every record's stamps lie between this anchor and the one taken after the last
-    // thread stopped (crate::clock).
-    let start_anchor = crate::clock::anchor();
+/// Starts the pool's `n_workers` worker threads (pinned to a CPU each on the CPU
+/// platform).
+fn spawn_workers(
+    chip: &Arc<Chip>,
+    n_workers: usize,
+    platform: Platform,
+) -> Result<Vec<JoinHandle<WorkerRecords>>, RuntimeError> {
     let mut workers: Vec<JoinHandle<WorkerRecords>> = Vec::with_capacity(n_workers);
     for w in 0..n_workers {
-        let chip = Arc::clone(&chip);
-        let pin = config.platform == Platform::Cpu;
+        let chip = Arc::clone(chip);
+        let pin = platform == Platform::Cpu;
         let handle = std::thread::Builder::new()
             .name(format!("pto-worker-{w}"))
             .spawn(move || {
@@ -255,94 +320,151 @@ pub fn run(
             })?;
         workers.push(handle);
     }
-    let mut elastic = ElasticPool::new(&chip);
+    Ok(workers)
+}
 
-    let orch_start = Arc::new(AtomicU64::new(0));
-    let orchestration = {
-        let chip = Arc::clone(&chip);
-        let library = Arc::clone(&program.orchestration);
-        let (entry, call, cfg, bind) = (program.entry, program.call, program.config, program.bind);
-        let orch_start = Arc::clone(&orch_start);
-        std::thread::Builder::new()
-            .name("pto-orchestrator".to_string())
-            .stack_size(16 << 20)
-            .spawn(move || {
-                let _keep = library;
-                if let Some(m) = &chip.config.monitor {
-                    m.0.thread_started(0, crate::monitor::ThreadRole::Orchestration);
-                }
-                let mut orch = Box::new(Orchestrator::new(Arc::clone(&chip)));
-                let mut handle = Box::new(RuntimeHandle {
-                    ops: &OPS,
-                    pending_scope_mode: 0,
-                    pad: [0; 7],
-                    context: &mut *orch as *mut Orchestrator as *mut c_void,
-                });
-                let cargs = ChipTaskArgs {
-                    n_tensors: descriptors.len() as u32,
-                    n_scalars: scalars.len() as u32,
-                    tensors: descriptors.as_ptr(),
-                    scalars: scalars.as_ptr(),
-                };
-                // SAFETY: `bind` is the orchestration's framework_bind_runtime; the handle
-                // outlives every call the orchestration makes (this closure's scope).
-                unsafe { bind(&mut *handle) };
-                let expected = match cfg {
-                    // SAFETY: the config export takes the bound arguments by reference.
-                    Some(cfg) => unsafe { cfg(&cargs) }.expected_arg_count,
-                    None => 0,
-                };
-                if expected > n_args {
+/// What the orchestration thread hands back: its summary, dependency log, and DFX
+/// records (submits and scopes).
+type OrchOutcome = (
+    OrchestratorSummary,
+    Option<DepLog>,
+    (Vec<OrchRecord>, Vec<ScopeSample>),
+);
+
+/// The orchestration library's exports, copied out of the [`Program`] for its thread.
+#[derive(Clone, Copy)]
+struct OrchExports {
+    entry: OrchEntryFn,
+    call: Option<OrchCallFn>,
+    cfg: Option<OrchConfigFn>,
+    bind: BindRuntimeFn,
+}
+
+/// Starts the orchestration thread ([`orchestrate`]); it keeps the orchestration library
+/// loaded and the bound arguments alive until it returns.
+fn spawn_orchestration(
+    program: &Program,
+    chip: &Arc<Chip>,
+    descriptors: Vec<ChipTensor>,
+    scalars: Vec<u64>,
+    n_args: i32,
+    orch_start: &Arc<AtomicU64>,
+) -> Result<JoinHandle<OrchOutcome>, RuntimeError> {
+    let chip = Arc::clone(chip);
+    let library = Arc::clone(&program.orchestration);
+    let exports = OrchExports {
+        entry: program.entry,
+        call: program.call,
+        cfg: program.config,
+        bind: program.bind,
+    };
+    let orch_start = Arc::clone(orch_start);
+    std::thread::Builder::new()
+        .name("pto-orchestrator".to_string())
+        .stack_size(16 << 20)
+        .spawn(move || {
+            let _keep = library;
+            let cargs = ChipTaskArgs {
+                n_tensors: descriptors.len() as u32,
+                n_scalars: scalars.len() as u32,
+                tensors: descriptors.as_ptr(),
+                scalars: scalars.as_ptr(),
+            };
+            orchestrate(&chip, exports, &cargs, n_args, &orch_start)
+        })
+        .map_err(|source| RuntimeError::Io {
+            what: "spawning the orchestration thread".to_string(),
+            source,
+        })
+}
+
+/// The orchestration thread's work: bind a runtime handle, check the argument count the
+/// orchestration expects, run its entry in the root scope (an uncaught C++ exception is
+/// fatal), unbind, and mark the orchestration done.
+fn orchestrate(
+    chip: &Arc<Chip>,
+    exports: OrchExports,
+    cargs: &ChipTaskArgs,
+    n_args: i32,
+    orch_start: &AtomicU64,
+) -> OrchOutcome {
+    let OrchExports {
+        entry,
+        call,
+        cfg,
+        bind,
+    } = exports;
+    if let Some(m) = &chip.config.monitor {
+        m.0.thread_started(0, crate::monitor::ThreadRole::Orchestration);
+    }
+    let mut orch = Box::new(Orchestrator::new(Arc::clone(chip)));
+    let mut handle = Box::new(RuntimeHandle {
+        ops: &OPS,
+        pending_scope_mode: 0,
+        pad: [0; 7],
+        context: &mut *orch as *mut Orchestrator as *mut c_void,
+    });
+    // SAFETY: `bind` is the orchestration's framework_bind_runtime; the handle
+    // outlives every call the orchestration makes (this function's scope).
+    unsafe { bind(&mut *handle) };
+    let expected = match cfg {
+        // SAFETY: the config export takes the bound arguments by reference.
+        Some(cfg) => unsafe { cfg(cargs) }.expected_arg_count,
+        None => 0,
+    };
+    if expected > n_args {
+        chip.raise(
+            ErrorCode::InvalidArgs,
+            format!(
+                "the orchestration expects {expected} arguments (tensors + scalars) but the call passed {n_args}; pass every parameter of the orchestration signature"
+            ),
+        );
+    } else {
+        orch.scope_begin(ScopeMode::Auto, Site::ROOT);
+        orch_start.store(chip.now_ns(), Ordering::Release);
+        match call {
+            Some(call) => {
+                let mut message = [0 as std::ffi::c_char; 256];
+                // SAFETY: as below; `pto_orchestration_call` runs the entry inside
+                // a C++ try block and writes at most `message.len()` bytes.
+                let rc = unsafe { call(entry, cargs, message.as_mut_ptr(), message.len()) };
+                if rc != 0 {
+                    // SAFETY: snprintf NUL-terminates within the buffer.
+                    let what =
+                        unsafe { std::ffi::CStr::from_ptr(message.as_ptr()) }.to_string_lossy();
                     chip.raise(
-                        ErrorCode::InvalidArgs,
+                        ErrorCode::ExplicitOrchFatal,
                         format!(
-                            "the orchestration expects {expected} arguments (tensors + scalars) but the call passed {n_args}; pass every parameter of the orchestration signature"
+                            "the orchestration threw an uncaught C++ exception ({what}); its last submit or scope was at {}",
+                            chip.last_orchestration_site().render()
                         ),
                     );
-                } else {
-                    orch.scope_begin(ScopeMode::Auto, Site::ROOT);
-                    orch_start.store(chip.now_ns(), Ordering::Release);
-                    match call {
-                        Some(call) => {
-                            let mut message = [0 as std::ffi::c_char; 256];
-                            // SAFETY: as below; `pto_orchestration_call` runs the entry inside
-                            // a C++ try block and writes at most `message.len()` bytes.
-                            let rc = unsafe { call(entry, &cargs, message.as_mut_ptr(), message.len()) };
-                            if rc != 0 {
-                                // SAFETY: snprintf NUL-terminates within the buffer.
-                                let what = unsafe { std::ffi::CStr::from_ptr(message.as_ptr()) }.to_string_lossy();
-                                chip.raise(
-                                    ErrorCode::ExplicitOrchFatal,
-                                    format!(
-                                        "the orchestration threw an uncaught C++ exception ({what}); its last submit or scope was at {}",
-                                        chip.last_orchestration_site().render()
-                                    ),
-                                );
-                            }
-                        }
-                        // SAFETY: the entry follows the orchestration ABI; `cargs` points to
-                        // descriptors and scalars that live until this closure returns.
-                        None => unsafe { entry(&cargs) },
-                    }
-                    orch.close_all_scopes();
                 }
-                let summary = (orch.summary(), orch.take_deps(), orch.take_dfx());
-                // SAFETY: unbind so a stray call after the run cannot reach a freed orchestrator.
-                unsafe { bind(std::ptr::null_mut()) };
-                drop(handle);
-                if let Some(m) = &chip.config.monitor {
-                    m.0.orchestration_finished();
-                }
-                chip.orchestration_done.store(true, Ordering::Release);
-                std::sync::atomic::fence(Ordering::SeqCst);
-                chip.progress.notify_all();
-                chip.finished.notify_all();
-                summary
-            })
-            .map_err(|source| RuntimeError::Io { what: "spawning the orchestration thread".to_string(), source })?
-    };
+            }
+            // SAFETY: the entry follows the orchestration ABI; `cargs` points to
+            // descriptors and scalars that live until this closure returns.
+            None => unsafe { entry(cargs) },
+        }
+        orch.close_all_scopes();
+    }
+    let summary = (orch.summary(), orch.take_deps(), orch.take_dfx());
+    // SAFETY: unbind so a stray call after the run cannot reach a freed orchestrator.
+    unsafe { bind(std::ptr::null_mut()) };
+    drop(handle);
+    if let Some(m) = &chip.config.monitor {
+        m.0.orchestration_finished();
+    }
+    chip.orchestration_done.store(true, Ordering::Release);
+    std::sync::atomic::fence(Ordering::SeqCst);
+    chip.progress.notify_all();
+    chip.finished.notify_all();
+    summary
+}
 
-    // Watchdog / wait loop.
+/// Watches the run until the orchestration is done and the chip quiet, a fatal error, an
+/// interrupt (true), or a stall: an orchestration that neither returns nor submits, or
+/// tasks in flight with none finishing or starting, for longer than the timeouts.
+fn watch(chip: &Arc<Chip>, config: &ChipConfig, elastic: &mut ElasticPool) -> bool {
     let timeout = config.scheduler_timeout;
     let mut last_completed = 0u64;
     let mut last_starts = 0u64;
@@ -407,7 +529,7 @@ pub fn run(
             && last_progress.elapsed() >= timeout * stretch
         {
             let limit = timeout * stretch;
-            let running = describe_running(&chip);
+            let running = describe_running(chip);
             let detail = if running.is_empty() {
                 "tasks are in flight but none is running".to_string()
             } else {
@@ -422,15 +544,30 @@ pub fn run(
             );
             break;
         }
-        let poll = elastic.poll(&chip);
-        let c = &chip;
+        let poll = elastic.poll(chip);
+        let c = chip;
         chip.finished.wait_until(poll, &|| {
             c.fatal.is_set() || (c.orchestration_done.load(Ordering::Acquire) && c.quiescent())
         });
     }
 
-    // Shut down: workers exit once idle; stuck ones are detached (module docs). Kernels
-    // blocked in the PTO-ISA header (a pipe that never fills) give up on the stop flag.
+    interrupted
+}
+
+/// Shuts the chip down (workers exit once idle; stuck ones are detached, see the module
+/// docs) and collects the orchestration's summary and dependency log and the run's DFX
+/// records, stamps in nanoseconds.
+fn shut_down(
+    chip: &Arc<Chip>,
+    orchestration: JoinHandle<OrchOutcome>,
+    workers: Vec<JoinHandle<WorkerRecords>>,
+    elastic: ElasticPool,
+    n_workers: usize,
+    start_anchor: crate::clock::Anchor,
+    dump: Option<&Arc<DumpCollector>>,
+) -> (OrchestratorSummary, Option<DepLog>, DfxData) {
+    // Kernels blocked in the PTO-ISA header (a pipe that never fills) give up on the
+    // stop flag.
     chip.stop_kernels();
     chip.shutdown.store(true, Ordering::Release);
     std::sync::atomic::fence(Ordering::SeqCst);
@@ -460,13 +597,13 @@ pub fn run(
             }
         }
     }
-    elastic.finish(&chip, fatal, grace, &mut dfx);
+    elastic.finish(chip, fatal, grace, &mut dfx);
     dfx.predicted = std::mem::take(&mut *chip.predicted.lock());
     dfx.stamps_to_ns(crate::clock::StampScale::between(
         start_anchor,
         crate::clock::anchor(),
     ));
-    if let Some(dump) = &dump {
+    if let Some(dump) = dump {
         if !fatal
             || chip
                 .workers
@@ -477,29 +614,32 @@ pub fn run(
         }
     }
 
-    if interrupted {
-        return Err(RuntimeError::Interrupted);
-    }
-    if let Some(err) = chip.fatal_error() {
-        return Err(match err {
-            RuntimeError::Fatal { code, mut message } => {
-                if let Some(advice) = &summary.capacity_advice {
-                    message.push_str(advice);
-                }
-                if summary.ignored_submits > 0 {
-                    message.push_str(&format!(
-                        " ({} later submits were ignored, the first at {})",
-                        summary.ignored_submits,
-                        summary.first_ignored_site.as_deref().unwrap_or("?")
-                    ));
-                }
-                RuntimeError::Fatal { code, message }
-            }
-            other => other,
-        });
-    }
+    (summary, deps, dfx)
+}
 
-    // Copy back every tensor that is not a pure input.
+/// The run's fatal error `err`, with the capacity advice and ignored submits of
+/// `summary` added to its message.
+fn with_summary(err: RuntimeError, summary: &OrchestratorSummary) -> RuntimeError {
+    match err {
+        RuntimeError::Fatal { code, mut message } => {
+            if let Some(advice) = &summary.capacity_advice {
+                message.push_str(advice);
+            }
+            if summary.ignored_submits > 0 {
+                message.push_str(&format!(
+                    " ({} later submits were ignored, the first at {})",
+                    summary.ignored_submits,
+                    summary.first_ignored_site.as_deref().unwrap_or("?")
+                ));
+            }
+            RuntimeError::Fatal { code, message }
+        }
+        other => other,
+    }
+}
+
+/// Copies every tensor that is not a pure input back from its device buffer.
+fn copy_back(args: &mut [OrchArg<'_>], chip: &Chip) {
     let mut k = 0;
     for arg in args.iter_mut() {
         if let OrchArg::Tensor(t) | OrchArg::TensorInPlace(t) = arg {
@@ -514,9 +654,12 @@ pub fn run(
             k += 1;
         }
     }
-    let start_ns = orch_start.load(Ordering::Acquire);
-    let end_ns = chip.last_end_ns.load(Ordering::Acquire).max(start_ns);
-    let timing_slots = std::array::from_fn(|k| {
+}
+
+/// The span of each task timing slot, relative to the orchestration's start
+/// (`start_ns`), each logged as a `[STRACE]` line.
+fn timing_slots(chip: &Chip, start_ns: u64) -> [Option<(u64, u64)>; crate::task::NUM_TIMING_SLOTS] {
+    std::array::from_fn(|k| {
         chip.timing[k].span().map(|(first, last)| {
             let (ts, dur) = (first.saturating_sub(start_ns), last - first);
             tracing::info!(
@@ -525,16 +668,6 @@ pub fn run(
             );
             (ts, dur)
         })
-    });
-    Ok(RunReport {
-        n_tasks: summary.n_tasks,
-        wall: started.elapsed(),
-        device_time: Duration::from_nanos(end_ns - start_ns),
-        n_workers,
-        platform: config.platform,
-        deps,
-        dfx,
-        timing_slots,
     })
 }
 

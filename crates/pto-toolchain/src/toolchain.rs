@@ -447,56 +447,73 @@ impl Toolchain {
         fsutil::create_dir_all(&tmp_dir)?;
         let manifest_path = manifests.join(format!("{manifest_key}.txt"));
 
-        // Lookup.
-        let mut hashes = HashCache::default();
-        for entry in Manifest::load(&manifest_path).entries {
-            let so_path = objects.join(format!("{}.so", entry.object_key));
-            if so_path.is_file() && entry.deps.iter().all(|(p, h)| hashes.get(p) == Some(h)) {
-                tracing::debug!(source = %unit.source.display(), key = %entry.object_key, "cache hit");
-                let mut inputs = vec![(unit.source.clone(), fsutil::sha256_hex(&content))];
-                inputs.extend(entry.deps.iter().cloned());
-                return Ok(CompiledObject {
-                    so_path,
-                    cache_hit: true,
-                    key: entry.object_key,
-                    deps: entry.deps.iter().map(|(p, _)| p.clone()).collect(),
-                    inputs,
-                    stable: true,
-                });
-            }
+        if let Some(hit) = cached_object(unit, &content, &objects, &manifest_path) {
+            return Ok(hit);
         }
         tracing::debug!(source = %unit.source.display(), manifest = %manifest_key, "cache miss");
         tracing::info!("compiling {}", unit.source.display());
         let _notice = crate::progress::announce(unit);
 
         let flags = self.args(unit, self.include_root.as_os_str(), &absolute_dirs(unit));
+        let before = self.snapshot_headers(&flags, &tmp_dir, &source)?;
+        let (tmp_so, dep_file) = self.run_compile(unit, flags, &tmp_dir, &source)?;
+        let (deps, consistent) = self.hash_deps(&dep_file, &source, &content, before.as_ref())?;
+        let object_key = object_key(&content_key, &deps);
+        if !consistent {
+            return keep_uncached(unit, tmp_so, &objects, object_key, deps, &content);
+        }
+        store_cached(
+            unit,
+            tmp_so,
+            &objects,
+            &manifest_path,
+            object_key,
+            deps,
+            &content,
+        )
+    }
 
-        // Snapshot the headers before compiling: an entry is only recorded if
-        // every header the compiler read is unchanged afterwards, so a header
-        // edited mid-compile can never produce a stale entry.
+    /// Hashes every header `source` includes, by a dependency-only compile run before
+    /// the real one: an entry is only recorded if every header the compiler read is
+    /// unchanged afterwards, so a header edited mid-compile can never produce a stale
+    /// entry. `None` when that run fails (the real compile reports the error).
+    fn snapshot_headers(
+        &self,
+        flags: &[OsString],
+        tmp_dir: &Path,
+        source: &Path,
+    ) -> Result<Option<HashMap<PathBuf, String>>> {
         let pre_deps = TempPath::new(tmp_dir.join(fsutil::unique_name("pre-", ".d")));
-        let mut args = flags.clone();
+        let mut args = flags.to_vec();
         args.extend([
             "-MM".into(),
             "-MF".into(),
             pre_deps.path().into(),
-            source.clone().into(),
+            source.to_path_buf().into(),
         ]);
-        let before: Option<HashMap<PathBuf, String>> = match self.run(&args) {
+        match self.run(&args) {
             Ok(out) if out.status.success() => {
-                std::fs::read_to_string(pre_deps.path()).ok().map(|text| {
-                    self.deps(&text, &source)
+                Ok(std::fs::read_to_string(pre_deps.path()).ok().map(|text| {
+                    self.deps(&text, source)
                         .into_iter()
                         .filter_map(|p| hash_file(&p).map(|h| (p, h)))
                         .collect()
-                })
+                }))
             }
-            Ok(_) => None, // the real compile reports the error
-            Err(e) => return Err(e),
-        };
-        drop(pre_deps);
+            Ok(_) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
 
-        // The real compile.
+    /// The real compile of `source` with `flags`: the object and the dependency file it
+    /// wrote, both temporary. Compiler output on success is logged as a warning.
+    fn run_compile(
+        &self,
+        unit: &CompileUnit,
+        flags: Vec<OsString>,
+        tmp_dir: &Path,
+        source: &Path,
+    ) -> Result<(TempPath, TempPath)> {
         let tmp_so = TempPath::new(tmp_dir.join(fsutil::unique_name("obj-", ".so")));
         let dep_file = TempPath::new(tmp_dir.join(fsutil::unique_name("dep-", ".d")));
         let mut args = flags;
@@ -506,7 +523,7 @@ impl Toolchain {
             dep_file.path().into(),
             "-o".into(),
             tmp_so.path().into(),
-            source.clone().into(),
+            source.to_path_buf().into(),
         ]);
         let out = self.run(&args)?;
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -523,89 +540,34 @@ impl Toolchain {
                 stderr.trim_end()
             );
         }
+        Ok((tmp_so, dep_file))
+    }
 
-        // Hash what the compiler actually depended on and check it against
-        // the snapshot (and the source against what was hashed into the key).
+    /// Hashes what the compiler actually depended on (the headers `dep_file` lists);
+    /// the flag is true when they match the `before` snapshot and the source still
+    /// holds `content` (what was hashed into the key).
+    fn hash_deps(
+        &self,
+        dep_file: &TempPath,
+        source: &Path,
+        content: &[u8],
+        before: Option<&HashMap<PathBuf, String>>,
+    ) -> Result<(Vec<(PathBuf, String)>, bool)> {
         let dep_text = std::fs::read_to_string(dep_file.path())
             .map_err(|e| ToolchainError::io("cannot read dependency file", dep_file.path(), e))?;
         let mut deps = Vec::new();
         let mut consistent =
-            before.is_some() && std::fs::read(&source).ok().as_deref() == Some(&content[..]);
-        for path in self.deps(&dep_text, &source) {
+            before.is_some() && std::fs::read(source).ok().as_deref() == Some(content);
+        for path in self.deps(&dep_text, source) {
             match hash_file(&path) {
                 Some(h) => {
-                    consistent &= before.as_ref().and_then(|b| b.get(&path)) == Some(&h);
+                    consistent &= before.and_then(|b| b.get(&path)) == Some(&h);
                     deps.push((path, h));
                 }
                 None => consistent = false,
             }
         }
-
-        let object_key = {
-            let mut h = KeyHasher::new(CACHE_FORMAT);
-            h.field(b"object").field(content_key.as_bytes());
-            h.field(&(deps.len() as u64).to_le_bytes());
-            for (_, hash) in &deps {
-                h.field(hash.as_bytes());
-            }
-            h.finish()
-        };
-
-        if !consistent {
-            // Inputs changed while compiling: the object is valid for this
-            // call but must not be found by future lookups.
-            tracing::debug!(source = %unit.source.display(), "inputs changed during compile; not caching");
-            let so_path = objects.join(fsutil::unique_name("uncached-", ".so"));
-            let mut tmp_so = tmp_so;
-            std::fs::rename(tmp_so.path(), &so_path)
-                .map_err(|e| ToolchainError::io("cannot rename into", &so_path, e))?;
-            tmp_so.disarm();
-            let mut inputs = vec![(unit.source.clone(), fsutil::sha256_hex(&content))];
-            inputs.extend(deps.iter().cloned());
-            return Ok(CompiledObject {
-                so_path,
-                cache_hit: false,
-                key: object_key,
-                deps: deps.iter().map(|(p, _)| p.clone()).collect(),
-                inputs,
-                stable: false,
-            });
-        }
-
-        let so_path = objects.join(format!("{object_key}.so"));
-        if !so_path.is_file() {
-            // Atomic: a concurrent compile of the same unit renames an
-            // equivalent object; either one is complete.
-            let mut tmp_so = tmp_so;
-            std::fs::rename(tmp_so.path(), &so_path)
-                .map_err(|e| ToolchainError::io("cannot rename into", &so_path, e))?;
-            tmp_so.disarm();
-        }
-
-        // Re-load right before writing to keep entries other processes added.
-        let mut manifest = Manifest::load(&manifest_path);
-        let dep_paths = deps.iter().map(|(p, _)| p.clone()).collect();
-        let mut inputs = vec![(unit.source.clone(), fsutil::sha256_hex(&content))];
-        inputs.extend(deps.iter().cloned());
-        manifest.insert(Entry {
-            object_key: object_key.clone(),
-            deps,
-        });
-        match manifest.serialize() {
-            Some(text) => fsutil::write_atomic(&manifest_path, text.as_bytes())?,
-            None => {
-                tracing::debug!(source = %unit.source.display(), "dependency path not representable; not caching")
-            }
-        }
-        tracing::debug!(source = %unit.source.display(), key = %object_key, "cached object");
-        Ok(CompiledObject {
-            so_path,
-            cache_hit: false,
-            key: object_key,
-            deps: dep_paths,
-            inputs,
-            stable: true,
-        })
+        Ok((deps, consistent))
     }
 
     /// Hash of everything that determines the object except header contents
@@ -668,6 +630,127 @@ impl Toolchain {
             source,
         })
     }
+}
+
+/// The cached object for `unit` if the manifest at `manifest_path` has an entry whose
+/// object exists and whose headers all still hash the same.
+fn cached_object(
+    unit: &CompileUnit,
+    content: &[u8],
+    objects: &Path,
+    manifest_path: &Path,
+) -> Option<CompiledObject> {
+    let mut hashes = HashCache::default();
+    for entry in Manifest::load(manifest_path).entries {
+        let so_path = objects.join(format!("{}.so", entry.object_key));
+        if so_path.is_file() && entry.deps.iter().all(|(p, h)| hashes.get(p) == Some(h)) {
+            tracing::debug!(source = %unit.source.display(), key = %entry.object_key, "cache hit");
+            let mut inputs = vec![(unit.source.clone(), fsutil::sha256_hex(content))];
+            inputs.extend(entry.deps.iter().cloned());
+            return Some(CompiledObject {
+                so_path,
+                cache_hit: true,
+                key: entry.object_key,
+                deps: entry.deps.iter().map(|(p, _)| p.clone()).collect(),
+                inputs,
+                stable: true,
+            });
+        }
+    }
+    None
+}
+
+/// The object key: the content key and the hashes of the headers the compile read.
+fn object_key(content_key: &str, deps: &[(PathBuf, String)]) -> String {
+    let mut h = KeyHasher::new(CACHE_FORMAT);
+    h.field(b"object").field(content_key.as_bytes());
+    h.field(&(deps.len() as u64).to_le_bytes());
+    for (_, hash) in deps {
+        h.field(hash.as_bytes());
+    }
+    h.finish()
+}
+
+/// The inputs of a compile: the source with the hash of `content`, then the headers.
+fn compile_inputs(
+    unit: &CompileUnit,
+    content: &[u8],
+    deps: &[(PathBuf, String)],
+) -> Vec<(PathBuf, String)> {
+    let mut inputs = vec![(unit.source.clone(), fsutil::sha256_hex(content))];
+    inputs.extend(deps.iter().cloned());
+    inputs
+}
+
+/// Inputs changed while compiling: the object is valid for this call but must not be
+/// found by future lookups, so it is kept under a unique name outside the cache.
+fn keep_uncached(
+    unit: &CompileUnit,
+    mut tmp_so: TempPath,
+    objects: &Path,
+    object_key: String,
+    deps: Vec<(PathBuf, String)>,
+    content: &[u8],
+) -> Result<CompiledObject> {
+    tracing::debug!(source = %unit.source.display(), "inputs changed during compile; not caching");
+    let so_path = objects.join(fsutil::unique_name("uncached-", ".so"));
+    std::fs::rename(tmp_so.path(), &so_path)
+        .map_err(|e| ToolchainError::io("cannot rename into", &so_path, e))?;
+    tmp_so.disarm();
+    let inputs = compile_inputs(unit, content, &deps);
+    Ok(CompiledObject {
+        so_path,
+        cache_hit: false,
+        key: object_key,
+        deps: deps.iter().map(|(p, _)| p.clone()).collect(),
+        inputs,
+        stable: false,
+    })
+}
+
+/// Moves the object into the cache under `object_key` and records its headers in the
+/// manifest at `manifest_path`.
+fn store_cached(
+    unit: &CompileUnit,
+    mut tmp_so: TempPath,
+    objects: &Path,
+    manifest_path: &Path,
+    object_key: String,
+    deps: Vec<(PathBuf, String)>,
+    content: &[u8],
+) -> Result<CompiledObject> {
+    let so_path = objects.join(format!("{object_key}.so"));
+    if !so_path.is_file() {
+        // Atomic: a concurrent compile of the same unit renames an
+        // equivalent object; either one is complete.
+        std::fs::rename(tmp_so.path(), &so_path)
+            .map_err(|e| ToolchainError::io("cannot rename into", &so_path, e))?;
+        tmp_so.disarm();
+    }
+
+    // Re-load right before writing to keep entries other processes added.
+    let mut manifest = Manifest::load(manifest_path);
+    let dep_paths = deps.iter().map(|(p, _)| p.clone()).collect();
+    let inputs = compile_inputs(unit, content, &deps);
+    manifest.insert(Entry {
+        object_key: object_key.clone(),
+        deps,
+    });
+    match manifest.serialize() {
+        Some(text) => fsutil::write_atomic(manifest_path, text.as_bytes())?,
+        None => {
+            tracing::debug!(source = %unit.source.display(), "dependency path not representable; not caching")
+        }
+    }
+    tracing::debug!(source = %unit.source.display(), key = %object_key, "cached object");
+    Ok(CompiledObject {
+        so_path,
+        cache_hit: false,
+        key: object_key,
+        deps: dep_paths,
+        inputs,
+        stable: true,
+    })
 }
 
 /// Memoized content hashes for one lookup (`None`: unreadable).

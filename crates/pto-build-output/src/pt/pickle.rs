@@ -366,6 +366,10 @@ impl Machine {
 }
 
 /// Interprets `bytes` (a whole `data.pkl`) as a saved tensor.
+///
+/// Each opcode is handled by [`structure_op`] (framing, globals, memo, marks, tuples,
+/// persistent ids, reductions) or [`literal_op`] (strings, ints, bools, `None`); `STOP`
+/// ends the run through [`stop`].
 pub fn parse_tensor_pickle(bytes: &[u8]) -> Result<TensorSpec, PickleError> {
     let mut r = Reader { bytes, pos: 0 };
     let mut m = Machine {
@@ -376,157 +380,176 @@ pub fn parse_tensor_pickle(bytes: &[u8]) -> Result<TensorSpec, PickleError> {
     loop {
         let at = r.pos;
         let op = r.u8()?;
-        match op {
-            0x80 => {
-                let proto = r.u8()?;
-                if !(2..=5).contains(&proto) {
-                    return malformed(format!("pickle protocol {proto} (torch.save writes 2)"));
-                }
-            }
-            0x95 => {
-                r.take(8)?; // FRAME: a length hint only.
-            }
-            b'c' => {
-                let module = r.line()?;
-                let name = r.line()?;
-                let g = lookup_global(module, name)?;
-                m.push(Value::Global(g))?;
-            }
-            0x93 => {
-                let name = m.pop()?;
-                let module = m.pop()?;
-                let (Value::Str(module), Value::Str(name)) = (module, name) else {
-                    return malformed("STACK_GLOBAL takes two strings");
-                };
-                let g = lookup_global(&module, &name)?;
-                m.push(Value::Global(g))?;
-            }
-            b'q' => {
-                let k = r.u8()?;
-                m.put(u32::from(k))?;
-            }
-            b'r' => {
-                let k = u32::from_le_bytes(r.le()?);
-                m.put(k)?;
-            }
-            0x94 => {
-                let k = u32::try_from(m.memo.len()).unwrap_or(u32::MAX);
-                m.put(k)?;
-            }
-            b'h' => {
-                let k = r.u8()?;
-                m.get(u32::from(k))?;
-            }
-            b'j' => {
-                let k = u32::from_le_bytes(r.le()?);
-                m.get(k)?;
-            }
-            b'(' => {
-                if m.marks.len() >= MAX_STACK {
-                    return malformed(format!("more than {MAX_STACK} open marks"));
-                }
-                m.marks.push(m.stack.len());
-            }
-            b't' => {
-                let Some(mark) = m.marks.pop() else {
-                    return malformed("TUPLE without a MARK");
-                };
-                let items = m.stack.split_off(mark);
-                m.tuple(items)?;
-            }
-            b')' => m.tuple(Vec::new())?,
-            0x85 => {
-                let items = m.pop_n(1)?;
-                m.tuple(items)?;
-            }
-            0x86 => {
-                let items = m.pop_n(2)?;
-                m.tuple(items)?;
-            }
-            0x87 => {
-                let items = m.pop_n(3)?;
-                m.tuple(items)?;
-            }
-            b'X' => {
-                let n = u32::from_le_bytes(r.le()?);
-                let s = r.str_of(u64::from(n))?;
-                m.push(Value::Str(s))?;
-            }
-            0x8c => {
-                let n = r.u8()?;
-                let s = r.str_of(u64::from(n))?;
-                m.push(Value::Str(s))?;
-            }
-            0x8d => {
-                let n = u64::from_le_bytes(r.le()?);
-                let s = r.str_of(n)?;
-                m.push(Value::Str(s))?;
-            }
-            b'K' => {
-                let v = r.u8()?;
-                m.push(Value::Int(i64::from(v)))?;
-            }
-            b'M' => {
-                let v = u16::from_le_bytes(r.le()?);
-                m.push(Value::Int(i64::from(v)))?;
-            }
-            b'J' => {
-                let v = i32::from_le_bytes(r.le()?);
-                m.push(Value::Int(i64::from(v)))?;
-            }
-            0x8a => {
-                let n = usize::from(r.u8()?);
-                if n > 8 {
-                    return malformed(format!(
-                        "an int of {n} bytes (at most 8 fit a tensor's sizes)"
-                    ));
-                }
-                let raw = r.take(n)?;
-                let mut buf = [0u8; 8];
-                buf[..n].copy_from_slice(raw);
-                if n > 0 && n < 8 && raw[n - 1] & 0x80 != 0 {
-                    buf[n..].fill(0xff);
-                }
-                m.push(Value::Int(i64::from_le_bytes(buf)))?;
-            }
-            0x88 => m.push(Value::Bool)?,
-            0x89 => m.push(Value::Bool)?,
-            b'N' => m.push(Value::None)?,
-            b'Q' => {
-                let pid = m.pop()?;
-                let storage = persistent_storage(&pid)?;
-                m.push(Value::Storage(Rc::new(storage)))?;
-            }
-            b'R' => {
-                let args = m.pop()?;
-                let callable = m.pop()?;
-                let v = reduce(&callable, &args)?;
-                m.push(v)?;
-            }
-            b'.' => {
-                if !m.marks.is_empty() || m.stack.len() != 1 {
-                    return malformed(format!(
-                        "it stops with {} values on the stack (one tensor expected)",
-                        m.stack.len()
-                    ));
-                }
-                if r.pos != bytes.len() {
-                    return malformed(format!("{} bytes follow its STOP", bytes.len() - r.pos));
-                }
-                return match m.stack.pop() {
-                    Some(Value::Tensor(t)) => Ok((*t).clone()),
-                    Some(other) => {
-                        malformed(format!("it holds {}, not a tensor", other.describe()))
-                    }
-                    None => malformed("it holds nothing"),
-                };
-            }
-            other => {
-                return malformed(format!(
-                    "opcode 0x{other:02x} at byte {at} is not part of a saved tensor"
-                ))
+        if op == b'.' {
+            return stop(&r, &mut m);
+        }
+        if !(structure_op(op, &mut r, &mut m)? || literal_op(op, &mut r, &mut m)?) {
+            return malformed(format!(
+                "opcode 0x{op:02x} at byte {at} is not part of a saved tensor"
+            ));
+        }
+    }
+}
+
+/// Runs `op` if it is a framing, global, memo, mark, tuple, persistent-id or reduce
+/// opcode; `false` if it is none of these.
+fn structure_op(op: u8, r: &mut Reader<'_>, m: &mut Machine) -> Result<bool, PickleError> {
+    match op {
+        0x80 => {
+            let proto = r.u8()?;
+            if !(2..=5).contains(&proto) {
+                return malformed(format!("pickle protocol {proto} (torch.save writes 2)"));
             }
         }
+        0x95 => {
+            r.take(8)?; // FRAME: a length hint only.
+        }
+        b'c' => {
+            let module = r.line()?;
+            let name = r.line()?;
+            let g = lookup_global(module, name)?;
+            m.push(Value::Global(g))?;
+        }
+        0x93 => {
+            let name = m.pop()?;
+            let module = m.pop()?;
+            let (Value::Str(module), Value::Str(name)) = (module, name) else {
+                return malformed("STACK_GLOBAL takes two strings");
+            };
+            let g = lookup_global(&module, &name)?;
+            m.push(Value::Global(g))?;
+        }
+        b'q' => {
+            let k = r.u8()?;
+            m.put(u32::from(k))?;
+        }
+        b'r' => {
+            let k = u32::from_le_bytes(r.le()?);
+            m.put(k)?;
+        }
+        0x94 => {
+            let k = u32::try_from(m.memo.len()).unwrap_or(u32::MAX);
+            m.put(k)?;
+        }
+        b'h' => {
+            let k = r.u8()?;
+            m.get(u32::from(k))?;
+        }
+        b'j' => {
+            let k = u32::from_le_bytes(r.le()?);
+            m.get(k)?;
+        }
+        b'(' => {
+            if m.marks.len() >= MAX_STACK {
+                return malformed(format!("more than {MAX_STACK} open marks"));
+            }
+            m.marks.push(m.stack.len());
+        }
+        b't' => {
+            let Some(mark) = m.marks.pop() else {
+                return malformed("TUPLE without a MARK");
+            };
+            let items = m.stack.split_off(mark);
+            m.tuple(items)?;
+        }
+        b')' => m.tuple(Vec::new())?,
+        0x85 => {
+            let items = m.pop_n(1)?;
+            m.tuple(items)?;
+        }
+        0x86 => {
+            let items = m.pop_n(2)?;
+            m.tuple(items)?;
+        }
+        0x87 => {
+            let items = m.pop_n(3)?;
+            m.tuple(items)?;
+        }
+        b'Q' => {
+            let pid = m.pop()?;
+            let storage = persistent_storage(&pid)?;
+            m.push(Value::Storage(Rc::new(storage)))?;
+        }
+        b'R' => {
+            let args = m.pop()?;
+            let callable = m.pop()?;
+            let v = reduce(&callable, &args)?;
+            m.push(v)?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Runs `op` if it pushes a literal (a string, an int, a bool or `None`); `false` if it
+/// does not.
+fn literal_op(op: u8, r: &mut Reader<'_>, m: &mut Machine) -> Result<bool, PickleError> {
+    match op {
+        b'X' => {
+            let n = u32::from_le_bytes(r.le()?);
+            let s = r.str_of(u64::from(n))?;
+            m.push(Value::Str(s))?;
+        }
+        0x8c => {
+            let n = r.u8()?;
+            let s = r.str_of(u64::from(n))?;
+            m.push(Value::Str(s))?;
+        }
+        0x8d => {
+            let n = u64::from_le_bytes(r.le()?);
+            let s = r.str_of(n)?;
+            m.push(Value::Str(s))?;
+        }
+        b'K' => {
+            let v = r.u8()?;
+            m.push(Value::Int(i64::from(v)))?;
+        }
+        b'M' => {
+            let v = u16::from_le_bytes(r.le()?);
+            m.push(Value::Int(i64::from(v)))?;
+        }
+        b'J' => {
+            let v = i32::from_le_bytes(r.le()?);
+            m.push(Value::Int(i64::from(v)))?;
+        }
+        0x8a => {
+            let n = usize::from(r.u8()?);
+            if n > 8 {
+                return malformed(format!(
+                    "an int of {n} bytes (at most 8 fit a tensor's sizes)"
+                ));
+            }
+            let raw = r.take(n)?;
+            let mut buf = [0u8; 8];
+            buf[..n].copy_from_slice(raw);
+            if n > 0 && n < 8 && raw[n - 1] & 0x80 != 0 {
+                buf[n..].fill(0xff);
+            }
+            m.push(Value::Int(i64::from_le_bytes(buf)))?;
+        }
+        0x88 => m.push(Value::Bool)?,
+        0x89 => m.push(Value::Bool)?,
+        b'N' => m.push(Value::None)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// `STOP`: the pickle must end here with exactly one tensor on the stack and no open mark.
+fn stop(r: &Reader<'_>, m: &mut Machine) -> Result<TensorSpec, PickleError> {
+    if !m.marks.is_empty() || m.stack.len() != 1 {
+        return malformed(format!(
+            "it stops with {} values on the stack (one tensor expected)",
+            m.stack.len()
+        ));
+    }
+    if r.pos != r.bytes.len() {
+        return malformed(format!("{} bytes follow its STOP", r.bytes.len() - r.pos));
+    }
+    match m.stack.pop() {
+        Some(Value::Tensor(t)) => Ok((*t).clone()),
+        Some(other) => malformed(format!("it holds {}, not a tensor", other.describe())),
+        None => malformed("it holds nothing"),
     }
 }
 
