@@ -134,6 +134,13 @@ pub const OPS: &[OpInfo] = &[
     op!("dist.alloc_window_buffer", Tensor),
     op!("dist.window", Tensor),
     op!("dist.slice", Tensor),
+    op!("dist.device_ctx", Tensor),
+    op!("dist.rank", Tensor),
+    op!("dist.nranks", Tensor),
+    op!("dist.remote_load", Tensor),
+    op!("dist.remote_store", Tensor),
+    op!("dist.notify", Tensor),
+    op!("dist.wait", Tensor),
 ];
 
 /// The operation named `name`.
