@@ -149,14 +149,14 @@ def test_unsupported_distributed_constructs_name_themselves_and_the_nearest_form
         tmp_path,
         "    buf = pld.alloc_window_buffer([1, 64], dtype=pl.FP32)\n"
         "    for r in pl.range(pld.world_size()):\n"
-        "        pld.tensor.get(pld.window(buf, [1, 64], dtype=pl.FP32), peer=0, src=x)\n",
+        "        pld.system.defer_wait(pld.window(buf, [1, 64], dtype=pl.FP32), offsets=[0, 0])\n",
     )
     x = torch.zeros((2, 1, 64))
     with pytest.raises(InvalidOperationError) as e:
         mod.host.lower(x, x)  # type: ignore[attr-defined]
-    assert "pld.tensor.get is not supported by this DSL subset yet" in str(e.value)
+    assert "pld.system.defer_wait is not supported by this DSL subset yet" in str(e.value)
     assert e.value.span["line"] == 19
-    assert "Nearest supported form: pld.tile.remote_load" in (e.value.hint or "")
+    assert "Nearest supported form: pld.system.wait" in (e.value.hint or "")
 
 
 def test_a_window_dispatch_must_name_its_rank(tmp_path: Path) -> None:
@@ -440,3 +440,65 @@ def test_window_traffic_outside_a_kernel_and_of_non_windows_is_refused() -> None
     )
     with pytest.raises(InvalidOperationError, match="pld.remote_load outside a kernel"):
         pl.parse(orch, filename="k.py")
+
+
+@pl.jit.incore
+def put_then_get(
+    x: pl.Tensor[[2, SEG], pl.FP32],
+    y: pl.Out[pl.Tensor[[2, SEG], pl.FP32]],
+    z: pl.Out[pl.Tensor[[2, SEG], pl.FP32]],
+    own: pld.DistributedTensor[[2, SEG], pl.FP32],
+    got: pld.DistributedTensor[[2, SEG], pl.FP32],
+    sig: pld.DistributedTensor[[RANKS, 1], pl.INT32],
+):
+    ctx = pld.get_comm_ctx(own)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    own = pl.store(pl.load(x, [0, 0], [2, SEG]), [0, 0], own)
+    # Every rank adds its rows into rank 0's `got`, then all meet; then each copies the
+    # next rank's `own` into its `got` (no rank writes `own` after the barrier).
+    pld.tensor.put(got, peer=0, src=own, atomic=pld.AtomicType.Add)
+    sig = pld.tensor.barrier(sig)
+    y = pl.store(pl.load(got, [0, 0], [2, SEG]), [0, 0], y)
+    pld.tensor.get(got, peer=(me + 1) % n, src=own)
+    z = pl.store(pl.load(got, [0, 0], [2, SEG]), [0, 0], z)
+    return y
+
+
+@pl.jit
+def put_get_chip(
+    x: pl.Tensor[[2, SEG], pl.FP32],
+    y: pl.Out[pl.Tensor[[2, SEG], pl.FP32]],
+    z: pl.Out[pl.Tensor[[2, SEG], pl.FP32]],
+    own: pld.DistributedTensor[[2, SEG], pl.FP32],
+    got: pld.DistributedTensor[[2, SEG], pl.FP32],
+    sig: pld.DistributedTensor[[RANKS, 1], pl.INT32],
+):
+    return put_then_get(x, y, z, own, got, sig)
+
+
+@pl.jit.host
+def put_get_host(
+    x: pl.Tensor[[RANKS, 2, SEG], pl.FP32],
+    y: pl.Out[pl.Tensor[[RANKS, 2, SEG], pl.FP32]],
+    z: pl.Out[pl.Tensor[[RANKS, 2, SEG], pl.FP32]],
+):
+    own_buf = pld.alloc_window_buffer([2, SEG], dtype=pl.FP32)
+    got_buf = pld.alloc_window_buffer([2, SEG], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([RANKS, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        own = pld.window(own_buf, [2, SEG], dtype=pl.FP32)
+        got = pld.window(got_buf, [2, SEG], dtype=pl.FP32)
+        sig = pld.window(sig_buf, [RANKS, 1], dtype=pl.INT32)
+        put_get_chip(x[r], y[r], z[r], own, got, sig, device=r)
+
+
+def test_put_with_atomic_add_and_get_copy_whole_windows_between_ranks(tmp_path: Path) -> None:
+    x = torch.randn((RANKS, 2, SEG), dtype=torch.float32)
+    y, z = torch.zeros_like(x), torch.zeros_like(x)
+    put_get_host(x, y, z, config=RunConfig(platform="a2a3sim", save_kernels_dir=str(tmp_path / "pg"),
+                                          distributed_config=DistributedConfig(device_ids=[0, 1, 2])))
+    pto = (tmp_path / "pg" / "next_levels" / "put_get_chip" / "ptoas" / "put_then_get.pto").read_text()
+    assert "atomicType = #pto<atomic_type atomic_add>" in pto and "pto.comm.tget" in pto
+    assert torch.allclose(y[0], x.sum(dim=0), atol=1e-5)
+    assert torch.equal(z, torch.roll(x, shifts=-1, dims=0))

@@ -102,6 +102,23 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             ctx_arg(op, args, 4)?;
             Ok(Type::Tensor(t))
         }
+        // put(dst, peer, src, ctx of dst; atomic) / get(dst, peer, src, ctx of src)
+        "dist.put" | "dist.get" => {
+            let dst = window_arg(op, args, 0)?;
+            let src = window_arg(op, args, 2)?;
+            ctx_arg(op, args, 3)?;
+            if dst != src {
+                return err(
+                    format!(
+                        "{op}: the source {} and the destination {} differ",
+                        Type::Tensor(src).describe(),
+                        Type::Tensor(dst).describe()
+                    ),
+                    "Copy between window tensors of one shape and dtype.",
+                );
+            }
+            Ok(Type::Unit)
+        }
         // notify(signal, peer, offsets, value, ctx; op) / wait(signal, offsets, expected; cmp)
         "dist.notify" | "dist.wait" => {
             let t = window_arg(op, args, 0)?;

@@ -141,6 +141,8 @@ pub const OPS: &[OpInfo] = &[
     op!("dist.remote_store", Tensor),
     op!("dist.notify", Tensor),
     op!("dist.wait", Tensor),
+    op!("dist.put", Tensor),
+    op!("dist.get", Tensor),
 ];
 
 /// The operation named `name`.

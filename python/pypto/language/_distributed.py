@@ -29,8 +29,6 @@ PREFIX = "distributed."
 #: ``pld`` constructs of PyPTO this front end does not lower yet, with the nearest form
 #: that works.
 _NOT_YET = {
-    "tensor.put": "pld.tile.remote_store(pl.load(src, ...), dst, peer=p, offsets=[...]) then a signal",
-    "tensor.get": "pld.tile.remote_load(src, peer=p, offsets=[...], shape=[...]) after a signal",
     "system.defer_wait": "pld.system.wait(signal, offsets=[...], expected=v, cmp=pld.WaitCmp.Ge)",
 }
 
@@ -43,7 +41,7 @@ def constant(path: str) -> Any:
     from pypto.language import distributed as D
 
     head, _, member = path.partition(".")
-    cls = {"NotifyOp": D.NotifyOp, "WaitCmp": D.WaitCmp}.get(head)
+    cls = {"NotifyOp": D.NotifyOp, "WaitCmp": D.WaitCmp, "AtomicType": S.AtomicType}.get(head)
     return cls.__members__.get(member) if cls is not None else None
 
 
@@ -394,6 +392,22 @@ def _wait(fp: "FunctionParser", node: ast.Call) -> Any:
     return _op(fp, "dist.wait", args, [("cmp", "str", cmp)], node)
 
 
+def _copy(op: str) -> Any:
+    def lower(fp: "FunctionParser", node: ast.Call) -> Any:
+        spec = ["dst", "peer", "src", "atomic"] if op == "put" else ["dst", "peer", "src"]
+        b = fp.bind_args(node, f"tensor.{op}", spec, {"atomic": None})
+        kwargs: List[Any] = []
+        if op == "put":
+            mode = _enum_name(fp, b.get("atomic"), "atomic_none", {"None_": "atomic_none", "Add": "atomic_add"})
+            kwargs.append(("atomic", "str", mode))
+        # The peer's side carries the comm context: dst of a put, src of a get.
+        ctx = _ctx_of(fp, b["dst"] if op == "put" else b["src"])
+        args = [fp.expr(b["dst"]), fp.scalar_expr(b["peer"]), fp.expr(b["src"]), ctx]
+        return _op(fp, f"dist.{op}", args, kwargs, node)
+
+    return lower
+
+
 _BARRIER = """
 for __b_peer in pl.range(__b_n):
     if __b_peer != __b_me:
@@ -436,4 +450,6 @@ _KERNEL_OPS = {
     "system.notify": _notify,
     "system.wait": _wait,
     "tensor.barrier": _barrier,
+    "tensor.put": _copy("put"),
+    "tensor.get": _copy("get"),
 }

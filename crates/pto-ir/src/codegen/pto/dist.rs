@@ -233,6 +233,7 @@ impl Emitter<'_> {
                 }
             }
             "dist.notify" => self.notify(c, span)?,
+            "dist.put" | "dist.get" => self.copy(op == "dist.put", c, span)?,
             "dist.wait" => {
                 let sig = self.view(&c.args[0], span)?;
                 let cell = self.signal_cell(&sig, &c.args[1], span)?;
@@ -256,6 +257,49 @@ impl Emitter<'_> {
                 ))
             }
         }
+        Ok(())
+    }
+
+    /// `pld.tensor.put` (this rank's `src` into `peer`'s `dst`) or `pld.tensor.get`
+    /// (`peer`'s `src` into this rank's `dst`): a GM-to-GM copy staged through a Vec tile.
+    fn copy(&mut self, put: bool, c: &Call, span: &Span) -> Result<(), CompileError> {
+        let dst = self.view(&c.args[0], span)?;
+        let src = self.view(&c.args[2], span)?;
+        let ctx = self.ctx_ptr(&c.args[3], span)?;
+        let (dst, src) = if put {
+            (self.peer_view(&dst, &ctx, &c.args[1], span)?, src)
+        } else {
+            let peer = self.peer_view(&src, &ctx, &c.args[1], span)?;
+            (dst, peer)
+        };
+        let shape = dst.tensor.shape.clone();
+        let zeros = Expr::List(vec![Expr::index(0); shape.len()]);
+        let (pd, region) = self.partition(&dst, &zeros, &shape, span)?;
+        let (ps, _) = self.partition(&src, &zeros, &shape, span)?;
+        let stage_ty = crate::types::TileType {
+            rows: region[0],
+            cols: region[1],
+            dtype: dst.tensor.dtype,
+            memory: crate::types::MemorySpace::Vec,
+        };
+        let stage = self.alloc("stage", &stage_ty, span);
+        let pt = partition_type(&region, dst.tensor.dtype);
+        let tb = tile_buf(&stage_ty);
+        let (name, attr) = if put {
+            let atomic = c.kwargs.str("atomic").unwrap_or("atomic_none").to_string();
+            (
+                "tput",
+                format!(" {{atomicType = #pto<atomic_type {atomic}>}}"),
+            )
+        } else {
+            ("tget", String::new())
+        };
+        self.line("pto.barrier <PIPE_ALL>", span);
+        self.line(
+            &format!("pto.comm.{name}({pd}, {ps}, buf({stage}) : {pt}, {pt}, {tb}){attr}"),
+            span,
+        );
+        self.line("pto.barrier <PIPE_ALL>", span);
         Ok(())
     }
 
