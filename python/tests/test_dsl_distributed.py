@@ -149,14 +149,14 @@ def test_unsupported_distributed_constructs_name_themselves_and_the_nearest_form
         tmp_path,
         "    buf = pld.alloc_window_buffer([1, 64], dtype=pl.FP32)\n"
         "    for r in pl.range(pld.world_size()):\n"
-        "        ctx = pld.get_comm_ctx(pld.window(buf, [1, 64], dtype=pl.FP32))\n",
+        "        pld.system.defer_wait(pld.window(buf, [1, 64], dtype=pl.FP32), offsets=[0, 0])\n",
     )
     x = torch.zeros((2, 1, 64))
     with pytest.raises(InvalidOperationError) as e:
         mod.host.lower(x, x)  # type: ignore[attr-defined]
-    assert "pld.get_comm_ctx is not supported by this DSL subset yet" in str(e.value)
+    assert "pld.system.defer_wait is not supported by this DSL subset yet" in str(e.value)
     assert e.value.span["line"] == 19
-    assert "Nearest supported form" in (e.value.hint or "")
+    assert "Nearest supported form: pld.system.wait" in (e.value.hint or "")
 
 
 def test_a_window_dispatch_must_name_its_rank(tmp_path: Path) -> None:
@@ -327,3 +327,178 @@ def test_a_sub_worker_with_a_body_is_refused_with_the_nearest_form() -> None:
         pl.parse(text, filename="sub.py")
     assert e.value.span["line"] == 7
     assert "prepare(callbacks=" in (e.value.hint or "")
+
+
+SEG = 32
+
+
+@pl.jit.incore
+def pull_previous(
+    x: pl.Tensor[[1, SEG], pl.FP32],
+    y: pl.Out[pl.Tensor[[1, SEG], pl.FP32]],
+    stage: pld.DistributedTensor[[1, SEG], pl.FP32],
+    sig: pld.DistributedTensor[[RANKS, 1], pl.INT32],
+):
+    ctx = pld.get_comm_ctx(stage)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    stage = pl.store(pl.load(x, [0, 0], [1, SEG]), [0, 0], stage)
+    sig = pld.tensor.barrier(sig)
+    prev = pld.tile.remote_load(stage, peer=(me + n - 1) % n, offsets=[0, 0], shape=[1, SEG])
+    y = pl.store(pl.mul(prev, 2.0), [0, 0], y)
+    return y
+
+
+@pl.jit.incore
+def push_next(
+    x: pl.Tensor[[1, SEG], pl.FP32],
+    y: pl.Out[pl.Tensor[[1, SEG], pl.FP32]],
+    inbox: pld.DistributedTensor[[1, SEG], pl.FP32],
+    sig: pld.DistributedTensor[[RANKS, 1], pl.INT32],
+):
+    ctx = pld.get_comm_ctx(inbox)
+    me = pld.rank(ctx)
+    nxt = (me + 1) % pld.nranks(ctx)
+    pld.tile.remote_store(pl.load(x, [0, 0], [1, SEG]), inbox, peer=nxt, offsets=[0, 0])
+    pld.system.notify(sig, peer=nxt, offsets=[me, 0], value=1, op=pld.NotifyOp.Set)
+    src = (me + pld.nranks(ctx) - 1) % pld.nranks(ctx)
+    pld.system.wait(sig, offsets=[src, 0], expected=1, cmp=pld.WaitCmp.Eq)
+    y = pl.store(pl.load(inbox, [0, 0], [1, SEG]), [0, 0], y)
+    return y
+
+
+@pl.jit
+def pull_chip(
+    x: pl.Tensor[[1, SEG], pl.FP32],
+    y: pl.Out[pl.Tensor[[1, SEG], pl.FP32]],
+    stage: pld.DistributedTensor[[1, SEG], pl.FP32],
+    sig: pld.DistributedTensor[[RANKS, 1], pl.INT32],
+):
+    return pull_previous(x, y, stage, sig)
+
+
+@pl.jit
+def push_chip(
+    x: pl.Tensor[[1, SEG], pl.FP32],
+    y: pl.Out[pl.Tensor[[1, SEG], pl.FP32]],
+    inbox: pld.DistributedTensor[[1, SEG], pl.FP32],
+    sig: pld.DistributedTensor[[RANKS, 1], pl.INT32],
+):
+    return push_next(x, y, inbox, sig)
+
+
+@pl.jit.host
+def ring_host(
+    x: pl.Tensor[[RANKS, 1, SEG], pl.FP32],
+    y: pl.Out[pl.Tensor[[RANKS, 1, SEG], pl.FP32]],
+    z: pl.Out[pl.Tensor[[RANKS, 1, SEG], pl.FP32]],
+):
+    stage_buf = pld.alloc_window_buffer([1, SEG], dtype=pl.FP32)
+    sig_a = pld.alloc_window_buffer([RANKS, 1], dtype=pl.INT32)
+    inbox_buf = pld.alloc_window_buffer([1, SEG], dtype=pl.FP32)
+    sig_b = pld.alloc_window_buffer([RANKS, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        s = pld.window(stage_buf, [1, SEG], dtype=pl.FP32)
+        a = pld.window(sig_a, [RANKS, 1], dtype=pl.INT32)
+        pull_chip(x[r], y[r], s, a, device=r)
+    for r in pl.range(pld.world_size()):
+        i = pld.window(inbox_buf, [1, SEG], dtype=pl.FP32)
+        b = pld.window(sig_b, [RANKS, 1], dtype=pl.INT32)
+        push_chip(x[r], z[r], i, b, device=r)
+
+
+def test_kernels_reach_peer_windows_through_their_comm_context(tmp_path: Path) -> None:
+    """Three ranks: a barrier then a remote load of the previous rank's window; a remote
+    store into the next rank's window, a notify and a wait. The comm context reaches the
+    kernel as a hidden parameter after each window."""
+    x = torch.randn((RANKS, 1, SEG), dtype=torch.float32)
+    y, z = torch.zeros_like(x), torch.zeros_like(x)
+    compiled = ring_host.compile(x, y, z, output_dir=str(tmp_path / "ring"), config=_config(RANKS))
+    host = (tmp_path / "ring" / "orchestration" / "host_orch.py").read_text()
+    assert "_ta_0.add_scalar(__comm_d0[r].device_ctx)" in host
+    pto = (tmp_path / "ring" / "next_levels" / "pull_chip" / "ptoas" / "pull_previous.pto").read_text()
+    assert "!pto.ptr<i64>" in pto and "pto.comm.twait" in pto and "pto.addptr" in pto
+    compiled(x, y, z, config=RunConfig(platform="a2a3sim"))
+    prev = torch.roll(x, shifts=1, dims=0)
+    assert torch.allclose(y, 2 * prev)
+    assert torch.equal(z, prev)
+
+
+def test_window_traffic_outside_a_kernel_and_of_non_windows_is_refused() -> None:
+    text = (
+        "import pypto.language as pl\nimport pypto.language.distributed as pld\n\n@pl.program\nclass P:\n"
+        "    @pl.function(type=pl.FunctionType.InCore)\n"
+        "    def k(self, x: pl.Tensor[[1, 64], pl.FP32], w: pld.DistributedTensor[[1, 64], pl.FP32]) -> pl.Tensor[[1, 64], pl.FP32]:\n"
+        "        t = pld.tile.remote_load(x, peer=0, offsets=[0, 0], shape=[1, 64])\n"
+        "        return x\n"
+    )
+    with pytest.raises(ParserTypeError, match="'x' is not a pld.DistributedTensor parameter") as e:
+        pl.parse(text, filename="k.py")
+    assert e.value.span["line"] == 8
+    orch = text.replace("type=pl.FunctionType.InCore", "type=pl.FunctionType.Orchestration").replace(
+        "remote_load(x,", "remote_load(w,"
+    )
+    with pytest.raises(InvalidOperationError, match="pld.remote_load outside a kernel"):
+        pl.parse(orch, filename="k.py")
+
+
+@pl.jit.incore
+def put_then_get(
+    x: pl.Tensor[[2, SEG], pl.FP32],
+    y: pl.Out[pl.Tensor[[2, SEG], pl.FP32]],
+    z: pl.Out[pl.Tensor[[2, SEG], pl.FP32]],
+    own: pld.DistributedTensor[[2, SEG], pl.FP32],
+    got: pld.DistributedTensor[[2, SEG], pl.FP32],
+    sig: pld.DistributedTensor[[RANKS, 1], pl.INT32],
+):
+    ctx = pld.get_comm_ctx(own)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    own = pl.store(pl.load(x, [0, 0], [2, SEG]), [0, 0], own)
+    # Every rank adds its rows into rank 0's `got`, then all meet; then each copies the
+    # next rank's `own` into its `got` (no rank writes `own` after the barrier).
+    pld.tensor.put(got, peer=0, src=own, atomic=pld.AtomicType.Add)
+    sig = pld.tensor.barrier(sig)
+    y = pl.store(pl.load(got, [0, 0], [2, SEG]), [0, 0], y)
+    pld.tensor.get(got, peer=(me + 1) % n, src=own)
+    z = pl.store(pl.load(got, [0, 0], [2, SEG]), [0, 0], z)
+    return y
+
+
+@pl.jit
+def put_get_chip(
+    x: pl.Tensor[[2, SEG], pl.FP32],
+    y: pl.Out[pl.Tensor[[2, SEG], pl.FP32]],
+    z: pl.Out[pl.Tensor[[2, SEG], pl.FP32]],
+    own: pld.DistributedTensor[[2, SEG], pl.FP32],
+    got: pld.DistributedTensor[[2, SEG], pl.FP32],
+    sig: pld.DistributedTensor[[RANKS, 1], pl.INT32],
+):
+    return put_then_get(x, y, z, own, got, sig)
+
+
+@pl.jit.host
+def put_get_host(
+    x: pl.Tensor[[RANKS, 2, SEG], pl.FP32],
+    y: pl.Out[pl.Tensor[[RANKS, 2, SEG], pl.FP32]],
+    z: pl.Out[pl.Tensor[[RANKS, 2, SEG], pl.FP32]],
+):
+    own_buf = pld.alloc_window_buffer([2, SEG], dtype=pl.FP32)
+    got_buf = pld.alloc_window_buffer([2, SEG], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([RANKS, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        own = pld.window(own_buf, [2, SEG], dtype=pl.FP32)
+        got = pld.window(got_buf, [2, SEG], dtype=pl.FP32)
+        sig = pld.window(sig_buf, [RANKS, 1], dtype=pl.INT32)
+        put_get_chip(x[r], y[r], z[r], own, got, sig, device=r)
+
+
+def test_put_with_atomic_add_and_get_copy_whole_windows_between_ranks(tmp_path: Path) -> None:
+    x = torch.randn((RANKS, 2, SEG), dtype=torch.float32)
+    y, z = torch.zeros_like(x), torch.zeros_like(x)
+    put_get_host(x, y, z, config=RunConfig(platform="a2a3sim", save_kernels_dir=str(tmp_path / "pg"),
+                                          distributed_config=DistributedConfig(device_ids=[0, 1, 2])))
+    pto = (tmp_path / "pg" / "next_levels" / "put_get_chip" / "ptoas" / "put_then_get.pto").read_text()
+    assert "atomicType = #pto<atomic_type atomic_add>" in pto and "pto.comm.tget" in pto
+    assert torch.allclose(y[0], x.sum(dim=0), atol=1e-5)
+    assert torch.equal(z, torch.roll(x, shifts=-1, dims=0))

@@ -1,11 +1,12 @@
 //! The type rules of the distributed operations (`pypto.language.distributed`, imported as
-//! `pld`) a HOST function writes: the world size, window buffers, the window view of one
-//! rank's slice, and the rank slice `x[r]` of a host tensor. Their lowering to
-//! `host_orch.py` is [`crate::codegen::host`].
+//! `pld`): those of a HOST function — the world size, window buffers, the window view of one
+//! rank's slice and its comm context, the rank slice `x[r]` of a host tensor (lowered to
+//! `host_orch.py` by [`crate::codegen::host`]) — and those of a kernel — the rank and rank
+//! count, remote loads and stores, signals (lowered to `.pto` by `codegen::pto`).
 
 use crate::ir::{Attrs, Expr};
 use crate::ops::OpError;
-use crate::types::{DataType, Type};
+use crate::types::{DataType, MemorySpace, Type};
 
 fn err<T>(message: String, hint: &str) -> Result<T, OpError> {
     Err(OpError {
@@ -77,9 +78,87 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             }
         }
         "dist.slice" => rank_slice(op, args, kwargs),
+        "dist.device_ctx" => Ok(Type::Scalar(DataType::UInt64)),
+        "dist.rank" | "dist.nranks" => {
+            ctx_arg(op, args, 0)?;
+            Ok(Type::Scalar(DataType::Index))
+        }
+        // remote_load(window, peer, offsets, ctx; shape)
+        "dist.remote_load" => {
+            let t = window_arg(op, args, 0)?;
+            ctx_arg(op, args, 3)?;
+            match kwargs.ints("shape") {
+                Some(&[r, c]) if r > 0 && c > 0 => Ok(Type::tile(r, c, t.dtype, MemorySpace::Vec)),
+                Some(&[c]) if c > 0 => Ok(Type::tile(1, c, t.dtype, MemorySpace::Vec)),
+                _ => err(
+                    format!("{op}: shape must be [rows, cols] of positive literals"),
+                    "Write pld.tile.remote_load(win, peer=p, offsets=[0, 0], shape=[1, 64]).",
+                ),
+            }
+        }
+        // remote_store(tile, window, peer, offsets, ctx)
+        "dist.remote_store" => {
+            let t = window_arg(op, args, 1)?;
+            ctx_arg(op, args, 4)?;
+            Ok(Type::Tensor(t))
+        }
+        // put(dst, peer, src, ctx of dst; atomic) / get(dst, peer, src, ctx of src)
+        "dist.put" | "dist.get" => {
+            let dst = window_arg(op, args, 0)?;
+            let src = window_arg(op, args, 2)?;
+            ctx_arg(op, args, 3)?;
+            if dst != src {
+                return err(
+                    format!(
+                        "{op}: the source {} and the destination {} differ",
+                        Type::Tensor(src).describe(),
+                        Type::Tensor(dst).describe()
+                    ),
+                    "Copy between window tensors of one shape and dtype.",
+                );
+            }
+            Ok(Type::Unit)
+        }
+        // notify(signal, peer, offsets, value, ctx; op) / wait(signal, offsets, expected; cmp)
+        "dist.notify" | "dist.wait" => {
+            let t = window_arg(op, args, 0)?;
+            if t.dtype != DataType::Int32 {
+                return err(
+                    format!(
+                        "{op}: the signal must be an INT32 window tensor, got {}",
+                        Type::Tensor(t).describe()
+                    ),
+                    "Declare it pld.DistributedTensor[[n, 1], pl.INT32].",
+                );
+            }
+            if op == "dist.notify" {
+                ctx_arg(op, args, 4)?;
+            }
+            Ok(Type::Unit)
+        }
         _ => err(
             format!("Unknown operation '{name}'"),
             "Distributed operations: pld.world_size, pld.alloc_window_buffer, pld.window.",
+        ),
+    }
+}
+
+fn window_arg(op: &str, args: &[Expr], i: usize) -> Result<crate::types::TensorType, OpError> {
+    match args.get(i).map(Expr::ty) {
+        Some(Type::Tensor(t)) => Ok(t),
+        _ => err(
+            format!("{op}: argument {} must be a pld.DistributedTensor", i + 1),
+            "Pass a window tensor parameter of the kernel.",
+        ),
+    }
+}
+
+fn ctx_arg(op: &str, args: &[Expr], i: usize) -> Result<(), OpError> {
+    match args.get(i).map(Expr::ty) {
+        Some(Type::Scalar(DataType::UInt64)) => Ok(()),
+        _ => err(
+            format!("{op}: expected a comm context"),
+            "Write ctx = pld.get_comm_ctx(window_param).",
         ),
     }
 }

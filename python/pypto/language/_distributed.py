@@ -10,6 +10,7 @@ Kept apart from ``_parser`` so the distributed constructs read as one unit; the 
 from __future__ import annotations
 
 import ast
+import enum
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from pypto import _native
@@ -28,15 +29,20 @@ PREFIX = "distributed."
 #: ``pld`` constructs of PyPTO this front end does not lower yet, with the nearest form
 #: that works.
 _NOT_YET = {
-    "get_comm_ctx": "pass window tensors (pld.DistributedTensor) and work on this rank's slice with pl.load / pl.store",
-    "rank": "pass the rank from the HOST loop as a pl.Scalar argument (chip(x[r], r, device=r))",
-    "nranks": "pass pld.world_size() from the HOST function as a pl.Scalar argument",
-    "system.notify": "exchange data through window tensors between separate dispatches",
-    "system.wait": "exchange data through window tensors between separate dispatches",
-    "tensor.barrier": "order the ranks with separate dispatches of the HOST function",
-    "tile.remote_load": "pl.load of this rank's own window (pld.DistributedTensor)",
-    "tile.remote_store": "pl.store into this rank's own window (pld.DistributedTensor)",
+    "system.defer_wait": "pld.system.wait(signal, offsets=[...], expected=v, cmp=pld.WaitCmp.Ge)",
 }
+
+#: The suffix of the hidden comm-context parameter of a ``pld.DistributedTensor``
+#: parameter (``codegen/pto/dist.rs`` reads it back).
+CTX_SUFFIX = "__ctx"
+
+def constant(path: str) -> Any:
+    """``pld.NotifyOp.X`` / ``pld.WaitCmp.X`` (``None`` for anything else)."""
+    from pypto.language import distributed as D
+
+    head, _, member = path.partition(".")
+    cls = {"NotifyOp": D.NotifyOp, "WaitCmp": D.WaitCmp, "AtomicType": S.AtomicType}.get(head)
+    return cls.__members__.get(member) if cls is not None else None
 
 
 def _err(fp: "FunctionParser", cls: type, node: ast.AST, message: str, hint: str) -> ParserError:
@@ -92,6 +98,8 @@ def call(fp: "FunctionParser", node: ast.Call, name: str) -> Any:
         kwargs: List[Any] = [("shape", "ints", shape), ("dtype", "dtype", dt.name)]
         args = [fp.expr(b["buffer"])] if name == "window" else []
         return fp.op_call_ir(f"dist.{name}", args, kwargs, node)
+    if name in _KERNEL_OPS:
+        return _KERNEL_OPS[name](fp, node)
     if name in _NOT_YET:
         raise _err(
             fp,
@@ -245,3 +253,203 @@ def host_entry(native: Any) -> Optional[str]:
     """The HOST orchestrator of a program (its L3 entry), ``None`` for a single-chip one."""
     hosts = [f.name for f in native.functions if f.level == "HOST" and f.role == "Orchestrator"]
     return hosts[0] if hosts else None
+
+
+# ---- window tensors in chip programs ----------------------------------------------------
+
+
+def _is_dt(ann: Optional[ast.AST]) -> bool:
+    from pypto.language._parser import _pl_path
+
+    if isinstance(ann, ast.Subscript) and _pl_path(ann.value) in ("Out", "InOut"):
+        ann = ann.slice
+    return isinstance(ann, ast.Subscript) and _pl_path(ann.value) == PREFIX + "DistributedTensor"
+
+
+def append_ctx_params(params: List[Any]) -> None:
+    """After the parameters, one hidden ``UINT64`` scalar ``<name>__ctx`` per
+    ``pld.DistributedTensor`` parameter: the address of its domain's ``CommContext``
+    (``device_ctx``), which ``pld.get_comm_ctx`` reads."""
+    from pypto.language._parser import ParamDecl
+
+    for p in list(params):
+        if _is_dt(p.node.annotation):
+            params.append(ParamDecl(p.name + CTX_SUFFIX, IrType.scalar("UINT64"), "In", "scalar", p.node))
+
+
+def ctx_args(fp: "FunctionParser", name: str, args: List[Any], node: ast.AST) -> List[Any]:
+    """The comm contexts a call passes for the callee's window parameters: in a HOST
+    function the rank's ``device_ctx`` of each window (``dist.device_ctx``), elsewhere the
+    caller's own context parameter of the window it passes on."""
+    decl = fp.prog.decls.get(name)
+    if decl is None:
+        return []
+    windows = [i for i, p in enumerate(decl.params) if _is_dt(p.node.annotation) and not p.name.endswith(CTX_SUFFIX)]
+    out: List[Any] = []
+    for i in windows:
+        if i >= len(args):
+            return []
+        a = args[i]
+        if is_host(fp):
+            out.append(fp.atom(IrExpr.op_call("dist.device_ctx", [a], [], fp.sp(node)), node))
+            continue
+        v = a.as_var
+        ctx = fp.names.get(v.name + CTX_SUFFIX) if v is not None else None
+        if ctx is None:
+            raise _err(
+                fp,
+                ParserTypeError,
+                node,
+                f"argument {i + 1} of '{name}' must be a pld.DistributedTensor parameter of '{fp.decl.name}'",
+                "Pass window tensors on unchanged: declare the parameter pld.DistributedTensor[...] here too.",
+            )
+        out.append(IrExpr.var(ctx))
+    return out
+
+
+def _ctx_of(fp: "FunctionParser", node: ast.expr) -> Any:
+    ctx = fp.names.get(node.id + CTX_SUFFIX) if isinstance(node, ast.Name) else None
+    if ctx is None:
+        raise _err(
+            fp,
+            ParserTypeError,
+            node,
+            f"'{ast.unparse(node)}' is not a pld.DistributedTensor parameter",
+            "Pass a window tensor parameter of this kernel (pld.DistributedTensor[...]).",
+        )
+    return IrExpr.var(ctx)
+
+
+def _op(fp: "FunctionParser", name: str, args: List[Any], kwargs: List[Any], node: ast.AST) -> Any:
+    _require_kernel(fp, node, name)
+    args = [fp.atom(a, node) for a in args]
+    try:
+        return IrExpr.op_call(name, args, kwargs, fp.sp(node))
+    except ValueError as e:
+        msg = str(e.args[0]) if e.args else str(e)
+        hint = str(e.args[1]) if len(e.args) > 1 else ""
+        raise _err(fp, InvalidOperationError, node, msg, hint) from None
+
+
+def _require_kernel(fp: "FunctionParser", node: ast.AST, name: str) -> None:
+    if not fp.in_kernel():
+        raise _err(
+            fp,
+            InvalidOperationError,
+            node,
+            f"pld.{name.split('.', 1)[1]} outside a kernel",
+            "Window traffic runs on the cores: write it in a @pl.jit.incore (InCore) function.",
+        )
+
+
+def _get_comm_ctx(fp: "FunctionParser", node: ast.Call) -> Any:
+    b = fp.bind_args(node, "get_comm_ctx", ["tensor"], {})
+    _require_kernel(fp, node, "dist.get_comm_ctx")
+    return _ctx_of(fp, b["tensor"])
+
+
+def _rank_of(op: str) -> Any:
+    def lower(fp: "FunctionParser", node: ast.Call) -> Any:
+        b = fp.bind_args(node, op, ["ctx"], {})
+        return _op(fp, f"dist.{op}", [fp.expr(b["ctx"])], [], node)
+
+    return lower
+
+
+def _remote_load(fp: "FunctionParser", node: ast.Call) -> Any:
+    b = fp.bind_args(node, "tile.remote_load", ["tensor", "peer", "offsets", "shape"], {})
+    shape = fp.static_ints(b["shape"], "shape")
+    args = [fp.expr(b["tensor"]), fp.scalar_expr(b["peer"]), fp.offsets(b["offsets"]), _ctx_of(fp, b["tensor"])]
+    return _op(fp, "dist.remote_load", args, [("shape", "ints", shape)], node)
+
+
+def _remote_store(fp: "FunctionParser", node: ast.Call) -> Any:
+    b = fp.bind_args(node, "tile.remote_store", ["tile", "tensor", "peer", "offsets"], {})
+    args = [fp.expr(b["tile"]), fp.expr(b["tensor"]), fp.scalar_expr(b["peer"]), fp.offsets(b["offsets"]), _ctx_of(fp, b["tensor"])]
+    return _op(fp, "dist.remote_store", args, [], node)
+
+
+def _enum_name(fp: "FunctionParser", node: Optional[ast.expr], default: str, names: Any) -> str:
+    if node is None:
+        return default
+    v = fp.static(node)
+    if not isinstance(v, enum.Enum) or v.name not in names:
+        raise _err(fp, InvalidOperationError, node, f"expected one of {sorted(names)}", f"Write pld.{type(v).__name__}.X.")
+    return str(names[v.name])
+
+
+def _notify(fp: "FunctionParser", node: ast.Call) -> Any:
+    b = fp.bind_args(node, "system.notify", ["signal", "peer", "offsets", "value", "op"], {"op": None})
+    kind = _enum_name(fp, b.get("op"), "atomic_add", {"Set": "set", "AtomicAdd": "atomic_add"})
+    args = [fp.expr(b["signal"]), fp.scalar_expr(b["peer"]), fp.offsets(b["offsets"]), fp.scalar_expr(b["value"]), _ctx_of(fp, b["signal"])]
+    return _op(fp, "dist.notify", args, [("op", "str", kind)], node)
+
+
+def _wait(fp: "FunctionParser", node: ast.Call) -> Any:
+    b = fp.bind_args(node, "system.wait", ["signal", "offsets", "expected", "cmp"], {"cmp": None})
+    cmp = _enum_name(fp, b.get("cmp"), "ge", {"Eq": "eq", "Ge": "ge"})
+    args = [fp.expr(b["signal"]), fp.offsets(b["offsets"]), fp.scalar_expr(b["expected"])]
+    return _op(fp, "dist.wait", args, [("cmp", "str", cmp)], node)
+
+
+def _copy(op: str) -> Any:
+    def lower(fp: "FunctionParser", node: ast.Call) -> Any:
+        spec = ["dst", "peer", "src", "atomic"] if op == "put" else ["dst", "peer", "src"]
+        b = fp.bind_args(node, f"tensor.{op}", spec, {"atomic": None})
+        kwargs: List[Any] = []
+        if op == "put":
+            mode = _enum_name(fp, b.get("atomic"), "atomic_none", {"None_": "atomic_none", "Add": "atomic_add"})
+            kwargs.append(("atomic", "str", mode))
+        # The peer's side carries the comm context: dst of a put, src of a get.
+        ctx = _ctx_of(fp, b["dst"] if op == "put" else b["src"])
+        args = [fp.expr(b["dst"]), fp.scalar_expr(b["peer"]), fp.expr(b["src"]), ctx]
+        return _op(fp, f"dist.{op}", args, kwargs, node)
+
+    return lower
+
+
+_BARRIER = """
+for __b_peer in pl.range(__b_n):
+    if __b_peer != __b_me:
+        pld.system.notify(SIG, peer=__b_peer, offsets=[__b_me, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+for __b_src in pl.range(__b_n):
+    if __b_src != __b_me:
+        pld.system.wait(SIG, offsets=[__b_src, 0], expected=1, cmp=pld.WaitCmp.Ge)
+"""
+
+
+def _barrier(fp: "FunctionParser", node: ast.Call) -> Any:
+    """``pld.tensor.barrier(signal)`` in a kernel: every rank adds 1 to its row of each
+    peer's ``[n, 1]`` INT32 signal, then waits until every peer's row of its own is at
+    least 1 (one rendezvous per run: the window is zeroed when the run allocates it)."""
+    b = fp.bind_args(node, "tensor.barrier", ["signal"], {})
+    sig = b["signal"]
+    if not isinstance(sig, ast.Name):
+        raise _err(fp, InvalidOperationError, sig, "pld.tensor.barrier takes a signal parameter", "Write pld.tensor.barrier(signal).")
+    ctx = _ctx_of(fp, sig)
+    me = fp.atom(_op(fp, "dist.rank", [ctx], [], node), node, "rank")
+    n = fp.atom(_op(fp, "dist.nranks", [ctx], [], node), node, "nranks")
+    fp.names["__b_me"], fp.names["__b_n"] = me.as_var, n.as_var
+    tree = ast.parse(_BARRIER.replace("SIG", sig.id))
+    for stmt in tree.body:
+        for sub in ast.walk(stmt):
+            ast.copy_location(sub, node)
+            setattr(sub, "end_lineno", getattr(node, "end_lineno", None))
+            setattr(sub, "end_col_offset", getattr(node, "end_col_offset", None))
+        fp.stmt(stmt)
+    return fp.expr(sig)
+
+
+_KERNEL_OPS = {
+    "get_comm_ctx": _get_comm_ctx,
+    "system.get_comm_ctx": _get_comm_ctx,
+    "rank": _rank_of("rank"),
+    "nranks": _rank_of("nranks"),
+    "tile.remote_load": _remote_load,
+    "tile.remote_store": _remote_store,
+    "system.notify": _notify,
+    "system.wait": _wait,
+    "tensor.barrier": _barrier,
+    "tensor.put": _copy("put"),
+    "tensor.get": _copy("get"),
+}

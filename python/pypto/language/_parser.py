@@ -362,6 +362,10 @@ class _Static:
 
     def pl_value(self, path: str, node: ast.AST) -> Any:
         head, _, rest = path.partition(".")
+        if path.startswith(_distributed.PREFIX):
+            found = _distributed.constant(path[len(_distributed.PREFIX) :])
+            if found is not None:
+                return found
         if not rest and head in S.DATA_TYPES:
             return S.DATA_TYPES[head]
         enums: Dict[str, Any] = {
@@ -626,6 +630,7 @@ def declare_function(
         ty, direction, kind = parse_annotation(a.annotation, static, src, allow_bare)
         params.append(ParamDecl(a.arg, ty, direction, kind, a, tensor_view_valid_shape(a.annotation, static, src)))
     rets = parse_return_annotation(fdef.returns, static, src)
+    _distributed.append_ctx_params(params)
     return FunctionDecl(fdef.name, fdef, ftype, src, globals_, params, rets, is_method)
 
 
@@ -1814,6 +1819,7 @@ class FunctionParser:
             if isinstance(a, ast.Starred):
                 raise self.syntax(a, "*args in a call", "Pass arguments one by one.")
         args = [self.atom(self.expr(a), a, "arg") for a in args_nodes]
+        args.extend(_distributed.ctx_args(self, name, args, node))
         final, ptypes, rets, decl = self.callee_signature(name, node, [a.type for a in args])
         n_params = len(ptypes)
         omit_ok = submit and len(args) < n_params and all(p.direction == "Out" for p in decl.params[len(args):])

@@ -25,9 +25,10 @@ import enum
 from types import SimpleNamespace
 from typing import Any
 
-from pypto.language._surface import _annotation_of, _Annotation, _make_stub
+from pypto.language._surface import AtomicType, _annotation_of, _Annotation, _make_stub
 
 __all__ = [
+    "AtomicType",
     "DistributedTensor",
     "NotifyOp",
     "WaitCmp",
@@ -76,7 +77,7 @@ system = SimpleNamespace(
     **{n: _make_stub(f"system.{n}", f"pld.system.{n}") for n in ("notify", "wait", "world_size")}
 )
 #: ``pld.tensor.<op>``: collectives over window tensors (``barrier``).
-tensor = SimpleNamespace(**{n: _make_stub(f"tensor.{n}", f"pld.tensor.{n}") for n in ("barrier",)})
+tensor = SimpleNamespace(**{n: _make_stub(f"tensor.{n}", f"pld.tensor.{n}") for n in ("barrier", "put", "get")})
 #: ``pld.tile.<op>``: tile access to a peer's window (``remote_load``, ``remote_store``).
 tile = SimpleNamespace(
     **{n: _make_stub(f"tile.{n}", f"pld.tile.{n}") for n in ("remote_load", "remote_store")}

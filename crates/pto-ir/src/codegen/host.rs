@@ -292,6 +292,7 @@ pub fn emit_host(program: &Program, func: &Function) -> Result<String, CompileEr
         windows: HashMap::new(),
         buffers: Vec::new(),
         buffer_of: HashMap::new(),
+        ctxs: std::collections::HashSet::new(),
         n_ta: 0,
     };
     e.collect_buffers(&func.body)?;
@@ -344,6 +345,9 @@ struct HostEmitter<'a> {
     buffers: Vec<Buffer>,
     /// Window buffer variables: their index in `buffers`.
     buffer_of: HashMap<u64, usize>,
+    /// Comm contexts of window views (`dist.device_ctx`): the dispatch's rank's
+    /// `device_ctx`.
+    ctxs: std::collections::HashSet<u64>,
     n_ta: usize,
 }
 
@@ -537,6 +541,10 @@ impl HostEmitter<'_> {
                 Ok(())
             }
             "dist.alloc_window_buffer" => Ok(()),
+            "dist.device_ctx" => {
+                self.ctxs.insert(target.id());
+                Ok(())
+            }
             "dist.window" => {
                 let b = c.args[0]
                     .as_var()
@@ -664,6 +672,15 @@ impl HostEmitter<'_> {
                     "{ta}.add_tensor(make_tensor_arg(orch._worker, tensors[\"{}\"]), TensorArgType.{tag})",
                     py_name(v)
                 ));
+            } else if v.is_some_and(|v| self.ctxs.contains(&v.id())) {
+                let Some(dev) = &device else {
+                    return Err(refuse(
+                        &c.span,
+                        format!("dispatch of '{name}' passes a window but names no rank"),
+                        "Pin it to a rank: chip(args..., device=r).",
+                    ));
+                };
+                scalars.push(format!("{ta}.add_scalar(__comm_d0[{dev}].device_ctx)"));
             } else {
                 scalars.push(format!("{ta}.add_scalar({})", self.scalar(arg, &c.span)?));
             }

@@ -25,6 +25,8 @@ use crate::ir::{BinOp, Call, Expr, Function, Span, Stmt, StmtKind, UnOp, Var};
 use crate::ops::store_region;
 use crate::types::{DataType, FunctionType, MemorySpace, TensorType, TileType, Type, DYNAMIC_DIM};
 
+mod dist;
+
 const STAGE: &str = "codegen (.pto)";
 
 /// A kernel parameter as the wrapper unpacks it.
@@ -34,6 +36,9 @@ pub enum KernelParam {
     Tensor(DataType),
     /// A scalar argument of this type.
     Scalar(DataType),
+    /// The address of a comm domain's `CommContext` (a `u64` scalar argument), which the
+    /// kernel reads through a `!pto.ptr<i64>` (`pld.get_comm_ctx`).
+    CommCtx,
     /// A size of a tensor with a dimension known only at run time (`pl.dynamic`):
     /// dimension `axis` (or, with `stride`, the element stride of dimension `axis`) of the
     /// tensor passed as parameter `param` (an index into the kernel's parameters), which the
@@ -682,6 +687,9 @@ impl<'a> Emitter<'a> {
                 this.values.insert(t.id(), Val::Tile { name, ty });
             }
         };
+        if op.starts_with("dist.") {
+            return self.dist_op(target, c, span);
+        }
         let info = crate::ops::op_info(op);
         match op {
             "tile.load" => {
@@ -1449,6 +1457,17 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
                         root: i,
                         base: Vec::new(),
                     }),
+                );
+            }
+            Type::Scalar(DataType::UInt64) if dist::is_ctx_param(&p.var) => {
+                sig.push(format!("{arg}: !pto.ptr<i64>"));
+                params.push(KernelParam::CommCtx);
+                e.values.insert(
+                    p.var.id(),
+                    Val::Scalar {
+                        name: arg,
+                        dtype: DataType::UInt64,
+                    },
                 );
             }
             Type::Scalar(d) => {

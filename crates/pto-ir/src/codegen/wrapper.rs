@@ -61,6 +61,14 @@ pub fn kernel_source(name: &str, params: &[KernelParam], ptoas_cpp: &[u8]) -> Op
                 let _ = writeln!(t, "    {ty} {arg} = {arg}_conv.val;");
                 si += 1;
             }
+            KernelParam::CommCtx => {
+                let _ = writeln!(
+                    t,
+                    "    __gm__ int64_t* {arg} = reinterpret_cast<__gm__ int64_t*>(args[{}]);",
+                    n_tensors + si
+                );
+                si += 1;
+            }
             KernelParam::Dim {
                 param,
                 axis,

@@ -262,6 +262,15 @@ pub const OPS: &[OpInfo] = &[
     tensor("dist.alloc_window_buffer", &[]),
     tensor("dist.window", &[]),
     tensor("dist.slice", &[]),
+    tensor("dist.device_ctx", &[]),
+    tensor("dist.rank", &[]),
+    tensor("dist.nranks", &[]),
+    tensor("dist.remote_load", &[]),
+    tensor("dist.remote_store", &[]),
+    tensor("dist.notify", &[]),
+    tensor("dist.wait", &[]),
+    tensor("dist.put", &[]),
+    tensor("dist.get", &[]),
 ];
 
 /// The operation named `name`.
