@@ -36,6 +36,7 @@ __all__ = [
     "validate_bench_args",
     "write_atomic",
     "render_run_script",
+    "render_golden_script",
     "RUN_SCRIPT_TENSOR_LIBS",
     "COMPILED_META_SCHEMA",
     "L3Engine",
@@ -295,6 +296,15 @@ def render_run_script(
     params: Sequence[tuple[str, str, Optional[Sequence[int]], str]],
     platform: Optional[str],
     tensor_lib: str,
+) -> str: ...
+
+def render_golden_script(
+    generated_by: str,
+    params: Sequence[tuple[str, str, Optional[str], Optional[Sequence[int]], Optional[str]]],
+    outputs: Sequence[str],
+    rtol: float,
+    atol: float,
+    compute_golden: str,
 ) -> str: ...
 
 RUN_SCRIPT_TENSOR_LIBS: list[str]

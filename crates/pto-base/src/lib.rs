@@ -6,10 +6,12 @@
 //!   durability policy, and bounded reads ([`fs::read_limited`]).
 //! * [`human_size`]: a byte count as `4 GiB` / `8 MiB` / `64 KiB` / `100 bytes`.
 //! * [`dtype`]: Simpler's element types (enum value, name, size), the one table of them.
+//! * [`pyrepr`]: Python's `repr` of strings and floats, and float literals.
 //! * [`fnv1a64`]: a hash of bytes that is stable across Rust releases (for pinned outputs).
 
 pub mod dtype;
 pub mod fs;
+pub mod pyrepr;
 
 /// `bytes` as a short human size: `4 GiB`, `8 MiB`, `64 KiB`, `100 bytes` (the larger unit only when
 /// it divides the count exactly, so the text is never rounded).

@@ -69,6 +69,7 @@ pub mod compiled_meta;
 pub mod dtype;
 mod fs;
 pub mod golden;
+pub mod golden_script;
 pub mod kernel_config;
 pub mod kernel_splice;
 pub mod layout;

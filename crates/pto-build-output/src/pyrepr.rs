@@ -1,113 +1,7 @@
-//! Python-compatible renderings of values (`repr(str)`, `repr(float)`, type names).
-//!
-//! Several texts this crate produces must read exactly like PyPTO's: error
-//! details quote values the way Python's `{x!r}` does (`'fp99'`, `None`,
-//! `True`, `1e-05`), and `kernel_config.py` writes literal paths with
-//! `repr()`. These helpers do that rendering in one place.
+//! Python renderings of JSON values (`repr` and type names of what `json.loads` returns);
+//! the string, float and list renderings are `pto_base::pyrepr`'s, re-exported here.
 
-use std::fmt::Write as _;
-
-/// `repr(s)` for a Python `str`: single quotes unless the text contains a
-/// single quote and no double quote, backslash escapes for the quote, the
-/// backslash and control characters; printable non-ASCII text is kept as is.
-pub(crate) fn repr_str(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    quoted(s, quote)
-}
-
-/// `s` inside double quotes, escaped as a Python string literal.
-pub(crate) fn double_quoted(s: &str) -> String {
-    quoted(s, '"')
-}
-
-fn quoted(s: &str, quote: char) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_control() => {
-                let code = u32::from(c);
-                // Writing into a String cannot fail.
-                let _ = if code < 0x100 {
-                    write!(out, "\\x{code:02x}")
-                } else {
-                    write!(out, "\\u{code:04x}")
-                };
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
-
-/// `repr(x)` for a Python `float`: the shortest text that round-trips, in
-/// fixed notation for exponents -4..16 (`0.0001`, `100.0`) and scientific
-/// notation otherwise (`1e-05`, `1.5e+16`).
-pub(crate) fn repr_float(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".to_string();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.to_string();
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits: "-1.2345e-7".
-    let sci = format!("{x:e}");
-    let (mantissa, exp) = match sci.split_once('e') {
-        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
-        None => (sci.as_str(), 0),
-    };
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let mut out = String::from(sign);
-    if (-4..16).contains(&exp) {
-        if exp < 0 {
-            out.push_str("0.");
-            for _ in 0..(-exp - 1) {
-                out.push('0');
-            }
-            out.push_str(&digits);
-        } else {
-            let int_len = usize::try_from(exp).unwrap_or(0) + 1;
-            if digits.len() <= int_len {
-                out.push_str(&digits);
-                for _ in digits.len()..int_len {
-                    out.push('0');
-                }
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..int_len]);
-                out.push('.');
-                out.push_str(&digits[int_len..]);
-            }
-        }
-    } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let exp_sign = if exp < 0 { '-' } else { '+' };
-        // Writing into a String cannot fail.
-        let _ = write!(out, "e{exp_sign}{:02}", exp.unsigned_abs());
-    }
-    out
-}
+pub(crate) use pto_base::pyrepr::{double_quoted, repr_float, repr_str, repr_str_list};
 
 /// The Python type name of a JSON value as `json.loads` returns it.
 pub(crate) fn json_type_name(value: &serde_json::Value) -> &'static str {
@@ -149,56 +43,9 @@ pub(crate) fn repr_json(value: &serde_json::Value) -> String {
     }
 }
 
-/// A Python list literal of string reprs: `['a', 'b']`.
-pub(crate) fn repr_str_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
-    let parts: Vec<String> = items.into_iter().map(repr_str).collect();
-    format!("[{}]", parts.join(", "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn check_str(input: &str, expected: &str) {
-        assert_eq!(repr_str(input), expected, "repr of {input:?}");
-    }
-
-    #[test]
-    fn str_repr_matches_python() {
-        check_str("fp99", "'fp99'");
-        check_str("", "''");
-        check_str("it's", "\"it's\"");
-        check_str("both ' and \"", "'both \\' and \"'");
-        check_str("a\\b", "'a\\\\b'");
-        check_str("tab\there\n", "'tab\\there\\n'");
-        check_str("\u{1}", "'\\x01'");
-        check_str("héllo", "'héllo'");
-    }
-
-    fn check_float(input: f64, expected: &str) {
-        assert_eq!(repr_float(input), expected, "repr of {input:e}");
-    }
-
-    #[test]
-    fn float_repr_matches_python() {
-        check_float(1e-5, "1e-05");
-        check_float(1e-4, "0.0001");
-        check_float(0.00015, "0.00015");
-        check_float(1.0, "1.0");
-        check_float(0.0, "0.0");
-        check_float(-0.0, "-0.0");
-        check_float(100.0, "100.0");
-        check_float(123.456, "123.456");
-        check_float(-2.5, "-2.5");
-        check_float(1e15, "1000000000000000.0");
-        check_float(1e16, "1e+16");
-        check_float(1.5e16, "1.5e+16");
-        check_float(1.2345678901234568e17, "1.2345678901234568e+17");
-        check_float(1e-100, "1e-100");
-        check_float(0.1, "0.1");
-        check_float(f64::NAN, "nan");
-        check_float(f64::NEG_INFINITY, "-inf");
-    }
 
     fn check_json(input: &str, expected_repr: &str, expected_type: &str) {
         let value: serde_json::Value = serde_json::from_str(input).unwrap();

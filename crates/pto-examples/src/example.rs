@@ -71,7 +71,10 @@ impl Scalar {
     /// The Python expression building the value (`ctypes.c_float(0.5)`).
     pub fn ctypes_expr(self) -> String {
         match self {
-            Scalar::F32(v) => format!("ctypes.c_float({})", golden_py::py_float(f64::from(v))),
+            Scalar::F32(v) => format!(
+                "ctypes.c_float({})",
+                pto_base::pyrepr::float_literal(f64::from(v))
+            ),
             Scalar::I32(v) => format!("ctypes.c_int32({v})"),
             Scalar::I64(v) => format!("ctypes.c_int64({v})"),
         }

@@ -29,10 +29,10 @@ use pto_build_output::kernel_config::{ArgDirection, CoreType};
 use pto_build_output::npy::NpyArray;
 
 use crate::example::{f32_array, Example, KernelSource, Param, Scalar};
-use crate::golden_py::py_float;
 use crate::ptoas_unit::PtoasUnit;
 use crate::rng::SplitMix64;
 use crate::Error;
+use pto_base::pyrepr::float_literal;
 
 /// Rows of `a` and `c`.
 pub const ROWS: usize = 512;
@@ -109,7 +109,7 @@ fn compute_golden_py(scale: f32) -> String {
     scale = np.float32(getattr(scale, "value", scale))
     tensors["c"][:] = np.maximum(a @ b, np.float32(0)) * scale
 "#,
-        scale = py_float(f64::from(scale))
+        scale = float_literal(f64::from(scale))
     )
 }
 

@@ -19,9 +19,9 @@ use pto_build_output::kernel_config::{ArgDirection, CoreType};
 use crate::example::{
     f32_array, f32_array_from_f64, i32_array, Example, KernelSource, Param, Scalar,
 };
-use crate::golden_py::py_float;
 use crate::rng::SplitMix64;
 use crate::Error;
+use pto_base::pyrepr::float_literal;
 
 /// Batch size.
 pub const B: usize = 4;
@@ -133,7 +133,7 @@ fn compute_golden_py(scale: f32) -> String {
         p = p / p.sum(axis=-1, keepdims=True)
         out[b] = (p @ v).astype(np.float32)
 "#,
-        scale = py_float(f64::from(scale))
+        scale = float_literal(f64::from(scale))
     )
 }
 

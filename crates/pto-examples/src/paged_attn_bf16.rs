@@ -34,10 +34,10 @@ use pto_build_output::kernel_config::{ArgDirection, CoreType};
 use pto_build_output::npy::NpyArray;
 
 use crate::example::{f32_array, i32_array, Example, KernelSource, Param, Scalar};
-use crate::golden_py::py_float;
 use crate::ptoas_unit::PtoasUnit;
 use crate::rng::SplitMix64;
 use crate::Error;
+use pto_base::pyrepr::float_literal;
 
 /// Batch size.
 pub const B: usize = 3;
@@ -328,7 +328,7 @@ fn compute_golden_py(scale: f32) -> String {
                     mi = mi_new
             out[rows] = oi / li
 "#,
-        scale = py_float(f64::from(scale))
+        scale = float_literal(f64::from(scale))
     )
 }
 

@@ -420,8 +420,10 @@ pub fn py_str(s: &str) -> String {
     out
 }
 
-/// A Python float literal that reads back as the same `f64`.
-pub fn py_float(v: f64) -> String {
+/// A Python float literal that reads back as the same `f64`: `repr(v)`
+/// (`pto_base::pyrepr`) for a finite value, `float("nan")` / `float("inf")` otherwise
+/// (double-quoted, as the printer quotes every string).
+pub fn float_text(v: f64) -> String {
     if v.is_nan() {
         "float(\"nan\")".to_string()
     } else if v.is_infinite() {
@@ -431,12 +433,7 @@ pub fn py_float(v: f64) -> String {
             "-float(\"inf\")".to_string()
         }
     } else {
-        let s = format!("{v:?}");
-        if s.contains('.') || s.contains('e') || s.contains("inf") {
-            s
-        } else {
-            format!("{s}.0")
-        }
+        pto_base::pyrepr::repr_float(v)
     }
 }
 
@@ -444,7 +441,7 @@ fn attr_value(v: &AttrValue, names: &mut Names) -> String {
     match v {
         AttrValue::Bool(b) => if *b { "True" } else { "False" }.to_string(),
         AttrValue::Int(i) => i.to_string(),
-        AttrValue::Float(f) => py_float(*f),
+        AttrValue::Float(f) => float_text(*f),
         AttrValue::Str(s) => py_str(s),
         AttrValue::Ints(v) => format!(
             "[{}]",
@@ -568,14 +565,14 @@ fn expr_prec(e: &Expr, names: &mut Names, outer: u8) -> String {
         }
         Expr::Float { value, dtype } => {
             if *dtype == DataType::Fp32 {
-                let s = py_float(*value);
+                let s = float_text(*value);
                 if s.starts_with('-') && outer > 0 {
                     format!("({s})")
                 } else {
                     s
                 }
             } else {
-                format!("pl.const({}, {dtype})", py_float(*value))
+                format!("pl.const({}, {dtype})", float_text(*value))
             }
         }
         Expr::Bool(b) => if *b { "True" } else { "False" }.to_string(),

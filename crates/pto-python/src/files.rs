@@ -2,7 +2,8 @@
 //! (`pto_base::fs::write_atomic`: a hidden temporary unique per writer, renamed over the
 //! target, one durability policy; `pypto._files.write_atomic` is the Python entry point, and
 //! no module of the package renames temporaries of its own), and the text of `debug/run.py`
-//! from its one renderer (`pto_build_output::run_script`).
+//! and `golden.py` from their one renderers (`pto_build_output::run_script`,
+//! `pto_build_output::golden_script`).
 
 use std::path::PathBuf;
 
@@ -67,10 +68,73 @@ pub fn render_run_script(
     Ok(run_script::render(&meta, None, lib))
 }
 
+/// One parameter of `golden.py` as Python passes it: `(name, kind, dtype, shape, expr)`, with
+/// `kind` `load` (from `data/in`), `zeros` (`dtype` and `shape` given) or `scalar` (`expr`,
+/// the ctypes expression, given).
+type GoldenParamTuple = (
+    String,
+    String,
+    Option<String>,
+    Option<Vec<usize>>,
+    Option<String>,
+);
+
+/// The [`GoldenInput`](pto_build_output::golden_script::GoldenInput) of one parameter tuple.
+fn golden_input(
+    (name, kind, dtype, shape, expr): GoldenParamTuple,
+) -> PyResult<pto_build_output::golden_script::GoldenParam> {
+    use pto_build_output::golden_script::{GoldenInput, GoldenParam};
+    let input = match (kind.as_str(), dtype, shape, expr) {
+        ("load", ..) => GoldenInput::Load,
+        ("zeros", Some(dtype), Some(shape), _) => GoldenInput::Zeros {
+            dtype: pto_build_output::DType::from_pypto_str(&dtype)
+                .map_err(|e| PyValueError::new_err(format!("parameter '{name}': {e}")))?,
+            shape,
+        },
+        ("scalar", _, _, Some(expr)) => GoldenInput::Scalar { expr },
+        (kind, ..) => {
+            return Err(PyValueError::new_err(format!(
+                "parameter '{name}': kind '{kind}' needs load, zeros (with dtype and shape) or \
+                 scalar (with expr)"
+            )))
+        }
+    };
+    Ok(GoldenParam { name, input })
+}
+
+/// The text of `golden.py` (`pto_build_output::golden_script`): `generated_by` for its
+/// docstring, the parameters as `(name, kind, dtype, shape, expr)` tuples, the output
+/// names, the tolerances and the whole `compute_golden` function. `ValueError` for a
+/// malformed parameter or a zero-filled output NumPy has no type for.
+#[pyfunction]
+pub fn render_golden_script(
+    generated_by: String,
+    params: Vec<GoldenParamTuple>,
+    outputs: Vec<String>,
+    rtol: f64,
+    atol: f64,
+    compute_golden: String,
+) -> PyResult<String> {
+    use pto_build_output::golden_script::{self, GoldenScript};
+    let script = GoldenScript {
+        generated_by,
+        params: params
+            .into_iter()
+            .map(golden_input)
+            .collect::<PyResult<_>>()?,
+        outputs,
+        rtol,
+        atol,
+        compute_golden,
+    };
+    golden_script::render(&script).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// Adds this module's functions to `m`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(render_run_script, m)?)?;
+    m.add_function(wrap_pyfunction!(render_golden_script, m)?)?;
     let libs: Vec<&str> = pto_build_output::run_script::TensorLib::ALL
         .iter()
         .map(|(n, _)| *n)
