@@ -159,11 +159,11 @@ fn zip_message(e: &ZipError) -> String {
 
 /// Reads a `.pt` archive of `archive_len` bytes from `reader`.
 ///
-/// The steps: refuse a legacy pickle stream ([`refuse_legacy_pickle`]), find the
-/// root folder ([`archive_root`]), read `data.pkl` and the byte order, plan the
-/// view, locate and bound-check the storage record ([`storage_record`],
-/// [`check_storage_fits`]), then read its bytes and make them a contiguous
-/// little-endian array ([`read_span`], [`into_array`]).
+/// The steps: refuse a legacy pickle stream (`refuse_legacy_pickle`), find the
+/// root folder (`archive_root`), read `data.pkl` and the byte order, plan the
+/// view, locate and bound-check the storage record (`storage_record`,
+/// `check_storage_fits`), then read its bytes and make them a contiguous
+/// little-endian array (`read_span`, `into_array`).
 pub fn read_pt_from<R: Read + Seek>(
     reader: R,
     archive_len: u64,

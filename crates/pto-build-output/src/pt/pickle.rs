@@ -367,9 +367,9 @@ impl Machine {
 
 /// Interprets `bytes` (a whole `data.pkl`) as a saved tensor.
 ///
-/// Each opcode is handled by [`structure_op`] (framing, globals, memo, marks, tuples,
-/// persistent ids, reductions) or [`literal_op`] (strings, ints, bools, `None`); `STOP`
-/// ends the run through [`stop`].
+/// Each opcode is handled by `structure_op` (framing, globals, memo, marks, tuples,
+/// persistent ids, reductions) or `literal_op` (strings, ints, bools, `None`); `STOP`
+/// ends the run through `stop`.
 pub fn parse_tensor_pickle(bytes: &[u8]) -> Result<TensorSpec, PickleError> {
     let mut r = Reader { bytes, pos: 0 };
     let mut m = Machine {
