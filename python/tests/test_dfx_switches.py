@@ -71,9 +71,12 @@ def test_an_artifact_that_cannot_be_written_is_an_os_error(example: Callable[[st
     from pypto._golden import load_inputs_from_golden
     from pypto.runtime.debug import replay
 
+    import pypto.runtime
+
     assert issubclass(_native.ArtifactWriteError, OSError)
+    assert pypto.runtime.ArtifactWriteError is _native.ArtifactWriteError
     d = example("vector_add")
     (d / "dfx_outputs").write_text("a file where the directory goes")
     tensors = [value for _, value in load_inputs_from_golden(d)]
-    with pytest.raises(_native.ArtifactWriteError, match="dfx_outputs"):
+    with pytest.raises(pypto.runtime.ArtifactWriteError, match="dfx_outputs"):
         replay(d, *tensors, config=RunConfig(enable_pmu=2))

@@ -220,7 +220,8 @@ impl WriteError {
         }
     }
 
-    pub(crate) fn invalid(path: &Path, record: InvalidRecord) -> Self {
+    /// The records meant for `path` cannot be expressed in its format.
+    pub fn invalid(path: &Path, record: InvalidRecord) -> Self {
         Self {
             path: path.to_path_buf(),
             kind: WriteErrorKind::InvalidRecord(record),

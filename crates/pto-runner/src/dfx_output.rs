@@ -282,7 +282,7 @@ pub fn write_artifacts(
         let text = if rows.is_empty() {
             pto_dfx::pmu::render_header(columns.names())
         } else {
-            pto_dfx::pmu::render(&rows).map_err(|e| RunnerError::config(e.to_string()))?
+            pto_dfx::pmu::render(&rows).map_err(|e| pto_dfx::WriteError::invalid(&path, e))?
         };
         pto_dfx::atomic_write(&path, text.as_bytes())?;
         part.files.push(path);

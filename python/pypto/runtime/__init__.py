@@ -18,6 +18,10 @@ from pypto import _lazy, _native
 from pypto.runtime.log_config import _ensure_configured, configure_log
 from pypto.runtime.log_config import current_level as log_level
 
+#: A diagnostics artifact under ``dfx_outputs/`` could not be written (an ``OSError``: the
+#: directory is at fault, not the configuration).
+ArtifactWriteError = _native.ArtifactWriteError
+
 if TYPE_CHECKING:
     from pypto.runtime.bench import BenchmarkStats, TraceInvocation, TraceSpan, benchmark
     from pypto.runtime.compile_and_run import compile_program, run
@@ -75,6 +79,7 @@ if not TYPE_CHECKING:
 
 __all__ = [
     "PLATFORMS",
+    "ArtifactWriteError",
     "BenchmarkStats",
     "ChipWorker",
     "CompileOptions",
