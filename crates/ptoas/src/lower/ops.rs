@@ -12,7 +12,7 @@ use super::{invalid, unsupported, FnLower, Pipe};
 use crate::cpp::Stmt;
 use crate::error::DiagResult;
 use crate::ir::{find_attr, Attr, NamedAttr, Op, ValueId};
-use crate::types::{Layout, ScalarType, Type};
+use crate::types::{Dim, Layout, ScalarType, Type};
 
 /// Attributes that only tune the device implementation (precision algorithms); the CPU
 /// results do not depend on them.
@@ -645,6 +645,80 @@ impl FnLower<'_> {
             _ => format!("{call}({});", args.join(", ")),
         };
         out.push(Stmt::Line(line));
+        Ok(())
+    }
+
+    /// `pto.tpush_to_aiv` / `_aic`: `TPUSH` into the function's pipe.
+    pub(super) fn tpush(
+        &mut self,
+        op: &Op,
+        tile: ValueId,
+        attrs: &[NamedAttr],
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<()> {
+        let span = op.span;
+        let (pipe, split) = self.pipe_for(op, attrs)?;
+        let t = self.expr(tile, span)?;
+        let tt = self.cpp_type(tile, span)?;
+        out.push(Stmt::Line(format!(
+            "TPUSH<{}, {tt}, {split}>({}, {t});",
+            pipe.ty, pipe.var
+        )));
+        Ok(())
+    }
+
+    /// `pto.tpop_from_aic` / `_aiv`: a tile declared and filled by `TPOP`.
+    pub(super) fn tpop(
+        &mut self,
+        op: &Op,
+        valid: Option<(ValueId, ValueId)>,
+        attrs: &[NamedAttr],
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<()> {
+        let span = op.span;
+        let f = self.f;
+        let r0 = op.results.first().copied();
+        let Some(r) = r0 else { return Ok(()) };
+        let (pipe, split) = self.pipe_for(op, attrs)?;
+        let (vr, vc) = match valid {
+            Some((a, b)) => (Some(a), Some(b)),
+            None => (None, None),
+        };
+        let Some(tt) = f.ty(r).tile().cloned() else {
+            return Err(invalid(span, "a pop produces a !pto.tile_buf"));
+        };
+        if vr.is_some() && (tt.v_row != Dim::Dynamic || tt.v_col != Dim::Dynamic) {
+            return Err(invalid(
+                span,
+                format!(
+                    "'{}' op expects tile result to have dynamic validShape (?, ?) when valid_row/valid_col operands are provided",
+                    op.name()
+                ),
+            ));
+        }
+        self.tile_decl(r, vr, vc, span, out)?;
+        let t = self.expr(r, span)?;
+        out.push(Stmt::Line(format!(
+            "TPOP<{}, {}, {split}>({}, {t});",
+            pipe.ty,
+            tt.cpp(),
+            pipe.var
+        )));
+        Ok(())
+    }
+
+    /// `pto.tfree_from_aic` / `_aiv`: `TFREE` of the oldest popped slot.
+    pub(super) fn tfree(
+        &mut self,
+        op: &Op,
+        attrs: &[NamedAttr],
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<()> {
+        let (pipe, split) = self.pipe_for(op, attrs)?;
+        out.push(Stmt::Line(format!(
+            "TFREE<{}, {split}>({});",
+            pipe.ty, pipe.var
+        )));
         Ok(())
     }
 
