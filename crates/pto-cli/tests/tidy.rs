@@ -272,7 +272,6 @@ const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
     ("ptoas/src/parser/mod.rs", "tile_buf_ty", "to split (issue 25)"),
     ("ptoas/src/parser/ops.rs", "pto", "to split (issue 25)"),
     ("ptoas/src/printer.rs", "op", "to split (issue 25)"),
-    ("ptoas/src/verify.rs", "verify_op", "to split (issue 25)"),
 ];
 
 /// If `line` starts a function (`^\s*(pub(\(crate\)|\(super\))? )?(async )?(const )?(unsafe )?fn `),
