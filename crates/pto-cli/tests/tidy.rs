@@ -268,7 +268,6 @@ const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
     ("pto-runner/src/dfx_output.rs", "write_artifacts", "to split (issue 25)"),
     // A data table: one row per kernel of docs/TIMING.md's validation table.
     ("pto-timing/src/validation.rs", "kernels", "a data table (docs/TIMING.md's rows)"),
-    ("ptoas/src/printer.rs", "op", "to split (issue 25)"),
 ];
 
 /// If `line` starts a function (`^\s*(pub(\(crate\)|\(super\))? )?(async )?(const )?(unsafe )?fn `),
