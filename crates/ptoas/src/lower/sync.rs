@@ -9,7 +9,7 @@ use crate::ir::{Attr, Op, ValueId};
 impl FnLower<'_> {
     /// `pto.set_flag` / `wait_flag` (and the event spellings): a flag between two pipes.
     pub(super) fn flag(
-        &mut self,
+        &self,
         op: &Op,
         name: &str,
         src: &Attr,
@@ -34,7 +34,7 @@ impl FnLower<'_> {
     }
 
     /// `pto.barrier` / `pto.barrier_sync`: `pipe_barrier`.
-    pub(super) fn barrier(&mut self, op: &Op, pipe: &Attr, out: &mut Vec<Stmt>) -> DiagResult<()> {
+    pub(super) fn barrier(&self, op: &Op, pipe: &Attr, out: &mut Vec<Stmt>) -> DiagResult<()> {
         let span = op.span;
         let p = pipe_token(pipe).ok_or_else(|| invalid(span, "unknown pipe or op type"))?;
         out.push(Stmt::Line(format!("pipe_barrier({p});")));
@@ -77,7 +77,7 @@ impl FnLower<'_> {
     }
 
     /// `pto.fence.barrier_all`: a DDR barrier (GM scope only).
-    pub(super) fn fence(&mut self, op: &Op, scope: &Attr, out: &mut Vec<Stmt>) -> DiagResult<()> {
+    pub(super) fn fence(&self, op: &Op, scope: &Attr, out: &mut Vec<Stmt>) -> DiagResult<()> {
         let span = op.span;
         match scope {
             Attr::Pto { kind, value, .. } if kind == "fence_scope" && value == "gm" => {
