@@ -272,15 +272,8 @@ const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
     ("pto-ir/src/interp.rs", "op", "to split (issue 25)"),
     ("pto-ir/src/ops.rs", "deduce", "to split (issue 25)"),
     ("pto-ir/src/passes/outline.rs", "outline", "to split (issue 25)"),
-    ("pto-runner/src/dfx_output.rs", "write_artifacts", "to split (issue 25)"),
     // A data table: one row per kernel of docs/TIMING.md's validation table.
     ("pto-timing/src/validation.rs", "kernels", "a data table (docs/TIMING.md's rows)"),
-    ("ptoas/src/lower/mod.rs", "op", "to split (issue 25)"),
-    ("ptoas/src/lower/ops.rs", "tile_op", "to split (issue 25)"),
-    ("ptoas/src/parser/mod.rs", "tile_buf_ty", "to split (issue 25)"),
-    ("ptoas/src/parser/ops.rs", "pto", "to split (issue 25)"),
-    ("ptoas/src/printer.rs", "op", "to split (issue 25)"),
-    ("ptoas/src/verify.rs", "verify_op", "to split (issue 25)"),
 ];
 
 /// If `line` starts a function (`^\s*(pub(\(crate\)|\(super\))? )?(async )?(const )?(unsafe )?fn `),

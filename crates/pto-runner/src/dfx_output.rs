@@ -183,15 +183,75 @@ pub fn write_artifacts(
         path: out.to_path_buf(),
         source,
     })?;
-    let show = |p: &Path| shell_quote(&p.display().to_string());
-    let compact = format == DfxFormat::Compact;
-    let export_hint = || {
+    let a = Artifacts {
+        out,
+        options,
+        compact: format == DfxFormat::Compact,
+        stamp,
+        report,
+        chip,
+    };
+    let name_map = || write_name_map(out, names, orchestrator_name, build_label);
+    let parts: Vec<PartResult> = std::thread::scope(|s| {
+        let swimlane = (options.chip_swimlane > 0).then(|| run_beside(s, || a.swimlane()));
+        let deps = options.dep_gen.then(|| run_beside(s, || a.deps()));
+        let here = [
+            (options.dump_args > 0).then(|| a.dump()),
+            (options.pmu > 0).then(|| a.pmu()),
+            options.scope_stats.then(|| a.scope_stats()),
+            (options.chip_swimlane > 0 || options.dep_gen).then(name_map),
+        ];
+        let mut parts: Vec<PartResult> = Vec::new();
+        parts.extend(swimlane.map(join_part));
+        parts.extend(deps.map(join_part));
+        parts.extend(here.into_iter().flatten());
+        parts
+    });
+    for part in parts {
+        let part = part?;
+        summary.files.extend(part.files);
+        summary.hints.extend(part.hints);
+        summary.warnings.extend(part.warnings);
+    }
+    Ok(summary)
+}
+
+/// `p` as a shell word, for the viewer hints.
+fn show(p: &Path) -> String {
+    shell_quote(&p.display().to_string())
+}
+
+/// What [`write_artifacts`] writes from: one run's report, where and in which form; one
+/// method per artifact.
+struct Artifacts<'a> {
+    out: &'a Path,
+    options: &'a DfxOptions,
+    /// [`DfxFormat::Compact`]: the swimlane and deps files in their compact forms.
+    compact: bool,
+    stamp: RunStamp,
+    report: &'a RunReport,
+    chip: &'a ChipConfig,
+}
+
+impl Artifacts<'_> {
+    /// The hint that turns the compact files into Simpler's JSON.
+    fn export_hint(&self) -> String {
         format!(
             "pto dfx-export {}  # Simpler's JSON files from the compact ones",
-            show(out)
+            show(self.out)
         )
-    };
-    let swimlane = || -> PartResult {
+    }
+
+    /// The chip swimlane records (`chip_swimlane`): JSON or compact; none when no task ran.
+    fn swimlane(&self) -> PartResult {
+        let Artifacts {
+            out,
+            options,
+            compact,
+            stamp,
+            report,
+            chip,
+        } = *self;
         let mut part = Part::default();
         let header = swimlane_header(options.chip_swimlane, stamp, report, chip);
         if report.dfx.workers.iter().all(|w| w.subtasks.is_empty()) {
@@ -211,7 +271,7 @@ pub fn write_artifacts(
             )?;
             part.hints
                 .push(format!("pto swimlane-converter {}", show(&path)));
-            part.hints.push(export_hint());
+            part.hints.push(self.export_hint());
             part.files.push(path);
         } else {
             let path = out.join(pto_dfx::swimlane::FILE_NAME);
@@ -222,8 +282,19 @@ pub fn write_artifacts(
             part.files.push(path);
         }
         Ok(part)
-    };
-    let deps = || -> PartResult {
+    }
+
+    /// The dependency log (`dep_gen`): JSON or compact, with the deps viewer and critical
+    /// path hints.
+    fn deps(&self) -> PartResult {
+        let Artifacts {
+            out,
+            options,
+            compact,
+            stamp,
+            report,
+            ..
+        } = *self;
         let mut part = Part::default();
         if let Some(log) = &report.deps {
             let path = if compact {
@@ -244,17 +315,20 @@ pub fn write_artifacts(
                 .push(format!("pto deps-viewer {} --format html", show(&path)));
             part.hints.push(format!("pto critical-path {}", show(out)));
             if compact && options.chip_swimlane == 0 {
-                part.hints.push(export_hint());
+                part.hints.push(self.export_hint());
             }
             part.files.push(path);
         }
         Ok(part)
-    };
-    let dump = || -> PartResult {
+    }
+
+    /// The tensor dump (`dump_args`): its manifest, with the dump viewer hint.
+    fn dump(&self) -> PartResult {
+        let (out, report) = (self.out, self.report);
         let mut part = Part::default();
         if let Some(dump) = &report.dfx.dump {
             let mut local = DfxSummary::default();
-            let written = write_dump_manifest(out, options.dump_args, dump, &mut local)?;
+            let written = write_dump_manifest(out, self.options.dump_args, dump, &mut local)?;
             part.warnings = local.warnings;
             if let Some(path) = written {
                 part.hints.push(format!(
@@ -265,11 +339,13 @@ pub fn write_artifacts(
             }
         }
         Ok(part)
-    };
-    let pmu = || -> PartResult {
+    }
+
+    /// `pmu.csv` (`pmu`): the platform's counter columns, or the host's real counters.
+    fn pmu(&self) -> PartResult {
         let mut part = Part::default();
-        let path = DfxSwitch::named("pmu").artifact_in(out);
-        let (rows, columns) = pmu_rows(options.pmu, report, chip);
+        let path = DfxSwitch::named("pmu").artifact_in(self.out);
+        let (rows, columns) = pmu_rows(self.options.pmu, self.report, self.chip);
         // What the columns hold is documented (docs/COMPATIBILITY.md, `pmu.csv`): the
         // platform's PMU columns with modelled values on the simulators, the host's real
         // counters on `cpu`.
@@ -287,57 +363,46 @@ pub fn write_artifacts(
         pto_dfx::atomic_write(&path, text.as_bytes())?;
         part.files.push(path);
         Ok(part)
-    };
-    let scope_stats = || -> PartResult {
+    }
+
+    /// The scope statistics (`scope_stats`), with the plot hint.
+    fn scope_stats(&self) -> PartResult {
         let mut part = Part::default();
-        let path = DfxSwitch::named("scope_stats").artifact_in(out);
-        let file = scope_file(report, chip).with_schema(stamp.schema, stamp.run_epoch);
+        let path = DfxSwitch::named("scope_stats").artifact_in(self.out);
+        let file =
+            scope_file(self.report, self.chip).with_schema(self.stamp.schema, self.stamp.run_epoch);
         pto_dfx::scope_stats::write(&path, &file)?;
         part.hints
             .push(format!("pto scope-stats-plot {}", show(&path)));
         part.files.push(path);
         Ok(part)
-    };
-    let name_map = || -> PartResult {
-        let mut part = Part::default();
-        let map = pto_dfx::name_map::NameMap {
-            level: Some(2),
-            orchestrator_name: orchestrator_name.map(str::to_string),
-            callable_id_to_name: names
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-        };
-        let path = out.join(format!(
-            "{}{build_label}.json",
-            pto_dfx::name_map::FILE_PREFIX
-        ));
-        pto_dfx::name_map::write(&path, &map)?;
-        part.files.push(path);
-        Ok(part)
-    };
-    let parts: Vec<PartResult> = std::thread::scope(|s| {
-        let swimlane = (options.chip_swimlane > 0).then(|| run_beside(s, swimlane));
-        let deps = options.dep_gen.then(|| run_beside(s, deps));
-        let here = [
-            (options.dump_args > 0).then(dump),
-            (options.pmu > 0).then(pmu),
-            options.scope_stats.then(scope_stats),
-            (options.chip_swimlane > 0 || options.dep_gen).then(name_map),
-        ];
-        let mut parts: Vec<PartResult> = Vec::new();
-        parts.extend(swimlane.map(join_part));
-        parts.extend(deps.map(join_part));
-        parts.extend(here.into_iter().flatten());
-        parts
-    });
-    for part in parts {
-        let part = part?;
-        summary.files.extend(part.files);
-        summary.hints.extend(part.hints);
-        summary.warnings.extend(part.warnings);
     }
-    Ok(summary)
+}
+
+/// The name map of the build `build_label` (with the swimlane or the deps): callable ids
+/// to kernel names, and the orchestration's name.
+fn write_name_map(
+    out: &Path,
+    names: &BTreeMap<i32, String>,
+    orchestrator_name: Option<&str>,
+    build_label: &str,
+) -> PartResult {
+    let mut part = Part::default();
+    let map = pto_dfx::name_map::NameMap {
+        level: Some(2),
+        orchestrator_name: orchestrator_name.map(str::to_string),
+        callable_id_to_name: names
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+    };
+    let path = out.join(format!(
+        "{}{build_label}.json",
+        pto_dfx::name_map::FILE_PREFIX
+    ));
+    pto_dfx::name_map::write(&path, &map)?;
+    part.files.push(path);
+    Ok(part)
 }
 
 fn core_type(t: CoreType) -> DfxCore {

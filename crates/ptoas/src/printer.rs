@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use crate::ir::{Attr, Block, Func, Literal, Module, NamedAttr, Op, OpKind, ValueId, Visibility};
-use crate::types::{ScalarType, Type};
+use crate::types::{ScalarType, TileLoc, Type};
 
 /// Prints `module` as `.pto` text.
 pub fn print_module(module: &Module) -> String {
@@ -246,6 +246,8 @@ impl Printer {
             .unwrap_or_default()
     }
 
+    /// One op: its results, its name, then the rest in its own syntax (a dispatch on its
+    /// kind; the longer syntaxes have their own functions).
     fn op(&mut self, f: &Func, op: &Op) {
         self.line_start();
         self.results(f, op);
@@ -253,62 +255,20 @@ impl Printer {
         self.out.push_str(&name);
         let rt = self.result_ty(f, op);
         match &op.kind {
-            OpKind::Constant { value, ty } => {
-                match (value, ty) {
-                    (Literal::Int(v), ScalarType::I1) => {
-                        let _ = write!(self.out, " {}", if *v != 0 { "true" } else { "false" });
-                    }
-                    (Literal::Int(v), _) => {
-                        let _ = write!(self.out, " {v}");
-                    }
-                    (Literal::Float(v), _) if v.is_finite() => {
-                        let _ = write!(self.out, " {}", float_text(*v));
-                    }
-                    (Literal::Float(v), t) => {
-                        let bits: u64 = match t {
-                            ScalarType::F64 => v.to_bits(),
-                            ScalarType::BF16 => u64::from((*v as f32).to_bits() >> 16),
-                            ScalarType::F16 => match (v.is_nan(), *v > 0.0) {
-                                (true, _) => 0x7e00,
-                                (false, true) => 0x7c00,
-                                (false, false) => 0xfc00,
-                            },
-                            _ => u64::from((*v as f32).to_bits()),
-                        };
-                        let _ = write!(self.out, " 0x{bits:X}");
-                    }
-                }
-                let _ = write!(self.out, " : {}", ty.name());
-            }
-            OpKind::Binary { lhs, rhs, .. } => {
-                self.out.push(' ');
-                self.vals(f, &[*lhs, *rhs]);
-                let _ = write!(self.out, " : {rt}");
-            }
+            OpKind::Constant { value, ty } => self.constant(value, *ty),
+            OpKind::Binary { lhs, rhs, .. } => self.plain(f, &[*lhs, *rhs], &rt),
             OpKind::NegF { operand } | OpKind::Math { operand, .. } => {
-                self.out.push(' ');
-                self.vals(f, &[*operand]);
-                let _ = write!(self.out, " : {rt}");
+                self.plain(f, &[*operand], &rt)
             }
-            OpKind::Cmp { pred, lhs, rhs, .. } => {
-                let _ = write!(self.out, " {pred}, ");
-                self.vals(f, &[*lhs, *rhs]);
-                let _ = write!(self.out, " : {}", f.ty(*lhs));
-            }
+            OpKind::Cmp { pred, lhs, rhs, .. } => self.cmp(f, pred, *lhs, *rhs),
             OpKind::Cast { operand, .. } => {
-                self.out.push(' ');
-                self.vals(f, &[*operand]);
-                let _ = write!(self.out, " : {} to {rt}", f.ty(*operand));
+                self.plain(f, &[*operand], &format!("{} to {rt}", f.ty(*operand)))
             }
             OpKind::Select {
                 cond,
                 on_true,
                 on_false,
-            } => {
-                self.out.push(' ');
-                self.vals(f, &[*cond, *on_true, *on_false]);
-                let _ = write!(self.out, " : {rt}");
-            }
+            } => self.plain(f, &[*cond, *on_true, *on_false], &rt),
             OpKind::For {
                 lb,
                 ub,
@@ -316,213 +276,60 @@ impl Printer {
                 iv,
                 iter_args,
                 body,
-            } => {
-                let _ = write!(
-                    self.out,
-                    " %{} = %{} to %{} step %{}",
-                    f.name_of(*iv),
-                    f.name_of(*lb),
-                    f.name_of(*ub),
-                    f.name_of(*step)
-                );
-                if !iter_args.is_empty() {
-                    self.out.push_str(" iter_args(");
-                    for (i, (a, init)) in iter_args.iter().enumerate() {
-                        if i > 0 {
-                            self.out.push_str(", ");
-                        }
-                        let _ = write!(self.out, "%{} = %{}", f.name_of(*a), f.name_of(*init));
-                    }
-                    self.out.push_str(") -> (");
-                    let ts: Vec<Type> = op.results.iter().map(|r| f.ty(*r).clone()).collect();
-                    self.types(&ts);
-                    self.out.push(')');
-                }
-                if f.ty(*iv) != f.ty(*lb) {
-                    let _ = write!(self.out, " : {}", f.ty(*iv));
-                }
-                self.out.push(' ');
-                self.block(f, body, &[]);
-            }
+            } => self.for_loop(f, op, [*lb, *ub, *step], *iv, iter_args, body),
             OpKind::If {
                 cond,
                 then_block,
                 else_block,
-            } => {
-                let _ = write!(self.out, " %{}", f.name_of(*cond));
-                if !op.results.is_empty() {
-                    self.out.push_str(" -> (");
-                    let ts: Vec<Type> = op.results.iter().map(|r| f.ty(*r).clone()).collect();
-                    self.types(&ts);
-                    self.out.push(')');
-                }
-                self.out.push(' ');
-                self.block(f, then_block, &[]);
-                if let Some(e) = else_block {
-                    self.out.push_str(" else ");
-                    self.block(f, e, &[]);
-                }
-            }
+            } => self.if_else(f, op, *cond, then_block, else_block.as_ref()),
             OpKind::While {
                 inits,
                 before,
                 after,
-            } => {
-                self.out.push_str(" (");
-                for (i, (a, init)) in before.args.iter().zip(inits).enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    let _ = write!(self.out, "%{} = %{}", f.name_of(*a), f.name_of(*init));
-                }
-                self.out.push_str(") : (");
-                let ts: Vec<Type> = before.args.iter().map(|a| f.ty(*a).clone()).collect();
-                self.types(&ts);
-                self.out.push_str(") -> (");
-                let rs: Vec<Type> = op.results.iter().map(|r| f.ty(*r).clone()).collect();
-                self.types(&rs);
-                self.out.push_str(") ");
-                let before_body = Block {
-                    args: Vec::new(),
-                    ops: before.ops.clone(),
-                };
-                self.block(f, &before_body, &[]);
-                self.out.push_str(" do ");
-                let after_body = Block {
-                    args: Vec::new(),
-                    ops: after.ops.clone(),
-                };
-                self.block(f, &after_body, &after.args);
-            }
-            OpKind::Yield(vs) | OpKind::Return(vs) => {
-                if !vs.is_empty() {
-                    self.out.push(' ');
-                    self.vals_types(f, vs);
-                }
-            }
-            OpKind::Condition { cond, args } => {
-                let _ = write!(self.out, "(%{})", f.name_of(*cond));
-                if !args.is_empty() {
-                    self.out.push(' ');
-                    self.vals_types(f, args);
-                }
-            }
-            OpKind::Call { callee, args } => {
-                let _ = write!(self.out, " @{callee}(");
-                self.vals(f, args);
-                self.out.push_str(") : (");
-                let ts: Vec<Type> = args.iter().map(|a| f.ty(*a).clone()).collect();
-                self.types(&ts);
-                self.out.push_str(") -> (");
-                let rs: Vec<Type> = op.results.iter().map(|r| f.ty(*r).clone()).collect();
-                self.types(&rs);
-                self.out.push(')');
-            }
+            } => self.while_loop(f, op, inits, before, after),
+            OpKind::Yield(vs) | OpKind::Return(vs) => self.opt_vals_types(f, vs),
+            OpKind::Condition { cond, args } => self.condition(f, *cond, args),
+            OpKind::Call { callee, args } => self.call(f, op, callee, args),
             OpKind::MakeTensorView {
                 ptr,
                 shape,
                 strides,
                 attrs,
-            } => {
-                let _ = write!(self.out, " %{}, shape = [", f.name_of(*ptr));
-                self.vals(f, shape);
-                self.out.push_str("], strides = [");
-                self.vals(f, strides);
-                self.out.push(']');
-                self.opt_attrs(attrs);
-                let _ = write!(self.out, " : {rt}");
-            }
+            } => self.make_tensor_view(f, *ptr, shape, strides, attrs, &rt),
             OpKind::PartitionView {
                 source,
                 offsets,
                 sizes,
-            } => {
-                let _ = write!(self.out, " %{}, offsets = [", f.name_of(*source));
-                self.vals(f, offsets);
-                self.out.push_str("], sizes = [");
-                self.vals(f, sizes);
-                let _ = write!(self.out, "] : {} -> {rt}", f.ty(*source));
-            }
+            } => self.partition_view(f, *source, offsets, sizes, &rt),
             OpKind::ViewQuery { view, dim, .. } => {
-                self.out.push(' ');
-                self.vals(f, &[*view, *dim]);
-                let _ = write!(self.out, " : {} -> {rt}", f.ty(*view));
+                self.plain(f, &[*view, *dim], &format!("{} -> {rt}", f.ty(*view)))
             }
             OpKind::AllocTile {
                 addr,
                 valid_row,
                 valid_col,
-            } => {
-                for (k, v) in [
-                    ("addr", addr),
-                    ("valid_row", valid_row),
-                    ("valid_col", valid_col),
-                ] {
-                    if let Some(v) = v {
-                        let _ = write!(self.out, " {k} = %{}", f.name_of(*v));
-                    }
-                }
-                let _ = write!(self.out, " : {rt}");
-            }
+            } => self.alloc_tile(f, [*addr, *valid_row, *valid_col], &rt),
             OpKind::SubView {
                 source,
                 offsets,
                 sizes,
                 valid,
-            } => {
-                let _ = write!(self.out, " %{}[", f.name_of(*source));
-                self.vals(f, offsets);
-                self.out.push_str("] sizes [");
-                let s: Vec<String> = sizes.iter().map(|v| v.to_string()).collect();
-                self.out.push_str(&s.join(", "));
-                self.out.push(']');
-                if let Some((r, c)) = valid {
-                    let _ = write!(self.out, " valid [%{}, %{}]", f.name_of(*r), f.name_of(*c));
-                }
-                let _ = write!(self.out, " : {} -> {rt}", f.ty(*source));
-            }
+            } => self.subview(f, *source, offsets, sizes, *valid, &rt),
             OpKind::Reinterpret { source, .. } => {
-                let _ = write!(
-                    self.out,
-                    " %{} : {} -> {rt}",
-                    f.name_of(*source),
-                    f.ty(*source)
-                );
+                self.plain(f, &[*source], &format!("{} -> {rt}", f.ty(*source)))
             }
             OpKind::TAssign { tile, addr } => {
-                self.out.push(' ');
-                self.vals(f, &[*tile, *addr]);
-                let _ = write!(self.out, " : {} -> {rt}", f.ty(*tile));
+                self.plain(f, &[*tile, *addr], &format!("{} -> {rt}", f.ty(*tile)))
             }
             OpKind::SetValidShape { tile, rows, cols } => {
-                self.out.push(' ');
-                self.vals(f, &[*tile, *rows, *cols]);
-                let _ = write!(self.out, " : {}", f.ty(*tile));
+                self.plain(f, &[*tile, *rows, *cols], &f.ty(*tile).to_string())
             }
             OpKind::AddPtr { ptr, offset } => {
-                self.out.push(' ');
-                self.vals(f, &[*ptr, *offset]);
-                let _ = write!(self.out, " : {} -> {rt}", f.ty(*ptr));
+                self.plain(f, &[*ptr, *offset], &format!("{} -> {rt}", f.ty(*ptr)))
             }
-            OpKind::LoadScalar { ptr, offset } => {
-                let _ = write!(
-                    self.out,
-                    " %{}[%{}] : {} -> {rt}",
-                    f.name_of(*ptr),
-                    f.name_of(*offset),
-                    f.ty(*ptr)
-                );
-            }
+            OpKind::LoadScalar { ptr, offset } => self.load_scalar(f, *ptr, *offset, &rt),
             OpKind::StoreScalar { value, ptr, offset } => {
-                let _ = write!(
-                    self.out,
-                    " %{}, %{}[%{}] : {}, {}",
-                    f.name_of(*value),
-                    f.name_of(*ptr),
-                    f.name_of(*offset),
-                    f.ty(*ptr),
-                    f.ty(*value)
-                );
+                self.store_scalar(f, *value, *ptr, *offset)
             }
             OpKind::Tile {
                 ins,
@@ -531,29 +338,8 @@ impl Printer {
                 attrs_in_ins,
                 ..
             } => {
-                self.out.push_str(" ins(");
-                if !ins.is_empty() {
-                    self.vals(f, ins);
-                    if *attrs_in_ins && !attrs.is_empty() {
-                        self.out.push(' ');
-                        self.attr_dict(attrs);
-                    }
-                    self.out.push_str(" : ");
-                    let ts: Vec<Type> = ins.iter().map(|v| f.ty(*v).clone()).collect();
-                    self.types(&ts);
-                }
-                self.out.push(')');
-                if !outs.is_empty() {
-                    self.out.push_str(" outs(");
-                    self.vals_types(f, outs);
-                    self.out.push(')');
-                }
-                if !*attrs_in_ins || ins.is_empty() {
-                    self.opt_attrs(attrs);
-                }
-                if !op.results.is_empty() {
-                    let _ = write!(self.out, " -> {rt}");
-                }
+                let result = (!op.results.is_empty()).then_some(rt.as_str());
+                self.tile(f, ins, outs, attrs, *attrs_in_ins, result)
             }
             OpKind::ReserveBuffer {
                 name,
@@ -561,24 +347,9 @@ impl Printer {
                 location,
                 auto_alloc,
                 base,
-            } => {
-                let _ = write!(
-                    self.out,
-                    " {{name = {}, size = {size}, location = #pto.address_space<{}>, auto = {auto_alloc}",
-                    escape(name),
-                    location.name()
-                );
-                if let Some(b) = base {
-                    let _ = write!(self.out, ", base = {b}");
-                }
-                let _ = write!(self.out, "}} -> {rt}");
-            }
+            } => self.reserve_buffer(name, *size, *location, *auto_alloc, *base, &rt),
             OpKind::ImportReservedBuffer { name, peer_func } => {
-                let _ = write!(
-                    self.out,
-                    " {{name = {}, peer_func = @{peer_func}}} -> {rt}",
-                    escape(name)
-                );
+                self.import_reserved_buffer(name, peer_func, &rt)
             }
             OpKind::InitializePipe {
                 attrs,
@@ -586,130 +357,494 @@ impl Printer {
                 c2v_consumer_buf,
                 v2c_consumer_buf,
                 ..
-            } => {
-                self.out.push(' ');
-                self.attr_dict(attrs);
-                self.out.push_str(" (");
-                if let Some(g) = gm_slot_buffer {
-                    let _ = write!(
-                        self.out,
-                        "gm_slot_buffer = %{} : {}, ",
-                        f.name_of(*g),
-                        f.ty(*g)
-                    );
-                }
-                let _ = write!(
-                    self.out,
-                    "c2v_consumer_buf = %{} : {}, v2c_consumer_buf = %{} : {})",
-                    f.name_of(*c2v_consumer_buf),
-                    f.ty(*c2v_consumer_buf),
-                    f.name_of(*v2c_consumer_buf),
-                    f.ty(*v2c_consumer_buf)
-                );
-            }
-            OpKind::TPush { tile, attrs, .. } => {
-                let _ = write!(self.out, "(%{} : {}) ", f.name_of(*tile), f.ty(*tile));
-                self.attr_dict(attrs);
-            }
-            OpKind::TPop { valid, attrs, .. } => {
-                if let Some((r, c)) = valid {
-                    let _ = write!(self.out, "(%{}, %{})", f.name_of(*r), f.name_of(*c));
-                }
-                self.out.push(' ');
-                self.attr_dict(attrs);
-                let _ = write!(self.out, " -> {rt}");
-            }
-            OpKind::TFree { attrs, .. } => {
-                self.out.push(' ');
-                self.attr_dict(attrs);
-            }
+            } => self.initialize_pipe(
+                f,
+                attrs,
+                *gm_slot_buffer,
+                *c2v_consumer_buf,
+                *v2c_consumer_buf,
+            ),
+            OpKind::TPush { tile, attrs, .. } => self.tpush(f, *tile, attrs),
+            OpKind::TPop { valid, attrs, .. } => self.tpop(f, *valid, attrs, &rt),
+            OpKind::TFree { attrs, .. } => self.spaced(|p| p.attr_dict(attrs)),
             OpKind::Flag {
                 src, dst, event, ..
-            } => {
-                self.out.push('[');
-                self.attr(src);
-                self.out.push_str(", ");
-                self.attr(dst);
-                self.out.push_str(", ");
-                self.attr(event);
-                self.out.push(']');
+            } => self.flag(src, dst, event),
+            OpKind::Barrier { name, pipe } => self.barrier(name, pipe),
+            OpKind::CacheInvalid { target, space } => {
+                self.cache_invalid(f, *target, space.as_ref())
             }
-            OpKind::Barrier { name, pipe } => {
-                if name == "barrier_sync" {
-                    self.out.push('[');
-                    self.attr(pipe);
-                    self.out.push(']');
-                } else {
-                    self.out.push(' ');
-                    self.attr(pipe);
-                }
-            }
-            OpKind::CacheInvalid { target, space } => match (target, space) {
-                (Some(t), _) => {
-                    let _ = write!(
-                        self.out,
-                        " %{} single_cache_line : {}",
-                        f.name_of(*t),
-                        f.ty(*t)
-                    );
-                }
-                (None, space) => {
-                    self.out.push_str(" all");
-                    if let Some(a) = space {
-                        self.out.push(' ');
-                        self.attr(a);
-                    }
-                }
-            },
             OpKind::Signal {
                 signal,
                 value,
                 attrs,
                 ..
-            } => {
-                let _ = write!(
-                    self.out,
-                    "(%{}, %{} : {}, {})",
-                    f.name_of(*signal),
-                    f.name_of(*value),
-                    f.ty(*signal),
-                    f.ty(*value)
-                );
-                self.opt_attrs(attrs);
-            }
+            } => self.signal(f, *signal, *value, attrs),
             OpKind::CommCopy {
                 dst,
                 src,
                 stages,
                 attrs,
                 ..
-            } => {
-                let _ = write!(
-                    self.out,
-                    "(%{}, %{}, buf(",
-                    f.name_of(*dst),
-                    f.name_of(*src)
-                );
-                self.vals(f, stages);
-                self.out.push_str(") : ");
-                let mut ts = vec![f.ty(*dst).clone(), f.ty(*src).clone()];
-                ts.extend(stages.iter().map(|v| f.ty(*v).clone()));
-                self.types(&ts);
-                self.out.push(')');
-                self.opt_attrs(attrs);
-            }
-            OpKind::Fence { scope } => {
-                self.out.push(' ');
-                self.attr(scope);
-            }
-            OpKind::Section { body, .. } => {
-                self.out.push(' ');
-                self.block(f, body, &[]);
-            }
+            } => self.comm_copy(f, *dst, *src, stages, attrs),
+            OpKind::Fence { scope } => self.spaced(|p| p.attr(scope)),
+            OpKind::Section { body, .. } => self.spaced(|p| p.block(f, body, &[])),
             OpKind::Query { .. } => {
                 let _ = write!(self.out, " : {rt}");
             }
         }
         self.out.push('\n');
+    }
+
+    /// `arith.constant`: the value (booleans as words, non-finite floats as hex bits) and its type.
+    fn constant(&mut self, value: &Literal, ty: ScalarType) {
+        match (value, ty) {
+            (Literal::Int(v), ScalarType::I1) => {
+                let _ = write!(self.out, " {}", if *v != 0 { "true" } else { "false" });
+            }
+            (Literal::Int(v), _) => {
+                let _ = write!(self.out, " {v}");
+            }
+            (Literal::Float(v), _) if v.is_finite() => {
+                let _ = write!(self.out, " {}", float_text(*v));
+            }
+            (Literal::Float(v), t) => {
+                let bits: u64 = match t {
+                    ScalarType::F64 => v.to_bits(),
+                    ScalarType::BF16 => u64::from((*v as f32).to_bits() >> 16),
+                    ScalarType::F16 => match (v.is_nan(), *v > 0.0) {
+                        (true, _) => 0x7e00,
+                        (false, true) => 0x7c00,
+                        (false, false) => 0xfc00,
+                    },
+                    _ => u64::from((*v as f32).to_bits()),
+                };
+                let _ = write!(self.out, " 0x{bits:X}");
+            }
+        }
+        let _ = write!(self.out, " : {}", ty.name());
+    }
+
+    /// `scf.for`: bounds, iter_args with their result types, the induction type when it differs, the body.
+    fn for_loop(
+        &mut self,
+        f: &Func,
+        op: &Op,
+        bounds: [ValueId; 3],
+        iv: ValueId,
+        iter_args: &[(ValueId, ValueId)],
+        body: &Block,
+    ) {
+        let [lb, ub, step] = bounds;
+        let _ = write!(
+            self.out,
+            " %{} = %{} to %{} step %{}",
+            f.name_of(iv),
+            f.name_of(lb),
+            f.name_of(ub),
+            f.name_of(step)
+        );
+        if !iter_args.is_empty() {
+            self.out.push_str(" iter_args(");
+            for (i, (a, init)) in iter_args.iter().enumerate() {
+                if i > 0 {
+                    self.out.push_str(", ");
+                }
+                let _ = write!(self.out, "%{} = %{}", f.name_of(*a), f.name_of(*init));
+            }
+            self.out.push_str(") -> (");
+            let ts: Vec<Type> = op.results.iter().map(|r| f.ty(*r).clone()).collect();
+            self.types(&ts);
+            self.out.push(')');
+        }
+        if f.ty(iv) != f.ty(lb) {
+            let _ = write!(self.out, " : {}", f.ty(iv));
+        }
+        self.out.push(' ');
+        self.block(f, body, &[]);
+    }
+
+    /// `scf.if`: the condition, the result types, both regions.
+    fn if_else(
+        &mut self,
+        f: &Func,
+        op: &Op,
+        cond: ValueId,
+        then_block: &Block,
+        else_block: Option<&Block>,
+    ) {
+        let _ = write!(self.out, " %{}", f.name_of(cond));
+        if !op.results.is_empty() {
+            self.out.push_str(" -> (");
+            let ts: Vec<Type> = op.results.iter().map(|r| f.ty(*r).clone()).collect();
+            self.types(&ts);
+            self.out.push(')');
+        }
+        self.out.push(' ');
+        self.block(f, then_block, &[]);
+        if let Some(e) = else_block {
+            self.out.push_str(" else ");
+            self.block(f, e, &[]);
+        }
+    }
+
+    /// `scf.while`: the initial values and types, the result types, the `before` and `do` regions.
+    fn while_loop(&mut self, f: &Func, op: &Op, inits: &[ValueId], before: &Block, after: &Block) {
+        self.out.push_str(" (");
+        for (i, (a, init)) in before.args.iter().zip(inits).enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            let _ = write!(self.out, "%{} = %{}", f.name_of(*a), f.name_of(*init));
+        }
+        self.out.push_str(") : (");
+        let ts: Vec<Type> = before.args.iter().map(|a| f.ty(*a).clone()).collect();
+        self.types(&ts);
+        self.out.push_str(") -> (");
+        let rs: Vec<Type> = op.results.iter().map(|r| f.ty(*r).clone()).collect();
+        self.types(&rs);
+        self.out.push_str(") ");
+        let before_body = Block {
+            args: Vec::new(),
+            ops: before.ops.clone(),
+        };
+        self.block(f, &before_body, &[]);
+        self.out.push_str(" do ");
+        let after_body = Block {
+            args: Vec::new(),
+            ops: after.ops.clone(),
+        };
+        self.block(f, &after_body, &after.args);
+    }
+
+    /// `func.call`: the callee, arguments and the function type.
+    fn call(&mut self, f: &Func, op: &Op, callee: &str, args: &[ValueId]) {
+        let _ = write!(self.out, " @{callee}(");
+        self.vals(f, args);
+        self.out.push_str(") : (");
+        let ts: Vec<Type> = args.iter().map(|a| f.ty(*a).clone()).collect();
+        self.types(&ts);
+        self.out.push_str(") -> (");
+        let rs: Vec<Type> = op.results.iter().map(|r| f.ty(*r).clone()).collect();
+        self.types(&rs);
+        self.out.push(')');
+    }
+
+    /// `pto.make_tensor_view`: base, shape and strides lists, attributes, the view type.
+    fn make_tensor_view(
+        &mut self,
+        f: &Func,
+        ptr: ValueId,
+        shape: &[ValueId],
+        strides: &[ValueId],
+        attrs: &[NamedAttr],
+        rt: &str,
+    ) {
+        let _ = write!(self.out, " %{}, shape = [", f.name_of(ptr));
+        self.vals(f, shape);
+        self.out.push_str("], strides = [");
+        self.vals(f, strides);
+        self.out.push(']');
+        self.opt_attrs(attrs);
+        let _ = write!(self.out, " : {rt}");
+    }
+
+    /// `pto.partition_view`: source, offsets and sizes lists, both view types.
+    fn partition_view(
+        &mut self,
+        f: &Func,
+        source: ValueId,
+        offsets: &[ValueId],
+        sizes: &[ValueId],
+        rt: &str,
+    ) {
+        let _ = write!(self.out, " %{}, offsets = [", f.name_of(source));
+        self.vals(f, offsets);
+        self.out.push_str("], sizes = [");
+        self.vals(f, sizes);
+        let _ = write!(self.out, "] : {} -> {rt}", f.ty(source));
+    }
+
+    /// `pto.alloc_tile`: the `addr` / `valid_row` / `valid_col` operands given, the tile type.
+    fn alloc_tile(&mut self, f: &Func, operands: [Option<ValueId>; 3], rt: &str) {
+        let [addr, valid_row, valid_col] = operands;
+        for (k, v) in [
+            ("addr", addr),
+            ("valid_row", valid_row),
+            ("valid_col", valid_col),
+        ] {
+            if let Some(v) = v {
+                let _ = write!(self.out, " {k} = %{}", f.name_of(v));
+            }
+        }
+        let _ = write!(self.out, " : {rt}");
+    }
+
+    /// `pto.subview`: source and offsets, the static sizes, the optional valid operands, both tile types.
+    fn subview(
+        &mut self,
+        f: &Func,
+        source: ValueId,
+        offsets: &[ValueId],
+        sizes: &[i64],
+        valid: Option<(ValueId, ValueId)>,
+        rt: &str,
+    ) {
+        let _ = write!(self.out, " %{}[", f.name_of(source));
+        self.vals(f, offsets);
+        self.out.push_str("] sizes [");
+        let s: Vec<String> = sizes.iter().map(|v| v.to_string()).collect();
+        self.out.push_str(&s.join(", "));
+        self.out.push(']');
+        if let Some((r, c)) = valid {
+            let _ = write!(self.out, " valid [%{}, %{}]", f.name_of(r), f.name_of(c));
+        }
+        let _ = write!(self.out, " : {} -> {rt}", f.ty(source));
+    }
+
+    /// `pto.load_scalar`: `%p[%off]` and the types.
+    fn load_scalar(&mut self, f: &Func, ptr: ValueId, offset: ValueId, rt: &str) {
+        let _ = write!(
+            self.out,
+            " %{}[%{}] : {} -> {rt}",
+            f.name_of(ptr),
+            f.name_of(offset),
+            f.ty(ptr)
+        );
+    }
+
+    /// `pto.store_scalar`: `%v, %p[%off]` and the types.
+    fn store_scalar(&mut self, f: &Func, value: ValueId, ptr: ValueId, offset: ValueId) {
+        let _ = write!(
+            self.out,
+            " %{}, %{}[%{}] : {}, {}",
+            f.name_of(value),
+            f.name_of(ptr),
+            f.name_of(offset),
+            f.ty(ptr),
+            f.ty(value)
+        );
+    }
+
+    /// A tile op: `ins(...)` (attributes inside it when they were), `outs(...)`, attributes, the result type if any.
+    fn tile(
+        &mut self,
+        f: &Func,
+        ins: &[ValueId],
+        outs: &[ValueId],
+        attrs: &[NamedAttr],
+        attrs_in_ins: bool,
+        result: Option<&str>,
+    ) {
+        self.out.push_str(" ins(");
+        if !ins.is_empty() {
+            self.vals(f, ins);
+            if attrs_in_ins && !attrs.is_empty() {
+                self.out.push(' ');
+                self.attr_dict(attrs);
+            }
+            self.out.push_str(" : ");
+            let ts: Vec<Type> = ins.iter().map(|v| f.ty(*v).clone()).collect();
+            self.types(&ts);
+        }
+        self.out.push(')');
+        if !outs.is_empty() {
+            self.out.push_str(" outs(");
+            self.vals_types(f, outs);
+            self.out.push(')');
+        }
+        if !attrs_in_ins || ins.is_empty() {
+            self.opt_attrs(attrs);
+        }
+        if let Some(rt) = result {
+            let _ = write!(self.out, " -> {rt}");
+        }
+    }
+
+    /// `pto.reserve_buffer`: its attribute dictionary and type.
+    fn reserve_buffer(
+        &mut self,
+        name: &str,
+        size: i64,
+        location: TileLoc,
+        auto_alloc: bool,
+        base: Option<i64>,
+        rt: &str,
+    ) {
+        let _ = write!(
+            self.out,
+            " {{name = {}, size = {size}, location = #pto.address_space<{}>, auto = {auto_alloc}",
+            escape(name),
+            location.name()
+        );
+        if let Some(b) = base {
+            let _ = write!(self.out, ", base = {b}");
+        }
+        let _ = write!(self.out, "}} -> {rt}");
+    }
+
+    /// `pto.import_reserved_buffer`: its attribute dictionary and type.
+    fn import_reserved_buffer(&mut self, name: &str, peer_func: &str, rt: &str) {
+        let _ = write!(
+            self.out,
+            " {{name = {}, peer_func = @{peer_func}}} -> {rt}",
+            escape(name)
+        );
+    }
+
+    /// `pto.aic_initialize_pipe` / `aiv_`: attributes and the buffer operands.
+    fn initialize_pipe(
+        &mut self,
+        f: &Func,
+        attrs: &[NamedAttr],
+        gm_slot_buffer: Option<ValueId>,
+        c2v_consumer_buf: ValueId,
+        v2c_consumer_buf: ValueId,
+    ) {
+        self.out.push(' ');
+        self.attr_dict(attrs);
+        self.out.push_str(" (");
+        if let Some(g) = gm_slot_buffer {
+            let _ = write!(
+                self.out,
+                "gm_slot_buffer = %{} : {}, ",
+                f.name_of(g),
+                f.ty(g)
+            );
+        }
+        let _ = write!(
+            self.out,
+            "c2v_consumer_buf = %{} : {}, v2c_consumer_buf = %{} : {})",
+            f.name_of(c2v_consumer_buf),
+            f.ty(c2v_consumer_buf),
+            f.name_of(v2c_consumer_buf),
+            f.ty(v2c_consumer_buf)
+        );
+    }
+
+    /// `pto.tpop_from_*`: the optional valid operands, attributes, the tile type.
+    fn tpop(&mut self, f: &Func, valid: Option<(ValueId, ValueId)>, attrs: &[NamedAttr], rt: &str) {
+        if let Some((r, c)) = valid {
+            let _ = write!(self.out, "(%{}, %{})", f.name_of(r), f.name_of(c));
+        }
+        self.out.push(' ');
+        self.attr_dict(attrs);
+        let _ = write!(self.out, " -> {rt}");
+    }
+
+    /// `pto.set_flag` and its kin: `[src, dst, event]`.
+    fn flag(&mut self, src: &Attr, dst: &Attr, event: &Attr) {
+        self.out.push('[');
+        self.attr(src);
+        self.out.push_str(", ");
+        self.attr(dst);
+        self.out.push_str(", ");
+        self.attr(event);
+        self.out.push(']');
+    }
+
+    /// `pto.barrier <pipe>` or `pto.barrier_sync [<pipe>]`.
+    fn barrier(&mut self, name: &str, pipe: &Attr) {
+        if name == "barrier_sync" {
+            self.out.push('[');
+            self.attr(pipe);
+            self.out.push(']');
+        } else {
+            self.out.push(' ');
+            self.attr(pipe);
+        }
+    }
+
+    /// `pto.cmo.cacheinvalid`: `%p single_cache_line : T` or `all [space]`.
+    fn cache_invalid(&mut self, f: &Func, target: Option<ValueId>, space: Option<&Attr>) {
+        match (target, space) {
+            (Some(t), _) => {
+                let _ = write!(
+                    self.out,
+                    " %{} single_cache_line : {}",
+                    f.name_of(t),
+                    f.ty(t)
+                );
+            }
+            (None, space) => {
+                self.out.push_str(" all");
+                if let Some(a) = space {
+                    self.out.push(' ');
+                    self.attr(a);
+                }
+            }
+        }
+    }
+
+    /// `pto.comm.tnotify` / `twait`: `(%signal, %value : T, T)` and attributes.
+    fn signal(&mut self, f: &Func, signal: ValueId, value: ValueId, attrs: &[NamedAttr]) {
+        let _ = write!(
+            self.out,
+            "(%{}, %{} : {}, {})",
+            f.name_of(signal),
+            f.name_of(value),
+            f.ty(signal),
+            f.ty(value)
+        );
+        self.opt_attrs(attrs);
+    }
+
+    /// `pto.comm.tput` / `tget`: `(%dst, %src, buf(...) : T, ...)` and attributes.
+    fn comm_copy(
+        &mut self,
+        f: &Func,
+        dst: ValueId,
+        src: ValueId,
+        stages: &[ValueId],
+        attrs: &[NamedAttr],
+    ) {
+        let _ = write!(self.out, "(%{}, %{}, buf(", f.name_of(dst), f.name_of(src));
+        self.vals(f, stages);
+        self.out.push_str(") : ");
+        let mut ts = vec![f.ty(dst).clone(), f.ty(src).clone()];
+        ts.extend(stages.iter().map(|v| f.ty(*v).clone()));
+        self.types(&ts);
+        self.out.push(')');
+        self.opt_attrs(attrs);
+    }
+
+    /// `arith.cmpi` / `arith.cmpf`: the predicate, the operands and their type.
+    fn cmp(&mut self, f: &Func, pred: &str, lhs: ValueId, rhs: ValueId) {
+        let _ = write!(self.out, " {pred}, ");
+        self.vals(f, &[lhs, rhs]);
+        let _ = write!(self.out, " : {}", f.ty(lhs));
+    }
+
+    /// `scf.condition`: `(%cond)` and the values passed on with their types.
+    fn condition(&mut self, f: &Func, cond: ValueId, args: &[ValueId]) {
+        let _ = write!(self.out, "(%{})", f.name_of(cond));
+        self.opt_vals_types(f, args);
+    }
+
+    /// `pto.tpush_to_*`: `(%tile : T)` and attributes.
+    fn tpush(&mut self, f: &Func, tile: ValueId, attrs: &[NamedAttr]) {
+        let _ = write!(self.out, "(%{} : {}) ", f.name_of(tile), f.ty(tile));
+        self.attr_dict(attrs);
+    }
+
+    /// A space, then what `then` prints.
+    fn spaced(&mut self, then: impl FnOnce(&mut Self)) {
+        self.out.push(' ');
+        then(self);
+    }
+
+    /// ` %a, %b : <types>`: the operands of an op in the common form, then its types.
+    fn plain(&mut self, f: &Func, vs: &[ValueId], types: &str) {
+        self.out.push(' ');
+        self.vals(f, vs);
+        let _ = write!(self.out, " : {types}");
+    }
+
+    /// ` %a, %b : T, T` when `vs` is not empty (terminators).
+    fn opt_vals_types(&mut self, f: &Func, vs: &[ValueId]) {
+        if !vs.is_empty() {
+            self.out.push(' ');
+            self.vals_types(f, vs);
+        }
     }
 }

@@ -12,7 +12,7 @@ use super::{invalid, unsupported, FnLower, Pipe};
 use crate::cpp::Stmt;
 use crate::error::DiagResult;
 use crate::ir::{find_attr, Attr, NamedAttr, Op, ValueId};
-use crate::types::{Layout, ScalarType, Type};
+use crate::types::{Dim, Layout, ScalarType, Type};
 
 /// Attributes that only tune the device implementation (precision algorithms); the CPU
 /// results do not depend on them.
@@ -261,6 +261,50 @@ fn enum_token(attr: &Attr, kind: &str) -> Option<String> {
     })
 }
 
+/// A tile op being lowered: the op, its name (without `pto.`), operands and attributes.
+#[derive(Clone, Copy)]
+struct TileCall<'o> {
+    op: &'o Op,
+    name: &'o str,
+    ins: &'o [ValueId],
+    outs: &'o [ValueId],
+    attrs: &'o [NamedAttr],
+}
+
+/// `{layout = #pto.layout<..>}` on a load or store: the layout a GM memref operand takes
+/// (a view already has one, which must agree).
+fn tile_layout(c: &TileCall) -> DiagResult<Option<Layout>> {
+    let (op, name) = (c.op, c.name);
+    match find_attr(c.attrs, "layout") {
+        None => Ok(None),
+        Some(Attr::Pto { kind, value, .. }) if kind == "layout" => {
+            Ok(Some(Layout::from_name(value).ok_or_else(|| {
+                invalid(op.span, format!("'pto.{name}': unknown layout '{value}'"))
+            })?))
+        }
+        Some(_) => Err(invalid(
+            op.span,
+            format!("'pto.{name}': 'layout' takes #pto.layout<nd|dn|nz>"),
+        )),
+    }
+}
+
+/// `TCOLSUM`, with the `isBinary` flag (which needs a tmp tile) when given.
+fn tcolsum_line(c: &TileCall, args: &[String]) -> DiagResult<String> {
+    let (op, ins) = (c.op, c.ins);
+    Ok(match find_attr(c.attrs, "isBinary") {
+        Some(Attr::Bool(b)) if ins.len() == 2 => format!("TCOLSUM({}, {b});", args.join(", ")),
+        Some(_) if ins.len() != 2 => {
+            return Err(invalid(
+                op.span,
+                "'pto.tcolsum' with 'isBinary' needs a tmp tile",
+            ))
+        }
+        Some(_) => return Err(invalid(op.span, "'pto.tcolsum': 'isBinary' must be a bool")),
+        None => format!("TCOLSUM({});", args.join(", ")),
+    })
+}
+
 impl FnLower<'_> {
     /// An attribute of `attrs` as a C++ enumerator of `kind`.
     fn enum_attr(
@@ -407,6 +451,8 @@ impl FnLower<'_> {
         Ok(())
     }
 
+    /// `pto.tX ins(...) outs(...)`: the operands checked against the op's row of
+    /// [`TILE_OPS`], the views made `GlobalTensor`s, then one line of C++.
     pub(super) fn tile_op(
         &mut self,
         op: &Op,
@@ -416,6 +462,31 @@ impl FnLower<'_> {
         attrs: &[NamedAttr],
         out: &mut Vec<Stmt>,
     ) -> DiagResult<()> {
+        let c = TileCall {
+            op,
+            name,
+            ins,
+            outs,
+            attrs,
+        };
+        self.check_tile_operands(&c)?;
+        let layout = tile_layout(&c)?;
+        let (args, arg_types) = self.tile_args(&c, layout, out)?;
+        let line = self.tile_line(&c, &args, &arg_types, out)?;
+        out.push(Stmt::Line(line));
+        Ok(())
+    }
+
+    /// Refuses a tile op outside [`TILE_OPS`], an attribute its row does not list, a GM view
+    /// outside loads and stores, a pipe, and the wrong number of inputs or outputs.
+    fn check_tile_operands(&self, c: &TileCall) -> DiagResult<()> {
+        let TileCall {
+            op,
+            name,
+            ins,
+            outs,
+            attrs,
+        } = *c;
         let Some((_, allowed)) = TILE_OPS.iter().find(|(n, _)| *n == name) else {
             return Err(unsupported(
                 op.span,
@@ -462,27 +533,21 @@ impl FnLower<'_> {
                 ),
             ));
         }
-        // `{layout = #pto.layout<..>}` on a load or store gives a GM memref operand its
-        // layout; a view already has one, which must agree.
-        let layout = match find_attr(attrs, "layout") {
-            None => None,
-            Some(a) => match a {
-                Attr::Pto { kind, value, .. } if kind == "layout" => {
-                    Some(Layout::from_name(value).ok_or_else(|| {
-                        invalid(op.span, format!("'pto.{name}': unknown layout '{value}'"))
-                    })?)
-                }
-                _ => {
-                    return Err(invalid(
-                        op.span,
-                        format!("'pto.{name}': 'layout' takes #pto.layout<nd|dn|nz>"),
-                    ))
-                }
-            },
-        };
+        Ok(())
+    }
+
+    /// The C++ arguments (outputs first) and their C++ types; a GM memref takes the op's
+    /// layout, a view must already have it.
+    fn tile_args(
+        &mut self,
+        c: &TileCall,
+        layout: Option<Layout>,
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<(Vec<String>, Vec<String>)> {
+        let (op, name) = (c.op, c.name);
         let mut args = Vec::new();
         let mut arg_types = Vec::new();
-        for v in outs.iter().chain(ins) {
+        for v in c.outs.iter().chain(c.ins) {
             let (a, t) = match (layout, self.f.ty(*v)) {
                 (Some(l), Type::MemRef { .. }) => {
                     let mut view = self.view_of(*v, op.span)?;
@@ -509,125 +574,39 @@ impl FnLower<'_> {
             args.push(a);
             arg_types.push(t);
         }
+        Ok((args, arg_types))
+    }
+
+    /// The C++ line of a tile op: `TX(d, a, b, ...)` by the general rule, or the op's
+    /// special form (template arguments, mode arguments, the load and store shapes).
+    fn tile_line(
+        &mut self,
+        c: &TileCall,
+        args: &[String],
+        arg_types: &[String],
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<String> {
+        let TileCall {
+            op,
+            name,
+            ins,
+            attrs,
+            ..
+        } = *c;
         let call = cpp_name(name);
-        let line = match name {
+        Ok(match name {
             "tload" | "tprefetch" => {
                 if ins.len() != 1 {
                     return Err(invalid(op.span, format!("'pto.{name}' loads one view")));
                 }
                 format!("{call}({}, {});", args[0], args[1])
             }
-            "tstore" => {
-                if ins.is_empty() || ins.len() > 2 {
-                    return Err(invalid(
-                        op.span,
-                        "'pto.tstore' stores one tile (and an optional pre-quant scalar)",
-                    ));
-                }
-                let phase = self.enum_attr(op, attrs, "stPhase", "st_phase")?;
-                let atomic = self.enum_attr(op, attrs, "atomicType", "atomic_type")?;
-                let relu = self.enum_attr(op, attrs, "reluPreMode", "relu_pre_mode")?;
-                let tile_ty = arg_types[1].clone();
-                let gt_ty = arg_types[0].clone();
-                let mut tmpl = Vec::new();
-                if let Some(p) = &phase {
-                    tmpl.push(p.clone());
-                }
-                if atomic.is_some() || relu.is_some() {
-                    tmpl.push(tile_ty);
-                    tmpl.push(gt_ty);
-                    tmpl.push(atomic.unwrap_or_else(|| "AtomicType::AtomicNone".into()));
-                    if let Some(r) = relu {
-                        tmpl.push(r);
-                    }
-                } else if phase.is_some() {
-                    tmpl.push(tile_ty);
-                    tmpl.push(gt_ty);
-                }
-                let t = if tmpl.is_empty() {
-                    String::new()
-                } else {
-                    format!("<{}>", tmpl.join(", "))
-                };
-                format!("TSTORE{t}({});", args.join(", "))
-            }
-            "tcvt" => {
-                let rmode = self
-                    .enum_attr(op, attrs, "rmode", "round_mode")?
-                    .unwrap_or_else(|| "RoundMode::CAST_RINT".into());
-                let sat = self
-                    .enum_attr(op, attrs, "sat_mode", "saturation_mode")?
-                    .unwrap_or_else(|| "SaturationMode::OFF".into());
-                let rv = self.fresh();
-                let sv = self.fresh();
-                out.push(Stmt::Line(format!("RoundMode {rv} = {rmode};")));
-                out.push(Stmt::Line(format!("SaturationMode {sv} = {sat};")));
-                format!("TCVT({}, {rv}, {sv});", args.join(", "))
-            }
-            "tci" => {
-                if ins.len() != 1 {
-                    return Err(invalid(op.span, "'pto.tci' takes the start value"));
-                }
-                let desc = match find_attr(attrs, "descending") {
-                    None => false,
-                    Some(Attr::Bool(b)) => *b,
-                    Some(Attr::Unit) => true,
-                    Some(_) => {
-                        return Err(invalid(op.span, "'pto.tci': 'descending' must be a bool"))
-                    }
-                };
-                let tile_ty = self.cpp_type(outs[0], op.span)?;
-                let s_ty = self.cpp_type(ins[0], op.span)?;
-                format!(
-                    "TCI<{tile_ty}, {s_ty}, {}>({}, {});",
-                    u8::from(desc),
-                    args[0],
-                    args[1]
-                )
-            }
-            "tgather" if find_attr(attrs, "maskPattern").is_some() => {
-                let mp = self
-                    .enum_attr(op, attrs, "maskPattern", "mask_pattern")?
-                    .unwrap_or_default();
-                if ins.len() != 1 {
-                    return Err(invalid(
-                        op.span,
-                        "'pto.tgather' with a mask pattern takes one source",
-                    ));
-                }
-                let d = self.cpp_type(outs[0], op.span)?;
-                let s = self.cpp_type(ins[0], op.span)?;
-                format!("TGATHER<{d}, {s}, {mp}>({}, {});", args[0], args[1])
-            }
-            "tcolsum" => match find_attr(attrs, "isBinary") {
-                Some(Attr::Bool(b)) if ins.len() == 2 => {
-                    format!("TCOLSUM({}, {b});", args.join(", "))
-                }
-                Some(_) if ins.len() != 2 => {
-                    return Err(invalid(
-                        op.span,
-                        "'pto.tcolsum' with 'isBinary' needs a tmp tile",
-                    ))
-                }
-                Some(_) => {
-                    return Err(invalid(op.span, "'pto.tcolsum': 'isBinary' must be a bool"))
-                }
-                None => format!("TCOLSUM({});", args.join(", ")),
-            },
-            "tmov" => {
-                let relu = self.enum_attr(op, attrs, "reluPreMode", "relu_pre_mode")?;
-                let a2v = self.enum_attr(op, attrs, "accToVecMode", "acc_to_vec_mode")?;
-                if relu.is_none() && a2v.is_none() {
-                    format!("TMOV({});", args.join(", "))
-                } else {
-                    let d = self.cpp_type(outs[0], op.span)?;
-                    let s = self.cpp_type(ins[0], op.span)?;
-                    let mut tmpl = vec![d, s];
-                    tmpl.extend(a2v);
-                    tmpl.push(relu.unwrap_or_else(|| "ReluPreMode::NoRelu".into()));
-                    format!("TMOV<{}>({});", tmpl.join(", "), args.join(", "))
-                }
-            }
+            "tstore" => self.tstore_line(c, args, arg_types)?,
+            "tcvt" => self.tcvt_line(c, args, out)?,
+            "tci" => self.tci_line(c, args)?,
+            "tgather" if find_attr(attrs, "maskPattern").is_some() => self.tgather_line(c, args)?,
+            "tcolsum" => tcolsum_line(c, args)?,
+            "tmov" => self.tmov_line(c, args)?,
             "tmatmul" | "tmatmul.acc" | "tgemv" | "tgemv.acc" => {
                 match self.enum_attr(op, attrs, "accPhase", "acc_phase")? {
                     Some(p) if !p.ends_with("Unspecified") => {
@@ -643,8 +622,219 @@ impl FnLower<'_> {
                 format!("{call}({}, {mode});", args.join(", "))
             }
             _ => format!("{call}({});", args.join(", ")),
+        })
+    }
+
+    /// `TSTORE`: the phase, atomic and relu attributes become template arguments.
+    fn tstore_line(
+        &self,
+        c: &TileCall,
+        args: &[String],
+        arg_types: &[String],
+    ) -> DiagResult<String> {
+        let TileCall { op, ins, attrs, .. } = *c;
+        if ins.is_empty() || ins.len() > 2 {
+            return Err(invalid(
+                op.span,
+                "'pto.tstore' stores one tile (and an optional pre-quant scalar)",
+            ));
+        }
+        let phase = self.enum_attr(op, attrs, "stPhase", "st_phase")?;
+        let atomic = self.enum_attr(op, attrs, "atomicType", "atomic_type")?;
+        let relu = self.enum_attr(op, attrs, "reluPreMode", "relu_pre_mode")?;
+        let tile_ty = arg_types[1].clone();
+        let gt_ty = arg_types[0].clone();
+        let mut tmpl = Vec::new();
+        if let Some(p) = &phase {
+            tmpl.push(p.clone());
+        }
+        if atomic.is_some() || relu.is_some() {
+            tmpl.push(tile_ty);
+            tmpl.push(gt_ty);
+            tmpl.push(atomic.unwrap_or_else(|| "AtomicType::AtomicNone".into()));
+            if let Some(r) = relu {
+                tmpl.push(r);
+            }
+        } else if phase.is_some() {
+            tmpl.push(tile_ty);
+            tmpl.push(gt_ty);
+        }
+        let t = if tmpl.is_empty() {
+            String::new()
+        } else {
+            format!("<{}>", tmpl.join(", "))
         };
-        out.push(Stmt::Line(line));
+        Ok(format!("TSTORE{t}({});", args.join(", ")))
+    }
+
+    /// `TCVT`: the rounding and saturation modes as variables passed after the operands.
+    fn tcvt_line(
+        &mut self,
+        c: &TileCall,
+        args: &[String],
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<String> {
+        let TileCall { op, attrs, .. } = *c;
+        let rmode = self
+            .enum_attr(op, attrs, "rmode", "round_mode")?
+            .unwrap_or_else(|| "RoundMode::CAST_RINT".into());
+        let sat = self
+            .enum_attr(op, attrs, "sat_mode", "saturation_mode")?
+            .unwrap_or_else(|| "SaturationMode::OFF".into());
+        let rv = self.fresh();
+        let sv = self.fresh();
+        out.push(Stmt::Line(format!("RoundMode {rv} = {rmode};")));
+        out.push(Stmt::Line(format!("SaturationMode {sv} = {sat};")));
+        Ok(format!("TCVT({}, {rv}, {sv});", args.join(", ")))
+    }
+
+    /// `TCI<tile, scalar, descending>`: an index sequence from the start value.
+    fn tci_line(&self, c: &TileCall, args: &[String]) -> DiagResult<String> {
+        let TileCall {
+            op,
+            ins,
+            outs,
+            attrs,
+            ..
+        } = *c;
+        if ins.len() != 1 {
+            return Err(invalid(op.span, "'pto.tci' takes the start value"));
+        }
+        let desc = match find_attr(attrs, "descending") {
+            None => false,
+            Some(Attr::Bool(b)) => *b,
+            Some(Attr::Unit) => true,
+            Some(_) => return Err(invalid(op.span, "'pto.tci': 'descending' must be a bool")),
+        };
+        let tile_ty = self.cpp_type(outs[0], op.span)?;
+        let s_ty = self.cpp_type(ins[0], op.span)?;
+        Ok(format!(
+            "TCI<{tile_ty}, {s_ty}, {}>({}, {});",
+            u8::from(desc),
+            args[0],
+            args[1]
+        ))
+    }
+
+    /// `TGATHER<dst, src, pattern>`: the mask-pattern form (one source).
+    fn tgather_line(&self, c: &TileCall, args: &[String]) -> DiagResult<String> {
+        let TileCall {
+            op,
+            ins,
+            outs,
+            attrs,
+            ..
+        } = *c;
+        let mp = self
+            .enum_attr(op, attrs, "maskPattern", "mask_pattern")?
+            .unwrap_or_default();
+        if ins.len() != 1 {
+            return Err(invalid(
+                op.span,
+                "'pto.tgather' with a mask pattern takes one source",
+            ));
+        }
+        let d = self.cpp_type(outs[0], op.span)?;
+        let s = self.cpp_type(ins[0], op.span)?;
+        Ok(format!(
+            "TGATHER<{d}, {s}, {mp}>({}, {});",
+            args[0], args[1]
+        ))
+    }
+
+    /// `TMOV`, with `TMOV<dst, src, [acc-to-vec mode,] relu mode>` when either mode is given.
+    fn tmov_line(&self, c: &TileCall, args: &[String]) -> DiagResult<String> {
+        let TileCall {
+            op,
+            ins,
+            outs,
+            attrs,
+            ..
+        } = *c;
+        let relu = self.enum_attr(op, attrs, "reluPreMode", "relu_pre_mode")?;
+        let a2v = self.enum_attr(op, attrs, "accToVecMode", "acc_to_vec_mode")?;
+        if relu.is_none() && a2v.is_none() {
+            return Ok(format!("TMOV({});", args.join(", ")));
+        }
+        let d = self.cpp_type(outs[0], op.span)?;
+        let s = self.cpp_type(ins[0], op.span)?;
+        let mut tmpl = vec![d, s];
+        tmpl.extend(a2v);
+        tmpl.push(relu.unwrap_or_else(|| "ReluPreMode::NoRelu".into()));
+        Ok(format!("TMOV<{}>({});", tmpl.join(", "), args.join(", ")))
+    }
+
+    /// `pto.tpush_to_aiv` / `_aic`: `TPUSH` into the function's pipe.
+    pub(super) fn tpush(
+        &mut self,
+        op: &Op,
+        tile: ValueId,
+        attrs: &[NamedAttr],
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<()> {
+        let span = op.span;
+        let (pipe, split) = self.pipe_for(op, attrs)?;
+        let t = self.expr(tile, span)?;
+        let tt = self.cpp_type(tile, span)?;
+        out.push(Stmt::Line(format!(
+            "TPUSH<{}, {tt}, {split}>({}, {t});",
+            pipe.ty, pipe.var
+        )));
+        Ok(())
+    }
+
+    /// `pto.tpop_from_aic` / `_aiv`: a tile declared and filled by `TPOP`.
+    pub(super) fn tpop(
+        &mut self,
+        op: &Op,
+        valid: Option<(ValueId, ValueId)>,
+        attrs: &[NamedAttr],
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<()> {
+        let span = op.span;
+        let f = self.f;
+        let r0 = op.results.first().copied();
+        let Some(r) = r0 else { return Ok(()) };
+        let (pipe, split) = self.pipe_for(op, attrs)?;
+        let (vr, vc) = match valid {
+            Some((a, b)) => (Some(a), Some(b)),
+            None => (None, None),
+        };
+        let Some(tt) = f.ty(r).tile().cloned() else {
+            return Err(invalid(span, "a pop produces a !pto.tile_buf"));
+        };
+        if vr.is_some() && (tt.v_row != Dim::Dynamic || tt.v_col != Dim::Dynamic) {
+            return Err(invalid(
+                span,
+                format!(
+                    "'{}' op expects tile result to have dynamic validShape (?, ?) when valid_row/valid_col operands are provided",
+                    op.name()
+                ),
+            ));
+        }
+        self.tile_decl(r, vr, vc, span, out)?;
+        let t = self.expr(r, span)?;
+        out.push(Stmt::Line(format!(
+            "TPOP<{}, {}, {split}>({}, {t});",
+            pipe.ty,
+            tt.cpp(),
+            pipe.var
+        )));
+        Ok(())
+    }
+
+    /// `pto.tfree_from_aic` / `_aiv`: `TFREE` of the oldest popped slot.
+    pub(super) fn tfree(
+        &mut self,
+        op: &Op,
+        attrs: &[NamedAttr],
+        out: &mut Vec<Stmt>,
+    ) -> DiagResult<()> {
+        let (pipe, split) = self.pipe_for(op, attrs)?;
+        out.push(Stmt::Line(format!(
+            "TFREE<{}, {split}>({});",
+            pipe.ty, pipe.var
+        )));
         Ok(())
     }
 

@@ -681,19 +681,12 @@ impl<'a> Parser<'a> {
         Ok(Dim::Static(v))
     }
 
+    /// `!pto.tile_buf<...>` after its `!pto.tile_buf`: the positional memory and
+    /// `RxCxT` parts and the `key=value` parameters, each given at most once, then the
+    /// defaults of the memory and the checks of the whole.
     fn tile_buf_ty(&mut self, start: Span) -> DiagResult<TileBufType> {
         self.expect_punct('<')?;
-        let mut loc = None;
-        let mut dtype = None;
-        let mut rows = None;
-        let mut cols = None;
-        let mut v_row = None;
-        let mut v_col = None;
-        let mut blayout = None;
-        let mut slayout = None;
-        let mut fractal = None;
-        let mut pad = None;
-        let mut compact = None;
+        let mut parts = TileBufParts::default();
         let mut first = true;
         loop {
             if self.is_punct('>') {
@@ -705,150 +698,197 @@ impl<'a> Parser<'a> {
             let item_span = self.span();
             // Positional parts: `vec`, `16x16xf16`.
             if first {
-                if let Tok::Ident(n) = self.peek().clone() {
-                    if let Some(l) = TileLoc::from_name(&n) {
-                        self.bump()?;
-                        if !self.is_punct('=') {
-                            loc = Some(l);
-                            first = false;
-                            continue;
-                        }
-                        return self.err_at(item_span, "expected 'loc=...' or a memory name");
-                    }
+                if let Some(l) = self.positional_loc(item_span)? {
+                    parts.loc = Some(l);
+                    first = false;
+                    continue;
                 }
             }
             first = false;
             if matches!(self.peek(), Tok::Int(_)) {
-                let (shape, elem) = self.shape_and_elem()?;
-                if shape.len() != 2 {
-                    return self.err_at(item_span, "a tile shape must be 2-D (RxCxT)");
-                }
-                set_once(
-                    self,
-                    &mut rows,
-                    shape[0].value().unwrap_or(-1),
-                    "rows",
-                    item_span,
-                )?;
-                set_once(
-                    self,
-                    &mut cols,
-                    shape[1].value().unwrap_or(-1),
-                    "cols",
-                    item_span,
-                )?;
-                set_once(self, &mut dtype, elem, "dtype", item_span)?;
-                continue;
-            }
-            let key = self.ident()?;
-            self.expect_punct('=')?;
-            let vspan = self.span();
-            match key.as_str() {
-                "loc" => {
-                    let n = self.ident()?;
-                    let l = TileLoc::from_name(&n).ok_or_else(|| {
-                        Diag::at(ErrorKind::Syntax, vspan, format!("unknown tile loc '{n}'"))
-                    })?;
-                    set_once(self, &mut loc, l, "loc", item_span)?;
-                }
-                "dtype" => {
-                    let t = self.elem_ty()?;
-                    set_once(self, &mut dtype, t, "dtype", item_span)?;
-                }
-                "rows" | "cols" => {
-                    let v = self.int_literal()?;
-                    if v <= 0 {
-                        return self.err_at(vspan, format!("'{key}' must be positive, got {v}"));
-                    }
-                    let slot = if key == "rows" { &mut rows } else { &mut cols };
-                    set_once(self, slot, v, &key, item_span)?;
-                }
-                "v_row" | "v_col" => {
-                    let d = self.dim_value()?;
-                    let slot = if key == "v_row" {
-                        &mut v_row
-                    } else {
-                        &mut v_col
-                    };
-                    set_once(self, slot, d, &key, item_span)?;
-                }
-                "valid" => {
-                    self.lex.reset(self.tok.span.start as usize);
-                    let dims = self.lex.scan_dims()?;
-                    self.tok = self.lex.next_token()?;
-                    if dims.len() != 1 {
-                        return self.err_at(vspan, "expected 'valid=RxC'");
-                    }
-                    let r = dims[0].map(Dim::Static).unwrap_or(Dim::Dynamic);
-                    let c = self.dim_value()?;
-                    set_once(self, &mut v_row, r, "v_row", item_span)?;
-                    set_once(self, &mut v_col, c, "v_col", item_span)?;
-                }
-                "blayout" => {
-                    let n = self.ident()?;
-                    let b = BLayout::from_name(&n).ok_or_else(|| {
-                        Diag::at(ErrorKind::Syntax, vspan, format!("unknown blayout '{n}'"))
-                    })?;
-                    set_once(self, &mut blayout, b, "blayout", item_span)?;
-                }
-                "slayout" => {
-                    let n = self.ident()?;
-                    let s = SLayout::from_name(&n).ok_or_else(|| {
-                        Diag::at(ErrorKind::Syntax, vspan, format!("unknown slayout '{n}'"))
-                    })?;
-                    set_once(self, &mut slayout, s, "slayout", item_span)?;
-                }
-                "fractal" => {
-                    let v = self.int_literal()?;
-                    if v != 512 && v != 1024 && v != 32 && v != 16 {
-                        return self.err_at(vspan, format!("unsupported fractal size {v}"));
-                    }
-                    set_once(self, &mut fractal, v, "fractal", item_span)?;
-                }
-                "pad" | "compact" => {
-                    let text = match self.peek().clone() {
-                        Tok::Int(t) => {
-                            self.bump()?;
-                            t
-                        }
-                        Tok::Ident(t) => {
-                            self.bump()?;
-                            t
-                        }
-                        _ => return self.expected("a pad or compact value"),
-                    };
-                    if key == "pad" {
-                        let p = PadValue::from_name(&text).ok_or_else(|| {
-                            Diag::at(
-                                ErrorKind::Syntax,
-                                vspan,
-                                format!("unknown pad value '{text}'"),
-                            )
-                        })?;
-                        set_once(self, &mut pad, p, "pad", item_span)?;
-                    } else {
-                        let c = CompactMode::from_name(&text).ok_or_else(|| {
-                            Diag::at(
-                                ErrorKind::Syntax,
-                                vspan,
-                                format!("unknown compact mode '{text}'"),
-                            )
-                        })?;
-                        set_once(self, &mut compact, c, "compact", item_span)?;
-                    }
-                }
-                _ => return self.err_at(item_span, format!("unknown tile_buf parameter '{key}'")),
+                self.tile_buf_shape(&mut parts, item_span)?;
+            } else {
+                self.tile_buf_param(&mut parts, item_span)?;
             }
         }
         let end = self.expect_punct('>')?;
-        let span = start.to(end);
-        let Some(loc) = loc else {
+        self.tile_buf_finish(parts, start.to(end))
+    }
+
+    /// A memory name as the first part of a tile_buf (`vec`), if it is one.
+    fn positional_loc(&mut self, item_span: Span) -> DiagResult<Option<TileLoc>> {
+        let Tok::Ident(n) = self.peek().clone() else {
+            return Ok(None);
+        };
+        let Some(l) = TileLoc::from_name(&n) else {
+            return Ok(None);
+        };
+        self.bump()?;
+        if !self.is_punct('=') {
+            return Ok(Some(l));
+        }
+        self.err_at(item_span, "expected 'loc=...' or a memory name")
+    }
+
+    /// The positional `RxCxT` part: rows, columns and element type.
+    fn tile_buf_shape(&mut self, parts: &mut TileBufParts, item_span: Span) -> DiagResult<()> {
+        let (shape, elem) = self.shape_and_elem()?;
+        if shape.len() != 2 {
+            return self.err_at(item_span, "a tile shape must be 2-D (RxCxT)");
+        }
+        set_once(
+            self,
+            &mut parts.rows,
+            shape[0].value().unwrap_or(-1),
+            "rows",
+            item_span,
+        )?;
+        set_once(
+            self,
+            &mut parts.cols,
+            shape[1].value().unwrap_or(-1),
+            "cols",
+            item_span,
+        )?;
+        set_once(self, &mut parts.dtype, elem, "dtype", item_span)
+    }
+
+    /// One `key=value` parameter of a tile_buf.
+    fn tile_buf_param(&mut self, parts: &mut TileBufParts, item_span: Span) -> DiagResult<()> {
+        let key = self.ident()?;
+        self.expect_punct('=')?;
+        let vspan = self.span();
+        match key.as_str() {
+            "loc" => {
+                let n = self.ident()?;
+                let l = TileLoc::from_name(&n).ok_or_else(|| {
+                    Diag::at(ErrorKind::Syntax, vspan, format!("unknown tile loc '{n}'"))
+                })?;
+                set_once(self, &mut parts.loc, l, "loc", item_span)?;
+            }
+            "dtype" => {
+                let t = self.elem_ty()?;
+                set_once(self, &mut parts.dtype, t, "dtype", item_span)?;
+            }
+            "rows" | "cols" => {
+                let v = self.int_literal()?;
+                if v <= 0 {
+                    return self.err_at(vspan, format!("'{key}' must be positive, got {v}"));
+                }
+                let slot = if key == "rows" {
+                    &mut parts.rows
+                } else {
+                    &mut parts.cols
+                };
+                set_once(self, slot, v, &key, item_span)?;
+            }
+            "v_row" | "v_col" => {
+                let d = self.dim_value()?;
+                let slot = if key == "v_row" {
+                    &mut parts.v_row
+                } else {
+                    &mut parts.v_col
+                };
+                set_once(self, slot, d, &key, item_span)?;
+            }
+            "valid" => self.tile_buf_valid(parts, vspan, item_span)?,
+            "blayout" => {
+                let n = self.ident()?;
+                let b = BLayout::from_name(&n).ok_or_else(|| {
+                    Diag::at(ErrorKind::Syntax, vspan, format!("unknown blayout '{n}'"))
+                })?;
+                set_once(self, &mut parts.blayout, b, "blayout", item_span)?;
+            }
+            "slayout" => {
+                let n = self.ident()?;
+                let s = SLayout::from_name(&n).ok_or_else(|| {
+                    Diag::at(ErrorKind::Syntax, vspan, format!("unknown slayout '{n}'"))
+                })?;
+                set_once(self, &mut parts.slayout, s, "slayout", item_span)?;
+            }
+            "fractal" => {
+                let v = self.int_literal()?;
+                if v != 512 && v != 1024 && v != 32 && v != 16 {
+                    return self.err_at(vspan, format!("unsupported fractal size {v}"));
+                }
+                set_once(self, &mut parts.fractal, v, "fractal", item_span)?;
+            }
+            "pad" | "compact" => self.tile_buf_pad_or_compact(parts, &key, vspan, item_span)?,
+            _ => return self.err_at(item_span, format!("unknown tile_buf parameter '{key}'")),
+        }
+        Ok(())
+    }
+
+    /// `valid=RxC`: both valid dimensions (`?` for a dynamic one); the lexer reads `RxC`
+    /// again as dimensions.
+    fn tile_buf_valid(
+        &mut self,
+        parts: &mut TileBufParts,
+        vspan: Span,
+        item_span: Span,
+    ) -> DiagResult<()> {
+        self.lex.reset(self.tok.span.start as usize);
+        let dims = self.lex.scan_dims()?;
+        self.tok = self.lex.next_token()?;
+        if dims.len() != 1 {
+            return self.err_at(vspan, "expected 'valid=RxC'");
+        }
+        let r = dims[0].map(Dim::Static).unwrap_or(Dim::Dynamic);
+        let c = self.dim_value()?;
+        set_once(self, &mut parts.v_row, r, "v_row", item_span)?;
+        set_once(self, &mut parts.v_col, c, "v_col", item_span)
+    }
+
+    /// `pad=...` or `compact=...` (`key`): a name or a number.
+    fn tile_buf_pad_or_compact(
+        &mut self,
+        parts: &mut TileBufParts,
+        key: &str,
+        vspan: Span,
+        item_span: Span,
+    ) -> DiagResult<()> {
+        let text = match self.peek().clone() {
+            Tok::Int(t) => {
+                self.bump()?;
+                t
+            }
+            Tok::Ident(t) => {
+                self.bump()?;
+                t
+            }
+            _ => return self.expected("a pad or compact value"),
+        };
+        if key == "pad" {
+            let p = PadValue::from_name(&text).ok_or_else(|| {
+                Diag::at(
+                    ErrorKind::Syntax,
+                    vspan,
+                    format!("unknown pad value '{text}'"),
+                )
+            })?;
+            set_once(self, &mut parts.pad, p, "pad", item_span)
+        } else {
+            let c = CompactMode::from_name(&text).ok_or_else(|| {
+                Diag::at(
+                    ErrorKind::Syntax,
+                    vspan,
+                    format!("unknown compact mode '{text}'"),
+                )
+            })?;
+            set_once(self, &mut parts.compact, c, "compact", item_span)
+        }
+    }
+
+    /// The tile_buf type of `parts`: `loc`, `dtype`, `rows` and `cols` required, static
+    /// valid dimensions within the physical ones, the rest defaulted by memory and arch.
+    fn tile_buf_finish(&self, parts: TileBufParts, span: Span) -> DiagResult<TileBufType> {
+        let Some(loc) = parts.loc else {
             return self.err_at(span, "tile_buf needs 'loc'");
         };
-        let Some(dtype) = dtype else {
+        let Some(dtype) = parts.dtype else {
             return self.err_at(span, "tile_buf needs 'dtype'");
         };
-        let (Some(rows), Some(cols)) = (rows, cols) else {
+        let (Some(rows), Some(cols)) = (parts.rows, parts.cols) else {
             return self.err_at(span, "tile_buf needs 'rows' and 'cols'");
         };
         if rows <= 0 || cols <= 0 || rows > i64::from(i32::MAX) || cols > i64::from(i32::MAX) {
@@ -858,8 +898,8 @@ impl<'a> Parser<'a> {
             );
         }
         let (bl, sl, fr) = TileBufType::defaults(loc, self.arch);
-        let v_row = v_row.unwrap_or(Dim::Static(rows));
-        let v_col = v_col.unwrap_or(Dim::Static(cols));
+        let v_row = parts.v_row.unwrap_or(Dim::Static(rows));
+        let v_col = parts.v_col.unwrap_or(Dim::Static(cols));
         for (d, max, what) in [(v_row, rows, "v_row"), (v_col, cols, "v_col")] {
             if let Dim::Static(v) = d {
                 if v > max {
@@ -877,11 +917,11 @@ impl<'a> Parser<'a> {
             cols,
             v_row,
             v_col,
-            blayout: blayout.unwrap_or(bl),
-            slayout: slayout.unwrap_or(sl),
-            fractal: fractal.unwrap_or(fr),
-            pad: pad.unwrap_or(PadValue::Null),
-            compact: compact.unwrap_or(CompactMode::Null),
+            blayout: parts.blayout.unwrap_or(bl),
+            slayout: parts.slayout.unwrap_or(sl),
+            fractal: parts.fractal.unwrap_or(fr),
+            pad: parts.pad.unwrap_or(PadValue::Null),
+            compact: parts.compact.unwrap_or(CompactMode::Null),
         })
     }
 
@@ -1073,6 +1113,23 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// The parts of a `!pto.tile_buf<...>` read so far (each at most once).
+#[derive(Default)]
+struct TileBufParts {
+    loc: Option<TileLoc>,
+    dtype: Option<ScalarType>,
+    rows: Option<i64>,
+    cols: Option<i64>,
+    v_row: Option<Dim>,
+    v_col: Option<Dim>,
+    blayout: Option<BLayout>,
+    slayout: Option<SLayout>,
+    fractal: Option<i64>,
+    pad: Option<PadValue>,
+    compact: Option<CompactMode>,
+}
+
+/// Stores `v` in `slot`; a second value for the tile_buf parameter `what` is an error.
 fn set_once<T>(
     p: &Parser<'_>,
     slot: &mut Option<T>,

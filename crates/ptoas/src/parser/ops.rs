@@ -577,518 +577,600 @@ impl Parser<'_> {
         self.value_list_brackets()
     }
 
+    /// A `pto.` op (`rest`: its name without the prefix): a dispatch to the parser of its
+    /// syntax; an op with `ins(...)` / `outs(...)` is a tile op.
     fn pto(&mut self, rest: &str, name: &str, span: Span) -> DiagResult<(OpKind, Vec<Type>)> {
         match rest {
-            "make_tensor_view" => {
-                let ptr = self.value()?;
-                self.expect_punct(',')?;
-                let shape = self.keyed_list("shape")?;
-                self.eat_punct(',')?;
-                let strides = self.keyed_list("strides")?;
-                let attrs = self.opt_attr_dict()?;
-                self.expect_punct(':')?;
-                let t = self.ty()?;
-                Ok((
-                    OpKind::MakeTensorView {
-                        ptr,
-                        shape,
-                        strides,
-                        attrs,
-                    },
-                    vec![t],
-                ))
-            }
-            "partition_view" => {
-                let source = self.value()?;
-                self.expect_punct(',')?;
-                let offsets = self.keyed_list("offsets")?;
-                self.expect_punct(',')?;
-                let sizes = self.keyed_list("sizes")?;
-                self.opt_attr_dict()?;
-                self.expect_punct(':')?;
-                self.ty()?;
-                self.expect_arrow()?;
-                let t = self.ty()?;
-                Ok((
-                    OpKind::PartitionView {
-                        source,
-                        offsets,
-                        sizes,
-                    },
-                    vec![t],
-                ))
-            }
-            "get_tensor_view_dim" | "get_tensor_view_stride" => {
-                let view = self.value()?;
-                self.expect_punct(',')?;
-                let dim = self.value()?;
-                self.expect_punct(':')?;
-                self.ty()?;
-                self.expect_arrow()?;
-                let t = self.ty()?;
-                self.opt_attr_dict()?;
-                Ok((
-                    OpKind::ViewQuery {
-                        stride: rest == "get_tensor_view_stride",
-                        view,
-                        dim,
-                    },
-                    vec![t],
-                ))
-            }
-            "alloc_tile" => {
-                let mut addr = None;
-                let mut valid_row = None;
-                let mut valid_col = None;
-                loop {
-                    let key = match self.peek() {
-                        Tok::Ident(k) if k == "addr" || k == "valid_row" || k == "valid_col" => {
-                            k.clone()
-                        }
-                        _ => break,
-                    };
-                    let key_span = self.span();
-                    self.bump()?;
-                    self.expect_punct('=')?;
-                    let v = self.value()?;
-                    let slot = match key.as_str() {
-                        "addr" => &mut addr,
-                        "valid_row" => &mut valid_row,
-                        _ => &mut valid_col,
-                    };
-                    if slot.is_some() {
-                        return self.err_at(key_span, format!("'{key}' given twice"));
-                    }
-                    *slot = Some(v);
-                }
-                self.opt_attr_dict()?;
-                self.expect_punct(':')?;
-                let t = self.ty()?;
-                Ok((
-                    OpKind::AllocTile {
-                        addr,
-                        valid_row,
-                        valid_col,
-                    },
-                    vec![t],
-                ))
-            }
-            "subview" => {
-                let source = self.value()?;
-                let offsets = self.value_list_brackets()?;
-                self.expect_ident("sizes")?;
-                self.expect_punct('[')?;
-                let sizes = self.comma_list(|p| p.int_literal())?;
-                self.expect_punct(']')?;
-                let mut valid = None;
-                if self.eat_ident("valid")? {
-                    let v = self.value_list_brackets()?;
-                    if v.len() != 2 {
-                        return self.err("expected 'valid [%rows, %cols]'");
-                    }
-                    valid = Some((v[0], v[1]));
-                }
-                self.opt_attr_dict()?;
-                self.expect_punct(':')?;
-                self.ty()?;
-                self.expect_arrow()?;
-                let t = self.ty()?;
-                Ok((
-                    OpKind::SubView {
-                        source,
-                        offsets,
-                        sizes,
-                        valid,
-                    },
-                    vec![t],
-                ))
-            }
-            "treshape" | "bitcast" => {
-                let source = self.value()?;
-                self.opt_attr_dict()?;
-                self.expect_punct(':')?;
-                self.ty()?;
-                self.expect_arrow()?;
-                let t = self.ty()?;
-                Ok((
-                    OpKind::Reinterpret {
-                        bitcast: rest == "bitcast",
-                        source,
-                    },
-                    vec![t],
-                ))
-            }
-            "tassign" => {
-                let tile = self.value()?;
-                self.expect_punct(',')?;
-                let addr = self.value()?;
-                self.opt_attr_dict()?;
-                self.expect_punct(':')?;
-                self.ty()?;
-                self.expect_arrow()?;
-                let t = self.ty()?;
-                Ok((OpKind::TAssign { tile, addr }, vec![t]))
-            }
-            "set_validshape" => {
-                let tile = self.value()?;
-                self.expect_punct(',')?;
-                let rows = self.value()?;
-                self.expect_punct(',')?;
-                let cols = self.value()?;
-                self.opt_attr_dict()?;
-                self.expect_punct(':')?;
-                self.ty()?;
-                Ok((OpKind::SetValidShape { tile, rows, cols }, vec![]))
-            }
-            "addptr" => {
-                let ptr = self.value()?;
-                self.expect_punct(',')?;
-                let offset = self.value()?;
-                self.opt_attr_dict()?;
-                self.expect_punct(':')?;
-                self.ty()?;
-                self.expect_arrow()?;
-                let t = self.ty()?;
-                Ok((OpKind::AddPtr { ptr, offset }, vec![t]))
-            }
-            "load_scalar" => {
-                let ptr = self.value()?;
-                self.expect_punct('[')?;
-                let offset = self.value()?;
-                self.expect_punct(']')?;
-                self.opt_attr_dict()?;
-                self.expect_punct(':')?;
-                self.ty()?;
-                self.expect_arrow()?;
-                let t = self.ty()?;
-                Ok((OpKind::LoadScalar { ptr, offset }, vec![t]))
-            }
-            "store_scalar" => {
-                let value = self.value()?;
-                self.expect_punct(',')?;
-                let ptr = self.value()?;
-                self.expect_punct('[')?;
-                let offset = self.value()?;
-                self.expect_punct(']')?;
-                self.opt_attr_dict()?;
-                self.expect_punct(':')?;
-                self.ty()?;
-                self.expect_punct(',')?;
-                self.ty()?;
-                Ok((OpKind::StoreScalar { value, ptr, offset }, vec![]))
-            }
-            "reserve_buffer" => {
-                let attrs = self.attr_dict()?;
-                self.opt_attr_dict()?;
-                self.expect_arrow()?;
-                let t = self.ty()?;
-                let get = |k: &str| attrs.iter().find(|a| a.name == k).map(|a| &a.value);
-                let Some(Attr::Str(bname)) = get("name") else {
-                    return self.err_at(span, "pto.reserve_buffer needs 'name = \"...\"'");
-                };
-                let Some(size) = get("size").and_then(Attr::as_int) else {
-                    return self.err_at(span, "pto.reserve_buffer needs 'size = N'");
-                };
-                let location = match get("location") {
-                    Some(Attr::Pto { value, .. }) => TileLoc::from_name(value),
-                    _ => None,
-                };
-                let Some(location) = location else {
-                    return self.err_at(
-                        span,
-                        "pto.reserve_buffer needs 'location = #pto.address_space<vec|mat>'",
-                    );
-                };
-                let auto_alloc = matches!(get("auto"), Some(Attr::Bool(true)));
-                let base = get("base").and_then(Attr::as_int);
-                if !auto_alloc && base.is_none() {
-                    return self.err_at(
-                        span,
-                        "pto.reserve_buffer with 'auto = false' needs 'base = N'",
-                    );
-                }
-                Ok((
-                    OpKind::ReserveBuffer {
-                        name: bname.clone(),
-                        size,
-                        location,
-                        auto_alloc,
-                        base,
-                    },
-                    vec![t],
-                ))
-            }
-            "import_reserved_buffer" => {
-                let attrs = self.attr_dict()?;
-                self.opt_attr_dict()?;
-                self.expect_arrow()?;
-                let t = self.ty()?;
-                let get = |k: &str| attrs.iter().find(|a| a.name == k).map(|a| &a.value);
-                let (Some(Attr::Str(bname)), Some(Attr::Symbol(peer))) =
-                    (get("name"), get("peer_func"))
-                else {
-                    return self.err_at(
-                        span,
-                        "pto.import_reserved_buffer needs 'name = \"...\"' and 'peer_func = @f'",
-                    );
-                };
-                Ok((
-                    OpKind::ImportReservedBuffer {
-                        name: bname.clone(),
-                        peer_func: peer.clone(),
-                    },
-                    vec![t],
-                ))
-            }
-            "aic_initialize_pipe" | "aiv_initialize_pipe" => {
-                let side = if rest.starts_with("aic") {
-                    Side::Cube
-                } else {
-                    Side::Vector
-                };
-                let mut attrs = self.attr_dict()?;
-                self.expect_punct('(')?;
-                let mut gm = None;
-                let mut c2v = None;
-                let mut v2c = None;
-                let entries = self.comma_list(|p| {
-                    let key_span = p.span();
-                    let key = p.ident()?;
-                    p.expect_punct('=')?;
-                    let v = p.value()?;
-                    p.expect_punct(':')?;
-                    p.ty()?;
-                    Ok((key, key_span, v))
-                })?;
-                for (key, key_span, v) in entries {
-                    let slot = match key.as_str() {
-                        "gm_slot_buffer" => &mut gm,
-                        "c2v_consumer_buf" => &mut c2v,
-                        "v2c_consumer_buf" => &mut v2c,
-                        _ => return self.err_at(key_span, format!("unknown pipe operand '{key}'")),
-                    };
-                    *slot = Some(v);
-                }
-                self.expect_punct(')')?;
-                attrs.extend(self.opt_attr_dict()?);
-                let (Some(c2v), Some(v2c)) = (c2v, v2c) else {
-                    return self.err_at(
-                        span,
-                        format!("'{name}' needs c2v_consumer_buf and v2c_consumer_buf"),
-                    );
-                };
-                Ok((
-                    OpKind::InitializePipe {
-                        side,
-                        attrs,
-                        gm_slot_buffer: gm,
-                        c2v_consumer_buf: c2v,
-                        v2c_consumer_buf: v2c,
-                    },
-                    vec![],
-                ))
-            }
-            "tpush_to_aiv" | "tpush_to_aic" => {
-                let side = if rest == "tpush_to_aiv" {
-                    Side::Cube
-                } else {
-                    Side::Vector
-                };
-                self.expect_punct('(')?;
-                let tile = self.value()?;
-                self.expect_punct(':')?;
-                self.ty()?;
-                self.expect_punct(')')?;
-                let mut attrs = self.attr_dict()?;
-                attrs.extend(self.opt_attr_dict()?);
-                Ok((OpKind::TPush { side, tile, attrs }, vec![]))
-            }
-            "tpop_from_aic" | "tpop_from_aiv" => {
-                let side = if rest == "tpop_from_aic" {
-                    Side::Vector
-                } else {
-                    Side::Cube
-                };
-                let mut valid = None;
-                if self.eat_punct('(')? {
-                    let r = self.value()?;
-                    self.expect_punct(',')?;
-                    let c = self.value()?;
-                    if self.eat_punct(':')? {
-                        self.comma_list(|p| p.ty())?;
-                    }
-                    self.expect_punct(')')?;
-                    valid = Some((r, c));
-                }
-                let mut attrs = self.attr_dict()?;
-                attrs.extend(self.opt_attr_dict()?);
-                self.expect_arrow()?;
-                let t = self.ty()?;
-                Ok((OpKind::TPop { side, valid, attrs }, vec![t]))
-            }
-            "tfree_from_aic" | "tfree_from_aiv" => {
-                let side = if rest == "tfree_from_aic" {
-                    Side::Vector
-                } else {
-                    Side::Cube
-                };
-                if self.eat_punct('(')? {
-                    // Newer spelling names the freed entry; the slot freed is the oldest one
-                    // either way.
-                    self.value()?;
-                    self.expect_punct(':')?;
-                    self.ty()?;
-                    self.expect_punct(')')?;
-                }
-                let mut attrs = self.attr_dict()?;
-                attrs.extend(self.opt_attr_dict()?);
-                Ok((OpKind::TFree { side, attrs }, vec![]))
-            }
-            "set_flag" | "wait_flag" | "record_event" | "wait_event" => {
-                self.expect_punct('[')?;
-                let src = self.attr()?;
-                self.expect_punct(',')?;
-                let dst = self.attr()?;
-                self.expect_punct(',')?;
-                let event = self.attr()?;
-                self.expect_punct(']')?;
-                self.opt_attr_dict()?;
-                Ok((
-                    OpKind::Flag {
-                        name: rest.to_string(),
-                        src,
-                        dst,
-                        event,
-                    },
-                    vec![],
-                ))
-            }
-            "barrier" => {
-                let pipe = self.attr()?;
-                self.opt_attr_dict()?;
-                Ok((
-                    OpKind::Barrier {
-                        name: rest.to_string(),
-                        pipe,
-                    },
-                    vec![],
-                ))
-            }
-            "barrier_sync" => {
-                self.expect_punct('[')?;
-                let pipe = self.attr()?;
-                self.expect_punct(']')?;
-                self.opt_attr_dict()?;
-                Ok((
-                    OpKind::Barrier {
-                        name: rest.to_string(),
-                        pipe,
-                    },
-                    vec![],
-                ))
-            }
-            "cmo.cacheinvalid" => {
-                let (target, space) = if self.eat_ident("all")? {
-                    (None, Some(self.attr()?))
-                } else {
-                    let v = self.value()?;
-                    if !self.eat_ident("single_cache_line")? {
-                        return self.expected("'single_cache_line' or 'all'");
-                    }
-                    (Some(v), None)
-                };
-                self.opt_attr_dict()?;
-                if target.is_some() && self.eat_punct(':')? {
-                    self.ty()?;
-                }
-                Ok((OpKind::CacheInvalid { target, space }, vec![]))
-            }
-            "comm.tnotify" | "comm.twait" => {
-                self.expect_punct('(')?;
-                let signal = self.value()?;
-                self.expect_punct(',')?;
-                let value = self.value()?;
-                self.expect_punct(':')?;
-                self.ty()?;
-                self.expect_punct(',')?;
-                self.ty()?;
-                self.expect_punct(')')?;
-                let attrs = self.opt_attr_dict()?;
-                Ok((
-                    OpKind::Signal {
-                        name: rest.to_string(),
-                        signal,
-                        value,
-                        attrs,
-                    },
-                    vec![],
-                ))
-            }
-            "comm.tput" | "comm.tget" => {
-                self.expect_punct('(')?;
-                let dst = self.value()?;
-                self.expect_punct(',')?;
-                let src = self.value()?;
-                self.expect_punct(',')?;
-                self.expect_ident("buf")?;
-                self.expect_punct('(')?;
-                let stages = self.comma_list(|p| p.value())?;
-                self.expect_punct(')')?;
-                self.expect_punct(':')?;
-                let types = self.comma_list(|p| p.ty())?;
-                if types.len() != stages.len() + 2 {
-                    return self.err(format!(
-                        "{} operand(s) but {} type(s)",
-                        stages.len() + 2,
-                        types.len()
-                    ));
-                }
-                self.expect_punct(')')?;
-                let attrs = self.opt_attr_dict()?;
-                Ok((
-                    OpKind::CommCopy {
-                        name: rest.to_string(),
-                        dst,
-                        src,
-                        stages,
-                        attrs,
-                    },
-                    vec![],
-                ))
-            }
-            "fence.barrier_all" => {
-                let scope = self.attr()?;
-                self.opt_attr_dict()?;
-                Ok((OpKind::Fence { scope }, vec![]))
-            }
-            "section.cube" | "section.vector" => {
-                let kind = if rest == "section.cube" {
-                    KernelKind::Cube
-                } else {
-                    KernelKind::Vector
-                };
-                self.push_scope();
-                let body: Block = self.region_block(&[])?;
-                self.pop_scope();
-                self.opt_attr_dict()?;
-                Ok((OpKind::Section { kind, body }, vec![]))
-            }
-            q if crate::lower::is_query_op(q) => {
-                self.opt_attr_dict()?;
-                let mut t = Type::Scalar(ScalarType::I64);
-                if self.eat_punct(':')? {
-                    t = self.ty()?;
-                }
-                Ok((
-                    OpKind::Query {
-                        name: rest.to_string(),
-                    },
-                    vec![t],
-                ))
-            }
+            "make_tensor_view" => self.make_tensor_view(),
+            "partition_view" => self.partition_view(),
+            "get_tensor_view_dim" | "get_tensor_view_stride" => self.view_query(rest),
+            "alloc_tile" => self.alloc_tile(),
+            "subview" => self.subview(),
+            "treshape" | "bitcast" => self.reinterpret(rest),
+            "tassign" => self.tassign(),
+            "set_validshape" => self.set_validshape(),
+            "addptr" => self.addptr(),
+            "load_scalar" => self.load_scalar(),
+            "store_scalar" => self.store_scalar(),
+            "reserve_buffer" => self.reserve_buffer(span),
+            "import_reserved_buffer" => self.import_reserved_buffer(span),
+            "aic_initialize_pipe" | "aiv_initialize_pipe" => self.initialize_pipe(rest, name, span),
+            "tpush_to_aiv" | "tpush_to_aic" => self.tpush(rest),
+            "tpop_from_aic" | "tpop_from_aiv" => self.tpop(rest),
+            "tfree_from_aic" | "tfree_from_aiv" => self.tfree(rest),
+            "set_flag" | "wait_flag" | "record_event" | "wait_event" => self.flag(rest),
+            "barrier" => self.barrier(rest),
+            "barrier_sync" => self.barrier_sync(rest),
+            "cmo.cacheinvalid" => self.cache_invalid(),
+            "comm.tnotify" | "comm.twait" => self.comm_signal(rest),
+            "comm.tput" | "comm.tget" => self.comm_copy(rest),
+            "fence.barrier_all" => self.fence(),
+            "section.cube" | "section.vector" => self.section(rest),
+            q if crate::lower::is_query_op(q) => self.query(rest),
             _ if self.is_ident("ins") || self.is_ident("outs") => self.tile_op(rest),
             _ => self.unsupported(span, name),
         }
+    }
+
+    /// `pto.make_tensor_view %ptr, shape = [...], strides = [...] : T`.
+    fn make_tensor_view(&mut self) -> DiagResult<(OpKind, Vec<Type>)> {
+        let ptr = self.value()?;
+        self.expect_punct(',')?;
+        let shape = self.keyed_list("shape")?;
+        self.eat_punct(',')?;
+        let strides = self.keyed_list("strides")?;
+        let attrs = self.opt_attr_dict()?;
+        self.expect_punct(':')?;
+        let t = self.ty()?;
+        Ok((
+            OpKind::MakeTensorView {
+                ptr,
+                shape,
+                strides,
+                attrs,
+            },
+            vec![t],
+        ))
+    }
+
+    /// `pto.partition_view %v, offsets = [...], sizes = [...] : T -> T`.
+    fn partition_view(&mut self) -> DiagResult<(OpKind, Vec<Type>)> {
+        let source = self.value()?;
+        self.expect_punct(',')?;
+        let offsets = self.keyed_list("offsets")?;
+        self.expect_punct(',')?;
+        let sizes = self.keyed_list("sizes")?;
+        self.opt_attr_dict()?;
+        self.expect_punct(':')?;
+        self.ty()?;
+        self.expect_arrow()?;
+        let t = self.ty()?;
+        Ok((
+            OpKind::PartitionView {
+                source,
+                offsets,
+                sizes,
+            },
+            vec![t],
+        ))
+    }
+
+    /// `pto.get_tensor_view_dim` / `_stride` `%v, %dim : T -> T`.
+    fn view_query(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
+        let view = self.value()?;
+        self.expect_punct(',')?;
+        let dim = self.value()?;
+        self.expect_punct(':')?;
+        self.ty()?;
+        self.expect_arrow()?;
+        let t = self.ty()?;
+        self.opt_attr_dict()?;
+        Ok((
+            OpKind::ViewQuery {
+                stride: rest == "get_tensor_view_stride",
+                view,
+                dim,
+            },
+            vec![t],
+        ))
+    }
+
+    /// `pto.alloc_tile [addr = %a] [valid_row = %r] [valid_col = %c] : T`.
+    fn alloc_tile(&mut self) -> DiagResult<(OpKind, Vec<Type>)> {
+        let mut addr = None;
+        let mut valid_row = None;
+        let mut valid_col = None;
+        loop {
+            let key = match self.peek() {
+                Tok::Ident(k) if k == "addr" || k == "valid_row" || k == "valid_col" => k.clone(),
+                _ => break,
+            };
+            let key_span = self.span();
+            self.bump()?;
+            self.expect_punct('=')?;
+            let v = self.value()?;
+            let slot = match key.as_str() {
+                "addr" => &mut addr,
+                "valid_row" => &mut valid_row,
+                _ => &mut valid_col,
+            };
+            if slot.is_some() {
+                return self.err_at(key_span, format!("'{key}' given twice"));
+            }
+            *slot = Some(v);
+        }
+        self.opt_attr_dict()?;
+        self.expect_punct(':')?;
+        let t = self.ty()?;
+        Ok((
+            OpKind::AllocTile {
+                addr,
+                valid_row,
+                valid_col,
+            },
+            vec![t],
+        ))
+    }
+
+    /// `pto.subview %t[%i, %j] sizes [R, C] [valid [%r, %c]] : T -> T`.
+    fn subview(&mut self) -> DiagResult<(OpKind, Vec<Type>)> {
+        let source = self.value()?;
+        let offsets = self.value_list_brackets()?;
+        self.expect_ident("sizes")?;
+        self.expect_punct('[')?;
+        let sizes = self.comma_list(|p| p.int_literal())?;
+        self.expect_punct(']')?;
+        let mut valid = None;
+        if self.eat_ident("valid")? {
+            let v = self.value_list_brackets()?;
+            if v.len() != 2 {
+                return self.err("expected 'valid [%rows, %cols]'");
+            }
+            valid = Some((v[0], v[1]));
+        }
+        self.opt_attr_dict()?;
+        self.expect_punct(':')?;
+        self.ty()?;
+        self.expect_arrow()?;
+        let t = self.ty()?;
+        Ok((
+            OpKind::SubView {
+                source,
+                offsets,
+                sizes,
+                valid,
+            },
+            vec![t],
+        ))
+    }
+
+    /// `pto.treshape` / `pto.bitcast` `%t : T -> T`.
+    fn reinterpret(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
+        let source = self.value()?;
+        self.opt_attr_dict()?;
+        self.expect_punct(':')?;
+        self.ty()?;
+        self.expect_arrow()?;
+        let t = self.ty()?;
+        Ok((
+            OpKind::Reinterpret {
+                bitcast: rest == "bitcast",
+                source,
+            },
+            vec![t],
+        ))
+    }
+
+    /// `pto.tassign %t, %addr : T -> T`.
+    fn tassign(&mut self) -> DiagResult<(OpKind, Vec<Type>)> {
+        let tile = self.value()?;
+        self.expect_punct(',')?;
+        let addr = self.value()?;
+        self.opt_attr_dict()?;
+        self.expect_punct(':')?;
+        self.ty()?;
+        self.expect_arrow()?;
+        let t = self.ty()?;
+        Ok((OpKind::TAssign { tile, addr }, vec![t]))
+    }
+
+    /// `pto.set_validshape %t, %rows, %cols : T`.
+    fn set_validshape(&mut self) -> DiagResult<(OpKind, Vec<Type>)> {
+        let tile = self.value()?;
+        self.expect_punct(',')?;
+        let rows = self.value()?;
+        self.expect_punct(',')?;
+        let cols = self.value()?;
+        self.opt_attr_dict()?;
+        self.expect_punct(':')?;
+        self.ty()?;
+        Ok((OpKind::SetValidShape { tile, rows, cols }, vec![]))
+    }
+
+    /// `pto.addptr %p, %off : T -> T`.
+    fn addptr(&mut self) -> DiagResult<(OpKind, Vec<Type>)> {
+        let ptr = self.value()?;
+        self.expect_punct(',')?;
+        let offset = self.value()?;
+        self.opt_attr_dict()?;
+        self.expect_punct(':')?;
+        self.ty()?;
+        self.expect_arrow()?;
+        let t = self.ty()?;
+        Ok((OpKind::AddPtr { ptr, offset }, vec![t]))
+    }
+
+    /// `pto.load_scalar %p[%off] : T -> T`.
+    fn load_scalar(&mut self) -> DiagResult<(OpKind, Vec<Type>)> {
+        let ptr = self.value()?;
+        self.expect_punct('[')?;
+        let offset = self.value()?;
+        self.expect_punct(']')?;
+        self.opt_attr_dict()?;
+        self.expect_punct(':')?;
+        self.ty()?;
+        self.expect_arrow()?;
+        let t = self.ty()?;
+        Ok((OpKind::LoadScalar { ptr, offset }, vec![t]))
+    }
+
+    /// `pto.store_scalar %v, %p[%off] : T, T`.
+    fn store_scalar(&mut self) -> DiagResult<(OpKind, Vec<Type>)> {
+        let value = self.value()?;
+        self.expect_punct(',')?;
+        let ptr = self.value()?;
+        self.expect_punct('[')?;
+        let offset = self.value()?;
+        self.expect_punct(']')?;
+        self.opt_attr_dict()?;
+        self.expect_punct(':')?;
+        self.ty()?;
+        self.expect_punct(',')?;
+        self.ty()?;
+        Ok((OpKind::StoreScalar { value, ptr, offset }, vec![]))
+    }
+
+    /// `pto.reserve_buffer {name, size, location, auto[, base]} -> T`.
+    fn reserve_buffer(&mut self, span: Span) -> DiagResult<(OpKind, Vec<Type>)> {
+        let attrs = self.attr_dict()?;
+        self.opt_attr_dict()?;
+        self.expect_arrow()?;
+        let t = self.ty()?;
+        let get = |k: &str| attrs.iter().find(|a| a.name == k).map(|a| &a.value);
+        let Some(Attr::Str(bname)) = get("name") else {
+            return self.err_at(span, "pto.reserve_buffer needs 'name = \"...\"'");
+        };
+        let Some(size) = get("size").and_then(Attr::as_int) else {
+            return self.err_at(span, "pto.reserve_buffer needs 'size = N'");
+        };
+        let location = match get("location") {
+            Some(Attr::Pto { value, .. }) => TileLoc::from_name(value),
+            _ => None,
+        };
+        let Some(location) = location else {
+            return self.err_at(
+                span,
+                "pto.reserve_buffer needs 'location = #pto.address_space<vec|mat>'",
+            );
+        };
+        let auto_alloc = matches!(get("auto"), Some(Attr::Bool(true)));
+        let base = get("base").and_then(Attr::as_int);
+        if !auto_alloc && base.is_none() {
+            return self.err_at(
+                span,
+                "pto.reserve_buffer with 'auto = false' needs 'base = N'",
+            );
+        }
+        Ok((
+            OpKind::ReserveBuffer {
+                name: bname.clone(),
+                size,
+                location,
+                auto_alloc,
+                base,
+            },
+            vec![t],
+        ))
+    }
+
+    /// `pto.import_reserved_buffer {name, peer_func} -> T`.
+    fn import_reserved_buffer(&mut self, span: Span) -> DiagResult<(OpKind, Vec<Type>)> {
+        let attrs = self.attr_dict()?;
+        self.opt_attr_dict()?;
+        self.expect_arrow()?;
+        let t = self.ty()?;
+        let get = |k: &str| attrs.iter().find(|a| a.name == k).map(|a| &a.value);
+        let (Some(Attr::Str(bname)), Some(Attr::Symbol(peer))) = (get("name"), get("peer_func"))
+        else {
+            return self.err_at(
+                span,
+                "pto.import_reserved_buffer needs 'name = \"...\"' and 'peer_func = @f'",
+            );
+        };
+        Ok((
+            OpKind::ImportReservedBuffer {
+                name: bname.clone(),
+                peer_func: peer.clone(),
+            },
+            vec![t],
+        ))
+    }
+
+    /// `pto.aic_initialize_pipe` / `aiv_` `{attrs} (key = %v : T, ...)`.
+    fn initialize_pipe(
+        &mut self,
+        rest: &str,
+        name: &str,
+        span: Span,
+    ) -> DiagResult<(OpKind, Vec<Type>)> {
+        let side = if rest.starts_with("aic") {
+            Side::Cube
+        } else {
+            Side::Vector
+        };
+        let mut attrs = self.attr_dict()?;
+        self.expect_punct('(')?;
+        let mut gm = None;
+        let mut c2v = None;
+        let mut v2c = None;
+        let entries = self.comma_list(|p| {
+            let key_span = p.span();
+            let key = p.ident()?;
+            p.expect_punct('=')?;
+            let v = p.value()?;
+            p.expect_punct(':')?;
+            p.ty()?;
+            Ok((key, key_span, v))
+        })?;
+        for (key, key_span, v) in entries {
+            let slot = match key.as_str() {
+                "gm_slot_buffer" => &mut gm,
+                "c2v_consumer_buf" => &mut c2v,
+                "v2c_consumer_buf" => &mut v2c,
+                _ => return self.err_at(key_span, format!("unknown pipe operand '{key}'")),
+            };
+            *slot = Some(v);
+        }
+        self.expect_punct(')')?;
+        attrs.extend(self.opt_attr_dict()?);
+        let (Some(c2v), Some(v2c)) = (c2v, v2c) else {
+            return self.err_at(
+                span,
+                format!("'{name}' needs c2v_consumer_buf and v2c_consumer_buf"),
+            );
+        };
+        Ok((
+            OpKind::InitializePipe {
+                side,
+                attrs,
+                gm_slot_buffer: gm,
+                c2v_consumer_buf: c2v,
+                v2c_consumer_buf: v2c,
+            },
+            vec![],
+        ))
+    }
+
+    /// `pto.tpush_to_aiv` / `_aic` `(%t : T) {attrs}`.
+    fn tpush(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
+        let side = if rest == "tpush_to_aiv" {
+            Side::Cube
+        } else {
+            Side::Vector
+        };
+        self.expect_punct('(')?;
+        let tile = self.value()?;
+        self.expect_punct(':')?;
+        self.ty()?;
+        self.expect_punct(')')?;
+        let mut attrs = self.attr_dict()?;
+        attrs.extend(self.opt_attr_dict()?);
+        Ok((OpKind::TPush { side, tile, attrs }, vec![]))
+    }
+
+    /// `pto.tpop_from_aic` / `_aiv` `[(%r, %c[ : T, T])] {attrs} -> T`.
+    fn tpop(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
+        let side = if rest == "tpop_from_aic" {
+            Side::Vector
+        } else {
+            Side::Cube
+        };
+        let mut valid = None;
+        if self.eat_punct('(')? {
+            let r = self.value()?;
+            self.expect_punct(',')?;
+            let c = self.value()?;
+            if self.eat_punct(':')? {
+                self.comma_list(|p| p.ty())?;
+            }
+            self.expect_punct(')')?;
+            valid = Some((r, c));
+        }
+        let mut attrs = self.attr_dict()?;
+        attrs.extend(self.opt_attr_dict()?);
+        self.expect_arrow()?;
+        let t = self.ty()?;
+        Ok((OpKind::TPop { side, valid, attrs }, vec![t]))
+    }
+
+    /// `pto.tfree_from_aic` / `_aiv` `[(%t : T)] {attrs}`.
+    fn tfree(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
+        let side = if rest == "tfree_from_aic" {
+            Side::Vector
+        } else {
+            Side::Cube
+        };
+        if self.eat_punct('(')? {
+            // Newer spelling names the freed entry; the slot freed is the oldest one
+            // either way.
+            self.value()?;
+            self.expect_punct(':')?;
+            self.ty()?;
+            self.expect_punct(')')?;
+        }
+        let mut attrs = self.attr_dict()?;
+        attrs.extend(self.opt_attr_dict()?);
+        Ok((OpKind::TFree { side, attrs }, vec![]))
+    }
+
+    /// `pto.set_flag` / `wait_flag` / `record_event` / `wait_event` `[src, dst, event]`.
+    fn flag(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
+        self.expect_punct('[')?;
+        let src = self.attr()?;
+        self.expect_punct(',')?;
+        let dst = self.attr()?;
+        self.expect_punct(',')?;
+        let event = self.attr()?;
+        self.expect_punct(']')?;
+        self.opt_attr_dict()?;
+        Ok((
+            OpKind::Flag {
+                name: rest.to_string(),
+                src,
+                dst,
+                event,
+            },
+            vec![],
+        ))
+    }
+
+    /// `pto.barrier <pipe>`.
+    fn barrier(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
+        let pipe = self.attr()?;
+        self.opt_attr_dict()?;
+        Ok((
+            OpKind::Barrier {
+                name: rest.to_string(),
+                pipe,
+            },
+            vec![],
+        ))
+    }
+
+    /// `pto.barrier_sync [<pipe>]`.
+    fn barrier_sync(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
+        self.expect_punct('[')?;
+        let pipe = self.attr()?;
+        self.expect_punct(']')?;
+        self.opt_attr_dict()?;
+        Ok((
+            OpKind::Barrier {
+                name: rest.to_string(),
+                pipe,
+            },
+            vec![],
+        ))
+    }
+
+    /// `pto.cmo.cacheinvalid %p single_cache_line [: T]` or `all <space>`.
+    fn cache_invalid(&mut self) -> DiagResult<(OpKind, Vec<Type>)> {
+        let (target, space) = if self.eat_ident("all")? {
+            (None, Some(self.attr()?))
+        } else {
+            let v = self.value()?;
+            if !self.eat_ident("single_cache_line")? {
+                return self.expected("'single_cache_line' or 'all'");
+            }
+            (Some(v), None)
+        };
+        self.opt_attr_dict()?;
+        if target.is_some() && self.eat_punct(':')? {
+            self.ty()?;
+        }
+        Ok((OpKind::CacheInvalid { target, space }, vec![]))
+    }
+
+    /// `pto.comm.tnotify` / `twait` `(%signal, %value : T, T) {attrs}`.
+    fn comm_signal(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
+        self.expect_punct('(')?;
+        let signal = self.value()?;
+        self.expect_punct(',')?;
+        let value = self.value()?;
+        self.expect_punct(':')?;
+        self.ty()?;
+        self.expect_punct(',')?;
+        self.ty()?;
+        self.expect_punct(')')?;
+        let attrs = self.opt_attr_dict()?;
+        Ok((
+            OpKind::Signal {
+                name: rest.to_string(),
+                signal,
+                value,
+                attrs,
+            },
+            vec![],
+        ))
+    }
+
+    /// `pto.comm.tput` / `tget` `(%dst, %src, buf(%stage, ...) : T, ...) {attrs}`.
+    fn comm_copy(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
+        self.expect_punct('(')?;
+        let dst = self.value()?;
+        self.expect_punct(',')?;
+        let src = self.value()?;
+        self.expect_punct(',')?;
+        self.expect_ident("buf")?;
+        self.expect_punct('(')?;
+        let stages = self.comma_list(|p| p.value())?;
+        self.expect_punct(')')?;
+        self.expect_punct(':')?;
+        let types = self.comma_list(|p| p.ty())?;
+        if types.len() != stages.len() + 2 {
+            return self.err(format!(
+                "{} operand(s) but {} type(s)",
+                stages.len() + 2,
+                types.len()
+            ));
+        }
+        self.expect_punct(')')?;
+        let attrs = self.opt_attr_dict()?;
+        Ok((
+            OpKind::CommCopy {
+                name: rest.to_string(),
+                dst,
+                src,
+                stages,
+                attrs,
+            },
+            vec![],
+        ))
+    }
+
+    /// `pto.fence.barrier_all <scope>`.
+    fn fence(&mut self) -> DiagResult<(OpKind, Vec<Type>)> {
+        let scope = self.attr()?;
+        self.opt_attr_dict()?;
+        Ok((OpKind::Fence { scope }, vec![]))
+    }
+
+    /// `pto.section.cube` / `.vector` `{ region }`.
+    fn section(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
+        let kind = if rest == "section.cube" {
+            KernelKind::Cube
+        } else {
+            KernelKind::Vector
+        };
+        self.push_scope();
+        let body: Block = self.region_block(&[])?;
+        self.pop_scope();
+        self.opt_attr_dict()?;
+        Ok((OpKind::Section { kind, body }, vec![]))
+    }
+
+    /// A block query (`pto.get_block_idx`, ...) `[: T]`; `i64` when untyped.
+    fn query(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
+        self.opt_attr_dict()?;
+        let mut t = Type::Scalar(ScalarType::I64);
+        if self.eat_punct(':')? {
+            t = self.ty()?;
+        }
+        Ok((
+            OpKind::Query {
+                name: rest.to_string(),
+            },
+            vec![t],
+        ))
     }
 
     /// `ins(%a[{attrs}], ... [{attrs}] : T, ...) [outs(%d : T)] [{attrs}] [-> T]`.
