@@ -116,6 +116,8 @@ pub struct Orchestrator {
     scope_samples: Vec<ScopeSample>,
     n_submits: u32,
     census: Option<RingCensus>,
+    /// The kernel slots the last valid submit derived (see [`KernelSlots`]).
+    last_slots: Option<KernelSlots>,
 }
 
 /// Logs a creator edge `owner → me` through argument `arg`, unless this submit's edges
@@ -234,6 +236,7 @@ impl Orchestrator {
             scope_samples: Vec::new(),
             n_submits: 0,
             census: None,
+            last_slots: None,
             chip,
         }
     }
@@ -657,7 +660,11 @@ impl Orchestrator {
     fn publish(&mut self, chip: &Chip, slot: &TaskSlot, id: TaskId, ring: usize, units: u32) {
         slot.subtasks_done.store(0, Ordering::Relaxed);
         slot.skipped.store(false, Ordering::Relaxed);
-        slot.fanin_remaining.store(1, Ordering::Relaxed);
+        // The self-reference while wiring; a task with no producer to wire takes none (no
+        // other thread can reach it before it is ready).
+        let wires = !self.fanin.is_empty();
+        slot.fanin_remaining
+            .store(u32::from(wires), Ordering::Relaxed);
         slot.claim
             .store(pack_claim(id, 0, units), Ordering::Relaxed);
         {
@@ -678,13 +685,12 @@ impl Orchestrator {
         }
         self.scope_tasks.push(id);
         let batch = self.ready_batch.get_mut();
-        if slot.fanin_remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let mut inline = std::mem::take(&mut self.inline);
-            chip.make_ready_deferred(id, &mut inline, &mut batch.entries);
+        if !wires || slot.fanin_remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let inline = &mut self.inline;
+            chip.make_ready_deferred(id, inline, &mut batch.entries);
             while let Some(t) = inline.pop() {
-                chip.complete(t, &mut inline);
+                chip.complete(t, inline);
             }
-            self.inline = inline;
         }
         if !batch.entries.is_empty() {
             batch.age += 1;
@@ -947,7 +953,7 @@ impl Orchestrator {
     /// ([`launch_shape`]), in that order (the first failure is the error; `v` then holds
     /// what was derived before it).
     fn validate(
-        &self,
+        &mut self,
         kernels: MixedKernels,
         args: &TaskArgsData,
         kind: SubmitKind,
@@ -965,7 +971,13 @@ impl Orchestrator {
                     .to_string(),
             );
         }
-        v.predicate = self.capture_predicate(args)?;
+        // Most tasks have no predicate: stored directly (a `Result` of one read back at
+        // once stalled the store forwarding).
+        v.predicate = if args.predicate.op == predicate_op::NONE {
+            None
+        } else {
+            self.capture_predicate(args)?
+        };
         let timing_slot = args.timing_slot;
         if !(-1..NUM_TIMING_SLOTS as i32).contains(&timing_slot) {
             return Err(format!(
@@ -974,7 +986,22 @@ impl Orchestrator {
             ));
         }
         v.timing_slot = (timing_slot >= 0).then_some(timing_slot as u8);
-        self.active_slots(kernels, alloc, v)?;
+        let ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
+        match &self.last_slots {
+            Some(c) if c.ids == ids && c.alloc == alloc => {
+                (v.active, v.n_active, v.aiv_lanes) = (c.active, c.n_active, c.aiv_lanes);
+            }
+            _ => {
+                self.active_slots(kernels, alloc, v)?;
+                self.last_slots = Some(KernelSlots {
+                    ids,
+                    alloc,
+                    active: v.active,
+                    n_active: v.n_active,
+                    aiv_lanes: v.aiv_lanes,
+                });
+            }
+        }
         (v.block_num, v.subtasks, v.gang, v.units) =
             launch_shape(args, v.n_active, self.chip.config.platform)?;
         Ok(())
@@ -1156,10 +1183,10 @@ impl Orchestrator {
             return None;
         }
         let top = self.heap_top[ring];
-        let phys = top % size;
-        // Never straddle the end of the ring: skip to the next wrap instead.
-        let start = if bytes > 0 && phys + bytes > size {
-            top + (size - phys)
+        // Never straddle the end of the ring: skip to the next wrap instead (a task without
+        // outputs skips the division).
+        let start = if bytes > 0 && top % size + bytes > size {
+            top + (size - top % size)
         } else {
             top
         };
@@ -1557,6 +1584,18 @@ fn fill_payload(
         let marked = args.scalar_dump[j] & 1 != 0 || args.dump_all != 0;
         payload.scalar_info.push((args.scalar_dtype[j], marked));
     }
+}
+
+/// What [`Orchestrator::active_slots`] derived from one submit's kernel ids (and whether
+/// it was an alloc task), kept for the next submit with the same ids: it depends on
+/// nothing else (the kernel table does not change during a run), so a run of submits of
+/// one kernel looks its slots up once.
+struct KernelSlots {
+    ids: [i32; 3],
+    alloc: bool,
+    active: [ActiveSlot; 3],
+    n_active: u8,
+    aiv_lanes: u8,
 }
 
 /// What [`Orchestrator::validate`] derives from one submit (the shape of its payload).
