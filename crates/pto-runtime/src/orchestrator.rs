@@ -116,8 +116,6 @@ pub struct Orchestrator {
     scope_samples: Vec<ScopeSample>,
     n_submits: u32,
     census: Option<RingCensus>,
-    /// The kernel slots the last valid submit derived (see [`KernelSlots`]).
-    last_slots: Option<KernelSlots>,
 }
 
 /// Logs a creator edge `owner → me` through argument `arg`, unless this submit's edges
@@ -236,7 +234,6 @@ impl Orchestrator {
             scope_samples: Vec::new(),
             n_submits: 0,
             census: None,
-            last_slots: None,
             chip,
         }
     }
@@ -953,7 +950,7 @@ impl Orchestrator {
     /// ([`launch_shape`]), in that order (the first failure is the error; `v` then holds
     /// what was derived before it).
     fn validate(
-        &mut self,
+        &self,
         kernels: MixedKernels,
         args: &TaskArgsData,
         kind: SubmitKind,
@@ -986,22 +983,7 @@ impl Orchestrator {
             ));
         }
         v.timing_slot = (timing_slot >= 0).then_some(timing_slot as u8);
-        let ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
-        match &self.last_slots {
-            Some(c) if c.ids == ids && c.alloc == alloc => {
-                (v.active, v.n_active, v.aiv_lanes) = (c.active, c.n_active, c.aiv_lanes);
-            }
-            _ => {
-                self.active_slots(kernels, alloc, v)?;
-                self.last_slots = Some(KernelSlots {
-                    ids,
-                    alloc,
-                    active: v.active,
-                    n_active: v.n_active,
-                    aiv_lanes: v.aiv_lanes,
-                });
-            }
-        }
+        self.active_slots(kernels, alloc, v)?;
         (v.block_num, v.subtasks, v.gang, v.units) =
             launch_shape(args, v.n_active, self.chip.config.platform)?;
         Ok(())
@@ -1584,18 +1566,6 @@ fn fill_payload(
         let marked = args.scalar_dump[j] & 1 != 0 || args.dump_all != 0;
         payload.scalar_info.push((args.scalar_dtype[j], marked));
     }
-}
-
-/// What [`Orchestrator::active_slots`] derived from one submit's kernel ids (and whether
-/// it was an alloc task), kept for the next submit with the same ids: it depends on
-/// nothing else (the kernel table does not change during a run), so a run of submits of
-/// one kernel looks its slots up once.
-struct KernelSlots {
-    ids: [i32; 3],
-    alloc: bool,
-    active: [ActiveSlot; 3],
-    n_active: u8,
-    aiv_lanes: u8,
 }
 
 /// What [`Orchestrator::validate`] derives from one submit (the shape of its payload).
