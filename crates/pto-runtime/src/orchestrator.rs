@@ -18,7 +18,8 @@
 //!    INPUT / INOUT (WAIT; an INOUT covering an entry supersedes it).
 //! 4. Register INOUT / OUTPUT_EXISTING regions in the TensorMap (outside manual scopes).
 //! 5. Fill the payload, publish the slot, wire the task into each live producer's fanout
-//!    list, then drop the self-reference: a task whose producers are all done is ready now.
+//!    list, then drop the self-reference (a task with no producer to wire takes none): a
+//!    task whose producers are all done is ready now.
 
 use std::ffi::c_char;
 use std::sync::atomic::Ordering;
