@@ -329,8 +329,8 @@ impl<'c> Executor<'c> {
     ///
     /// Builds the kernel's argument array (tensor pointers, scalars, the two context
     /// pointers), marks the thread busy, and runs the kernel directly
-    /// ([`Self::run_direct`]) or through the simulator's `pto_sim_invoke`
-    /// ([`Self::run_simulated`]).
+    /// (`Self::run_direct`) or through the simulator's `pto_sim_invoke`
+    /// (`Self::run_simulated`).
     pub fn run(&mut self, id: TaskId, payload: &TaskPayload, place: Placement) -> i32 {
         let chip = self.chip;
         let ActiveSlot {

@@ -139,11 +139,11 @@ impl DfxData {
 
 /// Runs `program` once on a fresh simulated chip.
 ///
-/// The phases: bind the arguments to device memory ([`bind_args`]), start the chip, its
-/// workers ([`spawn_workers`]) and the orchestration thread ([`spawn_orchestration`]),
-/// watch for the end or a stall ([`watch`]), shut down and collect the records
-/// ([`shut_down`]), then report a fatal error ([`with_summary`]) or copy the results back
-/// ([`copy_back`]).
+/// The phases: bind the arguments to device memory (`bind_args`), start the chip, its
+/// workers (`spawn_workers`) and the orchestration thread (`spawn_orchestration`),
+/// watch for the end or a stall (`watch`), shut down and collect the records
+/// (`shut_down`), then report a fatal error (`with_summary`) or copy the results back
+/// (`copy_back`).
 pub fn run(
     program: &Program,
     args: &mut [OrchArg<'_>],
