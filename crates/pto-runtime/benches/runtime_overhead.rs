@@ -4,7 +4,8 @@
 //!
 //! Each scenario is an orchestration compiled with the system C++ compiler and run through
 //! the real runtime on `a2a3sim`; the best of several rounds is reported (the first round
-//! also warms the task slots and heap pages).
+//! also warms the task slots and heap pages). `PTO_BENCH_SCENARIOS` (a comma-separated
+//! list of scenario names) runs only those, e.g. under `perf record`.
 //!
 //! The same invocation measures the machine's floor for handing work between threads, so
 //! the runtime's costs can be read as ratios that travel between machines: a two-thread
@@ -127,8 +128,15 @@ fn main() {
         "{:<14} {:>6} {:>10} {:>12} {:>12} {:>14} {:>12}",
         "scenario", "batch", "tasks", "wall (ms)", "device (ms)", "tasks/s", "us/task"
     );
+    let only = std::env::var("PTO_BENCH_SCENARIOS").ok();
     let mut per_task: Vec<(&str, f64)> = Vec::new();
     for s in SCENARIOS {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.split(',').any(|n| n.trim() == s.name))
+        {
+            continue;
+        }
         let program = build(&tc, &dir, s);
         let config = ChipConfig::new(Platform::A2a3Sim).unwrap_or_else(|e| panic!("{e}"));
         // The orchestrator's ready batch (`PTO_READY_BATCH`): 1 pushes every ready task at

@@ -77,22 +77,40 @@ unsafe extern "C" fn submit_task(
     } else {
         SubmitKind::Kernel
     };
+    let mut local = None;
+    // SAFETY: `out`, when non-null, points to the caller's TaskOutputTensors.
+    let out = unsafe { out_or_local(out, &mut local) };
     // SAFETY: the C++ API passes pointers to live objects for the duration of the call.
-    let res = unsafe {
-        with_orch(rt, empty_outputs(), |o| {
+    let submitted = unsafe {
+        with_orch(rt, false, |o| {
             if kernels.is_null() || args.is_null() {
                 o.chip().raise(
                     ErrorCode::InvalidArgs,
                     format!("submit at {} with null arguments", site.render()),
                 );
-                return empty_outputs();
+                return false;
             }
-            o.submit(*kernels, &*args, site, kind)
+            o.submit(*kernels, &*args, site, kind, out);
+            true
         })
     };
-    if !out.is_null() {
-        // SAFETY: `out` points to the caller's TaskOutputTensors.
-        unsafe { out.write(res) };
+    if !submitted {
+        *out = empty_outputs();
+    }
+}
+
+/// The caller's `TaskOutputTensors` at `out`, or (null) `local`, which holds one.
+///
+/// # Safety
+/// `out` must be null or point to a `TaskOutputTensors` the caller lets us write.
+unsafe fn out_or_local(
+    out: *mut TaskOutputTensors,
+    local: &mut Option<TaskOutputTensors>,
+) -> &mut TaskOutputTensors {
+    // SAFETY: the caller's contract.
+    match unsafe { out.as_mut() } {
+        Some(out) => out,
+        None => local.insert(empty_outputs()),
     }
 }
 
@@ -109,18 +127,21 @@ unsafe extern "C" fn alloc_tensors(
         aiv0: -1,
         aiv1: -1,
     };
+    let mut local = None;
+    // SAFETY: `out`, when non-null, points to the caller's TaskOutputTensors.
+    let out = unsafe { out_or_local(out, &mut local) };
     // SAFETY: as in submit_task.
-    let res = unsafe {
-        with_orch(rt, empty_outputs(), |o| {
+    let submitted = unsafe {
+        with_orch(rt, false, |o| {
             if args.is_null() {
-                return empty_outputs();
+                return false;
             }
-            o.submit(none, &*args, site, SubmitKind::Alloc)
+            o.submit(none, &*args, site, SubmitKind::Alloc, out);
+            true
         })
     };
-    if !out.is_null() {
-        // SAFETY: `out` points to the caller's TaskOutputTensors.
-        unsafe { out.write(res) };
+    if !submitted {
+        *out = empty_outputs();
     }
 }
 

@@ -18,7 +18,8 @@
 //!    INPUT / INOUT (WAIT; an INOUT covering an entry supersedes it).
 //! 4. Register INOUT / OUTPUT_EXISTING regions in the TensorMap (outside manual scopes).
 //! 5. Fill the payload, publish the slot, wire the task into each live producer's fanout
-//!    list, then drop the self-reference: a task whose producers are all done is ready now.
+//!    list, then drop the self-reference (a task with no producer to wire takes none): a
+//!    task whose producers are all done is ready now.
 
 use std::ffi::c_char;
 use std::sync::atomic::Ordering;
@@ -395,20 +396,23 @@ impl Orchestrator {
     // ---------------------------------------------------------------------------------
 
     /// Submits a task: a kernel task, a dummy task, or an allocation-only task from
-    /// `alloc_tensors`.
+    /// `alloc_tensors`. Its id and runtime-allocated outputs are written to `out` in place
+    /// (empty when the submit is rejected).
     pub fn submit(
         &mut self,
         kernels: MixedKernels,
         args: &TaskArgsData,
         site: Site,
         kind: SubmitKind,
-    ) -> TaskOutputTensors {
+        out: &mut TaskOutputTensors,
+    ) {
         self.chip.note_orchestration_site(site);
         if self.chip.config.dfx.swimlane < 4 {
-            return self.submit_inner(kernels, args, site, kind);
+            self.submit_inner(kernels, args, site, kind, out);
+            return;
         }
         let start_ns = crate::clock::stamp();
-        let out = self.submit_inner(kernels, args, site, kind);
+        self.submit_inner(kernels, args, site, kind, out);
         self.orch_records.push(OrchRecord {
             submit_idx: self.n_submits,
             task: out.task_id,
@@ -416,42 +420,45 @@ impl Orchestrator {
             end_ns: crate::clock::stamp(),
         });
         self.n_submits += 1;
-        out
     }
 
     /// [`Self::submit`]'s work: admit the task ([`Self::admit`]), reserve its slot and
     /// heap ([`Self::reserve_memory`]), collect its fanin ([`Self::gather_fanin`]), fill
     /// its payload ([`fill_payload`]), register the regions it writes
-    /// ([`Self::register_writes`]) and publish it ([`Self::publish`]).
+    /// ([`Self::register_writes`]) and publish it ([`Self::publish`]). What the steps
+    /// derive goes to locals and `out` through references: nothing large is returned.
     fn submit_inner(
         &mut self,
         kernels: MixedKernels,
         args: &TaskArgsData,
         site: Site,
         kind: SubmitKind,
-    ) -> TaskOutputTensors {
-        let Some((ring, id, validated)) = self.admit(kernels, args, site, kind) else {
-            return empty_outputs();
+        out: &mut TaskOutputTensors,
+    ) {
+        *out = empty_outputs();
+        let mut validated = Validated::EMPTY;
+        let Some(id) = self.admit(kernels, args, site, kind, &mut validated) else {
+            return;
         };
+        let ring = id.ring();
 
         // Step 2: slot, then heap.
         // SAFETY: validate() checked every slot reference is non-null.
         let out_bytes = unsafe { output_bytes(args) };
         let Some((heap_start, heap_base)) = self.reserve_memory(ring, id, site, out_bytes) else {
-            return empty_outputs();
+            return;
         };
 
         // Step 3: fanin.
         let alloc = kind == SubmitKind::Alloc;
         let Some(n_wait) = self.gather_fanin(kernels, args, id, site, &validated, alloc) else {
-            return empty_outputs();
+            return;
         };
 
         // Step 5a: fill the payload while the slot is unpublished.
         let chip = Arc::clone(&self.chip);
         let slot = chip.slot(id);
-        let mut outputs = empty_outputs();
-        outputs.task_id = id.0;
+        out.task_id = id.0;
         {
             // SAFETY: the slot is free (reserve_slot waited for its reclaim) and unpublished:
             // only this thread touches the payload until the self-reference is dropped.
@@ -469,26 +476,25 @@ impl Orchestrator {
             let mut n_out = 0;
             for (i, info) in payload.args.iter().enumerate() {
                 if info.arg_type == TensorArgType::Output {
-                    outputs.tensors[n_out] = &payload.tensors[i];
+                    out.tensors[n_out] = &payload.tensors[i];
                     n_out += 1;
                 }
             }
-            outputs.count = n_out as u32;
+            out.count = n_out as u32;
         }
 
         // Step 4: register the regions this task writes.
         if !self.register_writes(args, id, site) {
-            return outputs;
+            return;
         }
 
         // Step 5b: publish and wire.
         self.publish(&chip, slot, id, ring, validated.units);
-        outputs
     }
 
     /// Whether a submit may go ahead: no fatal error latched, inside a scope, valid
-    /// ([`Self::validate`]) and within the sync-start limit. Its ring, id and shape, or
-    /// `None` after noting why not.
+    /// ([`Self::validate`], into `validated`) and within the sync-start limit. Its id (on
+    /// the current ring), or `None` after noting why not.
     #[inline]
     fn admit(
         &mut self,
@@ -496,7 +502,8 @@ impl Orchestrator {
         args: &TaskArgsData,
         site: Site,
         kind: SubmitKind,
-    ) -> Option<(usize, TaskId, Validated)> {
+        validated: &mut Validated,
+    ) -> Option<TaskId> {
         if self.chip.fatal.is_set() {
             self.note_ignored(site);
             if self.census.is_some() && !self.scopes.is_empty() {
@@ -513,24 +520,21 @@ impl Orchestrator {
         }
         let ring = self.current_ring();
         let id = TaskId::new(ring as u32, self.heads[ring]);
-        let validated = match self.validate(kernels, args, kind) {
-            Ok(v) => v,
-            Err(problem) => {
-                self.fail(
-                    ErrorCode::InvalidArgs,
-                    format!("task {id} submitted at {}: {problem}", site.render()),
-                );
-                return None;
-            }
-        };
-        if let Err(problem) = self.check_sync_start(&validated) {
+        if let Err(problem) = self.validate(kernels, args, kind, validated) {
+            self.fail(
+                ErrorCode::InvalidArgs,
+                format!("task {id} submitted at {}: {problem}", site.render()),
+            );
+            return None;
+        }
+        if let Err(problem) = self.check_sync_start(validated) {
             self.fail(
                 ErrorCode::RequireSyncStartInvalid,
                 format!("task {id} submitted at {}: {problem}", site.render()),
             );
             return None;
         }
-        Some((ring, id, validated))
+        Some(id)
     }
 
     /// Reserves task `id`'s slot, then `out_bytes` of heap on `ring`: the heap offset and
@@ -654,7 +658,11 @@ impl Orchestrator {
     fn publish(&mut self, chip: &Chip, slot: &TaskSlot, id: TaskId, ring: usize, units: u32) {
         slot.subtasks_done.store(0, Ordering::Relaxed);
         slot.skipped.store(false, Ordering::Relaxed);
-        slot.fanin_remaining.store(1, Ordering::Relaxed);
+        // The self-reference while wiring; a task with no producer to wire takes none (no
+        // other thread can reach it before it is ready).
+        let wires = !self.fanin.is_empty();
+        slot.fanin_remaining
+            .store(u32::from(wires), Ordering::Relaxed);
         slot.claim
             .store(pack_claim(id, 0, units), Ordering::Relaxed);
         {
@@ -675,13 +683,12 @@ impl Orchestrator {
         }
         self.scope_tasks.push(id);
         let batch = self.ready_batch.get_mut();
-        if slot.fanin_remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let mut inline = std::mem::take(&mut self.inline);
-            chip.make_ready_deferred(id, &mut inline, &mut batch.entries);
+        if !wires || slot.fanin_remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let inline = &mut self.inline;
+            chip.make_ready_deferred(id, inline, &mut batch.entries);
             while let Some(t) = inline.pop() {
-                chip.complete(t, &mut inline);
+                chip.complete(t, inline);
             }
-            self.inline = inline;
         }
         if !batch.entries.is_empty() {
             batch.age += 1;
@@ -938,16 +945,18 @@ impl Orchestrator {
         Ok(())
     }
 
-    /// Checks one submit's kernels and arguments and works out its shape: the argument
-    /// block ([`check_args`]), a kernel task has a kernel, the predicate and timing slot,
-    /// the active slots ([`Self::active_slots`]) and the launch ([`launch_shape`]), in
-    /// that order (the first failure is the error).
+    /// Checks one submit's kernels and arguments and works out its shape into `v`: the
+    /// argument block ([`check_args`]), a kernel task has a kernel, the predicate and
+    /// timing slot, the active slots ([`Self::active_slots`]) and the launch
+    /// ([`launch_shape`]), in that order (the first failure is the error; `v` then holds
+    /// what was derived before it).
     fn validate(
         &self,
         kernels: MixedKernels,
         args: &TaskArgsData,
         kind: SubmitKind,
-    ) -> Result<Validated, String> {
+        v: &mut Validated,
+    ) -> Result<(), String> {
         let alloc = kind == SubmitKind::Alloc;
         check_args(args, alloc)?;
         if kind == SubmitKind::Kernel
@@ -960,7 +969,13 @@ impl Orchestrator {
                     .to_string(),
             );
         }
-        let predicate = self.capture_predicate(args)?;
+        // Most tasks have no predicate: stored directly (a `Result` of one read back at
+        // once stalled the store forwarding).
+        v.predicate = if args.predicate.op == predicate_op::NONE {
+            None
+        } else {
+            self.capture_predicate(args)?
+        };
         let timing_slot = args.timing_slot;
         if !(-1..NUM_TIMING_SLOTS as i32).contains(&timing_slot) {
             return Err(format!(
@@ -968,35 +983,28 @@ impl Orchestrator {
                 NUM_TIMING_SLOTS - 1
             ));
         }
-        let (active, n_active, aiv_lanes) = self.active_slots(kernels, alloc)?;
-        let (block_num, subtasks, gang, units) =
-            launch_shape(args, n_active, self.chip.config.platform)?;
-        Ok(Validated {
-            active,
-            n_active,
-            aiv_lanes,
-            block_num,
-            subtasks,
-            gang,
-            units,
-            predicate,
-            timing_slot: (timing_slot >= 0).then_some(timing_slot as u8),
-        })
+        v.timing_slot = (timing_slot >= 0).then_some(timing_slot as u8);
+        self.active_slots(kernels, alloc, v)?;
+        (v.block_num, v.subtasks, v.gang, v.units) =
+            launch_shape(args, v.n_active, self.chip.config.platform)?;
+        Ok(())
     }
 
     /// The kernels of the used slots of `kernels` (AIC, AIV0, AIV1), packed in slot
     /// order, with how many there are and how many are AIV lanes. Each id must name a
-    /// registered kernel of the slot's core type; an alloc task may use none.
+    /// registered kernel of the slot's core type; an alloc task may use none. Written to
+    /// `v.active`, `v.n_active` and `v.aiv_lanes`.
     #[inline]
     fn active_slots(
         &self,
         kernels: MixedKernels,
         alloc: bool,
-    ) -> Result<([ActiveSlot; 3], u8, u8), String> {
+        v: &mut Validated,
+    ) -> Result<(), String> {
         let ids = [kernels.aic, kernels.aiv0, kernels.aiv1];
-        let mut active = [ActiveSlot::NONE; 3];
-        let mut n_active = 0u8;
-        let mut aiv_lanes = 0u8;
+        v.active = [ActiveSlot::NONE; 3];
+        v.n_active = 0;
+        v.aiv_lanes = 0;
         for (slot_idx, &k) in ids.iter().enumerate() {
             if k == crate::ffi::INVALID_KERNEL_ID {
                 continue;
@@ -1028,16 +1036,16 @@ impl Orchestrator {
                     want.name().to_uppercase()
                 ));
             }
-            active[n_active as usize] = ActiveSlot {
+            v.active[v.n_active as usize] = ActiveSlot {
                 slot: slot_idx as u8,
                 entry: Some(kernel.entry),
                 invoke: kernel.invoke,
                 call: kernel.call,
             };
-            n_active += 1;
-            aiv_lanes += u8::from(slot_idx > 0);
+            v.n_active += 1;
+            v.aiv_lanes += u8::from(slot_idx > 0);
         }
-        Ok((active, n_active, aiv_lanes))
+        Ok(())
     }
 
     // ---------------------------------------------------------------------------------
@@ -1158,10 +1166,10 @@ impl Orchestrator {
             return None;
         }
         let top = self.heap_top[ring];
-        let phys = top % size;
-        // Never straddle the end of the ring: skip to the next wrap instead.
-        let start = if bytes > 0 && phys + bytes > size {
-            top + (size - phys)
+        // Never straddle the end of the ring: skip to the next wrap instead (a task without
+        // outputs skips the division).
+        let start = if bytes > 0 && top % size + bytes > size {
+            top + (size - top % size)
         } else {
             top
         };
@@ -1245,7 +1253,8 @@ impl Orchestrator {
         let amount = match resource {
             Resource::TaskWindow => 1,
             Resource::Heap => {
-                if self.validate(kernels, args, kind).is_err() {
+                let mut v = Validated::EMPTY;
+                if self.validate(kernels, args, kind, &mut v).is_err() {
                     return;
                 }
                 // SAFETY: validate() checked every slot reference is non-null.
@@ -1560,6 +1569,7 @@ fn fill_payload(
     }
 }
 
+/// What [`Orchestrator::validate`] derives from one submit (the shape of its payload).
 struct Validated {
     active: [ActiveSlot; 3],
     n_active: u8,
@@ -1570,6 +1580,21 @@ struct Validated {
     units: u32,
     predicate: Option<Predicate>,
     timing_slot: Option<u8>,
+}
+
+impl Validated {
+    /// Before validation: no kernel, no block.
+    const EMPTY: Validated = Validated {
+        active: [ActiveSlot::NONE; 3],
+        n_active: 0,
+        aiv_lanes: 0,
+        block_num: 0,
+        subtasks: 0,
+        gang: GangKind::Single,
+        units: 0,
+        predicate: None,
+        timing_slot: None,
+    };
 }
 
 /// What a submit is.

@@ -13,6 +13,8 @@
 //!   retain, the scope releasing its reference, and the reclaimer.
 //! - `fanin_remaining` starts at 1 (the orchestrator's self-reference during wiring) plus one
 //!   per waited-on producer; the thread that brings it to zero makes the task ready, exactly once.
+//!   A task with no producer to wire takes no self-reference: it starts at 0 and the
+//!   orchestrator makes it ready itself (no other thread can reach it before).
 //! - `claim` hands out units of work to workers: single subtasks, whole MIX blocks or the
 //!   whole task ([`GangKind`]). It packs the task's generation (low 32 bits of its local
 //!   id), the next unit index and the unit total into one word, so a stale ready-queue entry of an earlier task in the same slot can never claim
