@@ -952,20 +952,29 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
         }
         "tensor.read" => {
             arity(2)?;
-            let t = tensor_arg(op, args, 0, "the source")?;
-            let idx = list_arg(op, args, 1, "indices")?;
-            if idx.len() != t.shape.len() {
+            let t = element_arg(op, args, "the source")?;
+            Ok(Type::Scalar(t.dtype))
+        }
+        // write(tensor, indices, value): one element set from a scalar of the tensor's
+        // dtype; the result is the tensor (the write happens in place).
+        "tensor.write" => {
+            arity(3)?;
+            let t = element_arg(op, args, "the destination")?;
+            let v = scalar_arg(op, args, 2, "the value")?;
+            if v != t.dtype {
                 return err(
                     format!(
-                        "{op}: a rank-{} tensor needs {} indices, got {}",
-                        t.shape.len(),
-                        t.shape.len(),
-                        idx.len()
+                        "{op}: the value is {}, the tensor holds {}",
+                        v.pl_name(),
+                        t.dtype.pl_name()
                     ),
-                    "Give one index per dimension.",
+                    &format!(
+                        "Convert it first: pl.cast(value, pl.{}).",
+                        t.dtype.pl_name()
+                    ),
                 );
             }
-            Ok(Type::Scalar(t.dtype))
+            Ok(Type::Tensor(t))
         }
         "tensor.assemble" => {
             arity(3)?;
@@ -1083,6 +1092,25 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
 /// The `shape` keyword of `tensor.create` / `tensor.slice`: positive sizes, or
 /// [`DYNAMIC_DIM`] for a size known only at run time, which argument `at` (a list of one
 /// integer per dimension) then gives.
+/// The tensor (argument 0) of an element read or write, checked against its index list
+/// (argument 1): one integer index per dimension.
+fn element_arg(op: &str, args: &[Expr], what: &str) -> Result<TensorType, OpError> {
+    let t = tensor_arg(op, args, 0, what)?;
+    let idx = list_arg(op, args, 1, "indices")?;
+    if idx.len() != t.shape.len() {
+        return err(
+            format!(
+                "{op}: a rank-{} tensor needs {} indices, got {}",
+                t.shape.len(),
+                t.shape.len(),
+                idx.len()
+            ),
+            "Give one index per dimension.",
+        );
+    }
+    Ok(t)
+}
+
 fn shape_kw(op: &str, args: &[Expr], at: usize, kwargs: &Attrs) -> Result<Vec<i64>, OpError> {
     let Some(shape) = kwargs.ints("shape") else {
         return err(
@@ -1190,6 +1218,45 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("more than the Vec memory"), "{e}");
+    }
+
+    #[test]
+    fn element_write_types_as_its_tensor() {
+        let at = |n: i64| Expr::List((0..n).map(Expr::index).collect());
+        let value = |d| Expr::Var(Var::new("v", Type::Scalar(d)));
+        let ty = deduce(
+            "tensor.write",
+            &[tensor(&[4, 8]), at(2), value(DataType::Fp32)],
+            &Attrs::new(),
+        )
+        .unwrap();
+        assert_eq!(ty, Type::tensor(vec![4, 8], DataType::Fp32));
+        let e = deduce(
+            "tensor.write",
+            &[tensor(&[4, 8]), at(1), value(DataType::Fp32)],
+            &Attrs::new(),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("needs 2 indices, got 1"), "{e}");
+        let e = deduce(
+            "tensor.write",
+            &[tensor(&[4, 8]), at(2), value(DataType::Int32)],
+            &Attrs::new(),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("the value is INT32"), "{e}");
+        assert!(e.hint.contains("pl.cast(value, pl.FP32)"), "{}", e.hint);
+        let tile = Expr::Var(Var::new(
+            "x",
+            Type::tile(8, 8, DataType::Fp32, MemorySpace::Vec),
+        ));
+        let e = deduce(
+            "tensor.write",
+            &[tensor(&[4, 8]), at(2), tile],
+            &Attrs::new(),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("must be a scalar"), "{e}");
     }
 
     #[test]

@@ -111,7 +111,6 @@ _NOT_IN_SUBSET = (
     "gemv_bias",
     "matmul_bias",
     "fillpad_expand",
-    "write",
     "dim",
     "row_prod",
     "col_prod",
@@ -137,9 +136,9 @@ _NOT_IN_SUBSET = (
     "cond",
 )
 
-# Tensor operations kernel code may use: a window of a tensor parameter, which later loads
-# and stores address (the kernel's view of the parameter at the window's offsets).
-_KERNEL_TENSOR_OPS = ("tensor.slice", "tensor.read")
+# Tensor operations kernel code may use (the table's in_kernels column): a window of a tensor
+# parameter, which later loads and stores address, and an element read or written in GM.
+_KERNEL_TENSOR_OPS = _ops.KERNEL_TENSOR_OPS
 
 # pl.tile.X spellings of unified operations, and the keyword the printer always writes for
 # the IR form of those whose names clash (pl.tile.load(t, offsets, shapes=...)).
@@ -2177,6 +2176,13 @@ class FunctionParser:
                 f"{shown} inside a kernel: arrays and pl.system operations belong to the orchestration",
                 "Build task-id arrays and barriers in the orchestration (around pl.submit); kernels work on tiles.",
             )
+        if name == "tensor.write" and self.in_at:
+            raise self.operr(
+                node,
+                f"{shown} inside a pl.at scope is not supported yet",
+                "Write the element in an InCore kernel function whose parameter is pl.Out[...] / pl.InOut[...], "
+                "or in the orchestration.",
+            )
         if level == "tensor" and name not in _KERNEL_TENSOR_OPS and (self.ftype in ("InCore", "AIC", "AIV", "Group") or self.in_at):
             raise self.operr(
                 node,
@@ -2189,12 +2195,12 @@ class FunctionParser:
             msg = str(e.args[0]) if e.args else str(e)
             hint = str(e.args[1]) if len(e.args) > 1 else None
             raise self.operr(node, msg, hint) from None
-        if name == "tile.store":
-            target = args[2].as_var
+        if name in ("tile.store", "tensor.write"):
+            target = args[2 if name == "tile.store" else 0].as_var
             if target is not None and self.param_roots.get(target.id) == "In" and self.ftype in ("InCore", "AIC", "AIV", "Group"):
                 raise self.typeerr(
                     node,
-                    f"pl.store writes '{target.name}', an In parameter of kernel '{self.decl.name}'",
+                    f"{shown} writes '{target.name}', an In parameter of kernel '{self.decl.name}'",
                     f"Declare it pl.Out[...] (written only) or pl.InOut[...] (read and written).",
                 )
         return expr
@@ -2330,6 +2336,34 @@ class FunctionParser:
         if rest:
             raise self.operr(node, f"Unknown operation 'pl.{path}'", _UNKNOWN_OP_HINT)
         return self.unified_op(node, head)
+
+    def write_element(self, node: ast.Call) -> Any:
+        """``pl.write(t, [i, j], value)`` (or ``pl.write(t, i, value)`` for a vector): one
+        element of a tensor set in place from a scalar of its dtype (a number literal is
+        taken as that dtype); the result is the tensor."""
+        b = self.bind_args(node, "write", ["tensor", "indices", "value"], {})
+        dst = self.expr(b["tensor"])
+        if dst.type.kind == "tile":
+            raise self.operr(
+                node,
+                f"pl.write of a tile ({_type_desc(dst.type)}) is not supported yet: it writes one element of a tensor",
+                "Write the element into a tensor parameter: pl.write(t, [i, j], value).",
+            )
+        if dst.type.kind != "tensor":
+            raise self.typeerr(b["tensor"], f"pl.write needs a tensor to write into, got {_type_desc(dst.type)}", "Pass a tensor: pl.write(t, [i, j], value).")
+        idx = b["indices"]
+        indices = self.offsets(idx, "indices") if isinstance(idx, (ast.List, ast.Tuple)) else IrExpr.list_of([self.scalar_expr(idx)])
+        value = self.atom(self.expr(b["value"]), b["value"])
+        if value.type.kind != "scalar":
+            raise self.typeerr(
+                b["value"],
+                f"pl.write writes one element: the value must be a scalar, got {_type_desc(value.type)}",
+                "Pass a number or a pl.Scalar (pl.read(...) of an element); store a tile with pl.store.",
+            )
+        dtype = str(dst.type.dtype)
+        if value.kind == "int" or (value.kind == "float" and dtype in ("FP32", "FP16", "BF16")):
+            value = IrExpr.cast(value, dtype)
+        return self.op_call_ir("tensor.write", [dst, indices, value], [], node)
 
     def tensor_dim(self, node: ast.Call) -> Any:
         """``pl.tensor.dim(t, axis)``: a static dimension is its literal; one known only at
@@ -2688,6 +2722,8 @@ class FunctionParser:
             # A bare index reads a vector element: pl.read(t, i) is pl.read(t, [i]).
             indices = self.offsets(idx, "indices") if isinstance(idx, (ast.List, ast.Tuple)) else IrExpr.list_of([self.scalar_expr(idx)])
             return self.op_call_ir("tensor.read", [self.expr(b["tensor"]), indices], [], node)
+        if op == "write":
+            return self.write_element(node)
         if op == "assemble":
             return self.assemble(node)
         raise self.operr(node, f"Unknown operation 'pl.{op}'", _UNKNOWN_OP_HINT)
