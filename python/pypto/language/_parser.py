@@ -1354,29 +1354,47 @@ class FunctionParser:
             raise self.typeerr(ann, f"the yield gives {_type_desc(v.type)}, the annotation says {_type_desc(declared)}", "")
         return v
 
+    def pipeline_stage(self, it: ast.Call) -> None:
+        """Checks ``stage=`` of ``pl.pipeline(..., stage=n)``: required, a positive integer
+        literal (the loop itself runs as ``pl.range``)."""
+        stage = next((kw.value for kw in it.keywords if kw.arg == "stage"), None)
+        if stage is None:
+            raise self.syntax(it, "pl.pipeline() requires stage=", "Write for i in pl.pipeline(n, stage=2).")
+        n = self.static(stage)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise self.syntax(stage, f"pl.pipeline stage must be a positive integer, got {_unparse(stage)}", "Write stage=2 (or another positive literal).")
+
     def for_stmt(self, s: ast.For) -> None:
         # The names bound before the loop (not its loop variable nor its iter args).
         before_loop = dict(self.names)
         it = s.iter
         # pl.parallel(...) promises independent iterations; the task graph's dependencies
-        # decide what runs at the same time, so it is a pl.range here (docs/DSL.md).
-        if not (_is_pl_call(it, "range") or _is_pl_call(it, "parallel")):
+        # decide what runs at the same time, so it is a pl.range here (docs/DSL.md). So is
+        # pl.pipeline(..., stage=n): its iterations run in order, unreplicated.
+        kind = next((k for k in ("range", "parallel", "pipeline") if _is_pl_call(it, k)), None)
+        if kind is None:
             raise self.syntax(
-                it, "unsupported for loop: iterate over pl.range(...) or pl.parallel(...)", "Write for i in pl.range(n)."
+                it,
+                "unsupported for loop: iterate over pl.range(...), pl.parallel(...) or pl.pipeline(...)",
+                "Write for i in pl.range(n).",
             )
         assert isinstance(it, ast.Call)
         if s.orelse:
             raise self.syntax(s, "for ... else is not supported", "Remove the else clause.")
+        if kind == "pipeline":
+            self.pipeline_stage(it)
         inits: List[Any] = []
         init_node = None
         for kw in it.keywords:
+            if kw.arg == "stage" and kind == "pipeline":
+                continue
             if kw.arg == "init_values":
                 init_node = kw.value
                 if not isinstance(kw.value, (ast.Tuple, ast.List)):
                     raise self.syntax(kw.value, "init_values= must be a tuple", "Write init_values=(x,).")
                 inits = [self.atom(self.expr(e), e, "init") for e in kw.value.elts]
             else:
-                raise self.syntax(kw, f"pl.range() got an unexpected keyword argument '{kw.arg}'", "pl.range(start, stop, step, init_values=(...)).")
+                raise self.syntax(kw, f"pl.{kind}() got an unexpected keyword argument '{kw.arg}'", f"pl.{kind}(start, stop, step, init_values=(...)).")
         bounds = [self.scalar_expr(a) for a in it.args]
         if not 1 <= len(bounds) <= 3:
             raise self.syntax(it, "pl.range takes 1 to 3 positional arguments", "pl.range(stop) / (start, stop) / (start, stop, step).")
