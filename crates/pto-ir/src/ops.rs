@@ -133,8 +133,9 @@ fn fixpipe_narrowing(source: &TileType, target: &TileType) -> bool {
         && matches!(target.dtype, DataType::Bf16 | DataType::Fp16)
 }
 
-/// `tile.alloc(shape=, dtype=, target_memory=)`: a scratch tile of a cube memory (Mat)
-/// whose contents are unspecified until written (`tile.assemble`).
+/// `tile.alloc(shape=, dtype=, target_memory=)`: a tile of a cube memory whose contents are
+/// unspecified until written: a Mat scratch (written by `tile.assemble`) or an Acc
+/// accumulator (a loop's first `tile.matmul` replaces it).
 fn alloc_type(op: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> {
     if !args.is_empty() {
         return err(
@@ -147,10 +148,10 @@ fn alloc_type(op: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> 
     else {
         return err(format!("{op}: dtype and target_memory are required"), "");
     };
-    if shape.len() != 2 || memory != MemorySpace::Mat {
+    if shape.len() != 2 || !matches!(memory, MemorySpace::Mat | MemorySpace::Acc) {
         return err(
             format!(
-                "{op}: a [rows, cols] tile in pl.Mem.Mat is allocated, got {shape:?} in pl.Mem.{}",
+                "{op}: a [rows, cols] tile in pl.Mem.Mat or pl.Mem.Acc is allocated, got {shape:?} in pl.Mem.{}",
                 memory.name()
             ),
             "Vector scratch tiles are pl.create_tile(..., target_memory=pl.Mem.Vec).",
@@ -1218,6 +1219,24 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("more than the Vec memory"), "{e}");
+    }
+
+    #[test]
+    fn alloc_makes_mat_scratch_and_acc_accumulators_only() {
+        let alloc = |mem| {
+            let mut kw = Attrs::new();
+            kw.set("shape", AttrValue::Ints(vec![16, 32]));
+            kw.set("dtype", AttrValue::DType(DataType::Fp32));
+            kw.set("target_memory", AttrValue::Memory(mem));
+            deduce("tile.alloc", &[], &kw)
+        };
+        assert_eq!(
+            alloc(MemorySpace::Acc).unwrap(),
+            Type::tile(16, 32, DataType::Fp32, MemorySpace::Acc)
+        );
+        assert!(alloc(MemorySpace::Mat).is_ok());
+        let e = alloc(MemorySpace::Vec).unwrap_err();
+        assert!(e.message.contains("got [16, 32] in pl.Mem.Vec"), "{e}");
     }
 
     #[test]

@@ -530,3 +530,95 @@ fn printing_is_deterministic_and_equality_maps_variables() {
     let d = pto_ir::equal::structurally_equal(&p1, &p3).unwrap_err();
     assert!(d.path.starts_with("P.copy.body"), "{d}");
 }
+
+/// An Inline helper `fill(x, y: Out) -> y` whose pl.at scope stores into `y` column block by
+/// column block in a loop (`y = pl.store(t, [0, c * 16], y)`), called by an orchestration.
+fn loop_storing_helper_program() -> pto_ir::Program {
+    let x = Var::new("x", t2(16, 64));
+    let y = Var::new("y", t2(16, 64));
+    let y_in_loop = Var::new("y", t2(16, 64));
+    let c = Var::new("c", Type::Scalar(pto_ir::DataType::Index));
+    let t = Var::new("t", tile(16, 16));
+    let col = Expr::Binary {
+        op: pto_ir::BinOp::Mul,
+        lhs: Box::new(v(&c)),
+        rhs: Box::new(Expr::index(16)),
+        dtype: pto_ir::DataType::Index,
+    };
+    let at = Expr::List(vec![Expr::index(0), col]);
+    let lp = pto_ir::Stmt::new(
+        StmtKind::For(Box::new(pto_ir::ForStmt {
+            var: c.clone(),
+            start: Expr::index(0),
+            stop: Expr::index(4),
+            step: Expr::index(1),
+            iter_args: vec![],
+            body: vec![
+                assign(
+                    &t,
+                    op("tile.load", vec![v(&x), at.clone()], shapes(&[16, 16])),
+                ),
+                assign(
+                    &y_in_loop,
+                    op(
+                        "tile.store",
+                        vec![v(&t), at, v(&y)],
+                        pto_ir::ir::Attrs::new(),
+                    ),
+                ),
+            ],
+            yields: vec![],
+            results: vec![],
+        })),
+        span(5),
+    );
+    let fill = func(
+        "fill",
+        FunctionType::Inline,
+        &[(&x, ParamDirection::In), (&y, ParamDirection::Out)],
+        vec![t2(16, 64)],
+        vec![at_scope(vec![lp], &[]), ret(&[&y_in_loop])],
+    );
+    let (ox, oy, r) = (
+        Var::new("a", t2(16, 64)),
+        Var::new("b", t2(16, 64)),
+        Var::new("b", t2(16, 64)),
+    );
+    let orch = func(
+        "main",
+        FunctionType::Orchestration,
+        &[(&ox, ParamDirection::In), (&oy, ParamDirection::Out)],
+        vec![t2(16, 64)],
+        vec![
+            assign(&r, call("fill", vec![v(&ox), v(&oy)], t2(16, 64), &[])),
+            ret(&[&r]),
+        ],
+    );
+    program(vec![fill, orch])
+}
+
+#[test]
+fn an_inline_helper_storing_into_its_out_parameter_in_a_loop_outlines_one_kernel() {
+    let p = inline::run(loop_storing_helper_program()).unwrap();
+    let p = ssa::run(p).unwrap();
+    let p = outline::run(p).unwrap();
+    let kernels: Vec<&pto_ir::Function> = p
+        .functions
+        .iter()
+        .filter(|f| f.ftype == FunctionType::InCore)
+        .collect();
+    assert_eq!(kernels.len(), 1);
+    // The tensor the loop stores into leaves the kernel as the caller's `b`: an output.
+    let dirs: Vec<(String, ParamDirection)> = kernels[0]
+        .params
+        .iter()
+        .map(|p| (p.var.name().to_string(), p.direction))
+        .collect();
+    assert!(
+        dirs.iter()
+            .any(|(n, d)| n.starts_with('b') && *d != ParamDirection::In),
+        "{dirs:?}"
+    );
+    let text = pto_ir::printer::print_function_text(p.function("main").unwrap());
+    assert!(text.contains("return b__ssa_v"), "{text}");
+}

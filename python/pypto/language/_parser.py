@@ -244,6 +244,19 @@ def _is_pl_call(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Call) and _pl_path(node.func) == name
 
 
+def _following(root: ast.AST, stmt: ast.stmt) -> List[ast.stmt]:
+    """The statements after ``stmt`` in the statement list (a body or else branch under
+    ``root``) that holds it."""
+    for node in ast.walk(root):
+        for field in ("body", "orelse"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list):
+                for k, x in enumerate(stmts):
+                    if x is stmt:
+                        return stmts[k + 1 :]
+    return []
+
+
 def _self_attr(node: ast.AST) -> Optional[str]:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return node.attr
@@ -1005,7 +1018,11 @@ class FunctionParser:
                     return
             self.store_into(s, target, value)
             return
-        expr = self.tiled_value(value) if isinstance(target, ast.Name) else self.expr(value)
+        if isinstance(target, ast.Name) and _is_pl_call(value, "create_tensor") and self.in_kernel():
+            assert isinstance(value, ast.Call)
+            expr = self.accumulator_placeholder(s, value, target.id)
+        else:
+            expr = self.tiled_value(value) if isinstance(target, ast.Name) else self.expr(value)
         if isinstance(expr, TiledMatmul):
             assert isinstance(target, ast.Name)
             self.names[target.id] = expr
@@ -1041,6 +1058,35 @@ class FunctionParser:
         types = list(ty.items) if ty.kind == "tuple" else [ty]
         vars_ = self.bind_targets([target], types, s)
         self.emit(IrStmt.assign(vars_, expr, self.sp(s)))
+
+    def accumulator_placeholder(self, s: ast.stmt, call: ast.Call, name: str) -> Any:
+        """``acc = pl.create_tensor([m, n], dtype=pl.FP32)`` in kernel code, when a later
+        statement of the block rebinds ``acc`` to a ``pl.matmul`` / ``pl.matmul_acc`` result
+        (a loop whose first iteration starts the accumulation): the accumulator tile, in
+        ``Acc``, its contents unspecified until that matmul writes it (``tile.alloc``). Any
+        other tensor created in kernel code is refused naming the supported forms."""
+        later = [n for st in _following(self.decl.node, s) for n in ast.walk(st)]
+        rebound = any(
+            isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+            and isinstance(n.value, ast.Call)
+            and _pl_path(n.value.func) in ("matmul", "matmul_acc", "tile.matmul", "tile.matmul_acc")
+            for n in later
+        )
+        if not rebound:
+            raise self.operr(
+                call,
+                f"tensor operation pl.create_tensor inside a kernel: '{name}' is not the accumulator of a later pl.matmul",
+                "Create tensors in the orchestration and pass them in; in kernel code, pl.create_tile makes a "
+                "scratch tile, and acc = pl.create_tensor(...) may seed a loop that rebinds acc = pl.matmul(...).",
+            )
+        b = self.bind_args(call, "create_tensor", ["shape", "dtype"], {})
+        dt = self.static(b["dtype"])
+        shape = self.static_ints(b["shape"], "shape")
+        if not isinstance(dt, S.DataType) or len(shape) != 2:
+            raise self.operr(call, "an accumulator pl.create_tensor takes a [rows, cols] literal shape and a pl dtype", "Write pl.create_tensor([16, 256], dtype=pl.FP32).")
+        kwargs = [("shape", "ints", shape), ("dtype", "dtype", dt.name), ("target_memory", "memory", "Acc")]
+        return self.op_call_ir("tile.alloc", [], kwargs, call)
 
     def tiled_value(self, value: ast.expr) -> Any:
         """A value bound to a name: may be a :class:`TiledMatmul` (``c = pl.matmul(a, b)`` too
@@ -2116,7 +2162,7 @@ class FunctionParser:
             if isinstance(node.slice, (ast.Slice, ast.Tuple)):
                 raise self.typeerr(node, "arrays take one index: arr[i]", "Arrays are one-dimensional.")
             return self.op_call_ir("array.get_element", [base, self.scalar_expr(node.slice)], [], node)
-        if base.type.kind != "tensor":
+        if base.type.kind not in ("tensor", "tile"):
             raise self.typeerr(node, f"cannot subscript a {_type_desc(base.type)}", "Slice tensors: t[0:16, :].")
         if _distributed.is_host(self):
             return _distributed.host_subscript(self, node, base)
@@ -2158,24 +2204,60 @@ class FunctionParser:
                     up_static = None
                 if isinstance(up_static, int) and isinstance(lo_static, int):
                     size = up_static - lo_static
-                elif (
-                    lower is not None
-                    and isinstance(upper, ast.BinOp)
-                    and isinstance(upper.op, ast.Add)
-                    and ast.dump(upper.left) == ast.dump(lower)
-                ):
-                    n = self.static(upper.right)
-                    if isinstance(n, int):
-                        size = n
+                else:
+                    size = self.static_difference(upper, lower)
             if size is None or size <= 0:
                 raise self.typeerr(
                     it,
                     f"the slice '{_unparse(it)}' has no static positive size",
-                    "Write constant bounds, or start:start + N with a constant N.",
+                    "Write bounds whose difference is a constant: start:start + N, or (i + 1) * N with i * N.",
                 )
             offsets.append(lo)
             sizes.append(size)
-        return self.op_call_ir("tensor.slice", [base, IrExpr.list_of(offsets)], [("shape", "ints", sizes)], node)
+        # A window of a tile is copied out (pl.slice of a tile, TEXTRACT).
+        op = "tile.slice" if base.type.kind == "tile" else "tensor.slice"
+        return self.op_call_ir(op, [base, IrExpr.list_of(offsets)], [("shape", "ints", sizes)], node)
+
+    def static_difference(self, upper: ast.expr, lower: Optional[ast.expr]) -> Optional[int]:
+        """``upper - lower`` when it is a constant though the bounds are not (``i * 64 + 64``
+        and ``i * 64``, ``(k + 1) * D`` and ``k * D``): both read as integer sums of terms
+        times constants; ``None`` when the terms do not cancel."""
+        hi = self.linear(upper)
+        lo = self.linear(lower) if lower is not None else ({}, 0)
+        if hi is None or lo is None:
+            return None
+        terms = dict(hi[0])
+        for key, c in lo[0].items():
+            terms[key] = terms.get(key, 0) - c
+        return hi[1] - lo[1] if not any(terms.values()) else None
+
+    def linear(self, node: ast.expr) -> Optional[Tuple[Dict[str, int], int]]:
+        """``node`` as ``(terms, constant)``: each non-constant sub-expression (by its AST)
+        with its integer coefficient, for ``+``, ``-``, unary ``-`` and ``*`` by a constant."""
+        try:
+            c = self.static(node)
+        except ParserError:
+            c = None
+        if isinstance(c, int) and not isinstance(c, bool):
+            return {}, c
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = self.linear(node.operand)
+            return None if inner is None else ({k: -v for k, v in inner[0].items()}, -inner[1])
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            a, b = self.linear(node.left), self.linear(node.right)
+            if a is None or b is None:
+                return None
+            if isinstance(node.op, ast.Mult):
+                if a[0] and b[0]:
+                    return None
+                (terms, k), f = (a, b[1]) if not b[0] else (b, a[1])
+                return {key: v * f for key, v in terms.items()}, k * f
+            sign = 1 if isinstance(node.op, ast.Add) else -1
+            terms = dict(a[0])
+            for key, v in b[0].items():
+                terms[key] = terms.get(key, 0) + sign * v
+            return terms, a[1] + sign * b[1]
+        return {ast.dump(node): 1}, 0
 
     def op_call_ir(self, name: str, args: List[Any], kwargs: List[AttrItem], node: ast.AST) -> Any:
         level = "tile" if name.startswith("tile.") else "tensor"
@@ -2674,7 +2756,9 @@ class FunctionParser:
             return expr
         if op == "matmul_acc":
             b = self.bind_args(node, op, ["acc", "lhs", "rhs"], {})
-            return self.op_call_ir("tile.matmul_acc", [self.expr(b["acc"]), self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)
+            lhs = self.cube_operand(self.expr(b["lhs"]), "Left", b["lhs"])
+            rhs = self.cube_operand(self.expr(b["rhs"]), "Right", b["rhs"])
+            return self.op_call_ir("tile.matmul_acc", [self.expr(b["acc"]), lhs, rhs], [], node)
         if op == "move":
             b = self.bind_args(node, op, ["tile", "target_memory"], {})
             mem = self.static_enum(b["target_memory"], S.MemorySpace, "target_memory")
@@ -2719,7 +2803,8 @@ class FunctionParser:
             return window
         if op == "reshape":
             b = self.bind_args(node, op, ["tensor", "shape"], {})
-            src = self.expr(b["tensor"])
+            # In kernel code a tensor is loaded whole first (PyPTO's tensor-to-tile conversion).
+            src = self.tile_of(self.expr(b["tensor"]), node)
             ir = "tile.reshape" if src.type.kind == "tile" else "tensor.reshape"
             return self.op_call_ir(ir, [src], [("shape", "ints", self.static_ints(b["shape"], "shape"))], node)
         if op == "concat":
