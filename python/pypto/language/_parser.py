@@ -1070,7 +1070,7 @@ class FunctionParser:
             isinstance(n, ast.Assign)
             and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
             and isinstance(n.value, ast.Call)
-            and _pl_path(n.value.func) in ("matmul", "matmul_acc", "tile.matmul", "tile.matmul_acc")
+            and _pl_path(n.value.func) in _ops.MATMULS
             for n in later
         )
         if not rebound:
@@ -1091,7 +1091,7 @@ class FunctionParser:
     def tiled_value(self, value: ast.expr) -> Any:
         """A value bound to a name: may be a :class:`TiledMatmul` (``c = pl.matmul(a, b)`` too
         large for the cube buffers, or ``pl.cast`` of one); elsewhere such a matmul is refused."""
-        self.tiled_ok = isinstance(value, ast.Call) and _pl_path(value.func) in ("matmul", "cast", "tile.matmul", "tile.cast")
+        self.tiled_ok = isinstance(value, ast.Call) and _pl_path(value.func) in _ops.spellings("tile.matmul", "tile.cast")
         try:
             return self.expr(value)
         finally:
