@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import pypto.language as pl
-from pypto.language.errors import InvalidOperationError
+from pypto.language.errors import InvalidOperationError, ParserTypeError
 
 
 @pl.jit
@@ -105,3 +105,45 @@ def test_a_tensor_created_in_kernel_code_for_anything_else_is_refused() -> None:
     with pytest.raises(InvalidOperationError, match="'s' is not the accumulator of a later pl.matmul") as e:
         pl.parse(src)
     assert e.value.span["line"] == 7
+
+
+@pytest.mark.parametrize(
+    ("window", "size"),
+    [("n * n : n * n + 4", 4), ("(n + 1) * 2 - 2 : (n + 3) * 2", 6), ("n + 64 : n + 128", 64), ("-n : 8 - n", 8)],
+)
+def test_slice_sizes_are_the_constant_differences_of_their_bounds(window: str, size: int) -> None:
+    src = textwrap.dedent(
+        f"""\
+        import pypto.language as pl
+
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, t: pl.Out[pl.Tensor[[256, 8], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[256, 8], pl.FP32]:
+                w = t[{window}, :]
+                return pl.store(pl.load(w, [0, 0], [{size}, 8]), [0, 0], t)
+        """
+    )
+    assert f"pl.Tensor[[{size}, 8], pl.FP32]" in pl.parse(src).as_python()
+
+
+def test_a_slice_whose_bounds_differ_by_a_variable_is_refused() -> None:
+    src = _kernel_with_window("(n + 1) * 2 : n * 3")
+    with pytest.raises(ParserTypeError, match="has no static positive size") as e:
+        pl.parse(src)
+    assert e.value.span["line"] == 7
+
+
+def _kernel_with_window(window: str) -> str:
+    return textwrap.dedent(
+        f"""\
+        import pypto.language as pl
+
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, t: pl.Out[pl.Tensor[[256, 8], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[256, 8], pl.FP32]:
+                w = t[{window}, :]
+                return t
+        """
+    )

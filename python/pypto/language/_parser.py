@@ -2224,16 +2224,15 @@ class FunctionParser:
         times constants; ``None`` when the terms do not cancel."""
         hi = self.linear(upper)
         lo = self.linear(lower) if lower is not None else ({}, 0)
-        if hi is None or lo is None:
-            return None
         terms = dict(hi[0])
         for key, c in lo[0].items():
             terms[key] = terms.get(key, 0) - c
         return hi[1] - lo[1] if not any(terms.values()) else None
 
-    def linear(self, node: ast.expr) -> Optional[Tuple[Dict[str, int], int]]:
+    def linear(self, node: ast.expr) -> Tuple[Dict[str, int], int]:
         """``node`` as ``(terms, constant)``: each non-constant sub-expression (by its AST)
-        with its integer coefficient, for ``+``, ``-``, unary ``-`` and ``*`` by a constant."""
+        with its integer coefficient, for ``+``, ``-``, unary ``-`` and ``*`` by a constant;
+        any other sub-expression (``n * n``, a call) is one opaque term."""
         try:
             c = self.static(node)
         except ParserError:
@@ -2241,15 +2240,13 @@ class FunctionParser:
         if isinstance(c, int) and not isinstance(c, bool):
             return {}, c
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            inner = self.linear(node.operand)
-            return None if inner is None else ({k: -v for k, v in inner[0].items()}, -inner[1])
+            terms, k = self.linear(node.operand)
+            return {key: -v for key, v in terms.items()}, -k
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
             a, b = self.linear(node.left), self.linear(node.right)
-            if a is None or b is None:
-                return None
             if isinstance(node.op, ast.Mult):
                 if a[0] and b[0]:
-                    return None
+                    return {ast.dump(node): 1}, 0
                 (terms, k), f = (a, b[1]) if not b[0] else (b, a[1])
                 return {key: v * f for key, v in terms.items()}, k * f
             sign = 1 if isinstance(node.op, ast.Add) else -1
