@@ -80,7 +80,36 @@ def test_accumulator_and_vector_tiles_used_by_later_scopes_are_handed_over(tmp_p
     assert cpp.count("TensorCreateInfo") >= 2, cpp
 
 
-def test_a_loop_in_a_mixed_scope_is_refused(tmp_path: Path) -> None:
+@pl.jit
+def blockwise_residual(a: pl.Tensor, b: pl.Tensor, res: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """out[:, n0:n0+32] = a @ b[:, n0:n0+32] + res[:, n0:n0+32], a mixed scope whose body is
+    one loop over the column blocks (a cube K loop, then vector work, per block)."""
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)], name_hint="blk"):
+        for j in pl.range(2):
+            n0 = j * 32
+            acc = pl.create_tensor([M, 32], dtype=pl.FP32)
+            for kb in pl.range(K // 32):
+                k0 = kb * 32
+                ta = a[:, k0 : k0 + 32]
+                tb = b[k0 : k0 + 32, n0 : n0 + 32]
+                if k0 == 0:
+                    acc = pl.matmul(ta, tb, out_dtype=pl.FP32)
+                else:
+                    acc = pl.matmul_acc(acc, ta, tb)
+            out = pl.assemble(out, pl.add(acc, res[:, n0 : n0 + 32]), [0, n0])
+    return out
+
+
+def test_a_mixed_scope_of_one_loop_splits_per_iteration(tmp_path: Path) -> None:
+    a, b, bias, ab = _operands()
+    out = np.zeros((M, N), np.float32)
+    blockwise_residual(a, b, bias, out, config=RunConfig(platform="a2a3sim", save_kernels_dir=str(tmp_path / "b")))
+    np.testing.assert_allclose(out, ab + bias, rtol=1e-3, atol=1e-3)
+    assert [p.name for p in (tmp_path / "b" / "kernels" / "aic").glob("*.cpp")] == ["blk_aic.cpp"]
+    assert [p.name for p in (tmp_path / "b" / "kernels" / "aiv").glob("*.cpp")] == ["blk_aiv.cpp"]
+
+
+def test_a_loop_holding_cube_and_vector_work_in_a_mixed_scope_is_refused(tmp_path: Path) -> None:
     @pl.program
     class LoopMixed:
         @pl.function(type=pl.FunctionType.Orchestration)
@@ -93,7 +122,9 @@ def test_a_loop_in_a_mixed_scope_is_refused(tmp_path: Path) -> None:
             with pl.at(level=pl.Level.CORE_GROUP):
                 acc = pl.matmul(a, b, out_dtype=pl.FP32)
                 for i in pl.range(2):
-                    out[:] = pl.add(acc, 1.0)
+                    acc2 = pl.matmul(a, b, out_dtype=pl.FP32)
+                    out[:] = pl.add(acc2, 1.0)
+                out[:] = pl.add(acc, 2.0)
             return out
 
     with pytest.raises(PartialCodegenError, match="a loop or branch inside a pl.at scope that holds both cube and vector work") as e:

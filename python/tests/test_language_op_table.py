@@ -24,6 +24,7 @@ PACKAGE = Path(pl.__file__).resolve().parent.parent
 NOT_COPIES = {
     ("language/_parser.py", "_UNIFIED_TILE"): "the pl.tile.X spellings that take PyPTO's unified signature",
     ("language/_parser.py", "_PRINTER_MARKERS"): "the keyword the printer writes for each such op",
+    ("language/distributed.py", "system"): "pld.system's Python stubs; the parser maps each to its dist.* row",
 }
 
 

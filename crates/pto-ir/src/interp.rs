@@ -866,6 +866,18 @@ impl<'a> Interp<'a> {
                 let v = view.buf.borrow()[at[0]];
                 Value::Scalar(v)
             }
+            "tensor.write" => {
+                let view = Self::view_of(take(&mut args, 0), op)?;
+                let idx = Self::list_of(take(&mut args, 1))?;
+                let v = match take(&mut args, 2) {
+                    Value::Scalar(v) => v,
+                    other => return ierr(format!("{op}: expected a scalar value, got {other:?}")),
+                };
+                let ones = vec![1; idx.len()];
+                let at = Self::region(&view, &idx, &ones, op)?;
+                view.buf.borrow_mut()[at[0]] = round_to(v, view.dtype);
+                Value::Tensor(view)
+            }
             "tensor.assemble" => {
                 let target = Self::view_of(take(&mut args, 0), op)?;
                 let source = Self::view_of(take(&mut args, 1), op)?;

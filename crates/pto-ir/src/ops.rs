@@ -133,8 +133,9 @@ fn fixpipe_narrowing(source: &TileType, target: &TileType) -> bool {
         && matches!(target.dtype, DataType::Bf16 | DataType::Fp16)
 }
 
-/// `tile.alloc(shape=, dtype=, target_memory=)`: a scratch tile of a cube memory (Mat)
-/// whose contents are unspecified until written (`tile.assemble`).
+/// `tile.alloc(shape=, dtype=, target_memory=)`: a tile of a cube memory whose contents are
+/// unspecified until written: a Mat scratch (written by `tile.assemble`) or an Acc
+/// accumulator (a loop's first `tile.matmul` replaces it).
 fn alloc_type(op: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> {
     if !args.is_empty() {
         return err(
@@ -147,10 +148,10 @@ fn alloc_type(op: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> 
     else {
         return err(format!("{op}: dtype and target_memory are required"), "");
     };
-    if shape.len() != 2 || memory != MemorySpace::Mat {
+    if shape.len() != 2 || !matches!(memory, MemorySpace::Mat | MemorySpace::Acc) {
         return err(
             format!(
-                "{op}: a [rows, cols] tile in pl.Mem.Mat is allocated, got {shape:?} in pl.Mem.{}",
+                "{op}: a [rows, cols] tile in pl.Mem.Mat or pl.Mem.Acc is allocated, got {shape:?} in pl.Mem.{}",
                 memory.name()
             ),
             "Vector scratch tiles are pl.create_tile(..., target_memory=pl.Mem.Vec).",
@@ -952,20 +953,29 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
         }
         "tensor.read" => {
             arity(2)?;
-            let t = tensor_arg(op, args, 0, "the source")?;
-            let idx = list_arg(op, args, 1, "indices")?;
-            if idx.len() != t.shape.len() {
+            let t = element_arg(op, args, "the source")?;
+            Ok(Type::Scalar(t.dtype))
+        }
+        // write(tensor, indices, value): one element set from a scalar of the tensor's
+        // dtype; the result is the tensor (the write happens in place).
+        "tensor.write" => {
+            arity(3)?;
+            let t = element_arg(op, args, "the destination")?;
+            let v = scalar_arg(op, args, 2, "the value")?;
+            if v != t.dtype {
                 return err(
                     format!(
-                        "{op}: a rank-{} tensor needs {} indices, got {}",
-                        t.shape.len(),
-                        t.shape.len(),
-                        idx.len()
+                        "{op}: the value is {}, the tensor holds {}",
+                        v.pl_name(),
+                        t.dtype.pl_name()
                     ),
-                    "Give one index per dimension.",
+                    &format!(
+                        "Convert it first: pl.cast(value, pl.{}).",
+                        t.dtype.pl_name()
+                    ),
                 );
             }
-            Ok(Type::Scalar(t.dtype))
+            Ok(Type::Tensor(t))
         }
         "tensor.assemble" => {
             arity(3)?;
@@ -1083,6 +1093,25 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
 /// The `shape` keyword of `tensor.create` / `tensor.slice`: positive sizes, or
 /// [`DYNAMIC_DIM`] for a size known only at run time, which argument `at` (a list of one
 /// integer per dimension) then gives.
+/// The tensor (argument 0) of an element read or write, checked against its index list
+/// (argument 1): one integer index per dimension.
+fn element_arg(op: &str, args: &[Expr], what: &str) -> Result<TensorType, OpError> {
+    let t = tensor_arg(op, args, 0, what)?;
+    let idx = list_arg(op, args, 1, "indices")?;
+    if idx.len() != t.shape.len() {
+        return err(
+            format!(
+                "{op}: a rank-{} tensor needs {} indices, got {}",
+                t.shape.len(),
+                t.shape.len(),
+                idx.len()
+            ),
+            "Give one index per dimension.",
+        );
+    }
+    Ok(t)
+}
+
 fn shape_kw(op: &str, args: &[Expr], at: usize, kwargs: &Attrs) -> Result<Vec<i64>, OpError> {
     let Some(shape) = kwargs.ints("shape") else {
         return err(
@@ -1190,6 +1219,63 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("more than the Vec memory"), "{e}");
+    }
+
+    #[test]
+    fn alloc_makes_mat_scratch_and_acc_accumulators_only() {
+        let alloc = |mem| {
+            let mut kw = Attrs::new();
+            kw.set("shape", AttrValue::Ints(vec![16, 32]));
+            kw.set("dtype", AttrValue::DType(DataType::Fp32));
+            kw.set("target_memory", AttrValue::Memory(mem));
+            deduce("tile.alloc", &[], &kw)
+        };
+        assert_eq!(
+            alloc(MemorySpace::Acc).unwrap(),
+            Type::tile(16, 32, DataType::Fp32, MemorySpace::Acc)
+        );
+        assert!(alloc(MemorySpace::Mat).is_ok());
+        let e = alloc(MemorySpace::Vec).unwrap_err();
+        assert!(e.message.contains("got [16, 32] in pl.Mem.Vec"), "{e}");
+    }
+
+    #[test]
+    fn element_write_types_as_its_tensor() {
+        let at = |n: i64| Expr::List((0..n).map(Expr::index).collect());
+        let value = |d| Expr::Var(Var::new("v", Type::Scalar(d)));
+        let ty = deduce(
+            "tensor.write",
+            &[tensor(&[4, 8]), at(2), value(DataType::Fp32)],
+            &Attrs::new(),
+        )
+        .unwrap();
+        assert_eq!(ty, Type::tensor(vec![4, 8], DataType::Fp32));
+        let e = deduce(
+            "tensor.write",
+            &[tensor(&[4, 8]), at(1), value(DataType::Fp32)],
+            &Attrs::new(),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("needs 2 indices, got 1"), "{e}");
+        let e = deduce(
+            "tensor.write",
+            &[tensor(&[4, 8]), at(2), value(DataType::Int32)],
+            &Attrs::new(),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("the value is INT32"), "{e}");
+        assert!(e.hint.contains("pl.cast(value, pl.FP32)"), "{}", e.hint);
+        let tile = Expr::Var(Var::new(
+            "x",
+            Type::tile(8, 8, DataType::Fp32, MemorySpace::Vec),
+        ));
+        let e = deduce(
+            "tensor.write",
+            &[tensor(&[4, 8]), at(2), tile],
+            &Attrs::new(),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("must be a scalar"), "{e}");
     }
 
     #[test]

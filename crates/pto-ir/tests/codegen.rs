@@ -357,3 +357,100 @@ fn checked_in_dsl_examples_replay_and_validate_as_pto_replay_does() {
         assert_eq!(out.report.n_tasks, tasks, "{name}");
     }
 }
+
+/// A kernel copying element `src[1, 3]` into row 1, column 5 of the window `dst[2:4, :]`
+/// (`pl.read`, `pl.write` through a slice), then the orchestration setting `dst[0, 1]`.
+fn element_copy_program() -> pto_ir::Program {
+    let (src, dst) = (Var::new("src", t2(4, 8)), Var::new("dst", t2(4, 8)));
+    let w = Var::new("w", t2(2, 8));
+    let x = Var::new("x", pto_ir::Type::Scalar(pto_ir::DataType::Fp32));
+    let kernel = func(
+        "put_elem",
+        FunctionType::InCore,
+        &[(&src, ParamDirection::In), (&dst, ParamDirection::Out)],
+        vec![t2(4, 8)],
+        vec![
+            assign(
+                &w,
+                op("tensor.slice", vec![v(&dst), list(&[2, 0])], {
+                    let mut a = Attrs::new();
+                    a.set("shape", pto_ir::AttrValue::Ints(vec![2, 8]));
+                    a
+                }),
+            ),
+            assign(
+                &x,
+                op("tensor.read", vec![v(&src), list(&[1, 3])], Attrs::new()),
+            ),
+            eval(op(
+                "tensor.write",
+                vec![v(&w), list(&[1, 5]), v(&x)],
+                Attrs::new(),
+            )),
+            ret(&[&dst]),
+        ],
+    );
+    let (os, od, r) = (
+        Var::new("src", t2(4, 8)),
+        Var::new("dst", t2(4, 8)),
+        Var::new("dst", t2(4, 8)),
+    );
+    let two = pto_ir::Expr::Float {
+        value: 2.5,
+        dtype: pto_ir::DataType::Fp32,
+    };
+    let orch = func(
+        "element_copy",
+        FunctionType::Orchestration,
+        &[(&os, ParamDirection::In), (&od, ParamDirection::Out)],
+        vec![t2(4, 8)],
+        vec![
+            assign(&r, call("put_elem", vec![v(&os), v(&od)], t2(4, 8), &[])),
+            eval(op(
+                "tensor.write",
+                vec![v(&r), list(&[0, 1]), two],
+                Attrs::new(),
+            )),
+            ret(&[&r]),
+        ],
+    );
+    program(vec![kernel, orch])
+}
+
+#[test]
+fn element_writes_interpret_and_lower_to_scalar_stores() {
+    let host = |data: Vec<f64>| {
+        pto_ir::interp::Arg::Tensor(pto_ir::interp::HostTensor {
+            dtype: pto_ir::DataType::Fp32,
+            shape: vec![4, 8],
+            data,
+        })
+    };
+    let src: Vec<f64> = (0..32).map(f64::from).collect();
+    let mut p = element_copy_program();
+    for (name, pass) in pto_ir::passes::PIPELINE {
+        let out = pto_ir::interp::interpret(&p, None, vec![host(src.clone()), host(vec![0.0; 32])])
+            .unwrap();
+        // dst[2 + 1, 5] = src[1, 3]; dst[0, 1] = 2.5; nothing else written.
+        let mut want = vec![0.0; 32];
+        want[3 * 8 + 5] = src[8 + 3];
+        want[1] = 2.5;
+        assert_eq!(out[1].data, want, "before {name}");
+        p = pass(p).unwrap();
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("build");
+    pto_ir::compile(element_copy_program(), &dir, &CompileOptions::new()).unwrap();
+    let pto = read(&dir, "ptoas/put_elem.pto");
+    let store = pto
+        .lines()
+        .find(|l| l.contains("pto.store_scalar"))
+        .unwrap_or_else(|| panic!("{pto}"));
+    assert!(
+        store.contains("%arg1[") && store.contains(": !pto.ptr<f32>, f32"),
+        "{store}"
+    );
+    assert!(read(&dir, "ptoas/put_elem.cpp").contains("] = "));
+    let orch = read(&dir, "orchestration/element_copy.cpp");
+    assert!(orch.contains("set_tensor_data<float>("), "{orch}");
+}

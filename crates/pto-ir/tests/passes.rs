@@ -530,3 +530,216 @@ fn printing_is_deterministic_and_equality_maps_variables() {
     let d = pto_ir::equal::structurally_equal(&p1, &p3).unwrap_err();
     assert!(d.path.starts_with("P.copy.body"), "{d}");
 }
+
+/// An Inline helper `fill(x, y: Out) -> y` whose pl.at scope stores into `y` column block by
+/// column block in a loop (`y = pl.store(t, [0, c * 16], y)`), called by an orchestration.
+fn loop_storing_helper_program() -> pto_ir::Program {
+    let x = Var::new("x", t2(16, 64));
+    let y = Var::new("y", t2(16, 64));
+    let y_in_loop = Var::new("y", t2(16, 64));
+    let c = Var::new("c", Type::Scalar(pto_ir::DataType::Index));
+    let t = Var::new("t", tile(16, 16));
+    let col = Expr::Binary {
+        op: pto_ir::BinOp::Mul,
+        lhs: Box::new(v(&c)),
+        rhs: Box::new(Expr::index(16)),
+        dtype: pto_ir::DataType::Index,
+    };
+    let at = Expr::List(vec![Expr::index(0), col]);
+    let lp = pto_ir::Stmt::new(
+        StmtKind::For(Box::new(pto_ir::ForStmt {
+            var: c.clone(),
+            start: Expr::index(0),
+            stop: Expr::index(4),
+            step: Expr::index(1),
+            iter_args: vec![],
+            body: vec![
+                assign(
+                    &t,
+                    op("tile.load", vec![v(&x), at.clone()], shapes(&[16, 16])),
+                ),
+                assign(
+                    &y_in_loop,
+                    op(
+                        "tile.store",
+                        vec![v(&t), at, v(&y)],
+                        pto_ir::ir::Attrs::new(),
+                    ),
+                ),
+            ],
+            yields: vec![],
+            results: vec![],
+        })),
+        span(5),
+    );
+    let fill = func(
+        "fill",
+        FunctionType::Inline,
+        &[(&x, ParamDirection::In), (&y, ParamDirection::Out)],
+        vec![t2(16, 64)],
+        vec![at_scope(vec![lp], &[]), ret(&[&y_in_loop])],
+    );
+    let (ox, oy, r) = (
+        Var::new("a", t2(16, 64)),
+        Var::new("b", t2(16, 64)),
+        Var::new("b", t2(16, 64)),
+    );
+    let orch = func(
+        "main",
+        FunctionType::Orchestration,
+        &[(&ox, ParamDirection::In), (&oy, ParamDirection::Out)],
+        vec![t2(16, 64)],
+        vec![
+            assign(&r, call("fill", vec![v(&ox), v(&oy)], t2(16, 64), &[])),
+            ret(&[&r]),
+        ],
+    );
+    program(vec![fill, orch])
+}
+
+#[test]
+fn an_inline_helper_storing_into_its_out_parameter_in_a_loop_outlines_one_kernel() {
+    let p = inline::run(loop_storing_helper_program()).unwrap();
+    let p = ssa::run(p).unwrap();
+    let p = outline::run(p).unwrap();
+    let kernels: Vec<&pto_ir::Function> = p
+        .functions
+        .iter()
+        .filter(|f| f.ftype == FunctionType::InCore)
+        .collect();
+    assert_eq!(kernels.len(), 1);
+    // The tensor the loop stores into leaves the kernel as the caller's `b`: an output.
+    let dirs: Vec<(String, ParamDirection)> = kernels[0]
+        .params
+        .iter()
+        .map(|p| (p.var.name().to_string(), p.direction))
+        .collect();
+    assert!(
+        dirs.iter()
+            .any(|(n, d)| n.starts_with('b') && *d != ParamDirection::In),
+        "{dirs:?}"
+    );
+    let text = pto_ir::printer::print_function_text(p.function("main").unwrap());
+    assert!(text.contains("return b__ssa_v"), "{text}");
+}
+
+/// `with pl.at(): for j in range(2): (n0 = j * 16; c = A @ B[:, n0:n0+16]; o[:, n0:] = c)`:
+/// a mixed scope whose body is one loop carrying the output tensor.
+fn mixed_loop_scope() -> pto_ir::Function {
+    use pto_ir::ir::{AttrValue, Attrs};
+    use pto_ir::{DataType, MemorySpace};
+    let half = |r, c| Type::tensor(vec![r, c], DataType::Fp16);
+    let (a, b) = (Var::new("a", half(16, 16)), Var::new("b", half(16, 32)));
+    let o = Var::new("o", t2(16, 32));
+    let (j, n0) = (
+        Var::new("j", Type::Scalar(DataType::Index)),
+        Var::new("n0", Type::Scalar(DataType::Index)),
+    );
+    let (o_it, o2, o_res) = (
+        Var::new("o", t2(16, 32)),
+        Var::new("o", t2(16, 32)),
+        Var::new("o", t2(16, 32)),
+    );
+    let mem = |m: MemorySpace| {
+        let mut k = Attrs::new();
+        k.set("target_memory", AttrValue::Memory(m));
+        k
+    };
+    let mat = |m: MemorySpace| {
+        let mut k = shapes(&[16, 16]);
+        k.set("target_memory", AttrValue::Memory(m));
+        k
+    };
+    let tl = |n: &str, m| Var::new(n, Type::tile(16, 16, DataType::Fp16, m));
+    let (ma, la, mb, rb) = (
+        tl("ma", MemorySpace::Mat),
+        tl("la", MemorySpace::Left),
+        tl("mb", MemorySpace::Mat),
+        tl("rb", MemorySpace::Right),
+    );
+    let c = Var::new("c", Type::tile(16, 16, DataType::Fp32, MemorySpace::Acc));
+    let cv = Var::new("cv", tile(16, 16));
+    let at_n0 = Expr::List(vec![Expr::index(0), v(&n0)]);
+    let body = vec![
+        assign(
+            &n0,
+            Expr::Binary {
+                op: pto_ir::BinOp::Mul,
+                lhs: Box::new(v(&j)),
+                rhs: Box::new(Expr::index(16)),
+                dtype: DataType::Index,
+            },
+        ),
+        assign(
+            &ma,
+            op(
+                "tile.load",
+                vec![v(&a), list(&[0, 0])],
+                mat(MemorySpace::Mat),
+            ),
+        ),
+        assign(&la, op("tile.move", vec![v(&ma)], mem(MemorySpace::Left))),
+        assign(
+            &mb,
+            op(
+                "tile.load",
+                vec![v(&b), at_n0.clone()],
+                mat(MemorySpace::Mat),
+            ),
+        ),
+        assign(&rb, op("tile.move", vec![v(&mb)], mem(MemorySpace::Right))),
+        assign(&c, op("tile.matmul", vec![v(&la), v(&rb)], Attrs::new())),
+        assign(&cv, op("tile.move", vec![v(&c)], mem(MemorySpace::Vec))),
+        assign(
+            &o2,
+            op("tile.store", vec![v(&cv), at_n0, v(&o_it)], Attrs::new()),
+        ),
+    ];
+    let lp = pto_ir::Stmt::new(
+        StmtKind::For(Box::new(pto_ir::ForStmt {
+            var: j.clone(),
+            start: Expr::index(0),
+            stop: Expr::index(2),
+            step: Expr::index(1),
+            iter_args: vec![(o_it.clone(), v(&o))],
+            body,
+            yields: vec![v(&o2)],
+            results: vec![o_res.clone()],
+        })),
+        span(5),
+    );
+    func(
+        "main",
+        FunctionType::Orchestration,
+        &[
+            (&a, ParamDirection::In),
+            (&b, ParamDirection::In),
+            (&o, ParamDirection::Out),
+        ],
+        vec![t2(16, 32)],
+        vec![at_scope(vec![lp], &[]), ret(&[&o_res])],
+    )
+}
+
+#[test]
+fn a_mixed_scope_of_one_loop_becomes_a_cube_and_a_vector_task_per_iteration() {
+    let p = outline::run(program(vec![mixed_loop_scope()])).unwrap();
+    let main = p.function("main").unwrap();
+    let StmtKind::For(lp) = &main.body[0].kind else {
+        panic!("{:?}", main.body[0].kind)
+    };
+    let calls = fn_calls(&lp.body);
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let kernels: Vec<&pto_ir::Function> = p
+        .functions
+        .iter()
+        .filter(|f| f.ftype == FunctionType::InCore)
+        .collect();
+    assert_eq!(kernels.len(), 2);
+    // Both kernels compute the offset from the loop index themselves.
+    for k in kernels {
+        let params: Vec<&str> = k.params.iter().map(|p| p.var.name()).collect();
+        assert!(params.iter().any(|n| n.starts_with('j')), "{params:?}");
+        assert!(!params.iter().any(|n| n.starts_with("n0")), "{params:?}");
+    }
+}

@@ -1197,7 +1197,7 @@ pub fn op_names() -> Vec<(&'static str, &'static str)> {
 }
 
 /// The op table (`pto_ir::ops::OPS`), one dict per operation: `name` (`tile.add`),
-/// `level` (`tile` / `tensor`), `kind` (`binary`, `scalar`, `unary`, `reduce`, `expand`,
+/// `level` (`tile` / `tensor`), `in_kernels` (kernel code may use it), `kind` (`binary`, `scalar`, `unary`, `reduce`, `expand`,
 /// `other`), `dsl` (the `pl.X` spellings), `pto` (`pto.tadd`, empty for tensor ops), `cpp`
 /// (`TADD`), `elems` (`any` / `float` / `int` for binary and unary ops, else `None`),
 /// `scalar` (a binary op's tile-scalar form, else `None`) and `infix` (the IR operator of a
@@ -1214,6 +1214,7 @@ pub fn ops(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             OpLevel::Tensor => "tensor",
         };
         d.set_item("level", level)?;
+        d.set_item("in_kernels", o.in_kernels)?;
         d.set_item("kind", o.kind.name())?;
         d.set_item("dsl", o.dsl.to_vec())?;
         d.set_item("pto", o.pto)?;

@@ -79,6 +79,7 @@ _TENSOR_OPS = _ops.TENSOR_OPS
 _CONSTRUCTS = (
     "range",
     "parallel",
+    "pipeline",
     "yield_",
     "submit",
     "manual_scope",

@@ -65,6 +65,18 @@ EXPANDS = _spellings("expand")
 TILE_OPS: Tuple[str, ...] = tuple(s for r in ROWS if r["level"] == "tile" for s in r["dsl"])
 #: The ``pl.X`` spellings of tensor operations.
 TENSOR_OPS: Tuple[str, ...] = tuple(s for r in ROWS if r["level"] == "tensor" for s in r["dsl"])
+#: The tensor operations kernel code may use (IR names): a window of a parameter, an element
+#: read or write in GM.
+KERNEL_TENSOR_OPS: Tuple[str, ...] = tuple(str(r["name"]) for r in ROWS if r["level"] == "tensor" and r["in_kernels"])
+def spellings(*names: str) -> Tuple[str, ...]:
+    """The ``pl.X`` spellings and IR names of the operations ``names`` (``tile.cast`` →
+    ``cast``, ``tile.cast``)."""
+    return tuple(s for r in ROWS if r["name"] in names for s in (*r["dsl"], str(r["name"])))
+
+
+#: The spellings of the cube's matmuls (``matmul``, ``matmul_acc`` and their IR names), whose
+#: results are accumulators.
+MATMULS = spellings("tile.matmul", "tile.matmul_acc")
 #: ``pl.tile.X`` names beyond ``TILE_OPS``: each is the IR operation ``tile.<name>``.
 TILE_ONLY: Tuple[str, ...] = tuple(n for n in _suffixes("tile.") if n not in TILE_OPS)
 #: ``pl.tensor.X`` / ``pl.array.X`` / ``pl.system.X``: the IR operations of those namespaces.

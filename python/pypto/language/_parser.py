@@ -111,7 +111,6 @@ _NOT_IN_SUBSET = (
     "gemv_bias",
     "matmul_bias",
     "fillpad_expand",
-    "write",
     "dim",
     "row_prod",
     "col_prod",
@@ -137,9 +136,9 @@ _NOT_IN_SUBSET = (
     "cond",
 )
 
-# Tensor operations kernel code may use: a window of a tensor parameter, which later loads
-# and stores address (the kernel's view of the parameter at the window's offsets).
-_KERNEL_TENSOR_OPS = ("tensor.slice", "tensor.read")
+# Tensor operations kernel code may use (the table's in_kernels column): a window of a tensor
+# parameter, which later loads and stores address, and an element read or written in GM.
+_KERNEL_TENSOR_OPS = _ops.KERNEL_TENSOR_OPS
 
 # pl.tile.X spellings of unified operations, and the keyword the printer always writes for
 # the IR form of those whose names clash (pl.tile.load(t, offsets, shapes=...)).
@@ -243,6 +242,19 @@ def _pl_path(node: ast.AST) -> Optional[str]:
 
 def _is_pl_call(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Call) and _pl_path(node.func) == name
+
+
+def _following(root: ast.AST, stmt: ast.stmt) -> List[ast.stmt]:
+    """The statements after ``stmt`` in the statement list (a body or else branch under
+    ``root``) that holds it."""
+    for node in ast.walk(root):
+        for field in ("body", "orelse"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list):
+                for k, x in enumerate(stmts):
+                    if x is stmt:
+                        return stmts[k + 1 :]
+    return []
 
 
 def _self_attr(node: ast.AST) -> Optional[str]:
@@ -1006,7 +1018,11 @@ class FunctionParser:
                     return
             self.store_into(s, target, value)
             return
-        expr = self.tiled_value(value) if isinstance(target, ast.Name) else self.expr(value)
+        if isinstance(target, ast.Name) and _is_pl_call(value, "create_tensor") and self.in_kernel():
+            assert isinstance(value, ast.Call)
+            expr = self.accumulator_placeholder(s, value, target.id)
+        else:
+            expr = self.tiled_value(value) if isinstance(target, ast.Name) else self.expr(value)
         if isinstance(expr, TiledMatmul):
             assert isinstance(target, ast.Name)
             self.names[target.id] = expr
@@ -1043,10 +1059,39 @@ class FunctionParser:
         vars_ = self.bind_targets([target], types, s)
         self.emit(IrStmt.assign(vars_, expr, self.sp(s)))
 
+    def accumulator_placeholder(self, s: ast.stmt, call: ast.Call, name: str) -> Any:
+        """``acc = pl.create_tensor([m, n], dtype=pl.FP32)`` in kernel code, when a later
+        statement of the block rebinds ``acc`` to a ``pl.matmul`` / ``pl.matmul_acc`` result
+        (a loop whose first iteration starts the accumulation): the accumulator tile, in
+        ``Acc``, its contents unspecified until that matmul writes it (``tile.alloc``). Any
+        other tensor created in kernel code is refused naming the supported forms."""
+        later = [n for st in _following(self.decl.node, s) for n in ast.walk(st)]
+        rebound = any(
+            isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+            and isinstance(n.value, ast.Call)
+            and _pl_path(n.value.func) in _ops.MATMULS
+            for n in later
+        )
+        if not rebound:
+            raise self.operr(
+                call,
+                f"tensor operation pl.create_tensor inside a kernel: '{name}' is not the accumulator of a later pl.matmul",
+                "Create tensors in the orchestration and pass them in; in kernel code, pl.create_tile makes a "
+                "scratch tile, and acc = pl.create_tensor(...) may seed a loop that rebinds acc = pl.matmul(...).",
+            )
+        b = self.bind_args(call, "create_tensor", ["shape", "dtype"], {})
+        dt = self.static(b["dtype"])
+        shape = self.static_ints(b["shape"], "shape")
+        if not isinstance(dt, S.DataType) or len(shape) != 2:
+            raise self.operr(call, "an accumulator pl.create_tensor takes a [rows, cols] literal shape and a pl dtype", "Write pl.create_tensor([16, 256], dtype=pl.FP32).")
+        kwargs = [("shape", "ints", shape), ("dtype", "dtype", dt.name), ("target_memory", "memory", "Acc")]
+        return self.op_call_ir("tile.alloc", [], kwargs, call)
+
     def tiled_value(self, value: ast.expr) -> Any:
         """A value bound to a name: may be a :class:`TiledMatmul` (``c = pl.matmul(a, b)`` too
         large for the cube buffers, or ``pl.cast`` of one); elsewhere such a matmul is refused."""
-        self.tiled_ok = isinstance(value, ast.Call) and _pl_path(value.func) in ("matmul", "cast", "tile.matmul", "tile.cast")
+        self.tiled_ok = isinstance(value, ast.Call) and _pl_path(value.func) in _ops.spellings("tile.matmul", "tile.cast")
         try:
             return self.expr(value)
         finally:
@@ -1355,29 +1400,47 @@ class FunctionParser:
             raise self.typeerr(ann, f"the yield gives {_type_desc(v.type)}, the annotation says {_type_desc(declared)}", "")
         return v
 
+    def pipeline_stage(self, it: ast.Call) -> None:
+        """Checks ``stage=`` of ``pl.pipeline(..., stage=n)``: required, a positive integer
+        literal (the loop itself runs as ``pl.range``)."""
+        stage = next((kw.value for kw in it.keywords if kw.arg == "stage"), None)
+        if stage is None:
+            raise self.syntax(it, "pl.pipeline() requires stage=", "Write for i in pl.pipeline(n, stage=2).")
+        n = self.static(stage)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise self.syntax(stage, f"pl.pipeline stage must be a positive integer, got {_unparse(stage)}", "Write stage=2 (or another positive literal).")
+
     def for_stmt(self, s: ast.For) -> None:
         # The names bound before the loop (not its loop variable nor its iter args).
         before_loop = dict(self.names)
         it = s.iter
         # pl.parallel(...) promises independent iterations; the task graph's dependencies
-        # decide what runs at the same time, so it is a pl.range here (docs/DSL.md).
-        if not (_is_pl_call(it, "range") or _is_pl_call(it, "parallel")):
+        # decide what runs at the same time, so it is a pl.range here (docs/DSL.md). So is
+        # pl.pipeline(..., stage=n): its iterations run in order, unreplicated.
+        kind = next((k for k in ("range", "parallel", "pipeline") if _is_pl_call(it, k)), None)
+        if kind is None:
             raise self.syntax(
-                it, "unsupported for loop: iterate over pl.range(...) or pl.parallel(...)", "Write for i in pl.range(n)."
+                it,
+                "unsupported for loop: iterate over pl.range(...), pl.parallel(...) or pl.pipeline(...)",
+                "Write for i in pl.range(n).",
             )
         assert isinstance(it, ast.Call)
         if s.orelse:
             raise self.syntax(s, "for ... else is not supported", "Remove the else clause.")
+        if kind == "pipeline":
+            self.pipeline_stage(it)
         inits: List[Any] = []
         init_node = None
         for kw in it.keywords:
+            if kw.arg == "stage" and kind == "pipeline":
+                continue
             if kw.arg == "init_values":
                 init_node = kw.value
                 if not isinstance(kw.value, (ast.Tuple, ast.List)):
                     raise self.syntax(kw.value, "init_values= must be a tuple", "Write init_values=(x,).")
                 inits = [self.atom(self.expr(e), e, "init") for e in kw.value.elts]
             else:
-                raise self.syntax(kw, f"pl.range() got an unexpected keyword argument '{kw.arg}'", "pl.range(start, stop, step, init_values=(...)).")
+                raise self.syntax(kw, f"pl.{kind}() got an unexpected keyword argument '{kw.arg}'", f"pl.{kind}(start, stop, step, init_values=(...)).")
         bounds = [self.scalar_expr(a) for a in it.args]
         if not 1 <= len(bounds) <= 3:
             raise self.syntax(it, "pl.range takes 1 to 3 positional arguments", "pl.range(stop) / (start, stop) / (start, stop, step).")
@@ -2099,7 +2162,7 @@ class FunctionParser:
             if isinstance(node.slice, (ast.Slice, ast.Tuple)):
                 raise self.typeerr(node, "arrays take one index: arr[i]", "Arrays are one-dimensional.")
             return self.op_call_ir("array.get_element", [base, self.scalar_expr(node.slice)], [], node)
-        if base.type.kind != "tensor":
+        if base.type.kind not in ("tensor", "tile"):
             raise self.typeerr(node, f"cannot subscript a {_type_desc(base.type)}", "Slice tensors: t[0:16, :].")
         if _distributed.is_host(self):
             return _distributed.host_subscript(self, node, base)
@@ -2141,24 +2204,57 @@ class FunctionParser:
                     up_static = None
                 if isinstance(up_static, int) and isinstance(lo_static, int):
                     size = up_static - lo_static
-                elif (
-                    lower is not None
-                    and isinstance(upper, ast.BinOp)
-                    and isinstance(upper.op, ast.Add)
-                    and ast.dump(upper.left) == ast.dump(lower)
-                ):
-                    n = self.static(upper.right)
-                    if isinstance(n, int):
-                        size = n
+                else:
+                    size = self.static_difference(upper, lower)
             if size is None or size <= 0:
                 raise self.typeerr(
                     it,
                     f"the slice '{_unparse(it)}' has no static positive size",
-                    "Write constant bounds, or start:start + N with a constant N.",
+                    "Write bounds whose difference is a constant: start:start + N, or (i + 1) * N with i * N.",
                 )
             offsets.append(lo)
             sizes.append(size)
-        return self.op_call_ir("tensor.slice", [base, IrExpr.list_of(offsets)], [("shape", "ints", sizes)], node)
+        # A window of a tile is copied out (pl.slice of a tile, TEXTRACT).
+        op = "tile.slice" if base.type.kind == "tile" else "tensor.slice"
+        return self.op_call_ir(op, [base, IrExpr.list_of(offsets)], [("shape", "ints", sizes)], node)
+
+    def static_difference(self, upper: ast.expr, lower: Optional[ast.expr]) -> Optional[int]:
+        """``upper - lower`` when it is a constant though the bounds are not (``i * 64 + 64``
+        and ``i * 64``, ``(k + 1) * D`` and ``k * D``): both read as integer sums of terms
+        times constants; ``None`` when the terms do not cancel."""
+        hi = self.linear(upper)
+        lo = self.linear(lower) if lower is not None else ({}, 0)
+        terms = dict(hi[0])
+        for key, c in lo[0].items():
+            terms[key] = terms.get(key, 0) - c
+        return hi[1] - lo[1] if not any(terms.values()) else None
+
+    def linear(self, node: ast.expr) -> Tuple[Dict[str, int], int]:
+        """``node`` as ``(terms, constant)``: each non-constant sub-expression (by its AST)
+        with its integer coefficient, for ``+``, ``-``, unary ``-`` and ``*`` by a constant;
+        any other sub-expression (``n * n``, a call) is one opaque term."""
+        try:
+            c = self.static(node)
+        except ParserError:
+            c = None
+        if isinstance(c, int) and not isinstance(c, bool):
+            return {}, c
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            terms, k = self.linear(node.operand)
+            return {key: -v for key, v in terms.items()}, -k
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            a, b = self.linear(node.left), self.linear(node.right)
+            if isinstance(node.op, ast.Mult):
+                if a[0] and b[0]:
+                    return {ast.dump(node): 1}, 0
+                (terms, k), f = (a, b[1]) if not b[0] else (b, a[1])
+                return {key: v * f for key, v in terms.items()}, k * f
+            sign = 1 if isinstance(node.op, ast.Add) else -1
+            terms = dict(a[0])
+            for key, v in b[0].items():
+                terms[key] = terms.get(key, 0) + sign * v
+            return terms, a[1] + sign * b[1]
+        return {ast.dump(node): 1}, 0
 
     def op_call_ir(self, name: str, args: List[Any], kwargs: List[AttrItem], node: ast.AST) -> Any:
         level = "tile" if name.startswith("tile.") else "tensor"
@@ -2177,6 +2273,13 @@ class FunctionParser:
                 f"{shown} inside a kernel: arrays and pl.system operations belong to the orchestration",
                 "Build task-id arrays and barriers in the orchestration (around pl.submit); kernels work on tiles.",
             )
+        if name == "tensor.write" and self.in_at:
+            raise self.operr(
+                node,
+                f"{shown} inside a pl.at scope is not supported yet",
+                "Write the element in an InCore kernel function whose parameter is pl.Out[...] / pl.InOut[...], "
+                "or in the orchestration.",
+            )
         if level == "tensor" and name not in _KERNEL_TENSOR_OPS and (self.ftype in ("InCore", "AIC", "AIV", "Group") or self.in_at):
             raise self.operr(
                 node,
@@ -2189,12 +2292,12 @@ class FunctionParser:
             msg = str(e.args[0]) if e.args else str(e)
             hint = str(e.args[1]) if len(e.args) > 1 else None
             raise self.operr(node, msg, hint) from None
-        if name == "tile.store":
-            target = args[2].as_var
+        if name in ("tile.store", "tensor.write"):
+            target = args[2 if name == "tile.store" else 0].as_var
             if target is not None and self.param_roots.get(target.id) == "In" and self.ftype in ("InCore", "AIC", "AIV", "Group"):
                 raise self.typeerr(
                     node,
-                    f"pl.store writes '{target.name}', an In parameter of kernel '{self.decl.name}'",
+                    f"{shown} writes '{target.name}', an In parameter of kernel '{self.decl.name}'",
                     f"Declare it pl.Out[...] (written only) or pl.InOut[...] (read and written).",
                 )
         return expr
@@ -2330,6 +2433,34 @@ class FunctionParser:
         if rest:
             raise self.operr(node, f"Unknown operation 'pl.{path}'", _UNKNOWN_OP_HINT)
         return self.unified_op(node, head)
+
+    def write_element(self, node: ast.Call) -> Any:
+        """``pl.write(t, [i, j], value)`` (or ``pl.write(t, i, value)`` for a vector): one
+        element of a tensor set in place from a scalar of its dtype (a number literal is
+        taken as that dtype); the result is the tensor."""
+        b = self.bind_args(node, "write", ["tensor", "indices", "value"], {})
+        dst = self.expr(b["tensor"])
+        if dst.type.kind == "tile":
+            raise self.operr(
+                node,
+                f"pl.write of a tile ({_type_desc(dst.type)}) is not supported yet: it writes one element of a tensor",
+                "Write the element into a tensor parameter: pl.write(t, [i, j], value).",
+            )
+        if dst.type.kind != "tensor":
+            raise self.typeerr(b["tensor"], f"pl.write needs a tensor to write into, got {_type_desc(dst.type)}", "Pass a tensor: pl.write(t, [i, j], value).")
+        idx = b["indices"]
+        indices = self.offsets(idx, "indices") if isinstance(idx, (ast.List, ast.Tuple)) else IrExpr.list_of([self.scalar_expr(idx)])
+        value = self.atom(self.expr(b["value"]), b["value"])
+        if value.type.kind != "scalar":
+            raise self.typeerr(
+                b["value"],
+                f"pl.write writes one element: the value must be a scalar, got {_type_desc(value.type)}",
+                "Pass a number or a pl.Scalar (pl.read(...) of an element); store a tile with pl.store.",
+            )
+        dtype = str(dst.type.dtype)
+        if value.kind == "int" or (value.kind == "float" and dtype in ("FP32", "FP16", "BF16")):
+            value = IrExpr.cast(value, dtype)
+        return self.op_call_ir("tensor.write", [dst, indices, value], [], node)
 
     def tensor_dim(self, node: ast.Call) -> Any:
         """``pl.tensor.dim(t, axis)``: a static dimension is its literal; one known only at
@@ -2622,7 +2753,9 @@ class FunctionParser:
             return expr
         if op == "matmul_acc":
             b = self.bind_args(node, op, ["acc", "lhs", "rhs"], {})
-            return self.op_call_ir("tile.matmul_acc", [self.expr(b["acc"]), self.expr(b["lhs"]), self.expr(b["rhs"])], [], node)
+            lhs = self.cube_operand(self.expr(b["lhs"]), "Left", b["lhs"])
+            rhs = self.cube_operand(self.expr(b["rhs"]), "Right", b["rhs"])
+            return self.op_call_ir("tile.matmul_acc", [self.expr(b["acc"]), lhs, rhs], [], node)
         if op == "move":
             b = self.bind_args(node, op, ["tile", "target_memory"], {})
             mem = self.static_enum(b["target_memory"], S.MemorySpace, "target_memory")
@@ -2667,7 +2800,8 @@ class FunctionParser:
             return window
         if op == "reshape":
             b = self.bind_args(node, op, ["tensor", "shape"], {})
-            src = self.expr(b["tensor"])
+            # In kernel code a tensor is loaded whole first (PyPTO's tensor-to-tile conversion).
+            src = self.tile_of(self.expr(b["tensor"]), node)
             ir = "tile.reshape" if src.type.kind == "tile" else "tensor.reshape"
             return self.op_call_ir(ir, [src], [("shape", "ints", self.static_ints(b["shape"], "shape"))], node)
         if op == "concat":
@@ -2688,6 +2822,8 @@ class FunctionParser:
             # A bare index reads a vector element: pl.read(t, i) is pl.read(t, [i]).
             indices = self.offsets(idx, "indices") if isinstance(idx, (ast.List, ast.Tuple)) else IrExpr.list_of([self.scalar_expr(idx)])
             return self.op_call_ir("tensor.read", [self.expr(b["tensor"]), indices], [], node)
+        if op == "write":
+            return self.write_element(node)
         if op == "assemble":
             return self.assemble(node)
         raise self.operr(node, f"Unknown operation 'pl.{op}'", _UNKNOWN_OP_HINT)

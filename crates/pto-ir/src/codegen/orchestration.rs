@@ -8,7 +8,8 @@
 //!   `PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }`;
 //! * `pl.create_tensor` → `TensorCreateInfo <name>_ci(...)` + `alloc_tensors(<name>_ci)`;
 //!   slices → `.view(shapes, offsets)`, `pl.reshape` → `.reshape(shapes, n)`, `pl.read` →
-//!   `get_tensor_data<T>(...)`, `pl.assemble` → a name alias (no task);
+//!   `get_tensor_data<T>(...)`, `pl.write` → `set_tensor_data<T>(...)`, `pl.assemble` → a
+//!   name alias (no task);
 //! * every kernel dispatch is one task block: `CoreTaskArgs params_tN;`, the `add_*` lines
 //!   (tensors, then runtime-allocated outputs, then scalars), `params_tN.dump(...)` right
 //!   after them when the call carries `dump_vars`, then the dependencies and
@@ -300,6 +301,29 @@ impl<'a> Gen<'a> {
         Ok(ci)
     }
 
+    /// `tensor.write(t, indices, value)` on the host: `set_tensor_data<T>(...)`, which waits
+    /// for the tasks in flight before it writes. Returns the tensor's name.
+    fn write_element(&mut self, c: &Call, span: &Span) -> Result<String, CompileError> {
+        let dst = self.tensor_expr(&c.args[0], span)?;
+        let idx = self.u32_list(&c.args[1], span)?;
+        let Some(t) = c.args[0].ty().as_tensor().cloned() else {
+            return Err(perr(span, "tensor.write".into(), ""));
+        };
+        let value = self.scalar(&c.args[2], span)?;
+        let iname = self.ident(&format!("{}_idx", base_name(&dst)));
+        self.line(&format!(
+            "uint32_t {iname}[{}] = {{{}}};",
+            idx.len(),
+            idx.join(", ")
+        ));
+        let ty = t.dtype.cpp_type();
+        self.line(&format!(
+            "set_tensor_data<{ty}>({dst}, {}, {iname}, ({ty})({value}));",
+            idx.len()
+        ));
+        Ok(dst)
+    }
+
     fn op_assign(&mut self, target: &Var, c: &Call, span: &Span) -> Result<(), CompileError> {
         let op = c.op_name().unwrap_or_default();
         match op {
@@ -384,6 +408,10 @@ impl<'a> Gen<'a> {
                     ty,
                     &format!("get_tensor_data<{ty}>({src}, {}, {iname})", idx.len()),
                 );
+            }
+            "tensor.write" => {
+                let t = self.write_element(c, span)?;
+                self.alias(target, t);
             }
             "tensor.assemble" => {
                 // At the orchestration tier an assemble is a name alias: the source was
@@ -962,6 +990,9 @@ impl<'a> Gen<'a> {
             },
             StmtKind::Eval(Expr::Call(c)) if c.function_name().is_some() => {
                 self.task(&[], c, span)?
+            }
+            StmtKind::Eval(Expr::Call(c)) if c.op_name() == Some("tensor.write") => {
+                self.write_element(c, span)?;
             }
             StmtKind::Eval(_) | StmtKind::Return(_) => {}
             StmtKind::For(f) => {

@@ -520,6 +520,53 @@ impl<'a> Emitter<'a> {
         ))
     }
 
+    /// The tensor parameter an element read or write (`tensor.read` / `tensor.write`)
+    /// addresses, and the element's flat offset from its pointer (an `index` operand):
+    /// the indices plus the window's base, each times its dimension's stride.
+    fn element(&mut self, c: &Call, span: &Span) -> Result<(ViewVal, String), CompileError> {
+        let src = self.view(&c.args[0], span)?;
+        if src.tensor.is_dynamic() {
+            return Err(perr(
+                span,
+                format!(
+                    "pl.{} of {}, a tensor with a dimension known only at run time, in kernel code",
+                    c.op_name().unwrap_or_default().trim_start_matches("tensor."),
+                    Type::Tensor(src.tensor.clone()).describe()
+                ),
+                "Access the element in the orchestration (a scalar argument), or give the parameter a static shape.",
+            ));
+        }
+        let Expr::List(idx) = &c.args[1] else {
+            return Err(perr(span, "indices must be a list".into(), "Write [i, j]."));
+        };
+        let idx: Vec<Expr> = if src.base.is_empty() {
+            idx.clone()
+        } else {
+            src.base
+                .iter()
+                .zip(idx)
+                .map(|(b, o)| add_index(b, o))
+                .collect()
+        };
+        let mut flat = Expr::index(0);
+        for (d, i) in idx.iter().enumerate() {
+            let stride: i64 = src.tensor.shape[d + 1..].iter().product();
+            let term = if stride == 1 {
+                i.clone()
+            } else {
+                Expr::Binary {
+                    op: BinOp::Mul,
+                    lhs: Box::new(i.clone()),
+                    rhs: Box::new(Expr::index(stride)),
+                    dtype: DataType::Index,
+                }
+            };
+            flat = add_index(&flat, &term);
+        }
+        let (off, _) = self.scalar(&flat, Some(DataType::Index), span)?;
+        Ok((src, off))
+    }
+
     /// The `(row, col)` index operands of a two-entry offset list.
     fn offset_pair(
         &mut self,
@@ -828,41 +875,7 @@ impl<'a> Emitter<'a> {
             }
             "tensor.read" => {
                 // One element of a tensor parameter, read from GM.
-                let src = self.view(&c.args[0], span)?;
-                if src.tensor.is_dynamic() {
-                    return Err(perr(
-                        span,
-                        format!(
-                            "pl.read of {}, a tensor with a dimension known only at run time, in kernel code",
-                            Type::Tensor(src.tensor.clone()).describe()
-                        ),
-                        "Read the element in the orchestration and pass it as a scalar, or give the parameter a static shape.",
-                    ));
-                }
-                let Expr::List(idx) = &c.args[1] else {
-                    return Err(perr(span, "indices must be a list".into(), "Write [i, j]."));
-                };
-                let idx: Vec<Expr> = if src.base.is_empty() {
-                    idx.clone()
-                } else {
-                    src.base.iter().zip(idx).map(|(b, o)| add_index(b, o)).collect()
-                };
-                let mut flat = Expr::index(0);
-                for (d, i) in idx.iter().enumerate() {
-                    let stride: i64 = src.tensor.shape[d + 1..].iter().product();
-                    let term = if stride == 1 {
-                        i.clone()
-                    } else {
-                        Expr::Binary {
-                            op: BinOp::Mul,
-                            lhs: Box::new(i.clone()),
-                            rhs: Box::new(Expr::index(stride)),
-                            dtype: DataType::Index,
-                        }
-                    };
-                    flat = add_index(&flat, &term);
-                }
-                let (off, _) = self.scalar(&flat, Some(DataType::Index), span)?;
+                let (src, off) = self.element(c, span)?;
                 let out = self.name_for(&hint);
                 let d = src.tensor.dtype.pto_name();
                 self.line(
@@ -877,6 +890,20 @@ impl<'a> Emitter<'a> {
                             dtype: src.tensor.dtype,
                         },
                     );
+                }
+            }
+            "tensor.write" => {
+                // One element of a tensor parameter, written to GM in place.
+                let (dst, off) = self.element(c, span)?;
+                let d = dst.tensor.dtype;
+                let (v, _) = self.scalar(&c.args[2], Some(d), span)?;
+                let p = d.pto_name();
+                self.line(
+                    &format!("pto.store_scalar {v}, {}[{off}] : !pto.ptr<{p}>, {p}", dst.ptr),
+                    span,
+                );
+                if let Some(t) = target {
+                    self.values.insert(t.id(), Val::View(dst));
                 }
             }
             "tile.assemble" => {

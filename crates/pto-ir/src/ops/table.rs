@@ -108,6 +108,10 @@ pub struct OpInfo {
     pub name: &'static str,
     /// Where it may appear.
     pub level: OpLevel,
+    /// Whether kernel code (a kernel body or a `pl.at` scope) may use it: every tile
+    /// operation, and the tensor operations that address a kernel's tensor parameter (a
+    /// window of it, an element read or written in GM).
+    pub in_kernels: bool,
     /// Its kind.
     pub kind: OpKind,
     /// The `pl.X` spellings that reach it (`["add"]`); empty when only `pl.tile.X` /
@@ -129,6 +133,7 @@ const fn tile(name: &'static str, dsl: &'static [&'static str], pto: &'static st
     OpInfo {
         name,
         level: OpLevel::Tile,
+        in_kernels: true,
         kind: OpKind::Other,
         dsl,
         pto,
@@ -139,9 +144,18 @@ const fn tensor(name: &'static str, dsl: &'static [&'static str]) -> OpInfo {
     OpInfo {
         name,
         level: OpLevel::Tensor,
+        in_kernels: false,
         kind: OpKind::Other,
         dsl,
         pto: "",
+    }
+}
+
+/// A tensor operation kernel code may use too (see [`OpInfo::in_kernels`]).
+const fn kernel_tensor(name: &'static str, dsl: &'static [&'static str]) -> OpInfo {
+    OpInfo {
+        in_kernels: true,
+        ..tensor(name, dsl)
     }
 }
 
@@ -154,6 +168,7 @@ const fn ew(
     OpInfo {
         name,
         level: OpLevel::Tile,
+        in_kernels: true,
         kind,
         dsl,
         pto,
@@ -248,9 +263,10 @@ pub const OPS: &[OpInfo] = &[
     // front end's auto-tiler (no DSL spelling of its own).
     tile("tile.alloc", &[], "pto.alloc_tile"),
     tensor("tensor.create", &["create_tensor", "create"]),
-    tensor("tensor.slice", &["slice"]),
+    kernel_tensor("tensor.slice", &["slice"]),
     tensor("tensor.reshape", &["reshape"]),
-    tensor("tensor.read", &["read"]),
+    kernel_tensor("tensor.read", &["read"]),
+    kernel_tensor("tensor.write", &["write"]),
     tensor("tensor.assemble", &["assemble"]),
     tensor("tensor.dim", &[]),
     tensor("array.create", &[]),

@@ -2,7 +2,9 @@
 //! then the `Inline` functions are deleted.
 //!
 //! The copy maps each parameter to the call's argument and gives every variable the body
-//! defines a fresh identity named `<name>_inline<N>`; Var-valued attributes inside the body
+//! defines a fresh identity named `<name>_inline<N>` (a rebinding of an `Out` / `InOut`
+//! parameter is named as the caller's argument instead, so the caller's loops carry it as
+//! one value); Var-valued attributes inside the body
 //! (a `dump_vars` seeded by a `pl.dump_tag(param)` in the helper) are mapped with the
 //! operands, so they become the caller's values.
 //!
@@ -24,7 +26,7 @@ use crate::ir::{
     vars_read, walk_stmts, AttrValue, Call, Expr, Function, Program, ScopeKind, Stmt, StmtKind,
     Var, ATTR_DUMP_VARS,
 };
-use crate::types::FunctionType;
+use crate::types::{FunctionType, ParamDirection};
 
 const STAGE: &str = "InlineFunctions";
 /// Rounds of splicing before nested inline calls are declared recursive.
@@ -250,7 +252,20 @@ fn splice_call(
             "An inline function may return only at its end; merge the branches with a result variable.",
         ));
     }
-    let rename = |v: &Var| format!("{}_inline{n}", v.name());
+    // A rebinding of an `Out` / `InOut` parameter (written in place, e.g. assembled into
+    // in a loop) takes the name of the caller's tensor, so ConvertToSSA carries it as the
+    // same value through the caller's loops and branches.
+    let in_place: HashMap<&str, String> = f
+        .params
+        .iter()
+        .zip(&call.args)
+        .filter(|(p, _)| matches!(p.direction, ParamDirection::Out | ParamDirection::InOut))
+        .filter_map(|(p, a)| Some((p.var.name(), a.as_var()?.name().to_string())))
+        .collect();
+    let rename = |v: &Var| match in_place.get(v.name()) {
+        Some(caller) => caller.clone(),
+        None => format!("{}_inline{n}", v.name()),
+    };
     let mut spliced = clone_body(body, &mut map, &rename);
     let ret_values: Vec<Expr> = ret
         .as_ref()

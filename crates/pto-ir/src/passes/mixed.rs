@@ -17,12 +17,13 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::clone::{clone_body, VarMap};
 use crate::error::CompileError;
 use crate::ir::{
     stmt_exprs, vars_defined, walk_stmts, AttrValue, Attrs, Call, Callee, Expr, ScopeKind,
     ScopeStmt, Span, Stmt, StmtKind, Var,
 };
-use crate::types::{Level, MemorySpace};
+use crate::types::{Level, MemorySpace, Type};
 
 const STAGE: &str = "OutlineIncoreScopes";
 
@@ -33,7 +34,10 @@ pub fn prepare(body: &[Stmt]) -> Result<Vec<Stmt>, CompileError> {
     for s in body {
         match &s.kind {
             StmtKind::Scope(sc) if sc.kind == ScopeKind::At(Level::CoreGroup) => {
-                out.extend(split_if_mixed(sc, &s.span)?);
+                match loop_per_task(sc, &s.span) {
+                    Some(per_iteration) => out.extend(prepare(&[per_iteration])?),
+                    None => out.extend(split_if_mixed(sc, &s.span)?),
+                }
             }
             StmtKind::Scope(sc) => {
                 let mut sc = sc.clone();
@@ -72,7 +76,9 @@ fn is_cube(v: &Var) -> bool {
 /// The tiles a statement reads (operands at any depth of its expressions).
 fn reads_of(s: &Stmt) -> Vec<Var> {
     let mut out = Vec::new();
-    stmt_exprs(s, &mut |e| e.for_each_var(&mut |v| out.push(v.clone())));
+    walk_stmts(std::slice::from_ref(s), &mut |s| {
+        stmt_exprs(s, &mut |e| e.for_each_var(&mut |v| out.push(v.clone())))
+    });
     out
 }
 
@@ -89,6 +95,60 @@ fn side_of(s: &Stmt) -> Option<bool> {
     Some(is_cube(tile))
 }
 
+/// Whether `body` defines both cube and vector tiles (at any depth).
+fn is_mixed(body: &[Stmt]) -> bool {
+    let defs = vars_defined(body);
+    defs.iter().any(is_cube)
+        && defs
+            .iter()
+            .any(|v| tile_memory(v).is_some_and(|m| !m.is_cube()))
+}
+
+/// A mixed scope whose body is one loop carrying only tensors becomes that loop with the
+/// scope inside (one cube and one vector task per iteration instead of one pair for the
+/// whole loop; the values computed are the same), so the straight-line split applies to
+/// the iteration's body. `None` for any other scope.
+fn loop_per_task(sc: &ScopeStmt, span: &Span) -> Option<Stmt> {
+    let [only] = sc.body.as_slice() else {
+        return None;
+    };
+    let StmtKind::For(f) = &only.kind else {
+        return None;
+    };
+    if !is_mixed(&f.body) || f.iter_args.iter().any(|(v, _)| !v.ty().is_tensor()) {
+        return None;
+    }
+    let mut inner = sc.clone();
+    inner.body = f.body.clone();
+    if inner.task_id.is_some() {
+        return None;
+    }
+    let mut f = f.clone();
+    f.body = vec![Stmt::new(StmtKind::Scope(Box::new(inner)), span.clone())];
+    Some(Stmt::new(StmtKind::For(f), only.span.clone()))
+}
+
+/// The side of a loop or branch of a mixed scope: the one side whose tiles it defines
+/// (`None` when it defines tiles of both, or none).
+fn compound_side(s: &Stmt) -> Option<bool> {
+    let body: Vec<Stmt> = match &s.kind {
+        StmtKind::For(f) => f.body.clone(),
+        StmtKind::If(i) => [i.then_body.clone(), i.else_body.clone()].concat(),
+        _ => return None,
+    };
+    let mut defs = vars_defined(&body);
+    defs.extend(s.defs());
+    let sides: HashSet<bool> = defs
+        .iter()
+        .filter(|v| tile_memory(v).is_some())
+        .map(is_cube)
+        .collect();
+    match sides.len() {
+        1 => sides.into_iter().next(),
+        _ => None,
+    }
+}
+
 fn split_if_mixed(sc: &ScopeStmt, span: &Span) -> Result<Vec<Stmt>, CompileError> {
     let whole = || {
         vec![Stmt::new(
@@ -96,31 +156,35 @@ fn split_if_mixed(sc: &ScopeStmt, span: &Span) -> Result<Vec<Stmt>, CompileError
             span.clone(),
         )]
     };
-    let defs = vars_defined(&sc.body);
-    let has_cube = defs.iter().any(is_cube);
-    let has_vector = defs
-        .iter()
-        .any(|v| tile_memory(v).is_some_and(|m| !m.is_cube()));
-    if !(has_cube && has_vector) {
+    if !is_mixed(&sc.body) {
         return Ok(whole());
     }
     let mut sides: Vec<Option<bool>> = Vec::with_capacity(sc.body.len());
     for s in &sc.body {
-        if !matches!(s.kind, StmtKind::Assign { .. } | StmtKind::Eval(_)) {
-            return Err(perr(
-                &s.span,
-                "a loop or branch inside a pl.at scope that holds both cube and vector work".into(),
-                "Keep a mixed scope straight-line, or write the cube and the vector work in two pl.at scopes.",
-            ));
+        if matches!(s.kind, StmtKind::Assign { .. } | StmtKind::Eval(_)) {
+            sides.push(side_of(s));
+            continue;
         }
-        sides.push(side_of(s));
+        // A loop or branch goes to a side whole: all its tiles must be of that side.
+        match compound_side(s) {
+            Some(side) => sides.push(Some(side)),
+            None => {
+                return Err(perr(
+                    &s.span,
+                    "a loop or branch inside a pl.at scope that holds both cube and vector work".into(),
+                    "Keep each loop of a mixed scope to one side (cube or vector), or write the cube and the vector work in two pl.at scopes.",
+                ))
+            }
+        }
     }
-    assign_untiled(&sc.body, &mut sides)?;
+    let shared = assign_untiled(&sc.body, &mut sides)?;
     let vector_defs: HashSet<u64> = sc
         .body
         .iter()
         .zip(&sides)
-        .filter(|(_, side)| **side != Some(true))
+        .enumerate()
+        .filter(|(k, (_, side))| **side != Some(true) && !shared.contains(k))
+        .map(|(_, pair)| pair)
         .flat_map(|(s, _)| s.defs())
         .map(|v| v.id())
         .collect();
@@ -140,13 +204,19 @@ fn split_if_mixed(sc: &ScopeStmt, span: &Span) -> Result<Vec<Stmt>, CompileError
     }
     let part = |cube: bool, suffix: &str| -> Stmt {
         let mut part = sc.clone();
-        part.body = sc
+        let stmts: Vec<(Stmt, bool)> = sc
             .body
             .iter()
             .zip(&sides)
-            .filter(|(_, side)| (**side == Some(true)) == cube)
-            .map(|(s, _)| s.clone())
+            .enumerate()
+            .filter(|(k, (_, side))| (**side == Some(true)) == cube || shared.contains(k))
+            .map(|(k, (s, _))| (s.clone(), shared.contains(&k)))
             .collect();
+        part.body = if cube {
+            fresh_shared(&stmts)
+        } else {
+            stmts.into_iter().map(|(s, _)| s).collect()
+        };
         if let Some(h) = sc.attrs.str("name_hint") {
             part.attrs
                 .set("name_hint", AttrValue::Str(format!("{h}_{suffix}")));
@@ -159,9 +229,41 @@ fn split_if_mixed(sc: &ScopeStmt, span: &Span) -> Result<Vec<Stmt>, CompileError
     Ok(vec![part(true, "aic"), part(false, "aiv")])
 }
 
-/// Statements that hold no tile (scalars, windows) go with the side that reads them; one
-/// read by both sides is refused.
-fn assign_untiled(body: &[Stmt], sides: &mut [Option<bool>]) -> Result<(), CompileError> {
+/// The cube part's statements: those it shares with the vector part (scalars) define
+/// fresh variables there, since each part becomes a kernel of its own; every other
+/// statement keeps the variables it defines (the vector part reads them).
+fn fresh_shared(stmts: &[(Stmt, bool)]) -> Vec<Stmt> {
+    let mut map = VarMap::new();
+    let same_name = |v: &Var| v.name().to_string();
+    stmts
+        .iter()
+        .map(|(s, shared)| {
+            let mut c = clone_body(std::slice::from_ref(s), &mut map, &same_name).remove(0);
+            if !shared {
+                let defs = s.defs();
+                for v in &defs {
+                    map.remove(&v.id());
+                }
+                match &mut c.kind {
+                    StmtKind::Assign { targets, .. } => *targets = defs,
+                    StmtKind::For(f) => f.results = defs,
+                    StmtKind::If(i) => i.results = defs,
+                    _ => {}
+                }
+            }
+            c
+        })
+        .collect()
+}
+
+/// Statements that hold no tile (scalars, windows) go with the side that reads them. One
+/// read by both sides is copied into both when it only computes scalars (an offset from
+/// the loop index); any other is refused. Returns the copied statements' indices.
+fn assign_untiled(
+    body: &[Stmt],
+    sides: &mut [Option<bool>],
+) -> Result<HashSet<usize>, CompileError> {
+    let mut shared = HashSet::new();
     for i in (0..body.len()).rev() {
         if sides[i].is_some() {
             continue;
@@ -171,7 +273,20 @@ fn assign_untiled(body: &[Stmt], sides: &mut [Option<bool>]) -> Result<(), Compi
         for (j, s) in body.iter().enumerate().skip(i + 1) {
             if reads_of(s).iter().any(|v| defs.contains(&v.id())) {
                 readers.insert(sides[j].unwrap_or(false));
+                if shared.contains(&j) {
+                    readers.insert(true);
+                }
             }
+        }
+        let scalar = matches!(body[i].kind, StmtKind::Assign { .. })
+            && body[i]
+                .defs()
+                .iter()
+                .all(|v| matches!(v.ty(), Type::Scalar(_)));
+        if readers.len() > 1 && scalar {
+            shared.insert(i);
+            sides[i] = Some(false);
+            continue;
         }
         if readers.len() > 1 {
             return Err(perr(
@@ -183,7 +298,7 @@ fn assign_untiled(body: &[Stmt], sides: &mut [Option<bool>]) -> Result<(), Compi
         }
         sides[i] = Some(readers.into_iter().next().unwrap_or(false));
     }
-    Ok(())
+    Ok(shared)
 }
 
 fn op(name: &str, args: Vec<Expr>, kwargs: Attrs, span: &Span) -> Result<Expr, CompileError> {

@@ -77,6 +77,31 @@ fn reject_nested_scopes(body: &[Stmt], inside: &str) -> Result<(), CompileError>
 }
 
 /// How many times each variable is read in a body (operands only).
+/// Roots the tensor results of the loops and ifs in `body`: a loop's result names the
+/// tensor its yield names (a store into the carried tensor), an if's the one its branches
+/// yield. Repeated until stable, so an outer loop sees the roots of the inner ones.
+fn carried_roots(body: &[Stmt], root: &mut HashMap<u64, u64>) {
+    loop {
+        let before = root.len();
+        walk_stmts(body, &mut |s| {
+            let (results, yields) = match &s.kind {
+                StmtKind::For(f) => (&f.results, &f.yields),
+                StmtKind::If(i) => (&i.results, &i.then_yields),
+                _ => return,
+            };
+            for (r, y) in results.iter().zip(yields) {
+                let src = y.as_var().and_then(|y| root.get(&y.id()).copied());
+                if let (Type::Tensor(_), Some(src)) = (r.ty(), src) {
+                    root.entry(r.id()).or_insert(src);
+                }
+            }
+        });
+        if root.len() == before {
+            return;
+        }
+    }
+}
+
 fn read_counts(body: &[Stmt]) -> HashMap<u64, usize> {
     let mut counts = HashMap::new();
     walk_stmts(body, &mut |s| {
@@ -216,6 +241,14 @@ impl Outliner {
                     root.insert(res.id(), r);
                 }
             }
+            // A tensor a loop carries is, inside the body, the tensor it starts as.
+            if let StmtKind::For(f) = &s.kind {
+                for (v, init) in &f.iter_args {
+                    if let (Type::Tensor(_), Some(i)) = (v.ty(), init.as_var()) {
+                        root.insert(v.id(), *root.get(&i.id()).unwrap_or(&i.id()));
+                    }
+                }
+            }
             stmt_exprs(s, &mut |e| {
                 let target = store_target(e);
                 e.for_each_call(&mut |c| {
@@ -245,6 +278,7 @@ impl Outliner {
                 }
             });
         });
+        carried_roots(&sc.body, &mut root);
         let rooted = |id: u64| *root.get(&id).unwrap_or(&id);
         let read_roots: HashSet<u64> = read.iter().map(|&v| rooted(v)).collect();
         let written_roots: HashSet<u64> = written.iter().map(|&v| rooted(v)).collect();
