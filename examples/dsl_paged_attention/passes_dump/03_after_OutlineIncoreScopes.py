@@ -6,7 +6,7 @@ import pypto.language as pl
 class PagedAttention:
     @pl.function(type=pl.FunctionType.AIV)
     def init_state(self, m__ssa_v0: pl.Out[pl.Tensor[[16, 1], pl.FP32]], l__ssa_v0: pl.Out[pl.Tensor[[16, 1], pl.FP32]], acc__ssa_v0: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> tuple[pl.Tensor[[16, 1], pl.FP32], pl.Tensor[[16, 1], pl.FP32], pl.Tensor[[16, 64], pl.FP32]]:
-        _tmp1__ssa_v0: pl.Tile[[16, 1], pl.FP32] = pl.tile.full(-1e30, shape=[16, 1], dtype=pl.FP32)
+        _tmp1__ssa_v0: pl.Tile[[16, 1], pl.FP32] = pl.tile.full(-1e+30, shape=[16, 1], dtype=pl.FP32)
         m__ssa_v1: pl.Tensor[[16, 1], pl.FP32] = pl.tile.store(_tmp1__ssa_v0, [0, 0], m__ssa_v0)
         _tmp2__ssa_v0: pl.Tile[[16, 1], pl.FP32] = pl.tile.full(0.0, shape=[16, 1], dtype=pl.FP32)
         l__ssa_v1: pl.Tensor[[16, 1], pl.FP32] = pl.tile.store(_tmp2__ssa_v0, [0, 0], l__ssa_v0)
