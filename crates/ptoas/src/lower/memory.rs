@@ -321,14 +321,7 @@ impl FnLower<'_> {
         offset: ValueId,
         out: &mut Vec<Stmt>,
     ) -> DiagResult<()> {
-        let span = op.span;
-        let r0 = op.results.first().copied();
-        let Some(r) = r0 else { return Ok(()) };
-        let p = self.expr(ptr, span)?;
-        let o = self.expr(offset, span)?;
-        let ty = self.cpp_type(r, span)?;
-        self.declare(out, r, &ty, format!("{p} + {o}"), false);
-        Ok(())
+        self.declare_through_ptr(op, ptr, offset, out, |p, o| format!("{p} + {o}"))
     }
 
     /// `pto.load_scalar`: one element read through a pointer.
@@ -339,13 +332,26 @@ impl FnLower<'_> {
         offset: ValueId,
         out: &mut Vec<Stmt>,
     ) -> DiagResult<()> {
+        self.declare_through_ptr(op, ptr, offset, out, |p, o| format!("{p}[{o}]"))
+    }
+
+    /// Declares `op`'s result (if it has one) as `render(pointer, offset)`.
+    fn declare_through_ptr(
+        &mut self,
+        op: &Op,
+        ptr: ValueId,
+        offset: ValueId,
+        out: &mut Vec<Stmt>,
+        render: impl Fn(&str, &str) -> String,
+    ) -> DiagResult<()> {
         let span = op.span;
-        let r0 = op.results.first().copied();
-        let Some(r) = r0 else { return Ok(()) };
+        let Some(r) = op.results.first().copied() else {
+            return Ok(());
+        };
         let p = self.expr(ptr, span)?;
         let o = self.expr(offset, span)?;
         let ty = self.cpp_type(r, span)?;
-        self.declare(out, r, &ty, format!("{p}[{o}]"), false);
+        self.declare(out, r, &ty, render(&p, &o), false);
         Ok(())
     }
 
