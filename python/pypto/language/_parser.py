@@ -152,6 +152,8 @@ _DYNAMIC_DIM = -1
 
 # Element types of NumPy arrays (``@pl.jit`` specialisation): NumPy / ml_dtypes name -> member.
 NUMPY_DTYPES = {t.host_name: t.member for t in ELEMENT_TYPES if t.host_name and t.code is not None}
+# The integer types of the DSL (``pl.INDEX``, ``pl.INT8`` ... ``pl.UINT64``).
+_INTEGER_MEMBERS = frozenset(t.member for t in ELEMENT_TYPES if t.kind in ("int", "uint") and t.c_type)
 
 
 @dataclass
@@ -2228,7 +2230,7 @@ class FunctionParser:
                     raise self.operr(e, f"shape entries must be positive, got {c}", "Give positive sizes.")
                 static.append(int(c))
             else:
-                if v.type.dtype not in ("INDEX", "INT64", "INT32", "INT16", "INT8", "UINT64", "UINT32", "UINT16", "UINT8"):
+                if v.type.dtype not in _INTEGER_MEMBERS:
                     raise self.operr(e, f"a runtime size must be an integer, got {_type_desc(v.type)}", "Use an integer scalar.")
                 static.append(_DYNAMIC_DIM)
             exprs.append(v)
