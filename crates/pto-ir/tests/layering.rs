@@ -1,6 +1,6 @@
 //! The crate's layering (docs/ARCHITECTURE.md, `crates/pto-ir`): the compiler depends on
-//! `pto-build-output` and `ptoas` only among the workspace crates (the runner is a
-//! dev-dependency of the tests), and knows no PyO3 or clap.
+//! `pto-build-output` and `ptoas` only among the workspace crates, besides `pto-base`, below
+//! every layer (the runner is a dev-dependency of the tests), and knows no PyO3 or clap.
 
 #[test]
 fn the_compiler_depends_only_on_the_build_writers_and_ptoas() {
@@ -24,7 +24,7 @@ fn the_compiler_depends_only_on_the_build_writers_and_ptoas() {
         .collect();
     assert_eq!(
         internal,
-        ["pto-build-output", "ptoas"],
+        ["pto-base", "pto-build-output", "ptoas"],
         "dependencies: {deps:?}"
     );
     for foreign in ["pyo3", "clap", "pto-runner", "pto-runtime", "pto-python"] {
