@@ -14,26 +14,13 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from pypto import _native
+from pypto._dtypes import CTYPES_CLASSES, NUMPY_ATTR_TO_PYPTO
 
 __all__ = ["static_inputs"]
 
-_NUMPY_TO_PYPTO = {
-    "float32": "fp32",
-    "float16": "fp16",
-    "int8": "int8",
-    "int16": "int16",
-    "int32": "int32",
-    "int64": "int64",
-    "uint8": "uint8",
-    "uint16": "uint16",
-    "uint32": "uint32",
-    "uint64": "uint64",
-    "bool_": "bool",
-}
-_CTYPES_SCALARS = (
-    "c_bool", "c_double", "c_float", "c_int8", "c_int16", "c_int32", "c_int64",
-    "c_uint8", "c_uint16", "c_uint32", "c_uint64",
-)  # fmt: skip
+_NUMPY_TO_PYPTO = NUMPY_ATTR_TO_PYPTO
+#: The ctypes classes a recognised scalar may be made with: the element types' and c_double.
+_CTYPES_SCALARS = CTYPES_CLASSES | {"c_double"}
 #: Imports a recognised golden.py may have (skipping them has no effect on its inputs).
 _ALLOWED_IMPORTS = {("numpy", "np"), ("ctypes", None)}
 _ALLOWED_FROM_IMPORTS = {("pathlib", "Path", None), ("__future__", "annotations", None)}

@@ -21,6 +21,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from pypto._dtypes import HOST_NAMES, NUMPY_NAMES
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -35,21 +37,8 @@ __all__ = [
     "zeros_for",
 ]
 
-# PyPTO dtype names (compiled_meta.json) -> NumPy dtype names.
-_NUMPY_DTYPES = {
-    "fp32": "float32",
-    "fp16": "float16",
-    "int8": "int8",
-    "int16": "int16",
-    "int32": "int32",
-    "int64": "int64",
-    "index": "int64",
-    "uint8": "uint8",
-    "uint16": "uint16",
-    "uint32": "uint32",
-    "uint64": "uint64",
-    "bool": "bool",
-}
+# PyPTO dtype names (compiled_meta.json) -> NumPy dtype names (the one table's view).
+_NUMPY_DTYPES = NUMPY_NAMES
 
 
 def numpy_dtype(pypto_dtype: str) -> np.dtype[Any]:
@@ -74,7 +63,7 @@ def numpy_dtype(pypto_dtype: str) -> np.dtype[Any]:
 
 
 # PyPTO dtype names -> torch dtype attribute names: NumPy's, plus bfloat16.
-_TORCH_DTYPES = {**_NUMPY_DTYPES, "bfloat16": "bfloat16", "bf16": "bfloat16"}
+_TORCH_DTYPES = HOST_NAMES
 
 
 def zeros_for(name: str, shape: list[int] | None, pypto_dtype: str, *, torch: bool = False) -> Any:

@@ -112,7 +112,7 @@ pub struct ParamInfo {
     /// `None` for a scalar; else the dimensions, `-1` for a dynamic one.
     pub shape: Option<Vec<i64>>,
     /// PyPTO's `str(DataType)` (`fp32`, `bfloat16`, `fp8e4m3fn`, ...);
-    /// checked against [`crate::dtype::KNOWN_PYPTO_DTYPES`] on load.
+    /// checked against [`crate::dtype::is_known_pypto_dtype`] on load.
     pub dtype: String,
 }
 

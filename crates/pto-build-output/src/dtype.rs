@@ -1,21 +1,10 @@
 //! Element types of host tensors, and their names in every file format.
 //!
-//! One [`DType`] has several spellings, one per consumer:
-//!
-//! | [`DType`] | PyPTO `str(DataType)` | Simpler name / code | `.npy` descr | bytes |
-//! |---|---|---|---|---|
-//! | `Float32` | `fp32` | `FLOAT32` / 0 | `<f4` | 4 |
-//! | `Float16` | `fp16` | `FLOAT16` / 1 | `<f2` | 2 |
-//! | `Int32` | `int32` | `INT32` / 2 | `<i4` | 4 |
-//! | `Int16` | `int16` | `INT16` / 3 | `<i2` | 2 |
-//! | `Int8` | `int8` | `INT8` / 4 | `\|i1` | 1 |
-//! | `UInt8` | `uint8` | `UINT8` / 5 | `\|u1` | 1 |
-//! | `BFloat16` | `bfloat16` (also `bf16`) | `BFLOAT16` / 6 | `\|V2` | 2 |
-//! | `Int64` | `int64` (also `index`) | `INT64` / 7 | `<i8` | 8 |
-//! | `UInt64` | `uint64` | `UINT64` / 8 | `<u8` | 8 |
-//! | `UInt16` | `uint16` | `UINT16` / 9 | `<u2` | 2 |
-//! | `UInt32` | `uint32` | `UINT32` / 10 | `<u4` | 4 |
-//! | `Bool` | `bool` | `BOOL` / 11 | `\|b1` | 1 |
+//! One [`DType`] has several spellings, one per consumer: PyPTO's `str(DataType)` (`fp32`),
+//! Simpler's name and code (`FLOAT32` / 0), the NumPy / torch name (`float32`), all read from
+//! the one table of element types ([`pto_base::dtype`]); and the `.npy` descr (`<f4`), this
+//! module's own ([`DType::npy_descr`]). `ALL` is Simpler's codes 0..=11, the types a host
+//! tensor can hold.
 //!
 //! **bfloat16 in `.npy` files.** NumPy has no bfloat16. The ml_dtypes
 //! convention is used: a bfloat16 array is stored as 2-byte void records
@@ -35,6 +24,8 @@
 
 use std::fmt;
 use std::str::FromStr;
+
+use pto_base::dtype::{ElementType, ELEMENT_TYPES};
 
 /// The element type of a host tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -65,35 +56,17 @@ pub enum DType {
     Bool,
 }
 
-/// Every name `str(DataType)` gives in PyPTO, sorted as Python's `sorted()`
-/// sorts them (the order of the `known: [...]` list in errors).
-pub const KNOWN_PYPTO_DTYPES: &[&str] = &[
-    "bfloat16",
-    "bool",
-    "fp16",
-    "fp32",
-    "fp4",
-    "fp8e4m3fn",
-    "fp8e5m2",
-    "fp8e8m0",
-    "hf4",
-    "hf8",
-    "index",
-    "int16",
-    "int32",
-    "int4",
-    "int64",
-    "int8",
-    "uint16",
-    "uint32",
-    "uint4",
-    "uint64",
-    "uint8",
-];
+/// Every name `str(DataType)` gives in PyPTO ([`pto_base::dtype::ELEMENT_TYPES`]), sorted
+/// as Python's `sorted()` sorts them (the order of the `known: [...]` list in errors).
+pub fn known_pypto_dtypes() -> Vec<&'static str> {
+    let mut names: Vec<&str> = ELEMENT_TYPES.iter().map(|t| t.name).collect();
+    names.sort_unstable();
+    names
+}
 
 /// Whether `name` is a data type name PyPTO writes (`str(DataType)`).
 pub fn is_known_pypto_dtype(name: &str) -> bool {
-    KNOWN_PYPTO_DTYPES.contains(&name)
+    ELEMENT_TYPES.iter().any(|t| t.name == name)
 }
 
 /// Checks a PyPTO data type name, failing with PyPTO's exact message
@@ -113,7 +86,11 @@ pub fn check_pypto_dtype(name: &str) -> Result<(), DTypeError> {
 #[non_exhaustive]
 pub enum DTypeError {
     /// Not a name PyPTO's `str(DataType)` ever gives.
-    #[error("Unknown DataType string {}; known: {}", crate::pyrepr::repr_str(name), crate::pyrepr::repr_str_list(KNOWN_PYPTO_DTYPES.iter().copied()))]
+    #[error(
+        "Unknown DataType string {}; known: {}",
+        crate::pyrepr::repr_str(name),
+        crate::pyrepr::repr_str_list(known_pypto_dtypes())
+    )]
     UnknownPyptoName {
         /// The name as found.
         name: String,
@@ -215,58 +192,42 @@ impl DType {
     }
 
     /// NumPy's attribute for the element type (`np.<name>`), for the types NumPy has
-    /// natively: the host name, except `bool_` (NumPy's attribute for `bool` before NumPy 2)
-    /// and none for bfloat16.
+    /// natively: `bool_` for bool, none for bfloat16 ([`pto_base::dtype::SimplerType`]).
     pub fn numpy_attr(self) -> Option<&'static str> {
-        match self {
-            DType::BFloat16 => None,
-            DType::Bool => Some("bool_"),
-            other => Some(other.host_name()),
-        }
+        self.simpler().row().numpy_attr
     }
 
     /// The name NumPy and torch give the element type (`float32`, `bfloat16`, `bool`, ...):
     /// `numpy.dtype(...).name`, and the `torch.<name>` attribute.
     pub fn host_name(self) -> &'static str {
-        match self {
-            DType::Float32 => "float32",
-            DType::Float16 => "float16",
-            DType::BFloat16 => "bfloat16",
-            DType::Int8 => "int8",
-            DType::Int16 => "int16",
-            DType::Int32 => "int32",
-            DType::Int64 => "int64",
-            DType::UInt8 => "uint8",
-            DType::UInt16 => "uint16",
-            DType::UInt32 => "uint32",
-            DType::UInt64 => "uint64",
-            DType::Bool => "bool",
-        }
+        self.simpler()
+            .host_name()
+            .expect("every host type has a host name (pto_base::dtype tests)")
+    }
+
+    /// PyPTO's element type of this host type (its row of [`ELEMENT_TYPES`]).
+    fn element_type(self) -> &'static ElementType {
+        self.simpler()
+            .element_type()
+            .expect("every host type has a PyPTO row (pto_base::dtype tests)")
     }
 
     /// PyPTO's canonical `str(DataType)` name: `fp32`, `bfloat16`, `int32`, ...
-    /// Only the two float names differ from [`DType::host_name`].
     pub fn pypto_name(self) -> &'static str {
-        match self {
-            DType::Float32 => "fp32",
-            DType::Float16 => "fp16",
-            other => other.host_name(),
-        }
+        self.element_type().name
     }
 
     /// Parses a PyPTO data type name (`str(DataType)`, plus `bf16`).
     /// `index` is PyPTO's 64-bit index type and maps to [`DType::Int64`].
     pub fn from_pypto_str(name: &str) -> Result<DType, DTypeError> {
-        if let Some(d) = DType::ALL.into_iter().find(|d| d.pypto_name() == name) {
-            return Ok(d);
-        }
-        match name {
-            "bf16" => Ok(DType::BFloat16),
-            "index" => Ok(DType::Int64),
-            _ if is_known_pypto_dtype(name) => Err(DTypeError::NoHostType {
-                name: name.to_string(),
-            }),
-            _ => Err(DTypeError::UnknownPyptoName {
+        match ElementType::from_name(name) {
+            Some(t) => t
+                .host
+                .and_then(|h| DType::from_runtime_code(h.code() as u8).ok())
+                .ok_or_else(|| DTypeError::NoHostType {
+                    name: name.to_string(),
+                }),
+            None => Err(DTypeError::UnknownPyptoName {
                 name: name.to_string(),
             }),
         }
@@ -421,9 +382,9 @@ mod tests {
 
     #[test]
     fn known_names_are_sorted_like_python() {
-        let mut sorted = KNOWN_PYPTO_DTYPES.to_vec();
-        sorted.sort_unstable();
-        assert_eq!(sorted, KNOWN_PYPTO_DTYPES);
+        let names = known_pypto_dtypes();
+        assert_eq!(names.len(), 21);
+        assert_eq!(names[..4], ["bfloat16", "bool", "fp16", "fp32"]);
     }
 
     fn check_pypto(input: &str, expected: Result<DType, &str>) {

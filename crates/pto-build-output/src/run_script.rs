@@ -133,20 +133,21 @@ impl TensorLib {
     }
 }
 
-/// The ctypes constructor call of a scalar parameter's placeholder value.
-fn ctypes_value(dtype: &str) -> &'static str {
-    match dtype {
-        "fp32" | "fp16" | "bfloat16" => "c_float(1.0)",
-        "int8" => "c_int8(1)",
-        "int16" => "c_int16(1)",
-        "int32" => "c_int32(1)",
-        "uint8" => "c_uint8(1)",
-        "uint16" => "c_uint16(1)",
-        "uint32" => "c_uint32(1)",
-        "uint64" => "c_uint64(1)",
-        "bool" => "c_bool(True)",
-        _ => "c_int64(1)",
-    }
+/// The ctypes constructor call of a scalar parameter's placeholder value (`c_int64` for a
+/// name with no host type).
+fn ctypes_value(dtype: &str) -> String {
+    let class = pto_base::dtype::ELEMENT_TYPES
+        .iter()
+        .find(|t| t.name == dtype)
+        .and_then(|t| t.host)
+        .and_then(|h| h.row().ctypes)
+        .unwrap_or("c_int64");
+    let value = match class {
+        "c_float" => "1.0",
+        "c_bool" => "True",
+        _ => "1",
+    };
+    format!("{class}({value})")
 }
 
 /// `name` as a safe Python local variable name.
@@ -368,6 +369,22 @@ mod tests {
             direction,
             shape,
             dtype: dtype.to_string(),
+        }
+    }
+
+    #[test]
+    fn scalar_placeholders_by_dtype() {
+        for (dtype, call) in [
+            ("fp16", "c_float(1.0)"),
+            ("bfloat16", "c_float(1.0)"),
+            ("bool", "c_bool(True)"),
+            ("uint64", "c_uint64(1)"),
+            ("int8", "c_int8(1)"),
+            ("index", "c_int64(1)"),
+            ("bf16", "c_int64(1)"),
+            ("fp8e4m3fn", "c_int64(1)"),
+        ] {
+            assert_eq!(ctypes_value(dtype), call, "{dtype}");
         }
     }
 

@@ -1,7 +1,7 @@
 //! Code-base invariants checked as tests: module docs, no `should_panic`/`ignore`, the
 //! layering of crates (docs/ARCHITECTURE.md), no library function over 150 lines without
-//! a listed reason, and no hand-written list of the diagnostics switches outside the listed
-//! files.
+//! a listed reason, and no hand-written list of the diagnostics switches or of the element
+//! types outside the listed files.
 
 use std::path::{Path, PathBuf};
 
@@ -119,7 +119,7 @@ fn compiler_crates_stand_alone() {
         .filter(|d| d != "pto-base")
         .collect();
     ir.sort();
-    assert_eq!(ir, ["pto-build-output", "ptoas"], "pto-ir");
+    assert_eq!(ir, ["pto-base", "pto-build-output", "ptoas"], "pto-ir");
 }
 
 #[test]
@@ -536,5 +536,145 @@ fn the_diagnostics_switches_are_listed_once() {
     assert!(
         stale.is_empty(),
         "SWITCH_LIST_ALLOWLIST entries with no list (remove them): {stale:?}"
+    );
+}
+
+/// Files that may spell several element types out by hand (repository path, what the list is
+/// and the test that ties it to `pto_base::dtype`). Every other mapping between dtype
+/// spellings is read from the table (Python: `pypto._dtypes`).
+#[rustfmt::skip]
+const DTYPE_LIST_ALLOWLIST: &[(&str, &str)] = &[
+    ("crates/pto-base/src/dtype.rs", "the table itself"),
+    ("crates/pto-ir/src/types.rs", "the IR's DataType variants by member name: types::tests::data_types_are_rows_of_the_table"),
+    ("crates/pto-timing/src/op.rs", "the trace header's own codes and names: op::tests::dtypes_agree_with_the_element_type_table"),
+    ("crates/ptoas/src/types.rs", "the .pto scalar types (f64, si8 too) and their C++: types::tests::scalar_types_agree_with_the_element_type_table"),
+    ("python/pypto/__init__.py", "PyPTO's DT_* constants: test_element_types.py test_package_constants_are_the_table"),
+    ("python/pypto/language/__init__.py", "pl.FP32 ... re-exported: test_element_types.py test_dsl_constants_are_the_generated_types"),
+    ("python/pypto/language/_surface.py", "pl.FP32 ... for type checkers: test_element_types.py test_dsl_constants_are_the_generated_types"),
+    ("python/pypto/pypto_core/datatype.py", "DataType's member annotations: test_element_types.py test_datatype_members_are_the_table"),
+    ("python/pypto/runtime/_simpler_compat/_task_interface.py", "Simpler's DataType enum: test_l3.py test_data_type_members_are_the_native_element_type_table"),
+];
+
+/// Every spelling of an element type the table knows, with the type it names (an index:
+/// PyPTO's rows, then Simpler's types that have none). Spellings that are ordinary words or
+/// Rust's own types (`float`, `half`, the `.pto` names `i8`, `f32`, ...) are left out.
+fn dtype_spellings() -> Vec<(&'static str, usize)> {
+    use pto_base::dtype::{ALL, ELEMENT_TYPES};
+    let mut out = Vec::new();
+    for (i, t) in ELEMENT_TYPES.iter().enumerate() {
+        out.extend([t.member, t.name].map(|s| (s, i)));
+        out.extend(t.aliases.iter().map(|&s| (s, i)));
+        out.extend(t.c_type.filter(|c| c.ends_with("_t")).map(|s| (s, i)));
+        if let Some(row) = t.simpler.map(|d| d.row()) {
+            out.extend(
+                [row.host_name, row.numpy_attr]
+                    .into_iter()
+                    .flatten()
+                    .map(|s| (s, i)),
+            );
+        }
+    }
+    for d in ALL {
+        let i = d
+            .element_type()
+            .and_then(|t| ELEMENT_TYPES.iter().position(|u| u == t))
+            .unwrap_or(ELEMENT_TYPES.len() + d.code() as usize);
+        out.push((d.name(), i));
+    }
+    // A spelling two rows share (`int64_t`: INT64 and INDEX) names the first.
+    let mut seen = Vec::new();
+    out.retain(|&(s, _)| {
+        let new = !seen.contains(&s);
+        seen.push(s);
+        new
+    });
+    out
+}
+
+/// How many element types `text` names, by any spelling of [`dtype_spellings`].
+fn dtypes_named(text: &str, spellings: &[(&str, usize)]) -> usize {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut types: Vec<usize> = spellings
+        .iter()
+        .filter(|(s, _)| has_word(text, s, ident))
+        .map(|&(_, i)| i)
+        .collect();
+    types.sort_unstable();
+    types.dedup();
+    types.len()
+}
+
+/// The first lines of the stretches of `text` where six consecutive lines name six or more
+/// element types (Rust's `#[cfg(test)]` modules not counted).
+fn dtype_lists(text: &str, spellings: &[(&str, usize)]) -> Vec<usize> {
+    let text = text.split("#[cfg(test)]").next().unwrap_or("");
+    let lines: Vec<&str> = text.lines().collect();
+    let mut starts = Vec::new();
+    let mut inside = false;
+    for i in 0..lines.len() {
+        let window = lines[i..(i + 6).min(lines.len())].join("\n");
+        let listed = dtypes_named(&window, spellings) >= 6;
+        if listed && !inside {
+            starts.push(i + 1);
+        }
+        inside = listed;
+    }
+    starts
+}
+
+#[test]
+fn the_element_types_are_listed_once() {
+    let spellings = dtype_spellings();
+    // The measure, on made-up text: six types within six lines are a list, in any spelling
+    // (`FP32` and `float32` are one type); five are not, nor are longer names.
+    let six = "\"fp32\" FLOAT16 bf16\nINT8\n\n\n\nuint16 \"int64_t\"\n";
+    assert_eq!(dtype_lists(six, &spellings), [1]);
+    assert!(dtype_lists(
+        "fp32 FLOAT32 float32\nINT8 bf16 uint16 int64_t\n",
+        &spellings
+    )
+    .is_empty());
+    assert!(dtype_lists("fp32x int8y FP16_MAX bf16s uint16z int64w\n", &spellings).is_empty());
+    let root = workspace();
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        source_files(&krate.path().join("src"), &["rs"], &mut files);
+    }
+    source_files(&root.join("python/pypto"), &["py", "pyi"], &mut files);
+    files.retain(|f| f.file_name().is_some_and(|n| n != "tests.rs"));
+    files.sort();
+    let mut lists = Vec::new();
+    let mut allowed_seen = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let starts = dtype_lists(&std::fs::read_to_string(f).unwrap_or_default(), &spellings);
+        if starts.is_empty() {
+            continue;
+        }
+        if DTYPE_LIST_ALLOWLIST.iter().any(|(p, _)| *p == rel) {
+            allowed_seen.push(rel);
+        } else {
+            lists.push(format!("{rel}:{}", starts[0]));
+        }
+    }
+    assert!(
+        lists.is_empty(),
+        "element types spelled out by hand: read them from pto_base::dtype (Python: \
+         pypto._dtypes), or add the file to DTYPE_LIST_ALLOWLIST with the test that ties it \
+         to the table:\n{}",
+        lists.join("\n")
+    );
+    let stale: Vec<_> = DTYPE_LIST_ALLOWLIST
+        .iter()
+        .filter(|(p, _)| !allowed_seen.iter().any(|q| q == p))
+        .map(|(p, _)| *p)
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "DTYPE_LIST_ALLOWLIST entries with no list (remove them): {stale:?}"
     );
 }

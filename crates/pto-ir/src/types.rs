@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use pto_base::dtype::{ElementType, Kind};
+
 /// An element type (PyPTO's `DataType`, written `pl.FP32`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DataType {
@@ -78,127 +80,68 @@ impl DataType {
         ALL_DATA_TYPES.into_iter().find(|d| d.pl_name() == name)
     }
 
+    /// The type's row of the one table of element types
+    /// ([`pto_base::dtype::ELEMENT_TYPES`]), where every spelling below comes from.
+    pub fn element_type(self) -> &'static ElementType {
+        ElementType::from_member(self.pl_name())
+            .expect("every IR data type has a row (types::tests::data_types_are_rows_of_the_table)")
+    }
+
     /// PyPTO's `str(DataType)`, the spelling of `compiled_meta.json` (`fp32`, `bfloat16`).
     pub fn pypto_str(self) -> &'static str {
-        match self {
-            DataType::Bool => "bool",
-            DataType::Int8 => "int8",
-            DataType::Int16 => "int16",
-            DataType::Int32 => "int32",
-            DataType::Int64 => "int64",
-            DataType::UInt8 => "uint8",
-            DataType::UInt16 => "uint16",
-            DataType::UInt32 => "uint32",
-            DataType::UInt64 => "uint64",
-            DataType::Fp16 => "fp16",
-            DataType::Bf16 => "bfloat16",
-            DataType::Fp32 => "fp32",
-            DataType::Index => "index",
-        }
+        self.element_type().name
     }
 
     /// The `.pto` (MLIR) element type: `f32`, `bf16`, `i32`, `index`, ...
     pub fn pto_name(self) -> &'static str {
-        match self {
-            DataType::Bool => "i1",
-            DataType::Int8 => "i8",
-            DataType::Int16 => "i16",
-            DataType::Int32 => "i32",
-            DataType::Int64 => "i64",
-            DataType::UInt8 => "ui8",
-            DataType::UInt16 => "ui16",
-            DataType::UInt32 => "ui32",
-            DataType::UInt64 => "ui64",
-            DataType::Fp16 => "f16",
-            DataType::Bf16 => "bf16",
-            DataType::Fp32 => "f32",
-            DataType::Index => "index",
-        }
+        self.element_type()
+            .pto_name
+            .expect("every IR data type has a .pto name (types::tests)")
     }
 
     /// The C++ type of one element (kernel wrappers, orchestration scalars).
     pub fn cpp_type(self) -> &'static str {
-        match self {
-            DataType::Bool => "bool",
-            DataType::Int8 => "int8_t",
-            DataType::Int16 => "int16_t",
-            DataType::Int32 => "int32_t",
-            DataType::Int64 | DataType::Index => "int64_t",
-            DataType::UInt8 => "uint8_t",
-            DataType::UInt16 => "uint16_t",
-            DataType::UInt32 => "uint32_t",
-            DataType::UInt64 => "uint64_t",
-            DataType::Fp16 => "half",
-            DataType::Bf16 => "bfloat16_t",
-            DataType::Fp32 => "float",
-        }
+        self.element_type()
+            .c_type
+            .expect("every IR data type has a C++ type (types::tests)")
+    }
+
+    /// The runtime's element type of a tensor of this type, `None` for `INDEX`.
+    pub fn runtime_type(self) -> Option<pto_base::dtype::DataType> {
+        self.element_type().simpler
     }
 
     /// The runtime's `DataType::` enumerator (`TensorCreateInfo`), `None` for `INDEX`.
-    pub fn runtime_enum(self) -> Option<&'static str> {
-        Some(match self {
-            DataType::Bool => "DataType::BOOL",
-            DataType::Int8 => "DataType::INT8",
-            DataType::Int16 => "DataType::INT16",
-            DataType::Int32 => "DataType::INT32",
-            DataType::Int64 => "DataType::INT64",
-            DataType::UInt8 => "DataType::UINT8",
-            DataType::UInt16 => "DataType::UINT16",
-            DataType::UInt32 => "DataType::UINT32",
-            DataType::UInt64 => "DataType::UINT64",
-            DataType::Fp16 => "DataType::FLOAT16",
-            DataType::Bf16 => "DataType::BFLOAT16",
-            DataType::Fp32 => "DataType::FLOAT32",
-            DataType::Index => return None,
-        })
+    pub fn runtime_enum(self) -> Option<String> {
+        self.runtime_type()
+            .map(|d| format!("DataType::{}", d.name()))
     }
 
     /// Bytes per element.
     pub fn size_bytes(self) -> u64 {
-        match self {
-            DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
-            DataType::Int16 | DataType::UInt16 | DataType::Fp16 | DataType::Bf16 => 2,
-            DataType::Int32 | DataType::UInt32 | DataType::Fp32 => 4,
-            DataType::Int64 | DataType::UInt64 | DataType::Index => 8,
-        }
+        self.element_type().size_bytes()
     }
 
     /// A floating-point type.
     pub fn is_float(self) -> bool {
-        matches!(self, DataType::Fp16 | DataType::Bf16 | DataType::Fp32)
+        self.element_type().kind == Kind::Float
     }
 
     /// An integer type (`INDEX` included, `BOOL` excluded).
     pub fn is_int(self) -> bool {
-        !self.is_float() && self != DataType::Bool
+        matches!(self.element_type().kind, Kind::Int | Kind::UInt)
     }
 
     /// A signed integer type (`INDEX` included).
     pub fn is_signed_int(self) -> bool {
-        matches!(
-            self,
-            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Index
-        )
+        self.element_type().kind == Kind::Int
     }
 
-    /// The host element type of a tensor of this type, when hosts can hold one.
+    /// The host element type of a tensor of this type, when hosts can hold one (`None` for
+    /// `INDEX`, which the runtime does not carry as a tensor type).
     pub fn host_dtype(self) -> Option<pto_build_output::DType> {
-        use pto_build_output::DType;
-        Some(match self {
-            DataType::Bool => DType::Bool,
-            DataType::Int8 => DType::Int8,
-            DataType::Int16 => DType::Int16,
-            DataType::Int32 => DType::Int32,
-            DataType::Int64 => DType::Int64,
-            DataType::UInt8 => DType::UInt8,
-            DataType::UInt16 => DType::UInt16,
-            DataType::UInt32 => DType::UInt32,
-            DataType::UInt64 => DType::UInt64,
-            DataType::Fp16 => DType::Float16,
-            DataType::Bf16 => DType::BFloat16,
-            DataType::Fp32 => DType::Float32,
-            DataType::Index => return None,
-        })
+        let code = self.runtime_type()?.code();
+        pto_build_output::DType::from_runtime_code(u8::try_from(code).ok()?).ok()
     }
 }
 
@@ -636,6 +579,35 @@ impl Level {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The IR's types are the rows of the one table that generated code can hold (a C++
+    /// type and a `.pto` name), each once.
+    #[test]
+    fn data_types_are_rows_of_the_table() {
+        use pto_base::dtype::ELEMENT_TYPES;
+        let rows: Vec<&str> = ELEMENT_TYPES
+            .iter()
+            .filter(|t| t.c_type.is_some())
+            .map(|t| t.member)
+            .collect();
+        let mut ours: Vec<&str> = ALL_DATA_TYPES.iter().map(|d| d.pl_name()).collect();
+        assert_eq!(ours.len(), rows.len());
+        ours.sort_unstable();
+        let mut sorted = rows.clone();
+        sorted.sort_unstable();
+        assert_eq!(ours, sorted);
+        for d in ALL_DATA_TYPES {
+            assert!(!d.pto_name().is_empty() && !d.cpp_type().is_empty(), "{d}");
+            assert_eq!(d.size_bytes() * 8, u64::from(d.element_type().bits), "{d}");
+        }
+        assert_eq!(DataType::Bf16.runtime_enum().unwrap(), "DataType::BFLOAT16");
+        assert_eq!(DataType::Index.runtime_enum(), None);
+        assert_eq!(DataType::Index.cpp_type(), "int64_t");
+        assert_eq!(DataType::Index.host_dtype(), None);
+        assert!(DataType::Index.is_signed_int() && !DataType::Bool.is_int());
+        assert!(DataType::UInt8.is_int() && !DataType::UInt8.is_signed_int());
+        assert!(DataType::Bf16.is_float() && DataType::Bf16.host_dtype().is_some());
+    }
 
     #[test]
     fn names_round_trip() {

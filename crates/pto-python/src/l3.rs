@@ -408,27 +408,9 @@ pub fn convert_swimlane(
         .map_err(|e| runner_error(RunnerError::config(e.to_string())))
 }
 
-/// Simpler's element types, the one table of them (`pto_base::dtype`), for the Python side:
-/// `(code, name, itemsize, host_name)` in code order, `host_name` the NumPy / torch name of a
-/// type a host tensor can hold (`None` for the FP8 / FP4 formats).
-#[pyfunction]
-pub fn element_types() -> Vec<(u32, &'static str, usize, Option<&'static str>)> {
-    pto_base::dtype::ALL
-        .iter()
-        .map(|d| {
-            let host = u8::try_from(d.code())
-                .ok()
-                .and_then(|c| pto_build_output::DType::from_runtime_code(c).ok())
-                .map(pto_build_output::DType::host_name);
-            (d.code(), d.name(), d.elem_size(), host)
-        })
-        .collect()
-}
-
 /// Registers the class and functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<L3Engine>()?;
-    m.add_function(wrap_pyfunction!(element_types, m)?)?;
     m.add_function(wrap_pyfunction!(load_distributed_meta, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_names, m)?)?;
     m.add_function(wrap_pyfunction!(convert_swimlane, m)?)?;

@@ -11,6 +11,7 @@
 //! - [`error`]: every Rust error → Python exception mapping (by `pto_runner::ErrorKind`).
 //! - [`config`]: `RunOptions`, the validated `pto_runner::RunConfig`.
 //! - [`dfx`]: the diagnostics switches' table (`dfx_switches()`) and their conversion.
+//! - [`dtype`]: the element types' table (`element_type_table()`, `element_types()`).
 //! - [`program`]: `Program`, a loaded build directory (`pto_runner::CompiledBuild`), run
 //!   and benchmarked with the GIL released; `CompiledMeta`, `ParamInfo`, `ExecuteReport`.
 //! - [`bench`](mod@bench): `BenchmarkStats` over `pto_runner::bench_stats`.
@@ -32,6 +33,7 @@ pub mod bench;
 pub mod config;
 pub mod conversion;
 pub mod dfx;
+pub mod dtype;
 pub mod error;
 pub mod files;
 pub mod golden;
@@ -67,6 +69,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(log::configure_log, m)?)?;
     m.add_function(wrap_pyfunction!(log::log_level, m)?)?;
     dfx::register(m)?;
+    dtype::register(m)?;
     error::register(m)?;
     lifecycle::register(m)?;
     files::register(m)?;

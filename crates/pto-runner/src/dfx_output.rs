@@ -588,17 +588,19 @@ fn file_dtype_name(code: u8) -> String {
     pto_dfx::DataType::name_of_code(u32::from(code)).to_string()
 }
 
+/// A scalar argument's value from its raw slot, by the runtime's element type `dtype`.
 fn scalar_value(dtype: u8, bits: u64) -> ScalarValue {
-    match dtype {
-        0 => ScalarValue::F32(f32::from_bits(bits as u32)),
-        2 => ScalarValue::I64(bits as u32 as i32 as i64),
-        3 => ScalarValue::I64(bits as u16 as i16 as i64),
-        4 => ScalarValue::I64(bits as u8 as i8 as i64),
-        7 => ScalarValue::I64(bits as i64),
-        11 => ScalarValue::Bool(bits & 0xFF != 0),
-        5 => ScalarValue::U64(bits & 0xFF),
-        9 => ScalarValue::U64(bits & 0xFFFF),
-        10 => ScalarValue::U64(bits & 0xFFFF_FFFF),
+    use pto_dfx::DataType as D;
+    match D::from_code(u32::from(dtype)) {
+        Some(D::Float32) => ScalarValue::F32(f32::from_bits(bits as u32)),
+        Some(D::Int32) => ScalarValue::I64(bits as u32 as i32 as i64),
+        Some(D::Int16) => ScalarValue::I64(bits as u16 as i16 as i64),
+        Some(D::Int8) => ScalarValue::I64(bits as u8 as i8 as i64),
+        Some(D::Int64) => ScalarValue::I64(bits as i64),
+        Some(D::Bool) => ScalarValue::Bool(bits & 0xFF != 0),
+        Some(D::UInt8) => ScalarValue::U64(bits & 0xFF),
+        Some(D::UInt16) => ScalarValue::U64(bits & 0xFFFF),
+        Some(D::UInt32) => ScalarValue::U64(bits & 0xFFFF_FFFF),
         _ => ScalarValue::U64(bits),
     }
 }

@@ -279,6 +279,23 @@ mod tests {
         assert_eq!(names, OP_NAMES);
     }
 
+    /// The trace's element types (the header's own codes) are the one table's, by name
+    /// (PyPTO's, or an alias) and size; `fp8` names any 8-bit float, which the table splits.
+    #[test]
+    fn dtypes_agree_with_the_element_type_table() {
+        use pto_base::dtype::ElementType;
+        for code in 1..=12 {
+            let d = DType::from_code(code).unwrap();
+            assert_eq!(DType::from_name(d.name()), Some(d));
+            if d == DType::F8 {
+                continue;
+            }
+            let t = ElementType::from_name(d.name()).unwrap_or_else(|| panic!("{d:?}"));
+            assert_eq!(d.size(), t.size_bytes(), "{d:?}");
+        }
+        assert_eq!(DType::from_code(13), None);
+    }
+
     #[test]
     fn names_and_ids_round_trip() {
         for (i, n) in OP_NAMES.iter().enumerate() {

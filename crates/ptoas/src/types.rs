@@ -731,3 +731,24 @@ impl fmt::Display for Type {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ScalarType;
+    use pto_base::dtype::{Kind, ELEMENT_TYPES};
+
+    /// Every element type the compiler generates (`pto_name`) parses here with the one
+    /// table's C++ type, width and kind: the `.pto` spellings are one set.
+    #[test]
+    fn scalar_types_agree_with_the_element_type_table() {
+        for t in ELEMENT_TYPES.iter().filter(|t| t.pto_name.is_some()) {
+            let name = t.pto_name.unwrap_or_default();
+            let s = ScalarType::from_name(name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!(s.name(), name);
+            assert_eq!(Some(s.cpp()), t.c_type, "{name}");
+            assert_eq!(s.bytes() * 8, u64::from(t.bits), "{name}");
+            assert_eq!(s.is_float(), t.kind == Kind::Float, "{name}");
+            assert_eq!(s.is_unsigned(), t.kind == Kind::UInt, "{name}");
+        }
+    }
+}

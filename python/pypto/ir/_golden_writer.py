@@ -24,37 +24,15 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pypto import _native
+from pypto._dtypes import ELEMENT_TYPES, NUMPY_NAMES, SCALAR_CTYPES
 from pypto._files import write_atomic
 
 __all__ = ["write_golden"]
 
-_NUMPY = {
-    "fp32": "float32",
-    "fp16": "float16",
-    "int8": "int8",
-    "int16": "int16",
-    "int32": "int32",
-    "int64": "int64",
-    "uint8": "uint8",
-    "uint16": "uint16",
-    "uint32": "uint32",
-    "uint64": "uint64",
-    "bool": "bool",
-}
-_CTYPES = {
-    "fp32": "c_float",
-    "fp16": "c_float",
-    "int8": "c_int8",
-    "int16": "c_int16",
-    "int32": "c_int32",
-    "int64": "c_int64",
-    "uint8": "c_uint8",
-    "uint16": "c_uint16",
-    "uint32": "c_uint32",
-    "uint64": "c_uint64",
-    "bool": "c_bool",
-    "index": "c_int64",
-}
+# PyPTO name -> NumPy dtype name of a tensor parameter (not index; bfloat16 has none).
+_NUMPY = {t.name: t.host_name for t in ELEMENT_TYPES if t.host_name and t.numpy_attr and t.code is not None}
+# PyPTO name -> ctypes class of a scalar parameter, for the types NumPy has (index included).
+_CTYPES = {name: cls for name, cls in SCALAR_CTYPES.items() if name in NUMPY_NAMES}
 
 
 def _npy_bytes(a: np.ndarray) -> bytes:

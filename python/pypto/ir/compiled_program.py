@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from pypto import _native
+from pypto._dtypes import SCALAR_CTYPES
 from pypto._tensors import is_ndarray, is_numpy_scalar, is_torch_tensor, zeros_for
 from pypto.backend import BackendType, default_sim_platform
 from pypto.ir.param_info import ParamInfo, from_native
@@ -33,21 +34,7 @@ _COMPILED_META_FILENAME = "compiled_meta.json"
 _COMPILED_META_SCHEMA = _native.COMPILED_META_SCHEMA
 
 # str(DataType) -> the ctypes class a scalar of that type is passed as.
-_DATATYPE_TO_CTYPE: Dict[str, Any] = {
-    "fp16": ctypes.c_float,
-    "fp32": ctypes.c_float,
-    "bfloat16": ctypes.c_float,
-    "int8": ctypes.c_int8,
-    "int16": ctypes.c_int16,
-    "int32": ctypes.c_int32,
-    "int64": ctypes.c_int64,
-    "uint8": ctypes.c_uint8,
-    "uint16": ctypes.c_uint16,
-    "uint32": ctypes.c_uint32,
-    "uint64": ctypes.c_uint64,
-    "bool": ctypes.c_bool,
-    "index": ctypes.c_int64,
-}
+_DATATYPE_TO_CTYPE: Dict[str, Any] = {name: getattr(ctypes, cls) for name, cls in SCALAR_CTYPES.items()}
 
 PathLike = Union[str, "os.PathLike[str]"]
 

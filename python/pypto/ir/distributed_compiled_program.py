@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from pypto import _native
+from pypto._dtypes import HOST_NAMES
 
 __all__ = ["DistributedConfig", "DEFAULT_RUNTIME"]
 
@@ -203,8 +204,7 @@ class DistributedCompiledProgram:
 
 
 def _torch_dtype(torch: Any, pypto_dtype: str) -> Any:
-    names = {"fp32": "float32", "fp16": "float16", "fp64": "float64"}
-    return getattr(torch, names.get(pypto_dtype, pypto_dtype))
+    return getattr(torch, HOST_NAMES.get(pypto_dtype, pypto_dtype))
 
 
 __all__ += ["DistributedCompiledProgram"]

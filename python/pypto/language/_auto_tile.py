@@ -23,6 +23,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Tuple
 
+from pypto._dtypes import ELEMENT_TYPES
 from pypto._native import IrExpr
 
 #: Capacities in bytes: L0A (Left), L0B (Right), L0C (Acc).
@@ -31,7 +32,8 @@ _RIGHT_BYTES = 64 << 10
 _ACC_BYTES = 128 << 10
 #: The most matmul instructions one tiled matmul writes out.
 _MAX_STEPS = 512
-_SIZES = {"FP32": 4, "INT32": 4, "FP16": 2, "BF16": 2, "INT8": 1}
+#: Bytes per element by member name (the element-type table).
+_SIZES = {t.member: t.bits // 8 for t in ELEMENT_TYPES if t.c_type}
 
 
 @dataclass

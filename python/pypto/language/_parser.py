@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from pypto import _native
+from pypto._dtypes import ELEMENT_TYPES
 from pypto.language import _distributed, _ops
 from pypto.language import _surface as S
 from pypto.language._auto_tile import AutoTiler, TiledMatmul, oversized
@@ -148,21 +149,10 @@ _PRINTER_MARKERS = {"tile.load": "shapes", "tile.full": "shape", "tile.move": "t
 # A tensor dimension known only at run time (the IR's DYNAMIC_DIM).
 _DYNAMIC_DIM = -1
 
-# Element types of NumPy arrays (``@pl.jit`` specialisation).
-NUMPY_DTYPES = {
-    "float32": "FP32",
-    "float16": "FP16",
-    "bfloat16": "BF16",
-    "int8": "INT8",
-    "int16": "INT16",
-    "int32": "INT32",
-    "int64": "INT64",
-    "uint8": "UINT8",
-    "uint16": "UINT16",
-    "uint32": "UINT32",
-    "uint64": "UINT64",
-    "bool": "BOOL",
-}
+# Element types of NumPy arrays (``@pl.jit`` specialisation): NumPy / ml_dtypes name -> member.
+NUMPY_DTYPES = {t.host_name: t.member for t in ELEMENT_TYPES if t.host_name and t.code is not None}
+# The integer types of the DSL (``pl.INDEX``, ``pl.INT8`` ... ``pl.UINT64``).
+_INTEGER_MEMBERS = frozenset(t.member for t in ELEMENT_TYPES if t.kind in ("int", "uint") and t.c_type)
 
 
 @dataclass
@@ -2343,7 +2333,7 @@ class FunctionParser:
                     raise self.operr(e, f"shape entries must be positive, got {c}", "Give positive sizes.")
                 static.append(int(c))
             else:
-                if v.type.dtype not in ("INDEX", "INT64", "INT32", "INT16", "INT8", "UINT64", "UINT32", "UINT16", "UINT8"):
+                if v.type.dtype not in _INTEGER_MEMBERS:
                     raise self.operr(e, f"a runtime size must be an integer, got {_type_desc(v.type)}", "Use an integer scalar.")
                 static.append(_DYNAMIC_DIM)
             exprs.append(v)

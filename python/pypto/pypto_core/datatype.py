@@ -9,31 +9,14 @@ from __future__ import annotations
 
 from typing import Dict, Tuple
 
+from pypto._dtypes import ELEMENT_TYPES
+
 __all__ = ["DataType"]
 
-# member name -> (str() name, bits, kind, C type or "")
+# member name -> (str() name, bits, kind, C type or ""): the one table's view
+# (``pypto._dtypes``); the member annotations below are checked against it by the tests.
 _TABLE: Dict[str, Tuple[str, int, str, str]] = {
-    "BOOL": ("bool", 8, "bool", "bool"),
-    "INT4": ("int4", 4, "int", ""),
-    "INT8": ("int8", 8, "int", "int8_t"),
-    "INT16": ("int16", 16, "int", "int16_t"),
-    "INT32": ("int32", 32, "int", "int32_t"),
-    "INT64": ("int64", 64, "int", "int64_t"),
-    "UINT4": ("uint4", 4, "uint", ""),
-    "UINT8": ("uint8", 8, "uint", "uint8_t"),
-    "UINT16": ("uint16", 16, "uint", "uint16_t"),
-    "UINT32": ("uint32", 32, "uint", "uint32_t"),
-    "UINT64": ("uint64", 64, "uint", "uint64_t"),
-    "FP4": ("fp4", 4, "float", ""),
-    "FP8E4M3FN": ("fp8e4m3fn", 8, "float", ""),
-    "FP8E5M2": ("fp8e5m2", 8, "float", ""),
-    "FP8E8M0": ("fp8e8m0", 8, "float", ""),
-    "FP16": ("fp16", 16, "float", "half"),
-    "FP32": ("fp32", 32, "float", "float"),
-    "BF16": ("bfloat16", 16, "float", "bfloat16_t"),
-    "HF4": ("hf4", 4, "float", ""),
-    "HF8": ("hf8", 8, "float", ""),
-    "INDEX": ("index", 64, "int", "int64_t"),
+    t.member: (t.name, t.bits, t.kind, t.c_type or "") for t in ELEMENT_TYPES
 }
 
 
