@@ -341,8 +341,11 @@ impl Chip {
     ) -> Chip {
         let topology = config.platform.topology(n_workers);
         let r = &config.rings;
-        let rings =
+        let rings: [Ring; N_RINGS] =
             std::array::from_fn(|i| Ring::new(i, r.task_window[i], r.heap[i], r.dep_pool[i]));
+        // Ring 0 (the outermost scope's) serves every run: its slots are created here,
+        // before the device time starts, rather than on the first submit.
+        rings[0].slot(0);
         // Every live task is queued at most once per worker (SPMD copies), and at most
         // `window - 1` tasks per ring are live.
         let live: u64 = r.task_window.iter().sum();
