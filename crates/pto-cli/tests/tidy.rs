@@ -266,7 +266,6 @@ const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
     ("pto-ir/src/codegen/orchestration.rs", "op_assign", "to split (issue 25)"),
     ("pto-ir/src/codegen/orchestration.rs", "stmt", "to split (issue 25)"),
     ("pto-ir/src/codegen/pto.rs", "emit_kernel", "to split (issue 25)"),
-    ("pto-ir/src/codegen/pto.rs", "scalar", "to split (issue 25)"),
     ("pto-ir/src/codegen/pto.rs", "call", "to split (issue 25)"),
     ("pto-ir/src/codegen/pto.rs", "stmt", "to split (issue 25)"),
     ("pto-ir/src/interp.rs", "op", "to split (issue 25)"),

@@ -332,150 +332,168 @@ impl<'a> Emitter<'a> {
         want: Option<DataType>,
         span: &Span,
     ) -> Result<(String, DataType), CompileError> {
-        let (name, dtype) =
-            match e {
-                Expr::Int { value, dtype } => {
-                    let d = want.unwrap_or(*dtype);
-                    if d.is_float() {
-                        (self.float_const(*value as f64, d), d)
-                    } else {
-                        (self.int_const(*value, d), d)
-                    }
+        let (name, dtype) = match e {
+            Expr::Int { value, dtype } => {
+                let d = want.unwrap_or(*dtype);
+                if d.is_float() {
+                    (self.float_const(*value as f64, d), d)
+                } else {
+                    (self.int_const(*value, d), d)
                 }
-                Expr::Float { value, dtype } => {
-                    let d = want.unwrap_or(*dtype);
-                    if d.is_float() {
-                        (self.float_const(*value, d), d)
-                    } else {
-                        (self.int_const(*value as i64, d), d)
-                    }
+            }
+            Expr::Float { value, dtype } => {
+                let d = want.unwrap_or(*dtype);
+                if d.is_float() {
+                    (self.float_const(*value, d), d)
+                } else {
+                    (self.int_const(*value as i64, d), d)
                 }
-                Expr::Bool(b) => (
-                    self.int_const(i64::from(*b), DataType::Bool),
-                    DataType::Bool,
-                ),
-                Expr::Var(v) => match self.values.get(&v.id()) {
+            }
+            Expr::Bool(b) => (
+                self.int_const(i64::from(*b), DataType::Bool),
+                DataType::Bool,
+            ),
+            Expr::Var(v) => {
+                match self.values.get(&v.id()) {
                     Some(Val::Scalar { name, dtype }) => (name.clone(), *dtype),
                     _ => return Err(perr(
                         span,
                         format!("'{}' is not a scalar here", v.name()),
                         "Use scalar parameters, loop variables or constants in scalar expressions.",
                     )),
-                },
-                Expr::Binary {
-                    op,
-                    lhs,
-                    rhs,
-                    dtype,
-                } => {
-                    let operand = if op.is_predicate() {
-                        lhs.ty().as_scalar().unwrap_or(DataType::Index)
-                    } else {
-                        *dtype
-                    };
-                    let (a, _) = self.scalar(lhs, Some(operand), span)?;
-                    let (b, _) = self.scalar(rhs, Some(operand), span)?;
-                    let out = self.name_for("s");
-                    let ty = operand.pto_name();
-                    let fl = operand.is_float();
-                    let text = match op {
-                        BinOp::Add => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "addf" } else { "addi" }
-                        ),
-                        BinOp::Sub => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "subf" } else { "subi" }
-                        ),
-                        BinOp::Mul => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "mulf" } else { "muli" }
-                        ),
-                        BinOp::Div => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "divf" } else { "divsi" }
-                        ),
-                        BinOp::FloorDiv => format!("{out} = arith.floordivsi {a}, {b} : {ty}"),
-                        BinOp::Mod => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "remf" } else { "remsi" }
-                        ),
-                        BinOp::Min => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "minimumf" } else { "minsi" }
-                        ),
-                        BinOp::Max => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "maximumf" } else { "maxsi" }
-                        ),
-                        BinOp::And => format!("{out} = arith.andi {a}, {b} : i1"),
-                        BinOp::Or => format!("{out} = arith.ori {a}, {b} : i1"),
-                        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne => {
-                            let pred = match (op, fl) {
-                                (BinOp::Lt, false) => "slt",
-                                (BinOp::Le, false) => "sle",
-                                (BinOp::Gt, false) => "sgt",
-                                (BinOp::Ge, false) => "sge",
-                                (BinOp::Eq, false) => "eq",
-                                (BinOp::Ne, false) => "ne",
-                                (BinOp::Lt, true) => "olt",
-                                (BinOp::Le, true) => "ole",
-                                (BinOp::Gt, true) => "ogt",
-                                (BinOp::Ge, true) => "oge",
-                                (BinOp::Eq, true) => "oeq",
-                                _ => "une",
-                            };
-                            let cmp = if fl { "cmpf" } else { "cmpi" };
-                            format!("{out} = arith.{cmp} {pred}, {a}, {b} : {ty}")
-                        }
-                    };
-                    self.line(&text, span);
-                    (
-                        out,
-                        if op.is_predicate() {
-                            DataType::Bool
-                        } else {
-                            *dtype
-                        },
-                    )
                 }
-                Expr::Unary {
-                    op: UnOp::Cast,
-                    operand,
-                    dtype,
-                } => self.scalar(operand, Some(*dtype), span)?,
-                Expr::Unary { op, operand, dtype } => {
-                    let (a, d) = self.scalar(operand, Some(*dtype), span)?;
-                    let out = self.name_for("s");
-                    let text = match op {
-                        UnOp::Neg if d.is_float() => {
-                            format!("{out} = arith.negf {a} : {}", d.pto_name())
-                        }
-                        UnOp::Neg => {
-                            let z = self.int_const(0, d);
-                            format!("{out} = arith.subi {z}, {a} : {}", d.pto_name())
-                        }
-                        UnOp::Not => {
-                            let t = self.int_const(1, DataType::Bool);
-                            format!("{out} = arith.xori {a}, {t} : i1")
-                        }
-                        UnOp::Cast => unreachable!("matched above"),
-                    };
-                    self.line(&text, span);
-                    (out, d)
-                }
-                other => {
-                    return Err(perr(
-                        span,
-                        format!("this expression is not a scalar: {}", other.ty().describe()),
-                        "Use scalar parameters, loop variables or constants here.",
-                    ))
-                }
-            };
+            }
+            Expr::Binary {
+                op,
+                lhs,
+                rhs,
+                dtype,
+            } => self.scalar_binary(*op, lhs, rhs, *dtype, span)?,
+            Expr::Unary {
+                op: UnOp::Cast,
+                operand,
+                dtype,
+            } => self.scalar(operand, Some(*dtype), span)?,
+            Expr::Unary { op, operand, dtype } => self.scalar_unary(*op, operand, *dtype, span)?,
+            other => {
+                return Err(perr(
+                    span,
+                    format!("this expression is not a scalar: {}", other.ty().describe()),
+                    "Use scalar parameters, loop variables or constants here.",
+                ))
+            }
+        };
         Ok(match want {
             Some(w) if w != dtype => (self.convert(name, dtype, w, span), w),
             _ => (name, dtype),
         })
+    }
+
+    /// Emits a scalar binary operation (arithmetic, logic or comparison): its value and type.
+    fn scalar_binary(
+        &mut self,
+        op: BinOp,
+        lhs: &Expr,
+        rhs: &Expr,
+        dtype: DataType,
+        span: &Span,
+    ) -> Result<(String, DataType), CompileError> {
+        let operand = if op.is_predicate() {
+            lhs.ty().as_scalar().unwrap_or(DataType::Index)
+        } else {
+            dtype
+        };
+        let (a, _) = self.scalar(lhs, Some(operand), span)?;
+        let (b, _) = self.scalar(rhs, Some(operand), span)?;
+        let out = self.name_for("s");
+        let ty = operand.pto_name();
+        let fl = operand.is_float();
+        let text = match op {
+            BinOp::Add => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "addf" } else { "addi" }
+            ),
+            BinOp::Sub => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "subf" } else { "subi" }
+            ),
+            BinOp::Mul => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "mulf" } else { "muli" }
+            ),
+            BinOp::Div => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "divf" } else { "divsi" }
+            ),
+            BinOp::FloorDiv => format!("{out} = arith.floordivsi {a}, {b} : {ty}"),
+            BinOp::Mod => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "remf" } else { "remsi" }
+            ),
+            BinOp::Min => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "minimumf" } else { "minsi" }
+            ),
+            BinOp::Max => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "maximumf" } else { "maxsi" }
+            ),
+            BinOp::And => format!("{out} = arith.andi {a}, {b} : i1"),
+            BinOp::Or => format!("{out} = arith.ori {a}, {b} : i1"),
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne => {
+                let pred = match (op, fl) {
+                    (BinOp::Lt, false) => "slt",
+                    (BinOp::Le, false) => "sle",
+                    (BinOp::Gt, false) => "sgt",
+                    (BinOp::Ge, false) => "sge",
+                    (BinOp::Eq, false) => "eq",
+                    (BinOp::Ne, false) => "ne",
+                    (BinOp::Lt, true) => "olt",
+                    (BinOp::Le, true) => "ole",
+                    (BinOp::Gt, true) => "ogt",
+                    (BinOp::Ge, true) => "oge",
+                    (BinOp::Eq, true) => "oeq",
+                    _ => "une",
+                };
+                let cmp = if fl { "cmpf" } else { "cmpi" };
+                format!("{out} = arith.{cmp} {pred}, {a}, {b} : {ty}")
+            }
+        };
+        self.line(&text, span);
+        let result = if op.is_predicate() {
+            DataType::Bool
+        } else {
+            dtype
+        };
+        Ok((out, result))
+    }
+
+    /// Emits a scalar negation or logical not (casts are conversions, see [`Self::scalar`]).
+    fn scalar_unary(
+        &mut self,
+        op: UnOp,
+        operand: &Expr,
+        dtype: DataType,
+        span: &Span,
+    ) -> Result<(String, DataType), CompileError> {
+        let (a, d) = self.scalar(operand, Some(dtype), span)?;
+        let out = self.name_for("s");
+        let text = match op {
+            UnOp::Neg if d.is_float() => {
+                format!("{out} = arith.negf {a} : {}", d.pto_name())
+            }
+            UnOp::Neg => {
+                let z = self.int_const(0, d);
+                format!("{out} = arith.subi {z}, {a} : {}", d.pto_name())
+            }
+            UnOp::Not => {
+                let t = self.int_const(1, DataType::Bool);
+                format!("{out} = arith.xori {a}, {t} : i1")
+            }
+            UnOp::Cast => unreachable!("matched above"),
+        };
+        self.line(&text, span);
+        Ok((out, d))
     }
 
     fn tile(&self, e: &Expr, span: &Span) -> Result<(String, TileType), CompileError> {
