@@ -324,8 +324,27 @@ impl<'a> Gen<'a> {
         Ok(dst)
     }
 
+    /// Emits an operation bound to `target`: one function per family (tensors, arrays, the
+    /// dependency-only task).
     fn op_assign(&mut self, target: &Var, c: &Call, span: &Span) -> Result<(), CompileError> {
         let op = c.op_name().unwrap_or_default();
+        match op {
+            "array.create" | "array.get_element" | "array.update_element" => {
+                self.array_assign(op, target, c, span)
+            }
+            "system.task_dummy" => self.task_dummy(target, c, span),
+            _ => self.tensor_assign(op, target, c, span),
+        }
+    }
+
+    /// Emits a `tensor.*` operation bound to `target` (an error for any other operation).
+    fn tensor_assign(
+        &mut self,
+        op: &str,
+        target: &Var,
+        c: &Call,
+        span: &Span,
+    ) -> Result<(), CompileError> {
         match op {
             "tensor.create" => {
                 let Type::Tensor(t) = &c.ty else {
@@ -435,6 +454,26 @@ impl<'a> Gen<'a> {
                 };
                 self.bind(target, "int64_t", &value);
             }
+            other => {
+                return Err(perr(
+                    span,
+                    format!("operation {other} cannot appear in an orchestration"),
+                    "Tile operations belong in kernels or in a with pl.at(level=pl.Level.CORE_GROUP) scope.",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits an `array.*` operation bound to `target`.
+    fn array_assign(
+        &mut self,
+        op: &str,
+        target: &Var,
+        c: &Call,
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        match op {
             "array.create" => {
                 let n = self.declare_array(base_name(target.name()), &c.ty, span)?;
                 self.names.insert(target.id(), n.clone());
@@ -460,33 +499,30 @@ impl<'a> Gen<'a> {
                 self.line(&format!("{arr}[{i}] = {v};"));
                 self.alias(target, arr);
             }
-            "system.task_dummy" => {
-                let n = self.n_task;
-                self.n_task += 1;
-                let p = format!("params_t{n}");
-                self.used.insert(p.clone());
-                self.line("");
-                self.line(&format!("// Task {n}: dependency-only barrier"));
-                self.line(&format!("CoreTaskArgs {p};"));
-                self.deps(&p, &c.args, span)?;
-                let submit = format!("rt_submit_dummy_task({p}).task_id()");
-                if c.args.is_empty() {
-                    self.bind(target, "PTO2TaskId", &submit);
-                } else {
-                    // Every edge may be invalid (a first iteration): a barrier with no
-                    // predecessor is not submitted and its id stays invalid.
-                    let t = self.bind(target, "PTO2TaskId", "PTO2TaskId::invalid()");
-                    self.line(&format!("if ({p}_deps_count > 0) {t} = {submit};"));
-                    self.maybe_invalid.insert(target.id());
-                }
-            }
-            other => {
-                return Err(perr(
-                    span,
-                    format!("operation {other} cannot appear in an orchestration"),
-                    "Tile operations belong in kernels or in a with pl.at(level=pl.Level.CORE_GROUP) scope.",
-                ))
-            }
+            other => unreachable!("op_assign sends only array operations here, not {other}"),
+        }
+        Ok(())
+    }
+
+    /// Emits `system.task_dummy`: a dependency-only barrier task bound to `target`.
+    fn task_dummy(&mut self, target: &Var, c: &Call, span: &Span) -> Result<(), CompileError> {
+        let n = self.n_task;
+        self.n_task += 1;
+        let p = format!("params_t{n}");
+        self.used.insert(p.clone());
+        self.line("");
+        self.line(&format!("// Task {n}: dependency-only barrier"));
+        self.line(&format!("CoreTaskArgs {p};"));
+        self.deps(&p, &c.args, span)?;
+        let submit = format!("rt_submit_dummy_task({p}).task_id()");
+        if c.args.is_empty() {
+            self.bind(target, "PTO2TaskId", &submit);
+        } else {
+            // Every edge may be invalid (a first iteration): a barrier with no
+            // predecessor is not submitted and its id stays invalid.
+            let t = self.bind(target, "PTO2TaskId", "PTO2TaskId::invalid()");
+            self.line(&format!("if ({p}_deps_count > 0) {t} = {submit};"));
+            self.maybe_invalid.insert(target.id());
         }
         Ok(())
     }
