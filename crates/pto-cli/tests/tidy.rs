@@ -264,7 +264,6 @@ const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
     ("pto-ir/src/codegen/mod.rs", "compile", "to split (issue 25)"),
     ("pto-ir/src/codegen/pto.rs", "emit_kernel", "to split (issue 25)"),
     ("pto-ir/src/codegen/pto.rs", "call", "to split (issue 25)"),
-    ("pto-ir/src/codegen/pto.rs", "stmt", "to split (issue 25)"),
     ("pto-ir/src/interp.rs", "op", "to split (issue 25)"),
     ("pto-ir/src/ops.rs", "deduce", "to split (issue 25)"),
     ("pto-ir/src/passes/outline.rs", "outline", "to split (issue 25)"),

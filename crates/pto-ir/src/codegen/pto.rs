@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use crate::error::CompileError;
-use crate::ir::{BinOp, Call, Expr, Function, Span, Stmt, StmtKind, UnOp, Var};
+use crate::ir::{BinOp, Call, Expr, ForStmt, Function, IfStmt, Span, Stmt, StmtKind, UnOp, Var};
 use crate::ops::store_region;
 use crate::types::{DataType, FunctionType, MemorySpace, TensorType, TileType, Type, DYNAMIC_DIM};
 
@@ -1152,236 +1152,240 @@ impl<'a> Emitter<'a> {
                 format!("a {:?} scope inside kernel '{}'", sc.kind, self.func.name),
                 "Scopes belong to orchestration code.",
             )),
-            StmtKind::For(f) => {
-                let (lb, _) = self.scalar(&f.start, Some(DataType::Index), &s.span)?;
-                let (ub, _) = self.scalar(&f.stop, Some(DataType::Index), &s.span)?;
-                let (st, _) = self.scalar(&f.step, Some(DataType::Index), &s.span)?;
-                let iv = self.name_for(f.var.name());
-                self.values.insert(
-                    f.var.id(),
-                    Val::Scalar {
-                        name: iv.clone(),
-                        dtype: DataType::Index,
-                    },
-                );
-                // Tensors are aliased, tiles and scalars are carried.
-                let mut carried = Vec::new();
-                for (i, (v, init)) in f.iter_args.iter().enumerate() {
-                    if v.ty().is_tensor() {
-                        let view = self.view(init, &s.span)?;
-                        self.values.insert(v.id(), Val::View(view.clone()));
-                        if let Some(r) = f.results.get(i) {
-                            self.values.insert(r.id(), Val::View(view));
-                        }
-                    } else {
-                        carried.push(i);
-                    }
+            StmtKind::For(f) => self.for_stmt(f, &s.span),
+            StmtKind::If(i) => self.if_stmt(i, &s.span),
+        }
+    }
+
+    /// Emits an `scf.for`: tensors are aliased, tiles and scalars carried.
+    fn for_stmt(&mut self, f: &ForStmt, span: &Span) -> Result<(), CompileError> {
+        let (lb, _) = self.scalar(&f.start, Some(DataType::Index), span)?;
+        let (ub, _) = self.scalar(&f.stop, Some(DataType::Index), span)?;
+        let (st, _) = self.scalar(&f.step, Some(DataType::Index), span)?;
+        let iv = self.name_for(f.var.name());
+        self.values.insert(
+            f.var.id(),
+            Val::Scalar {
+                name: iv.clone(),
+                dtype: DataType::Index,
+            },
+        );
+        // Tensors are aliased, tiles and scalars are carried.
+        let mut carried = Vec::new();
+        for (i, (v, init)) in f.iter_args.iter().enumerate() {
+            if v.ty().is_tensor() {
+                let view = self.view(init, span)?;
+                self.values.insert(v.id(), Val::View(view.clone()));
+                if let Some(r) = f.results.get(i) {
+                    self.values.insert(r.id(), Val::View(view));
                 }
-                let mut inits = Vec::new();
-                let mut types = Vec::new();
-                for &i in &carried {
-                    let (v, init) = &f.iter_args[i];
-                    let init_name = match v.ty() {
-                        Type::Tile(_) => self.tile(init, &s.span)?.0,
-                        Type::Scalar(d) => self.scalar(init, Some(*d), &s.span)?.0,
-                        other => {
-                            return Err(perr(
-                                &s.span,
-                                format!(
-                                    "a {} cannot be carried by a kernel loop",
-                                    other.describe()
-                                ),
-                                "",
-                            ))
-                        }
-                    };
-                    let it = self.name_for(v.name());
-                    let ty = match v.ty() {
-                        Type::Tile(t) => {
-                            self.values.insert(
-                                v.id(),
-                                Val::Tile {
-                                    name: it.clone(),
-                                    ty: t.clone(),
-                                },
-                            );
-                            tile_buf(t)
-                        }
-                        Type::Scalar(d) => {
-                            self.values.insert(
-                                v.id(),
-                                Val::Scalar {
-                                    name: it.clone(),
-                                    dtype: *d,
-                                },
-                            );
-                            d.pto_name().to_string()
-                        }
-                        _ => String::new(),
-                    };
-                    inits.push(format!("{it} = {init_name}"));
-                    types.push(ty);
-                }
-                let head = format!("scf.for {iv} = {lb} to {ub} step {st}");
-                let res = if carried.is_empty() {
-                    self.raw_line(&format!("{head} {{"));
-                    None
-                } else {
-                    let r = self.name_for(&format!("{}_rv", f.var.name()));
-                    let lhs = if carried.len() == 1 {
-                        r.clone()
-                    } else {
-                        format!("{r}:{}", carried.len())
-                    };
-                    self.raw_line(&format!(
-                        "{lhs} = {head} iter_args({}) -> ({}) {{",
-                        inits.join(", "),
-                        types.join(", ")
-                    ));
-                    Some(r)
-                };
-                self.depth += 1;
-                self.body(&f.body)?;
-                if !carried.is_empty() {
-                    let mut ys = Vec::new();
-                    for &i in &carried {
-                        let y = &f.yields[i];
-                        let n = match y.ty() {
-                            Type::Tile(_) => self.tile(y, &s.span)?.0,
-                            Type::Scalar(d) => self.scalar(y, Some(d), &s.span)?.0,
-                            _ => String::new(),
-                        };
-                        ys.push(n);
-                    }
-                    self.raw_line(&format!(
-                        "scf.yield {} : {}",
-                        ys.join(", "),
-                        types.join(", ")
-                    ));
-                }
-                self.depth -= 1;
-                self.raw_line("}");
-                if let Some(r) = res {
-                    for (k, &i) in carried.iter().enumerate() {
-                        let rv = &f.results[i];
-                        let name = if carried.len() == 1 {
-                            r.clone()
-                        } else {
-                            format!("{r}#{k}")
-                        };
-                        let val = match rv.ty() {
-                            Type::Tile(t) => Val::Tile {
-                                name,
-                                ty: t.clone(),
-                            },
-                            Type::Scalar(d) => Val::Scalar { name, dtype: *d },
-                            _ => continue,
-                        };
-                        self.values.insert(rv.id(), val);
-                    }
-                }
-                Ok(())
-            }
-            StmtKind::If(i) => {
-                let (c, _) = self.scalar(&i.cond, Some(DataType::Bool), &s.span)?;
-                // Tensors are aliased (checked after the branches, whose last statements may
-                // bind the views they yield); tiles and scalars are carried.
-                let carried: Vec<usize> = (0..i.results.len())
-                    .filter(|&k| !i.results[k].ty().is_tensor())
-                    .collect();
-                let types: Vec<String> = carried
-                    .iter()
-                    .filter_map(|&k| self.pto_type_of(&Expr::Var(i.results[k].clone())))
-                    .collect();
-                let res = if carried.is_empty() {
-                    self.raw_line(&format!("scf.if {c} {{"));
-                    None
-                } else {
-                    let r = self.name_for("if_rv");
-                    let lhs = if carried.len() == 1 {
-                        r.clone()
-                    } else {
-                        format!("{r}:{}", carried.len())
-                    };
-                    self.raw_line(&format!("{lhs} = scf.if {c} -> ({}) {{", types.join(", ")));
-                    Some(r)
-                };
-                for (branch, yields) in [
-                    (&i.then_body, &i.then_yields),
-                    (&i.else_body, &i.else_yields),
-                ] {
-                    let is_else = std::ptr::eq(branch, &i.else_body);
-                    if is_else {
-                        if branch.is_empty() && carried.is_empty() {
-                            break;
-                        }
-                        self.raw_line("} else {");
-                    }
-                    self.depth += 1;
-                    self.body(branch)?;
-                    if !carried.is_empty() {
-                        let mut ys = Vec::new();
-                        for &k in &carried {
-                            let y = &yields[k];
-                            let n = match y.ty() {
-                                Type::Tile(_) => self.tile(y, &s.span)?.0,
-                                Type::Scalar(d) => self.scalar(y, Some(d), &s.span)?.0,
-                                _ => String::new(),
-                            };
-                            ys.push(n);
-                        }
-                        self.raw_line(&format!(
-                            "scf.yield {} : {}",
-                            ys.join(", "),
-                            types.join(", ")
-                        ));
-                    }
-                    self.depth -= 1;
-                }
-                self.raw_line("}");
-                for (k, r) in i.results.iter().enumerate() {
-                    if !r.ty().is_tensor() {
-                        continue;
-                    }
-                    let then_view = self.view(&i.then_yields[k], &s.span)?;
-                    let else_view = self.view(&i.else_yields[k], &s.span)?;
-                    if then_view.root != else_view.root
-                        || then_view.name != else_view.name
-                        || then_view.base != else_view.base
-                    {
-                        return Err(perr(
-                            &s.span,
-                            format!(
-                                "the branches of this if write different tensors into '{}'",
-                                r.name()
-                            ),
-                            "Store into the same tensor parameter in both branches.",
-                        ));
-                    }
-                    self.values.insert(r.id(), Val::View(then_view));
-                }
-                if let Some(r) = res {
-                    for (n, &k) in carried.iter().enumerate() {
-                        let rv = &i.results[k];
-                        let name = if carried.len() == 1 {
-                            r.clone()
-                        } else {
-                            format!("{r}#{n}")
-                        };
-                        let val = match rv.ty() {
-                            Type::Tile(t) => Val::Tile {
-                                name,
-                                ty: t.clone(),
-                            },
-                            Type::Scalar(d) => Val::Scalar { name, dtype: *d },
-                            _ => continue,
-                        };
-                        self.values.insert(rv.id(), val);
-                    }
-                }
-                Ok(())
+            } else {
+                carried.push(i);
             }
         }
+        let mut inits = Vec::new();
+        let mut types = Vec::new();
+        for &i in &carried {
+            let (v, init) = &f.iter_args[i];
+            let init_name = match v.ty() {
+                Type::Tile(_) => self.tile(init, span)?.0,
+                Type::Scalar(d) => self.scalar(init, Some(*d), span)?.0,
+                other => {
+                    return Err(perr(
+                        span,
+                        format!("a {} cannot be carried by a kernel loop", other.describe()),
+                        "",
+                    ))
+                }
+            };
+            let it = self.name_for(v.name());
+            let ty = match v.ty() {
+                Type::Tile(t) => {
+                    self.values.insert(
+                        v.id(),
+                        Val::Tile {
+                            name: it.clone(),
+                            ty: t.clone(),
+                        },
+                    );
+                    tile_buf(t)
+                }
+                Type::Scalar(d) => {
+                    self.values.insert(
+                        v.id(),
+                        Val::Scalar {
+                            name: it.clone(),
+                            dtype: *d,
+                        },
+                    );
+                    d.pto_name().to_string()
+                }
+                _ => String::new(),
+            };
+            inits.push(format!("{it} = {init_name}"));
+            types.push(ty);
+        }
+        let head = format!("scf.for {iv} = {lb} to {ub} step {st}");
+        let res = if carried.is_empty() {
+            self.raw_line(&format!("{head} {{"));
+            None
+        } else {
+            let r = self.name_for(&format!("{}_rv", f.var.name()));
+            let lhs = if carried.len() == 1 {
+                r.clone()
+            } else {
+                format!("{r}:{}", carried.len())
+            };
+            self.raw_line(&format!(
+                "{lhs} = {head} iter_args({}) -> ({}) {{",
+                inits.join(", "),
+                types.join(", ")
+            ));
+            Some(r)
+        };
+        self.depth += 1;
+        self.body(&f.body)?;
+        if !carried.is_empty() {
+            let mut ys = Vec::new();
+            for &i in &carried {
+                let y = &f.yields[i];
+                let n = match y.ty() {
+                    Type::Tile(_) => self.tile(y, span)?.0,
+                    Type::Scalar(d) => self.scalar(y, Some(d), span)?.0,
+                    _ => String::new(),
+                };
+                ys.push(n);
+            }
+            self.raw_line(&format!(
+                "scf.yield {} : {}",
+                ys.join(", "),
+                types.join(", ")
+            ));
+        }
+        self.depth -= 1;
+        self.raw_line("}");
+        if let Some(r) = res {
+            for (k, &i) in carried.iter().enumerate() {
+                let rv = &f.results[i];
+                let name = if carried.len() == 1 {
+                    r.clone()
+                } else {
+                    format!("{r}#{k}")
+                };
+                let val = match rv.ty() {
+                    Type::Tile(t) => Val::Tile {
+                        name,
+                        ty: t.clone(),
+                    },
+                    Type::Scalar(d) => Val::Scalar { name, dtype: *d },
+                    _ => continue,
+                };
+                self.values.insert(rv.id(), val);
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits an `scf.if`: tensors are aliased (both branches must yield the same view),
+    /// tiles and scalars carried.
+    fn if_stmt(&mut self, i: &IfStmt, span: &Span) -> Result<(), CompileError> {
+        let (c, _) = self.scalar(&i.cond, Some(DataType::Bool), span)?;
+        // Tensors are aliased (checked after the branches, whose last statements may
+        // bind the views they yield); tiles and scalars are carried.
+        let carried: Vec<usize> = (0..i.results.len())
+            .filter(|&k| !i.results[k].ty().is_tensor())
+            .collect();
+        let types: Vec<String> = carried
+            .iter()
+            .filter_map(|&k| self.pto_type_of(&Expr::Var(i.results[k].clone())))
+            .collect();
+        let res = if carried.is_empty() {
+            self.raw_line(&format!("scf.if {c} {{"));
+            None
+        } else {
+            let r = self.name_for("if_rv");
+            let lhs = if carried.len() == 1 {
+                r.clone()
+            } else {
+                format!("{r}:{}", carried.len())
+            };
+            self.raw_line(&format!("{lhs} = scf.if {c} -> ({}) {{", types.join(", ")));
+            Some(r)
+        };
+        for (branch, yields) in [
+            (&i.then_body, &i.then_yields),
+            (&i.else_body, &i.else_yields),
+        ] {
+            let is_else = std::ptr::eq(branch, &i.else_body);
+            if is_else {
+                if branch.is_empty() && carried.is_empty() {
+                    break;
+                }
+                self.raw_line("} else {");
+            }
+            self.depth += 1;
+            self.body(branch)?;
+            if !carried.is_empty() {
+                let mut ys = Vec::new();
+                for &k in &carried {
+                    let y = &yields[k];
+                    let n = match y.ty() {
+                        Type::Tile(_) => self.tile(y, span)?.0,
+                        Type::Scalar(d) => self.scalar(y, Some(d), span)?.0,
+                        _ => String::new(),
+                    };
+                    ys.push(n);
+                }
+                self.raw_line(&format!(
+                    "scf.yield {} : {}",
+                    ys.join(", "),
+                    types.join(", ")
+                ));
+            }
+            self.depth -= 1;
+        }
+        self.raw_line("}");
+        for (k, r) in i.results.iter().enumerate() {
+            if !r.ty().is_tensor() {
+                continue;
+            }
+            let then_view = self.view(&i.then_yields[k], span)?;
+            let else_view = self.view(&i.else_yields[k], span)?;
+            if then_view.root != else_view.root
+                || then_view.name != else_view.name
+                || then_view.base != else_view.base
+            {
+                return Err(perr(
+                    span,
+                    format!(
+                        "the branches of this if write different tensors into '{}'",
+                        r.name()
+                    ),
+                    "Store into the same tensor parameter in both branches.",
+                ));
+            }
+            self.values.insert(r.id(), Val::View(then_view));
+        }
+        if let Some(r) = res {
+            for (n, &k) in carried.iter().enumerate() {
+                let rv = &i.results[k];
+                let name = if carried.len() == 1 {
+                    r.clone()
+                } else {
+                    format!("{r}#{n}")
+                };
+                let val = match rv.ty() {
+                    Type::Tile(t) => Val::Tile {
+                        name,
+                        ty: t.clone(),
+                    },
+                    Type::Scalar(d) => Val::Scalar { name, dtype: *d },
+                    _ => continue,
+                };
+                self.values.insert(rv.id(), val);
+            }
+        }
+        Ok(())
     }
 }
 
