@@ -1132,6 +1132,83 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// Binds tensor parameter `i` (argument `k` of the kernel) to its `pto.make_tensor_view`,
+    /// returned as a line: each dimension known only at run time is one more `index` argument,
+    /// numbered from `first_dim_arg` and pushed to `dims`.
+    fn tensor_param(
+        &mut self,
+        k: usize,
+        i: usize,
+        t: &TensorType,
+        first_dim_arg: usize,
+        dims: &mut Vec<(String, KernelParam)>,
+    ) -> String {
+        let arg = format!("%arg{k}");
+        let name = self.name_for(&format!("{}_view", self.func.params[i].var.name()));
+        // Each dimension known only at run time is one more `index` argument
+        // (after the scalars), read by the wrapper from the tensor's descriptor.
+        // The row stride of such a tensor is its descriptor's too (a window of a
+        // wider tensor is not contiguous).
+        let mut dim = |e: &mut Emitter, axis: usize, d: i64, stride: bool| -> String {
+            if d != DYNAMIC_DIM {
+                return e.index_const(d);
+            }
+            let a = format!("%arg{}", first_dim_arg + dims.len());
+            e.used_names.insert(a.clone());
+            dims.push((
+                a.clone(),
+                KernelParam::Dim {
+                    param: k,
+                    axis,
+                    stride,
+                },
+            ));
+            a
+        };
+        let (shape, strides) = match t.shape.as_slice() {
+            [c] if t.is_dynamic() => {
+                let cols = dim(self, 0, *c, false);
+                (
+                    [self.index_const(1), cols.clone()],
+                    [cols, self.index_const(1)],
+                )
+            }
+            [r, c] if t.is_dynamic() => {
+                let rows = dim(self, 0, *r, false);
+                let cols = dim(self, 1, *c, false);
+                let row_stride = dim(self, 0, DYNAMIC_DIM, true);
+                ([rows, cols], [row_stride, self.index_const(1)])
+            }
+            _ => {
+                let (r, c) = fold_2d(&t.shape);
+                (
+                    [self.index_const(r), self.index_const(c)],
+                    [self.index_const(c), self.index_const(1)],
+                )
+            }
+        };
+        let mut view = String::new();
+        let _ = writeln!(
+            view,
+            "    {name} = pto.make_tensor_view {arg}, shape = [{}], strides = [{}] {{layout = #pto.layout<nd>}} : {}{}",
+            shape.join(", "),
+            strides.join(", "),
+            view_type(t),
+            Emitter::loc(&self.func.span)
+        );
+        self.values.insert(
+            self.func.params[i].var.id(),
+            Val::View(ViewVal {
+                name,
+                ptr: arg,
+                tensor: t.clone(),
+                root: i,
+                base: Vec::new(),
+            }),
+        );
+        view
+    }
+
     fn stmt(&mut self, s: &Stmt) -> Result<(), CompileError> {
         match &s.kind {
             StmtKind::Assign { targets, value } => {
@@ -1446,67 +1523,12 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
                     ),
                     "Kernel parameters with pl.dynamic dimensions are supported up to rank 2: reshape the tensor to two dimensions first.",
                 ))
-            }            Type::Tensor(t) => {
+            }
+            Type::Tensor(t) => {
                 sig.push(format!("{arg}: !pto.ptr<{}>", t.dtype.pto_name()));
                 params.push(KernelParam::Tensor(t.dtype));
-                let name = e.name_for(&format!("{}_view", p.var.name()));
-                // Each dimension known only at run time is one more `index` argument
-                // (after the scalars), read by the wrapper from the tensor's descriptor.
-                // The row stride of such a tensor is its descriptor's too (a window of a
-                // wider tensor is not contiguous).
-                let mut dim = |e: &mut Emitter, axis: usize, d: i64, stride: bool| -> String {
-                    if d != DYNAMIC_DIM {
-                        return e.index_const(d);
-                    }
-                    let a = format!("%arg{}", order.len() + dims.len());
-                    e.used_names.insert(a.clone());
-                    dims.push((
-                        a.clone(),
-                        KernelParam::Dim {
-                            param: k,
-                            axis,
-                            stride,
-                        },
-                    ));
-                    a
-                };
-                let (shape, strides) = match t.shape.as_slice() {
-                    [c] if t.is_dynamic() => {
-                        let cols = dim(&mut e, 0, *c, false);
-                        ([e.index_const(1), cols.clone()], [cols, e.index_const(1)])
-                    }
-                    [r, c] if t.is_dynamic() => {
-                        let rows = dim(&mut e, 0, *r, false);
-                        let cols = dim(&mut e, 1, *c, false);
-                        let row_stride = dim(&mut e, 0, DYNAMIC_DIM, true);
-                        ([rows, cols], [row_stride, e.index_const(1)])
-                    }
-                    _ => {
-                        let (r, c) = fold_2d(&t.shape);
-                        (
-                            [e.index_const(r), e.index_const(c)],
-                            [e.index_const(c), e.index_const(1)],
-                        )
-                    }
-                };
-                let _ = writeln!(
-                    views,
-                    "    {name} = pto.make_tensor_view {arg}, shape = [{}], strides = [{}] {{layout = #pto.layout<nd>}} : {}{}",
-                    shape.join(", "),
-                    strides.join(", "),
-                    view_type(t),
-                    Emitter::loc(&f.span)
-                );
-                e.values.insert(
-                    p.var.id(),
-                    Val::View(ViewVal {
-                        name,
-                        ptr: arg.clone(),
-                        tensor: t.clone(),
-                        root: i,
-                        base: Vec::new(),
-                    }),
-                );
+                let view = e.tensor_param(k, i, t, order.len(), &mut dims);
+                views.push_str(&view);
             }
             Type::Scalar(DataType::UInt64) if dist::is_ctx_param(&p.var) => {
                 sig.push(format!("{arg}: !pto.ptr<i64>"));
