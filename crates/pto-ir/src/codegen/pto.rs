@@ -187,6 +187,14 @@ pub fn mlir_float(v: f64, dtype: DataType) -> String {
     }
 }
 
+/// Where a kernel operation's result goes: the variable it binds (if any), the name hint of
+/// what it emits and its tile type (when it makes a tile).
+struct OpResult<'v> {
+    target: Option<&'v Var>,
+    hint: String,
+    tile: Option<TileType>,
+}
+
 struct Emitter<'a> {
     func: &'a Function,
     body: String,
@@ -728,6 +736,7 @@ impl<'a> Emitter<'a> {
         Ok((pv, [rows, cols]))
     }
 
+    /// Emits operation call `c`, bound to `target` when given: one function per family.
     fn call(&mut self, target: Option<&Var>, c: &Call, span: &Span) -> Result<(), CompileError> {
         let Some(op) = c.op_name() else {
             return Err(perr(
@@ -740,28 +749,51 @@ impl<'a> Emitter<'a> {
                 "Kernels cannot call functions; mark the helper Inline.",
             ));
         };
-        let hint = target
-            .map(|t| t.name().to_string())
-            .unwrap_or_else(|| "t".into());
-        let result_tile = match &c.ty {
-            Type::Tile(t) => Some(t.clone()),
-            _ => None,
-        };
-        let bind_tile = |this: &mut Self, name: String| {
-            if let (Some(t), Some(ty)) = (target, result_tile.clone()) {
-                this.values.insert(t.id(), Val::Tile { name, ty });
-            }
+        let res = OpResult {
+            target,
+            hint: target
+                .map(|t| t.name().to_string())
+                .unwrap_or_else(|| "t".into()),
+            tile: match &c.ty {
+                Type::Tile(t) => Some(t.clone()),
+                _ => None,
+            },
         };
         if op.starts_with("dist.") {
             return self.dist_op(target, c, span);
         }
-        let info = crate::ops::op_info(op);
+        match op {
+            "tile.load" | "tile.store" | "tile.fillpad" | "tile.alloc" | "tile.get_block_idx"
+            | "tile.get_block_num" => self.memory_op(op, c, &res, span),
+            "tensor.slice" | "tensor.read" | "tensor.write" => self.tensor_op(op, c, &res, span),
+            "tile.transpose_view" | "tile.assemble" | "tile.slice" | "tile.reshape" => {
+                self.layout_op(op, c, &res, span)
+            }
+            _ => self.compute_op(op, c, &res, span),
+        }
+    }
+
+    /// Binds `name`, a tile of the result's type, to the result's variable (when both exist).
+    fn bind_tile(&mut self, res: &OpResult, name: String) {
+        if let (Some(t), Some(ty)) = (res.target, res.tile.clone()) {
+            self.values.insert(t.id(), Val::Tile { name, ty });
+        }
+    }
+
+    /// Emits a kernel operation that moves data between GM and tiles, or makes a tile.
+    fn memory_op(
+        &mut self,
+        op: &str,
+        c: &Call,
+        res: &OpResult,
+        span: &Span,
+    ) -> Result<(), CompileError> {
         match op {
             "tile.load" => {
                 let src = self.view(&c.args[0], span)?;
                 let tensor = src.tensor.clone();
                 let sizes = c.kwargs.ints("shapes").unwrap_or(&[]).to_vec();
-                let ty = result_tile.clone().unwrap_or(TileType {
+                let ty = res.tile.clone().unwrap_or(TileType {
                     rows: 1,
                     cols: 1,
                     dtype: tensor.dtype,
@@ -772,21 +804,30 @@ impl<'a> Emitter<'a> {
                     // partition reads only them.
                     let vr = self.scalar(&valid[0], Some(DataType::Index), span)?.0;
                     let vc = self.scalar(&valid[1], Some(DataType::Index), span)?.0;
-                    let t = self.name_for(&hint);
+                    let t = self.name_for(&res.hint);
                     let dynamic = tile_buf_with(&ty, true, 0);
                     self.line(
-                        &format!("{t} = pto.alloc_tile valid_row = {vr} valid_col = {vc} : {dynamic}"),
+                        &format!(
+                            "{t} = pto.alloc_tile valid_row = {vr} valid_col = {vc} : {dynamic}"
+                        ),
                         span,
                     );
                     let extents = [vr.clone(), vc.clone()];
-                    let (pv, _) = self.partition_sized(&src, &c.args[1], &sizes, Some(&extents), span)?;
-                    let ptype = format!("!pto.partition_tensor_view<?x?x{}>", tensor.dtype.pto_name());
-                    self.line(&format!("pto.tload ins({pv} : {ptype}) outs({t} : {dynamic})"), span);
+                    let (pv, _) =
+                        self.partition_sized(&src, &c.args[1], &sizes, Some(&extents), span)?;
+                    let ptype = format!(
+                        "!pto.partition_tensor_view<?x?x{}>",
+                        tensor.dtype.pto_name()
+                    );
+                    self.line(
+                        &format!("pto.tload ins({pv} : {ptype}) outs({t} : {dynamic})"),
+                        span,
+                    );
                     self.partial.insert(t.clone(), [vr, vc]);
-                    bind_tile(self, t);
+                    self.bind_tile(res, t);
                     return Ok(());
                 }
-                let t = self.alloc(&hint, &ty, span);
+                let t = self.alloc(&res.hint, &ty, span);
                 let (pv, region) = self.partition(&src, &c.args[1], &sizes, span)?;
                 let text = format!(
                     "pto.tload ins({pv} : {}) outs({t} : {})",
@@ -794,7 +835,7 @@ impl<'a> Emitter<'a> {
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
-                bind_tile(self, t);
+                self.bind_tile(res, t);
             }
             "tile.store" => {
                 let (src, sty) = self.tile_partial(&c.args[0], span)?;
@@ -805,7 +846,10 @@ impl<'a> Emitter<'a> {
                 let (pv, region) =
                     self.partition_sized(&dst, &c.args[1], &sizes, extents.as_ref(), span)?;
                 let ptype = if extents.is_some() {
-                    format!("!pto.partition_tensor_view<?x?x{}>", dst.tensor.dtype.pto_name())
+                    format!(
+                        "!pto.partition_tensor_view<?x?x{}>",
+                        dst.tensor.dtype.pto_name()
+                    )
                 } else {
                     partition_type(&region, dst.tensor.dtype)
                 };
@@ -813,18 +857,76 @@ impl<'a> Emitter<'a> {
                     Some("add") => " {atomicType = #pto<atomic_type atomic_add>}",
                     _ => "",
                 };
-                let text = format!("pto.tstore ins({src} : {src_buf}) outs({pv} : {ptype}){atomic}");
+                let text =
+                    format!("pto.tstore ins({src} : {src_buf}) outs({pv} : {ptype}){atomic}");
                 self.line(&text, span);
-                if let Some(t) = target {
+                if let Some(t) = res.target {
                     self.values.insert(t.id(), Val::View(dst));
                 }
             }
+            "tile.fillpad" => {
+                let (src, sty) = self.tile_partial(&c.args[0], span)?;
+                let pad = match c.kwargs.str("pad_value") {
+                    Some("zero") => 1,
+                    Some("max") => 2,
+                    _ => 3,
+                };
+                let out_buf = tile_buf_with(&sty, false, pad);
+                let out = self.name_for(&res.hint);
+                self.line(&format!("{out} = pto.alloc_tile : {out_buf}"), span);
+                let text = format!(
+                    "pto.tfillpad ins({src} : {}) outs({out} : {out_buf})",
+                    tile_buf_with(&sty, self.partial.contains_key(&src), 0)
+                );
+                self.line(&text, span);
+                self.bind_tile(res, out);
+            }
+            "tile.alloc" => {
+                let ty = res
+                    .tile
+                    .clone()
+                    .ok_or_else(|| perr(span, "tile.alloc".into(), ""))?;
+                let out = self.alloc(&res.hint, &ty, span);
+                self.bind_tile(res, out);
+            }
+            "tile.get_block_idx" | "tile.get_block_num" => {
+                let out = self.name_for(&res.hint);
+                let query = op.trim_start_matches("tile.");
+                self.line(&format!("{out} = pto.{query}"), span);
+                if let Some(t) = res.target {
+                    self.values.insert(
+                        t.id(),
+                        Val::Scalar {
+                            name: out,
+                            dtype: DataType::Int64,
+                        },
+                    );
+                }
+            }
+            other => unreachable!("call sends memory_op only its own family, not {other}"),
+        }
+        Ok(())
+    }
+
+    /// Emits a window of a tensor parameter or a read / write of one of its elements.
+    fn tensor_op(
+        &mut self,
+        op: &str,
+        c: &Call,
+        res: &OpResult,
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        match op {
             "tensor.slice" => {
                 // A window of a tensor parameter: later loads and stores address the
                 // parameter at the slice's offsets plus their own.
                 let src = self.view(&c.args[0], span)?;
                 let Expr::List(offs) = &c.args[1] else {
-                    return Err(perr(span, "slice offsets must be a list".into(), "Write [row, col]."));
+                    return Err(perr(
+                        span,
+                        "slice offsets must be a list".into(),
+                        "Write [row, col].",
+                    ));
                 };
                 let base = if src.base.is_empty() {
                     offs.clone()
@@ -835,72 +937,24 @@ impl<'a> Emitter<'a> {
                         .map(|(b, o)| add_index(b, o))
                         .collect()
                 };
-                if let Some(t) = target {
-                    self.values.insert(t.id(), Val::View(ViewVal { base, ..src }));
-                }
-            }
-            "tile.transpose_view" => {
-                let (a, aty) = self.tile(&c.args[0], span)?;
-                let ty = result_tile.clone().unwrap_or(aty.clone());
-                let out = self.name_for(&hint);
-                let zn = tile_buf(&ty).replace(
-                    "blayout=col_major, slayout=row_major",
-                    "blayout=row_major, slayout=col_major",
-                );
-                self.line(
-                    &format!("{out} = pto.treshape {a} : {} -> {zn}", tile_buf(&aty)),
-                    span,
-                );
-                bind_tile(self, out);
-            }
-            "tile.fillpad" => {
-                let (src, sty) = self.tile_partial(&c.args[0], span)?;
-                let pad = match c.kwargs.str("pad_value") {
-                    Some("zero") => 1,
-                    Some("max") => 2,
-                    _ => 3,
-                };
-                let out_buf = tile_buf_with(&sty, false, pad);
-                let out = self.name_for(&hint);
-                self.line(&format!("{out} = pto.alloc_tile : {out_buf}"), span);
-                let text = format!(
-                    "pto.tfillpad ins({src} : {}) outs({out} : {out_buf})",
-                    tile_buf_with(&sty, self.partial.contains_key(&src), 0)
-                );
-                self.line(&text, span);
-                bind_tile(self, out);
-            }
-            "tile.alloc" => {
-                let ty = result_tile
-                    .clone()
-                    .ok_or_else(|| perr(span, "tile.alloc".into(), ""))?;
-                let out = self.alloc(&hint, &ty, span);
-                bind_tile(self, out);
-            }
-            "tile.get_block_idx" | "tile.get_block_num" => {
-                let out = self.name_for(&hint);
-                let query = op.trim_start_matches("tile.");
-                self.line(&format!("{out} = pto.{query}"), span);
-                if let Some(t) = target {
-                    self.values.insert(
-                        t.id(),
-                        Val::Scalar {
-                            name: out,
-                            dtype: DataType::Int64,
-                        },
-                    );
+                if let Some(t) = res.target {
+                    self.values
+                        .insert(t.id(), Val::View(ViewVal { base, ..src }));
                 }
             }
             "tensor.read" => {
                 // One element of a tensor parameter, read from GM.
                 let (src, off) = self.element(c, span)?;
-                let out = self.name_for(&hint);
+                let out = self.name_for(&res.hint);
                 let d = src.tensor.dtype.pto_name();
                 self.line(
-                    &format!("{out} = pto.load_scalar {}[{off}] : !pto.ptr<{d}> -> {d}", src.ptr),
+                    &format!(
+                        "{out} = pto.load_scalar {}[{off}] : !pto.ptr<{d}> -> {d}",
+                        src.ptr
+                    ),
                     span,
                 );
-                if let Some(t) = target {
+                if let Some(t) = res.target {
                     self.values.insert(
                         t.id(),
                         Val::Scalar {
@@ -917,12 +971,43 @@ impl<'a> Emitter<'a> {
                 let (v, _) = self.scalar(&c.args[2], Some(d), span)?;
                 let p = d.pto_name();
                 self.line(
-                    &format!("pto.store_scalar {v}, {}[{off}] : !pto.ptr<{p}>, {p}", dst.ptr),
+                    &format!(
+                        "pto.store_scalar {v}, {}[{off}] : !pto.ptr<{p}>, {p}",
+                        dst.ptr
+                    ),
                     span,
                 );
-                if let Some(t) = target {
+                if let Some(t) = res.target {
                     self.values.insert(t.id(), Val::View(dst));
                 }
+            }
+            other => unreachable!("call sends tensor_op only its own family, not {other}"),
+        }
+        Ok(())
+    }
+
+    /// Emits a tile operation that rearranges elements: views, windows, insertion, reshapes.
+    fn layout_op(
+        &mut self,
+        op: &str,
+        c: &Call,
+        res: &OpResult,
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        match op {
+            "tile.transpose_view" => {
+                let (a, aty) = self.tile(&c.args[0], span)?;
+                let ty = res.tile.clone().unwrap_or(aty.clone());
+                let out = self.name_for(&res.hint);
+                let zn = tile_buf(&ty).replace(
+                    "blayout=col_major, slayout=row_major",
+                    "blayout=row_major, slayout=col_major",
+                );
+                self.line(
+                    &format!("{out} = pto.treshape {a} : {} -> {zn}", tile_buf(&aty)),
+                    span,
+                );
+                self.bind_tile(res, out);
             }
             "tile.assemble" => {
                 // TINSERT writes the source into the target in place (PyPTO: the result
@@ -936,21 +1021,49 @@ impl<'a> Emitter<'a> {
                     tile_buf(&dty)
                 );
                 self.line(&text, span);
-                bind_tile(self, dst);
+                self.bind_tile(res, dst);
             }
             "tile.slice" => {
                 let (src, sty) = self.tile(&c.args[0], span)?;
-                let ty = result_tile.clone().unwrap_or(sty.clone());
+                let ty = res.tile.clone().unwrap_or(sty.clone());
                 let (r, col) = self.offset_pair(&c.args[1], span)?;
-                let out = self.alloc(&hint, &ty, span);
+                let out = self.alloc(&res.hint, &ty, span);
                 let text = format!(
                     "pto.textract ins({src}, {r}, {col} : {}, index, index) outs({out} : {})",
                     tile_buf(&sty),
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
+            "tile.reshape" => {
+                let (a, aty) = self.tile(&c.args[0], span)?;
+                let ty = res.tile.clone().unwrap_or(aty.clone());
+                let out = self.name_for(&res.hint);
+                let text = format!(
+                    "{out} = pto.treshape {a} : {} -> {}",
+                    tile_buf(&aty),
+                    tile_buf(&ty)
+                );
+                self.line(&text, span);
+                self.bind_tile(res, out);
+            }
+            other => unreachable!("call sends layout_op only its own family, not {other}"),
+        }
+        Ok(())
+    }
+
+    /// Emits a computing tile operation: the special forms, then the generic
+    /// destination-passing form of the op table (an error for an operation kernels lack).
+    fn compute_op(
+        &mut self,
+        op: &str,
+        c: &Call,
+        res: &OpResult,
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        let info = crate::ops::op_info(op);
+        match op {
             "tile.matmul_acc" => {
                 let (acc, aty) = self.tile(&c.args[0], span)?;
                 let (l, lty) = self.tile(&c.args[1], span)?;
@@ -963,14 +1076,14 @@ impl<'a> Emitter<'a> {
                     tile_buf(&aty)
                 );
                 self.line(&text, span);
-                bind_tile(self, acc);
+                self.bind_tile(res, acc);
             }
             "tile.row_max" | "tile.row_sum" | "tile.row_min" | "tile.transpose" => {
                 // One scratch tile of the operand's type (TROWMAX's, TTRANS's).
                 let (a, aty) = self.tile(&c.args[0], span)?;
-                let ty = result_tile.clone().unwrap_or(aty.clone());
-                let tmp = self.alloc(&format!("{hint}_tmp"), &aty, span);
-                let out = self.alloc(&hint, &ty, span);
+                let ty = res.tile.clone().unwrap_or(aty.clone());
+                let tmp = self.alloc(&format!("{}_tmp", res.hint), &aty, span);
+                let out = self.alloc(&res.hint, &ty, span);
                 let text = format!(
                     "{} ins({a}, {tmp} : {}, {}) outs({out} : {})",
                     info.map_or("", |i| i.pto),
@@ -979,12 +1092,12 @@ impl<'a> Emitter<'a> {
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
             "tile.cast" => {
                 let (a, aty) = self.tile(&c.args[0], span)?;
-                let ty = result_tile.clone().unwrap_or(aty.clone());
-                let out = self.alloc(&hint, &ty, span);
+                let ty = res.tile.clone().unwrap_or(aty.clone());
+                let out = self.alloc(&res.hint, &ty, span);
                 let mode = c.kwargs.str("mode").unwrap_or("rint").to_ascii_uppercase();
                 let text = format!(
                     "pto.tcvt ins({a} {{rmode = #pto<round_mode {mode}>}} : {}) outs({out} : {})",
@@ -992,48 +1105,36 @@ impl<'a> Emitter<'a> {
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
             "tile.full" => {
-                let ty = result_tile.clone().ok_or_else(|| perr(span, "tile.full".into(), ""))?;
+                let ty = res.tile.clone().ok_or_else(|| perr(span, "tile.full".into(), ""))?;
                 let (s, _) = self.scalar(&c.args[0], Some(ty.dtype), span)?;
-                let out = self.alloc(&hint, &ty, span);
+                let out = self.alloc(&res.hint, &ty, span);
                 let text = format!(
                     "pto.texpands ins({s} : {}) outs({out} : {})",
                     ty.dtype.pto_name(),
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
             "tile.expands" => {
                 let (_, aty) = self.tile(&c.args[0], span)?;
                 let (s, _) = self.scalar(&c.args[1], Some(aty.dtype), span)?;
-                let out = self.alloc(&hint, &aty, span);
+                let out = self.alloc(&res.hint, &aty, span);
                 let text = format!(
                     "pto.texpands ins({s} : {}) outs({out} : {})",
                     aty.dtype.pto_name(),
                     tile_buf(&aty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
-            }
-            "tile.reshape" => {
-                let (a, aty) = self.tile(&c.args[0], span)?;
-                let ty = result_tile.clone().unwrap_or(aty.clone());
-                let out = self.name_for(&hint);
-                let text = format!(
-                    "{out} = pto.treshape {a} : {} -> {}",
-                    tile_buf(&aty),
-                    tile_buf(&ty)
-                );
-                self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
             "tile.row_expand" | "tile.col_expand" => {
                 let (_, aty) = self.tile(&c.args[0], span)?;
                 let (v, vty) = self.tile(&c.args[1], span)?;
-                let out = self.alloc(&hint, &aty, span);
+                let out = self.alloc(&res.hint, &aty, span);
                 let text = format!(
                     "{} ins({v} : {}) outs({out} : {})",
                     info.map_or("", |i| i.pto),
@@ -1041,12 +1142,12 @@ impl<'a> Emitter<'a> {
                     tile_buf(&aty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
             _ if info.is_some_and(|i| i.level == crate::ops::OpLevel::Tile) => {
                 // Generic destination-passing form: tiles and scalars in, one tile out.
                 let pto = info.map_or("", |i| i.pto);
-                let ty = result_tile.clone().ok_or_else(|| {
+                let ty = res.tile.clone().ok_or_else(|| {
                     perr(span, format!("{op} has no tile result"), "")
                 })?;
                 let mut ins = Vec::new();
@@ -1073,7 +1174,7 @@ impl<'a> Emitter<'a> {
                         }
                     }
                 }
-                let out = self.alloc(&hint, &ty, span);
+                let out = self.alloc(&res.hint, &ty, span);
                 let text = format!(
                     "{pto} ins({} : {}) outs({out} : {})",
                     ins.join(", "),
@@ -1081,7 +1182,7 @@ impl<'a> Emitter<'a> {
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
             other => {
                 return Err(perr(
