@@ -261,7 +261,6 @@ const MAX_FN_LINES: usize = 150;
 /// Functions allowed past [`MAX_FN_LINES`]: (file under `crates/`, function name, why).
 #[rustfmt::skip]
 const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
-    ("pto-ir/src/ops.rs", "deduce", "to split (issue 25)"),
     // A data table: one row per kernel of docs/TIMING.md's validation table.
     ("pto-timing/src/validation.rs", "kernels", "a data table (docs/TIMING.md's rows)"),
 ];
