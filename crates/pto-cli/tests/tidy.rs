@@ -261,17 +261,6 @@ const MAX_FN_LINES: usize = 150;
 /// Functions allowed past [`MAX_FN_LINES`]: (file under `crates/`, function name, why).
 #[rustfmt::skip]
 const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
-    ("pto-ir/src/codegen/mod.rs", "compile", "to split (issue 25)"),
-    // Grew past 150 lines with task arrays and runtime sizes (issue 26, 2026-12-04).
-    ("pto-ir/src/codegen/orchestration.rs", "op_assign", "to split (issue 25)"),
-    ("pto-ir/src/codegen/orchestration.rs", "stmt", "to split (issue 25)"),
-    ("pto-ir/src/codegen/pto.rs", "emit_kernel", "to split (issue 25)"),
-    ("pto-ir/src/codegen/pto.rs", "scalar", "to split (issue 25)"),
-    ("pto-ir/src/codegen/pto.rs", "call", "to split (issue 25)"),
-    ("pto-ir/src/codegen/pto.rs", "stmt", "to split (issue 25)"),
-    ("pto-ir/src/interp.rs", "op", "to split (issue 25)"),
-    ("pto-ir/src/ops.rs", "deduce", "to split (issue 25)"),
-    ("pto-ir/src/passes/outline.rs", "outline", "to split (issue 25)"),
     // A data table: one row per kernel of docs/TIMING.md's validation table.
     ("pto-timing/src/validation.rs", "kernels", "a data table (docs/TIMING.md's rows)"),
 ];

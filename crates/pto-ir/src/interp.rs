@@ -502,13 +502,40 @@ impl<'a> Interp<'a> {
         }
     }
 
-    fn op(&mut self, op: &str, c: &Call, mut args: Vec<Value>) -> Result<Value, InterpError> {
-        let take = |args: &mut Vec<Value>, i: usize| -> Value {
-            std::mem::replace(&mut args[i], Value::Unit)
-        };
+    /// Runs operation `op`: the table's ops by kind, the others by family.
+    fn op(&mut self, op: &str, c: &Call, args: Vec<Value>) -> Result<Value, InterpError> {
         if let Some(info) = op_info(op).filter(|i| !matches!(i.kind, OpKind::Other)) {
             return self.table_op(op, info.kind, args);
         }
+        match op {
+            "tile.load" | "tile.fillpad" | "tile.alloc" | "tile.get_block_idx"
+            | "tile.get_block_num" | "tile.store" => self.tile_memory_op(op, c, args),
+            "tile.cast" | "tile.matmul" | "tile.matmul_acc" | "tile.full" | "tile.expands" => {
+                self.tile_compute_op(op, c, args)
+            }
+            "tile.move"
+            | "tile.reshape"
+            | "tile.transpose"
+            | "tile.transpose_view"
+            | "tile.assemble"
+            | "tile.slice"
+            | "tile.concat" => self.tile_layout_op(op, c, args),
+            "tensor.create" | "tensor.slice" | "tensor.reshape" | "tensor.dim" | "tensor.read"
+            | "tensor.write" | "tensor.assemble" => self.tensor_op(op, c, args),
+            "array.create" | "array.get_element" | "array.update_element" | "system.task_dummy" => {
+                self.array_op(op, c, args)
+            }
+            other => ierr(format!("the interpreter has no rule for {other}")),
+        }
+    }
+
+    /// A tile operation that moves data between tensors and tiles (or makes a tile).
+    fn tile_memory_op(
+        &mut self,
+        op: &str,
+        c: &Call,
+        mut args: Vec<Value>,
+    ) -> Result<Value, InterpError> {
         Ok(match op {
             "tile.load" => {
                 let view = Self::view_of(take(&mut args, 0), op)?;
@@ -603,6 +630,18 @@ impl<'a> Interp<'a> {
                 }
                 Value::Tensor(view)
             }
+            other => unreachable!("op sends tile_memory_op only its own family, not {other}"),
+        })
+    }
+
+    /// A tile operation outside the op table that computes: casts, matmuls and fills.
+    fn tile_compute_op(
+        &mut self,
+        op: &str,
+        c: &Call,
+        mut args: Vec<Value>,
+    ) -> Result<Value, InterpError> {
+        Ok(match op {
             "tile.cast" => {
                 let a = Self::tile_of(take(&mut args, 0), op)?;
                 let (_, _, d) = Self::result_tile(c)?;
@@ -665,6 +704,33 @@ impl<'a> Interp<'a> {
                     valid: None,
                 })
             }
+            "tile.full" | "tile.expands" => {
+                let (rows, cols, d) = Self::result_tile(c)?;
+                let s = match args.last().cloned() {
+                    Some(Value::Scalar(s)) => s,
+                    _ => return ierr(format!("{op}: expected a scalar")),
+                };
+                self.tick((rows * cols) as u64)?;
+                Value::Tile(TileVal {
+                    rows,
+                    cols,
+                    dtype: d,
+                    data: vec![round_to(s, d); rows * cols],
+                    valid: None,
+                })
+            }
+            other => unreachable!("op sends tile_compute_op only its own family, not {other}"),
+        })
+    }
+
+    /// A tile operation that moves elements: moves, reshapes, transposes and windows.
+    fn tile_layout_op(
+        &mut self,
+        op: &str,
+        c: &Call,
+        mut args: Vec<Value>,
+    ) -> Result<Value, InterpError> {
+        Ok(match op {
             "tile.move" => Value::Tile(Self::tile_of(take(&mut args, 0), op)?),
             "tile.reshape" => {
                 let (rows, cols, _) = Self::result_tile(c)?;
@@ -741,21 +807,18 @@ impl<'a> Interp<'a> {
                     valid: None,
                 })
             }
-            "tile.full" | "tile.expands" => {
-                let (rows, cols, d) = Self::result_tile(c)?;
-                let s = match args.last().cloned() {
-                    Some(Value::Scalar(s)) => s,
-                    _ => return ierr(format!("{op}: expected a scalar")),
-                };
-                self.tick((rows * cols) as u64)?;
-                Value::Tile(TileVal {
-                    rows,
-                    cols,
-                    dtype: d,
-                    data: vec![round_to(s, d); rows * cols],
-                    valid: None,
-                })
-            }
+            other => unreachable!("op sends tile_layout_op only its own family, not {other}"),
+        })
+    }
+
+    /// A `tensor.*` operation outside the op table.
+    fn tensor_op(
+        &mut self,
+        op: &str,
+        c: &Call,
+        mut args: Vec<Value>,
+    ) -> Result<Value, InterpError> {
+        Ok(match op {
             "tensor.create" => {
                 let Type::Tensor(t) = &c.ty else {
                     return ierr(format!("{op}: not a tensor type"));
@@ -827,37 +890,6 @@ impl<'a> Interp<'a> {
                     }
                 }
             }
-            "array.create" => {
-                let n = usize::try_from(c.kwargs.int("size").unwrap_or(0)).unwrap_or(0);
-                let elem = if matches!(c.ty.as_array(), Some((_, Type::TaskId))) {
-                    Value::TaskId
-                } else {
-                    Value::Scalar(0.0)
-                };
-                Value::Array(vec![elem; n])
-            }
-            "array.get_element" | "array.update_element" => {
-                let Value::Array(mut items) = take(&mut args, 0) else {
-                    return ierr(format!("{op}: the first operand is not an array"));
-                };
-                let Value::Scalar(i) = take(&mut args, 1) else {
-                    return ierr(format!("{op}: the index is not a scalar"));
-                };
-                if !(0.0..items.len() as f64).contains(&i) {
-                    return ierr(format!(
-                        "{op}: index {i} is outside the array of {} elements",
-                        items.len()
-                    ));
-                }
-                let i = i as usize;
-                if op == "array.get_element" {
-                    items.swap_remove(i)
-                } else {
-                    items[i] = take(&mut args, 2);
-                    Value::Array(items)
-                }
-            }
-            "system.task_dummy" => Value::TaskId,
             "tensor.read" => {
                 let view = Self::view_of(take(&mut args, 0), op)?;
                 let idx = Self::list_of(take(&mut args, 1))?;
@@ -897,7 +929,45 @@ impl<'a> Interp<'a> {
                 drop(b);
                 Value::Tensor(target)
             }
-            other => return ierr(format!("the interpreter has no rule for {other}")),
+            other => unreachable!("op sends tensor_op only its own family, not {other}"),
+        })
+    }
+
+    /// An `array.*` operation or the dependency-only task.
+    fn array_op(&mut self, op: &str, c: &Call, mut args: Vec<Value>) -> Result<Value, InterpError> {
+        Ok(match op {
+            "array.create" => {
+                let n = usize::try_from(c.kwargs.int("size").unwrap_or(0)).unwrap_or(0);
+                let elem = if matches!(c.ty.as_array(), Some((_, Type::TaskId))) {
+                    Value::TaskId
+                } else {
+                    Value::Scalar(0.0)
+                };
+                Value::Array(vec![elem; n])
+            }
+            "array.get_element" | "array.update_element" => {
+                let Value::Array(mut items) = take(&mut args, 0) else {
+                    return ierr(format!("{op}: the first operand is not an array"));
+                };
+                let Value::Scalar(i) = take(&mut args, 1) else {
+                    return ierr(format!("{op}: the index is not a scalar"));
+                };
+                if !(0.0..items.len() as f64).contains(&i) {
+                    return ierr(format!(
+                        "{op}: index {i} is outside the array of {} elements",
+                        items.len()
+                    ));
+                }
+                let i = i as usize;
+                if op == "array.get_element" {
+                    items.swap_remove(i)
+                } else {
+                    items[i] = take(&mut args, 2);
+                    Value::Array(items)
+                }
+            }
+            "system.task_dummy" => Value::TaskId,
+            other => unreachable!("op sends array_op only its own family, not {other}"),
         })
     }
 
@@ -1172,6 +1242,11 @@ pub fn interpret(
             }
         })
         .collect())
+}
+
+/// Takes argument `i` out of `args` (leaving a unit in its place).
+fn take(args: &mut [Value], i: usize) -> Value {
+    std::mem::replace(&mut args[i], Value::Unit)
 }
 
 #[cfg(test)]

@@ -372,22 +372,139 @@ pub fn store_region(rank: usize, rows: i64, cols: i64) -> Vec<i64> {
 /// The result type of calling operation `name` with `args` and `kwargs`.
 pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> {
     let op = name;
-    let arity = |n: usize| -> Result<(), OpError> {
-        if args.len() != n {
-            return err(
-                format!("{op} takes {n} positional argument(s), got {}", args.len()),
-                "Check the operation's arguments.",
-            );
-        }
-        Ok(())
-    };
     match name {
+        "tile.load" | "tile.store" => tile_io_type(op, args, kwargs),
+        _ if matches!(op_info(name).map(|o| o.kind), Some(OpKind::Binary { .. })) => {
+            arity(op, args, 2)?;
+            let a = tile_arg(op, args, 0, "lhs")?;
+            let b = tile_arg(op, args, 1, "rhs")?;
+            vector_tile(op, &a)?;
+            vector_tile(op, &b)?;
+            same_tiles(op, &a, &b)?;
+            elems_fit(op, &a)?;
+            Ok(Type::Tile(a))
+        }
+        _ if binary_of_scalar(name).is_some() => {
+            arity(op, args, 2)?;
+            let a = tile_arg(op, args, 0, "lhs")?;
+            vector_tile(op, &a)?;
+            scalar_arg(op, args, 1, "rhs")?;
+            elems_fit(op, &a)?;
+            Ok(Type::Tile(a))
+        }
+        _ if matches!(op_info(name).map(|o| o.kind), Some(OpKind::Unary { .. })) => {
+            arity(op, args, 1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            elems_fit(op, &a)?;
+            Ok(Type::Tile(a))
+        }
+        "tile.transpose" | "tile.cast" => convert_type(op, args, kwargs),
+        _ if matches!(
+            op_info(name).map(|o| o.kind),
+            Some(OpKind::Reduce { .. } | OpKind::Expand { .. })
+        ) =>
+        {
+            reduce_expand_type(op, args)
+        }
+        "tile.matmul" | "tile.matmul_acc" => matmul_type(op, args),
+        "tile.move" | "tile.full" | "tile.fillpad" | "tile.get_block_idx"
+        | "tile.get_block_num" | "tile.alloc" | "tile.expands" => tile_data_type(op, args, kwargs),
+        "tile.concat" | "tile.assemble" | "tile.slice" | "tile.transpose_view" | "tile.reshape" => {
+            tile_window_type(op, args, kwargs)
+        }
+        "tensor.create" | "tensor.slice" | "tensor.reshape" | "tensor.read" | "tensor.write"
+        | "tensor.assemble" | "tensor.dim" => tensor_type(op, args, kwargs),
+        "array.create" | "array.get_element" | "array.update_element" | "system.task_dummy" => {
+            array_type(op, args, kwargs)
+        }
+        _ if name.starts_with("dist.") => crate::dist::deduce(name, args, kwargs),
+        _ => err(
+            format!("Unknown operation '{name}'"),
+            "Check spelling, or use pl.tensor.*/pl.tile.* for explicit namespacing",
+        ),
+    }
+}
+
+/// Checks that `op` got `n` positional arguments.
+fn arity(op: &str, args: &[Expr], n: usize) -> Result<(), OpError> {
+    if args.len() != n {
+        return err(
+            format!("{op} takes {n} positional argument(s), got {}", args.len()),
+            "Check the operation's arguments.",
+        );
+    }
+    Ok(())
+}
+
+/// The type of a row / column reduction or expansion (by the op table's kind).
+fn reduce_expand_type(op: &str, args: &[Expr]) -> Result<Type, OpError> {
+    match op_info(op).map(|o| o.kind) {
+        Some(OpKind::Reduce { by_row: true, .. }) => {
+            arity(op, args, 1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            Ok(Type::Tile(TileType { cols: 1, ..a }))
+        }
+        Some(OpKind::Reduce { by_row: false, .. }) => {
+            arity(op, args, 1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            Ok(Type::Tile(TileType { rows: 1, ..a }))
+        }
+        Some(OpKind::Expand { by_row: true, .. }) => {
+            arity(op, args, 2)?;
+            let a = tile_arg(op, args, 0, "the target")?;
+            let v = tile_arg(op, args, 1, "the row vector")?;
+            vector_tile(op, &a)?;
+            vector_tile(op, &v)?;
+            if v.cols != 1 || v.rows != a.rows || v.dtype != a.dtype {
+                return err(
+                    format!(
+                        "{op}: the row vector must be [{}, 1] of {}, got {}",
+                        a.rows,
+                        a.dtype.pl_name(),
+                        Type::Tile(v).describe()
+                    ),
+                    "Pass a per-row value such as the result of pl.row_max(t).",
+                );
+            }
+            Ok(Type::Tile(a))
+        }
+        Some(OpKind::Expand { by_row: false, .. }) => {
+            arity(op, args, 2)?;
+            let a = tile_arg(op, args, 0, "the target")?;
+            let v = tile_arg(op, args, 1, "the column vector")?;
+            vector_tile(op, &a)?;
+            vector_tile(op, &v)?;
+            if v.rows != 1 || v.cols != a.cols || v.dtype != a.dtype {
+                return err(
+                    format!(
+                        "{op}: the column vector must be [1, {}] of {}, got {}",
+                        a.cols,
+                        a.dtype.pl_name(),
+                        Type::Tile(v).describe()
+                    ),
+                    "Pass a per-column value such as the result of pl.col_sum(t).",
+                );
+            }
+            Ok(Type::Tile(a))
+        }
+        other => unreachable!(
+            "deduce sends reduce_expand_type only reductions and expansions, not {other:?}"
+        ),
+    }
+}
+
+/// The type of `tile.load` / `tile.store`: the region, the memory and the dtype checked.
+fn tile_io_type(op: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> {
+    match op {
         "tile.load" => {
             // An optional third argument is the valid shape: the region actually read,
             // [rows, cols] at most the tile's (runtime values allowed); the rest of the tile
             // is undefined until pl.tile.fillpad fills it.
             if args.len() != 3 {
-                arity(2)?;
+                arity(op, args, 2)?;
             }
             let tensor = tensor_arg(op, args, 0, "the source")?;
             let offsets = list_arg(op, args, 1, "offsets")?;
@@ -438,7 +555,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             Ok(Type::Tile(t))
         }
         "tile.store" => {
-            arity(3)?;
+            arity(op, args, 3)?;
             let tile = tile_arg(op, args, 0, "the stored value")?;
             let offsets = list_arg(op, args, 1, "offsets")?;
             let out = tensor_arg(op, args, 2, "the output")?;
@@ -514,33 +631,15 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             }
             Ok(Type::Tensor(out))
         }
-        _ if matches!(op_info(name).map(|o| o.kind), Some(OpKind::Binary { .. })) => {
-            arity(2)?;
-            let a = tile_arg(op, args, 0, "lhs")?;
-            let b = tile_arg(op, args, 1, "rhs")?;
-            vector_tile(op, &a)?;
-            vector_tile(op, &b)?;
-            same_tiles(op, &a, &b)?;
-            elems_fit(op, &a)?;
-            Ok(Type::Tile(a))
-        }
-        _ if binary_of_scalar(name).is_some() => {
-            arity(2)?;
-            let a = tile_arg(op, args, 0, "lhs")?;
-            vector_tile(op, &a)?;
-            scalar_arg(op, args, 1, "rhs")?;
-            elems_fit(op, &a)?;
-            Ok(Type::Tile(a))
-        }
-        _ if matches!(op_info(name).map(|o| o.kind), Some(OpKind::Unary { .. })) => {
-            arity(1)?;
-            let a = tile_arg(op, args, 0, "the operand")?;
-            vector_tile(op, &a)?;
-            elems_fit(op, &a)?;
-            Ok(Type::Tile(a))
-        }
+        other => unreachable!("deduce sends tile_io_type only its own operations, not {other}"),
+    }
+}
+
+/// The type of `tile.transpose` / `tile.cast`.
+fn convert_type(op: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> {
+    match op {
         "tile.transpose" => {
-            arity(1)?;
+            arity(op, args, 1)?;
             let a = tile_arg(op, args, 0, "the operand")?;
             vector_tile(op, &a)?;
             let t = TileType {
@@ -552,7 +651,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             Ok(Type::Tile(t))
         }
         "tile.cast" => {
-            arity(1)?;
+            arity(op, args, 1)?;
             let a = tile_arg(op, args, 0, "the operand")?;
             vector_tile(op, &a)?;
             let Some(dtype) = kwargs.dtype("dtype") else {
@@ -577,140 +676,83 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             }
             Ok(Type::Tile(TileType { dtype, ..a }))
         }
-        _ if matches!(
-            op_info(name).map(|o| o.kind),
-            Some(OpKind::Reduce { by_row: true, .. })
-        ) =>
-        {
-            arity(1)?;
-            let a = tile_arg(op, args, 0, "the operand")?;
-            vector_tile(op, &a)?;
-            Ok(Type::Tile(TileType { cols: 1, ..a }))
+        other => unreachable!("deduce sends convert_type only its own operations, not {other}"),
+    }
+}
+
+/// The type of `tile.matmul` / `tile.matmul_acc`: the operands' memories and shapes checked.
+fn matmul_type(op: &str, args: &[Expr]) -> Result<Type, OpError> {
+    let (acc, l_at) = if op == "tile.matmul" {
+        arity(op, args, 2)?;
+        (None, 0)
+    } else {
+        arity(op, args, 3)?;
+        (Some(tile_arg(op, args, 0, "the accumulator")?), 1)
+    };
+    let l = tile_arg(op, args, l_at, "lhs")?;
+    let r = tile_arg(op, args, l_at + 1, "rhs")?;
+    if l.memory != MemorySpace::Left || r.memory != MemorySpace::Right {
+        return err(
+            format!(
+                "{op}: lhs must be a pl.Mem.Left tile and rhs a pl.Mem.Right tile, got pl.Mem.{} and pl.Mem.{}",
+                l.memory.name(),
+                r.memory.name()
+            ),
+            "Load operands into pl.Mem.Mat, then pl.move(t, target_memory=pl.Mem.Left) / pl.Mem.Right.",
+        );
+    }
+    if l.cols != r.rows {
+        return err(
+            format!(
+                "{op}: inner dimensions differ: lhs is [{}, {}], rhs is [{}, {}]",
+                l.rows, l.cols, r.rows, r.cols
+            ),
+            "lhs [M, K] times rhs [K, N].",
+        );
+    }
+    let acc_dtype = match (l.dtype, r.dtype) {
+        (DataType::Bf16, DataType::Bf16)
+        | (DataType::Fp16, DataType::Fp16)
+        | (DataType::Fp32, DataType::Fp32) => DataType::Fp32,
+        (DataType::Int8, DataType::Int8) => DataType::Int32,
+        (a, b) => {
+            return err(
+                format!(
+                    "{op}: unsupported operand types {} x {}",
+                    a.pl_name(),
+                    b.pl_name()
+                ),
+                "Matmul takes BF16, FP16, FP32 or INT8 operands of one type.",
+            )
         }
-        _ if matches!(
-            op_info(name).map(|o| o.kind),
-            Some(OpKind::Reduce { by_row: false, .. })
-        ) =>
-        {
-            arity(1)?;
-            let a = tile_arg(op, args, 0, "the operand")?;
-            vector_tile(op, &a)?;
-            Ok(Type::Tile(TileType { rows: 1, ..a }))
+    };
+    let out = TileType {
+        rows: l.rows,
+        cols: r.cols,
+        dtype: acc_dtype,
+        memory: MemorySpace::Acc,
+    };
+    if let Some(acc) = acc {
+        if acc != out {
+            return err(
+                format!(
+                    "{op}: the accumulator must be {}, got {}",
+                    Type::Tile(out).describe(),
+                    Type::Tile(acc).describe()
+                ),
+                "Start the accumulation with pl.matmul(lhs, rhs).",
+            );
         }
-        _ if matches!(
-            op_info(name).map(|o| o.kind),
-            Some(OpKind::Expand { by_row: true, .. })
-        ) =>
-        {
-            arity(2)?;
-            let a = tile_arg(op, args, 0, "the target")?;
-            let v = tile_arg(op, args, 1, "the row vector")?;
-            vector_tile(op, &a)?;
-            vector_tile(op, &v)?;
-            if v.cols != 1 || v.rows != a.rows || v.dtype != a.dtype {
-                return err(
-                    format!(
-                        "{op}: the row vector must be [{}, 1] of {}, got {}",
-                        a.rows,
-                        a.dtype.pl_name(),
-                        Type::Tile(v).describe()
-                    ),
-                    "Pass a per-row value such as the result of pl.row_max(t).",
-                );
-            }
-            Ok(Type::Tile(a))
-        }
-        _ if matches!(
-            op_info(name).map(|o| o.kind),
-            Some(OpKind::Expand { by_row: false, .. })
-        ) =>
-        {
-            arity(2)?;
-            let a = tile_arg(op, args, 0, "the target")?;
-            let v = tile_arg(op, args, 1, "the column vector")?;
-            vector_tile(op, &a)?;
-            vector_tile(op, &v)?;
-            if v.rows != 1 || v.cols != a.cols || v.dtype != a.dtype {
-                return err(
-                    format!(
-                        "{op}: the column vector must be [1, {}] of {}, got {}",
-                        a.cols,
-                        a.dtype.pl_name(),
-                        Type::Tile(v).describe()
-                    ),
-                    "Pass a per-column value such as the result of pl.col_sum(t).",
-                );
-            }
-            Ok(Type::Tile(a))
-        }
-        "tile.matmul" | "tile.matmul_acc" => {
-            let (acc, l_at) = if name == "tile.matmul" {
-                arity(2)?;
-                (None, 0)
-            } else {
-                arity(3)?;
-                (Some(tile_arg(op, args, 0, "the accumulator")?), 1)
-            };
-            let l = tile_arg(op, args, l_at, "lhs")?;
-            let r = tile_arg(op, args, l_at + 1, "rhs")?;
-            if l.memory != MemorySpace::Left || r.memory != MemorySpace::Right {
-                return err(
-                    format!(
-                        "{op}: lhs must be a pl.Mem.Left tile and rhs a pl.Mem.Right tile, got pl.Mem.{} and pl.Mem.{}",
-                        l.memory.name(),
-                        r.memory.name()
-                    ),
-                    "Load operands into pl.Mem.Mat, then pl.move(t, target_memory=pl.Mem.Left) / pl.Mem.Right.",
-                );
-            }
-            if l.cols != r.rows {
-                return err(
-                    format!(
-                        "{op}: inner dimensions differ: lhs is [{}, {}], rhs is [{}, {}]",
-                        l.rows, l.cols, r.rows, r.cols
-                    ),
-                    "lhs [M, K] times rhs [K, N].",
-                );
-            }
-            let acc_dtype = match (l.dtype, r.dtype) {
-                (DataType::Bf16, DataType::Bf16)
-                | (DataType::Fp16, DataType::Fp16)
-                | (DataType::Fp32, DataType::Fp32) => DataType::Fp32,
-                (DataType::Int8, DataType::Int8) => DataType::Int32,
-                (a, b) => {
-                    return err(
-                        format!(
-                            "{op}: unsupported operand types {} x {}",
-                            a.pl_name(),
-                            b.pl_name()
-                        ),
-                        "Matmul takes BF16, FP16, FP32 or INT8 operands of one type.",
-                    )
-                }
-            };
-            let out = TileType {
-                rows: l.rows,
-                cols: r.cols,
-                dtype: acc_dtype,
-                memory: MemorySpace::Acc,
-            };
-            if let Some(acc) = acc {
-                if acc != out {
-                    return err(
-                        format!(
-                            "{op}: the accumulator must be {}, got {}",
-                            Type::Tile(out).describe(),
-                            Type::Tile(acc).describe()
-                        ),
-                        "Start the accumulation with pl.matmul(lhs, rhs).",
-                    );
-                }
-            }
-            check_tile_fits(op, &out)?;
-            Ok(Type::Tile(out))
-        }
+    }
+    check_tile_fits(op, &out)?;
+    Ok(Type::Tile(out))
+}
+
+/// The type of a tile operation that makes or moves a tile (move, fill, alloc, pad, block index).
+fn tile_data_type(op: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> {
+    match op {
         "tile.move" => {
-            arity(1)?;
+            arity(op, args, 1)?;
             let a = tile_arg(op, args, 0, "the operand")?;
             let Some(target) = kwargs.memory("target_memory") else {
                 return err(
@@ -753,7 +795,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             Ok(Type::Tile(t))
         }
         "tile.full" => {
-            arity(1)?;
+            arity(op, args, 1)?;
             let shape = ints_kw(op, kwargs, "shape")?;
             let Some(dtype) = kwargs.dtype("dtype") else {
                 return err(
@@ -777,8 +819,39 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             check_tile_fits(op, &t)?;
             Ok(Type::Tile(t))
         }
+        "tile.fillpad" => {
+            arity(op, args, 1)?;
+            let a = tile_arg(op, args, 0, "the operand")?;
+            vector_tile(op, &a)?;
+            match kwargs.str("pad_value") {
+                Some("zero" | "max" | "min") => Ok(Type::Tile(a)),
+                other => err(
+                    format!("{op}: pad_value must be zero, max or min, got {other:?}"),
+                    "Write pl.tile.fillpad(t, pad_value=pl.PadValue.min).",
+                ),
+            }
+        }
+        "tile.get_block_idx" | "tile.get_block_num" => {
+            arity(op, args, 0)?;
+            Ok(Type::Scalar(DataType::Index))
+        }
+        "tile.alloc" => alloc_type(op, args, kwargs),
+        "tile.expands" => {
+            arity(op, args, 2)?;
+            let a = tile_arg(op, args, 0, "the target")?;
+            vector_tile(op, &a)?;
+            scalar_arg(op, args, 1, "the value")?;
+            Ok(Type::Tile(a))
+        }
+        other => unreachable!("deduce sends tile_data_type only its own operations, not {other}"),
+    }
+}
+
+/// The type of a tile operation that rearranges elements (concat, assemble, slice, views, reshape).
+fn tile_window_type(op: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> {
+    match op {
         "tile.concat" => {
-            arity(2)?;
+            arity(op, args, 2)?;
             let a = tile_arg(op, args, 0, "the left tile")?;
             let b = tile_arg(op, args, 1, "the right tile")?;
             vector_tile(op, &a)?;
@@ -801,7 +874,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             Ok(Type::Tile(t))
         }
         "tile.assemble" => {
-            arity(3)?;
+            arity(op, args, 3)?;
             let target = tile_arg(op, args, 0, "the target")?;
             let source = tile_arg(op, args, 1, "the source")?;
             let offsets = list_arg(op, args, 2, "offsets")?;
@@ -819,7 +892,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             Ok(Type::Tile(target))
         }
         "tile.slice" => {
-            arity(2)?;
+            arity(op, args, 2)?;
             let src = tile_arg(op, args, 0, "the source")?;
             let offsets = list_arg(op, args, 1, "offsets")?;
             let shape = ints_kw(op, kwargs, "shape")?;
@@ -841,22 +914,10 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             check_tile_fits(op, &t)?;
             Ok(Type::Tile(t))
         }
-        "tile.fillpad" => {
-            arity(1)?;
-            let a = tile_arg(op, args, 0, "the operand")?;
-            vector_tile(op, &a)?;
-            match kwargs.str("pad_value") {
-                Some("zero" | "max" | "min") => Ok(Type::Tile(a)),
-                other => err(
-                    format!("{op}: pad_value must be zero, max or min, got {other:?}"),
-                    "Write pl.tile.fillpad(t, pad_value=pl.PadValue.min).",
-                ),
-            }
-        }
         "tile.transpose_view" => {
             // The bytes of a Mat tile read as its transpose: the Nz fractal layout of
             // [r, c] is the Zn layout of [c, r] (no data moves).
-            arity(1)?;
+            arity(op, args, 1)?;
             let a = tile_arg(op, args, 0, "the operand")?;
             if a.memory != MemorySpace::Mat {
                 return err(
@@ -873,13 +934,8 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
                 ..a
             }))
         }
-        "tile.get_block_idx" | "tile.get_block_num" => {
-            arity(0)?;
-            Ok(Type::Scalar(DataType::Index))
-        }
-        "tile.alloc" => alloc_type(op, args, kwargs),
         "tile.reshape" => {
-            arity(1)?;
+            arity(op, args, 1)?;
             let a = tile_arg(op, args, 0, "the operand")?;
             vector_tile(op, &a)?;
             let shape = ints_kw(op, kwargs, "shape")?;
@@ -898,16 +954,16 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
                 ..a
             }))
         }
-        "tile.expands" => {
-            arity(2)?;
-            let a = tile_arg(op, args, 0, "the target")?;
-            vector_tile(op, &a)?;
-            scalar_arg(op, args, 1, "the value")?;
-            Ok(Type::Tile(a))
-        }
+        other => unreachable!("deduce sends tile_window_type only its own operations, not {other}"),
+    }
+}
+
+/// The type of a `tensor.*` operation.
+fn tensor_type(op: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> {
+    match op {
         "tensor.create" => {
             if args.len() > 1 {
-                arity(1)?;
+                arity(op, args, 1)?;
             }
             let shape = shape_kw(op, args, 0, kwargs)?;
             let Some(dtype) = kwargs.dtype("dtype") else {
@@ -926,7 +982,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
         }
         "tensor.slice" => {
             if args.len() != 3 {
-                arity(2)?;
+                arity(op, args, 2)?;
             }
             let t = tensor_arg(op, args, 0, "the source")?;
             let offsets = list_arg(op, args, 1, "offsets")?;
@@ -935,7 +991,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             Ok(Type::tensor(shape, t.dtype))
         }
         "tensor.reshape" => {
-            arity(1)?;
+            arity(op, args, 1)?;
             let t = tensor_arg(op, args, 0, "the source")?;
             let shape = ints_kw(op, kwargs, "shape")?;
             let n: i64 = shape.iter().product();
@@ -952,14 +1008,14 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             Ok(Type::tensor(shape.to_vec(), t.dtype))
         }
         "tensor.read" => {
-            arity(2)?;
+            arity(op, args, 2)?;
             let t = element_arg(op, args, "the source")?;
             Ok(Type::Scalar(t.dtype))
         }
         // write(tensor, indices, value): one element set from a scalar of the tensor's
         // dtype; the result is the tensor (the write happens in place).
         "tensor.write" => {
-            arity(3)?;
+            arity(op, args, 3)?;
             let t = element_arg(op, args, "the destination")?;
             let v = scalar_arg(op, args, 2, "the value")?;
             if v != t.dtype {
@@ -978,7 +1034,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             Ok(Type::Tensor(t))
         }
         "tensor.assemble" => {
-            arity(3)?;
+            arity(op, args, 3)?;
             let target = tensor_arg(op, args, 0, "the target")?;
             let source = tensor_arg(op, args, 1, "the source")?;
             let offsets = list_arg(op, args, 2, "offsets")?;
@@ -996,7 +1052,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             Ok(Type::Tensor(target))
         }
         "tensor.dim" => {
-            arity(2)?;
+            arity(op, args, 2)?;
             let t = tensor_arg(op, args, 0, "the tensor")?;
             match args[1].as_const_int() {
                 Some(axis) if (0..t.shape.len() as i64).contains(&axis) => {
@@ -1012,8 +1068,15 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
                 ),
             }
         }
+        other => unreachable!("deduce sends tensor_type only its own operations, not {other}"),
+    }
+}
+
+/// The type of an `array.*` operation or the dependency-only task.
+fn array_type(op: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError> {
+    match op {
         "array.create" => {
-            arity(0)?;
+            arity(op, args, 0)?;
             let len = kwargs.int("size").unwrap_or(0);
             let elem = match kwargs.str("elem") {
                 Some("TASK_ID") => Some(Type::TaskId),
@@ -1032,13 +1095,13 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             }
         }
         "array.get_element" => {
-            arity(2)?;
+            arity(op, args, 2)?;
             let (_, elem) = array_arg(op, args)?;
             index_arg(op, args, 1)?;
             Ok(elem)
         }
         "array.update_element" => {
-            arity(3)?;
+            arity(op, args, 3)?;
             let (len, elem) = array_arg(op, args)?;
             index_arg(op, args, 1)?;
             let value = args[2].ty();
@@ -1082,11 +1145,7 @@ pub fn deduce(name: &str, args: &[Expr], kwargs: &Attrs) -> Result<Type, OpError
             }
             Ok(Type::TaskId)
         }
-        _ if name.starts_with("dist.") => crate::dist::deduce(name, args, kwargs),
-        _ => err(
-            format!("Unknown operation '{name}'"),
-            "Check spelling, or use pl.tensor.*/pl.tile.* for explicit namespacing",
-        ),
+        other => unreachable!("deduce sends array_type only its own operations, not {other}"),
     }
 }
 

@@ -39,7 +39,7 @@ use pto_build_output::{
 
 use crate::error::CompileError;
 use crate::fsutil::{create_dir, write_file};
-use crate::ir::Program;
+use crate::ir::{Function, Program};
 use crate::passes::ssa::base_name;
 use crate::types::{FunctionType, ParamDirection, Type};
 use orchestration::KernelInfo;
@@ -141,100 +141,14 @@ pub fn compile(
         ..CompileTimings::default()
     };
 
-    let orchs: Vec<_> = program.orchestrations().collect();
-    let orch = match orchs.as_slice() {
-        [o] => (*o).clone(),
-        [] => {
-            let span = program
-                .functions
-                .first()
-                .map(|f| f.span.clone())
-                .unwrap_or_default();
-            return Err(CompileError::program(
-                "codegen",
-                &span,
-                format!("program {} has no Orchestration function", program.name),
-                "Add a @pl.function(type=pl.FunctionType.Orchestration) method that calls the kernels.",
-            ));
-        }
-        [_, second, ..] => {
-            return Err(CompileError::program(
-                "codegen",
-                &second.span,
-                format!(
-                    "program {} has {} Orchestration functions; multi-orchestration builds (next_levels/) are not supported yet",
-                    program.name,
-                    orchs.len()
-                ),
-                "Keep one Orchestration function per program.",
-            ))
-        }
-    };
+    let orch = single_orchestration(&program)?;
 
-    // Every kernel and the orchestration become C++ functions of their own names: a C++
-    // keyword there made ptoas refuse the generated code ("internal error").
-    for f in &program.functions {
-        let value_name = f.name.len() > 1
-            && f.name.starts_with('v')
-            && f.name[1..].bytes().all(|b| b.is_ascii_digit());
-        if CPP_KEYWORDS.contains(&f.name.as_str()) || value_name {
-            let what = if value_name {
-                "a name ptoas reserves for its values (v<N>)"
-            } else {
-                "the name of a C++ keyword"
-            };
-            return Err(CompileError::program(
-                "codegen",
-                &f.span,
-                format!(
-                    "function '{}' has {what}; kernels and the orchestration become C++ functions of their own names",
-                    f.name
-                ),
-                &format!("Rename the method (for example '{}_kernel').", f.name),
-            ));
-        }
-    }
+    check_function_names(&program)?;
 
     // Kernels in definition order: their func_ids.
     let t1 = Instant::now();
-    let mut units = Vec::new();
-    for f in &program.functions {
-        match f.ftype {
-            FunctionType::Aic | FunctionType::Aiv => units.push(pto::emit_kernel(f)?),
-            FunctionType::Orchestration => {}
-            other => {
-                return Err(CompileError::program(
-                    "codegen",
-                    &f.span,
-                    format!(
-                        "function '{}' of type {} has no codegen (only Orchestration, AIC, AIV and InCore functions are compiled)",
-                        f.name,
-                        other.name()
-                    ),
-                    "Give it type Orchestration, InCore, AIC, AIV or Inline.",
-                ))
-            }
-        }
-    }
-    let mut infos = HashMap::new();
-    for (i, u) in units.iter().enumerate() {
-        let f = program.function(&u.name).ok_or_else(|| {
-            CompileError::program("codegen", &orch.span, format!("no kernel {}", u.name), "")
-        })?;
-        infos.insert(
-            u.name.clone(),
-            KernelInfo {
-                func_id: i as i32,
-                cube: u.cube,
-                params: f
-                    .params
-                    .iter()
-                    .map(|p| (p.var.ty().clone(), p.direction))
-                    .collect(),
-                return_params: u.return_params.clone(),
-            },
-        );
-    }
+    let units = emit_kernels(&program)?;
+    let infos = kernel_infos(&program, &units, &orch)?;
     let orch_cpp = orchestration::emit_orchestration(&orch, &infos)?;
     timings.codegen = t1.elapsed();
 
@@ -254,29 +168,8 @@ pub fn compile(
             infer_layout: true,
             insert_sync: true,
         };
-        let raw = ptoas::translate(&u.pto, &file, &options).map_err(|e| {
-            let message = match e.excerpt() {
-                Some(x) => format!("{e}\n{x}"),
-                None => e.to_string(),
-            };
-            if e.kind() == ptoas::ErrorKind::Memory {
-                let f = program.function(&u.name);
-                CompileError::program(
-                    "ptoas",
-                    &f.map(|f| f.span.clone()).unwrap_or_default(),
-                    format!(
-                        "the tiles of kernel '{}' do not fit its on-chip memory: {message}",
-                        u.name
-                    ),
-                    "Use smaller tiles, or fewer tiles alive at the same time.",
-                )
-            } else {
-                CompileError::Ptoas {
-                    pto: pto_path.clone(),
-                    message,
-                }
-            }
-        })?;
+        let raw = ptoas::translate(&u.pto, &file, &options)
+            .map_err(|e| ptoas_error(&e, &program, &u.name, &pto_path))?;
         ptoas_time += tp.elapsed();
         let tw = Instant::now();
         write_file(
@@ -345,27 +238,7 @@ pub fn compile(
         kernels: kernel_entries,
     };
     config.write(&output_dir.join("kernel_config.py"))?;
-    let mut params = Vec::new();
-    for p in &orch.params {
-        let (shape, dtype) = match p.var.ty() {
-            Type::Tensor(t) => (Some(t.shape.clone()), t.dtype),
-            Type::Scalar(d) => (None, *d),
-            other => {
-                return Err(CompileError::program(
-                    "codegen",
-                    &orch.span,
-                    format!("parameter '{}' is a {}", p.var.name(), other.describe()),
-                    "Orchestration parameters are tensors and scalars.",
-                ))
-            }
-        };
-        params.push(ParamInfo {
-            name: base_name(p.var.name()).to_string(),
-            direction: meta_direction(p.direction),
-            shape,
-            dtype: dtype.pypto_str().to_string(),
-        });
-    }
+    let params = orchestration_params(&orch)?;
     let meta = CompiledMeta {
         params: params.clone(),
         num_return_types: orch.return_types.len() as u64,
@@ -387,6 +260,168 @@ pub fn compile(
         timings,
         program,
     })
+}
+
+/// The error of ptoas on kernel `name` (written to `pto_path`): a tile overflow is the
+/// program's, anything else ptoas's.
+fn ptoas_error(e: &ptoas::Error, program: &Program, name: &str, pto_path: &Path) -> CompileError {
+    let message = match e.excerpt() {
+        Some(x) => format!("{e}\n{x}"),
+        None => e.to_string(),
+    };
+    if e.kind() == ptoas::ErrorKind::Memory {
+        let f = program.function(name);
+        CompileError::program(
+            "ptoas",
+            &f.map(|f| f.span.clone()).unwrap_or_default(),
+            format!("the tiles of kernel '{name}' do not fit its on-chip memory: {message}"),
+            "Use smaller tiles, or fewer tiles alive at the same time.",
+        )
+    } else {
+        CompileError::Ptoas {
+            pto: pto_path.to_path_buf(),
+            message,
+        }
+    }
+}
+
+/// What the orchestration needs of each kernel (func_id, core, parameters), by name.
+fn kernel_infos(
+    program: &Program,
+    units: &[pto::KernelUnit],
+    orch: &Function,
+) -> Result<HashMap<String, KernelInfo>, CompileError> {
+    let mut infos = HashMap::new();
+    for (i, u) in units.iter().enumerate() {
+        let f = program.function(&u.name).ok_or_else(|| {
+            CompileError::program("codegen", &orch.span, format!("no kernel {}", u.name), "")
+        })?;
+        infos.insert(
+            u.name.clone(),
+            KernelInfo {
+                func_id: i as i32,
+                cube: u.cube,
+                params: f
+                    .params
+                    .iter()
+                    .map(|p| (p.var.ty().clone(), p.direction))
+                    .collect(),
+                return_params: u.return_params.clone(),
+            },
+        );
+    }
+    Ok(infos)
+}
+
+/// The program's one orchestration function (several are not supported yet).
+fn single_orchestration(program: &Program) -> Result<Function, CompileError> {
+    let orchs: Vec<_> = program.orchestrations().collect();
+    match orchs.as_slice() {
+        [o] => Ok((*o).clone()),
+        [] => {
+            let span = program
+                .functions
+                .first()
+                .map(|f| f.span.clone())
+                .unwrap_or_default();
+            Err(CompileError::program(
+                "codegen",
+                &span,
+                format!("program {} has no Orchestration function", program.name),
+                "Add a @pl.function(type=pl.FunctionType.Orchestration) method that calls the kernels.",
+            ))
+        }
+        [_, second, ..] => {
+            Err(CompileError::program(
+                "codegen",
+                &second.span,
+                format!(
+                    "program {} has {} Orchestration functions; multi-orchestration builds (next_levels/) are not supported yet",
+                    program.name,
+                    orchs.len()
+                ),
+                "Keep one Orchestration function per program.",
+            ))
+        }
+    }
+}
+
+/// Checks that no function's name is a C++ keyword or one ptoas reserves.
+fn check_function_names(program: &Program) -> Result<(), CompileError> {
+    // Every kernel and the orchestration become C++ functions of their own names: a C++
+    // keyword there made ptoas refuse the generated code ("internal error").
+    for f in &program.functions {
+        let value_name = f.name.len() > 1
+            && f.name.starts_with('v')
+            && f.name[1..].bytes().all(|b| b.is_ascii_digit());
+        if CPP_KEYWORDS.contains(&f.name.as_str()) || value_name {
+            let what = if value_name {
+                "a name ptoas reserves for its values (v<N>)"
+            } else {
+                "the name of a C++ keyword"
+            };
+            return Err(CompileError::program(
+                "codegen",
+                &f.span,
+                format!(
+                    "function '{}' has {what}; kernels and the orchestration become C++ functions of their own names",
+                    f.name
+                ),
+                &format!("Rename the method (for example '{}_kernel').", f.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `.pto` units of the program's kernels, in definition order (their func_ids).
+fn emit_kernels(program: &Program) -> Result<Vec<pto::KernelUnit>, CompileError> {
+    let mut units = Vec::new();
+    for f in &program.functions {
+        match f.ftype {
+            FunctionType::Aic | FunctionType::Aiv => units.push(pto::emit_kernel(f)?),
+            FunctionType::Orchestration => {}
+            other => {
+                return Err(CompileError::program(
+                    "codegen",
+                    &f.span,
+                    format!(
+                        "function '{}' of type {} has no codegen (only Orchestration, AIC, AIV and InCore functions are compiled)",
+                        f.name,
+                        other.name()
+                    ),
+                    "Give it type Orchestration, InCore, AIC, AIV or Inline.",
+                ))
+            }
+        }
+    }
+    Ok(units)
+}
+
+/// The orchestration's parameters as `compiled_meta.json` records them.
+fn orchestration_params(orch: &Function) -> Result<Vec<ParamInfo>, CompileError> {
+    let mut params = Vec::new();
+    for p in &orch.params {
+        let (shape, dtype) = match p.var.ty() {
+            Type::Tensor(t) => (Some(t.shape.clone()), t.dtype),
+            Type::Scalar(d) => (None, *d),
+            other => {
+                return Err(CompileError::program(
+                    "codegen",
+                    &orch.span,
+                    format!("parameter '{}' is a {}", p.var.name(), other.describe()),
+                    "Orchestration parameters are tensors and scalars.",
+                ))
+            }
+        };
+        params.push(ParamInfo {
+            name: base_name(p.var.name()).to_string(),
+            direction: meta_direction(p.direction),
+            shape,
+            dtype: dtype.pypto_str().to_string(),
+        });
+    }
+    Ok(params)
 }
 
 /// C++ keywords (and alternative tokens), which no kernel, orchestration or generated

@@ -25,8 +25,8 @@ use std::fmt::Write as _;
 
 use crate::error::CompileError;
 use crate::ir::{
-    stmt_exprs, walk_stmts, BinOp, Call, Expr, Function, ScopeKind, Span, Stmt, StmtKind, UnOp,
-    Var, ATTR_ARG_DIRECTIONS,
+    stmt_exprs, walk_stmts, BinOp, Call, Expr, ForStmt, Function, IfStmt, ScopeKind, ScopeStmt,
+    Span, Stmt, StmtKind, UnOp, Var, ATTR_ARG_DIRECTIONS,
 };
 use crate::passes::ssa::base_name;
 use crate::types::{DataType, ParamDirection, TensorType, Type};
@@ -324,8 +324,27 @@ impl<'a> Gen<'a> {
         Ok(dst)
     }
 
+    /// Emits an operation bound to `target`: one function per family (tensors, arrays, the
+    /// dependency-only task).
     fn op_assign(&mut self, target: &Var, c: &Call, span: &Span) -> Result<(), CompileError> {
         let op = c.op_name().unwrap_or_default();
+        match op {
+            "array.create" | "array.get_element" | "array.update_element" => {
+                self.array_assign(op, target, c, span)
+            }
+            "system.task_dummy" => self.task_dummy(target, c, span),
+            _ => self.tensor_assign(op, target, c, span),
+        }
+    }
+
+    /// Emits a `tensor.*` operation bound to `target` (an error for any other operation).
+    fn tensor_assign(
+        &mut self,
+        op: &str,
+        target: &Var,
+        c: &Call,
+        span: &Span,
+    ) -> Result<(), CompileError> {
         match op {
             "tensor.create" => {
                 let Type::Tensor(t) = &c.ty else {
@@ -435,6 +454,26 @@ impl<'a> Gen<'a> {
                 };
                 self.bind(target, "int64_t", &value);
             }
+            other => {
+                return Err(perr(
+                    span,
+                    format!("operation {other} cannot appear in an orchestration"),
+                    "Tile operations belong in kernels or in a with pl.at(level=pl.Level.CORE_GROUP) scope.",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits an `array.*` operation bound to `target`.
+    fn array_assign(
+        &mut self,
+        op: &str,
+        target: &Var,
+        c: &Call,
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        match op {
             "array.create" => {
                 let n = self.declare_array(base_name(target.name()), &c.ty, span)?;
                 self.names.insert(target.id(), n.clone());
@@ -460,33 +499,30 @@ impl<'a> Gen<'a> {
                 self.line(&format!("{arr}[{i}] = {v};"));
                 self.alias(target, arr);
             }
-            "system.task_dummy" => {
-                let n = self.n_task;
-                self.n_task += 1;
-                let p = format!("params_t{n}");
-                self.used.insert(p.clone());
-                self.line("");
-                self.line(&format!("// Task {n}: dependency-only barrier"));
-                self.line(&format!("CoreTaskArgs {p};"));
-                self.deps(&p, &c.args, span)?;
-                let submit = format!("rt_submit_dummy_task({p}).task_id()");
-                if c.args.is_empty() {
-                    self.bind(target, "PTO2TaskId", &submit);
-                } else {
-                    // Every edge may be invalid (a first iteration): a barrier with no
-                    // predecessor is not submitted and its id stays invalid.
-                    let t = self.bind(target, "PTO2TaskId", "PTO2TaskId::invalid()");
-                    self.line(&format!("if ({p}_deps_count > 0) {t} = {submit};"));
-                    self.maybe_invalid.insert(target.id());
-                }
-            }
-            other => {
-                return Err(perr(
-                    span,
-                    format!("operation {other} cannot appear in an orchestration"),
-                    "Tile operations belong in kernels or in a with pl.at(level=pl.Level.CORE_GROUP) scope.",
-                ))
-            }
+            other => unreachable!("op_assign sends only array operations here, not {other}"),
+        }
+        Ok(())
+    }
+
+    /// Emits `system.task_dummy`: a dependency-only barrier task bound to `target`.
+    fn task_dummy(&mut self, target: &Var, c: &Call, span: &Span) -> Result<(), CompileError> {
+        let n = self.n_task;
+        self.n_task += 1;
+        let p = format!("params_t{n}");
+        self.used.insert(p.clone());
+        self.line("");
+        self.line(&format!("// Task {n}: dependency-only barrier"));
+        self.line(&format!("CoreTaskArgs {p};"));
+        self.deps(&p, &c.args, span)?;
+        let submit = format!("rt_submit_dummy_task({p}).task_id()");
+        if c.args.is_empty() {
+            self.bind(target, "PTO2TaskId", &submit);
+        } else {
+            // Every edge may be invalid (a first iteration): a barrier with no
+            // predecessor is not submitted and its id stays invalid.
+            let t = self.bind(target, "PTO2TaskId", "PTO2TaskId::invalid()");
+            self.line(&format!("if ({p}_deps_count > 0) {t} = {submit};"));
+            self.maybe_invalid.insert(target.id());
         }
         Ok(())
     }
@@ -955,39 +991,7 @@ impl<'a> Gen<'a> {
     fn stmt(&mut self, s: &Stmt, reads: &HashMap<u64, usize>) -> Result<(), CompileError> {
         let span = &s.span;
         match &s.kind {
-            StmtKind::Assign { targets, value } => match value {
-                Expr::Call(c) if c.function_name().is_some() => self.task(targets, c, span)?,
-                Expr::Call(c) => {
-                    let [t] = targets.as_slice() else {
-                        return Err(perr(span, "tuple unpacking of an operation".into(), ""));
-                    };
-                    self.op_assign(t, c, span)?;
-                }
-                Expr::Var(v) => {
-                    let [t] = targets.as_slice() else {
-                        return Err(perr(span, "tuple unpacking of a variable".into(), ""));
-                    };
-                    let n = if v.ty().as_array().is_some() {
-                        self.array_read(v, span)?
-                    } else {
-                        self.name(v, span)?
-                    };
-                    if t.ty().is_tensor() || matches!(t.ty(), Type::TaskId | Type::Array { .. }) {
-                        self.alias(t, n);
-                    } else {
-                        let ty = self.cpp_type_of(t.ty(), span)?;
-                        self.bind(t, ty, &n);
-                    }
-                }
-                e => {
-                    let [t] = targets.as_slice() else {
-                        return Err(perr(span, "tuple unpacking of a scalar".into(), ""));
-                    };
-                    let ty = self.cpp_type_of(t.ty(), span)?;
-                    let v = self.scalar(e, span)?;
-                    self.bind(t, ty, &v);
-                }
-            },
+            StmtKind::Assign { targets, value } => self.assign(targets, value, span)?,
             StmtKind::Eval(Expr::Call(c)) if c.function_name().is_some() => {
                 self.task(&[], c, span)?
             }
@@ -995,143 +999,211 @@ impl<'a> Gen<'a> {
                 self.write_element(c, span)?;
             }
             StmtKind::Eval(_) | StmtKind::Return(_) => {}
-            StmtKind::For(f) => {
-                let start = self.scalar(&f.start, span)?;
-                let stop = self.scalar(&f.stop, span)?;
-                let step = self.scalar(&f.step, span)?;
-                let mut iters = Vec::new();
-                let live_before = self.array_live.clone();
-                for (k, (v, init)) in f.iter_args.iter().enumerate() {
-                    let init = self.value_of(init, span)?;
-                    // An array is carried in the initial value's storage: each iteration's
-                    // yield is copied into it when it lives elsewhere.
-                    if v.ty().as_array().is_some() {
-                        self.names.insert(v.id(), init.clone());
-                        self.array_live.insert(init.clone(), v.id());
-                        iters.push(init);
-                        continue;
-                    }
-                    // A tensor the body writes in place (every iteration's value is the
-                    // same tensor) keeps the initial value's name: no carry variable. Only
-                    // when that name is a plain identifier (it may be assigned to below).
-                    let in_place = v.ty().is_tensor()
-                        && init
-                            .chars()
-                            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
-                        && f.yields
-                            .get(k)
-                            .and_then(Expr::as_var)
-                            .is_some_and(|y| self.alias_root(&f.body, y) == *v);
-                    if in_place {
-                        self.names.insert(v.id(), init.clone());
-                        iters.push(init);
-                        continue;
-                    }
-                    let ty = self.cpp_type_of(v.ty(), span)?;
-                    let n = self.ident(v.name());
-                    self.line(&format!("{ty} {n} = {init};"));
-                    self.names.insert(v.id(), n.clone());
-                    if matches!(v.ty(), Type::TaskId) {
-                        self.maybe_invalid.insert(v.id());
-                    }
-                    iters.push(n);
-                }
-                let iv = self.ident(f.var.name());
-                self.names.insert(f.var.id(), iv.clone());
-                self.line(&format!(
-                    "for (int64_t {iv} = {start}; {iv} < {stop}; {iv} += {step}) {{"
-                ));
-                self.depth += 1;
-                let scoped = self.open_auto_scope();
-                self.body(&f.body, reads)?;
-                for ((n, y), (v, _)) in iters.iter().zip(&f.yields).zip(&f.iter_args) {
-                    let y = self.value_of(y, span)?;
-                    if &y != n {
-                        if v.ty().as_array().is_some() {
-                            self.copy_array(n, &y, v.ty());
-                        } else {
-                            self.line(&format!("{n} = {y};"));
-                        }
-                    }
-                }
-                self.close_auto_scope(scoped);
-                self.depth -= 1;
-                self.line("}");
-                self.forget_changed_arrays(&live_before);
-                for (r, n) in f.results.iter().zip(&iters) {
-                    if matches!(r.ty(), Type::TaskId) {
-                        self.maybe_invalid.insert(r.id());
-                    }
-                    self.alias(r, n.clone());
+            StmtKind::For(f) => self.for_stmt(f, reads, span)?,
+            StmtKind::If(i) => self.if_stmt(i, reads, span)?,
+            StmtKind::Scope(sc) => self.scope_stmt(sc, reads, span)?,
+        }
+        Ok(())
+    }
+
+    /// Emits an assignment: a task, an operation, a copy of a variable or a scalar.
+    fn assign(&mut self, targets: &[Var], value: &Expr, span: &Span) -> Result<(), CompileError> {
+        match value {
+            Expr::Call(c) if c.function_name().is_some() => self.task(targets, c, span)?,
+            Expr::Call(c) => {
+                let [t] = targets else {
+                    return Err(perr(span, "tuple unpacking of an operation".into(), ""));
+                };
+                self.op_assign(t, c, span)?;
+            }
+            Expr::Var(v) => {
+                let [t] = targets else {
+                    return Err(perr(span, "tuple unpacking of a variable".into(), ""));
+                };
+                let n = if v.ty().as_array().is_some() {
+                    self.array_read(v, span)?
+                } else {
+                    self.name(v, span)?
+                };
+                if t.ty().is_tensor() || matches!(t.ty(), Type::TaskId | Type::Array { .. }) {
+                    self.alias(t, n);
+                } else {
+                    let ty = self.cpp_type_of(t.ty(), span)?;
+                    self.bind(t, ty, &n);
                 }
             }
-            StmtKind::If(i) => {
-                let c = self.scalar(&i.cond, span)?;
-                let mut merged = Vec::new();
-                for r in &i.results {
-                    merged.push(self.declare(r, span)?);
-                    if matches!(r.ty(), Type::TaskId) {
-                        self.maybe_invalid.insert(r.id());
-                    }
-                }
-                let live_before = self.array_live.clone();
-                self.line(&format!("if ({c}) {{"));
-                self.depth += 1;
-                let scoped = self.open_auto_scope();
-                self.body(&i.then_body, reads)?;
-                self.merge_yields(&merged, &i.results, &i.then_yields, span)?;
-                self.close_auto_scope(scoped);
-                self.depth -= 1;
-                let live_then = std::mem::replace(&mut self.array_live, live_before.clone());
-                if !i.else_body.is_empty() || !i.else_yields.is_empty() {
-                    self.line("} else {");
-                    self.depth += 1;
-                    let scoped = self.open_auto_scope();
-                    self.body(&i.else_body, reads)?;
-                    self.merge_yields(&merged, &i.results, &i.else_yields, span)?;
-                    self.close_auto_scope(scoped);
-                    self.depth -= 1;
-                }
-                self.line("}");
-                self.forget_changed_arrays(&live_before);
-                self.array_live.retain(|k, v| live_then.get(k) == Some(v));
-                for (n, r) in merged.iter().zip(&i.results) {
-                    if r.ty().as_array().is_some() {
-                        self.array_live.insert(n.clone(), r.id());
-                    }
+            e => {
+                let [t] = targets else {
+                    return Err(perr(span, "tuple unpacking of a scalar".into(), ""));
+                };
+                let ty = self.cpp_type_of(t.ty(), span)?;
+                let v = self.scalar(e, span)?;
+                self.bind(t, ty, &v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits a `for` loop with its carried values (`reads`: reads of each variable in the
+    /// enclosing body, see [`read_counts`]).
+    fn for_stmt(
+        &mut self,
+        f: &ForStmt,
+        reads: &HashMap<u64, usize>,
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        let start = self.scalar(&f.start, span)?;
+        let stop = self.scalar(&f.stop, span)?;
+        let step = self.scalar(&f.step, span)?;
+        let mut iters = Vec::new();
+        let live_before = self.array_live.clone();
+        for (k, (v, init)) in f.iter_args.iter().enumerate() {
+            let init = self.value_of(init, span)?;
+            // An array is carried in the initial value's storage: each iteration's
+            // yield is copied into it when it lives elsewhere.
+            if v.ty().as_array().is_some() {
+                self.names.insert(v.id(), init.clone());
+                self.array_live.insert(init.clone(), v.id());
+                iters.push(init);
+                continue;
+            }
+            // A tensor the body writes in place (every iteration's value is the
+            // same tensor) keeps the initial value's name: no carry variable. Only
+            // when that name is a plain identifier (it may be assigned to below).
+            let in_place = v.ty().is_tensor()
+                && init
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+                && f.yields
+                    .get(k)
+                    .and_then(Expr::as_var)
+                    .is_some_and(|y| self.alias_root(&f.body, y) == *v);
+            if in_place {
+                self.names.insert(v.id(), init.clone());
+                iters.push(init);
+                continue;
+            }
+            let ty = self.cpp_type_of(v.ty(), span)?;
+            let n = self.ident(v.name());
+            self.line(&format!("{ty} {n} = {init};"));
+            self.names.insert(v.id(), n.clone());
+            if matches!(v.ty(), Type::TaskId) {
+                self.maybe_invalid.insert(v.id());
+            }
+            iters.push(n);
+        }
+        let iv = self.ident(f.var.name());
+        self.names.insert(f.var.id(), iv.clone());
+        self.line(&format!(
+            "for (int64_t {iv} = {start}; {iv} < {stop}; {iv} += {step}) {{"
+        ));
+        self.depth += 1;
+        let scoped = self.open_auto_scope();
+        self.body(&f.body, reads)?;
+        for ((n, y), (v, _)) in iters.iter().zip(&f.yields).zip(&f.iter_args) {
+            let y = self.value_of(y, span)?;
+            if &y != n {
+                if v.ty().as_array().is_some() {
+                    self.copy_array(n, &y, v.ty());
+                } else {
+                    self.line(&format!("{n} = {y};"));
                 }
             }
-            StmtKind::Scope(sc) => match sc.kind {
-                ScopeKind::Manual => {
-                    // Values bound inside and read after the block are declared before it.
-                    let inside = read_counts(&sc.body);
-                    let mut defs = Vec::new();
-                    walk_stmts(&sc.body, &mut |st| defs.extend(st.defs()));
-                    let inner: HashSet<u64> = defs.iter().map(Var::id).collect();
-                    for v in &defs {
-                        let total = reads.get(&v.id()).copied().unwrap_or(0);
-                        let here = inside.get(&v.id()).copied().unwrap_or(0);
-                        if total > here && !self.aliases_outer(&sc.body, v, &inner) {
-                            self.declare(v, span)?;
-                        }
+        }
+        self.close_auto_scope(scoped);
+        self.depth -= 1;
+        self.line("}");
+        self.forget_changed_arrays(&live_before);
+        for (r, n) in f.results.iter().zip(&iters) {
+            if matches!(r.ty(), Type::TaskId) {
+                self.maybe_invalid.insert(r.id());
+            }
+            self.alias(r, n.clone());
+        }
+        Ok(())
+    }
+
+    /// Emits an `if` with its merged results.
+    fn if_stmt(
+        &mut self,
+        i: &IfStmt,
+        reads: &HashMap<u64, usize>,
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        let c = self.scalar(&i.cond, span)?;
+        let mut merged = Vec::new();
+        for r in &i.results {
+            merged.push(self.declare(r, span)?);
+            if matches!(r.ty(), Type::TaskId) {
+                self.maybe_invalid.insert(r.id());
+            }
+        }
+        let live_before = self.array_live.clone();
+        self.line(&format!("if ({c}) {{"));
+        self.depth += 1;
+        let scoped = self.open_auto_scope();
+        self.body(&i.then_body, reads)?;
+        self.merge_yields(&merged, &i.results, &i.then_yields, span)?;
+        self.close_auto_scope(scoped);
+        self.depth -= 1;
+        let live_then = std::mem::replace(&mut self.array_live, live_before.clone());
+        if !i.else_body.is_empty() || !i.else_yields.is_empty() {
+            self.line("} else {");
+            self.depth += 1;
+            let scoped = self.open_auto_scope();
+            self.body(&i.else_body, reads)?;
+            self.merge_yields(&merged, &i.results, &i.else_yields, span)?;
+            self.close_auto_scope(scoped);
+            self.depth -= 1;
+        }
+        self.line("}");
+        self.forget_changed_arrays(&live_before);
+        self.array_live.retain(|k, v| live_then.get(k) == Some(v));
+        for (n, r) in merged.iter().zip(&i.results) {
+            if r.ty().as_array().is_some() {
+                self.array_live.insert(n.clone(), r.id());
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits a scope: a manual scope's block (a `pl.at` scope must be outlined before).
+    fn scope_stmt(
+        &mut self,
+        sc: &ScopeStmt,
+        reads: &HashMap<u64, usize>,
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        match sc.kind {
+            ScopeKind::Manual => {
+                // Values bound inside and read after the block are declared before it.
+                let inside = read_counts(&sc.body);
+                let mut defs = Vec::new();
+                walk_stmts(&sc.body, &mut |st| defs.extend(st.defs()));
+                let inner: HashSet<u64> = defs.iter().map(Var::id).collect();
+                for v in &defs {
+                    let total = reads.get(&v.id()).copied().unwrap_or(0);
+                    let here = inside.get(&v.id()).copied().unwrap_or(0);
+                    if total > here && !self.aliases_outer(&sc.body, v, &inner) {
+                        self.declare(v, span)?;
                     }
-                    self.line("PTO2_SCOPE(PTO2ScopeMode::MANUAL) {");
-                    self.depth += 1;
-                    self.manual_depth += 1;
-                    let r = self.body(&sc.body, reads);
-                    self.manual_depth -= 1;
-                    r?;
-                    self.depth -= 1;
-                    self.line("}");
                 }
-                ScopeKind::At(_) => {
-                    return Err(perr(
-                        span,
-                        "a pl.at scope reached codegen".into(),
-                        "Run the OutlineIncoreScopes pass before codegen.",
-                    ))
-                }
-            },
+                self.line("PTO2_SCOPE(PTO2ScopeMode::MANUAL) {");
+                self.depth += 1;
+                self.manual_depth += 1;
+                let r = self.body(&sc.body, reads);
+                self.manual_depth -= 1;
+                r?;
+                self.depth -= 1;
+                self.line("}");
+            }
+            ScopeKind::At(_) => {
+                return Err(perr(
+                    span,
+                    "a pl.at scope reached codegen".into(),
+                    "Run the OutlineIncoreScopes pass before codegen.",
+                ))
+            }
         }
         Ok(())
     }

@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use crate::error::CompileError;
-use crate::ir::{BinOp, Call, Expr, Function, Span, Stmt, StmtKind, UnOp, Var};
+use crate::ir::{BinOp, Call, Expr, ForStmt, Function, IfStmt, Span, Stmt, StmtKind, UnOp, Var};
 use crate::ops::store_region;
 use crate::types::{DataType, FunctionType, MemorySpace, TensorType, TileType, Type, DYNAMIC_DIM};
 
@@ -187,6 +187,14 @@ pub fn mlir_float(v: f64, dtype: DataType) -> String {
     }
 }
 
+/// Where a kernel operation's result goes: the variable it binds (if any), the name hint of
+/// what it emits and its tile type (when it makes a tile).
+struct OpResult<'v> {
+    target: Option<&'v Var>,
+    hint: String,
+    tile: Option<TileType>,
+}
+
 struct Emitter<'a> {
     func: &'a Function,
     body: String,
@@ -332,150 +340,168 @@ impl<'a> Emitter<'a> {
         want: Option<DataType>,
         span: &Span,
     ) -> Result<(String, DataType), CompileError> {
-        let (name, dtype) =
-            match e {
-                Expr::Int { value, dtype } => {
-                    let d = want.unwrap_or(*dtype);
-                    if d.is_float() {
-                        (self.float_const(*value as f64, d), d)
-                    } else {
-                        (self.int_const(*value, d), d)
-                    }
+        let (name, dtype) = match e {
+            Expr::Int { value, dtype } => {
+                let d = want.unwrap_or(*dtype);
+                if d.is_float() {
+                    (self.float_const(*value as f64, d), d)
+                } else {
+                    (self.int_const(*value, d), d)
                 }
-                Expr::Float { value, dtype } => {
-                    let d = want.unwrap_or(*dtype);
-                    if d.is_float() {
-                        (self.float_const(*value, d), d)
-                    } else {
-                        (self.int_const(*value as i64, d), d)
-                    }
+            }
+            Expr::Float { value, dtype } => {
+                let d = want.unwrap_or(*dtype);
+                if d.is_float() {
+                    (self.float_const(*value, d), d)
+                } else {
+                    (self.int_const(*value as i64, d), d)
                 }
-                Expr::Bool(b) => (
-                    self.int_const(i64::from(*b), DataType::Bool),
-                    DataType::Bool,
-                ),
-                Expr::Var(v) => match self.values.get(&v.id()) {
+            }
+            Expr::Bool(b) => (
+                self.int_const(i64::from(*b), DataType::Bool),
+                DataType::Bool,
+            ),
+            Expr::Var(v) => {
+                match self.values.get(&v.id()) {
                     Some(Val::Scalar { name, dtype }) => (name.clone(), *dtype),
                     _ => return Err(perr(
                         span,
                         format!("'{}' is not a scalar here", v.name()),
                         "Use scalar parameters, loop variables or constants in scalar expressions.",
                     )),
-                },
-                Expr::Binary {
-                    op,
-                    lhs,
-                    rhs,
-                    dtype,
-                } => {
-                    let operand = if op.is_predicate() {
-                        lhs.ty().as_scalar().unwrap_or(DataType::Index)
-                    } else {
-                        *dtype
-                    };
-                    let (a, _) = self.scalar(lhs, Some(operand), span)?;
-                    let (b, _) = self.scalar(rhs, Some(operand), span)?;
-                    let out = self.name_for("s");
-                    let ty = operand.pto_name();
-                    let fl = operand.is_float();
-                    let text = match op {
-                        BinOp::Add => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "addf" } else { "addi" }
-                        ),
-                        BinOp::Sub => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "subf" } else { "subi" }
-                        ),
-                        BinOp::Mul => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "mulf" } else { "muli" }
-                        ),
-                        BinOp::Div => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "divf" } else { "divsi" }
-                        ),
-                        BinOp::FloorDiv => format!("{out} = arith.floordivsi {a}, {b} : {ty}"),
-                        BinOp::Mod => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "remf" } else { "remsi" }
-                        ),
-                        BinOp::Min => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "minimumf" } else { "minsi" }
-                        ),
-                        BinOp::Max => format!(
-                            "{out} = arith.{} {a}, {b} : {ty}",
-                            if fl { "maximumf" } else { "maxsi" }
-                        ),
-                        BinOp::And => format!("{out} = arith.andi {a}, {b} : i1"),
-                        BinOp::Or => format!("{out} = arith.ori {a}, {b} : i1"),
-                        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne => {
-                            let pred = match (op, fl) {
-                                (BinOp::Lt, false) => "slt",
-                                (BinOp::Le, false) => "sle",
-                                (BinOp::Gt, false) => "sgt",
-                                (BinOp::Ge, false) => "sge",
-                                (BinOp::Eq, false) => "eq",
-                                (BinOp::Ne, false) => "ne",
-                                (BinOp::Lt, true) => "olt",
-                                (BinOp::Le, true) => "ole",
-                                (BinOp::Gt, true) => "ogt",
-                                (BinOp::Ge, true) => "oge",
-                                (BinOp::Eq, true) => "oeq",
-                                _ => "une",
-                            };
-                            let cmp = if fl { "cmpf" } else { "cmpi" };
-                            format!("{out} = arith.{cmp} {pred}, {a}, {b} : {ty}")
-                        }
-                    };
-                    self.line(&text, span);
-                    (
-                        out,
-                        if op.is_predicate() {
-                            DataType::Bool
-                        } else {
-                            *dtype
-                        },
-                    )
                 }
-                Expr::Unary {
-                    op: UnOp::Cast,
-                    operand,
-                    dtype,
-                } => self.scalar(operand, Some(*dtype), span)?,
-                Expr::Unary { op, operand, dtype } => {
-                    let (a, d) = self.scalar(operand, Some(*dtype), span)?;
-                    let out = self.name_for("s");
-                    let text = match op {
-                        UnOp::Neg if d.is_float() => {
-                            format!("{out} = arith.negf {a} : {}", d.pto_name())
-                        }
-                        UnOp::Neg => {
-                            let z = self.int_const(0, d);
-                            format!("{out} = arith.subi {z}, {a} : {}", d.pto_name())
-                        }
-                        UnOp::Not => {
-                            let t = self.int_const(1, DataType::Bool);
-                            format!("{out} = arith.xori {a}, {t} : i1")
-                        }
-                        UnOp::Cast => unreachable!("matched above"),
-                    };
-                    self.line(&text, span);
-                    (out, d)
-                }
-                other => {
-                    return Err(perr(
-                        span,
-                        format!("this expression is not a scalar: {}", other.ty().describe()),
-                        "Use scalar parameters, loop variables or constants here.",
-                    ))
-                }
-            };
+            }
+            Expr::Binary {
+                op,
+                lhs,
+                rhs,
+                dtype,
+            } => self.scalar_binary(*op, lhs, rhs, *dtype, span)?,
+            Expr::Unary {
+                op: UnOp::Cast,
+                operand,
+                dtype,
+            } => self.scalar(operand, Some(*dtype), span)?,
+            Expr::Unary { op, operand, dtype } => self.scalar_unary(*op, operand, *dtype, span)?,
+            other => {
+                return Err(perr(
+                    span,
+                    format!("this expression is not a scalar: {}", other.ty().describe()),
+                    "Use scalar parameters, loop variables or constants here.",
+                ))
+            }
+        };
         Ok(match want {
             Some(w) if w != dtype => (self.convert(name, dtype, w, span), w),
             _ => (name, dtype),
         })
+    }
+
+    /// Emits a scalar binary operation (arithmetic, logic or comparison): its value and type.
+    fn scalar_binary(
+        &mut self,
+        op: BinOp,
+        lhs: &Expr,
+        rhs: &Expr,
+        dtype: DataType,
+        span: &Span,
+    ) -> Result<(String, DataType), CompileError> {
+        let operand = if op.is_predicate() {
+            lhs.ty().as_scalar().unwrap_or(DataType::Index)
+        } else {
+            dtype
+        };
+        let (a, _) = self.scalar(lhs, Some(operand), span)?;
+        let (b, _) = self.scalar(rhs, Some(operand), span)?;
+        let out = self.name_for("s");
+        let ty = operand.pto_name();
+        let fl = operand.is_float();
+        let text = match op {
+            BinOp::Add => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "addf" } else { "addi" }
+            ),
+            BinOp::Sub => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "subf" } else { "subi" }
+            ),
+            BinOp::Mul => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "mulf" } else { "muli" }
+            ),
+            BinOp::Div => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "divf" } else { "divsi" }
+            ),
+            BinOp::FloorDiv => format!("{out} = arith.floordivsi {a}, {b} : {ty}"),
+            BinOp::Mod => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "remf" } else { "remsi" }
+            ),
+            BinOp::Min => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "minimumf" } else { "minsi" }
+            ),
+            BinOp::Max => format!(
+                "{out} = arith.{} {a}, {b} : {ty}",
+                if fl { "maximumf" } else { "maxsi" }
+            ),
+            BinOp::And => format!("{out} = arith.andi {a}, {b} : i1"),
+            BinOp::Or => format!("{out} = arith.ori {a}, {b} : i1"),
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne => {
+                let pred = match (op, fl) {
+                    (BinOp::Lt, false) => "slt",
+                    (BinOp::Le, false) => "sle",
+                    (BinOp::Gt, false) => "sgt",
+                    (BinOp::Ge, false) => "sge",
+                    (BinOp::Eq, false) => "eq",
+                    (BinOp::Ne, false) => "ne",
+                    (BinOp::Lt, true) => "olt",
+                    (BinOp::Le, true) => "ole",
+                    (BinOp::Gt, true) => "ogt",
+                    (BinOp::Ge, true) => "oge",
+                    (BinOp::Eq, true) => "oeq",
+                    _ => "une",
+                };
+                let cmp = if fl { "cmpf" } else { "cmpi" };
+                format!("{out} = arith.{cmp} {pred}, {a}, {b} : {ty}")
+            }
+        };
+        self.line(&text, span);
+        let result = if op.is_predicate() {
+            DataType::Bool
+        } else {
+            dtype
+        };
+        Ok((out, result))
+    }
+
+    /// Emits a scalar negation or logical not (casts are conversions, see [`Self::scalar`]).
+    fn scalar_unary(
+        &mut self,
+        op: UnOp,
+        operand: &Expr,
+        dtype: DataType,
+        span: &Span,
+    ) -> Result<(String, DataType), CompileError> {
+        let (a, d) = self.scalar(operand, Some(dtype), span)?;
+        let out = self.name_for("s");
+        let text = match op {
+            UnOp::Neg if d.is_float() => {
+                format!("{out} = arith.negf {a} : {}", d.pto_name())
+            }
+            UnOp::Neg => {
+                let z = self.int_const(0, d);
+                format!("{out} = arith.subi {z}, {a} : {}", d.pto_name())
+            }
+            UnOp::Not => {
+                let t = self.int_const(1, DataType::Bool);
+                format!("{out} = arith.xori {a}, {t} : i1")
+            }
+            UnOp::Cast => unreachable!("matched above"),
+        };
+        self.line(&text, span);
+        Ok((out, d))
     }
 
     fn tile(&self, e: &Expr, span: &Span) -> Result<(String, TileType), CompileError> {
@@ -710,6 +736,7 @@ impl<'a> Emitter<'a> {
         Ok((pv, [rows, cols]))
     }
 
+    /// Emits operation call `c`, bound to `target` when given: one function per family.
     fn call(&mut self, target: Option<&Var>, c: &Call, span: &Span) -> Result<(), CompileError> {
         let Some(op) = c.op_name() else {
             return Err(perr(
@@ -722,28 +749,51 @@ impl<'a> Emitter<'a> {
                 "Kernels cannot call functions; mark the helper Inline.",
             ));
         };
-        let hint = target
-            .map(|t| t.name().to_string())
-            .unwrap_or_else(|| "t".into());
-        let result_tile = match &c.ty {
-            Type::Tile(t) => Some(t.clone()),
-            _ => None,
-        };
-        let bind_tile = |this: &mut Self, name: String| {
-            if let (Some(t), Some(ty)) = (target, result_tile.clone()) {
-                this.values.insert(t.id(), Val::Tile { name, ty });
-            }
+        let res = OpResult {
+            target,
+            hint: target
+                .map(|t| t.name().to_string())
+                .unwrap_or_else(|| "t".into()),
+            tile: match &c.ty {
+                Type::Tile(t) => Some(t.clone()),
+                _ => None,
+            },
         };
         if op.starts_with("dist.") {
             return self.dist_op(target, c, span);
         }
-        let info = crate::ops::op_info(op);
+        match op {
+            "tile.load" | "tile.store" | "tile.fillpad" | "tile.alloc" | "tile.get_block_idx"
+            | "tile.get_block_num" => self.memory_op(op, c, &res, span),
+            "tensor.slice" | "tensor.read" | "tensor.write" => self.tensor_op(op, c, &res, span),
+            "tile.transpose_view" | "tile.assemble" | "tile.slice" | "tile.reshape" => {
+                self.layout_op(op, c, &res, span)
+            }
+            _ => self.compute_op(op, c, &res, span),
+        }
+    }
+
+    /// Binds `name`, a tile of the result's type, to the result's variable (when both exist).
+    fn bind_tile(&mut self, res: &OpResult, name: String) {
+        if let (Some(t), Some(ty)) = (res.target, res.tile.clone()) {
+            self.values.insert(t.id(), Val::Tile { name, ty });
+        }
+    }
+
+    /// Emits a kernel operation that moves data between GM and tiles, or makes a tile.
+    fn memory_op(
+        &mut self,
+        op: &str,
+        c: &Call,
+        res: &OpResult,
+        span: &Span,
+    ) -> Result<(), CompileError> {
         match op {
             "tile.load" => {
                 let src = self.view(&c.args[0], span)?;
                 let tensor = src.tensor.clone();
                 let sizes = c.kwargs.ints("shapes").unwrap_or(&[]).to_vec();
-                let ty = result_tile.clone().unwrap_or(TileType {
+                let ty = res.tile.clone().unwrap_or(TileType {
                     rows: 1,
                     cols: 1,
                     dtype: tensor.dtype,
@@ -754,21 +804,30 @@ impl<'a> Emitter<'a> {
                     // partition reads only them.
                     let vr = self.scalar(&valid[0], Some(DataType::Index), span)?.0;
                     let vc = self.scalar(&valid[1], Some(DataType::Index), span)?.0;
-                    let t = self.name_for(&hint);
+                    let t = self.name_for(&res.hint);
                     let dynamic = tile_buf_with(&ty, true, 0);
                     self.line(
-                        &format!("{t} = pto.alloc_tile valid_row = {vr} valid_col = {vc} : {dynamic}"),
+                        &format!(
+                            "{t} = pto.alloc_tile valid_row = {vr} valid_col = {vc} : {dynamic}"
+                        ),
                         span,
                     );
                     let extents = [vr.clone(), vc.clone()];
-                    let (pv, _) = self.partition_sized(&src, &c.args[1], &sizes, Some(&extents), span)?;
-                    let ptype = format!("!pto.partition_tensor_view<?x?x{}>", tensor.dtype.pto_name());
-                    self.line(&format!("pto.tload ins({pv} : {ptype}) outs({t} : {dynamic})"), span);
+                    let (pv, _) =
+                        self.partition_sized(&src, &c.args[1], &sizes, Some(&extents), span)?;
+                    let ptype = format!(
+                        "!pto.partition_tensor_view<?x?x{}>",
+                        tensor.dtype.pto_name()
+                    );
+                    self.line(
+                        &format!("pto.tload ins({pv} : {ptype}) outs({t} : {dynamic})"),
+                        span,
+                    );
                     self.partial.insert(t.clone(), [vr, vc]);
-                    bind_tile(self, t);
+                    self.bind_tile(res, t);
                     return Ok(());
                 }
-                let t = self.alloc(&hint, &ty, span);
+                let t = self.alloc(&res.hint, &ty, span);
                 let (pv, region) = self.partition(&src, &c.args[1], &sizes, span)?;
                 let text = format!(
                     "pto.tload ins({pv} : {}) outs({t} : {})",
@@ -776,7 +835,7 @@ impl<'a> Emitter<'a> {
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
-                bind_tile(self, t);
+                self.bind_tile(res, t);
             }
             "tile.store" => {
                 let (src, sty) = self.tile_partial(&c.args[0], span)?;
@@ -787,7 +846,10 @@ impl<'a> Emitter<'a> {
                 let (pv, region) =
                     self.partition_sized(&dst, &c.args[1], &sizes, extents.as_ref(), span)?;
                 let ptype = if extents.is_some() {
-                    format!("!pto.partition_tensor_view<?x?x{}>", dst.tensor.dtype.pto_name())
+                    format!(
+                        "!pto.partition_tensor_view<?x?x{}>",
+                        dst.tensor.dtype.pto_name()
+                    )
                 } else {
                     partition_type(&region, dst.tensor.dtype)
                 };
@@ -795,18 +857,76 @@ impl<'a> Emitter<'a> {
                     Some("add") => " {atomicType = #pto<atomic_type atomic_add>}",
                     _ => "",
                 };
-                let text = format!("pto.tstore ins({src} : {src_buf}) outs({pv} : {ptype}){atomic}");
+                let text =
+                    format!("pto.tstore ins({src} : {src_buf}) outs({pv} : {ptype}){atomic}");
                 self.line(&text, span);
-                if let Some(t) = target {
+                if let Some(t) = res.target {
                     self.values.insert(t.id(), Val::View(dst));
                 }
             }
+            "tile.fillpad" => {
+                let (src, sty) = self.tile_partial(&c.args[0], span)?;
+                let pad = match c.kwargs.str("pad_value") {
+                    Some("zero") => 1,
+                    Some("max") => 2,
+                    _ => 3,
+                };
+                let out_buf = tile_buf_with(&sty, false, pad);
+                let out = self.name_for(&res.hint);
+                self.line(&format!("{out} = pto.alloc_tile : {out_buf}"), span);
+                let text = format!(
+                    "pto.tfillpad ins({src} : {}) outs({out} : {out_buf})",
+                    tile_buf_with(&sty, self.partial.contains_key(&src), 0)
+                );
+                self.line(&text, span);
+                self.bind_tile(res, out);
+            }
+            "tile.alloc" => {
+                let ty = res
+                    .tile
+                    .clone()
+                    .ok_or_else(|| perr(span, "tile.alloc".into(), ""))?;
+                let out = self.alloc(&res.hint, &ty, span);
+                self.bind_tile(res, out);
+            }
+            "tile.get_block_idx" | "tile.get_block_num" => {
+                let out = self.name_for(&res.hint);
+                let query = op.trim_start_matches("tile.");
+                self.line(&format!("{out} = pto.{query}"), span);
+                if let Some(t) = res.target {
+                    self.values.insert(
+                        t.id(),
+                        Val::Scalar {
+                            name: out,
+                            dtype: DataType::Int64,
+                        },
+                    );
+                }
+            }
+            other => unreachable!("call sends memory_op only its own family, not {other}"),
+        }
+        Ok(())
+    }
+
+    /// Emits a window of a tensor parameter or a read / write of one of its elements.
+    fn tensor_op(
+        &mut self,
+        op: &str,
+        c: &Call,
+        res: &OpResult,
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        match op {
             "tensor.slice" => {
                 // A window of a tensor parameter: later loads and stores address the
                 // parameter at the slice's offsets plus their own.
                 let src = self.view(&c.args[0], span)?;
                 let Expr::List(offs) = &c.args[1] else {
-                    return Err(perr(span, "slice offsets must be a list".into(), "Write [row, col]."));
+                    return Err(perr(
+                        span,
+                        "slice offsets must be a list".into(),
+                        "Write [row, col].",
+                    ));
                 };
                 let base = if src.base.is_empty() {
                     offs.clone()
@@ -817,72 +937,24 @@ impl<'a> Emitter<'a> {
                         .map(|(b, o)| add_index(b, o))
                         .collect()
                 };
-                if let Some(t) = target {
-                    self.values.insert(t.id(), Val::View(ViewVal { base, ..src }));
-                }
-            }
-            "tile.transpose_view" => {
-                let (a, aty) = self.tile(&c.args[0], span)?;
-                let ty = result_tile.clone().unwrap_or(aty.clone());
-                let out = self.name_for(&hint);
-                let zn = tile_buf(&ty).replace(
-                    "blayout=col_major, slayout=row_major",
-                    "blayout=row_major, slayout=col_major",
-                );
-                self.line(
-                    &format!("{out} = pto.treshape {a} : {} -> {zn}", tile_buf(&aty)),
-                    span,
-                );
-                bind_tile(self, out);
-            }
-            "tile.fillpad" => {
-                let (src, sty) = self.tile_partial(&c.args[0], span)?;
-                let pad = match c.kwargs.str("pad_value") {
-                    Some("zero") => 1,
-                    Some("max") => 2,
-                    _ => 3,
-                };
-                let out_buf = tile_buf_with(&sty, false, pad);
-                let out = self.name_for(&hint);
-                self.line(&format!("{out} = pto.alloc_tile : {out_buf}"), span);
-                let text = format!(
-                    "pto.tfillpad ins({src} : {}) outs({out} : {out_buf})",
-                    tile_buf_with(&sty, self.partial.contains_key(&src), 0)
-                );
-                self.line(&text, span);
-                bind_tile(self, out);
-            }
-            "tile.alloc" => {
-                let ty = result_tile
-                    .clone()
-                    .ok_or_else(|| perr(span, "tile.alloc".into(), ""))?;
-                let out = self.alloc(&hint, &ty, span);
-                bind_tile(self, out);
-            }
-            "tile.get_block_idx" | "tile.get_block_num" => {
-                let out = self.name_for(&hint);
-                let query = op.trim_start_matches("tile.");
-                self.line(&format!("{out} = pto.{query}"), span);
-                if let Some(t) = target {
-                    self.values.insert(
-                        t.id(),
-                        Val::Scalar {
-                            name: out,
-                            dtype: DataType::Int64,
-                        },
-                    );
+                if let Some(t) = res.target {
+                    self.values
+                        .insert(t.id(), Val::View(ViewVal { base, ..src }));
                 }
             }
             "tensor.read" => {
                 // One element of a tensor parameter, read from GM.
                 let (src, off) = self.element(c, span)?;
-                let out = self.name_for(&hint);
+                let out = self.name_for(&res.hint);
                 let d = src.tensor.dtype.pto_name();
                 self.line(
-                    &format!("{out} = pto.load_scalar {}[{off}] : !pto.ptr<{d}> -> {d}", src.ptr),
+                    &format!(
+                        "{out} = pto.load_scalar {}[{off}] : !pto.ptr<{d}> -> {d}",
+                        src.ptr
+                    ),
                     span,
                 );
-                if let Some(t) = target {
+                if let Some(t) = res.target {
                     self.values.insert(
                         t.id(),
                         Val::Scalar {
@@ -899,12 +971,43 @@ impl<'a> Emitter<'a> {
                 let (v, _) = self.scalar(&c.args[2], Some(d), span)?;
                 let p = d.pto_name();
                 self.line(
-                    &format!("pto.store_scalar {v}, {}[{off}] : !pto.ptr<{p}>, {p}", dst.ptr),
+                    &format!(
+                        "pto.store_scalar {v}, {}[{off}] : !pto.ptr<{p}>, {p}",
+                        dst.ptr
+                    ),
                     span,
                 );
-                if let Some(t) = target {
+                if let Some(t) = res.target {
                     self.values.insert(t.id(), Val::View(dst));
                 }
+            }
+            other => unreachable!("call sends tensor_op only its own family, not {other}"),
+        }
+        Ok(())
+    }
+
+    /// Emits a tile operation that rearranges elements: views, windows, insertion, reshapes.
+    fn layout_op(
+        &mut self,
+        op: &str,
+        c: &Call,
+        res: &OpResult,
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        match op {
+            "tile.transpose_view" => {
+                let (a, aty) = self.tile(&c.args[0], span)?;
+                let ty = res.tile.clone().unwrap_or(aty.clone());
+                let out = self.name_for(&res.hint);
+                let zn = tile_buf(&ty).replace(
+                    "blayout=col_major, slayout=row_major",
+                    "blayout=row_major, slayout=col_major",
+                );
+                self.line(
+                    &format!("{out} = pto.treshape {a} : {} -> {zn}", tile_buf(&aty)),
+                    span,
+                );
+                self.bind_tile(res, out);
             }
             "tile.assemble" => {
                 // TINSERT writes the source into the target in place (PyPTO: the result
@@ -918,21 +1021,49 @@ impl<'a> Emitter<'a> {
                     tile_buf(&dty)
                 );
                 self.line(&text, span);
-                bind_tile(self, dst);
+                self.bind_tile(res, dst);
             }
             "tile.slice" => {
                 let (src, sty) = self.tile(&c.args[0], span)?;
-                let ty = result_tile.clone().unwrap_or(sty.clone());
+                let ty = res.tile.clone().unwrap_or(sty.clone());
                 let (r, col) = self.offset_pair(&c.args[1], span)?;
-                let out = self.alloc(&hint, &ty, span);
+                let out = self.alloc(&res.hint, &ty, span);
                 let text = format!(
                     "pto.textract ins({src}, {r}, {col} : {}, index, index) outs({out} : {})",
                     tile_buf(&sty),
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
+            "tile.reshape" => {
+                let (a, aty) = self.tile(&c.args[0], span)?;
+                let ty = res.tile.clone().unwrap_or(aty.clone());
+                let out = self.name_for(&res.hint);
+                let text = format!(
+                    "{out} = pto.treshape {a} : {} -> {}",
+                    tile_buf(&aty),
+                    tile_buf(&ty)
+                );
+                self.line(&text, span);
+                self.bind_tile(res, out);
+            }
+            other => unreachable!("call sends layout_op only its own family, not {other}"),
+        }
+        Ok(())
+    }
+
+    /// Emits a computing tile operation: the special forms, then the generic
+    /// destination-passing form of the op table (an error for an operation kernels lack).
+    fn compute_op(
+        &mut self,
+        op: &str,
+        c: &Call,
+        res: &OpResult,
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        let info = crate::ops::op_info(op);
+        match op {
             "tile.matmul_acc" => {
                 let (acc, aty) = self.tile(&c.args[0], span)?;
                 let (l, lty) = self.tile(&c.args[1], span)?;
@@ -945,14 +1076,14 @@ impl<'a> Emitter<'a> {
                     tile_buf(&aty)
                 );
                 self.line(&text, span);
-                bind_tile(self, acc);
+                self.bind_tile(res, acc);
             }
             "tile.row_max" | "tile.row_sum" | "tile.row_min" | "tile.transpose" => {
                 // One scratch tile of the operand's type (TROWMAX's, TTRANS's).
                 let (a, aty) = self.tile(&c.args[0], span)?;
-                let ty = result_tile.clone().unwrap_or(aty.clone());
-                let tmp = self.alloc(&format!("{hint}_tmp"), &aty, span);
-                let out = self.alloc(&hint, &ty, span);
+                let ty = res.tile.clone().unwrap_or(aty.clone());
+                let tmp = self.alloc(&format!("{}_tmp", res.hint), &aty, span);
+                let out = self.alloc(&res.hint, &ty, span);
                 let text = format!(
                     "{} ins({a}, {tmp} : {}, {}) outs({out} : {})",
                     info.map_or("", |i| i.pto),
@@ -961,12 +1092,12 @@ impl<'a> Emitter<'a> {
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
             "tile.cast" => {
                 let (a, aty) = self.tile(&c.args[0], span)?;
-                let ty = result_tile.clone().unwrap_or(aty.clone());
-                let out = self.alloc(&hint, &ty, span);
+                let ty = res.tile.clone().unwrap_or(aty.clone());
+                let out = self.alloc(&res.hint, &ty, span);
                 let mode = c.kwargs.str("mode").unwrap_or("rint").to_ascii_uppercase();
                 let text = format!(
                     "pto.tcvt ins({a} {{rmode = #pto<round_mode {mode}>}} : {}) outs({out} : {})",
@@ -974,48 +1105,36 @@ impl<'a> Emitter<'a> {
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
             "tile.full" => {
-                let ty = result_tile.clone().ok_or_else(|| perr(span, "tile.full".into(), ""))?;
+                let ty = res.tile.clone().ok_or_else(|| perr(span, "tile.full".into(), ""))?;
                 let (s, _) = self.scalar(&c.args[0], Some(ty.dtype), span)?;
-                let out = self.alloc(&hint, &ty, span);
+                let out = self.alloc(&res.hint, &ty, span);
                 let text = format!(
                     "pto.texpands ins({s} : {}) outs({out} : {})",
                     ty.dtype.pto_name(),
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
             "tile.expands" => {
                 let (_, aty) = self.tile(&c.args[0], span)?;
                 let (s, _) = self.scalar(&c.args[1], Some(aty.dtype), span)?;
-                let out = self.alloc(&hint, &aty, span);
+                let out = self.alloc(&res.hint, &aty, span);
                 let text = format!(
                     "pto.texpands ins({s} : {}) outs({out} : {})",
                     aty.dtype.pto_name(),
                     tile_buf(&aty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
-            }
-            "tile.reshape" => {
-                let (a, aty) = self.tile(&c.args[0], span)?;
-                let ty = result_tile.clone().unwrap_or(aty.clone());
-                let out = self.name_for(&hint);
-                let text = format!(
-                    "{out} = pto.treshape {a} : {} -> {}",
-                    tile_buf(&aty),
-                    tile_buf(&ty)
-                );
-                self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
             "tile.row_expand" | "tile.col_expand" => {
                 let (_, aty) = self.tile(&c.args[0], span)?;
                 let (v, vty) = self.tile(&c.args[1], span)?;
-                let out = self.alloc(&hint, &aty, span);
+                let out = self.alloc(&res.hint, &aty, span);
                 let text = format!(
                     "{} ins({v} : {}) outs({out} : {})",
                     info.map_or("", |i| i.pto),
@@ -1023,12 +1142,12 @@ impl<'a> Emitter<'a> {
                     tile_buf(&aty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
             _ if info.is_some_and(|i| i.level == crate::ops::OpLevel::Tile) => {
                 // Generic destination-passing form: tiles and scalars in, one tile out.
                 let pto = info.map_or("", |i| i.pto);
-                let ty = result_tile.clone().ok_or_else(|| {
+                let ty = res.tile.clone().ok_or_else(|| {
                     perr(span, format!("{op} has no tile result"), "")
                 })?;
                 let mut ins = Vec::new();
@@ -1055,7 +1174,7 @@ impl<'a> Emitter<'a> {
                         }
                     }
                 }
-                let out = self.alloc(&hint, &ty, span);
+                let out = self.alloc(&res.hint, &ty, span);
                 let text = format!(
                     "{pto} ins({} : {}) outs({out} : {})",
                     ins.join(", "),
@@ -1063,7 +1182,7 @@ impl<'a> Emitter<'a> {
                     tile_buf(&ty)
                 );
                 self.line(&text, span);
-                bind_tile(self, out);
+                self.bind_tile(res, out);
             }
             other => {
                 return Err(perr(
@@ -1114,6 +1233,83 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// Binds tensor parameter `i` (argument `k` of the kernel) to its `pto.make_tensor_view`,
+    /// returned as a line: each dimension known only at run time is one more `index` argument,
+    /// numbered from `first_dim_arg` and pushed to `dims`.
+    fn tensor_param(
+        &mut self,
+        k: usize,
+        i: usize,
+        t: &TensorType,
+        first_dim_arg: usize,
+        dims: &mut Vec<(String, KernelParam)>,
+    ) -> String {
+        let arg = format!("%arg{k}");
+        let name = self.name_for(&format!("{}_view", self.func.params[i].var.name()));
+        // Each dimension known only at run time is one more `index` argument
+        // (after the scalars), read by the wrapper from the tensor's descriptor.
+        // The row stride of such a tensor is its descriptor's too (a window of a
+        // wider tensor is not contiguous).
+        let mut dim = |e: &mut Emitter, axis: usize, d: i64, stride: bool| -> String {
+            if d != DYNAMIC_DIM {
+                return e.index_const(d);
+            }
+            let a = format!("%arg{}", first_dim_arg + dims.len());
+            e.used_names.insert(a.clone());
+            dims.push((
+                a.clone(),
+                KernelParam::Dim {
+                    param: k,
+                    axis,
+                    stride,
+                },
+            ));
+            a
+        };
+        let (shape, strides) = match t.shape.as_slice() {
+            [c] if t.is_dynamic() => {
+                let cols = dim(self, 0, *c, false);
+                (
+                    [self.index_const(1), cols.clone()],
+                    [cols, self.index_const(1)],
+                )
+            }
+            [r, c] if t.is_dynamic() => {
+                let rows = dim(self, 0, *r, false);
+                let cols = dim(self, 1, *c, false);
+                let row_stride = dim(self, 0, DYNAMIC_DIM, true);
+                ([rows, cols], [row_stride, self.index_const(1)])
+            }
+            _ => {
+                let (r, c) = fold_2d(&t.shape);
+                (
+                    [self.index_const(r), self.index_const(c)],
+                    [self.index_const(c), self.index_const(1)],
+                )
+            }
+        };
+        let mut view = String::new();
+        let _ = writeln!(
+            view,
+            "    {name} = pto.make_tensor_view {arg}, shape = [{}], strides = [{}] {{layout = #pto.layout<nd>}} : {}{}",
+            shape.join(", "),
+            strides.join(", "),
+            view_type(t),
+            Emitter::loc(&self.func.span)
+        );
+        self.values.insert(
+            self.func.params[i].var.id(),
+            Val::View(ViewVal {
+                name,
+                ptr: arg,
+                tensor: t.clone(),
+                root: i,
+                base: Vec::new(),
+            }),
+        );
+        view
+    }
+
     fn stmt(&mut self, s: &Stmt) -> Result<(), CompileError> {
         match &s.kind {
             StmtKind::Assign { targets, value } => {
@@ -1134,236 +1330,240 @@ impl<'a> Emitter<'a> {
                 format!("a {:?} scope inside kernel '{}'", sc.kind, self.func.name),
                 "Scopes belong to orchestration code.",
             )),
-            StmtKind::For(f) => {
-                let (lb, _) = self.scalar(&f.start, Some(DataType::Index), &s.span)?;
-                let (ub, _) = self.scalar(&f.stop, Some(DataType::Index), &s.span)?;
-                let (st, _) = self.scalar(&f.step, Some(DataType::Index), &s.span)?;
-                let iv = self.name_for(f.var.name());
-                self.values.insert(
-                    f.var.id(),
-                    Val::Scalar {
-                        name: iv.clone(),
-                        dtype: DataType::Index,
-                    },
-                );
-                // Tensors are aliased, tiles and scalars are carried.
-                let mut carried = Vec::new();
-                for (i, (v, init)) in f.iter_args.iter().enumerate() {
-                    if v.ty().is_tensor() {
-                        let view = self.view(init, &s.span)?;
-                        self.values.insert(v.id(), Val::View(view.clone()));
-                        if let Some(r) = f.results.get(i) {
-                            self.values.insert(r.id(), Val::View(view));
-                        }
-                    } else {
-                        carried.push(i);
-                    }
+            StmtKind::For(f) => self.for_stmt(f, &s.span),
+            StmtKind::If(i) => self.if_stmt(i, &s.span),
+        }
+    }
+
+    /// Emits an `scf.for`: tensors are aliased, tiles and scalars carried.
+    fn for_stmt(&mut self, f: &ForStmt, span: &Span) -> Result<(), CompileError> {
+        let (lb, _) = self.scalar(&f.start, Some(DataType::Index), span)?;
+        let (ub, _) = self.scalar(&f.stop, Some(DataType::Index), span)?;
+        let (st, _) = self.scalar(&f.step, Some(DataType::Index), span)?;
+        let iv = self.name_for(f.var.name());
+        self.values.insert(
+            f.var.id(),
+            Val::Scalar {
+                name: iv.clone(),
+                dtype: DataType::Index,
+            },
+        );
+        // Tensors are aliased, tiles and scalars are carried.
+        let mut carried = Vec::new();
+        for (i, (v, init)) in f.iter_args.iter().enumerate() {
+            if v.ty().is_tensor() {
+                let view = self.view(init, span)?;
+                self.values.insert(v.id(), Val::View(view.clone()));
+                if let Some(r) = f.results.get(i) {
+                    self.values.insert(r.id(), Val::View(view));
                 }
-                let mut inits = Vec::new();
-                let mut types = Vec::new();
-                for &i in &carried {
-                    let (v, init) = &f.iter_args[i];
-                    let init_name = match v.ty() {
-                        Type::Tile(_) => self.tile(init, &s.span)?.0,
-                        Type::Scalar(d) => self.scalar(init, Some(*d), &s.span)?.0,
-                        other => {
-                            return Err(perr(
-                                &s.span,
-                                format!(
-                                    "a {} cannot be carried by a kernel loop",
-                                    other.describe()
-                                ),
-                                "",
-                            ))
-                        }
-                    };
-                    let it = self.name_for(v.name());
-                    let ty = match v.ty() {
-                        Type::Tile(t) => {
-                            self.values.insert(
-                                v.id(),
-                                Val::Tile {
-                                    name: it.clone(),
-                                    ty: t.clone(),
-                                },
-                            );
-                            tile_buf(t)
-                        }
-                        Type::Scalar(d) => {
-                            self.values.insert(
-                                v.id(),
-                                Val::Scalar {
-                                    name: it.clone(),
-                                    dtype: *d,
-                                },
-                            );
-                            d.pto_name().to_string()
-                        }
-                        _ => String::new(),
-                    };
-                    inits.push(format!("{it} = {init_name}"));
-                    types.push(ty);
-                }
-                let head = format!("scf.for {iv} = {lb} to {ub} step {st}");
-                let res = if carried.is_empty() {
-                    self.raw_line(&format!("{head} {{"));
-                    None
-                } else {
-                    let r = self.name_for(&format!("{}_rv", f.var.name()));
-                    let lhs = if carried.len() == 1 {
-                        r.clone()
-                    } else {
-                        format!("{r}:{}", carried.len())
-                    };
-                    self.raw_line(&format!(
-                        "{lhs} = {head} iter_args({}) -> ({}) {{",
-                        inits.join(", "),
-                        types.join(", ")
-                    ));
-                    Some(r)
-                };
-                self.depth += 1;
-                self.body(&f.body)?;
-                if !carried.is_empty() {
-                    let mut ys = Vec::new();
-                    for &i in &carried {
-                        let y = &f.yields[i];
-                        let n = match y.ty() {
-                            Type::Tile(_) => self.tile(y, &s.span)?.0,
-                            Type::Scalar(d) => self.scalar(y, Some(d), &s.span)?.0,
-                            _ => String::new(),
-                        };
-                        ys.push(n);
-                    }
-                    self.raw_line(&format!(
-                        "scf.yield {} : {}",
-                        ys.join(", "),
-                        types.join(", ")
-                    ));
-                }
-                self.depth -= 1;
-                self.raw_line("}");
-                if let Some(r) = res {
-                    for (k, &i) in carried.iter().enumerate() {
-                        let rv = &f.results[i];
-                        let name = if carried.len() == 1 {
-                            r.clone()
-                        } else {
-                            format!("{r}#{k}")
-                        };
-                        let val = match rv.ty() {
-                            Type::Tile(t) => Val::Tile {
-                                name,
-                                ty: t.clone(),
-                            },
-                            Type::Scalar(d) => Val::Scalar { name, dtype: *d },
-                            _ => continue,
-                        };
-                        self.values.insert(rv.id(), val);
-                    }
-                }
-                Ok(())
-            }
-            StmtKind::If(i) => {
-                let (c, _) = self.scalar(&i.cond, Some(DataType::Bool), &s.span)?;
-                // Tensors are aliased (checked after the branches, whose last statements may
-                // bind the views they yield); tiles and scalars are carried.
-                let carried: Vec<usize> = (0..i.results.len())
-                    .filter(|&k| !i.results[k].ty().is_tensor())
-                    .collect();
-                let types: Vec<String> = carried
-                    .iter()
-                    .filter_map(|&k| self.pto_type_of(&Expr::Var(i.results[k].clone())))
-                    .collect();
-                let res = if carried.is_empty() {
-                    self.raw_line(&format!("scf.if {c} {{"));
-                    None
-                } else {
-                    let r = self.name_for("if_rv");
-                    let lhs = if carried.len() == 1 {
-                        r.clone()
-                    } else {
-                        format!("{r}:{}", carried.len())
-                    };
-                    self.raw_line(&format!("{lhs} = scf.if {c} -> ({}) {{", types.join(", ")));
-                    Some(r)
-                };
-                for (branch, yields) in [
-                    (&i.then_body, &i.then_yields),
-                    (&i.else_body, &i.else_yields),
-                ] {
-                    let is_else = std::ptr::eq(branch, &i.else_body);
-                    if is_else {
-                        if branch.is_empty() && carried.is_empty() {
-                            break;
-                        }
-                        self.raw_line("} else {");
-                    }
-                    self.depth += 1;
-                    self.body(branch)?;
-                    if !carried.is_empty() {
-                        let mut ys = Vec::new();
-                        for &k in &carried {
-                            let y = &yields[k];
-                            let n = match y.ty() {
-                                Type::Tile(_) => self.tile(y, &s.span)?.0,
-                                Type::Scalar(d) => self.scalar(y, Some(d), &s.span)?.0,
-                                _ => String::new(),
-                            };
-                            ys.push(n);
-                        }
-                        self.raw_line(&format!(
-                            "scf.yield {} : {}",
-                            ys.join(", "),
-                            types.join(", ")
-                        ));
-                    }
-                    self.depth -= 1;
-                }
-                self.raw_line("}");
-                for (k, r) in i.results.iter().enumerate() {
-                    if !r.ty().is_tensor() {
-                        continue;
-                    }
-                    let then_view = self.view(&i.then_yields[k], &s.span)?;
-                    let else_view = self.view(&i.else_yields[k], &s.span)?;
-                    if then_view.root != else_view.root
-                        || then_view.name != else_view.name
-                        || then_view.base != else_view.base
-                    {
-                        return Err(perr(
-                            &s.span,
-                            format!(
-                                "the branches of this if write different tensors into '{}'",
-                                r.name()
-                            ),
-                            "Store into the same tensor parameter in both branches.",
-                        ));
-                    }
-                    self.values.insert(r.id(), Val::View(then_view));
-                }
-                if let Some(r) = res {
-                    for (n, &k) in carried.iter().enumerate() {
-                        let rv = &i.results[k];
-                        let name = if carried.len() == 1 {
-                            r.clone()
-                        } else {
-                            format!("{r}#{n}")
-                        };
-                        let val = match rv.ty() {
-                            Type::Tile(t) => Val::Tile {
-                                name,
-                                ty: t.clone(),
-                            },
-                            Type::Scalar(d) => Val::Scalar { name, dtype: *d },
-                            _ => continue,
-                        };
-                        self.values.insert(rv.id(), val);
-                    }
-                }
-                Ok(())
+            } else {
+                carried.push(i);
             }
         }
+        let mut inits = Vec::new();
+        let mut types = Vec::new();
+        for &i in &carried {
+            let (v, init) = &f.iter_args[i];
+            let init_name = match v.ty() {
+                Type::Tile(_) => self.tile(init, span)?.0,
+                Type::Scalar(d) => self.scalar(init, Some(*d), span)?.0,
+                other => {
+                    return Err(perr(
+                        span,
+                        format!("a {} cannot be carried by a kernel loop", other.describe()),
+                        "",
+                    ))
+                }
+            };
+            let it = self.name_for(v.name());
+            let ty = match v.ty() {
+                Type::Tile(t) => {
+                    self.values.insert(
+                        v.id(),
+                        Val::Tile {
+                            name: it.clone(),
+                            ty: t.clone(),
+                        },
+                    );
+                    tile_buf(t)
+                }
+                Type::Scalar(d) => {
+                    self.values.insert(
+                        v.id(),
+                        Val::Scalar {
+                            name: it.clone(),
+                            dtype: *d,
+                        },
+                    );
+                    d.pto_name().to_string()
+                }
+                _ => String::new(),
+            };
+            inits.push(format!("{it} = {init_name}"));
+            types.push(ty);
+        }
+        let head = format!("scf.for {iv} = {lb} to {ub} step {st}");
+        let res = if carried.is_empty() {
+            self.raw_line(&format!("{head} {{"));
+            None
+        } else {
+            let r = self.name_for(&format!("{}_rv", f.var.name()));
+            let lhs = if carried.len() == 1 {
+                r.clone()
+            } else {
+                format!("{r}:{}", carried.len())
+            };
+            self.raw_line(&format!(
+                "{lhs} = {head} iter_args({}) -> ({}) {{",
+                inits.join(", "),
+                types.join(", ")
+            ));
+            Some(r)
+        };
+        self.depth += 1;
+        self.body(&f.body)?;
+        if !carried.is_empty() {
+            let mut ys = Vec::new();
+            for &i in &carried {
+                let y = &f.yields[i];
+                let n = match y.ty() {
+                    Type::Tile(_) => self.tile(y, span)?.0,
+                    Type::Scalar(d) => self.scalar(y, Some(d), span)?.0,
+                    _ => String::new(),
+                };
+                ys.push(n);
+            }
+            self.raw_line(&format!(
+                "scf.yield {} : {}",
+                ys.join(", "),
+                types.join(", ")
+            ));
+        }
+        self.depth -= 1;
+        self.raw_line("}");
+        if let Some(r) = res {
+            for (k, &i) in carried.iter().enumerate() {
+                let rv = &f.results[i];
+                let name = if carried.len() == 1 {
+                    r.clone()
+                } else {
+                    format!("{r}#{k}")
+                };
+                let val = match rv.ty() {
+                    Type::Tile(t) => Val::Tile {
+                        name,
+                        ty: t.clone(),
+                    },
+                    Type::Scalar(d) => Val::Scalar { name, dtype: *d },
+                    _ => continue,
+                };
+                self.values.insert(rv.id(), val);
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits an `scf.if`: tensors are aliased (both branches must yield the same view),
+    /// tiles and scalars carried.
+    fn if_stmt(&mut self, i: &IfStmt, span: &Span) -> Result<(), CompileError> {
+        let (c, _) = self.scalar(&i.cond, Some(DataType::Bool), span)?;
+        // Tensors are aliased (checked after the branches, whose last statements may
+        // bind the views they yield); tiles and scalars are carried.
+        let carried: Vec<usize> = (0..i.results.len())
+            .filter(|&k| !i.results[k].ty().is_tensor())
+            .collect();
+        let types: Vec<String> = carried
+            .iter()
+            .filter_map(|&k| self.pto_type_of(&Expr::Var(i.results[k].clone())))
+            .collect();
+        let res = if carried.is_empty() {
+            self.raw_line(&format!("scf.if {c} {{"));
+            None
+        } else {
+            let r = self.name_for("if_rv");
+            let lhs = if carried.len() == 1 {
+                r.clone()
+            } else {
+                format!("{r}:{}", carried.len())
+            };
+            self.raw_line(&format!("{lhs} = scf.if {c} -> ({}) {{", types.join(", ")));
+            Some(r)
+        };
+        for (branch, yields) in [
+            (&i.then_body, &i.then_yields),
+            (&i.else_body, &i.else_yields),
+        ] {
+            let is_else = std::ptr::eq(branch, &i.else_body);
+            if is_else {
+                if branch.is_empty() && carried.is_empty() {
+                    break;
+                }
+                self.raw_line("} else {");
+            }
+            self.depth += 1;
+            self.body(branch)?;
+            if !carried.is_empty() {
+                let mut ys = Vec::new();
+                for &k in &carried {
+                    let y = &yields[k];
+                    let n = match y.ty() {
+                        Type::Tile(_) => self.tile(y, span)?.0,
+                        Type::Scalar(d) => self.scalar(y, Some(d), span)?.0,
+                        _ => String::new(),
+                    };
+                    ys.push(n);
+                }
+                self.raw_line(&format!(
+                    "scf.yield {} : {}",
+                    ys.join(", "),
+                    types.join(", ")
+                ));
+            }
+            self.depth -= 1;
+        }
+        self.raw_line("}");
+        for (k, r) in i.results.iter().enumerate() {
+            if !r.ty().is_tensor() {
+                continue;
+            }
+            let then_view = self.view(&i.then_yields[k], span)?;
+            let else_view = self.view(&i.else_yields[k], span)?;
+            if then_view.root != else_view.root
+                || then_view.name != else_view.name
+                || then_view.base != else_view.base
+            {
+                return Err(perr(
+                    span,
+                    format!(
+                        "the branches of this if write different tensors into '{}'",
+                        r.name()
+                    ),
+                    "Store into the same tensor parameter in both branches.",
+                ));
+            }
+            self.values.insert(r.id(), Val::View(then_view));
+        }
+        if let Some(r) = res {
+            for (n, &k) in carried.iter().enumerate() {
+                let rv = &i.results[k];
+                let name = if carried.len() == 1 {
+                    r.clone()
+                } else {
+                    format!("{r}#{n}")
+                };
+                let val = match rv.ty() {
+                    Type::Tile(t) => Val::Tile {
+                        name,
+                        ty: t.clone(),
+                    },
+                    Type::Scalar(d) => Val::Scalar { name, dtype: *d },
+                    _ => continue,
+                };
+                self.values.insert(rv.id(), val);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -1424,67 +1624,12 @@ pub fn emit_kernel(f: &Function) -> Result<KernelUnit, CompileError> {
                     ),
                     "Kernel parameters with pl.dynamic dimensions are supported up to rank 2: reshape the tensor to two dimensions first.",
                 ))
-            }            Type::Tensor(t) => {
+            }
+            Type::Tensor(t) => {
                 sig.push(format!("{arg}: !pto.ptr<{}>", t.dtype.pto_name()));
                 params.push(KernelParam::Tensor(t.dtype));
-                let name = e.name_for(&format!("{}_view", p.var.name()));
-                // Each dimension known only at run time is one more `index` argument
-                // (after the scalars), read by the wrapper from the tensor's descriptor.
-                // The row stride of such a tensor is its descriptor's too (a window of a
-                // wider tensor is not contiguous).
-                let mut dim = |e: &mut Emitter, axis: usize, d: i64, stride: bool| -> String {
-                    if d != DYNAMIC_DIM {
-                        return e.index_const(d);
-                    }
-                    let a = format!("%arg{}", order.len() + dims.len());
-                    e.used_names.insert(a.clone());
-                    dims.push((
-                        a.clone(),
-                        KernelParam::Dim {
-                            param: k,
-                            axis,
-                            stride,
-                        },
-                    ));
-                    a
-                };
-                let (shape, strides) = match t.shape.as_slice() {
-                    [c] if t.is_dynamic() => {
-                        let cols = dim(&mut e, 0, *c, false);
-                        ([e.index_const(1), cols.clone()], [cols, e.index_const(1)])
-                    }
-                    [r, c] if t.is_dynamic() => {
-                        let rows = dim(&mut e, 0, *r, false);
-                        let cols = dim(&mut e, 1, *c, false);
-                        let row_stride = dim(&mut e, 0, DYNAMIC_DIM, true);
-                        ([rows, cols], [row_stride, e.index_const(1)])
-                    }
-                    _ => {
-                        let (r, c) = fold_2d(&t.shape);
-                        (
-                            [e.index_const(r), e.index_const(c)],
-                            [e.index_const(c), e.index_const(1)],
-                        )
-                    }
-                };
-                let _ = writeln!(
-                    views,
-                    "    {name} = pto.make_tensor_view {arg}, shape = [{}], strides = [{}] {{layout = #pto.layout<nd>}} : {}{}",
-                    shape.join(", "),
-                    strides.join(", "),
-                    view_type(t),
-                    Emitter::loc(&f.span)
-                );
-                e.values.insert(
-                    p.var.id(),
-                    Val::View(ViewVal {
-                        name,
-                        ptr: arg.clone(),
-                        tensor: t.clone(),
-                        root: i,
-                        base: Vec::new(),
-                    }),
-                );
+                let view = e.tensor_param(k, i, t, order.len(), &mut dims);
+                views.push_str(&view);
             }
             Type::Scalar(DataType::UInt64) if dist::is_ctx_param(&p.var) => {
                 sig.push(format!("{arg}: !pto.ptr<i64>"));

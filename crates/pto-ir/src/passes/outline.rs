@@ -181,107 +181,8 @@ impl Outliner {
 
     fn outline(&mut self, sc: &ScopeStmt, span: &Span) -> Result<Stmt, CompileError> {
         reject_nested_scopes(&sc.body, "a pl.at scope")?;
-        let defined: HashSet<u64> = vars_defined(&sc.body).iter().map(Var::id).collect();
-        let inputs: Vec<Var> = vars_read(&sc.body)
-            .into_iter()
-            .filter(|v| !defined.contains(&v.id()))
-            .collect();
-        for v in &inputs {
-            if matches!(v.ty(), Type::Tile(_)) {
-                return Err(CompileError::program(
-                    STAGE,
-                    span,
-                    format!(
-                        "tile '{}' is defined outside this pl.at scope and used inside it; tiles cannot cross a kernel boundary",
-                        super::ssa::base_name(v.name())
-                    ),
-                    "Load the tile inside the scope, or store it to a tensor first.",
-                ));
-            }
-            if matches!(v.ty(), Type::TaskId) {
-                return Err(CompileError::program(
-                    STAGE,
-                    span,
-                    format!(
-                        "task id '{}' is used inside a pl.at scope",
-                        super::ssa::base_name(v.name())
-                    ),
-                    "Pass task ids through deps=[...] of pl.at, not into its body.",
-                ));
-            }
-        }
-        // Store targets and their aliases (the result of pl.store names the same tensor).
-        let mut root: HashMap<u64, u64> = HashMap::new();
-        let mut written: HashSet<u64> = HashSet::new();
-        let mut read: HashSet<u64> = HashSet::new();
-        walk_stmts(&sc.body, &mut |s| {
-            let store_target = |e: &Expr| -> Option<u64> {
-                let c = e.as_call()?;
-                if c.op_name() == Some("tile.store") {
-                    c.args.get(2).and_then(Expr::as_var).map(Var::id)
-                } else {
-                    None
-                }
-            };
-            // A window taken in the scope (tensor.slice) names the tensor it views.
-            let slice_source = |e: &Expr| -> Option<u64> {
-                let c = e.as_call()?;
-                if c.op_name() == Some("tensor.slice") {
-                    c.args.first().and_then(Expr::as_var).map(Var::id)
-                } else {
-                    None
-                }
-            };
-            if let StmtKind::Assign { targets, value } = &s.kind {
-                if let (Some(t), [res]) = (
-                    store_target(value).or_else(|| slice_source(value)),
-                    targets.as_slice(),
-                ) {
-                    let r = *root.get(&t).unwrap_or(&t);
-                    root.insert(res.id(), r);
-                }
-            }
-            // A tensor a loop carries is, inside the body, the tensor it starts as.
-            if let StmtKind::For(f) = &s.kind {
-                for (v, init) in &f.iter_args {
-                    if let (Type::Tensor(_), Some(i)) = (v.ty(), init.as_var()) {
-                        root.insert(v.id(), *root.get(&i.id()).unwrap_or(&i.id()));
-                    }
-                }
-            }
-            stmt_exprs(s, &mut |e| {
-                let target = store_target(e);
-                e.for_each_call(&mut |c| {
-                    for (i, a) in c.args.iter().enumerate() {
-                        let Some(v) = a.as_var() else { continue };
-                        // A store writes its target; an atomic add also reads it.
-                        if c.op_name() == Some("tile.store")
-                            && i == 2
-                            && c.kwargs.str("atomic") != Some("add")
-                        {
-                            continue;
-                        }
-                        // Taking a window reads nothing by itself.
-                        if c.op_name() == Some("tensor.slice") && i == 0 {
-                            continue;
-                        }
-                        read.insert(v.id());
-                    }
-                });
-                if let Some(t) = target {
-                    written.insert(t);
-                }
-                if e.as_call().is_none() {
-                    e.for_each_var(&mut |v| {
-                        read.insert(v.id());
-                    });
-                }
-            });
-        });
-        carried_roots(&sc.body, &mut root);
-        let rooted = |id: u64| *root.get(&id).unwrap_or(&id);
-        let read_roots: HashSet<u64> = read.iter().map(|&v| rooted(v)).collect();
-        let written_roots: HashSet<u64> = written.iter().map(|&v| rooted(v)).collect();
+        let inputs = scope_inputs(sc, span)?;
+        let (root, read_roots, written_roots) = tensor_roots(&sc.body);
 
         // Outputs: defined here, read after the scope.
         let inside = read_counts(&sc.body);
@@ -353,59 +254,177 @@ impl Outliner {
             attrs: Attrs::new(),
         });
 
-        // The dispatch.
-        let tagged = sc.attrs.vars(ATTR_DUMP_VARS);
-        let mut idx: Vec<usize> = tagged
-            .iter()
-            .filter_map(|t| inputs.iter().position(|i| i == t))
-            .filter(|&i| inputs[i].ty().is_tensor())
-            .collect();
-        idx.sort_unstable();
-        idx.dedup();
-        let mut attrs = Attrs::new();
-        if !idx.is_empty() {
-            attrs.set(
-                ATTR_DUMP_VARS,
-                AttrValue::Vars(idx.iter().map(|&i| inputs[i].clone()).collect()),
-            );
-        }
-        let args: Vec<Expr> = inputs.iter().cloned().map(Expr::Var).collect();
-        let as_submit = sc.task_id.is_some() || !sc.deps.is_empty();
-        let out_types: Vec<Type> = outputs.iter().map(|o| o.ty().clone()).collect();
-        let (ty, targets) = if as_submit {
-            let mut t = out_types.clone();
-            t.push(Type::TaskId);
-            let tid = sc
-                .task_id
-                .clone()
-                .unwrap_or_else(|| Var::new(&format!("{name}_tid"), Type::TaskId));
-            let mut targets = outputs.clone();
-            targets.push(tid);
-            (Type::Tuple(t), targets)
-        } else {
-            match out_types.len() {
-                0 => (Type::Unit, Vec::new()),
-                1 => (out_types[0].clone(), outputs.clone()),
-                _ => (Type::Tuple(out_types), outputs.clone()),
-            }
-        };
-        let call = Expr::Call(Box::new(Call {
-            callee: Callee::Function(name),
-            args,
-            kwargs: Attrs::new(),
-            attrs,
-            ty,
-            span: span.clone(),
-            submit: as_submit.then(|| sc.deps.clone()),
-        }));
-        let kind = if targets.is_empty() {
-            StmtKind::Eval(call)
-        } else {
-            StmtKind::Assign {
-                targets,
-                value: call,
-            }
-        };
-        Ok(Stmt::new(kind, span.clone()))
+        Ok(dispatch(sc, name, &inputs, &outputs, span))
     }
+}
+
+/// The variables the body of scope `sc` reads from outside it: no tiles, no task ids.
+fn scope_inputs(sc: &ScopeStmt, span: &Span) -> Result<Vec<Var>, CompileError> {
+    let defined: HashSet<u64> = vars_defined(&sc.body).iter().map(Var::id).collect();
+    let inputs: Vec<Var> = vars_read(&sc.body)
+        .into_iter()
+        .filter(|v| !defined.contains(&v.id()))
+        .collect();
+    for v in &inputs {
+        if matches!(v.ty(), Type::Tile(_)) {
+            return Err(CompileError::program(
+                STAGE,
+                span,
+                format!(
+                    "tile '{}' is defined outside this pl.at scope and used inside it; tiles cannot cross a kernel boundary",
+                    super::ssa::base_name(v.name())
+                ),
+                "Load the tile inside the scope, or store it to a tensor first.",
+            ));
+        }
+        if matches!(v.ty(), Type::TaskId) {
+            return Err(CompileError::program(
+                STAGE,
+                span,
+                format!(
+                    "task id '{}' is used inside a pl.at scope",
+                    super::ssa::base_name(v.name())
+                ),
+                "Pass task ids through deps=[...] of pl.at, not into its body.",
+            ));
+        }
+    }
+    Ok(inputs)
+}
+
+/// The tensors of `body` and what they alias: (each alias's root tensor, the roots read,
+/// the roots written).
+fn tensor_roots(body: &[Stmt]) -> (HashMap<u64, u64>, HashSet<u64>, HashSet<u64>) {
+    // Store targets and their aliases (the result of pl.store names the same tensor).
+    let mut root: HashMap<u64, u64> = HashMap::new();
+    let mut written: HashSet<u64> = HashSet::new();
+    let mut read: HashSet<u64> = HashSet::new();
+    walk_stmts(body, &mut |s| {
+        let store_target = |e: &Expr| -> Option<u64> {
+            let c = e.as_call()?;
+            if c.op_name() == Some("tile.store") {
+                c.args.get(2).and_then(Expr::as_var).map(Var::id)
+            } else {
+                None
+            }
+        };
+        // A window taken in the scope (tensor.slice) names the tensor it views.
+        let slice_source = |e: &Expr| -> Option<u64> {
+            let c = e.as_call()?;
+            if c.op_name() == Some("tensor.slice") {
+                c.args.first().and_then(Expr::as_var).map(Var::id)
+            } else {
+                None
+            }
+        };
+        if let StmtKind::Assign { targets, value } = &s.kind {
+            if let (Some(t), [res]) = (
+                store_target(value).or_else(|| slice_source(value)),
+                targets.as_slice(),
+            ) {
+                let r = *root.get(&t).unwrap_or(&t);
+                root.insert(res.id(), r);
+            }
+        }
+        // A tensor a loop carries is, inside the body, the tensor it starts as.
+        if let StmtKind::For(f) = &s.kind {
+            for (v, init) in &f.iter_args {
+                if let (Type::Tensor(_), Some(i)) = (v.ty(), init.as_var()) {
+                    root.insert(v.id(), *root.get(&i.id()).unwrap_or(&i.id()));
+                }
+            }
+        }
+        stmt_exprs(s, &mut |e| {
+            let target = store_target(e);
+            e.for_each_call(&mut |c| {
+                for (i, a) in c.args.iter().enumerate() {
+                    let Some(v) = a.as_var() else { continue };
+                    // A store writes its target; an atomic add also reads it.
+                    if c.op_name() == Some("tile.store")
+                        && i == 2
+                        && c.kwargs.str("atomic") != Some("add")
+                    {
+                        continue;
+                    }
+                    // Taking a window reads nothing by itself.
+                    if c.op_name() == Some("tensor.slice") && i == 0 {
+                        continue;
+                    }
+                    read.insert(v.id());
+                }
+            });
+            if let Some(t) = target {
+                written.insert(t);
+            }
+            if e.as_call().is_none() {
+                e.for_each_var(&mut |v| {
+                    read.insert(v.id());
+                });
+            }
+        });
+    });
+    carried_roots(body, &mut root);
+    let rooted = |id: u64| *root.get(&id).unwrap_or(&id);
+    let read_roots: HashSet<u64> = read.iter().map(|&v| rooted(v)).collect();
+    let written_roots: HashSet<u64> = written.iter().map(|&v| rooted(v)).collect();
+    (root, read_roots, written_roots)
+}
+
+/// The statement that calls the outlined function `name` in place of scope `sc`: a submit
+/// (with its task id) when the scope has one or dependencies, else a plain call.
+fn dispatch(sc: &ScopeStmt, name: String, inputs: &[Var], outputs: &[Var], span: &Span) -> Stmt {
+    // The dispatch.
+    let tagged = sc.attrs.vars(ATTR_DUMP_VARS);
+    let mut idx: Vec<usize> = tagged
+        .iter()
+        .filter_map(|t| inputs.iter().position(|i| i == t))
+        .filter(|&i| inputs[i].ty().is_tensor())
+        .collect();
+    idx.sort_unstable();
+    idx.dedup();
+    let mut attrs = Attrs::new();
+    if !idx.is_empty() {
+        attrs.set(
+            ATTR_DUMP_VARS,
+            AttrValue::Vars(idx.iter().map(|&i| inputs[i].clone()).collect()),
+        );
+    }
+    let args: Vec<Expr> = inputs.iter().cloned().map(Expr::Var).collect();
+    let as_submit = sc.task_id.is_some() || !sc.deps.is_empty();
+    let out_types: Vec<Type> = outputs.iter().map(|o| o.ty().clone()).collect();
+    let (ty, targets) = if as_submit {
+        let mut t = out_types.clone();
+        t.push(Type::TaskId);
+        let tid = sc
+            .task_id
+            .clone()
+            .unwrap_or_else(|| Var::new(&format!("{name}_tid"), Type::TaskId));
+        let mut targets = outputs.to_vec();
+        targets.push(tid);
+        (Type::Tuple(t), targets)
+    } else {
+        match out_types.len() {
+            0 => (Type::Unit, Vec::new()),
+            1 => (out_types[0].clone(), outputs.to_vec()),
+            _ => (Type::Tuple(out_types), outputs.to_vec()),
+        }
+    };
+    let call = Expr::Call(Box::new(Call {
+        callee: Callee::Function(name),
+        args,
+        kwargs: Attrs::new(),
+        attrs,
+        ty,
+        span: span.clone(),
+        submit: as_submit.then(|| sc.deps.clone()),
+    }));
+    let kind = if targets.is_empty() {
+        StmtKind::Eval(call)
+    } else {
+        StmtKind::Assign {
+            targets,
+            value: call,
+        }
+    };
+    Stmt::new(kind, span.clone())
 }
