@@ -156,12 +156,20 @@ impl Ring {
         }
     }
 
+    /// The ring's slots, created on first use.
+    fn slots(&self) -> &[TaskSlot] {
+        self.slots
+            .get_or_init(|| (0..self.window).map(|_| TaskSlot::new()).collect())
+    }
+
+    /// Creates the ring's slots now, outside any later submit.
+    pub fn create_slots(&self) {
+        self.slots();
+    }
+
     /// The slot of local id `local`.
     pub fn slot(&self, local: u64) -> &TaskSlot {
-        let slots = self
-            .slots
-            .get_or_init(|| (0..self.window).map(|_| TaskSlot::new()).collect());
-        &slots[(local & (self.window - 1)) as usize]
+        &self.slots()[(local & (self.window - 1)) as usize]
     }
 
     /// Base address of the heap (mapped on first use).
@@ -345,7 +353,7 @@ impl Chip {
             std::array::from_fn(|i| Ring::new(i, r.task_window[i], r.heap[i], r.dep_pool[i]));
         // Ring 0 (the outermost scope's) serves every run: its slots are created here,
         // before the device time starts, rather than on the first submit.
-        rings[0].slot(0);
+        rings[0].create_slots();
         // Every live task is queued at most once per worker (SPMD copies), and at most
         // `window - 1` tasks per ring are live.
         let live: u64 = r.task_window.iter().sum();
