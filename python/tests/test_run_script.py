@@ -146,3 +146,10 @@ def test_run_py_replays_with_golden_then_inline_inputs(example):
     assert res.returncode == 0, res.stderr
     assert marker.read_text() == "ok"
     assert "Golden validation" not in res.stdout
+
+
+def test_the_renderer_refuses_an_unknown_direction():
+    from pypto import _native
+
+    with pytest.raises(ValueError, match="parameter 'x': direction 'Sideways' is not In, Out or InOut"):
+        _native.render_run_script([("x", "Sideways", [2], "fp32")], None, "numpy")

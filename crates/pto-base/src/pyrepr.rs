@@ -127,6 +127,17 @@ pub fn float_literal(x: f64) -> String {
     }
 }
 
+/// A Python tuple literal of `items`: `(16384,)`, `(4, 16, 128)`, `()`.
+pub fn tuple_literal<T: std::fmt::Display>(items: &[T]) -> String {
+    match items {
+        [one] => format!("({one},)"),
+        _ => {
+            let parts: Vec<String> = items.iter().map(T::to_string).collect();
+            format!("({})", parts.join(", "))
+        }
+    }
+}
+
 /// A Python list literal of string reprs: `['a', 'b']`.
 pub fn repr_str_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
     let parts: Vec<String> = items.into_iter().map(repr_str).collect();
@@ -184,6 +195,13 @@ mod tests {
         assert_eq!(float_literal(f64::NAN), "float('nan')");
         assert_eq!(float_literal(f64::INFINITY), "float('inf')");
         assert_eq!(float_literal(f64::NEG_INFINITY), "-float('inf')");
+    }
+
+    #[test]
+    fn tuples_are_python_tuples() {
+        assert_eq!(tuple_literal(&[16384]), "(16384,)");
+        assert_eq!(tuple_literal(&[4, 16, 128]), "(4, 16, 128)");
+        assert_eq!(tuple_literal::<i64>(&[]), "()");
     }
 
     #[test]

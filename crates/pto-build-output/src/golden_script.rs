@@ -8,7 +8,7 @@
 //! values. `compute_golden(tensors, params)` is the caller's function and writes the
 //! outputs in place; `__outputs__`, `RTOL` and `ATOL` complete the contract replay reads.
 
-use pto_base::pyrepr::{float_literal, repr_str_list};
+use pto_base::pyrepr::{float_literal, repr_str_list, tuple_literal};
 
 use crate::dtype::DType;
 
@@ -70,17 +70,6 @@ pub struct GoldenScriptError {
     pub dtype: &'static str,
 }
 
-/// A Python tuple literal of a shape: `(16384,)`, `(4, 16, 128)`, `()`.
-fn py_shape(shape: &[usize]) -> String {
-    match shape {
-        [one] => format!("({one},)"),
-        _ => {
-            let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-            format!("({})", dims.join(", "))
-        }
-    }
-}
-
 /// The line of `generate_inputs` that makes `p`.
 fn input_line(p: &GoldenParam) -> Result<String, GoldenScriptError> {
     let name = &p.name;
@@ -93,7 +82,7 @@ fn input_line(p: &GoldenParam) -> Result<String, GoldenScriptError> {
             })?;
             format!(
                 "    {name} = np.zeros({}, dtype=np.{np_dtype})",
-                py_shape(shape)
+                tuple_literal(shape)
             )
         }
         GoldenInput::Scalar { expr } => format!("    {name} = {expr}"),
@@ -221,12 +210,5 @@ mod tests {
         let err = render(&script(vec![param("o", zeros)])).unwrap_err();
         assert_eq!(err.name, "o");
         assert!(err.to_string().contains("NumPy has no such dtype"), "{err}");
-    }
-
-    #[test]
-    fn shapes_are_python_tuples() {
-        assert_eq!(py_shape(&[16384]), "(16384,)");
-        assert_eq!(py_shape(&[4, 16, 128]), "(4, 16, 128)");
-        assert_eq!(py_shape(&[]), "()");
     }
 }

@@ -7,7 +7,7 @@
 //! outputs, a placeholder per scalar) and a `_user_compare` hook; with a `golden.py`
 //! present, inputs come from it instead and the outputs are validated.
 
-use crate::compiled_meta::{CompiledMeta, ParamDirection, ParamInfo};
+use crate::compiled_meta::{ParamDirection, ParamInfo};
 use crate::dtype::DType;
 
 /// The platform baked in when the sidecar records none.
@@ -171,20 +171,6 @@ fn identifier(name: &str) -> String {
     ident
 }
 
-/// A Python tuple literal of a shape: `(16384,)`, `(4, 16, 128)`, `()`.
-fn py_shape(dims: &[i64]) -> String {
-    match dims {
-        [one] => format!("({one},)"),
-        _ => format!(
-            "({})",
-            dims.iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
 /// The line of `_inline_inputs` that builds parameter `p`.
 fn param_line(p: &ParamInfo) -> String {
     let var = identifier(&p.name);
@@ -196,7 +182,7 @@ fn param_line(p: &ParamInfo) -> String {
         );
     };
     let dims: Vec<i64> = shape.iter().map(|&d| if d >= 0 { d } else { 1 }).collect();
-    let size = py_shape(&dims);
+    let size = pto_base::pyrepr::tuple_literal(&dims);
     let is_out = p.direction == ParamDirection::Out;
     let (expr, mut comment) = if p.dtype == "bfloat16" || p.dtype == "bf16" {
         let expr = if is_out {
@@ -231,7 +217,7 @@ fn torch_param_line(p: &ParamInfo) -> String {
         return format!("    {var} = None  # TODO: scalar param — set a ctypes value");
     };
     let dims: Vec<i64> = shape.iter().map(|&d| if d >= 0 { d } else { 1 }).collect();
-    let size = py_shape(&dims);
+    let size = pto_base::pyrepr::tuple_literal(&dims);
     let dtype = format!("torch.{}", torch_name(&p.dtype));
     let expr = if p.direction == ParamDirection::Out {
         format!("torch.zeros({size}, dtype={dtype})")
@@ -250,14 +236,10 @@ fn torch_param_line(p: &ParamInfo) -> String {
     format!("    {var} = {expr}{comment}")
 }
 
-/// The text of `debug/run.py` for the parameters of `meta` in the form `lib`, with
-/// `platform` (else the one the sidecar records, else [`DEFAULT_PLATFORM`]) as the default
-/// platform.
-pub fn render(meta: &CompiledMeta, platform: Option<&str>, lib: TensorLib) -> String {
-    let params = &meta.params;
-    let platform = platform
-        .or(meta.platform.as_deref())
-        .unwrap_or(DEFAULT_PLATFORM);
+/// The text of `debug/run.py` for `params` in the form `lib`, with `platform` (else
+/// [`DEFAULT_PLATFORM`]) as the default platform.
+pub fn render(params: &[ParamInfo], platform: Option<&str>, lib: TensorLib) -> String {
+    let platform = platform.unwrap_or(DEFAULT_PLATFORM);
     let names = params
         .iter()
         .map(|p| identifier(&p.name))
@@ -356,7 +338,6 @@ fn inline_input_lines(params: &[ParamInfo], lib: TensorLib) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compiled_meta::BackendType;
 
     fn param(
         name: &str,
@@ -408,19 +389,13 @@ mod tests {
 
     #[test]
     fn platform_and_imports() {
-        let meta = CompiledMeta {
-            params: vec![param("out", ParamDirection::Out, Some(vec![2]), "fp32")],
-            num_return_types: 1,
-            platform: None,
-            backend_type: BackendType::Ascend910B,
-        };
-        let text = render(&meta, None, TensorLib::Numpy);
+        let params = [param("out", ParamDirection::Out, Some(vec![2]), "fp32")];
+        let text = render(&params, None, TensorLib::Numpy);
         assert!(text.contains("default_platform=\"a2a3sim\","));
         assert!(!text.contains("import ctypes"));
         assert!(!text.contains("_rng = "));
         assert!(text.contains("def _user_compare(out):"));
-        assert!(
-            render(&meta, Some("a5sim"), TensorLib::Numpy).contains("default_platform=\"a5sim\",")
-        );
+        assert!(render(&params, Some("a5sim"), TensorLib::Numpy)
+            .contains("default_platform=\"a5sim\","));
     }
 }

@@ -380,7 +380,7 @@ impl Example {
     /// The text of `debug/run.py` (what `pypto.runtime.debug.write_run_script` writes).
     pub fn run_script(&self) -> String {
         pto_build_output::run_script::render(
-            &self.compiled_meta(),
+            &self.compiled_meta().params,
             Some(PLATFORM),
             pto_build_output::run_script::TensorLib::Numpy,
         )

@@ -59,13 +59,7 @@ pub fn render_run_script(
             })
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let meta = pto_build_output::CompiledMeta {
-        params,
-        num_return_types: 0,
-        platform,
-        backend_type: pto_build_output::BackendType::Ascend910B,
-    };
-    Ok(run_script::render(&meta, None, lib))
+    Ok(run_script::render(&params, platform.as_deref(), lib))
 }
 
 /// One parameter of `golden.py` as Python passes it: `(name, kind, dtype, shape, expr)`, with
