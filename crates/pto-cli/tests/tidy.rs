@@ -240,6 +240,7 @@ fn the_shared_helpers_have_one_copy() {
         "fn repr_float(",
         "fn repr_str(",
         "fn py_float(",
+        "fn py_shape(",
     ];
     let copies: Vec<String> = files
         .iter()
@@ -445,18 +446,80 @@ fn switches_named(text: &str) -> usize {
 /// The first lines of the stretches of `text` where six consecutive lines name three or
 /// more switches (Rust's `#[cfg(test)]` modules not counted).
 fn switch_lists(text: &str) -> Vec<usize> {
+    lists_in(text, |window| switches_named(window) >= 3)
+}
+
+/// The first lines of the stretches of `text` where a window of six consecutive lines is
+/// a `list` (Rust's `#[cfg(test)]` modules not counted).
+fn lists_in(text: &str, list: impl Fn(&str) -> bool) -> Vec<usize> {
     let text = text.split("#[cfg(test)]").next().unwrap_or("");
     let lines: Vec<&str> = text.lines().collect();
     let mut starts = Vec::new();
     let mut inside = false;
     for i in 0..lines.len() {
-        let listed = switches_named(&lines[i..(i + 6).min(lines.len())].join("\n")) >= 3;
+        let listed = list(&lines[i..(i + 6).min(lines.len())].join("\n"));
         if listed && !inside {
             starts.push(i + 1);
         }
         inside = listed;
     }
     starts
+}
+
+/// The files of `roots` (under the workspace: `crates/*/src` when `crates`, and the
+/// directories given, with their extensions) where `lists` finds a list, checked against
+/// `allowlist` (named `allowlist_name` in the messages): a list outside it fails with
+/// `fix`, and an entry whose file has no list any more is stale.
+fn check_listed_once(
+    roots: &[(&str, &[&str])],
+    allowlist: &[(&str, &str)],
+    allowlist_name: &str,
+    fix: &str,
+    lists: impl Fn(&str) -> Vec<usize>,
+) {
+    let root = workspace();
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        source_files(&krate.path().join("src"), &["rs"], &mut files);
+    }
+    for (dir, exts) in roots {
+        source_files(&root.join(dir), exts, &mut files);
+    }
+    files.retain(|f| f.file_name().is_some_and(|n| n != "tests.rs"));
+    files.sort();
+    let mut found = Vec::new();
+    let mut allowed_seen = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let starts = lists(&std::fs::read_to_string(f).unwrap_or_default());
+        if starts.is_empty() {
+            continue;
+        }
+        if allowlist.iter().any(|(p, _)| *p == rel) {
+            allowed_seen.push(rel);
+        } else {
+            found.push(format!("{rel}:{}", starts[0]));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "{fix}, or add the file to {allowlist_name} with the test that ties it to the \
+         table:\n{}",
+        found.join("\n")
+    );
+    let stale: Vec<_> = allowlist
+        .iter()
+        .filter(|(p, _)| !allowed_seen.iter().any(|q| q == p))
+        .map(|(p, _)| *p)
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "{allowlist_name} entries with no list (remove them): {stale:?}"
+    );
 }
 
 fn source_files(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
@@ -483,48 +546,13 @@ fn the_diagnostics_switches_are_listed_once() {
     );
     assert!(switch_lists("enable_pmu\nx.dep_gen\n\n\n\n\n`--scope-stats`\n").is_empty());
     assert!(switch_lists("pmu_rows\ndump_args_level\n--swimlane-level\ndep_gen\n").is_empty());
-    let root = workspace();
-    let mut files = Vec::new();
-    for krate in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
-        source_files(&krate.path().join("src"), &["rs"], &mut files);
-    }
-    source_files(&root.join("python/pypto"), &["py", "pyi"], &mut files);
-    source_files(&root.join("include"), &["h", "hpp"], &mut files);
-    files.retain(|f| f.file_name().is_some_and(|n| n != "tests.rs"));
-    files.sort();
-    let mut lists = Vec::new();
-    let mut allowed_seen = Vec::new();
-    for f in &files {
-        let rel = f
-            .strip_prefix(&root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        let starts = switch_lists(&std::fs::read_to_string(f).unwrap_or_default());
-        if starts.is_empty() {
-            continue;
-        }
-        if SWITCH_LIST_ALLOWLIST.iter().any(|(p, _)| *p == rel) {
-            allowed_seen.push(rel);
-        } else {
-            lists.push(format!("{rel}:{}", starts[0]));
-        }
-    }
-    assert!(
-        lists.is_empty(),
+    check_listed_once(
+        &[("python/pypto", &["py", "pyi"]), ("include", &["h", "hpp"])],
+        SWITCH_LIST_ALLOWLIST,
+        "SWITCH_LIST_ALLOWLIST",
         "the diagnostics switches spelled out by hand: make the list from \
-         pto_runner::dfx_switches::DFX_SWITCHES (Python: pypto.runtime._dfx_switches), or add \
-         the file to SWITCH_LIST_ALLOWLIST with the test that ties it to the table:\n{}",
-        lists.join("\n")
-    );
-    let stale: Vec<_> = SWITCH_LIST_ALLOWLIST
-        .iter()
-        .filter(|(p, _)| !allowed_seen.iter().any(|q| q == p))
-        .map(|(p, _)| *p)
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "SWITCH_LIST_ALLOWLIST entries with no list (remove them): {stale:?}"
+         pto_runner::dfx_switches::DFX_SWITCHES (Python: pypto.runtime._dfx_switches)",
+        switch_lists,
     );
 }
 
@@ -596,19 +624,7 @@ fn dtypes_named(text: &str, spellings: &[(&str, usize)]) -> usize {
 /// The first lines of the stretches of `text` where six consecutive lines name six or more
 /// element types (Rust's `#[cfg(test)]` modules not counted).
 fn dtype_lists(text: &str, spellings: &[(&str, usize)]) -> Vec<usize> {
-    let text = text.split("#[cfg(test)]").next().unwrap_or("");
-    let lines: Vec<&str> = text.lines().collect();
-    let mut starts = Vec::new();
-    let mut inside = false;
-    for i in 0..lines.len() {
-        let window = lines[i..(i + 6).min(lines.len())].join("\n");
-        let listed = dtypes_named(&window, spellings) >= 6;
-        if listed && !inside {
-            starts.push(i + 1);
-        }
-        inside = listed;
-    }
-    starts
+    lists_in(text, |window| dtypes_named(window, spellings) >= 6)
 }
 
 #[test]
@@ -624,46 +640,12 @@ fn the_element_types_are_listed_once() {
     )
     .is_empty());
     assert!(dtype_lists("fp32x int8y FP16_MAX bf16s uint16z int64w\n", &spellings).is_empty());
-    let root = workspace();
-    let mut files = Vec::new();
-    for krate in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
-        source_files(&krate.path().join("src"), &["rs"], &mut files);
-    }
-    source_files(&root.join("python/pypto"), &["py", "pyi"], &mut files);
-    files.retain(|f| f.file_name().is_some_and(|n| n != "tests.rs"));
-    files.sort();
-    let mut lists = Vec::new();
-    let mut allowed_seen = Vec::new();
-    for f in &files {
-        let rel = f
-            .strip_prefix(&root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        let starts = dtype_lists(&std::fs::read_to_string(f).unwrap_or_default(), &spellings);
-        if starts.is_empty() {
-            continue;
-        }
-        if DTYPE_LIST_ALLOWLIST.iter().any(|(p, _)| *p == rel) {
-            allowed_seen.push(rel);
-        } else {
-            lists.push(format!("{rel}:{}", starts[0]));
-        }
-    }
-    assert!(
-        lists.is_empty(),
+    check_listed_once(
+        &[("python/pypto", &["py", "pyi"])],
+        DTYPE_LIST_ALLOWLIST,
+        "DTYPE_LIST_ALLOWLIST",
         "element types spelled out by hand: read them from pto_base::dtype (Python: \
-         pypto._dtypes), or add the file to DTYPE_LIST_ALLOWLIST with the test that ties it \
-         to the table:\n{}",
-        lists.join("\n")
-    );
-    let stale: Vec<_> = DTYPE_LIST_ALLOWLIST
-        .iter()
-        .filter(|(p, _)| !allowed_seen.iter().any(|q| q == p))
-        .map(|(p, _)| *p)
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "DTYPE_LIST_ALLOWLIST entries with no list (remove them): {stale:?}"
+         pypto._dtypes)",
+        |text| dtype_lists(text, &spellings),
     );
 }
