@@ -506,13 +506,7 @@ impl<'a> Gen<'a> {
 
     /// Emits `system.task_dummy`: a dependency-only barrier task bound to `target`.
     fn task_dummy(&mut self, target: &Var, c: &Call, span: &Span) -> Result<(), CompileError> {
-        let n = self.n_task;
-        self.n_task += 1;
-        let p = format!("params_t{n}");
-        self.used.insert(p.clone());
-        self.line("");
-        self.line(&format!("// Task {n}: dependency-only barrier"));
-        self.line(&format!("CoreTaskArgs {p};"));
+        let (_, p) = self.begin_task("dependency-only barrier");
         self.deps(&p, &c.args, span)?;
         let submit = format!("rt_submit_dummy_task({p}).task_id()");
         if c.args.is_empty() {
@@ -550,6 +544,19 @@ impl<'a> Gen<'a> {
         self.names.insert(target.id(), name);
     }
 
+    /// Starts the next task's block (a comment naming `what`, its `CoreTaskArgs`): its
+    /// number and the name of its arguments.
+    fn begin_task(&mut self, what: &str) -> (usize, String) {
+        let n = self.n_task;
+        self.n_task += 1;
+        let p = format!("params_t{n}");
+        self.used.insert(p.clone());
+        self.line("");
+        self.line(&format!("// Task {n}: {what}"));
+        self.line(&format!("CoreTaskArgs {p};"));
+        (n, p)
+    }
+
     fn task(&mut self, targets: &[Var], c: &Call, span: &Span) -> Result<(), CompileError> {
         let kname = c.function_name().unwrap_or_default().to_string();
         let k = self.kernels.get(&kname).cloned().ok_or_else(|| {
@@ -570,13 +577,7 @@ impl<'a> Gen<'a> {
                     "Run the DeriveCallDirections pass before codegen.",
                 )
             })?;
-        let n = self.n_task;
-        self.n_task += 1;
-        let p = format!("params_t{n}");
-        self.used.insert(p.clone());
-        self.line("");
-        self.line(&format!("// Task {n}: {kname}"));
-        self.line(&format!("CoreTaskArgs {p};"));
+        let (n, p) = self.begin_task(&kname);
         let dump_set: HashSet<u64> = c.dump_vars().iter().map(Var::id).collect();
         let mut dumped = Vec::new();
         let mut arg_names: Vec<Option<String>> = Vec::new();

@@ -1423,43 +1423,11 @@ impl<'a> Emitter<'a> {
         };
         self.depth += 1;
         self.body(&f.body)?;
-        if !carried.is_empty() {
-            let mut ys = Vec::new();
-            for &i in &carried {
-                let y = &f.yields[i];
-                let n = match y.ty() {
-                    Type::Tile(_) => self.tile(y, span)?.0,
-                    Type::Scalar(d) => self.scalar(y, Some(d), span)?.0,
-                    _ => String::new(),
-                };
-                ys.push(n);
-            }
-            self.raw_line(&format!(
-                "scf.yield {} : {}",
-                ys.join(", "),
-                types.join(", ")
-            ));
-        }
+        self.yield_carried(&f.yields, &carried, &types, span)?;
         self.depth -= 1;
         self.raw_line("}");
         if let Some(r) = res {
-            for (k, &i) in carried.iter().enumerate() {
-                let rv = &f.results[i];
-                let name = if carried.len() == 1 {
-                    r.clone()
-                } else {
-                    format!("{r}#{k}")
-                };
-                let val = match rv.ty() {
-                    Type::Tile(t) => Val::Tile {
-                        name,
-                        ty: t.clone(),
-                    },
-                    Type::Scalar(d) => Val::Scalar { name, dtype: *d },
-                    _ => continue,
-                };
-                self.values.insert(rv.id(), val);
-            }
+            self.bind_carried(&r, &f.results, &carried);
         }
         Ok(())
     }
@@ -1503,23 +1471,7 @@ impl<'a> Emitter<'a> {
             }
             self.depth += 1;
             self.body(branch)?;
-            if !carried.is_empty() {
-                let mut ys = Vec::new();
-                for &k in &carried {
-                    let y = &yields[k];
-                    let n = match y.ty() {
-                        Type::Tile(_) => self.tile(y, span)?.0,
-                        Type::Scalar(d) => self.scalar(y, Some(d), span)?.0,
-                        _ => String::new(),
-                    };
-                    ys.push(n);
-                }
-                self.raw_line(&format!(
-                    "scf.yield {} : {}",
-                    ys.join(", "),
-                    types.join(", ")
-                ));
-            }
+            self.yield_carried(yields, &carried, &types, span)?;
             self.depth -= 1;
         }
         self.raw_line("}");
@@ -1545,25 +1497,61 @@ impl<'a> Emitter<'a> {
             self.values.insert(r.id(), Val::View(then_view));
         }
         if let Some(r) = res {
-            for (n, &k) in carried.iter().enumerate() {
-                let rv = &i.results[k];
-                let name = if carried.len() == 1 {
-                    r.clone()
-                } else {
-                    format!("{r}#{n}")
-                };
-                let val = match rv.ty() {
-                    Type::Tile(t) => Val::Tile {
-                        name,
-                        ty: t.clone(),
-                    },
-                    Type::Scalar(d) => Val::Scalar { name, dtype: *d },
-                    _ => continue,
-                };
-                self.values.insert(rv.id(), val);
-            }
+            self.bind_carried(&r, &i.results, &carried);
         }
         Ok(())
+    }
+
+    /// The `scf.yield` of the carried values (`yields[k]` for each `k` of `carried`, of
+    /// `.pto` types `types`); nothing when none is carried.
+    fn yield_carried(
+        &mut self,
+        yields: &[Expr],
+        carried: &[usize],
+        types: &[String],
+        span: &Span,
+    ) -> Result<(), CompileError> {
+        if carried.is_empty() {
+            return Ok(());
+        }
+        let mut ys = Vec::new();
+        for &k in carried {
+            let y = &yields[k];
+            let n = match y.ty() {
+                Type::Tile(_) => self.tile(y, span)?.0,
+                Type::Scalar(d) => self.scalar(y, Some(d), span)?.0,
+                _ => String::new(),
+            };
+            ys.push(n);
+        }
+        self.raw_line(&format!(
+            "scf.yield {} : {}",
+            ys.join(", "),
+            types.join(", ")
+        ));
+        Ok(())
+    }
+
+    /// Binds the carried `results` (`results[k]` for each `k` of `carried`) to the values
+    /// of the op named `r`: `r` itself when one is carried, else `r#0`, `r#1`, ...
+    fn bind_carried(&mut self, r: &str, results: &[Var], carried: &[usize]) {
+        for (n, &k) in carried.iter().enumerate() {
+            let rv = &results[k];
+            let name = if carried.len() == 1 {
+                r.to_string()
+            } else {
+                format!("{r}#{n}")
+            };
+            let val = match rv.ty() {
+                Type::Tile(t) => Val::Tile {
+                    name,
+                    ty: t.clone(),
+                },
+                Type::Scalar(d) => Val::Scalar { name, dtype: *d },
+                _ => continue,
+            };
+            self.values.insert(rv.id(), val);
+        }
     }
 }
 
