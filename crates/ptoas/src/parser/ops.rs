@@ -181,6 +181,16 @@ impl Parser<'_> {
         }
     }
 
+    /// The tail `{attrs}? : T -> R` of a one-result op: its result type `R` (the attributes
+    /// and the operand type `T` are read and dropped).
+    fn operand_to_result_type(&mut self) -> DiagResult<Type> {
+        self.opt_attr_dict()?;
+        self.expect_punct(':')?;
+        self.ty()?;
+        self.expect_arrow()?;
+        self.ty()
+    }
+
     fn opt_attr_dict(&mut self) -> DiagResult<Vec<NamedAttr>> {
         if self.is_punct('{') {
             self.attr_dict()
@@ -640,11 +650,7 @@ impl Parser<'_> {
         let offsets = self.keyed_list("offsets")?;
         self.expect_punct(',')?;
         let sizes = self.keyed_list("sizes")?;
-        self.opt_attr_dict()?;
-        self.expect_punct(':')?;
-        self.ty()?;
-        self.expect_arrow()?;
-        let t = self.ty()?;
+        let t = self.operand_to_result_type()?;
         Ok((
             OpKind::PartitionView {
                 source,
@@ -728,11 +734,7 @@ impl Parser<'_> {
             }
             valid = Some((v[0], v[1]));
         }
-        self.opt_attr_dict()?;
-        self.expect_punct(':')?;
-        self.ty()?;
-        self.expect_arrow()?;
-        let t = self.ty()?;
+        let t = self.operand_to_result_type()?;
         Ok((
             OpKind::SubView {
                 source,
@@ -747,11 +749,7 @@ impl Parser<'_> {
     /// `pto.treshape` / `pto.bitcast` `%t : T -> T`.
     fn reinterpret(&mut self, rest: &str) -> DiagResult<(OpKind, Vec<Type>)> {
         let source = self.value()?;
-        self.opt_attr_dict()?;
-        self.expect_punct(':')?;
-        self.ty()?;
-        self.expect_arrow()?;
-        let t = self.ty()?;
+        let t = self.operand_to_result_type()?;
         Ok((
             OpKind::Reinterpret {
                 bitcast: rest == "bitcast",
@@ -766,11 +764,7 @@ impl Parser<'_> {
         let tile = self.value()?;
         self.expect_punct(',')?;
         let addr = self.value()?;
-        self.opt_attr_dict()?;
-        self.expect_punct(':')?;
-        self.ty()?;
-        self.expect_arrow()?;
-        let t = self.ty()?;
+        let t = self.operand_to_result_type()?;
         Ok((OpKind::TAssign { tile, addr }, vec![t]))
     }
 
@@ -792,11 +786,7 @@ impl Parser<'_> {
         let ptr = self.value()?;
         self.expect_punct(',')?;
         let offset = self.value()?;
-        self.opt_attr_dict()?;
-        self.expect_punct(':')?;
-        self.ty()?;
-        self.expect_arrow()?;
-        let t = self.ty()?;
+        let t = self.operand_to_result_type()?;
         Ok((OpKind::AddPtr { ptr, offset }, vec![t]))
     }
 
@@ -806,11 +796,7 @@ impl Parser<'_> {
         self.expect_punct('[')?;
         let offset = self.value()?;
         self.expect_punct(']')?;
-        self.opt_attr_dict()?;
-        self.expect_punct(':')?;
-        self.ty()?;
-        self.expect_arrow()?;
-        let t = self.ty()?;
+        let t = self.operand_to_result_type()?;
         Ok((OpKind::LoadScalar { ptr, offset }, vec![t]))
     }
 
