@@ -42,26 +42,34 @@ fn precompiled(include_dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-#[test]
-fn the_header_is_precompiled_once_and_changes_no_object() -> TestResult {
-    let dir = tempfile::tempdir()?;
-    let log = dir.path().join("commands.log");
-    let tc = Toolchain::with_compiler(logging_gxx(dir.path(), &log)?, &dir.path().join("a"))?;
-    let aiv = |p: PathBuf| CompileUnit::new(p, UnitKind::Kernel(CoreKind::Aiv));
-
-    tc.compile(&aiv(kernel(dir.path(), "k1", 1)?))?;
+/// A logging toolchain over cache `<dir>/a` in which two AIV kernels were compiled (the
+/// second built the precompiled header), and its command log.
+fn cache_with_pch(dir: &Path) -> Result<(Toolchain, PathBuf), Box<dyn std::error::Error>> {
+    let log = dir.join("commands.log");
+    let tc = Toolchain::with_compiler(logging_gxx(dir, &log)?, &dir.join("a"))?;
+    tc.compile(&aiv(kernel(dir, "k1", 1)?))?;
     assert!(
         precompiled(&tc.isa_include_dir()).is_empty(),
         "built at the first compile"
     );
-    tc.compile(&aiv(kernel(dir.path(), "k2", 2)?))?;
+    tc.compile(&aiv(kernel(dir, "k2", 2)?))?;
     let built = precompiled(&tc.isa_include_dir());
     assert_eq!(built.len(), 1, "{built:?}");
     assert!(built[0]
         .file_name()
         .is_some_and(|n| n.to_string_lossy().starts_with("aiv-")));
-
     std::fs::write(&log, "")?;
+    Ok((tc, log))
+}
+
+fn aiv(source: PathBuf) -> CompileUnit {
+    CompileUnit::new(source, UnitKind::Kernel(CoreKind::Aiv))
+}
+
+#[test]
+fn the_header_is_precompiled_once_and_changes_no_object() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let (tc, log) = cache_with_pch(dir.path())?;
     let third = tc.compile(&aiv(kernel(dir.path(), "k3", 3)?))?;
     let commands = std::fs::read_to_string(&log)?;
     assert!(
@@ -96,17 +104,10 @@ fn the_header_is_precompiled_once_and_changes_no_object() -> TestResult {
 #[test]
 fn a_kernel_defining_macros_first_never_uses_it() -> TestResult {
     let dir = tempfile::tempdir()?;
-    let log = dir.path().join("commands.log");
-    let tc = Toolchain::with_compiler(logging_gxx(dir.path(), &log)?, &dir.path().join("a"))?;
-    let aiv = |p: PathBuf| CompileUnit::new(p, UnitKind::Kernel(CoreKind::Aiv));
-    tc.compile(&aiv(kernel(dir.path(), "k1", 1)?))?;
-    tc.compile(&aiv(kernel(dir.path(), "k2", 2)?))?;
-    assert_eq!(precompiled(&tc.isa_include_dir()).len(), 1);
-
+    let (tc, log) = cache_with_pch(dir.path())?;
     let own = dir.path().join("own.cpp");
     let text = std::fs::read_to_string(kernel(dir.path(), "k4", 4)?)?;
     std::fs::write(&own, format!("#define PTO_OWN_SETTING 1\n{text}"))?;
-    std::fs::write(&log, "")?;
     tc.compile(&aiv(own))?;
     let commands = std::fs::read_to_string(&log)?;
     assert!(!commands.contains("-include"), "{commands}");
