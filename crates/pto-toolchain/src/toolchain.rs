@@ -13,6 +13,8 @@ use crate::generation::Generation;
 use crate::headers;
 use crate::manifest::{Entry, Manifest};
 
+mod pch;
+
 /// Version of the cache key derivation and layout. Bump it whenever the
 /// meaning of a key changes, so old entries are never misread.
 const CACHE_FORMAT: &str = "pto-toolchain-cache-v1";
@@ -456,8 +458,17 @@ impl Toolchain {
 
         let flags = self.args(unit, self.include_root.as_os_str(), &absolute_dirs(unit));
         let before = self.snapshot_headers(&flags, &tmp_dir, &source)?;
-        let (tmp_so, dep_file) = self.run_compile(unit, flags, &tmp_dir, &source)?;
-        let (deps, consistent) = self.hash_deps(&dep_file, &source, &content, before.as_ref())?;
+        let pch_args = pch::args(self, unit.kind, &content, &flags);
+        let (tmp_so, dep_file) =
+            self.run_compile(unit, [flags, pch_args.clone()].concat(), &tmp_dir, &source)?;
+        // A compile from the precompiled header lists none of the headers it holds: the
+        // dependency-only run, which read them all, lists what the plain compile would.
+        let dep_file = match before {
+            Some((_, ref pre_deps)) if !pch_args.is_empty() => pre_deps,
+            _ => &dep_file,
+        };
+        let before = before.as_ref().map(|(hashes, _)| hashes);
+        let (deps, consistent) = self.hash_deps(dep_file, &source, &content, before)?;
         let object_key = object_key(&content_key, &deps);
         if !consistent {
             return keep_uncached(unit, tmp_so, &objects, object_key, deps, &content);
@@ -476,13 +487,14 @@ impl Toolchain {
     /// Hashes every header `source` includes, by a dependency-only compile run before
     /// the real one: an entry is only recorded if every header the compiler read is
     /// unchanged afterwards, so a header edited mid-compile can never produce a stale
-    /// entry. `None` when that run fails (the real compile reports the error).
+    /// entry. The hashes come with the dependency file the run wrote. `None` when that run
+    /// fails (the real compile reports the error).
     fn snapshot_headers(
         &self,
         flags: &[OsString],
         tmp_dir: &Path,
         source: &Path,
-    ) -> Result<Option<HashMap<PathBuf, String>>> {
+    ) -> Result<Option<(HashMap<PathBuf, String>, TempPath)>> {
         let pre_deps = TempPath::new(tmp_dir.join(fsutil::unique_name("pre-", ".d")));
         let mut args = flags.to_vec();
         args.extend([
@@ -494,10 +506,12 @@ impl Toolchain {
         match self.run(&args) {
             Ok(out) if out.status.success() => {
                 Ok(std::fs::read_to_string(pre_deps.path()).ok().map(|text| {
-                    self.deps(&text, source)
+                    let hashes = self
+                        .deps(&text, source)
                         .into_iter()
                         .filter_map(|p| hash_file(&p).map(|h| (p, h)))
-                        .collect()
+                        .collect();
+                    (hashes, pre_deps)
                 }))
             }
             Ok(_) => Ok(None),
