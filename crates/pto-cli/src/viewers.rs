@@ -180,6 +180,11 @@ pub struct DepsArgs {
     /// Kernel names from this name map (default: the newest name_map_*.json beside the input).
     #[arg(long, value_name = "NAME_MAP")]
     func_names: Option<PathBuf>,
+    /// HTML of a graph with more than N nodes is the level-of-detail page: one node per
+    /// ring and kernel, with dependency counts on the edges, opened into ranges of tasks
+    /// and tasks on click (0: always).
+    #[arg(long, value_name = "N", default_value_t = deps_viewer::DEFAULT_LOD_ABOVE)]
+    lod_above: usize,
 }
 
 /// `pto scope-stats-plot`.
@@ -381,20 +386,23 @@ fn deps(a: &DepsArgs) -> Result<(), Failure> {
         )));
     }
     let layout = layout_choice(a)?;
-    let report = deps_viewer::view(&DepsViewerOptions {
-        input: &a.input,
-        output: a.output.as_deref(),
-        format,
-        layout,
-        func_names: a.func_names.as_deref(),
-        edge_mode: match a.edge_mode {
-            EdgeModeArg::Full => EdgeMode::Full,
-            EdgeModeArg::Reduced => EdgeMode::Reduced,
-            EdgeModeArg::Omitted => EdgeMode::Omitted,
-            EdgeModeArg::ReducedDataflow => EdgeMode::ReducedDataflow,
-            EdgeModeArg::OmittedDataflow => EdgeMode::OmittedDataflow,
+    let report = deps_viewer::view_with_lod(
+        &DepsViewerOptions {
+            input: &a.input,
+            output: a.output.as_deref(),
+            format,
+            layout,
+            func_names: a.func_names.as_deref(),
+            edge_mode: match a.edge_mode {
+                EdgeModeArg::Full => EdgeMode::Full,
+                EdgeModeArg::Reduced => EdgeMode::Reduced,
+                EdgeModeArg::Omitted => EdgeMode::Omitted,
+                EdgeModeArg::ReducedDataflow => EdgeMode::ReducedDataflow,
+                EdgeModeArg::OmittedDataflow => EdgeMode::OmittedDataflow,
+            },
         },
-    })?;
+        a.lod_above,
+    )?;
     warn_all(&report.warnings);
     let mut out = std::io::stdout().lock();
     if let Some(r) = &report.reduction {
@@ -404,8 +412,15 @@ fn deps(a: &DepsArgs) -> Result<(), Failure> {
         }
     }
     write!(out, "{}", report.summary_line())?;
-    match &report.layout {
-        Some(l) => writeln!(out, "; layout: {l}")?,
+    if let Some(l) = &report.layout {
+        write!(out, "; layout: {l}")?;
+    }
+    match report.aggregates {
+        Some(n) => writeln!(
+            out,
+            "; level of detail: {n} aggregates (more than --lod-above {} nodes)",
+            a.lod_above
+        )?,
         None => writeln!(out)?,
     }
     Ok(())
