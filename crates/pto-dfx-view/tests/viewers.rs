@@ -429,8 +429,9 @@ fn deps_viewer_level_of_detail_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     // Rings 0 and 1, five kernels, allocs in ring 2; the largest aggregate needs two levels
     // of ranges.
-    let (_, deps) = synth::generate(16_000, 2, 5);
+    let (swimlane, deps) = synth::generate(16_000, 2, 5);
     let input = write_deps(dir.path(), &deps);
+    pto_dfx::swimlane::write(&dir.path().join("chip_swimlane_records.json"), &swimlane).unwrap();
     write_evil_names(dir.path());
     let opts = DepsViewerOptions {
         input: &input,
@@ -460,8 +461,8 @@ fn deps_viewer_level_of_detail_in_chromium() {
     assert_eq!(st["fits"], true, "{st}");
     assert_eq!(st["drag"], serde_json::json!({"dx": 40, "dy": 25}), "{st}");
     assert_eq!(st["zoomIn"], true, "{st}");
-    // The inline script, the two JSON blocks and six columns: nothing injected.
-    assert_eq!(st["scripts"], 9, "{st}");
+    // The inline script, the two JSON blocks and seven columns: nothing injected.
+    assert_eq!(st["scripts"], 10, "{st}");
     assert!(
         !dom.contains(EVIL),
         "the evil name reached the DOM as markup"
@@ -519,6 +520,11 @@ fn deps_viewer_level_of_detail_in_chromium() {
         m.get(&first)
             .map_or_else(Vec::new, |s| s.iter().map(disp).collect())
     };
+    // The swimlane beside the input gives the task its measured span.
+    assert!(
+        l["detail"].as_str().unwrap().contains("\nmeasured "),
+        "{st}"
+    );
     assert_eq!(listed(&l["preds"]), expect(&want.preds), "{st}");
     assert_eq!(listed(&l["succs"]), expect(&want.succs), "{st}");
     // Following a link opens that task, in its own aggregate and range.

@@ -18,14 +18,17 @@
     return out;
   }
   var littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-  function u32(id) {
+  // Column id's bytes with each `size`-byte word in this machine's order (the page's are
+  // little-endian).
+  function words(id, size) {
     var b = bytesOf(id);
     if (!littleEndian) {
-      for (var i = 0; i + 3 < b.length; i += 4) {
-        var x = b[i]; b[i] = b[i + 3]; b[i + 3] = x;
-        x = b[i + 1]; b[i + 1] = b[i + 2]; b[i + 2] = x;
-      }
+      for (var i = 0; i + size <= b.length; i += size) { b.subarray(i, i + size).reverse(); }
     }
+    return b;
+  }
+  function u32(id) {
+    var b = words(id, 4);
     return new Uint32Array(b.buffer, b.byteOffset, b.length >> 2);
   }
   // The columns, decoded on first use; predecessors are the successor lists inverted.
@@ -33,6 +36,8 @@
     if (C) { return C; }
     var c = { order: u32('col-order'), local: u32('col-local'), flags: bytesOf('col-flags'),
       soff: u32('col-soff'), succ: u32('col-succ'), block: new Map() };
+    var spans = words('col-span', 8);
+    c.span = new Float64Array(spans.buffer, spans.byteOffset, spans.length >> 3);
     var blocks = u32('col-block'), i, a, p, k;
     for (i = 0; i + 1 < blocks.length; i += 2) { c.block.set(blocks[i], blocks[i + 1]); }
     c.agg = new Uint32Array(N); c.pos = new Uint32Array(N);
@@ -168,6 +173,10 @@
       'kind ' + a.kind + (a.kernel_ids.length ? '  kernel_ids [' + a.kernel_ids.join(', ') + ']' : ''),
       'kernel ' + a.name + (b > 1 ? '  SPMD block num ' + b : '') + ((C.flags[i] & 1) ? '  early dispatch' : ''),
     ].join('\n')));
+    var s0 = C.span[2 * i], s1 = C.span[2 * i + 1];
+    if (!isNaN(s0)) {
+      box.appendChild(document.createTextNode('\nmeasured ' + s0.toFixed(3) + ' .. ' + s1.toFixed(3) + ' us (' + (s1 - s0).toFixed(3) + ' us)'));
+    }
     links(box, 'fanin', Array.from(C.pred.subarray(C.poff[i], C.poff[i + 1])), 'pred');
     links(box, 'fanout', Array.from(C.succ.subarray(C.soff[i], C.soff[i + 1])), 'succ');
     return box;

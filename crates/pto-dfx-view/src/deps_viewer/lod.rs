@@ -17,11 +17,13 @@
 //! - `col-flags`: `u8` per node, bit 0 early dispatch, bit 1 the ⭐ of the per-task page;
 //! - `col-soff`, `col-succ`: the shown successors as CSR (`u32` offsets, `n + 1` of them,
 //!   and `u32` node indices);
-//! - `col-block`: `u32` pairs (node, SPMD block num) for the nodes with more than one block.
+//! - `col-block`: `u32` pairs (node, SPMD block num) for the nodes with more than one block;
+//! - `col-span`: with a swimlane beside the input, `f64` pairs per node: the measured
+//!   start and end in µs (NaN: not measured); empty without one.
 //!
 //! The rest (aggregates, their edges, the tree's leaf and fan-out sizes) is one small JSON
 //! block (`#lod`). Memory is a few words per node beyond the graph itself, and the page
-//! about 20 bytes per node and 5 per dependency.
+//! about 20 bytes per node (43 with measured spans) and 5 per dependency.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -520,6 +522,11 @@ impl<'b, 'f> Column<'b, 'f> {
         self.spill()
     }
 
+    fn f64(&mut self, v: f64) -> Result<(), ToolError> {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+        self.spill()
+    }
+
     fn u32(&mut self, v: u32) -> Result<(), ToolError> {
         self.bytes.extend_from_slice(&v.to_le_bytes());
         self.spill()
@@ -589,7 +596,20 @@ fn write_columns(
         }
     }
     c.close()?;
-    Ok(())
+    let mut c = Column::open(body, "col-span");
+    if !g.timings.is_empty() {
+        for n in &g.nodes {
+            let (start, end) = g
+                .timings
+                .get(n.timing as usize)
+                .map_or((f64::NAN, f64::NAN), |t| {
+                    (t.0 as f64 / 1e3, t.1 as f64 / 1e3)
+                });
+            c.f64(start)?;
+            c.f64(end)?;
+        }
+    }
+    c.close()
 }
 
 /// The level-of-detail page's CSS (`lod.css`, included at build time after `page.css`).
@@ -693,6 +713,7 @@ mod tests {
         let mut flags = String::new();
         html::push_base64(&mut flags, &[0, 0, 0, 0, 0]);
         assert_eq!(column("col-flags"), flags);
+        assert_eq!(column("col-span"), "", "no swimlane beside the input");
         assert!(page.contains("level of detail: 4 aggregates"));
         assert!(page.contains("data-from=\"1\" data-to=\"2\""));
         // At or below the threshold: the per-task page.
@@ -700,5 +721,43 @@ mod tests {
         assert_eq!(report.aggregates, None);
         let page = std::fs::read_to_string(&report.output).unwrap();
         assert!(page.contains("id=\"T1_2\"") && !page.contains("col-order"));
+    }
+
+    #[test]
+    fn a_swimlane_beside_adds_the_measured_spans() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("deps.json");
+        std::fs::write(&input, r#"{"tasks":[{"task_id":"0","scope":"auto","kernel_ids":[0,-1,-1],"block_num":1,"args":[]},{"task_id":"1","scope":"auto","kernel_ids":[0,-1,-1],"block_num":1,"args":[]},{"task_id":"2","scope":"auto","kernel_ids":[0,-1,-1],"block_num":1,"args":[]}],"tensors":[],"edges":[{"pred":"0","succ":"1","arg":0,"source":"tensormap","flags":["wait"]},{"pred":"1","succ":"2","arg":0,"source":"tensormap","flags":["wait"]}]}"#).unwrap();
+        // 1 GHz: cycles are ns; the base is the first dispatch (990). Task 2 has no record.
+        std::fs::write(
+            dir.path().join("chip_swimlane_records.json"),
+            r#"{"chip_swimlane_level": 2, "metadata": {"clock_freq_hz": 1000000000, "num_cores": 2, "core_types": ["aic", "aiv"]},
+              "aicore_tasks": [[0, 0, 1, 1000, 2000, 0], [1, 1, 1, 2500, 3250, 0]],
+              "aicpu_tasks": [[0, 1, 990, 2010], [1, 1, 2490, 3260]]}"#,
+        )
+        .unwrap();
+        let report = super::super::view_with_lod(
+            &super::super::DepsViewerOptions {
+                input: &input,
+                output: None,
+                format: super::super::Format::Html,
+                layout: LayoutChoice::Builtin,
+                func_names: None,
+                edge_mode: super::super::EdgeMode::Full,
+            },
+            0,
+        )
+        .unwrap();
+        let page = std::fs::read_to_string(&report.output).unwrap();
+        let bytes: Vec<u8> = [0.01, 1.01, 1.51, 2.26, f64::NAN, f64::NAN]
+            .iter()
+            .flat_map(|x: &f64| x.to_le_bytes())
+            .collect();
+        let mut expected = String::new();
+        html::push_base64(&mut expected, &bytes);
+        assert!(
+            page.contains(&format!("id=\"col-span\">{expected}</script>")),
+            "{page}"
+        );
     }
 }
