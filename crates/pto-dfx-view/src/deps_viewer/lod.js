@@ -229,7 +229,7 @@
   document.addEventListener('keydown', function (e) { if (e.key === 'Escape') { select(-1); } });
   var tReady = performance.now();
 
-  if (/[?&]selftest\b/.test(location.search)) {
+  if (/[?&]selftest\b/.test(location.search) && aggs.length) {
     var res = document.getElementById('selftest-result');
     var out = res.textContent ? JSON.parse(res.textContent) : {};
     var L = out.lod = { scriptStartMs: t0, readyMs: tReady, n: N,
