@@ -180,6 +180,11 @@ pub struct DepsArgs {
     /// Kernel names from this name map (default: the newest name_map_*.json beside the input).
     #[arg(long, value_name = "NAME_MAP")]
     func_names: Option<PathBuf>,
+    /// HTML of a graph with more than N nodes is the level-of-detail page: one node per
+    /// ring and kernel, with dependency counts on the edges, opened into ranges of tasks
+    /// and tasks on click (default: 10000; 0: always).
+    #[arg(long, value_name = "N")]
+    lod_above: Option<usize>,
 }
 
 /// `pto scope-stats-plot`.
@@ -380,21 +385,30 @@ fn deps(a: &DepsArgs) -> Result<(), Failure> {
             "`--engine` applies to `--format html` only"
         )));
     }
+    if format == Format::Text && a.lod_above.is_some() {
+        return Err(Failure::Other(anyhow::anyhow!(
+            "`--lod-above` applies to `--format html` only"
+        )));
+    }
+    let lod_above = a.lod_above.unwrap_or(deps_viewer::DEFAULT_LOD_ABOVE);
     let layout = layout_choice(a)?;
-    let report = deps_viewer::view(&DepsViewerOptions {
-        input: &a.input,
-        output: a.output.as_deref(),
-        format,
-        layout,
-        func_names: a.func_names.as_deref(),
-        edge_mode: match a.edge_mode {
-            EdgeModeArg::Full => EdgeMode::Full,
-            EdgeModeArg::Reduced => EdgeMode::Reduced,
-            EdgeModeArg::Omitted => EdgeMode::Omitted,
-            EdgeModeArg::ReducedDataflow => EdgeMode::ReducedDataflow,
-            EdgeModeArg::OmittedDataflow => EdgeMode::OmittedDataflow,
+    let report = deps_viewer::view_with_lod(
+        &DepsViewerOptions {
+            input: &a.input,
+            output: a.output.as_deref(),
+            format,
+            layout,
+            func_names: a.func_names.as_deref(),
+            edge_mode: match a.edge_mode {
+                EdgeModeArg::Full => EdgeMode::Full,
+                EdgeModeArg::Reduced => EdgeMode::Reduced,
+                EdgeModeArg::Omitted => EdgeMode::Omitted,
+                EdgeModeArg::ReducedDataflow => EdgeMode::ReducedDataflow,
+                EdgeModeArg::OmittedDataflow => EdgeMode::OmittedDataflow,
+            },
         },
-    })?;
+        lod_above,
+    )?;
     warn_all(&report.warnings);
     let mut out = std::io::stdout().lock();
     if let Some(r) = &report.reduction {
@@ -404,8 +418,14 @@ fn deps(a: &DepsArgs) -> Result<(), Failure> {
         }
     }
     write!(out, "{}", report.summary_line())?;
-    match &report.layout {
-        Some(l) => writeln!(out, "; layout: {l}")?,
+    if let Some(l) = &report.layout {
+        write!(out, "; layout: {l}")?;
+    }
+    match report.aggregates {
+        Some(n) => writeln!(
+            out,
+            "; level of detail: {n} aggregates (more than --lod-above {lod_above} nodes)"
+        )?,
         None => writeln!(out)?,
     }
     Ok(())
@@ -495,4 +515,25 @@ fn critical(a: &CriticalPathArgs) -> Result<(), Failure> {
         writeln!(out, "Wrote {}", f.display())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DepsArgs;
+
+    /// `--lod-above`'s help states the default, which lives in `pto-dfx-view`.
+    #[test]
+    fn lod_above_help_names_the_library_default() {
+        let cmd = <DepsArgs as clap::Args>::augment_args(clap::Command::new("deps-viewer"));
+        let arg = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "lod_above")
+            .unwrap();
+        let help = arg.get_long_help().or(arg.get_help()).unwrap().to_string();
+        let default = format!(
+            "(default: {}; 0: always)",
+            pto_dfx_view::deps_viewer::DEFAULT_LOD_ABOVE
+        );
+        assert!(help.contains(&default), "{help}");
+    }
 }

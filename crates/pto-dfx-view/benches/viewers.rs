@@ -8,7 +8,7 @@
 //!
 //! `PTO_BENCH_DIR` keeps the generated inputs there (reused by the next
 //! run of the same size); `PTO_BENCH_ONLY` picks scenarios by name
-//! (`convert`, `deps-html`, `deps-text`, `deps-reduced`, `critical-path`).
+//! (`convert`, `deps-html`, `deps-html-lod`, `deps-text`, `deps-reduced`, `critical-path`).
 //!
 //! Scenarios, each timed end to end (read, process, write through the
 //! atomic temp-file-and-rename path, fsync included) in a fresh child
@@ -20,9 +20,11 @@
 //!    task rows plus a `deps.json` of ~1.5·N edges beside it;
 //! 2. `swimlane-converter`, level 4: N/4 tasks with scheduler phases and
 //!    orchestrator submits (about six records per task);
-//! 3. `deps-viewer --format html --engine builtin` on a 10,000-node graph;
-//!    (the level-2 input's size counts both files; the deps viewer reads
-//!    only `deps.json`)
+//! 3. `deps-viewer --format html --engine builtin` on a 10,000-node graph,
+//!    one drawn node per task (the level-2 input's size counts both files; the
+//!    deps viewer reads only `deps.json`, and the swimlane beside it for spans);
+//!    and the level-of-detail page of the level-2 run's N tasks (`deps-html-lod`,
+//!    JSON and compact input);
 //! 4. `deps-viewer` text on the same graph;
 //! 5. `deps-viewer` text on the level-2 run's `deps.json` (N tasks), in
 //!    full and with `--edge-mode reduced`;
@@ -93,24 +95,34 @@ fn child(scenario: &str, dir: &Path) -> Res<()> {
             );
             mib(&report.output)
         }
-        "deps-html" | "deps-text" | "deps-reduced" | "deps-text-views" => {
+        "deps-html" | "deps-html-lod" | "deps-text" | "deps-reduced" | "deps-text-views" => {
             let edge_mode = if scenario == "deps-reduced" {
                 EdgeMode::Reduced
             } else {
                 EdgeMode::Full
             };
-            let report = deps_viewer::view(&DepsViewerOptions {
-                input: &dir.join(deps_name),
-                output: None,
-                format: if scenario == "deps-html" {
-                    Format::Html
-                } else {
-                    Format::Text
+            // `deps-html` is the per-task page at any size, `deps-html-lod` the default
+            // (the level-of-detail page above 10,000 nodes).
+            let lod_above = if scenario == "deps-html" {
+                usize::MAX
+            } else {
+                deps_viewer::DEFAULT_LOD_ABOVE
+            };
+            let report = deps_viewer::view_with_lod(
+                &DepsViewerOptions {
+                    input: &dir.join(deps_name),
+                    output: None,
+                    format: if scenario.starts_with("deps-html") {
+                        Format::Html
+                    } else {
+                        Format::Text
+                    },
+                    layout: LayoutChoice::Builtin,
+                    func_names: None,
+                    edge_mode,
                 },
-                layout: LayoutChoice::Builtin,
-                func_names: None,
-                edge_mode,
-            })?;
+                lod_above,
+            )?;
             eprintln!(
                 "  {} nodes, {} edges",
                 report.n_nodes, report.n_unique_edges
@@ -519,6 +531,18 @@ fn main() -> Res<()> {
             "deps-text",
             &level2,
             level2_mib,
+        ),
+        (
+            format!("deps-viewer html, level of detail, level 2 run, {n} tasks"),
+            "deps-html-lod",
+            &level2,
+            level2_mib,
+        ),
+        (
+            format!("deps-viewer html, level of detail, level 2 run, {n} tasks, compact input"),
+            "deps-html-lod-compact",
+            &level2,
+            compact_mib(&level2),
         ),
         (
             format!("deps-viewer text --edge-mode reduced, level 2 run, {n} tasks"),

@@ -34,6 +34,17 @@
 //! page exercise its own controls and write the results into
 //! `#selftest-result` (the Chromium tests read them).
 //!
+//! **Level of detail**: a graph of more than [`DEFAULT_LOD_ABOVE`] nodes (or the
+//! `lod_above` of [`view_with_lod`], `--lod-above`) gets a different page, since no
+//! browser draws a million-node SVG: one node per aggregate — the tasks of one ring
+//! running one kernel combination, allocs and dummies by ring — on a grid of rings by
+//! kernels, edges weighted by the number of shown dependencies between aggregates.
+//! Clicking an aggregate lists its tasks as ranges in task order (at most 32 to a level,
+//! at most 64 tasks to a leaf), each opened on click; a task shows its kind, kernels,
+//! block num and its predecessors and successors as links that open them in turn. The
+//! tasks travel as base64 columns the page decodes on the first click (the module
+//! `lod` names them); pan, zoom, fit and the self-test are the per-task page's.
+//!
 //! **Edge modes** ([`EdgeMode`], Simpler's `--edge-mode`): `full` shows
 //! every `(pred, succ)` pair; `reduced` drops the pairs a longer path
 //! already implies (transitive reduction, [`reduction::redundant_edges`]),
@@ -83,6 +94,7 @@ use pto_dfx::dtype::DataType;
 use pto_dfx::error::Problem;
 use pto_dfx::task_id::TaskId;
 
+mod lod;
 mod page;
 
 #[cfg(test)]
@@ -175,6 +187,11 @@ pub const AUTO_GRAPHVIZ_MAX_NODES: usize = 300;
 /// built-in layout.
 pub const AUTO_GRAPHVIZ_BUDGET: Duration = Duration::from_secs(10);
 
+/// Above this many nodes the HTML page is the level-of-detail view (aggregates of
+/// ring × kernel, opened on demand) instead of one drawn node per task: a browser lays out
+/// and pans a per-task SVG of 10,000 nodes in about 2 s, and one of 1,000,000 not at all.
+pub const DEFAULT_LOD_ABOVE: usize = 10_000;
+
 /// What to show and where.
 #[derive(Clone, Copy, Debug)]
 pub struct DepsViewerOptions<'a> {
@@ -235,6 +252,9 @@ pub struct DepsViewerReport {
     /// What a reduction mode removed (`None` for `full`, and when the
     /// graph could not be reduced: see `warnings`).
     pub reduction: Option<Reduction>,
+    /// The number of aggregates when the HTML page is the level-of-detail view
+    /// (`None`: one node per task, or text).
+    pub aggregates: Option<usize>,
     /// Recoverable damage and fallbacks, each naming its file.
     pub warnings: Vec<String>,
 }
@@ -936,8 +956,18 @@ fn read_deps(
     }
 }
 
-/// Writes the text or HTML view of `options.input` (see the module docs).
+/// Writes the text or HTML view of `options.input` (see the module docs); an HTML page of
+/// more than [`DEFAULT_LOD_ABOVE`] nodes is the level-of-detail view.
 pub fn view(options: &DepsViewerOptions<'_>) -> Result<DepsViewerReport, ToolError> {
+    view_with_lod(options, DEFAULT_LOD_ABOVE)
+}
+
+/// [`view`], with the HTML page the level-of-detail view when the graph has more than
+/// `lod_above` nodes (`0`: always; `usize::MAX`: never); see the module docs.
+pub fn view_with_lod(
+    options: &DepsViewerOptions<'_>,
+    lod_above: usize,
+) -> Result<DepsViewerReport, ToolError> {
     let input = options.input;
     let dir = crate::parent_dir(input);
     let mut warnings = Vec::new();
@@ -976,6 +1006,7 @@ pub fn view(options: &DepsViewerOptions<'_>) -> Result<DepsViewerReport, ToolErr
         .sum();
     let adj = Adjacency::new(graph.nodes.len(), &graph.pairs, |k| selected[k]);
     let mut layout_used = None;
+    let mut aggregates = None;
     let mut file = AtomicFile::create(&output)?;
     match options.format {
         Format::Text => write_text(
@@ -991,6 +1022,20 @@ pub fn view(options: &DepsViewerOptions<'_>) -> Result<DepsViewerReport, ToolErr
             },
             &mut file,
         )?,
+        Format::Html if graph.nodes.len() > lod_above => {
+            let drawn = lod::write_lod_html(
+                &graph,
+                &adj,
+                &selected,
+                input,
+                options.layout,
+                lod_above,
+                &mut warnings,
+                &mut file,
+            )?;
+            layout_used = Some(drawn.layout);
+            aggregates = Some(drawn.aggregates);
+        }
         Format::Html => {
             let used = write_html(
                 &graph,
@@ -1014,6 +1059,7 @@ pub fn view(options: &DepsViewerOptions<'_>) -> Result<DepsViewerReport, ToolErr
         n_annotated_edges: n_annotated,
         layout: layout_used,
         reduction,
+        aggregates,
         warnings,
     })
 }

@@ -353,3 +353,188 @@ fn converter_flows_cover_every_kind_at_level_four() {
         .iter()
         .any(|e| e["ph"] == "X" && e["name"].as_str().is_some_and(|n| n.contains("_spmd("))));
 }
+
+/// An aggregate: a ring and a kernel combination (`[-2]` for an alloc, which has none).
+type AggKey = (u8, Vec<i32>);
+
+/// Each task's shown neighbours on one side.
+type Neighbours = std::collections::BTreeMap<
+    pto_dfx::task_id::TaskId,
+    std::collections::BTreeSet<pto_dfx::task_id::TaskId>,
+>;
+
+/// What the level-of-detail page of `deps` must show, worked out here from the file
+/// itself: the aggregates and their tasks, the pairs of different aggregates with a
+/// dependency, and each node's predecessors and successors.
+struct LodExpect {
+    members: std::collections::BTreeMap<AggKey, Vec<pto_dfx::task_id::TaskId>>,
+    agg_pairs: std::collections::BTreeSet<(AggKey, AggKey)>,
+    preds: Neighbours,
+    succs: Neighbours,
+}
+
+fn lod_expect(deps: &pto_dfx::deps::DepsFile) -> LodExpect {
+    use pto_dfx::task_id::TaskId;
+    use std::collections::{BTreeMap, BTreeSet};
+    let kernels: BTreeMap<TaskId, Vec<i32>> = deps
+        .tasks
+        .iter()
+        .map(|t| (t.task_id, t.kernel_ids.clone()))
+        .collect();
+    // An alloc has no kernel: a key no task has.
+    let key = |id: TaskId| {
+        (
+            id.ring(),
+            kernels.get(&id).cloned().unwrap_or_else(|| vec![-2]),
+        )
+    };
+    let mut nodes: BTreeSet<TaskId> = kernels.keys().copied().collect();
+    let mut e = LodExpect {
+        members: BTreeMap::new(),
+        agg_pairs: BTreeSet::new(),
+        preds: BTreeMap::new(),
+        succs: BTreeMap::new(),
+    };
+    for d in &deps.edges {
+        nodes.insert(d.pred);
+        nodes.insert(d.succ);
+        if d.pred != d.succ {
+            e.preds.entry(d.succ).or_default().insert(d.pred);
+            e.succs.entry(d.pred).or_default().insert(d.succ);
+            if key(d.pred) != key(d.succ) {
+                e.agg_pairs.insert((key(d.pred), key(d.succ)));
+            }
+        }
+    }
+    for id in nodes {
+        e.members.entry(key(id)).or_default().push(id);
+    }
+    e
+}
+
+/// Levels of ranges above the tasks in an aggregate of `n` tasks (at most 64 tasks to a
+/// leaf, ranges at most 32-way).
+fn range_levels(n: usize) -> usize {
+    let (mut levels, mut span) = (0, 64);
+    while span < n {
+        levels += 1;
+        span *= 32;
+    }
+    levels
+}
+
+#[test]
+fn deps_viewer_level_of_detail_in_chromium() {
+    use pto_dfx::task_id::TaskId;
+    let dir = tempfile::tempdir().unwrap();
+    // Rings 0 and 1, five kernels, allocs in ring 2; the largest aggregate needs two levels
+    // of ranges.
+    let (swimlane, deps) = synth::generate(16_000, 2, 5);
+    let input = write_deps(dir.path(), &deps);
+    pto_dfx::swimlane::write(&dir.path().join("chip_swimlane_records.json"), &swimlane).unwrap();
+    write_evil_names(dir.path());
+    let opts = DepsViewerOptions {
+        input: &input,
+        output: None,
+        format: Format::Html,
+        layout: LayoutChoice::Builtin,
+        func_names: None,
+        edge_mode: EdgeMode::Full,
+    };
+    // The default threshold keeps the per-task page up to 10,000 nodes; a low one does not.
+    let small_dir = dir.path().join("small");
+    std::fs::create_dir_all(&small_dir).unwrap();
+    let small = write_deps(&small_dir, &synth::deps_graph(300));
+    let per_task = deps_viewer::view(&DepsViewerOptions {
+        input: &small,
+        ..opts
+    })
+    .unwrap();
+    assert_eq!(per_task.aggregates, None);
+    let report = deps_viewer::view_with_lod(&opts, 1000).unwrap();
+    let want = lod_expect(&deps);
+    assert_eq!(report.aggregates, Some(want.members.len()));
+    let (dom, st) = selftest(&report.output);
+    // page.js's controls on the aggregate graph.
+    assert_eq!(st["nodes"], want.members.len(), "{st}");
+    assert_eq!(st["edges"], want.agg_pairs.len(), "{st}");
+    assert_eq!(st["fits"], true, "{st}");
+    assert_eq!(st["drag"], serde_json::json!({"dx": 40, "dy": 25}), "{st}");
+    assert_eq!(st["zoomIn"], true, "{st}");
+    // The inline script, the two JSON blocks and seven columns: nothing injected.
+    assert_eq!(st["scripts"], 10, "{st}");
+    assert!(
+        !dom.contains(EVIL),
+        "the evil name reached the DOM as markup"
+    );
+    assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt; · ring 0"));
+
+    let l = &st["lod"];
+    assert_eq!(l["n"], report.n_nodes, "{st}");
+    assert_eq!(l["total"], report.n_nodes, "{st}");
+    assert_eq!(l["aggregates"], want.members.len(), "{st}");
+    // The largest aggregate opened: its ranges cover it, two levels down to at most 64 tasks.
+    let (big_key, big) = want.members.iter().max_by_key(|(_, m)| m.len()).unwrap();
+    assert_eq!(l["panel"], true, "{st}");
+    assert_eq!(l["count"], big.len(), "{st}");
+    assert!(
+        l["title"].as_str().unwrap().ends_with(&format!(
+            "ring {} \u{b7} \u{d7}{}",
+            big_key.0,
+            big.len()
+        )),
+        "{st}"
+    );
+    assert!(l["hl"].as_u64().unwrap() > 0, "{st}");
+    assert_eq!(l["topSum"], big.len(), "{st}");
+    assert_eq!(
+        range_levels(big.len()),
+        2,
+        "the test wants two levels: {}",
+        big.len()
+    );
+    assert_eq!(l["depth"], 2, "{st}");
+    // Ranges split evenly: no runt levels, no leaf of more than 64 tasks.
+    let top = l["topItems"].as_u64().unwrap();
+    assert!((2..=32).contains(&top), "{st}");
+    let leaf = l["leafTasks"].as_u64().unwrap();
+    assert!(leaf > 32 && leaf <= 64, "{st}");
+    // The first task, with its predecessors and successors in task order.
+    let disp = |id: &TaskId| format!("({}, {})", id.ring(), id.local());
+    let first = big[0];
+    assert!(
+        l["task"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{} \u{b7} ", disp(&first))),
+        "{st}"
+    );
+    let listed = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    let expect = |m: &Neighbours| {
+        m.get(&first)
+            .map_or_else(Vec::new, |s| s.iter().map(disp).collect())
+    };
+    // The swimlane beside the input gives the task its measured span.
+    assert!(
+        l["detail"].as_str().unwrap().contains("\nmeasured "),
+        "{st}"
+    );
+    assert_eq!(listed(&l["preds"]), expect(&want.preds), "{st}");
+    assert_eq!(listed(&l["succs"]), expect(&want.succs), "{st}");
+    // Following a link opens that task, in its own aggregate and range.
+    let followed = l["followed"].as_str().unwrap();
+    assert!(
+        l["landed"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{followed} \u{b7} ")),
+        "{st}"
+    );
+    assert_eq!(l["closed"], true, "{st}");
+}

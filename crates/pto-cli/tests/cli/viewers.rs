@@ -371,6 +371,51 @@ fn deps_viewer_text_by_default_and_html_on_request() {
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("`--engine` applies to `--format html` only")
     );
+    let o = pto(&["deps-viewer", s(&input), "--lod-above", "2"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("`--lod-above` applies to `--format html` only"));
+}
+
+#[test]
+fn deps_viewer_lod_above_writes_the_level_of_detail_page() {
+    let d = run_dir("deps-lod");
+    let input = d.join("deps.json");
+    let html = |lod: &str| {
+        let o = pto(&[
+            "deps-viewer",
+            s(&input),
+            "--format",
+            "html",
+            "--lod-above",
+            lod,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let page = std::fs::read_to_string(d.join("deps_viewer.html")).unwrap();
+        (String::from_utf8_lossy(&o.stdout).into_owned(), page)
+    };
+    // Three tasks: above 2 the aggregates, at 3 one node per task.
+    let (out, page) = html("2");
+    assert!(
+        out.contains("; layout: ring \u{d7} kernel grid; level of detail: ")
+            && out
+                .trim_end()
+                .ends_with(" aggregates (more than --lod-above 2 nodes)"),
+        "{out}"
+    );
+    assert!(page.contains("id=\"col-order\"") && page.contains("class=\"node agg "));
+    let (out, page) = html("3");
+    assert!(!out.contains("level of detail"), "{out}");
+    assert!(!page.contains("col-order") && page.contains("id=\"T0_0\""));
+    let o = pto(&[
+        "deps-viewer",
+        s(&input),
+        "--format",
+        "html",
+        "--lod-above",
+        "-1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
 #[test]

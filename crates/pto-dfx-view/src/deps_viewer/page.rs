@@ -20,7 +20,7 @@ use pto_dfx::deps_scan::DepsScan;
 use pto_dfx::task_id::TaskId;
 
 /// The HTML style class: which cores a task uses.
-fn core_class(kind: Kind, kernel_ids: &[i32]) -> &'static str {
+pub(super) fn core_class(kind: Kind, kernel_ids: &[i32]) -> &'static str {
     if kind == Kind::Alloc {
         return "alloc";
     }
@@ -116,7 +116,7 @@ fn graphviz_engine(
 
 /// Lays the graph out as `choice` says; returns the layout and its name. A Graphviz
 /// engine that overruns its budget is killed and the built-in layout used, with a warning.
-fn lay_out(
+pub(super) fn lay_out(
     choice: LayoutChoice,
     sizes: &[Size],
     labels: &[String],
@@ -146,17 +146,19 @@ fn lay_out(
 }
 
 /// The body is written to the file whenever it passes this many bytes.
-const FLUSH: usize = 1 << 16;
+pub(super) const FLUSH: usize = 1 << 16;
 
 /// The page body being built, written to `file` in pieces of about [`FLUSH`] bytes.
-struct Body<'f> {
-    text: String,
-    file: &'f mut AtomicFile,
+pub(super) struct Body<'f> {
+    /// The text not yet written.
+    pub(super) text: String,
+    /// The page file.
+    pub(super) file: &'f mut AtomicFile,
 }
 
 impl Body<'_> {
     /// Writes the text so far if it has passed [`FLUSH`] bytes.
-    fn flush_if_full(&mut self) -> Result<(), ToolError> {
+    pub(super) fn flush_if_full(&mut self) -> Result<(), ToolError> {
         if self.text.len() >= FLUSH {
             self.flush()?;
         }
@@ -164,7 +166,7 @@ impl Body<'_> {
     }
 
     /// Writes the text so far.
-    fn flush(&mut self) -> Result<(), ToolError> {
+    pub(super) fn flush(&mut self) -> Result<(), ToolError> {
         self.file.write_all(self.text.as_bytes())?;
         self.text.clear();
         Ok(())
@@ -212,7 +214,7 @@ fn draw(
 }
 
 /// The page's title: the input's file name and the counts of nodes and shown edges.
-fn page_title(g: &Graph, selected: &[bool], input: &Path) -> String {
+pub(super) fn page_title(g: &Graph, selected: &[bool], input: &Path) -> String {
     let file_name = input
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -274,7 +276,7 @@ fn push_header(out: &mut String, title: &str, used: &str) {
 }
 
 /// The SVG's start: its size, the three arrow heads, and the opening of the edge group.
-fn push_svg_start(out: &mut String, layout: &Layout) {
+pub(super) fn push_svg_start(out: &mut String, layout: &Layout) {
     let _ = write!(
         out,
         "<main><svg id=\"graph\" data-w=\"{}\" data-h=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">\
@@ -318,7 +320,7 @@ fn write_edges(
 
 /// The SVG path through `pts`: cubic Béziers when the points come in threes after the
 /// first (Graphviz's splines), else straight segments.
-fn edge_path(pts: &[layout::Point]) -> String {
+pub(super) fn edge_path(pts: &[layout::Point]) -> String {
     let mut d = format!("M{},{}", num(pts[0].x), num(pts[0].y));
     if (pts.len() - 1).is_multiple_of(3) {
         for c in pts[1..].chunks(3) {
@@ -386,7 +388,7 @@ fn write_nodes(body: &mut Body<'_>, g: &Graph, drawing: &Drawing) -> Result<(), 
 
 /// The node's shape for its core class: an ellipse for AIV, a diamond for MIX, else a
 /// rounded box.
-fn push_shape(out: &mut String, class: &str, size: Size) {
+pub(super) fn push_shape(out: &mut String, class: &str, size: Size) {
     let (w, h) = (size.w, size.h);
     let (hw, hh) = (num(w / 2.0), num(h / 2.0));
     match class {
@@ -468,8 +470,8 @@ fn node_details(g: &Graph, adj: &Adjacency, label: &str, i: usize) -> Value {
 
 /// The graph page's CSS (`page.css`, included at build time; the file's final
 /// newline is dropped, as the page shell adds its own).
-const STYLE: &str = include_str!("page.css").trim_ascii_end();
+pub(super) const STYLE: &str = include_str!("page.css").trim_ascii_end();
 
 /// The graph page's script (`page.js`, included at build time; the final newline
 /// is dropped, as for [`STYLE`]).
-const SCRIPT: &str = include_str!("page.js").trim_ascii_end();
+pub(super) const SCRIPT: &str = include_str!("page.js").trim_ascii_end();
