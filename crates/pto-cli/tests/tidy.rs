@@ -584,7 +584,7 @@ fn dtype_spellings() -> Vec<(&'static str, usize)> {
         out.extend(t.c_type.filter(|c| c.ends_with("_t")).map(|s| (s, i)));
         if let Some(row) = t.simpler.map(|d| d.row()) {
             out.extend(
-                [row.host_name, row.numpy_attr]
+                [Some(row.torch_name), row.numpy_attr]
                     .into_iter()
                     .flatten()
                     .map(|s| (s, i)),
