@@ -416,7 +416,6 @@ const SWITCH_LIST_ALLOWLIST: &[(&str, &str)] = &[
     ("python/pypto/runtime/device_runner.py", "PyPTO's execute_on_device signature: test_dfx_switches.py test_the_dataclasses_declare_every_switch"),
     ("python/pypto/runtime/runner.py", "RunConfig / DfxOptions fields and PyPTO 2026-08's positional order: test_dfx_switches.py"),
     ("python/pypto/runtime/_simpler_compat/_task_interface.py", "Simpler's CallConfig fields: test_dfx_switches.py test_the_dataclasses_declare_every_switch"),
-    ("python/pypto/runtime/debug/replay.py", "PyPTO's replay flags: python/tests/test_replay.py"),
     ("python/pypto/testing/pytest_plugin.py", "PyPTO's pytest flags: python/tests/test_pytest_plugin.py"),
 ];
 
