@@ -7,10 +7,12 @@
 //! * [`human_size`]: a byte count as `4 GiB` / `8 MiB` / `64 KiB` / `100 bytes`.
 //! * [`dtype`]: Simpler's element types (enum value, name, size), the one table of them.
 //! * [`pyrepr`]: Python's `repr` of strings and floats, and float literals.
+//! * [`json`]: JSON string literals, as Python's `json.dumps` writes them.
 //! * [`fnv1a64`]: a hash of bytes that is stable across Rust releases (for pinned outputs).
 
 pub mod dtype;
 pub mod fs;
+pub mod json;
 pub mod pyrepr;
 
 /// `bytes` as a short human size: `4 GiB`, `8 MiB`, `64 KiB`, `100 bytes` (the larger unit only when
