@@ -122,6 +122,82 @@ fn compiler_crates_stand_alone() {
     assert_eq!(ir, ["pto-build-output", "ptoas"], "pto-ir");
 }
 
+/// The workspace crates named in backticks in `text` (`` `pto-base` ``), in order.
+fn backticked_crates(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|w| w.starts_with("pto-") || *w == "ptoas")
+        .map(str::to_string)
+        .collect()
+}
+
+/// docs/ARCHITECTURE.md's sections `### `crates/<name>`` and, for each, the crates its
+/// `Depends on:` line lists and those its `Tests also:` part lists.
+fn architecture_sections(doc: &str) -> Vec<(String, Vec<String>, Vec<String>)> {
+    let mut out = Vec::new();
+    for section in doc.split("\n### `crates/").skip(1) {
+        let name = section.split('`').next().unwrap_or("").to_string();
+        let body = section.split("\n## ").next().unwrap_or("");
+        let line = body
+            .lines()
+            .find(|l| l.starts_with("Depends on: "))
+            .unwrap_or("");
+        let (lib, tests) = line.split_once(" Tests also: ").unwrap_or((line, ""));
+        out.push((name, backticked_crates(lib), backticked_crates(tests)));
+    }
+    out
+}
+
+#[test]
+fn the_architecture_lists_every_crate_and_its_dependencies() {
+    let doc = std::fs::read_to_string(workspace().join("docs/ARCHITECTURE.md")).unwrap();
+    let mut crates: Vec<String> = std::fs::read_dir(workspace().join("crates"))
+        .unwrap()
+        .flatten()
+        .filter(|k| k.path().join("Cargo.toml").is_file())
+        .map(|k| k.file_name().to_string_lossy().into_owned())
+        .collect();
+    crates.sort();
+    let sections = architecture_sections(&doc);
+    let mut named: Vec<String> = sections.iter().map(|(n, _, _)| n.clone()).collect();
+    named.sort();
+    assert_eq!(
+        named, crates,
+        "docs/ARCHITECTURE.md: one `### `crates/<name>`` section per crate"
+    );
+    let diagram = doc
+        .split("## Layers and data flow")
+        .nth(1)
+        .and_then(|d| d.split("```").nth(1))
+        .unwrap_or("");
+    for krate in &crates {
+        assert!(
+            has_word(diagram, krate, |c| c.is_alphanumeric() || c == '-'),
+            "docs/ARCHITECTURE.md's layer diagram does not name {krate}"
+        );
+    }
+    for (krate, lib, tests) in sections {
+        let sorted = |v: Vec<String>| {
+            let mut v = v;
+            v.sort();
+            v.dedup();
+            v
+        };
+        let want_lib = sorted(library_deps(&krate));
+        let want_tests: Vec<String> = sorted(internal_deps(&krate))
+            .into_iter()
+            .filter(|d| !want_lib.contains(d))
+            .collect();
+        assert_eq!(
+            (sorted(lib), sorted(tests)),
+            (want_lib, want_tests),
+            "docs/ARCHITECTURE.md, `crates/{krate}`: its `Depends on: ... Tests also: ...` line \
+             must list the workspace crates of its Cargo.toml ([dependencies]; the others)"
+        );
+    }
+}
+
 #[test]
 fn crate_layering_holds() {
     let check = |krate: &str, forbidden: &[&str]| {
