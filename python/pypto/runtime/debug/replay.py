@@ -228,8 +228,7 @@ def _switch_arguments(parser: argparse.ArgumentParser) -> None:
     """The diagnostics switches' options, one per row of the runner's table
     (``pypto.runtime._dfx_switches``), spelled as ``pto replay`` spells them: ``--<flag>``
     for an on/off switch, ``--<flag> [LEVEL]`` for a level (bare: the level ``True`` stands
-    for).
-    Each option's ``dest`` is the switch's Python keyword."""
+    for). Each option's ``dest`` is the switch's Python keyword."""
     for s in _dfx_switches.SWITCHES:
         flag, kw, help_text = f"--{s.cli_flag}", s.python_keyword, f"{s.help}: {s.artifact}"
         if s.kind == "flag":
