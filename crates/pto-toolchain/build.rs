@@ -153,7 +153,7 @@ fn dirty_state_hash(workspace: &Path, untracked: &[String]) -> Option<String> {
         }
     }
     let digest = hash.finalize();
-    Some(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
+    Some(pto_base::hash::hex(&digest[..8]))
 }
 
 /// Untracked files that git does not ignore, relative to the workspace.

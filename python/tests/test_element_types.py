@@ -25,6 +25,7 @@ def test_the_table_is_pyptos_types() -> None:
     assert (bf16.code, bf16.host_name, bf16.numpy_attr, bf16.ctypes) == (6, "bfloat16", None, "c_float")
     index = TABLE[-1]
     assert (index.code, index.host_name, index.numpy_attr, index.ctypes) == (None, "int64", "int64", "c_int64")
+    assert index.torch_name == "int64"
     assert repr(index) == 'ElementType("INDEX")'
 
 
@@ -32,8 +33,24 @@ def test_simpler_codes_agree() -> None:
     simpler = _native.element_types()
     for t in TABLE:
         if t.code is not None:
-            code, _, itemsize, host_name = simpler[t.code]
-            assert (code, itemsize * 8, host_name) == (t.code, t.bits, t.host_name), t.member
+            code, _, itemsize, torch_name = simpler[t.code]
+            # FP4: one byte of the runtime holds two values (torch's float4_e2m1fn_x2).
+            assert (code, itemsize * 8, torch_name) == (t.code, max(t.bits, 8), t.torch_name), t.member
+            assert t.host_name in (None, torch_name), t.member
+
+
+def test_fp8_and_fp4_are_simplers_codes_and_torchs_dtypes() -> None:
+    import torch
+
+    by_member = {t.member: t for t in TABLE}
+    expected = {"FP8E4M3FN": (12, "float8_e4m3fn"), "FP8E8M0": (13, "float8_e8m0fnu"), "FP4": (14, "float4_e2m1fn_x2")}
+    for member, (code, torch_name) in expected.items():
+        t = by_member[member]
+        assert (t.code, t.torch_name, t.host_name, t.numpy_attr, t.ctypes, t.c_type) == (code, torch_name, None, None, None, None)
+        assert str(getattr(torch, torch_name)) == f"torch.{torch_name}"
+    # Simpler has no code for FP8E5M2 (its MX paths use E4M3FN), so no tensor of it reaches a chip.
+    assert (by_member["FP8E5M2"].code, by_member["FP8E5M2"].torch_name) == (None, None)
+    assert "fp8e4m3fn" not in _dtypes.HOST_NAMES and "fp4" not in _dtypes.HOST_NAMES
 
 
 def test_datatype_members_are_the_table() -> None:

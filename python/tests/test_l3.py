@@ -704,10 +704,15 @@ def test_data_type_members_are_the_native_element_type_table() -> None:
     table = element_types()
     assert [(d.value, d.name) for d in DataType] == [(c, n) for c, n, _, _ in table]
     assert [d.itemsize for d in DataType] == [s for _, _, s, _ in table]
-    assert (DataType.BFLOAT16.itemsize, DataType.FP4E2M1.itemsize, DataType.FP8E4M3FN.host_name) == (2, 1, None)
-    for dt in (torch.float32, torch.bfloat16, torch.uint16, torch.bool, torch.int64):
+    assert (DataType.BFLOAT16.itemsize, DataType.FP4E2M1.itemsize) == (2, 1)
+    # Simpler's torch map (torch_interop.py): the FP8 / FP4 dtypes are codes 12-14.
+    assert [d.torch_name for d in DataType][12:] == ["float8_e4m3fn", "float8_e8m0fnu", "float4_e2m1fn_x2"]
+    for dt in (torch.float32, torch.bfloat16, torch.uint16, torch.bool, torch.int64, torch.float8_e4m3fn, torch.float4_e2m1fn_x2):
         code = torch_dtype_code(torch.zeros(1, dtype=dt))
-        assert code.host_name == str(dt).replace("torch.", "")
+        assert code.torch_name == str(dt).replace("torch.", "")
+    assert torch_dtype_code(torch.zeros(1, dtype=torch.float8_e8m0fnu)) == DataType.FP8E8M0
+    with pytest.raises(ValueError, match=r"^Unsupported tensor dtype: torch.float8_e5m2$"):
+        torch_dtype_code(torch.zeros(1, dtype=torch.float8_e5m2))
 
     class Mapped:
         def __init__(self, dtype: int, data: bytes, shapes: tuple) -> None:
@@ -715,8 +720,10 @@ def test_data_type_members_are_the_native_element_type_table() -> None:
 
     view = _tensor_from_continuous(Mapped(int(DataType.UINT16), bytes([1, 0, 2, 0]), (2,)))
     assert view.dtype == torch.uint16 and view.tolist() == [1, 2]
-    with pytest.raises(TypeError, match=r"DataType 12 has no torch view here \(only FLOAT32, .*BOOL do\)"):
-        _tensor_from_continuous(Mapped(12, b"\0", (1,)))
+    fp8 = _tensor_from_continuous(Mapped(int(DataType.FP8E4M3FN), bytes([0x38, 0x40]), (2,)))
+    assert fp8.dtype == torch.float8_e4m3fn and fp8.float().tolist() == [1.0, 2.0]
+    with pytest.raises(TypeError, match=r"DataType 15 has no torch view here \(only FLOAT32, .*FP4E2M1 do\)"):
+        _tensor_from_continuous(Mapped(15, b"\0", (1,)))
 
 
 def test_a_host_orchestration_that_never_returns_is_stopped_by_the_watchdog(

@@ -22,8 +22,6 @@ PACKAGE = Path(pl.__file__).resolve().parent.parent
 
 #: Literal collections of op names that are not copies of the op table: (file, name, why).
 NOT_COPIES = {
-    ("language/_parser.py", "_UNIFIED_TILE"): "the pl.tile.X spellings that take PyPTO's unified signature",
-    ("language/_parser.py", "_PRINTER_MARKERS"): "the keyword the printer writes for each such op",
     ("language/distributed.py", "system"): "pld.system's Python stubs; the parser maps each to its dist.* row",
 }
 
@@ -68,6 +66,15 @@ def test_no_hand_written_copies_of_the_op_lists() -> None:
             if len(hits) >= 3 and 2 * len(hits) >= len(strings) and (rel, name) not in NOT_COPIES:
                 copies.append(f"{rel}:{line} {name} = {hits}")
     assert not copies, "hand-kept op lists (derive them from pypto.language._ops):\n" + "\n".join(copies)
+
+
+def test_the_unified_tile_spellings_are_the_tables_printer_keywords() -> None:
+    """``pl.tile.X`` spellings that are PyPTO's unified signature too, and the keyword the
+    printer always writes for the IR form, are the op table's ``printer_keyword`` column."""
+    assert _ops.PRINTER_KEYWORDS == {
+        "load": "shapes", "full": "shape", "create_tile": "shape", "move": "target_memory", "cast": "dtype",
+    }  # fmt: skip
+    assert not hasattr(P, "_UNIFIED_TILE") and not hasattr(P, "_PRINTER_MARKERS")
 
 
 def test_the_parser_and_the_namespace_read_the_table() -> None:

@@ -502,6 +502,24 @@ def test_tensor_spec_initial_values_as_pypto_makes_them():
     assert a.dtype == np.int64 and a.tolist() == [7, 8, 9]
 
 
+def test_scalar_spec_ctypes_are_the_element_type_tables():
+    """`ScalarSpec.ctype` takes PyPTO's six C type names, and every C type a scalar of an
+    element type is passed as (the one table's ctypes column); anything else is refused."""
+    import ctypes
+
+    from pypto._dtypes import SCALAR_CTYPES
+    from pypto.runtime import ScalarSpec
+
+    for ctype, cls in [("int64", ctypes.c_int64), ("int32", ctypes.c_int32), ("uint64", ctypes.c_uint64),
+                       ("uint32", ctypes.c_uint32), ("float", ctypes.c_float), ("double", ctypes.c_double)]:
+        made = ScalarSpec("n", 3, ctype).create_scalar()
+        assert type(made) is cls and made.value == 3, ctype
+    for cls in SCALAR_CTYPES.values():
+        assert type(ScalarSpec("n", 1, cls[len("c_"):]).create_scalar()) is getattr(ctypes, cls)
+    with pytest.raises(ValueError, match=r"^ScalarSpec 'n': unknown ctype 'long'; use one of \['bool', 'double', "):
+        ScalarSpec("n", 1, "long").create_scalar()
+
+
 def test_ir_exports_the_pass_manager_enums():
     """PyPTO's programs pass `strategy=ir.OptimizationStrategy.Default` to `ir.compile`."""
     from pypto import ir

@@ -208,3 +208,21 @@ def pytest_addoption(parser):
     result = pytester.runpytest_subprocess("-s", "-p", "no:pypto", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*PLATFORM a5sim"])
+
+
+def test_the_switch_options_are_rows_of_the_switch_table():
+    """The plugin's diagnostics options stay written out, as PyPTO spells them (a frozen
+    surface, docs/DECISIONS.md); each names a switch of the runner's table by its Python
+    keyword (``--enable-pmu``) or its flag (``--dump-args``), and they are PyPTO's five."""
+    from pypto.runtime import _dfx_switches
+    from pypto.testing import pytest_plugin
+
+    options = {n for names, _ in pytest_plugin._OPTIONS for n in names}
+    named = {
+        s.python_keyword
+        for s in _dfx_switches.SWITCHES
+        for spelled in (f"--{s.python_keyword.replace('_', '-')}", f"--{s.cli_flag}")
+        if spelled in options
+    }
+    pyptos = {"enable_chip_swimlane", "enable_dump_args", "enable_pmu", "enable_dep_gen", "enable_scope_stats"}
+    assert named == pyptos and pyptos <= set(_dfx_switches.KEYWORDS)

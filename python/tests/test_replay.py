@@ -316,6 +316,28 @@ def test_cli_flags(shared_example, recorded, argv, attr, value):
     assert getattr(recorded.calls[0][2]["config"], attr) == value
 
 
+def test_cli_options_are_the_switch_table(shared_example, recorded):
+    """The switches' options come from the runner's table: each alone, bare and in the form
+    the L3 Python host forwards (``--x``, ``--x=N``; the swimlane ``--swimlane-level=N``),
+    turns on its switch and no other, a bare level meaning the table's ``bare``."""
+    from pypto.runtime import _dfx_switches
+
+    d = shared_example("vector_add")
+    for s in _dfx_switches.SWITCHES:
+        flag = f"--{s.cli_flag}"
+        if s.kind == "flag":
+            forms = [(flag, True)]
+        elif s.name == replay_module._TWO_OPTION_SWITCH:
+            forms = [(flag, s.bare), (f"{flag}-level=1", 1)]
+        else:
+            forms = [(flag, s.bare), (f"{flag}=1", 1)]
+        for arg, value in forms:
+            recorded.calls.clear()
+            replay_module._main([str(d), arg])
+            on = {k: v for k, v in _dfx_switches.values(recorded.calls[0][2]["config"]).items() if v}
+            assert on == {s.python_keyword: value}, arg
+
+
 def test_cli_swimlane_is_valueless(shared_example, recorded):
     d = shared_example("vector_add")
     replay_module._main(["--swimlane", str(d)])

@@ -7,8 +7,9 @@
 //!
 //! * [`SIMPLER_TYPES`]: Simpler's `DataType` (`data_type.h`), in enum-value order: the code
 //!   files and the runtime's ABI carry, the upper-case name files spell (`get_dtype_name`),
-//!   the element size, and the host facts of the types a host tensor can hold (the NumPy /
-//!   torch name, NumPy's attribute, the ctypes class of a scalar).
+//!   the element size (and how many values one element packs), torch's name of the type,
+//!   and the host facts of the types this runtime's host path carries (NumPy's attribute,
+//!   the ctypes class of a scalar).
 //! * [`ELEMENT_TYPES`]: PyPTO's `DataType` (`pl.FP32`, `str()` `fp32`), in PyPTO's order:
 //!   member and `str()` names, accepted aliases, width, kind, the C++ and `.pto` spellings,
 //!   and the Simpler type of the runtime element and of a host tensor.
@@ -60,23 +61,32 @@ pub struct SimplerType {
     pub name: &'static str,
     /// Bytes per element (1 for the packed FP4 type).
     pub elem_size: usize,
-    /// The name NumPy and torch give the type (`numpy.dtype(...).name`, `torch.<name>`),
-    /// `None` for a type no host tensor holds (the FP8 / FP4 formats).
-    pub host_name: Option<&'static str>,
+    /// Values one element holds: 2 for the packed FP4 type (torch's `float4_e2m1fn_x2`, a
+    /// byte of two values), else 1.
+    pub values_per_element: u32,
+    /// torch's name of the type (`torch.<name>`), which is also NumPy's
+    /// (`numpy.dtype(...).name`) where NumPy has the type (`numpy_attr`). Simpler's own torch
+    /// map (`torch_interop.py`) has the same names, the FP8 / FP4 ones included.
+    pub torch_name: &'static str,
+    /// Whether this runtime's host path carries the type: `.npy` / `.pt` files, NumPy
+    /// arrays and the tensors of a run (`pto_build_output::DType`). False for the FP8 / FP4
+    /// formats, which reach the chips only as L3 host tensors (torch storage the chips map).
+    pub host: bool,
     /// NumPy's attribute (`np.<attr>`), `None` where NumPy has no such type (bfloat16, the
     /// FP8 / FP4 formats); `bool_` for BOOL (the spelling every NumPy version has).
     pub numpy_attr: Option<&'static str>,
     /// The ctypes class a scalar of the type is passed as (`c_float` for every float type a
-    /// host holds: a scalar is a C `float` in the kernel ABI).
+    /// host holds: a scalar is a C `float` in the kernel ABI); `None` for the FP8 / FP4
+    /// formats, which no scalar has.
     pub ctypes: Option<&'static str>,
 }
 
-/// A row of [`SIMPLER_TYPES`] for a type a host tensor can hold.
+/// A row of [`SIMPLER_TYPES`] for a type this runtime's host path carries.
 const fn host(
     dtype: DataType,
     name: &'static str,
     elem_size: usize,
-    host_name: &'static str,
+    torch_name: &'static str,
     numpy_attr: Option<&'static str>,
     ctypes: &'static str,
 ) -> SimplerType {
@@ -84,19 +94,29 @@ const fn host(
         dtype,
         name,
         elem_size,
-        host_name: Some(host_name),
+        values_per_element: 1,
+        torch_name,
+        host: true,
         numpy_attr,
         ctypes: Some(ctypes),
     }
 }
 
-/// A row of [`SIMPLER_TYPES`] for a type only the device holds.
-const fn device(dtype: DataType, name: &'static str, elem_size: usize) -> SimplerType {
+/// A row of [`SIMPLER_TYPES`] for a type only the chips and torch hold (one byte per
+/// element, `values_per_element` values in it).
+const fn device(
+    dtype: DataType,
+    name: &'static str,
+    values_per_element: u32,
+    torch_name: &'static str,
+) -> SimplerType {
     SimplerType {
         dtype,
         name,
-        elem_size,
-        host_name: None,
+        elem_size: 1,
+        values_per_element,
+        torch_name,
+        host: false,
         numpy_attr: None,
         ctypes: None,
     }
@@ -119,9 +139,9 @@ pub const SIMPLER_TYPES: [SimplerType; 15] = {
         host(D::UInt16, "UINT16", 2, "uint16", Some("uint16"), "c_uint16"),
         host(D::UInt32, "UINT32", 4, "uint32", Some("uint32"), "c_uint32"),
         host(D::Bool, "BOOL", 1, "bool", Some("bool_"), "c_bool"),
-        device(D::Fp8E4M3Fn, "FP8E4M3FN", 1),
-        device(D::Fp8E8M0, "FP8E8M0", 1),
-        device(D::Fp4E2M1, "FP4E2M1", 1),
+        device(D::Fp8E4M3Fn, "FP8E4M3FN", 1, "float8_e4m3fn"),
+        device(D::Fp8E8M0, "FP8E8M0", 1, "float8_e8m0fnu"),
+        device(D::Fp4E2M1, "FP4E2M1", 2, "float4_e2m1fn_x2"),
     ]
 };
 
@@ -174,9 +194,21 @@ impl DataType {
         self.row().elem_size
     }
 
-    /// The NumPy / torch name of the type ([`SimplerType::host_name`]).
+    /// torch's name of the type ([`SimplerType::torch_name`]): `float32`,
+    /// `float8_e4m3fn`, ...
+    pub const fn torch_name(self) -> &'static str {
+        self.row().torch_name
+    }
+
+    /// The NumPy / torch name of a type this runtime's host path carries
+    /// ([`SimplerType::host`]), `None` for the FP8 / FP4 formats.
     pub const fn host_name(self) -> Option<&'static str> {
-        self.row().host_name
+        let row = self.row();
+        if row.host {
+            Some(row.torch_name)
+        } else {
+            None
+        }
     }
 
     /// PyPTO's element type for this runtime type (its row of [`ELEMENT_TYPES`]), if any.
@@ -229,10 +261,12 @@ pub struct ElementType {
     /// The `.pto` (MLIR) element type, for the types this compiler generates.
     pub pto_name: Option<&'static str>,
     /// The runtime's element type of a tensor of this type (`DataType::` in generated
-    /// orchestration), `None` for `INDEX` and the types the runtime does not carry here.
+    /// orchestration, Simpler's code in files), `None` for `INDEX` and the types Simpler has
+    /// no code for (`FP8E5M2`, `INT4`, ...).
     pub simpler: Option<DataType>,
     /// The Simpler type a host tensor of this type holds (`INDEX`: `INT64`), `None` for a
-    /// type no host tensor holds here.
+    /// type no host tensor holds. Whether this runtime's host path (NumPy, `.npy` / `.pt`)
+    /// carries it too is that type's [`SimplerType::host`].
     pub host: Option<DataType>,
 }
 
@@ -278,7 +312,29 @@ const fn carried(
     }
 }
 
-/// A row of [`ELEMENT_TYPES`] only named here (sidecars may carry it; nothing computes it).
+/// A row of [`ELEMENT_TYPES`] Simpler has a code for but generated code has no scalar of
+/// (the FP8 / FP4 formats: kernels written by hand move them; the DSL does not compute them).
+const fn stored(
+    member: &'static str,
+    name: &'static str,
+    bits: u32,
+    simpler: DataType,
+) -> ElementType {
+    ElementType {
+        member,
+        name,
+        aliases: &[],
+        bits,
+        kind: Kind::Float,
+        c_type: None,
+        pto_name: None,
+        simpler: Some(simpler),
+        host: Some(simpler),
+    }
+}
+
+/// A row of [`ELEMENT_TYPES`] only named here (sidecars may carry it; nothing computes it,
+/// and Simpler has no code for it).
 const fn named(member: &'static str, name: &'static str, bits: u32, kind: Kind) -> ElementType {
     ElementType {
         member,
@@ -311,10 +367,10 @@ pub const ELEMENT_TYPES: [ElementType; 21] = {
         carried("UINT16", "uint16", &[], 16, UInt, ("uint16_t", "ui16"), D::UInt16),
         carried("UINT32", "uint32", &[], 32, UInt, ("uint32_t", "ui32"), D::UInt32),
         carried("UINT64", "uint64", &[], 64, UInt, ("uint64_t", "ui64"), D::UInt64),
-        named("FP4", "fp4", 4, Float),
-        named("FP8E4M3FN", "fp8e4m3fn", 8, Float),
+        stored("FP4", "fp4", 4, D::Fp4E2M1),
+        stored("FP8E4M3FN", "fp8e4m3fn", 8, D::Fp8E4M3Fn),
         named("FP8E5M2", "fp8e5m2", 8, Float),
-        named("FP8E8M0", "fp8e8m0", 8, Float),
+        stored("FP8E8M0", "fp8e8m0", 8, D::Fp8E8M0),
         carried("FP16", "fp16", &[], 16, Float, ("half", "f16"), D::Float16),
         carried("FP32", "fp32", &[], 32, Float, ("float", "f32"), D::Float32),
         carried("BF16", "bfloat16", &["bf16"], 16, Float, ("bfloat16_t", "bf16"), D::BFloat16),
@@ -365,11 +421,12 @@ mod tests {
         for (i, row) in SIMPLER_TYPES.iter().enumerate() {
             assert_eq!(row.dtype as usize, i, "{row:?}");
             assert_eq!(ALL[i], row.dtype);
-            assert_eq!(row.host_name.is_some(), row.ctypes.is_some(), "{row:?}");
-            assert!(
-                row.numpy_attr.is_none() || row.host_name.is_some(),
-                "{row:?}"
-            );
+            // The host path's types are those a scalar has a ctypes class for and NumPy a
+            // type for (bfloat16 through ml_dtypes), each one value per element.
+            assert_eq!(row.host, row.ctypes.is_some(), "{row:?}");
+            assert!(row.numpy_attr.is_none() || row.host, "{row:?}");
+            assert_eq!(row.dtype.host_name().is_some(), row.host, "{row:?}");
+            assert!(!row.host || row.values_per_element == 1, "{row:?}");
         }
     }
 
@@ -396,10 +453,13 @@ mod tests {
             assert_eq!(ElementType::from_name(t.name), Some(t));
             assert_eq!(ElementType::from_member(t.member), Some(t));
             for d in t.simpler.iter().chain(&t.host) {
-                assert_eq!(t.bits, 8 * d.elem_size() as u32, "{}", t.member);
+                let row = d.row();
+                let bits = 8 * row.elem_size as u32;
+                assert_eq!(t.bits * row.values_per_element, bits, "{}", t.member);
             }
+            // Generated code computes only what the host path carries.
             assert!(
-                t.host.is_none_or(|h| h.host_name().is_some()),
+                t.c_type.is_none() || t.host.is_some_and(|h| h.host_name().is_some()),
                 "{}",
                 t.member
             );
@@ -410,8 +470,18 @@ mod tests {
             if let Some(t) = d.element_type() {
                 assert_eq!(t.host, Some(d));
             }
-            assert_eq!(d.element_type().is_some(), d.host_name().is_some(), "{d:?}");
+            assert!(d.element_type().is_some(), "{d:?} has no PyPTO row");
         }
+        // Simpler's FP8 / FP4 codes are PyPTO's FP8E4M3FN / FP8E8M0 / FP4, with torch's
+        // names (Simpler's torch_interop.py); FP8E5M2 has no Simpler code.
+        let fp = |m: &str| {
+            let t = ElementType::from_member(m).unwrap();
+            t.simpler.map(|d| (d.code(), d.torch_name(), d.host_name()))
+        };
+        assert_eq!(fp("FP8E4M3FN"), Some((12, "float8_e4m3fn", None)));
+        assert_eq!(fp("FP8E8M0"), Some((13, "float8_e8m0fnu", None)));
+        assert_eq!(fp("FP4"), Some((14, "float4_e2m1fn_x2", None)));
+        assert_eq!(fp("FP8E5M2"), None);
         assert_eq!(ElementType::from_name("bf16").unwrap().member, "BF16");
         assert_eq!(
             ElementType::from_name("index").unwrap().host,

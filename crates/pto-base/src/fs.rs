@@ -72,6 +72,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
     file.commit()
 }
 
+/// Copies the file `source` to `path` atomically (see the module docs), creating the parent
+/// directories: a process that has the old `path` open (or loaded, for a shared object)
+/// keeps its copy, and a reader never sees a prefix of the new one.
+pub fn copy_atomic(source: &Path, path: &Path) -> Result<(), AtomicWriteError> {
+    let mut from = File::open(source)
+        .map_err(|e| AtomicWriteError::new(path, "opening the source file", e))?;
+    let mut file = AtomicFile::create(path)?;
+    io::copy(&mut from, &mut file)
+        .map_err(|e| AtomicWriteError::new(path, "copying the source file", e))?;
+    file.commit()
+}
+
 /// A fresh temporary path beside `target` (hidden, unique in this process and across
 /// processes), for a writer that cannot go through [`AtomicFile`] (one that writes at
 /// offsets from several threads) but renames over `target` the same way.
@@ -260,6 +272,21 @@ mod tests {
         write_atomic(&target, b"new").unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
         assert_eq!(names(&dir.path().join("a").join("b")), vec!["x.json"]);
+    }
+
+    #[test]
+    fn copy_replaces_the_target_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("source.so");
+        std::fs::write(&source, b"new bytes").unwrap();
+        let target = dir.path().join("kernels/aiv/f.so");
+        write_atomic(&target, b"old").unwrap();
+        copy_atomic(&source, &target).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new bytes");
+        assert_eq!(names(target.parent().unwrap()), ["f.so"]);
+        let e = copy_atomic(&dir.path().join("missing"), &target).unwrap_err();
+        assert_eq!(e.step, "opening the source file");
+        assert_eq!(std::fs::read(&target).unwrap(), b"new bytes");
     }
 
     #[test]

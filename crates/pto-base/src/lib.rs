@@ -2,15 +2,19 @@
 //! file is written atomically, how much a reader may allocate, how a size is printed) has
 //! one owner.
 //!
-//! * [`fs`]: atomic writes ([`fs::AtomicFile`], [`fs::write_atomic`]) with one naming and
-//!   durability policy, and bounded reads ([`fs::read_limited`]).
+//! * [`fs`]: atomic writes ([`fs::AtomicFile`], [`fs::write_atomic`], [`fs::copy_atomic`])
+//!   with one naming and durability policy, and bounded reads ([`fs::read_limited`]).
 //! * [`human_size`]: a byte count as `4 GiB` / `8 MiB` / `64 KiB` / `100 bytes`.
 //! * [`dtype`]: Simpler's element types (enum value, name, size), the one table of them.
 //! * [`pyrepr`]: Python's `repr` of strings and floats, and float literals.
+//! * [`json`]: JSON string literals, as Python's `json.dumps` writes them.
+//! * [`hash`]: lower-case hex and SHA-256 (plain, and of framed fields).
 //! * [`fnv1a64`]: a hash of bytes that is stable across Rust releases (for pinned outputs).
 
 pub mod dtype;
 pub mod fs;
+pub mod hash;
+pub mod json;
 pub mod pyrepr;
 
 /// `bytes` as a short human size: `4 GiB`, `8 MiB`, `64 KiB`, `100 bytes` (the larger unit only when

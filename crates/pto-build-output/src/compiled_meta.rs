@@ -653,21 +653,7 @@ fn config_from_json(value: &Value) -> Result<DistributedConfig, String> {
 
 /// `json.dumps(value, indent=2)`: 2-space indent, non-ASCII escaped.
 fn python_json(value: &Value) -> String {
-    let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
-    // Non-ASCII text can only occur inside JSON strings, so escaping every
-    // such character in the whole text is what `ensure_ascii=True` does.
-    let mut out = String::with_capacity(pretty.len());
-    for c in pretty.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        }
-    }
-    out
+    pto_base::json::escape_non_ascii(&serde_json::to_string_pretty(value).unwrap_or_default())
 }
 
 fn common_json(meta: &CompiledMeta, schema: u64) -> Map<String, Value> {

@@ -482,6 +482,13 @@ mod tests {
             assert_eq!(usize::from(d.runtime_code()), i, "{d:?}");
             assert_eq!(DType::from_runtime_code(i as u8).unwrap(), d);
         }
+        // The host types are exactly the table's rows the host path carries.
+        let host: Vec<_> = pto_base::dtype::SIMPLER_TYPES
+            .iter()
+            .filter(|r| r.host)
+            .map(|r| r.dtype)
+            .collect();
+        assert_eq!(DType::ALL.map(DType::simpler).to_vec(), host);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! Writing: the Simpler writers build their JSON by hand (`ofstream <<`,
 //! `fprintf`), so ours do too, with [`Out`] appending to a `String`.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::path::Path;
 
 use pto_base::fs::LimitedReadError;
@@ -368,32 +368,11 @@ impl Out {
         self
     }
 
-    /// A JSON string literal with minimal escaping (quote, backslash, control
-    /// characters); other characters are written as UTF-8, as the C++
-    /// writers do for the plain-ASCII names they emit.
+    /// A JSON string literal ([`pto_base::json::push_str`]: quote, backslash and control
+    /// characters escaped; other characters are written as UTF-8, as the C++ writers do for
+    /// the plain-ASCII names they emit).
     pub(crate) fn q(&mut self, text: &str) -> &mut Self {
-        self.buf.push('"');
-        if !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
-            self.buf.push_str(text);
-            self.buf.push('"');
-            return self;
-        }
-        for c in text.chars() {
-            match c {
-                '"' => self.buf.push_str("\\\""),
-                '\\' => self.buf.push_str("\\\\"),
-                '\n' => self.buf.push_str("\\n"),
-                '\r' => self.buf.push_str("\\r"),
-                '\t' => self.buf.push_str("\\t"),
-                '\u{8}' => self.buf.push_str("\\b"),
-                '\u{c}' => self.buf.push_str("\\f"),
-                c if (c as u32) < 0x20 => {
-                    let _ = write!(self.buf, "\\u{:04x}", c as u32);
-                }
-                c => self.buf.push(c),
-            }
-        }
-        self.buf.push('"');
+        pto_base::json::push_str(&mut self.buf, text);
         self
     }
 

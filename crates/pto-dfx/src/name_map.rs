@@ -9,7 +9,6 @@
 //! [`read`] also accepts the flat `{"<id>": "<name>"}` form the deps viewer
 //! takes. An entry whose name is not a string is skipped with a [`Problem`].
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::atomic::atomic_write;
@@ -68,31 +67,6 @@ pub fn path_for(output_prefix: &Path, label: &str) -> PathBuf {
 
 // ---------------------------------------------------------------- writer
 
-/// A JSON string as Python's `json.dumps(ensure_ascii=True)` writes it.
-fn push_py_str(out: &mut String, text: &str) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    // Writing to a `String` cannot fail.
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
-            }
-        }
-    }
-    out.push('"');
-}
-
 /// The file's exact bytes (no trailing newline, as `json.dump` writes).
 pub fn render(map: &NameMap) -> String {
     let mut items: Vec<String> = Vec::with_capacity(3);
@@ -101,7 +75,7 @@ pub fn render(map: &NameMap) -> String {
     }
     let mut orch = String::from("\"orchestrator_name\": ");
     match &map.orchestrator_name {
-        Some(name) => push_py_str(&mut orch, name),
+        Some(name) => pto_base::json::push_str_ascii(&mut orch, name),
         None => orch.push_str("null"),
     }
     items.push(orch);
@@ -109,9 +83,9 @@ pub fn render(map: &NameMap) -> String {
         let mut ids = String::from("\"callable_id_to_name\": {");
         for (i, (id, name)) in map.callable_id_to_name.iter().enumerate() {
             ids.push_str(if i > 0 { ",\n    " } else { "\n    " });
-            push_py_str(&mut ids, id);
+            pto_base::json::push_str_ascii(&mut ids, id);
             ids.push_str(": ");
-            push_py_str(&mut ids, name);
+            pto_base::json::push_str_ascii(&mut ids, name);
         }
         ids.push_str("\n  }");
         items.push(ids);
@@ -228,7 +202,7 @@ mod tests {
     #[test]
     fn escapes_like_python_ensure_ascii() {
         let mut s = String::new();
-        push_py_str(&mut s, "a\"\\\n\u{1}\u{7f}é😀");
+        pto_base::json::push_str_ascii(&mut s, "a\"\\\n\u{1}\u{7f}é😀");
         assert_eq!(s, "\"a\\\"\\\\\\n\\u0001\\u007f\\u00e9\\ud83d\\ude00\"");
     }
 }

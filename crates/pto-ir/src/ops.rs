@@ -1280,6 +1280,56 @@ mod tests {
         assert!(e.message.contains("more than the Vec memory"), "{e}");
     }
 
+    /// The keyword the printer always writes for a unified `pl.tile.X` op (the op table's
+    /// `printer_keyword`, which the parser reads) is one its typing requires.
+    #[test]
+    fn the_printer_keywords_are_required() {
+        let tile = |mem| Expr::Var(Var::new("a", Type::tile(16, 64, DataType::Fp32, mem)));
+        let sample = |op: &str| -> (Vec<Expr>, Attrs) {
+            let mut kw = Attrs::new();
+            let args = match op {
+                "tile.load" => {
+                    kw.set("shapes", AttrValue::Ints(vec![16, 64]));
+                    vec![
+                        tensor(&[16, 64]),
+                        Expr::List(vec![Expr::index(0), Expr::index(0)]),
+                    ]
+                }
+                "tile.full" => {
+                    kw.set("shape", AttrValue::Ints(vec![16, 64]));
+                    kw.set("dtype", AttrValue::DType(DataType::Fp32));
+                    vec![Expr::index(0)]
+                }
+                "tile.move" => {
+                    kw.set("target_memory", AttrValue::Memory(MemorySpace::Left));
+                    vec![tile(MemorySpace::Mat)]
+                }
+                "tile.cast" => {
+                    kw.set("dtype", AttrValue::DType(DataType::Fp16));
+                    vec![tile(MemorySpace::Vec)]
+                }
+                other => panic!("no sample call of {other}: add one here"),
+            };
+            (args, kw)
+        };
+        let mut keywords = Vec::new();
+        for row in crate::ops::OPS {
+            let Some(keyword) = row.printer_keyword else {
+                continue;
+            };
+            let (args, kw) = sample(row.name);
+            assert!(deduce(row.name, &args, &kw).is_ok(), "{}", row.name);
+            let mut without = Attrs::new();
+            for (k, v) in kw.iter().filter(|(k, _)| *k != keyword) {
+                without.set(k, v.clone());
+            }
+            let e = deduce(row.name, &args, &without).unwrap_err();
+            assert!(e.message.contains(keyword), "{}: {e}", row.name);
+            keywords.push(keyword);
+        }
+        assert_eq!(keywords, ["shapes", "dtype", "target_memory", "shape"]);
+    }
+
     #[test]
     fn alloc_makes_mat_scratch_and_acc_accumulators_only() {
         let alloc = |mem| {

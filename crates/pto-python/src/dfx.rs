@@ -30,6 +30,9 @@ pub struct DfxSwitchInfo {
     /// A level's value for `True` (the bare `pto` flag); `None` for a flag.
     #[pyo3(get)]
     bare: Option<u32>,
+    /// A level's value name in command-line help (`LEVEL`, `N`); `None` for a flag.
+    #[pyo3(get)]
+    value_name: Option<&'static str>,
     /// What it writes under `dfx_outputs/` (a directory ends in `/`).
     #[pyo3(get)]
     artifact: &'static str,
@@ -51,9 +54,14 @@ pub fn dfx_switches() -> Vec<DfxSwitchInfo> {
     DFX_SWITCHES
         .iter()
         .map(|s| {
-            let (kind, max, bare) = match s.kind {
-                SwitchKind::Level { max, bare, .. } => ("level", Some(max), Some(bare)),
-                SwitchKind::Flag => ("flag", None, None),
+            let (kind, max, bare, value_name) = match s.kind {
+                SwitchKind::Level {
+                    max,
+                    bare,
+                    value_name,
+                    ..
+                } => ("level", Some(max), Some(bare), Some(value_name)),
+                SwitchKind::Flag => ("flag", None, None, None),
             };
             DfxSwitchInfo {
                 name: s.name,
@@ -62,6 +70,7 @@ pub fn dfx_switches() -> Vec<DfxSwitchInfo> {
                 kind,
                 max,
                 bare,
+                value_name,
                 artifact: s.artifact,
                 help: s.help,
             }

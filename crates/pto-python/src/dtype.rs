@@ -27,11 +27,16 @@ pub struct ElementTypeInfo {
     #[pyo3(get)]
     c_type: Option<&'static str>,
     /// Simpler's code of a tensor of this type at run time (`None` for `index` and the
-    /// types the runtime does not carry here).
+    /// types Simpler has no code for, `fp8e5m2`, `int4`, ...).
     #[pyo3(get)]
     code: Option<u32>,
-    /// The NumPy / torch name of a host tensor of this type (`float32`, `bfloat16`; `index`
-    /// is `int64`), `None` for a type no host tensor holds.
+    /// torch's name of a host tensor of this type (`float8_e4m3fn`; `index`'s is its host
+    /// type's), `None` for a type Simpler has no code for.
+    #[pyo3(get)]
+    torch_name: Option<&'static str>,
+    /// The NumPy / torch name of a host tensor of this type that this runtime's host path
+    /// (NumPy arrays, `.npy` / `.pt` files) carries (`bfloat16`), `None` otherwise (the FP8
+    /// / FP4 formats too).
     #[pyo3(get)]
     host_name: Option<&'static str>,
     /// NumPy's attribute of the host type (`np.<attr>`: `bool_` for bool), `None` where
@@ -45,7 +50,7 @@ pub struct ElementTypeInfo {
 
 impl ElementTypeInfo {
     fn new(t: &ElementType) -> Self {
-        let host = t.host.map(|h| h.row());
+        let host = t.host.filter(|h| h.row().host).map(|h| h.row());
         ElementTypeInfo {
             member: t.member,
             name: t.name,
@@ -54,7 +59,8 @@ impl ElementTypeInfo {
             kind: t.kind.name(),
             c_type: t.c_type,
             code: t.simpler.map(|d| d.code()),
-            host_name: host.and_then(|h| h.host_name),
+            torch_name: t.host.map(|h| h.torch_name()),
+            host_name: host.map(|h| h.torch_name),
             numpy_attr: host.and_then(|h| h.numpy_attr),
             ctypes: host.and_then(|h| h.ctypes),
         }
@@ -74,13 +80,12 @@ pub fn element_type_table() -> Vec<ElementTypeInfo> {
     ELEMENT_TYPES.iter().map(ElementTypeInfo::new).collect()
 }
 
-/// Simpler's element types, `(code, name, itemsize, host_name)` in code order, `host_name`
-/// the NumPy / torch name of a type a host tensor can hold (`None` for the FP8 / FP4
-/// formats).
+/// Simpler's element types, `(code, name, itemsize, torch_name)` in code order,
+/// `torch_name` torch's name of the type (`float32`, `float8_e4m3fn`, `float4_e2m1fn_x2`).
 #[pyfunction]
-pub fn element_types() -> Vec<(u32, &'static str, usize, Option<&'static str>)> {
+pub fn element_types() -> Vec<(u32, &'static str, usize, &'static str)> {
     ALL.iter()
-        .map(|d| (d.code(), d.name(), d.elem_size(), d.host_name()))
+        .map(|d| (d.code(), d.name(), d.elem_size(), d.torch_name()))
         .collect()
 }
 

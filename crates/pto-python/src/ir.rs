@@ -1201,7 +1201,9 @@ pub fn op_names() -> Vec<(&'static str, &'static str)> {
 /// `other`), `dsl` (the `pl.X` spellings), `pto` (`pto.tadd`, empty for tensor ops), `cpp`
 /// (`TADD`), `elems` (`any` / `float` / `int` for binary and unary ops, else `None`),
 /// `scalar` (a binary op's tile-scalar form, else `None`) and `infix` (the IR operator of a
-/// binary op's scalar form, `+`, `max`; `None` when there is none).
+/// binary op's scalar form, `+`, `max`; `None` when there is none) and `printer_keyword`
+/// (for a `pl.tile.X` that is PyPTO's unified signature too, the keyword the printer always
+/// writes, `shapes` for `tile.load`; else `None`).
 #[pyfunction]
 pub fn ops(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     use pto_ir::ops::{OpKind, OpLevel};
@@ -1232,6 +1234,7 @@ pub fn ops(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         d.set_item("elems", elems)?;
         d.set_item("scalar", scalar)?;
         d.set_item("infix", infix)?;
+        d.set_item("printer_keyword", o.printer_keyword)?;
         rows.push(d);
     }
     Ok(rows)

@@ -55,13 +55,12 @@
 //! This module never prints; it returns the lines a front end prints.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write as _};
+use std::io;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::os::unix::io::AsRawFd as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::fsutil;
 use crate::toolchain::Toolchain;
 
 /// The schema number of the stamp ([`BinaryContext::schema`]).
@@ -190,7 +189,7 @@ impl BinaryContext {
             runtime_name: runtime_name.to_owned(),
             runtime_revision: runtime_revision.to_owned(),
             header_identity: crate::header_identity(),
-            compiler_identity: fsutil::sha256_hex(toolchain.compiler_identity().as_bytes()),
+            compiler_identity: pto_base::hash::sha256_hex(toolchain.compiler_identity().as_bytes()),
             flags_hash: toolchain.flags_hash(),
         })
     }
@@ -535,55 +534,28 @@ pub fn prepare(dir: &Path, current: Option<&BinaryContext>) -> Result<Prepared> 
     })
 }
 
-/// Writes the stamp atomically. Call it only after a successful build,
-/// under the same [`BinaryCacheLock`] as [`prepare`].
+/// Writes the stamp atomically ([`pto_base::fs::write_atomic`]). Call it only after a
+/// successful build, under the same [`BinaryCacheLock`] as [`prepare`].
 pub fn record(dir: &Path, context: &BinaryContext) -> Result<()> {
-    let cache = dir.join(CACHE_DIR);
-    std::fs::create_dir_all(&cache)
-        .map_err(|e| BinaryCacheError::io("cannot create directory", &cache, e))?;
     let stamp = stamp_path(dir);
-    let tmp = cache.join(fsutil::unique_name(".binary_context.", ".tmp"));
-    let res = (|| {
-        let mut file = File::create(&tmp)?;
-        file.write_all(context.to_json().as_bytes())?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&tmp, &stamp)
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res.map_err(|e| BinaryCacheError::io("cannot write stamp", &stamp, e))
+    pto_base::fs::write_atomic(&stamp, context.to_json().as_bytes())
+        .map_err(|e| BinaryCacheError::io("cannot write stamp", &stamp, atomic_cause(e)))
+}
+
+/// The I/O error of a failed atomic write, with the step that failed in its text.
+fn atomic_cause(e: pto_base::fs::AtomicWriteError) -> io::Error {
+    io::Error::new(e.source.kind(), format!("{}: {}", e.step, e.source))
 }
 
 /// Copies `object` (usually from the global content cache) to `dest` (e.g.
-/// `kernels/aiv/<func>.so`) atomically: a temporary file beside `dest`,
-/// flushed, then renamed over it. A process that has the old `dest` loaded
-/// keeps its (unlinked) copy.
+/// `kernels/aiv/<func>.so`) atomically ([`pto_base::fs::copy_atomic`]): a process that has
+/// the old `dest` loaded keeps its (unlinked) copy.
 pub fn install_binary(object: &Path, dest: &Path) -> Result<()> {
-    let install_err = |source| BinaryCacheError::Install {
+    pto_base::fs::copy_atomic(object, dest).map_err(|e| BinaryCacheError::Install {
         object: object.to_path_buf(),
         dest: dest.to_path_buf(),
-        source,
-    };
-    let parent = match dest.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = parent.join(fsutil::unique_name(&format!(".{name}."), ".tmp"));
-    let res = (|| {
-        std::fs::copy(object, &tmp)?;
-        File::open(&tmp)?.sync_all()?;
-        std::fs::rename(&tmp, dest)
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res.map_err(install_err)
+        source: atomic_cause(e),
+    })
 }
 
 /// A build of one directory as a transaction: the lock, the result of

@@ -64,7 +64,7 @@ impl ProgramIdentity {
     /// the orchestration, then each kernel), configured by the
     /// files `config_files` (a missing file counts as absent, not as an error).
     pub fn compute(platform: &str, objects: &[&Path], config_files: &[&Path]) -> Self {
-        let mut h = fsutil::KeyHasher::new("pto-program-identity-v1");
+        let mut h = pto_base::hash::KeyHasher::new("pto-program-identity-v1");
         h.field(crate::runtime_revision().unwrap_or("").as_bytes());
         h.field(platform.as_bytes());
         h.field(&(objects.len() as u64).to_le_bytes());
@@ -118,7 +118,7 @@ fn object_digest(path: &Path) -> String {
         return d;
     }
     let digest = match std::fs::read(path) {
-        Ok(bytes) => fsutil::sha256_hex(&bytes),
+        Ok(bytes) => pto_base::hash::sha256_hex(&bytes),
         Err(_) => return format!("unreadable:{}", path.display()),
     };
     if let Ok(mut m) = MEMO.lock() {
@@ -209,7 +209,7 @@ pub struct UnitsRecord {
 /// Hex SHA-256 of a file's contents.
 fn file_hash(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|e| ToolchainError::io("cannot read", path, e))?;
-    Ok(fsutil::sha256_hex(&bytes))
+    Ok(pto_base::hash::sha256_hex(&bytes))
 }
 
 impl UnitsRecord {

@@ -1,51 +1,11 @@
-//! Small file-system and hashing helpers shared by the cache and the header
-//! materialization.
+//! Small file-system helpers shared by the cache and the header materialization (hashing
+//! is `pto_base::hash`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use sha2::{Digest, Sha256};
-
 use crate::error::{Result, ToolchainError};
-
-/// Lower-case hex encoding.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    s
-}
-
-/// Hex SHA-256 of `data`.
-pub(crate) fn sha256_hex(data: &[u8]) -> String {
-    hex(&Sha256::digest(data))
-}
-
-/// A SHA-256 hasher with unambiguous, length-prefixed field framing, so that
-/// `("ab", "c")` and `("a", "bc")` never hash the same.
-pub(crate) struct KeyHasher(Sha256);
-
-impl KeyHasher {
-    pub(crate) fn new(domain: &str) -> Self {
-        let mut h = KeyHasher(Sha256::new());
-        h.field(domain.as_bytes());
-        h
-    }
-
-    pub(crate) fn field(&mut self, data: &[u8]) -> &mut Self {
-        self.0.update((data.len() as u64).to_le_bytes());
-        self.0.update(data);
-        self
-    }
-
-    pub(crate) fn finish(self) -> String {
-        hex(&self.0.finalize())
-    }
-}
 
 /// A name that is unique across processes and threads, for temporary files
 /// that are later renamed into place.
@@ -102,16 +62,6 @@ impl Drop for TempPath {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hex_and_framing() {
-        assert_eq!(hex(&[0x00, 0xab, 0x7f]), "00ab7f");
-        let mut a = KeyHasher::new("d");
-        a.field(b"ab").field(b"c");
-        let mut b = KeyHasher::new("d");
-        b.field(b"a").field(b"bc");
-        assert_ne!(a.finish(), b.finish());
-    }
 
     #[test]
     fn unique_names_differ() {

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::error::{Result, ToolchainError};
-use crate::fsutil::{self, KeyHasher};
+use crate::fsutil;
+use pto_base::hash::KeyHasher;
 
 include!(concat!(env!("OUT_DIR"), "/embedded_headers.rs"));
 

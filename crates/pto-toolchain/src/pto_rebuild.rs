@@ -433,7 +433,11 @@ fn regenerate_unit(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp_out = pto.with_file_name(format!("{stem}.{}.tmp.cpp", std::process::id()));
+    // ptoas writes to a temporary beside the raw cpp (unique per writer, `.cpp` for an
+    // external ptoas that goes by the extension), renamed over it once spliced.
+    let mut tmp_out = pto_base::fs::temporary_beside(&pto.with_extension("cpp")).into_os_string();
+    tmp_out.push(".cpp");
+    let tmp_out = PathBuf::from(tmp_out);
     let res = (|| {
         run_ptoas(ptoas, pto, &tmp_out, timeout)?;
         let generated = std::fs::read(&tmp_out).map_err(|e| {
@@ -904,18 +908,21 @@ mv "$out.part" "$out"
                  static __aicore__ void add(float* out) {\n    out[0] = 2.5;\n}\n"
             )
         );
-        // ptoas saw the documented command line, writing to a temporary.
+        // ptoas saw the documented command line, writing to a hidden temporary beside the
+        // raw cpp (pto_base's, unique per writer) that keeps the `.cpp` extension.
         let pto = fx.dir.join("ptoas/add.pto");
-        let tmp = fx
-            .dir
-            .join(format!("ptoas/add.{}.tmp.cpp", std::process::id()));
-        assert_eq!(
-            fx.ptoas_log(),
-            format!(
-                "{} -o {} --enable-insert-sync --pto-level=level2\n",
-                pto.display(),
-                tmp.display()
-            )
+        let log = fx.ptoas_log();
+        let tmp = log
+            .strip_prefix(&format!("{} -o ", pto.display()))
+            .and_then(|rest| rest.strip_suffix(" --enable-insert-sync --pto-level=level2\n"))
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| panic!("ptoas command line: {log}"));
+        assert_eq!(tmp.parent(), Some(fx.dir.join("ptoas").as_path()));
+        let name = tmp.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with(&format!(".add.cpp.{}.", std::process::id()))
+                && name.ends_with(".tmp.cpp"),
+            "{name}"
         );
         // The raw output is the new stamp; no temporary is left.
         let raw = fx.dir.join("ptoas/add.cpp");

@@ -8,10 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::depfile;
 use crate::error::{Result, ToolchainError};
-use crate::fsutil::{self, KeyHasher, TempPath};
+use crate::fsutil::{self, TempPath};
 use crate::generation::Generation;
 use crate::headers;
 use crate::manifest::{Entry, Manifest};
+use pto_base::hash::KeyHasher;
 
 mod pch;
 
@@ -260,21 +261,12 @@ impl Toolchain {
     pub fn adopt_object(&self, path: &Path) -> Result<PathBuf> {
         let bytes = std::fs::read(path).map_err(|e| ToolchainError::io("cannot read", path, e))?;
         let dir = self.objects_dir();
-        let dest = dir.join(format!("adopted-{}.so", &fsutil::sha256_hex(&bytes)[..32]));
+        let dest = dir.join(format!(
+            "adopted-{}.so",
+            &pto_base::hash::sha256_hex(&bytes)[..32]
+        ));
         if !dest.is_file() {
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| ToolchainError::io("cannot create directory", &dir, e))?;
-            let tmp = dir.join(format!(
-                ".adopt-{}-{}.tmp",
-                std::process::id(),
-                fsutil::sha256_hex(path.as_os_str().as_encoded_bytes())
-            ));
-            std::fs::write(&tmp, &bytes)
-                .and_then(|()| std::fs::rename(&tmp, &dest))
-                .map_err(|e| {
-                    let _ = std::fs::remove_file(&tmp);
-                    ToolchainError::io("cannot write", &dest, e)
-                })?;
+            fsutil::write_atomic(&dest, &bytes)?;
         }
         Ok(dest)
     }
@@ -659,7 +651,7 @@ fn cached_object(
         let so_path = objects.join(format!("{}.so", entry.object_key));
         if so_path.is_file() && entry.deps.iter().all(|(p, h)| hashes.get(p) == Some(h)) {
             tracing::debug!(source = %unit.source.display(), key = %entry.object_key, "cache hit");
-            let mut inputs = vec![(unit.source.clone(), fsutil::sha256_hex(content))];
+            let mut inputs = vec![(unit.source.clone(), pto_base::hash::sha256_hex(content))];
             inputs.extend(entry.deps.iter().cloned());
             return Some(CompiledObject {
                 so_path,
@@ -691,7 +683,7 @@ fn compile_inputs(
     content: &[u8],
     deps: &[(PathBuf, String)],
 ) -> Vec<(PathBuf, String)> {
-    let mut inputs = vec![(unit.source.clone(), fsutil::sha256_hex(content))];
+    let mut inputs = vec![(unit.source.clone(), pto_base::hash::sha256_hex(content))];
     inputs.extend(deps.iter().cloned());
     inputs
 }
@@ -783,7 +775,7 @@ impl HashCache {
 fn hash_file(path: &Path) -> Option<String> {
     std::fs::read(path)
         .ok()
-        .map(|data| fsutil::sha256_hex(&data))
+        .map(|data| pto_base::hash::sha256_hex(&data))
 }
 
 fn absolute_dirs(unit: &CompileUnit) -> Vec<PathBuf> {

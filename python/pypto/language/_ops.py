@@ -61,6 +61,12 @@ REDUCTIONS = _spellings("reduce")
 #: ``pl.row_expand_add``, ...: a row or column vector combined with a tile (IR ``tile.<name>``).
 EXPANDS = _spellings("expand")
 
+#: ``pl.tile.X`` spellings that are PyPTO's unified signature too (``load``, ``create_tile``,
+#: ...) -> the keyword the printer always writes for the IR form (the table's
+#: ``printer_keyword``): a call without it, or of a spelling that is no IR name, is the
+#: unified signature.
+PRINTER_KEYWORDS: Dict[str, str] = {s: str(r["printer_keyword"]) for r in ROWS if r["printer_keyword"] for s in r["dsl"]}
+
 #: The ``pl.X`` spellings of tile operations.
 TILE_OPS: Tuple[str, ...] = tuple(s for r in ROWS if r["level"] == "tile" for s in r["dsl"])
 #: The ``pl.X`` spellings of tensor operations.

@@ -141,11 +141,6 @@ _NOT_IN_SUBSET = (
 # parameter, which later loads and stores address, and an element read or written in GM.
 _KERNEL_TENSOR_OPS = _ops.KERNEL_TENSOR_OPS
 
-# pl.tile.X spellings of unified operations, and the keyword the printer always writes for
-# the IR form of those whose names clash (pl.tile.load(t, offsets, shapes=...)).
-_UNIFIED_TILE = ("load", "store", "full", "create_tile", "move", "fillpad", "cast", "matmul", "matmul_acc")
-_PRINTER_MARKERS = {"tile.load": "shapes", "tile.full": "shape", "tile.move": "target_memory", "tile.cast": "dtype"}
-
 # A tensor dimension known only at run time (the IR's DYNAMIC_DIM).
 _DYNAMIC_DIM = -1
 
@@ -2571,10 +2566,10 @@ class FunctionParser:
         known = _ops.KNOWN
         name = f"{ns}.{_ops.ir_name(op)}"
         # PyPTO's own pl.tile.X(...) spelling (the unified signature) is told from the
-        # printer's (IR arguments, typed keywords) by the keyword the printer always writes.
-        marker = _PRINTER_MARKERS.get(name)
-        keywords = {kw.arg for kw in node.keywords}
-        if ns == "tile" and (name not in known or (marker is not None and marker not in keywords)) and op in _UNIFIED_TILE:
+        # printer's (IR arguments, typed keywords) by the keyword the printer always writes
+        # (the op table's printer_keyword).
+        marker = _ops.PRINTER_KEYWORDS.get(op) if ns == "tile" else None
+        if marker is not None and (name not in known or marker not in {kw.arg for kw in node.keywords}):
             return self.unified_op(node, op)
         if name not in known:
             raise self.operr(node, f"Unknown operation 'pl.{name}'", _UNKNOWN_OP_HINT)

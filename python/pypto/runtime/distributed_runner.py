@@ -250,7 +250,7 @@ def _tensor_from_continuous(arg: Any) -> Any:
     name = types[code][3] if 0 <= code < len(types) else None
     torch_dtype = getattr(torch, name, None) if name is not None else None
     if torch_dtype is None:
-        viewable = ", ".join(n for _, n, _, h in types if h is not None and hasattr(torch, h))
+        viewable = ", ".join(n for _, n, _, t in types if hasattr(torch, t))
         raise TypeError(
             f"_tensor_from_continuous: DataType {code} has no torch view here (only "
             f"{viewable} do)"

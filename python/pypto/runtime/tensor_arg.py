@@ -25,10 +25,11 @@ from pypto.runtime._simpler_compat._task_interface import DataType, Tensor  # no
 __all__ = ["make_tensor_arg", "torch_dtype_code"]
 
 def torch_dtype_code(t: Any) -> DataType:
-    """The ``DataType`` of a torch tensor; ``ValueError`` for one the chips do not know."""
+    """The ``DataType`` of a torch tensor (the FP8 / FP4 dtypes too, as Simpler maps them);
+    ``ValueError`` for one the chips do not know."""
     name = str(t.dtype).replace("torch.", "")
     for d in DataType:
-        if d.host_name == name:
+        if d.torch_name == name:
             return d
     raise ValueError(f"Unsupported tensor dtype: {t.dtype}")
 

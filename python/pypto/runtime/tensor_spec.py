@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+from pypto._dtypes import CTYPES_CLASSES
 
 __all__ = ["ScalarSpec", "TensorSpec"]
 
-_CTYPES = {
-    "int64": ctypes.c_int64,
-    "int32": ctypes.c_int32,
-    "uint64": ctypes.c_uint64,
-    "uint32": ctypes.c_uint32,
-    "float": ctypes.c_float,
+#: ``ScalarSpec.ctype`` -> its ctypes class: the C name of every class a scalar of some element
+#: type is passed as (the one table's ``ctypes`` column, ``c_int64`` -> ``int64``), and C's
+#: ``double``, which PyPTO's ``ScalarSpec`` accepts though no element type is passed as one.
+_CTYPES: Dict[str, Any] = {
+    **{cls[len("c_") :]: getattr(ctypes, cls) for cls in sorted(CTYPES_CLASSES)},
     "double": ctypes.c_double,
 }
 
@@ -62,8 +63,9 @@ class TensorSpec:
 
 @dataclass
 class ScalarSpec:
-    """A scalar argument: its name, value and C type (``int64``, ``int32``, ``uint64``,
-    ``uint32``, ``float``, ``double``)."""
+    """A scalar argument: its name, value and C type (PyPTO's ``int64``, ``int32``,
+    ``uint64``, ``uint32``, ``float``, ``double``, and the C name of any other ctypes class a
+    scalar of an element type is passed as)."""
 
     name: str
     value: Union[int, float]

@@ -1,6 +1,7 @@
 //! The converter's writer: every event of the trace formatted from the model, in the
 //! order the module docs give, into chunks that a second thread writes to the file.
 
+use pto_base::json::push_str;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::mpsc::{Receiver, SyncSender};
@@ -188,25 +189,6 @@ impl TraceOut {
             self.buf.push('}');
         }
     }
-}
-
-/// A JSON string literal (quote, backslash and control characters escaped).
-fn push_str(buf: &mut String, text: &str) {
-    buf.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => buf.push_str("\\\""),
-            '\\' => buf.push_str("\\\\"),
-            '\n' => buf.push_str("\\n"),
-            '\r' => buf.push_str("\\r"),
-            '\t' => buf.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(buf, "\\u{:04x}", c as u32);
-            }
-            c => buf.push(c),
-        }
-    }
-    buf.push('"');
 }
 
 /// A decimal integer, without the formatting machinery (the hot path

@@ -119,6 +119,12 @@ pub struct OpInfo {
     pub dsl: &'static [&'static str],
     /// The `.pto` operation it becomes (`pto.tadd`); empty for tensor operations.
     pub pto: &'static str,
+    /// For a tile operation PyPTO also spells `pl.tile.X(...)` with its unified signature
+    /// (`pl.tile.load(tensor, offsets, shapes)`), the keyword the IR printer always writes
+    /// for it (the operation's typing requires it: `ops::tests`). The parser reads a
+    /// `pl.tile.X(...)` call of one of the row's spellings without that keyword, or of a
+    /// spelling that is no IR name (`pl.tile.create_tile`), as the unified signature.
+    pub printer_keyword: Option<&'static str>,
 }
 
 impl OpInfo {
@@ -137,6 +143,21 @@ const fn tile(name: &'static str, dsl: &'static [&'static str], pto: &'static st
         kind: OpKind::Other,
         dsl,
         pto,
+        printer_keyword: None,
+    }
+}
+
+/// A tile operation whose `pl.tile.X` spelling is PyPTO's unified signature too, told from
+/// the printer's by `keyword` (see [`OpInfo::printer_keyword`]).
+const fn unified(
+    name: &'static str,
+    dsl: &'static [&'static str],
+    pto: &'static str,
+    keyword: &'static str,
+) -> OpInfo {
+    OpInfo {
+        printer_keyword: Some(keyword),
+        ..tile(name, dsl, pto)
     }
 }
 
@@ -148,6 +169,7 @@ const fn tensor(name: &'static str, dsl: &'static [&'static str]) -> OpInfo {
         kind: OpKind::Other,
         dsl,
         pto: "",
+        printer_keyword: None,
     }
 }
 
@@ -172,6 +194,7 @@ const fn ew(
         kind,
         dsl,
         pto,
+        printer_keyword: None,
     }
 }
 
@@ -204,7 +227,7 @@ fn bit_and(x: f64, y: f64) -> f64 {
 /// Every builtin operation.
 #[rustfmt::skip]
 pub const OPS: &[OpInfo] = &[
-    tile("tile.load", &["load"], "pto.tload"),
+    unified("tile.load", &["load"], "pto.tload", "shapes"),
     tile("tile.store", &["store"], "pto.tstore"),
     ew("tile.add", binary("tile.adds", Some(BinOp::Add), Elems::Any, |x, y| x + y), &["add"], "pto.tadd"),
     ew("tile.sub", binary("tile.subs", Some(BinOp::Sub), Elems::Any, |x, y| x - y), &["sub"], "pto.tsub"),
@@ -228,7 +251,7 @@ pub const OPS: &[OpInfo] = &[
     ew("tile.neg", unary(Elems::Any, |x| -x), &["neg"], "pto.tneg"),
     ew("tile.abs", unary(Elems::Any, f64::abs), &["abs"], "pto.tabs"),
     ew("tile.relu", unary(Elems::Any, |x| x.max(0.0)), &["relu"], "pto.trelu"),
-    tile("tile.cast", &["cast"], "pto.tcvt"),
+    unified("tile.cast", &["cast"], "pto.tcvt", "dtype"),
     ew("tile.row_max", reduce(true, f64::NEG_INFINITY, f64::max), &["row_max"], "pto.trowmax"),
     ew("tile.row_sum", reduce(true, 0.0, |x, y| x + y), &["row_sum"], "pto.trowsum"),
     ew("tile.row_min", reduce(true, f64::INFINITY, f64::min), &["row_min"], "pto.trowmin"),
@@ -247,8 +270,8 @@ pub const OPS: &[OpInfo] = &[
     ew("tile.col_expand_div", expand(false, |x, v| x / v), &["col_expand_div"], "pto.tcolexpanddiv"),
     tile("tile.matmul", &["matmul"], "pto.tmatmul"),
     tile("tile.matmul_acc", &["matmul_acc"], "pto.tmatmul.acc"),
-    tile("tile.move", &["move"], "pto.tmov"),
-    tile("tile.full", &["full", "create_tile"], "pto.texpands"),
+    unified("tile.move", &["move"], "pto.tmov", "target_memory"),
+    unified("tile.full", &["full", "create_tile"], "pto.texpands", "shape"),
     tile("tile.expands", &["expands"], "pto.texpands"),
     tile("tile.concat", &["concat"], "pto.tconcat"),
     tile("tile.reshape", &[], "pto.treshape"),

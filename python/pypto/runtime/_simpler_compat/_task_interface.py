@@ -79,17 +79,17 @@ class DataType(enum.IntEnum):
         return element_types()[int(self)][2]
 
     @property
-    def host_name(self) -> Optional[str]:
-        """This runtime's: the NumPy / torch name of the type (``"bfloat16"``, ...), ``None``
-        for a type no host tensor holds (the FP8 / FP4 formats)."""
+    def torch_name(self) -> str:
+        """This runtime's: torch's name of the type (``"bfloat16"``, ``"float8_e4m3fn"``,
+        ``"float4_e2m1fn_x2"``), as Simpler's ``torch_interop`` maps them."""
         return element_types()[int(self)][3]
 
 
-_ELEMENT_TYPES: Optional[List[Tuple[int, str, int, Optional[str]]]] = None
+_ELEMENT_TYPES: Optional[List[Tuple[int, str, int, str]]] = None
 
 
-def element_types() -> List[Tuple[int, str, int, Optional[str]]]:
-    """Simpler's element types, ``(code, name, itemsize, host_name)`` in code order: the
+def element_types() -> List[Tuple[int, str, int, str]]:
+    """Simpler's element types, ``(code, name, itemsize, torch_name)`` in code order: the
     native module's table (``pto_base::dtype``), the one source of these facts; the members
     of :class:`DataType` are checked against it by the tests."""
     global _ELEMENT_TYPES

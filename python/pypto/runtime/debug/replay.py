@@ -46,6 +46,7 @@ from pypto._golden import (
 )
 from pypto._tensors import is_array_like
 from pypto._user_code import UserCodeExit
+from pypto.runtime import _dfx_switches
 from pypto.runtime.runner import _SWIMLANE_CLI_HELP, RunConfig, _DfxOpts
 # The run without execute_compiled's deprecation warning (the name PyPTO's tests patch).
 from pypto.runtime.runner import _execute_compiled as execute_compiled
@@ -217,6 +218,49 @@ class _HelpFormatter(argparse.HelpFormatter):
         )
 
 
+#: The switch PyPTO spells as two options: ``--swimlane`` (bare: the level ``True`` stands
+#: for) and ``--swimlane-level LEVEL``. An optional value would eat the positional work_dir
+#: in ``replay --swimlane build_output/x``.
+_TWO_OPTION_SWITCH = "chip_swimlane"
+
+
+def _switch_arguments(parser: argparse.ArgumentParser) -> None:
+    """The diagnostics switches' options, one per row of the runner's table
+    (``pypto.runtime._dfx_switches``), spelled as ``pto replay`` spells them: ``--<flag>``
+    for an on/off switch, ``--<flag> [LEVEL]`` for a level (bare: the level ``True`` stands
+    for). Each option's ``dest`` is the switch's Python keyword."""
+    for s in _dfx_switches.SWITCHES:
+        flag, kw, help_text = f"--{s.cli_flag}", s.python_keyword, f"{s.help}: {s.artifact}"
+        if s.kind == "flag":
+            parser.add_argument(flag, dest=kw, action="store_true", help=help_text)
+        elif s.name == _TWO_OPTION_SWITCH:
+            parser.add_argument(flag, dest=kw, action="store_const", const=s.bare, default=0, help=_SWIMLANE_CLI_HELP)
+            parser.add_argument(
+                f"{flag}-level",
+                dest=f"{kw}_level",
+                type=int,
+                choices=range((s.max or 0) + 1),
+                default=None,
+                metavar=s.value_name,
+                help=f"{s.value_name} 0-{s.max} of {flag}: {s.artifact}; takes precedence over {flag}, 0 included",
+            )
+        else:
+            parser.add_argument(
+                flag, dest=kw, type=int, nargs="?", const=s.bare, default=0, metavar=s.value_name, help=help_text
+            )
+
+
+def _switch_values(args: argparse.Namespace) -> Dict[str, Any]:
+    """The switches' values of parsed ``args``, by Python keyword (``--swimlane-level`` over
+    ``--swimlane``)."""
+    values = {kw: getattr(args, kw) for kw in _dfx_switches.KEYWORDS}
+    for kw in values:
+        level = getattr(args, f"{kw}_level", None)
+        if level is not None:
+            values[kw] = level
+    return values
+
+
 def _parser(default_platform: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         formatter_class=_HelpFormatter,
@@ -232,31 +276,7 @@ def _parser(default_platform: str) -> argparse.ArgumentParser:
         "--platform", default=default_platform, help="a2a3sim, a2a3, a5sim, a5 or cpu (this runtime's host cores)"
     )
     parser.add_argument("--device-id", type=int, default=0, help="device id (ignored on sim)")
-    parser.add_argument("--pmu", type=int, default=0, metavar="LEVEL", help="PMU event type (0 off)")
-    parser.add_argument(
-        "--swimlane",
-        action="store_const",
-        const=4,
-        default=0,
-        help=_SWIMLANE_CLI_HELP,
-    )
-    parser.add_argument(
-        "--swimlane-level",
-        type=int,
-        choices=range(5),
-        default=None,
-        metavar="LEVEL",
-        help="chip swimlane at LEVEL (0-4); takes precedence over --swimlane, 0 included",
-    )
-    parser.add_argument(
-        "--dump-args",
-        type=int,
-        nargs="?",
-        const=1,
-        default=0,
-        metavar="LEVEL",
-        help="args dump: 1 partial (bare flag), 2 full",
-    )
+    _switch_arguments(parser)
     parser.add_argument(
         "--timing",
         choices=("host", "predicted"),
@@ -270,8 +290,6 @@ def _parser(default_platform: str) -> argparse.ArgumentParser:
         default=None,
         help="which generation of Simpler's DFX files to write (default: the build's)",
     )
-    parser.add_argument("--dep-gen", action="store_true", help="record deps.json")
-    parser.add_argument("--scope-stats", action="store_true", help="record scope statistics")
     parser.add_argument(
         "--no-recompile",
         action="store_true",
@@ -336,17 +354,12 @@ def _main(
     else:
         tensors = _run_inputs(args.work_dir)
         do_validate = False
-    level_flag = args.swimlane_level if args.swimlane_level is not None else args.swimlane
     config = RunConfig(
         platform=args.platform,
         device_id=args.device_id,
-        enable_pmu=args.pmu,
-        enable_chip_swimlane=level_flag,
-        enable_dump_args=args.dump_args,
-        enable_dep_gen=args.dep_gen,
-        enable_scope_stats=args.scope_stats,
         timing=args.timing,
         dfx_schema=args.dfx_schema,
+        **_switch_values(args),
     )
     replay(
         args.work_dir,

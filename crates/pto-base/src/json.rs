@@ -1,0 +1,113 @@
+//! JSON string literals, the one escaper of the project's hand-written JSON (the diagnostics'
+//! files, the swimlane trace, the name map). The text is Python's `json.dumps` of a `str`:
+//! `"` and `\` escaped, `\n` `\r` `\t` `\b` `\f` by name, every other control character as
+//! `\u00XX`; the rest as it is ([`push_str`], `ensure_ascii=False`) or, with
+//! [`push_str_ascii`] (`ensure_ascii=True`, Python's default), every character outside
+//! printable ASCII as `\uXXXX` (UTF-16 surrogate pairs above U+FFFF).
+
+use std::fmt::Write as _;
+
+/// Appends `text` as a JSON string literal, non-ASCII characters as they are (Python's
+/// `json.dumps(text, ensure_ascii=False)`).
+pub fn push_str(out: &mut String, text: &str) {
+    if !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+        return;
+    }
+    push(out, text, false);
+}
+
+/// Appends `text` as a JSON string literal with every character outside printable ASCII
+/// escaped (Python's `json.dumps(text)`, `ensure_ascii=True`).
+pub fn push_str_ascii(out: &mut String, text: &str) {
+    push(out, text, true);
+}
+
+/// `text` as a JSON string literal ([`push_str`]).
+pub fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    push_str(&mut out, text);
+    out
+}
+
+/// Serialized JSON `text` with every non-ASCII character written as `\uXXXX`, which is what
+/// Python's `ensure_ascii=True` makes of it (non-ASCII text can only occur inside strings),
+/// for JSON a serializer wrote with the characters as they are (`serde_json`).
+pub fn escape_non_ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            push_unicode_escape(&mut out, c);
+        }
+    }
+    out
+}
+
+/// `c` as `\uXXXX`, two of them (a UTF-16 surrogate pair) above U+FFFF.
+fn push_unicode_escape(out: &mut String, c: char) {
+    let mut units = [0u16; 2];
+    for unit in c.encode_utf16(&mut units) {
+        // Writing to a `String` cannot fail.
+        let _ = write!(out, "\\u{unit:04x}");
+    }
+}
+
+fn push(out: &mut String, text: &str, ascii: bool) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            ' '..='~' => out.push(c),
+            c if (c as u32) < 0x20 || ascii => push_unicode_escape(out, c),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "a\"b\\c\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}é😀";
+
+    #[test]
+    fn escapes_as_python_json_dumps() {
+        // json.dumps(TEXT, ensure_ascii=False)
+        assert_eq!(
+            quoted(TEXT),
+            "\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0001\\u001f\u{7f}é😀\""
+        );
+        // json.dumps(TEXT)
+        let mut s = String::new();
+        push_str_ascii(&mut s, TEXT);
+        assert_eq!(
+            s,
+            "\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0001\\u001f\\u007f\\u00e9\\ud83d\\ude00\""
+        );
+    }
+
+    #[test]
+    fn non_ascii_of_serialized_json_is_escaped() {
+        assert_eq!(
+            escape_non_ascii("{\"c\u{e9}\": \"😀\u{7f}\"}"),
+            "{\"c\\u00e9\": \"\\ud83d\\ude00\u{7f}\"}"
+        );
+    }
+
+    #[test]
+    fn plain_text_is_copied() {
+        assert_eq!(quoted("kernel_add"), "\"kernel_add\"");
+        assert_eq!(quoted(""), "\"\"");
+    }
+}
