@@ -332,6 +332,7 @@ const HELPER_COPY_EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("pto-toolchain/src/pto_rebuild.rs", concat!("fs::", "rename("), "moves ptoas's output, written to a pto_base temporary, over the raw cpp once spliced"),
     ("pto-toolchain/src/toolchain.rs", concat!("fs::", "rename("), "moves the compiler's output (a unique temporary it wrote) into the object cache"),
     ("pto-toolchain/src/headers.rs", concat!("fs::", "rename("), "renames a populated header directory into place (a directory, not a file)"),
+    ("pto-toolchain/src/toolchain/pch.rs", concat!("fs::", "rename("), "moves the compiler's precompiled header (a unique temporary it wrote) into gcc's .gch directory"),
     ("pto-runner/src/dfx_publish.rs", concat!("fs::", "rename("), "publishes a run's staged diagnostics: moves finished files"),
     ("pto-runner/src/chip_process/l3_child.rs", concat!("fs::", "rename("), "gives a finished name map its L3 name"),
     ("pto-runtime/src/dfx.rs", concat!("fs::", "rename("), "args.bin, written at offsets from several threads into pto_base::fs::temporary_beside"),

@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{CoreKind, Toolchain, UnitKind};
-use crate::fsutil::{self, KeyHasher, TempPath};
+use crate::fsutil::{self, TempPath};
+use pto_base::hash::KeyHasher;
 
 /// The precompiled header, as kernels include it.
 const HEADER: &str = "pto/pto-inst.hpp";
