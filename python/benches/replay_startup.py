@@ -16,13 +16,16 @@ alike:
 - ``python -m pypto.runtime.debug.replay DIR --no-recompile``
 - ``python -c "import pypto.runtime"``
 - ``python -c "pass"``
-- ``python -c "import pypto.runtime.debug.replay"``, the chip process's start alone and
+- ``python -c "import pypto.runtime.debug.replay"``, ``python -m`` of an empty module (what
+  ``-m`` itself costs: runpy imports ``importlib.util``), the chip process's start alone and
   ``pto --version``: where the difference goes
 
 and prints the wall time per process (min / median / max, ms) and the CPU time of its
 process tree (the chip process included), and the ratios of the medians and of the minima: Python replay / ``pto replay`` (bound: 2) and
 ``import pypto.runtime`` itself (bound: 100 ms). A command that fails stops the benchmark
-with its output. ``--json FILE`` also writes the samples.
+with its output. ``--json FILE`` also writes the samples. The package is byte-compiled
+first (``compileall``), so that imports are measured warm even under
+``PYTHONDONTWRITEBYTECODE=1``.
 """
 
 from __future__ import annotations
@@ -49,12 +52,12 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _run(cmd: Sequence[str], env: Optional[Dict[str, str]]) -> Tuple[float, float]:
-    """Runs ``cmd`` to completion: its wall time and the CPU time of its process tree, in
-    seconds. Raises on failure."""
+def _run(cmd: Sequence[str], env: Optional[Dict[str, str]], cwd: Optional[str] = None) -> Tuple[float, float]:
+    """Runs ``cmd`` (in ``cwd``) to completion: its wall time and the CPU time of its process
+    tree, in seconds. Raises on failure."""
     cpu0 = _cpu()
     start = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(
@@ -101,7 +104,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--rounds must be >= 1")
 
     env = dict(os.environ)
+    package = subprocess.run(
+        [args.python, "-c", "import os, pypto; print(os.path.dirname(pypto.__file__))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    subprocess.run([args.python, "-m", "compileall", "-q", package], check=True, stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory(prefix="pto-bench-replay-") as tmp:
+        (Path(tmp) / "pto_bench_empty.py").write_text("")
         work = Path(tmp) / Path(args.example).name
         shutil.copytree(args.example, work, ignore=shutil.ignore_patterns("dfx_outputs", "__pycache__"))
         # Compile once: later runs reuse the binaries (and the content cache).
@@ -118,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             'python -c "import pypto.runtime.debug.replay"': [
                 args.python, "-c", "import pypto.runtime.debug.replay",
             ],
+            "python -m MODULE (an empty module)": [args.python, "-m", "pto_bench_empty"],
             "chip process start (python -I -S, native module loaded)": _chip_start(args.python),
             "pto --version": [args.pto, "--version"],
         }  # fmt: skip
@@ -129,12 +139,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 envs[f"{name} [baseline]"] = baseline
         # One unmeasured pass warms the page cache for every command.
         for name, cmd in commands.items():
-            _run(cmd, envs[name])
+            _run(cmd, envs[name], tmp)
         samples: Dict[str, List[float]] = {name: [] for name in commands}
         cpu: Dict[str, List[float]] = {name: [] for name in commands}
         for _ in range(args.rounds):
             for name, cmd in commands.items():
-                wall, used = _run(cmd, envs[name])
+                wall, used = _run(cmd, envs[name], tmp)
                 samples[name].append(wall)
                 cpu[name].append(used)
 

@@ -10,9 +10,12 @@ against the table.
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Tuple
-
 from pypto import _native
+
+# typing is not imported at run time: the replay's command line imports this module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, FrozenSet, Tuple
 
 __all__ = [
     "CTYPES_CLASSES",

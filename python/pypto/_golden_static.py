@@ -5,16 +5,25 @@ The scripts pto-examples and ir.compile(inputs=, golden=) write load every input
 dtype=np.<type>)` and scalars with `ctypes.c_<type>(<literal>)`. When a golden.py has only
 that shape, its inputs are read natively (pypto._native.HostArray) instead of running it,
 which would import NumPy; anything else runs the script as before.
+
+The replay's command line reads it, so this module imports neither ``ast`` (it parses with
+``compile(..., _ast.PyCF_ONLY_AST)``, what ``ast.parse`` calls, and evaluates literals as
+``ast.literal_eval`` does) nor ``pathlib`` nor ``typing``: they cost milliseconds at start-up.
 """
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-from typing import Any, Dict, List, Optional, Set, Tuple
+import _ast as ast
+import os
 
 from pypto import _native
 from pypto._dtypes import CTYPES_CLASSES, NUMPY_ATTR_TO_PYPTO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Set, Tuple, Union
+
+    PathLike = Union[str, "os.PathLike[str]"]
 
 __all__ = ["static_inputs"]
 
@@ -38,10 +47,46 @@ def _is_attr(node: Any, value: str, attr: str) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == attr and _is_name(node.value, value)
 
 
+def _number(node: Any, signed: bool) -> Any:
+    """A number literal (``ast.literal_eval``'s rule: an int, float or complex constant,
+    with ``signed`` also one under a unary ``+`` / ``-``)."""
+    if signed and isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+        value = _number(node.operand, False)
+        return +value if isinstance(node.op, ast.UAdd) else -value
+    if not isinstance(node, ast.Constant) or type(node.value) not in (int, float, complex):
+        raise _NotStatic
+    return node.value
+
+
+def _literal_value(node: Any) -> Any:
+    """The value of a literal, accepting exactly what ``ast.literal_eval`` accepts."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Tuple):
+        return tuple(map(_literal_value, node.elts))
+    if isinstance(node, ast.List):
+        return list(map(_literal_value, node.elts))
+    if isinstance(node, ast.Set):
+        return set(map(_literal_value, node.elts))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "set":
+        if not node.args and not node.keywords:
+            return set()
+    if isinstance(node, ast.Dict):
+        if len(node.keys) != len(node.values):
+            raise _NotStatic
+        return dict(zip(map(_literal_value, node.keys), map(_literal_value, node.values)))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        left = _number(node.left, True)
+        right = _number(node.right, False)
+        if isinstance(left, (int, float)) and isinstance(right, complex):
+            return left + right if isinstance(node.op, ast.Add) else left - right
+    return _number(node, True)
+
+
 def _literal(node: Any) -> Any:
     try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _literal_value(node)
+    except (ValueError, TypeError, MemoryError, RecursionError):
         raise _NotStatic from None
 
 
@@ -136,7 +181,7 @@ def _input_file(node: Any, data_dir: Optional[str]) -> str:
     return name
 
 
-def _native_value(node: Any, work_dir: Path, data_dir: Optional[str], imported: Set[str]) -> Any:
+def _native_value(node: Any, work_dir: PathLike, data_dir: Optional[str], imported: Set[str]) -> Any:
     """The value of one recognised ``generate_inputs`` assignment."""
     if not isinstance(node, ast.Call):
         raise _NotStatic
@@ -144,7 +189,7 @@ def _native_value(node: Any, work_dir: Path, data_dir: Optional[str], imported: 
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id not in imported:
         raise _NotStatic  # the script would fail with a NameError
     if _is_attr(func, "np", "load") and len(node.args) == 1 and not node.keywords:
-        path = work_dir / "data" / "in" / _input_file(node.args[0], data_dir)
+        path = os.path.join(work_dir, "data", "in", _input_file(node.args[0], data_dir))
         try:
             return _native.HostArray.load(path)
         except (OSError, ValueError):
@@ -176,9 +221,9 @@ def _native_value(node: Any, work_dir: Path, data_dir: Optional[str], imported: 
     raise _NotStatic
 
 
-def _inputs(source: str, work_dir: Path) -> List[Tuple[str, Any]]:
+def _inputs(source: str, work_dir: PathLike) -> List[Tuple[str, Any]]:
     try:
-        tree = ast.parse(source)
+        tree = compile(source, "<unknown>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         raise _NotStatic from None
     generate, data_dir, imported = _check_module(tree)
@@ -217,7 +262,7 @@ def _inputs(source: str, work_dir: Path) -> List[Tuple[str, Any]]:
     return out
 
 
-def static_inputs(source: str, work_dir: Path) -> Optional[List[Tuple[str, Any]]]:
+def static_inputs(source: str, work_dir: PathLike) -> Optional[List[Tuple[str, Any]]]:
     """The ``(name, value)`` pairs ``generate_inputs`` of the golden.py ``source`` (in
     ``work_dir``) returns, read natively, or ``None`` when the script must run (see
     :func:`pypto._golden.native_inputs_from_golden`)."""

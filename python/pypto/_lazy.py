@@ -6,8 +6,15 @@ each from its submodule the first time it is read, and keep every submodule reac
 attribute, as when the packages imported them eagerly.
 """
 
-import importlib
-from typing import Any, Callable, Iterable, List, Mapping, MutableMapping, Optional, Tuple
+from __future__ import annotations
+
+import sys
+
+# Names for type checkers only: the replay's command line imports this module, and `typing`
+# costs it milliseconds at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, List, Mapping, MutableMapping, Optional, Tuple
 
 
 def attributes(
@@ -27,19 +34,27 @@ def attributes(
     lazy = dict(names or {})
     listed = tuple(modules)
 
+    def import_module(name: str) -> Any:
+        # importlib.import_module for an absolute name, without importing importlib.
+        __import__(name)
+        return sys.modules[name]
+
     def getattr_(name: str) -> Any:
         if name in listed:
-            return importlib.import_module(f"{package}.{name}")
+            return import_module(f"{package}.{name}")
         submodule = lazy.get(name)
         if submodule is not None:
-            value = getattr(importlib.import_module(f"{package}.{submodule}"), name)
+            value = getattr(import_module(f"{package}.{submodule}"), name)
             namespace[name] = value
             return value
         if submodules and not name.startswith("__"):
-            from importlib.util import find_spec
-
-            if find_spec(f"{package}.{name}") is not None:
-                return importlib.import_module(f"{package}.{name}")
+            # The submodule if there is one (found by importing it: importlib.util's
+            # find_spec would import contextlib and more first).
+            try:
+                return import_module(f"{package}.{name}")
+            except ModuleNotFoundError as e:
+                if e.name != f"{package}.{name}":
+                    raise
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def dir_() -> List[str]:

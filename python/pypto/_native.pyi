@@ -29,6 +29,7 @@ __all__ = [
     "invalidate_binary_cache",
     "log_level",
     "normalize_swimlane_level",
+    "replay_run",
     "replay_steps",
     "rebuild_kernel_cpp_from_pto",
     "set_capture_command",
@@ -359,7 +360,17 @@ def replay_steps(
     load: Callable[[], object],
     run: Callable[[], object],
     check: Callable[[], object],
+    platform: Optional[str] = None,
+    in_process: bool = False,
 ) -> None: ...
+def replay_run(
+    work_dir: _Path,
+    args: Sequence[object],
+    options: RunOptions,
+    *,
+    rebuild_from_pto: bool,
+    recompile: bool,
+) -> ExecuteReport: ...
 
 # --- The DSL compiler's IR (pto-ir), built by pypto.language -----------------------------
 

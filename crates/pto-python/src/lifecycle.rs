@@ -6,9 +6,10 @@
 
 use pyo3::prelude::*;
 
+use crate::config::RunOptions;
 use crate::conversion;
 use crate::error::runner_error;
-use crate::program::print_line;
+use crate::program::{print_line, ExecuteReport};
 
 /// Installs the command the two-pass swimlane runs for its graph pass
 /// (`<command...> <spec path>`); `pypto.runtime` installs
@@ -101,6 +102,17 @@ struct PyHost {
     load: Py<PyAny>,
     run: Py<PyAny>,
     check: Py<PyAny>,
+    /// The platform of a run that isolates the chip (see [`isolated`]).
+    isolated: Option<pto_runner::Platform>,
+}
+
+/// `platform` when a run on it isolates the chip in a child process: the run does not ask
+/// to stay in-process and `pto_runner::chip_process::isolated_by_default` holds (a worker
+/// command is registered, `PTO_IN_PROCESS` is not set). `None` for an unknown platform
+/// too: the run reports that.
+fn isolated(platform: Option<&str>, in_process: bool) -> Option<pto_runner::Platform> {
+    let platform = pto_runner::config::parse_platform(platform?).ok()?;
+    (!in_process && pto_runner::chip_process::isolated_by_default()).then_some(platform)
 }
 
 fn call(f: &Py<PyAny>) -> Result<(), HostError> {
@@ -121,6 +133,10 @@ impl pto_runner::replay::ReplayHost for PyHost {
     fn check(&mut self) -> Result<(), HostError> {
         call(&self.check)
     }
+
+    fn isolated_platform(&self) -> Option<pto_runner::Platform> {
+        self.isolated
+    }
 }
 
 /// The replay lifecycle of `pto replay` (`pto_runner::replay::replay_steps`) with Python's
@@ -128,9 +144,14 @@ impl pto_runner::replay::ReplayHost for PyHost {
 /// that cannot take them), splices edited `.pto` files (`rebuild_from_pto`), invalidates
 /// cached binaries (`recompile`), then calls `load()`, prints the banner, calls `run()` and,
 /// with `validate`, `check()`; each step's line is printed as it happens. Exceptions raised
-/// by the callables propagate as they are.
+/// by the callables propagate as they are. `platform` (with `in_process=False`) is that of
+/// the run: when it isolates the chip, the chip process starts before the splice, so that
+/// its start-up overlaps the steps before the run.
 #[pyfunction]
-#[pyo3(signature = (work_dir, *, rebuild_from_pto, recompile, validate, dfx_on, load, run, check))]
+#[pyo3(signature = (
+    work_dir, *, rebuild_from_pto, recompile, validate, dfx_on, load, run, check,
+    platform = None, in_process = false,
+))]
 #[allow(clippy::too_many_arguments)]
 pub fn replay_steps(
     py: Python<'_>,
@@ -142,6 +163,8 @@ pub fn replay_steps(
     load: Py<PyAny>,
     run: Py<PyAny>,
     check: Py<PyAny>,
+    platform: Option<&str>,
+    in_process: bool,
 ) -> PyResult<()> {
     let dir = conversion::path(work_dir, "work_dir")?;
     let options = pto_runner::ReplayOptions {
@@ -149,11 +172,95 @@ pub fn replay_steps(
         recompile,
         rebuild_from_pto,
     };
-    let mut host = PyHost { load, run, check };
+    let mut host = PyHost {
+        load,
+        run,
+        check,
+        isolated: isolated(platform, in_process),
+    };
     py.detach(|| {
         pto_runner::replay::replay_steps(&dir, &options, dfx_on, &mut host, &mut print_line)
     })
     .map_err(|HostError(e)| e)
+}
+
+/// The steps of a replay that runs no Python code: the build loaded for `options`'
+/// platform (`Program.load`) and run once with `args` (`Program.execute`).
+struct NativeHost<'a> {
+    dir: &'a std::path::Path,
+    args: &'a Py<PyAny>,
+    options: &'a RunOptions,
+    build: Option<pto_runner::CompiledBuild>,
+    report: Option<ExecuteReport>,
+}
+
+impl pto_runner::replay::ReplayHost for NativeHost<'_> {
+    type Error = HostError;
+
+    fn load(&mut self) -> Result<(), HostError> {
+        let platform = self.options.config.platform();
+        self.build = Some(pto_runner::load_for(self.dir, Some(platform))?);
+        Ok(())
+    }
+
+    fn run(&mut self, _say: &mut dyn FnMut(&str)) -> Result<(), HostError> {
+        let build = self
+            .build
+            .as_ref()
+            .expect("replay_steps loads before it runs");
+        let report = Python::attach(|py| {
+            crate::program::execute_build(py, build, self.args.bind(py), self.options)
+        })
+        .map_err(HostError)?;
+        self.report = Some(report);
+        Ok(())
+    }
+
+    fn check(&mut self) -> Result<(), HostError> {
+        Ok(())
+    }
+
+    fn isolated_platform(&self) -> Option<pto_runner::Platform> {
+        (!self.options.config.in_process).then(|| self.options.config.platform())
+    }
+}
+
+/// A replay that runs no Python code, in one call: what `replay(work_dir, *args,
+/// config=...)` without validation does through [`replay_steps`] with
+/// `Program.load(work_dir, platform)` and `Program.execute(args, options)` as its steps,
+/// with the same lines, errors and report, without calling back into Python between the
+/// steps (and with the chip process started first when the run isolates the chip).
+/// `options` are the run's (`RunConfig.native_options()`); the diagnostics switched on
+/// there decide whether the directory must be writable. Returns the run's report.
+#[pyfunction]
+#[pyo3(signature = (work_dir, args, options, *, rebuild_from_pto, recompile))]
+pub fn replay_run(
+    py: Python<'_>,
+    work_dir: &Bound<'_, PyAny>,
+    args: Py<PyAny>,
+    options: PyRef<'_, RunOptions>,
+    rebuild_from_pto: bool,
+    recompile: bool,
+) -> PyResult<ExecuteReport> {
+    let dir = conversion::path(work_dir, "work_dir")?;
+    let replay = pto_runner::ReplayOptions {
+        validate: false,
+        recompile,
+        rebuild_from_pto,
+    };
+    let dfx_on = options.config.dfx.any();
+    let mut host = NativeHost {
+        dir: &dir,
+        args: &args,
+        options: &options,
+        build: None,
+        report: None,
+    };
+    py.detach(|| {
+        pto_runner::replay::replay_steps(&dir, &replay, dfx_on, &mut host, &mut print_line)
+    })
+    .map_err(|HostError(e)| e)?;
+    Ok(host.report.expect("replay_steps runs"))
 }
 
 /// Registers this module's functions.
@@ -165,6 +272,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(invalidate_binary_cache, m)?)?;
     m.add_function(wrap_pyfunction!(build_kind, m)?)?;
     m.add_function(wrap_pyfunction!(replay_steps, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_run, m)?)?;
     m.add_function(wrap_pyfunction!(rebuild_kernel_cpp_from_pto, m)?)?;
     Ok(())
 }

@@ -210,17 +210,22 @@ pub struct Program {
 impl Program {
     /// Binds `args` (one per parameter, in order) as the runner's parameters.
     pub(crate) fn bind(&self, args: &Bound<'_, PyAny>) -> PyResult<Vec<BoundParam>> {
+        Program::bind_to(&self.build, args)
+    }
+
+    /// Binds `args` (one per parameter, in order) as `build`'s parameters.
+    fn bind_to(build: &CompiledBuild, args: &Bound<'_, PyAny>) -> PyResult<Vec<BoundParam>> {
         let args: Vec<Bound<'_, PyAny>> = args
             .try_iter()
             .map_err(|_| type_error("args must be a sequence".to_string()))?
             .collect::<PyResult<_>>()?;
-        let params = &self.build.meta.params;
+        let params = &build.meta.params;
         if args.len() != params.len() {
             return Err(type_error(format!(
                 "{} expects {} arguments ({}), got {}",
-                self.build.dir.display(),
+                build.dir.display(),
                 params.len(),
-                self.build.param_names().join(", "),
+                build.param_names().join(", "),
                 args.len()
             )));
         }
@@ -277,7 +282,8 @@ struct SignalWatch {
 impl SignalWatch {
     fn start(py: Python<'_>) -> Option<SignalWatch> {
         use std::os::fd::AsRawFd as _;
-        let signal = py.import("signal").ok()?;
+        // The C module `signal` wraps: the same functions, without importing `enum`.
+        let signal = py.import("_signal").ok()?;
         let default = signal.getattr("default_int_handler").ok()?;
         let sigint = signal.getattr("SIGINT").ok()?;
         if !signal
@@ -322,7 +328,7 @@ impl SignalWatch {
     /// Puts the previous wakeup fd back and passes on what this one received.
     fn finish(&self, py: Python<'_>) {
         self.saw_sigint();
-        let Ok(signal) = py.import("signal") else {
+        let Ok(signal) = py.import("_signal") else {
             return;
         };
         let _ = signal.call_method1("set_wakeup_fd", (self.previous,));
@@ -414,6 +420,23 @@ fn interrupted_or(
         Some(e) => e,
         None => runner_error(err),
     }
+}
+
+/// One run of `build` with `args` (one per parameter, in order; outputs are written back
+/// into them) and `options`, the GIL released while it runs: `Program.execute`, and the run
+/// of `replay_run` (`crate::lifecycle`).
+pub(crate) fn execute_build(
+    py: Python<'_>,
+    build: &CompiledBuild,
+    args: &Bound<'_, PyAny>,
+    options: &RunOptions,
+) -> PyResult<ExecuteReport> {
+    let mut bound = Program::bind_to(build, args)?;
+    let (config, pending, watch) = interruptible(py, &options.config);
+    let result = py.detach(|| build.execute_with(&mut bound, &config, &mut print_line));
+    let outcome = after_run(py, watch.as_deref(), &pending, result)?;
+    Program::write_back(args, &bound)?;
+    Ok(ExecuteReport::from_outcome(&outcome))
 }
 
 /// Progress lines the runner prints (the two-pass swimlane banner), sent to Python's
@@ -532,13 +555,7 @@ impl Program {
         args: &Bound<'_, PyList>,
         options: &RunOptions,
     ) -> PyResult<ExecuteReport> {
-        let mut bound = self.bind(args.as_any())?;
-        let (config, pending, watch) = interruptible(py, &options.config);
-        let build = &self.build;
-        let result = py.detach(|| build.execute_with(&mut bound, &config, &mut print_line));
-        let outcome = after_run(py, watch.as_deref(), &pending, result)?;
-        Program::write_back(args.as_any(), &bound)?;
-        Ok(ExecuteReport::from_outcome(&outcome))
+        execute_build(py, &self.build, args.as_any(), options)
     }
 
     /// Runs `warmup` discarded launches, then `rounds` measured ones, each from the same

@@ -41,6 +41,6 @@ pub use config::{DfxOptions, RingValue, RunConfig};
 pub use error::{ErrorKind, RunnerError};
 pub use execute::ExecuteOutcome;
 pub use inputs::BoundParam;
-pub use pto_runtime::Interrupt;
+pub use pto_runtime::{Interrupt, Platform};
 pub use pto_toolchain::binary_cache::runtime_revision;
 pub use replay::{replay, replay_with, OutputCheck, ReplayOptions, ReplayOutcome};

@@ -113,6 +113,13 @@ pub trait ReplayHost {
     fn run(&mut self, say: &mut dyn FnMut(&str)) -> Result<(), Self::Error>;
     /// Checks its outputs (only with `validate`).
     fn check(&mut self) -> Result<(), Self::Error>;
+    /// The platform of a run that will isolate the chip in a child process, or `None` (an
+    /// in-process run, or not known before `run`): [`replay_steps`] then starts the chip
+    /// process before the splice and the compile checks ([`crate::chip_process::prestart`]),
+    /// so that its start-up overlaps them.
+    fn isolated_platform(&self) -> Option<pto_runtime::Platform> {
+        None
+    }
 }
 
 /// The banner printed before the run, as PyPTO prints it.
@@ -130,7 +137,7 @@ pub fn replay_steps<H: ReplayHost>(
     say: &mut dyn FnMut(&str),
 ) -> Result<(), H::Error> {
     // Fail on a missing or foreign directory before touching anything.
-    pto_build_output::BuildLayout::detect(dir).map_err(RunnerError::from)?;
+    let layout = pto_build_output::BuildLayout::detect(dir).map_err(RunnerError::from)?;
     // A build directory this process cannot write still runs: binaries come from the shared
     // object cache and the golden comparison is done without writing `data/actual/`; only
     // what must be written there (diagnostics) is refused before anything runs.
@@ -140,6 +147,11 @@ pub fn replay_steps<H: ReplayHost>(
             dir.display()
         ))
         .into());
+    }
+    if let (pto_build_output::BuildLayout::SingleChip, Some(platform)) =
+        (&layout, host.isolated_platform())
+    {
+        crate::chip_process::prestart(dir, platform);
     }
     crate::lifecycle::prepare(dir, options.rebuild_from_pto, options.recompile, say)?;
     host.load()?;
@@ -224,6 +236,10 @@ impl ReplayHost for RunnerHost<'_> {
         let (build, params) = self.loaded.as_mut().expect("loaded before the run");
         self.ran = Some(build.execute_with(params, self.config, say)?);
         Ok(())
+    }
+
+    fn isolated_platform(&self) -> Option<pto_runtime::Platform> {
+        (!self.config.in_process).then(|| self.config.platform())
     }
 
     fn check(&mut self) -> Result<(), RunnerError> {

@@ -11,8 +11,9 @@ Submodules callers import directly keep PyPTO's names: ``runner``, ``log_config`
 ``PYPTO_RUNTIME_LOG_SYNC``) to the runtime's log.
 """
 
+from __future__ import annotations
+
 import sys
-from typing import TYPE_CHECKING, Dict
 
 from pypto import _lazy, _native
 from pypto.runtime.log_config import _ensure_configured, configure_log
@@ -22,7 +23,11 @@ from pypto.runtime.log_config import current_level as log_level
 #: directory is at fault, not the configuration).
 ArtifactWriteError = _native.ArtifactWriteError
 
+# typing is not imported at run time: the replay's command line imports this package.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Dict
+
     from pypto.runtime.bench import BenchmarkStats, TraceInvocation, TraceSpan, benchmark
     from pypto.runtime.compile_and_run import compile_program, run
     from pypto.runtime.device_tensor import DeviceTensor

@@ -7,20 +7,19 @@ a ``pypto._native.Program``), not Simpler's ``ChipCallable``.
 
 from __future__ import annotations
 
-import logging
 import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from pypto import _native
-from pypto.runtime import _dfx_switches
 
+# The replay's command line imports this module for _log_report: typing, pathlib, logging
+# and the switches' table are imported where they are used.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Union
+
     from pypto.runtime.runner import RunConfig
 
 __all__ = ["execute_on_device"]
-
-_logger = logging.getLogger("pypto.runtime")
 
 
 def _load_program(work_dir: Union[str, "os.PathLike[str]"], platform: Optional[str]) -> _native.Program:
@@ -30,6 +29,13 @@ def _load_program(work_dir: Union[str, "os.PathLike[str]"], platform: Optional[s
 
 
 def _log_report(report: _native.ExecuteReport) -> None:
+    """The run's diagnostics warnings, files and viewer hints, on the ``pypto.runtime``
+    logger (warnings are printed on stderr unless logging is configured otherwise)."""
+    if not (report.dfx_warnings or report.dfx_files or report.dfx_hints):
+        return
+    import logging
+
+    _logger = logging.getLogger("pypto.runtime")
     for warning in report.dfx_warnings:
         _logger.warning("%s", warning)
     if report.dfx_files:
@@ -72,6 +78,10 @@ def execute_on_device(
     elsewhere is refused. ``runtime_name``, ``aicpu_thread_num``, ``enable_sdma`` and
     ``runtime_env`` are accepted for PyPTO's signature.
     """
+    from pathlib import Path
+
+    from pypto.runtime import _dfx_switches
+
     # The diagnostics switches of PyPTO's signature, by keyword (the table's rows).
     switches = {k: v for k, v in locals().items() if k in _dfx_switches.KEYWORDS}
     del runtime_name, aicpu_thread_num, enable_sdma, runtime_env

@@ -8,7 +8,9 @@ stripped): ``debug`` 10, ``info`` 20, ``timing`` 25, ``warn`` / ``warning`` 30, 
 is. The threshold sets the ``simpler`` Python logger (where PyPTO's runtime logs) and this
 runtime's own log on stderr (Rust ``tracing``): up to 10 debug, up to 20 info, up to 25
 timing (warnings and the orchestrations' timing lines), up to 30 warn, up to 40 error,
-above that nothing. The default, before any call, is 25.
+above that nothing. The default, before any call, is 25: the ``simpler`` logger gets it when
+this module first uses it (as Simpler's ``get_logger()`` gives it in PyPTO), and the
+runtime's log at import (or the band of a level set on the ``simpler`` logger before).
 
 ``sync_pypto=True`` also sets PyPTO's compiler-side :class:`pypto.LogLevel` to the closest
 band (up to 10 DEBUG, 20 INFO, 30 WARN, 40 ERROR, else NONE).
@@ -16,9 +18,15 @@ band (up to 10 DEBUG, 20 INFO, 30 WARN, 40 ERROR, else NONE).
 
 from __future__ import annotations
 
-import logging
 import os
-from typing import Union
+import sys
+
+# Neither typing nor logging is imported at run time by importing pypto.runtime (the
+# replay's command line imports it): logging is imported where the logger is used.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import logging
+    from typing import Union
 
 from pypto import _native
 
@@ -30,13 +38,14 @@ _ENV_SYNC = "PYPTO_RUNTIME_LOG_SYNC"
 #: The level an unknown name, and an unconfigured logger, mean.
 TIMING = 25
 
+#: Level names and their thresholds (``logging.DEBUG`` ... ``logging.ERROR``, ``TIMING``).
 _NAMES = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
+    "debug": 10,
+    "info": 20,
     "timing": TIMING,
-    "warn": logging.WARNING,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
+    "warn": 30,
+    "warning": 30,
+    "error": 40,
     "null": 60,
 }
 
@@ -63,7 +72,7 @@ def configure_log(level: Union[int, str], *, sync_pypto: bool = False) -> None:
     """Sets the runtime's log threshold (see the module docs); with ``sync_pypto`` also
     PyPTO's compiler-side :class:`pypto.LogLevel`."""
     threshold = _parse_level(level)
-    logging.getLogger(_LOGGER_NAME).setLevel(threshold)
+    _logger().setLevel(threshold)
     _native.configure_log(_runtime_band(threshold))
     if sync_pypto:
         _sync_to_pypto(threshold)
@@ -87,17 +96,26 @@ def _sync_to_pypto(threshold: int) -> None:
 
 def current_level() -> int:
     """The effective threshold of the runtime's logger (25 unless configured)."""
-    return logging.getLogger(_LOGGER_NAME).getEffectiveLevel()
+    return _logger().getEffectiveLevel()
 
 
-def _ensure_configured() -> None:
-    """On import: the default threshold 25 when nothing set the ``simpler`` logger, then
-    ``PYPTO_RUNTIME_LOG`` when it is set (``PYPTO_RUNTIME_LOG_SYNC=1`` syncs PyPTO's level).
-    """
+def _logger() -> logging.Logger:
+    """The ``simpler`` logger, with the threshold 25 when nothing set one."""
+    import logging
+
     logger = logging.getLogger(_LOGGER_NAME)
     if logger.level == logging.NOTSET:
         logger.setLevel(TIMING)
-    _native.configure_log(_runtime_band(logger.level))
+    return logger
+
+
+def _ensure_configured() -> None:
+    """On import: the runtime's log at the ``simpler`` logger's threshold (25 when nothing
+    set one; without ``logging`` imported yet nothing can have), then ``PYPTO_RUNTIME_LOG``
+    when it is set (``PYPTO_RUNTIME_LOG_SYNC=1`` syncs PyPTO's level).
+    """
+    threshold = _logger().level if "logging" in sys.modules else TIMING
+    _native.configure_log(_runtime_band(threshold))
     raw = os.environ.get(_ENV_LEVEL)
     if raw is None:
         return

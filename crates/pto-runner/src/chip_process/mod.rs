@@ -35,7 +35,7 @@ pub mod signals;
 use std::sync::Mutex;
 
 pub use child::{host_alive, serve};
-pub use parent::{describe_death, execute, execute_pass, shutdown_all, DeathContext};
+pub use parent::{describe_death, execute, execute_pass, prestart, shutdown_all, DeathContext};
 
 static WORKER_COMMAND: Mutex<Option<Vec<String>>> = Mutex::new(None);
 

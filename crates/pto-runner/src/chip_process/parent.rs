@@ -105,26 +105,69 @@ fn put_back(dir: &Path, platform: Platform, p: ChipProcess) {
     }
 }
 
-/// Stops every idle chip process (e.g. before a build directory is rebuilt).
+/// Stops every idle chip process (e.g. before a build directory is rebuilt), the one
+/// [`prestart`] started included.
 pub fn shutdown_all() {
-    let procs: Vec<ChipProcess> = match POOL.lock() {
+    let mut procs: Vec<ChipProcess> = match POOL.lock() {
         Ok(mut pool) => pool
             .take()
             .map(|m| m.into_values().map(|(_, p)| p).collect())
             .unwrap_or_default(),
         Err(_) => Vec::new(),
     };
+    procs.extend(take_prestarted());
     for p in procs {
         p.kill();
     }
+}
+
+/// A chip process started ahead of its first use, that has loaded nothing yet.
+static PRESTARTED: Mutex<Option<ChipProcess>> = Mutex::new(None);
+
+/// Starts a chip process now, before the first run needs one, so that its start-up (a
+/// whole interpreter, for the Python package's worker) overlaps what the caller does until
+/// then (the compile checks, binding the inputs). A process has loaded nothing when it
+/// starts, so the next run of any build directory takes it instead of starting its own.
+/// Does nothing when one is waiting already, when an idle process already serves `dir` on
+/// `platform` (the run reuses that one) or when no worker command is registered; a process
+/// that cannot be started is not reported here: the run that needs one starts its own and
+/// reports that.
+pub fn prestart(dir: &Path, platform: Platform) {
+    let pooled = POOL.lock().is_ok_and(|pool| {
+        pool.as_ref()
+            .is_some_and(|m| m.contains_key(&(dir.to_path_buf(), platform)))
+    });
+    let Ok(mut slot) = PRESTARTED.lock() else {
+        return;
+    };
+    if !pooled && slot.is_none() && super::worker_command().is_some() {
+        *slot = spawn_process().ok();
+    }
+}
+
+/// The process [`prestart`] started, if any.
+fn take_prestarted() -> Option<ChipProcess> {
+    PRESTARTED.lock().ok()?.take()
 }
 
 fn chip_error(message: String) -> RunnerError {
     RunnerError::ChipProcess { message }
 }
 
+/// A new chip process holding `build`: the [`prestart`]ed one while it is alive, else one
+/// started now.
 fn spawn(build: &CompiledBuild) -> Result<ChipProcess, RunnerError> {
-    let p = spawn_process()?;
+    let p = match take_prestarted() {
+        Some(mut p) => {
+            if matches!(p.child.try_wait(), Ok(None)) {
+                p
+            } else {
+                p.kill();
+                spawn_process()?
+            }
+        }
+        None => spawn_process()?,
+    };
     load(p, build)
 }
 

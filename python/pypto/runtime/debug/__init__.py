@@ -24,9 +24,10 @@ from pypto.runtime.debug.lifecycle import (  # noqa: E402
     invalidate_binary_cache,
     rebuild_kernel_cpp_from_pto,
 )
-from typing import TYPE_CHECKING  # noqa: E402
-
 from pypto import _lazy  # noqa: E402
+
+# typing is not imported at run time: the replay's command line imports this package.
+TYPE_CHECKING = False
 
 from pypto.runtime.debug.replay import replay  # noqa: E402
 

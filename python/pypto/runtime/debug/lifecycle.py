@@ -12,13 +12,18 @@ lines (``[pto->cpp] ...``, ``[cpp->.so] ...``)::
 from __future__ import annotations
 
 import os
-from typing import List, Union
+
+# typing is not imported at run time: the replay's command line imports this module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Union
 
 from pypto import _native
 
 __all__ = ["invalidate_binary_cache", "rebuild_kernel_cpp_from_pto"]
 
-PathLike = Union[str, "os.PathLike[str]"]
+if TYPE_CHECKING:
+    PathLike = Union[str, "os.PathLike[str]"]
 
 
 def invalidate_binary_cache(work_dir: PathLike) -> None:

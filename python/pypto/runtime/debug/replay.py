@@ -24,38 +24,51 @@ same child the same way.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
-import traceback
-from pathlib import Path
-from types import ModuleType
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from pypto import _native
-from pypto._golden import (
-    generate_named_inputs,
-    is_tensor_default,
-    load_golden_module,
-    native_inputs_from_golden,
-    snapshot,
-    validate_against_golden,
-)
-from pypto._tensors import is_array_like
-from pypto._user_code import UserCodeExit
-from pypto.runtime import _dfx_switches
-from pypto.runtime.runner import _SWIMLANE_CLI_HELP, RunConfig, _DfxOpts
-# The run without execute_compiled's deprecation warning (the name PyPTO's tests patch).
-from pypto.runtime.runner import _execute_compiled as execute_compiled
+
+# This module is the command line's `__main__`, so it imports at run time only what every
+# replay needs; the rest is imported by the functions that use it (typing, pathlib, argparse,
+# the runner's dataclasses, golden.py support), so that a replay that runs no Python hook
+# (:mod:`pypto.runtime.debug._direct`) costs the interpreter and the native module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
+    from types import ModuleType
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+    from pypto._user_code import UserCodeExit
+    from pypto.runtime.runner import RunConfig
+
+    PathLike = Union[str, "os.PathLike[str]"]
+    InlineInputs = Callable[[], Sequence[Any]]
+    UserCompare = Callable[..., Any]
+else:
+
+    def __getattr__(name):
+        # pypto._user_code imports contextlib and threading: on first access.
+        if name == "UserCodeExit":
+            from pypto._user_code import UserCodeExit
+
+            return UserCodeExit
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["UserCodeExit", "replay"]
 
-PathLike = Union[str, "os.PathLike[str]"]
 
-def _is_l3(work_dir: Path) -> bool:
+def execute_compiled(work_dir: PathLike, args: List[Any], **kwargs: Any) -> None:
+    """The run :func:`replay` makes: ``pypto.runtime.runner._execute_compiled``, without
+    ``execute_compiled``'s deprecation warning (the name PyPTO's tests patch)."""
+    from pypto.runtime.runner import _execute_compiled
+
+    _execute_compiled(os.fspath(work_dir), args, **kwargs)
+
+
+def _is_l3(work_dir: PathLike) -> bool:
     """Whether ``work_dir`` is an L3 build, by the runner's own detection."""
     return _native.build_kind(work_dir) == "distributed"
 
@@ -91,6 +104,13 @@ def replay(
     (``_golden``: the command line's already loaded golden module and its
     ``generate_inputs`` pairs, so that they are not produced twice.)
     """
+    from pathlib import Path
+
+    from pypto._golden import generate_named_inputs, is_tensor_default, load_golden_module
+    from pypto._golden import snapshot, validate_against_golden
+    from pypto._tensors import is_array_like
+    from pypto.runtime.runner import RunConfig, _DfxOpts
+
     config = config if config is not None else RunConfig()
     wd = Path(work_dir)
     is_l3 = _is_l3(wd)
@@ -163,12 +183,16 @@ def replay(
         load=load,
         run=run,
         check=check,
+        platform=config.platform,
+        in_process=config.in_process,
     )
 
 
 def _load_inputs_from_golden(work_dir: PathLike) -> List[Any]:
     """The argument values of ``golden.generate_inputs({"name": "Default"})``, in order."""
-    module = load_golden_module(Path(work_dir))
+    from pypto._golden import generate_named_inputs, load_golden_module
+
+    module = load_golden_module(work_dir)
     return [value for _, value in generate_named_inputs(module)]
 
 
@@ -178,16 +202,14 @@ def _run_inputs(work_dir: PathLike) -> List[Any]:
     :func:`pypto._golden.native_inputs_from_golden`; no NumPy is imported then), else from
     running ``golden.generate_inputs``. An L3 build's host orchestration takes host tensors,
     so its inputs always come from ``golden.py``."""
-    if _is_l3(Path(work_dir)):
+    from pypto._golden import native_inputs_from_golden
+
+    if _is_l3(work_dir):
         return _load_inputs_from_golden(work_dir)
     named = native_inputs_from_golden(work_dir)
     if named is not None:
         return [value for _, value in named]
     return _load_inputs_from_golden(work_dir)
-
-
-InlineInputs = Callable[[], Sequence[Any]]
-UserCompare = Callable[..., Any]
 
 
 def _terminal_columns() -> int:
@@ -206,18 +228,6 @@ def _terminal_columns() -> int:
     return columns if columns > 0 else 80
 
 
-class _HelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, with the width computed here: the default one imports shutil
-    (and with it bz2, lzma and zlib) whenever an argument is added."""
-
-    def __init__(
-        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: Optional[int] = None
-    ) -> None:
-        super().__init__(
-            prog, indent_increment, max_help_position, width if width is not None else _terminal_columns() - 2
-        )
-
-
 #: The switch PyPTO spells as two options: ``--swimlane`` (bare: the level ``True`` stands
 #: for) and ``--swimlane-level LEVEL``. An optional value would eat the positional work_dir
 #: in ``replay --swimlane build_output/x``.
@@ -229,6 +239,9 @@ def _switch_arguments(parser: argparse.ArgumentParser) -> None:
     (``pypto.runtime._dfx_switches``), spelled as ``pto replay`` spells them: ``--<flag>``
     for an on/off switch, ``--<flag> [LEVEL]`` for a level (bare: the level ``True`` stands
     for). Each option's ``dest`` is the switch's Python keyword."""
+    from pypto.runtime import _dfx_switches
+    from pypto.runtime.runner import _SWIMLANE_CLI_HELP
+
     for s in _dfx_switches.SWITCHES:
         flag, kw, help_text = f"--{s.cli_flag}", s.python_keyword, f"{s.help}: {s.artifact}"
         if s.kind == "flag":
@@ -253,6 +266,8 @@ def _switch_arguments(parser: argparse.ArgumentParser) -> None:
 def _switch_values(args: argparse.Namespace) -> Dict[str, Any]:
     """The switches' values of parsed ``args``, by Python keyword (``--swimlane-level`` over
     ``--swimlane``)."""
+    from pypto.runtime import _dfx_switches
+
     values = {kw: getattr(args, kw) for kw in _dfx_switches.KEYWORDS}
     for kw in values:
         level = getattr(args, f"{kw}_level", None)
@@ -262,6 +277,20 @@ def _switch_values(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _parser(default_platform: str) -> argparse.ArgumentParser:
+    import argparse
+    from pathlib import Path
+
+    class _HelpFormatter(argparse.HelpFormatter):
+        """argparse's formatter, with the width computed here: the default one imports
+        shutil (and with it bz2, lzma and zlib) whenever an argument is added."""
+
+        def __init__(
+            self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: Optional[int] = None
+        ) -> None:
+            super().__init__(
+                prog, indent_increment, max_help_position, width if width is not None else _terminal_columns() - 2
+            )
+
     parser = argparse.ArgumentParser(
         formatter_class=_HelpFormatter,
         prog="python -m pypto.runtime.debug.replay",
@@ -333,6 +362,9 @@ def _main(
     and golden validation is not going to run (no ``golden.py``, or ``--no-validate``); then
     ``inline_inputs()`` provides them and ``user_compare(*tensors)`` runs afterwards.
     """
+    from pypto._golden import generate_named_inputs, load_golden_module
+    from pypto.runtime.runner import RunConfig
+
     args = _parser(default_platform).parse_args(list(argv) if argv is not None else None)
     if args.log_level is not None:
         from pypto.runtime import log_config
@@ -389,6 +421,8 @@ def _child_main(argv: Optional[Sequence[str]] = None) -> None:
     """The replay's child: runs :func:`_main`, maps its outcome to 0 / 1 / 2 / 130, writes
     ``{"code": N}`` into the file named by ``$PTO_REPLAY_RESULT_FILE`` as its last act and
     exits with ``N``."""
+    import json
+
     result_file = os.environ.pop(RESULT_ENV, None)
     code = _exit_code(list(argv) if argv is not None else sys.argv[1:])
     if result_file:
@@ -400,8 +434,14 @@ def _child_main(argv: Optional[Sequence[str]] = None) -> None:
 def _exit_code(argv: Sequence[str]) -> int:
     """Runs :func:`_main` with ``argv`` and maps its outcome to the command line's exit code
     (0 / 1 / 2 / 130), printing the failure."""
+    return _guarded(lambda: _main(argv))
+
+
+def _guarded(main: Callable[[], int]) -> int:
+    """Runs ``main`` and maps its outcome to the command line's exit code (0 / 1 / 2 /
+    130), printing the failure."""
     try:
-        code = _main(argv)
+        code = main()
     except AssertionError as e:
         print(f"FAIL: golden mismatch\n{e}", flush=True)
         code = 1
@@ -411,6 +451,8 @@ def _exit_code(argv: Sequence[str]) -> int:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     except BaseException as e:  # noqa: BLE001 - every other failure is an error (exit 2)
         if os.environ.get("PTO_TRACEBACK"):
+            import traceback
+
             traceback.print_exc()
         notes = "".join(f" ({n})" for n in getattr(e, "__notes__", ()))
         print(
@@ -426,6 +468,9 @@ def _user_site(e: BaseException) -> str:
     """`` (at <file>:<line>)`` of the innermost frame of ``e`` outside the pypto package
     (the user's ``golden.py`` or ``host_orch.py``), or ``""``; ``PTO_TRACEBACK=1`` prints the
     whole traceback instead of just this."""
+    import traceback
+    from pathlib import Path
+
     ours = (str(Path(__file__).resolve().parents[2]), sys.prefix, sys.base_prefix)
     seen = set()
     err: Optional[BaseException] = e
@@ -447,6 +492,8 @@ def outcome(status: int, record: Optional[str]) -> Tuple[int, Optional[str]]:
     that signal) after writing ``record`` (``None``: no record), and the error to print,
     if any. The record decides; a missing or malformed one is an error (2; 130 for
     SIGINT), and so is a success record followed by a failing exit."""
+    import json
+
     code: Optional[int] = None
     if record:
         try:
@@ -474,6 +521,8 @@ def _runs_no_user_code(argv: Sequence[str]) -> bool:
     build (whose host orchestration is Python) and inputs read from ``data/in`` without
     running ``golden.py`` (:func:`pypto._golden.native_inputs_from_golden`). Nothing can then
     end the interpreter behind the replay's back, so it needs no child interpreter."""
+    from pypto._golden import native_inputs_from_golden
+
     try:
         args = _parser("a2a3sim").parse_args(list(argv))
     except SystemExit:
@@ -489,7 +538,16 @@ def _supervise(argv: Sequence[str]) -> int:
     """Runs :func:`_child_main` with ``argv`` in a child interpreter and returns the exit
     code :func:`outcome` gives (printing its error). A replay that runs no user Python
     (:func:`_runs_no_user_code`) runs here instead: the child exists to catch user code
-    ending the interpreter, and starting it costs a whole interpreter and its imports."""
+    ending the interpreter, and starting it costs a whole interpreter and its imports. One
+    that runs no Python hook at all runs in one native call (:mod:`._direct`)."""
+    from pypto.runtime.debug import _direct
+
+    planned = _direct.plan(argv)
+    if planned is not None:
+        return _guarded(lambda: _direct.run(*planned))
+    import subprocess
+    import tempfile
+
     if _runs_no_user_code(argv):
         return _exit_code(argv)
     fd, path = tempfile.mkstemp(prefix="pto-replay-result-", suffix=".json")
