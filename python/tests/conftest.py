@@ -27,6 +27,14 @@ def _copy(name: str, dest: Path) -> Path:
     return target
 
 
+@pytest.fixture(autouse=True)
+def _build_output_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program compiled without an output directory goes under a temporary directory
+    (``PYPTO_PROG_BUILD_DIR``), never into ``build_output/`` of the working directory (the
+    repository root when pytest runs there). A test may set its own."""
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path_factory.mktemp("build_output")))
+
+
 @pytest.fixture
 def example(tmp_path: Path) -> Callable[[str], Path]:
     """A fresh copy of a bundled example: ``example("vector_add")``."""

@@ -51,7 +51,7 @@ def test_a_matmul_larger_than_l0_is_stored_sub_tile_by_sub_tile(tmp_path: Path) 
     assert torch.allclose(out, a @ b, rtol=1e-3, atol=1e-3)
     pto = next((tmp_path / "ddr" / "ptoas").glob("ddr*.pto")).read_text()
     assert pto.count("pto.tstore") > 1 and "pto.tmatmul.acc" in pto, pto
-    program = ddr.lower(a, b, out)
+    program = ddr.front_end(a, b, out)
     built = ir.compile(program, output_dir=str(tmp_path / "validate"))
     inputs = {"a": a.numpy(), "b": b.numpy(), "out": np.zeros((256, 256), np.float32)}
     built.validate_ir(inputs, {"out": (a @ b).numpy()}, rtol=1e-3, atol=1e-3)

@@ -277,9 +277,15 @@ def test_jit_compiles_per_shape_and_runs(tmp_path: Path, monkeypatch: pytest.Mon
     scaled_copy(a, out)
     np.testing.assert_allclose(out, a * 2)
     assert [p.name for p in tmp_path.iterdir()][0].startswith("_jit_scaled_copy_")
+    front = scaled_copy.front_end(a, out)
+    assert front.name == "_jit_scaled_copy"
+    assert [f.ftype for f in front.functions.values()] == ["Orchestration"]
+    # lower() is the program after the passes, as PyPTO's: the scope outlined into a kernel.
     program = scaled_copy.lower(a, out)
-    assert program.name == "_jit_scaled_copy"
-    assert [f.ftype for f in program.functions.values()] == ["Orchestration"]
+    assert [(f.name, f.ftype) for f in program.functions.values()] == [
+        ("scaled_copy", "Orchestration"),
+        ("scaled_copy_incore_0", "AIV"),
+    ]
     with pytest.raises(TypeError, match="takes 2 argument"):
         scaled_copy.lower(a)
 

@@ -277,7 +277,7 @@ def add_mul_with_dump_tags(a: pl.Tensor, c: pl.Out[pl.Tensor], side: pl.Tensor) 
 def test_row5_jit_inline_tags_reach_the_outlined_dispatch(tmp_path: Path) -> None:
     a, side = rand(32, 32), rand(32, 31)[:, :1].repeat(32, axis=1).copy()
     c = np.zeros((32, 32), np.float32)
-    program = add_mul_with_dump_tags.lower(a, c, side)
+    program = add_mul_with_dump_tags.front_end(a, c, side)
     text = program.run_pass("InlineFunctions").as_python()
     assert "with pl.at(level=pl.Level.CORE_GROUP, dumps=[a, intermediate]):" in text
     compiled = add_mul_with_dump_tags.compile(a, c, side, output_dir=str(tmp_path / "jit"))
@@ -389,7 +389,7 @@ class Silent:
         o3 = self.copy(xs, o3)  # not dumped
         buf = pl.create_tensor([48, 16], dtype=pl.FP32)
         pl.dump_tag(buf)
-        buf = pl.assemble(buf, o1, [0, 0])  # an alias, no dispatch: nothing to dump
+        buf = pl.assemble(buf, o1, [0, 0])  # a copy task no dumps= names: nothing to dump
         idx = pl.read(q, [0, 0])  # a scalar read: q is not a task argument here
         never = pl.create_tensor([16, 16], dtype=pl.FP32)
         pl.dump_tag(never)  # never consumed: nothing
@@ -410,9 +410,9 @@ def test_silent_drops_compile_run_and_dump_only_what_is_tagged(tmp_path: Path) -
     np.testing.assert_allclose(o3, x[16:32], rtol=1e-6)
     cpp = orch_cpp(build)
     assert "params_t1.dump(ext_q, ext_y);" in cpp
-    assert "params_t5.dump(ext_q);" in cpp
-    assert "params_t5.add_output(params_t5_synth_out_0_ci);" in cpp
-    for t in (0, 2, 3, 4):
+    assert "params_t6.dump(ext_q);" in cpp
+    assert "params_t6.add_output(params_t6_synth_out_0_ci);" in cpp
+    for t in (0, 2, 3, 4, 5):
         assert f"params_t{t}.dump" not in cpp
     assert dumped == {
         ("addk", 0, "input", "before_dispatch"),

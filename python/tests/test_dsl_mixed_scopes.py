@@ -44,6 +44,30 @@ def staged_scopes(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[pl.Te
     return out
 
 
+@pl.jit
+def matmul_before_loop(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="mm_loop"):
+        acc = pl.matmul(a, b, out_dtype=pl.FP32)
+        total = pl.full([M, N], dtype=pl.FP32, value=0.5)
+        for i in pl.range(3):
+            total = pl.add(total, acc)
+        out[:] = total
+    return out
+
+
+@pl.jit
+def acc_into_mat(x: pl.Tensor, a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    """A matmul result assembled into the right half of a Mat tile, which is moved to the
+    vector buffer and stored: the Mat tile is handed from the cube kernel to the vector one."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        tx = pl.load(x, [0, 0], [32, 32], target_memory=pl.Mem.Mat)
+        ta = pl.move(pl.load(a, [0, 0], [32, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+        tb = pl.move(pl.load(b, [0, 0], [16, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+        merged = pl.tile.assemble(tx, pl.matmul(ta, tb), [0, 16])
+        pl.store(pl.move(merged, target_memory=pl.Mem.Vec), [0, 0], y)
+    return y
+
+
 def _operands() -> tuple:
     rng = np.random.default_rng(31)
     a = rng.standard_normal((M, K)).astype(np.float16)
@@ -60,7 +84,7 @@ def test_a_mixed_scope_runs_as_a_cube_kernel_and_a_vector_kernel(tmp_path: Path)
     build = tmp_path / "b"
     assert [p.name for p in (build / "kernels" / "aic").glob("*.cpp")] == ["mm_bias_aic.cpp"]
     assert [p.name for p in (build / "kernels" / "aiv").glob("*.cpp")] == ["mm_bias_aiv.cpp"]
-    program = mixed_scope.lower(a, b, bias, out)
+    program = mixed_scope.front_end(a, b, bias, out)
     text = program.as_python()
     assert "optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=2)]" in text, text
     assert ir.serialize(pl.parse(text)) == ir.serialize(program)
@@ -153,3 +177,72 @@ def test_an_accumulator_of_an_earlier_scope_used_as_a_cube_operand_is_refused(tm
 
     with pytest.raises(PartialCodegenError, match="accumulator tile 'acc' of an earlier pl.at scope is used here as a cube operand"):
         ir.compile(AccAgain, output_dir=str(tmp_path / "acc"))
+
+
+def test_a_matmul_before_a_loop_read_by_vector_code_in_the_loop(tmp_path: Path) -> None:
+    a, _, _, _ = _operands()
+    b = np.random.default_rng(5).standard_normal((K, N)).astype(np.float16)
+    out = np.zeros((M, N), np.float32)
+    matmul_before_loop(a, b, out, config=RunConfig(platform="a2a3sim", save_kernels_dir=str(tmp_path / "b")))
+    want = 0.5 + 3 * (a.astype(np.float32) @ b.astype(np.float32))
+    np.testing.assert_allclose(out, want, rtol=1e-3, atol=1e-2)
+    assert [p.name for p in (tmp_path / "b" / "kernels" / "aic").glob("*.cpp")] == ["mm_loop_aic.cpp"]
+    assert [p.name for p in (tmp_path / "b" / "kernels" / "aiv").glob("*.cpp")] == ["mm_loop_aiv.cpp"]
+
+
+def test_an_accumulator_sliced_in_a_loop_is_refused_naming_the_workaround(tmp_path: Path) -> None:
+    @pl.program
+    class SliceInLoop:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self,
+            a: pl.Tensor[[M, K], pl.FP16],
+            b: pl.Tensor[[K, N], pl.FP16],
+            out: pl.Out[pl.Tensor[[M, N], pl.FP32]],
+        ) -> pl.Tensor[[M, N], pl.FP32]:
+            with pl.at(level=pl.Level.CORE_GROUP):
+                acc = pl.matmul(a, b, out_dtype=pl.FP32)
+                for i in pl.range(2):
+                    part = pl.slice(acc, [32, N], [i * 32, 0])
+                    out = pl.assemble(out, pl.add(part, 1.0), [i * 32, 0])
+            return out
+
+    with pytest.raises(PartialCodegenError, match="accumulator 'acc' is sliced inside a loop") as e:
+        ir.compile(SliceInLoop, output_dir=str(tmp_path / "slice"))
+    assert "pl.move(acc, target_memory=pl.Mem.Vec)" in (e.value.hint or "")
+    assert e.value.span is not None and e.value.span["line"] > 0
+
+
+def test_lower_names_a_mixed_scope_s_halves_as_pypto_does() -> None:
+    a, b, bias, _ = _operands()
+    program = blockwise_residual.lower(a, b, bias, np.zeros((M, N), np.float32))
+    names = [f.name for f in program.functions.values()]
+    assert names == sorted(names) and {"blk_aic", "blk_aiv"} <= set(names), names
+    unnamed = matmul_unnamed.lower(a, b, np.zeros((M, N), np.float32))
+    assert [(f.name, f.ftype) for f in unnamed.functions.values()] == [
+        ("matmul_unnamed", "Orchestration"),
+        ("matmul_unnamed_incore_0_aic", "AIC"),
+        ("matmul_unnamed_incore_0_aiv", "AIV"),
+    ]
+
+
+@pl.jit
+def matmul_unnamed(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.matmul(a, b, out_dtype=pl.FP32)
+        out[:] = pl.mul(acc, 2.0)
+    return out
+
+
+def test_a_mat_tile_moved_to_the_vector_buffer_is_handed_over(tmp_path: Path) -> None:
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((32, 32)).astype(np.float32)
+    a = rng.standard_normal((32, 16)).astype(np.float16)
+    b = rng.standard_normal((16, 16)).astype(np.float16)
+    y = np.zeros((32, 32), np.float32)
+    acc_into_mat(x, a, b, y, config=RunConfig(platform="a2a3sim", save_kernels_dir=str(tmp_path / "b")))
+    want = x.copy()
+    want[:, 16:] = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(y, want, rtol=1e-3, atol=1e-3)
+    names = [f.name for f in acc_into_mat.lower(x, a, b, y).functions.values()]
+    assert names == ["acc_into_mat", "acc_into_mat_incore_0_aic", "acc_into_mat_incore_0_aiv"], names

@@ -279,3 +279,61 @@ def test_array_misuse_is_refused_where_it_is_written() -> None:
             def main(self, x: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
                 tids = pl.array.create(0, pl.TASK_ID)
                 return x
+
+
+@pl.program
+class BareStatements:
+    """FanInArray with its array update and a barrier written as statements of their own
+    (``pl.array.update_element(tids, b, tid)``, ``pl.system.task_dummy(deps=[tids])``):
+    neither is dropped."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def produce(
+        self, x: pl.Tensor[[TOTAL, COLS], pl.FP32], row: pl.Scalar[pl.INDEX], mid: pl.Out[pl.Tensor[[TOTAL, COLS], pl.FP32]]
+    ) -> pl.Tensor[[TOTAL, COLS], pl.FP32]:
+        t = pl.load(x, [row, 0], [ROWS, COLS])
+        return pl.store(pl.add(t, 1.0), [row, 0], mid)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def consume(
+        self,
+        mid: pl.Tensor[[TOTAL, COLS], pl.FP32],
+        src: pl.Scalar[pl.INDEX],
+        dst: pl.Scalar[pl.INDEX],
+        out: pl.Out[pl.Tensor[[TOTAL, COLS], pl.FP32]],
+    ) -> pl.Tensor[[TOTAL, COLS], pl.FP32]:
+        t = pl.load(mid, [src, 0], [ROWS, COLS])
+        return pl.store(pl.mul(t, 2.0), [dst, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(
+        self,
+        x: pl.Tensor[[TOTAL, COLS], pl.FP32],
+        mid: pl.Out[pl.Tensor[[TOTAL, COLS], pl.FP32]],
+        out: pl.Out[pl.Tensor[[TOTAL, COLS], pl.FP32]],
+    ) -> pl.Tensor[[TOTAL, COLS], pl.FP32]:
+        with pl.manual_scope():
+            tids = pl.array.create(BRANCHES, pl.TASK_ID)
+            for b in pl.parallel(BRANCHES):
+                mid, tid = pl.submit(self.produce, x, b * ROWS, mid)
+                pl.array.update_element(tids, b, tid)
+            pl.system.task_dummy(deps=[tids])
+            for b in pl.parallel(BRANCHES):
+                other: pl.Scalar[pl.INDEX] = (BRANCHES - 1 - b) * ROWS
+                out, tid = pl.submit(self.consume, mid, other, b * ROWS, out, deps=[tids])
+        return out
+
+
+def test_bare_array_updates_and_barriers_are_emitted(tmp_path: Path) -> None:
+    x = np.random.default_rng(5).standard_normal((TOTAL, COLS)).astype(np.float32)
+    mid, out = np.zeros_like(x), np.zeros_like(x)
+    compiled = run(BareStatements, x, mid, out, config=_config(tmp_path, "bare"))
+    np.testing.assert_allclose(mid, x + 1.0, rtol=1e-6)
+    swapped = np.concatenate([mid[ROWS:], mid[:ROWS]])
+    np.testing.assert_allclose(out, swapped * 2.0, rtol=1e-6)
+    cpp = next((Path(str(compiled)) / "orchestration").glob("*.cpp")).read_text()
+    assert "tids[b] = " in cpp and "rt_submit_dummy_task(" in cpp, cpp
+    deps = _deps(compiled)
+    # The producers, the barrier and the consumers; each consumer waits for every producer.
+    assert len(deps["tasks"]) == 2 * BRANCHES + 1
+    assert len(_explicit(deps)) == BRANCHES * BRANCHES + BRANCHES

@@ -110,7 +110,7 @@ def test_tensor_operations_in_orchestration_are_one_task_each() -> None:
     x = rng.uniform(-1, 1, (16, 32)).astype(np.float32)
     y = rng.uniform(-1, 1, (16, 32)).astype(np.float32)
     out = np.zeros((32, 16), np.float32)
-    program = orchestration_tensor_ops.lower(x, y, out)
+    program = orchestration_tensor_ops.front_end(x, y, out)
     assert [f.ftype for f in program.functions.values()] == ["Orchestration"]
     text = program.as_python()
     assert text.count("with pl.at(level=pl.Level.CORE_GROUP)") == 4 and "pl.tile.transpose" in text

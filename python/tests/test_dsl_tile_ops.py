@@ -89,7 +89,7 @@ def test_the_new_ops_interpret_as_they_run(tmp_path: Path) -> None:
     a = np.ones((16, 32), np.float32)
     b = np.full((16, 16), 2.0, np.float32)
     c = np.zeros((16, 48), np.float32)
-    compiled = ir.compile(concat_cols.lower(a, b, c), output_dir=str(tmp_path / "cc"))
+    compiled = ir.compile(concat_cols.front_end(a, b, c), output_dir=str(tmp_path / "cc"))
     compiled.validate_ir({"a": a, "b": b, "c": c}, {"c": np.concatenate([a, b], axis=1)})
 
 
@@ -189,7 +189,7 @@ def test_tile_assemble_and_tile_slice_in_a_loop(tmp_path: Path) -> None:
     y = np.zeros_like(x)
     insert_rows(x, src, y)
     np.testing.assert_array_equal(y, _insert_rows_reference(x, src))
-    compiled = ir.compile(insert_rows.lower(x, src, y), output_dir=str(tmp_path / "ins"))
+    compiled = ir.compile(insert_rows.front_end(x, src, y), output_dir=str(tmp_path / "ins"))
     pto = next((tmp_path / "ins" / "ptoas").glob("*.pto")).read_text()
     assert "pto.tinsert" in pto and "pto.textract" in pto
     compiled.validate_ir({"x": x, "src": src, "y": np.zeros_like(x)}, {"y": _insert_rows_reference(x, src)})
@@ -217,7 +217,7 @@ def test_split_k_windows_matmul_on_tensors_and_atomic_assemble(tmp_path: Path) -
     c = np.full((16, 16), 7.0, np.float32)
     split_k_matmul(a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
-    compiled = ir.compile(split_k_matmul.lower(a, b, c), output_dir=str(tmp_path / "sk"))
+    compiled = ir.compile(split_k_matmul.front_end(a, b, c), output_dir=str(tmp_path / "sk"))
     pto = "".join(p.read_text() for p in (tmp_path / "sk" / "ptoas").glob("*.pto"))
     assert "atomic_add" in pto
     orch = next((tmp_path / "sk" / "orchestration").glob("*.cpp")).read_text()
@@ -276,7 +276,7 @@ def test_valid_shape_load_and_fillpad(tmp_path: Path) -> None:
         want[:, min(n, 32) :] = 0.0
         np.testing.assert_array_equal(out, want)
     cfg = np.array([7, 0], np.int64)
-    compiled = ir.compile(keep_leading_columns.lower(x, cfg, out), output_dir=str(tmp_path / "vs"))
+    compiled = ir.compile(keep_leading_columns.front_end(x, cfg, out), output_dir=str(tmp_path / "vs"))
     want = x.copy()
     want[:, 7:] = 0.0
     compiled.validate_ir({"x": x, "cfg": cfg, "out": np.zeros_like(x)}, {"out": want})
@@ -380,7 +380,7 @@ def test_transpose_view_of_a_mat_tile(tmp_path: Path) -> None:
     s = np.zeros((16, 48), np.float32)
     scores(q, k, s)
     np.testing.assert_allclose(s, q @ k.T, rtol=1e-4, atol=1e-4)
-    compiled = ir.compile(scores.lower(q, k, s), output_dir=str(tmp_path / "tv"))
+    compiled = ir.compile(scores.front_end(q, k, s), output_dir=str(tmp_path / "tv"))
     compiled.validate_ir({"q": q, "k": k, "s": np.zeros_like(s)}, {"s": q @ k.T}, rtol=1e-4, atol=1e-4)
 
 

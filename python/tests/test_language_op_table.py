@@ -136,7 +136,7 @@ def test_and_of_integer_tiles_runs_and_interprets(tmp_path: Path, monkeypatch: p
     want = a & b & 0x0FF0 & 0x3C3C
     np.testing.assert_array_equal(out, want)
     assert np.any(want != 0)
-    compiled = ir.compile(bit_and.lower(a, b, out), output_dir=str(tmp_path / "and"))
+    compiled = ir.compile(bit_and.front_end(a, b, out), output_dir=str(tmp_path / "and"))
     compiled.validate_ir({"a": a, "b": b, "out": np.zeros_like(a)}, {"out": want})
 
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use common::*;
 use pto_build_output::{write_npy, DType, KernelConfig, NpyArray};
 use pto_ir::ir::Attrs;
-use pto_ir::{CompileOptions, FunctionType, ParamDirection, Var};
+use pto_ir::{CompileOptions, Expr, FunctionType, ParamDirection, Var};
 
 fn vector_add_program() -> pto_ir::Program {
     vector_add_program_named("kernel_add")
@@ -315,6 +315,38 @@ fn program_errors_name_the_source_and_the_fix() {
         text.contains("Hint: Add a @pl.function(type=pl.FunctionType.Orchestration)"),
         "{text}"
     );
+}
+
+/// An operation written as a statement of its own in an orchestration is emitted or
+/// refused, never dropped: a bare tile operation, and a `tensor.assemble` (which a name
+/// alias would turn into a lost copy), are program errors naming the operation and line.
+#[test]
+fn bare_orchestration_operations_the_codegen_cannot_emit_are_refused() {
+    for (name, args, kwargs) in [
+        ("tile.load", vec![list(&[0, 0])], shapes(&[16, 32])),
+        (
+            "tensor.assemble",
+            vec![Expr::Var(Var::new("b", t2(16, 32))), list(&[0, 0])],
+            Attrs::new(),
+        ),
+    ] {
+        let mut p = vector_add_program();
+        let orch = p
+            .functions
+            .iter_mut()
+            .find(|f| f.ftype == FunctionType::Orchestration)
+            .unwrap();
+        let first = orch.params[0].var.clone();
+        let mut all = vec![Expr::Var(first)];
+        all.extend(args);
+        let at = orch.body.len() - 1;
+        orch.body.insert(at, eval(op(name, all, kwargs)));
+        let tmp = tempfile::tempdir().unwrap();
+        let e = pto_ir::compile(p, tmp.path(), &CompileOptions::new()).unwrap_err();
+        let text = e.to_string();
+        assert!(text.starts_with("test.py:3:5: "), "{text}");
+        assert!(text.contains(name), "{text}");
+    }
 }
 
 /// Copies `from` into `to`, leaving out the outputs of earlier runs.

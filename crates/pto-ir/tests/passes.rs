@@ -455,13 +455,18 @@ fn outline_hands_a_vector_tile_to_a_later_scope_through_a_workspace() {
 }
 
 #[test]
-fn outline_refuses_a_mat_tile_crossing_the_boundary() {
-    let e = outline::run(program(vec![tile_across_scopes(pto_ir::MemorySpace::Mat)])).unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("tile 't' (pl.Mem.Mat) is computed in one pl.at scope and used in another"),
-        "{e}"
+fn outline_hands_a_mat_tile_to_a_later_scope_loading_it_into_mat() {
+    let p = outline::run(program(vec![tile_across_scopes(pto_ir::MemorySpace::Mat)])).unwrap();
+    let second = &p.functions[2];
+    let StmtKind::Assign { targets, value } = &second.body[0].kind else {
+        panic!("{:?}", second.body[0])
+    };
+    assert_eq!(value.as_call().and_then(|c| c.op_name()), Some("tile.load"));
+    assert_eq!(
+        targets[0].ty().as_tile().map(|t| t.memory),
+        Some(pto_ir::MemorySpace::Mat)
     );
+    assert_eq!(second.params[0].var.name(), "t_ws");
 }
 
 #[test]

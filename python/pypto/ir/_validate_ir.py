@@ -30,7 +30,7 @@ def _run_snapshot(path: Path, tensors: Mapping[str, Any]) -> Dict[str, np.ndarra
     from pypto.language import parse
 
     program = parse(path.read_text(encoding="utf-8"), filename=str(path))
-    functions = list(program.functions.values())
+    functions = list(program.native.functions)
     orch = next((f for f in functions if f.ftype == "Orchestration"), None)
     if orch is None:
         orch = functions[-1]

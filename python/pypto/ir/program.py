@@ -48,9 +48,10 @@ class Program:
 
     @property
     def functions(self) -> Dict[str, _native.IrFunction]:
-        """The functions by name, in definition order (PyPTO's ``Program.functions`` is a
-        mapping too: iterate ``.values()`` for the functions)."""
-        return {f.name: f for f in self._native.functions}
+        """The functions by name, sorted by name as PyPTO's ``Program.functions`` (a map
+        keyed by name) is: iterate ``.values()`` for the functions. ``native.functions``
+        keeps definition order."""
+        return {f.name: f for f in sorted(self._native.functions, key=lambda f: f.name)}
 
     def function(self, name: str) -> _native.IrFunction:
         """The function named ``name`` (``KeyError`` when absent)."""

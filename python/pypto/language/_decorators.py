@@ -187,8 +187,18 @@ class JitFunction:
     def _declare(self, fdef: Any, src: P.Source, globals_: Dict[str, Any]) -> P.FunctionDecl:
         return P.declare_function(fdef, self.ftype, src, globals_, False, True)
 
-    def lower(self, *args: Any) -> Program:
-        """The program for arguments ``args`` (arrays fix the shapes of bare tensors)."""
+    def lower(self, *args: Any, config: Any = None) -> Program:
+        """The program for arguments ``args`` (arrays fix the shapes of bare tensors) after
+        the pass pipeline, as PyPTO's ``lower`` returns it: scopes outlined into kernels
+        (``<entry>_incore_<k>``, a mixed scope's halves ``..._aic`` / ``..._aiv``), kernel
+        core types resolved, call directions derived. No code is generated. ``config`` is
+        accepted for PyPTO's signature; the pipeline does not depend on it."""
+        del config
+        return self.front_end(*args).run_passes()
+
+    def front_end(self, *args: Any) -> Program:
+        """The program for arguments ``args`` as the front end builds it (before the passes;
+        what ``compile`` hands to :func:`pypto.ir.compile`)."""
         decls, src = self._decls()
         builder = P.ProgramBuilder(f"_jit_{self.fn.__name__}", decls, jit=True)
         entry = self.fn.__name__
@@ -222,7 +232,7 @@ class JitFunction:
         if out is None and cfg is not None and getattr(cfg, "save_kernels_dir", None):
             out = str(cfg.save_kernels_dir)
         platform = getattr(cfg, "platform", None) if cfg is not None else None
-        program = self.lower(*args)
+        program = self.front_end(*args)
 
         def compile_into(where: Any) -> Any:
             return ir_compile(program, output_dir=where, platform=platform)
@@ -269,6 +279,14 @@ class HostJitFunction(JitFunction):
         decl.host = True
         return decl
 
+    def lower(self, *args: Any, config: Any = None) -> Program:
+        """The front end's program for ``args``: the HOST function with its chip programs and
+        kernels. PyPTO runs its passes on it; here the pass pipeline runs on each chip program
+        separately when ``compile`` splits them (a HOST dispatch of a chip orchestration is
+        not a kernel call), so the program is returned before the passes."""
+        del config
+        return self.front_end(*args)
+
     def compile(self, *args: Any, output_dir: Optional[str] = None, config: Any = None) -> Any:
         """Compiles for ``args`` (cached per argument signature in this object) for the
         config's ``distributed_config``; returns the ``DistributedCompiledProgram``."""
@@ -282,7 +300,7 @@ class HostJitFunction(JitFunction):
         if out is None and cfg is not None and getattr(cfg, "save_kernels_dir", None):
             out = str(cfg.save_kernels_dir)
         compiled = compile_distributed(
-            self.lower(*args).native,
+            self.front_end(*args).native,
             self.fn.__name__,
             out,
             platform=getattr(cfg, "platform", None),

@@ -148,6 +148,12 @@ _DYNAMIC_DIM = -1
 NUMPY_DTYPES = {t.host_name: t.member for t in ELEMENT_TYPES if t.host_name and t.code is not None}
 # The integer types of the DSL (``pl.INDEX``, ``pl.INT8`` ... ``pl.UINT64``).
 _INTEGER_MEMBERS = frozenset(t.member for t in ELEMENT_TYPES if t.kind in ("int", "uint") and t.c_type)
+#: Bytes per element by member name (the element-type table).
+_ELEM_BYTES = {t.member: t.bits // 8 for t in ELEMENT_TYPES if t.c_type}
+#: The largest vector tile one step of an orchestration ``pl.assemble`` copies, and the most
+#: steps one copy takes (a quarter of the 192 KiB vector buffer; 4 MiB in all).
+_COPY_TILE_BYTES = 48 << 10
+_COPY_MAX_STEPS = 85
 
 
 @dataclass
@@ -2307,9 +2313,12 @@ class FunctionParser:
         return out
 
     def offsets(self, node: ast.expr, what: str = "offsets") -> Any:
+        return IrExpr.list_of(self.offset_items(node, what))
+
+    def offset_items(self, node: ast.expr, what: str = "offsets") -> List[Any]:
         if not isinstance(node, (ast.List, ast.Tuple)):
             raise self.operr(node, f"{what} must be a list literal, e.g. [0, 0]", "Write [row, col].")
-        return IrExpr.list_of([self.scalar_expr(e) for e in node.elts])
+        return [self.scalar_expr(e) for e in node.elts]
 
     def shape_sizes(self, node: ast.expr) -> Tuple[List[int], List[Any]]:
         """A tensor shape that may hold runtime sizes (``[q_tile, head_dim_cfg]`` with
@@ -2540,7 +2549,8 @@ class FunctionParser:
         if tiled is not None and self.in_kernel() and atomic == S.AtomicType.None_:
             return self.tiler.store(tiled, self.expr(b["target"]), self.static_ints(b["offset"], "offset"), node)
         target, source = self.expr(b["target"]), self.expr(b["source"])
-        offsets = self.offsets(b["offset"], "offset")
+        items = self.offset_items(b["offset"], "offset")
+        offsets = IrExpr.list_of(items)
         if target.type.kind == "tile":
             if atomic != S.AtomicType.None_:
                 raise self.operr(
@@ -2558,7 +2568,72 @@ class FunctionParser:
                 "pl.assemble(atomic=...) in orchestration code is not supported yet",
                 "Write the atomic assemble inside a pl.at scope or a kernel (a store with atomic add).",
             )
+        if self.ftype in ("Orchestration", "Opaque", "Inline") and source.type.kind == "tensor":
+            return self.assemble_task(node, target, self.atom(source, node), items)
         return self.op_call_ir("tensor.assemble", [target, source, offsets], [], node)
+
+    def assemble_task(self, node: ast.Call, target: Any, source: Any, items: List[Any]) -> Any:
+        """``t = pl.assemble(t, src, offsets)`` in orchestration code: ``src`` is copied into
+        the window of ``t`` at ``offsets`` by one kernel task, written as the ``pl.at`` scope it
+        stands for (loads of ``src`` and stores into ``t``, in row blocks of at most
+        ``_COPY_TILE_BYTES``), which ``OutlineIncoreScopes`` turns into a kernel and its
+        dispatch. PyPTO's orchestration emits no copy: it relies on ``src`` having been
+        produced into that window; the copy makes the result right wherever it was produced."""
+        shape = [int(d) for d in (source.type.shape or [])]
+        dtype = str(source.type.dtype)
+        fix = (
+            "Produce the source straight into its window: pass pl.slice(t, shape, offsets) to the kernel "
+            "as its Out argument, then use t."
+        )
+        if any(d <= 0 for d in shape):
+            raise self.operr(node, f"pl.assemble of a runtime-sized tensor ({_type_desc(source.type)}) in orchestration code", fix)
+        cols = shape[-1] if shape else 1
+        rows = 1
+        for d in shape[:-1]:
+            rows *= d
+        row_bytes = cols * _ELEM_BYTES.get(dtype, 4)
+        step = max(1, _COPY_TILE_BYTES // max(1, row_bytes))
+        steps = -(-rows // step)
+        if steps > 1 and (len(shape) != 2 or row_bytes > _COPY_TILE_BYTES or steps > _COPY_MAX_STEPS):
+            raise self.operr(
+                node,
+                f"pl.assemble of a {_type_desc(source.type)} in orchestration code: the copy takes more than one "
+                f"vector tile of {_COPY_TILE_BYTES} bytes"
+                + ("" if len(shape) == 2 else " and the source is not rank 2")
+                + (f" ({steps} row blocks, at most {_COPY_MAX_STEPS})" if steps > _COPY_MAX_STEPS else ""),
+                fix,
+            )
+        offsets = IrExpr.list_of(items)
+        body: List[Any] = []
+        self.blocks.append(body)
+        self.in_at += 1
+        try:
+            if steps == 1:
+                cur = self.op_call_ir("tile.store", [self.tile_of(source, node), offsets, target], [], node)
+            else:
+                cur = target
+                for r0 in range(0, rows, step):
+                    n = min(step, rows - r0)
+                    win = [IrExpr.const_int(r0), IrExpr.const_int(0)]
+                    load = self.op_call_ir("tile.load", [source, IrExpr.list_of(win)], [("shapes", "ints", [n, cols])], node)
+                    row = self.row_offset(items, r0, node)
+                    cur = self.op_call_ir("tile.store", [self.atom(load, node, "t"), row, self.atom(cur, node, "a")], [], node)
+            stored = IrVar(self.temp_name("a"), cur.type)
+            self.emit(IrStmt.assign([stored], cur, self.sp(node)))
+        finally:
+            self.in_at -= 1
+            self.blocks.pop()
+        self.emit(IrStmt.scope("at", S.Level.CORE_GROUP.name, [], body, None, [], self.sp(node)))
+        return IrExpr.var(stored)
+
+    def row_offset(self, items: List[Any], r0: int, node: ast.AST) -> Any:
+        """The ``[row, col]`` offsets ``items`` moved down by ``r0`` rows."""
+        first, rest = items[0], items[1:]
+        if r0 == 0:
+            return IrExpr.list_of(items)
+        step = IrExpr.const_int(r0)
+        moved = _fold_ints("+", first, step) or self.wrap_scalar(lambda: IrExpr.binary("+", first, step), node)
+        return IrExpr.list_of([moved, *rest])
 
     def explicit_op(self, node: ast.Call, ns: str, op: str) -> Any:
         """``pl.tile.X(...)`` / ``pl.tensor.X(...)``: the printer's spelling (positional IR
@@ -2573,6 +2648,8 @@ class FunctionParser:
             return self.unified_op(node, op)
         if name not in known:
             raise self.operr(node, f"Unknown operation 'pl.{name}'", _UNKNOWN_OP_HINT)
+        if name == "tensor.assemble":
+            return self.assemble(node)
         args = [self.expr(a) for a in node.args]
         kwargs: List[AttrItem] = []
         for kw in node.keywords:

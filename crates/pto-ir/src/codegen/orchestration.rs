@@ -8,8 +8,10 @@
 //!   `PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }`;
 //! * `pl.create_tensor` → `TensorCreateInfo <name>_ci(...)` + `alloc_tensors(<name>_ci)`;
 //!   slices → `.view(shapes, offsets)`, `pl.reshape` → `.reshape(shapes, n)`, `pl.read` →
-//!   `get_tensor_data<T>(...)`, `pl.write` → `set_tensor_data<T>(...)`, `pl.assemble` → a
-//!   name alias (no task);
+//!   `get_tensor_data<T>(...)`, `pl.write` → `set_tensor_data<T>(...)` (the front end
+//!   writes `pl.assemble` as a copy task; a `tensor.assemble` reaching here is refused);
+//! * an operation written as a statement of its own is emitted as if bound to an unread
+//!   name (`Gen::bare_op`): none is dropped;
 //! * every kernel dispatch is one task block: `CoreTaskArgs params_tN;`, the `add_*` lines
 //!   (tensors, then runtime-allocated outputs, then scalars), `params_tN.dump(...)` right
 //!   after them when the call carries `dump_vars`, then the dependencies and
@@ -433,10 +435,14 @@ impl<'a> Gen<'a> {
                 self.alias(target, t);
             }
             "tensor.assemble" => {
-                // At the orchestration tier an assemble is a name alias: the source was
-                // produced into the target (no task, nothing to dump).
-                let t = self.tensor_expr(&c.args[0], span)?;
-                self.alias(target, t);
+                // The front end writes an orchestration assemble as the copy task it stands
+                // for; a name alias here would lose the source unless it had been produced
+                // into the target's window.
+                return Err(perr(
+                    span,
+                    "tensor.assemble in an orchestration: the source would not be copied into the target".into(),
+                    "Write pl.assemble(t, src, offsets) in the DSL (a copy task), or produce src into pl.slice(t, shape, offsets).",
+                ));
             }
             "tensor.dim" => {
                 // A static dimension is its literal; one known only at run time is read from
@@ -996,15 +1002,31 @@ impl<'a> Gen<'a> {
             StmtKind::Eval(Expr::Call(c)) if c.function_name().is_some() => {
                 self.task(&[], c, span)?
             }
-            StmtKind::Eval(Expr::Call(c)) if c.op_name() == Some("tensor.write") => {
-                self.write_element(c, span)?;
-            }
+            StmtKind::Eval(Expr::Call(c)) => self.bare_op(c, span)?,
+            // A bare variable or constant has no effect.
             StmtKind::Eval(_) | StmtKind::Return(_) => {}
             StmtKind::For(f) => self.for_stmt(f, reads, span)?,
             StmtKind::If(i) => self.if_stmt(i, reads, span)?,
             StmtKind::Scope(sc) => self.scope_stmt(sc, reads, span)?,
         }
         Ok(())
+    }
+
+    /// Emits an operation written as a statement of its own (`pl.write(t, [i], v)`,
+    /// `pl.system.task_dummy(deps=[...])`, `pl.array.update_element(a, i, v)`, ...): as if
+    /// bound to a name nothing reads, so none is dropped; an operation an orchestration
+    /// cannot run is refused naming it and its line. A bare array update writes the array
+    /// in place, which stays the array's current value.
+    fn bare_op(&mut self, c: &Call, span: &Span) -> Result<(), CompileError> {
+        let unread = Var::new("unused", c.ty.clone());
+        if c.op_name() == Some("array.update_element") {
+            let arr = array_var(c, span)?;
+            self.op_assign(&unread, c, span)?;
+            let storage = self.name(&unread, span)?;
+            self.array_live.insert(storage, arr.id());
+            return Ok(());
+        }
+        self.op_assign(&unread, c, span)
     }
 
     /// Emits an assignment: a task, an operation, a copy of a variable or a scalar.

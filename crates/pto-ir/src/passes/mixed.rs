@@ -5,12 +5,13 @@
 //!   cube statements followed by a scope of the vector statements, each outlined into a
 //!   kernel of its own (`<hint>_aic`, `<hint>_aiv`). The body must be straight-line, and
 //!   the vector part may read the cube part but not the other way round.
-//! * **Tiles that leave their scope.** An accumulator or vector tile defined in a scope and
+//! * **Tiles that leave their scope.** An accumulator, Mat or vector tile defined in a scope and
 //!   read by a later scope of the same body (the matmul result of one scope that the next
 //!   one adds to, or the cube half of a split scope) is handed over through a workspace
 //!   tensor: `tensor.create` before the defining scope, a `tile.store` at its end, and in
 //!   the reading scope a `tile.load` in place of the read (`tile.move(acc, Vec)` becomes
-//!   that load; a vector tile is loaded once at the start of the scope).
+//!   that load; a vector or Mat tile read otherwise is loaded once, into its own memory, at
+//!   the start of the scope).
 //!
 //! The split mode of `pl.at(optimizations=[pl.split(...)])` and the slot count of
 //! `pl.cross_core_slot` change no result and are kept on the scope as attributes only.
@@ -26,6 +27,10 @@ use crate::ir::{
 use crate::types::{Level, MemorySpace, Type};
 
 const STAGE: &str = "OutlineIncoreScopes";
+
+/// The scope attribute marking a half of a mixed scope that has no `name_hint` (`"aic"` /
+/// `"aiv"`): the outliner names the halves after one kernel name, as PyPTO does.
+pub const ATTR_MIXED_HALF: &str = "mixed_half";
 
 /// Splits the mixed scopes of `body` (at any depth) and hands tiles that leave their scope
 /// to the later scopes that read them.
@@ -149,6 +154,47 @@ fn compound_side(s: &Stmt) -> Option<bool> {
     }
 }
 
+/// The refusal of a loop or branch of a mixed scope holding both cube and vector work; an
+/// accumulator of the scope sliced in it gets the workaround of its own.
+fn mixed_compound_error(s: &Stmt) -> CompileError {
+    if let Some((acc, at)) = sliced_accumulator(s) {
+        let acc = super::ssa::base_name(acc.name()).to_string();
+        return perr(
+            &at,
+            format!("accumulator '{acc}' is sliced inside a loop or branch of a mixed pl.at scope that also holds vector work"),
+            &format!("Move the accumulator to the vector buffer before the loop ({acc}_v = pl.move({acc}, target_memory=pl.Mem.Vec)) and slice {acc}_v inside it, or write the loop in a pl.at scope of its own."),
+        );
+    }
+    perr(
+        &s.span,
+        "a loop or branch inside a pl.at scope that holds both cube and vector work".into(),
+        "Keep each loop of a mixed scope to one side (cube or vector), or write the cube and the vector work in two pl.at scopes.",
+    )
+}
+
+/// In a loop or branch, the first `tile.slice` of an accumulator defined outside it, with
+/// the slice's span (a cube window the vector work of the same loop reads).
+fn sliced_accumulator(s: &Stmt) -> Option<(Var, Span)> {
+    let inner: HashSet<u64> = vars_defined(std::slice::from_ref(s))
+        .iter()
+        .map(Var::id)
+        .collect();
+    let mut found = None;
+    walk_stmts(std::slice::from_ref(s), &mut |st| {
+        let StmtKind::Assign { value, .. } = &st.kind else {
+            return;
+        };
+        let Some(c) = value.as_call() else { return };
+        let src = c.args.first().and_then(Expr::as_var);
+        if let (Some("tile.slice"), Some(v)) = (c.op_name(), src) {
+            if tile_memory(v) == Some(MemorySpace::Acc) && !inner.contains(&v.id()) {
+                found.get_or_insert((v.clone(), st.span.clone()));
+            }
+        }
+    });
+    found
+}
+
 fn split_if_mixed(sc: &ScopeStmt, span: &Span) -> Result<Vec<Stmt>, CompileError> {
     let whole = || {
         vec![Stmt::new(
@@ -168,13 +214,7 @@ fn split_if_mixed(sc: &ScopeStmt, span: &Span) -> Result<Vec<Stmt>, CompileError
         // A loop or branch goes to a side whole: all its tiles must be of that side.
         match compound_side(s) {
             Some(side) => sides.push(Some(side)),
-            None => {
-                return Err(perr(
-                    &s.span,
-                    "a loop or branch inside a pl.at scope that holds both cube and vector work".into(),
-                    "Keep each loop of a mixed scope to one side (cube or vector), or write the cube and the vector work in two pl.at scopes.",
-                ))
-            }
+            None => return Err(mixed_compound_error(s)),
         }
     }
     let shared = assign_untiled(&sc.body, &mut sides)?;
@@ -217,9 +257,13 @@ fn split_if_mixed(sc: &ScopeStmt, span: &Span) -> Result<Vec<Stmt>, CompileError
         } else {
             stmts.into_iter().map(|(s, _)| s).collect()
         };
-        if let Some(h) = sc.attrs.str("name_hint") {
-            part.attrs
-                .set("name_hint", AttrValue::Str(format!("{h}_{suffix}")));
+        match sc.attrs.str("name_hint") {
+            Some(h) => part
+                .attrs
+                .set("name_hint", AttrValue::Str(format!("{h}_{suffix}"))),
+            None => part
+                .attrs
+                .set(ATTR_MIXED_HALF, AttrValue::Str(suffix.to_string())),
         }
         if cube {
             part.task_id = None;
@@ -384,7 +428,10 @@ fn workspace(tile: &Var, span: &Span) -> Result<(Stmt, Stmt, HandOver), CompileE
         .as_tile()
         .cloned()
         .ok_or_else(|| perr(span, "a hand-over of a value that is not a tile".into(), ""))?;
-    if !matches!(t.memory, MemorySpace::Acc | MemorySpace::Vec) {
+    if !matches!(
+        t.memory,
+        MemorySpace::Acc | MemorySpace::Vec | MemorySpace::Mat
+    ) {
         return Err(perr(
             span,
             format!(
@@ -392,7 +439,7 @@ fn workspace(tile: &Var, span: &Span) -> Result<(Stmt, Stmt, HandOver), CompileE
                 super::ssa::base_name(tile.name()),
                 t.memory.name()
             ),
-            "Only accumulator and vector tiles are handed between scopes: load the operand again in the later scope.",
+            "Only accumulator, Mat and vector tiles are handed between scopes: load the operand again in the later scope.",
         ));
     }
     let base = super::ssa::base_name(tile.name()).to_string();
@@ -465,32 +512,35 @@ fn receive(s: &mut Stmt, handed: &[HandOver]) -> Result<(), CompileError> {
     let mut front = Vec::new();
     let mut renamed: HashMap<u64, Var> = HashMap::new();
     for h in handed {
+        moves_to_loads(&mut sc.body, h)?;
         let mut read_elsewhere = None;
-        for st in sc.body.iter_mut() {
-            if let Some(load) = move_to_load(st, h)? {
-                *st = load;
-                continue;
-            }
+        for st in sc.body.iter() {
             if reads_deep(st).iter().any(|v| v.id() == h.tile.id()) {
                 read_elsewhere.get_or_insert(st.span.clone());
             }
         }
         let Some(span) = read_elsewhere else { continue };
-        if is_cube(&h.tile) {
-            return Err(perr(
-                &span,
-                format!(
-                    "accumulator tile '{}' of an earlier pl.at scope is used here as a cube operand",
-                    super::ssa::base_name(h.tile.name())
-                ),
-                "Use it in vector operations (it is moved to the vector buffer), or compute it in this scope.",
-            ));
-        }
+        // A Mat or vector tile is loaded again from the workspace into its own memory; an
+        // accumulator (written only by a matmul) cannot be.
+        let memory = match tile_memory(&h.tile) {
+            Some(MemorySpace::Mat) => MemorySpace::Mat,
+            Some(m) if m.is_cube() => {
+                return Err(perr(
+                    &span,
+                    format!(
+                        "accumulator tile '{}' of an earlier pl.at scope is used here as a cube operand",
+                        super::ssa::base_name(h.tile.name())
+                    ),
+                    "Use it in vector operations (it is moved to the vector buffer), or compute it in this scope.",
+                ))
+            }
+            _ => MemorySpace::Vec,
+        };
         let fresh = h.tile.fresh(super::ssa::base_name(h.tile.name()));
         front.push(Stmt::new(
             StmtKind::Assign {
                 targets: vec![fresh.clone()],
-                value: load_of(h, MemorySpace::Vec, &span)?,
+                value: load_of(h, memory, &span)?,
             },
             span,
         ));
@@ -504,7 +554,29 @@ fn receive(s: &mut Stmt, handed: &[HandOver]) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// `x = tile.move(tile, Vec)` of a handed-over accumulator → `x = tile.load(ws, ...)`.
+/// Every `x = tile.move(tile, Vec)` of a handed-over accumulator in `body`, loops and
+/// branches included (an accumulator computed before a loop and read by the vector work
+/// in it), becomes `x = tile.load(ws, ...)`.
+fn moves_to_loads(body: &mut [Stmt], h: &HandOver) -> Result<(), CompileError> {
+    for st in body.iter_mut() {
+        if let Some(load) = move_to_load(st, h)? {
+            *st = load;
+            continue;
+        }
+        match &mut st.kind {
+            StmtKind::For(f) => moves_to_loads(&mut f.body, h)?,
+            StmtKind::If(i) => {
+                moves_to_loads(&mut i.then_body, h)?;
+                moves_to_loads(&mut i.else_body, h)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// `x = tile.move(tile, Vec)` of a handed-over accumulator or Mat tile →
+/// `x = tile.load(ws, ...)`.
 fn move_to_load(st: &Stmt, h: &HandOver) -> Result<Option<Stmt>, CompileError> {
     let StmtKind::Assign { targets, value } = &st.kind else {
         return Ok(None);

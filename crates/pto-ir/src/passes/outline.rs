@@ -45,6 +45,7 @@ pub fn run(mut program: Program) -> Result<Program, CompileError> {
             reads,
             made: Vec::new(),
             taken: names.clone(),
+            half_base: None,
         };
         f.body = ctx.body(&f.body)?;
         if !ctx.made.is_empty() && f.ftype == FunctionType::Opaque {
@@ -118,6 +119,9 @@ struct Outliner {
     reads: HashMap<u64, usize>,
     made: Vec<Function>,
     taken: HashSet<String>,
+    /// The name of the mixed scope whose cube half was just outlined (its vector half,
+    /// next, takes the same name with `_aiv`).
+    half_base: Option<String>,
 }
 
 impl Outliner {
@@ -162,6 +166,29 @@ impl Outliner {
             }
         }
         Ok(out)
+    }
+
+    /// The kernel name of scope `sc`: its `name_hint`, else `<parent>_incore_<k>`; the
+    /// halves of an unnamed mixed scope are `<parent>_incore_<k>_aic` / `_aiv`, as PyPTO's
+    /// `ExpandMixedKernel` names them.
+    fn kernel_name(&mut self, sc: &ScopeStmt) -> String {
+        let Some(half) = sc.attrs.str(super::mixed::ATTR_MIXED_HALF) else {
+            return self.fresh_name(sc.attrs.str("name_hint"));
+        };
+        let base = match (half, self.half_base.take()) {
+            ("aiv", Some(base)) => base,
+            _ => self.fresh_name(None),
+        };
+        if half == "aic" {
+            self.half_base = Some(base.clone());
+        }
+        let mut name = format!("{base}_{half}");
+        let mut k = 1;
+        while !self.taken.insert(name.clone()) {
+            name = format!("{base}_{half}_{k}");
+            k += 1;
+        }
+        name
     }
 
     fn fresh_name(&mut self, hint: Option<&str>) -> String {
@@ -209,7 +236,7 @@ impl Outliner {
             }
         }
 
-        let name = self.fresh_name(sc.attrs.str("name_hint"));
+        let name = self.kernel_name(sc);
         let mut map: VarMap = HashMap::new();
         let mut params = Vec::new();
         let mut param_names: HashSet<String> = HashSet::new();
