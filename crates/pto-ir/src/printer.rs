@@ -402,22 +402,9 @@ fn at_optimizations(attrs: &crate::ir::Attrs) -> Option<String> {
     (!items.is_empty()).then(|| format!("optimizations=[{}]", items.join(", ")))
 }
 
-/// A Python string literal.
+/// A Python string literal, double-quoted (`pto_base::pyrepr::double_quoted`).
 pub fn py_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    pto_base::pyrepr::double_quoted(s)
 }
 
 /// A Python float literal that reads back as the same `f64`: `repr(v)`
