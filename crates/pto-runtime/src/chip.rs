@@ -578,7 +578,7 @@ impl Chip {
         let consumed = {
             let mut fanout = slot.fanout.lock();
             fanout.state = SlotState::Completed;
-            for &consumer in &fanout.consumers {
+            for consumer in fanout.consumers.iter() {
                 if self
                     .slot(consumer)
                     .fanin_remaining
