@@ -172,6 +172,36 @@ impl Ring {
         &self.slots()[(local & (self.window - 1)) as usize]
     }
 
+    /// Warms the cache for the orchestrator's next submits on this ring, `head` being the
+    /// local id the next one takes: the lines of slot `head + 2`, and the heap blocks of
+    /// slot `head + 1`'s tensor and argument vectors (whose pointers its slot, warmed by the
+    /// previous call, holds). A slot is reused only a whole window later, so both are cold
+    /// otherwise, and a submit that wires a task waits on them (docs/PERFORMANCE.md, "The
+    /// chain hop"). Only the orchestrator's thread may call this: it is the only writer of
+    /// payloads, so reading the vectors' pointers while workers still read a task in that
+    /// slot is no race.
+    #[inline]
+    pub fn prefetch_ahead(&self, head: u64) {
+        let line = |p: *const u8| {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a prefetch is a hint: it never faults, whatever the address.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = p;
+        };
+        let next: *const TaskSlot = self.slot(head + 2);
+        for off in (0..std::mem::size_of::<TaskSlot>()).step_by(64) {
+            line(next.cast::<u8>().wrapping_add(off));
+        }
+        // SAFETY: see above; only the vectors' pointer fields are read, through a shared
+        // reference that ends before this thread next writes a payload.
+        let payload = unsafe { &*self.slot(head + 1).payload.get() };
+        line(payload.tensors.as_ptr().cast());
+        line(payload.args.as_ptr().cast());
+    }
+
     /// Base address of the heap (mapped on first use).
     pub fn heap_base(&self) -> Result<*mut u8, RuntimeError> {
         match self
@@ -578,7 +608,7 @@ impl Chip {
         let consumed = {
             let mut fanout = slot.fanout.lock();
             fanout.state = SlotState::Completed;
-            for &consumer in &fanout.consumers {
+            for consumer in fanout.consumers.iter() {
                 if self
                     .slot(consumer)
                     .fanin_remaining

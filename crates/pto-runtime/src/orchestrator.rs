@@ -696,6 +696,11 @@ impl Orchestrator {
                 self.flush_ready();
             }
         }
+        // Only after a task that waited for producers: there the cold lines stalled the
+        // next submit; after tasks without any, the prefetch cost more than it saved.
+        if wires {
+            chip.rings[ring].prefetch_ahead(self.heads[ring]);
+        }
     }
 
     /// Pushes the ready tasks held back since the last push (`READY_BATCH_SUBMITS`).
