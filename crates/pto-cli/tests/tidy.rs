@@ -560,7 +560,6 @@ fn library_functions_are_at_most_150_lines() {
 const SWITCH_LIST_ALLOWLIST: &[(&str, &str)] = &[
     ("crates/pto-runner/src/config.rs", "the DfxOptions fields and their runtime counterparts: dfx_switches::tests::the_table_covers_every_diagnostics_field, tests/dfx.rs each_switch_alone_writes_its_artifact"),
     ("crates/pto-runner/src/dfx_output.rs", "one writer per artifact: tests/dfx.rs each_switch_alone_writes_its_artifact"),
-    ("crates/pto-runner/src/l3/python_host.rs", "the Python replay's flags (PyPTO's spellings): l3::python_host::tests::each_switch_reaches_the_python_replay"),
     ("crates/pto-runtime/src/dfx.rs", "the chip's own DfxConfig: tests/dfx.rs each_switch_alone_writes_its_artifact"),
     ("crates/pto-build-output/src/run_script.rs", "the flags of PyPTO's debug/run.py (both forms): python/tests/test_run_script.py"),
     ("python/pypto/_native.pyi", "RunOptions' getters: test_dfx_switches.py test_each_switch_reaches_the_native_options_alone, mypy.stubtest"),

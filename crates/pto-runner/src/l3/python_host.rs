@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::config::RunConfig;
+use crate::dfx_switches::{DfxSwitch, SwitchKind, DFX_SWITCHES};
 use crate::error::{ErrorKind, RunnerError};
 use crate::replay::ReplayOptions;
 
@@ -115,6 +116,23 @@ impl Drop for ResultFile {
     }
 }
 
+/// The Python replay's option for switch `s` at `value` (`None`: off), spelled as
+/// `debug/replay.py` makes its options from the same table: `--<flag>` for an on/off
+/// switch, `--<flag>=<value>` for a level, and `--swimlane-level=<value>` for the swimlane,
+/// which PyPTO spells as two options (a bare `--swimlane` and `--swimlane-level LEVEL`).
+fn python_replay_flag(s: &DfxSwitch, value: u32) -> Option<String> {
+    if value == 0 {
+        return None;
+    }
+    Some(match s.kind {
+        SwitchKind::Flag => format!("--{}", s.cli_flag),
+        SwitchKind::Level { .. } if s.name == "chip_swimlane" => {
+            format!("--{}-level={value}", s.cli_flag)
+        }
+        SwitchKind::Level { .. } => format!("--{}={value}", s.cli_flag),
+    })
+}
+
 /// The arguments of the interpreter for this replay (the driver, then the arguments of
 /// `python -m pypto.runtime.debug.replay`).
 pub fn replay_args(dir: &Path, config: &RunConfig, options: &ReplayOptions) -> Vec<String> {
@@ -126,21 +144,11 @@ pub fn replay_args(dir: &Path, config: &RunConfig, options: &ReplayOptions) -> V
         config.platform().name().to_string(),
     ];
     let d = &config.dfx;
-    if d.chip_swimlane > 0 {
-        a.push(format!("--swimlane-level={}", d.chip_swimlane));
-    }
-    if d.pmu > 0 {
-        a.push(format!("--pmu={}", d.pmu));
-    }
-    if d.dump_args > 0 {
-        a.push(format!("--dump-args={}", d.dump_args));
-    }
-    if d.dep_gen {
-        a.push("--dep-gen".to_string());
-    }
-    if d.scope_stats {
-        a.push("--scope-stats".to_string());
-    }
+    a.extend(
+        DFX_SWITCHES
+            .iter()
+            .filter_map(|s| python_replay_flag(s, (s.get)(d))),
+    );
     if d.predicted_timing {
         a.push("--timing=predicted".to_string());
     }
@@ -347,8 +355,8 @@ mod tests {
                 "--platform",
                 "a2a3sim",
                 "--swimlane-level=3",
-                "--pmu=2",
                 "--dump-args=1",
+                "--pmu=2",
                 "--dep-gen",
                 "--scope-stats",
                 "--timing=predicted",
