@@ -19,6 +19,15 @@ pub(crate) fn unique_name(prefix: &str, suffix: &str) -> String {
     format!("{prefix}{}-{n}-{nanos:08x}{suffix}", std::process::id())
 }
 
+/// Whether `path` was last modified more than `age` ago (false when that cannot be told).
+pub(crate) fn older_than(path: &Path, age: std::time::Duration) -> bool {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|elapsed| elapsed > age)
+}
+
 /// Creates `dir` and its parents.
 pub(crate) fn create_dir_all(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| ToolchainError::io("cannot create directory", dir, e))

@@ -205,7 +205,7 @@ impl Toolchain {
         let cache_root = std::path::absolute(cache_root)
             .map_err(|e| ToolchainError::io("cannot resolve cache directory", cache_root, e))?;
         let include_root = headers::materialize_headers(&cache_root)?;
-        sweep_stale_temporaries(&cache_root.join("objects"));
+        sweep_stale_temporaries(&cache_root.join("objects"), &include_root);
         let toolchain = Toolchain {
             compiler,
             compiler_args,
@@ -788,21 +788,17 @@ fn absolute_dirs(unit: &CompileUnit) -> Vec<PathBuf> {
 /// Temporaries older than this in the object cache belong to a run that was killed.
 const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// Removes compiler outputs and adoption copies that a killed run left half-written
-/// (`objects/tmp/*`, `objects/.adopt-*.tmp`) once they are an hour old.
-fn sweep_stale_temporaries(objects: &Path) {
-    let stale = |p: &Path| {
-        std::fs::metadata(p)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > STALE_TEMPORARY)
-    };
+/// Removes compiler outputs, adoption copies and precompiled headers that a killed run left
+/// half-written (`objects/tmp/*`, `objects/.adopt-*.tmp`, the precompiled header's
+/// temporaries) once they are an hour old.
+fn sweep_stale_temporaries(objects: &Path, include_root: &Path) {
+    let stale = |p: &Path| fsutil::older_than(p, STALE_TEMPORARY);
     for (dir, temporary) in [
         (objects.join("tmp"), (|_: &str| true) as fn(&str) -> bool),
         (objects.to_path_buf(), |n: &str| {
             n.starts_with(".adopt-") && n.ends_with(".tmp")
         }),
+        (pch::state_dir(include_root), pch::is_temporary),
     ] {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;

@@ -20,11 +20,17 @@ fn kernel(dir: &Path, name: &str, value: i32) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
-/// A `g++` that logs each command line to `log` before running the real one.
-fn logging_gxx(dir: &Path, log: &Path) -> std::io::Result<PathBuf> {
+/// A `g++` that logs each command line to `log` before running the real one; with
+/// `refuse_headers`, it fails every header precompile (`-x c++-header`).
+fn logging_gxx(dir: &Path, log: &Path, refuse_headers: bool) -> std::io::Result<PathBuf> {
     let path = dir.join("g++");
+    let refuse = if refuse_headers {
+        "case \"$*\" in *c++-header*) exit 1;; esac\n"
+    } else {
+        ""
+    };
     let script = format!(
-        "#!/bin/sh\necho \"$@\" >> '{}'\nexec g++ \"$@\"\n",
+        "#!/bin/sh\necho \"$@\" >> '{}'\n{refuse}exec g++ \"$@\"\n",
         log.display()
     );
     std::fs::write(&path, script)?;
@@ -46,7 +52,7 @@ fn precompiled(include_dir: &Path) -> Vec<PathBuf> {
 /// second built the precompiled header), and its command log.
 fn cache_with_pch(dir: &Path) -> Result<(Toolchain, PathBuf), Box<dyn std::error::Error>> {
     let log = dir.join("commands.log");
-    let tc = Toolchain::with_compiler(logging_gxx(dir, &log)?, &dir.join("a"))?;
+    let tc = Toolchain::with_compiler(logging_gxx(dir, &log, false)?, &dir.join("a"))?;
     tc.compile(&aiv(kernel(dir, "k1", 1)?))?;
     assert!(
         precompiled(&tc.isa_include_dir()).is_empty(),
@@ -111,5 +117,63 @@ fn a_kernel_defining_macros_first_never_uses_it() -> TestResult {
     tc.compile(&aiv(own))?;
     let commands = std::fs::read_to_string(&log)?;
     assert!(!commands.contains("-include"), "{commands}");
+    Ok(())
+}
+
+#[test]
+fn a_header_that_does_not_precompile_is_tried_once_and_kernels_still_compile() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("commands.log");
+    let gxx = logging_gxx(dir.path(), &log, true)?;
+    let tc = Toolchain::with_compiler(gxx, &dir.path().join("a"))?;
+    for k in 1..=4 {
+        let object = tc.compile(&aiv(kernel(dir.path(), &format!("k{k}"), k)?))?;
+        assert!(object.so_path.is_file());
+    }
+    assert!(precompiled(&tc.isa_include_dir()).is_empty());
+    let commands = std::fs::read_to_string(&log)?;
+    let tries = commands
+        .lines()
+        .filter(|l| l.contains("c++-header"))
+        .count();
+    assert_eq!(tries, 1, "{commands}");
+    assert!(!commands.contains("-include"), "{commands}");
+    Ok(())
+}
+
+#[test]
+fn a_killed_runs_precompile_temporary_is_swept_and_markers_are_kept() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let cache = dir.path().join("a");
+    let tc = Toolchain::with_compiler("g++", &cache)?;
+    let include_root = tc
+        .include_dir()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let state = include_root.join("pch-state");
+    std::fs::create_dir_all(&state)?;
+    let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    let mut files = Vec::new();
+    for name in [
+        "tmp-1-0-0.gch",
+        "tmp-2-0-0.gch",
+        "aiv-0123456789abcdef.seen",
+    ] {
+        let path = state.join(name);
+        std::fs::File::create(&path)?.set_modified(two_hours_ago)?;
+        files.push(path);
+    }
+    std::fs::File::create(state.join("tmp-3-0-0.gch"))?;
+    Toolchain::with_compiler("g++", &cache)?;
+    assert!(
+        !files[0].exists() && !files[1].exists(),
+        "old temporaries swept"
+    );
+    assert!(files[2].exists(), "a marker stays");
+    assert!(
+        state.join("tmp-3-0-0.gch").exists(),
+        "a young temporary may be in use"
+    );
     Ok(())
 }

@@ -65,6 +65,20 @@ pub(super) fn args(
     vec!["-include".into(), header.into(), "-Wno-attributes".into()]
 }
 
+/// The directory of the markers and temporaries under the include root `include_root`.
+pub(super) fn state_dir(include_root: &Path) -> PathBuf {
+    include_root.join("pch-state")
+}
+
+/// The prefix of a precompiled header being written (in [`state_dir`]).
+const TEMPORARY: &str = "tmp-";
+
+/// Whether a file name in [`state_dir`] is a precompiled header being written (the sweep
+/// removes those a killed run left).
+pub(super) fn is_temporary(name: &str) -> bool {
+    name.starts_with(TEMPORARY)
+}
+
 /// Where one flag set's precompiled header and its markers live.
 struct PchStore {
     /// The precompiled header, inside gcc's `.gch` directory.
@@ -93,7 +107,7 @@ impl PchStore {
             pch: isa
                 .join(format!("{HEADER}.gch"))
                 .join(format!("{name}.gch")),
-            state: tc.include_root.join("pch-state"),
+            state: state_dir(&tc.include_root),
             name,
         }
     }
@@ -129,7 +143,7 @@ impl PchStore {
         if fsutil::create_dir_all(dir).is_err() {
             return false;
         }
-        let tmp = TempPath::new(self.state.join(fsutil::unique_name("tmp-", ".gch")));
+        let tmp = TempPath::new(self.state.join(fsutil::unique_name(TEMPORARY, ".gch")));
         let mut args: Vec<OsString> = flags
             .iter()
             .filter(|f| *f != "-shared" && !f.as_encoded_bytes().starts_with(b"-Wl,"))
@@ -163,7 +177,7 @@ impl BuildLock {
         for _ in 0..2 {
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(_) => return Some(BuildLock(path)),
-                Err(_) if is_stale(&path) => {
+                Err(_) if fsutil::older_than(&path, STALE_LOCK) => {
                     let _ = std::fs::remove_file(&path);
                 }
                 Err(_) => return None,
@@ -177,14 +191,6 @@ impl Drop for BuildLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
-}
-
-fn is_stale(path: &Path) -> bool {
-    std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age > STALE_LOCK)
 }
 
 /// Whether everything `source` has before its `#include <pto/pto-inst.hpp>` leaves the
