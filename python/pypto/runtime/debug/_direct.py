@@ -130,6 +130,12 @@ def run(work_dir: str, inputs: List[Any], options: Any, args: Dict[str, Any]) ->
         recompile=not args["no_recompile"],
     )
     _log_report(report)
-    out = "dfx_outputs" if work_dir == "." else f"{work_dir.rstrip('/')}/dfx_outputs"
-    print(f"Replay finished. DFX artefacts (if any) under {out}")
+    print(finished_line(work_dir))
     return 0
+
+
+def finished_line(work_dir: str) -> str:
+    """The replay's last line, for ``work_dir`` as ``pathlib.Path`` prints it (both paths
+    print it)."""
+    out = "dfx_outputs" if work_dir == "." else f"{work_dir.rstrip('/')}/dfx_outputs"
+    return f"Replay finished. DFX artefacts (if any) under {out}"

@@ -402,7 +402,9 @@ def _main(
         validate=do_validate,
         _golden=loaded,
     )
-    print(f"Replay finished. DFX artefacts (if any) under {args.work_dir / 'dfx_outputs'}")
+    from pypto.runtime.debug._direct import finished_line
+
+    print(finished_line(str(args.work_dir)))
     if do_validate:
         print("Golden validation: PASSED")
     elif user_compare is not None:
