@@ -327,8 +327,8 @@ def test_cli_options_are_the_switch_table(shared_example, recorded):
         flag = f"--{s.cli_flag}"
         if s.kind == "flag":
             forms = [(flag, True)]
-        elif s.name == replay_module._TWO_OPTION_SWITCH:
-            forms = [(flag, s.bare), (f"{flag}-level=1", 1)]
+        elif s.replay_level_option is not None:
+            forms = [(flag, s.bare), (f"--{s.replay_level_option}=1", 1)]
         else:
             forms = [(flag, s.bare), (f"{flag}=1", 1)]
         for arg, value in forms:

@@ -33,6 +33,10 @@ pub struct DfxSwitchInfo {
     /// A level's value name in command-line help (`LEVEL`, `N`); `None` for a flag.
     #[pyo3(get)]
     value_name: Option<&'static str>,
+    /// The Python replay's option for the level when the bare flag takes no value
+    /// (`swimlane-level`); `None`: the level is the flag's value.
+    #[pyo3(get)]
+    replay_level_option: Option<&'static str>,
     /// What it writes under `dfx_outputs/` (a directory ends in `/`).
     #[pyo3(get)]
     artifact: &'static str,
@@ -71,6 +75,7 @@ pub fn dfx_switches() -> Vec<DfxSwitchInfo> {
                 max,
                 bare,
                 value_name,
+                replay_level_option: s.replay_level_option,
                 artifact: s.artifact,
                 help: s.help,
             }

@@ -42,6 +42,11 @@ pub struct DfxSwitch {
     pub python_keyword: &'static str,
     /// Its values.
     pub kind: SwitchKind,
+    /// The Python replay's option for the level, without its dashes, when the bare flag
+    /// there takes no value (PyPTO spells the swimlane `--swimlane` and
+    /// `--swimlane-level LEVEL`: an optional value would take the positional build
+    /// directory); `None`: the level is the flag's value (`--pmu=2`).
+    pub replay_level_option: Option<&'static str>,
     /// What it writes under `dfx_outputs/` (a directory ends in `/`).
     pub artifact: &'static str,
     /// What it records; the `pto` help is this, `: ` and the artifact.
@@ -72,6 +77,7 @@ pub static DFX_SWITCHES: [DfxSwitch; 5] = [
             type_text: "an int collection level (0-4) or a bool",
             range_text: SWIMLANE_RANGE,
         },
+        replay_level_option: Some("swimlane-level"),
         artifact: "chip_swimlane_records.json",
         help: "Chip swimlane at LEVEL 1-4 (bare flag = 4)",
         get: |o| u32::from(o.chip_swimlane),
@@ -88,6 +94,7 @@ pub static DFX_SWITCHES: [DfxSwitch; 5] = [
             type_text: "an int level (0 off, 1 partial, 2 full, 3 hybrid) or a bool",
             range_text: "0 (off), 1 (partial), 2 (full) or 3 (hybrid)",
         },
+        replay_level_option: None,
         artifact: "args_dump/",
         help: "Args dump at LEVEL 1 partial, 2 full, 3 hybrid (bare flag = 1)",
         get: |o| u32::from(o.dump_args),
@@ -104,6 +111,7 @@ pub static DFX_SWITCHES: [DfxSwitch; 5] = [
             type_text: "an int PMU event type (0 = off)",
             range_text: "a PMU event type in [0, 4294967295] (0 = off)",
         },
+        replay_level_option: None,
         artifact: "pmu.csv",
         help: "Per-task PMU counters with event type N (bare flag = 2)",
         get: |o| o.pmu,
@@ -114,6 +122,7 @@ pub static DFX_SWITCHES: [DfxSwitch; 5] = [
         cli_flag: "dep-gen",
         python_keyword: "enable_dep_gen",
         kind: SwitchKind::Flag,
+        replay_level_option: None,
         artifact: "deps.json",
         help: "Dependency graph",
         get: |o| u32::from(o.dep_gen),
@@ -124,6 +133,7 @@ pub static DFX_SWITCHES: [DfxSwitch; 5] = [
         cli_flag: "scope-stats",
         python_keyword: "enable_scope_stats",
         kind: SwitchKind::Flag,
+        replay_level_option: None,
         artifact: "scope_stats/scope_stats.jsonl",
         help: "Scope statistics",
         get: |o| u32::from(o.scope_stats),

@@ -118,18 +118,18 @@ impl Drop for ResultFile {
 
 /// The Python replay's option for switch `s` at `value` (`None`: off), spelled as
 /// `debug/replay.py` makes its options from the same table: `--<flag>` for an on/off
-/// switch, `--<flag>=<value>` for a level, and `--swimlane-level=<value>` for the swimlane,
-/// which PyPTO spells as two options (a bare `--swimlane` and `--swimlane-level LEVEL`).
+/// switch, `--<flag>=<value>` for a level, or `--<replay_level_option>=<value>` where the
+/// table gives the level an option of its own (the swimlane).
 fn python_replay_flag(s: &DfxSwitch, value: u32) -> Option<String> {
     if value == 0 {
         return None;
     }
     Some(match s.kind {
         SwitchKind::Flag => format!("--{}", s.cli_flag),
-        SwitchKind::Level { .. } if s.name == "chip_swimlane" => {
-            format!("--{}-level={value}", s.cli_flag)
+        SwitchKind::Level { .. } => {
+            let option = s.replay_level_option.unwrap_or(s.cli_flag);
+            format!("--{option}={value}")
         }
-        SwitchKind::Level { .. } => format!("--{}={value}", s.cli_flag),
     })
 }
 

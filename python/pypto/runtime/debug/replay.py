@@ -228,17 +228,14 @@ def _terminal_columns() -> int:
     return columns if columns > 0 else 80
 
 
-#: The switch PyPTO spells as two options: ``--swimlane`` (bare: the level ``True`` stands
-#: for) and ``--swimlane-level LEVEL``. An optional value would eat the positional work_dir
-#: in ``replay --swimlane build_output/x``.
-_TWO_OPTION_SWITCH = "chip_swimlane"
-
-
 def _switch_arguments(parser: argparse.ArgumentParser) -> None:
     """The diagnostics switches' options, one per row of the runner's table
     (``pypto.runtime._dfx_switches``), spelled as ``pto replay`` spells them: ``--<flag>``
     for an on/off switch, ``--<flag> [LEVEL]`` for a level (bare: the level ``True`` stands
-    for). Each option's ``dest`` is the switch's Python keyword."""
+    for), or, for a switch whose level has an option of its own (``replay_level_option``:
+    PyPTO's ``--swimlane`` / ``--swimlane-level LEVEL``, since an optional value would take
+    the positional build directory), a bare ``--<flag>`` and ``--<that option> LEVEL``.
+    Each option's ``dest`` is the switch's Python keyword."""
     from pypto.runtime import _dfx_switches
     from pypto.runtime.runner import _SWIMLANE_CLI_HELP
 
@@ -246,10 +243,10 @@ def _switch_arguments(parser: argparse.ArgumentParser) -> None:
         flag, kw, help_text = f"--{s.cli_flag}", s.python_keyword, f"{s.help}: {s.artifact}"
         if s.kind == "flag":
             parser.add_argument(flag, dest=kw, action="store_true", help=help_text)
-        elif s.name == _TWO_OPTION_SWITCH:
+        elif s.replay_level_option is not None:
             parser.add_argument(flag, dest=kw, action="store_const", const=s.bare, default=0, help=_SWIMLANE_CLI_HELP)
             parser.add_argument(
-                f"{flag}-level",
+                f"--{s.replay_level_option}",
                 dest=f"{kw}_level",
                 type=int,
                 choices=range((s.max or 0) + 1),
