@@ -512,13 +512,14 @@ def test_only_a_replay_that_runs_user_python_gets_a_child_interpreter(example):
     """The child interpreter guards against user code ending the interpreter; a replay that
     runs none (not validated, not L3, inputs read from data/in without running golden.py)
     runs in the command's own process."""
-    from pypto.runtime.debug.replay import _runs_no_user_code
+    from pypto.runtime.debug.replay import _no_user_code_inputs
 
     d = example("vector_add")
-    assert _runs_no_user_code([str(d)])
-    assert _runs_no_user_code([str(d), "--no-validate", "--pmu", "2"])
-    assert not _runs_no_user_code([str(d), "--validate"])
-    assert not _runs_no_user_code([str(d), "--bogus-flag"])
+    inputs = _no_user_code_inputs([str(d)])
+    assert inputs is not None and len(inputs) == 3, inputs
+    assert _no_user_code_inputs([str(d), "--no-validate", "--pmu", "2"]) is not None
+    assert _no_user_code_inputs([str(d), "--validate"]) is None
+    assert _no_user_code_inputs([str(d), "--bogus-flag"]) is None
     (d / "golden.py").write_text((d / "golden.py").read_text() + "\nprint('user code')\n")
-    assert not _runs_no_user_code([str(d)]), "golden.py that must run"
-    assert not _runs_no_user_code([str(example("l3_hello_rank"))]), "an L3 host orchestration"
+    assert _no_user_code_inputs([str(d)]) is None, "golden.py that must run"
+    assert _no_user_code_inputs([str(example("l3_hello_rank"))]) is None, "an L3 host orchestration"

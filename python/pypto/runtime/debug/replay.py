@@ -352,6 +352,7 @@ def _main(
     inline_inputs: Optional[InlineInputs] = None,
     user_compare: Optional[UserCompare] = None,
     default_platform: str = "a2a3sim",
+    _inputs: Optional[List[Any]] = None,
 ) -> int:
     """The command line (also what ``debug/run.py`` calls). Returns 0; errors raise.
 
@@ -381,7 +382,7 @@ def _main(
         loaded = (module, named)
         do_validate = True
     else:
-        tensors = _run_inputs(args.work_dir)
+        tensors = _inputs if _inputs is not None else _run_inputs(args.work_dir)
         do_validate = False
     config = RunConfig(
         platform=args.platform,
@@ -515,28 +516,28 @@ def outcome(status: int, record: Optional[str]) -> Tuple[int, Optional[str]]:
     return code, None
 
 
-def _runs_no_user_code(argv: Sequence[str]) -> bool:
-    """Whether a replay with ``argv`` runs no user Python at all: not validated, not an L3
-    build (whose host orchestration is Python) and inputs read from ``data/in`` without
-    running ``golden.py`` (:func:`pypto._golden.native_inputs_from_golden`). Nothing can then
-    end the interpreter behind the replay's back, so it needs no child interpreter."""
+def _no_user_code_inputs(argv: Sequence[str]) -> Optional[List[Any]]:
+    """The inputs of a replay with ``argv`` that runs no user Python at all (not validated,
+    not an L3 build, whose host orchestration is Python, and inputs read from ``data/in``
+    without running ``golden.py``: :func:`pypto._golden.native_inputs_from_golden`), else
+    ``None``. Nothing can then end the interpreter behind the replay's back, so it needs no
+    child interpreter; the inputs read for the check are the run's (read once)."""
     from pypto._golden import native_inputs_from_golden
 
     try:
         args = _parser("a2a3sim").parse_args(list(argv))
     except SystemExit:
-        return False  # --help or a usage error: the child prints them
-    return (
-        not args.validate
-        and not _is_l3(args.work_dir)
-        and native_inputs_from_golden(args.work_dir) is not None
-    )
+        return None  # --help or a usage error: the child prints them
+    if args.validate or _is_l3(args.work_dir):
+        return None
+    named = native_inputs_from_golden(args.work_dir)
+    return None if named is None else [value for _, value in named]
 
 
 def _supervise(argv: Sequence[str]) -> int:
     """Runs :func:`_child_main` with ``argv`` in a child interpreter and returns the exit
     code :func:`outcome` gives (printing its error). A replay that runs no user Python
-    (:func:`_runs_no_user_code`) runs here instead: the child exists to catch user code
+    (:func:`_no_user_code_inputs`) runs here instead: the child exists to catch user code
     ending the interpreter, and starting it costs a whole interpreter and its imports. One
     that runs no Python hook at all runs in one native call (:mod:`._direct`)."""
     from pypto.runtime.debug import _direct
@@ -547,8 +548,9 @@ def _supervise(argv: Sequence[str]) -> int:
     import subprocess
     import tempfile
 
-    if _runs_no_user_code(argv):
-        return _exit_code(argv)
+    inputs = _no_user_code_inputs(argv)
+    if inputs is not None:
+        return _guarded(lambda: _main(argv, _inputs=inputs))
     fd, path = tempfile.mkstemp(prefix="pto-replay-result-", suffix=".json")
     os.close(fd)
     try:
