@@ -57,6 +57,7 @@ pub const WIDE_BYTES: usize = 22;
 pub const WIDE: u32 = u32::MAX;
 
 /// The offset of `x` from `base`, or `None` when it needs a `wide` entry.
+#[inline(always)]
 fn offset(base: u64, x: u64) -> Option<u32> {
     x.checked_sub(base)
         .filter(|d| *d < u64::from(WIDE))
