@@ -872,6 +872,10 @@ const IDLE_WAIT: Duration = Duration::from_millis(20);
 /// How long a worker that found no free core for its subtask sleeps before looking again.
 const CORE_WAIT: Duration = Duration::from_micros(100);
 
+/// How many of a worker's ready-queue depth readings (two per task: at the start and the
+/// end of its completion phase) one sample of the queue serves; see [`Recorder::depth`].
+const DEPTH_SAMPLE_EVERY: u32 = 64;
+
 /// Per-worker diagnostic state.
 struct Recorder {
     swimlane: u8,
@@ -881,6 +885,12 @@ struct Recorder {
     loop_iter: u32,
     pop_hit: u32,
     pop_miss: u32,
+    /// The ready queue's depth as last sampled, and the readings it has served since.
+    depth: i16,
+    depth_served: u32,
+    /// The end of the completion phase that handed this worker its next task
+    /// ([`Worker::next`]), which serves as that task's dispatch stamp; 0 when none.
+    handoff_ns: u64,
 }
 
 impl Recorder {
@@ -900,11 +910,31 @@ impl Recorder {
             loop_iter: 0,
             pop_hit: 0,
             pop_miss: 0,
+            depth: 0,
+            depth_served: 0,
+            handoff_ns: 0,
         }
     }
 
     fn active(&self) -> bool {
         self.swimlane > 0 || self.pmu_on
+    }
+
+    /// The ready queue's depth for a scheduler phase of a task of shape `shape` (its
+    /// `[aic, aiv, mix]` slot holds it, the others 0). The queue is sampled on the first
+    /// reading and then once every [`DEPTH_SAMPLE_EVERY`] readings; the ones between
+    /// repeat the last sample. Its length is two cache lines the orchestrator and the
+    /// other workers write on every push and pop, so a sample per phase cost more than the
+    /// rest of the phase records (docs/DECISIONS.md).
+    fn depth(&mut self, chip: &Chip, shape: usize) -> [i16; 3] {
+        if self.depth_served == 0 {
+            self.depth = chip.ready.len().min(i16::MAX as usize) as i16;
+        }
+        self.depth_served = (self.depth_served + 1) % DEPTH_SAMPLE_EVERY;
+        // Built whole, not stored into by index: a 2-byte store then read back as part of
+        // the array stalls store-to-load forwarding (seen in `perf annotate`).
+        let at = |k: usize| if shape == k { self.depth } else { 0 };
+        [at(0), at(1), at(2)]
     }
 }
 
@@ -1173,10 +1203,11 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
             // Only swimlane records show the dispatch (PMU rows have the kernel's duration).
             // Ordered: it must not precede the completion (on another thread) that readied
             // the task.
-            let dispatch_ns = if self.rec.swimlane > 0 {
-                crate::clock::stamp_ordered()
-            } else {
-                0
+            // A task handed over by this worker's own completion takes that phase's end
+            // reading: only the previous task's records were pushed since.
+            let dispatch_ns = match std::mem::take(&mut self.rec.handoff_ns) {
+                0 if self.rec.swimlane > 0 => crate::clock::stamp_ordered(),
+                handoff => handoff,
             };
             let Some((unit, total)) = claim_subtask(slot, id) else {
                 return;
@@ -1240,7 +1271,7 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                 0
             };
             let depth_before = if self.rec.swimlane >= 3 {
-                queue_depth(chip, shape)
+                self.rec.depth(chip, shape)
             } else {
                 [0; 3]
             };
@@ -1269,6 +1300,9 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
                     shape,
                     last,
                 );
+                if self.next.is_some() {
+                    self.rec.handoff_ns = complete_end;
+                }
             }
             if last {
                 return;
@@ -1323,7 +1357,7 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
             }
         }
         if rec.swimlane >= 3 && first_start != 0 {
-            let depth_after = queue_depth(chip, shape);
+            let depth_after = rec.depth(chip, shape);
             rec.records.phases.push(SchedPhaseRecord {
                 kind: SchedPhaseKind::Dispatch,
                 start_ns: dispatch_ns,
@@ -1424,12 +1458,6 @@ fn take_cluster(
 /// one thread per logical core.
 pub fn max_extra_workers(topology: &Topology, n_workers: usize) -> usize {
     topology.n_cores().saturating_sub(n_workers)
-}
-
-fn queue_depth(chip: &Chip, shape: usize) -> [i16; 3] {
-    let mut d = [0i16; 3];
-    d[shape] = chip.ready.len().min(i16::MAX as usize) as i16;
-    d
 }
 
 /// The status of every stuck executing thread, for the timeout message.

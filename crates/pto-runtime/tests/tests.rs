@@ -14,3 +14,4 @@ mod inference;
 mod rings;
 mod sim_abi;
 mod stress;
+mod swimlane;

@@ -395,7 +395,7 @@ where
         seen += 1;
         let n = args.len() as u64;
         n_args += n;
-        out.put(&encode_task(&t, n.min(u64::from(u32::MAX)) as u32))?;
+        out.put_record(&encode_task(&t, n.min(u64::from(u32::MAX)) as u32))?;
     }
     if seen != n_tasks {
         return Err(super::length_mismatch(out.path(), "tasks"));
@@ -407,7 +407,7 @@ where
         let mut k = 0usize;
         for a in args {
             k += 1;
-            out.put(&encode_arg(&a))?;
+            out.put_record(&encode_arg(&a))?;
         }
         if k != n || n as u64 > u64::from(u32::MAX) {
             return Err(super::length_mismatch(out.path(), "args"));
@@ -425,7 +425,7 @@ where
         if seen > n_edges {
             break;
         }
-        out.put(&encode_edge(&e))?;
+        out.put_record(&encode_edge(&e))?;
     }
     if seen != n_edges {
         return Err(super::length_mismatch(out.path(), "edges"));

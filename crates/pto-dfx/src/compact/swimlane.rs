@@ -57,6 +57,7 @@ pub const WIDE_BYTES: usize = 22;
 pub const WIDE: u32 = u32::MAX;
 
 /// The offset of `x` from `base`, or `None` when it needs a `wide` entry.
+#[inline(always)]
 fn offset(base: u64, x: u64) -> Option<u32> {
     x.checked_sub(base)
         .filter(|d| *d < u64::from(WIDE))
@@ -306,6 +307,7 @@ fn phase_record(p: &Phase, freq: u64) -> SchedPhaseRecord {
 
 // ---------------------------------------------------------------- writer
 
+#[inline(always)]
 fn encode_subtask(s: &Subtask) -> [u8; SUBTASK_BYTES] {
     let off = |x| offset(s.dispatch_ns, x).unwrap_or(WIDE);
     *Enc::<SUBTASK_BYTES>::new()
@@ -320,6 +322,7 @@ fn encode_subtask(s: &Subtask) -> [u8; SUBTASK_BYTES] {
         .done()
 }
 
+#[inline(always)]
 fn encode_phase(p: &Phase) -> [u8; PHASE_BYTES] {
     let mut e = Enc::<PHASE_BYTES>::new();
     e.u8(p.kind);
@@ -335,6 +338,7 @@ fn encode_phase(p: &Phase) -> [u8; PHASE_BYTES] {
         .done()
 }
 
+#[inline(always)]
 fn encode_orch(o: &Orch) -> [u8; ORCH_BYTES] {
     *Enc::<ORCH_BYTES>::new()
         .u32(o.submit_idx)
@@ -454,7 +458,7 @@ fn section<T, const N: usize>(
         if seen > n {
             break;
         }
-        out.put(&encode(&r))?;
+        out.put_record(&encode(&r))?;
     }
     if seen != n {
         return Err(super::length_mismatch(out.path(), key));
