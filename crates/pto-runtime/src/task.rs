@@ -285,6 +285,7 @@ pub const INLINE_TENSORS: usize = 2;
 /// fresh heap pages, on the submit path of the window's first lap: issue 29's chain
 /// profile put `malloc` / `free` and the kernel's page faults at ~95 ns per hop); a task
 /// with at most `N` elements now allocates nothing, ever.
+///
 /// Its size is kept small (a length, the inline elements, one pointer): every slot of a
 /// window carries one, and a larger slot measured slower on independent tasks.
 pub struct InlineList<T: Copy, const N: usize> {
@@ -334,6 +335,7 @@ impl TensorTable {
 
 /// A task's tensors: the first [`INLINE_TENSORS`] in its slot's cells of the ring's
 /// [`TensorTable`], all of them in a vector once there are more.
+///
 /// The same size as the vector it replaced (a slot must not grow, see [`InlineList`]).
 pub struct TaskTensors {
     len: u32,
