@@ -67,7 +67,8 @@ use crate::perf::PerfGroup;
 use crate::platform::{CoreType, Topology};
 use crate::program::KernelTable;
 use crate::task::{
-    claim_subtask, GangKind, SlotState, TaskId, TaskPayload, TaskSlot, NUM_TIMING_SLOTS,
+    claim_subtask, GangKind, SlotState, TaskId, TaskPayload, TaskSlot, TensorTable,
+    NUM_TIMING_SLOTS,
 };
 
 /// A mutex + condvar pair with a count of sleepers, used for workers waiting for work and
@@ -114,13 +115,33 @@ impl Waiter {
     }
 }
 
+/// A ring's slots and the tensor table their payloads hold their first tensors in.
+struct SlotTable {
+    slots: Box<[TaskSlot]>,
+    /// Read and written only through the slots' payloads.
+    _tensors: TensorTable,
+}
+
+impl SlotTable {
+    fn new(window: u64) -> SlotTable {
+        let tensors = TensorTable::new(window as usize);
+        let slots = (0..window as usize)
+            .map(|i| TaskSlot::new(tensors.cells_of(i)))
+            .collect();
+        SlotTable {
+            slots,
+            _tensors: tensors,
+        }
+    }
+}
+
 /// One scope-depth ring: its task window, heap and dep-pool frontiers.
 pub struct Ring {
     /// Ring index (0..4).
     pub index: usize,
     /// Task window size (power of two).
     pub window: u64,
-    slots: OnceLock<Box<[TaskSlot]>>,
+    slots: OnceLock<SlotTable>,
     /// Next local id (published by the orchestrator after filling a slot).
     pub head: AtomicU64,
     /// Oldest local id not yet reclaimed.
@@ -158,8 +179,7 @@ impl Ring {
 
     /// The ring's slots, created on first use.
     fn slots(&self) -> &[TaskSlot] {
-        self.slots
-            .get_or_init(|| (0..self.window).map(|_| TaskSlot::new()).collect())
+        &self.slots.get_or_init(|| SlotTable::new(self.window)).slots
     }
 
     /// Creates the ring's slots now, outside any later submit.

@@ -275,6 +275,203 @@ impl Default for Consumers {
     }
 }
 
+/// Tensors per task held in the ring's tensor table ([`TaskTensors`]); more spill into a
+/// vector. The arguments' uses, as many, inline in the slot ([`InlineList`]).
+pub const INLINE_TENSORS: usize = 2;
+
+/// A list whose first `N` elements live inline (in the task slot, created with the ring,
+/// outside any submit); a longer one moves into a vector. A payload's lists were vectors
+/// that grew on each slot's first use in every run (a `malloc`, and the first touch of
+/// fresh heap pages, on the submit path of the window's first lap: issue 29's chain
+/// profile put `malloc` / `free` and the kernel's page faults at ~95 ns per hop); a task
+/// with at most `N` elements now allocates nothing, ever.
+///
+/// Its size is kept small (a length, the inline elements, one pointer): every slot of a
+/// window carries one, and a larger slot measured slower on independent tasks.
+pub struct InlineList<T: Copy, const N: usize> {
+    len: u32,
+    inline: [T; N],
+    /// Every element, once there are more than `N` (none before the first spill).
+    #[allow(clippy::box_collection)] // one pointer in every slot, not a vector's three words
+    spill: Option<Box<Vec<T>>>,
+}
+
+/// The ring's tensor table: [`INLINE_TENSORS`] tensors for each slot of its window, one
+/// anonymous mapping made with the slots. Its pages are zero until a task first writes a
+/// tensor there, so a run whose tasks have none never touches it (the table is made
+/// inside the first submit of a ring that `Chip::new` does not prepare: written there, its
+/// 4 MB cost independent tasks ~10 % of their device time). A slot's tensors live here
+/// rather than in the slot: held in the slot they made every slot of the window 256 bytes
+/// larger (docs/PERFORMANCE.md, issue 29, 2026-12-06 second round).
+pub struct TensorTable {
+    /// `None` when the mapping failed: every payload then keeps its tensors in a vector.
+    memory: Option<crate::memory::DeviceMemory>,
+}
+
+impl TensorTable {
+    /// Room for `slots` slots' tensors.
+    pub fn new(slots: usize) -> TensorTable {
+        let bytes = slots * INLINE_TENSORS * std::mem::size_of::<ChipTensor>();
+        TensorTable {
+            memory: crate::memory::DeviceMemory::new(bytes).ok(),
+        }
+    }
+
+    /// Slot `index`'s cells, for [`TaskSlot::new`] (null when the table has none).
+    pub fn cells_of(&self, index: usize) -> *mut ChipTensor {
+        let Some(memory) = &self.memory else {
+            return std::ptr::null_mut();
+        };
+        let offset = index * INLINE_TENSORS * std::mem::size_of::<ChipTensor>();
+        assert!(
+            offset < memory.len(),
+            "slot {index} beyond the tensor table"
+        );
+        // SAFETY: in bounds (checked); the mapping is page-aligned, so every cell is
+        // aligned for a `ChipTensor`, and zero bytes are a valid one.
+        unsafe { memory.base().add(offset).cast() }
+    }
+}
+
+/// A task's tensors: the first [`INLINE_TENSORS`] in its slot's cells of the ring's
+/// [`TensorTable`], all of them in a vector once there are more.
+///
+/// The same size as the vector it replaced (a slot must not grow, see [`InlineList`]).
+pub struct TaskTensors {
+    len: u32,
+    /// How many tensors `cells` holds: [`INLINE_TENSORS`], or 0 when null.
+    room: u32,
+    /// This slot's cells of the ring's table (null: none, every tensor spills).
+    cells: *mut ChipTensor,
+    /// Every tensor, once there are more than fit the cells (none before the first spill).
+    #[allow(clippy::box_collection)] // one pointer in every slot, not a vector's three words
+    spill: Option<Box<Vec<ChipTensor>>>,
+}
+
+impl TaskTensors {
+    /// Removes every tensor (keeping the vector, if any, and its capacity).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Appends a tensor.
+    #[inline]
+    pub fn push(&mut self, t: ChipTensor) {
+        let (len, room) = (self.len as usize, self.room as usize);
+        if len < room {
+            // SAFETY: `cells` holds `room` cells of the ring's table that belong to this
+            // slot alone, and the payload's writer is the only thread touching them now.
+            unsafe { self.cells.add(len).write(t) };
+        } else {
+            let spill = self.spill.get_or_insert_with(Box::default);
+            if len == room {
+                spill.clear();
+                if room > 0 {
+                    // SAFETY: as above; the first `room` cells are initialised.
+                    spill
+                        .extend_from_slice(unsafe { std::slice::from_raw_parts(self.cells, room) });
+                }
+            }
+            spill.push(t);
+        }
+        self.len += 1;
+    }
+
+    /// The tensors, in the order they were pushed.
+    #[inline]
+    pub fn as_slice(&self) -> &[ChipTensor] {
+        let len = self.len as usize;
+        if len == 0 {
+            return &[];
+        }
+        match &self.spill {
+            Some(spill) if len > self.room as usize => spill,
+            // SAFETY: the first `len` cells were written by `push` before the payload was
+            // published (module docs); nobody writes them while the payload is read.
+            _ => unsafe { std::slice::from_raw_parts(self.cells, len) },
+        }
+    }
+}
+
+impl std::ops::Deref for TaskTensors {
+    type Target = [ChipTensor];
+
+    fn deref(&self) -> &[ChipTensor] {
+        self.as_slice()
+    }
+}
+
+impl<'a> IntoIterator for &'a TaskTensors {
+    type Item = &'a ChipTensor;
+    type IntoIter = std::slice::Iter<'a, ChipTensor>;
+
+    fn into_iter(self) -> std::slice::Iter<'a, ChipTensor> {
+        self.as_slice().iter()
+    }
+}
+
+impl<T: Copy, const N: usize> InlineList<T, N> {
+    /// An empty list; `fill` initialises the inline storage (never read as an element).
+    pub const fn new(fill: T) -> InlineList<T, N> {
+        InlineList {
+            len: 0,
+            inline: [fill; N],
+            spill: None,
+        }
+    }
+
+    /// Removes every element (keeping the vector, if any, and its capacity).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Appends an element.
+    #[inline]
+    pub fn push(&mut self, value: T) {
+        let len = self.len as usize;
+        if len < N {
+            self.inline[len] = value;
+        } else {
+            let spill = self.spill.get_or_insert_with(Box::default);
+            if len == N {
+                spill.clear();
+                spill.extend_from_slice(&self.inline);
+            }
+            spill.push(value);
+        }
+        self.len += 1;
+    }
+
+    /// The elements, in the order they were pushed.
+    #[inline]
+    pub fn as_slice(&self) -> &[T] {
+        let len = self.len as usize;
+        match &self.spill {
+            Some(spill) if len > N => spill,
+            _ => &self.inline[..len],
+        }
+    }
+}
+
+impl<T: Copy, const N: usize> std::ops::Deref for InlineList<T, N> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<'a, T: Copy, const N: usize> IntoIterator for &'a InlineList<T, N> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+
+    fn into_iter(self) -> std::slice::Iter<'a, T> {
+        self.as_slice().iter()
+    }
+}
+
 /// How a task's argument tensors are used (for DFX collectors and messages).
 #[derive(Clone, Copy, Debug)]
 pub struct ArgInfo {
@@ -400,10 +597,8 @@ pub struct TaskPayload {
     pub predicate: Option<Predicate>,
     /// Timing slot of `set_task_timing_slot`.
     pub timing_slot: Option<u8>,
-    /// Tensor arguments as the kernel sees them.
-    pub tensors: Vec<ChipTensor>,
     /// How each tensor is used.
-    pub args: Vec<ArgInfo>,
+    pub args: InlineList<ArgInfo, INLINE_TENSORS>,
     /// Scalar arguments.
     pub scalars: Vec<u64>,
     /// Per scalar: element type code and `dump(...)` mark.
@@ -416,10 +611,12 @@ pub struct TaskPayload {
     pub dep_mark: u64,
     /// Where it was submitted.
     pub site: Site,
+    /// Tensor arguments as the kernel sees them.
+    pub tensors: TaskTensors,
 }
 
 impl TaskPayload {
-    fn empty() -> TaskPayload {
+    fn empty(tensor_cells: *mut ChipTensor) -> TaskPayload {
         TaskPayload {
             id: TaskId::INVALID,
             kernel_ids: [-1; 3],
@@ -432,8 +629,20 @@ impl TaskPayload {
             units_total: 0,
             predicate: None,
             timing_slot: None,
-            tensors: Vec::new(),
-            args: Vec::new(),
+            tensors: TaskTensors {
+                len: 0,
+                room: if tensor_cells.is_null() {
+                    0
+                } else {
+                    INLINE_TENSORS as u32
+                },
+                cells: tensor_cells,
+                spill: None,
+            },
+            args: InlineList::new(ArgInfo {
+                arg_type: TensorArgType::Input,
+                dump: false,
+            }),
             scalars: Vec::new(),
             scalar_info: Vec::new(),
             retained: Vec::new(),
@@ -463,12 +672,18 @@ pub struct TaskSlot {
 // SAFETY: `payload` follows the single-writer-before-publication protocol in the module
 // docs; every other field is atomic or behind a mutex.
 unsafe impl Sync for TaskSlot {}
+// SAFETY: the only field that is not `Send` by itself is the payload's pointer to the
+// slot's cells of its ring's tensor table, which lives as long as the slots (`Ring`) and is
+// used under the same protocol as the rest of the payload.
+unsafe impl Send for TaskSlot {}
 
 impl TaskSlot {
-    /// An empty, free slot.
-    pub fn new() -> TaskSlot {
+    /// An empty, free slot whose first tensors go to `tensor_cells`: [`INLINE_TENSORS`]
+    /// cells of its ring's [`TensorTable`] ([`TensorTable::cells_of`]), which must outlive
+    /// the slot and belong to it alone; null for none (every tensor in a vector).
+    pub fn new(tensor_cells: *mut ChipTensor) -> TaskSlot {
         TaskSlot {
-            payload: UnsafeCell::new(TaskPayload::empty()),
+            payload: UnsafeCell::new(TaskPayload::empty(tensor_cells)),
             fanin_remaining: AtomicU32::new(0),
             claim: crate::sync::AtomicU64::new(u64::MAX),
             subtasks_done: AtomicU32::new(0),
@@ -495,8 +710,9 @@ impl TaskSlot {
 }
 
 impl Default for TaskSlot {
+    /// A slot without tensor cells.
     fn default() -> TaskSlot {
-        TaskSlot::new()
+        TaskSlot::new(std::ptr::null_mut())
     }
 }
 
@@ -616,5 +832,89 @@ mod consumers_tests {
         c.push(ids[3]);
         c.push(ids[2]);
         assert_eq!(c.iter().collect::<Vec<_>>(), [ids[3], ids[2]]);
+    }
+}
+
+#[cfg(test)]
+mod inline_list_tests {
+    use super::{InlineList, TaskSlot, TensorTable, INLINE_TENSORS};
+    use crate::ffi::ChipTensor;
+
+    fn tensor(offset: u64) -> ChipTensor {
+        let mut t = ChipTensor::zeroed();
+        t.start_offset = offset;
+        t
+    }
+
+    fn offsets(slot: &TaskSlot) -> Vec<u64> {
+        // SAFETY: the test is the only thread; no writer is active while reading.
+        unsafe { slot.payload() }
+            .tensors
+            .iter()
+            .map(|t| t.start_offset)
+            .collect()
+    }
+
+    #[test]
+    fn task_tensors_use_their_own_cells_then_spill_and_clear() {
+        let table = TensorTable::new(2);
+        let slots = [
+            TaskSlot::new(table.cells_of(0)),
+            TaskSlot::new(table.cells_of(1)),
+        ];
+        let write = |k: usize, values: &[u64]| {
+            // SAFETY: as above.
+            let p = unsafe { &mut *slots[k].payload.get() };
+            p.tensors.clear();
+            for &v in values {
+                p.tensors.push(tensor(v));
+            }
+        };
+        write(1, &[100, 101]);
+        for n in 0..=INLINE_TENSORS as u64 + 2 {
+            let values: Vec<u64> = (0..n).collect();
+            write(0, &values);
+            assert_eq!(offsets(&slots[0]), values, "{n} tensors");
+            assert_eq!(
+                offsets(&slots[1]),
+                [100, 101],
+                "the next slot's cells are its own"
+            );
+        }
+        write(0, &[7]);
+        assert_eq!(offsets(&slots[0]), [7], "cleared after a spill");
+        // A slot without cells keeps every tensor in its vector.
+        let bare = TaskSlot::default();
+        // SAFETY: as above.
+        let p = unsafe { &mut *bare.payload.get() };
+        p.tensors.push(tensor(1));
+        p.tensors.push(tensor(2));
+        p.tensors.push(tensor(3));
+        assert_eq!(offsets(&bare), [1, 2, 3]);
+    }
+
+    #[test]
+    fn an_inline_list_keeps_its_order_inline_spilled_and_after_clear() {
+        let mut l: InlineList<u32, 2> = InlineList::new(u32::MAX);
+        assert!(l.is_empty());
+        for n in 1..=5u32 {
+            l.push(n * 10);
+            let expected: Vec<u32> = (1..=n).map(|k| k * 10).collect();
+            assert_eq!(l.as_slice(), expected, "after {n} pushes");
+        }
+        let collected: Vec<u32> = (&l).into_iter().copied().collect();
+        assert_eq!(collected, [10, 20, 30, 40, 50]);
+        // Cleared after a spill: back to the inline storage, none of the old elements seen.
+        l.clear();
+        assert!(l.is_empty());
+        l.push(7);
+        assert_eq!(l.as_slice(), [7]);
+        l.push(8);
+        l.push(9);
+        assert_eq!(
+            l.as_slice(),
+            [7, 8, 9],
+            "a second spill starts from the inline elements"
+        );
     }
 }

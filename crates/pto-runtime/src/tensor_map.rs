@@ -137,6 +137,24 @@ impl ViewGeometry {
     }
 }
 
+impl ViewGeometry {
+    /// [`check_overlap`] of a view with itself, which the general test reaches by the
+    /// same steps with both sides equal: an empty view overlaps nothing; otherwise the
+    /// byte ranges intersect, the versions and layouts agree, and the per-dimension
+    /// rectangles, when the strides give one, are equal and non-empty (every extent is
+    /// positive): *covered*; without a rectangle, *other*.
+    fn self_overlap(&self) -> Overlap {
+        let (begin, end) = self.byte_range();
+        if begin >= end {
+            Overlap::None
+        } else if self.rectangle().is_some() {
+            Overlap::Covered
+        } else {
+            Overlap::Other
+        }
+    }
+}
+
 /// Compares an access (`input`) with an entry's region.
 pub fn check_overlap(input: &ViewGeometry, entry: &ViewGeometry) -> Overlap {
     let (a0, a1) = input.byte_range();
@@ -218,6 +236,13 @@ pub struct TensorMap {
     free_head: u32,
     bump: u32,
     live: usize,
+    /// The last view whose [`ViewGeometry::self_overlap`] was computed, with the result:
+    /// an access that meets an entry of exactly its own view (a chain's `inout` tensor,
+    /// the same view every submit) compares the geometries and reads the result here
+    /// instead of testing the overlap (two byte ranges, two rectangles and their
+    /// divisions). A pure function's cache, keyed by the whole geometry: the
+    /// dependencies found are the general test's.
+    same_view: Option<(ViewGeometry, Overlap)>,
 }
 
 impl TensorMap {
@@ -230,6 +255,7 @@ impl TensorMap {
             free_head: NIL,
             bump: 0,
             live: 0,
+            same_view: None,
         }
     }
 
@@ -244,6 +270,7 @@ impl TensorMap {
             free_head: NIL,
             bump: 0,
             live: 0,
+            same_view: None,
         }
     }
 
@@ -269,6 +296,22 @@ impl TensorMap {
         self.live -= 1;
     }
 
+    /// `check_overlap(input, entry)`, by the same-view memo when the two are the same view.
+    #[inline]
+    fn overlap(&mut self, input: &ViewGeometry, entry: &ViewGeometry) -> Overlap {
+        if input != entry {
+            return check_overlap(input, entry);
+        }
+        match self.same_view {
+            Some((view, overlap)) if view == *input => overlap,
+            _ => {
+                let overlap = input.self_overlap();
+                self.same_view = Some((*input, overlap));
+                overlap
+            }
+        }
+    }
+
     /// Calls `on_hit` for every live entry that overlaps `input`, newest first. Entries for
     /// which `retired(producer)` holds are unlinked on the way; with `supersede`, entries the
     /// access covers are removed after being reported (INOUT semantics).
@@ -288,7 +331,7 @@ impl TensorMap {
             let stale = retired(entry.producer);
             let mut remove = stale;
             if !stale && entry.geometry.addr == input.addr {
-                let overlap = check_overlap(input, &entry.geometry);
+                let overlap = self.overlap(input, &entry.geometry);
                 if overlap != Overlap::None {
                     on_hit(Hit {
                         producer: entry.producer,
@@ -556,5 +599,139 @@ mod tests {
         };
         assert_eq!(hits(&mut small), hits(&mut full));
         assert!(small.capacity() >= 300 && small.capacity() < 65536);
+    }
+
+    /// Views for the same-view tests: canonical, transposed, wrapping a parent row,
+    /// empty, newer version, another dtype over the same bytes.
+    fn odd_views() -> Vec<ViewGeometry> {
+        let p = [8, 8];
+        let mut transposed = view(&p, &[8, 8], &[0, 0]);
+        transposed.strides.swap(0, 1);
+        let mut wrapping = view(&p, &[2, 6], &[1, 4]);
+        wrapping.strides[0] = 8;
+        let empty = view(&p, &[0, 8], &[2, 0]);
+        let mut newer = view(&p, &[4, 8], &[0, 0]);
+        newer.version = 1;
+        let mut half = view(&[8, 16], &[8, 16], &[0, 0]);
+        half.dtype = 1;
+        half.elem_size = 2;
+        vec![
+            view(&p, &[8, 8], &[0, 0]),
+            view(&p, &[4, 8], &[0, 0]),
+            view(&p, &[4, 8], &[2, 0]),
+            view(&p, &[4, 4], &[0, 4]),
+            transposed,
+            wrapping,
+            empty,
+            newer,
+            half,
+        ]
+    }
+
+    #[test]
+    fn same_view_memo_agrees_with_the_general_test() {
+        let views = odd_views();
+        let mut map = TensorMap::new(8);
+        // Every ordered pair, twice over (the second pass reads the memo where it applies),
+        // so the memo is refilled and hit in every order.
+        for _ in 0..2 {
+            for a in &views {
+                for b in &views {
+                    assert_eq!(
+                        map.overlap(a, b),
+                        check_overlap(a, b),
+                        "input {a:?} entry {b:?}"
+                    );
+                }
+            }
+        }
+        // The cases the memo keys on, spelled out.
+        assert_eq!(map.overlap(&views[0], &views[0]), Overlap::Covered);
+        assert_eq!(
+            map.overlap(&views[4], &views[4]),
+            Overlap::Other,
+            "transposed"
+        );
+        assert_eq!(
+            map.overlap(&views[5], &views[5]),
+            Overlap::Other,
+            "wrapping"
+        );
+        assert_eq!(map.overlap(&views[6], &views[6]), Overlap::None, "empty");
+    }
+
+    /// The producers `lookup` reports for `access` (supersede as for an `inout`), newest first.
+    fn inout(
+        map: &mut TensorMap,
+        access: &ViewGeometry,
+        retired: &dyn Fn(TaskId) -> bool,
+    ) -> Vec<u64> {
+        let mut hits = Vec::new();
+        map.lookup(access, true, retired, &mut |h| {
+            hits.push(h.producer.local())
+        });
+        hits
+    }
+
+    #[test]
+    fn a_chain_of_one_view_finds_exactly_its_predecessor() {
+        let never = |_: TaskId| false;
+        let mut map = TensorMap::new(16);
+        let v = view(&[8, 8], &[8, 8], &[0, 0]);
+        for k in 0..10u64 {
+            let hits = inout(&mut map, &v, &never);
+            let expected: Vec<u64> = if k == 0 { vec![] } else { vec![k - 1] };
+            assert_eq!(hits, expected, "hop {k}");
+            assert!(map.insert(v, TaskId::new(0, k), &never));
+            assert_eq!(map.live(), 1, "each hop supersedes the one before");
+        }
+        // A view without a rectangle is never superseded: every earlier writer stays a hit.
+        let mut map = TensorMap::new(16);
+        let mut t = v;
+        t.strides.swap(0, 1);
+        for k in 0..5u64 {
+            let hits = inout(&mut map, &t, &never);
+            assert_eq!(hits, (0..k).rev().collect::<Vec<_>>(), "hop {k}");
+            assert!(map.insert(t, TaskId::new(0, k), &never));
+        }
+    }
+
+    #[test]
+    fn the_same_view_path_leaves_other_views_and_retired_entries_alone() {
+        let never = |_: TaskId| false;
+        let p = [8, 8];
+        let newest = view(&p, &[4, 8], &[0, 0]);
+        let mut other_strides = newest;
+        other_strides.strides[0] = 16;
+        for (access, expected_hits, expected_live) in [
+            // Another offset: a partial overlap, not covered, so not superseded.
+            (view(&p, &[4, 8], &[2, 0]), vec![1], 1),
+            // Another shape inside the entry: other, kept.
+            (view(&p, &[2, 8], &[0, 0]), vec![1], 1),
+            // Another shape covering the entry: covered, superseded.
+            (view(&p, &[8, 8], &[0, 0]), vec![1], 0),
+            // Other strides: other, kept.
+            (other_strides, vec![1], 1),
+            // Disjoint: no hit.
+            (view(&p, &[4, 8], &[4, 0]), vec![], 1),
+        ] {
+            let mut map = TensorMap::new(8);
+            assert!(map.insert(newest, TaskId::new(0, 1), &never));
+            // Warm the memo with the entry's own view first.
+            assert_eq!(inout(&mut map, &newest, &never), vec![1]);
+            assert!(map.insert(newest, TaskId::new(0, 1), &never));
+            assert_eq!(
+                inout(&mut map, &access, &never),
+                expected_hits,
+                "{access:?}"
+            );
+            assert_eq!(map.live(), expected_live, "{access:?}");
+        }
+        // The same view, but its writer retired: no hit, and the entry is unlinked.
+        let mut map = TensorMap::new(8);
+        assert!(map.insert(newest, TaskId::new(0, 1), &never));
+        let retired = |t: TaskId| t.local() <= 1;
+        assert!(inout(&mut map, &newest, &retired).is_empty());
+        assert_eq!(map.live(), 0);
     }
 }
