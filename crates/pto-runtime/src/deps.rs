@@ -11,6 +11,8 @@
 //! TensorMap edges come from [`DepRecorder`]'s own replay map, which sees every region
 //! written in the run (the live map forgets retired writers, which is what wiring needs).
 
+use std::ops::Range;
+
 use crate::ffi::{ChipTensor, TensorArgType, MAX_TENSOR_DIMS};
 use crate::task::TaskId;
 use crate::tensor_map::{Overlap, TensorMap, ViewGeometry};
@@ -38,7 +40,7 @@ impl EdgeSource {
 }
 
 /// The part of a tensor view `deps.json` needs (a compact copy of a [`ChipTensor`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TensorView {
     /// Buffer base address.
     pub addr: u64,
@@ -94,12 +96,48 @@ pub struct TaskRecord {
     pub block_num: u32,
     /// An `alloc_tensors` pseudo-task.
     pub is_alloc: bool,
-    /// Each tensor argument: its type and, except for runtime-allocated outputs, its view.
-    pub args: Vec<(TensorArgType, Option<TensorView>)>,
+    /// Its tensor arguments: this range of [`DepLog::args`] ([`DepLog::args_of`]).
+    pub args: Range<u32>,
+}
+
+/// One tensor argument of a task: its type and, except for runtime-allocated outputs, its
+/// view (an index into [`DepLog::views`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgRecord {
+    /// The argument type.
+    pub ty: TensorArgType,
+    /// Index of its view in [`DepLog::views`]; `None` for a runtime-allocated output.
+    pub view: Option<u32>,
+}
+
+/// The producer's registered region of a TensorMap edge (the part of a
+/// [`ViewGeometry`] `deps.json` writes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Region {
+    /// Element offset of the origin.
+    pub start_offset: u64,
+    /// Rank.
+    pub ndims: u8,
+    /// Extents.
+    pub shapes: [u32; MAX_TENSOR_DIMS],
+    /// Element strides.
+    pub strides: [u32; MAX_TENSOR_DIMS],
+}
+
+impl Region {
+    /// The region of a registered geometry.
+    pub fn of(g: &ViewGeometry) -> Region {
+        Region {
+            start_offset: g.start_offset,
+            ndims: g.ndims,
+            shapes: g.shapes,
+            strides: g.strides,
+        }
+    }
 }
 
 /// One edge `pred → succ`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct EdgeRecord {
     /// Producer.
     pub pred: TaskId,
@@ -117,19 +155,35 @@ pub struct EdgeRecord {
     pub retain: bool,
     /// TensorMap overlap class.
     pub overlap: Option<Overlap>,
-    /// The consumer's view (creator and TensorMap edges).
-    pub consumer: Option<TensorView>,
-    /// The producer's registered region (TensorMap edges).
-    pub producer: Option<ViewGeometry>,
+    /// The consumer's view, an index into [`DepLog::views`] (creator and TensorMap edges).
+    pub consumer: Option<u32>,
+    /// The producer's registered region, an index into [`DepLog::regions`] (TensorMap
+    /// edges).
+    pub producer: Option<u32>,
 }
 
 /// Everything recorded during one run.
+///
+/// Flat, so that a submit allocates nothing of its own: the tasks' arguments are one array
+/// (each task owns a range of it), and every distinct view and producer region is stored
+/// once, in a table the arguments and edges index (interned as they are recorded; the
+/// same view recurs as an argument, the edges' consumer view and later tasks' arguments).
 #[derive(Clone, Debug, Default)]
 pub struct DepLog {
     /// Tasks in submission order (allocation tasks included, flagged).
     pub tasks: Vec<TaskRecord>,
+    /// The tasks' arguments, in task order.
+    pub args: Vec<ArgRecord>,
     /// Edges in emission order.
     pub edges: Vec<EdgeRecord>,
+    /// Every distinct view, in first-recorded order.
+    pub views: Vec<TensorView>,
+    /// Every distinct producer region, in first-recorded order.
+    pub regions: Vec<Region>,
+    view_ids: Interner<TensorView>,
+    region_ids: Interner<Region>,
+    /// Where the arguments of the task being submitted start in `args`.
+    open: u32,
 }
 
 impl DepLog {
@@ -142,6 +196,162 @@ impl DepLog {
             }
         }
         out
+    }
+
+    /// The arguments of `task`.
+    pub fn args_of(&self, task: &TaskRecord) -> &[ArgRecord] {
+        self.args
+            .get(task.args.start as usize..task.args.end as usize)
+            .unwrap_or_default()
+    }
+
+    /// View `index` of [`Self::views`] (`None` when out of range).
+    pub fn view(&self, index: Option<u32>) -> Option<&TensorView> {
+        index.and_then(|i| self.views.get(i as usize))
+    }
+
+    /// Region `index` of [`Self::regions`] (`None` when out of range).
+    pub fn region(&self, index: Option<u32>) -> Option<&Region> {
+        index.and_then(|i| self.regions.get(i as usize))
+    }
+
+    /// Starts the arguments of the next task: what an unfinished task (a submit that
+    /// failed after [`Self::push_arg`]) left behind is dropped.
+    pub fn open_task(&mut self) {
+        let end = self.tasks.last().map_or(0, |t| t.args.end);
+        self.args.truncate(end as usize);
+        self.open = end;
+    }
+
+    /// Records the next argument of the open task; `t` is `None` for a runtime-allocated
+    /// output.
+    pub fn push_arg(&mut self, ty: TensorArgType, t: Option<&ChipTensor>) {
+        let view = t.map(|t| self.view_ids.intern(&mut self.views, TensorView::of(t)));
+        self.args.push(ArgRecord { ty, view });
+    }
+
+    /// The view of argument `arg` of the open task.
+    pub fn open_arg_view(&self, arg: usize) -> Option<u32> {
+        self.args.get(self.open as usize + arg).and_then(|a| a.view)
+    }
+
+    /// Closes the open task: `task` owns the arguments pushed since [`Self::open_task`].
+    pub fn close_task(&mut self, mut task: TaskRecord) {
+        task.args = self.open..self.args.len() as u32;
+        self.tasks.push(task);
+    }
+
+    fn intern_region(&mut self, g: &ViewGeometry) -> u32 {
+        self.region_ids.intern(&mut self.regions, Region::of(g))
+    }
+}
+
+/// Each distinct value's index in a table: an open-addressed hash table of indices
+/// (FxHash-style multiply-rotate over the value's 32-bit words), grown at half load.
+#[derive(Clone, Debug)]
+struct Interner<T> {
+    slots: Vec<u32>,
+    _of: std::marker::PhantomData<T>,
+}
+
+impl<T> Default for Interner<T> {
+    fn default() -> Self {
+        Interner {
+            slots: Vec::new(),
+            _of: std::marker::PhantomData,
+        }
+    }
+}
+
+const EMPTY: u32 = u32::MAX;
+
+/// The hash of a recorded value: its fields fed to [`WordHasher`].
+fn hash_of<T: std::hash::Hash>(v: &T) -> u64 {
+    let mut h = WordHasher(0);
+    v.hash(&mut h);
+    h.0
+}
+
+/// FxHash's mixing step over 64-bit words (the input is our own records, not an adversary's).
+struct WordHasher(u64);
+
+impl WordHasher {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    fn write_i32(&mut self, i: i32) {
+        self.add(u64::from(i as u32));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+}
+
+impl<T: std::hash::Hash + Eq + Copy> Interner<T> {
+    /// The index of `v` in `table`, appending it when it is new.
+    #[inline]
+    fn intern(&mut self, table: &mut Vec<T>, v: T) -> u32 {
+        if (table.len() + 1) * 2 > self.slots.len() {
+            self.grow(table);
+        }
+        let mask = self.slots.len() - 1;
+        let mut at = (hash_of(&v) >> 7) as usize & mask;
+        loop {
+            let i = self.slots[at];
+            if i == EMPTY {
+                let new = table.len() as u32;
+                table.push(v);
+                self.slots[at] = new;
+                return new;
+            }
+            if table[i as usize] == v {
+                return i;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self, table: &[T]) {
+        let n = (self.slots.len() * 2).max(1024);
+        self.slots = vec![EMPTY; n];
+        let mask = n - 1;
+        for (k, v) in table.iter().enumerate() {
+            let mut at = (hash_of(v) >> 7) as usize & mask;
+            while self.slots[at] != EMPTY {
+                at = (at + 1) & mask;
+            }
+            self.slots[at] = k as u32;
+        }
     }
 }
 
@@ -163,18 +373,20 @@ impl DepRecorder {
         }
     }
 
-    /// Logs a TensorMap edge to `succ`'s argument `arg` (view `consumer`) from every writer
-    /// of an overlapping region in the run, newest first; with `supersede` (INOUT) the
-    /// covered regions are forgotten, as in the live map.
+    /// Logs a TensorMap edge to `succ`'s argument `arg` (view `consumer`, already recorded
+    /// as that argument of the open task) from every writer of an overlapping region in
+    /// the run, newest first; with `supersede` (INOUT) the covered regions are forgotten,
+    /// as in the live map.
     pub fn lookup(&mut self, consumer: &ChipTensor, supersede: bool, succ: TaskId, arg: i32) {
-        let view = TensorView::of(consumer);
-        let edges = &mut self.log.edges;
+        let log = &mut self.log;
+        let view = log.open_arg_view(arg as usize);
         self.replay.lookup(
             &ViewGeometry::of(consumer),
             supersede,
             &|_| false,
             &mut |hit| {
-                edges.push(EdgeRecord {
+                let producer = Some(log.intern_region(&hit.geometry));
+                log.edges.push(EdgeRecord {
                     pred: hit.producer,
                     succ,
                     arg,
@@ -182,8 +394,8 @@ impl DepRecorder {
                     wait: true,
                     retain: false,
                     overlap: Some(hit.overlap),
-                    consumer: Some(view),
-                    producer: Some(hit.geometry),
+                    consumer: view,
+                    producer,
                 })
             },
         );
@@ -192,5 +404,147 @@ impl DepRecorder {
     /// Records `producer` as the latest writer of `geometry` (step 4 of a submit).
     pub fn register_output(&mut self, geometry: ViewGeometry, producer: TaskId) {
         self.replay.insert_growing(geometry, producer);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensor(addr: u64, start_offset: u64, version: i32) -> ChipTensor {
+        let mut t = ChipTensor::zeroed();
+        t.buffer.addr = addr;
+        t.buffer.size = 4096;
+        t.start_offset = start_offset;
+        t.version = version;
+        t.ndims = 2;
+        t.shapes[..2].copy_from_slice(&[4, 8]);
+        t.strides[..2].copy_from_slice(&[8, 1]);
+        t
+    }
+
+    fn task(id: u64) -> TaskRecord {
+        TaskRecord {
+            id: TaskId(id),
+            manual_scope: false,
+            early_dispatch: false,
+            kernel_ids: [0, -1, -1],
+            block_num: 1,
+            is_alloc: false,
+            args: 0..0,
+        }
+    }
+
+    #[test]
+    fn equal_views_are_stored_once_and_unequal_ones_apart() {
+        let mut log = DepLog::default();
+        let (a, b) = (tensor(0x1000, 0, 0), tensor(0x1000, 32, 0));
+        // Differing in one field each: offset, version, a stride, the buffer.
+        let mut c = a;
+        c.strides[1] = 2;
+        let newer = tensor(0x1000, 0, 1);
+        let other = tensor(0x2000, 0, 0);
+        log.open_task();
+        for t in [&a, &b, &a, &c, &newer, &other, &b] {
+            log.push_arg(TensorArgType::Input, Some(t));
+        }
+        log.push_arg(TensorArgType::Output, None);
+        log.close_task(task(1));
+        let views: Vec<Option<u32>> = log.args.iter().map(|x| x.view).collect();
+        assert_eq!(
+            views,
+            [
+                Some(0),
+                Some(1),
+                Some(0),
+                Some(2),
+                Some(3),
+                Some(4),
+                Some(1),
+                None
+            ]
+        );
+        assert_eq!(log.views.len(), 5);
+        for (x, t) in log.args.iter().zip([&a, &b, &a, &c, &newer, &other, &b]) {
+            assert_eq!(log.view(x.view), Some(&TensorView::of(t)));
+        }
+    }
+
+    #[test]
+    fn the_interner_keeps_every_index_across_growth() {
+        let mut log = DepLog::default();
+        log.open_task();
+        for k in 0..5000u64 {
+            log.push_arg(
+                TensorArgType::Input,
+                Some(&tensor(0x1000 + 64 * k, k % 7, 0)),
+            );
+        }
+        log.close_task(task(1));
+        log.open_task();
+        for k in (0..5000u64).rev() {
+            log.push_arg(
+                TensorArgType::InOut,
+                Some(&tensor(0x1000 + 64 * k, k % 7, 0)),
+            );
+        }
+        log.close_task(task(2));
+        assert_eq!(log.views.len(), 5000);
+        let second = log.args_of(&log.tasks[1]);
+        for (k, a) in second.iter().enumerate() {
+            assert_eq!(a.view, Some(4999 - k as u32));
+        }
+    }
+
+    #[test]
+    fn tasks_own_ranges_of_the_flat_arguments_and_an_unclosed_task_leaves_none() {
+        let mut log = DepLog::default();
+        let t = tensor(0x1000, 0, 0);
+        log.open_task();
+        log.push_arg(TensorArgType::Input, Some(&t));
+        log.push_arg(TensorArgType::Output, None);
+        assert_eq!(log.open_arg_view(0), Some(0));
+        assert_eq!(log.open_arg_view(1), None);
+        log.close_task(task(1));
+        // A submit that failed after recording its arguments.
+        log.open_task();
+        log.push_arg(TensorArgType::InOut, Some(&t));
+        log.open_task();
+        log.push_arg(TensorArgType::NoDep, Some(&t));
+        log.close_task(task(3));
+        log.open_task();
+        log.close_task(task(4));
+        assert_eq!(log.args.len(), 3);
+        let types = |i: usize| -> Vec<TensorArgType> {
+            log.args_of(&log.tasks[i]).iter().map(|a| a.ty).collect()
+        };
+        assert_eq!(types(0), [TensorArgType::Input, TensorArgType::Output]);
+        assert_eq!(types(1), [TensorArgType::NoDep]);
+        assert!(types(2).is_empty());
+        assert_eq!(log.tasks[1].args, 2..3);
+    }
+
+    #[test]
+    fn tensormap_edges_name_the_consumer_argument_view_and_intern_regions() {
+        let mut rec = DepRecorder::new(64);
+        let w = tensor(0x1000, 0, 0);
+        rec.register_output(ViewGeometry::of(&w), TaskId(1));
+        rec.register_output(ViewGeometry::of(&w), TaskId(2));
+        rec.log.open_task();
+        rec.log
+            .push_arg(TensorArgType::Input, Some(&tensor(0x5000, 0, 0)));
+        rec.log.push_arg(TensorArgType::Input, Some(&w));
+        rec.lookup(&w, false, TaskId(3), 1);
+        rec.log.close_task(task(3));
+        let log = &rec.log;
+        assert_eq!(log.edges.len(), 2);
+        for e in &log.edges {
+            assert_eq!(e.consumer, Some(1));
+            assert_eq!(e.producer, Some(0));
+            assert_eq!(log.view(e.consumer), Some(&TensorView::of(&w)));
+        }
+        assert_eq!(log.regions, [Region::of(&ViewGeometry::of(&w))]);
+        let preds: Vec<TaskId> = log.edges.iter().map(|e| e.pred).collect();
+        assert_eq!(preds, [TaskId(2), TaskId(1)]);
     }
 }
