@@ -247,7 +247,7 @@ impl DepLog {
 }
 
 /// Each distinct value's index in a table: an open-addressed hash table of indices
-/// (FxHash-style multiply-rotate over the value's 32-bit words), grown at half load.
+/// ([`Interned::key`]), grown at half load.
 #[derive(Clone, Debug)]
 struct Interner<T> {
     slots: Vec<u32>,
@@ -265,59 +265,53 @@ impl<T> Default for Interner<T> {
 
 const EMPTY: u32 = u32::MAX;
 
-/// The hash of a recorded value: its fields fed to [`WordHasher`].
-fn hash_of<T: std::hash::Hash>(v: &T) -> u64 {
-    let mut h = WordHasher(0);
-    v.hash(&mut h);
-    h.0
+/// A value the [`Interner`] can hold: equality, and a hash of the fields that tell
+/// values apart in practice (the rest is settled by the equality).
+trait Interned: Copy + Eq {
+    fn key(&self) -> u64;
 }
 
-/// FxHash's mixing step over 64-bit words (the input is our own records, not an adversary's).
-struct WordHasher(u64);
+/// FxHash's mixing step (the input is the run's own records, not an adversary's).
+#[inline]
+fn mix(h: u64, w: u64) -> u64 {
+    (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+}
 
-impl WordHasher {
+impl Interned for TensorView {
     #[inline]
-    fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    fn key(&self) -> u64 {
+        let h = mix(mix(0, self.addr), self.start_offset);
+        let h = mix(
+            h,
+            u64::from(self.version as u32) | u64::from(self.ndims) << 32,
+        );
+        let h = mix(
+            h,
+            u64::from(self.shapes[0]) | u64::from(self.shapes[1]) << 32,
+        );
+        mix(
+            h,
+            u64::from(self.strides[0]) | u64::from(self.strides[1]) << 32,
+        )
     }
 }
 
-impl std::hash::Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-    fn write_i32(&mut self, i: i32) {
-        self.add(u64::from(i as u32));
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
+impl Interned for Region {
+    #[inline]
+    fn key(&self) -> u64 {
+        let h = mix(mix(0, self.start_offset), u64::from(self.ndims));
+        let h = mix(
+            h,
+            u64::from(self.shapes[0]) | u64::from(self.shapes[1]) << 32,
+        );
+        mix(
+            h,
+            u64::from(self.strides[0]) | u64::from(self.strides[1]) << 32,
+        )
     }
 }
 
-impl<T: std::hash::Hash + Eq + Copy> Interner<T> {
+impl<T: Interned> Interner<T> {
     /// The index of `v` in `table`, appending it when it is new.
     #[inline]
     fn intern(&mut self, table: &mut Vec<T>, v: T) -> u32 {
@@ -325,7 +319,7 @@ impl<T: std::hash::Hash + Eq + Copy> Interner<T> {
             self.grow(table);
         }
         let mask = self.slots.len() - 1;
-        let mut at = (hash_of(&v) >> 7) as usize & mask;
+        let mut at = (v.key() >> 7) as usize & mask;
         loop {
             let i = self.slots[at];
             if i == EMPTY {
@@ -346,7 +340,7 @@ impl<T: std::hash::Hash + Eq + Copy> Interner<T> {
         self.slots = vec![EMPTY; n];
         let mask = n - 1;
         for (k, v) in table.iter().enumerate() {
-            let mut at = (hash_of(v) >> 7) as usize & mask;
+            let mut at = (v.key() >> 7) as usize & mask;
             while self.slots[at] != EMPTY {
                 at = (at + 1) & mask;
             }
@@ -365,11 +359,21 @@ pub struct DepRecorder {
 
 impl DepRecorder {
     /// An empty recorder whose replay map is hashed for `capacity` entries and grows its
-    /// entry pool from 256 as regions are written.
+    /// entry pool from 256 as regions are written; the log has room for `capacity` tasks
+    /// (four arguments and two edges each) before its arrays grow, since growing one
+    /// copies it when glibc serves it from the heap rather than a mapping of its own.
     pub fn new(capacity: usize) -> DepRecorder {
+        let n = capacity.max(64);
+        let log = DepLog {
+            tasks: Vec::with_capacity(n),
+            args: Vec::with_capacity(4 * n),
+            edges: Vec::with_capacity(2 * n),
+            views: Vec::with_capacity(n),
+            ..DepLog::default()
+        };
         DepRecorder {
-            log: DepLog::default(),
-            replay: TensorMap::growing(capacity.max(64), 256),
+            log,
+            replay: TensorMap::growing(n, 256),
         }
     }
 
