@@ -3,14 +3,16 @@
 //! After the framing ([`super`]) and a `schema` byte (the generation of
 //! `deps.json` the run asked for, [`super::schema_code`]) come five
 //! sections, each a u64 count and fixed-size records: `views`
-//! ([`VIEW_BYTES`]: every distinct tensor view of the run, once), `regions`
-//! ([`REGION_BYTES`]: every distinct producer region of a TensorMap edge,
-//! once), `tasks` ([`TASK_BYTES`]), `args` ([`ARG_BYTES`]; the tasks'
+//! ([`VIEW_BYTES`]: the run's tensor views), `regions` ([`REGION_BYTES`]:
+//! the producer regions of TensorMap edges), `tasks` ([`TASK_BYTES`]), `args` ([`ARG_BYTES`]; the tasks'
 //! arguments in task order, each task owning the next `n_args`) and `edges`
 //! ([`EDGE_BYTES`]), in the runtime's emission order. Arguments and edges
 //! name their view and region by index into those tables (`u32::MAX`: none),
 //! so a view that recurs (a tensor's view as one task's argument, the
-//! edges' consumer view and later tasks' arguments) is written once.
+//! edges' consumer view and later tasks' arguments) is written once, as a
+//! rule: a writer may store a value more than once (the runtime's log keeps
+//! one per value while it recurs soon), and a reader resolves indices to
+//! values, so that changes the size only.
 //! `alloc_tensors` pseudo-tasks are kept (flagged); [`model`] leaves them
 //! out as `deps.json` does.
 //!

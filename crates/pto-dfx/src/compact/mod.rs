@@ -24,7 +24,7 @@
 //! header only, which time the records hold (host, or the timing model's
 //! prediction: `metadata.timing` of the JSON form); a file before it holds
 //! host time. Version 4 changed `deps.bin` only: its views and producer
-//! regions went into tables of their own, each distinct one written once and
+//! regions went into tables of their own, a recurring one written once and
 //! referenced by index ([`deps`]); a `deps.bin` before it is refused with an
 //! error that says how to get its JSON (the swimlane layout is unchanged).
 //!
