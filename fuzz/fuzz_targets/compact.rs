@@ -56,7 +56,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(r) = deps::parse(data, path) {
         let dir = tempfile::tempdir().expect("temp dir");
         let out = dir.path().join(deps::FILE_NAME);
-        deps::write(
+        deps::write_records(
             &out,
             r.schema,
             r.tasks.iter().map(|t| (t.task, t.args.iter().copied())),

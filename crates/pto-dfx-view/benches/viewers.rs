@@ -447,7 +447,7 @@ fn write_compact(
             }),
         })
         .collect();
-    cdeps::write(
+    cdeps::write_records(
         &dir.join(cdeps::FILE_NAME),
         pto_dfx::DfxSchema::V2026_08,
         tasks.iter().map(|(t, a)| (*t, a.iter().copied())),

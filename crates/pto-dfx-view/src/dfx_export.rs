@@ -75,13 +75,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let e = export(dir.path(), None).unwrap_err();
         assert!(matches!(e, ToolError::Missing { .. }), "{e}");
-        std::fs::write(
-            dir.path().join(compact::deps::FILE_NAME),
-            b"PTO-DEP\0\x01\0\0\0",
-        )
-        .unwrap();
+        let deps_bin = dir.path().join(compact::deps::FILE_NAME);
+        std::fs::write(&deps_bin, b"PTO-DEP\0\x04\0\0\0\0").unwrap();
         let e = export(dir.path(), None).unwrap_err().to_string();
-        assert!(e.contains("deps.bin") && e.contains("tasks"), "{e}");
+        assert!(e.contains("deps.bin") && e.contains("views"), "{e}");
+        assert!(!dir.path().join(pto_dfx::deps::FILE_NAME).exists());
+        // A deps.bin of the layout before the view tables: the fix is named.
+        std::fs::write(&deps_bin, b"PTO-DEP\0\x03\0\0\0\0").unwrap();
+        let e = export(dir.path(), None).unwrap_err().to_string();
+        assert!(
+            e.contains("deps.bin") && e.contains("pto dfx-export"),
+            "{e}"
+        );
         assert!(!dir.path().join(pto_dfx::deps::FILE_NAME).exists());
     }
 }

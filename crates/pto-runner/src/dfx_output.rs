@@ -29,7 +29,10 @@ use pto_dfx::pmu::PmuRow;
 use pto_dfx::scope_stats::{ScopePhase, ScopeRecord, ScopeStatsFile, ScopeStatsMeta};
 use pto_dfx::swimlane::SwimlaneFile;
 use pto_dfx::{CoreType as DfxCore, TaskId as DfxTaskId};
-use pto_runtime::deps::{DepLog, EdgeSource as RtSource, TensorView as RtView};
+use pto_runtime::deps::{
+    ArgRecord as RtArg, DepLog, EdgeRecord, EdgeSource as RtSource, Region as RtRegion,
+    TensorView as RtView,
+};
 use pto_runtime::dfx::{
     DumpResult, DumpRole, DumpStage as RtStage, OrchRecord, SchedPhaseKind as RtPhaseKind,
     SchedPhaseRecord as RtPhase, SubtaskRecord,
@@ -302,8 +305,12 @@ impl Artifacts<'_> {
                 cdeps::write(
                     &path,
                     stamp.schema,
-                    dep_tasks(log),
-                    log.edges.iter().map(dep_edge),
+                    log.views.iter().map(dep_view),
+                    log.regions.iter().map(dep_region),
+                    log.tasks
+                        .iter()
+                        .map(|t| (dep_task(t), log.args_of(t).iter().map(dep_arg_ref))),
+                    log.edges.iter().map(dep_edge_ref),
                 )?;
                 path
             } else {
@@ -515,16 +522,29 @@ fn dep_view(t: &RtView) -> cdeps::View {
     }
 }
 
-fn dep_arg(a: &(TensorArgType, Option<RtView>)) -> cdeps::Arg {
-    cdeps::Arg {
-        ty: match a.0 {
-            TensorArgType::Input => cdeps::ArgType::Input,
-            TensorArgType::Output => cdeps::ArgType::Output,
-            TensorArgType::InOut => cdeps::ArgType::InOut,
-            TensorArgType::OutputExisting => cdeps::ArgType::OutputExisting,
-            TensorArgType::NoDep => cdeps::ArgType::NoDep,
-        },
-        view: a.1.as_ref().map(dep_view),
+fn dep_region(g: &RtRegion) -> cdeps::Geometry {
+    cdeps::Geometry {
+        start_offset: g.start_offset,
+        ndims: g.ndims,
+        shapes: g.shapes,
+        strides: g.strides,
+    }
+}
+
+fn arg_type(ty: TensorArgType) -> cdeps::ArgType {
+    match ty {
+        TensorArgType::Input => cdeps::ArgType::Input,
+        TensorArgType::Output => cdeps::ArgType::Output,
+        TensorArgType::InOut => cdeps::ArgType::InOut,
+        TensorArgType::OutputExisting => cdeps::ArgType::OutputExisting,
+        TensorArgType::NoDep => cdeps::ArgType::NoDep,
+    }
+}
+
+fn dep_arg_ref(a: &RtArg) -> cdeps::ArgRef {
+    cdeps::ArgRef {
+        ty: arg_type(a.ty),
+        view: a.view,
     }
 }
 
@@ -539,19 +559,8 @@ fn dep_task(t: &pto_runtime::deps::TaskRecord) -> cdeps::Task {
     }
 }
 
-/// The log's tasks with their arguments, as the compact writer and the model take them.
-fn dep_tasks(
-    log: &DepLog,
-) -> impl ExactSizeIterator<Item = (cdeps::Task, impl ExactSizeIterator<Item = cdeps::Arg> + '_)>
-       + Clone
-       + '_ {
-    log.tasks
-        .iter()
-        .map(|t| (dep_task(t), t.args.iter().map(dep_arg)))
-}
-
-fn dep_edge(e: &pto_runtime::deps::EdgeRecord) -> cdeps::Edge {
-    cdeps::Edge {
+fn dep_edge_ref(e: &EdgeRecord) -> cdeps::EdgeRef {
+    cdeps::EdgeRef {
         pred: e.pred.0,
         succ: e.succ.0,
         arg: e.arg,
@@ -567,20 +576,36 @@ fn dep_edge(e: &pto_runtime::deps::EdgeRecord) -> cdeps::Edge {
             RtOverlap::Covered => DepsOverlap::Covered,
             RtOverlap::Other => DepsOverlap::Other,
         }),
-        consumer: e.consumer.as_ref().map(dep_view),
-        producer: e.producer.as_ref().map(|g| cdeps::Geometry {
-            start_offset: g.start_offset,
-            ndims: g.ndims,
-            shapes: g.shapes,
-            strides: g.strides,
-        }),
+        consumer: e.consumer,
+        producer: e.producer,
     }
 }
 
 /// `deps.json` from the runtime's dependency log, through [`cdeps::model`] as the compact
-/// export.
+/// export (the records with their views and regions looked up in the log's tables).
 pub fn deps_file(log: &DepLog) -> DepsFile {
-    cdeps::model(dep_tasks(log), log.edges.iter().map(dep_edge))
+    let tasks = log.tasks.iter().map(|t| {
+        let args = log.args_of(t).iter().map(|a| cdeps::Arg {
+            ty: arg_type(a.ty),
+            view: log.view(a.view).map(dep_view),
+        });
+        (dep_task(t), args)
+    });
+    let edges = log.edges.iter().map(|e| {
+        let r = dep_edge_ref(e);
+        cdeps::Edge {
+            pred: r.pred,
+            succ: r.succ,
+            arg: r.arg,
+            source: r.source,
+            wait: r.wait,
+            retain: r.retain,
+            overlap: r.overlap,
+            consumer: log.view(e.consumer).map(dep_view),
+            producer: log.region(e.producer).map(dep_region),
+        }
+    });
+    cdeps::model(tasks, edges)
 }
 
 /// The name the diagnostic files give the runtime's element type `code` (`FLOAT32`, ...).

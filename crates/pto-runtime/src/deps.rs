@@ -11,6 +11,8 @@
 //! TensorMap edges come from [`DepRecorder`]'s own replay map, which sees every region
 //! written in the run (the live map forgets retired writers, which is what wiring needs).
 
+use std::ops::Range;
+
 use crate::ffi::{ChipTensor, TensorArgType, MAX_TENSOR_DIMS};
 use crate::task::TaskId;
 use crate::tensor_map::{Overlap, TensorMap, ViewGeometry};
@@ -38,7 +40,7 @@ impl EdgeSource {
 }
 
 /// The part of a tensor view `deps.json` needs (a compact copy of a [`ChipTensor`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TensorView {
     /// Buffer base address.
     pub addr: u64,
@@ -94,12 +96,48 @@ pub struct TaskRecord {
     pub block_num: u32,
     /// An `alloc_tensors` pseudo-task.
     pub is_alloc: bool,
-    /// Each tensor argument: its type and, except for runtime-allocated outputs, its view.
-    pub args: Vec<(TensorArgType, Option<TensorView>)>,
+    /// Its tensor arguments: this range of [`DepLog::args`] ([`DepLog::args_of`]).
+    pub args: Range<u32>,
+}
+
+/// One tensor argument of a task: its type and, except for runtime-allocated outputs, its
+/// view (an index into [`DepLog::views`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgRecord {
+    /// The argument type.
+    pub ty: TensorArgType,
+    /// Index of its view in [`DepLog::views`]; `None` for a runtime-allocated output.
+    pub view: Option<u32>,
+}
+
+/// The producer's registered region of a TensorMap edge (the part of a
+/// [`ViewGeometry`] `deps.json` writes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Region {
+    /// Element offset of the origin.
+    pub start_offset: u64,
+    /// Rank.
+    pub ndims: u8,
+    /// Extents.
+    pub shapes: [u32; MAX_TENSOR_DIMS],
+    /// Element strides.
+    pub strides: [u32; MAX_TENSOR_DIMS],
+}
+
+impl Region {
+    /// The region of a registered geometry.
+    pub fn of(g: &ViewGeometry) -> Region {
+        Region {
+            start_offset: g.start_offset,
+            ndims: g.ndims,
+            shapes: g.shapes,
+            strides: g.strides,
+        }
+    }
 }
 
 /// One edge `pred → succ`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct EdgeRecord {
     /// Producer.
     pub pred: TaskId,
@@ -117,19 +155,38 @@ pub struct EdgeRecord {
     pub retain: bool,
     /// TensorMap overlap class.
     pub overlap: Option<Overlap>,
-    /// The consumer's view (creator and TensorMap edges).
-    pub consumer: Option<TensorView>,
-    /// The producer's registered region (TensorMap edges).
-    pub producer: Option<ViewGeometry>,
+    /// The consumer's view, an index into [`DepLog::views`] (creator and TensorMap edges).
+    pub consumer: Option<u32>,
+    /// The producer's registered region, an index into [`DepLog::regions`] (TensorMap
+    /// edges).
+    pub producer: Option<u32>,
 }
 
 /// Everything recorded during one run.
+///
+/// Flat, so that a submit allocates nothing of its own: the tasks' arguments are one array
+/// (each task owns a range of it), and views and producer regions are kept in tables the
+/// arguments and edges index, a value that recurs soon stored once (the same view recurs
+/// as an argument, the edges' consumer view and later tasks' arguments; an edge's consumer
+/// view is its argument's index). Which repeats share an entry is a matter of size only:
+/// every index names the value recorded.
 #[derive(Clone, Debug, Default)]
 pub struct DepLog {
     /// Tasks in submission order (allocation tasks included, flagged).
     pub tasks: Vec<TaskRecord>,
+    /// The tasks' arguments, in task order.
+    pub args: Vec<ArgRecord>,
     /// Edges in emission order.
     pub edges: Vec<EdgeRecord>,
+    /// The views, in first-recorded order (a repeat the interner still remembered is not
+    /// stored again).
+    pub views: Vec<TensorView>,
+    /// The producer regions, likewise.
+    pub regions: Vec<Region>,
+    view_ids: Interner<TensorView>,
+    region_ids: Interner<Region>,
+    /// Where the arguments of the task being submitted start in `args`.
+    open: u32,
 }
 
 impl DepLog {
@@ -143,6 +200,161 @@ impl DepLog {
         }
         out
     }
+
+    /// The arguments of `task`.
+    pub fn args_of(&self, task: &TaskRecord) -> &[ArgRecord] {
+        self.args
+            .get(task.args.start as usize..task.args.end as usize)
+            .unwrap_or_default()
+    }
+
+    /// View `index` of [`Self::views`] (`None` when out of range).
+    pub fn view(&self, index: Option<u32>) -> Option<&TensorView> {
+        index.and_then(|i| self.views.get(i as usize))
+    }
+
+    /// Region `index` of [`Self::regions`] (`None` when out of range).
+    pub fn region(&self, index: Option<u32>) -> Option<&Region> {
+        index.and_then(|i| self.regions.get(i as usize))
+    }
+
+    /// Starts the arguments of the next task: what an unfinished task (a submit that
+    /// failed after [`Self::push_arg`]) left behind is dropped.
+    pub fn open_task(&mut self) {
+        let end = self.tasks.last().map_or(0, |t| t.args.end);
+        self.args.truncate(end as usize);
+        self.open = end;
+    }
+
+    /// Records the next argument of the open task; `t` is `None` for a runtime-allocated
+    /// output.
+    pub fn push_arg(&mut self, ty: TensorArgType, t: Option<&ChipTensor>) {
+        let view = t.map(|t| self.view_ids.intern(&mut self.views, TensorView::of(t)));
+        self.args.push(ArgRecord { ty, view });
+    }
+
+    /// The view of argument `arg` of the open task.
+    pub fn open_arg_view(&self, arg: usize) -> Option<u32> {
+        self.args.get(self.open as usize + arg).and_then(|a| a.view)
+    }
+
+    /// Closes the open task: `task` owns the arguments pushed since [`Self::open_task`].
+    pub fn close_task(&mut self, mut task: TaskRecord) {
+        task.args = self.open..self.args.len() as u32;
+        self.tasks.push(task);
+    }
+
+    fn intern_region(&mut self, g: &ViewGeometry) -> u32 {
+        self.region_ids.intern(&mut self.regions, Region::of(g))
+    }
+}
+
+/// Each value's index in a table, the same index for a value that recurs while it is
+/// still remembered: a direct-mapped cache of [`RECENT`] buckets holds the last index
+/// seen per bucket of [`Interned::key`]. A view mostly recurs soon after it was first
+/// recorded (a producer's output as its consumers' input and their edges' consumer
+/// view), so this finds nearly every repeat (paged attention at 100k tasks: 199 bytes per
+/// task in `deps.bin` against 198 with an exact table of every view) while touching
+/// 16 KiB; the exact table's random loads, in tables that outgrow the CPU cache, were
+/// most of the argument recording there. A value that recurs after its bucket was taken
+/// by another is appended again: readers resolve indices to values, so that changes the
+/// file's size only, never what it says.
+#[derive(Clone, Debug)]
+struct Interner<T> {
+    recent: Vec<u32>,
+    _of: std::marker::PhantomData<T>,
+}
+
+/// Buckets of [`Interner`]'s cache (a power of two).
+const RECENT: usize = 4096;
+
+impl<T> Default for Interner<T> {
+    fn default() -> Self {
+        Interner {
+            recent: Vec::new(),
+            _of: std::marker::PhantomData,
+        }
+    }
+}
+
+const EMPTY: u32 = u32::MAX;
+
+/// A value the [`Interner`] can hold: equality, and a hash of the fields that tell
+/// values apart in practice (the rest is settled by the equality).
+trait Interned: Copy + Eq {
+    fn key(&self) -> u64;
+}
+
+/// FxHash's mixing step (the input is the run's own records, not an adversary's).
+#[inline]
+fn mix(h: u64, w: u64) -> u64 {
+    (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+}
+
+impl Interned for TensorView {
+    #[inline]
+    fn key(&self) -> u64 {
+        let h = mix(mix(0, self.addr), self.start_offset);
+        let h = mix(
+            h,
+            u64::from(self.version as u32) | u64::from(self.ndims) << 32,
+        );
+        let h = mix(
+            h,
+            u64::from(self.shapes[0]) | u64::from(self.shapes[1]) << 32,
+        );
+        mix(
+            h,
+            u64::from(self.strides[0]) | u64::from(self.strides[1]) << 32,
+        )
+    }
+}
+
+impl Interned for Region {
+    #[inline]
+    fn key(&self) -> u64 {
+        let h = mix(mix(0, self.start_offset), u64::from(self.ndims));
+        let h = mix(
+            h,
+            u64::from(self.shapes[0]) | u64::from(self.shapes[1]) << 32,
+        );
+        mix(
+            h,
+            u64::from(self.strides[0]) | u64::from(self.strides[1]) << 32,
+        )
+    }
+}
+
+/// The bucket of `key` among `n` (a power of two): the top bits of the key after
+/// MurmurHash3's finalizer (a multiplication's low bits depend on the input's low bits
+/// only, which aligned addresses and small extents leave alike).
+#[inline]
+fn home(key: u64, n: usize) -> usize {
+    let mut k = key ^ (key >> 33);
+    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    k ^= k >> 33;
+    (k >> (64 - n.trailing_zeros())) as usize
+}
+
+impl<T: Interned> Interner<T> {
+    /// The index of `v` in `table`: its bucket's if that entry equals it, else a new one.
+    #[inline]
+    fn intern(&mut self, table: &mut Vec<T>, v: T) -> u32 {
+        if self.recent.is_empty() {
+            self.recent = vec![EMPTY; RECENT];
+        }
+        let r = home(v.key(), RECENT);
+        let i = self.recent[r];
+        if table.get(i as usize) == Some(&v) {
+            return i;
+        }
+        let new = table.len() as u32;
+        table.push(v);
+        self.recent[r] = new;
+        new
+    }
 }
 
 /// dep_gen's recorder: the [`DepLog`] and the replay TensorMap its TensorMap edges come from.
@@ -155,26 +367,38 @@ pub struct DepRecorder {
 
 impl DepRecorder {
     /// An empty recorder whose replay map is hashed for `capacity` entries and grows its
-    /// entry pool from 256 as regions are written.
+    /// entry pool from 256 as regions are written; the log has room for `capacity` tasks
+    /// (four arguments and two edges each) before its arrays grow, since growing one
+    /// copies it when glibc serves it from the heap rather than a mapping of its own.
     pub fn new(capacity: usize) -> DepRecorder {
+        let n = capacity.max(64);
+        let log = DepLog {
+            tasks: Vec::with_capacity(n),
+            args: Vec::with_capacity(4 * n),
+            edges: Vec::with_capacity(2 * n),
+            views: Vec::with_capacity(n),
+            ..DepLog::default()
+        };
         DepRecorder {
-            log: DepLog::default(),
-            replay: TensorMap::growing(capacity.max(64), 256),
+            log,
+            replay: TensorMap::growing(n, 256),
         }
     }
 
-    /// Logs a TensorMap edge to `succ`'s argument `arg` (view `consumer`) from every writer
-    /// of an overlapping region in the run, newest first; with `supersede` (INOUT) the
-    /// covered regions are forgotten, as in the live map.
+    /// Logs a TensorMap edge to `succ`'s argument `arg` (view `consumer`, already recorded
+    /// as that argument of the open task) from every writer of an overlapping region in
+    /// the run, newest first; with `supersede` (INOUT) the covered regions are forgotten,
+    /// as in the live map.
     pub fn lookup(&mut self, consumer: &ChipTensor, supersede: bool, succ: TaskId, arg: i32) {
-        let view = TensorView::of(consumer);
-        let edges = &mut self.log.edges;
+        let log = &mut self.log;
+        let view = log.open_arg_view(arg as usize);
         self.replay.lookup(
             &ViewGeometry::of(consumer),
             supersede,
             &|_| false,
             &mut |hit| {
-                edges.push(EdgeRecord {
+                let producer = Some(log.intern_region(&hit.geometry));
+                log.edges.push(EdgeRecord {
                     pred: hit.producer,
                     succ,
                     arg,
@@ -182,8 +406,8 @@ impl DepRecorder {
                     wait: true,
                     retain: false,
                     overlap: Some(hit.overlap),
-                    consumer: Some(view),
-                    producer: Some(hit.geometry),
+                    consumer: view,
+                    producer,
                 })
             },
         );
@@ -192,5 +416,156 @@ impl DepRecorder {
     /// Records `producer` as the latest writer of `geometry` (step 4 of a submit).
     pub fn register_output(&mut self, geometry: ViewGeometry, producer: TaskId) {
         self.replay.insert_growing(geometry, producer);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensor(addr: u64, start_offset: u64, version: i32) -> ChipTensor {
+        let mut t = ChipTensor::zeroed();
+        t.buffer.addr = addr;
+        t.buffer.size = 4096;
+        t.start_offset = start_offset;
+        t.version = version;
+        t.ndims = 2;
+        t.shapes[..2].copy_from_slice(&[4, 8]);
+        t.strides[..2].copy_from_slice(&[8, 1]);
+        t
+    }
+
+    fn task(id: u64) -> TaskRecord {
+        TaskRecord {
+            id: TaskId(id),
+            manual_scope: false,
+            early_dispatch: false,
+            kernel_ids: [0, -1, -1],
+            block_num: 1,
+            is_alloc: false,
+            args: 0..0,
+        }
+    }
+
+    #[test]
+    fn equal_views_are_stored_once_and_unequal_ones_apart() {
+        let mut log = DepLog::default();
+        let (a, b) = (tensor(0x1000, 0, 0), tensor(0x1000, 32, 0));
+        // Differing in one field each: offset, version, a stride, the buffer.
+        let mut c = a;
+        c.strides[1] = 2;
+        let newer = tensor(0x1000, 0, 1);
+        let other = tensor(0x2000, 0, 0);
+        log.open_task();
+        for t in [&a, &b, &a, &c, &newer, &other, &b] {
+            log.push_arg(TensorArgType::Input, Some(t));
+        }
+        log.push_arg(TensorArgType::Output, None);
+        log.close_task(task(1));
+        let views: Vec<Option<u32>> = log.args.iter().map(|x| x.view).collect();
+        assert_eq!(
+            views,
+            [
+                Some(0),
+                Some(1),
+                Some(0),
+                Some(2),
+                Some(3),
+                Some(4),
+                Some(1),
+                None
+            ]
+        );
+        assert_eq!(log.views.len(), 5);
+        for (x, t) in log.args.iter().zip([&a, &b, &a, &c, &newer, &other, &b]) {
+            assert_eq!(log.view(x.view), Some(&TensorView::of(t)));
+        }
+    }
+
+    #[test]
+    fn every_index_names_its_value_and_recent_repeats_share_one() {
+        let mut log = DepLog::default();
+        let t = |k: u64| tensor(0x1000 + 64 * k, k % 7, 0);
+        log.open_task();
+        for k in 0..5000u64 {
+            log.push_arg(TensorArgType::Input, Some(&t(k)));
+            // Each view again right after: always the same index.
+            log.push_arg(TensorArgType::InOut, Some(&t(k)));
+        }
+        log.close_task(task(1));
+        log.open_task();
+        for k in (0..5000u64).rev() {
+            log.push_arg(TensorArgType::Input, Some(&t(k)));
+        }
+        log.close_task(task(2));
+        let first = log.args_of(&log.tasks[0]);
+        for (k, pair) in first.chunks(2).enumerate() {
+            assert_eq!(pair[0].view, pair[1].view);
+            assert_eq!(log.view(pair[0].view), Some(&TensorView::of(&t(k as u64))));
+        }
+        // Long after: each index still names the right view, whether or not the cache
+        // still held it (most of the last ones it does).
+        let second = log.args_of(&log.tasks[1]);
+        for (j, a) in second.iter().enumerate() {
+            assert_eq!(log.view(a.view), Some(&TensorView::of(&t(4999 - j as u64))));
+        }
+        let reused = second
+            .iter()
+            .filter(|a| a.view.is_some_and(|v| v < 5000))
+            .count();
+        assert!(reused > 1000, "{reused} of 5000 repeats found");
+        assert!(log.views.len() < 10_000);
+    }
+
+    #[test]
+    fn tasks_own_ranges_of_the_flat_arguments_and_an_unclosed_task_leaves_none() {
+        let mut log = DepLog::default();
+        let t = tensor(0x1000, 0, 0);
+        log.open_task();
+        log.push_arg(TensorArgType::Input, Some(&t));
+        log.push_arg(TensorArgType::Output, None);
+        assert_eq!(log.open_arg_view(0), Some(0));
+        assert_eq!(log.open_arg_view(1), None);
+        log.close_task(task(1));
+        // A submit that failed after recording its arguments.
+        log.open_task();
+        log.push_arg(TensorArgType::InOut, Some(&t));
+        log.open_task();
+        log.push_arg(TensorArgType::NoDep, Some(&t));
+        log.close_task(task(3));
+        log.open_task();
+        log.close_task(task(4));
+        assert_eq!(log.args.len(), 3);
+        let types = |i: usize| -> Vec<TensorArgType> {
+            log.args_of(&log.tasks[i]).iter().map(|a| a.ty).collect()
+        };
+        assert_eq!(types(0), [TensorArgType::Input, TensorArgType::Output]);
+        assert_eq!(types(1), [TensorArgType::NoDep]);
+        assert!(types(2).is_empty());
+        assert_eq!(log.tasks[1].args, 2..3);
+    }
+
+    #[test]
+    fn tensormap_edges_name_the_consumer_argument_view_and_intern_regions() {
+        let mut rec = DepRecorder::new(64);
+        let w = tensor(0x1000, 0, 0);
+        rec.register_output(ViewGeometry::of(&w), TaskId(1));
+        rec.register_output(ViewGeometry::of(&w), TaskId(2));
+        rec.log.open_task();
+        rec.log
+            .push_arg(TensorArgType::Input, Some(&tensor(0x5000, 0, 0)));
+        rec.log.push_arg(TensorArgType::Input, Some(&w));
+        rec.lookup(&w, false, TaskId(3), 1);
+        rec.log.close_task(task(3));
+        let log = &rec.log;
+        assert_eq!(log.edges.len(), 2);
+        for e in &log.edges {
+            assert_eq!(e.consumer, Some(1));
+            assert_eq!(e.producer, Some(0));
+            assert_eq!(log.view(e.consumer), Some(&TensorView::of(&w)));
+        }
+        assert_eq!(log.regions, [Region::of(&ViewGeometry::of(&w))]);
+        let preds: Vec<TaskId> = log.edges.iter().map(|e| e.pred).collect();
+        assert_eq!(preds, [TaskId(2), TaskId(1)]);
     }
 }

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use crate::chip::Chip;
 use crate::config::N_RINGS;
-use crate::deps::{DepLog, DepRecorder, EdgeRecord, EdgeSource, TaskRecord, TensorView};
+use crate::deps::{DepLog, DepRecorder, EdgeRecord, EdgeSource, TaskRecord};
 use crate::dfx::{OrchRecord, ScopeSample};
 use crate::dtype;
 use crate::error::ErrorCode;
@@ -123,14 +123,7 @@ pub struct Orchestrator {
 /// (from `first_edge` on) already name `owner`: as in Simpler's replay, a producer named
 /// explicitly, as a creator or through the TensorMap gets no second creator edge, and an
 /// explicit edge to it takes on wait+retain instead.
-fn log_creator_edge(
-    log: &mut DepLog,
-    first_edge: usize,
-    owner: TaskId,
-    me: TaskId,
-    arg: usize,
-    t: &ChipTensor,
-) {
+fn log_creator_edge(log: &mut DepLog, first_edge: usize, owner: TaskId, me: TaskId, arg: usize) {
     let mine = &mut log.edges[first_edge..];
     if mine.iter().any(|e| e.pred == owner) {
         for e in mine.iter_mut() {
@@ -149,9 +142,21 @@ fn log_creator_edge(
         wait: true,
         retain: true,
         overlap: None,
-        consumer: Some(TensorView::of(t)),
+        consumer: log.open_arg_view(arg),
         producer: None,
     });
+}
+
+/// Opens task records in `log` with the arguments of a validated submit: each one's type
+/// and, except for runtime-allocated outputs, its view.
+fn log_args(log: &mut DepLog, args: &TaskArgsData) {
+    log.open_task();
+    for i in 0..args.n_tensors as usize {
+        let ty = TensorArgType::from_raw(args.tensors[i].arg_type).unwrap_or(TensorArgType::Input);
+        // SAFETY: validate() checked every slot reference is non-null.
+        let t = (ty != TensorArgType::Output).then(|| unsafe { args.tensor(i) });
+        log.push_arg(ty, t);
+    }
 }
 
 /// Ready-queue entries the orchestrator holds back so that it pushes several at once.
@@ -580,6 +585,9 @@ impl Orchestrator {
     ) -> Option<u64> {
         let ring = id.ring();
         self.fanin.clear();
+        if let Some(log) = self.deps.as_mut().map(|d| &mut d.log) {
+            log_args(log, args);
+        }
         if let Err(problem) = self.collect_fanin(args, id) {
             self.fail(
                 ErrorCode::InvalidArgs,
@@ -592,24 +600,14 @@ impl Orchestrator {
                 .scopes
                 .last()
                 .is_some_and(|s| s.mode == ScopeMode::Manual);
-            log.tasks.push(TaskRecord {
+            log.close_task(TaskRecord {
                 id,
                 manual_scope,
                 early_dispatch: args.allow_early_resolve != 0,
                 kernel_ids: [kernels.aic, kernels.aiv0, kernels.aiv1],
                 block_num: validated.block_num,
                 is_alloc: alloc,
-                args: (0..args.n_tensors as usize)
-                    .map(|i| {
-                        let a = &args.tensors[i];
-                        let ty =
-                            TensorArgType::from_raw(a.arg_type).unwrap_or(TensorArgType::Input);
-                        // SAFETY: validate() checked every slot reference is non-null.
-                        let t = (ty != TensorArgType::Output)
-                            .then(|| TensorView::of(unsafe { args.tensor(i) }));
-                        (ty, t)
-                    })
-                    .collect(),
+                args: 0..0,
             });
         }
         let n_wait = self.fanin.iter().filter(|f| f.wait).count() as u64;
@@ -830,7 +828,7 @@ impl Orchestrator {
                 }
                 // Logged whether or not the owner has retired, as Simpler's replay does.
                 if let Some(log) = self.deps.as_mut().map(|d| &mut d.log) {
-                    log_creator_edge(log, first_edge, owner, me, i, t);
+                    log_creator_edge(log, first_edge, owner, me, i);
                 }
             }
             // B: TensorMap lookup.

@@ -1,21 +1,32 @@
 //! `deps.bin`: the dep_gen log in compact form.
 //!
-//! After the framing ([`super`]) and, from version 2, a `schema` byte (the
-//! generation of `deps.json` the run asked for, [`super::schema_code`]) come
-//! three sections, each a u64 count and
-//! fixed-size records: `tasks` ([`TASK_BYTES`]), `args` ([`ARG_BYTES`]; the
-//! tasks' arguments in task order, each task owning the next `n_args`) and
-//! `edges` ([`EDGE_BYTES`]), in the runtime's emission order.
+//! After the framing ([`super`]) and a `schema` byte (the generation of
+//! `deps.json` the run asked for, [`super::schema_code`]) come five
+//! sections, each a u64 count and fixed-size records: `views`
+//! ([`VIEW_BYTES`]: the run's tensor views), `regions` ([`REGION_BYTES`]:
+//! the producer regions of TensorMap edges), `tasks` ([`TASK_BYTES`]), `args` ([`ARG_BYTES`]; the tasks'
+//! arguments in task order, each task owning the next `n_args`) and `edges`
+//! ([`EDGE_BYTES`]), in the runtime's emission order. Arguments and edges
+//! name their view and region by index into those tables (`u32::MAX`: none),
+//! so a view that recurs (a tensor's view as one task's argument, the
+//! edges' consumer view and later tasks' arguments) is written once, as a
+//! rule: a writer may store a value more than once (the runtime's log keeps
+//! one per value while it recurs soon), and a reader resolves indices to
+//! values, so that changes the size only.
 //! `alloc_tensors` pseudo-tasks are kept (flagged); [`model`] leaves them
 //! out as `deps.json` does.
 //!
 //! | record | layout |
 //! |---|---|
+//! | view | `dtype` u8, `ndims` u8, `version` i32, `addr` u64, `buffer_bytes` u64, `start_offset` u64, `shapes` and `strides` ([`MAX_DIMS`] × u32 each) |
+//! | region | `ndims` u8, `start_offset` u64, `shapes`, `strides` |
 //! | task | `task` u64, `kernel_ids` 3 × i32, `block_num` u32, `flags` u8 (1 manual scope, 2 early dispatch, 4 alloc), `n_args` u32 |
-//! | arg | `type` u8 ([`ArgType`]), view |
-//! | edge | `pred` u64, `succ` u64, `arg` i32, `source` u8 (0 explicit, 1 creator, 2 tensormap), `flags` u8 (1 wait, 2 retain), `overlap` u8 (0 none, 1 no overlap, 2 covered, 3 other), consumer view, producer geometry |
-//! | view | `present` u8, `dtype` u8, `ndims` u8, `version` i32, `addr` u64, `buffer_bytes` u64, `start_offset` u64, `shapes` and `strides` ([`MAX_DIMS`] × u32 each) |
-//! | geometry | `present` u8, `ndims` u8, `start_offset` u64, `shapes`, `strides` |
+//! | arg | `type` u8 ([`ArgType`]), `view` u32 |
+//! | edge | `pred` u64, `succ` u64, `arg` i32, `source` u8 (0 explicit, 1 creator, 2 tensormap), `flags` u8 (1 wait, 2 retain), `overlap` u8 (0 none, 1 no overlap, 2 covered, 3 other), `consumer` u32 (a view), `producer` u32 (a region) |
+//!
+//! This layout is format version [`FIRST_VERSION`]; a `deps.bin` of an
+//! earlier version (each view inline in every argument and edge) is refused
+//! with an error that says to export it with the `pto` that wrote it.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -38,17 +49,26 @@ pub const MAGIC: [u8; 8] = *b"PTO-DEP\0";
 /// Most dimensions of a view.
 pub const MAX_DIMS: usize = 5;
 
-const VIEW_BYTES: usize = 3 + 4 + 24 + 8 * MAX_DIMS;
-const GEOMETRY_BYTES: usize = 2 + 8 + 8 * MAX_DIMS;
+/// The first format version ([`super::VERSION`]) with this layout; a reader
+/// refuses a `deps.bin` of an earlier one.
+pub const FIRST_VERSION: u32 = 4;
+
+/// The index that stands for "no view" / "no region".
+pub const NONE: u32 = u32::MAX;
+
+/// Bytes of one view record.
+pub const VIEW_BYTES: usize = 2 + 4 + 24 + 8 * MAX_DIMS;
+/// Bytes of one region record.
+pub const REGION_BYTES: usize = 1 + 8 + 8 * MAX_DIMS;
 /// Bytes of one task record.
 pub const TASK_BYTES: usize = 8 + 12 + 4 + 1 + 4;
 /// Bytes of one argument record.
-pub const ARG_BYTES: usize = 1 + VIEW_BYTES;
+pub const ARG_BYTES: usize = 1 + 4;
 /// Bytes of one edge record.
-pub const EDGE_BYTES: usize = 8 + 8 + 4 + 3 + VIEW_BYTES + GEOMETRY_BYTES;
+pub const EDGE_BYTES: usize = 8 + 8 + 4 + 3 + 4 + 4;
 
 /// A tensor view as the runtime records it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct View {
     /// Buffer base address.
     pub addr: u64,
@@ -69,7 +89,7 @@ pub struct View {
 }
 
 /// The producer's registered region of a TensorMap edge.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Geometry {
     /// Element offset of the origin.
     pub start_offset: u64,
@@ -167,6 +187,39 @@ pub struct Edge {
     pub consumer: Option<View>,
     /// The producer's region.
     pub producer: Option<Geometry>,
+}
+
+/// An argument as [`write()`] takes it: its view by index into the views.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgRef {
+    /// Its type.
+    pub ty: ArgType,
+    /// Index of its view; `None` for a runtime-allocated output.
+    pub view: Option<u32>,
+}
+
+/// An edge as [`write()`] takes it: its consumer view and producer region by
+/// index into the views and the regions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EdgeRef {
+    /// Producer.
+    pub pred: u64,
+    /// Consumer.
+    pub succ: u64,
+    /// Consumer argument index, −1 for explicit edges.
+    pub arg: i32,
+    /// Where it came from.
+    pub source: EdgeSource,
+    /// The consumer waits for the producer.
+    pub wait: bool,
+    /// The consumer retains the producer.
+    pub retain: bool,
+    /// TensorMap overlap class.
+    pub overlap: Option<Overlap>,
+    /// Index of the consumer's view.
+    pub consumer: Option<u32>,
+    /// Index of the producer's region.
+    pub producer: Option<u32>,
 }
 
 /// A task with its arguments, as read from a file.
@@ -305,18 +358,27 @@ where
 
 // ---------------------------------------------------------------- writer
 
-fn put_view<const N: usize>(e: &mut Enc<N>, v: Option<&View>) {
-    let d = v.copied().unwrap_or_default();
-    e.u8(u8::from(v.is_some()))
-        .u8(d.dtype)
-        .u8(d.ndims)
-        .bytes(&d.version.to_le_bytes())
-        .u64(d.addr)
-        .u64(d.buffer_bytes)
-        .u64(d.start_offset);
-    for s in d.shapes.iter().chain(&d.strides) {
+fn encode_view(v: &View) -> [u8; VIEW_BYTES] {
+    let mut e = Enc::<VIEW_BYTES>::new();
+    e.u8(v.dtype)
+        .u8(v.ndims)
+        .bytes(&v.version.to_le_bytes())
+        .u64(v.addr)
+        .u64(v.buffer_bytes)
+        .u64(v.start_offset);
+    for s in v.shapes.iter().chain(&v.strides) {
         e.u32(*s);
     }
+    *e.done()
+}
+
+fn encode_region(g: &Geometry) -> [u8; REGION_BYTES] {
+    let mut e = Enc::<REGION_BYTES>::new();
+    e.u8(g.ndims).u64(g.start_offset);
+    for s in g.shapes.iter().chain(&g.strides) {
+        e.u32(*s);
+    }
+    *e.done()
 }
 
 fn encode_task(t: &Task, n_args: u32) -> [u8; TASK_BYTES] {
@@ -330,11 +392,9 @@ fn encode_task(t: &Task, n_args: u32) -> [u8; TASK_BYTES] {
     *e.u32(t.block_num).u8(flags).u32(n_args).done()
 }
 
-fn encode_arg(a: &Arg) -> [u8; ARG_BYTES] {
+fn encode_arg(a: &ArgRef) -> [u8; ARG_BYTES] {
     let mut e = Enc::<ARG_BYTES>::new();
-    e.u8(a.ty as u8);
-    put_view(&mut e, a.view.as_ref());
-    *e.done()
+    *e.u8(a.ty as u8).u32(a.view.unwrap_or(NONE)).done()
 }
 
 fn source_code(s: EdgeSource) -> u8 {
@@ -354,40 +414,86 @@ fn overlap_code(o: Option<Overlap>) -> u8 {
     }
 }
 
-fn encode_edge(x: &Edge) -> [u8; EDGE_BYTES] {
+fn encode_edge(x: &EdgeRef) -> [u8; EDGE_BYTES] {
     let mut e = Enc::<EDGE_BYTES>::new();
-    e.u64(x.pred)
+    *e.u64(x.pred)
         .u64(x.succ)
         .bytes(&x.arg.to_le_bytes())
         .u8(source_code(x.source))
         .u8(u8::from(x.wait) | u8::from(x.retain) << 1)
-        .u8(overlap_code(x.overlap));
-    put_view(&mut e, x.consumer.as_ref());
-    let g = x.producer.unwrap_or_default();
-    e.u8(u8::from(x.producer.is_some()))
-        .u8(g.ndims)
-        .u64(g.start_offset);
-    for s in g.shapes.iter().chain(&g.strides) {
-        e.u32(*s);
+        .u8(overlap_code(x.overlap))
+        .u32(x.consumer.unwrap_or(NONE))
+        .u32(x.producer.unwrap_or(NONE))
+        .done()
+}
+
+/// Whether `index` names an entry of a table of `len` (or nothing).
+fn in_table(index: Option<u32>, len: usize) -> bool {
+    index.is_none_or(|i| i != NONE && (i as usize) < len)
+}
+
+/// Writes a section of `items`: its count, then each record; an iterator
+/// whose `len()` disagrees with what it yields is an error.
+fn put_section<I: ExactSizeIterator, const N: usize>(
+    out: &mut Sink,
+    key: &str,
+    items: I,
+    encode: impl Fn(&I::Item) -> [u8; N],
+) -> Result<(), WriteError> {
+    let n = items.len();
+    out.put(&(n as u64).to_le_bytes())?;
+    let mut seen = 0usize;
+    for x in items {
+        seen += 1;
+        if seen > n {
+            break;
+        }
+        out.put_record(&encode(&x))?;
     }
-    *e.done()
+    if seen != n {
+        return Err(super::length_mismatch(out.path(), key));
+    }
+    Ok(())
+}
+
+fn bad_index(path: &Path, key: &str) -> WriteError {
+    WriteError::invalid(
+        path,
+        crate::InvalidRecord {
+            key: key.to_string(),
+            reason: String::from("names a view or region beyond its table"),
+        },
+    )
 }
 
 /// Writes the log to `path` atomically, straight from the iterators (no
-/// allocation per record); returns the bytes written. `tasks` is walked
-/// twice (tasks, then their arguments), so it must be `Clone` (an iterator
-/// over slices is). An iterator whose `len()` disagrees with what it yields
-/// is an error and leaves no file.
-pub fn write<T, A, E>(path: &Path, schema: DfxSchema, tasks: T, edges: E) -> Result<u64, WriteError>
+/// allocation per record); returns the bytes written. `views` and `regions`
+/// are the tables the arguments and edges index. `tasks` is walked twice
+/// (tasks, then their arguments), so it must be `Clone` (an iterator over
+/// slices is). An iterator whose `len()` disagrees with what it yields, or
+/// an index beyond its table, is an error and leaves no file.
+pub fn write<V, G, T, A, E>(
+    path: &Path,
+    schema: DfxSchema,
+    views: V,
+    regions: G,
+    tasks: T,
+    edges: E,
+) -> Result<u64, WriteError>
 where
+    V: ExactSizeIterator<Item = View>,
+    G: ExactSizeIterator<Item = Geometry>,
     T: ExactSizeIterator<Item = (Task, A)> + Clone,
-    A: ExactSizeIterator<Item = Arg>,
-    E: ExactSizeIterator<Item = Edge>,
+    A: ExactSizeIterator<Item = ArgRef>,
+    E: ExactSizeIterator<Item = EdgeRef>,
 {
     let mut out = Sink::create(path)?;
     out.put(&MAGIC)?;
     out.put(&super::VERSION.to_le_bytes())?;
     out.put(&[super::schema_code(schema)])?;
+    let (n_views, n_regions) = (views.len(), regions.len());
+    put_section(&mut out, "views", views, encode_view)?;
+    put_section(&mut out, "regions", regions, encode_region)?;
     let n_tasks = tasks.len();
     out.put(&(n_tasks as u64).to_le_bytes())?;
     let (mut seen, mut n_args) = (0usize, 0u64);
@@ -407,6 +513,9 @@ where
         let mut k = 0usize;
         for a in args {
             k += 1;
+            if !in_table(a.view, n_views) {
+                return Err(bad_index(out.path(), "args"));
+            }
             out.put_record(&encode_arg(&a))?;
         }
         if k != n || n as u64 > u64::from(u32::MAX) {
@@ -417,20 +526,76 @@ where
     if written != n_args {
         return Err(super::length_mismatch(out.path(), "args"));
     }
-    let n_edges = edges.len();
-    out.put(&(n_edges as u64).to_le_bytes())?;
-    let mut seen = 0usize;
-    for e in edges {
-        seen += 1;
-        if seen > n_edges {
-            break;
-        }
-        out.put_record(&encode_edge(&e))?;
-    }
-    if seen != n_edges {
-        return Err(super::length_mismatch(out.path(), "edges"));
+    let mut bad = false;
+    let checked = edges.inspect(|e| {
+        bad |= !in_table(e.consumer, n_views) || !in_table(e.producer, n_regions);
+    });
+    put_section(&mut out, "edges", checked, encode_edge)?;
+    if bad {
+        return Err(bad_index(out.path(), "edges"));
     }
     out.commit()
+}
+
+/// [`write()`] from records that carry their views (as [`DepsRecords`] and
+/// [`model`] take them): each distinct view and region goes into its table
+/// once, in first-seen order (arguments first, then edges).
+pub fn write_records<T, A, E>(
+    path: &Path,
+    schema: DfxSchema,
+    tasks: T,
+    edges: E,
+) -> Result<u64, WriteError>
+where
+    T: IntoIterator<Item = (Task, A)>,
+    A: IntoIterator<Item = Arg>,
+    E: IntoIterator<Item = Edge>,
+{
+    fn intern<K: Copy + Eq + std::hash::Hash>(
+        table: &mut Vec<K>,
+        ids: &mut std::collections::HashMap<K, u32>,
+        k: K,
+    ) -> u32 {
+        *ids.entry(k).or_insert_with(|| {
+            table.push(k);
+            (table.len() - 1) as u32
+        })
+    }
+    let (mut views, mut view_ids) = (Vec::new(), std::collections::HashMap::new());
+    let (mut regions, mut region_ids) = (Vec::new(), std::collections::HashMap::new());
+    let mut task_list = Vec::new();
+    for (t, args) in tasks {
+        let args: Vec<ArgRef> = args
+            .into_iter()
+            .map(|a| ArgRef {
+                ty: a.ty,
+                view: a.view.map(|v| intern(&mut views, &mut view_ids, v)),
+            })
+            .collect();
+        task_list.push((t, args));
+    }
+    let edges: Vec<EdgeRef> = edges
+        .into_iter()
+        .map(|e| EdgeRef {
+            pred: e.pred,
+            succ: e.succ,
+            arg: e.arg,
+            source: e.source,
+            wait: e.wait,
+            retain: e.retain,
+            overlap: e.overlap,
+            consumer: e.consumer.map(|v| intern(&mut views, &mut view_ids, v)),
+            producer: e.producer.map(|g| intern(&mut regions, &mut region_ids, g)),
+        })
+        .collect();
+    write(
+        path,
+        schema,
+        views.into_iter(),
+        regions.into_iter(),
+        task_list.iter().map(|(t, a)| (*t, a.iter().copied())),
+        edges.into_iter(),
+    )
 }
 
 // ---------------------------------------------------------------- reader
@@ -539,18 +704,6 @@ fn bad<R: std::io::Read>(
     )
 }
 
-fn flag<R: std::io::Read>(
-    c: C<'_, '_, R>,
-    field: &'static str,
-    v: u8,
-) -> Result<bool, CompactError> {
-    match v {
-        0 => Ok(false),
-        1 => Ok(true),
-        _ => Err(bad(c, field, v, "is not 0 or 1")),
-    }
-}
-
 fn ndims<R: std::io::Read>(c: C<'_, '_, R>, v: u8) -> Result<u8, CompactError> {
     if usize::from(v) > MAX_DIMS {
         return Err(bad(c, "ndims", v, "is more dimensions than a view has (5)"));
@@ -572,9 +725,7 @@ fn dims_of<R: std::io::Read>(
     Ok((shapes, strides))
 }
 
-fn read_view<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<Option<View>, CompactError> {
-    let present = c.u8("view")?;
-    let present = flag(c, "view", present)?;
+fn read_view<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<View, CompactError> {
     let dtype = c.u8("dtype")?;
     let nd = c.u8("ndims")?;
     let nd = ndims(c, nd)?;
@@ -583,7 +734,7 @@ fn read_view<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<Option<View>, Co
     let buffer_bytes = c.u64("buffer_bytes")?;
     let start_offset = c.u64("start_offset")?;
     let (shapes, strides) = dims_of(c)?;
-    Ok(present.then_some(View {
+    Ok(View {
         addr,
         buffer_bytes,
         start_offset,
@@ -592,7 +743,122 @@ fn read_view<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<Option<View>, Co
         ndims: nd,
         shapes,
         strides,
-    }))
+    })
+}
+
+fn read_region<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<Geometry, CompactError> {
+    let nd = c.u8("ndims")?;
+    let nd = ndims(c, nd)?;
+    let start_offset = c.u64("start_offset")?;
+    let (shapes, strides) = dims_of(c)?;
+    Ok(Geometry {
+        start_offset,
+        ndims: nd,
+        shapes,
+        strides,
+    })
+}
+
+/// Entry `field` of `table` (a u32 index, [`NONE`] for none).
+fn entry<R: std::io::Read, T: Copy>(
+    c: &mut Cursor<'_, R>,
+    field: &'static str,
+    table: &[T],
+) -> Result<Option<T>, CompactError> {
+    let i = c.u32(field)?;
+    if i == NONE {
+        return Ok(None);
+    }
+    table.get(i as usize).copied().map(Some).ok_or_else(|| {
+        c.error(
+            field,
+            CompactErrorKind::Value {
+                value: u64::from(i),
+                reason: "is beyond the table it indexes (views or regions)",
+            },
+        )
+    })
+}
+
+/// A table section: its count, then each record.
+fn table<R: std::io::Read, T>(
+    c: &mut Cursor<'_, R>,
+    section: &'static str,
+    bytes: usize,
+    read: fn(&mut Cursor<'_, R>) -> Result<T, CompactError>,
+) -> Result<Vec<T>, CompactError> {
+    c.section = section;
+    c.index = None;
+    let n = c.count(bytes, true)?;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        c.index = Some(i as u64);
+        out.push(read(c)?);
+    }
+    Ok(out)
+}
+
+fn read_task<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<(Task, u32), CompactError> {
+    let task = c.u64("task")?;
+    let mut kernel_ids = [0i32; 3];
+    for k in &mut kernel_ids {
+        *k = i32::from_le_bytes(c.take("kernel_ids")?);
+    }
+    let block_num = c.u32("block_num")?;
+    let flags = c.u8("flags")?;
+    if flags > 7 {
+        return Err(bad(c, "flags", flags, "has bits other than 1, 2 and 4"));
+    }
+    let n_args = c.u32("n_args")?;
+    let task = Task {
+        task,
+        manual_scope: flags & 1 != 0,
+        early_dispatch: flags & 2 != 0,
+        is_alloc: flags & 4 != 0,
+        kernel_ids,
+        block_num,
+    };
+    Ok((task, n_args))
+}
+
+fn read_edge<R: std::io::Read>(
+    c: &mut Cursor<'_, R>,
+    views: &[View],
+    regions: &[Geometry],
+) -> Result<Edge, CompactError> {
+    let pred = c.u64("pred")?;
+    let succ = c.u64("succ")?;
+    let arg = i32::from_le_bytes(c.take("arg")?);
+    let s = c.u8("source")?;
+    let source = match s {
+        0 => EdgeSource::Explicit,
+        1 => EdgeSource::Creator,
+        2 => EdgeSource::Tensormap,
+        _ => return Err(bad(c, "source", s, "is not an edge source (0..=2)")),
+    };
+    let flags = c.u8("flags")?;
+    if flags > 3 {
+        return Err(bad(c, "flags", flags, "has bits other than 1 and 2"));
+    }
+    let o = c.u8("overlap")?;
+    let overlap = match o {
+        0 => None,
+        1 => Some(Overlap::NoOverlap),
+        2 => Some(Overlap::Covered),
+        3 => Some(Overlap::Other),
+        _ => return Err(bad(c, "overlap", o, "is not an overlap class (0..=3)")),
+    };
+    Ok(Edge {
+        pred,
+        succ,
+        arg,
+        source,
+        wait: flags & 1 != 0,
+        retain: flags & 2 != 0,
+        overlap,
+        consumer: entry(c, "consumer", views)?,
+        producer: entry(c, "producer", regions)?,
+    })
 }
 
 fn walk<R: std::io::Read>(
@@ -601,32 +867,26 @@ fn walk<R: std::io::Read>(
 ) -> Result<(), CompactError> {
     let version = c.framing(&MAGIC, FILE_NAME)?;
     c.section = "header";
+    if version < FIRST_VERSION {
+        return Err(c.error(
+            "version",
+            CompactErrorKind::Outdated {
+                found: version,
+                first: FIRST_VERSION,
+            },
+        ));
+    }
     visitor.schema(c.schema(version)?);
+    let views = table(c, "views", VIEW_BYTES, read_view)?;
+    let regions = table(c, "regions", REGION_BYTES, read_region)?;
     c.section = "tasks";
+    c.index = None;
     let n_tasks = c.count(TASK_BYTES, true)?;
     let mut total = 0u64;
     for i in 0..n_tasks {
         c.index = Some(i as u64);
-        let task = c.u64("task")?;
-        let mut kernel_ids = [0i32; 3];
-        for k in &mut kernel_ids {
-            *k = i32::from_le_bytes(c.take("kernel_ids")?);
-        }
-        let block_num = c.u32("block_num")?;
-        let flags = c.u8("flags")?;
-        if flags > 7 {
-            return Err(bad(c, "flags", flags, "has bits other than 1, 2 and 4"));
-        }
-        let n_args = c.u32("n_args")?;
+        let (task, n_args) = read_task(c)?;
         total += u64::from(n_args);
-        let task = Task {
-            task,
-            manual_scope: flags & 1 != 0,
-            early_dispatch: flags & 2 != 0,
-            is_alloc: flags & 4 != 0,
-            kernel_ids,
-            block_num,
-        };
         visitor.task(i, &task, n_args);
     }
     c.section = "args";
@@ -648,7 +908,7 @@ fn walk<R: std::io::Read>(
             .ok_or_else(|| bad(c, "type", code, "is not an argument type (0..=4)"))?;
         let arg = Arg {
             ty,
-            view: read_view(c)?,
+            view: entry(c, "view", &views)?,
         };
         visitor.arg(&arg);
     }
@@ -657,51 +917,7 @@ fn walk<R: std::io::Read>(
     let n_edges = c.count(EDGE_BYTES, true)?;
     for i in 0..n_edges {
         c.index = Some(i as u64);
-        let pred = c.u64("pred")?;
-        let succ = c.u64("succ")?;
-        let arg = i32::from_le_bytes(c.take("arg")?);
-        let s = c.u8("source")?;
-        let source = match s {
-            0 => EdgeSource::Explicit,
-            1 => EdgeSource::Creator,
-            2 => EdgeSource::Tensormap,
-            _ => return Err(bad(c, "source", s, "is not an edge source (0..=2)")),
-        };
-        let flags = c.u8("flags")?;
-        if flags > 3 {
-            return Err(bad(c, "flags", flags, "has bits other than 1 and 2"));
-        }
-        let o = c.u8("overlap")?;
-        let overlap = match o {
-            0 => None,
-            1 => Some(Overlap::NoOverlap),
-            2 => Some(Overlap::Covered),
-            3 => Some(Overlap::Other),
-            _ => return Err(bad(c, "overlap", o, "is not an overlap class (0..=3)")),
-        };
-        let consumer = read_view(c)?;
-        let present = c.u8("producer")?;
-        let present = flag(c, "producer", present)?;
-        let nd = c.u8("ndims")?;
-        let nd = ndims(c, nd)?;
-        let start_offset = c.u64("start_offset")?;
-        let (shapes, strides) = dims_of(c)?;
-        let edge = Edge {
-            pred,
-            succ,
-            arg,
-            source,
-            wait: flags & 1 != 0,
-            retain: flags & 2 != 0,
-            overlap,
-            consumer,
-            producer: present.then_some(Geometry {
-                start_offset,
-                ndims: nd,
-                shapes,
-                strides,
-            }),
-        };
+        let edge = read_edge(c, &views, &regions)?;
         visitor.edge(i, &edge);
     }
     c.end()
@@ -822,7 +1038,7 @@ mod tests {
 
     fn write_sample(dir: &Path, r: &DepsRecords) -> std::path::PathBuf {
         let path = dir.join(FILE_NAME);
-        write(
+        write_records(
             &path,
             r.schema,
             r.tasks.iter().map(|t| (t.task, t.args.iter().copied())),
@@ -832,21 +1048,82 @@ mod tests {
         path
     }
 
+    /// Where the sections of the sample's file start: views, regions, tasks, args, edges
+    /// (each at its count). The sample has three distinct views and one region.
+    const VIEWS_AT: usize = 13;
+    const REGIONS_AT: usize = VIEWS_AT + 8 + 3 * VIEW_BYTES;
+    const TASKS_AT: usize = REGIONS_AT + 8 + REGION_BYTES;
+    const ARGS_AT: usize = TASKS_AT + 8 + 3 * TASK_BYTES;
+    const EDGES_AT: usize = ARGS_AT + 8 + 4 * ARG_BYTES;
+
     #[test]
-    fn records_round_trip_exactly() {
+    fn records_round_trip_exactly_with_each_distinct_view_written_once() {
         let dir = tempfile::tempdir().unwrap();
         let r = sample();
         let path = write_sample(dir.path(), &r);
-        let len = std::fs::metadata(&path).unwrap().len() as usize;
-        assert_eq!(
-            len,
-            12 + 1 + 24 + 3 * TASK_BYTES + 4 * ARG_BYTES + 2 * EDGE_BYTES
-        );
+        let bytes = std::fs::read(&path).unwrap();
+        // Five views in the records (one of them twice), three distinct.
+        assert_eq!(bytes[VIEWS_AT..VIEWS_AT + 8], 3u64.to_le_bytes());
+        assert_eq!(bytes[REGIONS_AT..REGIONS_AT + 8], 1u64.to_le_bytes());
+        assert_eq!(bytes.len(), EDGES_AT + 8 + 2 * EDGE_BYTES);
+        // The third task's argument names the second task's first view.
+        let arg = |k: usize| &bytes[ARGS_AT + 8 + k * ARG_BYTES..][..ARG_BYTES];
+        assert_eq!(arg(3)[1..], arg(1)[1..]);
+        assert_eq!(arg(2)[1..], NONE.to_le_bytes());
         assert_eq!(
             super::super::sniff(&path),
             Some(super::super::CompactKind::Deps)
         );
         assert_eq!(read(&path).unwrap(), r);
+    }
+
+    #[test]
+    fn the_indexed_writer_refuses_an_index_beyond_its_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let task = Task::default();
+        let arg = |view| ArgRef {
+            ty: ArgType::Input,
+            view,
+        };
+        let one = [view(0x1000, 0)];
+        let write_args = |args: &[ArgRef]| {
+            write(
+                &path,
+                DfxSchema::V2026_08,
+                one.iter().copied(),
+                std::iter::empty(),
+                std::iter::once((task, args.iter().copied())),
+                std::iter::empty(),
+            )
+        };
+        assert!(write_args(&[arg(Some(0)), arg(None)]).is_ok());
+        let e = write_args(&[arg(Some(1))]).unwrap_err().to_string();
+        assert!(e.contains("args") && e.contains("beyond its table"), "{e}");
+        let edge = EdgeRef {
+            pred: 1,
+            succ: 2,
+            arg: 0,
+            source: EdgeSource::Tensormap,
+            wait: true,
+            retain: false,
+            overlap: Some(Overlap::Covered),
+            consumer: Some(0),
+            producer: Some(0),
+        };
+        let e = write(
+            &path,
+            DfxSchema::V2026_08,
+            one.iter().copied(),
+            std::iter::empty(),
+            std::iter::empty::<(Task, std::iter::Empty<ArgRef>)>(),
+            std::iter::once(edge),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("edges") && e.contains("beyond its table"), "{e}");
+        // The failed writes left the first file as it was.
+        assert_eq!(read(&path).unwrap().tasks[0].args.len(), 2);
     }
 
     #[test]
@@ -878,26 +1155,45 @@ mod tests {
             assert!(parse(&bytes[..n], &path).is_err(), "prefix {n}");
         }
         // The second task's n_args raised by one: the args count no longer adds up.
-        let at = 13 + 8 + TASK_BYTES + TASK_BYTES - 4;
+        let at = TASKS_AT + 8 + 2 * TASK_BYTES - 4;
         let mut sum = bytes.clone();
         sum[at] += 1;
         let e = parse(&sum, &path).unwrap_err();
         assert_eq!((e.section, e.field), ("args", "count"));
         // The first edge's overlap set to 7.
-        let at = 13 + 8 + 3 * TASK_BYTES + 8 + 4 * ARG_BYTES + 8 + 8 + 8 + 4 + 2;
+        let at = EDGES_AT + 8 + 8 + 8 + 4 + 2;
         let mut o = bytes.clone();
         o[at] = 7;
         let e = parse(&o, &path).unwrap_err();
         assert_eq!((e.section, e.index, e.field), ("edges", Some(0), "overlap"));
         assert!(e.to_string().contains("edges[0].overlap"), "{e}");
-        // The tasks count set to 2^61 (would overflow `count × size`).
+        // The first edge's producer region 1 of 1.
+        let mut p = bytes.clone();
+        p[EDGES_AT + 8 + 27..][..4].copy_from_slice(&1u32.to_le_bytes());
+        let e = parse(&p, &path).unwrap_err();
+        assert_eq!(
+            (e.section, e.index, e.field),
+            ("edges", Some(0), "producer")
+        );
+        // The second argument's view 3 of 3.
+        let mut v = bytes.clone();
+        v[ARGS_AT + 8 + ARG_BYTES + 1..][..4].copy_from_slice(&3u32.to_le_bytes());
+        let e = parse(&v, &path).unwrap_err();
+        assert_eq!((e.section, e.index, e.field), ("args", Some(1), "view"));
+        assert!(e.to_string().contains("beyond the table"), "{e}");
+        // A view of 6 dimensions.
+        let mut d = bytes.clone();
+        d[VIEWS_AT + 8 + VIEW_BYTES + 1] = 6;
+        let e = parse(&d, &path).unwrap_err();
+        assert_eq!((e.section, e.index, e.field), ("views", Some(1), "ndims"));
+        // The views count set to 2^61 (would overflow `count × size`).
         let mut huge = bytes;
-        huge[13..21].copy_from_slice(&(1u64 << 61).to_le_bytes());
+        huge[VIEWS_AT..VIEWS_AT + 8].copy_from_slice(&(1u64 << 61).to_le_bytes());
         assert_eq!(parse(&huge, &path).unwrap_err().field, "count");
     }
 
     #[test]
-    fn the_generation_byte_picks_the_json_and_a_version_1_file_is_2026_08() {
+    fn the_generation_byte_picks_the_json_and_other_versions_are_refused_with_the_fix() {
         let dir = tempfile::tempdir().unwrap();
         let mut r = sample();
         r.schema = DfxSchema::V2026_09;
@@ -911,11 +1207,20 @@ mod tests {
         bad[12] = 2;
         let e = parse(&bad, &path).unwrap_err();
         assert_eq!((e.section, e.field), ("header", "schema"));
-        let mut v1 = bytes[..12].to_vec();
-        v1.extend_from_slice(&bytes[13..]);
-        v1[8..12].copy_from_slice(&1u32.to_le_bytes());
-        let old = parse(&v1, &path).unwrap();
-        assert_eq!(old.schema, DfxSchema::V2026_08);
-        assert_eq!((old.tasks, old.edges), (r.tasks, r.edges));
+        // A deps.bin of the layout before the view tables (versions 1 to 3).
+        for old in 1..FIRST_VERSION {
+            let mut v = bytes.clone();
+            v[8..12].copy_from_slice(&old.to_le_bytes());
+            let e = parse(&v, &path).unwrap_err();
+            assert_eq!((e.section, e.field), ("header", "version"));
+            let text = e.to_string();
+            assert!(text.contains(&path.display().to_string()), "{text}");
+            assert!(text.contains("pto dfx-export"), "{text}");
+        }
+        let mut newer = bytes;
+        newer[8..12].copy_from_slice(&(super::super::VERSION + 1).to_le_bytes());
+        let e = parse(&newer, &path).unwrap_err();
+        assert!(matches!(e.kind, CompactErrorKind::Version { .. }), "{e}");
+        assert!(e.to_string().contains("the pto that wrote it"), "{e}");
     }
 }

@@ -14,7 +14,7 @@
 //! | offset | bytes | field |
 //! |---:|---:|---|
 //! | 0 | 8 | magic: [`swimlane::MAGIC`] or [`deps::MAGIC`] |
-//! | 8 | 4 | format version, [`VERSION`] (a reader also takes 1) |
+//! | 8 | 4 | format version, [`VERSION`] (which earlier ones a reader takes: below) |
 //! | 12 | … | the form's header, then its sections |
 //!
 //! Version 2 added the generation of Simpler's JSON the run asked for
@@ -23,7 +23,10 @@
 //! a version 1 file is a 2026-08 run's. Version 3 added, to the swimlane
 //! header only, which time the records hold (host, or the timing model's
 //! prediction: `metadata.timing` of the JSON form); a file before it holds
-//! host time.
+//! host time. Version 4 changed `deps.bin` only: its views and producer
+//! regions went into tables of their own, a recurring one written once and
+//! referenced by index ([`deps`]); a `deps.bin` before it is refused with an
+//! error that says how to get its JSON (the swimlane layout is unchanged).
 //!
 //! A section is a `u64` record count followed by that many fixed-size
 //! records. The reader ([`swimlane::parse`], [`deps::parse`]) checks every
@@ -44,10 +47,11 @@ use std::path::{Path, PathBuf};
 pub mod deps;
 pub mod swimlane;
 
-/// The format version both forms write; a reader takes it and every earlier
-/// one (1: no generation in the header, so 2026-08; 2: no timing byte, so
-/// host time) and refuses any other.
-pub const VERSION: u32 = 3;
+/// The format version both forms write; a swimlane reader takes it and every
+/// earlier one (1: no generation in the header, so 2026-08; 2: no timing
+/// byte, so host time), a deps reader it and every one from
+/// [`deps::FIRST_VERSION`]; both refuse any other.
+pub const VERSION: u32 = 4;
 
 /// The byte that stands for `schema` in a header: 0 for 2026-08, 1 for 2026-09.
 pub const fn schema_code(schema: crate::DfxSchema) -> u8 {
@@ -140,10 +144,18 @@ pub enum CompactErrorKind {
         expected: &'static str,
     },
     /// A version this reader does not know.
-    #[error("format version {found} is not supported (this reader knows 1 to {VERSION})")]
+    #[error("format version {found} is not supported (this reader knows 1 to {VERSION}); read it with the pto that wrote it, or a newer one")]
     Version {
         /// The version in the file.
         found: u32,
+    },
+    /// A version of the form's layout this reader no longer reads.
+    #[error("format version {found} is an older layout of this file than this pto reads (version {first} or later); export it to JSON with the pto that wrote it (`pto dfx-export`), or record the run again")]
+    Outdated {
+        /// The version in the file.
+        found: u32,
+        /// The first version whose layout this reader reads.
+        first: u32,
     },
     /// The file ends inside a field.
     #[error("the file ends early: {needed} more bytes needed, {available} left; the run that wrote it may have been cut short")]
