@@ -25,13 +25,15 @@
 //! | edge | `pred` u64, `succ` u64, `arg` i32, `source` u8 (0 explicit, 1 creator, 2 tensormap), `flags` u8 (1 wait, 2 retain), `overlap` u8 (0 none, 1 no overlap, 2 covered, 3 other), `consumer` u32 (a view), `producer` u32 (a region) |
 //!
 //! This layout is format version [`FIRST_VERSION`]; a `deps.bin` of an
-//! earlier version (each view inline in every argument and edge) is refused
-//! with an error that says to export it with the `pto` that wrote it.
+//! earlier version (each view inline in every argument and edge, `inline`)
+//! is read as well, into the same records.
 
 use std::collections::HashSet;
 use std::path::Path;
 
 use super::{CompactError, CompactErrorKind, Cursor, Enc, Sink};
+
+mod inline;
 use crate::deps::{
     ArgDirection, DepFlags, DepsArg, DepsEdge, DepsFile, DepsTask, DepsTensor, EdgeSource, Overlap,
     ProducerView, ScopeMode, TensorView,
@@ -50,7 +52,7 @@ pub const MAGIC: [u8; 8] = *b"PTO-DEP\0";
 pub const MAX_DIMS: usize = 5;
 
 /// The first format version ([`super::VERSION`]) with this layout; a reader
-/// refuses a `deps.bin` of an earlier one.
+/// takes a `deps.bin` of an earlier one in its inline layout.
 pub const FIRST_VERSION: u32 = 4;
 
 /// The index that stands for "no view" / "no region".
@@ -821,11 +823,9 @@ fn read_task<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<(Task, u32), Com
     Ok((task, n_args))
 }
 
-fn read_edge<R: std::io::Read>(
-    c: &mut Cursor<'_, R>,
-    views: &[View],
-    regions: &[Geometry],
-) -> Result<Edge, CompactError> {
+/// An edge record up to its views (`consumer` and `producer` left `None`),
+/// the same in every version.
+fn read_edge_head<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<Edge, CompactError> {
     let pred = c.u64("pred")?;
     let succ = c.u64("succ")?;
     let arg = i32::from_le_bytes(c.take("arg")?);
@@ -856,9 +856,20 @@ fn read_edge<R: std::io::Read>(
         wait: flags & 1 != 0,
         retain: flags & 2 != 0,
         overlap,
-        consumer: entry(c, "consumer", views)?,
-        producer: entry(c, "producer", regions)?,
+        consumer: None,
+        producer: None,
     })
+}
+
+fn read_edge<R: std::io::Read>(
+    c: &mut Cursor<'_, R>,
+    views: &[View],
+    regions: &[Geometry],
+) -> Result<Edge, CompactError> {
+    let mut edge = read_edge_head(c)?;
+    edge.consumer = entry(c, "consumer", views)?;
+    edge.producer = entry(c, "producer", regions)?;
+    Ok(edge)
 }
 
 fn walk<R: std::io::Read>(
@@ -867,16 +878,10 @@ fn walk<R: std::io::Read>(
 ) -> Result<(), CompactError> {
     let version = c.framing(&MAGIC, FILE_NAME)?;
     c.section = "header";
-    if version < FIRST_VERSION {
-        return Err(c.error(
-            "version",
-            CompactErrorKind::Outdated {
-                found: version,
-                first: FIRST_VERSION,
-            },
-        ));
-    }
     visitor.schema(c.schema(version)?);
+    if version < FIRST_VERSION {
+        return inline::walk_sections(c, visitor);
+    }
     let views = table(c, "views", VIEW_BYTES, read_view)?;
     let regions = table(c, "regions", REGION_BYTES, read_region)?;
     c.section = "tasks";
@@ -1193,7 +1198,7 @@ mod tests {
     }
 
     #[test]
-    fn the_generation_byte_picks_the_json_and_other_versions_are_refused_with_the_fix() {
+    fn the_generation_byte_picks_the_json_and_a_newer_version_is_refused_with_the_fix() {
         let dir = tempfile::tempdir().unwrap();
         let mut r = sample();
         r.schema = DfxSchema::V2026_09;
@@ -1207,16 +1212,6 @@ mod tests {
         bad[12] = 2;
         let e = parse(&bad, &path).unwrap_err();
         assert_eq!((e.section, e.field), ("header", "schema"));
-        // A deps.bin of the layout before the view tables (versions 1 to 3).
-        for old in 1..FIRST_VERSION {
-            let mut v = bytes.clone();
-            v[8..12].copy_from_slice(&old.to_le_bytes());
-            let e = parse(&v, &path).unwrap_err();
-            assert_eq!((e.section, e.field), ("header", "version"));
-            let text = e.to_string();
-            assert!(text.contains(&path.display().to_string()), "{text}");
-            assert!(text.contains("pto dfx-export"), "{text}");
-        }
         let mut newer = bytes;
         newer[8..12].copy_from_slice(&(super::super::VERSION + 1).to_le_bytes());
         let e = parse(&newer, &path).unwrap_err();

@@ -149,14 +149,6 @@ pub enum CompactErrorKind {
         /// The version in the file.
         found: u32,
     },
-    /// A version of the form's layout this reader no longer reads.
-    #[error("format version {found} is an older layout of this file than this pto reads (version {first} or later); export it to JSON with the pto that wrote it (`pto dfx-export`), or record the run again")]
-    Outdated {
-        /// The version in the file.
-        found: u32,
-        /// The first version whose layout this reader reads.
-        first: u32,
-    },
     /// The file ends inside a field.
     #[error("the file ends early: {needed} more bytes needed, {available} left; the run that wrote it may have been cut short")]
     Truncated {
