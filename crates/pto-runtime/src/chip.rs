@@ -126,7 +126,9 @@ impl SlotTable {
     fn new(window: u64) -> SlotTable {
         let tensors = TensorTable::new(window as usize);
         let slots = (0..window as usize)
-            .map(|i| TaskSlot::new(tensors.cells_of(i)))
+            // SAFETY: slot `i` alone gets cells `i` of `tensors`, which the table keeps
+            // (declared after `slots`, so dropped after them).
+            .map(|i| unsafe { TaskSlot::new(tensors.cells_of(i)) })
             .collect();
         SlotTable {
             slots,

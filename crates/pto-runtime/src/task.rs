@@ -681,7 +681,12 @@ impl TaskSlot {
     /// An empty, free slot whose first tensors go to `tensor_cells`: [`INLINE_TENSORS`]
     /// cells of its ring's [`TensorTable`] ([`TensorTable::cells_of`]), which must outlive
     /// the slot and belong to it alone; null for none (every tensor in a vector).
-    pub fn new(tensor_cells: *mut ChipTensor) -> TaskSlot {
+    ///
+    /// # Safety
+    ///
+    /// `tensor_cells` is null, or points to [`INLINE_TENSORS`] writable cells that no
+    /// other slot uses and that stay mapped while the slot lives.
+    pub unsafe fn new(tensor_cells: *mut ChipTensor) -> TaskSlot {
         TaskSlot {
             payload: UnsafeCell::new(TaskPayload::empty(tensor_cells)),
             fanin_remaining: AtomicU32::new(0),
@@ -712,7 +717,8 @@ impl TaskSlot {
 impl Default for TaskSlot {
     /// A slot without tensor cells.
     fn default() -> TaskSlot {
-        TaskSlot::new(std::ptr::null_mut())
+        // SAFETY: null is always allowed.
+        unsafe { TaskSlot::new(std::ptr::null_mut()) }
     }
 }
 
@@ -858,10 +864,13 @@ mod inline_list_tests {
     #[test]
     fn task_tensors_use_their_own_cells_then_spill_and_clear() {
         let table = TensorTable::new(2);
-        let slots = [
-            TaskSlot::new(table.cells_of(0)),
-            TaskSlot::new(table.cells_of(1)),
-        ];
+        // SAFETY: each slot gets its own cells of `table`, which outlives them.
+        let slots = unsafe {
+            [
+                TaskSlot::new(table.cells_of(0)),
+                TaskSlot::new(table.cells_of(1)),
+            ]
+        };
         let write = |k: usize, values: &[u64]| {
             // SAFETY: as above.
             let p = unsafe { &mut *slots[k].payload.get() };
