@@ -4,6 +4,8 @@
 //! replays the embedded example with no diagnostic, with swimlane level 4 and with dep_gen,
 //! and reports the median device time over many rounds. Then it measures the full args dump
 //! on a program whose tensors are large enough to time (3 × 64 MiB per run).
+//! `PTO_BENCH_ROUNDS` sets the examples' rounds (100), `PTO_BENCH_DUMP_ROUNDS` the dump's
+//! (5), and `PTO_BENCH_DUMP_ONLY=1` skips the examples.
 //! Results go to docs/PERFORMANCE.md.
 
 use std::path::{Path, PathBuf};
@@ -68,9 +70,10 @@ fn main() {
     );
     // L3 examples run through Python, not this single-chip path.
     let single_chip = |d: &&PathBuf| !d.join("distributed_meta.json").exists();
+    let dump_only = std::env::var("PTO_BENCH_DUMP_ONLY").is_ok_and(|v| v == "1");
     for dir in dirs
         .iter()
-        .filter(|d| !d.ends_with("vector_add") && single_chip(d))
+        .filter(|d| !dump_only && !d.ends_with("vector_add") && single_chip(d))
     {
         let _ = measure(dir, DfxOptions::default(), 3); // warm the compile cache and pages
         let (base, _) = measure(dir, DfxOptions::default(), rounds);
@@ -105,15 +108,19 @@ fn main() {
 
     // Args-dump throughput: a copy kernel over 16 Mi f32 elements (64 MiB per tensor).
     let dir = big_copy(&root);
+    let dump_rounds: usize = std::env::var("PTO_BENCH_DUMP_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
     let _ = measure(&dir, DfxOptions::default(), 1);
-    let (base_dev, base_wall, base_whole) = measure3(&dir, DfxOptions::default(), 5);
+    let (base_dev, base_wall, base_whole) = measure3(&dir, DfxOptions::default(), dump_rounds);
     let (dump_dev, dump_wall, dump_whole) = measure3(
         &dir,
         DfxOptions {
             dump_args: 2,
             ..Default::default()
         },
-        5,
+        dump_rounds,
     );
     let bytes = std::fs::metadata(dir.join("dfx_outputs/args_dump/args.bin"))
         .map(|m| m.len())
@@ -128,7 +135,7 @@ fn main() {
         .as_secs_f64()
         .max(1e-9);
     println!(
-        "args dump: {:.1} MiB per run; device {:.1} ms without / {:.1} ms with => {:.2} GB/s sustained; whole run (binding, copy-back) {:.1} / {:.1} ms; whole replay (artifacts written and synced) {:.1} / {:.1} ms => {:.2} GB/s end to end",
+        "args dump: {:.1} MiB per run; device {:.1} ms without / {:.1} ms with => {:.2} GB/s sustained; whole run (binding, copy-back) {:.1} / {:.1} ms; whole replay (artifacts written and synced) {:.1} / {:.1} ms => {:.2} GB/s end to end, {:.2} GB/s of the whole replay with the dump",
         bytes as f64 / (1 << 20) as f64,
         base_dev.as_secs_f64() * 1e3,
         dump_dev.as_secs_f64() * 1e3,
@@ -138,6 +145,7 @@ fn main() {
         base_whole.as_secs_f64() * 1e3,
         dump_whole.as_secs_f64() * 1e3,
         bytes as f64 / extra_whole / 1e9,
+        bytes as f64 / dump_whole.as_secs_f64() / 1e9,
     );
     let _ = std::fs::remove_dir_all(&root);
 }
