@@ -163,15 +163,28 @@ impl Trash {
         self.out.join(format!("{TRASH_PREFIX}{}-{k}", self.run))
     }
 
-    /// Renames `src` over `dest`. A large `dest` is first given a trash name as a second
-    /// link, so the rename only drops a link and frees nothing; if the link cannot be made
-    /// (a file system without hard links), the rename frees the old file as before.
+    /// Renames `src` over `dest`, setting a large `dest` aside instead of freeing it: the
+    /// two are exchanged atomically (`dest` is the new file at once) and the old one, now at
+    /// `src`, is renamed to a trash name. Renaming over an existing file would cost more
+    /// than the free: ext4 also starts the new file's delayed block allocation there
+    /// (`auto_da_alloc`), which the exchange does not. Without the exchange (a file system
+    /// that lacks it), `dest` gets a trash name as a second link first, so the rename only
+    /// drops a link; without hard links, the rename frees the old file as before.
     fn replace(&mut self, src: &Path, dest: &Path) -> std::io::Result<()> {
-        if tree_bytes(dest) >= SET_ASIDE_MIN_BYTES {
-            let trash = self.next_name();
-            if std::fs::hard_link(dest, &trash).is_ok() {
-                self.items.push(trash);
+        if tree_bytes(dest) < SET_ASIDE_MIN_BYTES {
+            return std::fs::rename(src, dest);
+        }
+        let trash = self.next_name();
+        if exchange(src, dest).is_ok() {
+            match std::fs::rename(src, &trash) {
+                Ok(()) => self.items.push(trash),
+                // Left in the staging directory, which is removed after publication.
+                Err(_) => self.items.push(src.to_path_buf()),
             }
+            return Ok(());
+        }
+        if std::fs::hard_link(dest, &trash).is_ok() {
+            self.items.push(trash);
         }
         std::fs::rename(src, dest)
     }
@@ -196,6 +209,31 @@ impl Trash {
 
     fn free_in_background(self) {
         free_later(self.items);
+    }
+}
+
+/// Exchanges the files at `a` and `b` atomically (`renameat2` with `RENAME_EXCHANGE`).
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (a, b) = (c(a)?, c(b)?);
+    // SAFETY: two NUL-terminated paths that outlive the call.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 
