@@ -11,13 +11,13 @@
 //!
 //! Replacing a large file must not make the run pay for freeing the old one (renaming a new
 //! 192 MiB `args.bin` over the previous run's frees the old pages before `rename` returns:
-//! ~85 ms). So, under the lock, a replaced file of at least [`SET_ASIDE_MIN_BYTES`] gets a
-//! second name first, a hidden `.trash-<pid>-…` hard link in `dfx_outputs/` (same file
-//! system: costs nothing), then the new file is renamed over it, which now only drops a
-//! link; a file or `previous/` directory that a publish removes is renamed to a trash name.
-//! The trash is unlinked on a background thread ([`finish_freeing`] waits for it; a
-//! long-lived session never does). A crash at any step leaves the old or the new file under
-//! the published name, never neither; trash whose process is gone is swept like staging.
+//! ~85 ms). So, under the lock, a replaced file of at least [`SET_ASIDE_MIN_BYTES`] is
+//! exchanged with the new one and then renamed to a hidden `.trash-<pid>-…` name in
+//! `dfx_outputs/` (same file system: costs nothing); a file or `previous/` directory that a
+//! publish removes is renamed to a trash name. The trash is unlinked on a background thread
+//! ([`finish_freeing`] waits for it; a long-lived session never does). A crash at any step
+//! leaves the old or the new file under the published name, never neither; trash whose
+//! process is gone is swept like staging.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -720,8 +720,9 @@ mod tests {
         std::fs::create_dir_all(out.join("args_dump")).unwrap();
         let bin = out.join("args_dump/args.bin");
         std::fs::write(&bin, "published").unwrap();
-        // Killed between the two steps of a replacement: the trash is a second link of the
-        // still-published file, which stays readable; sweeping drops only the extra link.
+        // Killed between the two steps of a replacement without exchange: the trash is a
+        // second link of the still-published file, which stays readable; sweeping drops only
+        // the extra link.
         let dead_link = out.join(format!("{TRASH_PREFIX}999999999-1-0-0"));
         std::fs::hard_link(&bin, &dead_link).unwrap();
         // Killed after setting a previous/ aside.
