@@ -171,7 +171,10 @@ impl Trash {
     /// that lacks it), `dest` gets a trash name as a second link first, so the rename only
     /// drops a link; without hard links, the rename frees the old file as before.
     fn replace(&mut self, src: &Path, dest: &Path) -> std::io::Result<()> {
-        if tree_bytes(dest) < SET_ASIDE_MIN_BYTES {
+        // Only a regular file is exchanged: anything else at `dest` fails the rename as before.
+        let large_file = std::fs::symlink_metadata(dest)
+            .is_ok_and(|m| m.is_file() && m.len() >= SET_ASIDE_MIN_BYTES);
+        if !large_file {
             return std::fs::rename(src, dest);
         }
         let trash = self.next_name();
@@ -669,6 +672,14 @@ mod tests {
         std::fs::write(out.join("pmu.csv"), "x").unwrap();
         trash.remove(&out.join("pmu.csv")).unwrap();
         trash.remove(&out.join("missing")).unwrap();
+        // A directory at the published name is never swapped out: the rename fails.
+        std::fs::create_dir_all(out.join("dir")).unwrap();
+        std::fs::write(out.join("dir/big"), large(4)).unwrap();
+        std::fs::write(out.join("dir.new"), "new").unwrap();
+        assert!(trash
+            .replace(&out.join("dir.new"), &out.join("dir"))
+            .is_err());
+        assert_eq!(std::fs::read(out.join("dir/big")).unwrap(), large(4));
         assert_eq!(trash.items.len(), 2);
         assert_eq!(trash_in(out).len(), 2);
         trash.free_in_background();
