@@ -638,6 +638,9 @@ fn main() -> ExitCode {
     // Idle chip processes are stopped and reaped before `pto` exits, so none outlives
     // it and their CPU time is counted as this process's children's.
     pto_runner::chip_process::shutdown_all();
+    // Replaced diagnostics set aside by this process's runs are freed before it exits (the
+    // run itself did not wait for them), so none is left for the next run's sweep.
+    pto_runner::dfx_publish::finish_freeing();
     match res {
         Ok(code) => code,
         Err(e) => {

@@ -8,6 +8,16 @@
 //! the files of exactly one of them, a full disk or a kill mid-write leaves the previous
 //! complete set (the staging directory is abandoned), and the next run sweeps staging
 //! directories whose process is gone.
+//!
+//! Replacing a large file must not make the run pay for freeing the old one (renaming a new
+//! 192 MiB `args.bin` over the previous run's frees the old pages before `rename` returns:
+//! ~85 ms). So, under the lock, a replaced file of at least [`SET_ASIDE_MIN_BYTES`] is
+//! exchanged with the new one and then renamed to a hidden `.trash-<pid>-…` name in
+//! `dfx_outputs/` (same file system: costs nothing); a file or `previous/` directory that a
+//! publish removes is renamed to a trash name. The trash is unlinked on a background thread
+//! ([`finish_freeing`] waits for it; a long-lived session never does). A crash at any step
+//! leaves the old or the new file under the published name, never neither; trash whose
+//! process is gone is swept like staging.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -18,6 +28,12 @@ use crate::error::RunnerError;
 
 /// Prefix of staging directories inside `dfx_outputs/`.
 pub const STAGING_PREFIX: &str = ".run-";
+/// Prefix of replaced files and directories set aside inside `dfx_outputs/` to be freed off
+/// the run's path: `.trash-<pid>-<nanos>-<n>-<k>`.
+pub const TRASH_PREFIX: &str = ".trash-";
+/// A replaced file at least this large is set aside and freed on a background thread; a
+/// smaller one is freed in place (microseconds).
+pub const SET_ASIDE_MIN_BYTES: u64 = 1 << 20;
 /// The lock file inside `dfx_outputs/`.
 pub const LOCK_FILE: &str = ".lock";
 
@@ -52,25 +68,195 @@ pub fn staging_dir(out: &Path) -> Result<PathBuf, RunnerError> {
     Ok(dir)
 }
 
-/// Removes staging directories left by processes that no longer exist.
+/// Removes staging directories and trash left by processes that no longer exist (on the
+/// background thread that frees trash: a killed run's files can be large).
 pub fn sweep(out: &Path) {
     let Ok(entries) = std::fs::read_dir(out) else {
         return;
     };
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(STAGING_PREFIX)) else {
-            continue;
-        };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
-            continue;
-        };
-        // SAFETY: signal 0 only checks whether the process exists.
-        let alive = pid == std::process::id() as i32 || unsafe { libc::kill(pid, 0) } == 0;
-        if !alive {
-            let _ = std::fs::remove_dir_all(e.path());
+    let dead: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| owner_pid(&e.file_name().to_string_lossy()).is_some_and(|pid| !alive(pid)))
+        .map(|e| e.path())
+        .collect();
+    free_later(dead);
+}
+
+/// The process that made a staging directory or trash entry, by its name.
+fn owner_pid(name: &str) -> Option<i32> {
+    let rest = name
+        .strip_prefix(STAGING_PREFIX)
+        .or_else(|| name.strip_prefix(TRASH_PREFIX))?;
+    rest.split('-').next()?.parse::<i32>().ok()
+}
+
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks whether the process exists.
+    pid == std::process::id() as i32
+        || unsafe { libc::kill(pid, 0) } == 0
+        // It exists but belongs to another user.
+        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Background threads freeing trash, joined by [`finish_freeing`].
+static FREEING: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
+    std::sync::Mutex::new(Vec::new());
+
+fn remove_any(path: &Path) {
+    let _ = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(_) => Ok(()),
+    };
+}
+
+/// Removes `paths` (files or directories) on a thread of their own; in place if no thread
+/// can be started.
+fn free_later(paths: Vec<PathBuf>) {
+    if paths.is_empty() {
+        return;
+    }
+    let shared = std::sync::Arc::new(paths);
+    let for_thread = std::sync::Arc::clone(&shared);
+    let spawned = std::thread::Builder::new()
+        .name("pto-dfx-free".into())
+        .spawn(move || for_thread.iter().for_each(|p| remove_any(p)));
+    match spawned {
+        Ok(handle) => {
+            let mut threads = FREEING.lock().unwrap_or_else(|p| p.into_inner());
+            threads.retain(|t| !t.is_finished());
+            threads.push(handle);
+        }
+        Err(_) => shared.iter().for_each(|p| remove_any(p)),
+    }
+}
+
+/// Waits until every replaced file this process set aside is freed. A one-shot process
+/// (the CLI, a chip process told to exit) calls it before exiting, after its results are
+/// out, so no trash outlives it; a run never does.
+pub fn finish_freeing() {
+    let threads = std::mem::take(&mut *FREEING.lock().unwrap_or_else(|p| p.into_inner()));
+    for t in threads {
+        let _ = t.join();
+    }
+}
+
+/// The replaced files of one publication, set aside under hidden names in `out` and freed
+/// off the run's path by [`Trash::free_in_background`].
+struct Trash {
+    out: PathBuf,
+    run: String,
+    items: Vec<PathBuf>,
+}
+
+impl Trash {
+    fn new(out: &Path) -> Self {
+        Trash {
+            out: out.to_path_buf(),
+            run: new_run_id(),
+            items: Vec::new(),
         }
     }
+
+    fn next_name(&self) -> PathBuf {
+        let k = self.items.len();
+        self.out.join(format!("{TRASH_PREFIX}{}-{k}", self.run))
+    }
+
+    /// Renames `src` over `dest`, setting a large `dest` aside instead of freeing it: the
+    /// two are exchanged atomically (`dest` is the new file at once) and the old one, now at
+    /// `src`, is renamed to a trash name. Renaming over an existing file would cost more
+    /// than the free: ext4 also starts the new file's delayed block allocation there
+    /// (`auto_da_alloc`), which the exchange does not. Without the exchange (a file system
+    /// that lacks it), `dest` gets a trash name as a second link first, so the rename only
+    /// drops a link; without hard links, the rename frees the old file as before.
+    fn replace(&mut self, src: &Path, dest: &Path) -> std::io::Result<()> {
+        // Only a regular file is exchanged: anything else at `dest` fails the rename as before.
+        let large_file = std::fs::symlink_metadata(dest)
+            .is_ok_and(|m| m.is_file() && m.len() >= SET_ASIDE_MIN_BYTES);
+        if !large_file {
+            return std::fs::rename(src, dest);
+        }
+        let trash = self.next_name();
+        if exchange(src, dest).is_ok() {
+            match std::fs::rename(src, &trash) {
+                Ok(()) => self.items.push(trash),
+                // Left in the staging directory, which is removed after publication.
+                Err(_) => self.items.push(src.to_path_buf()),
+            }
+            return Ok(());
+        }
+        if std::fs::hard_link(dest, &trash).is_ok() {
+            self.items.push(trash);
+        }
+        std::fs::rename(src, dest)
+    }
+
+    /// Removes `path` (a file or a directory; missing is fine): a large one is renamed to a
+    /// trash name, a small one removed in place.
+    fn remove(&mut self, path: &Path) -> std::io::Result<()> {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return Ok(());
+        };
+        if tree_bytes(path) >= SET_ASIDE_MIN_BYTES {
+            let trash = self.next_name();
+            std::fs::rename(path, &trash)?;
+            self.items.push(trash);
+            Ok(())
+        } else if meta.is_dir() {
+            std::fs::remove_dir_all(path)
+        } else {
+            std::fs::remove_file(path)
+        }
+    }
+
+    fn free_in_background(self) {
+        free_later(self.items);
+    }
+}
+
+/// Exchanges the files at `a` and `b` atomically (`renameat2` with `RENAME_EXCHANGE`).
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (a, b) = (c(a)?, c(b)?);
+    // SAFETY: two NUL-terminated paths that outlive the call.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The bytes of the file or directory tree at `path` (0 when missing; stops counting once
+/// it reaches [`SET_ASIDE_MIN_BYTES`]).
+fn tree_bytes(path: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    let mut total = 0;
+    for e in std::fs::read_dir(path).into_iter().flatten().flatten() {
+        total += tree_bytes(&e.path());
+        if total >= SET_ASIDE_MIN_BYTES {
+            break;
+        }
+    }
+    total
 }
 
 /// An advisory lock on `dfx_outputs/.lock` (released on drop).
@@ -156,6 +342,30 @@ pub fn publish(
         .and_then(|n| n.strip_prefix(STAGING_PREFIX))
         .unwrap_or_default()
         .to_string();
+    let mut trash = Trash::new(out);
+    let published = publish_locked(staging, out, &files, &run, program, &mut trash);
+    // Freed off the run's path whether or not the publication succeeded (what was set
+    // aside is no longer published either way).
+    trash.free_in_background();
+    published?;
+    let _ = std::fs::remove_dir_all(staging);
+    for p in paths.iter_mut() {
+        if let Ok(rel) = p.strip_prefix(staging) {
+            *p = out.join(rel);
+        }
+    }
+    Ok(())
+}
+
+/// [`publish`]'s moves, under the set's exclusive lock.
+fn publish_locked(
+    staging: &Path,
+    out: &Path,
+    files: &[PathBuf],
+    run: &str,
+    program: &str,
+    trash: &mut Trash,
+) -> Result<(), RunnerError> {
     {
         let _lock = lock(out, true)?;
         let mut provenance = pto_dfx::provenance::Provenance::read(out);
@@ -164,8 +374,8 @@ pub fn publish(
             .iter()
             .filter_map(|f| pto_dfx::provenance::relative_key(staging, f))
             .collect();
-        set_aside_foreign(out, &mut provenance, program, &incoming)?;
-        for f in &files {
+        set_aside_foreign(out, &mut provenance, program, &incoming, trash)?;
+        for f in files {
             let Ok(rel) = f.strip_prefix(staging) else {
                 continue;
             };
@@ -173,32 +383,25 @@ pub fn publish(
             if let Some(parent) = dest.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| io("creating", parent, e))?;
             }
-            std::fs::rename(f, &dest).map_err(|e| io("publishing", &dest, e))?;
+            trash
+                .replace(f, &dest)
+                .map_err(|e| io("publishing", &dest, e))?;
             if let Some(other) = other_form(rel) {
-                match std::fs::remove_file(out.join(other)) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(io("removing", &out.join(other), e))
-                    }
-                    _ => {}
-                }
+                trash
+                    .remove(&out.join(other))
+                    .map_err(|e| io("removing", &out.join(other), e))?;
                 provenance.files.remove(other);
             }
         }
-        supersede_args_bin(out, &mut provenance, &incoming)?;
+        supersede_args_bin(out, &mut provenance, &incoming, trash)?;
         for key in incoming {
             let origin = pto_dfx::provenance::Origin {
                 program: program.to_string(),
-                run: run.clone(),
+                run: run.to_string(),
             };
             provenance.files.insert(key, origin);
         }
         provenance.write(out)?;
-    }
-    let _ = std::fs::remove_dir_all(staging);
-    for p in paths.iter_mut() {
-        if let Ok(rel) = p.strip_prefix(staging) {
-            *p = out.join(rel);
-        }
     }
     Ok(())
 }
@@ -218,7 +421,16 @@ pub fn publish_file(
     let _lock = lock(out, true)?;
     let mut provenance = pto_dfx::provenance::Provenance::read(out);
     provenance.version = 1;
-    set_aside_foreign(out, &mut provenance, program, &[name.to_string()])?;
+    let mut trash = Trash::new(out);
+    let set_aside = set_aside_foreign(
+        out,
+        &mut provenance,
+        program,
+        &[name.to_string()],
+        &mut trash,
+    );
+    trash.free_in_background();
+    set_aside?;
     let path = out.join(name);
     pto_dfx::atomic_write(&path, bytes)?;
     provenance.files.insert(
@@ -239,16 +451,14 @@ fn supersede_args_bin(
     out: &Path,
     provenance: &mut pto_dfx::provenance::Provenance,
     incoming: &[String],
+    trash: &mut Trash,
 ) -> Result<(), RunnerError> {
     let manifest = format!("args_dump/{}", pto_dfx::args_dump::MANIFEST_FILE_NAME);
     let bin = format!("args_dump/{}", pto_dfx::args_dump::BIN_FILE_NAME);
     if incoming.contains(&manifest) && !incoming.contains(&bin) {
-        match std::fs::remove_file(out.join(&bin)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(io("removing", &out.join(&bin), e))
-            }
-            _ => {}
-        }
+        trash
+            .remove(&out.join(&bin))
+            .map_err(|e| io("removing", &out.join(&bin), e))?;
         provenance.files.remove(&bin);
     }
     Ok(())
@@ -262,6 +472,7 @@ fn set_aside_foreign(
     provenance: &mut pto_dfx::provenance::Provenance,
     program: &str,
     incoming: &[String],
+    trash: &mut Trash,
 ) -> Result<(), RunnerError> {
     let foreign: Vec<String> = provenance
         .files
@@ -274,12 +485,9 @@ fn set_aside_foreign(
         return Ok(());
     }
     let previous = out.join(pto_dfx::provenance::PREVIOUS_DIR);
-    match std::fs::remove_dir_all(&previous) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(io("emptying", &previous, e))
-        }
-        _ => {}
-    }
+    trash
+        .remove(&previous)
+        .map_err(|e| io("emptying", &previous, e))?;
     for key in foreign {
         let dest = previous.join(&key);
         if let Some(parent) = dest.parent() {
@@ -340,6 +548,7 @@ mod tests {
         let dead = out.join(format!("{STAGING_PREFIX}999999999-1-0"));
         std::fs::create_dir_all(&dead).unwrap();
         let s2 = staging_dir(&out).unwrap();
+        finish_freeing();
         assert!(!dead.exists() && s2.exists());
     }
 
@@ -419,5 +628,125 @@ mod tests {
             !out.join("previous/deps.json").exists(),
             "previous/ holds one program"
         );
+    }
+
+    fn trash_in(out: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(out)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(TRASH_PREFIX))
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn large(fill: u8) -> Vec<u8> {
+        vec![fill; SET_ASIDE_MIN_BYTES as usize]
+    }
+
+    #[test]
+    fn a_large_replaced_file_is_set_aside_then_freed_and_a_small_one_in_place() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path();
+        let (dest, new) = (out.join("args.bin"), out.join("new.bin"));
+        std::fs::write(&dest, large(1)).unwrap();
+        std::fs::write(&new, large(2)).unwrap();
+        let mut trash = Trash::new(out);
+        trash.replace(&new, &dest).unwrap();
+        // The old bytes live on under a trash name only; the published name has the new.
+        assert_eq!(trash.items.len(), 1);
+        assert_eq!(std::fs::read(&trash.items[0]).unwrap(), large(1));
+        assert_eq!(std::fs::read(&dest).unwrap(), large(2));
+        // A large file or directory a publication removes is renamed to trash.
+        std::fs::create_dir_all(out.join("previous")).unwrap();
+        std::fs::write(out.join("previous/deps.json"), large(3)).unwrap();
+        trash.remove(&out.join("previous")).unwrap();
+        assert!(!out.join("previous").exists() && trash.items.len() == 2);
+        // Small ones are replaced and removed in place; a missing one is no error.
+        std::fs::write(out.join("small"), "old").unwrap();
+        std::fs::write(out.join("small.new"), "new").unwrap();
+        trash
+            .replace(&out.join("small.new"), &out.join("small"))
+            .unwrap();
+        std::fs::write(out.join("pmu.csv"), "x").unwrap();
+        trash.remove(&out.join("pmu.csv")).unwrap();
+        trash.remove(&out.join("missing")).unwrap();
+        // A directory at the published name is never swapped out: the rename fails.
+        std::fs::create_dir_all(out.join("dir")).unwrap();
+        std::fs::write(out.join("dir/big"), large(4)).unwrap();
+        std::fs::write(out.join("dir.new"), "new").unwrap();
+        assert!(trash
+            .replace(&out.join("dir.new"), &out.join("dir"))
+            .is_err());
+        assert_eq!(std::fs::read(out.join("dir/big")).unwrap(), large(4));
+        assert_eq!(trash.items.len(), 2);
+        assert_eq!(trash_in(out).len(), 2);
+        trash.free_in_background();
+        finish_freeing();
+        assert!(trash_in(out).is_empty());
+        assert_eq!(std::fs::read(&dest).unwrap(), large(2));
+        assert_eq!(std::fs::read_to_string(out.join("small")).unwrap(), "new");
+    }
+
+    #[test]
+    fn republishing_a_large_dump_leaves_the_new_set_and_no_trash() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("dfx_outputs");
+        for fill in [1, 2] {
+            let stage = staging_dir(&out).unwrap();
+            std::fs::create_dir_all(stage.join("args_dump")).unwrap();
+            std::fs::write(stage.join("args_dump/args.bin"), large(fill)).unwrap();
+            std::fs::write(stage.join("args_dump/args_dump.json"), [fill]).unwrap();
+            publish(&stage, &out, &mut [], "p1").unwrap();
+            // The set is complete as soon as publish returns, whatever the freeing does.
+            assert_eq!(
+                std::fs::read(out.join("args_dump/args.bin")).unwrap(),
+                large(fill)
+            );
+            assert_eq!(
+                std::fs::read(out.join("args_dump/args_dump.json")).unwrap(),
+                [fill]
+            );
+            let prov = pto_dfx::provenance::Provenance::read(&out);
+            assert_eq!(
+                prov.files["args_dump/args.bin"].run,
+                prov.files["args_dump/args_dump.json"].run
+            );
+        }
+        // A manifest without payload supersedes the large args.bin (set aside, then freed).
+        let stage = staging_dir(&out).unwrap();
+        std::fs::create_dir_all(stage.join("args_dump")).unwrap();
+        std::fs::write(stage.join("args_dump/args_dump.json"), "[]").unwrap();
+        publish(&stage, &out, &mut [], "p1").unwrap();
+        assert!(!out.join("args_dump/args.bin").exists());
+        finish_freeing();
+        assert!(trash_in(&out).is_empty());
+    }
+
+    #[test]
+    fn trash_left_by_a_killed_process_is_swept_and_a_live_one_s_is_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("dfx_outputs");
+        std::fs::create_dir_all(out.join("args_dump")).unwrap();
+        let bin = out.join("args_dump/args.bin");
+        std::fs::write(&bin, "published").unwrap();
+        // Killed between the two steps of a replacement without exchange: the trash is a
+        // second link of the still-published file, which stays readable; sweeping drops only
+        // the extra link.
+        let dead_link = out.join(format!("{TRASH_PREFIX}999999999-1-0-0"));
+        std::fs::hard_link(&bin, &dead_link).unwrap();
+        // Killed after setting a previous/ aside.
+        let dead_dir = out.join(format!("{TRASH_PREFIX}999999999-1-0-1"));
+        std::fs::create_dir_all(&dead_dir).unwrap();
+        std::fs::write(dead_dir.join("deps.json"), "old").unwrap();
+        // This process's own trash is its own thread's to free.
+        let mine = out.join(format!("{TRASH_PREFIX}{}-1-0-0", std::process::id()));
+        std::fs::write(&mine, "mine").unwrap();
+        let _stage = staging_dir(&out).unwrap();
+        finish_freeing();
+        assert!(!dead_link.exists() && !dead_dir.exists());
+        assert!(mine.exists());
+        assert_eq!(std::fs::read_to_string(&bin).unwrap(), "published");
     }
 }

@@ -240,8 +240,16 @@ fn load(req: &Value) -> Result<CompiledBuild, RunnerError> {
 }
 
 /// The chip process's main loop (`pto __chip-worker`, `python -m
-/// pypto.runtime._chip_worker`): returns the process exit code.
+/// pypto.runtime._chip_worker`): returns the process exit code once the host is done, after
+/// the replaced diagnostics set aside by its runs are freed
+/// ([`crate::dfx_publish::finish_freeing`]).
 pub fn serve() -> i32 {
+    let code = serve_requests();
+    crate::dfx_publish::finish_freeing();
+    code
+}
+
+fn serve_requests() -> i32 {
     // SAFETY: the host passes the control socket as fd 3; this process owns it from here.
     let mut sock = unsafe { UnixStream::from_raw_fd(CONTROL_FD) };
     let board_map = match Mapping::new(SHARED_FD, 0, board::board_bytes()) {
