@@ -74,6 +74,9 @@ pub fn load(dir: &Path) -> Result<Dump, ToolError> {
         });
     };
     let manifest_path = dir.join(pto_dfx::args_dump::MANIFEST_FILE_NAME);
+    // The manifest and `args.bin` are read as one set: a run publishing into this
+    // `dfx_outputs/` meanwhile waits (pto_dfx::set_lock).
+    let set_lock = pto_dfx::set_lock::read_lock(crate::parent_dir(&dir));
     let loaded = pto_dfx::args_dump::read(&manifest_path)?;
     let mut warnings: Vec<String> = loaded
         .problems
@@ -101,6 +104,7 @@ pub fn load(dir: &Path) -> Result<Dump, ToolError> {
         }
         None => None,
     };
+    drop(set_lock);
     let parent = crate::parent_dir(&dir);
     let (names, name_problems) = names::resolve(parent, None, None, SiblingPolicy::Newest)?;
     if let Some(src) = &names.source {
@@ -769,6 +773,30 @@ mod tests {
         )
         .unwrap();
         (root, dir)
+    }
+
+    /// The pair is read under the set's lock held shared: a run publishing a new pair
+    /// (the lock held exclusively) finishes before the viewer reads.
+    #[test]
+    fn the_pair_is_read_while_no_run_publishes() {
+        let (root, dir) = setup();
+        let publisher = pto_dfx::set_lock::lock(root.path(), true).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            let _ = tx.send(load(&dir).map(|d| d.manifest.args.len()));
+        });
+        assert!(
+            rx.recv_timeout(std::time::Duration::from_millis(200))
+                .is_err(),
+            "the viewer read the pair while a run was publishing"
+        );
+        drop(publisher);
+        let n = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the viewer reads once the run has published")
+            .unwrap();
+        assert!(n > 0);
+        t.join().unwrap();
     }
 
     #[test]

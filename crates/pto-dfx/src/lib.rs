@@ -90,6 +90,7 @@ pub mod printable;
 pub mod provenance;
 pub mod schema;
 pub mod scope_stats;
+pub mod set_lock;
 pub mod swimlane;
 pub mod task_id;
 

@@ -19,8 +19,6 @@
 //! leaves the old or the new file under the published name, never neither; trash whose
 //! process is gone is swept like staging.
 
-use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -34,8 +32,7 @@ pub const TRASH_PREFIX: &str = ".trash-";
 /// A replaced file at least this large is set aside and freed on a background thread; a
 /// smaller one is freed in place (microseconds).
 pub const SET_ASIDE_MIN_BYTES: u64 = 1 << 20;
-/// The lock file inside `dfx_outputs/`.
-pub const LOCK_FILE: &str = ".lock";
+pub use pto_dfx::set_lock::{SetLock, LOCK_FILE};
 
 fn io(action: &'static str, path: &Path, source: std::io::Error) -> RunnerError {
     RunnerError::ArtifactIo {
@@ -259,32 +256,10 @@ fn tree_bytes(path: &Path) -> u64 {
     total
 }
 
-/// An advisory lock on `dfx_outputs/.lock` (released on drop).
-pub struct SetLock {
-    _file: File,
-}
-
-/// Locks `out`'s artifact set: `exclusive` to publish, shared to read several files.
+/// Locks `out`'s artifact set ([`pto_dfx::set_lock`]): `exclusive` to publish, shared to
+/// read several files.
 pub fn lock(out: &Path, exclusive: bool) -> Result<SetLock, RunnerError> {
-    std::fs::create_dir_all(out).map_err(|e| io("creating", out, e))?;
-    let path = out.join(LOCK_FILE);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(|e| io("opening", &path, e))?;
-    let op = if exclusive {
-        libc::LOCK_EX
-    } else {
-        libc::LOCK_SH
-    };
-    // SAFETY: flock on a descriptor we own.
-    if unsafe { libc::flock(file.as_raw_fd(), op) } != 0 {
-        return Err(io("locking", &path, std::io::Error::last_os_error()));
-    }
-    Ok(SetLock { _file: file })
+    pto_dfx::set_lock::lock(out, exclusive).map_err(|e| io("locking", &out.join(LOCK_FILE), e))
 }
 
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
