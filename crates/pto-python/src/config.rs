@@ -233,6 +233,12 @@ impl RunOptions {
         self.config.dfx.any()
     }
 
+    /// True when a run writes files under `dfx_outputs/`: one of the five diagnostics, or
+    /// the predicted timing (`predicted_timing.json`).
+    fn writes_dfx_files(&self) -> bool {
+        self.config.dfx.writes_files()
+    }
+
     fn __repr__(&self) -> String {
         let switches = DFX_SWITCHES.iter().map(|s| {
             let value = (s.get)(&self.config.dfx);

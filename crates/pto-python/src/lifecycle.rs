@@ -248,7 +248,7 @@ pub fn replay_run(
         recompile,
         rebuild_from_pto,
     };
-    let dfx_on = options.config.dfx.any();
+    let dfx_on = options.config.dfx.writes_files();
     let mut host = NativeHost {
         dir: &dir,
         args: &args,

@@ -729,7 +729,7 @@ def execute_distributed(
     output_dir = Path(compiled.output_dir)
     dfx_base = output_dir / "dfx_outputs"
     device_ids = compiled.distributed_config.device_ids
-    writes_files = config.any_dfx_enabled() or _timing(config) == "predicted"
+    writes_files = config.writes_dfx_files()
     if writes_files:
         _clear_dfx_dispatch_dirs(dfx_base, range(len(device_ids)))
     run = dict(

@@ -327,6 +327,11 @@ class RunConfig:
         """True when any of the five diagnostics is on."""
         return self.dfx_options().any()
 
+    def writes_dfx_files(self) -> bool:
+        """True when a run writes files under ``dfx_outputs/``: one of the five diagnostics,
+        or the predicted timing (``timing``, else ``PTO_TIMING``; checked as a run's)."""
+        return self.native_options().writes_dfx_files()
+
     def dfx_options(self) -> DfxOptions:
         """The five diagnostics as a :class:`DfxOptions`."""
         return DfxOptions(**_dfx_switches.values(self))

@@ -179,7 +179,7 @@ def replay(
         rebuild_from_pto=rebuild_from_pto,
         recompile=recompile,
         validate=golden is not None,
-        dfx_on=config.any_dfx_enabled(),
+        dfx_on=config.writes_dfx_files(),
         load=load,
         run=run,
         check=check,
