@@ -376,7 +376,7 @@ impl TensorMap {
         on_hit: &mut dyn FnMut(Hit, bool),
     ) {
         debug_assert!(self.keep.is_some(), "only a keeping map keeps retired writers");
-        self.walk::<true>(input, supersede, retired, |hit, gone| on_hit(hit, gone));
+        self.walk::<true>(input, supersede, retired, on_hit);
     }
 
     /// The walk of both lookups: `KEEP` keeps retired entries and reports them.
