@@ -7,15 +7,15 @@
 //!
 //! The log holds what Simpler's dep_gen replay records, independent of timing: that replay
 //! never retires a producer, so every edge is logged whether or not its producer has
-//! retired by the time of the submit. Creator and explicit edges need nothing for that; the
-//! TensorMap edges come from [`DepRecorder`]'s own replay map, which sees every region
-//! written in the run (the live map forgets retired writers, which is what wiring needs).
+//! retired by the time of the submit. Creator and explicit edges need nothing for that; for
+//! the TensorMap edges the orchestrator's map keeps retired writers while recording is on
+//! ([`keeping`](crate::tensor_map::TensorMap::keeping)) and reports them flagged, so wiring skips what the log keeps.
 
 use std::ops::Range;
 
 use crate::ffi::{ChipTensor, TensorArgType, MAX_TENSOR_DIMS};
 use crate::task::TaskId;
-use crate::tensor_map::{Overlap, TensorMap, ViewGeometry};
+use crate::tensor_map::{Hit, Overlap, ViewGeometry};
 
 /// Where an edge came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -357,19 +357,19 @@ impl<T: Interned> Interner<T> {
     }
 }
 
-/// dep_gen's recorder: the [`DepLog`] and the replay TensorMap its TensorMap edges come from.
+/// dep_gen's recorder: the [`DepLog`] a run fills. Its TensorMap edges come from the
+/// orchestrator's own map, which keeps retired writers while dep_gen is on
+/// ([`keeping`](crate::tensor_map::TensorMap::keeping)): one walk finds the producers to wire (those not retired) and
+/// the edges to log (all of them, newest first).
 pub struct DepRecorder {
     /// What has been recorded so far.
     pub log: DepLog,
-    /// Every region written in the run, never retired (grows as needed).
-    replay: TensorMap,
 }
 
 impl DepRecorder {
-    /// An empty recorder whose replay map is hashed for `capacity` entries and grows its
-    /// entry pool from 256 as regions are written; the log has room for `capacity` tasks
-    /// (four arguments and two edges each) before its arrays grow, since growing one
-    /// copies it when glibc serves it from the heap rather than a mapping of its own.
+    /// An empty recorder whose log has room for `capacity` tasks (four arguments and two
+    /// edges each) before its arrays grow, since growing one copies it when glibc serves
+    /// it from the heap rather than a mapping of its own.
     pub fn new(capacity: usize) -> DepRecorder {
         let n = capacity.max(64);
         let log = DepLog {
@@ -379,49 +379,36 @@ impl DepRecorder {
             views: Vec::with_capacity(n),
             ..DepLog::default()
         };
-        DepRecorder {
-            log,
-            replay: TensorMap::growing(n, 256),
-        }
+        DepRecorder { log }
     }
 
-    /// Logs a TensorMap edge to `succ`'s argument `arg` (view `consumer`, already recorded
-    /// as that argument of the open task) from every writer of an overlapping region in
-    /// the run, newest first; with `supersede` (INOUT) the covered regions are forgotten,
-    /// as in the live map.
-    pub fn lookup(&mut self, consumer: &ChipTensor, supersede: bool, succ: TaskId, arg: i32) {
+    /// Logs the TensorMap edge of `hit` to `succ`'s argument `arg`, whose view is already
+    /// recorded as that argument of the open task (one call per hit of a
+    /// [`lookup_keeping`](crate::tensor_map::TensorMap::lookup_keeping), retired producers
+    /// included).
+    #[inline]
+    pub fn tensormap_edge(&mut self, hit: &Hit, succ: TaskId, arg: i32) {
         let log = &mut self.log;
-        let view = log.open_arg_view(arg as usize);
-        self.replay.lookup(
-            &ViewGeometry::of(consumer),
-            supersede,
-            &|_| false,
-            &mut |hit| {
-                let producer = Some(log.intern_region(&hit.geometry));
-                log.edges.push(EdgeRecord {
-                    pred: hit.producer,
-                    succ,
-                    arg,
-                    source: EdgeSource::TensorMap,
-                    wait: true,
-                    retain: false,
-                    overlap: Some(hit.overlap),
-                    consumer: view,
-                    producer,
-                })
-            },
-        );
-    }
-
-    /// Records `producer` as the latest writer of `geometry` (step 4 of a submit).
-    pub fn register_output(&mut self, geometry: ViewGeometry, producer: TaskId) {
-        self.replay.insert_growing(geometry, producer);
+        let consumer = log.open_arg_view(arg as usize);
+        let producer = Some(log.intern_region(&hit.geometry));
+        log.edges.push(EdgeRecord {
+            pred: hit.producer,
+            succ,
+            arg,
+            source: EdgeSource::TensorMap,
+            wait: true,
+            retain: false,
+            overlap: Some(hit.overlap),
+            consumer,
+            producer,
+        });
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tensor_map::TensorMap;
 
     fn tensor(addr: u64, start_offset: u64, version: i32) -> ChipTensor {
         let mut t = ChipTensor::zeroed();
@@ -548,14 +535,20 @@ mod tests {
     #[test]
     fn tensormap_edges_name_the_consumer_argument_view_and_intern_regions() {
         let mut rec = DepRecorder::new(64);
+        let mut map = TensorMap::keeping(64);
+        let never = |_: TaskId| false;
         let w = tensor(0x1000, 0, 0);
-        rec.register_output(ViewGeometry::of(&w), TaskId(1));
-        rec.register_output(ViewGeometry::of(&w), TaskId(2));
+        assert!(map.insert_keeping(ViewGeometry::of(&w), TaskId(1), &never));
+        assert!(map.insert_keeping(ViewGeometry::of(&w), TaskId(2), &never));
         rec.log.open_task();
         rec.log
             .push_arg(TensorArgType::Input, Some(&tensor(0x5000, 0, 0)));
         rec.log.push_arg(TensorArgType::Input, Some(&w));
-        rec.lookup(&w, false, TaskId(3), 1);
+        // Task 1 has retired: logged all the same.
+        let retired = |p: TaskId| p == TaskId(1);
+        map.lookup_keeping(&ViewGeometry::of(&w), false, &retired, &mut |hit, _| {
+            rec.tensormap_edge(&hit, TaskId(3), 1)
+        });
         rec.log.close_task(task(3));
         let log = &rec.log;
         assert_eq!(log.edges.len(), 2);
@@ -567,5 +560,173 @@ mod tests {
         assert_eq!(log.regions, [Region::of(&ViewGeometry::of(&w))]);
         let preds: Vec<TaskId> = log.edges.iter().map(|e| e.pred).collect();
         assert_eq!(preds, [TaskId(2), TaskId(1)]);
+    }
+
+    /// The recorder before the maps were one: its own replay map that never retires,
+    /// beside the live map that wires (what the test below compares with).
+    struct TwoMaps {
+        log: DepLog,
+        replay: TensorMap,
+        live: TensorMap,
+    }
+
+    /// A deterministic generator (xorshift), so that a failure reproduces.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// A random view of one of three 16×16 buffers: a row block, a column block, a tile,
+    /// the whole buffer, sometimes transposed or of a newer version.
+    fn random_view(rng: &mut Rng) -> ChipTensor {
+        let mut t = tensor(0x1000 * (1 + rng.below(3)), 0, 0);
+        t.buffer.size = 16 * 16 * 4;
+        let (h, w) = match rng.below(4) {
+            0 => (4, 16),
+            1 => (16, 4),
+            2 => (4, 4),
+            _ => (16, 16),
+        };
+        let (r, c) = (rng.below(17 - h), rng.below(17 - w));
+        t.shapes[..2].copy_from_slice(&[h as u32, w as u32]);
+        t.strides[..2].copy_from_slice(&[16, 1]);
+        t.start_offset = r * 16 + c;
+        if rng.below(8) == 0 {
+            t.strides.swap(0, 1);
+        }
+        if rng.below(16) == 0 {
+            t.version = 1;
+        }
+        t
+    }
+
+    /// What an edge says, its indices resolved.
+    type Said = (TaskId, TaskId, i32, Option<Overlap>, TensorView, Region);
+
+    fn said(log: &DepLog) -> Vec<Said> {
+        log.edges
+            .iter()
+            .map(|e| {
+                (
+                    e.pred,
+                    e.succ,
+                    e.arg,
+                    e.overlap,
+                    *log.view(e.consumer).unwrap(),
+                    *log.region(e.producer).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_keeping_map_logs_and_wires_what_the_replay_and_live_maps_did() {
+        let (mut refusals, mut retired_edges) = (0, 0);
+        for seed in 1..=40u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            // A small pool, so that it fills with live writers and refuses, and producers
+            // retire (the ring wraps) behind a watermark that advances at random.
+            let capacity = 4 + rng.below(12) as usize;
+            let mut old = TwoMaps {
+                log: DepLog::default(),
+                replay: TensorMap::growing(capacity.max(64), 256),
+                live: TensorMap::new(capacity),
+            };
+            let mut new = DepRecorder::new(capacity);
+            let mut map = TensorMap::keeping(capacity);
+            let mut last_alive = 0u64;
+            for me in 0..400u64 {
+                if rng.below(3) == 0 {
+                    last_alive += rng.below(me - last_alive + 1);
+                }
+                let retired = |p: TaskId| p.0 < last_alive;
+                let me = TaskId(me);
+                let args: Vec<(TensorArgType, ChipTensor)> = (0..1 + rng.below(3))
+                    .map(|_| {
+                        let ty = match rng.below(3) {
+                            0 => TensorArgType::Input,
+                            1 => TensorArgType::InOut,
+                            _ => TensorArgType::OutputExisting,
+                        };
+                        (ty, random_view(&mut rng))
+                    })
+                    .collect();
+                old.log.open_task();
+                new.log.open_task();
+                for (ty, t) in &args {
+                    old.log.push_arg(*ty, Some(t));
+                    new.log.push_arg(*ty, Some(t));
+                }
+                for (i, (ty, t)) in args.iter().enumerate() {
+                    if *ty == TensorArgType::OutputExisting {
+                        continue;
+                    }
+                    let g = ViewGeometry::of(t);
+                    let supersede = *ty == TensorArgType::InOut;
+                    let view = old.log.open_arg_view(i);
+                    let log = &mut old.log;
+                    old.replay.lookup(&g, supersede, &|_| false, &mut |hit| {
+                        let producer = Some(log.intern_region(&hit.geometry));
+                        log.edges.push(EdgeRecord {
+                            pred: hit.producer,
+                            succ: me,
+                            arg: i as i32,
+                            source: EdgeSource::TensorMap,
+                            wait: true,
+                            retain: false,
+                            overlap: Some(hit.overlap),
+                            consumer: view,
+                            producer,
+                        })
+                    });
+                    let mut wired_old = Vec::new();
+                    old.live.lookup(&g, supersede, &retired, &mut |hit| {
+                        wired_old.push(hit.producer)
+                    });
+                    let mut wired_new = Vec::new();
+                    map.lookup_keeping(&g, supersede, &retired, &mut |hit, gone| {
+                        new.tensormap_edge(&hit, me, i as i32);
+                        if gone {
+                            retired_edges += 1;
+                        } else {
+                            wired_new.push(hit.producer);
+                        }
+                    });
+                    assert_eq!(wired_new, wired_old, "seed {seed}, task {me}, arg {i}");
+                }
+                for (ty, t) in &args {
+                    if *ty == TensorArgType::Input {
+                        continue;
+                    }
+                    let g = ViewGeometry::of(t);
+                    // Refused alike; the orchestrator waits for retirement and retries.
+                    loop {
+                        let retired = |p: TaskId| p.0 < last_alive;
+                        let live = old.live.insert(g, me, &retired);
+                        let kept = map.insert_keeping(g, me, &retired);
+                        assert_eq!(kept, live, "seed {seed}, task {me}: refusal");
+                        if live {
+                            break;
+                        }
+                        refusals += 1;
+                        last_alive += 1 + rng.below(me.0 - last_alive);
+                    }
+                    old.replay.insert_growing(g, me);
+                }
+                old.log.close_task(task(me.0));
+                new.log.close_task(task(me.0));
+            }
+            assert!(last_alive > 100, "seed {seed}: producers retired");
+            assert!(!old.log.edges.is_empty());
+            assert_eq!(said(&new.log), said(&old.log), "seed {seed}");
+        }
+        // Both cases the merge is about happened: full pools, and edges to retired writers.
+        assert!(refusals > 40 && retired_edges > 1000, "{refusals} {retired_edges}");
     }
 }

@@ -206,7 +206,8 @@ pub struct ScopeSample {
     pub heap: (u64, u64),
     /// Dep pool tail and top.
     pub dep_pool: (u64, u64),
-    /// Live TensorMap entries.
+    /// Live TensorMap entries (not yet reclaimed; with dep_gen on, this includes the
+    /// retired writers its map keeps for the dependency log).
     pub tensormap: u64,
 }
 

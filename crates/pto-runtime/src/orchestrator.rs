@@ -219,7 +219,12 @@ impl Orchestrator {
     pub fn new(chip: Arc<Chip>) -> Orchestrator {
         let capacity = chip.config.rings.tensormap_pool;
         Orchestrator {
-            tensor_map: TensorMap::new(capacity),
+            // A run that records dependencies keeps retired writers in its one map.
+            tensor_map: if chip.config.record_deps {
+                TensorMap::keeping(capacity)
+            } else {
+                TensorMap::new(capacity)
+            },
             heads: [0; N_RINGS],
             heap_top: [0; N_RINGS],
             dep_top: [0; N_RINGS],
@@ -639,9 +644,6 @@ impl Orchestrator {
             if t.manual_dep {
                 continue;
             }
-            if let Some(d) = self.deps.as_mut() {
-                d.register_output(ViewGeometry::of(t), id);
-            }
             if !self.insert_tensormap(ViewGeometry::of(t), id, site) {
                 return false;
             }
@@ -840,25 +842,37 @@ impl Orchestrator {
             }
             let geometry = ViewGeometry::of(t);
             let supersede = ty == TensorArgType::InOut;
-            // deps.json's TensorMap edges come from the recorder's replay map, which also
-            // knows the retired writers the live map below has forgotten.
-            if let Some(d) = self.deps.as_mut() {
-                d.lookup(t, supersede, me, i as i32);
-            }
             let chip = &self.chip;
             let retired = |p: TaskId| chip.is_retired(p);
             let mut hits: [TaskId; 16] = [TaskId::INVALID; 16];
             let mut n_hits = 0usize;
             let mut overflow: Vec<TaskId> = Vec::new();
-            self.tensor_map
-                .lookup(&geometry, supersede, &retired, &mut |hit| {
-                    if n_hits < hits.len() {
-                        hits[n_hits] = hit.producer;
-                        n_hits += 1;
-                    } else {
-                        overflow.push(hit.producer);
-                    }
-                });
+            let mut wire = |p: TaskId| {
+                if n_hits < hits.len() {
+                    hits[n_hits] = p;
+                    n_hits += 1;
+                } else {
+                    overflow.push(p);
+                }
+            };
+            match self.deps.as_mut() {
+                None => self
+                    .tensor_map
+                    .lookup(&geometry, supersede, &retired, &mut |hit| {
+                        wire(hit.producer)
+                    }),
+                // With dep_gen the map keeps retired writers (a keeping map): deps.json
+                // records every writer, as Simpler's replay does; only the others are wired.
+                Some(d) => {
+                    self.tensor_map
+                        .lookup_keeping(&geometry, supersede, &retired, &mut |hit, gone| {
+                            d.tensormap_edge(&hit, me, i as i32);
+                            if !gone {
+                                wire(hit.producer);
+                            }
+                        })
+                }
+            }
             for &p in hits[..n_hits].iter().chain(overflow.iter()) {
                 if p != me {
                     self.add_fanin(p, true, false);
@@ -1305,7 +1319,12 @@ impl Orchestrator {
         loop {
             let chip = &self.chip;
             let retired = |p: TaskId| chip.is_retired(p);
-            if self.tensor_map.insert(geometry, id, &retired) {
+            let inserted = if self.deps.is_some() {
+                self.tensor_map.insert_keeping(geometry, id, &retired)
+            } else {
+                self.tensor_map.insert(geometry, id, &retired)
+            };
+            if inserted {
                 return true;
             }
             let capacity = self.tensor_map.capacity();
@@ -1440,10 +1459,20 @@ impl Orchestrator {
                 producers.push(owner);
             }
             let retired = |p: TaskId| chip.is_retired(p);
-            self.tensor_map
-                .lookup(&ViewGeometry::of(t), false, &retired, &mut |hit| {
-                    producers.push(hit.producer)
-                });
+            let geometry = ViewGeometry::of(t);
+            if self.deps.is_some() {
+                self.tensor_map
+                    .lookup_keeping(&geometry, false, &retired, &mut |hit, gone| {
+                        if !gone {
+                            producers.push(hit.producer);
+                        }
+                    });
+            } else {
+                self.tensor_map
+                    .lookup(&geometry, false, &retired, &mut |hit| {
+                        producers.push(hit.producer)
+                    });
+            }
             let pending = |c: &Chip| {
                 producers.iter().any(|&p| {
                     !c.is_retired(p) && c.slot(p).fanout.lock().state == SlotState::Pending

@@ -12,7 +12,10 @@
 //!
 //! A newer `version` on the access forces *other*. Entries whose producer has retired are
 //! stale: lookups unlink them lazily, and a full pool is swept before it reports overflow.
-//! The pool is a fixed array with a free list: inserting allocates nothing.
+//! The pool is a fixed array with a free list: inserting allocates nothing. A run that
+//! records dependencies (dep_gen) uses a *keeping* map instead ([`TensorMap::keeping`]),
+//! which keeps retired writers for the log, reports them flagged so wiring skips them, and
+//! grows, refusing an insert only where the fixed pool would.
 
 use crate::ffi::{ChipTensor, MAX_TENSOR_DIMS};
 use crate::task::TaskId;
@@ -243,6 +246,17 @@ pub struct TensorMap {
     /// divisions). A pure function's cache, keyed by the whole geometry: the
     /// dependencies found are the general test's.
     same_view: Option<(ViewGeometry, Overlap)>,
+    /// Set by [`TensorMap::keeping`]: the map keeps retired writers.
+    keep: Option<Keep>,
+}
+
+/// The bound a keeping map ([`TensorMap::keeping`]) holds its writers that have not retired
+/// to: the capacity the live map would have, and how many inserts may still come before
+/// those writers could fill it (counted again when this reaches 0).
+#[derive(Clone, Copy, Debug)]
+struct Keep {
+    capacity: usize,
+    budget: usize,
 }
 
 impl TensorMap {
@@ -256,13 +270,15 @@ impl TensorMap {
             bump: 0,
             live: 0,
             same_view: None,
+            keep: None,
         }
     }
 
     /// A map hashed for about `capacity` entries whose entry pool starts at `initial` and
-    /// grows by [`TensorMap::insert_growing`]: the replay map of dep_gen, which would
-    /// otherwise zero a pool the size of the live one on every run however few tensors it
-    /// sees (most of the cost of recording dependencies on a small run).
+    /// grows by [`TensorMap::insert_growing`]: the base of dep_gen's keeping map
+    /// ([`TensorMap::keeping`]), which would otherwise zero a pool the size of the live one
+    /// on every run however few tensors it sees (most of the cost of recording dependencies
+    /// on a small run).
     pub fn growing(capacity: usize, initial: usize) -> TensorMap {
         TensorMap {
             buckets: vec![NIL; (capacity / 4).next_power_of_two().max(64)].into_boxed_slice(),
@@ -271,7 +287,23 @@ impl TensorMap {
             bump: 0,
             live: 0,
             same_view: None,
+            keep: None,
         }
+    }
+
+    /// The map of a run that records dependencies (dep_gen): it keeps the writers that
+    /// have retired, which `deps.json` records as Simpler's replay does, and which
+    /// [`TensorMap::lookup_keeping`] reports flagged so that wiring skips them. Its pool
+    /// grows (from 256 entries) instead of refusing, but [`TensorMap::insert_keeping`]
+    /// refuses exactly when a live map of `capacity` entries would: when `capacity`
+    /// writers that have not retired are present.
+    pub fn keeping(capacity: usize) -> TensorMap {
+        let mut map = TensorMap::growing(capacity.max(64), 256);
+        map.keep = Some(Keep {
+            capacity,
+            budget: capacity,
+        });
+        map
     }
 
     /// Live (not yet reclaimed) entries.
@@ -279,9 +311,9 @@ impl TensorMap {
         self.live
     }
 
-    /// Capacity of the entry pool.
+    /// Capacity of the entry pool (of a keeping map, the capacity it emulates).
     pub fn capacity(&self) -> usize {
-        self.entries.len()
+        self.keep.map_or(self.entries.len(), |k| k.capacity)
     }
 
     fn bucket(&self, addr: u64) -> usize {
@@ -314,7 +346,8 @@ impl TensorMap {
 
     /// Calls `on_hit` for every live entry that overlaps `input`, newest first. Entries for
     /// which `retired(producer)` holds are unlinked on the way; with `supersede`, entries the
-    /// access covers are removed after being reported (INOUT semantics).
+    /// access covers are removed after being reported (INOUT semantics). Not for a map
+    /// made by [`TensorMap::keeping`] (see [`TensorMap::lookup_keeping`]).
     pub fn lookup(
         &mut self,
         input: &ViewGeometry,
@@ -322,22 +355,59 @@ impl TensorMap {
         retired: &dyn Fn(TaskId) -> bool,
         on_hit: &mut dyn FnMut(Hit),
     ) {
+        debug_assert!(self.keep.is_none(), "a keeping map is walked by lookup_keeping");
+        self.walk::<false>(input, supersede, retired, |hit, _| on_hit(hit));
+    }
+
+    /// [`TensorMap::lookup`] of a map made by [`TensorMap::keeping`]: every entry that
+    /// overlaps `input`, newest first, retired producers included (`on_hit`'s second
+    /// argument says whether `retired(producer)` holds; nothing is unlinked for it); with
+    /// `supersede`, entries the access covers are removed after being reported, retired
+    /// or not. What it reports with `false` is exactly what [`TensorMap::lookup`] reports
+    /// on a map that was given the same inserts and lookups (a retired entry there was
+    /// unlinked, or is unlinked now; one that is not retired was kept and superseded
+    /// alike, as retirement never ends), in the same order (both insert at a chain's
+    /// head and unlink without reordering).
+    pub fn lookup_keeping(
+        &mut self,
+        input: &ViewGeometry,
+        supersede: bool,
+        retired: &dyn Fn(TaskId) -> bool,
+        on_hit: &mut dyn FnMut(Hit, bool),
+    ) {
+        debug_assert!(self.keep.is_some(), "only a keeping map keeps retired writers");
+        self.walk::<true>(input, supersede, retired, on_hit);
+    }
+
+    /// The walk of both lookups: `KEEP` keeps retired entries and reports them.
+    #[inline(always)]
+    fn walk<const KEEP: bool>(
+        &mut self,
+        input: &ViewGeometry,
+        supersede: bool,
+        retired: &dyn Fn(TaskId) -> bool,
+        mut on_hit: impl FnMut(Hit, bool),
+    ) {
         let b = self.bucket(input.addr);
         let mut prev = NIL;
         let mut cur = self.buckets[b];
         while cur != NIL {
             let entry = self.entries[cur as usize];
             let next = entry.next;
-            let stale = retired(entry.producer);
+            let stale = !KEEP && retired(entry.producer);
             let mut remove = stale;
             if !stale && entry.geometry.addr == input.addr {
                 let overlap = self.overlap(input, &entry.geometry);
                 if overlap != Overlap::None {
-                    on_hit(Hit {
-                        producer: entry.producer,
-                        overlap,
-                        geometry: entry.geometry,
-                    });
+                    let gone = KEEP && retired(entry.producer);
+                    on_hit(
+                        Hit {
+                            producer: entry.producer,
+                            overlap,
+                            geometry: entry.geometry,
+                        },
+                        gone,
+                    );
                     remove = supersede && overlap == Overlap::Covered;
                 }
             }
@@ -388,8 +458,8 @@ impl TensorMap {
     }
 
     /// Records `producer` as the latest writer of `geometry` in a map that never retires
-    /// anything (dep_gen's replay map, see [`crate::deps::DepRecorder`]): a full pool doubles
-    /// instead of refusing. Off the hot path (allocates when it grows).
+    /// anything: a full pool doubles instead of refusing (allocating when it grows). Under
+    /// [`TensorMap::insert_keeping`], which bounds the writers that have not retired.
     pub fn insert_growing(&mut self, geometry: ViewGeometry, producer: TaskId) {
         if self.free_head == NIL && self.bump as usize == self.entries.len() {
             let mut entries = std::mem::take(&mut self.entries).into_vec();
@@ -398,6 +468,49 @@ impl TensorMap {
         }
         let inserted = self.insert(geometry, producer, &|_| false);
         debug_assert!(inserted, "a grown pool has a free entry");
+    }
+
+    /// [`TensorMap::insert`] of a map made by [`TensorMap::keeping`]: `false` exactly when
+    /// the live map would refuse (its pool holds `capacity` writers that have not retired,
+    /// all that would be left after its sweep). Those writers are counted only when as many
+    /// inserts as were free at the last count have been made (retirement only lowers the
+    /// count), so a count costs a walk of the map about once per `capacity` inserts while
+    /// few writers are live.
+    pub fn insert_keeping(
+        &mut self,
+        geometry: ViewGeometry,
+        producer: TaskId,
+        retired: &dyn Fn(TaskId) -> bool,
+    ) -> bool {
+        let Some(mut keep) = self.keep else {
+            debug_assert!(false, "insert_keeping on a map that does not keep");
+            return self.insert(geometry, producer, retired);
+        };
+        if keep.budget == 0 {
+            let unretired = self.count(&|p| !retired(p));
+            if unretired >= keep.capacity {
+                return false;
+            }
+            keep.budget = keep.capacity - unretired;
+        }
+        keep.budget -= 1;
+        self.keep = Some(keep);
+        self.insert_growing(geometry, producer);
+        true
+    }
+
+    /// Present entries whose producer satisfies `pred`.
+    fn count(&self, pred: &dyn Fn(TaskId) -> bool) -> usize {
+        let mut n = 0;
+        for &head in self.buckets.iter() {
+            let mut cur = head;
+            while cur != NIL {
+                let e = &self.entries[cur as usize];
+                n += usize::from(pred(e.producer));
+                cur = e.next;
+            }
+        }
+        n
     }
 
     /// Frees every entry whose producer has retired.
