@@ -727,6 +727,9 @@ mod tests {
             assert_eq!(said(&new.log), said(&old.log), "seed {seed}");
         }
         // Both cases the merge is about happened: full pools, and edges to retired writers.
-        assert!(refusals > 40 && retired_edges > 1000, "{refusals} {retired_edges}");
+        assert!(
+            refusals > 40 && retired_edges > 1000,
+            "{refusals} {retired_edges}"
+        );
     }
 }

@@ -863,15 +863,17 @@ impl Orchestrator {
                     }),
                 // With dep_gen the map keeps retired writers (a keeping map): deps.json
                 // records every writer, as Simpler's replay does; only the others are wired.
-                Some(d) => {
-                    self.tensor_map
-                        .lookup_keeping(&geometry, supersede, &retired, &mut |hit, gone| {
-                            d.tensormap_edge(&hit, me, i as i32);
-                            if !gone {
-                                wire(hit.producer);
-                            }
-                        })
-                }
+                Some(d) => self.tensor_map.lookup_keeping(
+                    &geometry,
+                    supersede,
+                    &retired,
+                    &mut |hit, gone| {
+                        d.tensormap_edge(&hit, me, i as i32);
+                        if !gone {
+                            wire(hit.producer);
+                        }
+                    },
+                ),
             }
             for &p in hits[..n_hits].iter().chain(overflow.iter()) {
                 if p != me {

@@ -355,7 +355,10 @@ impl TensorMap {
         retired: &dyn Fn(TaskId) -> bool,
         on_hit: &mut dyn FnMut(Hit),
     ) {
-        debug_assert!(self.keep.is_none(), "a keeping map is walked by lookup_keeping");
+        debug_assert!(
+            self.keep.is_none(),
+            "a keeping map is walked by lookup_keeping"
+        );
         self.walk::<false>(input, supersede, retired, |hit, _| on_hit(hit));
     }
 
@@ -375,7 +378,10 @@ impl TensorMap {
         retired: &dyn Fn(TaskId) -> bool,
         on_hit: &mut dyn FnMut(Hit, bool),
     ) {
-        debug_assert!(self.keep.is_some(), "only a keeping map keeps retired writers");
+        debug_assert!(
+            self.keep.is_some(),
+            "only a keeping map keeps retired writers"
+        );
         self.walk::<true>(input, supersede, retired, on_hit);
     }
 
