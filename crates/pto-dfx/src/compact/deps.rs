@@ -142,14 +142,21 @@ impl ArgType {
     }
 }
 
-/// One tensor argument of a task.
+/// One tensor argument of a task, naming its view by `V`: the [`View`] itself
+/// ([`Arg`]) or an index into the views ([`ArgRef`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Arg {
+pub struct ArgOf<V> {
     /// Its type.
     pub ty: ArgType,
     /// Its view; `None` for a runtime-allocated output.
-    pub view: Option<View>,
+    pub view: Option<V>,
 }
+
+/// One tensor argument of a task, as a reader hands it over.
+pub type Arg = ArgOf<View>;
+
+/// An argument as [`write()`] takes it: its view by index into the views.
+pub type ArgRef = ArgOf<u32>;
 
 /// One submitted task (its arguments travel beside it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -168,9 +175,11 @@ pub struct Task {
     pub block_num: u32,
 }
 
-/// One edge `pred → succ`.
+/// One edge `pred → succ`, naming its consumer view by `V` and its producer
+/// region by `G`: the values ([`Edge`]) or indices into the views and regions
+/// ([`EdgeRef`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Edge {
+pub struct EdgeOf<V, G> {
     /// Producer.
     pub pred: u64,
     /// Consumer.
@@ -186,43 +195,17 @@ pub struct Edge {
     /// TensorMap overlap class.
     pub overlap: Option<Overlap>,
     /// The consumer's view.
-    pub consumer: Option<View>,
+    pub consumer: Option<V>,
     /// The producer's region.
-    pub producer: Option<Geometry>,
+    pub producer: Option<G>,
 }
 
-/// An argument as [`write()`] takes it: its view by index into the views.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ArgRef {
-    /// Its type.
-    pub ty: ArgType,
-    /// Index of its view; `None` for a runtime-allocated output.
-    pub view: Option<u32>,
-}
+/// One edge, as a reader hands it over.
+pub type Edge = EdgeOf<View, Geometry>;
 
 /// An edge as [`write()`] takes it: its consumer view and producer region by
 /// index into the views and the regions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EdgeRef {
-    /// Producer.
-    pub pred: u64,
-    /// Consumer.
-    pub succ: u64,
-    /// Consumer argument index, −1 for explicit edges.
-    pub arg: i32,
-    /// Where it came from.
-    pub source: EdgeSource,
-    /// The consumer waits for the producer.
-    pub wait: bool,
-    /// The consumer retains the producer.
-    pub retain: bool,
-    /// TensorMap overlap class.
-    pub overlap: Option<Overlap>,
-    /// Index of the consumer's view.
-    pub consumer: Option<u32>,
-    /// Index of the producer's region.
-    pub producer: Option<u32>,
-}
+pub type EdgeRef = EdgeOf<u32, u32>;
 
 /// A task with its arguments, as read from a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -861,17 +844,6 @@ fn read_edge_head<R: std::io::Read>(c: &mut Cursor<'_, R>) -> Result<Edge, Compa
     })
 }
 
-fn read_edge<R: std::io::Read>(
-    c: &mut Cursor<'_, R>,
-    views: &[View],
-    regions: &[Geometry],
-) -> Result<Edge, CompactError> {
-    let mut edge = read_edge_head(c)?;
-    edge.consumer = entry(c, "consumer", views)?;
-    edge.producer = entry(c, "producer", regions)?;
-    Ok(edge)
-}
-
 fn walk<R: std::io::Read>(
     c: &mut Cursor<'_, R>,
     visitor: &mut impl DepsVisitor,
@@ -884,6 +856,30 @@ fn walk<R: std::io::Read>(
     }
     let views = table(c, "views", VIEW_BYTES, read_view)?;
     let regions = table(c, "regions", REGION_BYTES, read_region)?;
+    walk_records(
+        c,
+        visitor,
+        [ARG_BYTES, EDGE_BYTES],
+        |c| entry(c, "view", &views),
+        |c, e| {
+            e.consumer = entry(c, "consumer", &views)?;
+            e.producer = entry(c, "producer", &regions)?;
+            Ok(())
+        },
+    )
+}
+
+/// The tasks, args and edges sections, whose records are the same in every version but
+/// for how an argument and an edge name their views: `arg_view` reads an argument's
+/// view, `edge_views` an edge's consumer view and producer region; `bytes` are the
+/// argument and edge record sizes.
+fn walk_records<R: std::io::Read>(
+    c: &mut Cursor<'_, R>,
+    visitor: &mut impl DepsVisitor,
+    bytes: [usize; 2],
+    mut arg_view: impl FnMut(&mut Cursor<'_, R>) -> Result<Option<View>, CompactError>,
+    mut edge_views: impl FnMut(&mut Cursor<'_, R>, &mut Edge) -> Result<(), CompactError>,
+) -> Result<(), CompactError> {
     c.section = "tasks";
     c.index = None;
     let n_tasks = c.count(TASK_BYTES, true)?;
@@ -896,7 +892,7 @@ fn walk<R: std::io::Read>(
     }
     c.section = "args";
     c.index = None;
-    let n_args = c.count(ARG_BYTES, true)?;
+    let n_args = c.count(bytes[0], true)?;
     if total != n_args as u64 {
         return Err(c.error(
             "count",
@@ -913,16 +909,17 @@ fn walk<R: std::io::Read>(
             .ok_or_else(|| bad(c, "type", code, "is not an argument type (0..=4)"))?;
         let arg = Arg {
             ty,
-            view: entry(c, "view", &views)?,
+            view: arg_view(c)?,
         };
         visitor.arg(&arg);
     }
     c.section = "edges";
     c.index = None;
-    let n_edges = c.count(EDGE_BYTES, true)?;
+    let n_edges = c.count(bytes[1], true)?;
     for i in 0..n_edges {
         c.index = Some(i as u64);
-        let edge = read_edge(c, &views, &regions)?;
+        let mut edge = read_edge_head(c)?;
+        edge_views(c, &mut edge)?;
         visitor.edge(i, &edge);
     }
     c.end()

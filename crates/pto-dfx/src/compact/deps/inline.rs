@@ -11,11 +11,8 @@
 //! | view | `present` u8, then a version-4 view record |
 //! | region | `present` u8, then a version-4 region record |
 
-use super::{
-    bad, read_edge_head, read_region, read_task, read_view, Arg, ArgType, DepsVisitor, Edge,
-    Geometry, View, MAX_DIMS, TASK_BYTES,
-};
-use crate::compact::{CompactError, CompactErrorKind, Cursor};
+use super::{bad, read_region, read_view, DepsVisitor, Geometry, View};
+use crate::compact::{CompactError, Cursor};
 
 /// Bytes of an inline view (with its `present` byte).
 pub(super) const VIEW_BYTES: usize = 1 + super::VIEW_BYTES;
@@ -55,54 +52,18 @@ pub(super) fn walk_sections<R: std::io::Read>(
     c: &mut Cursor<'_, R>,
     visitor: &mut impl DepsVisitor,
 ) -> Result<(), CompactError> {
-    debug_assert_eq!(super::VIEW_BYTES, 2 + 4 + 24 + 8 * MAX_DIMS);
-    c.section = "tasks";
-    c.index = None;
-    let n_tasks = c.count(TASK_BYTES, true)?;
-    let mut total = 0u64;
-    for i in 0..n_tasks {
-        c.index = Some(i as u64);
-        let (task, n_args) = read_task(c)?;
-        total += u64::from(n_args);
-        visitor.task(i, &task, n_args);
-    }
-    c.section = "args";
-    c.index = None;
-    let n_args = c.count(ARG_BYTES, true)?;
-    if total != n_args as u64 {
-        return Err(c.error(
-            "count",
-            CompactErrorKind::Value {
-                value: n_args as u64,
-                reason: "is not the sum of the tasks' n_args",
-            },
-        ));
-    }
-    for k in 0..n_args {
-        c.index = Some(k as u64);
-        let code = c.u8("type")?;
-        let ty = ArgType::from_code(code)
-            .ok_or_else(|| bad(c, "type", code, "is not an argument type (0..=4)"))?;
-        let arg = Arg { ty, view: view(c)? };
-        visitor.arg(&arg);
-    }
-    c.section = "edges";
-    c.index = None;
-    let n_edges = c.count(EDGE_BYTES, true)?;
-    for i in 0..n_edges {
-        c.index = Some(i as u64);
-        let mut edge: Edge = read_edge_head(c)?;
-        edge.consumer = view(c)?;
-        edge.producer = region(c)?;
-        visitor.edge(i, &edge);
-    }
-    c.end()
+    super::walk_records(c, visitor, [ARG_BYTES, EDGE_BYTES], view, |c, e| {
+        e.consumer = view(c)?;
+        e.producer = region(c)?;
+        Ok(())
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::{
         parse, tests::sample, write_records, ARG_BYTES as ARG4, EDGE_BYTES as EDGE4, NONE,
+        TASK_BYTES,
     };
     use super::*;
 
