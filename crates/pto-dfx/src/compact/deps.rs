@@ -1038,7 +1038,7 @@ mod tests {
         }
     }
 
-    fn write_sample(dir: &Path, r: &DepsRecords) -> std::path::PathBuf {
+    pub(super) fn write_sample(dir: &Path, r: &DepsRecords) -> std::path::PathBuf {
         let path = dir.join(FILE_NAME);
         write_records(
             &path,

@@ -62,8 +62,9 @@ pub(super) fn walk_sections<R: std::io::Read>(
 #[cfg(test)]
 mod tests {
     use super::super::{
-        parse, tests::sample, write_records, ARG_BYTES as ARG4, EDGE_BYTES as EDGE4, NONE,
-        TASK_BYTES,
+        parse,
+        tests::{sample, write_sample},
+        ARG_BYTES as ARG4, EDGE_BYTES as EDGE4, NONE, TASK_BYTES,
     };
     use super::*;
 
@@ -125,14 +126,7 @@ mod tests {
     fn a_file_of_versions_1_to_3_reads_as_the_same_records() {
         let dir = tempfile::tempdir().unwrap();
         let r = sample();
-        let path = dir.path().join(super::super::FILE_NAME);
-        write_records(
-            &path,
-            r.schema,
-            r.tasks.iter().map(|t| (t.task, t.args.iter().copied())),
-            r.edges.iter().copied(),
-        )
-        .unwrap();
+        let path = write_sample(dir.path(), &r);
         let v4 = std::fs::read(&path).unwrap();
         for version in 2..super::super::FIRST_VERSION {
             let old = inline_form(&v4, version);
