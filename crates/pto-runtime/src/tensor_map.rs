@@ -140,24 +140,6 @@ impl ViewGeometry {
     }
 }
 
-impl ViewGeometry {
-    /// [`check_overlap`] of a view with itself, which the general test reaches by the
-    /// same steps with both sides equal: an empty view overlaps nothing; otherwise the
-    /// byte ranges intersect, the versions and layouts agree, and the per-dimension
-    /// rectangles, when the strides give one, are equal and non-empty (every extent is
-    /// positive): *covered*; without a rectangle, *other*.
-    fn self_overlap(&self) -> Overlap {
-        let (begin, end) = self.byte_range();
-        if begin >= end {
-            Overlap::None
-        } else if self.rectangle().is_some() {
-            Overlap::Covered
-        } else {
-            Overlap::Other
-        }
-    }
-}
-
 /// Compares an access (`input`) with an entry's region.
 pub fn check_overlap(input: &ViewGeometry, entry: &ViewGeometry) -> Overlap {
     let (a0, a1) = input.byte_range();
@@ -239,7 +221,7 @@ pub struct TensorMap {
     free_head: u32,
     bump: u32,
     live: usize,
-    /// The last view whose [`ViewGeometry::self_overlap`] was computed, with the result:
+    /// The last view whose [`check_overlap`] with itself was computed, with the result:
     /// an access that meets an entry of exactly its own view (a chain's `inout` tensor,
     /// the same view every submit) compares the geometries and reads the result here
     /// instead of testing the overlap (two byte ranges, two rectangles and their
@@ -337,7 +319,7 @@ impl TensorMap {
         match self.same_view {
             Some((view, overlap)) if view == *input => overlap,
             _ => {
-                let overlap = input.self_overlap();
+                let overlap = check_overlap(input, entry);
                 self.same_view = Some((*input, overlap));
                 overlap
             }
