@@ -40,7 +40,7 @@ impl EdgeSource {
 }
 
 /// The part of a tensor view `deps.json` needs (a compact copy of a [`ChipTensor`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TensorView {
     /// Buffer base address.
     pub addr: u64,
@@ -112,7 +112,7 @@ pub struct ArgRecord {
 
 /// The producer's registered region of a TensorMap edge (the part of a
 /// [`ViewGeometry`] `deps.json` writes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Region {
     /// Element offset of the origin.
     pub start_offset: u64,
