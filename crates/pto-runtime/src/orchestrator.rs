@@ -1321,12 +1321,7 @@ impl Orchestrator {
         loop {
             let chip = &self.chip;
             let retired = |p: TaskId| chip.is_retired(p);
-            let inserted = if self.deps.is_some() {
-                self.tensor_map.insert_keeping(geometry, id, &retired)
-            } else {
-                self.tensor_map.insert(geometry, id, &retired)
-            };
-            if inserted {
+            if self.tensor_map.insert(geometry, id, &retired) {
                 return true;
             }
             let capacity = self.tensor_map.capacity();
@@ -1461,20 +1456,10 @@ impl Orchestrator {
                 producers.push(owner);
             }
             let retired = |p: TaskId| chip.is_retired(p);
-            let geometry = ViewGeometry::of(t);
-            if self.deps.is_some() {
-                self.tensor_map
-                    .lookup_keeping(&geometry, false, &retired, &mut |hit, gone| {
-                        if !gone {
-                            producers.push(hit.producer);
-                        }
-                    });
-            } else {
-                self.tensor_map
-                    .lookup(&geometry, false, &retired, &mut |hit| {
-                        producers.push(hit.producer)
-                    });
-            }
+            self.tensor_map
+                .lookup(&ViewGeometry::of(t), false, &retired, &mut |hit| {
+                    producers.push(hit.producer)
+                });
             let pending = |c: &Chip| {
                 producers.iter().any(|&p| {
                     !c.is_retired(p) && c.slot(p).fanout.lock().state == SlotState::Pending

@@ -328,8 +328,9 @@ impl TensorMap {
 
     /// Calls `on_hit` for every live entry that overlaps `input`, newest first. Entries for
     /// which `retired(producer)` holds are unlinked on the way; with `supersede`, entries the
-    /// access covers are removed after being reported (INOUT semantics). Not for a map
-    /// made by [`TensorMap::keeping`] (see [`TensorMap::lookup_keeping`]).
+    /// access covers are removed after being reported (INOUT semantics). A map made by
+    /// [`TensorMap::keeping`] keeps its retired entries and reports only the others (the
+    /// same hits; [`TensorMap::lookup_keeping`] reports all).
     pub fn lookup(
         &mut self,
         input: &ViewGeometry,
@@ -337,11 +338,15 @@ impl TensorMap {
         retired: &dyn Fn(TaskId) -> bool,
         on_hit: &mut dyn FnMut(Hit),
     ) {
-        debug_assert!(
-            self.keep.is_none(),
-            "a keeping map is walked by lookup_keeping"
-        );
-        self.walk::<false>(input, supersede, retired, |hit, _| on_hit(hit));
+        if self.keep.is_some() {
+            self.walk::<true>(input, supersede, retired, |hit, gone| {
+                if !gone {
+                    on_hit(hit)
+                }
+            });
+        } else {
+            self.walk::<false>(input, supersede, retired, |hit, _| on_hit(hit));
+        }
     }
 
     /// [`TensorMap::lookup`] of a map made by [`TensorMap::keeping`]: every entry that
@@ -414,8 +419,22 @@ impl TensorMap {
     }
 
     /// Records `producer` as the latest writer of `geometry`. Returns `false` when the pool
-    /// is full even after sweeping retired entries (the caller back-pressures and retries).
+    /// is full even after sweeping retired entries (the caller back-pressures and retries);
+    /// on a map made by [`TensorMap::keeping`], [`TensorMap::insert_keeping`].
     pub fn insert(
+        &mut self,
+        geometry: ViewGeometry,
+        producer: TaskId,
+        retired: &dyn Fn(TaskId) -> bool,
+    ) -> bool {
+        if self.keep.is_some() {
+            return self.insert_keeping(geometry, producer, retired);
+        }
+        self.insert_fixed(geometry, producer, retired)
+    }
+
+    /// [`TensorMap::insert`] into the pool as it is (no growth, no keeping bound).
+    fn insert_fixed(
         &mut self,
         geometry: ViewGeometry,
         producer: TaskId,
@@ -454,7 +473,7 @@ impl TensorMap {
             entries.resize(entries.len().max(64) * 2, Entry::EMPTY);
             self.entries = entries.into_boxed_slice();
         }
-        let inserted = self.insert(geometry, producer, &|_| false);
+        let inserted = self.insert_fixed(geometry, producer, &|_| false);
         debug_assert!(inserted, "a grown pool has a free entry");
     }
 
@@ -471,8 +490,7 @@ impl TensorMap {
         retired: &dyn Fn(TaskId) -> bool,
     ) -> bool {
         let Some(mut keep) = self.keep else {
-            debug_assert!(false, "insert_keeping on a map that does not keep");
-            return self.insert(geometry, producer, retired);
+            return self.insert_fixed(geometry, producer, retired);
         };
         if keep.budget == 0 {
             let unretired = self.count(&|p| !retired(p));
@@ -834,5 +852,34 @@ mod tests {
         let retired = |t: TaskId| t.local() <= 1;
         assert!(inout(&mut map, &newest, &retired).is_empty());
         assert_eq!(map.live(), 0);
+    }
+
+    /// A keeping map behind the plain calls: `lookup` reports what a live map would (the
+    /// retired writer kept, not reported), `lookup_keeping` reports it flagged, and
+    /// `insert` refuses where a live map of the same capacity would.
+    #[test]
+    fn a_keeping_map_answers_the_plain_calls_as_a_live_map() {
+        let never = |_: TaskId| false;
+        let p = [8, 8];
+        let a = view(&p, &[4, 8], &[0, 0]);
+        let b = view(&p, &[4, 8], &[4, 0]);
+        let mut map = TensorMap::keeping(2);
+        assert!(map.insert(a, TaskId::new(0, 1), &never));
+        assert!(map.insert(b, TaskId::new(0, 2), &never));
+        let whole = view(&p, &[8, 8], &[0, 0]);
+        let first_retired = |t: TaskId| t.local() == 1;
+        let mut plain = Vec::new();
+        map.lookup(&whole, false, &first_retired, &mut |h| {
+            plain.push(h.producer.local())
+        });
+        assert_eq!(plain, vec![2]);
+        let mut all = Vec::new();
+        map.lookup_keeping(&whole, false, &first_retired, &mut |h, gone| {
+            all.push((h.producer.local(), gone))
+        });
+        assert_eq!(all, vec![(2, false), (1, true)], "kept, flagged");
+        // Two writers that have not retired fill a capacity of two; one retired frees room.
+        assert!(!map.insert(a, TaskId::new(0, 3), &never));
+        assert!(map.insert(a, TaskId::new(0, 3), &first_retired));
     }
 }
