@@ -592,18 +592,10 @@ pub fn deps_file(log: &DepLog) -> DepsFile {
         (dep_task(t), args)
     });
     let edges = log.edges.iter().map(|e| {
-        let r = dep_edge_ref(e);
-        cdeps::Edge {
-            pred: r.pred,
-            succ: r.succ,
-            arg: r.arg,
-            source: r.source,
-            wait: r.wait,
-            retain: r.retain,
-            overlap: r.overlap,
-            consumer: log.view(e.consumer).map(dep_view),
-            producer: log.region(e.producer).map(dep_region),
-        }
+        dep_edge_ref(e).with_views(
+            log.view(e.consumer).map(dep_view),
+            log.region(e.producer).map(dep_region),
+        )
     });
     cdeps::model(tasks, edges)
 }

@@ -200,6 +200,24 @@ pub struct EdgeOf<V, G> {
     pub producer: Option<G>,
 }
 
+impl<V, G> EdgeOf<V, G> {
+    /// The same edge naming its consumer view and producer region by `consumer` and
+    /// `producer` (an index resolved to its value, say).
+    pub fn with_views<V2, G2>(self, consumer: Option<V2>, producer: Option<G2>) -> EdgeOf<V2, G2> {
+        EdgeOf {
+            pred: self.pred,
+            succ: self.succ,
+            arg: self.arg,
+            source: self.source,
+            wait: self.wait,
+            retain: self.retain,
+            overlap: self.overlap,
+            consumer,
+            producer,
+        }
+    }
+}
+
 /// One edge, as a reader hands it over.
 pub type Edge = EdgeOf<View, Geometry>;
 
