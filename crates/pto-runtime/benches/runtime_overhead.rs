@@ -138,7 +138,11 @@ fn main() {
             continue;
         }
         let program = build(&tc, &dir, s);
-        let config = ChipConfig::new(Platform::A2a3Sim).unwrap_or_else(|e| panic!("{e}"));
+        let mut config = ChipConfig::new(Platform::A2a3Sim).unwrap_or_else(|e| panic!("{e}"));
+        // PTO_BENCH_WORKERS: the pool's workers (default: one per CPU, as a run).
+        config.n_workers = std::env::var("PTO_BENCH_WORKERS")
+            .ok()
+            .and_then(|v| v.parse().ok());
         // The orchestrator's ready batch (`PTO_READY_BATCH`): 1 pushes every ready task at
         // its submit (as before the batch existed), 16 is the default. Rounds alternate.
         let mut best: [Option<(Duration, Duration)>; 2] = [None, None];

@@ -138,23 +138,30 @@ impl SlotTable {
 }
 
 /// One scope-depth ring: its task window, heap and dep-pool frontiers.
+///
+/// Laid out by who writes what (`repr(C)`, so the order holds): the sizes the orchestrator
+/// reads on every submit first, then `head` (the orchestrator's) on a line of its own, then
+/// the reclaim frontiers (whichever thread reclaims) on the next. When the sizes shared a
+/// line with the frontiers, reading `heap_size` was a tenth of an independent task's
+/// samples: a worker's reclaim had just written the line.
+#[repr(C)]
 pub struct Ring {
     /// Ring index (0..4).
     pub index: usize,
     /// Task window size (power of two).
     pub window: u64,
     slots: OnceLock<SlotTable>,
-    /// Next local id (published by the orchestrator after filling a slot).
-    pub head: AtomicU64,
-    /// Oldest local id not yet reclaimed.
-    pub last_alive: AtomicU64,
     /// Heap capacity in bytes.
     pub heap_size: u64,
     heap: OnceLock<Result<DeviceMemory, String>>,
-    /// Cumulative heap bytes reclaimed.
-    pub heap_tail: AtomicU64,
     /// Dep pool capacity (entries).
     pub dep_capacity: u64,
+    /// Next local id (published by the orchestrator after filling a slot).
+    pub head: CachePadded<AtomicU64>,
+    /// Oldest local id not yet reclaimed.
+    pub last_alive: AtomicU64,
+    /// Cumulative heap bytes reclaimed.
+    pub heap_tail: AtomicU64,
     /// Cumulative dep-pool entries reclaimed.
     pub dep_tail: AtomicU64,
     reclaim_lock: Mutex<()>,
@@ -167,12 +174,12 @@ impl Ring {
             index,
             window,
             slots: OnceLock::new(),
-            head: AtomicU64::new(0),
-            last_alive: AtomicU64::new(0),
             heap_size,
             heap: OnceLock::new(),
-            heap_tail: AtomicU64::new(0),
             dep_capacity,
+            head: CachePadded::new(AtomicU64::new(0)),
+            last_alive: AtomicU64::new(0),
+            heap_tail: AtomicU64::new(0),
             dep_tail: AtomicU64::new(0),
             reclaim_lock: Mutex::new(()),
             reclaim_pending: AtomicBool::new(false),
@@ -343,7 +350,7 @@ pub struct Chip {
     /// completion that catches up with every submitted task, not by every completion.
     pub finished: Waiter,
     /// Tasks submitted (including dummy and allocation tasks). Written by the orchestrator
-    /// on every submit, so on a cache line of its own.
+    /// alone (a release store) on every submit, so on a cache line of its own.
     pub submitted: CachePadded<AtomicU64>,
     /// Tasks completed (written by every completing thread).
     pub completed: CachePadded<AtomicU64>,
@@ -680,19 +687,41 @@ impl Chip {
 
     /// Releases one reference on `id` (a scope's or a retaining consumer's).
     pub fn release(&self, id: TaskId) {
-        let consumed = {
-            let mut fanout = self.slot(id).fanout.lock();
-            fanout.released += 1;
-            let consumed =
-                fanout.state == SlotState::Completed && fanout.released == fanout.fanout_count;
-            if consumed {
-                fanout.state = SlotState::Consumed;
-            }
-            consumed
-        };
-        if consumed {
+        if self.release_ref(id) {
             self.try_advance(id.ring());
         }
+    }
+
+    /// Releases one reference on each of `ids` (a scope's tasks at its end), then reclaims
+    /// once per ring a task was consumed on. One reclaim pass for the scope instead of one
+    /// per consumed task: each pass takes the ring's reclaim lock, reads the frontiers the
+    /// workers write and publishes new ones, which at one per task was a quarter of an
+    /// independent task's orchestrator samples (docs/PERFORMANCE.md).
+    pub fn release_all(&self, ids: &[TaskId]) {
+        let mut rings = 0u32;
+        for &id in ids {
+            if self.release_ref(id) {
+                rings |= 1 << id.ring();
+            }
+        }
+        for ring in 0..N_RINGS {
+            if rings & (1 << ring) != 0 {
+                self.try_advance(ring);
+            }
+        }
+    }
+
+    /// Drops one reference on `id`; whether that consumed it (completed and every
+    /// reference released), so that its slot may be reclaimed.
+    fn release_ref(&self, id: TaskId) -> bool {
+        let mut fanout = self.slot(id).fanout.lock();
+        fanout.released += 1;
+        let consumed =
+            fanout.state == SlotState::Completed && fanout.released == fanout.fanout_count;
+        if consumed {
+            fanout.state = SlotState::Consumed;
+        }
+        consumed
     }
 
     /// Reclaims consecutive consumed slots at the tail of `ring` (try-lock; a contended

@@ -372,9 +372,7 @@ impl Orchestrator {
             );
             return;
         };
-        for i in scope.first_task..self.scope_tasks.len() {
-            self.chip.release(self.scope_tasks[i]);
-        }
+        self.chip.release_all(&self.scope_tasks[scope.first_task..]);
         self.scope_tasks.truncate(scope.first_task);
         if let Some(c) = &mut self.census {
             c.scope_end();
@@ -466,7 +464,8 @@ impl Orchestrator {
         };
 
         // Step 5a: fill the payload while the slot is unpublished.
-        let chip = Arc::clone(&self.chip);
+        // SAFETY: used only within this call.
+        let chip = unsafe { self.chip_apart() };
         let slot = chip.slot(id);
         out.task_id = id.0;
         {
@@ -499,7 +498,22 @@ impl Orchestrator {
         }
 
         // Step 5b: publish and wire.
-        self.publish(&chip, slot, id, ring, validated.units);
+        self.publish(chip, slot, id, ring, validated.units);
+    }
+
+    /// The chip, borrowed apart from `self` so that `&mut self` methods can run while a
+    /// slot of it is held. Not `Arc::clone`: on the submit path its two locked
+    /// instructions on the shared count were a tenth of an independent task's samples.
+    ///
+    /// # Safety
+    /// The caller uses the reference only while `self` lives (within one call of a
+    /// `&mut self` method). `self.chip` is set in `new` and never replaced, so the chip
+    /// outlives that use; the reference points into the Arc's own allocation, not into
+    /// `self`, so it aliases none of `self`'s fields.
+    #[inline]
+    unsafe fn chip_apart<'c>(&self) -> &'c Chip {
+        // SAFETY: as the function's contract says.
+        unsafe { &*Arc::as_ptr(&self.chip) }
     }
 
     /// Whether a submit may go ahead: no fatal error latched, inside a scope, valid
@@ -666,7 +680,16 @@ impl Orchestrator {
         slot.claim
             .store(pack_claim(id, 0, units), Ordering::Relaxed);
         {
-            let mut fanout = slot.fanout.lock();
+            // SAFETY: no other thread holds or takes this lock now. The slot's last lock
+            // holder (its reclaimer) unlocked before its release store of `last_alive`,
+            // which `reserve_slot` loaded with acquire before this slot was reused; every
+            // other thread that locks it learns this task's id only after the ring head's
+            // release store below (through the ready queue or a consumer list: a stale
+            // queue entry fails the claim's generation check first, and a reclaimer visits
+            // only ids below the head it loaded); `wire` and the scope end's release run on
+            // this thread. The lock's two locked instructions were half of an independent
+            // submit's samples (docs/PERFORMANCE.md).
+            let fanout = unsafe { &mut *slot.fanout.data_ptr() };
             fanout.state = SlotState::Pending;
             fanout.consumers.clear();
             fanout.fanout_count = 1;
@@ -676,7 +699,14 @@ impl Orchestrator {
         chip.rings[ring]
             .head
             .store(self.heads[ring], Ordering::Release);
-        chip.submitted.fetch_add(1, Ordering::SeqCst);
+        // This thread is the count's only writer, so a plain release store (no locked
+        // instruction, which would wait here for the slot's stores above to drain): each
+        // reader learns of a task after the store that counts it (a completer through the
+        // ready queue and the completion count's acquire-release chain, the run's own
+        // thread through `orchestration_done`), so a completion that catches up with every
+        // task still reads the whole count.
+        let submitted = chip.submitted.load(Ordering::Relaxed) + 1;
+        chip.submitted.store(submitted, Ordering::Release);
         for k in 0..self.fanin.len() {
             let f = self.fanin[k];
             self.wire(id, f);
