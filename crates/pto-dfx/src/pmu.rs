@@ -271,7 +271,16 @@ pub fn render_header(counter_names: &[&str]) -> String {
 
 /// One data line (with its `\n`).
 pub fn render_row(row: &PmuRow) -> String {
-    let mut out = Out::with_capacity(64 + 12 * row.counters.len());
+    let mut out = Out::with_capacity(ROW_BYTES + COUNTER_BYTES * row.counters.len());
+    push_row(&mut out, row);
+    out.into_string()
+}
+
+/// Room reserved per row: the fixed columns, and per counter.
+const ROW_BYTES: usize = 64;
+const COUNTER_BYTES: usize = 12;
+
+fn push_row(out: &mut Out, row: &PmuRow) {
     out.i(i64::from(row.thread_id))
         .s(",")
         .u(u64::from(row.core_id))
@@ -288,7 +297,6 @@ pub fn render_row(row: &PmuRow) -> String {
         out.u(*v).s(",");
     }
     out.u(u64::from(row.event_type)).s("\n");
-    out.into_string()
 }
 
 /// The whole file: the header from the first row's counter names (none
@@ -299,28 +307,75 @@ pub fn render(rows: &[PmuRow]) -> Result<String, InvalidRecord> {
         .first()
         .map(|r| r.counters.iter().map(|(n, _)| n.as_ref()).collect())
         .unwrap_or_default();
-    for (i, name) in names.iter().enumerate() {
-        if name.is_empty() || name.contains([',', '\n', '\r', '"']) {
-            return Err(InvalidRecord {
-                key: format!("rows[0].counters[{i}]"),
-                reason: format!("has name {name:?}; a counter name must be non-empty with no comma, quote or line break"),
-            });
-        }
+    let mut csv = PmuCsv::new(&names, rows.len())?;
+    for row in rows {
+        csv.push(row)?;
     }
-    let mut out = render_header(&names);
-    for (i, row) in rows.iter().enumerate() {
-        let same = row.counters.len() == names.len()
-            && row.counters.iter().zip(&names).all(|((n, _), m)| n == m);
+    Ok(csv.finish())
+}
+
+/// A PMU file rendered one row at a time: what [`render`] makes of a slice, for a writer
+/// that makes its rows on the fly (one [`PmuRow`] refilled for each is enough), so that
+/// neither the rows nor a line of each are allocated.
+pub struct PmuCsv {
+    out: Out,
+    names: Vec<String>,
+    rows: usize,
+}
+
+impl PmuCsv {
+    /// Starts the file with the header of counter columns `names`, with room for `rows`
+    /// rows. Fails on a name that is not a plain CSV field (the key names it as the first
+    /// row's counter, as [`render`] takes the header from the first row).
+    pub fn new(names: &[&str], rows: usize) -> Result<Self, InvalidRecord> {
+        for (i, name) in names.iter().enumerate() {
+            if name.is_empty() || name.contains([',', '\n', '\r', '"']) {
+                return Err(InvalidRecord {
+                    key: format!("rows[0].counters[{i}]"),
+                    reason: format!("has name {name:?}; a counter name must be non-empty with no comma, quote or line break"),
+                });
+            }
+        }
+        let header = render_header(names);
+        let mut out = Out::with_capacity(
+            header.len() + rows.saturating_mul(ROW_BYTES + COUNTER_BYTES * names.len()),
+        );
+        out.s(&header);
+        Ok(Self {
+            out,
+            names: names.iter().map(|n| n.to_string()).collect(),
+            rows: 0,
+        })
+    }
+
+    /// Appends `row`. Fails, naming the row by its index, if its counter names are not
+    /// the header's.
+    pub fn push(&mut self, row: &PmuRow) -> Result<(), InvalidRecord> {
+        let same = row.counters.len() == self.names.len()
+            && row
+                .counters
+                .iter()
+                .zip(&self.names)
+                .all(|((n, _), m)| n == m);
         if !same {
             let got: Vec<&str> = row.counters.iter().map(|(n, _)| n.as_ref()).collect();
             return Err(InvalidRecord {
-                key: format!("rows[{i}].counters"),
-                reason: format!("are {got:?} but the header (from rows[0]) has {names:?}"),
+                key: format!("rows[{}].counters", self.rows),
+                reason: format!(
+                    "are {got:?} but the header (from rows[0]) has {:?}",
+                    self.names
+                ),
             });
         }
-        out.push_str(&render_row(row));
+        push_row(&mut self.out, row);
+        self.rows += 1;
+        Ok(())
     }
-    Ok(out)
+
+    /// The file's text.
+    pub fn finish(self) -> String {
+        self.out.into_string()
+    }
 }
 
 /// Writes `rows` to `path` atomically (see [`render`]).

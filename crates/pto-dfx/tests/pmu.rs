@@ -154,6 +154,32 @@ fn rows_with_other_counters_are_refused_and_nothing_is_written() {
 }
 
 #[test]
+fn rows_pushed_one_at_a_time_render_as_the_slice_does() {
+    let rows: Vec<PmuRow> = (0..3).map(|t| host_row(t, [t as u64, 1, 2, 3, 4])).collect();
+    let names: Vec<&str> = rows[0].counters.iter().map(|(n, _)| n.as_ref()).collect();
+    // One row refilled for each line, as a writer of many rows does.
+    let mut csv = pmu::PmuCsv::new(&names, 0).unwrap();
+    let mut row = host_row(0, [0; 5]);
+    for want in &rows {
+        row.core_id = want.core_id;
+        row.task_id = want.task_id;
+        row.pmu_total_cycles = want.pmu_total_cycles;
+        row.counters.clear();
+        row.counters.extend(want.counters.iter().cloned());
+        csv.push(&row).unwrap();
+    }
+    assert_eq!(csv.finish(), pmu::render(&rows).unwrap());
+
+    // A row with other counters is refused by its index; a bad name up front.
+    let mut csv = pmu::PmuCsv::new(&names, 2).unwrap();
+    csv.push(&rows[0]).unwrap();
+    let err = csv.push(&example_row()).unwrap_err();
+    assert_eq!(err.key, "rows[1].counters");
+    let err = pmu::PmuCsv::new(&["ok", ""], 1).err().unwrap();
+    assert_eq!(err.key, "rows[0].counters[1]");
+}
+
+#[test]
 fn damaged_rows_are_skipped_with_problems() {
     let text = "thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles,cycles,event_type\r\n\
                 1,2,0x0000000000000003,-1,1,10,11,2\r\n\

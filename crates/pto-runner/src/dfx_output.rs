@@ -352,7 +352,8 @@ impl Artifacts<'_> {
     fn pmu(&self) -> PartResult {
         let mut part = Part::default();
         let path = DfxSwitch::named("pmu").artifact_in(self.out);
-        let (rows, columns) = pmu_rows(self.options.pmu, self.report, self.chip);
+        let event = pmu_event(self.options.pmu);
+        let columns = pmu_columns(event, self.report, self.chip);
         // What the columns hold is documented (docs/COMPATIBILITY.md, `pmu.csv`): the
         // platform's PMU columns with modelled values on the simulators, the host's real
         // counters on `cpu`.
@@ -362,11 +363,8 @@ impl Artifacts<'_> {
                     .to_string(),
             );
         }
-        let text = if rows.is_empty() {
-            pto_dfx::pmu::render_header(columns.names())
-        } else {
-            pto_dfx::pmu::render(&rows).map_err(|e| pto_dfx::WriteError::invalid(&path, e))?
-        };
+        let text = pmu_text(event, &columns, self.report, self.chip)
+            .map_err(|e| pto_dfx::WriteError::invalid(&path, e))?;
         pto_dfx::atomic_write(&path, text.as_bytes())?;
         part.files.push(path);
         Ok(part)
@@ -782,12 +780,21 @@ fn modelled_busy(event: pto_dfx::pmu::PmuEventType, name: &str, core_type: u8) -
         }
 }
 
-fn pmu_rows(event: u32, report: &RunReport, chip: &ChipConfig) -> (Vec<PmuRow>, PmuColumns) {
-    use pto_dfx::pmu::{a2a3_counter_names, a5_counter_names, PmuEventType};
+/// The event type of option value `event` (pipe utilisation when it names none).
+fn pmu_event(event: u32) -> pto_dfx::pmu::PmuEventType {
+    pto_dfx::pmu::PmuEventType::resolve(event)
+        .unwrap_or(pto_dfx::pmu::PmuEventType::PipeUtilization)
+}
+
+/// The counter columns of `pmu.csv` on the run's platform.
+fn pmu_columns(
+    event: pto_dfx::pmu::PmuEventType,
+    report: &RunReport,
+    chip: &ChipConfig,
+) -> PmuColumns {
+    use pto_dfx::pmu::{a2a3_counter_names, a5_counter_names};
     use pto_runtime::Platform;
-    let freq = chip.platform.clock_freq_hz();
-    let resolved = PmuEventType::resolve(event).unwrap_or(PmuEventType::PipeUtilization);
-    let columns = match chip.platform {
+    match chip.platform {
         Platform::Cpu => PmuColumns::Host(
             report
                 .dfx
@@ -797,52 +804,70 @@ fn pmu_rows(event: u32, report: &RunReport, chip: &ChipConfig) -> (Vec<PmuRow>, 
                 .map(|w| w.pmu_names.clone())
                 .unwrap_or_default(),
         ),
-        Platform::A2a3Sim | Platform::A2a3 => PmuColumns::Modelled(a2a3_counter_names(resolved)),
-        Platform::A5Sim | Platform::A5 => PmuColumns::Modelled(a5_counter_names(resolved)),
-    };
+        Platform::A2a3Sim | Platform::A2a3 => PmuColumns::Modelled(a2a3_counter_names(event)),
+        Platform::A5Sim | Platform::A5 => PmuColumns::Modelled(a5_counter_names(event)),
+    }
+}
+
+/// `pmu.csv`'s text: one row per PMU record, rendered as it is made (one row refilled for
+/// each: at 100k tasks a row apiece with its counter vector was most of the switch's
+/// time after the run).
+fn pmu_text(
+    event: pto_dfx::pmu::PmuEventType,
+    columns: &PmuColumns,
+    report: &RunReport,
+    chip: &ChipConfig,
+) -> Result<String, pto_dfx::InvalidRecord> {
+    let freq = chip.platform.clock_freq_hz();
     let predicted = predicted_by_subtask(report);
     let timing_of = |r: &pto_runtime::dfx::PmuRecord| {
         chip.dfx
             .predicted_timing
             .then(|| predicted.get(&(r.task, r.core)).copied().flatten())
     };
-    let rows = report
-        .dfx
-        .workers
-        .iter()
-        .flat_map(|w| w.pmu.iter())
-        .map(|r| PmuRow {
-            thread_id: r.worker as i32,
-            core_id: r.core,
-            task_id: DfxTaskId(r.task),
-            func_id: r.func_id as u32,
-            core_type: if r.core_type == 0 {
-                DfxCore::Aic
-            } else {
-                DfxCore::Aiv
-            },
-            pmu_total_cycles: match timing_of(r) {
-                Some(t) => t.map_or(0, |t| t.total),
-                None => ticks(r.duration_ns, freq),
-            },
-            counters: match &columns {
-                PmuColumns::Host(names) => names
+    let records = report.dfx.workers.iter().flat_map(|w| w.pmu.iter());
+    let mut csv = pto_dfx::pmu::PmuCsv::new(columns.names(), records.clone().count())?;
+    let mut row = PmuRow {
+        thread_id: 0,
+        core_id: 0,
+        task_id: DfxTaskId(0),
+        func_id: 0,
+        core_type: DfxCore::Aic,
+        pmu_total_cycles: 0,
+        counters: Vec::with_capacity(columns.names().len()),
+        event_type: event.number(),
+    };
+    for r in records {
+        let timing = timing_of(r);
+        row.thread_id = r.worker as i32;
+        row.core_id = r.core;
+        row.task_id = DfxTaskId(r.task);
+        row.func_id = r.func_id as u32;
+        row.core_type = if r.core_type == 0 {
+            DfxCore::Aic
+        } else {
+            DfxCore::Aiv
+        };
+        row.pmu_total_cycles = match timing {
+            Some(t) => t.map_or(0, |t| t.total),
+            None => ticks(r.duration_ns, freq),
+        };
+        row.counters.clear();
+        match columns {
+            PmuColumns::Host(names) => row.counters.extend(
+                names
                     .iter()
                     .zip(r.counters.iter())
-                    .map(|(n, v)| (Cow::Borrowed(*n), *v))
-                    .collect(),
-                PmuColumns::Modelled(names) => names
-                    .iter()
-                    .map(|n| {
-                        let v = modelled_counter(resolved, n, r, timing_of(r), freq);
-                        (Cow::Borrowed(*n), v)
-                    })
-                    .collect(),
-            },
-            event_type: resolved.number(),
-        })
-        .collect();
-    (rows, columns)
+                    .map(|(n, v)| (Cow::Borrowed(*n), *v)),
+            ),
+            PmuColumns::Modelled(names) => row.counters.extend(names.iter().map(|n| {
+                let v = modelled_counter(event, n, r, timing, freq);
+                (Cow::Borrowed(*n), v)
+            })),
+        }
+        csv.push(&row)?;
+    }
+    Ok(csv.finish())
 }
 
 fn scope_file(report: &RunReport, chip: &ChipConfig) -> ScopeStatsFile {
