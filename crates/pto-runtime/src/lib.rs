@@ -28,6 +28,7 @@ pub mod dfx;
 pub mod dtype;
 pub mod error;
 pub mod exec;
+mod fanin;
 pub mod ffi;
 pub mod gang;
 pub mod memory;

@@ -32,6 +32,7 @@ use crate::deps::{DepLog, DepRecorder, EdgeRecord, EdgeSource, TaskRecord};
 use crate::dfx::{OrchRecord, ScopeSample};
 use crate::dtype;
 use crate::error::ErrorCode;
+use crate::fanin::{Fanin, FaninList};
 use crate::ffi::{
     predicate_op, ChipTensor, MixedKernels, TaskArgsData, TaskOutputTensors, TensorArgType,
     TensorCreateInfo, DEP_RETAIN, DEP_WAIT, INVALID_TASK_ID, MAX_SCALAR_ARGS, MAX_TENSOR_ARGS,
@@ -66,13 +67,6 @@ struct Scope {
     first_task: usize,
 }
 
-#[derive(Clone, Copy)]
-struct Fanin {
-    producer: TaskId,
-    wait: bool,
-    retain: bool,
-}
-
 /// Indices into [`Orchestrator::seen_frontiers`].
 const ALIVE: usize = 0;
 const HEAP_TAIL: usize = 1;
@@ -105,7 +99,7 @@ pub struct Orchestrator {
     seen_frontiers: [[u64; 3]; N_RINGS],
     scopes: Vec<Scope>,
     scope_tasks: Vec<TaskId>,
-    fanin: Vec<Fanin>,
+    fanin: FaninList,
     inline: Vec<TaskId>,
     /// Queue entries of tasks that were ready at submit, not pushed yet (see
     /// [`Orchestrator::flush_ready`]).
@@ -231,7 +225,7 @@ impl Orchestrator {
             seen_frontiers: [[0; 3]; N_RINGS],
             scopes: Vec::with_capacity(16),
             scope_tasks: Vec::with_capacity(1024),
-            fanin: Vec::with_capacity(64),
+            fanin: FaninList::with_capacity(64),
             inline: Vec::with_capacity(64),
             ready_batch: std::cell::RefCell::new(ReadyBatch {
                 entries: Vec::with_capacity(2 * READY_BATCH_SUBMITS as usize),
@@ -629,7 +623,7 @@ impl Orchestrator {
                 args: 0..0,
             });
         }
-        let n_wait = self.fanin.iter().filter(|f| f.wait).count() as u64;
+        let n_wait = self.fanin.as_slice().iter().filter(|f| f.wait).count() as u64;
         if !self.reserve_dep_pool(ring, id, site, n_wait) {
             return None;
         }
@@ -674,7 +668,7 @@ impl Orchestrator {
         slot.skipped.store(false, Ordering::Relaxed);
         // The self-reference while wiring; a task with no producer to wire takes none (no
         // other thread can reach it before it is ready).
-        let wires = !self.fanin.is_empty();
+        let wires = !self.fanin.as_slice().is_empty();
         slot.fanin_remaining
             .store(u32::from(wires), Ordering::Relaxed);
         slot.claim
@@ -707,8 +701,8 @@ impl Orchestrator {
         // task still reads the whole count.
         let submitted = chip.submitted.load(Ordering::Relaxed) + 1;
         chip.submitted.store(submitted, Ordering::Release);
-        for k in 0..self.fanin.len() {
-            let f = self.fanin[k];
+        for k in 0..self.fanin.as_slice().len() {
+            let f = self.fanin.as_slice()[k];
             self.wire(id, f);
         }
         self.scope_tasks.push(id);
@@ -766,16 +760,7 @@ impl Orchestrator {
     }
 
     fn add_fanin(&mut self, producer: TaskId, wait: bool, retain: bool) {
-        if let Some(f) = self.fanin.iter_mut().find(|f| f.producer == producer) {
-            f.wait |= wait;
-            f.retain |= retain;
-        } else {
-            self.fanin.push(Fanin {
-                producer,
-                wait,
-                retain,
-            });
-        }
+        self.fanin.add(producer, wait, retain);
     }
 
     fn collect_fanin(&mut self, args: &TaskArgsData, me: TaskId) -> Result<(), String> {
