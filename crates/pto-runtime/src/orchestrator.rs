@@ -100,6 +100,8 @@ pub struct Orchestrator {
     scopes: Vec<Scope>,
     scope_tasks: Vec<TaskId>,
     fanin: FaninList,
+    /// This submit's distinct explicit dependencies, for the dependency log (dep_gen).
+    explicit: FaninList,
     inline: Vec<TaskId>,
     /// Queue entries of tasks that were ready at submit, not pushed yet (see
     /// [`Orchestrator::flush_ready`]).
@@ -226,6 +228,7 @@ impl Orchestrator {
             scopes: Vec::with_capacity(16),
             scope_tasks: Vec::with_capacity(1024),
             fanin: FaninList::with_capacity(64),
+            explicit: FaninList::with_capacity(0),
             inline: Vec::with_capacity(64),
             ready_batch: std::cell::RefCell::new(ReadyBatch {
                 entries: Vec::with_capacity(2 * READY_BATCH_SUBMITS as usize),
@@ -763,10 +766,9 @@ impl Orchestrator {
         self.fanin.add(producer, wait, retain);
     }
 
-    fn collect_fanin(&mut self, args: &TaskArgsData, me: TaskId) -> Result<(), String> {
-        // This submit's edges in the dependency log start here.
-        let first_edge = self.deps.as_ref().map_or(0, |d| d.log.edges.len());
-        // Explicit dependencies.
+    /// The explicit dependencies: into the fanin (unless retired or neither waited for
+    /// nor retained) and, with dep_gen on, into `self.explicit` for the log.
+    fn collect_explicit(&mut self, args: &TaskArgsData) -> Result<(), String> {
         for k in 0..args.n_deps as usize {
             // SAFETY: validate() checked `deps` (and `dep_kinds` when set) is non-null when
             // n_deps > 0; the arrays are the caller's and outlive the submit (API contract).
@@ -792,34 +794,46 @@ impl Orchestrator {
             // deps.json records every explicit dependency as Simpler's dep_gen replay does
             // (its replay never retires a producer, and keeps each dependency's kind): one
             // edge per distinct producer, flags OR'd over repeats, whether or not the
-            // producer has retired by now.
-            if let Some(log) = self.deps.as_mut().map(|d| &mut d.log) {
-                let earlier = log.edges[first_edge..]
-                    .iter_mut()
-                    .find(|e| e.pred == dep && e.source == EdgeSource::Explicit);
-                match earlier {
-                    Some(e) => {
-                        e.wait |= wait;
-                        e.retain |= retain;
-                    }
-                    None => log.edges.push(EdgeRecord {
-                        pred: dep,
-                        succ: me,
-                        arg: -1,
-                        source: EdgeSource::Explicit,
-                        wait,
-                        retain,
-                        overlap: None,
-                        consumer: None,
-                        producer: None,
-                    }),
-                }
+            // producer has retired by now; logged after this loop.
+            if self.deps.is_some() {
+                self.explicit.add(dep, wait, retain);
             }
             if !(wait || retain) || self.chip.is_retired(dep) {
                 continue;
             }
             self.add_fanin(dep, wait, retain);
         }
+        Ok(())
+    }
+
+    /// Logs this submit's distinct explicit dependencies (dep_gen), one edge each.
+    fn log_explicit(&mut self, me: TaskId) {
+        if let Some(log) = self.deps.as_mut().map(|d| &mut d.log) {
+            for f in self.explicit.as_slice() {
+                log.edges.push(EdgeRecord {
+                    pred: f.producer,
+                    succ: me,
+                    arg: -1,
+                    source: EdgeSource::Explicit,
+                    wait: f.wait,
+                    retain: f.retain,
+                    overlap: None,
+                    consumer: None,
+                    producer: None,
+                });
+            }
+            self.explicit.clear();
+        }
+    }
+
+    fn collect_fanin(&mut self, args: &TaskArgsData, me: TaskId) -> Result<(), String> {
+        // This submit's edges in the dependency log start here.
+        let first_edge = self.deps.as_ref().map_or(0, |d| d.log.edges.len());
+        self.explicit.clear();
+        let explicit = self.collect_explicit(args);
+        // Logged up to a bad dependency too, as they were seen.
+        self.log_explicit(me);
+        explicit?;
         let manual_scope = self.in_manual_scope();
         for i in 0..args.n_tensors as usize {
             let a = &args.tensors[i];
