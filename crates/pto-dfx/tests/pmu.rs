@@ -155,7 +155,9 @@ fn rows_with_other_counters_are_refused_and_nothing_is_written() {
 
 #[test]
 fn rows_pushed_one_at_a_time_render_as_the_slice_does() {
-    let rows: Vec<PmuRow> = (0..3).map(|t| host_row(t, [t as u64, 1, 2, 3, 4])).collect();
+    let rows: Vec<PmuRow> = (0..3)
+        .map(|t| host_row(t, [t as u64, 1, 2, 3, 4]))
+        .collect();
     let names: Vec<&str> = rows[0].counters.iter().map(|(n, _)| n.as_ref()).collect();
     // One row refilled for each line, as a writer of many rows does.
     let mut csv = pmu::PmuCsv::new(&names, 0).unwrap();
