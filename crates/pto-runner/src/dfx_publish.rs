@@ -144,6 +144,9 @@ struct Trash {
     out: PathBuf,
     run: String,
     items: Vec<PathBuf>,
+    /// The atomic exchange [`Trash::replace`] tries first ([`exchange`]; a test gives one
+    /// that fails, as on a file system without `RENAME_EXCHANGE`).
+    exchange: fn(&Path, &Path) -> std::io::Result<()>,
 }
 
 impl Trash {
@@ -152,6 +155,7 @@ impl Trash {
             out: out.to_path_buf(),
             run: new_run_id(),
             items: Vec::new(),
+            exchange,
         }
     }
 
@@ -175,7 +179,7 @@ impl Trash {
             return std::fs::rename(src, dest);
         }
         let trash = self.next_name();
-        if exchange(src, dest).is_ok() {
+        if (self.exchange)(src, dest).is_ok() {
             match std::fs::rename(src, &trash) {
                 Ok(()) => self.items.push(trash),
                 // Left in the staging directory, which is removed after publication.
@@ -662,6 +666,30 @@ mod tests {
         assert!(trash_in(out).is_empty());
         assert_eq!(std::fs::read(&dest).unwrap(), large(2));
         assert_eq!(std::fs::read_to_string(out.join("small")).unwrap(), "new");
+    }
+
+    #[test]
+    fn without_the_exchange_a_replaced_large_file_is_set_aside_by_a_second_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path();
+        let (dest, new) = (out.join("args.bin"), out.join("new.bin"));
+        std::fs::write(&dest, large(1)).unwrap();
+        std::fs::write(&new, large(2)).unwrap();
+        let mut trash = Trash::new(out);
+        trash.exchange = |_, _| Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        trash.replace(&new, &dest).unwrap();
+        // The published name has the new bytes; the old ones live on under the trash
+        // name only (the rename dropped the published name's link to them).
+        assert_eq!(std::fs::read(&dest).unwrap(), large(2));
+        assert!(!new.exists());
+        assert_eq!(trash.items.len(), 1);
+        assert_eq!(std::fs::read(&trash.items[0]).unwrap(), large(1));
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(std::fs::metadata(&trash.items[0]).unwrap().nlink(), 1);
+        trash.free_in_background();
+        finish_freeing();
+        assert!(trash_in(out).is_empty());
+        assert_eq!(std::fs::read(&dest).unwrap(), large(2));
     }
 
     #[test]
