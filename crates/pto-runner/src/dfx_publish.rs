@@ -624,13 +624,19 @@ mod tests {
         vec![fill; SET_ASIDE_MIN_BYTES as usize]
     }
 
+    /// A published `args.bin` of large(1) in `out` and its replacement of large(2).
+    fn large_pair(out: &Path) -> (PathBuf, PathBuf) {
+        let (dest, new) = (out.join("args.bin"), out.join("new.bin"));
+        std::fs::write(&dest, large(1)).unwrap();
+        std::fs::write(&new, large(2)).unwrap();
+        (dest, new)
+    }
+
     #[test]
     fn a_large_replaced_file_is_set_aside_then_freed_and_a_small_one_in_place() {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path();
-        let (dest, new) = (out.join("args.bin"), out.join("new.bin"));
-        std::fs::write(&dest, large(1)).unwrap();
-        std::fs::write(&new, large(2)).unwrap();
+        let (dest, new) = large_pair(out);
         let mut trash = Trash::new(out);
         trash.replace(&new, &dest).unwrap();
         // The old bytes live on under a trash name only; the published name has the new.
@@ -672,9 +678,7 @@ mod tests {
     fn without_the_exchange_a_replaced_large_file_is_set_aside_by_a_second_link() {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path();
-        let (dest, new) = (out.join("args.bin"), out.join("new.bin"));
-        std::fs::write(&dest, large(1)).unwrap();
-        std::fs::write(&new, large(2)).unwrap();
+        let (dest, new) = large_pair(out);
         let mut trash = Trash::new(out);
         trash.exchange = |_, _| Err(std::io::Error::from_raw_os_error(libc::EINVAL));
         trash.replace(&new, &dest).unwrap();
