@@ -23,7 +23,8 @@
 //! `PTO_BENCH_CONFIGS` (a subset of `bare,swimlane4,swimlane4c,dep_gen,dep_genc,pmu,dump2,
 //! scope_stats,all,allc`; the `…c` rows write the swimlane records and the dep_gen log in
 //! the compact form, `--dfx-format compact`),
-//! `PTO_BENCH_DIR` (where the build directories go; default the system temp dir).
+//! `PTO_BENCH_DIR` (where the build directories go; default the system temp dir),
+//! `PTO_BENCH_WORKERS` (the pool's workers; default one per CPU, as a run).
 //! Results go to docs/PERFORMANCE.md.
 
 use std::path::{Path, PathBuf};
@@ -288,6 +289,9 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
     let only_w = env_list("PTO_BENCH_WORKLOADS");
+    let workers: Option<usize> = std::env::var("PTO_BENCH_WORKERS")
+        .ok()
+        .and_then(|v| v.parse().ok());
     let only_c = env_list("PTO_BENCH_CONFIGS");
     let configs: Vec<_> = configs()
         .into_iter()
@@ -318,6 +322,7 @@ fn main() {
                     config.dfx = *dfx;
                     config.dfx_format = *format;
                     config.in_process = true;
+                    config.n_workers = workers;
                     let _ = std::fs::remove_dir_all(dir.join("dfx_outputs"));
                     // The previous run's files must not be written back during this one.
                     // SAFETY: sync(2) has no preconditions.
