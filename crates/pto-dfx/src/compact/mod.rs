@@ -417,10 +417,7 @@ impl Sink {
     }
 
     pub fn put(&mut self, bytes: &[u8]) -> Result<(), crate::WriteError> {
-        self.written += bytes.len() as u64;
-        if self.buf.len() + bytes.len() > Self::CHUNK {
-            self.flush()?;
-        }
+        self.make_room(bytes.len())?;
         if bytes.len() > Self::CHUNK {
             return self.file.write_all(bytes);
         }
@@ -433,11 +430,18 @@ impl Sink {
     #[inline(always)]
     pub fn put_record<const N: usize>(&mut self, rec: &[u8; N]) -> Result<(), crate::WriteError> {
         const { assert!(N <= Self::CHUNK) };
-        self.written += N as u64;
-        if self.buf.len() + N > Self::CHUNK {
+        self.make_room(N)?;
+        self.buf.extend_from_slice(rec);
+        Ok(())
+    }
+
+    /// Counts `n` bytes as written and flushes the buffer if they would not fit in it.
+    #[inline(always)]
+    fn make_room(&mut self, n: usize) -> Result<(), crate::WriteError> {
+        self.written += n as u64;
+        if self.buf.len() + n > Self::CHUNK {
             self.flush()?;
         }
-        self.buf.extend_from_slice(rec);
         Ok(())
     }
 
