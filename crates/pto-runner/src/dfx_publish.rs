@@ -95,9 +95,33 @@ fn alive(pid: i32) -> bool {
         || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-/// Background threads freeing trash, joined by [`finish_freeing`].
-static FREEING: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
-    std::sync::Mutex::new(Vec::new());
+/// Frees in flight (a count of [`free_later`]'s threads not yet done), and the condition
+/// [`finish_freeing`] waits on for it to reach zero. A count, not the threads' handles: two
+/// callers of `finish_freeing` (tests run in parallel) both wait for every free, where
+/// taking the handles let the second return while the first was still joining them.
+static FREEING: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+static FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// One counted free: counted when made, uncounted when dropped (its thread finished, or
+/// the closure holding it was dropped because the thread could not start).
+struct Counted;
+
+impl Counted {
+    fn new() -> Self {
+        *FREEING.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        Counted
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let mut n = FREEING.lock().unwrap_or_else(|p| p.into_inner());
+        *n -= 1;
+        if *n == 0 {
+            FREED.notify_all();
+        }
+    }
+}
 
 fn remove_any(path: &Path) {
     let _ = match std::fs::symlink_metadata(path) {
@@ -115,16 +139,15 @@ fn free_later(paths: Vec<PathBuf>) {
     }
     let shared = std::sync::Arc::new(paths);
     let for_thread = std::sync::Arc::clone(&shared);
+    let counted = Counted::new();
     let spawned = std::thread::Builder::new()
         .name("pto-dfx-free".into())
-        .spawn(move || for_thread.iter().for_each(|p| remove_any(p)));
-    match spawned {
-        Ok(handle) => {
-            let mut threads = FREEING.lock().unwrap_or_else(|p| p.into_inner());
-            threads.retain(|t| !t.is_finished());
-            threads.push(handle);
-        }
-        Err(_) => shared.iter().for_each(|p| remove_any(p)),
+        .spawn(move || {
+            let _counted = counted;
+            for_thread.iter().for_each(|p| remove_any(p));
+        });
+    if spawned.is_err() {
+        shared.iter().for_each(|p| remove_any(p));
     }
 }
 
@@ -132,9 +155,9 @@ fn free_later(paths: Vec<PathBuf>) {
 /// (the CLI, a chip process told to exit) calls it before exiting, after its results are
 /// out, so no trash outlives it; a run never does.
 pub fn finish_freeing() {
-    let threads = std::mem::take(&mut *FREEING.lock().unwrap_or_else(|p| p.into_inner()));
-    for t in threads {
-        let _ = t.join();
+    let mut n = FREEING.lock().unwrap_or_else(|p| p.into_inner());
+    while *n > 0 {
+        n = FREED.wait(n).unwrap_or_else(|p| p.into_inner());
     }
 }
 
