@@ -409,6 +409,7 @@ impl DepRecorder {
 mod tests {
     use super::*;
     use crate::tensor_map::TensorMap;
+    use crate::test_rng::Rng;
 
     fn tensor(addr: u64, start_offset: u64, version: i32) -> ChipTensor {
         let mut t = ChipTensor::zeroed();
@@ -568,18 +569,6 @@ mod tests {
         log: DepLog,
         replay: TensorMap,
         live: TensorMap,
-    }
-
-    /// A deterministic generator (xorshift), so that a failure reproduces.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % n
-        }
     }
 
     /// A random view of one of three 16×16 buffers: a row block, a column block, a tile,

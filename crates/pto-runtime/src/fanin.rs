@@ -70,7 +70,7 @@ impl FaninList {
             retain,
         });
         if self.indexed && self.items.len() * 2 <= self.table.len() {
-            self.insert_last();
+            self.enter(self.items.len());
         } else if self.items.len() > SCAN_LIMIT {
             self.rebuild();
         }
@@ -103,14 +103,14 @@ impl FaninList {
         }
     }
 
-    /// Enters the last item into the table (which has room: at most half full).
-    fn insert_last(&mut self) {
-        let index = self.items.len();
-        let mut at = self.home(self.items[index - 1].producer);
+    /// Enters item `n` (1-based) into the first free cell from its home (the table has
+    /// room: at most half full).
+    fn enter(&mut self, n: usize) {
+        let mut at = self.home(self.items[n - 1].producer);
         while self.table[at] != 0 {
             at = (at + 1) & self.mask();
         }
-        self.table[at] = index as u32;
+        self.table[at] = n as u32;
     }
 
     /// A table of at least four cells per item, every item entered.
@@ -122,11 +122,7 @@ impl FaninList {
         self.table.fill(0);
         self.indexed = true;
         for n in 1..=self.items.len() {
-            let mut at = self.home(self.items[n - 1].producer);
-            while self.table[at] != 0 {
-                at = (at + 1) & self.mask();
-            }
-            self.table[at] = n as u32;
+            self.enter(n);
         }
     }
 }
@@ -134,6 +130,7 @@ impl FaninList {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Rng;
 
     /// The scan every list used before the index: the reference.
     fn reference(adds: &[(u64, bool, bool)]) -> Vec<Fanin> {
@@ -159,26 +156,20 @@ mod tests {
         let mut list = FaninList::with_capacity(4);
         // Narrow, wide (past several rebuilds), narrow again after the wide one, wide on
         // two rings with every producer repeated with other flags.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         for n in [3usize, 1000, 5, 40, 700] {
             let mut adds = Vec::new();
             for k in 0..n {
                 let ring = (k % 2) as u64;
                 adds.push((
                     ring << 32 | (k as u64 * 7),
-                    next() & 1 == 0,
-                    next() & 1 == 0,
+                    rng.below(2) == 0,
+                    rng.below(2) == 0,
                 ));
             }
             for k in 0..n / 2 {
-                let (raw, _, _) = adds[(next() as usize) % (k + 1)];
-                adds.push((raw, next() & 1 == 0, true));
+                let (raw, _, _) = adds[rng.below(k as u64 + 1) as usize];
+                adds.push((raw, rng.below(2) == 0, true));
             }
             list.clear();
             for &(raw, wait, retain) in &adds {

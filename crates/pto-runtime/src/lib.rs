@@ -45,6 +45,8 @@ pub mod sim_abi;
 pub mod sync;
 pub mod task;
 pub mod tensor_map;
+#[cfg(test)]
+mod test_rng;
 
 pub use config::{ChipConfig, Interrupt, RingOverride, RingOverrides, RingSizes};
 pub use deps::{DepLog, EdgeRecord, EdgeSource, TaskRecord};

@@ -100,7 +100,8 @@ pub struct Orchestrator {
     scopes: Vec<Scope>,
     scope_tasks: Vec<TaskId>,
     fanin: FaninList,
-    /// This submit's distinct explicit dependencies, for the dependency log (dep_gen).
+    /// This submit's distinct explicit dependencies, for the dependency log (dep_gen);
+    /// empty between submits ([`Orchestrator::log_explicit`] empties it).
     explicit: FaninList,
     inline: Vec<TaskId>,
     /// Queue entries of tasks that were ready at submit, not pushed yet (see
@@ -762,10 +763,6 @@ impl Orchestrator {
         }
     }
 
-    fn add_fanin(&mut self, producer: TaskId, wait: bool, retain: bool) {
-        self.fanin.add(producer, wait, retain);
-    }
-
     /// The explicit dependencies: into the fanin (unless retired or neither waited for
     /// nor retained) and, with dep_gen on, into `self.explicit` for the log.
     fn collect_explicit(&mut self, args: &TaskArgsData) -> Result<(), String> {
@@ -801,7 +798,7 @@ impl Orchestrator {
             if !(wait || retain) || self.chip.is_retired(dep) {
                 continue;
             }
-            self.add_fanin(dep, wait, retain);
+            self.fanin.add(dep, wait, retain);
         }
         Ok(())
     }
@@ -829,7 +826,6 @@ impl Orchestrator {
     fn collect_fanin(&mut self, args: &TaskArgsData, me: TaskId) -> Result<(), String> {
         // This submit's edges in the dependency log start here.
         let first_edge = self.deps.as_ref().map_or(0, |d| d.log.edges.len());
-        self.explicit.clear();
         let explicit = self.collect_explicit(args);
         // Logged up to a bad dependency too, as they were seen.
         self.log_explicit(me);
@@ -855,7 +851,7 @@ impl Orchestrator {
                     ));
                 }
                 if !self.chip.is_retired(owner) {
-                    self.add_fanin(owner, true, true);
+                    self.fanin.add(owner, true, true);
                 }
                 // Logged whether or not the owner has retired, as Simpler's replay does.
                 if let Some(log) = self.deps.as_mut().map(|d| &mut d.log) {
@@ -906,7 +902,7 @@ impl Orchestrator {
             }
             for &p in hits[..n_hits].iter().chain(overflow.iter()) {
                 if p != me {
-                    self.add_fanin(p, true, false);
+                    self.fanin.add(p, true, false);
                 }
             }
         }
