@@ -825,8 +825,8 @@ fn pmu_text(
             .predicted_timing
             .then(|| predicted.get(&(r.task, r.core)).copied().flatten())
     };
-    let records = report.dfx.workers.iter().flat_map(|w| w.pmu.iter());
-    let mut csv = pto_dfx::pmu::PmuCsv::new(columns.names(), records.clone().count())?;
+    let n_records = report.dfx.workers.iter().map(|w| w.pmu.len()).sum();
+    let mut csv = pto_dfx::pmu::PmuCsv::new(columns.names(), n_records)?;
     let mut row = PmuRow {
         thread_id: 0,
         core_id: 0,
@@ -837,7 +837,7 @@ fn pmu_text(
         counters: Vec::with_capacity(columns.names().len()),
         event_type: event.number(),
     };
-    for r in records {
+    for r in report.dfx.workers.iter().flat_map(|w| w.pmu.iter()) {
         let timing = timing_of(r);
         row.thread_id = r.worker as i32;
         row.core_id = r.core;

@@ -140,7 +140,6 @@ fn main() {
         }
         let program = build(&tc, &dir, s);
         let mut config = ChipConfig::new(Platform::A2a3Sim).unwrap_or_else(|e| panic!("{e}"));
-        // PTO_BENCH_WORKERS: the pool's workers (default: one per CPU, as a run).
         config.n_workers = std::env::var("PTO_BENCH_WORKERS")
             .ok()
             .and_then(|v| v.parse().ok());
