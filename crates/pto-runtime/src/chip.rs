@@ -33,6 +33,18 @@
 //! [`crate::cores::CoreTable`] before running it, so no core runs two subtasks at once
 //! however many threads there are.
 //!
+//! # The reserve worker
+//!
+//! By default a simulated chip's pool has one worker per host CPU but one, and the
+//! orchestration thread has the last CPU while it submits: on two CPUs, two workers and the
+//! orchestrator were three busy threads, and the submit path lost its CPU to an idle
+//! worker's spin (docs/DECISIONS.md, "The pool leaves the orchestrator a CPU"). The CPU
+//! is not lost when the orchestrator stops submitting: one more thread, the reserve
+//! ([`WorkerKind::Reserve`]), runs ready work on any free core while the orchestrator
+//! waits (for ring space, TensorMap room or a tensor's producers) and after it has
+//! returned, and sleeps on [`Chip::reserve_wait`] while it submits
+//! ([`Chip::orchestrator_waits`]).
+//!
 //! # Sleep and wake-up
 //!
 //! Workers spin briefly on an empty queue, then sleep on [`Waiter`]. A pusher increments
@@ -358,13 +370,21 @@ pub struct Chip {
     pub fatal: FatalLatch,
     /// Set when the orchestration thread has finished.
     pub orchestration_done: AtomicBool,
+    /// Set while the orchestration thread is off its CPU: waiting, or finished
+    /// ([`Chip::orchestrator_waits`]). Written only around the orchestrator's waits.
+    orchestrator_idle: AtomicBool,
+    /// The reserve worker waiting for the orchestrator to stop submitting.
+    pub reserve_wait: Waiter,
+    /// The slot of [`Chip::workers`] the reserve worker uses, when the pool has one.
+    pub reserve: Option<usize>,
     /// Tells workers to exit.
     pub shutdown: AtomicBool,
     /// The workers started with the run (the pool's floor; see "Elastic pool" above).
     pub n_workers: usize,
-    /// Status of every worker thread: the first `n_workers` for the pool's own workers, the
-    /// rest for extra workers the run's monitor starts (a slot is reused once its thread
-    /// has been joined).
+    /// Status of every worker thread: the first `n_workers` for the pool's own workers, then
+    /// the reserve worker's if there is one, the rest for extra workers the run's monitor
+    /// starts from [`Chip::extra_base`] on (a slot is reused once its thread has been
+    /// joined).
     pub workers: Box<[ExecStatus]>,
     /// Which logical cores are running a subtask.
     pub cores: CoreTable,
@@ -397,11 +417,13 @@ pub struct Chip {
 }
 
 impl Chip {
-    /// Shared state for a run with `n_workers` workers.
+    /// Shared state for a run with `n_workers` workers, plus the reserve worker if
+    /// `reserve`.
     pub fn new(
         config: ChipConfig,
         kernels: Arc<KernelTable>,
         n_workers: usize,
+        reserve: bool,
         dump: Option<Arc<DumpCollector>>,
         args_memory: Vec<Option<DeviceMemory>>,
         sim_memory: SimMemorySizes,
@@ -417,7 +439,7 @@ impl Chip {
         // `window - 1` tasks per ring are live.
         let live: u64 = r.task_window.iter().sum();
         let capacity = (live as usize)
-            .saturating_mul(n_workers.max(1))
+            .saturating_mul(n_workers.max(1) + usize::from(reserve))
             .clamp(1024, 1 << 24);
         let chip = Chip {
             topology,
@@ -431,9 +453,14 @@ impl Chip {
             completed: CachePadded::new(AtomicU64::new(0)),
             fatal: FatalLatch::new(),
             orchestration_done: AtomicBool::new(false),
+            orchestrator_idle: AtomicBool::new(false),
+            reserve_wait: Waiter::new(),
+            reserve: reserve.then_some(n_workers),
             shutdown: AtomicBool::new(false),
             n_workers,
-            workers: (0..n_workers + max_extra_workers(&topology, n_workers))
+            workers: (0..n_workers
+                + usize::from(reserve)
+                + max_extra_workers(&topology, n_workers + usize::from(reserve)))
                 .map(|_| ExecStatus::new())
                 .collect(),
             cores: CoreTable::new(topology.n_cores()),
@@ -456,10 +483,26 @@ impl Chip {
             config,
         };
         // The extra workers' slots start unused (see `ElasticPool` in crate::run).
-        for status in &chip.workers[n_workers..] {
+        for status in &chip.workers[chip.extra_base()..] {
             status.exited.store(true, Ordering::Relaxed);
         }
         chip
+    }
+
+    /// The first slot of [`Chip::workers`] an extra worker may use.
+    pub fn extra_base(&self) -> usize {
+        self.n_workers + usize::from(self.reserve.is_some())
+    }
+
+    /// Called by the orchestration thread before it waits (`true`), after it has waited
+    /// (`false`) and when it has returned (`true`): while it is idle the reserve worker
+    /// runs ready work on its CPU.
+    pub fn orchestrator_waits(&self, idle: bool) {
+        // A read-modify-write: the SeqCst order `Waiter::notify_one` needs.
+        let was = self.orchestrator_idle.swap(idle, Ordering::SeqCst);
+        if idle && !was && self.reserve.is_some() {
+            self.reserve_wait.notify_one();
+        }
     }
 
     /// The slot of task `id`.
@@ -562,7 +605,9 @@ impl Chip {
                 return 0;
             }
         }
-        (total as usize).min(self.n_workers).max(1)
+        // One copy per thread that can help: the pool's workers and the reserve (slots
+        // below `extra_base`).
+        (total as usize).min(self.extra_base()).max(1)
     }
 
     /// Pushes one entry on the ready queue. The queue is sized for every live task times
@@ -1009,6 +1054,10 @@ pub enum WorkerKind {
         /// its kernel promptly.
         go: Arc<AtomicBool>,
     },
+    /// The reserve worker (see "The reserve worker" above): it runs ready work on any free
+    /// core while the orchestrator is idle and sleeps while it submits, until the run
+    /// shuts down.
+    Reserve,
 }
 
 /// The body of worker thread `index` (a slot of [`Chip::workers`]); returns what it
@@ -1024,13 +1073,16 @@ pub fn worker_main(chip: &Chip, index: usize, kind: WorkerKind) -> WorkerRecords
         WorkerKind::Extra { first, go } => {
             (WorkerCores::all(chip.topology, index), first, Some(go))
         }
+        WorkerKind::Reserve => (WorkerCores::all(chip.topology, index), None, None),
     };
     let extra = go.is_some();
+    let reserve = chip.reserve == Some(index);
     let records = std::thread::scope(|scope| {
         let mut w = Worker {
             chip,
             index,
             extra,
+            reserve,
             cores,
             inline: Vec::with_capacity(64),
             next,
@@ -1061,6 +1113,8 @@ struct Worker<'scope, 'env: 'scope> {
     index: usize,
     /// An extra worker (see [`WorkerKind::Extra`]).
     extra: bool,
+    /// The reserve worker (see [`WorkerKind::Reserve`]).
+    reserve: bool,
     cores: WorkerCores,
     inline: Vec<TaskId>,
     /// A consumer this worker readied by a completion and runs next, bypassing the ready
@@ -1087,6 +1141,14 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
             let mut spins = 0u32;
             let mut slept = false;
             let raw = loop {
+                if self.reserve && !chip.orchestrator_idle.load(Ordering::Acquire) {
+                    self.stand_by();
+                    if chip.shutdown.load(Ordering::Acquire) {
+                        break 'outer;
+                    }
+                    spins = 0;
+                    continue;
+                }
                 if let Some(raw) = chip.ready.pop() {
                     break raw;
                 }
@@ -1112,6 +1174,19 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
             };
             self.run_chain(TaskId(raw));
         }
+    }
+
+    /// The reserve worker's wait while the orchestrator submits. A push's wake-up may have
+    /// gone to this thread instead of a pool worker: it is passed on first.
+    fn stand_by(&self) {
+        let chip = self.chip;
+        if !chip.ready.is_empty() {
+            std::sync::atomic::fence(Ordering::SeqCst);
+            chip.work.notify_one();
+        }
+        chip.reserve_wait.wait_until(IDLE_WAIT, &|| {
+            chip.orchestrator_idle.load(Ordering::Acquire) || chip.shutdown.load(Ordering::Acquire)
+        });
     }
 
     /// Runs task `id`, then each consumer a completion hands to this worker.

@@ -1159,9 +1159,11 @@ impl Orchestrator {
                 chip.raise(code, message);
                 return false;
             }
+            chip.orchestrator_waits(true);
             chip.progress.wait_until(Duration::from_millis(10), &|| {
                 has_space(chip) || chip.fatal.is_set() || chip.quiescent()
             });
+            chip.orchestrator_waits(false);
         }
     }
 
@@ -1400,9 +1402,11 @@ impl Orchestrator {
                 );
                 return false;
             }
+            chip.orchestrator_waits(true);
             chip.progress.wait_until(Duration::from_millis(10), &|| {
                 !pending(&chip) || chip.fatal.is_set()
             });
+            chip.orchestrator_waits(false);
         }
     }
 

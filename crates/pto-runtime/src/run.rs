@@ -79,7 +79,7 @@ pub struct RunReport {
     pub wall: Duration,
     /// Device time: orchestration start to the end of the last task.
     pub device_time: Duration,
-    /// Worker threads used.
+    /// The pool's own worker threads (the reserve and extra workers not counted).
     pub n_workers: usize,
     /// The platform.
     pub platform: Platform,
@@ -151,14 +151,11 @@ pub fn run(
 ) -> Result<RunReport, RuntimeError> {
     let started = Instant::now();
     config.platform.check_available()?;
-    let n_workers = config
-        .n_workers
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(2)
-        })
-        .max(1);
+    let (n_workers, reserve) = pool_size(
+        config.n_workers,
+        config.platform,
+        std::thread::available_parallelism().map_or(2, |n| n.get()),
+    );
     let (memory, descriptors, scalars) = bind_args(args)?;
     let n_args = (descriptors.len() + scalars.len()) as i32;
     let dump = start_dump(config)?;
@@ -167,6 +164,7 @@ pub fn run(
         config.clone(),
         Arc::clone(&program.kernels),
         n_workers,
+        reserve,
         dump.clone(),
         memory,
         sim_memory,
@@ -176,7 +174,7 @@ pub fn run(
     // thread stopped (crate::clock).
     let start_anchor = crate::clock::anchor();
     let workers = spawn_workers(&chip, n_workers, config.platform)?;
-    let mut elastic = ElasticPool::new(&chip);
+    let mut elastic = ElasticPool::new(&chip, spawn_reserve(&chip));
     let orch_start = Arc::new(AtomicU64::new(0));
     let orchestration =
         spawn_orchestration(program, &chip, descriptors, scalars, n_args, &orch_start)?;
@@ -293,6 +291,30 @@ fn start_dump(config: &ChipConfig) -> Result<Option<Arc<DumpCollector>>, Runtime
             source,
         })?,
     ))
+}
+
+/// The pool a run starts with, from the host's `cpus`: `explicit` workers if given;
+/// otherwise on a simulated chip one worker per CPU but one plus the reserve worker
+/// (crate::chip, "The reserve worker"), and on the CPU platform (a pinned worker per CPU,
+/// a cluster each) one worker per CPU.
+fn pool_size(explicit: Option<usize>, platform: Platform, cpus: usize) -> (usize, bool) {
+    match explicit {
+        Some(n) => (n.max(1), false),
+        None if platform == Platform::Cpu || cpus < 2 => (cpus.max(1), false),
+        None => (cpus - 1, true),
+    }
+}
+
+/// Starts the reserve worker, when the chip has one. Not fatal if the thread cannot be
+/// started: the run goes on with the pool's workers.
+fn spawn_reserve(chip: &Arc<Chip>) -> Option<JoinHandle<WorkerRecords>> {
+    let index = chip.reserve?;
+    let chip = Arc::clone(chip);
+    std::thread::Builder::new()
+        .name(format!("pto-worker-{index}"))
+        .spawn(move || worker_main(&chip, index, WorkerKind::Reserve))
+        .inspect_err(|e| tracing::warn!("could not start the reserve worker thread: {e}"))
+        .ok()
 }
 
 /// Starts the pool's `n_workers` worker threads (pinned to a CPU each on the CPU
@@ -455,6 +477,7 @@ fn orchestrate(
         m.0.orchestration_finished();
     }
     chip.orchestration_done.store(true, Ordering::Release);
+    chip.orchestrator_waits(true);
     std::sync::atomic::fence(Ordering::SeqCst);
     chip.progress.notify_all();
     chip.finished.notify_all();
@@ -572,6 +595,7 @@ fn shut_down(
     chip.shutdown.store(true, Ordering::Release);
     std::sync::atomic::fence(Ordering::SeqCst);
     chip.work.notify_all();
+    chip.reserve_wait.notify_all();
     let fatal = chip.fatal.is_set();
     let grace = Instant::now() + Duration::from_secs(2);
     let mut summary = OrchestratorSummary::default();
@@ -691,8 +715,11 @@ const POLL_HELD: Duration = Duration::from_millis(1);
 struct ElasticPool {
     /// Per slot of `Chip::workers`: the unit count last seen and when it was first seen.
     seen: Vec<(u64, Instant)>,
-    /// Per extra slot (`Chip::workers[n_workers..]`): its running thread.
+    /// Per extra slot (`Chip::workers[Chip::extra_base()..]`): its running thread.
     extra: Vec<Option<JoinHandle<WorkerRecords>>>,
+    /// The reserve worker's thread (crate::chip, "The reserve worker"): not watched (it
+    /// sleeps while the orchestrator submits); its records are merged as an extra's.
+    reserve: Option<JoinHandle<WorkerRecords>>,
     /// What joined extra workers recorded.
     records: Vec<WorkerRecords>,
     /// Extra workers started over the run.
@@ -704,16 +731,30 @@ struct ElasticPool {
 }
 
 impl ElasticPool {
-    fn new(chip: &Chip) -> ElasticPool {
+    fn new(chip: &Chip, reserve: Option<JoinHandle<WorkerRecords>>) -> ElasticPool {
         let now = Instant::now();
         ElasticPool {
             seen: vec![(0, now); chip.workers.len()],
-            extra: (chip.n_workers..chip.workers.len()).map(|_| None).collect(),
+            extra: (chip.extra_base()..chip.workers.len())
+                .map(|_| None)
+                .collect(),
+            reserve,
             records: Vec::new(),
             started: 0,
             host_cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             inside: 0,
         }
+    }
+
+    /// Whether the worker of slot `i` is one the pool watches for being held: a pool
+    /// worker, or an extra one running now (not the reserve, which sleeps while the
+    /// orchestrator submits).
+    fn watched(&self, chip: &Chip, i: usize) -> bool {
+        let base = chip.extra_base();
+        if i < base {
+            return chip.reserve != Some(i);
+        }
+        self.extra[i - base].is_some()
     }
 
     /// How many times more threads run kernels than the host has CPUs (at least 1). The
@@ -727,10 +768,10 @@ impl ElasticPool {
     /// One look at the workers; returns how long to wait before the next.
     fn poll(&mut self, chip: &Arc<Chip>) -> Duration {
         let now = Instant::now();
-        let n_workers = chip.n_workers;
+        let base = chip.extra_base();
         // Join the extra workers that left.
         for (k, slot) in self.extra.iter_mut().enumerate() {
-            if slot.is_some() && chip.workers[n_workers + k].exited.load(Ordering::Acquire) {
+            if slot.is_some() && chip.workers[base + k].exited.load(Ordering::Acquire) {
                 if let Some(Ok(records)) = slot.take().map(JoinHandle::join) {
                     self.records.push(records);
                 }
@@ -741,7 +782,7 @@ impl ElasticPool {
         let mut live = 0;
         self.inside = 0;
         for (i, status) in chip.workers.iter().enumerate() {
-            if i >= n_workers && self.extra[i - n_workers].is_none() {
+            if !self.watched(chip, i) {
                 continue;
             }
             live += 1;
@@ -764,7 +805,7 @@ impl ElasticPool {
         // workers run (an SPMD task's blocks are claimed by whoever runs it).
         let mut firsts: Vec<(crate::task::TaskId, u32)> = Vec::new();
         for (i, status) in chip.workers.iter().enumerate() {
-            if i >= n_workers && self.extra[i - n_workers].is_none() {
+            if !self.watched(chip, i) {
                 continue;
             }
             let raw = status.task.load(Ordering::Acquire);
@@ -792,7 +833,7 @@ impl ElasticPool {
                 f.1 -= 1;
                 f.0
             });
-            let index = n_workers + k;
+            let index = base + k;
             let status = &chip.workers[index];
             status.exited.store(false, Ordering::Release);
             self.seen[index] = (status.units.load(Ordering::Acquire), now);
@@ -838,11 +879,11 @@ impl ElasticPool {
     /// (so `core_to_worker` stays true), scheduler phases and PMU samples as lanes of
     /// their own.
     fn finish(mut self, chip: &Chip, fatal: bool, grace: Instant, dfx: &mut DfxData) {
-        for (k, slot) in self.extra.iter_mut().enumerate() {
-            let Some(handle) = slot.take() else {
-                continue;
-            };
-            let status = &chip.workers[chip.n_workers + k];
+        let reserve = chip.reserve.zip(self.reserve.take());
+        let extras = self.extra.iter_mut().enumerate();
+        let extras = extras.filter_map(|(k, slot)| Some((chip.extra_base() + k, slot.take()?)));
+        for (index, handle) in reserve.into_iter().chain(extras) {
+            let status = &chip.workers[index];
             if !fatal || wait_finished(&|| status.exited.load(Ordering::Acquire), grace) {
                 if let Ok(records) = handle.join() {
                     self.records.push(records);
@@ -897,5 +938,25 @@ fn pin_to_cpu(worker: usize) {
                 std::io::Error::last_os_error()
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_pool_leaves_the_orchestrator_a_cpu_on_a_simulated_chip() {
+        let sim = Platform::A2a3Sim;
+        assert_eq!(pool_size(None, sim, 2), (1, true));
+        assert_eq!(pool_size(None, sim, 8), (7, true));
+        assert_eq!(pool_size(None, Platform::A5Sim, 4), (3, true));
+        // One CPU: nothing to leave.
+        assert_eq!(pool_size(None, sim, 1), (1, false));
+        // The CPU platform pins a worker per CPU, a cluster each.
+        assert_eq!(pool_size(None, Platform::Cpu, 4), (4, false));
+        // An explicit count is the pool, exactly.
+        assert_eq!(pool_size(Some(2), sim, 2), (2, false));
+        assert_eq!(pool_size(Some(0), sim, 2), (1, false));
     }
 }

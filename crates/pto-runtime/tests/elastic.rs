@@ -182,3 +182,64 @@ fn the_orchestration_sees_every_core_held_at_once() {
     assert_eq!(status[72 * 16], 72);
     assert!((0..72).all(|i| status[i * 16] == 2));
 }
+
+/// Spins on the host clock for 200 µs (below the elastic pool's threshold: no extra worker
+/// starts for it).
+const SPIN_200US: &str = r#"
+#include <time.h>
+#include "tensor.h"
+static double now_s() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+extern "C" void kernel_entry(int64_t* args) {
+    (void)args;
+    double until = now_s() + 200e-6;
+    while (now_s() < until) {
+    }
+}
+"#;
+
+/// The default pool on a simulated chip: one worker per host CPU but one, and the reserve
+/// worker, which runs ready work once the orchestration has returned (here: 300 independent
+/// tasks submitted at once), its scheduler phases a lane of their own.
+#[test]
+fn the_reserve_runs_ready_work_once_the_orchestration_returns() {
+    const TASKS: u32 = 300;
+    let orch = orchestration(
+        0,
+        &format!(
+            "    for (int i = 0; i < {TASKS}; ++i) {{ CoreTaskArgs p; rt_submit_aiv_task(0, p); }}\n"
+        ),
+    );
+    let program = build(
+        "reserve_worker",
+        &orch,
+        &[Kernel {
+            func_id: 0,
+            name: "spin_200us",
+            core: CoreType::Aiv,
+            source: SPIN_200US,
+        }],
+    );
+    let mut cfg = config();
+    cfg.dfx.swimlane = 3;
+    let report = run(&program, &mut [], &cfg).unwrap();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let subtasks: usize = report.dfx.workers.iter().map(|w| w.subtasks.len()).sum();
+    assert_eq!(subtasks, TASKS as usize);
+    if cpus < 2 {
+        assert_eq!((report.n_workers, report.dfx.workers.len()), (1, 1));
+        return;
+    }
+    assert_eq!(report.n_workers, cpus - 1);
+    assert_eq!(
+        report.dfx.workers.len(),
+        cpus,
+        "one lane per pool worker and one for the reserve"
+    );
+    let reserve = &report.dfx.workers[cpus - 1];
+    let handled: u32 = reserve.phases.iter().map(|p| p.tasks_processed).sum();
+    assert!(handled > 0, "the reserve ran no task: {:?}", reserve.phases);
+}
