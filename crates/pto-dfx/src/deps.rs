@@ -197,11 +197,16 @@ impl ArgDirection {
 
     /// The direction named `name`.
     pub fn from_name(name: &str) -> Option<Self> {
+        Self::from_name_bytes(name.as_bytes())
+    }
+
+    /// The direction named by the bytes `name` (the fast reader's strings are bytes).
+    pub fn from_name_bytes(name: &[u8]) -> Option<Self> {
         match name {
-            "INPUT" => Some(Self::Input),
-            "OUTPUT" => Some(Self::Output),
-            "INOUT" => Some(Self::Inout),
-            "OUTPUT_EXISTING" => Some(Self::OutputExisting),
+            b"INPUT" => Some(Self::Input),
+            b"OUTPUT" => Some(Self::Output),
+            b"INOUT" => Some(Self::Inout),
+            b"OUTPUT_EXISTING" => Some(Self::OutputExisting),
             _ => None,
         }
     }

@@ -39,6 +39,8 @@ pub const MAX_DEPTH: usize = 126;
 pub const MAX_DIMS: usize = 16;
 /// Bytes read per chunk.
 const CHUNK: usize = 4 << 20;
+/// The longest key read as itself (a longer one is no key the scan reads).
+const KEY_MAX: usize = 48;
 
 /// How much to keep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -641,6 +643,68 @@ static STRING_STOP: [bool; 256] = {
     t
 };
 
+/// The index of the first byte of `s` that [`STRING_STOP`] holds, eight bytes at a time:
+/// a byte below 0x20 or from 0x80, `"` or `\`.
+///
+/// Within a word, the lowest flagged byte is exact: every byte below it is printable ASCII,
+/// so no subtraction borrows into it (flags above it may be spurious, and are not read).
+fn find_stop(s: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |y: u64| y.wrapping_sub(LO) & !y & HI;
+    let mut words = s.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(word);
+        let x = u64::from_le_bytes(bytes);
+        let control_or_high = (x.wrapping_sub(LO * 0x20) | x) & HI;
+        let hit = control_or_high
+            | has_zero(x ^ (LO * u64::from(b'"')))
+            | has_zero(x ^ (LO * u64::from(b'\\')));
+        if hit != 0 {
+            return Some(at + (hit.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let tail = words.remainder();
+    tail.iter()
+        .position(|&b| STRING_STOP[usize::from(b)])
+        .map(|i| at + i)
+}
+
+/// A plain integer literal at the start of `b` followed by one of `,`, `]`, `}` (present
+/// in `b`): its value as [`Src::number`] reads it and its length. `None` for anything
+/// else (a fraction, an exponent, a leading zero before a digit, `-0`, more than 19
+/// digits, whitespace, the end of `b`), which [`Src::number`] then decides.
+#[inline]
+fn int_prefix(b: &[u8]) -> Option<(Num, usize)> {
+    let negative = b.first() == Some(&b'-');
+    let digits_at = usize::from(negative);
+    let mut i = digits_at;
+    let mut v: u64 = 0;
+    while let Some(&d @ b'0'..=b'9') = b.get(i) {
+        if i - digits_at == 19 {
+            return None;
+        }
+        v = v * 10 + u64::from(d - b'0');
+        i += 1;
+    }
+    let n = i - digits_at;
+    let leading_zero = n > 1 && b[digits_at] == b'0';
+    if n == 0 || leading_zero || !matches!(b.get(i), Some(b',' | b']' | b'}')) {
+        return None;
+    }
+    let num = match (negative, v) {
+        (false, v) => Num::Uint(v),
+        (true, 0) => return None,
+        // 19 digits: at most 9,999,999,999,999,999,999 < 2^64; only up to 2^63 wraps.
+        (true, v) if v <= 1 << 63 => Num::Int(v.wrapping_neg() as i64),
+        (true, _) => Num::Other,
+    };
+    Some((num, i))
+}
+
 /// A decimal id string as the careful reader takes it: digits, optionally after a `-`
 /// (then within `i64` and wrapped to `u64`), otherwise within `u64`.
 fn decimal_id(text: &[u8]) -> Option<u64> {
@@ -771,7 +835,7 @@ impl<R: Read> Src<R> {
         let mut fits = true;
         loop {
             let chunk = &self.buf[self.pos..self.end];
-            let stop = chunk.iter().position(|&b| STRING_STOP[usize::from(b)]);
+            let stop = find_stop(chunk);
             let take = stop.unwrap_or(chunk.len());
             if fits {
                 if out.len() + take <= keep {
@@ -805,6 +869,40 @@ impl<R: Read> Src<R> {
             self.bump();
         }
         Ok(())
+    }
+
+    /// A key after its opening quote, when it ends within the current chunk and there
+    /// are at least [`KEY_MAX`] bytes left in it (the common case): its length, its bytes
+    /// the first ones of `out` (copied as one fixed-size block). `None`, with nothing
+    /// consumed, otherwise, or when it holds a byte a string may not have here, or is
+    /// longer than [`KEY_MAX`] ([`Src::string_body`] decides those).
+    #[inline]
+    fn short_key(&mut self, out: &mut [u8; KEY_MAX]) -> Option<usize> {
+        let chunk = self.buf.get(self.pos..self.end)?;
+        let head = chunk.get(..KEY_MAX)?;
+        let i = find_stop(head)?;
+        if head[i] != b'"' {
+            return None;
+        }
+        out.copy_from_slice(head);
+        self.pos += i + 1;
+        Some(i)
+    }
+
+    /// A decimal id string after its opening quote, when it ends within the current
+    /// chunk: its value (`Err` if it is not one), read in place. `None`, with nothing
+    /// consumed, when the string does not end in this chunk or holds a byte a string may
+    /// not have here.
+    #[inline]
+    fn decimal_in_place(&mut self) -> Option<Step<u64>> {
+        let chunk = self.buf.get(self.pos..self.end)?;
+        let i = find_stop(chunk)?;
+        if chunk[i] != b'"' {
+            return None;
+        }
+        let value = decimal_id(&chunk[..i]).ok_or(Decline);
+        self.pos += i + 1;
+        Some(value)
     }
 
     /// A number, by JSON's grammar.
@@ -897,7 +995,7 @@ impl<R: Read> Src<R> {
 }
 
 /// A number's value as the careful reader's tree holds it.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Num {
     /// A non-negative integer literal within u64.
     Uint(u64),
@@ -969,6 +1067,8 @@ struct Scanner<R> {
     /// Dimensions of the views of the current object, before they are kept.
     dims: Vec<u32>,
     interned: HashMap<Vec<u8>, u32>,
+    /// The dtype [`Scanner::dtype`] returned last.
+    last_dtype: Option<u32>,
 }
 
 impl<R: Read> Scanner<R> {
@@ -989,6 +1089,7 @@ impl<R: Read> Scanner<R> {
             scratch: Vec::with_capacity(64),
             dims: Vec::with_capacity(32),
             interned: HashMap::new(),
+            last_dtype: None,
         }
     }
 
@@ -1052,19 +1153,27 @@ impl<R: Read> Scanner<R> {
         }
         loop {
             self.src.expect(b'"')?;
-            let mut key = std::mem::take(&mut self.keys[depth]);
-            let fits = self.src.string_body(&mut key, 48);
-            let res = fits.and_then(|fits| {
-                if !fits {
-                    key.clear();
-                    key.push(b'?');
+            let mut key = [0u8; KEY_MAX];
+            let n = match self.src.short_key(&mut key) {
+                Some(n) => n,
+                None => {
+                    let mut long = std::mem::take(&mut self.keys[depth]);
+                    let fits = self.src.string_body(&mut long, KEY_MAX);
+                    let n = long.len();
+                    key[..n.min(KEY_MAX)].copy_from_slice(&long[..n.min(KEY_MAX)]);
+                    self.keys[depth] = long;
+                    if fits? {
+                        n
+                    } else {
+                        // No key read here is this long: any such key is skipped.
+                        key[0] = b'?';
+                        1
+                    }
                 }
-                self.src.expect(b':')?;
-                self.src.ws();
-                member(self, &key)
-            });
-            self.keys[depth] = key;
-            res?;
+            };
+            self.src.expect(b':')?;
+            self.src.ws();
+            member(self, &key[..n])?;
             self.src.ws();
             match self.src.peek() {
                 Some(b',') => self.src.bump(),
@@ -1128,6 +1237,15 @@ impl<R: Read> Scanner<R> {
     }
 
     fn num(&mut self) -> Step<Num> {
+        if let Some((num, len)) = self
+            .src
+            .buf
+            .get(self.src.pos..self.src.end)
+            .and_then(int_prefix)
+        {
+            self.src.pos += len;
+            return Ok(num);
+        }
         match self.src.peek() {
             Some(b'-' | b'0'..=b'9') => self.src.number(),
             _ => Err(Decline),
@@ -1137,6 +1255,11 @@ impl<R: Read> Scanner<R> {
     /// A short string value into `self.scratch` (longer ones decline).
     fn short_string(&mut self) -> Step {
         self.src.expect(b'"')?;
+        self.short_string_body()
+    }
+
+    /// [`Scanner::short_string`] after the opening quote.
+    fn short_string_body(&mut self) -> Step {
         let mut scratch = std::mem::take(&mut self.scratch);
         let res = self.src.string_body(&mut scratch, 256);
         self.scratch = scratch;
@@ -1152,7 +1275,11 @@ impl<R: Read> Scanner<R> {
         if self.src.peek() != Some(b'"') {
             return self.num()?.u64_lenient();
         }
-        self.short_string()?;
+        self.src.bump();
+        if let Some(value) = self.src.decimal_in_place() {
+            return value;
+        }
+        self.short_string_body()?;
         decimal_id(&self.scratch).ok_or(Decline)
     }
 
@@ -1167,7 +1294,14 @@ impl<R: Read> Scanner<R> {
     /// An interned dtype name.
     fn dtype(&mut self) -> Step<u32> {
         self.short_string()?;
+        // Most views repeat the previous view's dtype: no hash then.
+        if let Some(&last) = self.last_dtype.as_ref() {
+            if self.out.strings[last as usize].as_bytes() == self.scratch.as_slice() {
+                return Ok(last);
+            }
+        }
         if let Some(&i) = self.interned.get(&self.scratch) {
+            self.last_dtype = Some(i);
             return Ok(i);
         }
         if self.interned.len() >= 4096 {
@@ -1177,12 +1311,20 @@ impl<R: Read> Scanner<R> {
         let i = self.out.strings.len() as u32;
         self.out.strings.push(text);
         self.interned.insert(self.scratch.clone(), i);
+        self.last_dtype = Some(i);
         Ok(i)
     }
 
     /// A `[u32, ...]` list into `self.dims`; its range there.
     fn dims_list(&mut self, depth: usize) -> Step<(usize, usize)> {
         let start = self.dims.len();
+        if depth <= MAX_DEPTH {
+            if let Some(len) = self.dims_in_place() {
+                self.src.pos += len;
+                return Ok((start, self.dims.len()));
+            }
+            self.dims.truncate(start);
+        }
         self.elements(depth, |s| {
             let v = s.num()?.u32()?;
             if s.dims.len() - start >= MAX_DIMS {
@@ -1192,6 +1334,38 @@ impl<R: Read> Scanner<R> {
             Ok(())
         })?;
         Ok((start, self.dims.len()))
+    }
+
+    /// A compact `[u32,...]` list at the current position, within the current chunk
+    /// (no whitespace, plain integers): its elements pushed to `self.dims`, its length
+    /// returned. `None` (the caller truncates `dims`) for anything else, which the general
+    /// path then reads or declines.
+    #[inline]
+    fn dims_in_place(&mut self) -> Option<usize> {
+        let b = self.src.buf.get(self.src.pos..self.src.end)?;
+        if b.first() != Some(&b'[') {
+            return None;
+        }
+        if b.get(1) == Some(&b']') {
+            return Some(2);
+        }
+        let start = self.dims.len();
+        let mut i = 1;
+        loop {
+            let (Num::Uint(v), len) = int_prefix(&b[i..])? else {
+                return None;
+            };
+            if self.dims.len() - start >= MAX_DIMS {
+                return None;
+            }
+            self.dims.push(u32::try_from(v).ok()?);
+            i += len;
+            match b[i] {
+                b',' => i += 1,
+                b']' => return Some(i + 1),
+                _ => return None,
+            }
+        }
     }
 
     /// Keeps a complete pending view (with [`Detail::Full`]); `u32::MAX` otherwise.
@@ -1308,10 +1482,7 @@ impl<R: Read> Scanner<R> {
             b"type" => {
                 seen.mark(1)?;
                 s.short_string()?;
-                direction = std::str::from_utf8(&s.scratch)
-                    .ok()
-                    .and_then(ArgDirection::from_name)
-                    .ok_or(Decline)?;
+                direction = ArgDirection::from_name_bytes(&s.scratch).ok_or(Decline)?;
                 Ok(())
             }
             b"tensor_id" => {
@@ -1619,6 +1790,73 @@ mod tests {
         assert_eq!(scan.edges.len(), 2);
         assert!(scan.views.is_empty() && scan.args.is_empty() && scan.tensors.is_empty());
         assert_eq!(scan.edges[1].overlap, Some(Overlap::Other));
+    }
+
+    #[test]
+    fn the_compact_form_reads_the_same_through_the_in_place_paths() {
+        // No whitespace: keys, ids, integers and dimension lists take their fast paths.
+        let compact: String = DEPS.split_whitespace().collect();
+        let Scanned::Read(scan) = scan_bytes(compact.as_bytes(), Detail::Full) else {
+            panic!("declined");
+        };
+        assert_eq!(scan.to_file(), careful(&compact).value);
+    }
+
+    #[test]
+    fn find_stop_finds_the_first_byte_the_table_holds() {
+        for len in 0..20 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut text: Vec<u8> = (0..len).map(|i| b'a' + (i as u8 % 26)).collect();
+                    text[at] = b;
+                    text.push(b'"');
+                    let want = text.iter().position(|&c| STRING_STOP[usize::from(c)]);
+                    assert_eq!(find_stop(&text), want, "{text:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn int_prefix_reads_what_number_reads_or_leaves_it() {
+        let literals = [
+            "0",
+            "7",
+            "-1",
+            "42",
+            "01",
+            "-0",
+            "-01",
+            "1.5",
+            "1e3",
+            "2E-2",
+            "",
+            "-",
+            "4294967295",
+            "4294967296",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1234567890123456789",
+            "12345678901234567890",
+        ];
+        for lit in literals {
+            for end in [",", "]", "}", " ", ""] {
+                let text = format!("{lit}{end}");
+                let Some((num, len)) = int_prefix(text.as_bytes()) else {
+                    continue;
+                };
+                assert_eq!(len, lit.len(), "{text}");
+                let mut src = Scanner::new(text.as_bytes(), Detail::Full).src;
+                assert_eq!(src.number().ok(), Some(num), "{text}");
+                assert_eq!(src.pos, len, "{text}");
+            }
+        }
+        assert!(int_prefix(b"01,").is_none() && int_prefix(b"-0,").is_none());
+        assert!(int_prefix(b"12").is_none(), "no delimiter in the buffer");
     }
 
     #[test]
