@@ -24,7 +24,7 @@
 //! scope_stats,all,allc`; the `…c` rows write the swimlane records and the dep_gen log in
 //! the compact form, `--dfx-format compact`),
 //! `PTO_BENCH_DIR` (where the build directories go; default the system temp dir),
-//! `PTO_BENCH_WORKERS` (the pool's workers; default one per CPU, as a run).
+//! `PTO_BENCH_WORKERS` (the pool's workers; default: a run's own default pool).
 //! Results go to docs/PERFORMANCE.md.
 
 use std::path::{Path, PathBuf};

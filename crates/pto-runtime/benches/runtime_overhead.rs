@@ -6,7 +6,7 @@
 //! the real runtime on `a2a3sim`; the best of several rounds is reported (the first round
 //! also warms the task slots and heap pages). `PTO_BENCH_SCENARIOS` (a comma-separated
 //! list of scenario names) runs only those, e.g. under `perf record`; `PTO_BENCH_WORKERS`
-//! sets the pool's workers (default: one per CPU, as a run).
+//! sets the pool's workers (default: a run's own default pool, the reserve worker included).
 //!
 //! The same invocation measures the machine's floor for handing work between threads, so
 //! the runtime's costs can be read as ratios that travel between machines: a two-thread

@@ -237,7 +237,8 @@ pub struct ChipConfig {
     pub rings: RingSizes,
     /// No task finishing for this long while tasks run is a fatal `SCHEDULER_TIMEOUT`.
     pub scheduler_timeout: Duration,
-    /// Worker threads; `None` = the host's available parallelism.
+    /// The pool's worker threads, exactly; `None` = the default pool (crate::run::run: on a
+    /// simulated chip one per host CPU but one, plus the reserve worker).
     pub n_workers: Option<usize>,
     /// Record submits and edges for `deps.json` (dep_gen).
     pub record_deps: bool,
