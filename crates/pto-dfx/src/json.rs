@@ -355,11 +355,8 @@ impl Out {
         for (i, c) in text[2..].iter_mut().enumerate() {
             *c = DIGITS[((v >> (60 - 4 * i)) & 0xf) as usize];
         }
-        // ASCII bytes: each is its own char.
-        self.buf.reserve(text.len());
-        for &b in &text {
-            self.buf.push(b as char);
-        }
+        self.buf
+            .push_str(std::str::from_utf8(&text).expect("hex digits are ASCII"));
         self
     }
 
@@ -404,33 +401,17 @@ impl Out {
 }
 
 /// Appends `-` (when `negative`) and the decimal digits of `v`: what `{}` prints, without
-/// the formatting machinery (the writers print hundreds of millions of integers).
-fn push_decimal(buf: &mut String, negative: bool, mut v: u128) {
-    let mut digits = [0u8; 40];
-    let mut at = digits.len();
-    // 128-bit division is a library call: only the values that need it take it.
-    while v > u128::from(u64::MAX) {
-        at -= 1;
-        digits[at] = b'0' + (v % 10) as u8;
-        v /= 10;
-    }
-    let mut v = v as u64;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
+/// the formatting machinery (the writers print hundreds of millions of integers): `itoa`'s
+/// two digits per step into a stack buffer, appended as one `&str`.
+fn push_decimal(buf: &mut String, negative: bool, v: u128) {
     if negative {
-        at -= 1;
-        digits[at] = b'-';
+        buf.push('-');
     }
-    // ASCII bytes: each is its own char (cheaper than validating the slice as UTF-8).
-    buf.reserve(digits.len() - at);
-    for &b in &digits[at..] {
-        buf.push(b as char);
+    let mut digits = itoa::Buffer::new();
+    // The 128-bit path divides by a library call: only the values that need it take it.
+    match u64::try_from(v) {
+        Ok(v) => buf.push_str(digits.format(v)),
+        Err(_) => buf.push_str(digits.format(v)),
     }
 }
 
