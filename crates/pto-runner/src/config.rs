@@ -186,8 +186,8 @@ pub struct RunConfig {
     pub atol: f64,
     /// Scheduler timeout; `None` = `SIMPLER_SCHEDULER_TIMEOUT_MS` or 10 s.
     pub scheduler_timeout: Option<Duration>,
-    /// The pool's worker threads, exactly; `None` = the runtime's default pool (on a simulated
-    /// chip one per host CPU but one, plus the reserve worker).
+    /// The pool's worker threads, exactly; `None` = the runtime's default pool (one per host
+    /// CPU, on a simulated chip the last of them the reserve worker).
     pub n_workers: Option<usize>,
     /// Polled while a run waits (the Python package checks for Ctrl-C here).
     pub interrupt: Option<pto_runtime::Interrupt>,

@@ -35,15 +35,15 @@
 //!
 //! # The reserve worker
 //!
-//! By default a simulated chip's pool has one worker per host CPU but one, and the
-//! orchestration thread has the last CPU while it submits: on two CPUs, two workers and the
-//! orchestrator were three busy threads, and the submit path lost its CPU to an idle
-//! worker's spin (docs/DECISIONS.md, "The pool leaves the orchestrator a CPU"). The CPU
-//! is not lost when the orchestrator stops submitting: one more thread, the reserve
-//! ([`WorkerKind::Reserve`]), runs ready work on any free core while the orchestrator
-//! waits (for ring space, TensorMap room or a tensor's producers) and after it has
-//! returned, and sleeps on [`Chip::reserve_wait`] while it submits
-//! ([`Chip::orchestrator_waits`]).
+//! By default a simulated chip's pool has one worker per host CPU, and the last of them is
+//! the reserve: it owns its clusters as any pool worker does, but runs ready work only
+//! while the orchestration thread is off its CPU (waiting for ring space, TensorMap room
+//! or a tensor's producers, or returned), and sleeps on [`Chip::reserve_wait`] while it
+//! submits ([`Chip::orchestrator_waits`]). On two CPUs, two workers and the orchestrator
+//! were three busy threads, and the submit path lost its CPU to a worker's spin
+//! (docs/DECISIONS.md, "The pool leaves the orchestrator a CPU"); the reserve gives that
+//! CPU to the orchestrator while it submits and back to the work once it stops. Its lane
+//! and its cores are a pool worker's, so the swimlane is the same shape as before.
 //!
 //! # Sleep and wake-up
 //!
@@ -375,16 +375,15 @@ pub struct Chip {
     orchestrator_idle: AtomicBool,
     /// The reserve worker waiting for the orchestrator to stop submitting.
     pub reserve_wait: Waiter,
-    /// The slot of [`Chip::workers`] the reserve worker uses, when the pool has one.
+    /// The pool worker that is the reserve (the last one), when the pool has one.
     pub reserve: Option<usize>,
     /// Tells workers to exit.
     pub shutdown: AtomicBool,
     /// The workers started with the run (the pool's floor; see "Elastic pool" above).
     pub n_workers: usize,
-    /// Status of every worker thread: the first `n_workers` for the pool's own workers, then
-    /// the reserve worker's if there is one, the rest for extra workers the run's monitor
-    /// starts from [`Chip::extra_base`] on (a slot is reused once its thread has been
-    /// joined).
+    /// Status of every worker thread: the first `n_workers` for the pool's own workers, the
+    /// rest for extra workers the run's monitor starts (a slot is reused once its thread
+    /// has been joined).
     pub workers: Box<[ExecStatus]>,
     /// Which logical cores are running a subtask.
     pub cores: CoreTable,
@@ -417,8 +416,8 @@ pub struct Chip {
 }
 
 impl Chip {
-    /// Shared state for a run with `n_workers` workers, plus the reserve worker if
-    /// `reserve`.
+    /// Shared state for a run with `n_workers` workers, the last of them the reserve if
+    /// `reserve` (see "The reserve worker" above).
     pub fn new(
         config: ChipConfig,
         kernels: Arc<KernelTable>,
@@ -439,7 +438,7 @@ impl Chip {
         // `window - 1` tasks per ring are live.
         let live: u64 = r.task_window.iter().sum();
         let capacity = (live as usize)
-            .saturating_mul(n_workers.max(1) + usize::from(reserve))
+            .saturating_mul(n_workers.max(1))
             .clamp(1024, 1 << 24);
         let chip = Chip {
             topology,
@@ -455,12 +454,10 @@ impl Chip {
             orchestration_done: AtomicBool::new(false),
             orchestrator_idle: AtomicBool::new(false),
             reserve_wait: Waiter::new(),
-            reserve: reserve.then_some(n_workers),
+            reserve: n_workers.checked_sub(1).filter(|_| reserve),
             shutdown: AtomicBool::new(false),
             n_workers,
-            workers: (0..n_workers
-                + usize::from(reserve)
-                + max_extra_workers(&topology, n_workers + usize::from(reserve)))
+            workers: (0..n_workers + max_extra_workers(&topology, n_workers))
                 .map(|_| ExecStatus::new())
                 .collect(),
             cores: CoreTable::new(topology.n_cores()),
@@ -483,15 +480,10 @@ impl Chip {
             config,
         };
         // The extra workers' slots start unused (see `ElasticPool` in crate::run).
-        for status in &chip.workers[chip.extra_base()..] {
+        for status in &chip.workers[n_workers..] {
             status.exited.store(true, Ordering::Relaxed);
         }
         chip
-    }
-
-    /// The first slot of [`Chip::workers`] an extra worker may use.
-    pub fn extra_base(&self) -> usize {
-        self.n_workers + usize::from(self.reserve.is_some())
     }
 
     /// Called by the orchestration thread before it waits (`true`), after it has waited
@@ -605,9 +597,7 @@ impl Chip {
                 return 0;
             }
         }
-        // One copy per thread that can help: the pool's workers and the reserve (slots
-        // below `extra_base`).
-        (total as usize).min(self.extra_base()).max(1)
+        (total as usize).min(self.n_workers).max(1)
     }
 
     /// Pushes one entry on the ready queue. The queue is sized for every live task times
@@ -1038,7 +1028,8 @@ impl Recorder {
 #[derive(Clone, Debug)]
 pub enum WorkerKind {
     /// One of the pool's own workers: it owns clusters (see [`core_to_worker`]) and serves
-    /// until the run shuts down.
+    /// until the run shuts down (the reserve, [`Chip::reserve`], only while the
+    /// orchestrator is idle).
     Pool,
     /// An extra worker the run's monitor started while every worker was held by a long
     /// kernel: it runs `first` (a task with subtasks left to claim) if given, then whatever
@@ -1054,10 +1045,6 @@ pub enum WorkerKind {
         /// its kernel promptly.
         go: Arc<AtomicBool>,
     },
-    /// The reserve worker (see "The reserve worker" above): it runs ready work on any free
-    /// core while the orchestrator is idle and sleeps while it submits, until the run
-    /// shuts down.
-    Reserve,
 }
 
 /// The body of worker thread `index` (a slot of [`Chip::workers`]); returns what it
@@ -1073,7 +1060,6 @@ pub fn worker_main(chip: &Chip, index: usize, kind: WorkerKind) -> WorkerRecords
         WorkerKind::Extra { first, go } => {
             (WorkerCores::all(chip.topology, index), first, Some(go))
         }
-        WorkerKind::Reserve => (WorkerCores::all(chip.topology, index), None, None),
     };
     let extra = go.is_some();
     let reserve = chip.reserve == Some(index);
@@ -1113,7 +1099,7 @@ struct Worker<'scope, 'env: 'scope> {
     index: usize,
     /// An extra worker (see [`WorkerKind::Extra`]).
     extra: bool,
-    /// The reserve worker (see [`WorkerKind::Reserve`]).
+    /// The reserve ([`Chip::reserve`]).
     reserve: bool,
     cores: WorkerCores,
     inline: Vec<TaskId>,
@@ -1176,8 +1162,8 @@ impl<'scope, 'env: 'scope> Worker<'scope, 'env> {
         }
     }
 
-    /// The reserve worker's wait while the orchestrator submits. A push's wake-up may have
-    /// gone to this thread instead of a pool worker: it is passed on first.
+    /// The reserve's wait while the orchestrator submits. A push's wake-up may have gone
+    /// to this thread instead of another worker: it is passed on first.
     fn stand_by(&self) {
         let chip = self.chip;
         if !chip.ready.is_empty() {

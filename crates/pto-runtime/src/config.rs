@@ -237,8 +237,8 @@ pub struct ChipConfig {
     pub rings: RingSizes,
     /// No task finishing for this long while tasks run is a fatal `SCHEDULER_TIMEOUT`.
     pub scheduler_timeout: Duration,
-    /// The pool's worker threads, exactly; `None` = the default pool (crate::run::run: on a
-    /// simulated chip one per host CPU but one, plus the reserve worker).
+    /// The pool's worker threads, exactly; `None` = the default pool (one per host CPU, on a
+    /// simulated chip the last of them the reserve worker: crate::chip).
     pub n_workers: Option<usize>,
     /// Record submits and edges for `deps.json` (dep_gen).
     pub record_deps: bool,

@@ -79,7 +79,7 @@ pub struct RunReport {
     pub wall: Duration,
     /// Device time: orchestration start to the end of the last task.
     pub device_time: Duration,
-    /// The pool's own worker threads (the reserve and extra workers not counted).
+    /// The pool's worker threads (the reserve included, extra workers not).
     pub n_workers: usize,
     /// The platform.
     pub platform: Platform,
@@ -174,7 +174,7 @@ pub fn run(
     // thread stopped (crate::clock).
     let start_anchor = crate::clock::anchor();
     let workers = spawn_workers(&chip, n_workers, config.platform)?;
-    let mut elastic = ElasticPool::new(&chip, spawn_reserve(&chip));
+    let mut elastic = ElasticPool::new(&chip);
     let orch_start = Arc::new(AtomicU64::new(0));
     let orchestration =
         spawn_orchestration(program, &chip, descriptors, scalars, n_args, &orch_start)?;
@@ -293,28 +293,15 @@ fn start_dump(config: &ChipConfig) -> Result<Option<Arc<DumpCollector>>, Runtime
     ))
 }
 
-/// The pool a run starts with, from the host's `cpus`: `explicit` workers if given;
-/// otherwise on a simulated chip one worker per CPU but one plus the reserve worker
-/// (crate::chip, "The reserve worker"), and on the CPU platform (a pinned worker per CPU,
-/// a cluster each) one worker per CPU.
+/// The pool a run starts with, from the host's `cpus`, and whether its last worker is the
+/// reserve (crate::chip, "The reserve worker"): `explicit` workers if given, none of them
+/// the reserve; otherwise one worker per CPU, the last the reserve on a simulated chip
+/// with more than one CPU (the CPU platform pins a worker per CPU, a cluster each).
 fn pool_size(explicit: Option<usize>, platform: Platform, cpus: usize) -> (usize, bool) {
     match explicit {
         Some(n) => (n.max(1), false),
-        None if platform == Platform::Cpu || cpus < 2 => (cpus.max(1), false),
-        None => (cpus - 1, true),
+        None => (cpus.max(1), cpus > 1 && platform != Platform::Cpu),
     }
-}
-
-/// Starts the reserve worker, when the chip has one. Not fatal if the thread cannot be
-/// started: the run goes on with the pool's workers.
-fn spawn_reserve(chip: &Arc<Chip>) -> Option<JoinHandle<WorkerRecords>> {
-    let index = chip.reserve?;
-    let chip = Arc::clone(chip);
-    std::thread::Builder::new()
-        .name(format!("pto-worker-{index}"))
-        .spawn(move || worker_main(&chip, index, WorkerKind::Reserve))
-        .inspect_err(|e| tracing::warn!("could not start the reserve worker thread: {e}"))
-        .ok()
 }
 
 /// Starts the pool's `n_workers` worker threads (pinned to a CPU each on the CPU
@@ -715,11 +702,8 @@ const POLL_HELD: Duration = Duration::from_millis(1);
 struct ElasticPool {
     /// Per slot of `Chip::workers`: the unit count last seen and when it was first seen.
     seen: Vec<(u64, Instant)>,
-    /// Per extra slot (`Chip::workers[Chip::extra_base()..]`): its running thread.
+    /// Per extra slot (`Chip::workers[n_workers..]`): its running thread.
     extra: Vec<Option<JoinHandle<WorkerRecords>>>,
-    /// The reserve worker's thread (crate::chip, "The reserve worker"): not watched (it
-    /// sleeps while the orchestrator submits); its records are merged as an extra's.
-    reserve: Option<JoinHandle<WorkerRecords>>,
     /// What joined extra workers recorded.
     records: Vec<WorkerRecords>,
     /// Extra workers started over the run.
@@ -731,14 +715,11 @@ struct ElasticPool {
 }
 
 impl ElasticPool {
-    fn new(chip: &Chip, reserve: Option<JoinHandle<WorkerRecords>>) -> ElasticPool {
+    fn new(chip: &Chip) -> ElasticPool {
         let now = Instant::now();
         ElasticPool {
             seen: vec![(0, now); chip.workers.len()],
-            extra: (chip.extra_base()..chip.workers.len())
-                .map(|_| None)
-                .collect(),
-            reserve,
+            extra: (chip.n_workers..chip.workers.len()).map(|_| None).collect(),
             records: Vec::new(),
             started: 0,
             host_cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -747,14 +728,13 @@ impl ElasticPool {
     }
 
     /// Whether the worker of slot `i` is one the pool watches for being held: a pool
-    /// worker, or an extra one running now (not the reserve, which sleeps while the
-    /// orchestrator submits).
+    /// worker (not the reserve, which sleeps while the orchestrator submits) or an extra
+    /// one running now.
     fn watched(&self, chip: &Chip, i: usize) -> bool {
-        let base = chip.extra_base();
-        if i < base {
-            return chip.reserve != Some(i);
+        match i.checked_sub(chip.n_workers) {
+            None => chip.reserve != Some(i),
+            Some(k) => self.extra[k].is_some(),
         }
-        self.extra[i - base].is_some()
     }
 
     /// How many times more threads run kernels than the host has CPUs (at least 1). The
@@ -768,10 +748,10 @@ impl ElasticPool {
     /// One look at the workers; returns how long to wait before the next.
     fn poll(&mut self, chip: &Arc<Chip>) -> Duration {
         let now = Instant::now();
-        let base = chip.extra_base();
+        let n_workers = chip.n_workers;
         // Join the extra workers that left.
         for (k, slot) in self.extra.iter_mut().enumerate() {
-            if slot.is_some() && chip.workers[base + k].exited.load(Ordering::Acquire) {
+            if slot.is_some() && chip.workers[n_workers + k].exited.load(Ordering::Acquire) {
                 if let Some(Ok(records)) = slot.take().map(JoinHandle::join) {
                     self.records.push(records);
                 }
@@ -833,7 +813,7 @@ impl ElasticPool {
                 f.1 -= 1;
                 f.0
             });
-            let index = base + k;
+            let index = n_workers + k;
             let status = &chip.workers[index];
             status.exited.store(false, Ordering::Release);
             self.seen[index] = (status.units.load(Ordering::Acquire), now);
@@ -879,11 +859,11 @@ impl ElasticPool {
     /// (so `core_to_worker` stays true), scheduler phases and PMU samples as lanes of
     /// their own.
     fn finish(mut self, chip: &Chip, fatal: bool, grace: Instant, dfx: &mut DfxData) {
-        let reserve = chip.reserve.zip(self.reserve.take());
-        let extras = self.extra.iter_mut().enumerate();
-        let extras = extras.filter_map(|(k, slot)| Some((chip.extra_base() + k, slot.take()?)));
-        for (index, handle) in reserve.into_iter().chain(extras) {
-            let status = &chip.workers[index];
+        for (k, slot) in self.extra.iter_mut().enumerate() {
+            let Some(handle) = slot.take() else {
+                continue;
+            };
+            let status = &chip.workers[chip.n_workers + k];
             if !fatal || wait_finished(&|| status.exited.load(Ordering::Acquire), grace) {
                 if let Ok(records) = handle.join() {
                     self.records.push(records);
@@ -946,16 +926,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_default_pool_leaves_the_orchestrator_a_cpu_on_a_simulated_chip() {
+    fn the_default_pool_has_a_reserve_on_a_simulated_chip() {
         let sim = Platform::A2a3Sim;
-        assert_eq!(pool_size(None, sim, 2), (1, true));
-        assert_eq!(pool_size(None, sim, 8), (7, true));
-        assert_eq!(pool_size(None, Platform::A5Sim, 4), (3, true));
-        // One CPU: nothing to leave.
+        assert_eq!(pool_size(None, sim, 2), (2, true));
+        assert_eq!(pool_size(None, sim, 8), (8, true));
+        assert_eq!(pool_size(None, Platform::A5Sim, 4), (4, true));
+        // One CPU: nothing to leave the orchestrator.
         assert_eq!(pool_size(None, sim, 1), (1, false));
         // The CPU platform pins a worker per CPU, a cluster each.
         assert_eq!(pool_size(None, Platform::Cpu, 4), (4, false));
-        // An explicit count is the pool, exactly.
+        // An explicit count is the pool, exactly, with no reserve.
         assert_eq!(pool_size(Some(2), sim, 2), (2, false));
         assert_eq!(pool_size(Some(0), sim, 2), (1, false));
     }
