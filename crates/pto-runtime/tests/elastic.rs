@@ -183,20 +183,15 @@ fn the_orchestration_sees_every_core_held_at_once() {
     assert!((0..72).all(|i| status[i * 16] == 2));
 }
 
-/// Spins on the host clock for 200 µs (below the elastic pool's threshold: no extra worker
-/// starts for it).
+/// Spins on the system counter for 200 µs (below the elastic pool's threshold: no extra
+/// worker starts for it).
 const SPIN_200US: &str = r#"
-#include <time.h>
-#include "tensor.h"
-static double now_s() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "common/platform_config.h"
+#include "intrinsic.h"
 extern "C" void kernel_entry(int64_t* args) {
     (void)args;
-    double until = now_s() + 200e-6;
-    while (now_s() < until) {
+    uint64_t start = get_sys_cnt();
+    while (get_sys_cnt() - start < PLATFORM_PROF_SYS_CNT_FREQ / 5000) {
     }
 }
 "#;
@@ -224,7 +219,7 @@ fn the_reserve_runs_ready_work_once_the_orchestration_returns() {
         }],
     );
     let mut cfg = config();
-    cfg.dfx.swimlane = 3;
+    cfg.dfx.swimlane = 4;
     let report = run(&program, &mut [], &cfg).unwrap();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     assert_eq!((report.n_workers, report.dfx.workers.len()), (cpus, cpus));
@@ -242,5 +237,11 @@ fn the_reserve_runs_ready_work_once_the_orchestration_returns() {
             "the reserve ran no task: {:?}",
             reserve.phases
         );
+        // The ring has room for every task: the orchestrator never waits, so the reserve
+        // starts only once it has submitted the last one.
+        let submitted = report.dfx.orchestrator.iter().map(|o| o.end_ns).max();
+        assert!(submitted.is_some(), "no orchestrator records at swimlane level 4");
+        let first = reserve.subtasks.iter().map(|s| s.start_ns).min();
+        assert!(first >= submitted, "{first:?} before {submitted:?}");
     }
 }
