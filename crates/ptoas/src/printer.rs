@@ -254,11 +254,18 @@ impl Printer {
         let name = op.name();
         self.out.push_str(&name);
         let rt = self.result_ty(f, op);
+        self.op_syntax(f, op, &rt);
+        self.out.push('\n');
+    }
+
+    /// The part of an op after its name: scalar, control-flow and call ops here, the
+    /// rest in [`Printer::data_op_syntax`].
+    fn op_syntax(&mut self, f: &Func, op: &Op, rt: &str) {
         match &op.kind {
             OpKind::Constant { value, ty } => self.constant(value, *ty),
-            OpKind::Binary { lhs, rhs, .. } => self.plain(f, &[*lhs, *rhs], &rt),
+            OpKind::Binary { lhs, rhs, .. } => self.plain(f, &[*lhs, *rhs], rt),
             OpKind::NegF { operand } | OpKind::Math { operand, .. } => {
-                self.plain(f, &[*operand], &rt)
+                self.plain(f, &[*operand], rt)
             }
             OpKind::Cmp { pred, lhs, rhs, .. } => self.cmp(f, pred, *lhs, *rhs),
             OpKind::Cast { operand, .. } => {
@@ -268,7 +275,7 @@ impl Printer {
                 cond,
                 on_true,
                 on_false,
-            } => self.plain(f, &[*cond, *on_true, *on_false], &rt),
+            } => self.plain(f, &[*cond, *on_true, *on_false], rt),
             OpKind::For {
                 lb,
                 ub,
@@ -290,17 +297,24 @@ impl Printer {
             OpKind::Yield(vs) | OpKind::Return(vs) => self.opt_vals_types(f, vs),
             OpKind::Condition { cond, args } => self.condition(f, *cond, args),
             OpKind::Call { callee, args } => self.call(f, op, callee, args),
+            _ => self.data_op_syntax(f, op, rt),
+        }
+    }
+
+    /// The part after the name of a view, tile, buffer, pipe or synchronisation op.
+    fn data_op_syntax(&mut self, f: &Func, op: &Op, rt: &str) {
+        match &op.kind {
             OpKind::MakeTensorView {
                 ptr,
                 shape,
                 strides,
                 attrs,
-            } => self.make_tensor_view(f, *ptr, shape, strides, attrs, &rt),
+            } => self.make_tensor_view(f, *ptr, shape, strides, attrs, rt),
             OpKind::PartitionView {
                 source,
                 offsets,
                 sizes,
-            } => self.partition_view(f, *source, offsets, sizes, &rt),
+            } => self.partition_view(f, *source, offsets, sizes, rt),
             OpKind::ViewQuery { view, dim, .. } => {
                 self.plain(f, &[*view, *dim], &format!("{} -> {rt}", f.ty(*view)))
             }
@@ -308,13 +322,13 @@ impl Printer {
                 addr,
                 valid_row,
                 valid_col,
-            } => self.alloc_tile(f, [*addr, *valid_row, *valid_col], &rt),
+            } => self.alloc_tile(f, [*addr, *valid_row, *valid_col], rt),
             OpKind::SubView {
                 source,
                 offsets,
                 sizes,
                 valid,
-            } => self.subview(f, *source, offsets, sizes, *valid, &rt),
+            } => self.subview(f, *source, offsets, sizes, *valid, rt),
             OpKind::Reinterpret { source, .. } => {
                 self.plain(f, &[*source], &format!("{} -> {rt}", f.ty(*source)))
             }
@@ -327,7 +341,7 @@ impl Printer {
             OpKind::AddPtr { ptr, offset } => {
                 self.plain(f, &[*ptr, *offset], &format!("{} -> {rt}", f.ty(*ptr)))
             }
-            OpKind::LoadScalar { ptr, offset } => self.load_scalar(f, *ptr, *offset, &rt),
+            OpKind::LoadScalar { ptr, offset } => self.load_scalar(f, *ptr, *offset, rt),
             OpKind::StoreScalar { value, ptr, offset } => {
                 self.store_scalar(f, *value, *ptr, *offset)
             }
@@ -338,7 +352,7 @@ impl Printer {
                 attrs_in_ins,
                 ..
             } => {
-                let result = (!op.results.is_empty()).then_some(rt.as_str());
+                let result = (!op.results.is_empty()).then_some(rt);
                 self.tile(f, ins, outs, attrs, *attrs_in_ins, result)
             }
             OpKind::ReserveBuffer {
@@ -347,9 +361,9 @@ impl Printer {
                 location,
                 auto_alloc,
                 base,
-            } => self.reserve_buffer(name, *size, *location, *auto_alloc, *base, &rt),
+            } => self.reserve_buffer(name, *size, *location, *auto_alloc, *base, rt),
             OpKind::ImportReservedBuffer { name, peer_func } => {
-                self.import_reserved_buffer(name, peer_func, &rt)
+                self.import_reserved_buffer(name, peer_func, rt)
             }
             OpKind::InitializePipe {
                 attrs,
@@ -365,7 +379,7 @@ impl Printer {
                 *v2c_consumer_buf,
             ),
             OpKind::TPush { tile, attrs, .. } => self.tpush(f, *tile, attrs),
-            OpKind::TPop { valid, attrs, .. } => self.tpop(f, *valid, attrs, &rt),
+            OpKind::TPop { valid, attrs, .. } => self.tpop(f, *valid, attrs, rt),
             OpKind::TFree { attrs, .. } => self.spaced(|p| p.attr_dict(attrs)),
             OpKind::Flag {
                 src, dst, event, ..
@@ -392,8 +406,23 @@ impl Printer {
             OpKind::Query { .. } => {
                 let _ = write!(self.out, " : {rt}");
             }
+            // Printed by `op_syntax`, which hands only the kinds above to this function;
+            // listed so that a new kind must be placed in one of the two.
+            OpKind::Constant { .. }
+            | OpKind::Binary { .. }
+            | OpKind::NegF { .. }
+            | OpKind::Math { .. }
+            | OpKind::Cmp { .. }
+            | OpKind::Cast { .. }
+            | OpKind::Select { .. }
+            | OpKind::For { .. }
+            | OpKind::If { .. }
+            | OpKind::While { .. }
+            | OpKind::Yield(_)
+            | OpKind::Return(_)
+            | OpKind::Condition { .. }
+            | OpKind::Call { .. } => {}
         }
-        self.out.push('\n');
     }
 
     /// `arith.constant`: the value (booleans as words, non-finite floats as hex bits) and its type.
