@@ -372,6 +372,24 @@ impl PmuCsv {
         Ok(())
     }
 
+    /// Rows `first_row..` of a file that a [`PmuCsv::new`] with the same `names` begins,
+    /// with room for `rows` of them: rendered apart (on another thread) and joined to the
+    /// beginning with [`PmuCsv::append`]. Row errors name their index in the whole file.
+    pub fn continuation(names: &[&str], rows: usize, first_row: usize) -> Self {
+        Self {
+            out: Out::with_capacity(rows.saturating_mul(ROW_BYTES + COUNTER_BYTES * names.len())),
+            names: names.iter().map(|n| n.to_string()).collect(),
+            rows: first_row,
+        }
+    }
+
+    /// Appends the rows of `rest`, a [`PmuCsv::continuation`] starting at this file's
+    /// row count.
+    pub fn append(&mut self, rest: PmuCsv) {
+        self.out.s(&rest.out.into_string());
+        self.rows = rest.rows;
+    }
+
     /// The file's text.
     pub fn finish(self) -> String {
         self.out.into_string()

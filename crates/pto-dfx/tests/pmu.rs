@@ -182,6 +182,30 @@ fn rows_pushed_one_at_a_time_render_as_the_slice_does() {
 }
 
 #[test]
+fn a_continuation_appended_renders_as_one_file_does() {
+    let rows: Vec<PmuRow> = (0..5)
+        .map(|t| host_row(t, [t as u64, 1, 2, 3, 4]))
+        .collect();
+    let names: Vec<&str> = rows[0].counters.iter().map(|(n, _)| n.as_ref()).collect();
+    let mut csv = pmu::PmuCsv::new(&names, 2).unwrap();
+    let mut rest = pmu::PmuCsv::continuation(&names, 3, 2);
+    for row in &rows[..2] {
+        csv.push(row).unwrap();
+    }
+    for row in &rows[2..] {
+        rest.push(row).unwrap();
+    }
+    csv.append(rest);
+    assert_eq!(csv.finish(), pmu::render(&rows).unwrap());
+
+    // A continuation names a bad row by its index in the whole file.
+    let mut rest = pmu::PmuCsv::continuation(&names, 2, 7);
+    rest.push(&rows[0]).unwrap();
+    let err = rest.push(&example_row()).unwrap_err();
+    assert_eq!(err.key, "rows[8].counters");
+}
+
+#[test]
 fn damaged_rows_are_skipped_with_problems() {
     let text = "thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles,cycles,event_type\r\n\
                 1,2,0x0000000000000003,-1,1,10,11,2\r\n\

@@ -811,34 +811,97 @@ fn pmu_columns(
 
 /// `pmu.csv`'s text: one row per PMU record, rendered as it is made (one row refilled for
 /// each: at 100k tasks a row apiece with its counter vector was most of the switch's
-/// time after the run).
+/// time after the run). A large file is rendered in two halves, the second on a thread of
+/// its own (the run's CPUs are free by now), and joined.
 fn pmu_text(
     event: pto_dfx::pmu::PmuEventType,
     columns: &PmuColumns,
     report: &RunReport,
     chip: &ChipConfig,
 ) -> Result<String, pto_dfx::InvalidRecord> {
-    let freq = chip.platform.clock_freq_hz();
-    let predicted = predicted_by_subtask(report);
-    let timing_of = |r: &pto_runtime::dfx::PmuRecord| {
-        chip.dfx
+    let rows = PmuRows {
+        event,
+        columns,
+        freq: chip.platform.clock_freq_hz(),
+        predicted: chip
+            .dfx
             .predicted_timing
-            .then(|| predicted.get(&(r.task, r.core)).copied().flatten())
+            .then(|| predicted_by_subtask(report)),
     };
-    let n_records = report.dfx.workers.iter().map(|w| w.pmu.len()).sum();
-    let mut csv = pto_dfx::pmu::PmuCsv::new(columns.names(), n_records)?;
-    let mut row = PmuRow {
-        thread_id: 0,
-        core_id: 0,
-        task_id: DfxTaskId(0),
-        func_id: 0,
-        core_type: DfxCore::Aic,
-        pmu_total_cycles: 0,
-        counters: Vec::with_capacity(columns.names().len()),
-        event_type: event.number(),
+    let records: Vec<&pto_runtime::dfx::PmuRecord> = report
+        .dfx
+        .workers
+        .iter()
+        .flat_map(|w| w.pmu.iter())
+        .collect();
+    let names = columns.names();
+    let mut csv = pto_dfx::pmu::PmuCsv::new(names, records.len())?;
+    let half = if records.len() >= PMU_SPLIT_ROWS {
+        records.len() / 2
+    } else {
+        records.len()
     };
-    for r in report.dfx.workers.iter().flat_map(|w| w.pmu.iter()) {
-        let timing = timing_of(r);
+    let (first, second) = records.split_at(half);
+    std::thread::scope(|scope| {
+        let rest = (!second.is_empty()).then(|| {
+            scope.spawn(|| {
+                let mut rest = pto_dfx::pmu::PmuCsv::continuation(names, second.len(), half);
+                rows.render(&mut rest, second).map(|()| rest)
+            })
+        });
+        rows.render(&mut csv, first)?;
+        if let Some(rest) = rest {
+            let rest = rest
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+            csv.append(rest);
+        }
+        Ok(csv.finish())
+    })
+}
+
+/// Rendering `pmu.csv` in two halves pays for a thread from this many rows on.
+const PMU_SPLIT_ROWS: usize = 8192;
+
+/// What every `pmu.csv` row is made from, besides its record.
+struct PmuRows<'a> {
+    event: pto_dfx::pmu::PmuEventType,
+    columns: &'a PmuColumns,
+    freq: u64,
+    /// The predicted timing by (task, core), with `--timing predicted`.
+    predicted: Option<HashMap<(u64, u32), Option<&'a CoreTiming>>>,
+}
+
+impl PmuRows<'_> {
+    /// Appends the rows of `records` to `csv`, one row refilled for each.
+    fn render(
+        &self,
+        csv: &mut pto_dfx::pmu::PmuCsv,
+        records: &[&pto_runtime::dfx::PmuRecord],
+    ) -> Result<(), pto_dfx::InvalidRecord> {
+        let mut row = PmuRow {
+            thread_id: 0,
+            core_id: 0,
+            task_id: DfxTaskId(0),
+            func_id: 0,
+            core_type: DfxCore::Aic,
+            pmu_total_cycles: 0,
+            counters: Vec::with_capacity(self.columns.names().len()),
+            event_type: self.event.number(),
+        };
+        for r in records {
+            self.fill(&mut row, r);
+            csv.push(&row)?;
+        }
+        Ok(())
+    }
+
+    /// Fills `row` from record `r`.
+    fn fill(&self, row: &mut PmuRow, r: &pto_runtime::dfx::PmuRecord) {
+        let timing = self
+            .predicted
+            .as_ref()
+            .map(|p| p.get(&(r.task, r.core)).copied().flatten());
         row.thread_id = r.worker as i32;
         row.core_id = r.core;
         row.task_id = DfxTaskId(r.task);
@@ -850,10 +913,10 @@ fn pmu_text(
         };
         row.pmu_total_cycles = match timing {
             Some(t) => t.map_or(0, |t| t.total),
-            None => ticks(r.duration_ns, freq),
+            None => ticks(r.duration_ns, self.freq),
         };
         row.counters.clear();
-        match columns {
+        match self.columns {
             PmuColumns::Host(names) => row.counters.extend(
                 names
                     .iter()
@@ -861,13 +924,11 @@ fn pmu_text(
                     .map(|(n, v)| (Cow::Borrowed(*n), *v)),
             ),
             PmuColumns::Modelled(names) => row.counters.extend(names.iter().map(|n| {
-                let v = modelled_counter(event, n, r, timing, freq);
+                let v = modelled_counter(self.event, n, r, timing, self.freq);
                 (Cow::Borrowed(*n), v)
             })),
         }
-        csv.push(&row)?;
     }
-    Ok(csv.finish())
 }
 
 fn scope_file(report: &RunReport, chip: &ChipConfig) -> ScopeStatsFile {
@@ -910,6 +971,54 @@ fn scope_file(report: &RunReport, chip: &ChipConfig) -> ScopeStatsFile {
 #[cfg(test)]
 mod tests {
     use super::shell_quote;
+
+    #[test]
+    fn a_large_pmu_csv_rendered_in_halves_keeps_every_row_in_order() {
+        use pto_runtime::dfx::{PmuRecord, WorkerRecords};
+        use pto_runtime::DfxData;
+        let worker = |w: u32, n: u64| WorkerRecords {
+            pmu: (0..n)
+                .map(|t| PmuRecord {
+                    worker: w,
+                    core: w,
+                    task: u64::from(w) << 32 | t,
+                    func_id: 1,
+                    core_type: 1,
+                    duration_ns: 1000 + t,
+                    counters: [0; pto_runtime::perf::MAX_COUNTERS],
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let n = super::PMU_SPLIT_ROWS as u64;
+        let report = pto_runtime::RunReport {
+            n_tasks: 2 * n,
+            wall: std::time::Duration::ZERO,
+            device_time: std::time::Duration::ZERO,
+            n_workers: 2,
+            platform: pto_runtime::Platform::A2a3Sim,
+            deps: None,
+            dfx: DfxData {
+                workers: vec![worker(0, n), worker(1, n)],
+                ..Default::default()
+            },
+            timing_slots: Default::default(),
+        };
+        let chip = pto_runtime::ChipConfig::new(pto_runtime::Platform::A2a3Sim).unwrap();
+        let event = super::pmu_event(2);
+        let columns = super::pmu_columns(event, &report, &chip);
+        let text = super::pmu_text(event, &columns, &report, &chip).unwrap();
+        let read = pto_dfx::pmu::parse(text.as_bytes(), std::path::Path::new("pmu.csv")).unwrap();
+        assert!(read.problems.is_empty(), "{:?}", read.problems);
+        let tasks: Vec<u64> = read.value.rows.iter().map(|r| r.task_id.raw()).collect();
+        let want: Vec<u64> = report
+            .dfx
+            .workers
+            .iter()
+            .flat_map(|w| w.pmu.iter().map(|r| r.task))
+            .collect();
+        assert_eq!(tasks, want);
+    }
 
     #[test]
     fn runtime_and_file_dtype_tables_agree() {
