@@ -240,7 +240,10 @@ fn the_reserve_runs_ready_work_once_the_orchestration_returns() {
         // The ring has room for every task: the orchestrator never waits, so the reserve
         // starts only once it has submitted the last one.
         let submitted = report.dfx.orchestrator.iter().map(|o| o.end_ns).max();
-        assert!(submitted.is_some(), "no orchestrator records at swimlane level 4");
+        assert!(
+            submitted.is_some(),
+            "no orchestrator records at swimlane level 4"
+        );
         let first = reserve.subtasks.iter().map(|s| s.start_ns).min();
         assert!(first >= submitted, "{first:?} before {submitted:?}");
     }
