@@ -1,12 +1,13 @@
-//! `deps.json`: the careful reader, the viewers' fast graph pass (equal to
-//! the careful reader's graph on a clean file), consistency checks and the
-//! writer's round trip.
+//! `deps.json`: the careful reader, the viewers' fast graph pass and their
+//! streaming scan (each equal to the careful reader on a clean file, and
+//! accepting nothing it rejects), consistency checks and the writer's round
+//! trip.
 #![no_main]
 
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use pto_dfx::deps;
+use pto_dfx::{deps, deps_scan};
 use pto_dfx_view::load::{self, TaskGraph};
 
 fuzz_target!(|data: &[u8]| {
@@ -29,6 +30,21 @@ fuzz_target!(|data: &[u8]| {
         assert!(
             careful.is_ok(),
             "fast pass accepted a file the careful reader rejects"
+        );
+    }
+    if let deps_scan::Scanned::Read(scan) = deps_scan::scan_bytes(data, deps_scan::Detail::Full) {
+        let loaded = careful
+            .as_ref()
+            .expect("the scan accepted a file the careful reader rejects");
+        assert!(
+            loaded.problems.is_empty(),
+            "the scan accepted a damaged file: {:?}",
+            loaded.problems
+        );
+        assert_eq!(
+            scan.to_file(),
+            loaded.value,
+            "scan and careful reader disagree"
         );
     }
     let _ = load::parse_graph(data, path);
