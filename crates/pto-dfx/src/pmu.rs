@@ -373,8 +373,9 @@ impl PmuCsv {
     }
 
     /// Rows `first_row..` of a file that a [`PmuCsv::new`] with the same `names` begins,
-    /// with room for `rows` of them: rendered apart (on another thread) and joined to the
-    /// beginning with [`PmuCsv::append`]. Row errors name their index in the whole file.
+    /// with room for `rows` of them: rendered apart (on another thread) and written after
+    /// the rows before them (see [`PmuCsv::pending`]). Row errors name their index in the
+    /// whole file.
     pub fn continuation(names: &[&str], rows: usize, first_row: usize) -> Self {
         Self {
             out: Out::with_capacity(rows.saturating_mul(ROW_BYTES + COUNTER_BYTES * names.len())),
@@ -383,11 +384,17 @@ impl PmuCsv {
         }
     }
 
-    /// Appends the rows of `rest`, a [`PmuCsv::continuation`] starting at this file's
-    /// row count.
-    pub fn append(&mut self, rest: PmuCsv) {
-        self.out.s(&rest.out.into_string());
-        self.rows = rest.rows;
+    /// The text made since the start or the last [`PmuCsv::clear_pending`], for a writer
+    /// that streams the file: the header and rows of a [`PmuCsv::new`], the rows of a
+    /// [`PmuCsv::continuation`]; written one after the other in row order they make the
+    /// file [`render`] makes.
+    pub fn pending(&self) -> &[u8] {
+        self.out.buf.as_bytes()
+    }
+
+    /// Forgets the pending text (its buffer is kept for the rows to come).
+    pub fn clear_pending(&mut self) {
+        self.out.buf.clear();
     }
 
     /// The file's text.

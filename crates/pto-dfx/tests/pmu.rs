@@ -182,21 +182,25 @@ fn rows_pushed_one_at_a_time_render_as_the_slice_does() {
 }
 
 #[test]
-fn a_continuation_appended_renders_as_one_file_does() {
+fn pending_text_written_in_row_order_is_the_file() {
     let rows: Vec<PmuRow> = (0..5)
         .map(|t| host_row(t, [t as u64, 1, 2, 3, 4]))
         .collect();
     let names: Vec<&str> = rows[0].counters.iter().map(|(n, _)| n.as_ref()).collect();
-    let mut csv = pmu::PmuCsv::new(&names, 2).unwrap();
-    let mut rest = pmu::PmuCsv::continuation(&names, 3, 2);
+    // The first rows streamed a few at a time, the rest rendered apart.
+    let mut file = Vec::new();
+    let mut csv = pmu::PmuCsv::new(&names, 1).unwrap();
     for row in &rows[..2] {
         csv.push(row).unwrap();
+        file.extend_from_slice(csv.pending());
+        csv.clear_pending();
     }
+    let mut rest = pmu::PmuCsv::continuation(&names, 3, 2);
     for row in &rows[2..] {
         rest.push(row).unwrap();
     }
-    csv.append(rest);
-    assert_eq!(csv.finish(), pmu::render(&rows).unwrap());
+    file.extend_from_slice(rest.pending());
+    assert_eq!(file, pmu::render(&rows).unwrap().into_bytes());
 
     // A continuation names a bad row by its index in the whole file.
     let mut rest = pmu::PmuCsv::continuation(&names, 2, 7);

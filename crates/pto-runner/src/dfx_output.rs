@@ -363,9 +363,9 @@ impl Artifacts<'_> {
                     .to_string(),
             );
         }
-        let text = pmu_text(event, &columns, self.report, self.chip)
-            .map_err(|e| pto_dfx::WriteError::invalid(&path, e))?;
-        pto_dfx::atomic_write(&path, text.as_bytes())?;
+        let mut file = pto_dfx::atomic::AtomicFile::create(&path)?;
+        write_pmu(event, &columns, self.report, self.chip, &mut file)?;
+        file.commit()?;
         part.files.push(path);
         Ok(part)
     }
@@ -809,16 +809,18 @@ fn pmu_columns(
     }
 }
 
-/// `pmu.csv`'s text: one row per PMU record, rendered as it is made (one row refilled for
-/// each: at 100k tasks a row apiece with its counter vector was most of the switch's
-/// time after the run). A large file is rendered in two halves, the second on a thread of
-/// its own (the run's CPUs are free by now), and joined.
-fn pmu_text(
+/// Writes `pmu.csv` to `file`: one row per PMU record, rendered as it is made (one row
+/// refilled for each) and streamed through a buffer of [`PMU_STREAM_BYTES`] (a buffer of
+/// the whole file was a page fault per 4 KiB written). A large file's second half is
+/// rendered meanwhile on a thread of its own (the run's CPUs are free by now) and written
+/// after the first.
+fn write_pmu(
     event: pto_dfx::pmu::PmuEventType,
     columns: &PmuColumns,
     report: &RunReport,
     chip: &ChipConfig,
-) -> Result<String, pto_dfx::InvalidRecord> {
+    file: &mut pto_dfx::atomic::AtomicFile,
+) -> Result<(), pto_dfx::WriteError> {
     let rows = PmuRows {
         event,
         columns,
@@ -828,37 +830,45 @@ fn pmu_text(
             .predicted_timing
             .then(|| predicted_by_subtask(report)),
     };
-    let records: Vec<&pto_runtime::dfx::PmuRecord> = report
-        .dfx
-        .workers
-        .iter()
-        .flat_map(|w| w.pmu.iter())
-        .collect();
-    let names = columns.names();
-    let mut csv = pto_dfx::pmu::PmuCsv::new(names, records.len())?;
-    let half = if records.len() >= PMU_SPLIT_ROWS {
-        records.len() / 2
+    let records = || report.dfx.workers.iter().flat_map(|w| w.pmu.iter());
+    let n_records: usize = report.dfx.workers.iter().map(|w| w.pmu.len()).sum();
+    let half = if n_records >= PMU_SPLIT_ROWS {
+        n_records / 2
     } else {
-        records.len()
+        n_records
     };
-    let (first, second) = records.split_at(half);
+    let names = columns.names();
+    let path = file.path().to_path_buf();
+    let invalid = |e| pto_dfx::WriteError::invalid(&path, e);
     std::thread::scope(|scope| {
-        let rest = (!second.is_empty()).then(|| {
+        let rest = (half < n_records).then(|| {
             scope.spawn(|| {
-                let mut rest = pto_dfx::pmu::PmuCsv::continuation(names, second.len(), half);
-                rows.render(&mut rest, second).map(|()| rest)
+                let mut rest = pto_dfx::pmu::PmuCsv::continuation(names, n_records - half, half);
+                rows.render(&mut rest, records().skip(half)).map(|()| rest)
             })
         });
-        rows.render(&mut csv, first)?;
+        let mut csv = pto_dfx::pmu::PmuCsv::new(names, PMU_STREAM_BYTES / 64).map_err(invalid)?;
+        let mut first = records().take(half).peekable();
+        while first.peek().is_some() {
+            rows.render(&mut csv, first.by_ref().take(PMU_STREAM_BYTES / 64))
+                .map_err(invalid)?;
+            file.write_all(csv.pending())?;
+            csv.clear_pending();
+        }
+        file.write_all(csv.pending())?;
         if let Some(rest) = rest {
             let rest = rest
                 .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
-            csv.append(rest);
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+                .map_err(invalid)?;
+            file.write_all(rest.pending())?;
         }
-        Ok(csv.finish())
+        Ok(())
     })
 }
+
+/// The bytes of rows `write_pmu` renders before it writes them.
+const PMU_STREAM_BYTES: usize = 256 << 10;
 
 /// Rendering `pmu.csv` in two halves pays for a thread from this many rows on.
 const PMU_SPLIT_ROWS: usize = 8192;
@@ -874,10 +884,10 @@ struct PmuRows<'a> {
 
 impl PmuRows<'_> {
     /// Appends the rows of `records` to `csv`, one row refilled for each.
-    fn render(
+    fn render<'r>(
         &self,
         csv: &mut pto_dfx::pmu::PmuCsv,
-        records: &[&pto_runtime::dfx::PmuRecord],
+        records: impl Iterator<Item = &'r pto_runtime::dfx::PmuRecord>,
     ) -> Result<(), pto_dfx::InvalidRecord> {
         let mut row = PmuRow {
             thread_id: 0,
@@ -973,7 +983,7 @@ mod tests {
     use super::shell_quote;
 
     #[test]
-    fn a_large_pmu_csv_rendered_in_halves_keeps_every_row_in_order() {
+    fn a_large_pmu_csv_streamed_in_halves_keeps_every_row_in_order() {
         use pto_runtime::dfx::{PmuRecord, WorkerRecords};
         use pto_runtime::DfxData;
         let worker = |w: u32, n: u64| WorkerRecords {
@@ -1007,8 +1017,12 @@ mod tests {
         let chip = pto_runtime::ChipConfig::new(pto_runtime::Platform::A2a3Sim).unwrap();
         let event = super::pmu_event(2);
         let columns = super::pmu_columns(event, &report, &chip);
-        let text = super::pmu_text(event, &columns, &report, &chip).unwrap();
-        let read = pto_dfx::pmu::parse(text.as_bytes(), std::path::Path::new("pmu.csv")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pmu.csv");
+        let mut file = pto_dfx::atomic::AtomicFile::create(&path).unwrap();
+        super::write_pmu(event, &columns, &report, &chip, &mut file).unwrap();
+        file.commit().unwrap();
+        let read = pto_dfx::pmu::read(&path).unwrap();
         assert!(read.problems.is_empty(), "{:?}", read.problems);
         let tasks: Vec<u64> = read.value.rows.iter().map(|r| r.task_id.raw()).collect();
         let want: Vec<u64> = report
