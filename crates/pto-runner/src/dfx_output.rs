@@ -810,7 +810,7 @@ fn pmu_columns(
 }
 
 /// Writes `pmu.csv` to `file`: one row per PMU record, rendered as it is made (one row
-/// refilled for each) and streamed through a buffer of [`PMU_STREAM_BYTES`] (a buffer of
+/// refilled for each) and streamed [`PMU_STREAM_ROWS`] rows at a time (a buffer of
 /// the whole file was a page fault per 4 KiB written). A large file's second half is
 /// rendered meanwhile on a thread of its own (the run's CPUs are free by now) and written
 /// after the first.
@@ -840,6 +840,8 @@ fn write_pmu(
     let names = columns.names();
     let path = file.path().to_path_buf();
     let invalid = |e| pto_dfx::WriteError::invalid(&path, e);
+    // The header's names are checked before any row is rendered.
+    let mut csv = pto_dfx::pmu::PmuCsv::new(names, PMU_STREAM_ROWS).map_err(invalid)?;
     std::thread::scope(|scope| {
         let rest = (half < n_records).then(|| {
             scope.spawn(|| {
@@ -847,15 +849,16 @@ fn write_pmu(
                 rows.render(&mut rest, records().skip(half)).map(|()| rest)
             })
         });
-        let mut csv = pto_dfx::pmu::PmuCsv::new(names, PMU_STREAM_BYTES / 64).map_err(invalid)?;
         let mut first = records().take(half).peekable();
-        while first.peek().is_some() {
-            rows.render(&mut csv, first.by_ref().take(PMU_STREAM_BYTES / 64))
+        loop {
+            rows.render(&mut csv, first.by_ref().take(PMU_STREAM_ROWS))
                 .map_err(invalid)?;
             file.write_all(csv.pending())?;
             csv.clear_pending();
+            if first.peek().is_none() {
+                break;
+            }
         }
-        file.write_all(csv.pending())?;
         if let Some(rest) = rest {
             let rest = rest
                 .join()
@@ -867,8 +870,8 @@ fn write_pmu(
     })
 }
 
-/// The bytes of rows `write_pmu` renders before it writes them.
-const PMU_STREAM_BYTES: usize = 256 << 10;
+/// The rows `write_pmu` renders before it writes them (about 256 KiB).
+const PMU_STREAM_ROWS: usize = 4096;
 
 /// Rendering `pmu.csv` in two halves pays for a thread from this many rows on.
 const PMU_SPLIT_ROWS: usize = 8192;

@@ -39,7 +39,7 @@
 //! the reserve: it owns its clusters as any pool worker does, but runs ready work only
 //! while the orchestration thread is off its CPU (waiting for ring space, TensorMap room
 //! or a tensor's producers, or returned), and sleeps on [`Chip::reserve_wait`] while it
-//! submits ([`Chip::orchestrator_waits`]). On two CPUs, two workers and the orchestrator
+//! submits ([`Chip::orchestrator_wait`], [`Chip::orchestrator_returned`]). On two CPUs, two workers and the orchestrator
 //! were three busy threads, and the submit path lost its CPU to a worker's spin
 //! (docs/DECISIONS.md, "The pool leaves the orchestrator a CPU"); the reserve gives that
 //! CPU to the orchestrator while it submits and back to the work once it stops. Its lane
@@ -371,7 +371,8 @@ pub struct Chip {
     /// Set when the orchestration thread has finished.
     pub orchestration_done: AtomicBool,
     /// Set while the orchestration thread is off its CPU: waiting, or finished
-    /// ([`Chip::orchestrator_waits`]). Written only around the orchestrator's waits.
+    /// ([`Chip::orchestrator_wait`], [`Chip::orchestrator_returned`]). Written only around
+    /// the orchestrator's waits.
     orchestrator_idle: AtomicBool,
     /// The reserve worker waiting for the orchestrator to stop submitting.
     pub reserve_wait: Waiter,
@@ -486,10 +487,24 @@ impl Chip {
         chip
     }
 
-    /// Called by the orchestration thread before it waits (`true`), after it has waited
-    /// (`false`) and when it has returned (`true`): while it is idle the reserve worker
-    /// runs ready work on its CPU.
-    pub fn orchestrator_waits(&self, idle: bool) {
+    /// The orchestration thread's wait for progress (a completion, a reclaim): up to 10 ms,
+    /// or until `ready()` holds once woken. The reserve worker runs ready work on its CPU
+    /// meanwhile.
+    pub fn orchestrator_wait(&self, ready: &dyn Fn() -> bool) {
+        self.set_orchestrator_idle(true);
+        self.progress.wait_until(Duration::from_millis(10), ready);
+        self.set_orchestrator_idle(false);
+    }
+
+    /// Called by the orchestration thread once it has returned: from now on the reserve
+    /// worker serves as the others do.
+    pub fn orchestrator_returned(&self) {
+        self.set_orchestrator_idle(true);
+    }
+
+    /// Marks the orchestration thread off its CPU (`true`) or back on it; waking the
+    /// reserve worker when it goes off.
+    fn set_orchestrator_idle(&self, idle: bool) {
         // A read-modify-write: the SeqCst order `Waiter::notify_one` needs.
         let was = self.orchestrator_idle.swap(idle, Ordering::SeqCst);
         if idle && !was && self.reserve.is_some() {

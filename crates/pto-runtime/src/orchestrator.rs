@@ -24,7 +24,7 @@
 use std::ffi::c_char;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::chip::Chip;
 use crate::config::N_RINGS;
@@ -1159,11 +1159,7 @@ impl Orchestrator {
                 chip.raise(code, message);
                 return false;
             }
-            chip.orchestrator_waits(true);
-            chip.progress.wait_until(Duration::from_millis(10), &|| {
-                has_space(chip) || chip.fatal.is_set() || chip.quiescent()
-            });
-            chip.orchestrator_waits(false);
+            chip.orchestrator_wait(&|| has_space(chip) || chip.fatal.is_set() || chip.quiescent());
         }
     }
 
@@ -1402,11 +1398,7 @@ impl Orchestrator {
                 );
                 return false;
             }
-            chip.orchestrator_waits(true);
-            chip.progress.wait_until(Duration::from_millis(10), &|| {
-                !pending(&chip) || chip.fatal.is_set()
-            });
-            chip.orchestrator_waits(false);
+            chip.orchestrator_wait(&|| !pending(&chip) || chip.fatal.is_set());
         }
     }
 

@@ -464,7 +464,7 @@ fn orchestrate(
         m.0.orchestration_finished();
     }
     chip.orchestration_done.store(true, Ordering::Release);
-    chip.orchestrator_waits(true);
+    chip.orchestrator_returned();
     std::sync::atomic::fence(Ordering::SeqCst);
     chip.progress.notify_all();
     chip.finished.notify_all();
