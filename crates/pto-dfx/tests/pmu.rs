@@ -51,6 +51,18 @@ fn host_row(task: u32, values: [u64; 5]) -> PmuRow {
     }
 }
 
+/// `n` host rows, task `t` with first counter `t`.
+fn host_rows(n: u32) -> Vec<PmuRow> {
+    (0..n)
+        .map(|t| host_row(t, [u64::from(t), 1, 2, 3, 4]))
+        .collect()
+}
+
+/// The counter names of `row`, in column order.
+fn counter_names(row: &PmuRow) -> Vec<&str> {
+    row.counters.iter().map(|(n, _)| n.as_ref()).collect()
+}
+
 #[test]
 fn golden_example_reads_and_renders_byte_exact() {
     let loaded = pmu::read(&data(pmu::FILE_NAME)).unwrap();
@@ -155,10 +167,8 @@ fn rows_with_other_counters_are_refused_and_nothing_is_written() {
 
 #[test]
 fn rows_pushed_one_at_a_time_render_as_the_slice_does() {
-    let rows: Vec<PmuRow> = (0..3)
-        .map(|t| host_row(t, [t as u64, 1, 2, 3, 4]))
-        .collect();
-    let names: Vec<&str> = rows[0].counters.iter().map(|(n, _)| n.as_ref()).collect();
+    let rows = host_rows(3);
+    let names = counter_names(&rows[0]);
     // One row refilled for each line, as a writer of many rows does.
     let mut csv = pmu::PmuCsv::new(&names, 0).unwrap();
     let mut row = host_row(0, [0; 5]);
@@ -183,10 +193,8 @@ fn rows_pushed_one_at_a_time_render_as_the_slice_does() {
 
 #[test]
 fn pending_text_written_in_row_order_is_the_file() {
-    let rows: Vec<PmuRow> = (0..5)
-        .map(|t| host_row(t, [t as u64, 1, 2, 3, 4]))
-        .collect();
-    let names: Vec<&str> = rows[0].counters.iter().map(|(n, _)| n.as_ref()).collect();
+    let rows = host_rows(5);
+    let names = counter_names(&rows[0]);
     // The first rows streamed a few at a time, the rest rendered apart.
     let mut file = Vec::new();
     let mut csv = pmu::PmuCsv::new(&names, 1).unwrap();
