@@ -22,7 +22,6 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::atomic::atomic_write;
 use crate::dtype::DataType;
 use crate::error::{Loaded, Problem, ReadError, WriteError};
 use crate::json::{self, Issue, Node, Out};
@@ -423,6 +422,12 @@ fn render_entry(out: &mut Out, a: &ArgRecord) {
 /// The manifest's exact bytes.
 pub fn render(m: &ArgsDumpManifest) -> String {
     let mut out = Out::with_capacity(512 + 400 * m.args.len());
+    render_into(&mut out, m);
+    out.into_string()
+}
+
+/// Appends the manifest's bytes to `out`.
+fn render_into(out: &mut Out, m: &ArgsDumpManifest) {
     out.s("{\n  \"run_dir\": ")
         .q(&m.run_dir)
         .s(",\n  \"bin_format\": {\n    \"type\": ")
@@ -442,10 +447,9 @@ pub fn render(m: &ArgsDumpManifest) -> String {
     out.s(",\n  \"args\": [\n");
     for (i, a) in m.args.iter().enumerate() {
         out.s(if i > 0 { ",\n    " } else { "    " });
-        render_entry(&mut out, a);
+        render_entry(out, a);
     }
     out.s("\n  ]\n}\n");
-    out.into_string()
 }
 
 fn counters(m: &ArgsDumpManifest) -> [(&'static str, u64); 9] {
@@ -464,7 +468,9 @@ fn counters(m: &ArgsDumpManifest) -> [(&'static str, u64); 9] {
 
 /// Writes the manifest to `path` (normally `<prefix>/args_dump/args_dump.json`) atomically.
 pub fn write(path: &Path, manifest: &ArgsDumpManifest) -> Result<(), WriteError> {
-    atomic_write(path, render(manifest).as_bytes())
+    let mut out = Out::streaming(path)?;
+    render_into(&mut out, manifest);
+    out.finish()
 }
 
 // ---------------------------------------------------------------- reader

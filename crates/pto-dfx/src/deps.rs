@@ -20,7 +20,6 @@
 
 use std::path::Path;
 
-use crate::atomic::atomic_write;
 use crate::error::{Loaded, Problem, ReadError, WriteError};
 use crate::json::{self, Issue, Node, Out};
 use crate::schema::{self, DfxSchema};
@@ -381,6 +380,12 @@ pub fn render(file: &DepsFile) -> String {
     let mut out = Out::with_capacity(
         64 + 160 * file.tasks.len() + 128 * file.tensors.len() + 256 * file.edges.len(),
     );
+    render_into(&mut out, file);
+    out.into_string()
+}
+
+/// Appends the file's bytes to `out`.
+fn render_into(out: &mut Out, file: &DepsFile) {
     out.s("{");
     if let Some(runtime) = &file.runtime {
         out.s("\"runtime\":").q(runtime).s(",");
@@ -488,12 +493,13 @@ pub fn render(file: &DepsFile) -> String {
         out.s("}");
     }
     out.s("]}\n");
-    out.into_string()
 }
 
-/// Writes `file` to `path` atomically.
+/// Writes `file` to `path` atomically, streamed (the text is never whole in memory).
 pub fn write(path: &Path, file: &DepsFile) -> Result<(), WriteError> {
-    atomic_write(path, render(file).as_bytes())
+    let mut out = Out::streaming(path)?;
+    render_into(&mut out, file);
+    out.finish()
 }
 
 // ---------------------------------------------------------------- reader

@@ -8,7 +8,8 @@
 //! [`Problem`] (skip the item and go on).
 //!
 //! Writing: the Simpler writers build their JSON by hand (`ofstream <<`,
-//! `fprintf`), so ours do too, with [`Out`] appending to a `String`.
+//! `fprintf`), so ours do too, with [`Out`] appending to a `String` (kept, or spilled to
+//! the file as it grows).
 
 use std::fmt;
 use std::path::Path;
@@ -17,7 +18,8 @@ use pto_base::fs::LimitedReadError;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Problem, ReadError, ReadErrorKind, MAX_FILE_BYTES};
+use crate::atomic::AtomicFile;
+use crate::error::{Problem, ReadError, ReadErrorKind, WriteError, MAX_FILE_BYTES};
 
 /// Reads a whole file of at most [`MAX_FILE_BYTES`], mapping failure to
 /// [`ReadErrorKind::Io`] and a longer file to [`ReadErrorKind::TooLarge`].
@@ -320,22 +322,81 @@ fn parse_u64_lenient(text: &str) -> Option<u64> {
 
 // ---------------------------------------------------------------- writing
 
-/// An output buffer for hand-built JSON and CSV.
+/// An output buffer for hand-built JSON and CSV: the whole text in memory
+/// ([`with_capacity`](Self::with_capacity), then [`into_string`](Self::into_string)), or
+/// streamed to a file ([`streaming`](Self::streaming), then [`finish`](Self::finish)).
 #[derive(Default)]
 pub(crate) struct Out {
     pub buf: String,
+    /// The file a streaming buffer spills into; `None` for a text kept in memory.
+    sink: Option<Spill>,
 }
+
+/// A streaming [`Out`]'s file and the first error its spills met (reported by
+/// [`Out::finish`]; the renderers themselves cannot fail).
+struct Spill {
+    file: AtomicFile,
+    failed: Option<WriteError>,
+}
+
+/// The text a streaming [`Out`] holds before it writes it out: large enough that each
+/// write is cheap, small enough that its pages stay warm (a buffer of a whole large file
+/// was a fresh page, and a page fault, per 4 KiB on every run).
+const SPILL_BYTES: usize = 256 * 1024;
 
 impl Out {
     pub(crate) fn with_capacity(n: usize) -> Self {
         Self {
             buf: String::with_capacity(n),
+            sink: None,
         }
     }
 
+    /// A buffer that writes its text to `path` as it grows: a temporary beside it,
+    /// renamed over it by [`finish`](Self::finish) (dropped unfinished, `path` is untouched).
+    pub(crate) fn streaming(path: &Path) -> Result<Self, WriteError> {
+        Ok(Self {
+            buf: String::with_capacity(SPILL_BYTES + 4096),
+            sink: Some(Spill {
+                file: AtomicFile::create(path)?,
+                failed: None,
+            }),
+        })
+    }
+
     pub(crate) fn s(&mut self, text: &str) -> &mut Self {
+        if self.buf.len() >= SPILL_BYTES {
+            self.spill();
+        }
         self.buf.push_str(text);
         self
+    }
+
+    /// Writes a streaming buffer's text to its file (a kept text grows on).
+    #[cold]
+    fn spill(&mut self) {
+        let Some(sink) = &mut self.sink else {
+            return;
+        };
+        if sink.failed.is_none() {
+            if let Err(e) = sink.file.write_all(self.buf.as_bytes()) {
+                sink.failed = Some(e);
+            }
+        }
+        self.buf.clear();
+    }
+
+    /// Writes the rest of a streaming buffer's text and renames the file over its path;
+    /// the first write error, if any, instead (the target untouched).
+    pub(crate) fn finish(mut self) -> Result<(), WriteError> {
+        self.spill();
+        match self.sink.take() {
+            Some(Spill {
+                failed: Some(e), ..
+            }) => Err(e),
+            Some(Spill { file, .. }) => file.commit(),
+            None => Ok(()),
+        }
     }
 
     pub(crate) fn u(&mut self, v: u64) -> &mut Self {
@@ -418,6 +479,43 @@ fn push_decimal(buf: &mut String, negative: bool, v: u128) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_streaming_out_spills_as_it_grows_and_publishes_only_when_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        let mut out = Out::streaming(&path).unwrap();
+        let mut want = String::new();
+        for i in 0..100_000u64 {
+            out.s("[").u(i).s("],");
+            want.push_str(&format!("[{i}],"));
+        }
+        assert!(out.buf.len() < SPILL_BYTES + 64, "spilled along the way");
+        assert!(!path.exists(), "invisible until finished");
+        out.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), want);
+    }
+
+    #[test]
+    fn a_failed_spill_is_reported_by_finish_and_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        let mut out = Out::streaming(&path).unwrap();
+        let failed = WriteError::io(
+            &path,
+            "writing",
+            std::io::Error::other("no space left on device"),
+        );
+        if let Some(sink) = &mut out.sink {
+            sink.failed = Some(failed);
+        }
+        for _ in 0..SPILL_BYTES {
+            out.s("x");
+        }
+        let text = out.finish().unwrap_err().to_string();
+        assert!(text.contains("no space left"), "{text}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
 
     #[test]
     fn hex16_is_the_task_id_format() {

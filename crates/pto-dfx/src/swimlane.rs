@@ -30,7 +30,6 @@
 
 use std::path::Path;
 
-use crate::atomic::atomic_write;
 use crate::core_type::CoreType;
 use crate::error::{Loaded, Problem, ReadError, WriteError};
 use crate::json::{self, Issue, Node, Out};
@@ -469,13 +468,19 @@ pub fn render(file: &SwimlaneFile) -> String {
                 .map(|lane| 200 * lane.len())
                 .sum::<usize>(),
     );
+    render_into(&mut out, file);
+    out.into_string()
+}
+
+/// Appends the file's bytes to `out`.
+fn render_into(out: &mut Out, file: &SwimlaneFile) {
     let newer = file.schema().is_newer();
     out.s("{\n  \"chip_swimlane_level\": ")
         .u(u64::from(file.level.number()));
-    render_metadata(&mut out, &file.metadata);
+    render_metadata(out, &file.metadata);
 
     out.s(",\n  \"aicore_tasks\": ");
-    render_rows(&mut out, &file.aicore_tasks, |out, r| {
+    render_rows(out, &file.aicore_tasks, |out, r| {
         out.s("[")
             .u(u64::from(r.core_id))
             .s(", ")
@@ -494,15 +499,15 @@ pub fn render(file: &SwimlaneFile) -> String {
         out.s("]");
     });
     if newer {
-        newer::render_scheduler_tasks(&mut out, file);
-        newer::render_scheduler_records(&mut out, file);
-        render_orchestrator_phases(&mut out, file, true);
-        render_host_sections(&mut out, file);
+        newer::render_scheduler_tasks(out, file);
+        newer::render_scheduler_records(out, file);
+        render_orchestrator_phases(out, file, true);
+        render_host_sections(out, file);
         out.s("\n}\n");
-        return out.into_string();
+        return;
     }
     out.s(",\n  \"aicpu_tasks\": ");
-    render_rows(&mut out, &file.aicpu_tasks, |out, r| {
+    render_rows(out, &file.aicpu_tasks, |out, r| {
         out.s("[")
             .u(u64::from(r.core_id))
             .s(", ")
@@ -516,12 +521,11 @@ pub fn render(file: &SwimlaneFile) -> String {
 
     if let Some(lanes) = &file.scheduler_phases {
         out.s(",\n  \"aicpu_scheduler_phases\": ");
-        render_lanes(&mut out, lanes, render_sched_record);
+        render_lanes(out, lanes, render_sched_record);
     }
-    render_orchestrator_phases(&mut out, file, false);
-    render_host_sections(&mut out, file);
+    render_orchestrator_phases(out, file, false);
+    render_host_sections(out, file);
     out.s("\n}\n");
-    out.into_string()
 }
 
 /// `aicpu_orchestrator_phases`, with `run_epoch` last in a 2026-09 file.
@@ -579,9 +583,11 @@ fn render_host_sections(out: &mut Out, file: &SwimlaneFile) {
     }
 }
 
-/// Writes `file` to `path` atomically.
+/// Writes `file` to `path` atomically, streamed (the text is never whole in memory).
 pub fn write(path: &Path, file: &SwimlaneFile) -> Result<(), WriteError> {
-    atomic_write(path, render(file).as_bytes())
+    let mut out = Out::streaming(path)?;
+    render_into(&mut out, file);
+    out.finish()
 }
 
 fn render_metadata(out: &mut Out, md: &SwimlaneMetadata) {

@@ -234,6 +234,22 @@ fn write_then_read_round_trips() {
 }
 
 #[test]
+fn a_large_file_is_written_streamed_with_the_exact_bytes_of_render() {
+    // Tens of thousands of rows: the writer spills its buffer many times on the way.
+    let mut file = example();
+    let rows: Vec<_> = (0..40_000u64)
+        .map(|i| aicore((i % 2) as u32, i, i as u32, 1000 + i, 1100 + i, 8))
+        .collect();
+    file.aicore_tasks = rows;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(swimlane::FILE_NAME);
+    swimlane::write(&path, &file).unwrap();
+    let written = std::fs::read(&path).unwrap();
+    assert!(written.len() > 1 << 20, "{} bytes", written.len());
+    assert!(written == swimlane::render(&file).as_bytes());
+}
+
+#[test]
 fn level_one_file_has_empty_aicpu_list_and_no_phases() {
     let mut file = example();
     file.level = SwimlaneLevel::AicoreTiming;
