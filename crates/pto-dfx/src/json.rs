@@ -464,9 +464,16 @@ impl Out {
 /// Appends `-` (when `negative`) and the decimal digits of `v`: what `{}` prints, without
 /// the formatting machinery (the writers print hundreds of millions of integers): `itoa`'s
 /// two digits per step into a stack buffer, appended as one `&str`.
+#[inline]
 fn push_decimal(buf: &mut String, negative: bool, v: u128) {
     if negative {
         buf.push('-');
+    }
+    if v < 10 {
+        // One digit, the commonest value in the files: a byte, not a copy (which halved
+        // the time of `pmu.csv`'s rows, mostly zero counters).
+        buf.push(char::from(b'0' + v as u8));
+        return;
     }
     let mut digits = itoa::Buffer::new();
     // The 128-bit path divides by a library call: only the values that need it take it.
@@ -528,16 +535,20 @@ mod tests {
 
     #[test]
     fn integers_print_as_display_does() {
-        let values: [i128; 9] = [
+        let values: [i128; 13] = [
             0,
             7,
+            9,
+            -1,
             -7,
             10,
+            -10,
             1_000_000_007,
             i64::MAX as i128,
             i64::MIN as i128,
             u64::MAX as i128,
             i128::MIN + 1,
+            i128::MAX,
         ];
         for v in values {
             let mut out = Out::default();

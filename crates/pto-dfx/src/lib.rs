@@ -104,3 +104,31 @@ pub use error::{
 pub use json::read_file as read_artifact;
 pub use schema::DfxSchema;
 pub use task_id::{format_task_display, format_task_hex, TaskId};
+
+/// `ns` nanoseconds in ticks of a `freq` Hz counter, rounded down: how every writer turns
+/// the runtime's host times into Simpler's cycle fields. The 128-bit product (a library
+/// division) only when the 64-bit one overflows.
+pub fn ticks(ns: u64, freq: u64) -> u64 {
+    const NS_PER_S: u64 = 1_000_000_000;
+    match ns.checked_mul(freq) {
+        Some(p) => p / NS_PER_S,
+        None => ((u128::from(ns) * u128::from(freq)) / u128::from(NS_PER_S)) as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ticks_round_down_and_survive_a_64_bit_overflow() {
+        assert_eq!(super::ticks(1_000, 50_000_000), 50);
+        assert_eq!(super::ticks(19, 50_000_000), 0);
+        assert_eq!(super::ticks(21, 50_000_000), 1);
+        // u64::MAX ns at 2 GHz: the product needs 128 bits, the result fits.
+        let want = (u128::from(u64::MAX) * 2_000_000_000 / 1_000_000_000) as u64;
+        assert_eq!(super::ticks(u64::MAX, 2_000_000_000), want);
+        assert_eq!(
+            super::ticks(u64::MAX / 4, 3_000_000_000),
+            (u64::MAX / 4) * 3
+        );
+    }
+}

@@ -281,6 +281,12 @@ const ROW_BYTES: usize = 64;
 const COUNTER_BYTES: usize = 12;
 
 fn push_row(out: &mut Out, row: &PmuRow) {
+    push_fields(out, row, row.counters.iter().map(|(_, v)| *v));
+}
+
+/// A data line of `row`'s fields before and after its counters, with `counters` as the
+/// counter values.
+fn push_fields(out: &mut Out, row: &PmuRow, counters: impl Iterator<Item = u64>) {
     out.i(i64::from(row.thread_id))
         .s(",")
         .u(u64::from(row.core_id))
@@ -293,8 +299,8 @@ fn push_row(out: &mut Out, row: &PmuRow) {
         .s(",")
         .u(row.pmu_total_cycles)
         .s(",");
-    for (_, v) in &row.counters {
-        out.u(*v).s(",");
+    for v in counters {
+        out.u(v).s(",");
     }
     out.u(u64::from(row.event_type)).s("\n");
 }
@@ -368,6 +374,27 @@ impl PmuCsv {
             });
         }
         push_row(&mut self.out, row);
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Appends a row of `row`'s fields with `values` as its counters, in the header's
+    /// column order (`row.counters` is not read: a writer whose values come from the
+    /// header's columns has no names to check row by row). Fails, naming the row, if
+    /// there are not as many values as columns.
+    pub fn push_values(&mut self, row: &PmuRow, values: &[u64]) -> Result<(), InvalidRecord> {
+        if values.len() != self.names.len() {
+            return Err(InvalidRecord {
+                key: format!("rows[{}].counters", self.rows),
+                reason: format!(
+                    "are {} values but the header has {} columns {:?}",
+                    values.len(),
+                    self.names.len(),
+                    self.names
+                ),
+            });
+        }
+        push_fields(&mut self.out, row, values.iter().copied());
         self.rows += 1;
         Ok(())
     }

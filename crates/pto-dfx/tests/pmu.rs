@@ -192,6 +192,34 @@ fn rows_pushed_one_at_a_time_render_as_the_slice_does() {
 }
 
 #[test]
+fn rows_pushed_as_values_render_as_the_named_rows_do() {
+    let rows = host_rows(3);
+    let names = counter_names(&rows[0]);
+    // The values in the header's column order, from a row without names.
+    let mut csv = pmu::PmuCsv::new(&names, 0).unwrap();
+    let mut values = Vec::new();
+    for want in &rows {
+        let mut row = want.clone();
+        row.counters.clear();
+        values.clear();
+        values.extend(want.counters.iter().map(|(_, v)| *v));
+        csv.push_values(&row, &values).unwrap();
+    }
+    assert_eq!(csv.finish(), pmu::render(&rows).unwrap());
+
+    // One value too few is refused by the row's index.
+    let mut csv = pmu::PmuCsv::new(&names, 2).unwrap();
+    csv.push(&rows[0]).unwrap();
+    let err = csv.push_values(&rows[1], &values[1..]).unwrap_err();
+    assert_eq!(err.key, "rows[1].counters");
+    assert!(
+        err.reason.contains("values but the header has"),
+        "{}",
+        err.reason
+    );
+}
+
+#[test]
 fn pending_text_written_in_row_order_is_the_file() {
     let rows = host_rows(5);
     let names = counter_names(&rows[0]);

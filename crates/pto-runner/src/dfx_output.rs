@@ -17,7 +17,6 @@
 //! `cpu` the columns are the host's real counters (perf_event_open), not Ascend events.
 //! The name map's `orchestrator_name` is the orchestration's name.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -75,10 +74,6 @@ pub fn shell_quote(text: &str) -> String {
     } else {
         format!("'{}'", text.replace('\'', "'\\''"))
     }
-}
-
-fn ticks(ns: u64, freq: u64) -> u64 {
-    ((ns as u128 * freq as u128) / 1_000_000_000u128) as u64
 }
 
 /// What writing one artifact produced, merged into the [`DfxSummary`] in a fixed order.
@@ -748,25 +743,59 @@ fn predicted_by_subtask(report: &RunReport) -> HashMap<(u64, u32), Option<&CoreT
         .collect()
 }
 
-/// A modelled counter's value: in predicted mode the model's busy cycles of the column's
-/// pipe for event type 2 (0 for other columns and unmodelled subtasks); otherwise the
-/// kernel's host time in ticks for its core type's busy column.
-fn modelled_counter(
-    event: pto_dfx::pmu::PmuEventType,
-    name: &str,
-    r: &pto_runtime::dfx::PmuRecord,
-    predicted: Option<Option<&CoreTiming>>,
-    freq: u64,
-) -> u64 {
-    match predicted {
-        Some(timing) => match (event, predicted_pipe(name), timing) {
-            (pto_dfx::pmu::PmuEventType::PipeUtilization, Some(pipe), Some(t)) => {
-                t.busy[pipe.index()]
+/// Where a `pmu.csv` counter column's values come from, resolved once per file from its
+/// name (not per row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CounterSource {
+    /// The host counter at this index of a record's counters (`cpu`).
+    Host(usize),
+    /// A modelled column: in predicted mode the model's busy cycles of `pipe` (event type 2;
+    /// 0 for other columns and unmodelled subtasks); otherwise the kernel's host time in
+    /// ticks when `busy[core_type]` (its core type's busy column), else 0.
+    Modelled {
+        busy: [bool; 2],
+        pipe: Option<pto_timing::Pipe>,
+    },
+}
+
+impl CounterSource {
+    /// One source per column of `columns` for event type `event`.
+    fn of(event: pto_dfx::pmu::PmuEventType, columns: &PmuColumns) -> Vec<Self> {
+        match columns {
+            PmuColumns::Host(names) => (0..names.len()).map(Self::Host).collect(),
+            PmuColumns::Modelled(names) => names
+                .iter()
+                .map(|name| Self::Modelled {
+                    busy: [0, 1].map(|core_type| modelled_busy(event, name, core_type)),
+                    pipe: predicted_pipe(name)
+                        .filter(|_| event == pto_dfx::pmu::PmuEventType::PipeUtilization),
+                })
+                .collect(),
+        }
+    }
+
+    /// The column's value for record `r`, whose kernel ran `busy_ticks`; `predicted` as
+    /// [`PmuRows::fill`] looks it up (`None` outside predicted mode).
+    fn value(
+        self,
+        r: &pto_runtime::dfx::PmuRecord,
+        busy_ticks: u64,
+        predicted: Option<Option<&CoreTiming>>,
+    ) -> u64 {
+        match (self, predicted) {
+            (Self::Host(i), _) => r.counters.get(i).copied().unwrap_or(0),
+            (Self::Modelled { pipe, .. }, Some(timing)) => match (pipe, timing) {
+                (Some(pipe), Some(t)) => t.busy[pipe.index()],
+                _ => 0,
+            },
+            (Self::Modelled { busy, .. }, None) => {
+                if busy[usize::from(r.core_type != 0)] {
+                    busy_ticks
+                } else {
+                    0
+                }
             }
-            _ => 0,
-        },
-        None if modelled_busy(event, name, r.core_type) => ticks(r.duration_ns, freq),
-        None => 0,
+        }
     }
 }
 
@@ -823,7 +852,7 @@ fn write_pmu(
 ) -> Result<(), pto_dfx::WriteError> {
     let rows = PmuRows {
         event,
-        columns,
+        sources: CounterSource::of(event, columns),
         freq: chip.platform.clock_freq_hz(),
         predicted: chip
             .dfx
@@ -879,14 +908,16 @@ const PMU_SPLIT_ROWS: usize = 8192;
 /// What every `pmu.csv` row is made from, besides its record.
 struct PmuRows<'a> {
     event: pto_dfx::pmu::PmuEventType,
-    columns: &'a PmuColumns,
+    /// Where each counter column's value comes from.
+    sources: Vec<CounterSource>,
     freq: u64,
     /// The predicted timing by (task, core), with `--timing predicted`.
     predicted: Option<HashMap<(u64, u32), Option<&'a CoreTiming>>>,
 }
 
 impl PmuRows<'_> {
-    /// Appends the rows of `records` to `csv`, one row refilled for each.
+    /// Appends the rows of `records` to `csv`, one row and one list of values refilled
+    /// for each.
     fn render<'r>(
         &self,
         csv: &mut pto_dfx::pmu::PmuCsv,
@@ -899,22 +930,24 @@ impl PmuRows<'_> {
             func_id: 0,
             core_type: DfxCore::Aic,
             pmu_total_cycles: 0,
-            counters: Vec::with_capacity(self.columns.names().len()),
+            counters: Vec::new(),
             event_type: self.event.number(),
         };
+        let mut values = Vec::with_capacity(self.sources.len());
         for r in records {
-            self.fill(&mut row, r);
-            csv.push(&row)?;
+            self.fill(&mut row, &mut values, r);
+            csv.push_values(&row, &values)?;
         }
         Ok(())
     }
 
-    /// Fills `row` from record `r`.
-    fn fill(&self, row: &mut PmuRow, r: &pto_runtime::dfx::PmuRecord) {
+    /// Fills `row` and its counter `values` from record `r`.
+    fn fill(&self, row: &mut PmuRow, values: &mut Vec<u64>, r: &pto_runtime::dfx::PmuRecord) {
         let timing = self
             .predicted
             .as_ref()
             .map(|p| p.get(&(r.task, r.core)).copied().flatten());
+        let busy_ticks = pto_dfx::ticks(r.duration_ns, self.freq);
         row.thread_id = r.worker as i32;
         row.core_id = r.core;
         row.task_id = DfxTaskId(r.task);
@@ -926,21 +959,10 @@ impl PmuRows<'_> {
         };
         row.pmu_total_cycles = match timing {
             Some(t) => t.map_or(0, |t| t.total),
-            None => ticks(r.duration_ns, self.freq),
+            None => busy_ticks,
         };
-        row.counters.clear();
-        match self.columns {
-            PmuColumns::Host(names) => row.counters.extend(
-                names
-                    .iter()
-                    .zip(r.counters.iter())
-                    .map(|(n, v)| (Cow::Borrowed(*n), *v)),
-            ),
-            PmuColumns::Modelled(names) => row.counters.extend(names.iter().map(|n| {
-                let v = modelled_counter(self.event, n, r, timing, self.freq);
-                (Cow::Borrowed(*n), v)
-            })),
-        }
+        values.clear();
+        values.extend(self.sources.iter().map(|s| s.value(r, busy_ticks, timing)));
     }
 }
 
@@ -984,6 +1006,45 @@ fn scope_file(report: &RunReport, chip: &ChipConfig) -> ScopeStatsFile {
 #[cfg(test)]
 mod tests {
     use super::shell_quote;
+
+    #[test]
+    fn counter_sources_resolve_each_column_once_as_the_names_say() {
+        use super::{CounterSource, PmuColumns};
+        use pto_dfx::pmu::{a2a3_counter_names, PmuEventType};
+        let event = PmuEventType::PipeUtilization;
+        let names = a2a3_counter_names(event);
+        let sources = CounterSource::of(event, &PmuColumns::Modelled(names));
+        let record = |core_type: u8| pto_runtime::dfx::PmuRecord {
+            worker: 0,
+            core: 0,
+            task: 1,
+            func_id: 0,
+            core_type,
+            duration_ns: 1000,
+            counters: [7; pto_runtime::perf::MAX_COUNTERS],
+        };
+        let column = |name: &str| names.iter().position(|n| *n == name).unwrap();
+        for (core_type, busy) in [(0, "cube_busy_cycles"), (1, "vec_busy_cycles")] {
+            let r = record(core_type);
+            let values: Vec<u64> = sources.iter().map(|s| s.value(&r, 50, None)).collect();
+            let nonzero: Vec<usize> = (0..values.len()).filter(|&i| values[i] != 0).collect();
+            assert_eq!(nonzero, vec![column(busy)], "{core_type}: {values:?}");
+            assert_eq!(values[column(busy)], 50);
+        }
+        // Predicted: each pipe column its pipe's busy cycles, unmodelled subtasks 0.
+        let mut timing = pto_timing::CoreTiming::default();
+        timing.busy[pto_timing::Pipe::Mte2.index()] = 9;
+        let mte2 = sources[column("mte2_busy_cycles")];
+        assert_eq!(mte2.value(&record(1), 50, Some(Some(&timing))), 9);
+        assert_eq!(mte2.value(&record(1), 50, Some(None)), 0);
+        // Another event type models no busy column.
+        let other = CounterSource::of(PmuEventType::Memory, &PmuColumns::Modelled(names));
+        assert!(other.iter().all(|s| s.value(&record(0), 50, None) == 0));
+        // Host counters by index.
+        let host = CounterSource::of(event, &PmuColumns::Host(vec!["a", "b"]));
+        assert_eq!(host, vec![CounterSource::Host(0), CounterSource::Host(1)]);
+        assert_eq!(host[1].value(&record(0), 50, None), 7);
+    }
 
     #[test]
     fn a_large_pmu_csv_streamed_in_halves_keeps_every_row_in_order() {

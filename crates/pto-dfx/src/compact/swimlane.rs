@@ -38,6 +38,7 @@ use crate::swimlane::{
     SwimlaneFile, SwimlaneLevel, SwimlaneMetadata,
 };
 use crate::task_id::TaskId;
+use crate::ticks;
 
 /// The file name under the output prefix.
 pub const FILE_NAME: &str = "chip_swimlane_records.bin";
@@ -179,10 +180,6 @@ impl SwimlaneRecords {
             self.orchestrator.iter().copied(),
         )
     }
-}
-
-fn ticks(ns: u64, freq: u64) -> u64 {
-    ((u128::from(ns) * u128::from(freq)) / 1_000_000_000u128) as u64
 }
 
 /// The swimlane file of the records, whichever way they come: per worker its
