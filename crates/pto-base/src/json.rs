@@ -3,9 +3,23 @@
 //! `"` and `\` escaped, `\n` `\r` `\t` `\b` `\f` by name, every other control character as
 //! `\u00XX`; the rest as it is ([`push_str`], `ensure_ascii=False`) or, with
 //! [`push_str_ascii`] (`ensure_ascii=True`, Python's default), every character outside
-//! printable ASCII as `\uXXXX` (UTF-16 surrogate pairs above U+FFFF).
+//! printable ASCII as `\uXXXX` (UTF-16 surrogate pairs above U+FFFF). Integers are
+//! printed by [`push_u64`], the one decimal printer of those writers.
 
 use std::fmt::Write as _;
+
+/// Appends `v` in decimal, as `{}` prints it, without the formatting machinery (the
+/// writers print hundreds of millions of integers): a value below 10, the commonest, as
+/// one byte; others by `itoa` (two digits per step into a stack buffer, appended as one
+/// `&str`).
+#[inline]
+pub fn push_u64(out: &mut String, v: u64) {
+    if v < 10 {
+        out.push(char::from(b'0' + v as u8));
+    } else {
+        out.push_str(itoa::Buffer::new().format(v));
+    }
+}
 
 /// Appends `text` as a JSON string literal, non-ASCII characters as they are (Python's
 /// `json.dumps(text, ensure_ascii=False)`).

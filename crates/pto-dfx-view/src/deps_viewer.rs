@@ -87,6 +87,7 @@ use crate::idmap::{self, IdMap};
 use crate::layout::Engine;
 use crate::names::{self, KernelNames, SiblingPolicy};
 use crate::reduction::{self, Refused};
+use pto_base::json::push_u64;
 use pto_dfx::atomic::AtomicFile;
 use pto_dfx::deps::{ArgDirection, EdgeSource, Overlap};
 use pto_dfx::deps_scan::{self, DepsScan, Detail, ScanEdge, Scanned};
@@ -294,24 +295,6 @@ impl Kind {
 /// No index (`u32::MAX`).
 const NONE: u32 = u32::MAX;
 
-/// Appends `v` in decimal (the listing's hot path: no formatter).
-fn push_int(out: &mut String, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    // Only ASCII digits were written, so this never fails.
-    if let Ok(digits) = std::str::from_utf8(&buf[i..]) {
-        out.push_str(digits);
-    }
-}
-
 struct Node {
     id: TaskId,
     kind: Kind,
@@ -404,12 +387,12 @@ impl Graph {
     fn push_disp(&self, i: usize, out: &mut String) {
         let id = self.nodes[i].id;
         if self.ring0 {
-            push_int(out, u64::from(id.local()));
+            push_u64(out, u64::from(id.local()));
         } else {
             out.push('(');
-            push_int(out, u64::from(id.ring()));
+            push_u64(out, u64::from(id.ring()));
             out.push_str(", ");
-            push_int(out, u64::from(id.local()));
+            push_u64(out, u64::from(id.local()));
             out.push(')');
         }
     }
@@ -449,7 +432,7 @@ impl Graph {
                 if e.arg < 0 {
                     out.push('-');
                 }
-                push_int(out, u64::from(e.arg.unsigned_abs()));
+                push_u64(out, u64::from(e.arg.unsigned_abs()));
             }
             if let Some(o) = e.overlap {
                 out.push(' ');
@@ -607,7 +590,7 @@ impl Graph {
                 if k < 0 {
                     out.push('-');
                 }
-                push_int(out, u64::from(k.unsigned_abs()));
+                push_u64(out, u64::from(k.unsigned_abs()));
             }
             out.push(']');
             let name = self.name(i);
@@ -1106,9 +1089,9 @@ fn write_text(
     for i in 0..g.nodes.len() {
         g.header(i, &mut out);
         out.push_str(" fanin=");
-        push_int(&mut out, adj.preds(i).len() as u64);
+        push_u64(&mut out, adj.preds(i).len() as u64);
         out.push_str(" fanout=");
-        push_int(&mut out, adj.succs(i).len() as u64);
+        push_u64(&mut out, adj.succs(i).len() as u64);
         out.push('\n');
         if out.len() >= FLUSH {
             flush(&mut out, file)?;
@@ -1121,7 +1104,7 @@ fn write_text(
         if let Some((start, end, cores)) = g.timings.get(g.nodes[i].timing as usize) {
             // µs with three decimals, from integer ns.
             let us = |out: &mut String, ns: u64| {
-                push_int(out, ns / 1000);
+                push_u64(out, ns / 1000);
                 let frac = ns % 1000;
                 out.push('.');
                 out.push_str(if frac < 10 {
@@ -1131,7 +1114,7 @@ fn write_text(
                 } else {
                     ""
                 });
-                push_int(out, frac);
+                push_u64(out, frac);
             };
             out.push_str("TIMING start_us=");
             us(&mut out, *start);
@@ -1142,12 +1125,12 @@ fn write_text(
                 if j > 0 {
                     out.push(',');
                 }
-                push_int(&mut out, u64::from(*c));
+                push_u64(&mut out, u64::from(*c));
             }
             out.push_str("]\n");
         }
         out.push_str("FANIN ");
-        push_int(&mut out, adj.preds(i).len() as u64);
+        push_u64(&mut out, adj.preds(i).len() as u64);
         out.push('\n');
         for &k in adj.preds(i) {
             out.push_str("  <- ");
@@ -1157,7 +1140,7 @@ fn write_text(
             out.push_str("]\n");
         }
         out.push_str("FANOUT ");
-        push_int(&mut out, adj.succs(i).len() as u64);
+        push_u64(&mut out, adj.succs(i).len() as u64);
         out.push('\n');
         for &k in adj.succs(i) {
             out.push_str("  -> ");

@@ -461,25 +461,17 @@ impl Out {
     }
 }
 
-/// Appends `-` (when `negative`) and the decimal digits of `v`: what `{}` prints, without
-/// the formatting machinery (the writers print hundreds of millions of integers): `itoa`'s
-/// two digits per step into a stack buffer, appended as one `&str`.
+/// Appends `-` (when `negative`) and the decimal digits of `v`: what `{}` prints
+/// ([`pto_base::json::push_u64`]; the 128-bit division, a library call, only for the
+/// values that need it).
 #[inline]
 fn push_decimal(buf: &mut String, negative: bool, v: u128) {
     if negative {
         buf.push('-');
     }
-    if v < 10 {
-        // One digit, the commonest value in the files: a byte, not a copy (which halved
-        // the time of `pmu.csv`'s rows, mostly zero counters).
-        buf.push(char::from(b'0' + v as u8));
-        return;
-    }
-    let mut digits = itoa::Buffer::new();
-    // The 128-bit path divides by a library call: only the values that need it take it.
     match u64::try_from(v) {
-        Ok(v) => buf.push_str(digits.format(v)),
-        Err(_) => buf.push_str(digits.format(v)),
+        Ok(v) => pto_base::json::push_u64(buf, v),
+        Err(_) => buf.push_str(itoa::Buffer::new().format(v)),
     }
 }
 

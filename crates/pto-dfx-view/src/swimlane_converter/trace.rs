@@ -1,7 +1,7 @@
 //! The converter's writer: every event of the trace formatted from the model, in the
 //! order the module docs give, into chunks that a second thread writes to the file.
 
-use pto_base::json::push_str;
+use pto_base::json::{push_str, push_u64};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::mpsc::{Receiver, SyncSender};
@@ -188,24 +188,6 @@ impl TraceOut {
             }
             self.buf.push('}');
         }
-    }
-}
-
-/// A decimal integer, without the formatting machinery (the hot path
-/// writes tens of millions of them).
-fn push_u64(buf: &mut String, mut v: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    for &d in &digits[i..] {
-        buf.push(char::from(d));
     }
 }
 
