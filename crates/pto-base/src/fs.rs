@@ -9,6 +9,14 @@
 //! directory does not collide with). The target's parent directories are created first. A
 //! temporary of a failed or abandoned write is removed (best effort).
 //!
+//! **Replacing a large file** ([`replace`]): a regular file of at least
+//! [`EXCHANGE_MIN_BYTES`] at the target is exchanged with the temporary atomically
+//! (`renameat2` with `RENAME_EXCHANGE`), then unlinked under the temporary's name. Renaming
+//! over it would cost far more: ext4 starts the new file's delayed block allocation inside a
+//! `rename` that replaces a file (`auto_da_alloc`), 0.4–0.65 s for a 1 GB trace just
+//! written on the machines this runs on, against 0.07 s for the exchange and the unlink.
+//! Readers see the old file or the new one either way.
+//!
 //! **Durability** is one policy for every file: the temporary is not synced to the disk
 //! before the rename unless `PTO_FSYNC=1` (or the older `PTO_DFX_FSYNC=1`). A sync costs
 //! 10–20 ms per file on the virtual machines this runs on (more than a whole 100k-task run
@@ -106,6 +114,61 @@ fn temp_path(parent: &Path, target: &Path) -> PathBuf {
     parent.join(format!(".{name}.{}.{n}.tmp", std::process::id()))
 }
 
+/// A regular file at least this large at the target of a [`replace`] is exchanged with the
+/// new one, not renamed over (see the module docs); a smaller one costs microseconds either
+/// way.
+pub const EXCHANGE_MIN_BYTES: u64 = 1 << 20;
+
+/// How [`replace`] put a file in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replaced {
+    /// Renamed over the target (nothing large was there).
+    Renamed,
+    /// Exchanged with a large file at the target, which was then unlinked.
+    Exchanged,
+}
+
+/// Renames `src` over `dest`; a regular file of at least [`EXCHANGE_MIN_BYTES`] at `dest` is
+/// exchanged with `src` and then unlinked under `src`'s name (see the module docs). When the
+/// exchange is not possible (a file system without it), the plain rename.
+pub fn replace(src: &Path, dest: &Path) -> io::Result<Replaced> {
+    let large_file =
+        std::fs::symlink_metadata(dest).is_ok_and(|m| m.is_file() && m.len() >= EXCHANGE_MIN_BYTES);
+    if large_file && exchange(src, dest).is_ok() {
+        // `src` names the old file now; if it cannot be removed, it is a hidden name that a
+        // cleaner of abandoned temporaries finds (the new file is in place either way).
+        let _ = std::fs::remove_file(src);
+        return Ok(Replaced::Exchanged);
+    }
+    std::fs::rename(src, dest).map(|()| Replaced::Renamed)
+}
+
+/// Exchanges the files at `a` and `b` atomically (`renameat2` with `RENAME_EXCHANGE`): each
+/// path names the other's file, and a reader of either sees one of the two files.
+pub fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+    };
+    let (a, b) = (c(a)?, c(b)?);
+    // SAFETY: two NUL-terminated paths that outlive the call.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Whether `name` is a temporary of [`AtomicFile`] (for cleaners of abandoned ones).
 pub fn is_temporary_name(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
@@ -173,7 +236,8 @@ impl AtomicFile {
                 .map_err(|e| AtomicWriteError::new(&self.target, "syncing", e))?;
         }
         drop(file);
-        std::fs::rename(&self.temp, &self.target)
+        replace(&self.temp, &self.target)
+            .map(|_| ())
             .map_err(|e| AtomicWriteError::new(&self.target, "renaming", e))
         // On error, `Drop` removes the temporary.
     }
@@ -262,6 +326,52 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    #[test]
+    fn a_large_file_is_replaced_by_an_exchange_and_a_held_reader_keeps_the_old_one() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("trace.json");
+        let old = vec![b'o'; EXCHANGE_MIN_BYTES as usize];
+        write_atomic(&target, &old).unwrap();
+        let mut reader = File::open(&target).unwrap();
+        let mut file = AtomicFile::create(&target).unwrap();
+        file.write_all(b"new").unwrap();
+        let temp_inode = std::fs::metadata(&file.temp).unwrap().ino();
+        file.commit().unwrap();
+        // The new file is the temporary's (exchanged, not copied), alone in the directory.
+        assert_eq!(std::fs::metadata(&target).unwrap().ino(), temp_inode);
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert_eq!(names(dir.path()), vec!["trace.json"]);
+        let mut held = Vec::new();
+        reader.read_to_end(&mut held).unwrap();
+        assert!(
+            held == old,
+            "a reader that had the old file open still reads it"
+        );
+    }
+
+    #[test]
+    fn replace_exchanges_only_a_large_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (src, dest) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&src, b"1").unwrap();
+        assert_eq!(replace(&src, &dest).unwrap(), Replaced::Renamed);
+        assert_eq!(std::fs::read(&dest).unwrap(), b"1");
+        std::fs::write(&src, vec![b'2'; EXCHANGE_MIN_BYTES as usize]).unwrap();
+        assert_eq!(replace(&src, &dest).unwrap(), Replaced::Renamed);
+        std::fs::write(&src, b"3").unwrap();
+        assert_eq!(replace(&src, &dest).unwrap(), Replaced::Exchanged);
+        assert_eq!(std::fs::read(&dest).unwrap(), b"3");
+        assert_eq!(names(dir.path()), vec!["b"]);
+        // A directory at the target is not exchanged: the rename fails as it always did.
+        std::fs::write(&src, b"3").unwrap();
+        let sub = dir.path().join("d");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(sub.join("x"), vec![0u8; EXCHANGE_MIN_BYTES as usize]).unwrap();
+        assert!(replace(&src, &sub).is_err());
+        assert_eq!(std::fs::read(&src).unwrap(), b"3");
     }
 
     #[test]

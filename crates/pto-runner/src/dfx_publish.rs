@@ -30,8 +30,9 @@ pub const STAGING_PREFIX: &str = ".run-";
 /// the run's path: `.trash-<pid>-<nanos>-<n>-<k>`.
 pub const TRASH_PREFIX: &str = ".trash-";
 /// A replaced file at least this large is set aside and freed on a background thread; a
-/// smaller one is freed in place (microseconds).
-pub const SET_ASIDE_MIN_BYTES: u64 = 1 << 20;
+/// smaller one is freed in place (microseconds). The size above which replacing by an
+/// exchange pays, as for every atomic write.
+pub const SET_ASIDE_MIN_BYTES: u64 = pto_base::fs::EXCHANGE_MIN_BYTES;
 pub use pto_dfx::set_lock::{SetLock, LOCK_FILE};
 
 fn io(action: &'static str, path: &Path, source: std::io::Error) -> RunnerError {
@@ -167,7 +168,7 @@ struct Trash {
     out: PathBuf,
     run: String,
     items: Vec<PathBuf>,
-    /// The atomic exchange [`Trash::replace`] tries first ([`exchange`]; a test gives one
+    /// The atomic exchange [`Trash::replace`] tries first ([`pto_base::fs::exchange`]; a test gives one
     /// that fails, as on a file system without `RENAME_EXCHANGE`).
     exchange: fn(&Path, &Path) -> std::io::Result<()>,
 }
@@ -178,7 +179,7 @@ impl Trash {
             out: out.to_path_buf(),
             run: new_run_id(),
             items: Vec::new(),
-            exchange,
+            exchange: pto_base::fs::exchange,
         }
     }
 
@@ -236,31 +237,6 @@ impl Trash {
 
     fn free_in_background(self) {
         free_later(self.items);
-    }
-}
-
-/// Exchanges the files at `a` and `b` atomically (`renameat2` with `RENAME_EXCHANGE`).
-fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| {
-        std::ffi::CString::new(p.as_os_str().as_bytes())
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
-    };
-    let (a, b) = (c(a)?, c(b)?);
-    // SAFETY: two NUL-terminated paths that outlive the call.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
     }
 }
 
