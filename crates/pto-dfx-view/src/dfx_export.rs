@@ -51,7 +51,7 @@ pub fn export(dir: &Path, schema: Option<DfxSchema>) -> Result<ExportReport, Too
             records.schema = schema;
         }
         let out = dir.join(pto_dfx::deps::FILE_NAME);
-        pto_dfx::deps::write(&out, &records.to_model())?;
+        records.write_json(&out)?;
         report.written.push(out);
     }
     if report.written.is_empty() {

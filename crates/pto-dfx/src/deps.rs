@@ -386,72 +386,209 @@ pub fn render(file: &DepsFile) -> String {
 
 /// Appends the file's bytes to `out`.
 fn render_into(out: &mut Out, file: &DepsFile) {
-    out.s("{");
-    if let Some(runtime) = &file.runtime {
-        out.s("\"runtime\":").q(runtime).s(",");
+    let mut json = JsonDeps::begin(out, file.runtime.as_deref());
+    for t in &file.tasks {
+        let head = TaskHead {
+            task_id: t.task_id,
+            scope: t.scope,
+            early_dispatch: t.early_dispatch,
+            kernel_ids: &t.kernel_ids,
+            block_num: t.block_num,
+        };
+        let args = t
+            .args
+            .iter()
+            .map(|a| (a.idx, a.direction, a.tensor.as_ref().map(TensorView::text)));
+        json.task(&head, args);
     }
-    out.s("\"tasks\":[");
-    for (i, t) in file.tasks.iter().enumerate() {
-        if i > 0 {
-            out.s(",");
+    json.tensors();
+    for t in &file.tensors {
+        json.tensor(&TensorText {
+            tensor_id: t.tensor_id,
+            buffer_addr: t.buffer_addr,
+            version: t.version,
+            dtype: &t.dtype,
+            buffer_numel: t.buffer_numel,
+        });
+    }
+    json.edges();
+    for e in &file.edges {
+        json.edge(&EdgeText {
+            pred: e.pred,
+            succ: e.succ,
+            arg: e.arg,
+            source: e.source,
+            flags: e.flags,
+            overlap: e.overlap,
+            consumer: e.consumer.as_ref().map(TensorView::text),
+            producer: e.producer.as_ref().map(|p| RegionText {
+                shape: &p.shape,
+                start_offset: p.start_offset,
+                strides: &p.strides,
+            }),
+        });
+    }
+    json.end();
+}
+
+impl TensorView {
+    fn text(&self) -> ViewText<'_> {
+        ViewText {
+            tensor_id: self.tensor_id,
+            dtype: &self.dtype,
+            shape: &self.shape,
+            start_offset: self.start_offset,
+            strides: &self.strides,
         }
-        out.s("{\"task_id\":")
-            .qu(t.task_id.raw())
+    }
+}
+
+/// A tensor view as `deps.json` writes it, borrowed from the model or from the records.
+pub(crate) struct ViewText<'a> {
+    pub tensor_id: u64,
+    pub dtype: &'a str,
+    pub shape: &'a [u32],
+    pub start_offset: u64,
+    pub strides: &'a [u32],
+}
+
+/// A producer's region as `deps.json` writes it.
+pub(crate) struct RegionText<'a> {
+    pub shape: &'a [u32],
+    pub start_offset: u64,
+    pub strides: &'a [u32],
+}
+
+/// A task's fields before its arguments.
+pub(crate) struct TaskHead<'a> {
+    pub task_id: TaskId,
+    pub scope: ScopeMode,
+    pub early_dispatch: bool,
+    pub kernel_ids: &'a [i32],
+    pub block_num: u32,
+}
+
+/// A `tensors[]` entry.
+pub(crate) struct TensorText<'a> {
+    pub tensor_id: u64,
+    pub buffer_addr: u64,
+    pub version: i32,
+    pub dtype: &'a str,
+    pub buffer_numel: u64,
+}
+
+/// An `edges[]` entry.
+pub(crate) struct EdgeText<'a> {
+    pub pred: TaskId,
+    pub succ: TaskId,
+    pub arg: i32,
+    pub source: EdgeSource,
+    pub flags: DepFlags,
+    pub overlap: Option<Overlap>,
+    pub consumer: Option<ViewText<'a>>,
+    pub producer: Option<RegionText<'a>>,
+}
+
+/// `deps.json`'s text, section by section: the one layout of the file, whether it is
+/// rendered from the model ([`render`]) or streamed from the runtime's records
+/// ([`crate::compact::deps::write_json`]). Call [`task`](Self::task) for each task,
+/// then [`tensors`](Self::tensors) and [`tensor`](Self::tensor) for each tensor, then
+/// [`edges`](Self::edges) and [`edge`](Self::edge) for each edge, then
+/// [`end`](Self::end).
+pub(crate) struct JsonDeps<'o> {
+    out: &'o mut Out,
+    /// No entry of the current section written yet.
+    first: bool,
+}
+
+impl<'o> JsonDeps<'o> {
+    pub(crate) fn begin(out: &'o mut Out, runtime: Option<&str>) -> Self {
+        out.s("{");
+        if let Some(runtime) = runtime {
+            out.s("\"runtime\":").q(runtime).s(",");
+        }
+        out.s("\"tasks\":[");
+        Self { out, first: true }
+    }
+
+    /// The separator before the current section's next entry.
+    fn next(&mut self) -> &mut Out {
+        if !std::mem::take(&mut self.first) {
+            self.out.s(",");
+        }
+        self.out
+    }
+
+    pub(crate) fn task<'v>(
+        &mut self,
+        head: &TaskHead<'_>,
+        args: impl Iterator<Item = (i32, ArgDirection, Option<ViewText<'v>>)>,
+    ) {
+        self.next()
+            .s("{\"task_id\":")
+            .qu(head.task_id.raw())
             .s(",\"scope\":")
-            .q(t.scope.as_str())
+            .q(head.scope.as_str())
             .s(",\"early_dispatch\":")
-            .b(t.early_dispatch)
+            .b(head.early_dispatch)
             .s(",\"kernel_ids\":")
-            .list(&t.kernel_ids, ",")
+            .list(head.kernel_ids, ",")
             .s(",\"block_num\":")
-            .u(u64::from(t.block_num))
+            .u(u64::from(head.block_num))
             .s(",\"args\":[");
-        for (j, a) in t.args.iter().enumerate() {
+        for (j, (idx, direction, view)) in args.enumerate() {
+            let out = &mut *self.out;
             if j > 0 {
                 out.s(",");
             }
             out.s("{\"idx\":")
-                .i(i64::from(a.idx))
+                .i(i64::from(idx))
                 .s(",\"type\":")
-                .q(a.direction.as_str());
-            if let Some(v) = &a.tensor {
+                .q(direction.as_str());
+            if let Some(v) = view {
                 out.s(",\"tensor_id\":")
                     .qu(v.tensor_id)
                     .s(",\"dtype\":")
-                    .q(&v.dtype)
+                    .q(v.dtype)
                     .s(",\"shape\":")
-                    .list(&v.shape, ",")
+                    .list(v.shape, ",")
                     .s(",\"start_offset\":")
                     .qu(v.start_offset)
                     .s(",\"strides\":")
-                    .list(&v.strides, ",");
+                    .list(v.strides, ",");
             }
             out.s("}");
         }
-        out.s("]}");
+        self.out.s("]}");
     }
-    out.s("],\"tensors\":[");
-    for (i, t) in file.tensors.iter().enumerate() {
-        if i > 0 {
-            out.s(",");
-        }
-        out.s("{\"tensor_id\":")
+
+    pub(crate) fn tensors(&mut self) {
+        self.out.s("],\"tensors\":[");
+        self.first = true;
+    }
+
+    pub(crate) fn tensor(&mut self, t: &TensorText<'_>) {
+        self.next()
+            .s("{\"tensor_id\":")
             .qu(t.tensor_id)
             .s(",\"buffer_addr\":")
             .qu(t.buffer_addr)
             .s(",\"version\":")
             .i(i64::from(t.version))
             .s(",\"dtype\":")
-            .q(&t.dtype)
+            .q(t.dtype)
             .s(",\"buffer_numel\":")
             .qu(t.buffer_numel)
             .s("}");
     }
-    out.s("],\"edges\":[");
-    for (i, e) in file.edges.iter().enumerate() {
-        if i > 0 {
-            out.s(",");
-        }
+
+    pub(crate) fn edges(&mut self) {
+        self.out.s("],\"edges\":[");
+        self.first = true;
+    }
+
+    pub(crate) fn edge(&mut self, e: &EdgeText<'_>) {
+        let out = self.next();
         out.s("{\"pred\":")
             .qu(e.pred.raw())
             .s(",\"succ\":")
@@ -474,25 +611,28 @@ fn render_into(out: &mut Out, file: &DepsFile) {
             out.s(",\"tensor_id\":")
                 .qu(c.tensor_id)
                 .s(",\"consumer_dtype\":")
-                .q(&c.dtype)
+                .q(c.dtype)
                 .s(",\"consumer_shape\":")
-                .list(&c.shape, ",")
+                .list(c.shape, ",")
                 .s(",\"consumer_start_offset\":")
                 .qu(c.start_offset)
                 .s(",\"consumer_strides\":")
-                .list(&c.strides, ",");
+                .list(c.strides, ",");
         }
         if let Some(p) = &e.producer {
             out.s(",\"producer_shape\":")
-                .list(&p.shape, ",")
+                .list(p.shape, ",")
                 .s(",\"producer_start_offset\":")
                 .qu(p.start_offset)
                 .s(",\"producer_strides\":")
-                .list(&p.strides, ",");
+                .list(p.strides, ",");
         }
         out.s("}");
     }
-    out.s("]}\n");
+
+    pub(crate) fn end(self) {
+        self.out.s("]}\n");
+    }
 }
 
 /// Writes `file` to `path` atomically, streamed (the text is never whole in memory).

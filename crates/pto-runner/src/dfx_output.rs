@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use pto_dfx::args_dump::{ArgKind, ArgRecord, ArgRole, ArgsDumpManifest, DumpStage, ScalarValue};
 use pto_dfx::compact::deps as cdeps;
 use pto_dfx::compact::swimlane as cswim;
-use pto_dfx::deps::{DepsFile, EdgeSource, Overlap as DepsOverlap};
+use pto_dfx::deps::{EdgeSource, Overlap as DepsOverlap};
 use pto_dfx::pmu::PmuRow;
 use pto_dfx::scope_stats::{ScopePhase, ScopeRecord, ScopeStatsFile, ScopeStatsMeta};
 use pto_dfx::swimlane::SwimlaneFile;
@@ -310,7 +310,7 @@ impl Artifacts<'_> {
                 path
             } else {
                 let path = out.join(pto_dfx::deps::FILE_NAME);
-                pto_dfx::deps::write(&path, &deps_file(log).with_schema(stamp.schema))?;
+                write_deps_json(&path, stamp.schema, log)?;
                 path
             };
             part.hints
@@ -574,9 +574,13 @@ fn dep_edge_ref(e: &EdgeRecord) -> cdeps::EdgeRef {
     }
 }
 
-/// `deps.json` from the runtime's dependency log, through [`cdeps::model`] as the compact
-/// export (the records with their views and regions looked up in the log's tables).
-pub fn deps_file(log: &DepLog) -> DepsFile {
+/// Writes the run's `deps.json` in generation `schema` to `path`, streamed from the log
+/// (the views and regions resolved by index; no model of the file).
+fn write_deps_json(
+    path: &Path,
+    schema: DfxSchema,
+    log: &DepLog,
+) -> Result<(), pto_dfx::WriteError> {
     let tasks = log.tasks.iter().map(|t| {
         let args = log.args_of(t).iter().map(|a| cdeps::Arg {
             ty: arg_type(a.ty),
@@ -590,7 +594,7 @@ pub fn deps_file(log: &DepLog) -> DepsFile {
             log.region(e.producer).map(dep_region),
         )
     });
-    cdeps::model(tasks, edges)
+    cdeps::write_json(path, schema, tasks, edges)
 }
 
 /// The name the diagnostic files give the runtime's element type `code` (`FLOAT32`, ...).

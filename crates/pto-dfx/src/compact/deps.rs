@@ -255,6 +255,17 @@ impl DepsRecords {
         )
         .with_schema(self.schema)
     }
+
+    /// Writes `deps.json` of these records in their generation to `path` ([`write_json`]:
+    /// the bytes of [`crate::deps::write`] of [`Self::to_model`], without the model).
+    pub fn write_json(&self, path: &Path) -> Result<(), WriteError> {
+        write_json(
+            path,
+            self.schema,
+            self.tasks.iter().map(|t| (t.task, t.args.iter().copied())),
+            self.edges.iter().copied(),
+        )
+    }
 }
 
 fn dtype_name(code: u8) -> String {
@@ -263,6 +274,56 @@ fn dtype_name(code: u8) -> String {
 
 fn dims(n: u8) -> usize {
     usize::from(n).min(MAX_DIMS)
+}
+
+/// The `tensors[]` entry of view `t`'s tensor version.
+fn tensor_entry(t: &View) -> (u64, TensorEntry) {
+    let es = crate::DataType::from_code(u32::from(t.dtype)).map_or(1, |d| d.elem_size());
+    let id = crate::deps::tensor_id(t.addr, t.version);
+    let entry = TensorEntry {
+        buffer_addr: t.addr,
+        version: t.version,
+        dtype: t.dtype,
+        buffer_numel: t.buffer_bytes / (es as u64).max(1),
+    };
+    (id, entry)
+}
+
+/// A `tensors[]` entry but its id, its dtype by code.
+#[derive(Clone, Copy)]
+struct TensorEntry {
+    buffer_addr: u64,
+    version: i32,
+    dtype: u8,
+    buffer_numel: u64,
+}
+
+/// The distinct tensor versions of the views, in first-seen order.
+#[derive(Default)]
+struct Tensors {
+    seen: HashSet<u64>,
+    list: Vec<(u64, TensorEntry)>,
+}
+
+impl Tensors {
+    fn note(&mut self, t: &View) {
+        let id = crate::deps::tensor_id(t.addr, t.version);
+        if self.seen.insert(id) {
+            self.list.push(tensor_entry(t));
+        }
+    }
+}
+
+/// View `t` as `deps.json` writes it (its shape and strides in `t`).
+fn view_text(t: &View) -> crate::deps::ViewText<'_> {
+    let n = dims(t.ndims);
+    crate::deps::ViewText {
+        tensor_id: crate::deps::tensor_id(t.addr, t.version),
+        dtype: crate::DataType::name_of_code(u32::from(t.dtype)),
+        shape: &t.shapes[..n],
+        start_offset: t.start_offset,
+        strides: &t.strides[..n],
+    }
 }
 
 fn tensor_view(t: &View) -> TensorView {
@@ -289,20 +350,7 @@ where
     E: IntoIterator<Item = Edge>,
 {
     let mut file = DepsFile::default();
-    let mut seen = HashSet::new();
-    let mut note_tensor = |file: &mut DepsFile, t: &View| {
-        let id = crate::deps::tensor_id(t.addr, t.version);
-        if seen.insert(id) {
-            let es = crate::DataType::from_code(u32::from(t.dtype)).map_or(1, |d| d.elem_size());
-            file.tensors.push(DepsTensor {
-                tensor_id: id,
-                buffer_addr: t.addr,
-                version: t.version,
-                dtype: dtype_name(t.dtype),
-                buffer_numel: t.buffer_bytes / (es as u64).max(1),
-            });
-        }
-    };
+    let mut tensors = Tensors::default();
     for (task, args) in tasks {
         if task.is_alloc {
             continue;
@@ -310,7 +358,7 @@ where
         let mut out = Vec::new();
         for (i, a) in args.into_iter().enumerate() {
             if let Some(t) = &a.view {
-                note_tensor(&mut file, t);
+                tensors.note(t);
             }
             out.push(DepsArg {
                 idx: i as i32,
@@ -320,11 +368,7 @@ where
         }
         file.tasks.push(DepsTask {
             task_id: TaskId(task.task),
-            scope: if task.manual_scope {
-                ScopeMode::Manual
-            } else {
-                ScopeMode::Auto
-            },
+            scope: scope_of(&task),
             early_dispatch: task.early_dispatch,
             kernel_ids: task.kernel_ids.to_vec(),
             block_num: task.block_num,
@@ -333,7 +377,7 @@ where
     }
     for e in edges {
         if let Some(t) = &e.consumer {
-            note_tensor(&mut file, t);
+            tensors.note(t);
         }
         file.edges.push(DepsEdge {
             pred: TaskId(e.pred),
@@ -356,7 +400,113 @@ where
             }),
         });
     }
+    file.tensors = tensors
+        .list
+        .into_iter()
+        .map(|(tensor_id, t)| DepsTensor {
+            tensor_id,
+            buffer_addr: t.buffer_addr,
+            version: t.version,
+            dtype: dtype_name(t.dtype),
+            buffer_numel: t.buffer_numel,
+        })
+        .collect();
     file
+}
+
+/// Writes the `deps.json` of the records to `path` atomically in generation `schema`: the
+/// bytes of [`crate::deps::write`] of [`model`]`(tasks, edges).with_schema(schema)`,
+/// streamed from the records without the model (no allocation per task, argument or
+/// edge: a model of a 100k-task run was a million of them). The edges are walked twice
+/// (their consumers' tensors are listed before the edges), so they must be `Clone`, as
+/// iterators over slices are.
+pub fn write_json<T, A, E>(
+    path: &Path,
+    schema: DfxSchema,
+    tasks: T,
+    edges: E,
+) -> Result<(), WriteError>
+where
+    T: IntoIterator<Item = (Task, A)>,
+    A: IntoIterator<Item = Arg>,
+    E: Iterator<Item = Edge> + Clone,
+{
+    let runtime = match schema {
+        DfxSchema::V2026_08 => None,
+        DfxSchema::V2026_09 => Some(crate::schema::RUNTIME_TMR),
+    };
+    let mut out = crate::json::Out::streaming(path)?;
+    let mut json = crate::deps::JsonDeps::begin(&mut out, runtime);
+    let mut tensors = Tensors::default();
+    // One task's arguments at a time, in a buffer kept across tasks.
+    let mut buf: Vec<Arg> = Vec::new();
+    for (task, args) in tasks {
+        if task.is_alloc {
+            continue;
+        }
+        buf.clear();
+        buf.extend(args);
+        for view in buf.iter().filter_map(|a| a.view.as_ref()) {
+            tensors.note(view);
+        }
+        let head = crate::deps::TaskHead {
+            task_id: TaskId(task.task),
+            scope: scope_of(&task),
+            early_dispatch: task.early_dispatch,
+            kernel_ids: &task.kernel_ids,
+            block_num: task.block_num,
+        };
+        let args = buf.iter().enumerate().map(|(i, a)| {
+            let view = a.view.as_ref().map(view_text);
+            (i as i32, a.ty.direction(), view)
+        });
+        json.task(&head, args);
+    }
+    for view in edges.clone().filter_map(|e| e.consumer) {
+        tensors.note(&view);
+    }
+    json.tensors();
+    for (tensor_id, t) in &tensors.list {
+        json.tensor(&crate::deps::TensorText {
+            tensor_id: *tensor_id,
+            buffer_addr: t.buffer_addr,
+            version: t.version,
+            dtype: crate::DataType::name_of_code(u32::from(t.dtype)),
+            buffer_numel: t.buffer_numel,
+        });
+    }
+    json.edges();
+    for e in edges {
+        let region = e.producer.map(|g| (dims(g.ndims), g));
+        json.edge(&crate::deps::EdgeText {
+            pred: TaskId(e.pred),
+            succ: TaskId(e.succ),
+            arg: e.arg,
+            source: e.source,
+            flags: DepFlags {
+                wait: e.wait,
+                retain: e.retain,
+            },
+            overlap: e.overlap,
+            consumer: e.consumer.as_ref().map(view_text),
+            producer: region.as_ref().map(|(n, g)| crate::deps::RegionText {
+                shape: &g.shapes[..*n],
+                start_offset: g.start_offset,
+                strides: &g.strides[..*n],
+            }),
+        });
+    }
+    json.end();
+    out.finish()
+}
+
+/// How `deps.json` names the scope a task was submitted in.
+fn scope_of(task: &Task) -> ScopeMode {
+    if task.manual_scope {
+        ScopeMode::Manual
+    } else {
+        ScopeMode::Auto
+    }
 }
 
 // ---------------------------------------------------------------- writer
@@ -982,6 +1132,83 @@ mod tests {
             DepsScan::read_compact(&path, Detail::Graph).unwrap(),
             from_json
         );
+    }
+
+    #[test]
+    fn json_streamed_from_the_records_is_the_rendered_model() {
+        // The sample, then random logs: alloc tasks, missing views, tensors shared between
+        // arguments and edge consumers, every edge shape, unknown dtype codes, both schemas.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % n
+        };
+        let mut logs = vec![sample()];
+        for round in 0..40 {
+            let pick_view = |next: &mut dyn FnMut(u64) -> u64| {
+                let nd = next(6) as u8;
+                let mut v = view(0x1000 * (1 + next(8)), next(3) as i32);
+                v.ndims = nd;
+                v.dtype = next(20) as u8;
+                v.buffer_bytes = next(1 << 20);
+                v.shapes = [1, 2, 3, 4, 5].map(|_| next(1000) as u32);
+                v
+            };
+            let n_tasks = next(12);
+            let tasks = (0..n_tasks)
+                .map(|t| TaskWithArgs {
+                    task: Task {
+                        task: t | (next(3) << 32),
+                        manual_scope: next(2) == 0,
+                        early_dispatch: next(2) == 0,
+                        is_alloc: next(5) == 0,
+                        kernel_ids: [next(4) as i32 - 1, -1, next(3) as i32 - 1],
+                        block_num: next(48) as u32,
+                    },
+                    args: (0..next(4))
+                        .map(|k| Arg {
+                            ty: ArgType::from_code(k as u8 % 5).unwrap(),
+                            view: (next(4) != 0).then(|| pick_view(&mut next)),
+                        })
+                        .collect(),
+                })
+                .collect();
+            let edges = (0..next(10))
+                .map(|_| Edge {
+                    pred: next(12),
+                    succ: next(12),
+                    arg: next(4) as i32 - 1,
+                    source: [
+                        EdgeSource::Explicit,
+                        EdgeSource::Creator,
+                        EdgeSource::Tensormap,
+                    ][next(3) as usize],
+                    wait: next(2) == 0,
+                    retain: next(2) == 0,
+                    overlap: [None, Some(Overlap::Covered), Some(Overlap::Other)][next(3) as usize],
+                    consumer: (next(3) != 0).then(|| pick_view(&mut next)),
+                    producer: (next(2) == 0).then(|| Geometry {
+                        start_offset: next(1 << 30),
+                        ndims: next(6) as u8,
+                        shapes: [0; MAX_DIMS].map(|_| next(64) as u32),
+                        strides: [0; MAX_DIMS].map(|_| next(64) as u32),
+                    }),
+                })
+                .collect();
+            let schema = [DfxSchema::V2026_08, DfxSchema::V2026_09][round % 2];
+            logs.push(DepsRecords {
+                tasks,
+                edges,
+                schema,
+            });
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for (k, r) in logs.iter().enumerate() {
+            let path = dir.path().join(format!("deps{k}.json"));
+            r.write_json(&path).unwrap();
+            let want = crate::deps::render(&r.to_model());
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), want, "log {k}");
+        }
     }
 
     pub(crate) fn sample() -> DepsRecords {
