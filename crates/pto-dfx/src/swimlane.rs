@@ -716,29 +716,23 @@ fn zero_as_null(out: &mut Out, v: u64) {
 }
 
 /// `[]`, or `[` + `\n    row` joined by `,` + `\n  ]`.
-fn render_rows<T>(out: &mut Out, rows: &[T], mut row: impl FnMut(&mut Out, &T)) {
+fn render_rows<T: Sync>(out: &mut Out, rows: &[T], row: impl Fn(&mut Out, &T) + Sync) {
     if rows.is_empty() {
         out.s("[]");
         return;
     }
     out.s("[");
-    for (i, r) in rows.iter().enumerate() {
-        out.s(if i > 0 { ",\n    " } else { "\n    " });
-        row(out, r);
-    }
+    out.each(rows, "\n    ", ",\n    ", row);
     out.s("\n  ]");
 }
 
 /// `[\n`, per lane `    [` + `\n      {..}` joined by `,` + (`\n    ` if any)
 /// + `]` + (`,` unless last) + `\n`, then `  ]`.
-fn render_lanes<T>(out: &mut Out, lanes: &[Vec<T>], mut record: impl FnMut(&mut Out, &T)) {
+fn render_lanes<T: Sync>(out: &mut Out, lanes: &[Vec<T>], record: impl Fn(&mut Out, &T) + Sync) {
     out.s("[\n");
     for (i, lane) in lanes.iter().enumerate() {
         out.s("    [");
-        for (j, r) in lane.iter().enumerate() {
-            out.s(if j > 0 { ",\n      " } else { "\n      " });
-            record(out, r);
-        }
+        out.each(lane, "\n      ", ",\n      ", &record);
         if !lane.is_empty() {
             out.s("\n    ");
         }
@@ -751,11 +745,12 @@ fn render_lanes<T>(out: &mut Out, lanes: &[Vec<T>], mut record: impl FnMut(&mut 
     out.s("  ]");
 }
 
-fn render_host_records<T>(out: &mut Out, records: &[T], mut record: impl FnMut(&mut Out, &T)) {
-    for (i, r) in records.iter().enumerate() {
-        out.s(if i > 0 { ",\n      " } else { "\n      " });
-        record(out, r);
-    }
+fn render_host_records<T: Sync>(
+    out: &mut Out,
+    records: &[T],
+    record: impl Fn(&mut Out, &T) + Sync,
+) {
+    out.each(records, "\n      ", ",\n      ", record);
 }
 
 fn render_sched_record(out: &mut Out, r: &SchedPhaseRecord) {

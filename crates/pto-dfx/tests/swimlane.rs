@@ -7,7 +7,7 @@ use pto_dfx::swimlane::{
     HostCapture, HostOrchestrationMetadata, HostSubmitRecord, HostUploadRecord, OrchPhaseRecord,
     PopCounts, SchedPhaseKind, SchedPhaseRecord, SwimlaneFile, SwimlaneLevel, SwimlaneMetadata,
 };
-use pto_dfx::{CoreType, ReadErrorKind, TaskId};
+use pto_dfx::{CoreType, DfxSchema, ReadErrorKind, TaskId};
 
 use crate::common::*;
 
@@ -235,18 +235,36 @@ fn write_then_read_round_trips() {
 
 #[test]
 fn a_large_file_is_written_streamed_with_the_exact_bytes_of_render() {
-    // Tens of thousands of rows: the writer spills its buffer many times on the way.
+    // Tens of thousands of rows and records: the writer spills its buffer many times on
+    // the way and renders each large section in two halves on two threads.
     let mut file = example();
-    let rows: Vec<_> = (0..40_000u64)
+    let n = 40_000u64;
+    file.aicore_tasks = (0..n)
         .map(|i| aicore((i % 2) as u32, i, i as u32, 1000 + i, 1100 + i, 8))
         .collect();
-    file.aicore_tasks = rows;
+    file.aicpu_tasks = (0..n)
+        .map(|i| aicpu((i % 2) as u32, i as u32, 990 + i, 1110 + i))
+        .collect();
+    let lane = file.scheduler_phases.as_ref().unwrap()[0].clone();
+    let long: Vec<_> = (0..n as usize)
+        .map(|i| lane[i % lane.len()].clone())
+        .collect();
+    file.scheduler_phases = Some(vec![long.clone(), long]);
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(swimlane::FILE_NAME);
-    swimlane::write(&path, &file).unwrap();
-    let written = std::fs::read(&path).unwrap();
-    assert!(written.len() > 1 << 20, "{} bytes", written.len());
-    assert!(written == swimlane::render(&file).as_bytes());
+    for (k, file) in [file.clone(), file.with_schema(DfxSchema::V2026_09, 3)]
+        .into_iter()
+        .enumerate()
+    {
+        let path = dir.path().join(format!("{k}")).join(swimlane::FILE_NAME);
+        swimlane::write(&path, &file).unwrap();
+        let written = std::fs::read(&path).unwrap();
+        assert!(written.len() > 1 << 20, "{} bytes", written.len());
+        assert!(written == swimlane::render(&file).as_bytes());
+        // The reader, which shares nothing with the writer, gets every row back in order.
+        let loaded = swimlane::read(&path).unwrap();
+        assert_eq!(loaded.problems, vec![]);
+        assert_eq!(loaded.value, file, "{k}");
+    }
 }
 
 #[test]

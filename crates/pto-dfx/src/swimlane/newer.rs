@@ -158,10 +158,7 @@ pub(super) fn render_scheduler_records(out: &mut Out, file: &SwimlaneFile) {
             .s(", \"core_type\": \"aicpu\", \"physical_core_id\": null, \"capture\": {\"committed\": ")
             .u(lane.len() as u64)
             .s(", \"dropped\": 0, \"truncated\": false}, \"records\": [");
-        for (i, r) in lane.iter().enumerate() {
-            out.s(if i > 0 { ",\n      " } else { "\n      " });
-            render_record(out, r);
-        }
+        out.each(lane, "\n      ", ",\n      ", render_record);
         out.s("\n    ], \"metrics\": [");
         let mut any = false;
         for (i, r) in lane.iter().enumerate() {
