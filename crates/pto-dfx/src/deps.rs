@@ -351,8 +351,12 @@ pub struct ProducerView {
 }
 
 /// One `edges[]` entry.
+pub type DepsEdge = DepsEdgeOf<TensorView, ProducerView>;
+
+/// One `edges[]` entry with its consumer view as `C` and its producer region as `P`: the
+/// model's owned [`DepsEdge`], or views borrowed for the writer.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DepsEdge {
+pub struct DepsEdgeOf<C, P> {
     /// `pred`: the predecessor (may be an `alloc_tensors()` pseudo-task on creator edges).
     pub pred: TaskId,
     /// `succ`.
@@ -367,10 +371,30 @@ pub struct DepsEdge {
     pub overlap: Option<Overlap>,
     /// `tensor_id`, `consumer_dtype`, `consumer_shape`,
     /// `consumer_start_offset`, `consumer_strides` (Simpler: all but explicit edges).
-    pub consumer: Option<TensorView>,
+    pub consumer: Option<C>,
     /// `producer_shape`, `producer_start_offset`, `producer_strides`
     /// (Simpler: TensorMap edges only).
-    pub producer: Option<ProducerView>,
+    pub producer: Option<P>,
+}
+
+impl<C, P> DepsEdgeOf<C, P> {
+    /// The same edge with its consumer view and producer region mapped by `c` and `p`.
+    pub fn map_views<'s, C2, P2>(
+        &'s self,
+        c: impl FnOnce(&'s C) -> C2,
+        p: impl FnOnce(&'s P) -> P2,
+    ) -> DepsEdgeOf<C2, P2> {
+        DepsEdgeOf {
+            pred: self.pred,
+            succ: self.succ,
+            arg: self.arg,
+            source: self.source,
+            flags: self.flags,
+            overlap: self.overlap,
+            consumer: self.consumer.as_ref().map(c),
+            producer: self.producer.as_ref().map(p),
+        }
+    }
 }
 
 // ---------------------------------------------------------------- writer
@@ -413,20 +437,11 @@ fn render_into(out: &mut Out, file: &DepsFile) {
     }
     json.edges();
     for e in &file.edges {
-        json.edge(&EdgeText {
-            pred: e.pred,
-            succ: e.succ,
-            arg: e.arg,
-            source: e.source,
-            flags: e.flags,
-            overlap: e.overlap,
-            consumer: e.consumer.as_ref().map(TensorView::text),
-            producer: e.producer.as_ref().map(|p| RegionText {
-                shape: &p.shape,
-                start_offset: p.start_offset,
-                strides: &p.strides,
-            }),
-        });
+        json.edge(&e.map_views(TensorView::text, |p| RegionText {
+            shape: &p.shape,
+            start_offset: p.start_offset,
+            strides: &p.strides,
+        }));
     }
     json.end();
 }
@@ -477,17 +492,8 @@ pub(crate) struct TensorText<'a> {
     pub buffer_numel: u64,
 }
 
-/// An `edges[]` entry.
-pub(crate) struct EdgeText<'a> {
-    pub pred: TaskId,
-    pub succ: TaskId,
-    pub arg: i32,
-    pub source: EdgeSource,
-    pub flags: DepFlags,
-    pub overlap: Option<Overlap>,
-    pub consumer: Option<ViewText<'a>>,
-    pub producer: Option<RegionText<'a>>,
-}
+/// An `edges[]` entry as the writer takes it.
+pub(crate) type EdgeText<'a> = DepsEdgeOf<ViewText<'a>, RegionText<'a>>;
 
 /// `deps.json`'s text, section by section: the one layout of the file, whether it is
 /// rendered from the model ([`render`]) or streamed from the runtime's records

@@ -35,8 +35,8 @@ use super::{CompactError, CompactErrorKind, Cursor, Enc, Sink};
 
 mod inline;
 use crate::deps::{
-    ArgDirection, DepFlags, DepsArg, DepsEdge, DepsFile, DepsTask, DepsTensor, EdgeSource, Overlap,
-    ProducerView, ScopeMode, TensorView,
+    ArgDirection, DepFlags, DepsArg, DepsEdgeOf, DepsFile, DepsTask, DepsTensor, EdgeSource,
+    Overlap, ProducerView, ScopeMode, TensorView,
 };
 use crate::error::WriteError;
 use crate::schema::DfxSchema;
@@ -379,26 +379,14 @@ where
         if let Some(t) = &e.consumer {
             tensors.note(t);
         }
-        file.edges.push(DepsEdge {
-            pred: TaskId(e.pred),
-            succ: TaskId(e.succ),
-            arg: e.arg,
-            source: e.source,
-            flags: DepFlags {
-                wait: e.wait,
-                retain: e.retain,
-            },
-            overlap: e.overlap,
-            consumer: e.consumer.as_ref().map(tensor_view),
-            producer: e.producer.map(|g| {
-                let n = dims(g.ndims);
-                ProducerView {
-                    shape: g.shapes[..n].to_vec(),
-                    start_offset: g.start_offset,
-                    strides: g.strides[..n].to_vec(),
-                }
-            }),
-        });
+        file.edges.push(json_edge(&e, tensor_view, |g| {
+            let n = dims(g.ndims);
+            ProducerView {
+                shape: g.shapes[..n].to_vec(),
+                start_offset: g.start_offset,
+                strides: g.strides[..n].to_vec(),
+            }
+        }));
     }
     file.tensors = tensors
         .list
@@ -477,27 +465,39 @@ where
     }
     json.edges();
     for e in edges {
-        let region = e.producer.map(|g| (dims(g.ndims), g));
-        json.edge(&crate::deps::EdgeText {
-            pred: TaskId(e.pred),
-            succ: TaskId(e.succ),
-            arg: e.arg,
-            source: e.source,
-            flags: DepFlags {
-                wait: e.wait,
-                retain: e.retain,
-            },
-            overlap: e.overlap,
-            consumer: e.consumer.as_ref().map(view_text),
-            producer: region.as_ref().map(|(n, g)| crate::deps::RegionText {
-                shape: &g.shapes[..*n],
+        json.edge(&json_edge(&e, view_text, |g| {
+            let n = dims(g.ndims);
+            crate::deps::RegionText {
+                shape: &g.shapes[..n],
                 start_offset: g.start_offset,
-                strides: &g.strides[..*n],
-            }),
-        });
+                strides: &g.strides[..n],
+            }
+        }));
     }
     json.end();
     out.finish()
+}
+
+/// Edge `e` as `deps.json` has it, its consumer view and producer region made by `c` and
+/// `p` (owned for the model, borrowed for the writer).
+fn json_edge<'e, C, P>(
+    e: &'e Edge,
+    c: impl FnOnce(&'e View) -> C,
+    p: impl FnOnce(&'e Geometry) -> P,
+) -> DepsEdgeOf<C, P> {
+    DepsEdgeOf {
+        pred: TaskId(e.pred),
+        succ: TaskId(e.succ),
+        arg: e.arg,
+        source: e.source,
+        flags: DepFlags {
+            wait: e.wait,
+            retain: e.retain,
+        },
+        overlap: e.overlap,
+        consumer: e.consumer.as_ref().map(c),
+        producer: e.producer.as_ref().map(p),
+    }
 }
 
 /// How `deps.json` names the scope a task was submitted in.
