@@ -102,16 +102,17 @@ impl ArgsDumpManifest {
 
 /// `[total, before_dispatch, after_completion, input, output, inout, truncated]`.
 fn tally(args: &[ArgRecord]) -> [u64; 7] {
-    let count = |f: &dyn Fn(&ArgRecord) -> bool| args.iter().filter(|a| f(a)).count() as u64;
-    [
-        args.len() as u64,
-        count(&|a| a.stage == DumpStage::BeforeDispatch),
-        count(&|a| a.stage == DumpStage::AfterCompletion),
-        count(&|a| a.role == ArgRole::Input),
-        count(&|a| a.role == ArgRole::Output),
-        count(&|a| a.role == ArgRole::Inout),
-        count(&|a| a.truncated),
-    ]
+    // One pass (a dump's manifest holds hundreds of thousands of entries).
+    let mut t = [args.len() as u64, 0, 0, 0, 0, 0, 0];
+    for a in args {
+        t[1] += u64::from(a.stage == DumpStage::BeforeDispatch);
+        t[2] += u64::from(a.stage == DumpStage::AfterCompletion);
+        t[3] += u64::from(a.role == ArgRole::Input);
+        t[4] += u64::from(a.role == ArgRole::Output);
+        t[5] += u64::from(a.role == ArgRole::Inout);
+        t[6] += u64::from(a.truncated);
+    }
+    t
 }
 
 /// `bin_format`.
@@ -445,10 +446,7 @@ fn render_into(out: &mut Out, m: &ArgsDumpManifest) {
         None => out.s("null"),
     };
     out.s(",\n  \"args\": [\n");
-    for (i, a) in m.args.iter().enumerate() {
-        out.s(if i > 0 { ",\n    " } else { "    " });
-        render_entry(out, a);
-    }
+    out.each(&m.args, "    ", ",\n    ", render_entry);
     out.s("\n  ]\n}\n");
 }
 

@@ -325,11 +325,19 @@ fn parse_u64_lenient(text: &str) -> Option<u64> {
 /// An output buffer for hand-built JSON and CSV: the whole text in memory
 /// ([`with_capacity`](Self::with_capacity), then [`into_string`](Self::into_string)), or
 /// streamed to a file ([`streaming`](Self::streaming), then [`finish`](Self::finish)).
-#[derive(Default)]
 pub(crate) struct Out {
     pub buf: String,
     /// The file a streaming buffer spills into; `None` for a text kept in memory.
     sink: Option<Spill>,
+    /// The length at which the buffer spills: [`SPILL_BYTES`] when streaming, never for a
+    /// kept text (one comparison per append either way).
+    limit: usize,
+}
+
+impl Default for Out {
+    fn default() -> Self {
+        Self::with_capacity(0)
+    }
 }
 
 /// A streaming [`Out`]'s file and the first error its spills met (reported by
@@ -353,6 +361,7 @@ impl Out {
         Self {
             buf: String::with_capacity(n),
             sink: None,
+            limit: usize::MAX,
         }
     }
 
@@ -365,11 +374,12 @@ impl Out {
                 file: AtomicFile::create(path)?,
                 failed: None,
             }),
+            limit: SPILL_BYTES,
         })
     }
 
     pub(crate) fn s(&mut self, text: &str) -> &mut Self {
-        if self.buf.len() >= SPILL_BYTES {
+        if self.buf.len() >= self.limit {
             self.spill();
         }
         self.buf.push_str(text);

@@ -82,6 +82,32 @@ fn golden_example_reads_and_renders_byte_exact() {
 }
 
 #[test]
+fn a_large_manifest_is_written_streamed_and_read_back_in_order() {
+    // Past the size at which the entries render in two halves on two threads.
+    let mut m = example();
+    m.args = (0..20_000u64)
+        .map(|k| {
+            let mut a = tensor(k, (k % 3) as u32, ArgRole::Input, DumpStage::BeforeDispatch);
+            a.bin_offset = 16 * k;
+            a
+        })
+        .collect();
+    m.total_args = m.args.len() as u64;
+    m.before_dispatch = m.total_args;
+    m.input_args = m.total_args;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir
+        .path()
+        .join(args_dump::DIR_NAME)
+        .join(args_dump::MANIFEST_FILE_NAME);
+    args_dump::write(&path, &m).unwrap();
+    assert!(std::fs::read_to_string(&path).unwrap() == args_dump::render(&m));
+    let loaded = args_dump::read(&path).unwrap();
+    assert_eq!(loaded.problems, vec![]);
+    assert_eq!(loaded.value, m);
+}
+
+#[test]
 fn golden_payloads_slice_by_offset_and_size() {
     let manifest = args_dump::read(&data("args_dump.json")).unwrap().value;
     let bin = ArgsBin::read(&data("args.bin")).unwrap();
