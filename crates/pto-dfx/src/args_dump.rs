@@ -35,8 +35,12 @@ pub const MANIFEST_FILE_NAME: &str = "args_dump.json";
 pub const BIN_FILE_NAME: &str = "args.bin";
 
 /// The whole manifest.
+pub type ArgsDumpManifest = ArgsDumpManifestOf<ArgRecord>;
+
+/// The whole manifest with its entries as `A`: the owned [`ArgRecord`]s a reader returns,
+/// or [`ArgEntry`]s borrowed from a runtime's records for the writer.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ArgsDumpManifest {
+pub struct ArgsDumpManifestOf<A> {
     /// `run_dir`: `"args_dump"`.
     pub run_dir: String,
     /// `bin_format`.
@@ -64,17 +68,17 @@ pub struct ArgsDumpManifest {
     /// `bin_file`: `"args.bin"`, or `None` (`null`) when no payload was written.
     pub bin_file: Option<String>,
     /// `args`.
-    pub args: Vec<ArgRecord>,
+    pub args: Vec<A>,
 }
 
-impl ArgsDumpManifest {
+impl<F, S, D> ArgsDumpManifestOf<ArgRecordOf<F, S, D>> {
     /// A manifest over `args`, sorted into Simpler's order, with the
     /// counters tallied from them: `total_args` is the number of entries,
     /// the stage / role / truncation counters count matching entries.
     pub fn new(
         dump_args_level: u32,
         bin_file: Option<String>,
-        mut args: Vec<ArgRecord>,
+        mut args: Vec<ArgRecordOf<F, S, D>>,
         dropped_records: u64,
         dropped_overwrite: u64,
     ) -> Self {
@@ -101,7 +105,7 @@ impl ArgsDumpManifest {
 }
 
 /// `[total, before_dispatch, after_completion, input, output, inout, truncated]`.
-fn tally(args: &[ArgRecord]) -> [u64; 7] {
+fn tally<F, S, D>(args: &[ArgRecordOf<F, S, D>]) -> [u64; 7] {
     // One pass (a dump's manifest holds hundreds of thousands of entries).
     let mut t = [args.len() as u64, 0, 0, 0, 0, 0, 0];
     for a in args {
@@ -259,13 +263,21 @@ impl ScalarValue {
 }
 
 /// One `args` entry.
+pub type ArgRecord = ArgRecordOf<Vec<i32>, String, Vec<u64>>;
+
+/// One `args` entry borrowed from a runtime's records, for the writer (its dimensions of
+/// type `T`).
+pub type ArgEntry<'a, T> = ArgRecordOf<&'a [i32], &'a str, &'a [T]>;
+
+/// One `args` entry with its kernel ids as `F`, its dtype as `S` and its shape and strides
+/// as `D`: owned ([`ArgRecord`]) or borrowed ([`ArgEntry`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct ArgRecord {
+pub struct ArgRecordOf<F, S, D> {
     /// `task_id`, written `"0x%016x"`.
     pub task_id: TaskId,
     /// `func_id`: the task's active-subtask kernel ids in slot order (−1 for
     /// an unknown id; `[-1]` on host_build_graph); at most 3.
-    pub func_id: Vec<i32>,
+    pub func_id: F,
     /// `arg_index`: the tensor slot, or `tensor_count + scalar_index`.
     pub arg_index: u32,
     /// `role`.
@@ -275,15 +287,15 @@ pub struct ArgRecord {
     /// `kind`.
     pub kind: ArgKind,
     /// `dtype`, e.g. `FLOAT32`.
-    pub dtype: String,
+    pub dtype: S,
     /// `value`: written iff `Some` (Simpler: scalars only).
     pub value: Option<ScalarValue>,
     /// `is_contiguous`.
     pub is_contiguous: bool,
     /// `shape`; `[]` for scalars.
-    pub shape: Vec<u64>,
+    pub shape: D,
     /// `strides`, in elements; `[]` for scalars.
-    pub strides: Vec<u64>,
+    pub strides: D,
     /// `start_offset`, in elements.
     pub start_offset: u64,
     /// `numel`: the product of `shape`, 1 when it is empty.
@@ -300,12 +312,14 @@ pub struct ArgRecord {
     pub overwritten: bool,
 }
 
-impl ArgRecord {
+impl<F, S: AsRef<str>, D> ArgRecordOf<F, S, D> {
     /// The dtype, if its name is known (any case).
     pub fn data_type(&self) -> Option<DataType> {
-        DataType::from_name(&self.dtype)
+        DataType::from_name(self.dtype.as_ref())
     }
+}
 
+impl<F, S, D> ArgRecordOf<F, S, D> {
     /// Simpler's sort key: `(task_id, stage, arg_index, role)`.
     pub fn sort_key(&self) -> (u64, DumpStage, u32, ArgRole) {
         (self.task_id.raw(), self.stage, self.arg_index, self.role)
@@ -313,14 +327,16 @@ impl ArgRecord {
 }
 
 /// The product of `shape`, 1 for an empty shape (saturating).
-pub fn numel(shape: &[u64]) -> u64 {
-    shape.iter().fold(1u64, |acc, &d| acc.saturating_mul(d))
+pub fn numel<T: Copy + Into<u64>>(shape: &[T]) -> u64 {
+    shape
+        .iter()
+        .fold(1u64, |acc, &d| acc.saturating_mul(d.into()))
 }
 
 /// Sorts entries into Simpler's order (stable): task id, stage
 /// (before < after), arg index, role (input < output < inout).
-pub fn sort_args(args: &mut [ArgRecord]) {
-    args.sort_by_key(ArgRecord::sort_key);
+pub fn sort_args<F, S, D>(args: &mut [ArgRecordOf<F, S, D>]) {
+    args.sort_by_key(ArgRecordOf::sort_key);
 }
 
 /// C++ `ostream << float` (6 significant digits, `%g`), plus `.0` when the
@@ -376,12 +392,18 @@ fn render_value(out: &mut Out, v: &ScalarValue) {
     };
 }
 
-fn render_entry(out: &mut Out, a: &ArgRecord) {
+fn render_entry<F, S, D, T>(out: &mut Out, a: &ArgRecordOf<F, S, D>)
+where
+    F: AsRef<[i32]>,
+    S: AsRef<str>,
+    D: AsRef<[T]>,
+    T: Copy + Into<i128>,
+{
     out.s("{\"task_id\": \"")
         .hex16(a.task_id.raw())
         .s("\"")
         .s(", \"func_id\": ")
-        .list(&a.func_id, ", ")
+        .list(a.func_id.as_ref(), ", ")
         .s(", \"arg_index\": ")
         .u(u64::from(a.arg_index))
         .s(", \"role\": ")
@@ -391,7 +413,7 @@ fn render_entry(out: &mut Out, a: &ArgRecord) {
         .s(", \"kind\": ")
         .q(a.kind.as_str())
         .s(", \"dtype\": ")
-        .q(&a.dtype);
+        .q(a.dtype.as_ref());
     if let Some(v) = &a.value {
         out.s(", \"value\": ");
         render_value(out, v);
@@ -399,9 +421,9 @@ fn render_entry(out: &mut Out, a: &ArgRecord) {
     out.s(", \"is_contiguous\": ")
         .b(a.is_contiguous)
         .s(", \"shape\": ")
-        .list(&a.shape, ", ")
+        .list(a.shape.as_ref(), ", ")
         .s(", \"strides\": ")
-        .list(&a.strides, ", ")
+        .list(a.strides.as_ref(), ", ")
         .s(", \"start_offset\": ")
         .u(a.start_offset)
         .s(", \"numel\": ")
@@ -421,14 +443,26 @@ fn render_entry(out: &mut Out, a: &ArgRecord) {
 }
 
 /// The manifest's exact bytes.
-pub fn render(m: &ArgsDumpManifest) -> String {
+pub fn render<F, S, D, T>(m: &ArgsDumpManifestOf<ArgRecordOf<F, S, D>>) -> String
+where
+    F: AsRef<[i32]> + Sync,
+    S: AsRef<str> + Sync,
+    D: AsRef<[T]> + Sync,
+    T: Copy + Into<i128>,
+{
     let mut out = Out::with_capacity(512 + 400 * m.args.len());
     render_into(&mut out, m);
     out.into_string()
 }
 
 /// Appends the manifest's bytes to `out`.
-fn render_into(out: &mut Out, m: &ArgsDumpManifest) {
+fn render_into<F, S, D, T>(out: &mut Out, m: &ArgsDumpManifestOf<ArgRecordOf<F, S, D>>)
+where
+    F: AsRef<[i32]> + Sync,
+    S: AsRef<str> + Sync,
+    D: AsRef<[T]> + Sync,
+    T: Copy + Into<i128>,
+{
     out.s("{\n  \"run_dir\": ")
         .q(&m.run_dir)
         .s(",\n  \"bin_format\": {\n    \"type\": ")
@@ -450,7 +484,7 @@ fn render_into(out: &mut Out, m: &ArgsDumpManifest) {
     out.s("\n  ]\n}\n");
 }
 
-fn counters(m: &ArgsDumpManifest) -> [(&'static str, u64); 9] {
+fn counters<A>(m: &ArgsDumpManifestOf<A>) -> [(&'static str, u64); 9] {
     [
         ("total_args", m.total_args),
         ("before_dispatch", m.before_dispatch),
@@ -465,7 +499,18 @@ fn counters(m: &ArgsDumpManifest) -> [(&'static str, u64); 9] {
 }
 
 /// Writes the manifest to `path` (normally `<prefix>/args_dump/args_dump.json`) atomically.
-pub fn write(path: &Path, manifest: &ArgsDumpManifest) -> Result<(), WriteError> {
+/// Borrowed entries ([`ArgEntry`]) write the same bytes as the owned ones, without an
+/// allocation per entry.
+pub fn write<F, S, D, T>(
+    path: &Path,
+    manifest: &ArgsDumpManifestOf<ArgRecordOf<F, S, D>>,
+) -> Result<(), WriteError>
+where
+    F: AsRef<[i32]> + Sync,
+    S: AsRef<str> + Sync,
+    D: AsRef<[T]> + Sync,
+    T: Copy + Into<i128>,
+{
     let mut out = Out::streaming(path)?;
     render_into(&mut out, manifest);
     out.finish()

@@ -4,7 +4,8 @@ use std::path::Path;
 
 use pto_dfx::args_bin::{self, ArgsBin, ArgsBinWriter, BinSpan, PayloadError, StridedView};
 use pto_dfx::args_dump::{
-    self, ArgKind, ArgRecord, ArgRole, ArgsDumpManifest, BinFormat, DumpStage, ScalarValue,
+    self, ArgEntry, ArgKind, ArgRecord, ArgRecordOf, ArgRole, ArgsDumpManifest, ArgsDumpManifestOf,
+    BinFormat, DumpStage, ScalarValue,
 };
 use pto_dfx::{DataType, TaskId};
 
@@ -105,6 +106,53 @@ fn a_large_manifest_is_written_streamed_and_read_back_in_order() {
     let loaded = args_dump::read(&path).unwrap();
     assert_eq!(loaded.problems, vec![]);
     assert_eq!(loaded.value, m);
+
+    // The same entries borrowed, with 32-bit dimensions as the runtime has them, and in
+    // another order (the manifest sorts them): the same bytes.
+    let dims: Vec<(Vec<u32>, Vec<u32>)> = m
+        .args
+        .iter()
+        .map(|a| {
+            let narrow = |v: &[u64]| v.iter().map(|&d| d as u32).collect::<Vec<u32>>();
+            (narrow(&a.shape), narrow(&a.strides))
+        })
+        .collect();
+    let borrowed: Vec<ArgEntry<'_, u32>> = m
+        .args
+        .iter()
+        .zip(&dims)
+        .rev()
+        .map(|(a, (shape, strides))| ArgRecordOf {
+            func_id: &a.func_id[..],
+            dtype: &a.dtype[..],
+            shape: &shape[..],
+            strides: &strides[..],
+            task_id: a.task_id,
+            arg_index: a.arg_index,
+            role: a.role,
+            stage: a.stage,
+            kind: a.kind,
+            value: a.value.clone(),
+            is_contiguous: a.is_contiguous,
+            start_offset: a.start_offset,
+            numel: a.numel,
+            arg_index_ambiguous: a.arg_index_ambiguous,
+            bin_offset: a.bin_offset,
+            bin_size: a.bin_size,
+            truncated: a.truncated,
+            overwritten: a.overwritten,
+        })
+        .collect();
+    let from_borrowed = ArgsDumpManifestOf::new(
+        m.dump_args_level,
+        m.bin_file.clone(),
+        borrowed,
+        m.dropped_records,
+        m.dropped_overwrite,
+    );
+    let path = dir.path().join("borrowed.json");
+    args_dump::write(&path, &from_borrowed).unwrap();
+    assert!(std::fs::read_to_string(&path).unwrap() == args_dump::render(&m));
 }
 
 #[test]

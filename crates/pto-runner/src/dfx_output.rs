@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use pto_dfx::args_dump::{ArgKind, ArgRecord, ArgRole, ArgsDumpManifest, DumpStage, ScalarValue};
+use pto_dfx::args_dump::{ArgEntry, ArgKind, ArgRole, ArgsDumpManifestOf, DumpStage, ScalarValue};
 use pto_dfx::compact::deps as cdeps;
 use pto_dfx::compact::swimlane as cswim;
 use pto_dfx::deps::{EdgeSource, Overlap as DepsOverlap};
@@ -598,8 +598,8 @@ fn write_deps_json(
 }
 
 /// The name the diagnostic files give the runtime's element type `code` (`FLOAT32`, ...).
-fn file_dtype_name(code: u8) -> String {
-    pto_dfx::DataType::name_of_code(u32::from(code)).to_string()
+fn file_dtype_name(code: u8) -> &'static str {
+    pto_dfx::DataType::name_of_code(u32::from(code))
 }
 
 /// A scalar argument's value from its raw slot, by the runtime's element type `dtype`.
@@ -647,10 +647,10 @@ fn write_dump_manifest(
         .entries
         .iter()
         .map(|e| {
-            let shape: Vec<u64> = e.shape().iter().map(|&d| d as u64).collect();
-            ArgRecord {
+            // Borrowed from the runtime's entry: no allocation per entry.
+            ArgEntry {
                 task_id: DfxTaskId(e.task),
-                func_id: e.func_ids().to_vec(),
+                func_id: e.func_ids(),
                 arg_index: e.arg_index,
                 role: match e.role {
                     DumpRole::Input => ArgRole::Input,
@@ -669,9 +669,9 @@ fn write_dump_manifest(
                 dtype: file_dtype_name(e.dtype),
                 value: e.scalar.map(|bits| scalar_value(e.dtype, bits)),
                 is_contiguous: e.is_contiguous,
-                numel: pto_dfx::args_dump::numel(&shape),
-                shape,
-                strides: e.strides().iter().map(|&s| s as u64).collect(),
+                numel: pto_dfx::args_dump::numel(e.shape()),
+                shape: e.shape(),
+                strides: e.strides(),
                 start_offset: e.start_offset,
                 arg_index_ambiguous: false,
                 bin_offset: e.bin_offset,
@@ -681,7 +681,7 @@ fn write_dump_manifest(
             }
         })
         .collect();
-    let manifest = ArgsDumpManifest::new(
+    let manifest = ArgsDumpManifestOf::new(
         level as u32,
         dump.bin_written
             .then(|| pto_dfx::args_dump::BIN_FILE_NAME.to_string()),
