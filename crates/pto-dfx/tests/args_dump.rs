@@ -132,7 +132,7 @@ fn a_large_manifest_is_written_streamed_and_read_back_in_order() {
             role: a.role,
             stage: a.stage,
             kind: a.kind,
-            value: a.value.clone(),
+            value: a.value,
             is_contiguous: a.is_contiguous,
             start_offset: a.start_offset,
             numel: a.numel,
