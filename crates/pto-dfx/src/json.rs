@@ -433,7 +433,7 @@ impl Out {
 
     /// Appends a large text: a streaming buffer writes out what it holds and then `text`
     /// itself (no copy into the buffer).
-    fn append(&mut self, text: &str) {
+    pub(crate) fn append(&mut self, text: &str) {
         if self.sink.is_none() {
             self.buf.push_str(text);
             return;

@@ -21,7 +21,6 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use crate::atomic::atomic_write;
 use crate::core_type::CoreType;
 use crate::error::{InvalidRecord, Loaded, Problem, ReadError, ReadErrorKind, WriteError};
 use crate::json::{self, Out};
@@ -322,7 +321,10 @@ pub fn render(rows: &[PmuRow]) -> Result<String, InvalidRecord> {
 
 /// A PMU file rendered one row at a time: what [`render`] makes of a slice, for a writer
 /// that makes its rows on the fly (one [`PmuRow`] refilled for each is enough), so that
-/// neither the rows nor a line of each are allocated.
+/// neither the rows nor a line of each are allocated. Kept in memory ([`PmuCsv::new`],
+/// [`PmuCsv::finish`]) or streamed to its file ([`PmuCsv::streaming`],
+/// [`PmuCsv::commit`]); rows rendered apart, on another thread, join it by
+/// [`PmuCsv::append`].
 pub struct PmuCsv {
     out: Out,
     names: Vec<String>,
@@ -334,24 +336,30 @@ impl PmuCsv {
     /// rows. Fails on a name that is not a plain CSV field (the key names it as the first
     /// row's counter, as [`render`] takes the header from the first row).
     pub fn new(names: &[&str], rows: usize) -> Result<Self, InvalidRecord> {
-        for (i, name) in names.iter().enumerate() {
-            if name.is_empty() || name.contains([',', '\n', '\r', '"']) {
-                return Err(InvalidRecord {
-                    key: format!("rows[0].counters[{i}]"),
-                    reason: format!("has name {name:?}; a counter name must be non-empty with no comma, quote or line break"),
-                });
-            }
-        }
+        check_names(names)?;
         let header = render_header(names);
-        let mut out = Out::with_capacity(
+        let out = Out::with_capacity(
             header.len() + rows.saturating_mul(ROW_BYTES + COUNTER_BYTES * names.len()),
         );
-        out.s(&header);
-        Ok(Self {
+        Ok(Self::begin(out, &header, names))
+    }
+
+    /// [`PmuCsv::new`] streamed to `path`: written as it grows into a temporary beside
+    /// it, renamed over it by [`PmuCsv::commit`] (dropped uncommitted, `path` is
+    /// untouched). A bad name fails before anything is written.
+    pub fn streaming(path: &Path, names: &[&str]) -> Result<Self, WriteError> {
+        check_names(names).map_err(|e| WriteError::invalid(path, e))?;
+        let header = render_header(names);
+        Ok(Self::begin(Out::streaming(path)?, &header, names))
+    }
+
+    fn begin(mut out: Out, header: &str, names: &[&str]) -> Self {
+        out.s(header);
+        Self {
             out,
             names: names.iter().map(|n| n.to_string()).collect(),
             rows: 0,
-        })
+        }
     }
 
     /// Appends `row`. Fails, naming the row by its index, if its counter names are not
@@ -399,10 +407,10 @@ impl PmuCsv {
         Ok(())
     }
 
-    /// Rows `first_row..` of a file that a [`PmuCsv::new`] with the same `names` begins,
-    /// with room for `rows` of them: rendered apart (on another thread) and written after
-    /// the rows before them (see [`PmuCsv::pending`]). Row errors name their index in the
-    /// whole file.
+    /// Rows `first_row..` of a file that a [`PmuCsv::new`] or [`PmuCsv::streaming`] with
+    /// the same `names` begins, with room for `rows` of them: rendered apart (on another
+    /// thread) and then [appended](PmuCsv::append) to it. Row errors name their index in
+    /// the whole file.
     pub fn continuation(names: &[&str], rows: usize, first_row: usize) -> Self {
         Self {
             out: Out::with_capacity(rows.saturating_mul(ROW_BYTES + COUNTER_BYTES * names.len())),
@@ -411,29 +419,51 @@ impl PmuCsv {
         }
     }
 
-    /// The text made since the start or the last [`PmuCsv::clear_pending`], for a writer
-    /// that streams the file: the header and rows of a [`PmuCsv::new`], the rows of a
-    /// [`PmuCsv::continuation`]; written one after the other in row order they make the
-    /// file [`render`] makes.
-    pub fn pending(&self) -> &[u8] {
-        self.out.buf.as_bytes()
+    /// Appends the rows of `rest`, a [`PmuCsv::continuation`] that starts at this file's
+    /// next row.
+    pub fn append(&mut self, rest: PmuCsv) {
+        debug_assert!(rest.rows >= self.rows, "a continuation of rows after these");
+        self.out.append(&rest.out.buf);
+        self.rows = rest.rows;
     }
 
-    /// Forgets the pending text (its buffer is kept for the rows to come).
-    pub fn clear_pending(&mut self) {
-        self.out.buf.clear();
-    }
-
-    /// The file's text.
+    /// The file's text (of a [`PmuCsv::new`]).
     pub fn finish(self) -> String {
         self.out.into_string()
     }
+
+    /// Writes the rest of a [`PmuCsv::streaming`] file and renames it over its path; the
+    /// first write error instead, if any (the path untouched).
+    pub fn commit(self) -> Result<(), WriteError> {
+        self.out.finish()
+    }
 }
 
-/// Writes `rows` to `path` atomically (see [`render`]).
+/// A header name that is not a plain CSV field is an error naming it as the first row's
+/// counter (as [`render`] takes the header from the first row).
+fn check_names(names: &[&str]) -> Result<(), InvalidRecord> {
+    for (i, name) in names.iter().enumerate() {
+        if name.is_empty() || name.contains([',', '\n', '\r', '"']) {
+            return Err(InvalidRecord {
+                key: format!("rows[0].counters[{i}]"),
+                reason: format!("has name {name:?}; a counter name must be non-empty with no comma, quote or line break"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Writes `rows` to `path` atomically, streamed (the bytes of [`render`]).
 pub fn write(path: &Path, rows: &[PmuRow]) -> Result<(), WriteError> {
-    let text = render(rows).map_err(|e| WriteError::invalid(path, e))?;
-    atomic_write(path, text.as_bytes())
+    let names: Vec<&str> = rows
+        .first()
+        .map(|r| r.counters.iter().map(|(n, _)| n.as_ref()).collect())
+        .unwrap_or_default();
+    let mut csv = PmuCsv::streaming(path, &names)?;
+    for row in rows {
+        csv.push(row).map_err(|e| WriteError::invalid(path, e))?;
+    }
+    csv.commit()
 }
 
 // ---------------------------------------------------------------- reader

@@ -220,23 +220,33 @@ fn rows_pushed_as_values_render_as_the_named_rows_do() {
 }
 
 #[test]
-fn pending_text_written_in_row_order_is_the_file() {
+fn a_streamed_file_with_a_continuation_appended_is_the_rendered_file() {
     let rows = host_rows(5);
     let names = counter_names(&rows[0]);
-    // The first rows streamed a few at a time, the rest rendered apart.
-    let mut file = Vec::new();
-    let mut csv = pmu::PmuCsv::new(&names, 1).unwrap();
+    // The first rows streamed to the file, the rest rendered apart and appended.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pmu.csv");
+    let mut csv = pmu::PmuCsv::streaming(&path, &names).unwrap();
     for row in &rows[..2] {
         csv.push(row).unwrap();
-        file.extend_from_slice(csv.pending());
-        csv.clear_pending();
     }
     let mut rest = pmu::PmuCsv::continuation(&names, 3, 2);
     for row in &rows[2..] {
         rest.push(row).unwrap();
     }
-    file.extend_from_slice(rest.pending());
-    assert_eq!(file, pmu::render(&rows).unwrap().into_bytes());
+    csv.append(rest);
+    assert!(!path.exists(), "invisible until committed");
+    csv.commit().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        pmu::render(&rows).unwrap()
+    );
+
+    // A bad name fails before anything is written.
+    let bad = dir.path().join("bad.csv");
+    let err = pmu::PmuCsv::streaming(&bad, &["ok", "a,b"]).err().unwrap();
+    assert!(err.to_string().contains("rows[0].counters[1]"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 
     // A continuation names a bad row by its index in the whole file.
     let mut rest = pmu::PmuCsv::continuation(&names, 2, 7);

@@ -358,9 +358,7 @@ impl Artifacts<'_> {
                     .to_string(),
             );
         }
-        let mut file = pto_dfx::atomic::AtomicFile::create(&path)?;
-        write_pmu(event, &columns, self.report, self.chip, &mut file)?;
-        file.commit()?;
+        write_pmu(&path, event, &columns, self.report, self.chip)?;
         part.files.push(path);
         Ok(part)
     }
@@ -842,17 +840,15 @@ fn pmu_columns(
     }
 }
 
-/// Writes `pmu.csv` to `file`: one row per PMU record, rendered as it is made (one row
-/// refilled for each) and streamed [`PMU_STREAM_ROWS`] rows at a time (a buffer of
-/// the whole file was a page fault per 4 KiB written). A large file's second half is
-/// rendered meanwhile on a thread of its own (the run's CPUs are free by now) and written
-/// after the first.
+/// Writes `pmu.csv` to `path`, streamed: one row per PMU record, the second half of a
+/// large file rendered on a thread of its own while this one renders and writes the first
+/// (the run's CPUs are idle by then).
 fn write_pmu(
+    path: &Path,
     event: pto_dfx::pmu::PmuEventType,
     columns: &PmuColumns,
     report: &RunReport,
     chip: &ChipConfig,
-    file: &mut pto_dfx::atomic::AtomicFile,
 ) -> Result<(), pto_dfx::WriteError> {
     let rows = PmuRows {
         event,
@@ -871,10 +867,9 @@ fn write_pmu(
         n_records
     };
     let names = columns.names();
-    let path = file.path().to_path_buf();
-    let invalid = |e| pto_dfx::WriteError::invalid(&path, e);
+    let invalid = |e| pto_dfx::WriteError::invalid(path, e);
     // The header's names are checked before any row is rendered.
-    let mut csv = pto_dfx::pmu::PmuCsv::new(names, PMU_STREAM_ROWS).map_err(invalid)?;
+    let mut csv = pto_dfx::pmu::PmuCsv::streaming(path, names)?;
     std::thread::scope(|scope| {
         let rest = (half < n_records).then(|| {
             scope.spawn(|| {
@@ -882,29 +877,19 @@ fn write_pmu(
                 rows.render(&mut rest, records().skip(half)).map(|()| rest)
             })
         });
-        let mut first = records().take(half).peekable();
-        loop {
-            rows.render(&mut csv, first.by_ref().take(PMU_STREAM_ROWS))
-                .map_err(invalid)?;
-            file.write_all(csv.pending())?;
-            csv.clear_pending();
-            if first.peek().is_none() {
-                break;
-            }
-        }
+        rows.render(&mut csv, records().take(half))
+            .map_err(invalid)?;
         if let Some(rest) = rest {
             let rest = rest
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p))
                 .map_err(invalid)?;
-            file.write_all(rest.pending())?;
+            csv.append(rest);
         }
-        Ok(())
-    })
+        Ok::<(), pto_dfx::WriteError>(())
+    })?;
+    csv.commit()
 }
-
-/// The rows `write_pmu` renders before it writes them (about 256 KiB).
-const PMU_STREAM_ROWS: usize = 4096;
 
 /// Rendering `pmu.csv` in two halves pays for a thread from this many rows on.
 const PMU_SPLIT_ROWS: usize = 8192;
@@ -1087,9 +1072,7 @@ mod tests {
         let columns = super::pmu_columns(event, &report, &chip);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pmu.csv");
-        let mut file = pto_dfx::atomic::AtomicFile::create(&path).unwrap();
-        super::write_pmu(event, &columns, &report, &chip, &mut file).unwrap();
-        file.commit().unwrap();
+        super::write_pmu(&path, event, &columns, &report, &chip).unwrap();
         let read = pto_dfx::pmu::read(&path).unwrap();
         assert!(read.problems.is_empty(), "{:?}", read.problems);
         let tasks: Vec<u64> = read.value.rows.iter().map(|r| r.task_id.raw()).collect();
