@@ -132,15 +132,20 @@ pub enum Replaced {
 /// exchanged with `src` and then unlinked under `src`'s name (see the module docs). When the
 /// exchange is not possible (a file system without it), the plain rename.
 pub fn replace(src: &Path, dest: &Path) -> io::Result<Replaced> {
-    let large_file =
-        std::fs::symlink_metadata(dest).is_ok_and(|m| m.is_file() && m.len() >= EXCHANGE_MIN_BYTES);
-    if large_file && exchange(src, dest).is_ok() {
+    if is_large_file(dest) && exchange(src, dest).is_ok() {
         // `src` names the old file now; if it cannot be removed, it is a hidden name that a
         // cleaner of abandoned temporaries finds (the new file is in place either way).
         let _ = std::fs::remove_file(src);
         return Ok(Replaced::Exchanged);
     }
     std::fs::rename(src, dest).map(|()| Replaced::Renamed)
+}
+
+/// Whether `path` is a regular file of at least [`EXCHANGE_MIN_BYTES`]: one that a write
+/// replaces by an exchange rather than a rename over it (anything else at the target is
+/// renamed over, or fails the rename, as it always did).
+pub fn is_large_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() >= EXCHANGE_MIN_BYTES)
 }
 
 /// Exchanges the files at `a` and `b` atomically (`renameat2` with `RENAME_EXCHANGE`): each

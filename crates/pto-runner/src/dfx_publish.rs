@@ -168,8 +168,8 @@ struct Trash {
     out: PathBuf,
     run: String,
     items: Vec<PathBuf>,
-    /// The atomic exchange [`Trash::replace`] tries first ([`pto_base::fs::exchange`]; a test gives one
-    /// that fails, as on a file system without `RENAME_EXCHANGE`).
+    /// The atomic exchange [`Trash::replace`] tries first ([`pto_base::fs::exchange`]; a
+    /// test gives one that fails, as on a file system without `RENAME_EXCHANGE`).
     exchange: fn(&Path, &Path) -> std::io::Result<()>,
 }
 
@@ -196,10 +196,7 @@ impl Trash {
     /// that lacks it), `dest` gets a trash name as a second link first, so the rename only
     /// drops a link; without hard links, the rename frees the old file as before.
     fn replace(&mut self, src: &Path, dest: &Path) -> std::io::Result<()> {
-        // Only a regular file is exchanged: anything else at `dest` fails the rename as before.
-        let large_file = std::fs::symlink_metadata(dest)
-            .is_ok_and(|m| m.is_file() && m.len() >= SET_ASIDE_MIN_BYTES);
-        if !large_file {
+        if !pto_base::fs::is_large_file(dest) {
             return std::fs::rename(src, dest);
         }
         let trash = self.next_name();

@@ -39,8 +39,9 @@
 //! the reserve: it owns its clusters as any pool worker does, but runs ready work only
 //! while the orchestration thread is off its CPU (waiting for ring space, TensorMap room
 //! or a tensor's producers, or returned), and sleeps on [`Chip::reserve_wait`] while it
-//! submits ([`Chip::orchestrator_wait`], [`Chip::orchestrator_returned`]). On two CPUs, two workers and the orchestrator
-//! were three busy threads, and the submit path lost its CPU to a worker's spin
+//! submits ([`Chip::orchestrator_wait`], [`Chip::orchestrator_returned`]). On two CPUs,
+//! two workers and the orchestrator were three busy threads, and the submit path lost its
+//! CPU to a worker's spin
 //! (docs/DECISIONS.md, "The pool leaves the orchestrator a CPU"); the reserve gives that
 //! CPU to the orchestrator while it submits and back to the work once it stops. Its lane
 //! and its cores are a pool worker's, so the swimlane is the same shape as before.
