@@ -511,9 +511,7 @@ where
     D: AsRef<[T]> + Sync,
     T: Copy + Into<i128>,
 {
-    let mut out = Out::streaming(path)?;
-    render_into(&mut out, manifest);
-    out.finish()
+    Out::write(path, |out| render_into(out, manifest))
 }
 
 // ---------------------------------------------------------------- reader

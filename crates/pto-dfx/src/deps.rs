@@ -75,12 +75,7 @@ impl DepsFile {
     /// The file as `schema` writes it: with `runtime` ([`schema::RUNTIME_TMR`]
     /// unless one is set) for 2026-09, without for 2026-08.
     pub fn with_schema(mut self, schema: DfxSchema) -> Self {
-        self.runtime = match schema {
-            DfxSchema::V2026_08 => None,
-            DfxSchema::V2026_09 => self
-                .runtime
-                .or_else(|| Some(schema::RUNTIME_TMR.to_string())),
-        };
+        self.runtime = runtime_key(schema).map(|tmr| self.runtime.unwrap_or_else(|| tmr.into()));
         self
     }
 
@@ -408,6 +403,15 @@ pub fn render(file: &DepsFile) -> String {
     out.into_string()
 }
 
+/// The `runtime` key a file of generation `schema` has unless one is set: none in 2026-08,
+/// [`schema::RUNTIME_TMR`] in 2026-09.
+pub(crate) fn runtime_key(schema: DfxSchema) -> Option<&'static str> {
+    match schema {
+        DfxSchema::V2026_08 => None,
+        DfxSchema::V2026_09 => Some(schema::RUNTIME_TMR),
+    }
+}
+
 /// Appends the file's bytes to `out`.
 fn render_into(out: &mut Out, file: &DepsFile) {
     let mut json = JsonDeps::begin(out, file.runtime.as_deref());
@@ -444,6 +448,30 @@ fn render_into(out: &mut Out, file: &DepsFile) {
         }));
     }
     json.end();
+}
+
+impl ViewText<'_> {
+    /// The model's owned copy.
+    pub(crate) fn to_view(&self) -> TensorView {
+        TensorView {
+            tensor_id: self.tensor_id,
+            dtype: self.dtype.to_string(),
+            shape: self.shape.to_vec(),
+            start_offset: self.start_offset,
+            strides: self.strides.to_vec(),
+        }
+    }
+}
+
+impl RegionText<'_> {
+    /// The model's owned copy.
+    pub(crate) fn to_producer(&self) -> ProducerView {
+        ProducerView {
+            shape: self.shape.to_vec(),
+            start_offset: self.start_offset,
+            strides: self.strides.to_vec(),
+        }
+    }
 }
 
 impl TensorView {
@@ -643,9 +671,7 @@ impl<'o> JsonDeps<'o> {
 
 /// Writes `file` to `path` atomically, streamed (the text is never whole in memory).
 pub fn write(path: &Path, file: &DepsFile) -> Result<(), WriteError> {
-    let mut out = Out::streaming(path)?;
-    render_into(&mut out, file);
-    out.finish()
+    Out::write(path, |out| render_into(out, file))
 }
 
 // ---------------------------------------------------------------- reader

@@ -462,6 +462,14 @@ impl Out {
         self.buf.clear();
     }
 
+    /// Writes what `render` appends to a streaming buffer to `path` atomically
+    /// ([`Out::streaming`], then [`Out::finish`]): the writers' one way to a file.
+    pub(crate) fn write(path: &Path, render: impl FnOnce(&mut Out)) -> Result<(), WriteError> {
+        let mut out = Out::streaming(path)?;
+        render(&mut out);
+        out.finish()
+    }
+
     /// Writes the rest of a streaming buffer's text and renames the file over its path;
     /// the first write error, if any, instead (the target untouched).
     pub(crate) fn finish(mut self) -> Result<(), WriteError> {

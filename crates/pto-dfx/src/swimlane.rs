@@ -585,9 +585,7 @@ fn render_host_sections(out: &mut Out, file: &SwimlaneFile) {
 
 /// Writes `file` to `path` atomically, streamed (the text is never whole in memory).
 pub fn write(path: &Path, file: &SwimlaneFile) -> Result<(), WriteError> {
-    let mut out = Out::streaming(path)?;
-    render_into(&mut out, file);
-    out.finish()
+    Out::write(path, |out| render_into(out, file))
 }
 
 fn render_metadata(out: &mut Out, md: &SwimlaneMetadata) {

@@ -36,7 +36,7 @@ use super::{CompactError, CompactErrorKind, Cursor, Enc, Sink};
 mod inline;
 use crate::deps::{
     ArgDirection, DepFlags, DepsArg, DepsEdgeOf, DepsFile, DepsTask, DepsTensor, EdgeSource,
-    Overlap, ProducerView, ScopeMode, TensorView,
+    Overlap, ScopeMode,
 };
 use crate::error::WriteError;
 use crate::schema::DfxSchema;
@@ -276,19 +276,6 @@ fn dims(n: u8) -> usize {
     usize::from(n).min(MAX_DIMS)
 }
 
-/// The `tensors[]` entry of view `t`'s tensor version.
-fn tensor_entry(t: &View) -> (u64, TensorEntry) {
-    let es = crate::DataType::from_code(u32::from(t.dtype)).map_or(1, |d| d.elem_size());
-    let id = crate::deps::tensor_id(t.addr, t.version);
-    let entry = TensorEntry {
-        buffer_addr: t.addr,
-        version: t.version,
-        dtype: t.dtype,
-        buffer_numel: t.buffer_bytes / (es as u64).max(1),
-    };
-    (id, entry)
-}
-
 /// A `tensors[]` entry but its id, its dtype by code.
 #[derive(Clone, Copy)]
 struct TensorEntry {
@@ -309,7 +296,14 @@ impl Tensors {
     fn note(&mut self, t: &View) {
         let id = crate::deps::tensor_id(t.addr, t.version);
         if self.seen.insert(id) {
-            self.list.push(tensor_entry(t));
+            let es = crate::DataType::from_code(u32::from(t.dtype)).map_or(1, |d| d.elem_size());
+            let entry = TensorEntry {
+                buffer_addr: t.addr,
+                version: t.version,
+                dtype: t.dtype,
+                buffer_numel: t.buffer_bytes / (es as u64).max(1),
+            };
+            self.list.push((id, entry));
         }
     }
 }
@@ -326,14 +320,13 @@ fn view_text(t: &View) -> crate::deps::ViewText<'_> {
     }
 }
 
-fn tensor_view(t: &View) -> TensorView {
-    let n = dims(t.ndims);
-    TensorView {
-        tensor_id: crate::deps::tensor_id(t.addr, t.version),
-        dtype: dtype_name(t.dtype),
-        shape: t.shapes[..n].to_vec(),
-        start_offset: t.start_offset,
-        strides: t.strides[..n].to_vec(),
+/// Region `g` as `deps.json` writes it (its shape and strides in `g`).
+fn region_text(g: &Geometry) -> crate::deps::RegionText<'_> {
+    let n = dims(g.ndims);
+    crate::deps::RegionText {
+        shape: &g.shapes[..n],
+        start_offset: g.start_offset,
+        strides: &g.strides[..n],
     }
 }
 
@@ -363,7 +356,7 @@ where
             out.push(DepsArg {
                 idx: i as i32,
                 direction: a.ty.direction(),
-                tensor: a.view.as_ref().map(tensor_view),
+                tensor: a.view.as_ref().map(|v| view_text(v).to_view()),
             });
         }
         file.tasks.push(DepsTask {
@@ -379,14 +372,11 @@ where
         if let Some(t) = &e.consumer {
             tensors.note(t);
         }
-        file.edges.push(json_edge(&e, tensor_view, |g| {
-            let n = dims(g.ndims);
-            ProducerView {
-                shape: g.shapes[..n].to_vec(),
-                start_offset: g.start_offset,
-                strides: g.strides[..n].to_vec(),
-            }
-        }));
+        file.edges.push(json_edge(
+            &e,
+            |v| view_text(v).to_view(),
+            |g| region_text(g).to_producer(),
+        ));
     }
     file.tensors = tensors
         .list
@@ -419,10 +409,7 @@ where
     A: IntoIterator<Item = Arg>,
     E: Iterator<Item = Edge> + Clone,
 {
-    let runtime = match schema {
-        DfxSchema::V2026_08 => None,
-        DfxSchema::V2026_09 => Some(crate::schema::RUNTIME_TMR),
-    };
+    let runtime = crate::deps::runtime_key(schema);
     let mut out = crate::json::Out::streaming(path)?;
     let mut json = crate::deps::JsonDeps::begin(&mut out, runtime);
     let mut tensors = Tensors::default();
@@ -465,14 +452,7 @@ where
     }
     json.edges();
     for e in edges {
-        json.edge(&json_edge(&e, view_text, |g| {
-            let n = dims(g.ndims);
-            crate::deps::RegionText {
-                shape: &g.shapes[..n],
-                start_offset: g.start_offset,
-                strides: &g.strides[..n],
-            }
-        }));
+        json.edge(&json_edge(&e, view_text, region_text));
     }
     json.end();
     out.finish()
