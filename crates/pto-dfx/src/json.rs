@@ -356,6 +356,33 @@ const SPILL_BYTES: usize = 256 * 1024;
 /// costs tens of microseconds; 8192 rows of a DFX file take about a millisecond).
 pub(crate) const SPLIT_ITEMS: usize = 8192;
 
+/// Where a list of `n` items splits between two threads: half of it from [`SPLIT_ITEMS`]
+/// on, otherwise all of it stays on this thread (`n`).
+pub(crate) fn split_point(n: usize) -> usize {
+    if n >= SPLIT_ITEMS {
+        n / 2
+    } else {
+        n
+    }
+}
+
+/// Runs `here` on this thread while `there` runs on a helper thread, and returns both
+/// results; when no thread can be had, `there` runs here afterwards. A panic on the helper
+/// is resumed here.
+pub(crate) fn beside<A, B: Send>(here: impl FnOnce() -> A, there: impl Fn() -> B + Sync) -> (A, B) {
+    std::thread::scope(|scope| {
+        let helper = std::thread::Builder::new()
+            .name("pto-dfx-render".to_string())
+            .spawn_scoped(scope, &there);
+        let a = here();
+        let b = match helper {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(_) => there(),
+        };
+        (a, b)
+    })
+}
+
 impl Out {
     pub(crate) fn with_capacity(n: usize) -> Self {
         Self {
@@ -397,12 +424,17 @@ impl Out {
         sep: &str,
         item: impl Fn(&mut Out, &T) + Sync,
     ) {
-        let half = if items.len() >= SPLIT_ITEMS {
-            items.len() / 2
-        } else {
-            items.len()
+        let (head, tail) = items.split_at(split_point(items.len()));
+        let render_head = |out: &mut Out| {
+            for (i, t) in head.iter().enumerate() {
+                out.s(if i == 0 { first } else { sep });
+                item(out, t);
+            }
         };
-        let (head, tail) = items.split_at(half);
+        if tail.is_empty() {
+            render_head(self);
+            return;
+        }
         let render_tail = || {
             let mut rest = Out::with_capacity(tail.len() * 96);
             for t in tail {
@@ -411,24 +443,8 @@ impl Out {
             }
             rest.buf
         };
-        std::thread::scope(|scope| {
-            let helper = (!tail.is_empty()).then(|| {
-                std::thread::Builder::new()
-                    .name("pto-dfx-render".to_string())
-                    .spawn_scoped(scope, render_tail)
-            });
-            for (i, t) in head.iter().enumerate() {
-                self.s(if i == 0 { first } else { sep });
-                item(self, t);
-            }
-            let text = match helper {
-                None => return,
-                Some(Ok(h)) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                // No thread to be had: the second half here as well.
-                Some(Err(_)) => render_tail(),
-            };
-            self.append(&text);
-        });
+        let ((), text) = beside(|| render_head(self), render_tail);
+        self.append(&text);
     }
 
     /// Appends a large text: a streaming buffer writes out what it holds and then `text`

@@ -407,6 +407,58 @@ impl PmuCsv {
         Ok(())
     }
 
+    /// Appends one row per record of `records` (`n` of them): `fill` makes a row's fields
+    /// and its counter values (the header's columns, in order) in scratch kept across
+    /// rows. From a few thousand rows on, the second half is rendered on a helper thread
+    /// while this one renders the first (as the JSON writers' large sections are). Fails,
+    /// naming the row, when a record's values are not one per column.
+    pub fn push_all<R, I>(
+        &mut self,
+        n: usize,
+        records: I,
+        fill: impl Fn(R, &mut PmuRow, &mut Vec<u64>) + Sync,
+    ) -> Result<(), InvalidRecord>
+    where
+        I: Iterator<Item = R> + Clone + Send + Sync,
+    {
+        let render = |csv: &mut PmuCsv, records: &mut dyn Iterator<Item = R>| {
+            let mut row = PmuRow {
+                thread_id: 0,
+                core_id: 0,
+                task_id: TaskId(0),
+                func_id: 0,
+                core_type: CoreType::Aic,
+                pmu_total_cycles: 0,
+                counters: Vec::new(),
+                event_type: 0,
+            };
+            let mut values = Vec::with_capacity(csv.names.len());
+            for r in records {
+                fill(r, &mut row, &mut values);
+                csv.push_values(&row, &values)?;
+            }
+            Ok(())
+        };
+        let half = json::split_point(n);
+        if half == n {
+            return render(self, &mut records.clone());
+        }
+        let names: Vec<String> = self.names.clone();
+        let first = self.rows + half;
+        let render_rest = || {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let mut rest = PmuCsv::continuation(&names, n - half, first);
+            render(&mut rest, &mut records.clone().skip(half)).map(|()| rest)
+        };
+        let (head, rest) = json::beside(
+            || render(self, &mut records.clone().take(half)),
+            render_rest,
+        );
+        head?;
+        self.append(rest?);
+        Ok(())
+    }
+
     /// Rows `first_row..` of a file that a [`PmuCsv::new`] or [`PmuCsv::streaming`] with
     /// the same `names` begins, with room for `rows` of them: rendered apart (on another
     /// thread) and then [appended](PmuCsv::append) to it. Row errors name their index in

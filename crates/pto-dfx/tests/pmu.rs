@@ -220,6 +220,48 @@ fn rows_pushed_as_values_render_as_the_named_rows_do() {
 }
 
 #[test]
+fn all_rows_pushed_at_once_on_one_thread_or_two_render_as_the_slice_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let fill = |want: &PmuRow, row: &mut PmuRow, values: &mut Vec<u64>| {
+        *row = PmuRow {
+            counters: Vec::new(),
+            ..want.clone()
+        };
+        values.clear();
+        values.extend(want.counters.iter().map(|(_, v)| *v));
+    };
+    for n in [3, 20_000] {
+        let rows = host_rows(n);
+        let names = counter_names(&rows[0]);
+        let path = dir.path().join(format!("pmu{n}.csv"));
+        let mut csv = pmu::PmuCsv::streaming(&path, &names).unwrap();
+        csv.push_all(rows.len(), rows.iter(), fill).unwrap();
+        csv.commit().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text == pmu::render(&rows).unwrap(), "{n} rows");
+    }
+    // A row with too few values is refused by its index in the whole file, in either half.
+    let rows = host_rows(20_000);
+    let names = counter_names(&rows[0]);
+    for bad in [7, 15_000] {
+        let mut csv = pmu::PmuCsv::new(&names, 0).unwrap();
+        let err = csv
+            .push_all(
+                rows.len(),
+                rows.iter().enumerate(),
+                |(i, want), row, values| {
+                    fill(want, row, values);
+                    if i == bad {
+                        values.pop();
+                    }
+                },
+            )
+            .unwrap_err();
+        assert_eq!(err.key, format!("rows[{bad}].counters"));
+    }
+}
+
+#[test]
 fn a_streamed_file_with_a_continuation_appended_is_the_rendered_file() {
     let rows = host_rows(5);
     let names = counter_names(&rows[0]);

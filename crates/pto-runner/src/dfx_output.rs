@@ -840,9 +840,9 @@ fn pmu_columns(
     }
 }
 
-/// Writes `pmu.csv` to `path`, streamed: one row per PMU record, the second half of a
-/// large file rendered on a thread of its own while this one renders and writes the first
-/// (the run's CPUs are idle by then).
+/// Writes `pmu.csv` to `path`, streamed: one row per PMU record
+/// ([`pto_dfx::pmu::PmuCsv::push_all`]; a large file's second half rendered on another
+/// thread, the run's CPUs being idle by then).
 fn write_pmu(
     path: &Path,
     event: pto_dfx::pmu::PmuEventType,
@@ -859,40 +859,16 @@ fn write_pmu(
             .predicted_timing
             .then(|| predicted_by_subtask(report)),
     };
-    let records = || report.dfx.workers.iter().flat_map(|w| w.pmu.iter());
+    let records = report.dfx.workers.iter().flat_map(|w| w.pmu.iter());
     let n_records: usize = report.dfx.workers.iter().map(|w| w.pmu.len()).sum();
-    let half = if n_records >= PMU_SPLIT_ROWS {
-        n_records / 2
-    } else {
-        n_records
-    };
-    let names = columns.names();
-    let invalid = |e| pto_dfx::WriteError::invalid(path, e);
     // The header's names are checked before any row is rendered.
-    let mut csv = pto_dfx::pmu::PmuCsv::streaming(path, names)?;
-    std::thread::scope(|scope| {
-        let rest = (half < n_records).then(|| {
-            scope.spawn(|| {
-                let mut rest = pto_dfx::pmu::PmuCsv::continuation(names, n_records - half, half);
-                rows.render(&mut rest, records().skip(half)).map(|()| rest)
-            })
-        });
-        rows.render(&mut csv, records().take(half))
-            .map_err(invalid)?;
-        if let Some(rest) = rest {
-            let rest = rest
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p))
-                .map_err(invalid)?;
-            csv.append(rest);
-        }
-        Ok::<(), pto_dfx::WriteError>(())
-    })?;
+    let mut csv = pto_dfx::pmu::PmuCsv::streaming(path, columns.names())?;
+    csv.push_all(n_records, records, |r, row, values| {
+        rows.fill(row, values, r)
+    })
+    .map_err(|e| pto_dfx::WriteError::invalid(path, e))?;
     csv.commit()
 }
-
-/// Rendering `pmu.csv` in two halves pays for a thread from this many rows on.
-const PMU_SPLIT_ROWS: usize = 8192;
 
 /// What every `pmu.csv` row is made from, besides its record.
 struct PmuRows<'a> {
@@ -905,31 +881,6 @@ struct PmuRows<'a> {
 }
 
 impl PmuRows<'_> {
-    /// Appends the rows of `records` to `csv`, one row and one list of values refilled
-    /// for each.
-    fn render<'r>(
-        &self,
-        csv: &mut pto_dfx::pmu::PmuCsv,
-        records: impl Iterator<Item = &'r pto_runtime::dfx::PmuRecord>,
-    ) -> Result<(), pto_dfx::InvalidRecord> {
-        let mut row = PmuRow {
-            thread_id: 0,
-            core_id: 0,
-            task_id: DfxTaskId(0),
-            func_id: 0,
-            core_type: DfxCore::Aic,
-            pmu_total_cycles: 0,
-            counters: Vec::new(),
-            event_type: self.event.number(),
-        };
-        let mut values = Vec::with_capacity(self.sources.len());
-        for r in records {
-            self.fill(&mut row, &mut values, r);
-            csv.push_values(&row, &values)?;
-        }
-        Ok(())
-    }
-
     /// Fills `row` and its counter `values` from record `r`.
     fn fill(&self, row: &mut PmuRow, values: &mut Vec<u64>, r: &pto_runtime::dfx::PmuRecord) {
         let timing = self
@@ -950,6 +901,7 @@ impl PmuRows<'_> {
             Some(t) => t.map_or(0, |t| t.total),
             None => busy_ticks,
         };
+        row.event_type = self.event.number();
         values.clear();
         values.extend(self.sources.iter().map(|s| s.value(r, busy_ticks, timing)));
     }
@@ -1053,7 +1005,7 @@ mod tests {
                 .collect(),
             ..Default::default()
         };
-        let n = super::PMU_SPLIT_ROWS as u64;
+        let n = 10_000; // two workers: past the size at which the rows render in halves
         let report = pto_runtime::RunReport {
             n_tasks: 2 * n,
             wall: std::time::Duration::ZERO,
