@@ -825,8 +825,8 @@ fn pmu_columns(
 ) -> PmuColumns {
     use pto_dfx::pmu::{a2a3_counter_names, a5_counter_names};
     use pto_runtime::Platform;
-    match chip.platform {
-        Platform::Cpu => PmuColumns::Host(
+    if chip.platform.pmu_counts_host() {
+        return PmuColumns::Host(
             report
                 .dfx
                 .workers
@@ -834,9 +834,13 @@ fn pmu_columns(
                 .find(|w| !w.pmu_names.is_empty())
                 .map(|w| w.pmu_names.clone())
                 .unwrap_or_default(),
-        ),
-        Platform::A2a3Sim | Platform::A2a3 => PmuColumns::Modelled(a2a3_counter_names(event)),
+        );
+    }
+    match chip.platform {
         Platform::A5Sim | Platform::A5 => PmuColumns::Modelled(a5_counter_names(event)),
+        Platform::A2a3Sim | Platform::A2a3 | Platform::Cpu => {
+            PmuColumns::Modelled(a2a3_counter_names(event))
+        }
     }
 }
 

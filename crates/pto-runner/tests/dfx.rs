@@ -331,6 +331,42 @@ fn partial_dump_keeps_only_marked_arguments() {
     assert_eq!(manifest.args.iter().filter(|r| r.bin_size > 0).count(), 1);
 }
 
+/// On `cpu` the counter columns are the host's own, as the workers opened them (none when
+/// `perf_event_open` is not permitted here).
+#[test]
+fn pmu_on_cpu_has_the_host_counters_the_workers_opened() {
+    let dir = scale_add(&root(), "pmu_cpu");
+    let mut config = RunConfig::new(Some("cpu")).unwrap();
+    config.dfx = DfxOptions {
+        pmu: 2,
+        ..Default::default()
+    };
+    let outcome = replay(
+        &dir,
+        &config,
+        &ReplayOptions {
+            validate: true,
+            recompile: true,
+            rebuild_from_pto: true,
+        },
+    )
+    .unwrap();
+    assert!(outcome.passed());
+    let names = outcome
+        .report
+        .dfx
+        .workers
+        .iter()
+        .find(|w| !w.pmu_names.is_empty())
+        .map(|w| w.pmu_names.clone())
+        .unwrap_or_default();
+    let pmu = std::fs::read_to_string(dir.join("dfx_outputs/pmu.csv")).unwrap();
+    let header: Vec<&str> = pmu.lines().next().unwrap().split(',').collect();
+    assert_eq!(header[6..header.len() - 1], names[..], "{pmu}");
+    let row: Vec<&str> = pmu.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(row.len(), header.len(), "{pmu}");
+}
+
 #[test]
 fn every_flag_on_and_none() {
     let dir = scale_add(&root(), "all_flags");
@@ -376,6 +412,16 @@ fn every_flag_on_and_none() {
     assert_eq!(row[6], row[5], "vec busy = total: {pmu}");
     assert!(row[7..14].iter().all(|v| *v == "0"), "{pmu}");
     assert_eq!(row[14], "2");
+    // The columns are modelled: no worker opened or sampled this host's counters.
+    assert!(
+        outcome
+            .report
+            .dfx
+            .workers
+            .iter()
+            .all(|w| w.pmu_names.is_empty()),
+        "a2a3sim opened host counters"
+    );
     let names = pto_dfx::name_map::read(&out.join("name_map_all_flags.json"))
         .unwrap()
         .value;

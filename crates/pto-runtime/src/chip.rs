@@ -999,7 +999,11 @@ impl Recorder {
     fn new(chip: &Chip) -> Recorder {
         let dfx = &chip.config.dfx;
         let pmu_on = dfx.pmu > 0;
-        let perf = if pmu_on { PerfGroup::open() } else { None };
+        let perf = if pmu_on && chip.config.platform.pmu_counts_host() {
+            PerfGroup::open()
+        } else {
+            None
+        };
         let mut records = WorkerRecords::default();
         if let Some(p) = &perf {
             records.pmu_names = p.names().to_vec();

@@ -60,6 +60,13 @@ impl Platform {
         }
     }
 
+    /// Whether `pmu.csv`'s counter columns are this host's real counters (`perf_event_open`)
+    /// rather than the platform's modelled Ascend events: only on `cpu`. The workers open
+    /// and sample host counters only then.
+    pub fn pmu_counts_host(self) -> bool {
+        self == Platform::Cpu
+    }
+
     /// The architecture the PTO-ISA header simulates: 0 = a2a3 (also `cpu`), 1 = a5.
     pub fn arch_id(self) -> i32 {
         match self {
