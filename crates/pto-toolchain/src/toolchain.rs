@@ -184,15 +184,15 @@ impl Toolchain {
         compiler_args: Vec<String>,
         cache_root: &Path,
     ) -> Result<Toolchain> {
-        let output = Command::new(&compiler)
+        let mut version = Command::new(&compiler);
+        version
             .args(&compiler_args)
             .arg("--version")
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|source| ToolchainError::Spawn {
-                program: compiler.clone(),
-                source,
-            })?;
+            .stdin(Stdio::null());
+        let output = output_of(&mut version).map_err(|source| ToolchainError::Spawn {
+            program: compiler.clone(),
+            source,
+        })?;
         if !output.status.success() {
             return Err(ToolchainError::CompilerIdentity {
                 program: compiler,
@@ -631,10 +631,32 @@ impl Toolchain {
                 });
             }
         }
-        cmd.output().map_err(|source| ToolchainError::Spawn {
+        output_of(&mut cmd).map_err(|source| ToolchainError::Spawn {
             program: self.compiler.clone(),
             source,
         })
+    }
+}
+
+/// How often [`output_of`] tries an executable the kernel reports busy.
+const BUSY_TRIES: u32 = 20;
+
+/// Runs `cmd` to completion ([`Command::output`]), trying again for a while when the
+/// executable is busy (`ETXTBSY`). A compiler wrapper written just before by this process
+/// (a test's, or a user's tool that generates one) is busy while any child forked
+/// meanwhile by another thread still holds its write descriptor, until that child execs:
+/// the condition lasts microseconds, so a short wait is the fix, not an error.
+fn output_of(cmd: &mut Command) -> std::io::Result<Output> {
+    let mut tries = 1;
+    loop {
+        match cmd.output() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < BUSY_TRIES => {
+                tracing::debug!(tries, "executable busy (ETXTBSY), trying again");
+                std::thread::sleep(std::time::Duration::from_millis(u64::from(tries)));
+                tries += 1;
+            }
+            result => return result,
+        }
     }
 }
 
@@ -829,4 +851,40 @@ fn is_executable(path: &Path) -> bool {
 #[cfg(not(unix))]
 fn is_executable(path: &Path) -> bool {
     path.is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    /// An executable still open for writing cannot be run (`ETXTBSY`); once the writer
+    /// closes it, [`output_of`]'s next try runs it.
+    #[test]
+    fn a_busy_executable_is_tried_again() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("tool");
+        let mut file = std::fs::File::create(&path)?;
+        file.write_all(b"#!/bin/sh\nexit 0\n")?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+        let busy = Command::new(&path).output().map(|_| ()).unwrap_err();
+        assert_eq!(busy.raw_os_error(), Some(libc::ETXTBSY), "{busy}");
+        let closer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            drop(file);
+        });
+        let output = output_of(&mut Command::new(&path))?;
+        closer.join().expect("the closing thread");
+        assert!(output.status.success(), "{output:?}");
+        Ok(())
+    }
+
+    /// Any other failure is returned as it is.
+    #[test]
+    fn a_missing_executable_is_not_tried_again() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let err = output_of(&mut Command::new(dir.path().join("none"))).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    }
 }
