@@ -9,6 +9,7 @@
 //! * [`pyrepr`]: Python's `repr` of strings and floats, and float literals.
 //! * [`json`]: JSON string literals, as Python's `json.dumps` writes them.
 //! * [`hash`]: lower-case hex and SHA-256 (plain, and of framed fields).
+//! * [`thread`]: two pieces of work at once ([`thread::beside`]).
 //! * [`fnv1a64`]: a hash of bytes that is stable across Rust releases (for pinned outputs).
 
 pub mod dtype;
@@ -16,6 +17,7 @@ pub mod fs;
 pub mod hash;
 pub mod json;
 pub mod pyrepr;
+pub mod thread;
 
 /// `bytes` as a short human size: `4 GiB`, `8 MiB`, `64 KiB`, `100 bytes` (the larger unit only when
 /// it divides the count exactly, so the text is never rounded).

@@ -366,21 +366,10 @@ pub(crate) fn split_point(n: usize) -> usize {
     }
 }
 
-/// Runs `here` on this thread while `there` runs on a helper thread, and returns both
-/// results; when no thread can be had, `there` runs here afterwards. A panic on the helper
-/// is resumed here.
+/// Runs `here` here and `there` on the helper thread of the DFX writers
+/// ([`pto_base::thread::beside`]).
 pub(crate) fn beside<A, B: Send>(here: impl FnOnce() -> A, there: impl Fn() -> B + Sync) -> (A, B) {
-    std::thread::scope(|scope| {
-        let helper = std::thread::Builder::new()
-            .name("pto-dfx-render".to_string())
-            .spawn_scoped(scope, &there);
-        let a = here();
-        let b = match helper {
-            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-            Err(_) => there(),
-        };
-        (a, b)
-    })
+    pto_base::thread::beside("pto-dfx-render", here, there)
 }
 
 impl Out {
