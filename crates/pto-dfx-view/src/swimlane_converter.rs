@@ -87,7 +87,7 @@ mod trace;
 
 #[cfg(test)]
 use model::{assign_lanes, flow_points, GraphCsr, Placed};
-use model::{core_name, Model};
+use model::{core_name, Layout, Model};
 #[cfg(test)]
 use trace::push_us;
 use trace::write_trace;
@@ -213,7 +213,7 @@ pub fn convert_with(
         warnings.extend(pto_dfx::provenance::mixed_programs(dir, &[input, deps]));
     }
     // The two big reads overlap: deps.json on a second thread while this
-    // one reads and joins the swimlane rows.
+    // one reads and joins the swimlane rows and places what needs no deps.
     let (timeline, graph) = std::thread::scope(|scope| {
         let graph = deps_path
             .as_deref()
@@ -222,7 +222,8 @@ pub fn convert_with(
             .map_err(ToolError::from)
             .and_then(|loaded| {
                 let t = perf::join(&loaded.value, input)?;
-                Ok((t, loaded.problems, loaded.value.metadata.timing))
+                let layout = Layout::place(&t);
+                Ok((t, layout, loaded.problems, loaded.value.metadata.timing))
             });
         let graph = graph.map(|h| match h.join() {
             Ok(res) => res,
@@ -230,7 +231,7 @@ pub fn convert_with(
         });
         (timeline, graph)
     });
-    let (timeline, problems, timing) = timeline?;
+    let (timeline, layout, problems, timing) = timeline?;
     warnings.extend(with_file(input, problems));
     warnings.extend(with_file(input, timeline.problems.clone()));
     let graph = match (graph, &deps_path) {
@@ -264,7 +265,7 @@ pub fn convert_with(
         Some(p) => p.to_path_buf(),
         None => default_output(input),
     };
-    let model = Model::build(&timeline, graph.as_ref(), &names);
+    let model = Model::build(&timeline, layout, graph.as_ref(), &names);
     let summary = KernelSummary::build(&timeline, &model.func, &names);
     let overhead = match (extras.overhead, &graph) {
         (true, Some(g)) => overhead::samples(&timeline, &g.edges),

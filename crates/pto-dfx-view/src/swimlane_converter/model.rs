@@ -224,6 +224,47 @@ impl GraphCsr {
     }
 }
 
+/// What is placed from the swimlane records alone, before `deps.json` is needed: the row
+/// groups, the Worker and Scheduler Views, the scheduler phases and their lanes (the first
+/// of the trace's thread names). The converter places it while `deps.json` is still being
+/// read.
+pub(super) struct Layout {
+    groups: Vec<(usize, usize)>,
+    group_of: IdMap<u64, usize>,
+    worker: Vec<Placed>,
+    has_sched_view: bool,
+    sched_view: Vec<Option<Placed>>,
+    phases: Vec<Vec<Placed>>,
+    markers: Vec<(usize, usize, Placed)>,
+    threads: Threads,
+}
+
+impl Layout {
+    /// Places what needs no `deps.json` (see [`Layout`]).
+    pub(super) fn place(t: &Timeline) -> Self {
+        let (groups, group_of) = task_groups(t);
+        let mut threads: Threads = Vec::new();
+        let worker = place_worker_view(t, &mut threads);
+        let has_sched_view = t.has_aicpu_times();
+        let sched_view = if has_sched_view {
+            place_scheduler_view(t, &mut threads)
+        } else {
+            vec![None; t.tasks.len()]
+        };
+        let (phases, markers) = place_phases(t, &mut threads);
+        Self {
+            groups,
+            group_of,
+            worker,
+            has_sched_view,
+            sched_view,
+            phases,
+            markers,
+            threads,
+        }
+    }
+}
+
 /// Everything placed, before writing.
 pub(super) struct Model {
     /// Per task row: its func_id (if resolved) and label.
@@ -293,13 +334,18 @@ fn group_label(
 impl Model {
     /// Places every slice of `t`, names every lane, numbers the events and anchors the
     /// flows (`graph` is the `deps.json`, if any).
-    pub(super) fn build(t: &Timeline, graph: Option<&TaskGraph>, names: &KernelNames) -> Self {
+    pub(super) fn build(
+        t: &Timeline,
+        layout: Layout,
+        graph: Option<&TaskGraph>,
+        names: &KernelNames,
+    ) -> Self {
         // The whole graph's CSR needs only the edges: it is built on a thread of its own
         // while this one places the slices (a fifth of the build at 1M tasks).
         let edges = graph.map_or(&[][..], |g| &g.edges[..]);
         let (model, graph_csr) = pto_base::thread::beside(
             "pto-trace-graph",
-            || Self::place(t, graph, names),
+            || Self::place(t, layout, graph, names),
             || GraphCsr::build(edges),
         );
         Self {
@@ -309,21 +355,20 @@ impl Model {
     }
 
     /// Everything of [`Model::build`] but the whole graph's CSR (left empty).
-    fn place(t: &Timeline, graph: Option<&TaskGraph>, names: &KernelNames) -> Self {
+    fn place(t: &Timeline, layout: Layout, graph: Option<&TaskGraph>, names: &KernelNames) -> Self {
+        let Layout {
+            groups,
+            group_of,
+            worker,
+            has_sched_view,
+            sched_view,
+            phases,
+            mut markers,
+            mut threads,
+        } = layout;
         let lookup = GraphLookup::new(graph);
-        let (groups, group_of) = task_groups(t);
         let spmd = spmd_groups(t, &groups, &lookup);
         let (func, label_base, bases) = row_labels(t, &groups, &spmd, &lookup, names);
-
-        let mut threads: Threads = Vec::new();
-        let worker = place_worker_view(t, &mut threads);
-        let has_sched_view = t.has_aicpu_times();
-        let sched_view = if has_sched_view {
-            place_scheduler_view(t, &mut threads)
-        } else {
-            vec![None; t.tasks.len()]
-        };
-        let (phases, mut markers) = place_phases(t, &mut threads);
         let (orch, mut allocs) = place_orchestrator(t, &group_of, &markers, &lookup, &mut threads);
         let uploads = place_uploads(t, &mut threads);
         place_aicpu_lanes(t, &mut markers, &mut allocs, &mut threads);
