@@ -350,3 +350,42 @@ fn bad_headers_are_errors_naming_file_and_column() {
     .unwrap_err();
     assert_names(&err, p, Some("event_type"));
 }
+
+/// Rows pushed as values give the text `format!` gives, at the extremes of every field and
+/// with none to 40 counters.
+#[test]
+fn rows_render_as_format_does_with_few_or_many_counters() {
+    for n in [0usize, 1, 8, 17, 18, 40] {
+        let names: Vec<String> = (0..n).map(|k| format!("c{k}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let values: Vec<u64> = (0..n as u64)
+            .map(|k| [0, 9, 10, 99, u64::MAX, 1 << 40][k as usize % 6])
+            .collect();
+        let mut want = format!(
+            "thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles,{}",
+            refs.iter().map(|r| format!("{r},")).collect::<String>()
+        );
+        want.push_str("event_type\n");
+        let mut csv = pmu::PmuCsv::new(&refs, 2).unwrap();
+        for (thread_id, total, task) in [(i32::MIN, u64::MAX, u64::MAX), (7, 0, 0xa)] {
+            let row = PmuRow {
+                thread_id,
+                core_id: u32::MAX,
+                task_id: TaskId(task),
+                func_id: 10,
+                core_type: CoreType::Aiv,
+                pmu_total_cycles: total,
+                counters: Vec::new(),
+                event_type: u32::MAX,
+            };
+            csv.push_values(&row, &values).unwrap();
+            let counters: String = values.iter().map(|v| format!("{v},")).collect();
+            want.push_str(&format!(
+                "{thread_id},{},0x{task:016x},10,1,{total},{counters}{}\n",
+                u32::MAX,
+                u32::MAX
+            ));
+        }
+        assert_eq!(csv.finish(), want, "{n} counters");
+    }
+}
