@@ -28,6 +28,7 @@
 //! The joins, time-base and clock alignment of the converter are consumers'
 //! business and live with the viewers, not here.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use crate::core_type::CoreType;
@@ -457,6 +458,81 @@ pub struct HostUploadRecord {
 
 // ---------------------------------------------------------------- writer
 
+/// The large sections of a swimlane file as the JSON writer reads them: a model's vectors
+/// ([`SwimlaneFile`]) or rows made one at a time from a run's records
+/// ([`crate::compact::swimlane::write_json`]), so that one layout writes both. The rest of
+/// the file (level, metadata, host sections) comes from a [`SwimlaneFile`].
+pub(crate) trait Rows: Sync {
+    /// What an `aicore_tasks` row is made from.
+    type Aicore: Sync;
+    /// What an `aicpu_tasks` (2026-09: `scheduler_tasks`) row is made from.
+    type Aicpu: Sync;
+    /// What a scheduler phase record is made from.
+    type Phase: Sync;
+    /// What an orchestrator phase record is made from.
+    type Orch: Sync;
+    /// The `aicore_tasks` items, in row order.
+    fn aicore(&self) -> &[Self::Aicore];
+    /// Item `x`'s row.
+    fn aicore_row(&self, x: &Self::Aicore) -> AicoreTaskRow;
+    /// The `aicpu_tasks` items, in row order.
+    fn aicpu(&self) -> &[Self::Aicpu];
+    /// Item `x`'s row.
+    fn aicpu_row(&self, x: &Self::Aicpu) -> AicpuTaskRow;
+    /// The scheduler lanes (`None`: the file has none).
+    fn scheduler_lanes(&self) -> Option<Vec<&[Self::Phase]>>;
+    /// Item `x`'s record.
+    fn phase<'x>(&self, x: &'x Self::Phase) -> Cow<'x, SchedPhaseRecord>;
+    /// The orchestrator lanes (`None`: the file has none).
+    fn orchestrator_lanes(&self) -> Option<Vec<&[Self::Orch]>>;
+    /// Item `x`'s record.
+    fn orch(&self, x: &Self::Orch) -> OrchPhaseRecord;
+}
+
+impl Rows for SwimlaneFile {
+    type Aicore = AicoreTaskRow;
+    type Aicpu = AicpuTaskRow;
+    type Phase = SchedPhaseRecord;
+    type Orch = OrchPhaseRecord;
+
+    fn aicore(&self) -> &[AicoreTaskRow] {
+        &self.aicore_tasks
+    }
+
+    fn aicore_row(&self, x: &AicoreTaskRow) -> AicoreTaskRow {
+        *x
+    }
+
+    fn aicpu(&self) -> &[AicpuTaskRow] {
+        &self.aicpu_tasks
+    }
+
+    fn aicpu_row(&self, x: &AicpuTaskRow) -> AicpuTaskRow {
+        *x
+    }
+
+    fn scheduler_lanes(&self) -> Option<Vec<&[SchedPhaseRecord]>> {
+        lanes_of(self.scheduler_phases.as_deref())
+    }
+
+    fn phase<'x>(&self, x: &'x SchedPhaseRecord) -> Cow<'x, SchedPhaseRecord> {
+        Cow::Borrowed(x)
+    }
+
+    fn orchestrator_lanes(&self) -> Option<Vec<&[OrchPhaseRecord]>> {
+        lanes_of(self.orchestrator_phases.as_deref())
+    }
+
+    fn orch(&self, x: &OrchPhaseRecord) -> OrchPhaseRecord {
+        *x
+    }
+}
+
+/// A model's lanes as slices.
+fn lanes_of<T>(lanes: Option<&[Vec<T>]>) -> Option<Vec<&[T]>> {
+    lanes.map(|l| l.iter().map(Vec::as_slice).collect())
+}
+
 /// The file's exact bytes.
 pub fn render(file: &SwimlaneFile) -> String {
     let mut out = Out::with_capacity(
@@ -468,19 +544,21 @@ pub fn render(file: &SwimlaneFile) -> String {
                 .map(|lane| 200 * lane.len())
                 .sum::<usize>(),
     );
-    render_into(&mut out, file);
+    render_into(&mut out, file, file);
     out.into_string()
 }
 
-/// Appends the file's bytes to `out`.
-fn render_into(out: &mut Out, file: &SwimlaneFile) {
+/// Appends the bytes of the file whose level, metadata and host sections are `file`'s and
+/// whose large sections are `rows` to `out`.
+fn render_into<R: Rows>(out: &mut Out, file: &SwimlaneFile, rows: &R) {
     let newer = file.schema().is_newer();
     out.s("{\n  \"chip_swimlane_level\": ")
         .u(u64::from(file.level.number()));
     render_metadata(out, &file.metadata);
 
     out.s(",\n  \"aicore_tasks\": ");
-    render_rows(out, &file.aicore_tasks, |out, r| {
+    render_rows(out, rows.aicore(), |out, x| {
+        let r = rows.aicore_row(x);
         out.s("[")
             .u(u64::from(r.core_id))
             .s(", ")
@@ -499,15 +577,16 @@ fn render_into(out: &mut Out, file: &SwimlaneFile) {
         out.s("]");
     });
     if newer {
-        newer::render_scheduler_tasks(out, file);
-        newer::render_scheduler_records(out, file);
-        render_orchestrator_phases(out, file, true);
+        newer::render_scheduler_tasks(out, file, rows);
+        newer::render_scheduler_records(out, file, rows);
+        render_orchestrator_phases(out, rows, true);
         render_host_sections(out, file);
         out.s("\n}\n");
         return;
     }
     out.s(",\n  \"aicpu_tasks\": ");
-    render_rows(out, &file.aicpu_tasks, |out, r| {
+    render_rows(out, rows.aicpu(), |out, x| {
+        let r = rows.aicpu_row(x);
         out.s("[")
             .u(u64::from(r.core_id))
             .s(", ")
@@ -519,20 +598,33 @@ fn render_into(out: &mut Out, file: &SwimlaneFile) {
             .s("]");
     });
 
-    if let Some(lanes) = &file.scheduler_phases {
+    if let Some(lanes) = rows.scheduler_lanes() {
         out.s(",\n  \"aicpu_scheduler_phases\": ");
-        render_lanes(out, lanes, render_sched_record);
+        render_lanes(out, &lanes, |out, x| {
+            render_sched_record(out, &rows.phase(x))
+        });
     }
-    render_orchestrator_phases(out, file, false);
+    render_orchestrator_phases(out, rows, false);
     render_host_sections(out, file);
     out.s("\n}\n");
 }
 
+/// Writes the file whose level, metadata and host sections are `file`'s and whose large
+/// sections are `rows` to `path` atomically, streamed.
+pub(crate) fn write_rows<R: Rows>(
+    path: &Path,
+    file: &SwimlaneFile,
+    rows: &R,
+) -> Result<(), WriteError> {
+    Out::write(path, |out| render_into(out, file, rows))
+}
+
 /// `aicpu_orchestrator_phases`, with `run_epoch` last in a 2026-09 file.
-fn render_orchestrator_phases(out: &mut Out, file: &SwimlaneFile, newer: bool) {
-    if let Some(lanes) = &file.orchestrator_phases {
+fn render_orchestrator_phases<R: Rows>(out: &mut Out, rows: &R, newer: bool) {
+    if let Some(lanes) = rows.orchestrator_lanes() {
         out.s(",\n  \"aicpu_orchestrator_phases\": ");
-        render_lanes(out, lanes, |out, r| {
+        render_lanes(out, &lanes, |out, x| {
+            let r = rows.orch(x);
             out.s("{\"submit_idx\": ")
                 .u(u64::from(r.submit_idx))
                 .s(", \"task_id\": ")
@@ -585,7 +677,7 @@ fn render_host_sections(out: &mut Out, file: &SwimlaneFile) {
 
 /// Writes `file` to `path` atomically, streamed (the text is never whole in memory).
 pub fn write(path: &Path, file: &SwimlaneFile) -> Result<(), WriteError> {
-    Out::write(path, |out| render_into(out, file))
+    write_rows(path, file, file)
 }
 
 fn render_metadata(out: &mut Out, md: &SwimlaneMetadata) {
@@ -726,7 +818,7 @@ fn render_rows<T: Sync>(out: &mut Out, rows: &[T], row: impl Fn(&mut Out, &T) + 
 
 /// `[\n`, per lane `    [` + `\n      {..}` joined by `,` + (`\n    ` if any)
 /// + `]` + (`,` unless last) + `\n`, then `  ]`.
-fn render_lanes<T: Sync>(out: &mut Out, lanes: &[Vec<T>], record: impl Fn(&mut Out, &T) + Sync) {
+fn render_lanes<T: Sync>(out: &mut Out, lanes: &[&[T]], record: impl Fn(&mut Out, &T) + Sync) {
     out.s("[\n");
     for (i, lane) in lanes.iter().enumerate() {
         out.s("    [");

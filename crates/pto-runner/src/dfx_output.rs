@@ -2,13 +2,14 @@
 //! `<build>/dfx_outputs/`, synthesise the name map, and compose the viewer hints.
 //!
 //! The runtime records host monotonic nanoseconds; swimlane files carry the platform's
-//! counter ticks (`clock_freq_hz`), converted by `pto_dfx::compact::swimlane::model`.
+//! counter ticks (`clock_freq_hz`), converted by `pto_dfx::compact::swimlane`.
 //!
 //! With `dfx_format = compact` the swimlane records and the dep_gen log are written as
 //! `chip_swimlane_records.bin` / `deps.bin` (`pto_dfx::compact`) straight from the report's
-//! records; the JSON mode maps the same records into the same types and renders the model
-//! `pto_dfx::compact::{swimlane,deps}::model` makes of them, which is what `pto dfx-export`
-//! renders from the compact files, so the two agree byte for byte.
+//! records; the JSON mode maps the same records into the same types and streams the JSON
+//! from them (`pto_dfx::compact::{swimlane,deps}::write_json`: the rows and the layout of
+//! the model `pto dfx-export` renders from the compact files, without the model), so the
+//! two agree byte for byte.
 //!
 //! `pmu.csv` has Simpler's counter columns of the resolved event type for the platform
 //! (a2a3 for `a2a3sim`, a5 for `a5sim`): `pmu_total_cycles` is the kernel's time, and for
@@ -26,7 +27,6 @@ use pto_dfx::compact::swimlane as cswim;
 use pto_dfx::deps::{EdgeSource, Overlap as DepsOverlap};
 use pto_dfx::pmu::PmuRow;
 use pto_dfx::scope_stats::{ScopePhase, ScopeRecord, ScopeStatsFile, ScopeStatsMeta};
-use pto_dfx::swimlane::SwimlaneFile;
 use pto_dfx::{CoreType as DfxCore, TaskId as DfxTaskId};
 use pto_runtime::deps::{
     ArgRecord as RtArg, DepLog, EdgeRecord, EdgeSource as RtSource, Region as RtRegion,
@@ -273,8 +273,21 @@ impl Artifacts<'_> {
             part.files.push(path);
         } else {
             let path = out.join(pto_dfx::swimlane::FILE_NAME);
-            let file = swimlane_file(options.chip_swimlane, stamp, report, chip);
-            pto_dfx::swimlane::write(&path, &file)?;
+            let workers: Vec<_> = report
+                .dfx
+                .workers
+                .iter()
+                .map(|w| (w.subtasks.as_slice(), w.phases.as_slice()))
+                .collect();
+            cswim::write_json(
+                &path,
+                &header,
+                &workers,
+                &report.dfx.orchestrator,
+                subtask,
+                phase,
+                orch,
+            )?;
             part.hints
                 .push(format!("pto swimlane-converter {}", show(&path)));
             part.files.push(path);
@@ -478,26 +491,6 @@ pub fn swimlane_header(
         run_epoch: stamp.run_epoch,
         predicted: chip.dfx.predicted_timing,
     }
-}
-
-/// The swimlane file at `level` (1–4), through [`cswim::model`] as the compact export (so
-/// with `--timing predicted` `metadata.timing` is `"predicted"`, and host-time files keep
-/// Simpler's layout byte for byte), in the generation of `stamp`.
-pub fn swimlane_file(
-    level: u8,
-    stamp: RunStamp,
-    report: &RunReport,
-    chip: &ChipConfig,
-) -> SwimlaneFile {
-    cswim::model(
-        &swimlane_header(level, stamp, report, chip),
-        report
-            .dfx
-            .workers
-            .iter()
-            .map(|w| (w.subtasks.iter().map(subtask), w.phases.iter().map(phase))),
-        report.dfx.orchestrator.iter().map(orch),
-    )
 }
 
 fn dep_view(t: &RtView) -> cdeps::View {

@@ -34,8 +34,8 @@ use crate::core_type::CoreType;
 use crate::error::WriteError;
 use crate::schema::DfxSchema;
 use crate::swimlane::{
-    AicoreTaskRow, AicpuTaskRow, OrchPhaseRecord, PopCounts, SchedPhaseKind, SchedPhaseRecord,
-    SwimlaneFile, SwimlaneLevel, SwimlaneMetadata,
+    AicoreTaskRow, AicpuTaskRow, OrchPhaseRecord, PopCounts, Rows as _, SchedPhaseKind,
+    SchedPhaseRecord, SwimlaneFile, SwimlaneLevel, SwimlaneMetadata,
 };
 use crate::task_id::TaskId;
 use crate::ticks;
@@ -198,68 +198,65 @@ where
     P: IntoIterator<Item = Phase>,
     O: IntoIterator<Item = Orch>,
 {
-    let freq = header.clock_freq_hz;
-    let level = header.level;
-    let mut subtasks: Vec<Subtask> = Vec::new();
-    let mut lanes: Vec<Vec<SchedPhaseRecord>> = Vec::new();
-    for (s, p) in workers {
-        subtasks.extend(s);
-        if level >= 3 {
-            lanes.push(p.into_iter().map(|p| phase_record(&p, freq)).collect());
-        }
-    }
-    // Grouped by core ascending, collection order within a core (stable sort).
-    subtasks.sort_by_key(|s| s.core);
-    let aicore_tasks = subtasks
+    let (subtasks, phases): (Vec<Vec<Subtask>>, Vec<Vec<Phase>>) = workers
+        .into_iter()
+        .map(|(s, p)| (s.into_iter().collect(), p.into_iter().collect()))
+        .unzip();
+    let orchestrator: Vec<Orch> = orchestrator.into_iter().collect();
+    let workers: Vec<(&[Subtask], &[Phase])> = subtasks
         .iter()
-        .map(|s| {
-            let start = ticks(s.start_ns, freq);
-            AicoreTaskRow {
-                run_epoch: None,
-                core_id: s.core,
-                task_token: TaskId(s.task),
-                reg_task_id: s.reg_task_id,
-                start_cycles: start,
-                end_cycles: ticks(s.end_ns, freq),
-                receive_to_start_cycles: start.wrapping_sub(ticks(s.receive_ns, freq)) as u32,
-            }
-        })
+        .zip(&phases)
+        .map(|(s, p)| (s.as_slice(), p.as_slice()))
         .collect();
-    let aicpu_tasks = if level >= 2 {
-        subtasks
-            .iter()
-            .map(|s| AicpuTaskRow {
-                run_epoch: None,
-                core_id: s.core,
-                reg_task_id: s.reg_task_id,
-                dispatch_cycles: ticks(s.dispatch_ns, freq),
-                finish_cycles: ticks(s.finish_ns, freq),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let orchestrator_phases = if level >= 4 {
-        let lane: Vec<OrchPhaseRecord> = orchestrator
-            .into_iter()
-            .map(|o| OrchPhaseRecord {
-                run_epoch: None,
-                submit_idx: o.submit_idx,
-                task_id: TaskId(o.task),
-                start_cycles: ticks(o.start_ns, freq),
-                end_cycles: ticks(o.end_ns, freq),
-            })
-            .collect();
-        (!lane.is_empty()).then(|| vec![lane])
-    } else {
-        None
-    };
+    let rows = RecordRows::new(
+        header,
+        &workers,
+        &orchestrator,
+        |s: &Subtask| *s,
+        |p: &Phase| *p,
+        |o: &Orch| *o,
+    );
+    SwimlaneFile {
+        aicore_tasks: rows.aicore().iter().map(|x| rows.aicore_row(x)).collect(),
+        aicpu_tasks: rows.aicpu().iter().map(|x| rows.aicpu_row(x)).collect(),
+        scheduler_phases: collect_lanes(rows.scheduler_lanes(), |x| rows.phase(x).into_owned()),
+        orchestrator_phases: collect_lanes(rows.orchestrator_lanes(), |x| rows.orch(x)),
+        ..head(header)
+    }
+}
+
+/// Lanes of items as lanes of the records `f` makes of them.
+fn collect_lanes<T, R>(lanes: Option<Vec<&[T]>>, f: impl Fn(&T) -> R) -> Option<Vec<Vec<R>>> {
+    lanes.map(|l| l.iter().map(|lane| lane.iter().map(&f).collect()).collect())
+}
+
+/// Writes the swimlane JSON of a run's records to `path` atomically, streamed: the file
+/// [`model`] makes of them, in the same bytes, without the model (each row is made as it
+/// is written). `workers` are each worker's subtasks and phases (collection order), made
+/// into records by `subtask` and `phase`; `orchestrator` the submits, by `orch`.
+pub fn write_json<S: Sync, P: Sync, O: Sync>(
+    path: &Path,
+    header: &SwimlaneHeader,
+    workers: &[(&[S], &[P])],
+    orchestrator: &[O],
+    subtask: impl Fn(&S) -> Subtask + Sync,
+    phase: impl Fn(&P) -> Phase + Sync,
+    orch: impl Fn(&O) -> Orch + Sync,
+) -> Result<(), WriteError> {
+    let rows = RecordRows::new(header, workers, orchestrator, subtask, phase, orch);
+    crate::swimlane::write_rows(path, &head(header), &rows)
+}
+
+/// Everything of the file but its large sections: level, metadata, in the header's
+/// generation.
+fn head(header: &SwimlaneHeader) -> SwimlaneFile {
+    let level = header.level;
     SwimlaneFile {
         level: SwimlaneLevel::from_number(u64::from(level)).unwrap_or(SwimlaneLevel::AicoreTiming),
         metadata: SwimlaneMetadata {
             host_clock_domain_id: None,
             runtime: None,
-            clock_freq_hz: freq,
+            clock_freq_hz: header.clock_freq_hz,
             num_cores: header.core_types.len() as u32,
             core_types: header.core_types.clone(),
             host: None,
@@ -271,14 +268,150 @@ where
             },
             timing: header.predicted.then(|| "predicted".to_string()),
         },
-        aicore_tasks,
-        aicpu_tasks,
-        scheduler_phases: (level >= 3).then_some(lanes),
-        orchestrator_phases,
+        aicore_tasks: Vec::new(),
+        aicpu_tasks: Vec::new(),
+        scheduler_phases: None,
+        orchestrator_phases: None,
         host_orchestrator_phases: None,
         host_device_uploads: None,
     }
     .with_schema(header.schema, header.run_epoch)
+}
+
+/// The large sections of a run's records as rows made one at a time: the AICore and
+/// AICPU rows grouped by core ascending, collection order within a core (from level 2 for
+/// the AICPU rows), one scheduler lane per worker from level 3, the orchestrator lane at
+/// level 4 when it has records; times in ticks at `clock_freq_hz` (rounded down), and the
+/// generation's `run_epoch` on every row.
+struct RecordRows<'a, S, P, O, FS, FP, FO> {
+    level: u8,
+    freq: u64,
+    epoch: Option<u64>,
+    workers: &'a [(&'a [S], &'a [P])],
+    orchestrator: &'a [O],
+    /// The rows' order: (worker, index) of each subtask.
+    order: Vec<(u32, u32)>,
+    subtask: FS,
+    phase: FP,
+    orch: FO,
+}
+
+impl<'a, S, P, O, FS, FP, FO> RecordRows<'a, S, P, O, FS, FP, FO>
+where
+    FS: Fn(&S) -> Subtask,
+{
+    fn new(
+        header: &SwimlaneHeader,
+        workers: &'a [(&'a [S], &'a [P])],
+        orchestrator: &'a [O],
+        subtask: FS,
+        phase: FP,
+        orch: FO,
+    ) -> Self {
+        let mut order: Vec<(u32, u32, u32)> = Vec::new();
+        for (w, (subtasks, _)) in workers.iter().enumerate() {
+            order.extend(
+                subtasks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (subtask(s).core, w as u32, i as u32)),
+            );
+        }
+        // Grouped by core ascending, collection order within a core (stable sort).
+        order.sort_by_key(|&(core, _, _)| core);
+        Self {
+            level: header.level,
+            freq: header.clock_freq_hz,
+            epoch: SwimlaneFile::stamped_epoch(header.schema, header.run_epoch, None),
+            workers,
+            orchestrator,
+            order: order.into_iter().map(|(_, w, i)| (w, i)).collect(),
+            subtask,
+            phase,
+            orch,
+        }
+    }
+
+    fn subtask_at(&self, &(w, i): &(u32, u32)) -> Subtask {
+        (self.subtask)(&self.workers[w as usize].0[i as usize])
+    }
+}
+
+impl<S, P, O, FS, FP, FO> crate::swimlane::Rows for RecordRows<'_, S, P, O, FS, FP, FO>
+where
+    S: Sync,
+    P: Sync,
+    O: Sync,
+    FS: Fn(&S) -> Subtask + Sync,
+    FP: Fn(&P) -> Phase + Sync,
+    FO: Fn(&O) -> Orch + Sync,
+{
+    type Aicore = (u32, u32);
+    type Aicpu = (u32, u32);
+    type Phase = P;
+    type Orch = O;
+
+    fn aicore(&self) -> &[(u32, u32)] {
+        &self.order
+    }
+
+    fn aicore_row(&self, x: &(u32, u32)) -> AicoreTaskRow {
+        let s = self.subtask_at(x);
+        let start = ticks(s.start_ns, self.freq);
+        AicoreTaskRow {
+            run_epoch: self.epoch,
+            core_id: s.core,
+            task_token: TaskId(s.task),
+            reg_task_id: s.reg_task_id,
+            start_cycles: start,
+            end_cycles: ticks(s.end_ns, self.freq),
+            receive_to_start_cycles: start.wrapping_sub(ticks(s.receive_ns, self.freq)) as u32,
+        }
+    }
+
+    fn aicpu(&self) -> &[(u32, u32)] {
+        if self.level >= 2 {
+            &self.order
+        } else {
+            &[]
+        }
+    }
+
+    fn aicpu_row(&self, x: &(u32, u32)) -> AicpuTaskRow {
+        let s = self.subtask_at(x);
+        AicpuTaskRow {
+            run_epoch: self.epoch,
+            core_id: s.core,
+            reg_task_id: s.reg_task_id,
+            dispatch_cycles: ticks(s.dispatch_ns, self.freq),
+            finish_cycles: ticks(s.finish_ns, self.freq),
+        }
+    }
+
+    fn scheduler_lanes(&self) -> Option<Vec<&[P]>> {
+        (self.level >= 3).then(|| self.workers.iter().map(|(_, p)| *p).collect())
+    }
+
+    fn phase<'x>(&self, x: &'x P) -> std::borrow::Cow<'x, SchedPhaseRecord> {
+        let mut r = phase_record(&(self.phase)(x), self.freq);
+        r.run_epoch = self.epoch;
+        std::borrow::Cow::Owned(r)
+    }
+
+    fn orchestrator_lanes(&self) -> Option<Vec<&[O]>> {
+        (self.level >= 4 && !self.orchestrator.is_empty()).then(|| vec![self.orchestrator])
+    }
+
+    fn orch(&self, x: &O) -> OrchPhaseRecord {
+        let o = (self.orch)(x);
+        OrchPhaseRecord {
+            run_epoch: self.epoch,
+            submit_idx: o.submit_idx,
+            task_id: TaskId(o.task),
+            start_cycles: ticks(o.start_ns, self.freq),
+            end_cycles: ticks(o.end_ns, self.freq),
+        }
+    }
 }
 
 fn phase_record(p: &Phase, freq: u64) -> SchedPhaseRecord {
@@ -882,6 +1015,107 @@ mod tests {
         )
         .unwrap();
         path
+    }
+
+    /// Records with `n` subtasks over two workers (cores in any order, one phase kind
+    /// Simpler does not name, times past the 64-bit product), `n` orchestrator records.
+    fn many(n: u64, level: u8, schema: DfxSchema, predicted: bool) -> SwimlaneRecords {
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            x >> 33
+        };
+        let base = 1u64 << 45;
+        let mut workers = vec![WorkerRecords::default(), WorkerRecords::default()];
+        for i in 0..n {
+            let t = base + i * 1000 + next() % 500;
+            let w = &mut workers[(next() % 2) as usize];
+            w.subtasks.push(Subtask {
+                core: (next() % 7) as u32,
+                task: (next() % 3) << 32 | i,
+                reg_task_id: i as u32,
+                dispatch_ns: t,
+                receive_ns: t + next() % 50,
+                start_ns: t + 60,
+                end_ns: t + 60 + next() % 900,
+                finish_ns: t + 1_000,
+            });
+            w.phases.push(Phase {
+                kind: [0, 1, 2, 4, 5, 6, 9][(next() % 7) as usize],
+                start_ns: t,
+                end_ns: t + next() % 80,
+                loop_iter: i as u32,
+                tasks_processed: (next() % 3) as u32,
+                pop_hit: (next() % 4) as u32,
+                pop_miss: (next() % 4) as u32,
+                shared_at_start: [(next() % 5) as i16, -1, 0],
+                shared_at_end: [0, (next() % 5) as i16, 3],
+            });
+        }
+        SwimlaneRecords {
+            header: SwimlaneHeader {
+                level,
+                clock_freq_hz: if predicted { 1_000_000_000 } else { 50_000_000 },
+                core_types: (0..7)
+                    .map(|c| {
+                        if c % 3 == 0 {
+                            CoreType::Aic
+                        } else {
+                            CoreType::Aiv
+                        }
+                    })
+                    .collect(),
+                core_to_thread: vec![0, 0, 0, 1, 1, 1, -1],
+                schema,
+                run_epoch: 42,
+                predicted,
+            },
+            workers,
+            orchestrator: (0..n)
+                .map(|i| Orch {
+                    submit_idx: i as u32,
+                    task: i,
+                    start_ns: base + i * 1000,
+                    end_ns: base + i * 1000 + 30,
+                })
+                .collect(),
+        }
+    }
+
+    /// The JSON streamed from the records is the model's rendering, byte for byte: both
+    /// generations, every level, a section split between two threads or not.
+    #[test]
+    fn json_from_the_records_is_the_models_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chip_swimlane_records.json");
+        for (n, level, schema, predicted) in [
+            (20_000, 4, DfxSchema::V2026_08, false),
+            (20_000, 4, DfxSchema::V2026_09, true),
+            (300, 3, DfxSchema::V2026_09, false),
+            (300, 2, DfxSchema::V2026_08, false),
+            (300, 1, DfxSchema::V2026_09, false),
+            (0, 4, DfxSchema::V2026_09, false),
+        ] {
+            let r = many(n, level, schema, predicted);
+            let workers: Vec<(&[Subtask], &[Phase])> = r
+                .workers
+                .iter()
+                .map(|w| (w.subtasks.as_slice(), w.phases.as_slice()))
+                .collect();
+            write_json(
+                &path,
+                &r.header,
+                &workers,
+                &r.orchestrator,
+                |s| *s,
+                |p| *p,
+                |o| *o,
+            )
+            .unwrap();
+            let want = crate::swimlane::render(&r.to_model());
+            let got = std::fs::read_to_string(&path).unwrap();
+            assert!(got == want, "{n} records, level {level}, {schema:?}");
+        }
     }
 
     #[test]

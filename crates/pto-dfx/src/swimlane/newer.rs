@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::{
-    is_core_thread, parse_rows, parse_triple, AicpuTaskRow, PopCounts, SchedPhaseKind,
+    is_core_thread, parse_rows, parse_triple, AicpuTaskRow, PopCounts, Rows, SchedPhaseKind,
     SchedPhaseRecord, SwimlaneFile, SwimlaneLevel, MAX_SCHED_THREADS,
 };
 use crate::error::Problem;
@@ -117,12 +117,13 @@ fn platform(file: &SwimlaneFile) -> &'static str {
 }
 
 /// `,\n  "scheduler_tasks": {...}` (level >= 2).
-pub(super) fn render_scheduler_tasks(out: &mut Out, file: &SwimlaneFile) {
+pub(super) fn render_scheduler_tasks<R: Rows>(out: &mut Out, file: &SwimlaneFile, rows: &R) {
     if file.level < SwimlaneLevel::AicpuTiming {
         return;
     }
     out.s(",\n  \"scheduler_tasks\": {\"producer\": \"aicpu\", \"records\": ");
-    super::render_rows(out, &file.aicpu_tasks, |out, r| {
+    super::render_rows(out, rows.aicpu(), |out, x| {
+        let r = rows.aicpu_row(x);
         out.s("[")
             .u(u64::from(r.core_id))
             .s(", ")
@@ -140,8 +141,8 @@ pub(super) fn render_scheduler_tasks(out: &mut Out, file: &SwimlaneFile) {
 
 /// `,\n  "scheduler_records": {"streams": [...]}`: one stream per non-empty
 /// scheduler lane, `scheduler_id` = `worker_id` = the lane.
-pub(super) fn render_scheduler_records(out: &mut Out, file: &SwimlaneFile) {
-    let Some(lanes) = &file.scheduler_phases else {
+pub(super) fn render_scheduler_records<R: Rows>(out: &mut Out, file: &SwimlaneFile, rows: &R) {
+    let Some(lanes) = rows.scheduler_lanes() else {
         return;
     };
     out.s(",\n  \"scheduler_records\": {\"streams\": [");
@@ -158,16 +159,19 @@ pub(super) fn render_scheduler_records(out: &mut Out, file: &SwimlaneFile) {
             .s(", \"core_type\": \"aicpu\", \"physical_core_id\": null, \"capture\": {\"committed\": ")
             .u(lane.len() as u64)
             .s(", \"dropped\": 0, \"truncated\": false}, \"records\": [");
-        out.each(lane, "\n      ", ",\n      ", render_record);
+        out.each(lane, "\n      ", ",\n      ", |out, x| {
+            render_record(out, &rows.phase(x));
+        });
         out.s("\n    ], \"metrics\": [");
         let mut any = false;
-        for (i, r) in lane.iter().enumerate() {
+        for (i, x) in lane.iter().enumerate() {
+            let r = rows.phase(x);
             if r.pop.is_none() && r.shared_at_start.is_none() && r.shared_at_end.is_none() {
                 continue;
             }
             out.s(if any { ",\n      " } else { "\n      " });
             any = true;
-            render_metric(out, i, r);
+            render_metric(out, i, &r);
         }
         out.s(if any { "\n    ]}" } else { "]}" });
     }
@@ -342,12 +346,18 @@ impl SwimlaneFile {
         }
     }
 
+    /// A row's `run_epoch` as `schema` writes it: its own (`v`), else `epoch`, in a 2026-09
+    /// file; none in a 2026-08 one.
+    pub(crate) fn stamped_epoch(schema: DfxSchema, epoch: u64, v: Option<u64>) -> Option<u64> {
+        schema.is_newer().then(|| v.unwrap_or(epoch))
+    }
+
     /// The file as `schema` writes it. 2026-09: `metadata.runtime`
     /// ([`schema::RUNTIME_TMR`] unless set) and `run_epoch` `epoch` on every
     /// row and phase record without one; 2026-08: neither.
     pub fn with_schema(mut self, schema: DfxSchema, epoch: u64) -> Self {
         let newer = schema.is_newer();
-        let e = |v: Option<u64>| newer.then(|| v.unwrap_or(epoch));
+        let e = |v: Option<u64>| Self::stamped_epoch(schema, epoch, v);
         self.metadata.runtime = if newer {
             self.metadata
                 .runtime
