@@ -106,10 +106,15 @@ pub use schema::DfxSchema;
 pub use task_id::{format_task_display, format_task_hex, TaskId};
 
 /// `ns` nanoseconds in ticks of a `freq` Hz counter, rounded down: how every writer turns
-/// the runtime's host times into Simpler's cycle fields. The 128-bit product (a library
-/// division) only when the 64-bit one overflows.
+/// the runtime's host times into Simpler's cycle fields. A frequency that divides 1 GHz
+/// (50 MHz, 1 GHz) is one 64-bit division of `ns`, exactly the same value; otherwise the
+/// 128-bit product (a library division) only when the 64-bit one overflows (monotonic
+/// times past about six minutes of uptime at 50 MHz).
 pub fn ticks(ns: u64, freq: u64) -> u64 {
     const NS_PER_S: u64 = 1_000_000_000;
+    if NS_PER_S.is_multiple_of(freq) {
+        return ns / (NS_PER_S / freq);
+    }
     match ns.checked_mul(freq) {
         Some(p) => p / NS_PER_S,
         None => ((u128::from(ns) * u128::from(freq)) / u128::from(NS_PER_S)) as u64,
@@ -130,5 +135,33 @@ mod tests {
             super::ticks(u64::MAX / 4, 3_000_000_000),
             (u64::MAX / 4) * 3
         );
+    }
+
+    /// Every frequency, the divisors of 1 GHz included, gives floor(ns × freq / 1e9).
+    #[test]
+    fn ticks_are_the_exact_quotient_at_any_frequency() {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        for freq in [
+            0,
+            1,
+            3,
+            50_000_000,
+            100_000_000,
+            999_999_999,
+            1_000_000_000,
+            1_500_000_000,
+            2_000_000_000,
+        ] {
+            for _ in 0..1000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let ns = x >> (x % 40);
+                let want = u128::from(ns) * u128::from(freq) / 1_000_000_000;
+                if let Ok(want) = u64::try_from(want) {
+                    assert_eq!(super::ticks(ns, freq), want, "{ns} ns at {freq} Hz");
+                }
+            }
+        }
     }
 }
