@@ -41,7 +41,7 @@ pub fn export(dir: &Path, schema: Option<DfxSchema>) -> Result<ExportReport, Too
             records.header.schema = schema;
         }
         let out = dir.join(pto_dfx::swimlane::FILE_NAME);
-        pto_dfx::swimlane::write(&out, &records.to_model())?;
+        records.write_json(&out)?;
         report.written.push(out);
     }
     let deps = dir.join(compact::deps::FILE_NAME);

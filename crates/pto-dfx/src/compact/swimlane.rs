@@ -170,6 +170,25 @@ pub struct SwimlaneRecords {
 }
 
 impl SwimlaneRecords {
+    /// Writes the JSON of these records to `path` atomically, streamed ([`write_json`]: the
+    /// bytes of [`Self::to_model`]'s rendering, without the model).
+    pub fn write_json(&self, path: &Path) -> Result<(), WriteError> {
+        let workers: Vec<(&[Subtask], &[Phase])> = self
+            .workers
+            .iter()
+            .map(|w| (w.subtasks.as_slice(), w.phases.as_slice()))
+            .collect();
+        write_json(
+            path,
+            &self.header,
+            &workers,
+            &self.orchestrator,
+            |s| *s,
+            |p| *p,
+            |o| *o,
+        )
+    }
+
     /// The JSON model of these records ([`model`]) in the header's generation.
     pub fn to_model(&self) -> SwimlaneFile {
         model(
