@@ -343,10 +343,17 @@ struct FastOrch {
 /// decides). Whenever it returns records, the careful reader returns the
 /// same records and no problem.
 pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
-    if !careful_reader_takes(bytes) {
+    // The check that the careful reader takes the text and the typed read are two
+    // independent passes over it: the check runs on a second thread.
+    let (raw, takes) = pto_base::thread::beside(
+        "pto-json-check",
+        || serde_json::from_slice::<FastSwimlane>(bytes).ok(),
+        || careful_reader_takes(bytes),
+    );
+    if !takes {
         return None;
     }
-    let raw: FastSwimlane = serde_json::from_slice(bytes).ok()?;
+    let raw = raw?;
     let level = SwimlaneLevel::from_number(raw.chip_swimlane_level)?;
     if raw.metadata.clock_freq_hz == 0
         || raw.metadata.has_host_keys()
