@@ -386,10 +386,7 @@ impl CycleClock {
         if c == 0 {
             return 0;
         }
-        let ns =
-            (u128::from(c.saturating_sub(self.base)) * 1_000_000_000u128) / u128::from(self.freq);
-        u64::try_from(ns)
-            .unwrap_or(u64::MAX)
+        pto_dfx::cycles_ns(c.saturating_sub(self.base), self.freq)
             .saturating_add(self.device_offset)
     }
 }
@@ -429,13 +426,34 @@ fn task_rows(
         }
         return tasks;
     }
-    let mut lookup: IdMap<(u32, u32), usize> = idmap::map_with_capacity(file.aicore_tasks.len());
-    for (i, r) in file.aicore_tasks.iter().enumerate() {
-        lookup.insert((r.core_id, r.reg_task_id), i);
+    // Rows written in one order (ours, and Simpler's per-core sections) with keys that
+    // only grow are joined row by row: each key names its one row, the one at the same
+    // index. Any other file is joined through a map.
+    let key = |core: u32, reg: u32| (core, reg);
+    let aicore = &file.aicore_tasks;
+    let aligned = aicore.len() == file.aicpu_tasks.len()
+        && aicore
+            .windows(2)
+            .all(|w| key(w[0].core_id, w[0].reg_task_id) < key(w[1].core_id, w[1].reg_task_id))
+        && aicore
+            .iter()
+            .zip(&file.aicpu_tasks)
+            .all(|(r, c)| key(r.core_id, r.reg_task_id) == key(c.core_id, c.reg_task_id));
+    let mut lookup: IdMap<(u32, u32), usize> = IdMap::default();
+    if !aligned {
+        lookup = idmap::map_with_capacity(aicore.len());
+        for (i, r) in aicore.iter().enumerate() {
+            lookup.insert(key(r.core_id, r.reg_task_id), i);
+        }
     }
     let mut unmatched = 0usize;
-    for c in &file.aicpu_tasks {
-        let Some(&i) = lookup.get(&(c.core_id, c.reg_task_id)) else {
+    for (k, c) in file.aicpu_tasks.iter().enumerate() {
+        let found = if aligned {
+            Some(k)
+        } else {
+            lookup.get(&key(c.core_id, c.reg_task_id)).copied()
+        };
+        let Some(i) = found else {
             unmatched += 1;
             continue;
         };
@@ -539,6 +557,42 @@ mod tests {
         assert_eq!(t.tasks[0].core_type, CoreType::Aiv);
         assert_eq!(t.sched[0][1].kind, SchedPhaseKind::Complete);
         assert_eq!(t.orch[0][0].start, 899 * 20);
+    }
+
+    /// Rows in one order with growing keys are joined row by row; the same rows in another
+    /// order, or with a key twice (the last AICore row of a key wins), through the map: the
+    /// same tasks either way.
+    #[test]
+    fn aligned_rows_join_as_the_map_joins_them() {
+        let mut file = parse(EXAMPLE.as_bytes(), Path::new("x")).unwrap().value;
+        file.aicpu_tasks.truncate(3);
+        let aligned = join(&file, Path::new("x")).unwrap();
+        assert!(aligned.problems.is_empty(), "{:?}", aligned.problems);
+        file.aicpu_tasks.reverse();
+        let mapped = join(&file, Path::new("x")).unwrap();
+        let spans = |t: &Timeline| -> Vec<(TaskId, u32, Ns, Ns, Option<Ns>)> {
+            let mut v: Vec<_> = t
+                .tasks
+                .iter()
+                .map(|x| (x.task_id, x.core_id, x.start, x.end, x.dispatch))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(spans(&aligned), spans(&mapped));
+        // A key twice: the map keeps the last AICore row of it, and so must the join.
+        file.aicpu_tasks.reverse();
+        file.aicore_tasks[2].reg_task_id = 1;
+        file.aicpu_tasks[2].reg_task_id = 1;
+        let twice = join(&file, Path::new("x")).unwrap();
+        let last = file.aicore_tasks[2].task_token;
+        let on_core_1: Vec<TaskId> = twice
+            .tasks
+            .iter()
+            .filter(|x| x.core_id == 1)
+            .map(|x| x.task_id)
+            .collect();
+        assert_eq!(on_core_1, [last, last]);
     }
 
     /// `end < start` and `end_cycles = 2^64-1` were accepted silently ("Exec%

@@ -121,6 +121,26 @@ pub fn ticks(ns: u64, freq: u64) -> u64 {
     }
 }
 
+/// `cycles` ticks of a `freq` Hz counter in nanoseconds, rounded down and saturating at
+/// `u64::MAX` (`u64::MAX` too for a frequency of 0): the inverse of [`ticks`], how the
+/// viewers put Simpler's cycle fields on a nanosecond timeline. A frequency that divides
+/// 1 GHz is one 64-bit multiplication unless it overflows, a multiple of 1 GHz one 64-bit
+/// division, both exact; any other the 128-bit quotient.
+pub fn cycles_ns(cycles: u64, freq: u64) -> u64 {
+    const NS_PER_S: u64 = 1_000_000_000;
+    if freq == 0 {
+        return u64::MAX;
+    }
+    if NS_PER_S.is_multiple_of(freq) {
+        if let Some(ns) = cycles.checked_mul(NS_PER_S / freq) {
+            return ns;
+        }
+    } else if freq.is_multiple_of(NS_PER_S) {
+        return cycles / (freq / NS_PER_S);
+    }
+    u64::try_from(u128::from(cycles) * u128::from(NS_PER_S) / u128::from(freq)).unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -135,6 +155,36 @@ mod tests {
             super::ticks(u64::MAX / 4, 3_000_000_000),
             (u64::MAX / 4) * 3
         );
+    }
+
+    /// Every frequency gives floor(cycles × 1e9 / freq), saturated.
+    #[test]
+    fn cycles_in_ns_are_the_exact_quotient_at_any_frequency() {
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for freq in [
+            1,
+            3,
+            50_000_000,
+            999_999_999,
+            1_000_000_000,
+            1_500_000_000,
+            2_000_000_000,
+        ] {
+            for _ in 0..1000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let cycles = x >> (x % 64);
+                let want = u128::from(cycles) * 1_000_000_000 / u128::from(freq);
+                let want = u64::try_from(want).unwrap_or(u64::MAX);
+                assert_eq!(
+                    super::cycles_ns(cycles, freq),
+                    want,
+                    "{cycles} cycles at {freq} Hz"
+                );
+            }
+        }
+        assert_eq!(super::cycles_ns(5, 0), u64::MAX);
     }
 
     /// Every frequency, the divisors of 1 GHz included, gives floor(ns × freq / 1e9).
