@@ -343,17 +343,10 @@ struct FastOrch {
 /// decides). Whenever it returns records, the careful reader returns the
 /// same records and no problem.
 pub fn fast_swimlane(bytes: &[u8]) -> Option<SwimlaneFile> {
-    // The check that the careful reader takes the text and the typed read are two
-    // independent passes over it: the check runs on a second thread.
-    let (raw, takes) = pto_base::thread::beside(
-        "pto-json-check",
-        || serde_json::from_slice::<FastSwimlane>(bytes).ok(),
-        || careful_reader_takes(bytes),
-    );
-    if !takes {
+    if !careful_reader_takes(bytes) {
         return None;
     }
-    let raw = raw?;
+    let raw: FastSwimlane = serde_json::from_slice(bytes).ok()?;
     let level = SwimlaneLevel::from_number(raw.chip_swimlane_level)?;
     if raw.metadata.clock_freq_hz == 0
         || raw.metadata.has_host_keys()
