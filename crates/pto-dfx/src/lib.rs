@@ -157,30 +157,43 @@ mod tests {
         );
     }
 
+    /// The counter frequencies the conversions are checked at: divisors and multiples of
+    /// 1 GHz, and neither.
+    const FREQS: [u64; 8] = [
+        1,
+        3,
+        50_000_000,
+        100_000_000,
+        999_999_999,
+        1_000_000_000,
+        1_500_000_000,
+        2_000_000_000,
+    ];
+
+    /// 1000 values per frequency over the whole range of `u64` (xorshift, shifted by a
+    /// varying amount so that small values come too).
+    fn values() -> impl Iterator<Item = u64> {
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        std::iter::repeat_with(move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x >> (x % 64)
+        })
+        .take(1000)
+    }
+
     /// Every frequency gives floor(cycles × 1e9 / freq), saturated.
     #[test]
     fn cycles_in_ns_are_the_exact_quotient_at_any_frequency() {
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-        for freq in [
-            1,
-            3,
-            50_000_000,
-            999_999_999,
-            1_000_000_000,
-            1_500_000_000,
-            2_000_000_000,
-        ] {
-            for _ in 0..1000 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let cycles = x >> (x % 64);
+        for freq in FREQS {
+            for cycles in values() {
                 let want = u128::from(cycles) * 1_000_000_000 / u128::from(freq);
                 let want = u64::try_from(want).unwrap_or(u64::MAX);
                 assert_eq!(
                     super::cycles_ns(cycles, freq),
                     want,
-                    "{cycles} cycles at {freq} Hz"
+                    "{cycles} at {freq} Hz"
                 );
             }
         }
@@ -190,28 +203,14 @@ mod tests {
     /// Every frequency, the divisors of 1 GHz included, gives floor(ns × freq / 1e9).
     #[test]
     fn ticks_are_the_exact_quotient_at_any_frequency() {
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        for freq in [
-            0,
-            1,
-            3,
-            50_000_000,
-            100_000_000,
-            999_999_999,
-            1_000_000_000,
-            1_500_000_000,
-            2_000_000_000,
-        ] {
-            for _ in 0..1000 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let ns = x >> (x % 40);
+        for freq in FREQS {
+            for ns in values() {
                 let want = u128::from(ns) * u128::from(freq) / 1_000_000_000;
                 if let Ok(want) = u64::try_from(want) {
                     assert_eq!(super::ticks(ns, freq), want, "{ns} ns at {freq} Hz");
                 }
             }
         }
+        assert_eq!(super::ticks(u64::MAX, 0), 0);
     }
 }
