@@ -428,30 +428,34 @@ fn task_rows(
     }
     // Rows written in one order (ours, and Simpler's per-core sections) with keys that
     // only grow are joined row by row: each key names its one row, the one at the same
-    // index. Any other file is joined through a map.
-    let key = |core: u32, reg: u32| (core, reg);
+    // index. Any other file is joined through a map (the last row of a key wins).
     let aicore = &file.aicore_tasks;
     let aligned = aicore.len() == file.aicpu_tasks.len()
         && aicore
             .windows(2)
-            .all(|w| key(w[0].core_id, w[0].reg_task_id) < key(w[1].core_id, w[1].reg_task_id))
+            .all(|w| (w[0].core_id, w[0].reg_task_id) < (w[1].core_id, w[1].reg_task_id))
         && aicore
             .iter()
             .zip(&file.aicpu_tasks)
-            .all(|(r, c)| key(r.core_id, r.reg_task_id) == key(c.core_id, c.reg_task_id));
-    let mut lookup: IdMap<(u32, u32), usize> = IdMap::default();
-    if !aligned {
-        lookup = idmap::map_with_capacity(aicore.len());
-        for (i, r) in aicore.iter().enumerate() {
-            lookup.insert(key(r.core_id, r.reg_task_id), i);
-        }
-    }
+            .all(|(r, c)| (r.core_id, r.reg_task_id) == (c.core_id, c.reg_task_id));
+    let lookup: IdMap<(u32, u32), usize> = if aligned {
+        IdMap::default()
+    } else {
+        let mut lookup = idmap::map_with_capacity(aicore.len());
+        lookup.extend(
+            aicore
+                .iter()
+                .enumerate()
+                .map(|(i, r)| ((r.core_id, r.reg_task_id), i)),
+        );
+        lookup
+    };
     let mut unmatched = 0usize;
     for (k, c) in file.aicpu_tasks.iter().enumerate() {
         let found = if aligned {
             Some(k)
         } else {
-            lookup.get(&key(c.core_id, c.reg_task_id)).copied()
+            lookup.get(&(c.core_id, c.reg_task_id)).copied()
         };
         let Some(i) = found else {
             unmatched += 1;

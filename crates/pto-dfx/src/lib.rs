@@ -105,13 +105,15 @@ pub use json::read_file as read_artifact;
 pub use schema::DfxSchema;
 pub use task_id::{format_task_display, format_task_hex, TaskId};
 
+/// Nanoseconds per second: what [`ticks`] and [`cycles_ns`] convert by.
+const NS_PER_S: u64 = 1_000_000_000;
+
 /// `ns` nanoseconds in ticks of a `freq` Hz counter, rounded down: how every writer turns
 /// the runtime's host times into Simpler's cycle fields. A frequency that divides 1 GHz
 /// (50 MHz, 1 GHz) is one 64-bit division of `ns`, exactly the same value; otherwise the
 /// 128-bit product (a library division) only when the 64-bit one overflows (monotonic
 /// times past about six minutes of uptime at 50 MHz).
 pub fn ticks(ns: u64, freq: u64) -> u64 {
-    const NS_PER_S: u64 = 1_000_000_000;
     if NS_PER_S.is_multiple_of(freq) {
         return ns / (NS_PER_S / freq);
     }
@@ -127,7 +129,6 @@ pub fn ticks(ns: u64, freq: u64) -> u64 {
 /// 1 GHz is one 64-bit multiplication unless it overflows, a multiple of 1 GHz one 64-bit
 /// division, both exact; any other the 128-bit quotient.
 pub fn cycles_ns(cycles: u64, freq: u64) -> u64 {
-    const NS_PER_S: u64 = 1_000_000_000;
     if freq == 0 {
         return u64::MAX;
     }

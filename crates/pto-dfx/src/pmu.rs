@@ -304,14 +304,19 @@ fn push_fields(out: &mut Out, row: &PmuRow, counters: impl Iterator<Item = u64>)
     out.u(u64::from(row.event_type)).s("\n");
 }
 
+/// The header's counter columns of `rows`: the first row's counter names (none without
+/// rows).
+fn header_names(rows: &[PmuRow]) -> Vec<&str> {
+    rows.first()
+        .map(|r| r.counters.iter().map(|(n, _)| n.as_ref()).collect())
+        .unwrap_or_default()
+}
+
 /// The whole file: the header from the first row's counter names (none
 /// without rows), then the rows. Fails, naming the row, if a row's counter
 /// names differ from the first row's or a counter name is not a plain CSV field.
 pub fn render(rows: &[PmuRow]) -> Result<String, InvalidRecord> {
-    let names: Vec<&str> = rows
-        .first()
-        .map(|r| r.counters.iter().map(|(n, _)| n.as_ref()).collect())
-        .unwrap_or_default();
+    let names = header_names(rows);
     let mut csv = PmuCsv::new(&names, rows.len())?;
     for row in rows {
         csv.push(row)?;
@@ -507,10 +512,7 @@ fn check_names(names: &[&str]) -> Result<(), InvalidRecord> {
 
 /// Writes `rows` to `path` atomically, streamed (the bytes of [`render`]).
 pub fn write(path: &Path, rows: &[PmuRow]) -> Result<(), WriteError> {
-    let names: Vec<&str> = rows
-        .first()
-        .map(|r| r.counters.iter().map(|(n, _)| n.as_ref()).collect())
-        .unwrap_or_default();
+    let names = header_names(rows);
     let mut csv = PmuCsv::streaming(path, &names)?;
     for row in rows {
         csv.push(row).map_err(|e| WriteError::invalid(path, e))?;

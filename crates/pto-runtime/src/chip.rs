@@ -999,7 +999,7 @@ impl Recorder {
     fn new(chip: &Chip) -> Recorder {
         let dfx = &chip.config.dfx;
         let pmu_on = dfx.pmu > 0;
-        let perf = if pmu_on && chip.config.platform.pmu_counts_host() {
+        let perf = if chip.config.samples_host_counters() {
             PerfGroup::open()
         } else {
             None

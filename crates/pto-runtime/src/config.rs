@@ -254,6 +254,12 @@ pub struct ChipConfig {
 }
 
 impl ChipConfig {
+    /// Whether the workers open and sample this host's counters: PMU on, on the platform
+    /// whose `pmu.csv` shows them ([`Platform::pmu_counts_host`]).
+    pub fn samples_host_counters(&self) -> bool {
+        self.dfx.pmu > 0 && self.platform.pmu_counts_host()
+    }
+
     /// A configuration with default rings (after the environment) and timeout
     /// (`SIMPLER_SCHEDULER_TIMEOUT_MS` when set).
     pub fn new(platform: Platform) -> Result<ChipConfig, RuntimeError> {

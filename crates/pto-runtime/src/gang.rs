@@ -257,7 +257,7 @@ impl<'scope, 'env: 'scope> Gang<'scope, 'env> {
 
 fn helper_main(chip: &Chip, me: &Helper, slot: usize) {
     let mut exec = Executor::new(chip, &me.status, slot, ThreadRole::Helper);
-    let mut perf = if chip.config.dfx.pmu > 0 && chip.config.platform.pmu_counts_host() {
+    let mut perf = if chip.config.samples_host_counters() {
         PerfGroup::open()
     } else {
         None

@@ -308,8 +308,8 @@ struct RecordRows<'a, S, P, O, FS, FP, FO> {
     epoch: Option<u64>,
     workers: &'a [(&'a [S], &'a [P])],
     orchestrator: &'a [O],
-    /// The rows' order: (worker, index) of each subtask.
-    order: Vec<(u32, u32)>,
+    /// The rows' order: (core, worker, index) of each subtask.
+    order: Vec<(u32, u32, u32)>,
     subtask: FS,
     phase: FP,
     orch: FO,
@@ -344,14 +344,14 @@ where
             epoch: SwimlaneFile::stamped_epoch(header.schema, header.run_epoch, None),
             workers,
             orchestrator,
-            order: order.into_iter().map(|(_, w, i)| (w, i)).collect(),
+            order,
             subtask,
             phase,
             orch,
         }
     }
 
-    fn subtask_at(&self, &(w, i): &(u32, u32)) -> Subtask {
+    fn subtask_at(&self, &(_, w, i): &(u32, u32, u32)) -> Subtask {
         (self.subtask)(&self.workers[w as usize].0[i as usize])
     }
 }
@@ -365,16 +365,16 @@ where
     FP: Fn(&P) -> Phase + Sync,
     FO: Fn(&O) -> Orch + Sync,
 {
-    type Aicore = (u32, u32);
-    type Aicpu = (u32, u32);
+    type Aicore = (u32, u32, u32);
+    type Aicpu = (u32, u32, u32);
     type Phase = P;
     type Orch = O;
 
-    fn aicore(&self) -> &[(u32, u32)] {
+    fn aicore(&self) -> &[(u32, u32, u32)] {
         &self.order
     }
 
-    fn aicore_row(&self, x: &(u32, u32)) -> AicoreTaskRow {
+    fn aicore_row(&self, x: &(u32, u32, u32)) -> AicoreTaskRow {
         let s = self.subtask_at(x);
         let start = ticks(s.start_ns, self.freq);
         AicoreTaskRow {
@@ -388,7 +388,7 @@ where
         }
     }
 
-    fn aicpu(&self) -> &[(u32, u32)] {
+    fn aicpu(&self) -> &[(u32, u32, u32)] {
         if self.level >= 2 {
             &self.order
         } else {
@@ -396,7 +396,7 @@ where
         }
     }
 
-    fn aicpu_row(&self, x: &(u32, u32)) -> AicpuTaskRow {
+    fn aicpu_row(&self, x: &(u32, u32, u32)) -> AicpuTaskRow {
         let s = self.subtask_at(x);
         AicpuTaskRow {
             run_epoch: self.epoch,
@@ -1116,21 +1116,7 @@ mod tests {
             (0, 4, DfxSchema::V2026_09, false),
         ] {
             let r = many(n, level, schema, predicted);
-            let workers: Vec<(&[Subtask], &[Phase])> = r
-                .workers
-                .iter()
-                .map(|w| (w.subtasks.as_slice(), w.phases.as_slice()))
-                .collect();
-            write_json(
-                &path,
-                &r.header,
-                &workers,
-                &r.orchestrator,
-                |s| *s,
-                |p| *p,
-                |o| *o,
-            )
-            .unwrap();
+            r.write_json(&path).unwrap();
             let want = crate::swimlane::render(&r.to_model());
             let got = std::fs::read_to_string(&path).unwrap();
             assert!(got == want, "{n} records, level {level}, {schema:?}");
