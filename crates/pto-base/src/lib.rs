@@ -9,12 +9,14 @@
 //! * [`pyrepr`]: Python's `repr` of strings and floats, and float literals.
 //! * [`json`]: JSON string literals, as Python's `json.dumps` writes them.
 //! * [`hash`]: lower-case hex and SHA-256 (plain, and of framed fields).
+//! * [`idmap`]: hash maps and sets keyed by ids, with a fast non-cryptographic hasher.
 //! * [`thread`]: two pieces of work at once ([`thread::beside`]).
 //! * [`fnv1a64`]: a hash of bytes that is stable across Rust releases (for pinned outputs).
 
 pub mod dtype;
 pub mod fs;
 pub mod hash;
+pub mod idmap;
 pub mod json;
 pub mod pyrepr;
 pub mod thread;

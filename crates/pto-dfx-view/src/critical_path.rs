@@ -46,10 +46,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::error::ToolError;
-use crate::idmap::{self, IdMap};
 use crate::load::{self, TaskGraph};
 use crate::names::{self, KernelNames, SiblingPolicy};
 use crate::perf::{self, Ns};
+use pto_base::idmap::{self, IdMap};
 use pto_dfx::atomic::AtomicFile;
 use pto_dfx::task_id::TaskId;
 

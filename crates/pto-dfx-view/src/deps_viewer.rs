@@ -83,10 +83,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::ToolError;
-use crate::idmap::{self, IdMap};
 use crate::layout::Engine;
 use crate::names::{self, KernelNames, SiblingPolicy};
 use crate::reduction::{self, Refused};
+use pto_base::idmap::{self, IdMap};
 use pto_base::json::push_u64;
 use pto_dfx::atomic::AtomicFile;
 use pto_dfx::deps::{ArgDirection, EdgeSource, Overlap};

@@ -32,7 +32,6 @@ pub mod dfx_export;
 pub mod dump_viewer;
 pub mod error;
 pub mod html;
-pub mod idmap;
 pub mod layout;
 pub mod load;
 pub mod names;

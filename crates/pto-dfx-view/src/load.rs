@@ -31,7 +31,7 @@ use std::path::Path;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, SeqAccess, Visitor};
 
-use crate::idmap::{self, IdMap};
+use pto_base::idmap::{self, IdMap};
 use pto_dfx::core_type::CoreType;
 use pto_dfx::deps_scan::{self, DepsScan, Detail, Scanned};
 use pto_dfx::error::{Loaded, Problem, ReadError};

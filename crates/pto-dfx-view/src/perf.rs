@@ -28,7 +28,7 @@
 use std::path::Path;
 
 use crate::error::ToolError;
-use crate::idmap::{self, IdMap};
+use pto_base::idmap::{self, IdMap};
 use pto_dfx::core_type::CoreType;
 use pto_dfx::error::Problem;
 use pto_dfx::swimlane::{PopCounts, SchedPhaseKind, SwimlaneFile, SwimlaneLevel};

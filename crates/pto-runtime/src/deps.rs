@@ -286,10 +286,7 @@ trait Interned: Copy + Eq {
 }
 
 /// FxHash's mixing step (the input is the run's own records, not an adversary's).
-#[inline]
-fn mix(h: u64, w: u64) -> u64 {
-    (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
-}
+use pto_base::idmap::mix;
 
 impl Interned for TensorView {
     #[inline]

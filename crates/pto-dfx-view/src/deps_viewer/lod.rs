@@ -621,8 +621,8 @@ const SCRIPT: &str = include_str!("lod.js").trim_ascii_end();
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::idmap::IdMap;
     use crate::names::KernelNames;
+    use pto_base::idmap::IdMap;
     use pto_dfx::deps_scan::{self, Detail, Scanned};
 
     /// Ring 1: tasks 0, 1 run kernel 0, task 2 kernel 1; ring 0: task 0 kernel 0; an alloc

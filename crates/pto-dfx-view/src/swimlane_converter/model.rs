@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 
 use super::{PID_ORCH, PID_SCHED, PID_SCHED_VIEW, PID_WORKER, TID_AICPU, TID_H2D, TID_QUEUE};
-use crate::idmap::{self, IdMap};
 use crate::load::{GraphTask, TaskGraph};
 use crate::names::KernelNames;
 use crate::perf::{Ns, Timeline};
+use pto_base::idmap::{self, IdMap};
 use pto_dfx::core_type::CoreType;
 use pto_dfx::swimlane::SchedPhaseKind;
 use pto_dfx::task_id::TaskId;
@@ -527,23 +527,17 @@ fn row_labels(
     let mut func = Vec::with_capacity(n);
     let mut label_base = Vec::with_capacity(n);
     let mut bases: Vec<String> = Vec::new();
-    let mut label_cache: HashMap<(Option<i32>, bool, bool), u32> = HashMap::new();
-    // Neighbouring rows mostly share a label: the previous one is tried before the map.
-    let mut last = None;
+    let mut label_cache: IdMap<(Option<i32>, bool, bool), u32> = IdMap::default();
     for (gi, &(a, b)) in groups.iter().enumerate() {
         let g = lookup.task(t.tasks[a].task_id);
         for task in &t.tasks[a..b] {
             let f = g.and_then(|g| g.func_id_for(task.core_type));
             func.push(f);
             let key = (f, spmd[gi], g.is_some_and(GraphTask::is_dummy));
-            let base = match last {
-                Some((k, base)) if k == key => base,
-                _ => *label_cache.entry(key).or_insert_with(|| {
-                    bases.push(group_label(f, g, spmd[gi], names, lookup.graph.is_some()));
-                    (bases.len() - 1) as u32
-                }),
-            };
-            last = Some((key, base));
+            let base = *label_cache.entry(key).or_insert_with(|| {
+                bases.push(group_label(f, g, spmd[gi], names, lookup.graph.is_some()));
+                (bases.len() - 1) as u32
+            });
             label_base.push(base);
         }
     }

@@ -19,8 +19,8 @@
 //! nanoseconds of [`perf`](crate::perf), so Simpler's rounding of
 //! `ts` to three decimals of a µs is exact here.
 
-use crate::idmap::{self, IdMap};
 use crate::perf::{Ns, Timeline};
+use pto_base::idmap::{self, IdMap};
 use pto_dfx::core_type::CoreType;
 use pto_dfx::task_id::TaskId;
 

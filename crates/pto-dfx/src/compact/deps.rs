@@ -28,7 +28,6 @@
 //! earlier version (each view inline in every argument and edge, `inline`)
 //! is read as well, into the same records.
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use super::{CompactError, CompactErrorKind, Cursor, Enc, Sink};
@@ -288,20 +287,13 @@ struct TensorEntry {
 /// The distinct tensor versions of the views, in first-seen order.
 #[derive(Default)]
 struct Tensors {
-    seen: HashSet<u64>,
+    seen: pto_base::idmap::IdSet<u64>,
     list: Vec<(u64, TensorEntry)>,
-    /// The last id noted: a tensor mostly recurs in the next argument or edge (a chain's
-    /// accumulator, a producer's output and its consumers), and then needs no lookup.
-    last: Option<u64>,
 }
 
 impl Tensors {
     fn note(&mut self, t: &View) {
         let id = crate::deps::tensor_id(t.addr, t.version);
-        if self.last == Some(id) {
-            return;
-        }
-        self.last = Some(id);
         if self.seen.insert(id) {
             let es = crate::DataType::from_code(u32::from(t.dtype)).map_or(1, |d| d.elem_size());
             let entry = TensorEntry {

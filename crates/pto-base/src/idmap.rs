@@ -1,5 +1,5 @@
 //! Hash maps keyed by task ids and small integer tuples, for the viewers'
-//! million-entry joins.
+//! million-entry joins and the writers' and runtime's tables of ids.
 //!
 //! The standard library's SipHash resists hash flooding, which matters for
 //! maps keyed by untrusted strings; here the keys are integers from files
@@ -17,10 +17,17 @@ pub struct IdHasher(u64);
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
+/// The hash of `h` followed by word `w`: [`IdHasher`]'s one step, for a caller that hashes
+/// a value's fields itself.
+#[inline]
+pub fn mix(h: u64, w: u64) -> u64 {
+    (h.rotate_left(5) ^ w).wrapping_mul(SEED)
+}
+
 impl IdHasher {
     #[inline]
     fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
+        self.0 = mix(self.0, word);
     }
 }
 
