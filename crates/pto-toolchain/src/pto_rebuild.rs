@@ -570,20 +570,21 @@ fn run_ptoas(
             return write_atomic(out, cpp.as_bytes()).map_err(PtoRebuildError::from);
         }
     };
-    let mut child = Command::new(ptoas)
-        .arg(pto)
-        .arg("-o")
-        .arg(out)
-        .arg("--enable-insert-sync")
-        .arg(format!("--pto-level={level}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| PtoRebuildError::PtoasSpawn {
-            ptoas: ptoas.to_path_buf(),
-            source,
-        })?;
+    let mut child = crate::toolchain::spawn_retrying(
+        Command::new(ptoas)
+            .arg(pto)
+            .arg("-o")
+            .arg(out)
+            .arg("--enable-insert-sync")
+            .arg(format!("--pto-level={level}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .map_err(|source| PtoRebuildError::PtoasSpawn {
+        ptoas: ptoas.to_path_buf(),
+        source,
+    })?;
     // Drain both pipes on their own threads so a chatty ptoas cannot block
     // on a full pipe. After a timeout the readers are abandoned: a
     // grandchild may still hold the pipes open.

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::depfile;
@@ -638,18 +638,19 @@ impl Toolchain {
     }
 }
 
-/// How often [`output_of`] tries an executable the kernel reports busy.
+/// How often [`spawn_retrying`] tries an executable the kernel reports busy.
 const BUSY_TRIES: u32 = 20;
 
-/// Runs `cmd` to completion ([`Command::output`]), trying again for a while when the
-/// executable is busy (`ETXTBSY`). A compiler wrapper written just before by this process
-/// (a test's, or a user's tool that generates one) is busy while any child forked
-/// meanwhile by another thread still holds its write descriptor, until that child execs:
-/// the condition lasts microseconds, so a short wait is the fix, not an error.
-fn output_of(cmd: &mut Command) -> std::io::Result<Output> {
+/// Starts `cmd` ([`Command::spawn`]), trying again for a while when the executable is busy
+/// (`ETXTBSY`): the way the toolchain starts the compilers and ptoas. A wrapper written
+/// just before by this process (a test's, or a user's tool that generates one) is busy
+/// while any child forked meanwhile by another thread still holds its write descriptor,
+/// until that child execs: the condition lasts microseconds, so a short wait is the fix,
+/// not an error.
+pub(crate) fn spawn_retrying(cmd: &mut Command) -> std::io::Result<Child> {
     let mut tries = 1;
     loop {
-        match cmd.output() {
+        match cmd.spawn() {
             Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < BUSY_TRIES => {
                 tracing::debug!(tries, "executable busy (ETXTBSY), trying again");
                 std::thread::sleep(std::time::Duration::from_millis(u64::from(tries)));
@@ -658,6 +659,13 @@ fn output_of(cmd: &mut Command) -> std::io::Result<Output> {
             result => return result,
         }
     }
+}
+
+/// Runs `cmd` to completion with its output captured ([`Command::output`]), started by
+/// [`spawn_retrying`].
+fn output_of(cmd: &mut Command) -> std::io::Result<Output> {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    spawn_retrying(cmd)?.wait_with_output()
 }
 
 /// The cached object for `unit` if the manifest at `manifest_path` has an entry whose
