@@ -571,8 +571,8 @@ fn render_into<R: Rows>(out: &mut Out, file: &SwimlaneFile, rows: &R) {
             .u(r.end_cycles)
             .s(", ")
             .u(u64::from(r.receive_to_start_cycles));
-        if newer {
-            out.s(", ").u(r.run_epoch.unwrap_or(0));
+        if let Some(e) = written_epoch(newer, r.run_epoch) {
+            out.s(", ").u(e);
         }
         out.s("]");
     });
@@ -633,8 +633,8 @@ fn render_orchestrator_phases<R: Rows>(out: &mut Out, rows: &R, newer: bool) {
                 .u(r.start_cycles)
                 .s(", \"end_cycles\": ")
                 .u(r.end_cycles);
-            if newer {
-                out.s(", \"run_epoch\": ").u(r.run_epoch.unwrap_or(0));
+            if let Some(e) = written_epoch(newer, r.run_epoch) {
+                out.s(", \"run_epoch\": ").u(e);
             }
             out.s("}");
         });
@@ -869,7 +869,21 @@ fn render_sched_record(out: &mut Out, r: &SchedPhaseRecord) {
     if let Some(s) = &r.shared_at_end {
         out.s(", \"shared_at_end\": ").list(s, ",");
     }
+    if let Some(e) = written_epoch(false, r.run_epoch) {
+        out.s(", \"run_epoch\": ").u(e);
+    }
     out.s("}");
+}
+
+/// The `run_epoch` a row or record is written with: always in a 2026-09 file (0 when it
+/// has none), and in a 2026-08 file only the one it was read with (a 2026-08 file that
+/// carries epochs is read with them, and written back without losing them).
+fn written_epoch(newer: bool, epoch: Option<u64>) -> Option<u64> {
+    if newer {
+        Some(epoch.unwrap_or(0))
+    } else {
+        epoch
+    }
 }
 
 // ---------------------------------------------------------------- reader

@@ -233,6 +233,30 @@ fn write_then_read_round_trips() {
     }
 }
 
+/// A 2026-08 file (no `metadata.runtime`) whose rows and records carry `run_epoch` is read
+/// with them; written back, it keeps them (the fuzzer found them dropped).
+#[test]
+fn epochs_in_a_2026_08_file_survive_a_round_trip() {
+    let mut file = example();
+    file.aicore_tasks[2].run_epoch = Some(8);
+    for lane in file.orchestrator_phases.iter_mut().flatten() {
+        lane[0].run_epoch = Some(3);
+    }
+    for lane in file.scheduler_phases.iter_mut().flatten() {
+        lane[1].run_epoch = Some(5);
+    }
+    let text = swimlane::render(&file);
+    assert!(!text.contains("\"runtime\""), "still a 2026-08 file");
+    let loaded = swimlane::parse(text.as_bytes(), Path::new("x.json")).unwrap();
+    assert_eq!(loaded.problems, vec![]);
+    assert_eq!(loaded.value, file);
+    // Rows without one are written as before.
+    assert_eq!(
+        swimlane::render(&example()),
+        golden_text(swimlane::FILE_NAME)
+    );
+}
+
 #[test]
 fn a_large_file_is_written_streamed_with_the_exact_bytes_of_render() {
     // Tens of thousands of rows and records: the writer spills its buffer many times on
