@@ -18,7 +18,7 @@ use pto_base::fs::LimitedReadError;
 
 use serde_json::{Map, Value};
 
-use crate::atomic::AtomicFile;
+use crate::behind::Behind;
 use crate::error::{Problem, ReadError, ReadErrorKind, WriteError, MAX_FILE_BYTES};
 
 /// Reads a whole file of at most [`MAX_FILE_BYTES`], mapping failure to
@@ -340,17 +340,17 @@ impl Default for Out {
     }
 }
 
-/// A streaming [`Out`]'s file and the first error its spills met (reported by
-/// [`Out::finish`]; the renderers themselves cannot fail).
+/// A streaming [`Out`]'s file, written behind the renderer ([`crate::behind`]; its first
+/// error is reported by [`Out::finish`], the renderers themselves cannot fail).
 struct Spill {
-    file: AtomicFile,
-    failed: Option<WriteError>,
+    file: Behind,
 }
 
-/// The text a streaming [`Out`] holds before it writes it out: large enough that each
-/// write is cheap, small enough that its pages stay warm (a buffer of a whole large file
-/// was a fresh page, and a page fault, per 4 KiB on every run).
-const SPILL_BYTES: usize = 256 * 1024;
+/// The text a streaming [`Out`] holds before it hands it to the file's writing thread:
+/// large enough that each hand-over is cheap, small enough that the few buffers in flight
+/// stay warm (a buffer of a whole large file was a fresh page, and a page fault, per
+/// 4 KiB on every run).
+const SPILL_BYTES: usize = 1 << 20;
 
 /// [`Out::each`] renders this many items or more in two halves on two threads (a thread
 /// costs tens of microseconds; 8192 rows of a DFX file take about a millisecond).
@@ -387,8 +387,7 @@ impl Out {
         Ok(Self {
             buf: String::with_capacity(SPILL_BYTES + 4096),
             sink: Some(Spill {
-                file: AtomicFile::create(path)?,
-                failed: None,
+                file: Behind::create(path)?,
             }),
             limit: SPILL_BYTES,
         })
@@ -433,38 +432,32 @@ impl Out {
             rest.buf
         };
         let ((), text) = beside(|| render_head(self), render_tail);
-        self.append(&text);
+        self.append(text);
     }
 
-    /// Appends a large text: a streaming buffer writes out what it holds and then `text`
+    /// Appends a large text: a streaming buffer hands over what it holds and then `text`
     /// itself (no copy into the buffer).
-    pub(crate) fn append(&mut self, text: &str) {
+    pub(crate) fn append(&mut self, text: String) {
         if self.sink.is_none() {
-            self.buf.push_str(text);
+            self.buf.push_str(&text);
             return;
         }
         self.spill();
         if let Some(sink) = &mut self.sink {
-            if sink.failed.is_none() {
-                if let Err(e) = sink.file.write_all(text.as_bytes()) {
-                    sink.failed = Some(e);
-                }
-            }
+            sink.file.send_owned(text.into_bytes());
         }
     }
 
-    /// Writes a streaming buffer's text to its file (a kept text grows on).
+    /// Hands a streaming buffer's text to its file (a kept text grows on).
     #[cold]
     fn spill(&mut self) {
         let Some(sink) = &mut self.sink else {
             return;
         };
-        if sink.failed.is_none() {
-            if let Err(e) = sink.file.write_all(self.buf.as_bytes()) {
-                sink.failed = Some(e);
-            }
-        }
-        self.buf.clear();
+        let mut bytes = std::mem::take(&mut self.buf).into_bytes();
+        sink.file.send(&mut bytes);
+        // What comes back is empty (and keeps its capacity), so it is text.
+        self.buf = String::from_utf8(bytes).unwrap_or_default();
     }
 
     /// Writes what `render` appends to a streaming buffer to `path` atomically
@@ -478,12 +471,8 @@ impl Out {
     /// Writes the rest of a streaming buffer's text and renames the file over its path;
     /// the first write error, if any, instead (the target untouched).
     pub(crate) fn finish(mut self) -> Result<(), WriteError> {
-        self.spill();
         match self.sink.take() {
-            Some(Spill {
-                failed: Some(e), ..
-            }) => Err(e),
-            Some(Spill { file, .. }) => file.commit(),
+            Some(Spill { file }) => file.commit(self.buf.as_bytes()),
             None => Ok(()),
         }
     }
@@ -634,7 +623,7 @@ mod tests {
             std::io::Error::other("no space left on device"),
         );
         if let Some(sink) = &mut out.sink {
-            sink.failed = Some(failed);
+            sink.file.fail_with(failed);
         }
         for _ in 0..SPILL_BYTES {
             out.s("x");

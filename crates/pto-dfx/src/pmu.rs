@@ -480,7 +480,7 @@ impl PmuCsv {
     /// next row.
     pub fn append(&mut self, rest: PmuCsv) {
         debug_assert!(rest.rows >= self.rows, "a continuation of rows after these");
-        self.out.append(&rest.out.buf);
+        self.out.append(rest.out.buf);
         self.rows = rest.rows;
     }
 

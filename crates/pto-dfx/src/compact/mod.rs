@@ -394,32 +394,35 @@ impl<const N: usize> Enc<N> {
     }
 }
 
-/// An [`crate::atomic::AtomicFile`] fed through one staging buffer of
-/// [`Sink::CHUNK`] bytes (one allocation per file, large writes), counting
-/// the bytes written.
+/// A diagnostics file ([`crate::behind::Behind`]) fed through staging buffers of
+/// [`Sink::CHUNK`] bytes (a few per file, reused; large writes), counting the bytes
+/// written.
 pub(crate) struct Sink {
-    file: crate::atomic::AtomicFile,
+    /// Full chunks are written behind the encoder ([`crate::behind`]).
+    file: crate::behind::Behind,
     buf: Vec<u8>,
     /// Bytes written so far.
     pub written: u64,
 }
 
 impl Sink {
-    /// Small enough to stay in a core's L2 cache while records are encoded into it.
-    const CHUNK: usize = 256 << 10;
+    /// Large enough that handing a chunk to the file's writing thread is cheap, small
+    /// enough that the few chunks in flight stay warm ([`crate::behind`]).
+    const CHUNK: usize = 1 << 20;
 
     pub fn create(path: &Path) -> Result<Self, crate::WriteError> {
         Ok(Self {
-            file: crate::atomic::AtomicFile::create(path)?,
+            file: crate::behind::Behind::create(path)?,
             buf: Vec::with_capacity(Self::CHUNK),
             written: 0,
         })
     }
 
     pub fn put(&mut self, bytes: &[u8]) -> Result<(), crate::WriteError> {
-        self.make_room(bytes.len())?;
+        self.make_room(bytes.len());
         if bytes.len() > Self::CHUNK {
-            return self.file.write_all(bytes);
+            self.file.send_owned(bytes.to_vec());
+            return Ok(());
         }
         self.buf.extend_from_slice(bytes);
         Ok(())
@@ -430,35 +433,31 @@ impl Sink {
     #[inline(always)]
     pub fn put_record<const N: usize>(&mut self, rec: &[u8; N]) -> Result<(), crate::WriteError> {
         const { assert!(N <= Self::CHUNK) };
-        self.make_room(N)?;
+        self.make_room(N);
         self.buf.extend_from_slice(rec);
         Ok(())
     }
 
-    /// Counts `n` bytes as written and flushes the buffer if they would not fit in it.
+    /// Counts `n` bytes as written and hands the buffer over if they would not fit in it.
     #[inline(always)]
-    fn make_room(&mut self, n: usize) -> Result<(), crate::WriteError> {
+    fn make_room(&mut self, n: usize) {
         self.written += n as u64;
         if self.buf.len() + n > Self::CHUNK {
-            self.flush()?;
+            self.flush();
         }
-        Ok(())
     }
 
     #[cold]
-    fn flush(&mut self) -> Result<(), crate::WriteError> {
-        self.file.write_all(&self.buf)?;
-        self.buf.clear();
-        Ok(())
+    fn flush(&mut self) {
+        self.file.send(&mut self.buf);
     }
 
     pub fn path(&self) -> &Path {
         self.file.path()
     }
 
-    pub fn commit(mut self) -> Result<u64, crate::WriteError> {
-        self.file.write_all(&self.buf)?;
-        self.file.commit()?;
+    pub fn commit(self) -> Result<u64, crate::WriteError> {
+        self.file.commit(&self.buf)?;
         Ok(self.written)
     }
 }

@@ -1,0 +1,309 @@
+//! A large diagnostics file written behind its renderer: full buffers are handed to a
+//! thread of the file's own, which copies them into the file while the renderer fills the
+//! next ones (the copy into the page cache is a third to a half of a large file's time,
+//! and the run's CPUs are otherwise idle while its files are written).
+//!
+//! The thread starts with the first full buffer, so a small file, written at once by
+//! [`Behind::commit`], never has one; and only while fewer such threads run than the
+//! machine has CPUs less one ([`Permit`]): with several large files at once (all five
+//! diagnostics) the others are written by their renderers, as before. At most [`QUEUE`]
+//! buffers wait for the thread (the renderer then waits too); written buffers come back
+//! empty, keeping their capacity and their warm pages, to be filled again. The file stays
+//! an [`AtomicFile`]: invisible at its path until committed, removed when abandoned, its
+//! first write error reported by the commit.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::OnceLock;
+use std::thread::JoinHandle;
+
+use crate::atomic::AtomicFile;
+use crate::error::WriteError;
+
+/// Full buffers that may wait for the writing thread.
+pub(crate) const QUEUE: usize = 4;
+
+/// A file being written, on a thread of its own once the first buffer is full.
+pub(crate) struct Behind {
+    path: PathBuf,
+    /// The file, until the first buffer is handed over.
+    file: Option<AtomicFile>,
+    /// The writing thread, from then on.
+    writer: Option<Writer>,
+    /// Why the file could not be written (reported by the commit).
+    failed: Option<WriteError>,
+}
+
+struct Writer {
+    /// Buffers to write, and whether to hand each back once written.
+    full: SyncSender<(Vec<u8>, bool)>,
+    empty: Receiver<Vec<u8>>,
+    thread: JoinHandle<Result<AtomicFile, WriteError>>,
+}
+
+impl Behind {
+    /// Creates the parent directories of `path` and a temporary beside it
+    /// ([`AtomicFile::create`]).
+    pub(crate) fn create(path: &Path) -> Result<Self, WriteError> {
+        Ok(Self {
+            path: path.to_path_buf(),
+            file: Some(AtomicFile::create(path)?),
+            writer: None,
+            failed: None,
+        })
+    }
+
+    /// The final path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Hands `buf`'s bytes to the writing thread (started now if it is not yet) and leaves
+    /// an empty buffer of at least `buf`'s capacity in its place. After a write error
+    /// (kept for [`commit`](Self::commit)) buffers are dropped unwritten.
+    pub(crate) fn send(&mut self, buf: &mut Vec<u8>) {
+        if buf.is_empty() {
+            return;
+        }
+        let Some(w) = self.writer_for(buf) else {
+            return;
+        };
+        let spare = w
+            .empty
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(buf.capacity()));
+        // A closed channel means the thread stopped at an error, which the commit reports.
+        let _ = w.full.send((std::mem::replace(buf, spare), true));
+    }
+
+    /// Hands over a large text of its own (rendered apart): written, then freed, by the
+    /// writing thread.
+    pub(crate) fn send_owned(&mut self, mut text: Vec<u8>) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(w) = self.writer_for(&mut text) {
+            let _ = w.full.send((text, false));
+        }
+    }
+
+    /// The writing thread for `buf`, started now if a [`Permit`] allows it; `None` when
+    /// `buf` was written here or dropped after an error (it is then empty).
+    fn writer_for(&mut self, buf: &mut Vec<u8>) -> Option<&Writer> {
+        if self.failed.is_some() {
+            buf.clear();
+            return None;
+        }
+        if self.file.is_some() {
+            match Permit::take() {
+                Some(permit) => match self.file.take().map(|f| start(f, &self.path, permit)) {
+                    Some(Ok(writer)) => self.writer = Some(writer),
+                    Some(Err(e)) => self.failed = Some(e),
+                    None => {}
+                },
+                None => {
+                    self.write_here(buf);
+                    return None;
+                }
+            }
+        }
+        if self.writer.is_none() {
+            buf.clear();
+        }
+        self.writer.as_ref()
+    }
+
+    /// Writes `buf` on this thread (every CPU has a writing thread already).
+    fn write_here(&mut self, buf: &mut Vec<u8>) {
+        if let Some(file) = &mut self.file {
+            if let Err(e) = file.write_all(buf) {
+                self.file = None;
+                self.failed = Some(e);
+            }
+        }
+        buf.clear();
+    }
+
+    /// Starts the writing thread now, whatever the limit (the tests of the thread).
+    #[cfg(test)]
+    fn start_now(&mut self) {
+        let file = self.file.take().expect("a new file");
+        self.writer = Some(start(file, &self.path, Permit::beyond_the_limit()).unwrap());
+    }
+
+    /// Makes the file fail with `e` (the tests' stand-in for a full disk).
+    #[cfg(test)]
+    pub(crate) fn fail_with(&mut self, e: WriteError) {
+        self.failed = Some(e);
+    }
+
+    /// Writes `last`, waits for the writing thread and renames the file over its path;
+    /// the first write error instead (the target untouched, the temporary removed).
+    pub(crate) fn commit(mut self, last: &[u8]) -> Result<(), WriteError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        let mut file = match (self.writer.take(), self.file.take()) {
+            (Some(w), _) => w.finish(&self.path)?,
+            (None, Some(file)) => file,
+            (None, None) => unreachable!("a Behind has its file, its thread or its error"),
+        };
+        file.write_all(last)?;
+        file.commit()
+    }
+}
+
+impl Writer {
+    /// Ends the thread and takes the file back (its first write error instead).
+    fn finish(self, path: &Path) -> Result<AtomicFile, WriteError> {
+        drop(self.full);
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(thread_error(path, "the writing thread panicked")))
+    }
+}
+
+fn thread_error(path: &Path, why: &str) -> WriteError {
+    WriteError::io(path, "writing", std::io::Error::other(why.to_string()))
+}
+
+/// Writing threads running now, in the whole process.
+static THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// The right to run one writing thread: one fewer than the machine's CPUs (at least one),
+/// so that several large files written at once (all five diagnostics) do not crowd the
+/// CPUs their renderers need; a file without one is written by its renderer, as a small
+/// one is.
+struct Permit;
+
+impl Permit {
+    fn take() -> Option<Permit> {
+        static LIMIT: OnceLock<usize> = OnceLock::new();
+        let limit = *LIMIT.get_or_init(|| {
+            std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
+        });
+        THREADS
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Permit)
+    }
+
+    /// A permit beyond the limit (tests of the writing thread, which run beside others).
+    #[cfg(test)]
+    fn beyond_the_limit() -> Permit {
+        THREADS.fetch_add(1, Ordering::AcqRel);
+        Permit
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        THREADS.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Starts the thread that writes the buffers sent to it into `file`, holding `permit`
+/// while it runs.
+fn start(mut file: AtomicFile, path: &Path, permit: Permit) -> Result<Writer, WriteError> {
+    let (full, from_writer) = sync_channel::<(Vec<u8>, bool)>(QUEUE);
+    let (to_writer, empty) = sync_channel::<Vec<u8>>(QUEUE + 1);
+    let thread = std::thread::Builder::new()
+        .name("pto-dfx-file".to_string())
+        .spawn(move || {
+            let _permit = permit;
+            for (mut buf, back) in from_writer {
+                file.write_all(&buf)?;
+                if back {
+                    buf.clear();
+                    let _ = to_writer.try_send(buf);
+                }
+            }
+            Ok(file)
+        })
+        .map_err(|e| WriteError::io(path, "starting its writing thread", e))?;
+    Ok(Writer {
+        full,
+        empty,
+        thread,
+    })
+}
+
+impl Drop for Behind {
+    fn drop(&mut self) {
+        // Abandoned: the thread ends when its channel closes and drops (removes) the
+        // temporary; wait for it so that nothing is left behind once this returns.
+        if let Some(w) = self.writer.take() {
+            let _ = w.finish(&self.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_arrive_in_order_and_the_file_appears_only_when_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.bin");
+        let mut file = Behind::create(&path).unwrap();
+        file.start_now();
+        let mut want = Vec::new();
+        let mut buf = Vec::with_capacity(1000);
+        for i in 0..50u32 {
+            buf.extend((0..1000).map(|k| (i * 7 + k) as u8));
+            want.extend_from_slice(&buf);
+            file.send(&mut buf);
+            assert!(buf.is_empty() && buf.capacity() >= 1000, "{i}");
+            if i % 10 == 0 {
+                let text = format!("text {i}").into_bytes();
+                want.extend_from_slice(&text);
+                file.send_owned(text);
+            }
+        }
+        assert!(!path.exists(), "invisible until committed");
+        file.commit(b"tail").unwrap();
+        want.extend_from_slice(b"tail");
+        assert_eq!(std::fs::read(&path).unwrap(), want);
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temporary left");
+    }
+
+    #[test]
+    fn without_a_permit_the_renderer_writes_and_the_text_is_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("here.bin");
+        let mut file = Behind::create(&path).unwrap();
+        let mut buf = vec![7; 3000];
+        file.write_here(&mut buf);
+        assert!(file.writer.is_none() && buf.is_empty());
+        buf.extend_from_slice(&[8; 10]);
+        file.send(&mut buf);
+        file.commit(b"!").unwrap();
+        let mut want = vec![7; 3000];
+        want.extend_from_slice(&[8; 10]);
+        want.push(b'!');
+        assert_eq!(std::fs::read(&path).unwrap(), want);
+    }
+
+    #[test]
+    fn a_small_file_is_written_here_and_an_abandoned_one_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small.json");
+        Behind::create(&small).unwrap().commit(b"{}").unwrap();
+        assert_eq!(std::fs::read(&small).unwrap(), b"{}");
+        let gone = dir.path().join("gone.bin");
+        let mut file = Behind::create(&gone).unwrap();
+        file.start_now();
+        file.send(&mut vec![1; 4096]);
+        drop(file);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("small.json")]);
+    }
+}
