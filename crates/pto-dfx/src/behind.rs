@@ -4,18 +4,17 @@
 //! and the run's CPUs are otherwise idle while its files are written).
 //!
 //! The thread starts with the first full buffer, so a small file, written at once by
-//! [`Behind::commit`], never has one; and only while fewer such threads run than the
-//! machine has CPUs less one ([`Permit`]): with several large files at once (all five
-//! diagnostics) the others are written by their renderers, as before. At most [`QUEUE`]
+//! [`Behind::commit`], never has one; and only on a CPU that no other writer's thread has
+//! ([`pto_base::thread::spare_cpu`]; until one is free, each full buffer is written by its
+//! renderer, as before): with several large files at once (all five diagnostics) the
+//! renderers have the CPUs. At most [`QUEUE`]
 //! buffers wait for the thread (the renderer then waits too); written buffers come back
 //! empty, keeping their capacity and their warm pages, to be filled again. The file stays
 //! an [`AtomicFile`]: invisible at its path until committed, removed when abandoned, its
 //! first write error reported by the commit.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::OnceLock;
 use std::thread::JoinHandle;
 
 use crate::atomic::AtomicFile;
@@ -88,7 +87,7 @@ impl Behind {
         }
     }
 
-    /// The writing thread for `buf`, started now if a [`Permit`] allows it; `None` when
+    /// The writing thread for `buf`, started now if a CPU is spare; `None` when
     /// `buf` was written here or dropped after an error (it is then empty).
     fn writer_for(&mut self, buf: &mut Vec<u8>) -> Option<&Writer> {
         if self.failed.is_some() {
@@ -96,16 +95,14 @@ impl Behind {
             return None;
         }
         if self.file.is_some() {
-            match Permit::take() {
-                Some(permit) => match self.file.take().map(|f| start(f, &self.path, permit)) {
-                    Some(Ok(writer)) => self.writer = Some(writer),
-                    Some(Err(e)) => self.failed = Some(e),
-                    None => {}
-                },
-                None => {
-                    self.write_here(buf);
-                    return None;
-                }
+            if !pto_base::thread::spare_cpu() {
+                self.write_here(buf);
+                return None;
+            }
+            match self.file.take().map(|f| start(f, &self.path)) {
+                Some(Ok(writer)) => self.writer = Some(writer),
+                Some(Err(e)) => self.failed = Some(e),
+                None => {}
             }
         }
         if self.writer.is_none() {
@@ -114,7 +111,7 @@ impl Behind {
         self.writer.as_ref()
     }
 
-    /// Writes `buf` on this thread (every CPU has a writing thread already).
+    /// Writes `buf` on this thread (every CPU has a writer's thread already).
     fn write_here(&mut self, buf: &mut Vec<u8>) {
         if let Some(file) = &mut self.file {
             if let Err(e) = file.write_all(buf) {
@@ -125,11 +122,11 @@ impl Behind {
         buf.clear();
     }
 
-    /// Starts the writing thread now, whatever the limit (the tests of the thread).
+    /// Starts the writing thread now, spare CPU or not (the tests of the thread).
     #[cfg(test)]
     fn start_now(&mut self) {
         let file = self.file.take().expect("a new file");
-        self.writer = Some(start(file, &self.path, Permit::beyond_the_limit()).unwrap());
+        self.writer = Some(start(file, &self.path).unwrap());
     }
 
     /// Makes the file fail with `e` (the tests' stand-in for a full disk).
@@ -168,52 +165,15 @@ fn thread_error(path: &Path, why: &str) -> WriteError {
     WriteError::io(path, "writing", std::io::Error::other(why.to_string()))
 }
 
-/// Writing threads running now, in the whole process.
-static THREADS: AtomicUsize = AtomicUsize::new(0);
-
-/// The right to run one writing thread: one fewer than the machine's CPUs (at least one),
-/// so that several large files written at once (all five diagnostics) do not crowd the
-/// CPUs their renderers need; a file without one is written by its renderer, as a small
-/// one is.
-struct Permit;
-
-impl Permit {
-    fn take() -> Option<Permit> {
-        static LIMIT: OnceLock<usize> = OnceLock::new();
-        let limit = *LIMIT.get_or_init(|| {
-            std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
-        });
-        THREADS
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < limit).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| Permit)
-    }
-
-    /// A permit beyond the limit (tests of the writing thread, which run beside others).
-    #[cfg(test)]
-    fn beyond_the_limit() -> Permit {
-        THREADS.fetch_add(1, Ordering::AcqRel);
-        Permit
-    }
-}
-
-impl Drop for Permit {
-    fn drop(&mut self) {
-        THREADS.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// Starts the thread that writes the buffers sent to it into `file`, holding `permit`
-/// while it runs.
-fn start(mut file: AtomicFile, path: &Path, permit: Permit) -> Result<Writer, WriteError> {
+/// Starts the thread that writes the buffers sent to it into `file` ([at
+/// work](pto_base::thread::AtWork) while it runs).
+fn start(mut file: AtomicFile, path: &Path) -> Result<Writer, WriteError> {
     let (full, from_writer) = sync_channel::<(Vec<u8>, bool)>(QUEUE);
     let (to_writer, empty) = sync_channel::<Vec<u8>>(QUEUE + 1);
     let thread = std::thread::Builder::new()
         .name("pto-dfx-file".to_string())
         .spawn(move || {
-            let _permit = permit;
+            let _at_work = pto_base::thread::AtWork::begin();
             for (mut buf, back) in from_writer {
                 file.write_all(&buf)?;
                 if back {

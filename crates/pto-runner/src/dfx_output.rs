@@ -86,7 +86,8 @@ struct Part {
 
 type PartResult = Result<Part, RunnerError>;
 
-/// Runs `f` on a thread of `scope` (or here, when no thread can be started).
+/// Runs `f` on a thread of `scope` (or here, when no thread can be started), [at
+/// work](pto_base::thread::AtWork) while it runs.
 fn run_beside<'scope, 'env, F>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     f: F,
@@ -100,9 +101,12 @@ where
     let take = |m: &std::sync::Mutex<Option<F>>| m.lock().ok().and_then(|mut g| g.take());
     std::thread::Builder::new()
         .name("pto-dfx-write".to_string())
-        .spawn_scoped(scope, move || match take(&theirs) {
-            Some(f) => f(),
-            None => Ok(Part::default()),
+        .spawn_scoped(scope, move || {
+            let _at_work = pto_base::thread::AtWork::begin();
+            match take(&theirs) {
+                Some(f) => f(),
+                None => Ok(Part::default()),
+            }
         })
         .map_err(|_| match take(&slot) {
             Some(f) => f(),
@@ -193,12 +197,14 @@ pub fn write_artifacts(
     let parts: Vec<PartResult> = std::thread::scope(|s| {
         let swimlane = (options.chip_swimlane > 0).then(|| run_beside(s, || a.swimlane()));
         let deps = options.dep_gen.then(|| run_beside(s, || a.deps()));
+        let at_work = pto_base::thread::AtWork::begin();
         let here = [
             (options.dump_args > 0).then(|| a.dump()),
             (options.pmu > 0).then(|| a.pmu()),
             options.scope_stats.then(|| a.scope_stats()),
             (options.chip_swimlane > 0 || options.dep_gen).then(name_map),
         ];
+        drop(at_work);
         let mut parts: Vec<PartResult> = Vec::new();
         parts.extend(swimlane.map(join_part));
         parts.extend(deps.map(join_part));
