@@ -11,8 +11,8 @@ static AT_WORK: AtomicUsize = AtomicUsize::new(0);
 
 /// A thread of the diagnostics writers at work while this lives: the runner's threads
 /// that write a run's files, the helpers of [`beside`] and the threads that write a large
-/// file behind its renderer, so that the last start only on a CPU no other of them has
-/// ([`spare_cpu`]).
+/// file behind its renderer, so that such a thread starts only on a CPU none of the
+/// others uses ([`spare_cpu`]).
 #[derive(Debug)]
 pub struct AtWork(());
 
