@@ -76,7 +76,6 @@ use crate::error::ToolError;
 use crate::load::{self};
 use crate::names::{self, SiblingPolicy};
 use crate::perf::{self};
-use pto_dfx::atomic::AtomicFile;
 use pto_dfx::error::Problem;
 
 mod model;
@@ -292,10 +291,7 @@ pub fn convert_with(
     } else {
         pipes::PipeTracks::default()
     };
-    let mut file = AtomicFile::create(&output)?;
-    let (n_events, n_flows) =
-        write_trace(&mut file, &timeline, &model, &names, &overhead, &tracks)?;
-    file.commit()?;
+    let (n_events, n_flows) = write_trace(&output, &timeline, &model, &names, &overhead, &tracks)?;
     Ok(ConvertReport {
         output,
         deps: deps_path,

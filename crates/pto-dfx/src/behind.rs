@@ -21,16 +21,16 @@ use crate::atomic::AtomicFile;
 use crate::error::WriteError;
 
 /// Full buffers that may wait for the writing thread.
-pub(crate) const QUEUE: usize = 4;
+pub const QUEUE: usize = 4;
 
 /// Full buffers written by the renderer before a writing thread is started: a file of a
 /// few buffers is done before a thread would pay for itself (a compact `deps.bin` of
 /// 2.9 MB was about half a millisecond slower with one).
-pub(crate) const HERE_FIRST: usize = 2;
+pub const HERE_FIRST: usize = 2;
 
 /// A file being written, on a thread of its own once a few buffers are full and a CPU is
 /// spare.
-pub(crate) struct Behind {
+pub struct Behind {
     path: PathBuf,
     /// The file, until its writing thread starts.
     file: Option<AtomicFile>,
@@ -40,6 +40,8 @@ pub(crate) struct Behind {
     failed: Option<WriteError>,
     /// Full buffers handed over so far.
     sent: usize,
+    /// The writing thread stopped (at an error its join reports).
+    stopped: bool,
 }
 
 struct Writer {
@@ -52,43 +54,44 @@ struct Writer {
 impl Behind {
     /// Creates the parent directories of `path` and a temporary beside it
     /// ([`AtomicFile::create`]).
-    pub(crate) fn create(path: &Path) -> Result<Self, WriteError> {
+    pub fn create(path: &Path) -> Result<Self, WriteError> {
         Ok(Self {
             path: path.to_path_buf(),
             file: Some(AtomicFile::create(path)?),
             writer: None,
             failed: None,
             sent: 0,
+            stopped: false,
         })
     }
 
     /// The final path.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Hands `buf`'s bytes to the writing thread (started now if it is not yet) and leaves
-    /// an empty buffer of at least `buf`'s capacity in its place. After a write error
-    /// (kept for [`commit`](Self::commit)) buffers are dropped unwritten.
-    pub(crate) fn send(&mut self, buf: &mut Vec<u8>) {
-        if buf.is_empty() {
-            return;
+    /// an empty buffer of at least `buf`'s capacity in its place. Returns whether the file
+    /// is still being written: after a write error (kept for [`commit`](Self::commit))
+    /// buffers are dropped unwritten, and a renderer may as well stop.
+    pub fn send(&mut self, buf: &mut Vec<u8>) -> bool {
+        if !buf.is_empty() {
+            if let Some(w) = self.writer_for(buf) {
+                let spare = w
+                    .empty
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(buf.capacity()));
+                // A closed channel: the thread stopped at an error, which its join reports.
+                self.stopped = w.full.send((std::mem::replace(buf, spare), true)).is_err();
+            }
         }
-        let Some(w) = self.writer_for(buf) else {
-            return;
-        };
-        let spare = w
-            .empty
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(buf.capacity()));
-        // A closed channel means the thread stopped at an error, which the commit reports.
-        let _ = w.full.send((std::mem::replace(buf, spare), true));
+        self.failed.is_none() && !self.stopped
     }
 
     /// Hands over a large text of its own (rendered apart): written, then freed, by the
     /// writing thread if the file has one (a thread started for it alone would only be
     /// waited for, as such a text mostly ends its file), else here.
-    pub(crate) fn send_owned(&mut self, mut text: Vec<u8>) {
+    pub fn send_owned(&mut self, mut text: Vec<u8>) {
         if self.writer.is_none() {
             if self.failed.is_none() {
                 self.write_here(&mut text);
@@ -96,14 +99,14 @@ impl Behind {
             return;
         }
         if let Some(w) = self.writer_for(&mut text) {
-            let _ = w.full.send((text, false));
+            self.stopped = w.full.send((text, false)).is_err();
         }
     }
 
     /// The writing thread for `buf`, started now if a CPU is spare; `None` when
     /// `buf` was written here or dropped after an error (it is then empty).
     fn writer_for(&mut self, buf: &mut Vec<u8>) -> Option<&Writer> {
-        if self.failed.is_some() {
+        if self.failed.is_some() || self.stopped {
             buf.clear();
             return None;
         }
@@ -151,7 +154,7 @@ impl Behind {
 
     /// Writes `last`, waits for the writing thread and renames the file over its path;
     /// the first write error instead (the target untouched, the temporary removed).
-    pub(crate) fn commit(mut self, last: &[u8]) -> Result<(), WriteError> {
+    pub fn commit(mut self, last: &[u8]) -> Result<(), WriteError> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
@@ -267,6 +270,25 @@ mod tests {
         want.extend_from_slice(&[8; 10]);
         want.push(b'!');
         assert_eq!(std::fs::read(&path).unwrap(), want);
+    }
+
+    #[test]
+    fn after_a_failure_nothing_more_is_written_and_the_commit_reports_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("full.bin");
+        let mut file = Behind::create(&path).unwrap();
+        assert!(file.send(&mut vec![1; 100]), "written");
+        file.fail_with(WriteError::io(
+            &path,
+            "writing",
+            std::io::Error::other("no space left on device"),
+        ));
+        let mut buf = vec![2; 100];
+        assert!(!file.send(&mut buf), "the renderer may stop");
+        assert!(buf.is_empty());
+        let text = file.commit(b"").unwrap_err().to_string();
+        assert!(text.contains("no space left"), "{text}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

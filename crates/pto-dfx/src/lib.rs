@@ -77,7 +77,7 @@
 pub mod args_bin;
 pub mod args_dump;
 pub mod atomic;
-mod behind;
+pub mod behind;
 pub mod compact;
 pub mod core_type;
 pub mod deps;

@@ -4,7 +4,7 @@
 use pto_base::json::{push_str, push_u64};
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::mpsc::{Receiver, SyncSender};
+use std::path::Path;
 
 use super::model::{flow_points, Model, Placed};
 use super::{overhead, pipes};
@@ -13,24 +13,22 @@ use crate::error::ToolError;
 use crate::names::KernelNames;
 use crate::perf::{self, Ns, PhaseSpan, Timeline};
 use pto_base::idmap::{self, IdMap};
-use pto_dfx::atomic::AtomicFile;
+use pto_dfx::behind::Behind;
 use pto_dfx::swimlane::SchedPhaseKind;
 use pto_dfx::task_id::TaskId;
 
-/// The writer thread went away (its error explains why).
+/// The file's writing thread stopped (the commit's error explains why).
 struct WriterGone;
 
-/// Bytes per chunk handed to the writer thread.
+/// Bytes per chunk handed to the file.
 const CHUNK: usize = 1 << 20;
 
-/// Event output: one event per line, formatted here into 1 MiB chunks that
-/// a writer thread passes to the file, so formatting and the `write` system
-/// calls (a quarter of the time on a large trace) run on two cores. Spent
-/// chunks come back for reuse; at most four are in flight.
+/// Event output: one event per line, formatted here into 1 MiB chunks that the file
+/// ([`Behind`]) writes on a thread of its own, so formatting and the `write` system calls
+/// (a quarter of the time on a large trace) run on two cores.
 struct TraceOut {
     buf: String,
-    tx: SyncSender<String>,
-    spare: Receiver<String>,
+    file: Behind,
     n_events: u64,
     n_flows: u64,
 }
@@ -44,21 +42,15 @@ impl TraceOut {
 
     fn flush_if_full(&mut self) -> Result<(), WriterGone> {
         if self.buf.len() >= CHUNK {
-            let next = self
-                .spare
-                .try_recv()
-                .unwrap_or_else(|_| String::with_capacity(CHUNK + CHUNK / 2));
-            let full = std::mem::replace(&mut self.buf, next);
-            self.tx.send(full).map_err(|_| WriterGone)?;
+            let mut bytes = std::mem::take(&mut self.buf).into_bytes();
+            let writing = self.file.send(&mut bytes);
+            // What comes back is empty (and keeps its capacity), so it is text.
+            self.buf = String::from_utf8(bytes).unwrap_or_default();
+            if !writing {
+                return Err(WriterGone);
+            }
         }
         Ok(())
-    }
-
-    fn finish(mut self) -> Result<(u64, u64), WriterGone> {
-        self.buf.push_str("\n]}\n");
-        let last = std::mem::take(&mut self.buf);
-        self.tx.send(last).map_err(|_| WriterGone)?;
-        Ok((self.n_events, self.n_flows))
     }
 
     /// One metadata (`M`) event: `{"args":{<key>:<value>},"cat":"__metadata","name":<event>,
@@ -359,82 +351,70 @@ impl PhaseIndex {
     }
 }
 
-/// Writes the trace to `file`: events are formatted on this thread and
-/// written by a second one (see [`TraceOut`]). Returns `(events, flows)`.
+/// Writes the trace to `output` atomically: events are formatted on this thread and
+/// written by the file's own (see [`TraceOut`]). Returns `(events, flows)`.
 pub(super) fn write_trace(
-    file: &mut AtomicFile,
+    output: &Path,
     t: &Timeline,
     model: &Model,
     names: &KernelNames,
     overhead: &[overhead::Sample],
     tracks: &pipes::PipeTracks,
 ) -> Result<(u64, u64), ToolError> {
-    let path = file.path().to_path_buf();
-    let (tx, rx) = std::sync::mpsc::sync_channel::<String>(4);
-    let (spare_tx, spare_rx) = std::sync::mpsc::channel::<String>();
-    std::thread::scope(|scope| {
-        let writer = scope.spawn(move || -> Result<(), pto_dfx::error::WriteError> {
-            for mut chunk in rx {
-                file.write_all(chunk.as_bytes())?;
-                chunk.clear();
-                // The formatter may be gone already; the chunk is then dropped.
-                let _ = spare_tx.send(chunk);
-            }
-            Ok(())
-        });
-        let out = TraceOut {
-            buf: String::with_capacity(CHUNK + CHUNK / 2),
-            tx,
-            spare: spare_rx,
-            n_events: 0,
-            n_flows: 0,
-        };
-        let produced = produce_trace(out, t, model, names, overhead, tracks);
-        let written = match writer.join() {
-            Ok(res) => res,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
-        // The writer's error explains why the formatter stopped.
-        written?;
-        produced.map_err(|WriterGone| {
-            ToolError::Write(pto_dfx::error::WriteError::io(
-                &path,
-                "writing",
-                std::io::Error::other("the writer thread stopped early"),
-            ))
-        })
-    })
+    let mut out = TraceOut {
+        buf: String::with_capacity(CHUNK + CHUNK / 2),
+        file: Behind::create(output)?,
+        n_events: 0,
+        n_flows: 0,
+    };
+    let produced = produce_trace(&mut out, t, model, names, overhead, tracks);
+    out.buf.push_str("\n]}\n");
+    let TraceOut {
+        buf,
+        file,
+        n_events,
+        n_flows,
+    } = out;
+    // The commit's error explains why the formatter stopped.
+    file.commit(buf.as_bytes())?;
+    produced.map_err(|WriterGone| {
+        ToolError::Write(pto_dfx::error::WriteError::io(
+            output,
+            "writing",
+            std::io::Error::other("the writing thread stopped early"),
+        ))
+    })?;
+    Ok((n_events, n_flows))
 }
 
 /// Formats every event into `out` (see the module docs for the order).
 fn produce_trace(
-    mut out: TraceOut,
+    out: &mut TraceOut,
     t: &Timeline,
     model: &Model,
     names: &KernelNames,
     overhead: &[overhead::Sample],
     tracks: &pipes::PipeTracks,
-) -> Result<(u64, u64), WriterGone> {
+) -> Result<(), WriterGone> {
     out.buf.push_str("{\"traceEvents\":[");
-    write_metadata(&mut out, t, model, names, overhead, tracks);
-    write_pipe_slices(&mut out, t, tracks)?;
-    write_worker_bars(&mut out, t, model)?;
-    write_scheduler_view_bars(&mut out, t, model)?;
+    write_metadata(out, t, model, names, overhead, tracks);
+    write_pipe_slices(out, t, tracks)?;
+    write_worker_bars(out, t, model)?;
+    write_scheduler_view_bars(out, t, model)?;
     let index = PhaseIndex::build(&t.sched);
-    write_phases(&mut out, t, model, &index)?;
-    write_markers(&mut out, t, model);
-    write_uploads(&mut out, t, model);
-    write_orchestrator(&mut out, t, model)?;
-    dependency_flows(&mut out, model)?;
+    write_phases(out, t, model, &index)?;
+    write_markers(out, t, model);
+    write_uploads(out, t, model);
+    write_orchestrator(out, t, model)?;
+    dependency_flows(out, model)?;
     if !t.sched.is_empty() {
-        complete_flows(&mut out, t, model, &index)?;
-        dispatch_flows(&mut out, t, model, &index)?;
+        complete_flows(out, t, model, &index)?;
+        dispatch_flows(out, t, model, &index)?;
         if !t.host_mode && !t.orch.is_empty() {
-            submit_dispatch_flows(&mut out, t, model, &index)?;
+            submit_dispatch_flows(out, t, model, &index)?;
         }
     }
-    write_overhead(&mut out, overhead)?;
-    out.finish()
+    write_overhead(out, overhead)
 }
 
 /// The metadata: every process and thread that carries an event (the overhead counters
