@@ -80,12 +80,24 @@ impl Behind {
                 let spare = w
                     .empty
                     .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(buf.capacity()));
+                    .ok()
+                    .filter(|b| b.capacity() >= buf.capacity())
+                    .unwrap_or_else(|| Vec::with_capacity(buf.capacity()));
                 // A closed channel: the thread stopped at an error, which its join reports.
                 self.stopped = w.full.send((std::mem::replace(buf, spare), true)).is_err();
             }
         }
         self.failed.is_none() && !self.stopped
+    }
+
+    /// [`send`](Self::send) for text: `text`'s bytes handed over, an empty `String` of the
+    /// same capacity left in its place.
+    pub fn send_text(&mut self, text: &mut String) -> bool {
+        let mut bytes = std::mem::take(text).into_bytes();
+        let writing = self.send(&mut bytes);
+        // What comes back is empty, so it is text.
+        *text = String::from_utf8(bytes).unwrap_or_default();
+        writing
     }
 
     /// Hands over a large text of its own (rendered apart): written, then freed, by the
@@ -111,19 +123,18 @@ impl Behind {
             return None;
         }
         self.sent += 1;
-        if self.file.is_some() {
-            if self.sent <= HERE_FIRST || !pto_base::thread::spare_cpu() {
-                self.write_here(buf);
-                return None;
-            }
-            match self.file.take().map(|f| start(f, &self.path)) {
-                Some(Ok(writer)) => self.writer = Some(writer),
-                Some(Err(e)) => self.failed = Some(e),
-                None => {}
+        if self.sent > HERE_FIRST && pto_base::thread::spare_cpu() {
+            if let Some(file) = self.file.take() {
+                // No thread to be had: the renderer writes on, as for a small file.
+                match start(file, &self.path) {
+                    Ok(writer) => self.writer = Some(writer),
+                    Err(file) => self.file = Some(file),
+                }
             }
         }
-        if self.writer.is_none() {
-            buf.clear();
+        if self.file.is_some() {
+            self.write_here(buf);
+            return None;
         }
         self.writer.as_ref()
     }
@@ -143,7 +154,7 @@ impl Behind {
     #[cfg(test)]
     fn start_now(&mut self) {
         let file = self.file.take().expect("a new file");
-        self.writer = Some(start(file, &self.path).unwrap());
+        self.writer = Some(start(file, &self.path).unwrap_or_else(|_| panic!("no thread")));
     }
 
     /// Makes the file fail with `e` (the tests' stand-in for a full disk).
@@ -184,14 +195,20 @@ fn thread_error(path: &Path, why: &str) -> WriteError {
 }
 
 /// Starts the thread that writes the buffers sent to it into `file` ([at
-/// work](pto_base::thread::AtWork) while it runs).
-fn start(mut file: AtomicFile, path: &Path) -> Result<Writer, WriteError> {
+/// work](pto_base::thread::AtWork) while it runs); `file` back when no thread can start.
+fn start(file: AtomicFile, path: &Path) -> Result<Writer, AtomicFile> {
     let (full, from_writer) = sync_channel::<(Vec<u8>, bool)>(QUEUE);
     let (to_writer, empty) = sync_channel::<Vec<u8>>(QUEUE + 1);
-    let thread = std::thread::Builder::new()
+    // The file goes to the thread once it exists, so that a failed start keeps it here.
+    let (give, take) = sync_channel::<AtomicFile>(1);
+    let path = path.to_path_buf();
+    let spawned = std::thread::Builder::new()
         .name("pto-dfx-file".to_string())
         .spawn(move || {
             let _at_work = pto_base::thread::AtWork::begin();
+            let mut file = take
+                .recv()
+                .map_err(|_| thread_error(&path, "the file never reached its writing thread"))?;
             for (mut buf, back) in from_writer {
                 file.write_all(&buf)?;
                 if back {
@@ -200,13 +217,19 @@ fn start(mut file: AtomicFile, path: &Path) -> Result<Writer, WriteError> {
                 }
             }
             Ok(file)
-        })
-        .map_err(|e| WriteError::io(path, "starting its writing thread", e))?;
-    Ok(Writer {
-        full,
-        empty,
-        thread,
-    })
+        });
+    match spawned {
+        Ok(thread) => {
+            // The thread waits for it, so this cannot fail.
+            let _ = give.send(file);
+            Ok(Writer {
+                full,
+                empty,
+                thread,
+            })
+        }
+        Err(_) => Err(file),
+    }
 }
 
 impl Drop for Behind {
@@ -240,6 +263,13 @@ mod tests {
                 let text = format!("text {i}").into_bytes();
                 want.extend_from_slice(&text);
                 file.send_owned(text);
+            }
+            if i % 10 == 5 {
+                let mut text = String::with_capacity(64);
+                text.push_str("é text");
+                want.extend_from_slice(text.as_bytes());
+                assert!(file.send_text(&mut text));
+                assert!(text.is_empty() && text.capacity() >= 64);
             }
         }
         assert!(!path.exists(), "invisible until committed");

@@ -246,7 +246,7 @@ pub enum WriteErrorKind {
     #[error("{step} failed: {error}; check that the directory is writable")]
     Io {
         /// The step: "creating the directory", "creating the temporary file",
-        /// "starting its writing thread", "writing", "syncing" or "renaming".
+        /// "writing", "syncing" or "renaming".
         step: &'static str,
         /// The I/O error (its text is part of this error's message).
         error: std::io::Error,

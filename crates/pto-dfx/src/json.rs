@@ -327,8 +327,10 @@ fn parse_u64_lenient(text: &str) -> Option<u64> {
 /// streamed to a file ([`streaming`](Self::streaming), then [`finish`](Self::finish)).
 pub(crate) struct Out {
     pub buf: String,
-    /// The file a streaming buffer spills into; `None` for a text kept in memory.
-    sink: Option<Spill>,
+    /// The file a streaming buffer spills into, written behind the renderer
+    /// ([`crate::behind`]; its first error is reported by [`Out::finish`], the renderers
+    /// themselves cannot fail); `None` for a text kept in memory.
+    sink: Option<Behind>,
     /// The length at which the buffer spills: [`SPILL_BYTES`] when streaming, never for a
     /// kept text (one comparison per append either way).
     limit: usize,
@@ -338,12 +340,6 @@ impl Default for Out {
     fn default() -> Self {
         Self::with_capacity(0)
     }
-}
-
-/// A streaming [`Out`]'s file, written behind the renderer ([`crate::behind`]; its first
-/// error is reported by [`Out::finish`], the renderers themselves cannot fail).
-struct Spill {
-    file: Behind,
 }
 
 /// The text a streaming [`Out`] holds before it hands it to the file's writing thread:
@@ -386,9 +382,7 @@ impl Out {
     pub(crate) fn streaming(path: &Path) -> Result<Self, WriteError> {
         Ok(Self {
             buf: String::with_capacity(SPILL_BYTES + 4096),
-            sink: Some(Spill {
-                file: Behind::create(path)?,
-            }),
+            sink: Some(Behind::create(path)?),
             limit: SPILL_BYTES,
         })
     }
@@ -444,20 +438,16 @@ impl Out {
         }
         self.spill();
         if let Some(sink) = &mut self.sink {
-            sink.file.send_owned(text.into_bytes());
+            sink.send_owned(text.into_bytes());
         }
     }
 
     /// Hands a streaming buffer's text to its file (a kept text grows on).
     #[cold]
     fn spill(&mut self) {
-        let Some(sink) = &mut self.sink else {
-            return;
-        };
-        let mut bytes = std::mem::take(&mut self.buf).into_bytes();
-        sink.file.send(&mut bytes);
-        // What comes back is empty (and keeps its capacity), so it is text.
-        self.buf = String::from_utf8(bytes).unwrap_or_default();
+        if let Some(sink) = &mut self.sink {
+            sink.send_text(&mut self.buf);
+        }
     }
 
     /// Writes what `render` appends to a streaming buffer to `path` atomically
@@ -472,7 +462,7 @@ impl Out {
     /// the first write error, if any, instead (the target untouched).
     pub(crate) fn finish(mut self) -> Result<(), WriteError> {
         match self.sink.take() {
-            Some(Spill { file }) => file.commit(self.buf.as_bytes()),
+            Some(file) => file.commit(self.buf.as_bytes()),
             None => Ok(()),
         }
     }
@@ -623,7 +613,7 @@ mod tests {
             std::io::Error::other("no space left on device"),
         );
         if let Some(sink) = &mut out.sink {
-            sink.file.fail_with(failed);
+            sink.fail_with(failed);
         }
         for _ in 0..SPILL_BYTES {
             out.s("x");

@@ -41,14 +41,8 @@ impl TraceOut {
     }
 
     fn flush_if_full(&mut self) -> Result<(), WriterGone> {
-        if self.buf.len() >= CHUNK {
-            let mut bytes = std::mem::take(&mut self.buf).into_bytes();
-            let writing = self.file.send(&mut bytes);
-            // What comes back is empty (and keeps its capacity), so it is text.
-            self.buf = String::from_utf8(bytes).unwrap_or_default();
-            if !writing {
-                return Err(WriterGone);
-            }
+        if self.buf.len() >= CHUNK && !self.file.send_text(&mut self.buf) {
+            return Err(WriterGone);
         }
         Ok(())
     }
