@@ -104,14 +104,11 @@ impl Behind {
     /// writing thread if the file has one (a thread started for it alone would only be
     /// waited for, as such a text mostly ends its file), else here.
     pub fn send_owned(&mut self, mut text: Vec<u8>) {
-        if self.writer.is_none() {
-            if self.failed.is_none() {
-                self.write_here(&mut text);
-            }
-            return;
-        }
-        if let Some(w) = self.writer_for(&mut text) {
-            self.stopped = w.full.send((text, false)).is_err();
+        match &self.writer {
+            Some(w) if !self.stopped => self.stopped = w.full.send((text, false)).is_err(),
+            Some(_) => {}
+            // Written here, or dropped after an error (the file is then gone).
+            None => self.write_here(&mut text),
         }
     }
 

@@ -185,10 +185,7 @@ impl Toolchain {
         cache_root: &Path,
     ) -> Result<Toolchain> {
         let mut version = Command::new(&compiler);
-        version
-            .args(&compiler_args)
-            .arg("--version")
-            .stdin(Stdio::null());
+        version.args(&compiler_args).arg("--version");
         let output = output_of(&mut version).map_err(|source| ToolchainError::Spawn {
             program: compiler.clone(),
             source,
@@ -615,9 +612,7 @@ impl Toolchain {
 
     fn run(&self, args: &[OsString]) -> Result<Output> {
         let mut cmd = Command::new(&self.compiler);
-        cmd.args(&self.compiler_args)
-            .args(args)
-            .stdin(Stdio::null());
+        cmd.args(&self.compiler_args).args(args);
         #[cfg(target_os = "linux")]
         {
             use std::os::unix::process::CommandExt as _;
@@ -661,10 +656,12 @@ pub(crate) fn spawn_retrying(cmd: &mut Command) -> std::io::Result<Child> {
     }
 }
 
-/// Runs `cmd` to completion with its output captured ([`Command::output`]), started by
-/// [`spawn_retrying`].
+/// Runs `cmd` to completion with its output captured and no input, as [`Command::output`]
+/// does, started by [`spawn_retrying`].
 fn output_of(cmd: &mut Command) -> std::io::Result<Output> {
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     spawn_retrying(cmd)?.wait_with_output()
 }
 
