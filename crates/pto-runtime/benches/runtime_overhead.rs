@@ -6,7 +6,9 @@
 //! the real runtime on `a2a3sim`; the best of several rounds is reported (the first round
 //! also warms the task slots and heap pages). `PTO_BENCH_SCENARIOS` (a comma-separated
 //! list of scenario names) runs only those, e.g. under `perf record`; `PTO_BENCH_WORKERS`
-//! sets the pool's workers (default: a run's own default pool, the reserve worker included).
+//! sets the pool's workers (default: a run's own default pool, the reserve worker included);
+//! `PTO_BENCH_BATCHES` the orchestrator's ready-batch settings compared, rounds alternating
+//! (comma-separated values of `PTO_READY_BATCH`; default `1,16`, at once and the default).
 //!
 //! The same invocation measures the machine's floor for handing work between threads, so
 //! the runtime's costs can be read as ratios that travel between machines: a two-thread
@@ -145,9 +147,10 @@ fn main() {
             .and_then(|v| v.parse().ok());
         // The orchestrator's ready batch (`PTO_READY_BATCH`): 1 pushes every ready task at
         // its submit (as before the batch existed), 16 is the default. Rounds alternate.
-        let mut best: [Option<(Duration, Duration)>; 2] = [None, None];
+        let batches = batches();
+        let mut best: Vec<Option<(Duration, Duration)>> = vec![None; batches.len()];
         for _ in 0..rounds {
-            for (k, batch) in BATCHES.iter().enumerate() {
+            for (k, batch) in batches.iter().enumerate() {
                 std::env::set_var("PTO_READY_BATCH", batch);
                 let (wall, device) = run_once(&program, &config, s);
                 if best[k].is_none_or(|(_, d)| device < d) {
@@ -156,7 +159,7 @@ fn main() {
             }
         }
         std::env::remove_var("PTO_READY_BATCH");
-        for (k, batch) in BATCHES.iter().enumerate() {
+        for (k, batch) in batches.iter().enumerate() {
             let (wall, device) = best[k].unwrap_or_default();
             let us = device.as_secs_f64() * 1e6 / s.n_tasks as f64;
             println!(
@@ -169,7 +172,7 @@ fn main() {
                 s.n_tasks as f64 / device.as_secs_f64(),
                 us
             );
-            if k + 1 == BATCHES.len() {
+            if k + 1 == batches.len() {
                 per_task.push((s.name, us));
             }
         }
@@ -178,8 +181,17 @@ fn main() {
     floors(rounds, &per_task);
 }
 
-/// The ready-batch settings compared: pushing at once, and the default.
-const BATCHES: [&str; 2] = ["1", "16"];
+/// The ready-batch settings compared (`PTO_BENCH_BATCHES`, comma-separated values of
+/// `PTO_READY_BATCH`): by default pushing at once, and the default. The last one's figures
+/// are the ones set against the floors.
+fn batches() -> Vec<String> {
+    std::env::var("PTO_BENCH_BATCHES")
+        .unwrap_or_else(|_| "1,16".to_owned())
+        .split(',')
+        .map(|b| b.trim().to_owned())
+        .filter(|b| !b.is_empty())
+        .collect()
+}
 
 /// One run of `s`: (wall, device time).
 fn run_once(program: &Program, config: &ChipConfig, s: &Scenario) -> (Duration, Duration) {

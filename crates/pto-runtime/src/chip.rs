@@ -74,6 +74,7 @@ use crate::dfx::{
 use crate::error::{ErrorCode, RuntimeError};
 use crate::exec::{subtask_label, ClusterStorage, ExecStatus, Executor, Placement, SimMemorySizes};
 use crate::gang::{timed_run, Dispatch, Gang, SubtaskOutcome};
+use crate::last_len::PerWorker;
 use crate::memory::DeviceMemory;
 use crate::monitor::ThreadRole;
 use crate::perf::PerfGroup;
@@ -995,8 +996,31 @@ struct Recorder {
     handoff_ns: u64,
 }
 
+/// The lengths of each worker's record vectors at the end of the process's last run
+/// ([`crate::last_len`]).
+static LAST_SUBTASKS: PerWorker = PerWorker::new();
+static LAST_PHASES: PerWorker = PerWorker::new();
+static LAST_PMU: PerWorker = PerWorker::new();
+
 impl Recorder {
-    fn new(chip: &Chip) -> Recorder {
+    /// Remembers, for worker `index`'s next run, the lengths of the record vectors this
+    /// run filled (a kind switched off keeps the last length of a run that had it on).
+    fn keep_lengths(&self, chip: &Chip, index: usize) {
+        let dfx = &chip.config.dfx;
+        if dfx.swimlane > 0 {
+            LAST_SUBTASKS.of(index).keep(&self.records.subtasks);
+        }
+        if dfx.swimlane >= 3 {
+            LAST_PHASES.of(index).keep(&self.records.phases);
+        }
+        if dfx.pmu > 0 {
+            LAST_PMU.of(index).keep(&self.records.pmu);
+        }
+    }
+
+    /// Worker `index`'s recorder: its record vectors reserve what this worker's last run
+    /// kept of each kind that is switched on.
+    fn new(chip: &Chip, index: usize) -> Recorder {
         let dfx = &chip.config.dfx;
         let pmu_on = dfx.pmu > 0;
         let perf = if chip.config.samples_host_counters() {
@@ -1005,6 +1029,15 @@ impl Recorder {
             None
         };
         let mut records = WorkerRecords::default();
+        if dfx.swimlane > 0 {
+            records.subtasks = LAST_SUBTASKS.of(index).vec(0);
+        }
+        if dfx.swimlane >= 3 {
+            records.phases = LAST_PHASES.of(index).vec(0);
+        }
+        if pmu_on {
+            records.pmu = LAST_PMU.of(index).vec(0);
+        }
         if let Some(p) = &perf {
             records.pmu_names = p.names().to_vec();
         }
@@ -1093,7 +1126,7 @@ pub fn worker_main(chip: &Chip, index: usize, kind: WorkerKind) -> WorkerRecords
             inline: Vec::with_capacity(64),
             next,
             seen_submitted: 0,
-            rec: Recorder::new(chip),
+            rec: Recorder::new(chip, index),
             exec: Executor::new(chip, status, 1 + index, ThreadRole::Worker(index)),
             gang: Gang::new(chip, scope),
             places: Vec::new(),
@@ -1107,6 +1140,7 @@ pub fn worker_main(chip: &Chip, index: usize, kind: WorkerKind) -> WorkerRecords
         w.serve();
         let Worker { gang, rec, .. } = w;
         gang.shutdown();
+        rec.keep_lengths(chip, index);
         rec.records
     });
     status.exited.store(true, Ordering::Release);

@@ -14,6 +14,7 @@
 use std::ops::Range;
 
 use crate::ffi::{ChipTensor, TensorArgType, MAX_TENSOR_DIMS};
+use crate::last_len::LastLen;
 use crate::task::TaskId;
 use crate::tensor_map::{Hit, Overlap, ViewGeometry};
 
@@ -363,20 +364,41 @@ pub struct DepRecorder {
     pub log: DepLog,
 }
 
+/// The lengths of a dependency log's arrays at the end of the process's last run that
+/// recorded one ([`crate::last_len`]).
+static LAST_TASKS: LastLen = LastLen::new();
+static LAST_ARGS: LastLen = LastLen::new();
+static LAST_EDGES: LastLen = LastLen::new();
+static LAST_VIEWS: LastLen = LastLen::new();
+static LAST_REGIONS: LastLen = LastLen::new();
+
 impl DepRecorder {
-    /// An empty recorder whose log has room for `capacity` tasks (four arguments and two
-    /// edges each) before its arrays grow, since growing one copies it when glibc serves
-    /// it from the heap rather than a mapping of its own.
+    /// An empty recorder whose log has room for what the process's last run recorded, and
+    /// for at least `capacity` tasks (four arguments and two edges each), before its arrays
+    /// grow, since growing one copies it when glibc serves it from the heap rather than a
+    /// mapping of its own.
     pub fn new(capacity: usize) -> DepRecorder {
         let n = capacity.max(64);
         let log = DepLog {
-            tasks: Vec::with_capacity(n),
-            args: Vec::with_capacity(4 * n),
-            edges: Vec::with_capacity(2 * n),
-            views: Vec::with_capacity(n),
+            tasks: LAST_TASKS.vec(n),
+            args: LAST_ARGS.vec(4 * n),
+            edges: LAST_EDGES.vec(2 * n),
+            views: LAST_VIEWS.vec(n),
+            regions: LAST_REGIONS.vec(0),
             ..DepLog::default()
         };
         DepRecorder { log }
+    }
+
+    /// The log, its lengths remembered for the process's next run.
+    pub fn finish(self) -> DepLog {
+        let log = self.log;
+        LAST_TASKS.keep(&log.tasks);
+        LAST_ARGS.keep(&log.args);
+        LAST_EDGES.keep(&log.edges);
+        LAST_VIEWS.keep(&log.views);
+        LAST_REGIONS.keep(&log.regions);
+        log
     }
 
     /// Logs the TensorMap edge of `hit` to `succ`'s argument `arg`, whose view is already

@@ -31,6 +31,7 @@ pub mod exec;
 mod fanin;
 pub mod ffi;
 pub mod gang;
+mod last_len;
 pub mod memory;
 pub mod monitor;
 pub mod ops;

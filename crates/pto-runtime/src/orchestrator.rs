@@ -38,6 +38,7 @@ use crate::ffi::{
     TensorCreateInfo, DEP_RETAIN, DEP_WAIT, INVALID_TASK_ID, MAX_SCALAR_ARGS, MAX_TENSOR_ARGS,
     MAX_TENSOR_DIMS,
 };
+use crate::last_len::LastLen;
 use crate::platform::{CoreType, Platform};
 use crate::ring_census::{Resource, RingCensus};
 use crate::task::Site;
@@ -185,17 +186,22 @@ fn ready_batch_limit() -> u32 {
 
 /// At most this many submits pass between a task found ready at its submit and its push
 /// on the ready queue. A batch is also pushed once it holds [`READY_BATCH_TASKS`] entries,
-/// at every scope end and before the orchestrator waits for anything (ring space, a
-/// tensor's producers), so no task it holds can be what it waits for. On a chain the hold
-/// lets the worker then run the held task's successors straight from their producers'
-/// completions (no queue, no wake-up); on independent tasks one fence and at most one
-/// wake-up serve a few pushes, while workers, which drain a batch faster than the
-/// orchestrator fills one, are not left idle for long (holding sixteen measured slower
-/// there than pushing each at once).
+/// when a task without producers is submitted, at every scope end and before the
+/// orchestrator waits for anything (ring space, a tensor's producers), so no task it holds
+/// can be what it waits for. On a chain the hold lets the worker then run the held task's
+/// successors straight from their producers' completions (no queue, no wake-up). A task
+/// without producers has no successor that the hold could help, and holding those (four at
+/// a time) left the workers idle between batches: 0.131–0.197 µs per independent task
+/// against 0.131–0.133 pushed at once, in alternating invocations on a quiet machine
+/// (docs/PERFORMANCE.md, eighth round).
 const READY_BATCH_SUBMITS: u32 = 16;
 
 /// A batch holding this many entries is pushed at once (see [`READY_BATCH_SUBMITS`]).
 const READY_BATCH_TASKS: usize = 4;
+
+/// The length of the orchestrator's swimlane records at the end of the process's last run
+/// ([`crate::last_len`]).
+static LAST_ORCH_RECORDS: LastLen = LastLen::new();
 
 /// An empty `TaskOutputTensors` (what a rejected submit returns).
 pub fn empty_outputs() -> TaskOutputTensors {
@@ -239,7 +245,11 @@ impl Orchestrator {
             summary: OrchestratorSummary::default(),
             orch_done: false,
             deps: chip.config.record_deps.then(|| DepRecorder::new(capacity)),
-            orch_records: Vec::new(),
+            orch_records: if chip.config.dfx.swimlane >= 4 {
+                LAST_ORCH_RECORDS.vec(0)
+            } else {
+                Vec::new()
+            },
             scope_samples: Vec::new(),
             n_submits: 0,
             census: None,
@@ -262,6 +272,9 @@ impl Orchestrator {
 
     /// Takes the orchestrator's swimlane records and scope samples.
     pub fn take_dfx(&mut self) -> (Vec<OrchRecord>, Vec<ScopeSample>) {
+        if self.chip.config.dfx.swimlane >= 4 {
+            LAST_ORCH_RECORDS.keep(&self.orch_records);
+        }
         (
             std::mem::take(&mut self.orch_records),
             std::mem::take(&mut self.scope_samples),
@@ -286,7 +299,7 @@ impl Orchestrator {
 
     /// Takes the dependency log (when recording was on).
     pub fn take_deps(&mut self) -> Option<DepLog> {
-        self.deps.take().map(|d| d.log)
+        self.deps.take().map(DepRecorder::finish)
     }
 
     /// Live TensorMap entries.
@@ -720,7 +733,7 @@ impl Orchestrator {
         }
         if !batch.entries.is_empty() {
             batch.age += 1;
-            if batch.age >= batch.limit || batch.entries.len() >= READY_BATCH_TASKS {
+            if !wires || batch.age >= batch.limit || batch.entries.len() >= READY_BATCH_TASKS {
                 self.flush_ready();
             }
         }
