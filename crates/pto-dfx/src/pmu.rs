@@ -286,6 +286,15 @@ fn push_row(out: &mut Out, row: &PmuRow) {
 /// A data line of `row`'s fields before and after its counters, with `counters` as the
 /// counter values.
 fn push_fields(out: &mut Out, row: &PmuRow, counters: impl Iterator<Item = u64>) {
+    push_leading(out, row);
+    for v in counters {
+        out.u(v).s(",");
+    }
+    push_trailing(out, row);
+}
+
+/// The fields before the counters, each with its comma.
+fn push_leading(out: &mut Out, row: &PmuRow) {
     out.i(i64::from(row.thread_id))
         .s(",")
         .u(u64::from(row.core_id))
@@ -298,10 +307,84 @@ fn push_fields(out: &mut Out, row: &PmuRow, counters: impl Iterator<Item = u64>)
         .s(",")
         .u(row.pmu_total_cycles)
         .s(",");
-    for v in counters {
-        out.u(v).s(",");
-    }
+}
+
+/// The field after the counters and the line end.
+fn push_trailing(out: &mut Out, row: &PmuRow) {
     out.u(u64::from(row.event_type)).s("\n");
+}
+
+/// Where a counter column's value comes from in a [`RowShape`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    /// The same value in every row of the shape.
+    Const(u64),
+    /// The row's variable value at this index.
+    Var(usize),
+}
+
+/// The counter columns of a family of rows: which are constant and which come from each
+/// row's variable values. A writer whose columns are mostly constant (a simulated chip's
+/// modelled counters: one busy column per core type, the rest 0) renders each run of
+/// constant columns as one piece of text made once, instead of a number per column per
+/// row ([`PmuCsv::push_all`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowShape {
+    /// Text of the constant columns before each variable (commas included), and the
+    /// variable's index.
+    pieces: Vec<(String, usize)>,
+    /// Text after the last variable (its comma, the constant columns after it).
+    tail: String,
+    /// The variable values a row needs: one more than the largest index.
+    needs: usize,
+    /// Counter columns.
+    columns: usize,
+}
+
+impl RowShape {
+    /// The shape of counter columns `columns`, in column order.
+    pub fn new(columns: &[Column]) -> Self {
+        let mut pieces = Vec::new();
+        let mut text = String::new();
+        let mut needs = 0;
+        for c in columns {
+            match *c {
+                Column::Const(v) => {
+                    let mut out = Out::default();
+                    out.u(v).s(",");
+                    text.push_str(&out.into_string());
+                }
+                Column::Var(i) => {
+                    pieces.push((std::mem::take(&mut text), i));
+                    text.push(',');
+                    needs = needs.max(i + 1);
+                }
+            }
+        }
+        RowShape {
+            pieces,
+            tail: text,
+            needs,
+            columns: columns.len(),
+        }
+    }
+
+    /// The counter columns of the shape.
+    pub fn columns(&self) -> usize {
+        self.columns
+    }
+
+    /// A data line of `row`'s fields (its `counters` not read) with the shape's counters,
+    /// the variable ones from `vars` (at least [`RowShape::needs`](Self) of them: checked
+    /// by the caller).
+    fn push(&self, out: &mut Out, row: &PmuRow, vars: &[u64]) {
+        push_leading(out, row);
+        for (text, i) in &self.pieces {
+            out.s(text).u(vars[*i]);
+        }
+        out.s(&self.tail);
+        push_trailing(out, row);
+    }
 }
 
 /// The header's counter columns of `rows`: the first row's counter names (none without
@@ -413,19 +496,32 @@ impl PmuCsv {
     }
 
     /// Appends one row per record of `records` (`n` of them): `fill` makes a row's fields
-    /// and its counter values (the header's columns, in order) in scratch kept across
-    /// rows. From a few thousand rows on, the second half is rendered on a helper thread
-    /// while this one renders the first (as the JSON writers' large sections are). Fails,
-    /// naming the row, when a record's values are not one per column.
+    /// and its variable values in scratch kept across rows, and returns the index in
+    /// `shapes` of the row's counter columns ([`RowShape`]). From a few thousand rows on,
+    /// the second half is rendered on a helper thread while this one renders the first (as
+    /// the JSON writers' large sections are). Fails, naming the shape, when a shape's
+    /// columns are not the header's, and naming the row, when its shape is not one of
+    /// `shapes` or it has fewer values than its shape uses.
     pub fn push_all<R, I>(
         &mut self,
         n: usize,
         records: I,
-        fill: impl Fn(R, &mut PmuRow, &mut Vec<u64>) + Sync,
+        shapes: &[RowShape],
+        fill: impl Fn(R, &mut PmuRow, &mut Vec<u64>) -> usize + Sync,
     ) -> Result<(), InvalidRecord>
     where
         I: Iterator<Item = R> + Clone + Send + Sync,
     {
+        if let Some(j) = shapes.iter().position(|s| s.columns != self.names.len()) {
+            return Err(InvalidRecord {
+                key: format!("shapes[{j}]"),
+                reason: format!(
+                    "has {} counter columns but the header has {}",
+                    shapes[j].columns,
+                    self.names.len()
+                ),
+            });
+        }
         let render = |csv: &mut PmuCsv, records: &mut dyn Iterator<Item = R>| {
             let mut row = PmuRow {
                 thread_id: 0,
@@ -439,8 +535,8 @@ impl PmuCsv {
             };
             let mut values = Vec::with_capacity(csv.names.len());
             for r in records {
-                fill(r, &mut row, &mut values);
-                csv.push_values(&row, &values)?;
+                let k = fill(r, &mut row, &mut values);
+                csv.push_shaped(&row, shapes, k, &values)?;
             }
             Ok(())
         };
@@ -461,6 +557,36 @@ impl PmuCsv {
         );
         head?;
         self.append(rest?);
+        Ok(())
+    }
+
+    /// Appends a row of `row`'s fields with the counters of `shapes[k]` and its variable
+    /// values `vars`.
+    fn push_shaped(
+        &mut self,
+        row: &PmuRow,
+        shapes: &[RowShape],
+        k: usize,
+        vars: &[u64],
+    ) -> Result<(), InvalidRecord> {
+        let Some(shape) = shapes.get(k) else {
+            return Err(InvalidRecord {
+                key: format!("rows[{}].shape", self.rows),
+                reason: format!("is {k} but there are {} shapes", shapes.len()),
+            });
+        };
+        if vars.len() < shape.needs {
+            return Err(InvalidRecord {
+                key: format!("rows[{}].counters", self.rows),
+                reason: format!(
+                    "are {} values but the row's shape uses {}",
+                    vars.len(),
+                    shape.needs
+                ),
+            });
+        }
+        shape.push(&mut self.out, row, vars);
+        self.rows += 1;
         Ok(())
     }
 

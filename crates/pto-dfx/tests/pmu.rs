@@ -3,7 +3,9 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use pto_dfx::pmu::{self, a2a3_counter_names, a5_counter_names, PmuEventType, PmuRow};
+use pto_dfx::pmu::{
+    self, a2a3_counter_names, a5_counter_names, Column, PmuEventType, PmuRow, RowShape,
+};
 use pto_dfx::{CoreType, ReadErrorKind, TaskId, WriteErrorKind};
 
 use crate::common::*;
@@ -229,13 +231,17 @@ fn all_rows_pushed_at_once_on_one_thread_or_two_render_as_the_slice_does() {
         };
         values.clear();
         values.extend(want.counters.iter().map(|(_, v)| *v));
+        0
     };
+    let all_variable = |n: usize| [RowShape::new(&(0..n).map(Column::Var).collect::<Vec<_>>())];
     for n in [3, 20_000] {
         let rows = host_rows(n);
         let names = counter_names(&rows[0]);
+        let shapes = all_variable(names.len());
         let path = dir.path().join(format!("pmu{n}.csv"));
         let mut csv = pmu::PmuCsv::streaming(&path, &names).unwrap();
-        csv.push_all(rows.len(), rows.iter(), fill).unwrap();
+        csv.push_all(rows.len(), rows.iter(), &shapes, fill)
+            .unwrap();
         csv.commit().unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text == pmu::render(&rows).unwrap(), "{n} rows");
@@ -243,22 +249,88 @@ fn all_rows_pushed_at_once_on_one_thread_or_two_render_as_the_slice_does() {
     // A row with too few values is refused by its index in the whole file, in either half.
     let rows = host_rows(20_000);
     let names = counter_names(&rows[0]);
+    let shapes = all_variable(names.len());
     for bad in [7, 15_000] {
         let mut csv = pmu::PmuCsv::new(&names, 0).unwrap();
         let err = csv
             .push_all(
                 rows.len(),
                 rows.iter().enumerate(),
+                &shapes,
                 |(i, want), row, values| {
                     fill(want, row, values);
                     if i == bad {
                         values.pop();
                     }
+                    0
                 },
             )
             .unwrap_err();
         assert_eq!(err.key, format!("rows[{bad}].counters"));
     }
+    // A shape that is not one of them is refused by the row's index; a shape whose
+    // columns are not the header's, before any row.
+    let mut csv = pmu::PmuCsv::new(&names, 0).unwrap();
+    let err = csv
+        .push_all(rows.len(), rows.iter(), &shapes, |want, row, values| {
+            fill(want, row, values) + usize::from(want.task_id.raw() == 3)
+        })
+        .unwrap_err();
+    assert_eq!(err.key, "rows[3].shape");
+    let err = csv
+        .push_all(rows.len(), rows.iter(), &all_variable(2), fill)
+        .unwrap_err();
+    assert_eq!(err.key, "shapes[0]");
+}
+
+#[test]
+fn shaped_rows_render_as_rows_of_their_values_do() {
+    // Shapes of constant and variable columns in every arrangement of four columns: each
+    // row renders as the row whose counters are the shape's values.
+    let names = ["c0", "c1", "c2", "c3"];
+    let mut shapes = Vec::new();
+    for code in 0..81u32 {
+        let columns: Vec<Column> = (0..4)
+            .map(|i| match (code / 3u32.pow(i)) % 3 {
+                0 => Column::Const(0),
+                1 => Column::Const(1234 + u64::from(i)),
+                _ => Column::Var(((code + i) % 3) as usize),
+            })
+            .collect();
+        shapes.push((RowShape::new(&columns), columns));
+    }
+    let only: Vec<RowShape> = shapes.iter().map(|(s, _)| s.clone()).collect();
+    let vars = [7u64, u64::MAX, 0];
+    let mut want = Vec::new();
+    for (k, (_, columns)) in shapes.iter().enumerate() {
+        let mut row = host_row(k as u32, [0; 5]);
+        row.counters = names
+            .iter()
+            .zip(columns)
+            .map(|(n, c)| {
+                let v = match *c {
+                    Column::Const(v) => v,
+                    Column::Var(i) => vars[i],
+                };
+                (Cow::Borrowed(*n), v)
+            })
+            .collect();
+        want.push(row);
+    }
+    let mut csv = pmu::PmuCsv::new(&names, want.len()).unwrap();
+    csv.push_all(
+        want.len(),
+        want.iter().enumerate(),
+        &only,
+        |(k, w), row, values| {
+            *row = w.clone();
+            values.clear();
+            values.extend_from_slice(&vars);
+            k
+        },
+    )
+    .unwrap();
+    assert_eq!(csv.finish(), pmu::render(&want).unwrap());
 }
 
 #[test]

@@ -25,7 +25,7 @@ use pto_dfx::args_dump::{ArgEntry, ArgKind, ArgRole, ArgsDumpManifestOf, DumpSta
 use pto_dfx::compact::deps as cdeps;
 use pto_dfx::compact::swimlane as cswim;
 use pto_dfx::deps::{EdgeSource, Overlap as DepsOverlap};
-use pto_dfx::pmu::PmuRow;
+use pto_dfx::pmu::{Column, PmuRow, RowShape};
 use pto_dfx::scope_stats::{ScopePhase, ScopeRecord, ScopeStatsFile, ScopeStatsMeta};
 use pto_dfx::{CoreType as DfxCore, TaskId as DfxTaskId};
 use pto_runtime::deps::{
@@ -744,58 +744,63 @@ fn predicted_by_subtask(report: &RunReport) -> HashMap<(u64, u32), Option<&CoreT
         .collect()
 }
 
-/// Where a `pmu.csv` counter column's values come from, resolved once per file from its
-/// name (not per row).
+/// Where a `pmu.csv` row's counter values come from: which [`RowShape`] of
+/// [`PmuSource::shapes`] it takes and what its variable values are (resolved once per file
+/// from the column names, not per row).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum CounterSource {
-    /// The host counter at this index of a record's counters (`cpu`).
-    Host(usize),
-    /// A modelled column: in predicted mode the model's busy cycles of `pipe` (event type 2;
-    /// 0 for other columns and unmodelled subtasks); otherwise the kernel's host time in
-    /// ticks when `busy[core_type]` (its core type's busy column), else 0.
-    Modelled {
-        busy: [bool; 2],
-        pipe: Option<pto_timing::Pipe>,
-    },
+enum PmuSource {
+    /// `cpu`: column `i` is the host counter at index `i` of a record's counters.
+    Host,
+    /// A simulated chip: on its core type's shape (AIC 0, AIV 1) the core type's busy
+    /// column holds the kernel's host time in ticks (the one variable), the rest 0.
+    Busy,
+    /// `--timing predicted`: a modelled subtask's shape (0) has each pipe column the
+    /// model's busy cycles of its pipe (the variables, in [`pto_timing::Pipe::ALL`]
+    /// order; event type 2 only), the rest 0; an unmodelled one's (1) is all 0.
+    Predicted,
 }
 
-impl CounterSource {
-    /// One source per column of `columns` for event type `event`.
-    fn of(event: pto_dfx::pmu::PmuEventType, columns: &PmuColumns) -> Vec<Self> {
+impl PmuSource {
+    /// The source of a file of `columns`.
+    fn of(columns: &PmuColumns, predicted: bool) -> Self {
         match columns {
-            PmuColumns::Host(names) => (0..names.len()).map(Self::Host).collect(),
-            PmuColumns::Modelled(names) => names
-                .iter()
-                .map(|name| Self::Modelled {
-                    busy: [0, 1].map(|core_type| modelled_busy(event, name, core_type)),
-                    pipe: predicted_pipe(name)
-                        .filter(|_| event == pto_dfx::pmu::PmuEventType::PipeUtilization),
-                })
-                .collect(),
+            PmuColumns::Host(_) => Self::Host,
+            PmuColumns::Modelled(_) if predicted => Self::Predicted,
+            PmuColumns::Modelled(_) => Self::Busy,
         }
     }
 
-    /// The column's value for record `r`, whose kernel ran `busy_ticks`; `predicted` as
-    /// [`PmuRows::fill`] looks it up (`None` outside predicted mode).
-    fn value(
-        self,
-        r: &pto_runtime::dfx::PmuRecord,
-        busy_ticks: u64,
-        predicted: Option<Option<&CoreTiming>>,
-    ) -> u64 {
-        match (self, predicted) {
-            (Self::Host(i), _) => r.counters.get(i).copied().unwrap_or(0),
-            (Self::Modelled { pipe, .. }, Some(timing)) => match (pipe, timing) {
-                (Some(pipe), Some(t)) => t.busy[pipe.index()],
-                _ => 0,
-            },
-            (Self::Modelled { busy, .. }, None) => {
-                if busy[usize::from(r.core_type != 0)] {
-                    busy_ticks
-                } else {
-                    0
-                }
-            }
+    /// The row shapes of counter columns `columns` for event type `event`, indexed as
+    /// the variants say.
+    fn shapes(self, event: pto_dfx::pmu::PmuEventType, columns: &PmuColumns) -> Vec<RowShape> {
+        let names = columns.names();
+        let shape = |column: &dyn Fn(&str) -> Column| {
+            RowShape::new(&names.iter().map(|n| column(n)).collect::<Vec<_>>())
+        };
+        let zero = Column::Const(0);
+        match self {
+            Self::Host => vec![RowShape::new(
+                &(0..names.len()).map(Column::Var).collect::<Vec<_>>(),
+            )],
+            Self::Busy => [0, 1]
+                .map(|core_type| {
+                    shape(&|name| {
+                        if modelled_busy(event, name, core_type) {
+                            Column::Var(0)
+                        } else {
+                            zero
+                        }
+                    })
+                })
+                .to_vec(),
+            Self::Predicted => vec![
+                shape(&|name| {
+                    predicted_pipe(name)
+                        .filter(|_| event == pto_dfx::pmu::PmuEventType::PipeUtilization)
+                        .map_or(zero, |pipe| Column::Var(pipe.index()))
+                }),
+                shape(&|_| zero),
+            ],
         }
     }
 }
@@ -853,20 +858,23 @@ fn write_pmu(
     report: &RunReport,
     chip: &ChipConfig,
 ) -> Result<(), pto_dfx::WriteError> {
+    let source = PmuSource::of(columns, chip.dfx.predicted_timing);
     let rows = PmuRows {
         event,
-        sources: CounterSource::of(event, columns),
+        source,
+        columns: columns.names().len(),
         freq: chip.platform.clock_freq_hz(),
         predicted: chip
             .dfx
             .predicted_timing
             .then(|| predicted_by_subtask(report)),
     };
+    let shapes = source.shapes(event, columns);
     let records = report.dfx.workers.iter().flat_map(|w| w.pmu.iter());
     let n_records: usize = report.dfx.workers.iter().map(|w| w.pmu.len()).sum();
     // The header's names are checked before any row is rendered.
     let mut csv = pto_dfx::pmu::PmuCsv::streaming(path, columns.names())?;
-    csv.push_all(n_records, records, |r, row, values| {
+    csv.push_all(n_records, records, &shapes, |r, row, values| {
         rows.fill(row, values, r)
     })
     .map_err(|e| pto_dfx::WriteError::invalid(path, e))?;
@@ -876,16 +884,23 @@ fn write_pmu(
 /// What every `pmu.csv` row is made from, besides its record.
 struct PmuRows<'a> {
     event: pto_dfx::pmu::PmuEventType,
-    /// Where each counter column's value comes from.
-    sources: Vec<CounterSource>,
+    source: PmuSource,
+    /// Counter columns.
+    columns: usize,
     freq: u64,
     /// The predicted timing by (task, core), with `--timing predicted`.
     predicted: Option<HashMap<(u64, u32), Option<&'a CoreTiming>>>,
 }
 
 impl PmuRows<'_> {
-    /// Fills `row` and its counter `values` from record `r`.
-    fn fill(&self, row: &mut PmuRow, values: &mut Vec<u64>, r: &pto_runtime::dfx::PmuRecord) {
+    /// Fills `row` and its variable `values` from record `r`; returns its shape's index
+    /// in [`PmuSource::shapes`].
+    fn fill(
+        &self,
+        row: &mut PmuRow,
+        values: &mut Vec<u64>,
+        r: &pto_runtime::dfx::PmuRecord,
+    ) -> usize {
         let timing = self
             .predicted
             .as_ref()
@@ -906,7 +921,25 @@ impl PmuRows<'_> {
         };
         row.event_type = self.event.number();
         values.clear();
-        values.extend(self.sources.iter().map(|s| s.value(r, busy_ticks, timing)));
+        match self.source {
+            PmuSource::Host => {
+                let n = self.columns.min(r.counters.len());
+                values.extend_from_slice(&r.counters[..n]);
+                values.resize(self.columns, 0);
+                0
+            }
+            PmuSource::Busy => {
+                values.push(busy_ticks);
+                usize::from(r.core_type != 0)
+            }
+            PmuSource::Predicted => match timing.flatten() {
+                Some(t) => {
+                    values.extend_from_slice(&t.busy);
+                    0
+                }
+                None => 1,
+            },
+        }
     }
 }
 
@@ -951,43 +984,88 @@ fn scope_file(report: &RunReport, chip: &ChipConfig) -> ScopeStatsFile {
 mod tests {
     use super::shell_quote;
 
+    /// The counter values of the rows `rows` renders for `records`, through the shapes of
+    /// `columns` and the file's own renderer and reader.
+    fn pmu_values(
+        rows: &super::PmuRows<'_>,
+        columns: &super::PmuColumns,
+        records: &[pto_runtime::dfx::PmuRecord],
+    ) -> Vec<Vec<u64>> {
+        let shapes = rows.source.shapes(rows.event, columns);
+        let mut csv = pto_dfx::pmu::PmuCsv::new(columns.names(), records.len()).unwrap();
+        csv.push_all(records.len(), records.iter(), &shapes, |r, row, values| {
+            rows.fill(row, values, r)
+        })
+        .unwrap();
+        let text = csv.finish();
+        let read = pto_dfx::pmu::parse(text.as_bytes(), std::path::Path::new("pmu.csv")).unwrap();
+        assert!(read.problems.is_empty(), "{:?}", read.problems);
+        let values = |r: &pto_dfx::pmu::PmuRow| r.counters.iter().map(|(_, v)| *v).collect();
+        read.value.rows.iter().map(values).collect()
+    }
+
     #[test]
-    fn counter_sources_resolve_each_column_once_as_the_names_say() {
-        use super::{CounterSource, PmuColumns};
+    fn pmu_columns_take_their_values_as_the_names_say() {
+        use super::{PmuColumns, PmuRows, PmuSource};
         use pto_dfx::pmu::{a2a3_counter_names, PmuEventType};
         let event = PmuEventType::PipeUtilization;
         let names = a2a3_counter_names(event);
-        let sources = CounterSource::of(event, &PmuColumns::Modelled(names));
-        let record = |core_type: u8| pto_runtime::dfx::PmuRecord {
+        let modelled = PmuColumns::Modelled(names);
+        let record = |task: u64, core_type: u8| pto_runtime::dfx::PmuRecord {
             worker: 0,
             core: 0,
-            task: 1,
+            task,
             func_id: 0,
             core_type,
             duration_ns: 1000,
             counters: [7; pto_runtime::perf::MAX_COUNTERS],
         };
+        let rows = |event, source, columns: usize, predicted| PmuRows {
+            event,
+            source,
+            columns,
+            freq: 50_000_000,
+            predicted,
+        };
         let column = |name: &str| names.iter().position(|n| *n == name).unwrap();
-        for (core_type, busy) in [(0, "cube_busy_cycles"), (1, "vec_busy_cycles")] {
-            let r = record(core_type);
-            let values: Vec<u64> = sources.iter().map(|s| s.value(&r, 50, None)).collect();
-            let nonzero: Vec<usize> = (0..values.len()).filter(|&i| values[i] != 0).collect();
-            assert_eq!(nonzero, vec![column(busy)], "{core_type}: {values:?}");
-            assert_eq!(values[column(busy)], 50);
+        // The kernel's host time, 1000 ns = 50 ticks at 50 MHz, in its core type's busy
+        // column only.
+        let busy = rows(event, PmuSource::Busy, names.len(), None);
+        let values = pmu_values(&busy, &modelled, &[record(1, 0), record(2, 1)]);
+        for (v, name) in values.iter().zip(["cube_busy_cycles", "vec_busy_cycles"]) {
+            let nonzero: Vec<usize> = (0..v.len()).filter(|&i| v[i] != 0).collect();
+            assert_eq!(nonzero, vec![column(name)], "{name}: {v:?}");
+            assert_eq!(v[column(name)], 50);
         }
         // Predicted: each pipe column its pipe's busy cycles, unmodelled subtasks 0.
         let mut timing = pto_timing::CoreTiming::default();
         timing.busy[pto_timing::Pipe::Mte2.index()] = 9;
-        let mte2 = sources[column("mte2_busy_cycles")];
-        assert_eq!(mte2.value(&record(1), 50, Some(Some(&timing))), 9);
-        assert_eq!(mte2.value(&record(1), 50, Some(None)), 0);
+        timing.busy[pto_timing::Pipe::Vec.index()] = 4;
+        let by_task = [((1, 0), Some(&timing)), ((2, 0), None)]
+            .into_iter()
+            .collect();
+        let predicted = rows(event, PmuSource::Predicted, names.len(), Some(by_task));
+        let values = pmu_values(&predicted, &modelled, &[record(1, 1), record(2, 1)]);
+        assert_eq!(values[0][column("mte2_busy_cycles")], 9);
+        assert_eq!(values[0][column("vec_busy_cycles")], 4);
+        assert_eq!(values[0].iter().sum::<u64>(), 13, "{:?}", values[0]);
+        assert!(values[1].iter().all(|v| *v == 0), "{:?}", values[1]);
         // Another event type models no busy column.
-        let other = CounterSource::of(PmuEventType::Memory, &PmuColumns::Modelled(names));
-        assert!(other.iter().all(|s| s.value(&record(0), 50, None) == 0));
+        let memory = PmuEventType::Memory;
+        let other = PmuColumns::Modelled(a2a3_counter_names(memory));
+        let n = other.names().len();
+        let values = pmu_values(
+            &rows(memory, PmuSource::Busy, n, None),
+            &other,
+            &[record(1, 0)],
+        );
+        assert!(values[0].iter().all(|v| *v == 0), "{:?}", values[0]);
         // Host counters by index.
-        let host = CounterSource::of(event, &PmuColumns::Host(vec!["a", "b"]));
-        assert_eq!(host, vec![CounterSource::Host(0), CounterSource::Host(1)]);
-        assert_eq!(host[1].value(&record(0), 50, None), 7);
+        let host = PmuColumns::Host(vec!["a", "b"]);
+        let mut r = record(1, 0);
+        r.counters[1] = 8;
+        let values = pmu_values(&rows(event, PmuSource::Host, 2, None), &host, &[r]);
+        assert_eq!(values, vec![vec![7, 8]]);
     }
 
     #[test]
