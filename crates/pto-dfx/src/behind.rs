@@ -335,4 +335,69 @@ mod tests {
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("small.json")]);
     }
+
+    /// The test below, run in a child process of this test binary with this variable set to
+    /// the directory to write in.
+    const EFBIG_CHILD: &str = "PTO_DFX_TEST_EFBIG_DIR";
+
+    /// The writing thread's own write error, not a stand-in: a child process of this test
+    /// binary whose files may not grow past 1 MiB (`RLIMIT_FSIZE`, with `SIGXFSZ` ignored so
+    /// that a write past it fails with `EFBIG`) writes 4 MiB through a writing thread.
+    #[test]
+    fn a_write_error_on_the_writing_thread_fails_the_commit_and_leaves_nothing() {
+        if let Some(dir) = std::env::var_os(EFBIG_CHILD) {
+            write_past_the_file_size_limit(Path::new(&dir));
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let name = "behind::tests::a_write_error_on_the_writing_thread_fails_the_commit_and_leaves_nothing";
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", name, "--nocapture", "--test-threads=1"])
+            .env(EFBIG_CHILD, dir.path())
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{printed}");
+        assert!(
+            printed.contains("1 passed"),
+            "the child ran the test: {printed}"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "nothing left"
+        );
+    }
+
+    fn write_past_the_file_size_limit(dir: &Path) {
+        let limit = libc::rlimit {
+            rlim_cur: 1 << 20,
+            rlim_max: 1 << 20,
+        };
+        // SAFETY: plain calls with valid arguments, in a child process that runs this test
+        // alone (the limit and the signal disposition are the whole process's).
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &limit), 0);
+        }
+        let path = dir.join("big.bin");
+        let mut file = Behind::create(&path).unwrap();
+        file.start_now();
+        let mut buf = Vec::new();
+        let mut sent = 0;
+        while sent < 16 {
+            buf.resize(256 << 10, 7);
+            sent += 1;
+            if !file.send(&mut buf) {
+                break;
+            }
+        }
+        assert!(sent < 16, "the renderer learns that the file stopped");
+        let err = file.commit(b"").unwrap_err();
+        assert_eq!(err.path, path);
+        let text = err.to_string();
+        assert!(text.contains("too large"), "{text}");
+        assert!(!path.exists(), "nothing at the path");
+    }
 }
