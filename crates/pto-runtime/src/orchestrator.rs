@@ -191,9 +191,10 @@ fn ready_batch_limit() -> u32 {
 /// can be what it waits for. On a chain the hold lets the worker then run the held task's
 /// successors straight from their producers' completions (no queue, no wake-up). A task
 /// without producers has no successor that the hold could help, and holding those (four at
-/// a time) left the workers idle between batches: 0.131–0.197 µs per independent task
-/// against 0.131–0.133 pushed at once, in alternating invocations on a quiet machine
-/// (docs/PERFORMANCE.md, eighth round).
+/// a time) can leave the workers idle between batches: per independent task, medians
+/// 0.139 µs held against 0.133 pushed at once in eight alternating invocations on a quiet
+/// machine, 0.131–0.197 against 0.131–0.133 in an earlier five (docs/PERFORMANCE.md,
+/// eighth round).
 const READY_BATCH_SUBMITS: u32 = 16;
 
 /// A batch holding this many entries is pushed at once (see [`READY_BATCH_SUBMITS`]).
