@@ -29,6 +29,7 @@ __all__ = [
     "invalidate_binary_cache",
     "log_level",
     "normalize_swimlane_level",
+    "replay_prestart",
     "replay_run",
     "replay_steps",
     "rebuild_kernel_cpp_from_pto",
@@ -366,6 +367,7 @@ def replay_steps(
     platform: Optional[str] = None,
     in_process: bool = False,
 ) -> None: ...
+def replay_prestart(work_dir: _Path, options: RunOptions) -> None: ...
 def replay_run(
     work_dir: _Path,
     args: Sequence[object],

@@ -20,23 +20,28 @@ from pypto.runtime.debug import _direct
 from pypto.runtime.debug.replay import _parser
 
 #: Runs the command line as ``python -m pypto.runtime.debug.replay`` does (``_supervise``),
-#: then prints the modules it imported as its last line.
+#: then prints the modules it imported as its last line (``json``, which imports ``re``,
+#: only after they are listed).
 DIRECT = (
-    "import json, sys\n"
+    "import sys\n"
     "from pypto.runtime.debug.replay import _supervise\n"
     "code = _supervise(sys.argv[1:])\n"
     "sys.stdout.flush()\n"
-    "print('MODULES ' + json.dumps(sorted(sys.modules)))\n"
+    "modules = sorted(sys.modules)\n"
+    "import json\n"
+    "print('MODULES ' + json.dumps(modules))\n"
     "sys.exit(code)\n"
 )
 
 #: The general path for the same arguments: argparse, RunConfig and replay()'s Python steps.
 GENERAL = (
-    "import json, sys\n"
+    "import sys\n"
     "from pypto.runtime.debug.replay import _exit_code\n"
     "code = _exit_code(sys.argv[1:])\n"
     "sys.stdout.flush()\n"
-    "print('MODULES ' + json.dumps(sorted(sys.modules)))\n"
+    "modules = sorted(sys.modules)\n"
+    "import json\n"
+    "print('MODULES ' + json.dumps(modules))\n"
     "sys.exit(code)\n"
 )
 
@@ -82,9 +87,24 @@ def test_the_direct_path_prints_and_writes_what_the_general_one_does(example, ar
     assert direct[0] == 0 and "Replay finished. DFX artefacts (if any) under bgemm/dfx_outputs" in direct[1]
     assert tree(d) == after_general
     # The direct path was taken: nothing of the general path was imported.
-    for module in ("argparse", "pathlib", "typing", "logging", "pypto.runtime.runner", "numpy"):
+    for module in ("argparse", "pathlib", "typing", "logging", "re", "pypto.runtime.runner", "numpy"):
         assert module not in direct[3], module
     assert "argparse" in general[3]
+
+
+def test_the_command_line_runs_its_module_without_runpys_warning(tmp_path):
+    # runpy warns that the module is imported already (by its package); that one warning
+    # is ignored by its exact text, so that even warnings as errors let the command run.
+    res = subprocess.run(
+        [sys.executable, "-W", "error::RuntimeWarning", "-m", "pypto.runtime.debug.replay", "--help"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "found in sys.modules" not in res.stderr
+    assert "usage:" in res.stdout
 
 
 def test_an_absolute_directory_and_a_failing_run_agree(example):

@@ -225,6 +225,27 @@ impl pto_runner::replay::ReplayHost for NativeHost<'_> {
     }
 }
 
+/// Starts the chip process a replay of `work_dir` with `options` will run in
+/// ([`pto_runner::chip_process::prestart`]), so that its start-up overlaps what the caller
+/// does before [`replay_run`] (reading `golden.py`'s inputs); nothing for an in-process run
+/// or a directory that is no single-chip build. The replay takes it (or starts one if it
+/// died); one left unused ends with this process.
+#[pyfunction]
+pub fn replay_prestart(
+    work_dir: &Bound<'_, PyAny>,
+    options: PyRef<'_, RunOptions>,
+) -> PyResult<()> {
+    let dir = conversion::path(work_dir, "work_dir")?;
+    let single_chip = matches!(
+        pto_build_output::BuildLayout::detect(&dir),
+        Ok(pto_build_output::BuildLayout::SingleChip)
+    );
+    if single_chip && !options.config.in_process {
+        pto_runner::chip_process::prestart(&dir, options.config.platform());
+    }
+    Ok(())
+}
+
 /// A replay that runs no Python code, in one call: what `replay(work_dir, *args,
 /// config=...)` without validation does through [`replay_steps`] with
 /// `Program.load(work_dir, platform)` and `Program.execute(args, options)` as its steps,
@@ -272,6 +293,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(invalidate_binary_cache, m)?)?;
     m.add_function(wrap_pyfunction!(build_kind, m)?)?;
     m.add_function(wrap_pyfunction!(replay_steps, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_prestart, m)?)?;
     m.add_function(wrap_pyfunction!(replay_run, m)?)?;
     m.add_function(wrap_pyfunction!(rebuild_kernel_cpp_from_pto, m)?)?;
     Ok(())

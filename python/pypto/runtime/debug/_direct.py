@@ -93,8 +93,6 @@ def plan(argv: Sequence[str]) -> Optional[Tuple[str, List[Any], Any, Dict[str, A
     give the inputs, or the options are not valid (the general path then reports it where
     it does). ``PTO_SIM_FALLBACK`` set: the general path (``RunConfig`` may move the run to
     the simulator, with a warning)."""
-    from pypto._golden_static import static_inputs
-
     args = read_args(argv, "a2a3sim")
     if args is None or "PTO_SIM_FALLBACK" in os.environ:
         return None
@@ -104,16 +102,21 @@ def plan(argv: Sequence[str]) -> Optional[Tuple[str, List[Any], Any, Dict[str, A
     if not os.path.exists(os.path.join(work_dir, "kernel_config.py")):
         return None
     try:
+        options = _native.RunOptions(args["platform"])
+    except (ValueError, TypeError):
+        return None
+    # The chip process starts now, so that its start-up overlaps reading golden.py (the
+    # general path, if golden.py must run, takes it as well).
+    _native.replay_prestart(work_dir, options)
+    try:
         with open(os.path.join(work_dir, "golden.py"), encoding="utf-8") as f:
             source = f.read()
     except (OSError, UnicodeDecodeError):
         return None
+    from pypto._golden_static import static_inputs
+
     named = static_inputs(source, work_dir)
     if named is None:
-        return None
-    try:
-        options = _native.RunOptions(args["platform"])
-    except (ValueError, TypeError):
         return None
     return work_dir, [value for _, value in named], options, args
 
