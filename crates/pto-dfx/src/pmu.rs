@@ -350,9 +350,8 @@ impl RowShape {
         for c in columns {
             match *c {
                 Column::Const(v) => {
-                    let mut out = Out::default();
-                    out.u(v).s(",");
-                    text.push_str(&out.into_string());
+                    pto_base::json::push_u64(&mut text, v);
+                    text.push(',');
                 }
                 Column::Var(i) => {
                     pieces.push((std::mem::take(&mut text), i));
@@ -367,11 +366,6 @@ impl RowShape {
             needs,
             columns: columns.len(),
         }
-    }
-
-    /// The counter columns of the shape.
-    pub fn columns(&self) -> usize {
-        self.columns
     }
 
     /// A data line of `row`'s fields (its `counters` not read) with the shape's counters,

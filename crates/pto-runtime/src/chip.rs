@@ -1004,18 +1004,11 @@ static LAST_PMU: PerWorker = PerWorker::new();
 
 impl Recorder {
     /// Remembers, for worker `index`'s next run, the lengths of the record vectors this
-    /// run filled (a kind switched off keeps the last length of a run that had it on).
-    fn keep_lengths(&self, chip: &Chip, index: usize) {
-        let dfx = &chip.config.dfx;
-        if dfx.swimlane > 0 {
-            LAST_SUBTASKS.of(index).keep(&self.records.subtasks);
-        }
-        if dfx.swimlane >= 3 {
-            LAST_PHASES.of(index).keep(&self.records.phases);
-        }
-        if dfx.pmu > 0 {
-            LAST_PMU.of(index).keep(&self.records.pmu);
-        }
+    /// run filled (an empty one, its kind switched off, keeps the last length).
+    fn keep_lengths(&self, index: usize) {
+        LAST_SUBTASKS.of(index).keep(&self.records.subtasks);
+        LAST_PHASES.of(index).keep(&self.records.phases);
+        LAST_PMU.of(index).keep(&self.records.pmu);
     }
 
     /// Worker `index`'s recorder: its record vectors reserve what this worker's last run
@@ -1140,7 +1133,7 @@ pub fn worker_main(chip: &Chip, index: usize, kind: WorkerKind) -> WorkerRecords
         w.serve();
         let Worker { gang, rec, .. } = w;
         gang.shutdown();
-        rec.keep_lengths(chip, index);
+        rec.keep_lengths(index);
         rec.records
     });
     status.exited.store(true, Ordering::Release);

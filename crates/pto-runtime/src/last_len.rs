@@ -8,9 +8,9 @@
 //! session) records about as much as last time, and the allocator still holds the pages
 //! the last run's records were freed into: reserving the last run's length takes them
 //! whole, without a copy or a page fault. The first run of a process grows as before.
-//! Each slot keeps the length of the last run that recorded its kind (a run with the
-//! switch off leaves it), and only the last (not the largest), so a small run after a
-//! large one reserves little.
+//! Each slot keeps the length of the last run that recorded anything of its kind (a run
+//! with the switch off records nothing and leaves it), and only the last (not the
+//! largest), so a small run after a large one reserves little.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -29,9 +29,12 @@ impl LastLen {
         Vec::with_capacity(self.0.load(Ordering::Relaxed).max(min))
     }
 
-    /// Remembers `v`'s length for the next run.
+    /// Remembers `v`'s length for the next run, unless `v` is empty: a run that recorded
+    /// nothing of this kind (its switch off) leaves the length of the last one that did.
     pub(crate) fn keep<T>(&self, v: &[T]) {
-        self.0.store(v.len(), Ordering::Relaxed);
+        if !v.is_empty() {
+            self.0.store(v.len(), Ordering::Relaxed);
+        }
     }
 }
 
@@ -69,6 +72,7 @@ mod tests {
         len.keep(&[0u64; 1000]);
         assert!(len.vec::<u64>(0).capacity() >= 1000);
         len.keep(&[0u64; 3]);
+        len.keep::<u64>(&[]);
         let v = len.vec::<u64>(0);
         assert!(
             (3..1000).contains(&v.capacity()),

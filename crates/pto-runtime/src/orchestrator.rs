@@ -273,9 +273,7 @@ impl Orchestrator {
 
     /// Takes the orchestrator's swimlane records and scope samples.
     pub fn take_dfx(&mut self) -> (Vec<OrchRecord>, Vec<ScopeSample>) {
-        if self.chip.config.dfx.swimlane >= 4 {
-            LAST_ORCH_RECORDS.keep(&self.orch_records);
-        }
+        LAST_ORCH_RECORDS.keep(&self.orch_records);
         (
             std::mem::take(&mut self.orch_records),
             std::mem::take(&mut self.scope_samples),
