@@ -15,8 +15,11 @@
 //! pays for freeing the previous one's memory and files) so that a noisy moment of the
 //! shared machine hits every configuration alike; the figure is the best round. "device" is the runtime's device window (first submit to last completion),
 //! "e2e" the whole execution as a caller sees it (binding, threads, run, copy-back and
-//! writing every artifact through its temp-file-and-rename path). The ratios are against the
-//! bare run of the same round set; "B/task" is what `dfx_outputs/` holds afterwards.
+//! writing every artifact through its temp-file-and-rename path), "run" the runtime's own
+//! part of it (its `wall`: threads, the run with its recording, copy-back; no file written
+//! yet). The ratios are against the bare run of the same round set ("run×" against the bare
+//! run's e2e: what is left of the whole-process budget for the files); "B/task" is what
+//! `dfx_outputs/` holds afterwards.
 //!
 //! Environment: `PTO_BENCH_TASKS` (comma-separated sizes, default `100000,1000000`),
 //! `PTO_BENCH_ROUNDS` (default 3), `PTO_BENCH_WORKLOADS` (a comma-separated subset),
@@ -273,6 +276,7 @@ fn env_list(name: &str) -> Option<Vec<String>> {
 struct Best {
     device: Duration,
     e2e: Duration,
+    run: Duration,
     bytes: u64,
 }
 
@@ -300,8 +304,17 @@ fn main() {
         })
         .collect();
     println!(
-        "{:<12} {:>8} {:<12} {:>11} {:>11} {:>8} {:>8} {:>9}",
-        "workload", "tasks", "config", "device ms", "e2e ms", "device×", "e2e×", "B/task"
+        "{:<12} {:>8} {:<12} {:>11} {:>11} {:>8} {:>8} {:>9} {:>8} {:>6}",
+        "workload",
+        "tasks",
+        "config",
+        "device ms",
+        "e2e ms",
+        "device×",
+        "e2e×",
+        "B/task",
+        "run ms",
+        "run×"
     );
     for w in WORKLOADS {
         if only_w
@@ -341,6 +354,7 @@ fn main() {
                     let b = Best {
                         device: outcome.report.device_time,
                         e2e,
+                        run: outcome.report.wall,
                         bytes: dir_bytes(&dir.join("dfx_outputs")),
                     };
                     let slot = &mut best[k];
@@ -349,6 +363,7 @@ fn main() {
                         Some(o) => Best {
                             device: o.device.min(b.device),
                             e2e: o.e2e.min(b.e2e),
+                            run: o.run.min(b.run),
                             bytes: b.bytes,
                         },
                     });
@@ -359,7 +374,7 @@ fn main() {
             for ((name, _, _), b) in configs.iter().zip(&best) {
                 let Some(b) = b else { continue };
                 println!(
-                    "{:<12} {:>8} {:<12} {:>11.2} {:>11.2} {:>8.2} {:>8.2} {:>9.0}",
+                    "{:<12} {:>8} {:<12} {:>11.2} {:>11.2} {:>8.2} {:>8.2} {:>9.0} {:>8.2} {:>6.2}",
                     w.name,
                     reported,
                     name,
@@ -368,6 +383,8 @@ fn main() {
                     b.device.as_secs_f64() / bare.device.as_secs_f64(),
                     b.e2e.as_secs_f64() / bare.e2e.as_secs_f64(),
                     b.bytes as f64 / reported as f64,
+                    b.run.as_secs_f64() * 1e3,
+                    b.run.as_secs_f64() / bare.e2e.as_secs_f64(),
                 );
             }
             let _ = std::fs::remove_dir_all(&dir);

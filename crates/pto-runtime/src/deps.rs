@@ -256,13 +256,14 @@ impl DepLog {
 /// recorded (a producer's output as its consumers' input and their edges' consumer
 /// view), so this finds nearly every repeat (paged attention at 100k tasks: 199 bytes per
 /// task in `deps.bin` against 198 with an exact table of every view) while touching
-/// 16 KiB; the exact table's random loads, in tables that outgrow the CPU cache, were
+/// 32 KiB; the exact table's random loads, in tables that outgrow the CPU cache, were
 /// most of the argument recording there. A value that recurs after its bucket was taken
 /// by another is appended again: readers resolve indices to values, so that changes the
 /// file's size only, never what it says.
 #[derive(Clone, Debug)]
 struct Interner<T> {
-    recent: Vec<u32>,
+    /// Per bucket, the last index placed there and its value's [`tag`].
+    recent: Vec<(u32, u32)>,
     _of: std::marker::PhantomData<T>,
 }
 
@@ -323,34 +324,38 @@ impl Interned for Region {
     }
 }
 
-/// The bucket of `key` among `n` (a power of two): the top bits of the key after
-/// MurmurHash3's finalizer (a multiplication's low bits depend on the input's low bits
-/// only, which aligned addresses and small extents leave alike).
+/// The bucket of `key` among `n` (a power of two) and a 32-bit tag of it: the top bits
+/// and the low half of the key after MurmurHash3's finalizer (a multiplication's low bits
+/// depend on the input's low bits only, which aligned addresses and small extents leave
+/// alike; the finalizer spreads every input bit over both).
 #[inline]
-fn home(key: u64, n: usize) -> usize {
+fn home(key: u64, n: usize) -> (usize, u32) {
     let mut k = key ^ (key >> 33);
     k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
     k ^= k >> 33;
     k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     k ^= k >> 33;
-    (k >> (64 - n.trailing_zeros())) as usize
+    ((k >> (64 - n.trailing_zeros())) as usize, k as u32)
 }
 
 impl<T: Interned> Interner<T> {
     /// The index of `v` in `table`: its bucket's if that entry equals it, else a new one.
+    /// The bucket's tag is compared first, so that a value seen for the first time (most
+    /// of them: a new view per block of paged attention) does not load the bucket's table
+    /// entry, written long ago and out of the CPU's near caches.
     #[inline]
     fn intern(&mut self, table: &mut Vec<T>, v: T) -> u32 {
         if self.recent.is_empty() {
-            self.recent = vec![EMPTY; RECENT];
+            self.recent = vec![(0, EMPTY); RECENT];
         }
-        let r = home(v.key(), RECENT);
-        let i = self.recent[r];
-        if table.get(i as usize) == Some(&v) {
+        let (r, tag) = home(v.key(), RECENT);
+        let (seen, i) = self.recent[r];
+        if seen == tag && table.get(i as usize) == Some(&v) {
             return i;
         }
         let new = table.len() as u32;
         table.push(v);
-        self.recent[r] = new;
+        self.recent[r] = (tag, new);
         new
     }
 }
