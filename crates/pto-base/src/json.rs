@@ -8,16 +8,66 @@
 
 use std::fmt::Write as _;
 
+/// The two ASCII digits of every value below 100, `00` to `99`.
+const PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
+
 /// Appends `v` in decimal, as `{}` prints it, without the formatting machinery (the
 /// writers print hundreds of millions of integers): a value below 10, the commonest, as
-/// one byte; others by `itoa` (two digits per step into a stack buffer, appended as one
-/// `&str`).
+/// one byte; others four digits per step into a zeroed stack buffer, right-aligned at its
+/// middle, then appended by one copy of a fixed 20 bytes (digits and the zeros after them)
+/// of which the string keeps the digits: no copy of a length only known at run time,
+/// which was a library call per integer.
 #[inline]
 pub fn push_u64(out: &mut String, v: u64) {
     if v < 10 {
         out.push(char::from(b'0' + v as u8));
+        return;
+    }
+    const MAX: usize = 20; // digits of u64::MAX
+    let mut buf = [0u8; 2 * MAX];
+    let mut at = MAX;
+    let mut x = v;
+    let mut pair = |at: &mut usize, p: usize| {
+        *at -= 2;
+        buf[*at..*at + 2].copy_from_slice(&PAIRS[2 * p..2 * p + 2]);
+    };
+    while x >= 10_000 {
+        let rem = (x % 10_000) as usize;
+        x /= 10_000;
+        pair(&mut at, rem % 100);
+        pair(&mut at, rem / 100);
+    }
+    let mut x = x as usize;
+    if x >= 100 {
+        pair(&mut at, x % 100);
+        x /= 100;
+    }
+    if x >= 10 {
+        pair(&mut at, x);
     } else {
-        out.push_str(itoa::Buffer::new().format(v));
+        at -= 1;
+        buf[at] = b'0' + x as u8;
+    }
+    let n = MAX - at;
+    // SAFETY: only ASCII digits are kept below, so the string stays UTF-8.
+    let bytes = unsafe { out.as_mut_vec() };
+    bytes.reserve(MAX);
+    let len = bytes.len();
+    // SAFETY: `reserve` made room for MAX bytes after `len`; `buf[at..at + MAX]` is in
+    // bounds (`at` ≥ 0, `buf` is 2 × MAX long) and initialized; of those MAX bytes the
+    // first `n` are the digits, and only they are kept.
+    unsafe {
+        std::ptr::copy_nonoverlapping(buf[at..at + MAX].as_ptr(), bytes.as_mut_ptr().add(len), MAX);
+        bytes.set_len(len + n);
     }
 }
 
@@ -92,6 +142,29 @@ fn push(out: &mut String, text: &str, ascii: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_print_as_display_does_at_every_length() {
+        let mut values: Vec<u64> = (0..=1000).collect();
+        for k in 1..=19u32 {
+            let p = 10u64.pow(k);
+            values.extend([p - 1, p, p + 1, p + p / 2]);
+        }
+        values.extend([
+            u64::MAX,
+            u64::MAX - 1,
+            0x8000_0000_0000_0000,
+            12_345_678_901_234,
+        ]);
+        let mut out = String::from("x");
+        let mut want = String::from("x");
+        for v in values {
+            push_u64(&mut out, v);
+            out.push(',');
+            want.push_str(&format!("{v},"));
+        }
+        assert_eq!(out, want);
+    }
 
     const TEXT: &str = "a\"b\\c\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}é😀";
 

@@ -387,6 +387,8 @@ impl Out {
         })
     }
 
+    /// Appends `text` (inlined: a literal's copy is a few moves, not a library call).
+    #[inline(always)]
     pub(crate) fn s(&mut self, text: &str) -> &mut Self {
         if self.buf.len() >= self.limit {
             self.spill();
@@ -467,8 +469,9 @@ impl Out {
         }
     }
 
+    #[inline]
     pub(crate) fn u(&mut self, v: u64) -> &mut Self {
-        push_decimal(&mut self.buf, false, u128::from(v));
+        pto_base::json::push_u64(&mut self.buf, v);
         self
     }
 
