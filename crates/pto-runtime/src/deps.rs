@@ -262,7 +262,7 @@ impl DepLog {
 /// file's size only, never what it says.
 #[derive(Clone, Debug)]
 struct Interner<T> {
-    /// Per bucket, the last index placed there and its value's [`tag`].
+    /// Per bucket, the last index placed there and the tag of its value ([`home`]).
     recent: Vec<(u32, u32)>,
     _of: std::marker::PhantomData<T>,
 }
