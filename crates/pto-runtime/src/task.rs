@@ -275,9 +275,14 @@ impl Default for Consumers {
     }
 }
 
-/// Tensors per task held in the ring's tensor table ([`TaskTensors`]); more spill into a
-/// vector. The arguments' uses, as many, inline in the slot ([`InlineList`]).
+/// Tensors per task held in the slot's first cells of the ring's tensor table
+/// ([`TaskTensors`]).
 pub const INLINE_TENSORS: usize = 2;
+
+/// Tensors per task held in the slot's overflow cells of the ring's tensor table, for a
+/// task with more than [`INLINE_TENSORS`]; more spill into a vector. The arguments' uses,
+/// as many, inline in the slot ([`InlineList`]; six keep the slot at 400 bytes).
+pub const OVERFLOW_TENSORS: usize = 6;
 
 /// A list whose first `N` elements live inline (in the task slot, created with the ring,
 /// outside any submit); a longer one moves into a vector. A payload's lists were vectors
@@ -296,52 +301,87 @@ pub struct InlineList<T: Copy, const N: usize> {
     spill: Option<Box<Vec<T>>>,
 }
 
-/// The ring's tensor table: [`INLINE_TENSORS`] tensors for each slot of its window, one
-/// anonymous mapping made with the slots. Its pages are zero until a task first writes a
-/// tensor there, so a run whose tasks have none never touches it (the table is made
-/// inside the first submit of a ring that `Chip::new` does not prepare: written there, its
-/// 4 MB cost independent tasks ~10 % of their device time). A slot's tensors live here
-/// rather than in the slot: held in the slot they made every slot of the window 256 bytes
-/// larger (docs/PERFORMANCE.md, issue 29, 2026-12-06 second round).
+/// The ring's tensor table, one anonymous mapping made with the slots: first
+/// [`INLINE_TENSORS`] cells for each slot of its window, then [`OVERFLOW_TENSORS`] more for
+/// each. Its pages are zero until a task first writes a tensor there, so a run whose tasks
+/// have none never touches it (the table is made inside the first submit of a ring that
+/// `Chip::new` does not prepare: written there, its 4 MB cost independent tasks ~10 % of
+/// their device time), and a run whose tasks have at most [`INLINE_TENSORS`] never touches
+/// the overflow part. A slot's tensors live here rather than in the slot: held in the slot
+/// they made every slot of the window 256 bytes larger (docs/PERFORMANCE.md, issue 29,
+/// 2026-12-06 second round). The overflow part replaced a vector per slot for a task with
+/// more tensors, made on the slot's first use in every run and freed with the chip (paged
+/// attention: a quarter of the orchestrator's time, and 10–20 ms of teardown per run;
+/// docs/PERFORMANCE.md, issue 29, ninth round).
 pub struct TensorTable {
     /// `None` when the mapping failed: every payload then keeps its tensors in a vector.
     memory: Option<crate::memory::DeviceMemory>,
+    /// The window's slots.
+    slots: usize,
+}
+
+/// A slot's cells of its ring's [`TensorTable`] ([`TensorTable::cells_of`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SlotCells {
+    /// Its [`INLINE_TENSORS`] first cells (null: none, every tensor in a vector).
+    first: *mut ChipTensor,
+    /// Cells from `first` to its [`OVERFLOW_TENSORS`] overflow cells.
+    overflow: u32,
+}
+
+impl SlotCells {
+    /// No cells: every tensor in a vector.
+    pub const NONE: SlotCells = SlotCells {
+        first: std::ptr::null_mut(),
+        overflow: 0,
+    };
 }
 
 impl TensorTable {
     /// Room for `slots` slots' tensors.
     pub fn new(slots: usize) -> TensorTable {
-        let bytes = slots * INLINE_TENSORS * std::mem::size_of::<ChipTensor>();
+        let bytes = slots * (INLINE_TENSORS + OVERFLOW_TENSORS) * std::mem::size_of::<ChipTensor>();
         TensorTable {
             memory: crate::memory::DeviceMemory::new(bytes).ok(),
+            slots,
         }
     }
 
-    /// Slot `index`'s cells, for [`TaskSlot::new`] (null when the table has none).
-    pub fn cells_of(&self, index: usize) -> *mut ChipTensor {
+    /// Slot `index`'s cells, for [`TaskSlot::new`] ([`SlotCells::NONE`] when the table has
+    /// none).
+    pub fn cells_of(&self, index: usize) -> SlotCells {
         let Some(memory) = &self.memory else {
-            return std::ptr::null_mut();
+            return SlotCells::NONE;
         };
-        let offset = index * INLINE_TENSORS * std::mem::size_of::<ChipTensor>();
-        assert!(
-            offset < memory.len(),
-            "slot {index} beyond the tensor table"
+        assert!(index < self.slots, "slot {index} beyond the tensor table");
+        let first = index * INLINE_TENSORS;
+        let overflow = self.slots * INLINE_TENSORS + index * OVERFLOW_TENSORS;
+        let Ok(distance) = u32::try_from(overflow - first) else {
+            return SlotCells::NONE;
+        };
+        debug_assert!(
+            (overflow + OVERFLOW_TENSORS) * std::mem::size_of::<ChipTensor>() <= memory.len()
         );
-        // SAFETY: in bounds (checked); the mapping is page-aligned, so every cell is
-        // aligned for a `ChipTensor`, and zero bytes are a valid one.
-        unsafe { memory.base().add(offset).cast() }
+        SlotCells {
+            // SAFETY: in bounds (`index < slots`, and the mapping holds every slot's cells);
+            // the mapping is page-aligned, so every cell is aligned for a `ChipTensor`, and
+            // zero bytes are a valid one.
+            first: unsafe { memory.base().cast::<ChipTensor>().add(first) },
+            overflow: distance,
+        }
     }
 }
 
-/// A task's tensors: the first [`INLINE_TENSORS`] in its slot's cells of the ring's
-/// [`TensorTable`], all of them in a vector once there are more.
+/// A task's tensors: up to [`INLINE_TENSORS`] in its slot's first cells of the ring's
+/// [`TensorTable`], up to [`OVERFLOW_TENSORS`] in its overflow cells, all of them in a
+/// vector once there are more.
 ///
 /// The same size as the vector it replaced (a slot must not grow, see [`InlineList`]).
 pub struct TaskTensors {
     len: u32,
-    /// How many tensors `cells` holds: [`INLINE_TENSORS`], or 0 when null.
-    room: u32,
-    /// This slot's cells of the ring's table (null: none, every tensor spills).
+    /// Cells from `cells` to this slot's overflow cells (unused when `cells` is null).
+    overflow: u32,
+    /// This slot's first cells of the ring's table (null: none, every tensor spills).
     cells: *mut ChipTensor,
     /// Every tensor, once there are more than fit the cells (none before the first spill).
     #[allow(clippy::box_collection)] // one pointer in every slot, not a vector's three words
@@ -355,22 +395,54 @@ impl TaskTensors {
         self.len = 0;
     }
 
+    /// How many tensors the slot's cells hold: [`OVERFLOW_TENSORS`], or none without a
+    /// table.
+    #[inline]
+    fn room(&self) -> usize {
+        if self.cells.is_null() {
+            0
+        } else {
+            OVERFLOW_TENSORS
+        }
+    }
+
+    /// Where `len` tensors (at most [`Self::room`], cells not null) are: the first cells,
+    /// or from more than [`INLINE_TENSORS`] on the overflow cells.
+    #[inline]
+    fn cells_for(&self, len: usize) -> *mut ChipTensor {
+        if len <= INLINE_TENSORS {
+            self.cells
+        } else {
+            // SAFETY: `overflow` cells from `cells` are this slot's overflow cells, in the
+            // same mapping (`TensorTable::cells_of`).
+            unsafe { self.cells.add(self.overflow as usize) }
+        }
+    }
+
     /// Appends a tensor.
     #[inline]
     pub fn push(&mut self, t: ChipTensor) {
-        let (len, room) = (self.len as usize, self.room as usize);
+        let (len, room) = (self.len as usize, self.room());
         if len < room {
-            // SAFETY: `cells` holds `room` cells of the ring's table that belong to this
-            // slot alone, and the payload's writer is the only thread touching them now.
-            unsafe { self.cells.add(len).write(t) };
+            if len == INLINE_TENSORS {
+                // SAFETY: the first cells and the overflow cells are this slot's alone and
+                // do not overlap; the first `len` are initialised; the payload's writer is
+                // the only thread touching them now.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(self.cells, self.cells_for(room), len);
+                }
+            }
+            // SAFETY: cell `len` of where `len + 1` tensors live is this slot's (`len` <
+            // `room`), written by this thread alone now.
+            unsafe { self.cells_for(len + 1).add(len).write(t) };
         } else {
+            let held = self.cells_for(room);
             let spill = self.spill.get_or_insert_with(Box::default);
             if len == room {
                 spill.clear();
                 if room > 0 {
-                    // SAFETY: as above; the first `room` cells are initialised.
-                    spill
-                        .extend_from_slice(unsafe { std::slice::from_raw_parts(self.cells, room) });
+                    // SAFETY: as above; the `room` tensors so far are in the overflow cells.
+                    spill.extend_from_slice(unsafe { std::slice::from_raw_parts(held, room) });
                 }
             }
             spill.push(t);
@@ -386,10 +458,10 @@ impl TaskTensors {
             return &[];
         }
         match &self.spill {
-            Some(spill) if len > self.room as usize => spill,
-            // SAFETY: the first `len` cells were written by `push` before the payload was
+            Some(spill) if len > self.room() => spill,
+            // SAFETY: the `len` tensors were written there by `push` before the payload was
             // published (module docs); nobody writes them while the payload is read.
-            _ => unsafe { std::slice::from_raw_parts(self.cells, len) },
+            _ => unsafe { std::slice::from_raw_parts(self.cells_for(len), len) },
         }
     }
 }
@@ -598,7 +670,7 @@ pub struct TaskPayload {
     /// Timing slot of `set_task_timing_slot`.
     pub timing_slot: Option<u8>,
     /// How each tensor is used.
-    pub args: InlineList<ArgInfo, INLINE_TENSORS>,
+    pub args: InlineList<ArgInfo, OVERFLOW_TENSORS>,
     /// Scalar arguments.
     pub scalars: Vec<u64>,
     /// Per scalar: element type code and `dump(...)` mark.
@@ -616,7 +688,7 @@ pub struct TaskPayload {
 }
 
 impl TaskPayload {
-    fn empty(tensor_cells: *mut ChipTensor) -> TaskPayload {
+    fn empty(cells: SlotCells) -> TaskPayload {
         TaskPayload {
             id: TaskId::INVALID,
             kernel_ids: [-1; 3],
@@ -631,12 +703,8 @@ impl TaskPayload {
             timing_slot: None,
             tensors: TaskTensors {
                 len: 0,
-                room: if tensor_cells.is_null() {
-                    0
-                } else {
-                    INLINE_TENSORS as u32
-                },
-                cells: tensor_cells,
+                overflow: cells.overflow,
+                cells: cells.first,
                 spill: None,
             },
             args: InlineList::new(ArgInfo {
@@ -678,17 +746,17 @@ unsafe impl Sync for TaskSlot {}
 unsafe impl Send for TaskSlot {}
 
 impl TaskSlot {
-    /// An empty, free slot whose first tensors go to `tensor_cells`: [`INLINE_TENSORS`]
-    /// cells of its ring's [`TensorTable`] ([`TensorTable::cells_of`]), which must outlive
-    /// the slot and belong to it alone; null for none (every tensor in a vector).
+    /// An empty, free slot whose tensors go to `cells` of its ring's [`TensorTable`]
+    /// ([`TensorTable::cells_of`]), which must outlive the slot and belong to it alone;
+    /// [`SlotCells::NONE`] for none (every tensor in a vector).
     ///
     /// # Safety
     ///
-    /// `tensor_cells` is null, or points to [`INLINE_TENSORS`] writable cells that no
-    /// other slot uses and that stay mapped while the slot lives.
-    pub unsafe fn new(tensor_cells: *mut ChipTensor) -> TaskSlot {
+    /// `cells` is [`SlotCells::NONE`], or its first and overflow cells are writable cells
+    /// of one mapping that no other slot uses and that stay mapped while the slot lives.
+    pub unsafe fn new(cells: SlotCells) -> TaskSlot {
         TaskSlot {
-            payload: UnsafeCell::new(TaskPayload::empty(tensor_cells)),
+            payload: UnsafeCell::new(TaskPayload::empty(cells)),
             fanin_remaining: AtomicU32::new(0),
             claim: crate::sync::AtomicU64::new(u64::MAX),
             subtasks_done: AtomicU32::new(0),
@@ -718,7 +786,7 @@ impl Default for TaskSlot {
     /// A slot without tensor cells.
     fn default() -> TaskSlot {
         // SAFETY: null is always allowed.
-        unsafe { TaskSlot::new(std::ptr::null_mut()) }
+        unsafe { TaskSlot::new(SlotCells::NONE) }
     }
 }
 
@@ -843,7 +911,7 @@ mod consumers_tests {
 
 #[cfg(test)]
 mod inline_list_tests {
-    use super::{InlineList, TaskSlot, TensorTable, INLINE_TENSORS};
+    use super::{InlineList, TaskSlot, TensorTable, INLINE_TENSORS, OVERFLOW_TENSORS};
     use crate::ffi::ChipTensor;
 
     fn tensor(offset: u64) -> ChipTensor {
@@ -880,7 +948,7 @@ mod inline_list_tests {
             }
         };
         write(1, &[100, 101]);
-        for n in 0..=INLINE_TENSORS as u64 + 2 {
+        for n in (0..=OVERFLOW_TENSORS as u64 + 2).chain([INLINE_TENSORS as u64, 1]) {
             let values: Vec<u64> = (0..n).collect();
             write(0, &values);
             assert_eq!(offsets(&slots[0]), values, "{n} tensors");

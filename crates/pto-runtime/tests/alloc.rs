@@ -39,6 +39,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// The tests of this binary count one process-wide figure: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 const BODY: &str = r#"
     ChipTensor x = orch_args.tensor(0).ref();
     uint64_t n = orch_args.scalar(0);
@@ -57,6 +60,7 @@ const BODY: &str = r#"
 
 #[test]
 fn steady_state_makes_no_per_task_allocations() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let program = build(
         "alloc",
         &orchestration(2, BODY),
@@ -105,5 +109,74 @@ fn steady_state_makes_no_per_task_allocations() {
     assert!(
         large <= small + 200,
         "{small} allocations for 4k tasks, {large} for 16k tasks"
+    );
+}
+
+/// Every task in a slot of its own (one scope, a window larger than the run): one tensor,
+/// or five (past the slot's first cells, into its overflow cells).
+const FRESH: &str = r#"
+    ChipTensor x = orch_args.tensor(0).ref();
+    uint64_t n = orch_args.scalar(0);
+    uint64_t wide = orch_args.scalar(1);
+    PTO2_SCOPE() {
+        for (uint64_t i = 0; i < n; ++i) {
+            CoreTaskArgs p; p.add_input(x);
+            if (wide) { p.add_input(x); p.add_input(x); p.add_input(x); p.add_input(x); }
+            rt_submit_aiv_task(0, p);
+        }
+    }
+"#;
+
+#[test]
+fn a_task_with_up_to_six_tensors_allocates_nothing_on_a_fresh_slot() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let program = build(
+        "alloc_fresh",
+        &orchestration(3, FRESH),
+        &[Kernel {
+            func_id: 0,
+            name: "noop",
+            core: CoreType::Aiv,
+            source: NOOP,
+        }],
+    );
+    let mut cfg = config();
+    cfg.n_workers = Some(2);
+    cfg.rings = RingSizes::resolve_with_env(
+        &RingOverrides {
+            task_window: Some(RingOverride::All(4096)),
+            ..Default::default()
+        },
+        &|_| None,
+    )
+    .unwrap();
+    let allocations = |wide: u64| {
+        let mut x = vec![0f32; 16];
+        let bytes: &mut [u8] =
+            // SAFETY: plain f32 storage viewed as bytes.
+            unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<u8>(), 64) };
+        let mut args = [
+            OrchArg::Tensor(HostTensor {
+                direction: ArgDirection::In,
+                dtype: 0,
+                shape: vec![16],
+                data: bytes,
+            }),
+            OrchArg::Scalar(2_000),
+            OrchArg::Scalar(wide),
+        ];
+        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let report = run(&program, &mut args, &cfg).unwrap();
+        assert_eq!(report.n_tasks, 2_000);
+        ALLOCATIONS.load(Ordering::Relaxed) - before
+    };
+    allocations(1); // warm-up: thread-locals, lazy statics
+    let narrow = allocations(0);
+    let wide = allocations(1);
+    // A list that spilled to a vector on a slot's first use would add 2,000 or more.
+    eprintln!("allocations: {narrow} with one tensor per task, {wide} with five");
+    assert!(
+        wide <= narrow + 200,
+        "{narrow} allocations with one tensor per task, {wide} with five"
     );
 }
