@@ -1609,9 +1609,9 @@ fn fill_payload(
             dump: a.dump != 0 || args.dump_all != 0,
         });
     }
-    payload
-        .scalars
-        .extend_from_slice(&args.scalars[..args.n_scalars as usize]);
+    for &bits in &args.scalars[..args.n_scalars as usize] {
+        payload.scalars.push(bits);
+    }
     payload.predicate = validated.predicate;
     payload.timing_slot = validated.timing_slot;
     payload.scalar_info.clear();

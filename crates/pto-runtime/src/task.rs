@@ -284,6 +284,10 @@ pub const INLINE_TENSORS: usize = 2;
 /// as many, inline in the slot ([`InlineList`]; six keep the slot at 400 bytes).
 pub const OVERFLOW_TENSORS: usize = 6;
 
+/// Scalar arguments per task held inline in its slot ([`InlineList`]); more spill into a
+/// vector.
+pub const INLINE_SCALARS: usize = 2;
+
 /// A list whose first `N` elements live inline (in the task slot, created with the ring,
 /// outside any submit); a longer one moves into a vector. A payload's lists were vectors
 /// that grew on each slot's first use in every run (a `malloc`, and the first touch of
@@ -672,9 +676,9 @@ pub struct TaskPayload {
     /// How each tensor is used.
     pub args: InlineList<ArgInfo, OVERFLOW_TENSORS>,
     /// Scalar arguments.
-    pub scalars: Vec<u64>,
+    pub scalars: InlineList<u64, INLINE_SCALARS>,
     /// Per scalar: element type code and `dump(...)` mark.
-    pub scalar_info: Vec<(u8, bool)>,
+    pub scalar_info: InlineList<(u8, bool), INLINE_SCALARS>,
     /// Producers this task retains until it completes.
     pub retained: Vec<TaskId>,
     /// Cumulative heap offset just past this task's outputs.
@@ -711,8 +715,8 @@ impl TaskPayload {
                 arg_type: TensorArgType::Input,
                 dump: false,
             }),
-            scalars: Vec::new(),
-            scalar_info: Vec::new(),
+            scalars: InlineList::new(0),
+            scalar_info: InlineList::new((0, false)),
             retained: Vec::new(),
             heap_end: 0,
             dep_mark: 0,

@@ -113,7 +113,7 @@ fn steady_state_makes_no_per_task_allocations() {
 }
 
 /// Every task in a slot of its own (one scope, a window larger than the run): one tensor,
-/// or five (past the slot's first cells, into its overflow cells).
+/// or five (past the slot's first cells, into its overflow cells) and two scalars.
 const FRESH: &str = r#"
     ChipTensor x = orch_args.tensor(0).ref();
     uint64_t n = orch_args.scalar(0);
@@ -121,14 +121,17 @@ const FRESH: &str = r#"
     PTO2_SCOPE() {
         for (uint64_t i = 0; i < n; ++i) {
             CoreTaskArgs p; p.add_input(x);
-            if (wide) { p.add_input(x); p.add_input(x); p.add_input(x); p.add_input(x); }
+            if (wide) {
+                p.add_input(x); p.add_input(x); p.add_input(x); p.add_input(x);
+                p.add_scalar((int64_t)i); p.add_scalar(1.0f);
+            }
             rt_submit_aiv_task(0, p);
         }
     }
 "#;
 
 #[test]
-fn a_task_with_up_to_six_tensors_allocates_nothing_on_a_fresh_slot() {
+fn a_task_with_up_to_six_tensors_and_two_scalars_allocates_nothing_on_a_fresh_slot() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let program = build(
         "alloc_fresh",
@@ -174,9 +177,9 @@ fn a_task_with_up_to_six_tensors_allocates_nothing_on_a_fresh_slot() {
     let narrow = allocations(0);
     let wide = allocations(1);
     // A list that spilled to a vector on a slot's first use would add 2,000 or more.
-    eprintln!("allocations: {narrow} with one tensor per task, {wide} with five");
+    eprintln!("allocations: {narrow} with one tensor per task, {wide} with five and two scalars");
     assert!(
         wide <= narrow + 200,
-        "{narrow} allocations with one tensor per task, {wide} with five"
+        "{narrow} allocations with one tensor per task, {wide} with five and two scalars"
     );
 }
