@@ -9,7 +9,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pto_runtime::{
-    run, ArgDirection, CoreType, HostTensor, OrchArg, RingOverride, RingOverrides, RingSizes,
+    run, ArgDirection, ChipConfig, CoreType, HostTensor, OrchArg, Program, RingOverride,
+    RingOverrides, RingSizes,
 };
 
 use common::{build, config, orchestration, Kernel, NOOP};
@@ -58,12 +59,12 @@ const BODY: &str = r#"
     }
 "#;
 
-#[test]
-fn steady_state_makes_no_per_task_allocations() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+/// `body` (taking `n_args` arguments) built with one no-op AIV kernel, and a two-worker
+/// configuration whose task windows hold `window` tasks.
+fn setup(name: &str, body: &str, n_args: u32, window: u64) -> (Program, ChipConfig) {
     let program = build(
-        "alloc",
-        &orchestration(2, BODY),
+        name,
+        &orchestration(n_args, body),
         &[Kernel {
             func_id: 0,
             name: "noop",
@@ -75,34 +76,50 @@ fn steady_state_makes_no_per_task_allocations() {
     cfg.n_workers = Some(2);
     cfg.rings = RingSizes::resolve_with_env(
         &RingOverrides {
-            task_window: Some(RingOverride::All(512)),
+            task_window: Some(RingOverride::All(window)),
             ..Default::default()
         },
         &|_| None,
     )
     .unwrap();
-    let allocations = |n_tasks: u64| {
-        let mut x = vec![0f32; 16];
-        let bytes: &mut [u8] =
-            // SAFETY: plain f32 storage viewed as bytes.
-            unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<u8>(), 64) };
-        let mut args = [
-            OrchArg::Tensor(HostTensor {
-                direction: ArgDirection::InOut,
-                dtype: 0,
-                shape: vec![16],
-                data: bytes,
-            }),
-            OrchArg::Scalar(n_tasks / 2),
-        ];
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
-        let report = run(&program, &mut args, &cfg).unwrap();
-        assert_eq!(report.n_tasks, n_tasks);
-        ALLOCATIONS.load(Ordering::Relaxed) - before
-    };
-    allocations(4_000); // warm-up: thread-locals, lazy statics
-    let small = allocations(4_000);
-    let large = allocations(16_000);
+    (program, cfg)
+}
+
+/// The allocations of one run of `program` over a 16-element f32 tensor (`direction`) and
+/// `scalars`, which must submit `n_tasks` tasks.
+fn allocations(
+    program: &Program,
+    cfg: &ChipConfig,
+    direction: ArgDirection,
+    scalars: &[u64],
+    n_tasks: u64,
+) -> u64 {
+    let mut x = vec![0f32; 16];
+    let bytes: &mut [u8] =
+        // SAFETY: plain f32 storage viewed as bytes.
+        unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<u8>(), 64) };
+    let mut args = vec![OrchArg::Tensor(HostTensor {
+        direction,
+        dtype: 0,
+        shape: vec![16],
+        data: bytes,
+    })];
+    args.extend(scalars.iter().map(|&v| OrchArg::Scalar(v)));
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let report = run(program, &mut args, cfg).unwrap();
+    assert_eq!(report.n_tasks, n_tasks);
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+#[test]
+fn steady_state_makes_no_per_task_allocations() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (program, cfg) = setup("alloc", BODY, 2, 512);
+    let count =
+        |n_tasks: u64| allocations(&program, &cfg, ArgDirection::InOut, &[n_tasks / 2], n_tasks);
+    count(4_000); // warm-up: thread-locals, lazy statics
+    let small = count(4_000);
+    let large = count(16_000);
     // Per-run allocations (threads, ring slots, queues) are the same for both sizes; a
     // per-task allocation would add at least 12,000 here.
     eprintln!("allocations: {small} for 4k tasks, {large} for 16k tasks");
@@ -133,49 +150,11 @@ const FRESH: &str = r#"
 #[test]
 fn a_task_with_up_to_six_tensors_and_two_scalars_allocates_nothing_on_a_fresh_slot() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let program = build(
-        "alloc_fresh",
-        &orchestration(3, FRESH),
-        &[Kernel {
-            func_id: 0,
-            name: "noop",
-            core: CoreType::Aiv,
-            source: NOOP,
-        }],
-    );
-    let mut cfg = config();
-    cfg.n_workers = Some(2);
-    cfg.rings = RingSizes::resolve_with_env(
-        &RingOverrides {
-            task_window: Some(RingOverride::All(4096)),
-            ..Default::default()
-        },
-        &|_| None,
-    )
-    .unwrap();
-    let allocations = |wide: u64| {
-        let mut x = vec![0f32; 16];
-        let bytes: &mut [u8] =
-            // SAFETY: plain f32 storage viewed as bytes.
-            unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<u8>(), 64) };
-        let mut args = [
-            OrchArg::Tensor(HostTensor {
-                direction: ArgDirection::In,
-                dtype: 0,
-                shape: vec![16],
-                data: bytes,
-            }),
-            OrchArg::Scalar(2_000),
-            OrchArg::Scalar(wide),
-        ];
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
-        let report = run(&program, &mut args, &cfg).unwrap();
-        assert_eq!(report.n_tasks, 2_000);
-        ALLOCATIONS.load(Ordering::Relaxed) - before
-    };
-    allocations(1); // warm-up: thread-locals, lazy statics
-    let narrow = allocations(0);
-    let wide = allocations(1);
+    let (program, cfg) = setup("alloc_fresh", FRESH, 3, 4096);
+    let count = |wide: u64| allocations(&program, &cfg, ArgDirection::In, &[2_000, wide], 2_000);
+    count(1); // warm-up: thread-locals, lazy statics
+    let narrow = count(0);
+    let wide = count(1);
     // A list that spilled to a vector on a slot's first use would add 2,000 or more.
     eprintln!("allocations: {narrow} with one tensor per task, {wide} with five and two scalars");
     assert!(
