@@ -352,7 +352,8 @@ impl TensorTable {
     }
 
     /// Slot `index`'s cells, for [`TaskSlot::new`] ([`SlotCells::NONE`] when the table has
-    /// none).
+    /// none, or when its overflow cells are further than a `u32` count of cells away: a
+    /// window of 2^29 slots or more, which keeps every task's tensors in vectors).
     pub fn cells_of(&self, index: usize) -> SlotCells {
         let Some(memory) = &self.memory else {
             return SlotCells::NONE;
